@@ -1,0 +1,285 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+
+	"github.com/runbookdev/runbook/compiler"
+	"github.com/runbookdev/runbook/lang"
+	"github.com/runbookdev/runbook/registry"
+)
+
+// workspace is what a checking command loads: the catalogue and every
+// source read, for rendering diagnostics.
+type workspace struct {
+	cat     *registry.Catalogue
+	sources lang.Sources
+	diags   lang.Diagnostics
+}
+
+func loadWorkspace(paths []string) (*workspace, error) {
+	cat, sources, diags, err := registry.Load(paths, registry.NewHandlers())
+	if err != nil {
+		return nil, err
+	}
+	return &workspace{cat: cat, sources: sources, diags: diags}, nil
+}
+
+// compileFile parses and compiles one runbook, adding its diagnostics to
+// the workspace's.
+func (w *workspace) compileFile(path string) (*compiler.Plan, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("error reading %q: %w", path, err)
+	}
+	w.sources[path] = src
+	// Compile even after syntax errors: the calls that parsed still get
+	// checked, so one run shows every mistake.
+	file, diags := lang.Parse(path, src)
+	w.diags.Append(diags)
+	plan, diags := compiler.Compile([]*lang.File{file}, w.cat)
+	w.diags.Append(diags)
+	if w.diags.HasErrors() {
+		return nil, nil
+	}
+	return plan, nil
+}
+
+// report writes the workspace's diagnostics in the chosen format and
+// returns the exit status they call for.
+func (w *workspace) report(out io.Writer, format string) int {
+	ds := w.diags.Sorted()
+	switch format {
+	case "json":
+		_ = lang.WriteJSON(out, ds)
+	case "sarif":
+		_ = lang.WriteSARIF(out, ds, "rbc", version())
+	default:
+		_ = lang.WriteText(out, ds, w.sources)
+		if errs, warns := ds.Count(); errs+warns > 0 {
+			fmt.Fprintf(out, "%s, %s\n", plural(errs, "error"), plural(warns, "warning"))
+		}
+	}
+	if ds.HasErrors() {
+		return exitErrors
+	}
+	return exitOK
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return fmt.Sprintf("1 %s", noun)
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+func diagFormatFlag() *choiceFlag {
+	return &choiceFlag{value: "text", choices: []string{"text", "json", "sarif"}}
+}
+
+func runCompile(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("compile", stderr)
+	var verbsFlag listFlag
+	fs.Var(&verbsFlag, "verbs", "directory or file of verb definitions (repeatable)")
+	output := fs.String("o", "", "write the plan to this file instead of standard output")
+	format := diagFormatFlag()
+	fs.Var(format, "format", "diagnostics format: text, json or sarif")
+	files, err := parseFlags(fs, args)
+	if err != nil {
+		return exitCantRun
+	}
+	if len(files) != 1 {
+		return cantRun(stderr, "compile takes one FILE.rbk, got %d", len(files))
+	}
+	paths, err := verbPaths(verbsFlag)
+	if err != nil {
+		return cantRun(stderr, "%v", err)
+	}
+	w, err := loadWorkspace(paths)
+	if err != nil {
+		return cantRun(stderr, "%v", err)
+	}
+	plan, err := w.compileFile(files[0])
+	if err != nil {
+		return cantRun(stderr, "%v", err)
+	}
+	status := w.report(stderr, format.value)
+	if plan == nil {
+		return status
+	}
+	if *output == "" {
+		_, _ = stdout.Write(plan.JSON())
+		return status
+	}
+	if err := writeFileAtomic(*output, plan.JSON()); err != nil {
+		return cantRun(stderr, "%v", err)
+	}
+	return status
+}
+
+func runLint(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("lint", stderr)
+	var verbsFlag listFlag
+	fs.Var(&verbsFlag, "verbs", "directory or file of verb definitions (repeatable)")
+	format := diagFormatFlag()
+	fs.Var(format, "format", "diagnostics format: text, json or sarif")
+	files, err := parseFlags(fs, args)
+	if err != nil {
+		return exitCantRun
+	}
+	paths, err := verbPaths(verbsFlag)
+	if err != nil {
+		return cantRun(stderr, "%v", err)
+	}
+	w, err := loadWorkspace(paths)
+	if err != nil {
+		return cantRun(stderr, "%v", err)
+	}
+	// Each file is its own runbook.
+	for _, f := range files {
+		if _, err := w.compileFile(f); err != nil {
+			return cantRun(stderr, "%v", err)
+		}
+	}
+	return w.report(stdout, format.value)
+}
+
+func runGraph(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("graph", stderr)
+	var verbsFlag listFlag
+	fs.Var(&verbsFlag, "verbs", "directory or file of verb definitions (repeatable)")
+	format := &choiceFlag{value: "dot", choices: []string{"dot", "mermaid"}}
+	fs.Var(format, "format", "picture format: dot or mermaid")
+	files, err := parseFlags(fs, args)
+	if err != nil {
+		return exitCantRun
+	}
+	if len(files) != 1 {
+		return cantRun(stderr, "graph takes one FILE.rbk, got %d", len(files))
+	}
+	paths, err := verbPaths(verbsFlag)
+	if err != nil {
+		return cantRun(stderr, "%v", err)
+	}
+	w, err := loadWorkspace(paths)
+	if err != nil {
+		return cantRun(stderr, "%v", err)
+	}
+	plan, err := w.compileFile(files[0])
+	if err != nil {
+		return cantRun(stderr, "%v", err)
+	}
+	status := w.report(stderr, "text")
+	if plan == nil {
+		return status
+	}
+	if format.value == "mermaid" {
+		fmt.Fprint(stdout, plan.Mermaid())
+	} else {
+		fmt.Fprint(stdout, plan.DOT())
+	}
+	return status
+}
+
+func runFmt(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("fmt", stderr)
+	write := fs.Bool("w", false, "write the result back to each file")
+	list := fs.Bool("l", false, "list the files whose layout would change")
+	files, err := parseFlags(fs, args)
+	if err != nil {
+		return exitCantRun
+	}
+	if len(files) == 0 {
+		return cantRun(stderr, "fmt takes at least one FILE.rbk")
+	}
+	status := exitOK
+	for _, path := range files {
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return cantRun(stderr, "error reading %q: %v", path, err)
+		}
+		file, diags := lang.Parse(path, src)
+		if diags.HasErrors() {
+			// Formatting a broken file would guess at its meaning.
+			_ = lang.WriteText(stderr, diags, lang.Sources{path: src})
+			status = exitErrors
+			continue
+		}
+		out := lang.Format(file)
+		changed := !bytes.Equal(out, src)
+		switch {
+		case *list:
+			if changed {
+				fmt.Fprintln(stdout, path)
+			}
+			if *write && changed {
+				if err := writeFileAtomic(path, out); err != nil {
+					return cantRun(stderr, "%v", err)
+				}
+			}
+		case *write:
+			if changed {
+				if err := writeFileAtomic(path, out); err != nil {
+					return cantRun(stderr, "%v", err)
+				}
+			}
+		default:
+			_, _ = stdout.Write(out)
+		}
+	}
+	return status
+}
+
+func runVersion(args []string, stdout, stderr io.Writer) int {
+	fmt.Fprintf(stdout, "rbc %s (plan schema %d)\n", version(), compiler.SchemaVersion)
+	return exitOK
+}
+
+// version is the module version the binary was built from, or "dev".
+func version() string {
+	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" && info.Main.Version != "(devel)" {
+		return info.Main.Version
+	}
+	return "dev"
+}
+
+// writeFileAtomic replaces path with data through a temporary file in the
+// same directory, so a crash never leaves half a plan or half a runbook.
+func writeFileAtomic(path string, data []byte) error {
+	mode := os.FileMode(0o644)
+	if info, err := os.Stat(path); err == nil {
+		mode = info.Mode().Perm()
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("error writing %q: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("error writing %q: %w", path, err)
+	}
+	if err := tmp.Chmod(mode); err != nil {
+		tmp.Close()
+		return fmt.Errorf("error writing %q: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("error writing %q: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("error writing %q: %w", path, err)
+	}
+	return nil
+}
+
+// jsonOut writes v as indented JSON.
+func jsonOut(w io.Writer, v any) {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}

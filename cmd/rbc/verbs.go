@@ -1,0 +1,145 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/runbookdev/runbook/lang"
+	"github.com/runbookdev/runbook/verbs"
+)
+
+func runVerbs(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("verbs", stderr)
+	var verbsFlag listFlag
+	fs.Var(&verbsFlag, "verbs", "directory or file of verb definitions (repeatable)")
+	format := &choiceFlag{value: "text", choices: []string{"text", "json"}}
+	fs.Var(format, "format", "output format: text or json")
+	names, err := parseFlags(fs, args)
+	if err != nil {
+		return exitCantRun
+	}
+	if len(names) > 1 {
+		return cantRun(stderr, "verbs takes at most one NAME, got %d", len(names))
+	}
+	paths, err := verbPaths(verbsFlag)
+	if err != nil {
+		return cantRun(stderr, "%v", err)
+	}
+	w, err := loadWorkspace(paths)
+	if err != nil {
+		return cantRun(stderr, "%v", err)
+	}
+	status := exitOK
+	if len(w.diags) > 0 {
+		status = w.report(stderr, "text")
+	}
+	if len(names) == 0 {
+		defs := w.cat.Definitions()
+		if format.value == "json" {
+			jsonOut(stdout, defs)
+		} else {
+			listVerbs(stdout, defs)
+		}
+		return status
+	}
+	def, ok := w.cat.Lookup(names[0])
+	if !ok {
+		d := &lang.Diagnostic{Message: fmt.Sprintf("unknown verb %q", names[0])}
+		d.WithSuggestions(w.cat.Suggest(names[0])...)
+		fmt.Fprintf(stderr, "rbc: %s\n", d.Message)
+		return exitErrors
+	}
+	if format.value == "json" {
+		jsonOut(stdout, def)
+	} else {
+		describeVerb(stdout, def)
+	}
+	return status
+}
+
+func listVerbs(out io.Writer, defs []*verbs.Definition) {
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "VERB\tKIND\tHANDLER\tDESCRIPTION")
+	for _, d := range defs {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", d.FullName(), d.Execution.Kind, d.Execution.Handler, firstLine(d.Description))
+	}
+	_ = tw.Flush()
+}
+
+func describeVerb(out io.Writer, d *verbs.Definition) {
+	e := d.Execution
+	fmt.Fprintf(out, "%s (%s, handler %s)\n", d.FullName(), e.Kind, e.Handler)
+	if d.Description != "" {
+		fmt.Fprintf(out, "  %s\n", strings.TrimSpace(d.Description))
+	}
+	fmt.Fprintln(out, "\nArguments:")
+	if d.InputSchema == nil {
+		fmt.Fprintln(out, "  any (no input_schema)")
+	} else {
+		describeFields(out, d.InputSchema, ":")
+	}
+	if d.OutputSchema != nil {
+		fmt.Fprintln(out, "\nResult:")
+		describeFields(out, d.OutputSchema, "")
+	}
+	fmt.Fprintln(out, "\nExecution:")
+	fmt.Fprintf(out, "  side effects: %s\n", e.SideEffects)
+	idem := e.Idempotency.Scope
+	if len(e.Idempotency.KeyFields) > 0 {
+		idem += " on " + strings.Join(e.Idempotency.KeyFields, ", ")
+	}
+	fmt.Fprintf(out, "  idempotency:  %s\n", idem)
+	fmt.Fprintf(out, "  run timeout:  %s\n", e.Timeouts.RunTimeout)
+	if e.Timeouts.ParkTimeout != nil {
+		fmt.Fprintf(out, "  park timeout: %s, then %s\n", e.Timeouts.ParkTimeout, e.Timeouts.OnTimeout)
+	}
+	if e.Retry.MaxAttempts > 1 {
+		fmt.Fprintf(out, "  retry:        %d attempts, %s backoff from %s to %s\n", e.Retry.MaxAttempts, e.Retry.Backoff, e.Retry.BaseDelay, e.Retry.MaxDelay)
+	} else {
+		fmt.Fprintln(out, "  retry:        none")
+	}
+	fmt.Fprintf(out, "  gate:         %s\n", e.Gate)
+	if e.Compensation != nil {
+		fmt.Fprintf(out, "  compensation: %s\n", e.Compensation.Verb)
+	}
+}
+
+// describeFields prints an object schema's properties, one a line, with
+// type, whether required, and description.
+func describeFields(out io.Writer, s *verbs.Schema, prefix string) {
+	props := s.Properties()
+	if len(props) == 0 {
+		fmt.Fprintln(out, "  any")
+		return
+	}
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	required := s.Required()
+	for _, p := range props {
+		sub, _ := s.Property(p)
+		typ := "any"
+		if t, ok := sub["type"]; ok {
+			typ = fmt.Sprint(t)
+		}
+		if f, ok := sub["format"].(string); ok {
+			typ += " (" + f + ")"
+		}
+		req := ""
+		if slices.Contains(required, p) {
+			req = "required"
+		}
+		desc, _ := sub["description"].(string)
+		fmt.Fprintf(tw, "  %s%s\t%s\t%s\t%s\n", prefix, p, typ, req, desc)
+	}
+	_ = tw.Flush()
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}

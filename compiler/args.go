@@ -1,0 +1,161 @@
+package compiler
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/runbookdev/runbook/lang"
+	"github.com/runbookdev/runbook/verbs"
+)
+
+// checkArgs checks a call's arguments against its verb's input_schema:
+// unknown (E021), missing (E020), literal values (E022), and, through
+// checkValue, the references and inputs inside them.
+func (a *analysis) checkArgs(s *step) {
+	var schema *verbs.Schema
+	if s.def != nil {
+		schema = s.def.InputSchema
+	}
+	given := map[string]bool{}
+	for i, arg := range s.args {
+		given[arg.Name] = true
+		var sub map[string]any
+		if schema != nil {
+			if p, ok := schema.Property(arg.Name); ok {
+				sub = p
+			} else if schema.Closed() {
+				valid := schema.Properties()
+				a.diags.Errorf(lang.EUnknownArg, arg.NameRange, "verb %q has no argument :%s (valid: %s)",
+					s.def.FullName(), arg.Name, joinArgs(valid)).
+					WithSuggestions(prefixAll(":", lang.Suggest(arg.Name, valid))...)
+			}
+		}
+		if schema != nil && sub != nil && isLiteral(arg.Value) {
+			if err := s.literalErrs[i]; err != nil {
+				a.diags.Errorf(lang.EArgSchema, arg.Value.Range(), "argument :%s does not match its schema: %v", arg.Name, err)
+			}
+			a.checkMapKeys(arg.Value)
+			continue
+		}
+		a.checkValue(s, arg.Name, arg.Value, sub)
+	}
+	if schema == nil {
+		return
+	}
+	var missing []string
+	for _, req := range schema.Required() {
+		if !given[req] {
+			missing = append(missing, req)
+		}
+	}
+	if len(missing) > 0 {
+		noun := "argument"
+		if len(missing) > 1 {
+			noun = "arguments"
+		}
+		a.diags.Errorf(lang.EMissingArg, s.call.VerbRange, "verb %q is missing required %s %s",
+			s.def.FullName(), noun, joinArgs(missing))
+	}
+}
+
+// validateLiterals validates every literal argument against its
+// parameter's schema, in parallel: schema validation is the costliest check
+// per step and needs nothing but the value and the schema.
+func (a *analysis) validateLiterals(steps []*step) {
+	parallel(len(steps), func(i int) {
+		s := steps[i]
+		if s.def == nil || s.def.InputSchema == nil {
+			return
+		}
+		s.literalErrs = make([]error, len(s.args))
+		for j, arg := range s.args {
+			if isLiteral(arg.Value) {
+				s.literalErrs[j] = s.def.InputSchema.ValidateProperty(arg.Name, jsonValue(arg.Value))
+			}
+		}
+	})
+}
+
+// checkValue walks a value that holds references or inputs alongside the
+// schema of the parameter it is passed to (nil when unknown). Literal parts
+// are checked for their JSON type; the whole value is validated against the
+// schema at run time, once it is known.
+func (a *analysis) checkValue(s *step, param string, v lang.Value, sub map[string]any) {
+	switch v := v.(type) {
+	case *lang.Ref:
+		a.checkRef(s, param, v, sub)
+	case *lang.Input:
+		a.inputs.use(&a.diags, v, sub, param)
+	case *lang.List:
+		a.checkType(param, v, "array", sub)
+		for i, item := range v.Items {
+			a.checkValue(s, param, item, verbs.Items(sub, i))
+		}
+	case *lang.Map:
+		a.checkType(param, v, "object", sub)
+		a.checkMapKeys(v)
+		for _, e := range v.Entries {
+			field, ok := verbs.Field(sub, e.Name)
+			if !ok && sub != nil && verbs.IsClosed(sub) {
+				props := propertyNames(sub)
+				a.diags.Errorf(lang.EArgSchema, e.NameRange, "argument :%s has no field :%s (valid: %s)", param, e.Name, joinArgs(props)).
+					WithSuggestions(prefixAll(":", lang.Suggest(e.Name, props))...)
+			}
+			a.checkValue(s, param, e.Value, field)
+		}
+	case *lang.Bad:
+	default:
+		a.checkType(param, v, verbs.JSONType(jsonValue(v)), sub)
+	}
+}
+
+func (a *analysis) checkType(param string, v lang.Value, have string, sub map[string]any) {
+	if want := verbs.Types(sub); !verbs.TypeAdmits(want, have) {
+		a.diags.Errorf(lang.EArgSchema, v.Range(), "argument :%s does not match its schema: got %s, want %s", param, have, strings.Join(want, " or "))
+	}
+}
+
+// checkMapKeys reports a key given twice in a map literal (E023), anywhere
+// inside v.
+func (a *analysis) checkMapKeys(v lang.Value) {
+	lang.Walk(v, func(v lang.Value) {
+		m, ok := v.(*lang.Map)
+		if !ok {
+			return
+		}
+		seen := map[string]*lang.Arg{}
+		for _, e := range m.Entries {
+			if prev, dup := seen[e.Name]; dup {
+				a.diags.Errorf(lang.EDuplicateArg, e.NameRange, "key :%s is given twice", e.Name).
+					WithRelated(prev.NameRange, "first given here")
+				continue
+			}
+			seen[e.Name] = e
+		}
+	})
+}
+
+func propertyNames(sub map[string]any) []string {
+	props, _ := sub["properties"].(map[string]any)
+	names := make([]string, 0, len(props))
+	for k := range props {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	return names
+}
+
+func joinArgs(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(prefixAll(":", names), ", ")
+}
+
+func prefixAll(prefix string, names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = prefix + n
+	}
+	return out
+}

@@ -1,0 +1,244 @@
+package compiler
+
+import (
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/runbookdev/runbook/lang"
+	"github.com/runbookdev/runbook/registry"
+	"github.com/runbookdev/runbook/verbs"
+)
+
+// Compile checks parsed sources against the catalogue and freezes them into
+// a plan. The files are one runbook; their calls are numbered in order
+// across them. The plan is nil when there are errors; warnings come with a
+// plan.
+func Compile(files []*lang.File, cat *registry.Catalogue) (*Plan, lang.Diagnostics) {
+	return compile(nil, files, cat)
+}
+
+// Extend compiles more calls for a running runbook against its frozen
+// plan: the new calls may reference the existing steps' bindings, and are
+// appended after them. Existing steps are never changed: an extension can
+// only add steps and edges into them. The result is the whole new plan.
+func Extend(base *Plan, files []*lang.File, cat *registry.Catalogue) (*Plan, lang.Diagnostics) {
+	return compile(base, files, cat)
+}
+
+// step is a call under analysis.
+type step struct {
+	call    *lang.Call
+	key     string
+	binding *lang.Ref // the :as reference, or nil
+	def     *verbs.Definition
+	info    *VerbInfo // for frozen steps of a base plan
+	args    []*lang.Arg
+	after   []*lang.Ref
+	gate    string
+	// literalErrs holds, for each of args, its schema validation result when
+	// it is a literal (see validateLiterals).
+	literalErrs []error
+	index       int // position in the runbook: base steps first, then calls
+	id          int // position in analysis.steps: the step's vertex in the DAG
+	frozen      *Step
+}
+
+// outputSchema is the schema references into this step are checked with.
+func (s *step) outputSchema() *verbs.Schema {
+	if s.def != nil {
+		return s.def.OutputSchema
+	}
+	if s.info != nil {
+		return s.info.OutputSchema
+	}
+	return nil
+}
+
+type analysis struct {
+	cat      *registry.Catalogue
+	base     *Plan
+	steps    []*step
+	byKey    map[string]*step
+	bindings map[string]*step
+	used     map[string]bool // bindings referenced by refs or :after
+	inputs   *inputTypes
+	edges    *edgeSet
+	diags    lang.Diagnostics
+	// unparsed merges the files' names from calls that did not parse:
+	// references to bindings they define, and bindings they use, are not
+	// reported, since the syntax error already was.
+	unparsed lang.Names
+}
+
+func compile(base *Plan, files []*lang.File, cat *registry.Catalogue) (*Plan, lang.Diagnostics) {
+	a := &analysis{
+		cat:      cat,
+		base:     base,
+		byKey:    make(map[string]*step, callCount(files)),
+		bindings: make(map[string]*step, callCount(files)),
+		used:     map[string]bool{},
+		inputs:   newInputTypes(),
+		edges:    newEdgeSet(),
+		unparsed: lang.Names{Bound: map[string]bool{}, Referenced: map[string]bool{}},
+	}
+	for _, f := range files {
+		maps.Copy(a.unparsed.Bound, f.Unparsed.Bound)
+		maps.Copy(a.unparsed.Referenced, f.Unparsed.Referenced)
+	}
+	a.addBase()
+	firstNew := len(a.steps)
+	// Unnamed steps are keyed <verb>#<n>, n counting calls across the
+	// runbook's files, after any steps it already has.
+	offset := len(a.steps)
+	for _, f := range files {
+		last := 0
+		for _, c := range f.Calls {
+			a.addCall(c, offset+c.Index)
+			last = c.Index
+		}
+		offset += last
+	}
+	newSteps := a.steps[firstNew:]
+	a.validateLiterals(newSteps)
+	for _, s := range newSteps {
+		a.checkArgs(s)
+		a.addSequenceEdges(s)
+	}
+	a.warnUnused(newSteps)
+	order := a.order()
+	a.warnImpliedAfter()
+	if a.diags.HasErrors() {
+		return nil, a.diags.Sorted()
+	}
+	return a.plan(files, order), a.diags.Sorted()
+}
+
+// addBase registers a base plan's steps: bindings to reference, frozen as
+// they are.
+func (a *analysis) addBase() {
+	if a.base == nil {
+		return
+	}
+	for i, fs := range a.base.Steps {
+		s := &step{key: fs.Key, index: i + 1, id: len(a.steps), frozen: fs, info: a.base.Verbs[fs.Verb]}
+		a.steps = append(a.steps, s)
+		a.byKey[s.key] = s
+		if !strings.Contains(s.key, "#") {
+			a.bindings[s.key] = s
+			a.used[s.key] = true // no warnings about what is already running
+		}
+	}
+	for _, inp := range a.base.Inputs {
+		a.inputs.frozen(inp)
+	}
+	for _, e := range a.base.Edges {
+		from, to := a.byKey[e.From], a.byKey[e.To]
+		if from != nil && to != nil {
+			a.edges.add(edgeKey{from.id, to.id}, e.Kind, lang.Range{})
+		}
+	}
+}
+
+// addCall reads a call's verb and options and registers its step.
+func (a *analysis) addCall(c *lang.Call, index int) {
+	s := &step{call: c, index: index, id: len(a.steps)}
+	if def, ok := a.cat.Lookup(c.Verb); ok {
+		s.def = def
+	} else {
+		a.diags.Errorf(lang.EUnknownVerb, c.VerbRange, "unknown verb %q", c.Verb).
+			WithSuggestions(a.cat.Suggest(c.Verb)...)
+	}
+	a.readOptions(s)
+	if s.binding == nil {
+		s.key = c.Verb + "#" + strconv.Itoa(index)
+	} else {
+		s.key = s.binding.Name
+		if prev, dup := a.bindings[s.key]; dup {
+			d := a.diags.Errorf(lang.EDuplicateBinding, s.binding.NameRange, "binding @%s is defined twice", s.key)
+			if prev.binding != nil {
+				d.WithRelated(prev.binding.NameRange, "@%s is first defined here", s.key)
+			} else {
+				d.Message += " (it names a step the runbook already has)"
+			}
+		} else {
+			a.bindings[s.key] = s
+		}
+	}
+	a.steps = append(a.steps, s)
+	if _, taken := a.byKey[s.key]; !taken {
+		a.byKey[s.key] = s
+	}
+}
+
+// warnUnused reports bindings nothing refers to (W001). Such a binding is
+// harmless but often a sign of a forgotten reference.
+func (a *analysis) warnUnused(steps []*step) {
+	for _, s := range steps {
+		if s.binding != nil && !a.used[s.binding.Name] && !a.unparsed.Referenced[s.binding.Name] && a.bindings[s.binding.Name] == s {
+			a.diags.Warnf(lang.WUnusedBinding, s.binding.NameRange, "binding @%s is never referenced", s.binding.Name)
+		}
+	}
+}
+
+// plan freezes the analysed steps.
+func (a *analysis) plan(files []*lang.File, order []*step) *Plan {
+	p := &Plan{SchemaVersion: SchemaVersion, Verbs: map[string]*VerbInfo{}}
+	if a.base != nil {
+		p.Sources = slices.Clone(a.base.Sources)
+		for name, info := range a.base.Verbs {
+			p.Verbs[name] = info
+		}
+	}
+	for _, f := range files {
+		p.Sources = append(p.Sources, f.Name)
+	}
+	if p.Sources == nil {
+		p.Sources = []string{}
+	}
+	p.Inputs = a.inputs.list()
+	p.Steps = make([]*Step, 0, len(order))
+	for _, s := range order {
+		if s.frozen != nil {
+			p.Steps = append(p.Steps, s.frozen)
+			continue
+		}
+		p.Steps = append(p.Steps, a.freeze(s))
+		if _, ok := p.Verbs[s.def.FullName()]; !ok {
+			p.Verbs[s.def.FullName()] = &VerbInfo{Hash: s.def.Hash, InputSchema: s.def.InputSchema, OutputSchema: s.def.OutputSchema}
+		}
+	}
+	p.Edges = a.edges.list(order)
+	p.seal()
+	return p
+}
+
+func (a *analysis) freeze(s *step) *Step {
+	args := make(map[string]any, len(s.args))
+	for _, arg := range s.args {
+		args[arg.Name] = jsonValue(arg.Value)
+	}
+	gate := s.def.Execution.Gate
+	if s.gate != "" {
+		gate = s.gate
+	}
+	c := s.call
+	return &Step{
+		Key:       s.key,
+		Verb:      s.def.FullName(),
+		Pos:       &SourcePos{File: c.Span.Filename, Line: c.Span.Start.Line, Column: c.Span.Start.Column},
+		Args:      args,
+		Gate:      gate,
+		Execution: s.def.Execution,
+		VerbHash:  s.def.Hash,
+	}
+}
+
+func callCount(files []*lang.File) int {
+	n := 0
+	for _, f := range files {
+		n += len(f.Calls)
+	}
+	return n
+}

@@ -1,0 +1,287 @@
+package compiler
+
+import (
+	"container/heap"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/dominikbraun/graph"
+
+	"github.com/runbookdev/runbook/lang"
+)
+
+// edgeKey names a dependency between two steps by their positions in
+// analysis.steps.
+type edgeKey struct{ from, to int }
+
+// edgeSet collects dependencies as references are resolved. There is at most
+// one edge per pair of steps; a data edge wins over a sequence edge, since
+// it implies the ordering too.
+type edgeSet struct {
+	kinds  map[edgeKey]string
+	at     map[edgeKey]lang.Range // the reference that made the edge
+	keys   []edgeKey
+	afters []afterEdge
+}
+
+// afterEdge is one `:after` reference, kept for the W002 check.
+type afterEdge struct {
+	key edgeKey
+	ref lang.Range
+}
+
+func newEdgeSet() *edgeSet {
+	return &edgeSet{kinds: map[edgeKey]string{}, at: map[edgeKey]lang.Range{}}
+}
+
+func (e *edgeSet) add(k edgeKey, kind string, at lang.Range) {
+	prev, ok := e.kinds[k]
+	switch {
+	case !ok:
+		e.kinds[k] = kind
+		e.at[k] = at
+		e.keys = append(e.keys, k)
+	case prev == EdgeSequence && kind == EdgeData:
+		e.kinds[k] = EdgeData
+		e.at[k] = at
+	}
+}
+
+// addRef adds the edge a reference in to's call makes from from.
+func (e *edgeSet) addRef(from, to *step, kind string, at lang.Range) {
+	k := edgeKey{from.id, to.id}
+	if kind == EdgeSequence {
+		e.afters = append(e.afters, afterEdge{key: k, ref: at})
+	}
+	e.add(k, kind, at)
+}
+
+// order returns the steps in a stable topological order: among steps that
+// are ready together, the one written first comes first. When steps are
+// left over, they are on or behind a cycle: the cycles are reported (E040)
+// and order returns nil.
+//
+// The order is Kahn's algorithm with a heap over flat adjacency lists.
+// dominikbraun/graph holds the DAG for cycle analysis, its Tarjan SCC naming
+// the cycles; it is not used on the acyclic path because at 100k steps it
+// costs more than the rest of compilation (see BenchmarkGraphLibrary), and
+// its topological sorts rescan every vertex for each one placed, which is
+// quadratic.
+func (a *analysis) order() []*step {
+	succ := make([][]int, len(a.steps))
+	indegree := make([]int, len(a.steps))
+	for _, k := range a.edges.keys {
+		succ[k.from] = append(succ[k.from], k.to)
+		indegree[k.to]++
+	}
+	ready := &stepHeap{steps: a.steps}
+	for id, d := range indegree {
+		if d == 0 {
+			ready.ids = append(ready.ids, id)
+		}
+	}
+	heap.Init(ready)
+	order := make([]*step, 0, len(a.steps))
+	for ready.Len() > 0 {
+		id := heap.Pop(ready).(int)
+		order = append(order, a.steps[id])
+		for _, to := range succ[id] {
+			if indegree[to]--; indegree[to] == 0 {
+				heap.Push(ready, to)
+			}
+		}
+	}
+	if len(order) == len(a.steps) {
+		return order
+	}
+	var stuck []int
+	for id, d := range indegree {
+		if d > 0 {
+			stuck = append(stuck, id)
+		}
+	}
+	a.reportCycles(stuck)
+	return nil
+}
+
+// reportCycles finds the cycles among the steps Kahn's pass could not
+// place, using dominikbraun/graph's strongly connected components.
+func (a *analysis) reportCycles(stuck []int) {
+	in := map[int]bool{}
+	g := graph.New(graph.IntHash, graph.Directed())
+	for _, id := range stuck {
+		in[id] = true
+		_ = g.AddVertex(id) // ids are unique
+	}
+	for _, k := range a.edges.keys {
+		if in[k.from] && in[k.to] {
+			_ = g.AddEdge(k.from, k.to, graph.EdgeAttribute("kind", a.edges.kinds[k]))
+		}
+	}
+	adj, err := g.AdjacencyMap()
+	if err != nil {
+		panic("compiler: adjacency map of an in-memory graph: " + err.Error())
+	}
+	sccs, err := graph.StronglyConnectedComponents(g)
+	if err != nil {
+		panic("compiler: SCC of a directed graph: " + err.Error())
+	}
+	for _, scc := range sccs {
+		if len(scc) > 1 {
+			a.reportCycle(scc, adj)
+		}
+	}
+}
+
+// stepHeap orders step ids by their position in the runbook.
+type stepHeap struct {
+	ids   []int
+	steps []*step
+}
+
+func (h *stepHeap) Len() int           { return len(h.ids) }
+func (h *stepHeap) Less(i, j int) bool { return h.steps[h.ids[i]].index < h.steps[h.ids[j]].index }
+func (h *stepHeap) Swap(i, j int)      { h.ids[i], h.ids[j] = h.ids[j], h.ids[i] }
+func (h *stepHeap) Push(x any)         { h.ids = append(h.ids, x.(int)) }
+func (h *stepHeap) Pop() any {
+	last := h.ids[len(h.ids)-1]
+	h.ids = h.ids[:len(h.ids)-1]
+	return last
+}
+
+// reportCycle names one cycle through the strongly connected component:
+// the shortest that returns to the step written first, with each reference
+// that closes a link as a related range.
+func (a *analysis) reportCycle(scc []int, adj map[int]map[int]graph.Edge[int]) {
+	members := map[int]bool{}
+	start := scc[0]
+	for _, id := range scc {
+		members[id] = true
+		if a.steps[id].index < a.steps[start].index {
+			start = id
+		}
+	}
+	// Breadth-first from start, inside the component, back to start.
+	parent := map[int]int{start: -1}
+	queue := []int{start}
+	last := -1
+	for len(queue) > 0 && last < 0 {
+		u := queue[0]
+		queue = queue[1:]
+		for _, v := range sortedSuccessors(adj[u]) {
+			if v == start {
+				last = u
+				break
+			}
+			if _, seen := parent[v]; !seen && members[v] {
+				parent[v] = u
+				queue = append(queue, v)
+			}
+		}
+	}
+	var path []int
+	for v := last; v >= 0; v = parent[v] {
+		path = append(path, v)
+	}
+	slices.Reverse(path)
+
+	names := make([]string, 0, len(path)+1)
+	for _, id := range path {
+		names = append(names, "@"+a.steps[id].key)
+	}
+	names = append(names, "@"+a.steps[start].key)
+	msg := "dependency cycle: " + strings.Join(names, " → ")
+	if extra := len(scc) - len(path); extra > 0 {
+		msg += fmt.Sprintf(" (%d more steps are caught in cycles with these)", extra)
+	}
+	d := a.diags.Errorf(lang.ECycle, a.edges.at[edgeKey{last, start}], "%s", msg)
+	for i := 0; i+1 < len(path); i++ {
+		k := edgeKey{path[i], path[i+1]}
+		d.WithRelated(a.edges.at[k], "@%s depends on @%s here", a.steps[k.to].key, a.steps[k.from].key)
+	}
+}
+
+func sortedSuccessors(succ map[int]graph.Edge[int]) []int {
+	out := make([]int, 0, len(succ))
+	for v := range succ {
+		out = append(out, v)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// maxImpliedSearch bounds the W002 search per :after, so a pathological
+// runbook cannot make a warning cost quadratic time.
+const maxImpliedSearch = 10000
+
+// warnImpliedAfter reports `:after @x` where the step already depends on
+// @x through other edges (W002).
+func (a *analysis) warnImpliedAfter() {
+	if len(a.edges.afters) == 0 || a.diags.HasErrors() {
+		return
+	}
+	preds := map[int][]int{}
+	for _, k := range a.edges.keys {
+		preds[k.to] = append(preds[k.to], k.from)
+	}
+	for _, af := range a.edges.afters {
+		if a.edges.kinds[af.key] == EdgeData {
+			a.diags.Warnf(lang.WImpliedAfter, af.ref, ":after @%s is implied: this step already uses @%s's result",
+				a.steps[af.key.from].key, a.steps[af.key.from].key)
+			continue
+		}
+		if via, ok := a.reachesAvoiding(af.key, preds); ok {
+			a.diags.Warnf(lang.WImpliedAfter, af.ref, ":after @%s is implied: this step already runs after @%s, which runs after @%s",
+				a.steps[af.key.from].key, a.steps[via].key, a.steps[af.key.from].key)
+		}
+	}
+}
+
+// reachesAvoiding reports whether k.from is an ancestor of k.to through
+// some path that does not use the edge k itself, and through which direct
+// predecessor of k.to.
+func (a *analysis) reachesAvoiding(k edgeKey, preds map[int][]int) (int, bool) {
+	for _, first := range preds[k.to] {
+		if first == k.from {
+			continue
+		}
+		seen := map[int]bool{first: true}
+		stack := []int{first}
+		for len(stack) > 0 && len(seen) < maxImpliedSearch {
+			u := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if u == k.from {
+				return first, true
+			}
+			for _, p := range preds[u] {
+				if !seen[p] {
+					seen[p] = true
+					stack = append(stack, p)
+				}
+			}
+		}
+	}
+	return 0, false
+}
+
+// list returns the edges in plan order: by the position of their target,
+// then of their source, in the topological order.
+func (e *edgeSet) list(order []*step) []Edge {
+	pos := make([]int, len(order)) // step id → position in order
+	for i, s := range order {
+		pos[s.id] = i
+	}
+	keys := slices.Clone(e.keys)
+	slices.SortFunc(keys, func(x, y edgeKey) int {
+		if pos[x.to] != pos[y.to] {
+			return pos[x.to] - pos[y.to]
+		}
+		return pos[x.from] - pos[y.from]
+	})
+	out := make([]Edge, len(keys))
+	for i, k := range keys {
+		out[i] = Edge{From: order[pos[k.from]].key, To: order[pos[k.to]].key, Kind: e.kinds[k]}
+	}
+	return out
+}

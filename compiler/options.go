@@ -1,0 +1,97 @@
+package compiler
+
+import (
+	"fmt"
+
+	"github.com/runbookdev/runbook/lang"
+	"github.com/runbookdev/runbook/verbs"
+)
+
+// The reserved keywords of LANGUAGE.md: step options, never passed to the
+// verb.
+const (
+	optionAs    = "as"
+	optionAfter = "after"
+	optionGate  = "gate"
+)
+
+func isOption(name string) bool {
+	return name == optionAs || name == optionAfter || name == optionGate
+}
+
+// readOptions separates a call's step options from its arguments, checking
+// the options' shapes (E041) and repeats (E023).
+func (a *analysis) readOptions(s *step) {
+	seen := map[string]*lang.Arg{}
+	for _, arg := range s.call.Args {
+		if prev, dup := seen[arg.Name]; dup {
+			a.diags.Errorf(lang.EDuplicateArg, arg.NameRange, "%s is given twice", displayArg(arg.Name)).
+				WithRelated(prev.NameRange, "first given here")
+			continue
+		}
+		seen[arg.Name] = arg
+		switch arg.Name {
+		case optionAs:
+			ref, ok := arg.Value.(*lang.Ref)
+			if !ok || len(ref.Path) > 0 {
+				a.diags.Errorf(lang.EBadOption, arg.Value.Range(), ":as takes a bare reference that names the step, as in :as @case")
+				continue
+			}
+			s.binding = ref
+		case optionAfter:
+			s.after = a.afterRefs(arg.Value)
+		case optionGate:
+			a.readGate(s, arg)
+		default:
+			s.args = append(s.args, arg)
+		}
+	}
+}
+
+// afterRefs reads `:after @x` or `:after [@x @y]`.
+func (a *analysis) afterRefs(v lang.Value) []*lang.Ref {
+	var items []lang.Value
+	if list, ok := v.(*lang.List); ok {
+		items = list.Items
+	} else {
+		items = []lang.Value{v}
+	}
+	refs := make([]*lang.Ref, 0, len(items))
+	for _, item := range items {
+		ref, ok := item.(*lang.Ref)
+		if !ok || len(ref.Path) > 0 {
+			a.diags.Errorf(lang.EBadOption, item.Range(), ":after takes bare references to steps, as in :after @review or :after [@a @b]")
+			continue
+		}
+		refs = append(refs, ref)
+	}
+	return refs
+}
+
+func (a *analysis) readGate(s *step, arg *lang.Arg) {
+	str, ok := arg.Value.(*lang.String)
+	switch {
+	case !ok:
+		a.diags.Errorf(lang.EBadOption, arg.Value.Range(), `:gate takes a string, as in :gate "human_confirm"`)
+	case str.Value == verbs.GateHumanConfirm:
+		s.gate = str.Value
+	case str.Value == verbs.GateNone && s.def != nil && s.def.Execution.Gate != verbs.GateNone:
+		a.diags.Errorf(lang.EBadOption, str.Span, "verb %q declares gate %q, which a call cannot remove", s.def.FullName(), s.def.Execution.Gate)
+	case str.Value == verbs.GateNone:
+		// Allowed and meaningless: the verb has no gate to keep.
+	default:
+		d := a.diags.Errorf(lang.EBadOption, str.Span, "unknown gate %q", str.Value)
+		if close := lang.Suggest(str.Value, []string{verbs.GateHumanConfirm}); len(close) > 0 {
+			d.WithSuggestions(close...)
+		} else {
+			d.Message += fmt.Sprintf(" (the only gate is %q)", verbs.GateHumanConfirm)
+		}
+	}
+}
+
+func displayArg(name string) string {
+	if isOption(name) {
+		return "step option :" + name
+	}
+	return "argument :" + name
+}

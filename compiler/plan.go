@@ -1,0 +1,317 @@
+package compiler
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strconv"
+
+	"github.com/runbookdev/runbook/verbs"
+)
+
+// SchemaVersion is the version of the plan format this package writes and
+// reads.
+const SchemaVersion = 1
+
+// Edge kinds.
+const (
+	EdgeData     = "data"
+	EdgeSequence = "sequence"
+)
+
+// Plan is a compiled runbook, frozen.
+type Plan struct {
+	SchemaVersion int    `json:"schema_version"`
+	PlanHash      string `json:"plan_hash"`
+	// Sources names the files the plan was compiled from, in order; an
+	// extended runbook lists its extensions after them.
+	Sources []string `json:"sources"`
+	Inputs  []Input  `json:"inputs"`
+	Steps   []*Step  `json:"steps"`
+	Edges   []Edge   `json:"edges"`
+	// Verbs holds, for each verb the steps call, its definition hash and
+	// schemas. The runtime validates resolved arguments against them, and an
+	// extension checks references into existing steps with them, without
+	// the verb files.
+	Verbs map[string]*VerbInfo `json:"verbs"`
+
+	// sealed is the step encoding made when the hash was computed, reused
+	// by JSON while the hash still matches.
+	sealed *encodedSteps
+}
+
+// encodedSteps is each step's compact JSON with its position, and where
+// the position starts, so the hashed form (without it) is a prefix.
+type encodedSteps struct {
+	hash  string
+	steps [][]byte
+	cut   []int
+}
+
+// writeWithoutPos writes step i's JSON without its position.
+func (e *encodedSteps) writeWithoutPos(w io.Writer, i int) {
+	_, _ = w.Write(e.steps[i][:e.cut[i]])
+	_, _ = w.Write([]byte{'}'})
+}
+
+// Input is a value supplied when the runbook is submitted.
+type Input struct {
+	Name string `json:"name"`
+	// Type is the JSON type inferred from the parameters the input is passed
+	// to, or "any" when they do not say.
+	Type   string `json:"type"`
+	Format string `json:"format,omitempty"`
+}
+
+// Step is one call.
+type Step struct {
+	Key  string `json:"key"`
+	Verb string `json:"verb"`
+	// Args maps argument names to JSON. A reference is {"$ref": "case.case_id"},
+	// an input {"$input": "client_name"}; anything else is a literal.
+	Args map[string]any `json:"args"`
+	// Gate is the step's effective gate: the verb's, or human_confirm when
+	// the call adds one.
+	Gate      string          `json:"gate"`
+	Execution verbs.Execution `json:"execution"`
+	VerbHash  string          `json:"verb_hash"`
+	// Pos comes last so the encoder can append it to the hashed form.
+	Pos *SourcePos `json:"pos,omitempty"`
+}
+
+// SourcePos is where a step's call starts. It is left out of the plan
+// hash, so editing comments or layout does not change a plan's identity.
+type SourcePos struct {
+	File   string `json:"file"`
+	Line   int    `json:"line"`
+	Column int    `json:"column"`
+}
+
+// Edge is a dependency: To runs after From completes.
+type Edge struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+	Kind string `json:"kind"`
+}
+
+// VerbInfo is what a plan keeps of a verb besides the execution blocks.
+type VerbInfo struct {
+	Hash         string        `json:"hash"`
+	InputSchema  *verbs.Schema `json:"input_schema,omitempty"`
+	OutputSchema *verbs.Schema `json:"output_schema,omitempty"`
+}
+
+// UnmarshalJSON compiles the schemas as they are read, so a stored plan is
+// ready to validate with.
+func (v *VerbInfo) UnmarshalJSON(b []byte) error {
+	var raw struct {
+		Hash         string         `json:"hash"`
+		InputSchema  map[string]any `json:"input_schema"`
+		OutputSchema map[string]any `json:"output_schema"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if err := dec.Decode(&raw); err != nil {
+		return err
+	}
+	v.Hash = raw.Hash
+	var err error
+	if raw.InputSchema != nil {
+		if v.InputSchema, err = verbs.CompileSchema("input_schema", raw.InputSchema, verbs.InputRole); err != nil {
+			return fmt.Errorf("input_schema: %w", err)
+		}
+	}
+	if raw.OutputSchema != nil {
+		if v.OutputSchema, err = verbs.CompileSchema("output_schema", raw.OutputSchema, verbs.OutputRole); err != nil {
+			return fmt.Errorf("output_schema: %w", err)
+		}
+	}
+	return nil
+}
+
+// Step returns the step with key, or nil.
+func (p *Plan) Step(key string) *Step {
+	for _, s := range p.Steps {
+		if s.Key == key {
+			return s
+		}
+	}
+	return nil
+}
+
+// Hash computes the plan hash: "sha256:" and the hex digest of the
+// canonical JSON of the plan without its hash, its source file names and
+// its steps' source positions. Those describe where the text was, not what
+// the runbook does; leaving them out means a reformatted or re-commented
+// runbook keeps its identity, and so its request-level dedupe.
+//
+// The canonical JSON is exactly what encoding/json.Marshal writes for that
+// view of the plan (a test holds the two equal); it is built piecewise
+// here because at 100k steps reflection over every step dominated compile
+// time.
+func (p *Plan) Hash() string {
+	return p.hash(p.encodeSteps())
+}
+
+// seal computes and records the hash, keeping the step encoding for JSON.
+func (p *Plan) seal() {
+	enc := p.encodeSteps()
+	p.PlanHash = p.hash(enc)
+	enc.hash = p.PlanHash
+	p.sealed = enc
+}
+
+func (p *Plan) hash(enc *encodedSteps) string {
+	h := sha256.New()
+	var b bytes.Buffer
+	fmt.Fprintf(&b, `{"schema_version":%d,"plan_hash":"","sources":null,"inputs":`, p.SchemaVersion)
+	b.Write(mustJSON(p.Inputs))
+	b.WriteString(`,"steps":`)
+	h.Write(b.Bytes())
+	if p.Steps == nil {
+		h.Write([]byte("null"))
+	} else {
+		h.Write([]byte("["))
+		for i := range enc.steps {
+			if i > 0 {
+				h.Write([]byte(","))
+			}
+			enc.writeWithoutPos(h, i)
+		}
+		h.Write([]byte("]"))
+	}
+	b.Reset()
+	b.WriteString(`,"edges":`)
+	b.Write(mustJSON(p.Edges))
+	b.WriteString(`,"verbs":`)
+	b.Write(mustJSON(p.Verbs))
+	b.WriteString("}")
+	h.Write(b.Bytes())
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
+// JSON renders the plan with one step, edge or input a line, so that plans
+// diff well and stay compact at 100k steps. The same plan always renders to
+// the same bytes, and the output is valid JSON that ParsePlan reads.
+//
+// A plan made by Compile or Extend renders the steps it was hashed with;
+// change a plan's steps and Hash it again before rendering it.
+func (p *Plan) JSON() []byte {
+	enc := p.sealed
+	if enc == nil || enc.hash != p.PlanHash || len(enc.steps) != len(p.Steps) {
+		enc = p.encodeSteps()
+	}
+	steps := enc.steps
+	size := 4096 + 128*(len(p.Edges)+len(p.Inputs))
+	for _, s := range steps {
+		size += len(s) + 6
+	}
+	var b bytes.Buffer
+	b.Grow(size)
+	fmt.Fprintf(&b, "{\n  \"schema_version\": %d,\n  \"plan_hash\": %s,\n  \"sources\": %s,\n",
+		p.SchemaVersion, mustJSON(p.PlanHash), mustJSON(p.Sources))
+	writeLines(&b, "inputs", len(p.Inputs), func(i int) []byte { return mustJSON(p.Inputs[i]) }, "[", "]")
+	b.WriteString(",\n")
+	writeLines(&b, "steps", len(steps), func(i int) []byte { return steps[i] }, "[", "]")
+	b.WriteString(",\n")
+	writeLines(&b, "edges", len(p.Edges), func(i int) []byte { return mustJSON(p.Edges[i]) }, "[", "]")
+	b.WriteString(",\n")
+	names := slices.Sorted(maps.Keys(p.Verbs))
+	writeLines(&b, "verbs", len(names), func(i int) []byte {
+		return append(append(mustJSON(names[i]), ": "...), mustJSON(p.Verbs[names[i]])...)
+	}, "{", "}")
+	b.WriteString("\n}\n")
+	return b.Bytes()
+}
+
+// writeLines writes `  "name": [` then one item a line, indented.
+func writeLines(b *bytes.Buffer, name string, n int, item func(int) []byte, open, closing string) {
+	fmt.Fprintf(b, "  %q: %s", name, open)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString("\n    ")
+		b.Write(item(i))
+	}
+	if n > 0 {
+		b.WriteString("\n  ")
+	}
+	b.WriteString(closing)
+}
+
+// encodeSteps renders each step as compact JSON, in parallel, reusing one
+// rendering of each verb's execution block.
+func (p *Plan) encodeSteps() *encodedSteps {
+	exec := map[string][]byte{}
+	for _, s := range p.Steps {
+		if _, ok := exec[s.VerbHash]; !ok {
+			exec[s.VerbHash] = mustJSON(s.Execution)
+		}
+	}
+	out := &encodedSteps{steps: make([][]byte, len(p.Steps)), cut: make([]int, len(p.Steps))}
+	parallel(len(p.Steps), func(i int) {
+		s := p.Steps[i]
+		b := make([]byte, 0, 256+len(exec[s.VerbHash]))
+		b = append(b, `{"key":`...)
+		b = appendString(b, s.Key)
+		b = append(b, `,"verb":`...)
+		b = appendString(b, s.Verb)
+		b = append(b, `,"args":`...)
+		if s.Args == nil {
+			b = append(b, "null"...)
+		} else {
+			b = appendJSON(b, s.Args)
+		}
+		b = append(b, `,"gate":`...)
+		b = appendString(b, s.Gate)
+		b = append(b, `,"execution":`...)
+		b = append(b, exec[s.VerbHash]...)
+		b = append(b, `,"verb_hash":`...)
+		b = appendString(b, s.VerbHash)
+		out.cut[i] = len(b)
+		if s.Pos != nil {
+			b = append(b, `,"pos":{"file":`...)
+			b = appendString(b, s.Pos.File)
+			b = append(b, `,"line":`...)
+			b = strconv.AppendInt(b, int64(s.Pos.Line), 10)
+			b = append(b, `,"column":`...)
+			b = strconv.AppendInt(b, int64(s.Pos.Column), 10)
+			b = append(b, '}')
+		}
+		out.steps[i] = append(b, '}')
+	})
+	return out
+}
+
+// mustJSON marshals plan data, which holds only JSON values.
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic("compiler: plan does not marshal: " + err.Error())
+	}
+	return b
+}
+
+// ParsePlan reads a plan written by JSON, checking its version and hash.
+func ParsePlan(b []byte) (*Plan, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	dec.DisallowUnknownFields()
+	var p Plan
+	if err := dec.Decode(&p); err != nil {
+		return nil, fmt.Errorf("error reading plan: %w", err)
+	}
+	if p.SchemaVersion != SchemaVersion {
+		return nil, fmt.Errorf("plan schema_version %d is not supported (this build reads %d)", p.SchemaVersion, SchemaVersion)
+	}
+	if want := p.Hash(); p.PlanHash != want {
+		return nil, fmt.Errorf("plan_hash %q does not match the plan's content (%s); the plan was edited after compiling", p.PlanHash, want)
+	}
+	return &p, nil
+}

@@ -1,0 +1,145 @@
+package compiler
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/runbookdev/runbook/lang"
+	"github.com/runbookdev/runbook/verbs"
+)
+
+// resolve finds the step a reference names (E030 when none does), marks
+// the binding used, and reports a step that depends on itself (E040).
+func (a *analysis) resolve(s *step, ref *lang.Ref) *step {
+	target, ok := a.bindings[ref.Name]
+	if !ok && a.unparsed.Bound[ref.Name] {
+		return nil // defined in a call with a syntax error
+	}
+	if !ok {
+		a.diags.Errorf(lang.EUndefinedBinding, ref.NameRange, "@%s is not defined by any step's :as", ref.Name).
+			WithSuggestions(prefixAll("@", lang.Suggest(ref.Name, a.bindingNames()))...)
+		return nil
+	}
+	a.used[ref.Name] = true
+	if target == s {
+		a.diags.Errorf(lang.ECycle, ref.NameRange, "dependency cycle: @%s depends on itself", ref.Name)
+		return nil
+	}
+	return target
+}
+
+// bindingNames is only needed to suggest names for a mistake, so it is
+// built on demand.
+func (a *analysis) bindingNames() []string {
+	names := make([]string, 0, len(a.bindings))
+	for n := range a.bindings {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// checkRef resolves a reference in an argument, adds its data edge, checks
+// its path against the producer's output_schema (E032) and its type
+// against the parameter's (E033).
+func (a *analysis) checkRef(s *step, param string, ref *lang.Ref, sub map[string]any) {
+	target := a.resolve(s, ref)
+	if target == nil {
+		return
+	}
+	a.edges.addRef(target, s, EdgeData, ref.Span)
+	have, ok := a.refSchema(target, ref)
+	if !ok || have == nil || sub == nil {
+		return
+	}
+	want, got := verbs.Types(sub), verbs.Types(have)
+	if want == nil || got == nil {
+		return
+	}
+	for _, g := range got {
+		if verbs.TypeAdmits(want, g) {
+			return
+		}
+	}
+	a.diags.Errorf(lang.ERefType, ref.Span, "@%s is %s, but :%s expects %s",
+		ref.PathString(), strings.Join(got, " or "), param, strings.Join(want, " or "))
+}
+
+// refSchema follows a reference's path through the producer's
+// output_schema and returns the schema at its end: nil when the schema
+// does not say, ok=false after reporting a path the schema rules out.
+//
+// Declared properties are taken as the whole of an object unless
+// additionalProperties allows more, so a misspelt field is caught here
+// rather than resolving to nothing at run time.
+func (a *analysis) refSchema(target *step, ref *lang.Ref) (map[string]any, bool) {
+	schema := target.outputSchema()
+	if schema == nil {
+		return nil, true
+	}
+	cur := schema.Raw()
+	walked := "@" + ref.Name
+	for _, p := range ref.Path {
+		if cur == nil {
+			return nil, true
+		}
+		types := verbs.Types(cur)
+		if p.IsIndex {
+			if types != nil && !slices.Contains(types, "array") {
+				a.diags.Errorf(lang.EUnknownField, p.Span, "cannot index %s: it is %s, not an array", walked, strings.Join(types, " or "))
+				return nil, false
+			}
+			cur = verbs.Items(cur, p.Index)
+			walked += p.String()
+			continue
+		}
+		if types != nil && !slices.Contains(types, "object") {
+			a.diags.Errorf(lang.EUnknownField, p.Span, "%s is %s, which has no field %q", walked, strings.Join(types, " or "), p.Field)
+			return nil, false
+		}
+		if field, ok := verbs.Field(cur, p.Field); ok {
+			cur = field
+			walked += p.String()
+			continue
+		}
+		switch extra := cur["additionalProperties"].(type) {
+		case map[string]any:
+			cur = extra
+			walked += p.String()
+			continue
+		case bool:
+			if extra {
+				return nil, true
+			}
+		}
+		fields := propertyNames(cur)
+		if len(fields) == 0 {
+			return nil, true // the schema does not list fields
+		}
+		producer := target.key
+		if target.def != nil {
+			producer = target.def.FullName()
+		} else if target.frozen != nil {
+			producer = target.frozen.Verb
+		}
+		what := "result of " + quote(producer)
+		if walked != "@"+ref.Name {
+			what = walked + " (from " + quote(producer) + ")"
+		}
+		a.diags.Errorf(lang.EUnknownField, p.Span, "the %s has no field %q (fields: %s)", what, p.Field, strings.Join(fields, ", ")).
+			WithSuggestions(lang.Suggest(p.Field, fields)...)
+		return nil, false
+	}
+	return cur, true
+}
+
+func quote(s string) string { return `"` + s + `"` }
+
+// addSequenceEdges resolves a call's :after references into sequence edges.
+func (a *analysis) addSequenceEdges(s *step) {
+	for _, ref := range s.after {
+		if target := a.resolve(s, ref); target != nil {
+			a.edges.addRef(target, s, EdgeSequence, ref.Span)
+		}
+	}
+}

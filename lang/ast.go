@@ -1,0 +1,177 @@
+package lang
+
+import (
+	"strconv"
+	"strings"
+)
+
+// File is a parsed runbook source.
+type File struct {
+	Name     string
+	Calls    []*Call
+	Comments []Comment
+	// Unparsed holds what the calls that failed to parse bind and refer to,
+	// so later passes can stay quiet about names whose definition or use
+	// was lost to a syntax error, rather than report a cascade.
+	Unparsed Names
+}
+
+// Names are binding names seen in calls that did not parse.
+type Names struct {
+	Bound      map[string]bool // named by :as
+	Referenced map[string]bool // used by a reference
+}
+
+// Comment is one `;` comment, kept for the formatter.
+type Comment struct {
+	Text string // including the leading semicolons
+	Span Range
+}
+
+// Call is one verb call: one step of the runbook.
+type Call struct {
+	Span      Range  // from "(" to ")"
+	Verb      string // domain.verb, as written
+	VerbRange Range
+	Args      []*Arg // in source order, step options included
+	Index     int    // 1-based position among the file's calls
+}
+
+// Arg is a keyword and its value, in a call or a map.
+type Arg struct {
+	Name      string // without the leading ':'
+	NameRange Range  // the keyword, ':' included
+	Value     Value
+}
+
+// Range covers the keyword and its value.
+func (a *Arg) Range() Range { return a.NameRange.Through(a.Value.Range()) }
+
+// Value is any argument value.
+type Value interface {
+	Range() Range
+	isValue()
+}
+
+// String is a string literal.
+type String struct {
+	Value string // decoded
+	Raw   string // as written, quotes included
+	Span  Range
+}
+
+// Int is an integer literal.
+type Int struct {
+	Value int64
+	Raw   string
+	Span  Range
+}
+
+// Decimal is a decimal literal. Raw is kept so the plan and the formatter
+// reproduce it exactly.
+type Decimal struct {
+	Value float64
+	Raw   string
+	Span  Range
+}
+
+// Bool is true or false.
+type Bool struct {
+	Value bool
+	Span  Range
+}
+
+// Null is nil.
+type Null struct{ Span Range }
+
+// Ref is a reference to another step's result: @name.field[0]...
+type Ref struct {
+	Name      string
+	NameRange Range // "@name"
+	Path      []PathStep
+	Span      Range
+}
+
+// PathStep is one .field or [index] of a reference.
+type PathStep struct {
+	Field   string
+	Index   int
+	IsIndex bool
+	Span    Range
+}
+
+// Input is a value supplied at submission: $name.
+type Input struct {
+	Name string
+	Span Range
+}
+
+// List is [value ...].
+type List struct {
+	Items []Value
+	Span  Range
+}
+
+// Map is {:key value ...}.
+type Map struct {
+	Entries []*Arg
+	Span    Range
+}
+
+// Bad stands where a malformed literal was; it has been reported already.
+type Bad struct{ Span Range }
+
+func (v *String) Range() Range  { return v.Span }
+func (v *Int) Range() Range     { return v.Span }
+func (v *Decimal) Range() Range { return v.Span }
+func (v *Bool) Range() Range    { return v.Span }
+func (v *Null) Range() Range    { return v.Span }
+func (v *Ref) Range() Range     { return v.Span }
+func (v *Input) Range() Range   { return v.Span }
+func (v *List) Range() Range    { return v.Span }
+func (v *Map) Range() Range     { return v.Span }
+func (v *Bad) Range() Range     { return v.Span }
+
+func (*String) isValue()  {}
+func (*Int) isValue()     {}
+func (*Decimal) isValue() {}
+func (*Bool) isValue()    {}
+func (*Null) isValue()    {}
+func (*Ref) isValue()     {}
+func (*Input) isValue()   {}
+func (*List) isValue()    {}
+func (*Map) isValue()     {}
+func (*Bad) isValue()     {}
+
+// PathString renders the path without the leading '@': "docs.files[0].url".
+func (r *Ref) PathString() string {
+	var b strings.Builder
+	b.WriteString(r.Name)
+	for _, p := range r.Path {
+		b.WriteString(p.String())
+	}
+	return b.String()
+}
+
+// String renders one step as written: ".field" or "[0]".
+func (p PathStep) String() string {
+	if p.IsIndex {
+		return "[" + strconv.Itoa(p.Index) + "]"
+	}
+	return "." + p.Field
+}
+
+// Walk calls fn for v and every value nested in it, depth first.
+func Walk(v Value, fn func(Value)) {
+	fn(v)
+	switch v := v.(type) {
+	case *List:
+		for _, item := range v.Items {
+			Walk(item, fn)
+		}
+	case *Map:
+		for _, e := range v.Entries {
+			Walk(e.Value, fn)
+		}
+	}
+}

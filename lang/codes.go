@@ -1,0 +1,72 @@
+package lang
+
+// Code is a stable diagnostic code. Codes never change meaning; tools and
+// agents match on them.
+type Code string
+
+// The codes of LANGUAGE.md (E and W series) and VERBS.md (V series).
+const (
+	ESyntax           Code = "E001"
+	EBadLiteral       Code = "E002"
+	EUnknownVerb      Code = "E010"
+	EMissingArg       Code = "E020"
+	EUnknownArg       Code = "E021"
+	EArgSchema        Code = "E022"
+	EDuplicateArg     Code = "E023"
+	EUndefinedBinding Code = "E030"
+	EDuplicateBinding Code = "E031"
+	EUnknownField     Code = "E032"
+	ERefType          Code = "E033"
+	ECycle            Code = "E040"
+	EBadOption        Code = "E041"
+	EInputConflict    Code = "E050"
+	WUnusedBinding    Code = "W001"
+	WImpliedAfter     Code = "W002"
+	VBadYAML          Code = "V001"
+	VUnknownField     Code = "V002"
+	VMissingField     Code = "V003"
+	VBadValue         Code = "V004"
+	VBadSchema        Code = "V005"
+	VNoParkTimeout    Code = "V010"
+	VUnknownHandler   Code = "V011"
+	VDuplicateVerb    Code = "V012"
+	VBadKeyField      Code = "V013"
+	VBadCompensation  Code = "V014"
+)
+
+// CodeInfo describes a code for SARIF rule tables and `rbc` help.
+type CodeInfo struct {
+	Code     Code
+	Severity Severity
+	Summary  string
+}
+
+// Codes lists every code in order, with its default severity and meaning.
+var Codes = []CodeInfo{
+	{ESyntax, SeverityError, "syntax error"},
+	{EBadLiteral, SeverityError, "bad literal: unknown escape, integer overflow, unterminated string"},
+	{EUnknownVerb, SeverityError, "unknown verb"},
+	{EMissingArg, SeverityError, "missing required argument"},
+	{EUnknownArg, SeverityError, "unknown argument"},
+	{EArgSchema, SeverityError, "argument value does not match its schema"},
+	{EDuplicateArg, SeverityError, "argument given twice"},
+	{EUndefinedBinding, SeverityError, "reference to an undefined binding"},
+	{EDuplicateBinding, SeverityError, "binding defined twice"},
+	{EUnknownField, SeverityError, "reference to a field the producer's output_schema does not have"},
+	{ERefType, SeverityError, "reference whose type does not match the parameter"},
+	{ECycle, SeverityError, "dependency cycle"},
+	{EBadOption, SeverityError, "bad step option"},
+	{EInputConflict, SeverityError, "an input used with conflicting types"},
+	{WUnusedBinding, SeverityWarning, "binding never referenced"},
+	{WImpliedAfter, SeverityWarning, ":after an already-implied dependency"},
+	{VBadYAML, SeverityError, "not valid YAML, or not a list of definitions"},
+	{VUnknownField, SeverityError, "unknown field"},
+	{VMissingField, SeverityError, "missing required field"},
+	{VBadValue, SeverityError, "bad value"},
+	{VBadSchema, SeverityError, "invalid input or output schema"},
+	{VNoParkTimeout, SeverityError, "durable verb without park_timeout"},
+	{VUnknownHandler, SeverityError, "handler not registered"},
+	{VDuplicateVerb, SeverityError, "verb defined twice"},
+	{VBadKeyField, SeverityError, "idempotency key field not in the input schema"},
+	{VBadCompensation, SeverityError, "compensation verb unknown, or its args do not fit it"},
+}

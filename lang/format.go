@@ -1,0 +1,262 @@
+package lang
+
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+// lineWidth is the column limit the formatter keeps calls and lists within
+// when it can.
+const lineWidth = 100
+
+// Format renders a parsed file in canonical layout, keeping every comment.
+// The file must have parsed without errors. Format is idempotent:
+// formatting its output again changes nothing.
+//
+// Layout: one call per line when it fits in 100 columns and holds no
+// comment; otherwise the verb on the first line and one argument per line,
+// indented two spaces, with ")" after the last argument. Lists and maps
+// that do not fit put one item per line and their closing bracket on a
+// line of its own. One blank line between top-level items survives; more
+// collapse to one.
+func Format(f *File) []byte {
+	p := &printer{comments: f.Comments, lastLine: -1}
+	for _, c := range f.Calls {
+		p.topLevelCommentsBefore(c.Span.Start)
+		p.blankLineBefore(c.Span.Start.Line)
+		p.call(c)
+	}
+	p.topLevelCommentsBefore(endOfFile)
+	return []byte(p.out.String())
+}
+
+type printer struct {
+	out      strings.Builder
+	column   int // width of the line being written, in code points
+	comments []Comment
+	next     int // index of the next comment to print
+	lastLine int // source line where the last printed top-level item ended
+}
+
+// write appends s, keeping track of the current line's width.
+func (p *printer) write(s string) {
+	p.out.WriteString(s)
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		p.column = utf8.RuneCountInString(s[i+1:])
+	} else {
+		p.column += utf8.RuneCountInString(s)
+	}
+}
+
+// blankLineBefore keeps a single blank line where the source had one or more.
+func (p *printer) blankLineBefore(line int) {
+	if p.lastLine > 0 && line > p.lastLine+1 {
+		p.write("\n")
+	}
+}
+
+// topLevelCommentsBefore prints the comments between calls.
+func (p *printer) topLevelCommentsBefore(at Pos) {
+	for p.next < len(p.comments) && p.comments[p.next].Span.Start.Byte < at.Byte {
+		c := p.comments[p.next]
+		p.blankLineBefore(c.Span.Start.Line)
+		p.write(c.Text + "\n")
+		p.lastLine = c.Span.Start.Line
+		p.next++
+	}
+}
+
+// commentsWithin reports whether any comment lies inside r.
+func (p *printer) commentsWithin(r Range) bool {
+	return p.next < len(p.comments) && p.comments[p.next].Span.Start.Byte < r.End.Byte
+}
+
+// trailing prints the comment that follows the token ending at end on the
+// same source line, with no token between them (none before the next
+// token, which starts at before).
+func (p *printer) trailing(end, before Pos) bool {
+	if p.next < len(p.comments) {
+		c := p.comments[p.next].Span.Start
+		if c.Line == end.Line && c.Byte >= end.Byte && c.Byte < before.Byte {
+			p.write(" " + p.comments[p.next].Text)
+			p.next++
+			return true
+		}
+	}
+	return false
+}
+
+// leading prints, each on its own line at indent, the comments that start
+// before at.
+func (p *printer) leading(at Pos, indent string) {
+	for p.next < len(p.comments) && p.comments[p.next].Span.Start.Byte < at.Byte {
+		p.write(indent + p.comments[p.next].Text + "\n")
+		p.next++
+	}
+}
+
+func (p *printer) call(c *Call) {
+	defer func() { p.lastLine = c.Span.End.Line }()
+	lastEnd := c.VerbRange.End
+	if len(c.Args) > 0 {
+		lastEnd = c.Args[len(c.Args)-1].Value.Range().End
+	}
+	// Comments after the last argument are the call's tail. A single one on
+	// the last argument's line is printed after ")", where it lands on the
+	// next run too; the call's layout must therefore not depend on it.
+	inner, tail := p.countComments(lastEnd), p.countComments(c.Span.End)
+	tail -= inner
+	trailingOnly := tail == 1 && p.comments[p.next+inner].Span.Start.Line == lastEnd.Line
+	if flat := flatCall(c); inner == 0 && (tail == 0 || trailingOnly) && fits(flat, 0) {
+		p.write(flat)
+		// One comment per line: a second goes on a line of its own next.
+		if !p.trailing(lastEnd, c.Span.End) {
+			p.trailing(c.Span.End, endOfFile)
+		}
+		p.write("\n")
+		return
+	}
+	p.write("(" + c.Verb)
+	lineEnd := c.VerbRange.End
+	for _, a := range c.Args {
+		p.trailing(lineEnd, a.NameRange.Start)
+		p.write("\n")
+		p.leading(a.NameRange.Start, "  ")
+		p.write("  :" + a.Name + " ")
+		lineEnd = p.value(a.Value, "  ")
+	}
+	printed := false
+	if tail == 0 || trailingOnly {
+		p.write(")")
+		printed = p.trailing(lineEnd, c.Span.End)
+	} else {
+		// Comments on lines of their own after the last argument keep ")"
+		// on a line of its own after them.
+		p.trailing(lineEnd, c.Span.End)
+		p.write("\n")
+		p.leading(c.Span.End, "  ")
+		p.write(")")
+	}
+	if !printed {
+		p.trailing(c.Span.End, endOfFile)
+	}
+	p.write("\n")
+}
+
+// endOfFile is a position after any other.
+var endOfFile = Pos{Byte: int(^uint(0) >> 1)}
+
+// countComments counts the unprinted comments that start before at.
+func (p *printer) countComments(at Pos) int {
+	n := 0
+	for p.next+n < len(p.comments) && p.comments[p.next+n].Span.Start.Byte < at.Byte {
+		n++
+	}
+	return n
+}
+
+// value prints v starting at the current position, breaking lists and maps
+// that do not fit, and returns the source position where v ends so the
+// caller can attach a trailing comment.
+func (p *printer) value(v Value, indent string) Pos {
+	flat := flatValue(v)
+	if !p.commentsWithin(v.Range()) && fits(flat, p.column) || !isContainer(v) {
+		p.write(flat)
+		return v.Range().End
+	}
+	inner := indent + "  "
+	var closer string
+	switch v := v.(type) {
+	case *List:
+		p.write("[")
+		closer = "]"
+		for i, item := range v.Items {
+			p.write("\n")
+			p.leading(item.Range().Start, inner)
+			p.write(inner)
+			end := p.value(item, inner)
+			next := v.Span.End
+			if i+1 < len(v.Items) {
+				next = v.Items[i+1].Range().Start
+			}
+			p.trailing(end, next)
+		}
+	case *Map:
+		p.write("{")
+		closer = "}"
+		for i, e := range v.Entries {
+			p.write("\n")
+			p.leading(e.NameRange.Start, inner)
+			p.write(inner + ":" + e.Name + " ")
+			end := p.value(e.Value, inner)
+			next := v.Span.End
+			if i+1 < len(v.Entries) {
+				next = v.Entries[i+1].NameRange.Start
+			}
+			p.trailing(end, next)
+		}
+	}
+	p.write("\n")
+	p.leading(v.Range().End, inner)
+	p.write(indent + closer)
+	return v.Range().End
+}
+
+func isContainer(v Value) bool {
+	switch v.(type) {
+	case *List, *Map:
+		return true
+	}
+	return false
+}
+
+func fits(s string, column int) bool {
+	return column+utf8.RuneCountInString(s) <= lineWidth && !strings.Contains(s, "\n")
+}
+
+func flatCall(c *Call) string {
+	var b strings.Builder
+	b.WriteString("(" + c.Verb)
+	for _, a := range c.Args {
+		b.WriteString(" :" + a.Name + " " + flatValue(a.Value))
+	}
+	b.WriteString(")")
+	return b.String()
+}
+
+// flatValue renders a value on one line (a multi-line string keeps its
+// line breaks, which is why callers also check for newlines).
+func flatValue(v Value) string {
+	switch v := v.(type) {
+	case *String:
+		return v.Raw
+	case *Int:
+		return v.Raw
+	case *Decimal:
+		return v.Raw
+	case *Bool:
+		if v.Value {
+			return "true"
+		}
+		return "false"
+	case *Null:
+		return "nil"
+	case *Ref:
+		return "@" + v.PathString()
+	case *Input:
+		return "$" + v.Name
+	case *List:
+		items := make([]string, len(v.Items))
+		for i, item := range v.Items {
+			items[i] = flatValue(item)
+		}
+		return "[" + strings.Join(items, " ") + "]"
+	case *Map:
+		entries := make([]string, len(v.Entries))
+		for i, e := range v.Entries {
+			entries[i] = ":" + e.Name + " " + flatValue(e.Value)
+		}
+		return "{" + strings.Join(entries, " ") + "}"
+	}
+	return ""
+}

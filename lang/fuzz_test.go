@@ -1,0 +1,80 @@
+package lang
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// FuzzParse feeds the parser arbitrary bytes. Whatever the input, Parse
+// must not panic, every range it reports (diagnostics, related notes, AST
+// nodes) must lie inside the input with line and column agreeing with the
+// byte offset, and an input without errors must format to something that
+// parses, formats to itself and means the same.
+//
+// Run longer with: go test ./lang -run XXX -fuzz FuzzParse -fuzztime 60s
+func FuzzParse(f *testing.F) {
+	seeds := []string{
+		"",
+		"(a.b)",
+		`(kyc.open-case :client-name $client_name :jurisdiction "LU" :as @case)`,
+		"(a.b :x [1 2.5 -3 true false nil] :m {:k \"v\\n\\u00e9\"} :r @x.y[0].z)",
+		"(a.b ; comment\n  :x 1 ; trailing\n)\n;; end",
+		"(a.b :x \"unterminated",
+		"(a.b :x \"\\q\\u12\\ud800\")",
+		"(a.b :x 99999999999999999999 :y 12ab :z 1.0e999)",
+		"(a.b :x)\n(c.d 5)\n(e.f.g)",
+		"(a.b :x [[[[[[[[[[[[]]]]]]]]]]]])",
+		"\xff\xfe(a.b :x \"\xc3\x28\")",
+		"(a.b :x \"multi\nline\" :y 1)",
+		"(a.b :x @r[99999999999999999999])",
+		"# ~ ( ) ] } { [",
+		"(a.b :x 1\r\n:y 2)\r\n",
+		"(a.b\x00)",
+	}
+	for _, s := range seeds {
+		f.Add([]byte(s))
+	}
+	examples, _ := filepath.Glob("../examples/runbooks/*/*.rbk")
+	for _, path := range examples {
+		if src, err := os.ReadFile(path); err == nil {
+			f.Add(src)
+		}
+	}
+	f.Fuzz(func(t *testing.T, src []byte) {
+		file, diags := Parse("fuzz.rbk", src)
+		for _, d := range diags {
+			requireRangeInside(t, src, d.Range)
+			for _, rel := range d.Related {
+				requireRangeInside(t, src, rel.Range)
+			}
+		}
+		for _, c := range file.Calls {
+			requireRangeInside(t, src, c.Span)
+			requireRangeInside(t, src, c.VerbRange)
+			for _, a := range c.Args {
+				requireRangeInside(t, src, a.NameRange)
+				Walk(a.Value, func(v Value) { requireRangeInside(t, src, v.Range()) })
+			}
+		}
+		for _, c := range file.Comments {
+			requireRangeInside(t, src, c.Span)
+		}
+		if !diags.HasErrors() {
+			assertFormatStable(t, file, Format(file))
+		}
+	})
+}
+
+// requireRangeInside checks that r lies within src and that its lines and
+// columns are those of its byte offsets.
+func requireRangeInside(t *testing.T, src []byte, r Range) {
+	t.Helper()
+	require.Equal(t, "fuzz.rbk", r.Filename)
+	require.True(t, 0 <= r.Start.Byte && r.Start.Byte <= r.End.Byte && r.End.Byte <= len(src),
+		"range %+v outside input of %d bytes", r, len(src))
+	require.Equal(t, Pos{Line: 1, Column: 1}.advance(string(src[:r.Start.Byte])), r.Start, "start of %+v", r)
+	require.Equal(t, Pos{Line: 1, Column: 1}.advance(string(src[:r.End.Byte])), r.End, "end of %+v", r)
+}

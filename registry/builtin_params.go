@@ -1,0 +1,197 @@
+package registry
+
+import (
+	"fmt"
+	"maps"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/runbookdev/runbook/verbs"
+)
+
+// The built-in handlers of VERBS.md, with the params each accepts.
+func builtinSpecs() []HandlerSpec {
+	return []HandlerSpec{
+		{Name: "core.echo", Kind: verbs.Sync, Summary: "returns its arguments (tests, wiring, constants)",
+			CheckParams: checkEcho},
+		{Name: "core.fail", Kind: verbs.Sync, Summary: "fails with the code given in params (tests, drills)",
+			CheckParams: checkFail},
+		{Name: "http.call", Kind: verbs.Sync, Summary: "one HTTP request, with the Idempotency-Key header",
+			CheckParams: checkHTTP},
+		{Name: "http.start", Kind: verbs.Durable, Summary: "POSTs a task with a correlation key and callback, then parks",
+			CheckParams: checkHTTP},
+		{Name: "await.notification", Kind: verbs.Durable, Summary: "parks until a notification arrives",
+			CheckParams: checkNoParams},
+		{Name: "timer.sleep", Kind: verbs.Durable, Summary: "parks until a time or for a duration",
+			CheckParams: checkSleep},
+		{Name: "pg.crud", Kind: verbs.Sync, Summary: "insert, select, update, delete or upsert on one table",
+			CheckParams: checkCRUD},
+	}
+}
+
+// params checks the set of keys and reads them with types.
+type params struct {
+	m    map[string]any
+	errs []string
+}
+
+func newParams(m map[string]any, allowed ...string) *params {
+	p := &params{m: m}
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if !slices.Contains(allowed, k) {
+			p.fail("unknown param %q (valid: %s)", k, strings.Join(allowed, ", "))
+		}
+	}
+	return p
+}
+
+func (p *params) fail(format string, args ...any) {
+	p.errs = append(p.errs, fmt.Sprintf(format, args...))
+}
+
+func (p *params) err() error {
+	if len(p.errs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s", strings.Join(p.errs, "; "))
+}
+
+func (p *params) str(key string, required bool) string {
+	v, ok := p.m[key]
+	if !ok {
+		if required {
+			p.fail("param %q is required", key)
+		}
+		return ""
+	}
+	s, ok := v.(string)
+	if !ok || s == "" {
+		p.fail("param %q must be a non-empty string", key)
+	}
+	return s
+}
+
+func (p *params) strings(key string) []string {
+	v, ok := p.m[key]
+	if !ok {
+		return nil
+	}
+	list, ok := v.([]any)
+	if !ok {
+		p.fail("param %q must be a list of names", key)
+		return nil
+	}
+	out := make([]string, 0, len(list))
+	for _, item := range list {
+		s, ok := item.(string)
+		if !ok {
+			p.fail("param %q must be a list of names", key)
+			return nil
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func checkNoParams(m map[string]any) error { return newParams(m).err() }
+
+func checkEcho(m map[string]any) error {
+	p := newParams(m, "result", "id_field")
+	if r, ok := m["result"]; ok {
+		if _, isObj := r.(map[string]any); !isObj {
+			p.fail("param \"result\" must be a mapping merged into the echoed arguments")
+		}
+	}
+	if f := p.str("id_field", false); f != "" && !columnName.MatchString(f) {
+		p.fail("param \"id_field\" %q must be a plain field name", f)
+	}
+	return p.err()
+}
+
+func checkFail(m map[string]any) error {
+	p := newParams(m, "code", "message")
+	p.str("code", true)
+	if _, ok := m["message"]; ok {
+		p.str("message", false)
+	}
+	return p.err()
+}
+
+var httpMethods = []string{"GET", "POST", "PUT", "PATCH", "DELETE"}
+
+func checkHTTP(m map[string]any) error {
+	p := newParams(m, "url", "method", "headers")
+	if u := p.str("url", true); u != "" {
+		parsed, err := url.Parse(u)
+		if err != nil || (parsed.Scheme != "http" && parsed.Scheme != "https") || parsed.Host == "" {
+			p.fail("param \"url\" %q must be an absolute http or https URL", u)
+		}
+	}
+	if method := p.str("method", false); method != "" && !slices.Contains(httpMethods, method) {
+		p.fail("param \"method\" %q must be one of %s", method, strings.Join(httpMethods, ", "))
+	}
+	if h, ok := m["headers"]; ok {
+		headers, isMap := h.(map[string]any)
+		if !isMap {
+			p.fail("param \"headers\" must be a mapping of header names to strings")
+		}
+		for k, v := range headers {
+			if _, isStr := v.(string); !isStr {
+				p.fail("header %q must be a string", k)
+			}
+		}
+	}
+	return p.err()
+}
+
+func checkSleep(m map[string]any) error {
+	p := newParams(m, "duration")
+	if d := p.str("duration", false); d != "" {
+		if _, err := verbs.ParseDuration(d); err != nil {
+			p.fail("param \"duration\": %v", err)
+		}
+	}
+	return p.err()
+}
+
+// CRUDOps are the operations pg.crud performs.
+var CRUDOps = []string{"insert", "select", "update", "delete", "upsert"}
+
+// columnName and tableName are the only identifiers pg.crud will put into
+// SQL. They come from verb files, never from runbook arguments, and are
+// checked here when the verb is loaded; values are always bound as
+// parameters.
+var (
+	columnName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
+	tableName  = regexp.MustCompile(`^([a-z_][a-z0-9_]{0,62}\.)?[a-z_][a-z0-9_]{0,62}$`)
+)
+
+// ValidTableName reports whether s may be used as a pg.crud table.
+func ValidTableName(s string) bool { return tableName.MatchString(s) }
+
+// ValidColumnName reports whether s may be used as a pg.crud column.
+func ValidColumnName(s string) bool { return columnName.MatchString(s) }
+
+func checkCRUD(m map[string]any) error {
+	p := newParams(m, "op", "table", "key", "columns", "returning")
+	op := p.str("op", true)
+	if op != "" && !slices.Contains(CRUDOps, op) {
+		p.fail("param \"op\" %q must be one of %s", op, strings.Join(CRUDOps, ", "))
+	}
+	if t := p.str("table", true); t != "" && !tableName.MatchString(t) {
+		p.fail("param \"table\" %q must be a lower-case SQL identifier, optionally schema-qualified", t)
+	}
+	for _, key := range []string{"key", "columns", "returning"} {
+		for _, c := range p.strings(key) {
+			if !columnName.MatchString(c) {
+				p.fail("param %q: %q is not a lower-case SQL column name", key, c)
+			}
+		}
+	}
+	if (op == "update" || op == "delete" || op == "upsert") && len(p.strings("key")) == 0 {
+		p.fail("op %q needs param \"key\": the columns that select the row", op)
+	}
+	return p.err()
+}

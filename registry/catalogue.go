@@ -1,0 +1,169 @@
+package registry
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/runbookdev/runbook/lang"
+	"github.com/runbookdev/runbook/verbs"
+)
+
+// Catalogue is the set of verbs a runbook may call.
+type Catalogue struct {
+	verbs    map[string]*verbs.Definition
+	names    []string
+	handlers *Handlers
+}
+
+// Load reads verb files from paths and builds a catalogue over handlers.
+// The sources are returned for rendering diagnostics.
+func Load(paths []string, handlers *Handlers) (*Catalogue, lang.Sources, lang.Diagnostics, error) {
+	loaded, diags, err := verbs.LoadPaths(paths)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	cat, more := New(loaded.Definitions, handlers)
+	diags.Append(more)
+	return cat, loaded.Sources, diags.Sorted(), nil
+}
+
+// New builds a catalogue and runs the cross-definition checks. Definitions
+// with problems stay in the catalogue, so that runbooks calling them are
+// not also told the verb does not exist.
+func New(defs []*verbs.Definition, handlers *Handlers) (*Catalogue, lang.Diagnostics) {
+	c := &Catalogue{verbs: make(map[string]*verbs.Definition, len(defs)), handlers: handlers}
+	for _, d := range defs {
+		c.verbs[d.FullName()] = d
+		c.names = append(c.names, d.FullName())
+	}
+	slices.Sort(c.names)
+	var diags lang.Diagnostics
+	for _, name := range c.names {
+		d := c.verbs[name]
+		c.checkHandler(d, &diags)
+		c.checkCompensation(d, &diags)
+	}
+	return c, diags
+}
+
+// Lookup finds a verb by its full name, matched exactly.
+func (c *Catalogue) Lookup(name string) (*verbs.Definition, bool) {
+	d, ok := c.verbs[name]
+	return d, ok
+}
+
+// Suggest offers verb names close to a misspelt one.
+func (c *Catalogue) Suggest(name string) []string { return lang.Suggest(name, c.names) }
+
+// Names lists the verbs' full names, sorted.
+func (c *Catalogue) Names() []string { return c.names }
+
+// Definitions lists the verbs, sorted by full name.
+func (c *Catalogue) Definitions() []*verbs.Definition {
+	out := make([]*verbs.Definition, len(c.names))
+	for i, n := range c.names {
+		out[i] = c.verbs[n]
+	}
+	return out
+}
+
+// Handlers is the handler table the catalogue was checked against.
+func (c *Catalogue) Handlers() *Handlers { return c.handlers }
+
+func (c *Catalogue) checkHandler(d *verbs.Definition, diags *lang.Diagnostics) {
+	e := d.Execution
+	spec, ok := c.handlers.Lookup(e.Handler)
+	if !ok {
+		diags.Errorf(lang.VUnknownHandler, d.FieldRange("execution.handler"), "handler %q is not registered", e.Handler).
+			WithSuggestions(lang.Suggest(e.Handler, c.handlers.Names())...)
+		return
+	}
+	if spec.Kind != e.Kind {
+		diags.Errorf(lang.VBadValue, d.FieldRange("execution.handler"),
+			"%s verb %q names handler %q, which is %s; make the verb %s or pick a %s handler",
+			e.Kind, d.FullName(), spec.Name, spec.Kind, spec.Kind, e.Kind)
+	}
+	if spec.CheckParams != nil {
+		if err := spec.CheckParams(e.Params); err != nil {
+			diags.Errorf(lang.VBadValue, d.FieldRange("execution.params"), "bad params for handler %q: %v", spec.Name, err)
+		}
+	}
+}
+
+// checkCompensation checks that the compensation verb exists, is sync, and
+// that its args fit: every name is an argument of that verb, every required
+// argument is given, literals match their schema, and @args/@result paths
+// start with a field this verb has.
+func (c *Catalogue) checkCompensation(d *verbs.Definition, diags *lang.Diagnostics) {
+	comp := d.Execution.Compensation
+	if comp == nil {
+		return
+	}
+	at := d.FieldRange("execution.compensation.verb")
+	target, ok := c.verbs[comp.Verb]
+	if !ok {
+		diags.Errorf(lang.VBadCompensation, at, "compensation verb %q is not defined", comp.Verb).
+			WithSuggestions(c.Suggest(comp.Verb)...)
+		return
+	}
+	if target.Execution.Kind != verbs.Sync {
+		diags.Errorf(lang.VBadCompensation, at, "compensation verb %q is durable; compensations must be sync so a failing runbook can be undone without waiting", comp.Verb)
+	}
+	schema := target.InputSchema
+	for _, name := range slices.Sorted(maps.Keys(comp.Args)) {
+		argAt := d.FieldRange("execution.compensation.args." + name)
+		value := comp.Args[name]
+		if schema != nil && schema.Closed() && !slices.Contains(schema.Properties(), name) {
+			diags.Errorf(lang.VBadCompensation, argAt, "compensation verb %q has no argument %q (valid: %s)",
+				comp.Verb, name, strings.Join(schema.Properties(), ", ")).
+				WithSuggestions(lang.Suggest(name, schema.Properties())...)
+			continue
+		}
+		if s, isStr := value.(string); isStr && strings.HasPrefix(s, "@") {
+			if err := checkCompensationRef(d, s); err != nil {
+				diags.Errorf(lang.VBadCompensation, argAt, "compensation arg %q: %v", name, err)
+			}
+			continue
+		}
+		if schema != nil {
+			if err := schema.ValidateProperty(name, value); err != nil {
+				diags.Errorf(lang.VBadCompensation, argAt, "compensation arg %q does not fit %q: %v", name, comp.Verb, err)
+			}
+		}
+	}
+	if schema != nil {
+		for _, req := range schema.Required() {
+			if _, given := comp.Args[req]; !given {
+				diags.Errorf(lang.VBadCompensation, at, "compensation verb %q needs argument %q", comp.Verb, req)
+			}
+		}
+	}
+}
+
+// checkCompensationRef checks the first field of "@args.x..." against this
+// verb's input schema and of "@result.x..." against its output schema,
+// where those schemas list their properties.
+func checkCompensationRef(d *verbs.Definition, ref string) error {
+	source, rest, _ := strings.Cut(ref[1:], ".")
+	field := rest
+	if i := strings.IndexAny(rest, ".["); i >= 0 {
+		field = rest[:i]
+	}
+	schema := d.InputSchema
+	if source == "result" {
+		schema = d.OutputSchema
+	}
+	if field == "" || schema == nil || !schema.Closed() && len(schema.Properties()) == 0 {
+		return nil
+	}
+	if !slices.Contains(schema.Properties(), field) {
+		which := "input_schema"
+		if source == "result" {
+			which = "output_schema"
+		}
+		return fmt.Errorf("%q names field %q, which %q's %s does not list", ref, field, d.FullName(), which)
+	}
+	return nil
+}

@@ -1,0 +1,152 @@
+package verbs
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"time"
+
+	"github.com/runbookdev/runbook/lang"
+)
+
+// Kind is how a verb runs.
+type Kind string
+
+// The kinds of VERBS.md.
+const (
+	// Sync verbs run a handler that returns a result.
+	Sync Kind = "sync"
+	// Durable verbs start external work, park, and resume on a notification.
+	Durable Kind = "durable"
+)
+
+// The enumerated values of VERBS.md, in the order the docs list them.
+var (
+	Kinds       = []string{string(Sync), string(Durable)}
+	SideEffects = []string{"none", "internal_db", "external_call", "human_process"}
+	Scopes      = []string{ScopeRunbookStep, ScopeRunbook, ScopeGlobal}
+	Backoffs    = []string{BackoffExponential, BackoffFixed}
+	Gates       = []string{GateNone, GateHumanConfirm}
+	OnTimeouts  = []string{OnTimeoutFail, OnTimeoutEscalate}
+)
+
+// Named values used by the compiler and runtime.
+const (
+	ScopeRunbookStep   = "runbook_step"
+	ScopeRunbook       = "runbook"
+	ScopeGlobal        = "global"
+	BackoffExponential = "exponential"
+	BackoffFixed       = "fixed"
+	GateNone           = "none"
+	GateHumanConfirm   = "human_confirm"
+	OnTimeoutFail      = "fail"
+	OnTimeoutEscalate  = "escalate"
+	SideEffectsNone    = "none"
+)
+
+// Defaults filled in when a verb file leaves a field out. They are frozen
+// into each plan with the rest of the execution block, so changing them in
+// a later release does not change running runbooks.
+var (
+	DefaultRunTimeout = MustDuration("PT30S")
+	DefaultBaseDelay  = MustDuration("PT1S")
+	DefaultMaxDelay   = MustDuration("PT5M")
+)
+
+// Definition is one verb.
+type Definition struct {
+	Name         string    `json:"name"`
+	Domain       string    `json:"domain"`
+	Description  string    `json:"description,omitempty"`
+	Execution    Execution `json:"execution"`
+	InputSchema  *Schema   `json:"input_schema,omitempty"`
+	OutputSchema *Schema   `json:"output_schema,omitempty"`
+
+	// Hash is "sha256:" and the hex digest of the definition's canonical
+	// JSON, defaults included. Plans record it to show which definition
+	// they froze.
+	Hash string `json:"-"`
+	// Range is where the definition starts in its file.
+	Range lang.Range `json:"-"`
+	// fields maps a dotted field path ("execution.handler") to the range of
+	// its value, so later checks can point at it.
+	fields map[string]lang.Range
+}
+
+// FullName is domain.name, the name runbooks call.
+func (d *Definition) FullName() string { return d.Domain + "." + d.Name }
+
+// FieldRange returns the range of a field's value by dotted path, or the
+// definition's own range when the field was not written.
+func (d *Definition) FieldRange(path string) lang.Range {
+	if r, ok := d.fields[path]; ok {
+		return r
+	}
+	return d.Range
+}
+
+// Execution is the block the compiler freezes into every step that calls
+// the verb. Its JSON form is the plan's.
+type Execution struct {
+	Kind         Kind           `json:"kind"`
+	Handler      string         `json:"handler"`
+	Params       map[string]any `json:"params,omitempty"`
+	SideEffects  string         `json:"side_effects"`
+	Idempotency  Idempotency    `json:"idempotency"`
+	Timeouts     Timeouts       `json:"timeouts"`
+	Retry        Retry          `json:"retry"`
+	Gate         string         `json:"gate"`
+	Compensation *Compensation  `json:"compensation,omitempty"`
+}
+
+// Idempotency says how a step's idempotency key is derived.
+type Idempotency struct {
+	Scope     string   `json:"scope"`
+	KeyFields []string `json:"key_fields,omitempty"`
+}
+
+// Timeouts bounds handler calls and parked waits.
+type Timeouts struct {
+	ParkTimeout *Duration `json:"park_timeout,omitempty"`
+	RunTimeout  Duration  `json:"run_timeout"`
+	OnTimeout   string    `json:"on_timeout"`
+}
+
+// Retry is the retry policy for retryable failures.
+type Retry struct {
+	MaxAttempts int      `json:"max_attempts"`
+	Backoff     string   `json:"backoff"`
+	BaseDelay   Duration `json:"base_delay"`
+	MaxDelay    Duration `json:"max_delay"`
+}
+
+// Delay is the backoff before attempt+1 after attempt failed, without
+// jitter: base * 2^(attempt-1) for exponential, base for fixed, capped at
+// MaxDelay.
+func (r Retry) Delay(attempt int) time.Duration {
+	d := r.BaseDelay.D
+	if r.Backoff == BackoffExponential {
+		for i := 1; i < attempt && d < r.MaxDelay.D; i++ {
+			d *= 2
+		}
+	}
+	return min(d, r.MaxDelay.D)
+}
+
+// Compensation names the verb that undoes a completed step.
+type Compensation struct {
+	Verb string         `json:"verb"`
+	Args map[string]any `json:"args,omitempty"`
+}
+
+// computeHash fills Hash from the canonical JSON. encoding/json sorts map
+// keys and struct fields have a fixed order, so its output is canonical for
+// these types.
+func (d *Definition) computeHash() {
+	b, err := json.Marshal(d)
+	if err != nil {
+		panic("verbs: definition does not marshal: " + err.Error()) // only JSON values are stored
+	}
+	sum := sha256.Sum256(b)
+	d.Hash = "sha256:" + hex.EncodeToString(sum[:])
+}

@@ -1,0 +1,553 @@
+package verbs
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"maps"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/runbookdev/runbook/lang"
+)
+
+// Catalogue files are read recursively from each directory, in this order
+// of preference.
+var verbFileExts = []string{".yaml", ".yml"}
+
+// Loaded is what LoadPaths read: the definitions, sorted by full name, and
+// the files' contents for rendering diagnostics.
+type Loaded struct {
+	Definitions []*Definition
+	Sources     lang.Sources
+}
+
+// LoadPaths reads every verb file under each path: a directory is walked
+// recursively for *.yaml and *.yml, a file is read as it is. Problems in the
+// files are diagnostics; an unreadable path is an error.
+func LoadPaths(paths []string) (*Loaded, lang.Diagnostics, error) {
+	var files []string
+	for _, p := range paths {
+		info, err := os.Stat(p)
+		if err != nil {
+			return nil, nil, fmt.Errorf("error reading verbs %q: %w", p, err)
+		}
+		if !info.IsDir() {
+			files = append(files, p)
+			continue
+		}
+		err = filepath.WalkDir(p, func(path string, e fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if !e.IsDir() && slices.Contains(verbFileExts, filepath.Ext(path)) {
+				files = append(files, path)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, nil, fmt.Errorf("error reading verbs directory %q: %w", p, err)
+		}
+	}
+	slices.Sort(files)
+	files = slices.Compact(files)
+
+	out := &Loaded{Sources: lang.Sources{}}
+	var diags lang.Diagnostics
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			return nil, nil, fmt.Errorf("error reading verb file %q: %w", f, err)
+		}
+		out.Sources[f] = src
+		defs, ds := Parse(f, src)
+		out.Definitions = append(out.Definitions, defs...)
+		diags.Append(ds)
+	}
+	out.Definitions, diags = dedupe(out.Definitions, diags)
+	return out, diags.Sorted(), nil
+}
+
+// dedupe reports every verb defined more than once (V012) and keeps the
+// first definition of each name.
+func dedupe(defs []*Definition, diags lang.Diagnostics) ([]*Definition, lang.Diagnostics) {
+	first := map[string]*Definition{}
+	var kept []*Definition
+	for _, d := range defs {
+		if prev, ok := first[d.FullName()]; ok {
+			diags.Errorf(lang.VDuplicateVerb, d.FieldRange("name"), "verb %q is defined twice", d.FullName()).
+				WithRelated(prev.FieldRange("name"), "first defined here")
+			continue
+		}
+		first[d.FullName()] = d
+		kept = append(kept, d)
+	}
+	slices.SortFunc(kept, func(a, b *Definition) int { return strings.Compare(a.FullName(), b.FullName()) })
+	return kept, diags
+}
+
+// Parse reads one verb file: a YAML list of definitions, or several YAML
+// documents each holding such a list. Definitions with errors are left out.
+func Parse(filename string, src []byte) ([]*Definition, lang.Diagnostics) {
+	d := &decoder{src: newSource(filename, src)}
+	dec := yaml.NewDecoder(bytes.NewReader(src))
+	var defs []*Definition
+	docs := 0
+	for {
+		var doc yaml.Node
+		err := dec.Decode(&doc)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			d.diags.Errorf(lang.VBadYAML, d.src.lineRange(yamlErrorLine(err)), "not valid YAML: %s", yamlErrorText(err))
+			return nil, d.diags
+		}
+		docs++
+		root := doc.Content[0]
+		if root.Kind != yaml.SequenceNode {
+			d.diags.Errorf(lang.VBadYAML, d.src.rangeOf(root), "a verb file must be a YAML list of definitions (each item starting with \"- name:\")")
+			continue
+		}
+		for _, item := range root.Content {
+			if def := d.definition(item); def != nil {
+				defs = append(defs, def)
+			}
+		}
+	}
+	if docs == 0 {
+		d.diags.Errorf(lang.VBadYAML, d.src.lineRange(1), "the file is empty; a verb file is a YAML list of definitions")
+	}
+	return defs, d.diags
+}
+
+var yamlLine = regexp.MustCompile(`line (\d+)`)
+
+func yamlErrorLine(err error) int {
+	if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		return n
+	}
+	return 1
+}
+
+func yamlErrorText(err error) string {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	return yamlLine.ReplaceAllString(strings.TrimPrefix(msg, "unmarshal errors:\n  "), "")
+}
+
+// decoder walks one file's nodes, reporting as it goes.
+type decoder struct {
+	src   *source
+	diags lang.Diagnostics
+}
+
+var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
+
+// field handles one key of a mapping; path is its dotted path.
+type field struct {
+	required bool
+	decode   func(path string, value *yaml.Node)
+}
+
+// mapping walks a mapping node: unknown keys are V002 with suggestions,
+// repeated keys V001, missing required keys V003. It records each value's
+// range under its dotted path.
+func (d *decoder) mapping(n *yaml.Node, path string, def *Definition, fields map[string]field) bool {
+	n = resolveAlias(n)
+	if n.Kind != yaml.MappingNode {
+		d.diags.Errorf(lang.VBadValue, d.src.rangeOf(n), "%s must be a mapping", describePath(path))
+		return false
+	}
+	seen := map[string]*yaml.Node{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		key, value := n.Content[i], n.Content[i+1]
+		if prev, dup := seen[key.Value]; dup {
+			d.diags.Errorf(lang.VBadYAML, d.src.rangeOf(key), "field %q is given twice", key.Value).
+				WithRelated(d.src.rangeOf(prev), "first given here")
+			continue
+		}
+		seen[key.Value] = key
+		f, ok := fields[key.Value]
+		if !ok {
+			names := slices.Sorted(maps.Keys(fields))
+			d.diags.Errorf(lang.VUnknownField, d.src.rangeOf(key), "unknown field %q in %s (valid fields: %s)",
+				key.Value, describePath(path), strings.Join(names, ", ")).
+				WithSuggestions(lang.Suggest(key.Value, names)...)
+			continue
+		}
+		sub := joinPath(path, key.Value)
+		def.fields[sub] = d.src.rangeOf(value)
+		f.decode(sub, resolveAlias(value))
+	}
+	for _, name := range slices.Sorted(maps.Keys(fields)) {
+		if fields[name].required && seen[name] == nil {
+			d.diags.Errorf(lang.VMissingField, d.src.rangeOf(n), "missing required field %q in %s", name, describePath(path))
+		}
+	}
+	return true
+}
+
+func joinPath(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+func describePath(path string) string {
+	if path == "" {
+		return "the definition"
+	}
+	return path
+}
+
+func resolveAlias(n *yaml.Node) *yaml.Node {
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	return n
+}
+
+// scalar returns a scalar's text, reporting anything else.
+func (d *decoder) scalar(n *yaml.Node, path string) (string, bool) {
+	if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
+		d.diags.Errorf(lang.VBadValue, d.src.rangeOf(n), "%s must be a single value", path)
+		return "", false
+	}
+	return n.Value, true
+}
+
+func (d *decoder) identifier(n *yaml.Node, path string) string {
+	s, ok := d.scalar(n, path)
+	if ok && !identifier.MatchString(s) {
+		d.diags.Errorf(lang.VBadValue, d.src.rangeOf(n), "%s %q is not an identifier ([A-Za-z_][A-Za-z0-9_-]*)", path, s)
+	}
+	return s
+}
+
+// enum reads one of allowed; what names the kind of value in the message.
+func (d *decoder) enum(n *yaml.Node, path, what string, allowed []string) string {
+	s, ok := d.scalar(n, path)
+	if !ok {
+		return ""
+	}
+	if !slices.Contains(allowed, s) {
+		d.diags.Errorf(lang.VBadValue, d.src.rangeOf(n), "unknown %s %q (expected %s)", what, s, strings.Join(allowed, ", ")).
+			WithSuggestions(lang.Suggest(s, allowed)...)
+		return ""
+	}
+	return s
+}
+
+func (d *decoder) duration(n *yaml.Node, path string) *Duration {
+	s, ok := d.scalar(n, path)
+	if !ok {
+		return nil
+	}
+	dur, err := ParseDuration(s)
+	if err != nil {
+		d.diags.Errorf(lang.VBadValue, d.src.rangeOf(n), "bad duration for %s: %v", path, err)
+		return nil
+	}
+	return &dur
+}
+
+func (d *decoder) definition(item *yaml.Node) *Definition {
+	def := &Definition{Range: d.src.rangeOf(item), fields: map[string]lang.Range{}}
+	before := len(d.diags)
+	var inputNode, outputNode *yaml.Node
+	var exec *yaml.Node
+	ok := d.mapping(item, "", def, map[string]field{
+		"name":          {true, func(p string, v *yaml.Node) { def.Name = d.identifier(v, p) }},
+		"domain":        {true, func(p string, v *yaml.Node) { def.Domain = d.identifier(v, p) }},
+		"description":   {false, func(p string, v *yaml.Node) { def.Description, _ = d.scalar(v, p) }},
+		"execution":     {true, func(p string, v *yaml.Node) { exec = v }},
+		"input_schema":  {false, func(p string, v *yaml.Node) { inputNode = v }},
+		"output_schema": {false, func(p string, v *yaml.Node) { outputNode = v }},
+	})
+	if !ok {
+		return nil
+	}
+	// Schemas first: the execution block's key fields are checked against
+	// the input schema.
+	if inputNode != nil {
+		def.InputSchema = d.schema(inputNode, def, "input_schema", InputRole)
+	}
+	if outputNode != nil {
+		def.OutputSchema = d.schema(outputNode, def, "output_schema", OutputRole)
+	}
+	if exec != nil {
+		d.execution(exec, def)
+	}
+	if len(d.diags) > before {
+		return nil
+	}
+	def.computeHash()
+	return def
+}
+
+func (d *decoder) execution(n *yaml.Node, def *Definition) {
+	e := &def.Execution
+	var parkTimeout *yaml.Node
+	var keyFields []*yaml.Node
+	d.mapping(n, "execution", def, map[string]field{
+		"kind":         {true, func(p string, v *yaml.Node) { e.Kind = Kind(d.enum(v, p, "kind", Kinds)) }},
+		"handler":      {true, func(p string, v *yaml.Node) { e.Handler, _ = d.scalar(v, p) }},
+		"side_effects": {true, func(p string, v *yaml.Node) { e.SideEffects = d.enum(v, p, "side effect", SideEffects) }},
+		"gate":         {false, func(p string, v *yaml.Node) { e.Gate = d.enum(v, p, "gate", Gates) }},
+		"params": {false, func(p string, v *yaml.Node) {
+			if params, ok := d.jsonObject(v, p, nil); ok {
+				e.Params = params
+			}
+		}},
+		"idempotency": {false, func(p string, v *yaml.Node) {
+			d.mapping(v, p, def, map[string]field{
+				"scope": {false, func(p string, v *yaml.Node) { e.Idempotency.Scope = d.enum(v, p, "idempotency scope", Scopes) }},
+				"key_fields": {false, func(p string, v *yaml.Node) {
+					if v.Kind != yaml.SequenceNode {
+						d.diags.Errorf(lang.VBadValue, d.src.rangeOf(v), "%s must be a list of argument names", p)
+						return
+					}
+					for _, f := range v.Content {
+						if s, ok := d.scalar(f, p); ok {
+							e.Idempotency.KeyFields = append(e.Idempotency.KeyFields, s)
+							keyFields = append(keyFields, f)
+						}
+					}
+				}},
+			})
+		}},
+		"timeouts": {false, func(p string, v *yaml.Node) {
+			d.mapping(v, p, def, map[string]field{
+				"park_timeout": {false, func(p string, v *yaml.Node) { parkTimeout = v; e.Timeouts.ParkTimeout = d.duration(v, p) }},
+				"run_timeout": {false, func(p string, v *yaml.Node) {
+					if dur := d.duration(v, p); dur != nil {
+						e.Timeouts.RunTimeout = *dur
+					}
+				}},
+				"on_timeout": {false, func(p string, v *yaml.Node) { e.Timeouts.OnTimeout = d.enum(v, p, "on_timeout action", OnTimeouts) }},
+			})
+		}},
+		"retry":        {false, func(p string, v *yaml.Node) { d.retry(v, p, def) }},
+		"compensation": {false, func(p string, v *yaml.Node) { d.compensation(v, p, def) }},
+	})
+
+	if e.Kind == Durable && parkTimeout == nil {
+		d.diags.Errorf(lang.VNoParkTimeout, def.FieldRange("execution.kind"),
+			"durable verb %q has no timeouts.park_timeout; nothing may wait forever", def.FullName())
+	}
+	if e.Kind == Sync && parkTimeout != nil {
+		d.diags.Errorf(lang.VBadValue, d.src.rangeOf(parkTimeout), "park_timeout applies only to durable verbs; %q is sync", def.FullName())
+	}
+	for _, f := range keyFields {
+		if def.InputSchema == nil || !slices.Contains(def.InputSchema.Properties(), f.Value) {
+			var valid []string
+			if def.InputSchema != nil {
+				valid = def.InputSchema.Properties()
+			}
+			d.diags.Errorf(lang.VBadKeyField, d.src.rangeOf(f), "idempotency key field %q is not an argument in input_schema", f.Value).
+				WithSuggestions(lang.Suggest(f.Value, valid)...)
+		}
+	}
+	applyDefaults(e)
+}
+
+// applyDefaults fills what the file left out, so the frozen block is
+// complete and the runtime never guesses.
+func applyDefaults(e *Execution) {
+	if e.Idempotency.Scope == "" {
+		e.Idempotency.Scope = ScopeRunbookStep
+	}
+	if e.Timeouts.RunTimeout.D == 0 {
+		e.Timeouts.RunTimeout = DefaultRunTimeout
+	}
+	if e.Timeouts.OnTimeout == "" {
+		e.Timeouts.OnTimeout = OnTimeoutFail
+	}
+	if e.Retry.MaxAttempts == 0 {
+		e.Retry.MaxAttempts = 1
+	}
+	if e.Retry.Backoff == "" {
+		e.Retry.Backoff = BackoffExponential
+	}
+	if e.Retry.BaseDelay.D == 0 {
+		e.Retry.BaseDelay = DefaultBaseDelay
+	}
+	if e.Retry.MaxDelay.D == 0 {
+		e.Retry.MaxDelay = DefaultMaxDelay
+		if e.Retry.BaseDelay.D > DefaultMaxDelay.D {
+			e.Retry.MaxDelay = e.Retry.BaseDelay
+		}
+	}
+	if e.Gate == "" {
+		e.Gate = GateNone
+	}
+}
+
+func (d *decoder) retry(n *yaml.Node, path string, def *Definition) {
+	r := &def.Execution.Retry
+	d.mapping(n, path, def, map[string]field{
+		"max_attempts": {false, func(p string, v *yaml.Node) {
+			s, ok := d.scalar(v, p)
+			if !ok {
+				return
+			}
+			attempts, err := strconv.Atoi(s)
+			if err != nil || attempts < 1 || attempts > 100 {
+				d.diags.Errorf(lang.VBadValue, d.src.rangeOf(v), "%s must be a whole number from 1 to 100 (1 means no retry)", p)
+				return
+			}
+			r.MaxAttempts = attempts
+		}},
+		"backoff": {false, func(p string, v *yaml.Node) { r.Backoff = d.enum(v, p, "backoff", Backoffs) }},
+		"base_delay": {false, func(p string, v *yaml.Node) {
+			if dur := d.duration(v, p); dur != nil {
+				r.BaseDelay = *dur
+			}
+		}},
+		"max_delay": {false, func(p string, v *yaml.Node) {
+			if dur := d.duration(v, p); dur != nil {
+				r.MaxDelay = *dur
+			}
+		}},
+	})
+	if r.BaseDelay.D > 0 && r.MaxDelay.D > 0 && r.BaseDelay.D > r.MaxDelay.D {
+		d.diags.Errorf(lang.VBadValue, def.FieldRange(path+".max_delay"), "retry.max_delay %s is shorter than retry.base_delay %s", r.MaxDelay, r.BaseDelay)
+	}
+}
+
+// compensationRef matches the two kinds of references compensation args may
+// hold.
+var compensationRef = regexp.MustCompile(`^@(args|result)(\.[A-Za-z_][A-Za-z0-9_-]*|\[[0-9]+\])*$`)
+
+func (d *decoder) compensation(n *yaml.Node, path string, def *Definition) {
+	c := &Compensation{}
+	ok := d.mapping(n, path, def, map[string]field{
+		"verb": {true, func(p string, v *yaml.Node) { c.Verb, _ = d.scalar(v, p) }},
+		"args": {false, func(p string, v *yaml.Node) {
+			args, ok := d.jsonObject(v, p, nil)
+			if !ok {
+				return
+			}
+			c.Args = args
+			for i := 0; i+1 < len(v.Content); i += 2 {
+				val := v.Content[i+1]
+				def.fields[p+"."+v.Content[i].Value] = d.src.rangeOf(val)
+				if s, isStr := args[v.Content[i].Value].(string); isStr && strings.HasPrefix(s, "@") && !compensationRef.MatchString(s) {
+					d.diags.Errorf(lang.VBadCompensation, d.src.rangeOf(val),
+						"compensation arg %q must be a literal, \"@args.<path>\" or \"@result.<path>\"", s)
+				}
+			}
+		}},
+	})
+	if ok {
+		def.Execution.Compensation = c
+	}
+}
+
+// jsonObject converts a mapping to JSON values; index, when not nil,
+// receives the node behind each JSON pointer.
+func (d *decoder) jsonObject(n *yaml.Node, path string, index map[string]*yaml.Node) (map[string]any, bool) {
+	if n.Kind != yaml.MappingNode {
+		d.diags.Errorf(lang.VBadValue, d.src.rangeOf(n), "%s must be a mapping", path)
+		return nil, false
+	}
+	v, ok := d.toJSON(n, "", index, 0)
+	if !ok {
+		return nil, false
+	}
+	return v.(map[string]any), true
+}
+
+// maxYAMLDepth bounds recursion through nested (or aliased) YAML.
+const maxYAMLDepth = 64
+
+// toJSON converts a node to the values encoding/json produces with
+// UseNumber: maps, slices, strings, json.Number, bools and nil.
+func (d *decoder) toJSON(n *yaml.Node, ptr string, index map[string]*yaml.Node, depth int) (any, bool) {
+	n = resolveAlias(n)
+	if index != nil {
+		index[ptr] = n
+	}
+	if depth > maxYAMLDepth {
+		d.diags.Errorf(lang.VBadValue, d.src.rangeOf(n), "nested more than %d levels deep", maxYAMLDepth)
+		return nil, false
+	}
+	switch n.Kind {
+	case yaml.MappingNode:
+		out := make(map[string]any, len(n.Content)/2)
+		ok := true
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			key := n.Content[i].Value
+			if _, dup := out[key]; dup {
+				d.diags.Errorf(lang.VBadYAML, d.src.rangeOf(n.Content[i]), "key %q is given twice", key)
+				ok = false
+				continue
+			}
+			v, good := d.toJSON(n.Content[i+1], ptr+"/"+escapePointer(key), index, depth+1)
+			ok = ok && good
+			out[key] = v
+		}
+		return out, ok
+	case yaml.SequenceNode:
+		out := make([]any, len(n.Content))
+		ok := true
+		for i, item := range n.Content {
+			v, good := d.toJSON(item, ptr+"/"+strconv.Itoa(i), index, depth+1)
+			ok = ok && good
+			out[i] = v
+		}
+		return out, ok
+	case yaml.ScalarNode:
+		return d.scalarJSON(n)
+	}
+	d.diags.Errorf(lang.VBadValue, d.src.rangeOf(n), "unsupported YAML node")
+	return nil, false
+}
+
+func (d *decoder) scalarJSON(n *yaml.Node) (any, bool) {
+	switch n.Tag {
+	case "!!null":
+		return nil, true
+	case "!!bool":
+		var b bool
+		if err := n.Decode(&b); err != nil {
+			return nil, d.badScalar(n, err)
+		}
+		return b, true
+	case "!!int":
+		var i int64
+		if err := n.Decode(&i); err != nil {
+			return nil, d.badScalar(n, err)
+		}
+		return json.Number(strconv.FormatInt(i, 10)), true
+	case "!!float":
+		var f float64
+		if err := n.Decode(&f); err != nil {
+			return nil, d.badScalar(n, err)
+		}
+		if math.IsInf(f, 0) || math.IsNaN(f) {
+			return nil, d.badScalar(n, errors.New("infinity and NaN are not JSON numbers"))
+		}
+		return json.Number(strconv.FormatFloat(f, 'g', -1, 64)), true
+	case "!!str", "!!timestamp", "!!binary":
+		return n.Value, true
+	}
+	return nil, d.badScalar(n, fmt.Errorf("unsupported YAML tag %s", n.Tag))
+}
+
+func (d *decoder) badScalar(n *yaml.Node, err error) bool {
+	d.diags.Errorf(lang.VBadValue, d.src.rangeOf(n), "bad value %q: %v", n.Value, err)
+	return false
+}
