@@ -58,19 +58,24 @@ func (a *analysis) checkArgs(s *step) {
 	}
 }
 
-// validateLiterals validates every literal argument against its
-// parameter's schema, in parallel: schema validation is the costliest check
-// per step and needs nothing but the value and the schema.
-func (a *analysis) validateLiterals(steps []*step) {
+// prepareArgs converts every argument to its plan JSON and validates the
+// literal ones against their parameter's schema, in parallel: schema
+// validation is the costliest check per step, and it needs nothing but the
+// value and the schema.
+func (a *analysis) prepareArgs(steps []*step) {
 	parallel(len(steps), func(i int) {
 		s := steps[i]
+		s.argJSON = make([]any, len(s.args))
+		for j, arg := range s.args {
+			s.argJSON[j] = jsonValue(arg.Value)
+		}
 		if s.def == nil || s.def.InputSchema == nil {
 			return
 		}
 		s.literalErrs = make([]error, len(s.args))
 		for j, arg := range s.args {
 			if isLiteral(arg.Value) {
-				s.literalErrs[j] = s.def.InputSchema.ValidateProperty(arg.Name, jsonValue(arg.Value))
+				s.literalErrs[j] = s.def.InputSchema.ValidateProperty(arg.Name, s.argJSON[j])
 			}
 		}
 	})

@@ -37,8 +37,9 @@ type step struct {
 	args    []*lang.Arg
 	after   []*lang.Ref
 	gate    string
-	// literalErrs holds, for each of args, its schema validation result when
-	// it is a literal (see validateLiterals).
+	// argJSON holds each of args as plan JSON, and literalErrs its schema
+	// validation result when it is a literal (see prepareArgs).
+	argJSON     []any
 	literalErrs []error
 	index       int // position in the runbook: base steps first, then calls
 	id          int // position in analysis.steps: the step's vertex in the DAG
@@ -80,7 +81,7 @@ func compile(base *Plan, files []*lang.File, cat *registry.Catalogue) (*Plan, la
 		bindings: make(map[string]*step, callCount(files)),
 		used:     map[string]bool{},
 		inputs:   newInputTypes(),
-		edges:    newEdgeSet(),
+		edges:    newEdgeSet(2 * callCount(files)),
 		unparsed: lang.Names{Bound: map[string]bool{}, Referenced: map[string]bool{}},
 	}
 	for _, f := range files {
@@ -101,14 +102,14 @@ func compile(base *Plan, files []*lang.File, cat *registry.Catalogue) (*Plan, la
 		offset += last
 	}
 	newSteps := a.steps[firstNew:]
-	a.validateLiterals(newSteps)
+	a.prepareArgs(newSteps)
 	for _, s := range newSteps {
 		a.checkArgs(s)
 		a.addSequenceEdges(s)
 	}
 	a.warnUnused(newSteps)
 	order := a.order()
-	a.warnImpliedAfter()
+	a.warnImpliedAfter(order)
 	if a.diags.HasErrors() {
 		return nil, a.diags.Sorted()
 	}
@@ -216,8 +217,8 @@ func (a *analysis) plan(files []*lang.File, order []*step) *Plan {
 
 func (a *analysis) freeze(s *step) *Step {
 	args := make(map[string]any, len(s.args))
-	for _, arg := range s.args {
-		args[arg.Name] = jsonValue(arg.Value)
+	for i, arg := range s.args {
+		args[arg.Name] = s.argJSON[i]
 	}
 	gate := s.def.Execution.Gate
 	if s.gate != "" {

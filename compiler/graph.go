@@ -19,10 +19,15 @@ type edgeKey struct{ from, to int }
 // one edge per pair of steps; a data edge wins over a sequence edge, since
 // it implies the ordering too.
 type edgeSet struct {
-	kinds  map[edgeKey]string
-	at     map[edgeKey]lang.Range // the reference that made the edge
+	edges  map[edgeKey]edgeInfo
 	keys   []edgeKey
 	afters []afterEdge
+}
+
+// edgeInfo is an edge's kind and the reference that made it.
+type edgeInfo struct {
+	kind string
+	at   lang.Range
 }
 
 // afterEdge is one `:after` reference, kept for the W002 check.
@@ -31,22 +36,22 @@ type afterEdge struct {
 	ref lang.Range
 }
 
-func newEdgeSet() *edgeSet {
-	return &edgeSet{kinds: map[edgeKey]string{}, at: map[edgeKey]lang.Range{}}
+func newEdgeSet(capacity int) *edgeSet {
+	return &edgeSet{edges: make(map[edgeKey]edgeInfo, capacity)}
 }
 
 func (e *edgeSet) add(k edgeKey, kind string, at lang.Range) {
-	prev, ok := e.kinds[k]
+	prev, ok := e.edges[k]
 	switch {
 	case !ok:
-		e.kinds[k] = kind
-		e.at[k] = at
+		e.edges[k] = edgeInfo{kind, at}
 		e.keys = append(e.keys, k)
-	case prev == EdgeSequence && kind == EdgeData:
-		e.kinds[k] = EdgeData
-		e.at[k] = at
+	case prev.kind == EdgeSequence && kind == EdgeData:
+		e.edges[k] = edgeInfo{kind, at}
 	}
 }
+
+func (e *edgeSet) kind(k edgeKey) string { return e.edges[k].kind }
 
 // addRef adds the edge a reference in to's call makes from from.
 func (e *edgeSet) addRef(from, to *step, kind string, at lang.Range) {
@@ -107,29 +112,39 @@ func (a *analysis) order() []*step {
 
 // reportCycles finds the cycles among the steps Kahn's pass could not
 // place, using dominikbraun/graph's strongly connected components.
+//
+// Vertex keys are step ids plus one: the library's Tarjan (v0.23.0) pops
+// each component with `var hash K; for hash != vertexHash`, so the
+// component of the vertex whose key is the zero value comes back empty.
 func (a *analysis) reportCycles(stuck []int) {
 	in := map[int]bool{}
 	g := graph.New(graph.IntHash, graph.Directed())
 	for _, id := range stuck {
 		in[id] = true
-		_ = g.AddVertex(id) // ids are unique
+		_ = g.AddVertex(id + 1) // ids are unique
 	}
 	for _, k := range a.edges.keys {
 		if in[k.from] && in[k.to] {
-			_ = g.AddEdge(k.from, k.to, graph.EdgeAttribute("kind", a.edges.kinds[k]))
+			_ = g.AddEdge(k.from+1, k.to+1, graph.EdgeAttribute("kind", a.edges.kind(k)))
 		}
-	}
-	adj, err := g.AdjacencyMap()
-	if err != nil {
-		panic("compiler: adjacency map of an in-memory graph: " + err.Error())
 	}
 	sccs, err := graph.StronglyConnectedComponents(g)
 	if err != nil {
 		panic("compiler: SCC of a directed graph: " + err.Error())
 	}
+	succ := map[int][]int{}
+	for _, k := range a.edges.keys {
+		if in[k.from] && in[k.to] {
+			succ[k.from] = append(succ[k.from], k.to)
+		}
+	}
 	for _, scc := range sccs {
 		if len(scc) > 1 {
-			a.reportCycle(scc, adj)
+			ids := make([]int, len(scc))
+			for i, key := range scc {
+				ids[i] = key - 1
+			}
+			a.reportCycle(ids, succ)
 		}
 	}
 }
@@ -153,7 +168,7 @@ func (h *stepHeap) Pop() any {
 // reportCycle names one cycle through the strongly connected component:
 // the shortest that returns to the step written first, with each reference
 // that closes a link as a related range.
-func (a *analysis) reportCycle(scc []int, adj map[int]map[int]graph.Edge[int]) {
+func (a *analysis) reportCycle(scc []int, succ map[int][]int) {
 	members := map[int]bool{}
 	start := scc[0]
 	for _, id := range scc {
@@ -169,7 +184,9 @@ func (a *analysis) reportCycle(scc []int, adj map[int]map[int]graph.Edge[int]) {
 	for len(queue) > 0 && last < 0 {
 		u := queue[0]
 		queue = queue[1:]
-		for _, v := range sortedSuccessors(adj[u]) {
+		next := slices.Clone(succ[u])
+		slices.Sort(next)
+		for _, v := range next {
 			if v == start {
 				last = u
 				break
@@ -195,69 +212,84 @@ func (a *analysis) reportCycle(scc []int, adj map[int]map[int]graph.Edge[int]) {
 	if extra := len(scc) - len(path); extra > 0 {
 		msg += fmt.Sprintf(" (%d more steps are caught in cycles with these)", extra)
 	}
-	d := a.diags.Errorf(lang.ECycle, a.edges.at[edgeKey{last, start}], "%s", msg)
+	d := a.diags.Errorf(lang.ECycle, a.edges.edges[edgeKey{last, start}].at, "%s", msg)
 	for i := 0; i+1 < len(path); i++ {
 		k := edgeKey{path[i], path[i+1]}
-		d.WithRelated(a.edges.at[k], "@%s depends on @%s here", a.steps[k.to].key, a.steps[k.from].key)
+		d.WithRelated(a.edges.edges[k].at, "@%s depends on @%s here", a.steps[k.to].key, a.steps[k.from].key)
 	}
 }
 
-func sortedSuccessors(succ map[int]graph.Edge[int]) []int {
-	out := make([]int, 0, len(succ))
-	for v := range succ {
-		out = append(out, v)
-	}
-	slices.Sort(out)
-	return out
-}
-
-// maxImpliedSearch bounds the W002 search per :after, so a pathological
-// runbook cannot make a warning cost quadratic time.
-const maxImpliedSearch = 10000
+// impliedSearchBudget bounds the work of the transitive W002 check over a
+// whole compile. Beyond it, only the direct case (an :after on a step whose
+// result the call already uses) is reported: a warning must never make a
+// large runbook slow to compile.
+const impliedSearchBudget = 2_000_000
 
 // warnImpliedAfter reports `:after @x` where the step already depends on
 // @x through other edges (W002).
-func (a *analysis) warnImpliedAfter() {
+func (a *analysis) warnImpliedAfter(order []*step) {
 	if len(a.edges.afters) == 0 || a.diags.HasErrors() {
 		return
 	}
-	preds := map[int][]int{}
+	preds := make([][]int, len(a.steps))
 	for _, k := range a.edges.keys {
 		preds[k.to] = append(preds[k.to], k.from)
 	}
+	pos := make([]int, len(a.steps)) // step id → position in the order
+	for i, s := range order {
+		pos[s.id] = i
+	}
+	search := &ancestorSearch{preds: preds, pos: pos, mark: make([]int, len(a.steps)), budget: impliedSearchBudget}
 	for _, af := range a.edges.afters {
-		if a.edges.kinds[af.key] == EdgeData {
-			a.diags.Warnf(lang.WImpliedAfter, af.ref, ":after @%s is implied: this step already uses @%s's result",
-				a.steps[af.key.from].key, a.steps[af.key.from].key)
+		from := a.steps[af.key.from].key
+		if a.edges.kind(af.key) == EdgeData {
+			a.diags.Warnf(lang.WImpliedAfter, af.ref, ":after @%s is implied: this step already uses @%s's result", from, from)
 			continue
 		}
-		if via, ok := a.reachesAvoiding(af.key, preds); ok {
+		if via, ok := search.reachesAvoiding(af.key); ok {
 			a.diags.Warnf(lang.WImpliedAfter, af.ref, ":after @%s is implied: this step already runs after @%s, which runs after @%s",
-				a.steps[af.key.from].key, a.steps[via].key, a.steps[af.key.from].key)
+				from, a.steps[via].key, from)
 		}
 	}
 }
 
-// reachesAvoiding reports whether k.from is an ancestor of k.to through
-// some path that does not use the edge k itself, and through which direct
-// predecessor of k.to.
-func (a *analysis) reachesAvoiding(k edgeKey, preds map[int][]int) (int, bool) {
-	for _, first := range preds[k.to] {
-		if first == k.from {
+// ancestorSearch walks predecessors. Marks are stamped with a generation,
+// so no visited set is allocated per search.
+type ancestorSearch struct {
+	preds  [][]int
+	pos    []int
+	mark   []int
+	gen    int
+	stack  []int
+	budget int
+}
+
+// reachesAvoiding reports whether k.from is an ancestor of k.to through a
+// path other than the edge k itself, and through which direct predecessor
+// of k.to. A step placed before k.from in the topological order cannot
+// have it as an ancestor, so the walk stops there.
+func (s *ancestorSearch) reachesAvoiding(k edgeKey) (int, bool) {
+	target := k.from
+	for _, first := range s.preds[k.to] {
+		if first == target {
 			continue
 		}
-		seen := map[int]bool{first: true}
-		stack := []int{first}
-		for len(stack) > 0 && len(seen) < maxImpliedSearch {
-			u := stack[len(stack)-1]
-			stack = stack[:len(stack)-1]
-			if u == k.from {
+		s.gen++
+		s.stack = append(s.stack[:0], first)
+		s.mark[first] = s.gen
+		for len(s.stack) > 0 {
+			if s.budget--; s.budget < 0 {
+				return 0, false
+			}
+			u := s.stack[len(s.stack)-1]
+			s.stack = s.stack[:len(s.stack)-1]
+			if u == target {
 				return first, true
 			}
-			for _, p := range preds[u] {
-				if !seen[p] {
-					seen[p] = true
-					stack = append(stack, p)
+			for _, p := range s.preds[u] {
+				if s.mark[p] != s.gen && s.pos[p] >= s.pos[target] {
+					s.mark[p] = s.gen
+					s.stack = append(s.stack, p)
 				}
 			}
 		}
@@ -281,7 +313,7 @@ func (e *edgeSet) list(order []*step) []Edge {
 	})
 	out := make([]Edge, len(keys))
 	for i, k := range keys {
-		out[i] = Edge{From: order[pos[k.from]].key, To: order[pos[k.to]].key, Kind: e.kinds[k]}
+		out[i] = Edge{From: order[pos[k.from]].key, To: order[pos[k.to]].key, Kind: e.kind(k)}
 	}
 	return out
 }

@@ -6,15 +6,23 @@ import (
 	"sync/atomic"
 )
 
-// parallel runs fn(0..n-1) on GOMAXPROCS goroutines, in chunks, so small
-// plans pay nothing for it.
+// parallel runs fn(0..n-1) on GOMAXPROCS goroutines; see parallelRanges.
 func parallel(n int, fn func(int)) {
+	parallelRanges(n, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			fn(i)
+		}
+	})
+}
+
+// parallelRanges runs fn over [0, n) in chunks on GOMAXPROCS goroutines,
+// so that small plans pay nothing for it and a chunk can reuse scratch
+// memory.
+func parallelRanges(n int, fn func(lo, hi int)) {
 	const chunk = 512
 	workers := runtime.GOMAXPROCS(0)
 	if workers == 1 || n <= chunk {
-		for i := range n {
-			fn(i)
-		}
+		fn(0, n)
 		return
 	}
 	var next atomic.Int64
@@ -26,9 +34,7 @@ func parallel(n int, fn func(int)) {
 				if from >= n {
 					return
 				}
-				for i := from; i < min(from+chunk, n); i++ {
-					fn(i)
-				}
+				fn(from, min(from+chunk, n))
 			}
 		})
 	}

@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
@@ -202,35 +203,37 @@ func (p *Plan) hash(enc *encodedSteps) string {
 // A plan made by Compile or Extend renders the steps it was hashed with;
 // change a plan's steps and Hash it again before rendering it.
 func (p *Plan) JSON() []byte {
+	var b bytes.Buffer
+	_ = p.WriteJSON(&b) // a bytes.Buffer does not fail
+	return b.Bytes()
+}
+
+// WriteJSON writes what JSON returns, without holding it all in memory.
+func (p *Plan) WriteJSON(out io.Writer) error {
 	enc := p.sealed
 	if enc == nil || enc.hash != p.PlanHash || len(enc.steps) != len(p.Steps) {
 		enc = p.encodeSteps()
 	}
 	steps := enc.steps
-	size := 4096 + 128*(len(p.Edges)+len(p.Inputs))
-	for _, s := range steps {
-		size += len(s) + 6
-	}
-	var b bytes.Buffer
-	b.Grow(size)
-	fmt.Fprintf(&b, "{\n  \"schema_version\": %d,\n  \"plan_hash\": %s,\n  \"sources\": %s,\n",
+	w := bufio.NewWriterSize(out, 1<<16)
+	fmt.Fprintf(w, "{\n  \"schema_version\": %d,\n  \"plan_hash\": %s,\n  \"sources\": %s,\n",
 		p.SchemaVersion, mustJSON(p.PlanHash), mustJSON(p.Sources))
-	writeLines(&b, "inputs", len(p.Inputs), func(i int) []byte { return mustJSON(p.Inputs[i]) }, "[", "]")
-	b.WriteString(",\n")
-	writeLines(&b, "steps", len(steps), func(i int) []byte { return steps[i] }, "[", "]")
-	b.WriteString(",\n")
-	writeLines(&b, "edges", len(p.Edges), func(i int) []byte { return mustJSON(p.Edges[i]) }, "[", "]")
-	b.WriteString(",\n")
+	writeLines(w, "inputs", len(p.Inputs), func(i int) []byte { return mustJSON(p.Inputs[i]) }, "[", "]")
+	w.WriteString(",\n")
+	writeLines(w, "steps", len(steps), func(i int) []byte { return steps[i] }, "[", "]")
+	w.WriteString(",\n")
+	writeLines(w, "edges", len(p.Edges), func(i int) []byte { return mustJSON(p.Edges[i]) }, "[", "]")
+	w.WriteString(",\n")
 	names := slices.Sorted(maps.Keys(p.Verbs))
-	writeLines(&b, "verbs", len(names), func(i int) []byte {
+	writeLines(w, "verbs", len(names), func(i int) []byte {
 		return append(append(mustJSON(names[i]), ": "...), mustJSON(p.Verbs[names[i]])...)
 	}, "{", "}")
-	b.WriteString("\n}\n")
-	return b.Bytes()
+	w.WriteString("\n}\n")
+	return w.Flush()
 }
 
 // writeLines writes `  "name": [` then one item a line, indented.
-func writeLines(b *bytes.Buffer, name string, n int, item func(int) []byte, open, closing string) {
+func writeLines(b *bufio.Writer, name string, n int, item func(int) []byte, open, closing string) {
 	fmt.Fprintf(b, "  %q: %s", name, open)
 	for i := range n {
 		if i > 0 {
@@ -255,38 +258,48 @@ func (p *Plan) encodeSteps() *encodedSteps {
 		}
 	}
 	out := &encodedSteps{steps: make([][]byte, len(p.Steps)), cut: make([]int, len(p.Steps))}
-	parallel(len(p.Steps), func(i int) {
-		s := p.Steps[i]
-		b := make([]byte, 0, 256+len(exec[s.VerbHash]))
-		b = append(b, `{"key":`...)
-		b = appendString(b, s.Key)
-		b = append(b, `,"verb":`...)
-		b = appendString(b, s.Verb)
-		b = append(b, `,"args":`...)
-		if s.Args == nil {
-			b = append(b, "null"...)
-		} else {
-			b = appendJSON(b, s.Args)
+	parallelRanges(len(p.Steps), func(lo, hi int) {
+		// Each step is built in a scratch buffer and copied out at its
+		// exact size: one allocation a step, no regrowth.
+		var scratch []byte
+		for i := lo; i < hi; i++ {
+			scratch = appendStep(scratch[:0], p.Steps[i], exec, &out.cut[i])
+			out.steps[i] = slices.Clone(scratch)
 		}
-		b = append(b, `,"gate":`...)
-		b = appendString(b, s.Gate)
-		b = append(b, `,"execution":`...)
-		b = append(b, exec[s.VerbHash]...)
-		b = append(b, `,"verb_hash":`...)
-		b = appendString(b, s.VerbHash)
-		out.cut[i] = len(b)
-		if s.Pos != nil {
-			b = append(b, `,"pos":{"file":`...)
-			b = appendString(b, s.Pos.File)
-			b = append(b, `,"line":`...)
-			b = strconv.AppendInt(b, int64(s.Pos.Line), 10)
-			b = append(b, `,"column":`...)
-			b = strconv.AppendInt(b, int64(s.Pos.Column), 10)
-			b = append(b, '}')
-		}
-		out.steps[i] = append(b, '}')
 	})
 	return out
+}
+
+// appendStep appends a step's compact JSON, position last, and records in
+// cut where the position starts.
+func appendStep(b []byte, s *Step, exec map[string][]byte, cut *int) []byte {
+	b = append(b, `{"key":`...)
+	b = appendString(b, s.Key)
+	b = append(b, `,"verb":`...)
+	b = appendString(b, s.Verb)
+	b = append(b, `,"args":`...)
+	if s.Args == nil {
+		b = append(b, "null"...)
+	} else {
+		b = appendJSON(b, s.Args)
+	}
+	b = append(b, `,"gate":`...)
+	b = appendString(b, s.Gate)
+	b = append(b, `,"execution":`...)
+	b = append(b, exec[s.VerbHash]...)
+	b = append(b, `,"verb_hash":`...)
+	b = appendString(b, s.VerbHash)
+	*cut = len(b)
+	if s.Pos != nil {
+		b = append(b, `,"pos":{"file":`...)
+		b = appendString(b, s.Pos.File)
+		b = append(b, `,"line":`...)
+		b = strconv.AppendInt(b, int64(s.Pos.Line), 10)
+		b = append(b, `,"column":`...)
+		b = strconv.AppendInt(b, int64(s.Pos.Column), 10)
+		b = append(b, '}')
+	}
+	return append(b, '}')
 }
 
 // mustJSON marshals plan data, which holds only JSON values.

@@ -194,11 +194,11 @@ func (p *parser) parseCall(sp span) callResult {
 	} else {
 		eof = p.ts.endPos()
 	}
-	cp := &callParser{parser: p}
+	cp := &callParser{parser: p, start: start, end: end}
 	toks := p.ts.toks[start:end]
 	key := shapeKey(toks)
 	var call *syntax.Call
-	if tmpl := p.shapes.lookup(key); tmpl != nil {
+	if tmpl := p.shapes.lookup(key); tmpl != nil && useShapeCache {
 		call = replay(tmpl, toks)
 	} else {
 		tree, err := syntax.ParseTokens(toks, eof)
@@ -219,7 +219,16 @@ func (p *parser) parseCall(sp span) callResult {
 // be converted concurrently; the shared parser is only read.
 type callParser struct {
 	*parser
-	diags Diagnostics
+	start, end int // the call's tokens
+	diags      Diagnostics
+}
+
+// callToken finds the index of the call's token starting at byte offset
+// off; searching the call's few tokens, not the file's million, matters at
+// 100k steps.
+func (p *callParser) callToken(off int) int {
+	toks := p.ts.toks[p.start:p.end]
+	return p.start + sort.Search(len(toks), func(i int) bool { return toks[i].Pos.Offset >= off })
 }
 
 // syntaxError turns participle's error into an E001 that says what was
@@ -346,7 +355,7 @@ func (p *callParser) call(n *syntax.Call, index int) *Call {
 // tokenRange finds a token's range. Tokens are found by offset, which is
 // unique; participle hands back copies, not indexes.
 func (p *callParser) tokenRange(t lexer.Token) Range {
-	return p.ts.rangeOf(p.tokenAt(t.Pos.Offset))
+	return p.ts.rangeOf(p.callToken(t.Pos.Offset))
 }
 
 // args pairs keys with values. The grammar captures them side by side; a
@@ -355,7 +364,7 @@ func (p *callParser) args(keys []string, values []*syntax.Value) []*Arg {
 	args := make([]*Arg, len(keys))
 	for i, key := range keys {
 		v := p.value(values[i])
-		k := p.tokenAt(v.Range().Start.Byte) - 1
+		k := p.callToken(v.Range().Start.Byte) - 1
 		args[i] = &Arg{Name: key[1:], NameRange: p.ts.rangeOf(k), Value: v}
 	}
 	return args
@@ -372,12 +381,12 @@ func (p *callParser) value(n *syntax.Value) Value {
 	case n.Map != nil:
 		return &Map{Span: p.tokenRange(n.Map.Open).Through(p.tokenRange(n.Map.Close)), Entries: p.args(n.Map.Keys, n.Map.Values)}
 	}
-	i := p.tokenAt(n.Scalar.Pos.Offset)
+	i := p.callToken(n.Scalar.Pos.Offset)
 	tok := p.ts.toks[i]
 	r := p.ts.rangeOf(i)
 	switch tok.Type {
 	case syntax.String:
-		return &String{Value: p.ts.strs[i], Raw: tok.Value, Span: r}
+		return &String{Value: p.ts.stringValue(i), Raw: tok.Value, Span: r}
 	case syntax.Int:
 		v, _ := strconv.ParseInt(tok.Value, 10, 64) // checked by the scanner
 		return &Int{Value: v, Raw: tok.Value, Span: r}

@@ -25,6 +25,10 @@ type shapeCache struct {
 	shapes map[string]*syntax.Call
 }
 
+// useShapeCache is switched off only by BenchmarkParse, to measure what
+// participle alone costs.
+var useShapeCache = true
+
 // maxShapes bounds the cache; a file with more distinct shapes than this
 // parses the rest without it.
 const maxShapes = 4096

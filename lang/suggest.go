@@ -4,16 +4,18 @@ import (
 	"cmp"
 	"slices"
 
-	"github.com/agnivade/levenshtein"
+	"github.com/hbollon/go-edlib"
 )
 
 // maxSuggestions bounds how many close names a diagnostic offers.
 const maxSuggestions = 3
 
 // Suggest returns up to three candidates close to name by edit distance,
-// closest first. A candidate is close when at most a third of its letters
-// (at least one) would have to change; beyond that a suggestion misleads
-// more than it helps.
+// closest first. The distance is optimal string alignment, in which
+// swapping two neighbouring letters is one edit, as it is when typing. A
+// candidate is close when about a third of its letters (at least one, two
+// from five letters up) would have to change; beyond that a suggestion
+// misleads more than it helps.
 func Suggest(name string, candidates []string) []string {
 	type scored struct {
 		name string
@@ -24,8 +26,8 @@ func Suggest(name string, candidates []string) []string {
 		if c == name {
 			continue
 		}
-		limit := max(1, max(len(c), len(name))/3)
-		if d := levenshtein.ComputeDistance(name, c); d <= limit {
+		limit := max(1, (max(len(c), len(name))+1)/3)
+		if d := edlib.OSADamerauLevenshteinDistance(name, c); d <= limit {
 			close = append(close, scored{c, d})
 		}
 	}

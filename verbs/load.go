@@ -141,10 +141,15 @@ func yamlErrorLine(err error) int {
 	return 1
 }
 
+// yamlErrorText is yaml.v3's message without its "yaml: line N:" prefix,
+// which the diagnostic's position already says.
 func yamlErrorText(err error) string {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
-	return yamlLine.ReplaceAllString(strings.TrimPrefix(msg, "unmarshal errors:\n  "), "")
+	msg = strings.TrimPrefix(msg, "unmarshal errors:\n  ")
+	return yamlLinePrefix.ReplaceAllString(msg, "")
 }
+
+var yamlLinePrefix = regexp.MustCompile(`^line \d+: `)
 
 // decoder walks one file's nodes, reporting as it goes.
 type decoder struct {

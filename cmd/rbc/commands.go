@@ -113,10 +113,12 @@ func runCompile(args []string, stdout, stderr io.Writer) int {
 		return status
 	}
 	if *output == "" {
-		_, _ = stdout.Write(plan.JSON())
+		if err := plan.WriteJSON(stdout); err != nil {
+			return cantRun(stderr, "error writing the plan: %v", err)
+		}
 		return status
 	}
-	if err := writeFileAtomic(*output, plan.JSON()); err != nil {
+	if err := writeFileAtomic(*output, plan.WriteJSON); err != nil {
 		return cantRun(stderr, "%v", err)
 	}
 	return status
@@ -218,13 +220,13 @@ func runFmt(args []string, stdout, stderr io.Writer) int {
 				fmt.Fprintln(stdout, path)
 			}
 			if *write && changed {
-				if err := writeFileAtomic(path, out); err != nil {
+				if err := writeFileAtomic(path, writeBytes(out)); err != nil {
 					return cantRun(stderr, "%v", err)
 				}
 			}
 		case *write:
 			if changed {
-				if err := writeFileAtomic(path, out); err != nil {
+				if err := writeFileAtomic(path, writeBytes(out)); err != nil {
 					return cantRun(stderr, "%v", err)
 				}
 			}
@@ -248,9 +250,18 @@ func version() string {
 	return "dev"
 }
 
-// writeFileAtomic replaces path with data through a temporary file in the
-// same directory, so a crash never leaves half a plan or half a runbook.
-func writeFileAtomic(path string, data []byte) error {
+// writeBytes adapts a byte slice to writeFileAtomic.
+func writeBytes(data []byte) func(io.Writer) error {
+	return func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	}
+}
+
+// writeFileAtomic replaces path with what write writes, through a
+// temporary file in the same directory, so a crash never leaves half a
+// plan or half a runbook.
+func writeFileAtomic(path string, write func(io.Writer) error) error {
 	mode := os.FileMode(0o644)
 	if info, err := os.Stat(path); err == nil {
 		mode = info.Mode().Perm()
@@ -260,7 +271,7 @@ func writeFileAtomic(path string, data []byte) error {
 		return fmt.Errorf("error writing %q: %w", path, err)
 	}
 	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
+	if err := write(tmp); err != nil {
 		tmp.Close()
 		return fmt.Errorf("error writing %q: %w", path, err)
 	}

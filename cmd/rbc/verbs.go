@@ -61,7 +61,7 @@ func runVerbs(args []string, stdout, stderr io.Writer) int {
 }
 
 func listVerbs(out io.Writer, defs []*verbs.Definition) {
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	tw := newTable(out)
 	fmt.Fprintln(tw, "VERB\tKIND\tHANDLER\tDESCRIPTION")
 	for _, d := range defs {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", d.FullName(), d.Execution.Kind, d.Execution.Handler, firstLine(d.Description))
@@ -72,8 +72,10 @@ func listVerbs(out io.Writer, defs []*verbs.Definition) {
 func describeVerb(out io.Writer, d *verbs.Definition) {
 	e := d.Execution
 	fmt.Fprintf(out, "%s (%s, handler %s)\n", d.FullName(), e.Kind, e.Handler)
-	if d.Description != "" {
-		fmt.Fprintf(out, "  %s\n", strings.TrimSpace(d.Description))
+	for _, line := range strings.Split(strings.TrimSpace(d.Description), "\n") {
+		if line != "" {
+			fmt.Fprintf(out, "  %s\n", line)
+		}
 	}
 	fmt.Fprintln(out, "\nArguments:")
 	if d.InputSchema == nil {
@@ -115,7 +117,7 @@ func describeFields(out io.Writer, s *verbs.Schema, prefix string) {
 		fmt.Fprintln(out, "  any")
 		return
 	}
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	tw := newTable(out)
 	required := s.Required()
 	for _, p := range props {
 		sub, _ := s.Property(p)
@@ -142,4 +144,35 @@ func firstLine(s string) string {
 		return s[:i]
 	}
 	return s
+}
+
+// table lines up tab-separated cells and trims the padding tabwriter
+// leaves after the last non-empty cell of a row.
+type table struct {
+	out io.Writer
+	buf strings.Builder
+	tw  *tabwriter.Writer
+}
+
+func newTable(out io.Writer) *table {
+	t := &table{out: out}
+	t.tw = tabwriter.NewWriter(&t.buf, 0, 0, 2, ' ', 0)
+	return t
+}
+
+func (t *table) Write(p []byte) (int, error) { return t.tw.Write(p) }
+
+func (t *table) Flush() error {
+	if err := t.tw.Flush(); err != nil {
+		return err
+	}
+	for _, line := range strings.SplitAfter(t.buf.String(), "\n") {
+		if line == "" {
+			continue
+		}
+		if _, err := io.WriteString(t.out, strings.TrimRight(line, " \n")+"\n"); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -1,0 +1,44 @@
+# Runbook: rbc (compiler) and rbd (daemon).
+#
+#   make demo    run the main job on this machine
+#   make test    the whole test suite (what CI runs)
+
+GO        ?= go
+BIN       := bin
+EXAMPLES  := examples/runbooks
+BENCHTIME ?= 5x
+
+.PHONY: help build test fmt lint bench demo clean
+
+help: ## list the targets
+	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-7s %s\n", $$1, $$2}'
+
+build: ## build rbc into bin/
+	$(GO) build -o $(BIN)/ ./cmd/...
+
+test: ## run every test, with the race detector
+	$(GO) vet ./...
+	@test -z "$$(gofmt -l .)" || { echo "gofmt would change:"; gofmt -l .; exit 1; }
+	$(GO) test -race -count=1 ./...
+
+fmt: ## format the Go code
+	gofmt -w .
+
+lint: ## go vet and gofmt -l
+	$(GO) vet ./...
+	@out="$$(gofmt -l .)"; if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+bench: ## run the benchmarks (see BENCHMARKS.md)
+	$(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) ./lang ./compiler ./cmd/rbc
+
+demo: build ## compile, lint and draw the example runbooks
+	@for ex in kyc-onboarding funding-outreach incident-response; do \
+		echo "== $$ex"; \
+		$(BIN)/rbc lint --verbs $(EXAMPLES)/$$ex/verbs $(EXAMPLES)/$$ex/$$ex.rbk && \
+		$(BIN)/rbc compile --verbs $(EXAMPLES)/$$ex/verbs $(EXAMPLES)/$$ex/$$ex.rbk -o $(BIN)/$$ex.plan.json && \
+		echo "plan: $(BIN)/$$ex.plan.json ($$(grep -c '"key":' $(BIN)/$$ex.plan.json) steps)" && \
+		$(BIN)/rbc graph --verbs $(EXAMPLES)/$$ex/verbs $(EXAMPLES)/$$ex/$$ex.rbk --format mermaid || exit 1; \
+	done
+
+clean: ## remove build output
+	rm -rf $(BIN)

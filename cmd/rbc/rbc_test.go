@@ -1,0 +1,70 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+var update = flag.Bool("update", false, "rewrite the expected output in the txtar scripts")
+
+// TestMain makes the test binary double as rbc, so the scripts run the real
+// command, main and os.Exit included.
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){"rbc": main})
+}
+
+// TestScripts runs testdata/script/*.txtar. Besides testscript's built-in
+// commands, a script may say `status N rbc ...` to require that rbc exits
+// with status N (0, 1 or 2), its output kept for stdout/stderr/cmp.
+func TestScripts(t *testing.T) {
+	examples, err := filepath.Abs("../../examples/runbooks")
+	if err != nil {
+		t.Fatal(err)
+	}
+	testscript.Run(t, testscript.Params{
+		Dir:           "testdata/script",
+		UpdateScripts: *update,
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("EXAMPLES", examples)
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"status": cmdStatus,
+		},
+	})
+}
+
+func cmdStatus(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: status N command [args...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("status: %v", err)
+	}
+	got := 0
+	if err := ts.Exec(args[1], args[2:]...); err != nil {
+		var exitErr *exec.ExitError
+		if !errors.As(err, &exitErr) {
+			ts.Fatalf("status: %v", err)
+		}
+		got = exitErr.ExitCode()
+	}
+	if got != want {
+		ts.Fatalf("%s exited with status %d, want %d", args[1], got, want)
+	}
+}
+
+func TestMainIsTheCommand(t *testing.T) {
+	// Guard against a test binary that forgot to register rbc.
+	if _, err := os.Stat(os.Args[0]); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,170 @@
+package compiler
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"gotest.tools/v3/golden"
+
+	"github.com/runbookdev/runbook/lang"
+	"github.com/runbookdev/runbook/registry"
+)
+
+func testCatalogue(t testing.TB) *registry.Catalogue {
+	t.Helper()
+	cat, _, diags, err := registry.Load([]string{"testdata/verbs"}, registry.NewHandlers())
+	require.NoError(t, err)
+	require.Empty(t, diags)
+	return cat
+}
+
+// compileSource parses and compiles one source, returning the plan and
+// all diagnostics, sorted.
+func compileSource(t testing.TB, cat *registry.Catalogue, name string, src []byte) (*Plan, lang.Diagnostics) {
+	t.Helper()
+	f, diags := lang.Parse(name, src)
+	plan, more := Compile([]*lang.File{f}, cat)
+	diags.Append(more)
+	return plan, diags.Sorted()
+}
+
+// TestGolden compiles testdata/cases/*.rbk against testdata/verbs and pins
+// the diagnostics (text, with carets) and the plan in *.golden. Regenerate
+// with go test ./compiler -update.
+func TestGolden(t *testing.T) {
+	cat := testCatalogue(t)
+	cases, err := filepath.Glob("testdata/cases/*.rbk")
+	require.NoError(t, err)
+	require.NotEmpty(t, cases)
+	for _, path := range cases {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			src, err := os.ReadFile(path)
+			require.NoError(t, err)
+			plan, diags := compileSource(t, cat, path, src)
+			var out bytes.Buffer
+			require.NoError(t, lang.WriteText(&out, diags, lang.Sources{path: src}))
+			if plan != nil {
+				out.WriteString("---- plan\n")
+				out.Write(plan.JSON())
+			}
+			expectPlan := strings.HasPrefix(filepath.Base(path), "ok_") || strings.HasPrefix(filepath.Base(path), "w")
+			require.Equal(t, expectPlan, plan != nil, "ok_ and w cases compile; the others do not")
+			golden.Assert(t, out.String(), strings.TrimPrefix(strings.TrimSuffix(path, ".rbk")+".golden", "testdata/"))
+		})
+	}
+}
+
+// TestEveryCodeHasACase keeps the rule that each E, W and V code is pinned
+// by at least one test: E and W codes by a golden case here, V codes by the
+// verbs and registry tables.
+func TestEveryCodeHasACase(t *testing.T) {
+	var covered strings.Builder
+	goldens, _ := filepath.Glob("testdata/cases/*.golden")
+	for _, g := range goldens {
+		b, err := os.ReadFile(g)
+		require.NoError(t, err)
+		covered.Write(b)
+	}
+	for _, dir := range []string{"../verbs", "../registry", "../lang"} {
+		tests, _ := filepath.Glob(filepath.Join(dir, "*_test.go"))
+		for _, f := range tests {
+			b, err := os.ReadFile(f)
+			require.NoError(t, err)
+			covered.Write(b)
+		}
+	}
+	for _, info := range lang.Codes {
+		require.Contains(t, covered.String(), string(info.Code), "no test pins %s (%s)", info.Code, info.Summary)
+	}
+}
+
+func TestCompileIsDeterministic(t *testing.T) {
+	cat := testCatalogue(t)
+	src, err := os.ReadFile("testdata/cases/ok_features.rbk")
+	require.NoError(t, err)
+	first, diags := compileSource(t, cat, "x.rbk", src)
+	require.False(t, diags.HasErrors())
+	for range 5 {
+		again, _ := compileSource(t, cat, "x.rbk", src)
+		require.Equal(t, string(first.JSON()), string(again.JSON()))
+	}
+}
+
+func TestCommentsAndLayoutDoNotChangeTheHash(t *testing.T) {
+	cat := testCatalogue(t)
+	src, err := os.ReadFile("testdata/cases/ok_features.rbk")
+	require.NoError(t, err)
+	plan, _ := compileSource(t, cat, "x.rbk", src)
+
+	edited := bytes.Replace(src, []byte(";; Every value kind"), []byte(";; A different comment,\n;; now on two lines, about every value kind"), 1)
+	require.NotEqual(t, src, edited)
+	replanned, _ := compileSource(t, cat, "moved/elsewhere.rbk", edited)
+	require.Equal(t, plan.PlanHash, replanned.PlanHash)
+	require.NotEqual(t, plan.Steps[0].Pos, replanned.Steps[0].Pos, "positions are recorded, just not hashed")
+
+	f, _ := lang.Parse("x.rbk", src)
+	reformatted, _ := compileSource(t, cat, "x.rbk", lang.Format(f))
+	require.Equal(t, plan.PlanHash, reformatted.PlanHash)
+
+	changed, _ := compileSource(t, cat, "x.rbk", bytes.Replace(src, []byte(`:count 3`), []byte(`:count 4`), 1))
+	require.NotEqual(t, plan.PlanHash, changed.PlanHash, "a change in meaning changes the hash")
+}
+
+// TestHashIsCanonicalJSON holds the hand-built canonical form equal to
+// what encoding/json writes for the hashed view of the plan.
+func TestHashIsCanonicalJSON(t *testing.T) {
+	cat := testCatalogue(t)
+	src, err := os.ReadFile("testdata/cases/ok_features.rbk")
+	require.NoError(t, err)
+	plan, _ := compileSource(t, cat, "x.rbk", src)
+	plan.Steps[0].Args["name"] = "quote\" back\\ <tag> & \u2028 \x01 \xff é"
+
+	view := *plan
+	view.PlanHash = ""
+	view.Sources = nil
+	view.sealed = nil
+	view.Steps = nil
+	for _, s := range plan.Steps {
+		c := *s
+		c.Pos = nil
+		view.Steps = append(view.Steps, &c)
+	}
+	want, err := json.Marshal(&view)
+	require.NoError(t, err)
+	require.Equal(t, sha256Hex(want), plan.Hash())
+
+	var roundTrip bytes.Buffer
+	enc := plan.encodeSteps()
+	for i := range enc.steps {
+		roundTrip.Reset()
+		enc.writeWithoutPos(&roundTrip, i)
+		direct, err := json.Marshal(view.Steps[i])
+		require.NoError(t, err)
+		require.Equal(t, string(direct), roundTrip.String())
+	}
+}
+
+func TestParsePlanRoundTrip(t *testing.T) {
+	cat := testCatalogue(t)
+	src, err := os.ReadFile("testdata/cases/ok_features.rbk")
+	require.NoError(t, err)
+	plan, _ := compileSource(t, cat, "x.rbk", src)
+	back, err := ParsePlan(plan.JSON())
+	require.NoError(t, err)
+	require.Equal(t, plan.PlanHash, back.Hash())
+	require.Equal(t, string(plan.JSON()), string(back.JSON()))
+	require.NoError(t, back.Verbs["t.use"].InputSchema.ValidateProperty("id", "6f1c0d3e-2b7a-4d5e-9f00-1a2b3c4d5e6f"),
+		"a read plan's schemas are compiled and ready")
+
+	tampered := bytes.Replace(plan.JSON(), []byte(`"count":3`), []byte(`"count":30`), 1)
+	_, err = ParsePlan(tampered)
+	require.ErrorContains(t, err, "does not match the plan's content")
+
+	_, err = ParsePlan([]byte(`{"schema_version": 99}`))
+	require.ErrorContains(t, err, "schema_version 99 is not supported")
+}

@@ -1,0 +1,39 @@
+package lang
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/runbookdev/runbook/lang/langtest"
+)
+
+// BenchmarkParse measures Parse, with the shape cache and with participle
+// parsing every call.
+func BenchmarkParse(b *testing.B) {
+	for _, n := range []int{1000, 10000, 100000} {
+		src := langtest.GenerateRunbook(n)
+		for _, cached := range []bool{true, false} {
+			name := fmt.Sprintf("steps=%d/participle-only", n)
+			if cached {
+				name = fmt.Sprintf("steps=%d/shape-cache", n)
+			}
+			b.Run(name, func(b *testing.B) {
+				useShapeCache = cached
+				defer func() { useShapeCache = true }()
+				b.SetBytes(int64(len(src)))
+				for b.Loop() {
+					if _, diags := Parse("bench.rbk", src); len(diags) > 0 {
+						b.Fatal(diags)
+					}
+				}
+			})
+		}
+	}
+}
+
+func TestGenerateRunbookParses(t *testing.T) {
+	f, diags := Parse("gen.rbk", langtest.GenerateRunbook(50))
+	if len(diags) > 0 || len(f.Calls) != 50 {
+		t.Fatalf("%d calls, %v", len(f.Calls), diags)
+	}
+}

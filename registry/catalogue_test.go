@@ -1,0 +1,136 @@
+package registry
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/runbookdev/runbook/lang"
+	"github.com/runbookdev/runbook/verbs"
+)
+
+func diagLines(ds lang.Diagnostics) []string {
+	out := make([]string, len(ds))
+	for i, d := range ds {
+		r := d.Range
+		out[i] = fmt.Sprintf("%d:%d %s %s", r.Start.Line, r.Start.Column, d.Code, d.Message)
+	}
+	return out
+}
+
+func catalogue(t *testing.T, src string) (*Catalogue, lang.Diagnostics) {
+	t.Helper()
+	defs, diags := verbs.Parse("v.yaml", []byte(src))
+	require.Empty(t, diags)
+	cat, diags := New(defs, NewHandlers())
+	return cat, diags.Sorted()
+}
+
+func TestHandlerChecks(t *testing.T) {
+	_, diags := catalogue(t, `
+- name: a
+  domain: d
+  execution: {kind: sync, handler: core.ecko, side_effects: none}
+- name: b
+  domain: d
+  execution: {kind: sync, handler: http.start, side_effects: external_call, params: {url: "http://x"}}
+- name: c
+  domain: d
+  execution: {kind: sync, handler: http.call, side_effects: external_call, params: {method: FETCH, timeout: 3}}
+- name: e
+  domain: d
+  execution: {kind: sync, handler: pg.crud, side_effects: internal_db, params: {op: update, table: "Users; drop"}}
+- name: f
+  domain: d
+  execution: {kind: durable, handler: timer.sleep, side_effects: none, params: {duration: soon}, timeouts: {park_timeout: P1D}}
+`)
+	require.Equal(t, []string{
+		`4:36 V011 handler "core.ecko" is not registered (did you mean "core.echo"?)`,
+		`7:36 V004 sync verb "d.b" names handler "http.start", which is durable; make the verb durable or pick a sync handler`,
+		`10:84 V004 bad params for handler "http.call": unknown param "timeout" (valid: url, method, headers); param "url" is required; param "method" "FETCH" must be one of GET, POST, PUT, PATCH, DELETE`,
+		`13:80 V004 bad params for handler "pg.crud": param "table" "Users; drop" must be a lower-case SQL identifier, optionally schema-qualified; op "update" needs param "key": the columns that select the row`,
+		`16:80 V004 bad params for handler "timer.sleep": param "duration": "soon" is not an ISO 8601 duration (examples: PT30S, PT5M, P14D)`,
+	}, diagLines(diags))
+}
+
+func TestCompensationChecks(t *testing.T) {
+	_, diags := catalogue(t, `
+- name: undo
+  domain: d
+  execution: {kind: sync, handler: core.echo, side_effects: none}
+  input_schema:
+    required: [id, reason]
+    properties:
+      id: {type: uuid}
+      reason: {type: string}
+- name: wait
+  domain: d
+  execution: {kind: durable, handler: await.notification, side_effects: none, timeouts: {park_timeout: PT1H}}
+- name: do
+  domain: d
+  execution:
+    kind: sync
+    handler: core.echo
+    side_effects: internal_db
+    compensation: {verb: d.undo, args: {id: "@result.idd", reason: 5, colour: red}}
+  input_schema:
+    properties:
+      key: {type: string}
+  output_schema:
+    properties:
+      id: {type: uuid}
+- name: other
+  domain: d
+  execution:
+    kind: sync
+    handler: core.echo
+    side_effects: none
+    compensation: {verb: d.wait, args: {x: "@args.nope"}}
+  input_schema:
+    properties:
+      key: {type: string}
+- name: third
+  domain: d
+  execution:
+    kind: sync
+    handler: core.echo
+    side_effects: none
+    compensation: {verb: d.udno}
+`)
+	require.Equal(t, []string{
+		`19:45 V014 compensation arg "id": "@result.idd" names field "idd", which "d.do"'s output_schema does not list`,
+		`19:68 V014 compensation arg "reason" does not fit "d.undo": got number, want string`,
+		`19:79 V014 compensation verb "d.undo" has no argument "colour" (valid: id, reason)`,
+		`32:26 V014 compensation verb "d.wait" is durable; compensations must be sync so a failing runbook can be undone without waiting`,
+		`32:44 V014 compensation arg "x": "@args.nope" names field "nope", which "d.other"'s input_schema does not list`,
+		`42:26 V014 compensation verb "d.udno" is not defined (did you mean "d.undo" or "d.do"?)`,
+	}, diagLines(diags))
+}
+
+func TestCatalogueLookup(t *testing.T) {
+	cat, diags := catalogue(t, `
+- {name: open-case, domain: kyc, execution: {kind: sync, handler: core.echo, side_effects: none}}
+- {name: close-case, domain: kyc, execution: {kind: sync, handler: core.echo, side_effects: none}}
+`)
+	require.Empty(t, diags)
+	require.Equal(t, []string{"kyc.close-case", "kyc.open-case"}, cat.Names())
+	d, ok := cat.Lookup("kyc.open-case")
+	require.True(t, ok)
+	require.Equal(t, "open-case", d.Name)
+	_, ok = cat.Lookup("KYC.open-case")
+	require.False(t, ok, "names match exactly")
+	require.Equal(t, []string{"kyc.open-case", "kyc.close-case"}, cat.Suggest("kyc.opne-case"))
+}
+
+func TestRegisterHandler(t *testing.T) {
+	h := NewHandlers()
+	require.NoError(t, h.Register(HandlerSpec{Name: "acme.crm", Kind: verbs.Sync}))
+	require.EqualError(t, h.Register(HandlerSpec{Name: "acme.crm", Kind: verbs.Sync}), `handler "acme.crm" is already registered`)
+	require.EqualError(t, h.Register(HandlerSpec{Name: "core.echo", Kind: verbs.Sync}), `handler "core.echo" is already registered`)
+	require.EqualError(t, h.Register(HandlerSpec{Name: "x.y", Kind: "async"}), `handler "x.y": kind must be sync or durable, not "async"`)
+	spec, ok := h.Lookup("acme.crm")
+	require.True(t, ok)
+	require.Equal(t, verbs.Sync, spec.Kind)
+	require.Contains(t, h.Names(), "acme.crm")
+}

@@ -1,0 +1,185 @@
+package verbs
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/runbookdev/runbook/lang"
+)
+
+const minimal = `- name: open-case
+  domain: kyc
+  execution:
+    kind: sync
+    handler: core.echo
+    side_effects: none
+`
+
+func diagLines(ds lang.Diagnostics) []string {
+	out := make([]string, len(ds))
+	for i, d := range ds {
+		r := d.Range
+		out[i] = fmt.Sprintf("%d:%d-%d:%d %s %s", r.Start.Line, r.Start.Column, r.End.Line, r.End.Column, d.Code, d.Message)
+	}
+	return out
+}
+
+func TestParseDefinitionDiagnostics(t *testing.T) {
+	tests := []struct {
+		name string
+		src  string
+		want []string
+	}{
+		{"not YAML", "- name: [unclosed\n", []string{
+			"1:1-1:18 V001 not valid YAML: did not find expected ',' or ']'",
+		}},
+		{"not a list", "name: x\n", []string{
+			`1:1-1:8 V001 a verb file must be a YAML list of definitions (each item starting with "- name:")`,
+		}},
+		{"empty file", "", []string{
+			"1:1-1:1 V001 the file is empty; a verb file is a YAML list of definitions",
+		}},
+		{"repeated key", minimal + "  name: again\n", []string{
+			`7:3-7:7 V001 field "name" is given twice`,
+		}},
+		{"unknown field with suggestion", minimal + "  descripton: hi\n", []string{
+			`7:3-7:13 V002 unknown field "descripton" in the definition (valid fields: description, domain, execution, input_schema, name, output_schema) (did you mean "description"?)`,
+		}},
+		{"unknown nested field", minimal + "    retry: {max_attempt: 3}\n", []string{
+			`7:13-7:24 V002 unknown field "max_attempt" in execution.retry (valid fields: backoff, base_delay, max_attempts, max_delay) (did you mean "max_attempts"?)`,
+		}},
+		{"missing fields", "- name: x\n  domain: y\n  execution: {kind: sync}\n", []string{
+			`3:14-3:26 V003 missing required field "handler" in execution`,
+			`3:14-3:26 V003 missing required field "side_effects" in execution`,
+		}},
+		{"missing execution", "- name: x\n  domain: y\n", []string{
+			`1:3-1:10 V003 missing required field "execution" in the definition`,
+		}},
+		{"bad kind", "- name: x\n  domain: y\n  execution: {kind: syn, handler: core.echo, side_effects: none}\n", []string{
+			`3:21-3:24 V004 unknown kind "syn" (expected sync, durable) (did you mean "sync"?)`,
+		}},
+		{"bad enumerations", minimal + "    gate: humn_confirm\n    idempotency: {scope: step}\n    retry: {backoff: linear}\n", []string{
+			`7:11-7:23 V004 unknown gate "humn_confirm" (expected none, human_confirm) (did you mean "human_confirm"?)`,
+			`8:26-8:30 V004 unknown idempotency scope "step" (expected runbook_step, runbook, global)`,
+			`9:22-9:28 V004 unknown backoff "linear" (expected exponential, fixed)`,
+		}},
+		{"bad durations", minimal + "    timeouts: {run_timeout: 30s}\n    retry: {base_delay: P1M, max_attempts: 0}\n", []string{
+			`7:29-7:32 V004 bad duration for execution.timeouts.run_timeout: "30s" is not an ISO 8601 duration (examples: PT30S, PT5M, P14D)`,
+			`8:25-8:28 V004 bad duration for execution.retry.base_delay: "P1M" uses years or months, whose length varies; use days (P30D) instead`,
+			`8:44-8:45 V004 execution.retry.max_attempts must be a whole number from 1 to 100 (1 means no retry)`,
+		}},
+		{"delays the wrong way round", minimal + "    retry: {max_attempts: 3, base_delay: PT1M, max_delay: PT10S}\n", []string{
+			`7:59-7:64 V004 retry.max_delay PT10S is shorter than retry.base_delay PT1M`,
+		}},
+		{"bad identifier", "- name: open case\n  domain: kyc\n  execution: {kind: sync, handler: core.echo, side_effects: none}\n", []string{
+			`1:9-1:18 V004 name "open case" is not an identifier ([A-Za-z_][A-Za-z0-9_-]*)`,
+		}},
+		{"park_timeout on a sync verb", minimal + "    timeouts: {park_timeout: P1D}\n", []string{
+			`7:30-7:33 V004 park_timeout applies only to durable verbs; "kyc.open-case" is sync`,
+		}},
+		{"invalid schema", minimal + "  input_schema:\n    properties:\n      n: {type: intger}\n", []string{
+			`9:17-9:23 V005 invalid input_schema: value must be one of 'array', 'boolean', 'integer', 'null', 'number', 'object', 'string'`,
+		}},
+		{"unknown schema keyword", minimal + "  input_schema:\n    requird: [n]\n    properties:\n      n: {type: integer, minimun: 1}\n", []string{
+			`8:5-8:12 V005 unknown JSON Schema keyword "requird" in input_schema (did you mean "required"?)`,
+			`10:26-10:33 V005 unknown JSON Schema keyword "minimun" in input_schema (did you mean "minimum"?)`,
+		}},
+		{"arguments outside properties", minimal + "  input_schema:\n    case-id: {type: uuid}\n", []string{
+			`8:5-8:12 V005 unknown JSON Schema keyword "case-id" in input_schema; arguments are declared under properties:`,
+		}},
+		{"durable without park_timeout", "- name: wait\n  domain: kyc\n  execution: {kind: durable, handler: await.notification, side_effects: none}\n", []string{
+			`3:21-3:28 V010 durable verb "kyc.wait" has no timeouts.park_timeout; nothing may wait forever`,
+		}},
+		{"key field not an argument", minimal + "    idempotency: {key_fields: [case-id, case_id]}\n  input_schema:\n    properties:\n      case-id: {type: uuid}\n", []string{
+			`7:41-7:48 V013 idempotency key field "case_id" is not an argument in input_schema (did you mean "case-id"?)`,
+		}},
+		{"bad compensation reference", minimal + "    compensation: {verb: kyc.undo, args: {x: \"@arg.x\"}}\n", []string{
+			`7:46-7:54 V014 compensation arg "@arg.x" must be a literal, "@args.<path>" or "@result.<path>"`,
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			defs, diags := Parse("v.yaml", []byte(tt.src))
+			require.Equal(t, tt.want, diagLines(diags))
+			require.Empty(t, defs, "a definition with errors is left out")
+		})
+	}
+}
+
+func TestParseDefinitionDefaults(t *testing.T) {
+	defs, diags := Parse("v.yaml", []byte(minimal))
+	require.Empty(t, diags)
+	require.Len(t, defs, 1)
+	d := defs[0]
+	require.Equal(t, "kyc.open-case", d.FullName())
+	e := d.Execution
+	require.Equal(t, ScopeRunbookStep, e.Idempotency.Scope)
+	require.Equal(t, 30*time.Second, e.Timeouts.RunTimeout.D)
+	require.Equal(t, OnTimeoutFail, e.Timeouts.OnTimeout)
+	require.Nil(t, e.Timeouts.ParkTimeout)
+	require.Equal(t, Retry{MaxAttempts: 1, Backoff: BackoffExponential, BaseDelay: DefaultBaseDelay, MaxDelay: DefaultMaxDelay}, e.Retry)
+	require.Equal(t, GateNone, e.Gate)
+	require.Regexp(t, `^sha256:[0-9a-f]{64}$`, d.Hash)
+
+	// The hash covers content, not layout: the same definition written in
+	// flow style hashes the same.
+	flow := "- {name: open-case, domain: kyc, execution: {kind: sync, handler: core.echo, side_effects: none}}\n"
+	again, diags := Parse("w.yaml", []byte(flow))
+	require.Empty(t, diags)
+	require.Equal(t, d.Hash, again[0].Hash)
+}
+
+func TestRetryDelay(t *testing.T) {
+	r := Retry{MaxAttempts: 5, Backoff: BackoffExponential, BaseDelay: MustDuration("PT2S"), MaxDelay: MustDuration("PT10S")}
+	require.Equal(t, []time.Duration{2 * time.Second, 4 * time.Second, 8 * time.Second, 10 * time.Second},
+		[]time.Duration{r.Delay(1), r.Delay(2), r.Delay(3), r.Delay(4)})
+	r.Backoff = BackoffFixed
+	require.Equal(t, 2*time.Second, r.Delay(4))
+}
+
+func TestParseDuration(t *testing.T) {
+	for in, want := range map[string]time.Duration{
+		"PT30S": 30 * time.Second, "PT5M": 5 * time.Minute, "P14D": 14 * 24 * time.Hour,
+		"P1DT2H": 26 * time.Hour, "PT0.5S": 500 * time.Millisecond, "P1W": 7 * 24 * time.Hour,
+	} {
+		d, err := ParseDuration(in)
+		require.NoError(t, err, in)
+		require.Equal(t, want, d.D, in)
+		require.Equal(t, in, d.String())
+	}
+	for _, bad := range []string{"", "30s", "P", "PT", "P1Y", "P2M", "-PT5S", "PT0S", "P1H"} {
+		_, err := ParseDuration(bad)
+		require.Error(t, err, bad)
+	}
+	b, err := json.Marshal(MustDuration("P9D"))
+	require.NoError(t, err)
+	require.Equal(t, `"P9D"`, string(b))
+	var back Duration
+	require.NoError(t, json.Unmarshal(b, &back))
+	require.Equal(t, 9*24*time.Hour, back.D)
+}
+
+func TestLoadPathsDuplicateVerb(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "a.yaml"), []byte(minimal), 0o644))
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "sub"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "sub", "b.yml"), []byte("# again\n"+minimal), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("not a verb file"), 0o644))
+
+	loaded, diags, err := LoadPaths([]string{dir})
+	require.NoError(t, err)
+	require.Len(t, loaded.Definitions, 1)
+	require.Len(t, loaded.Sources, 2, "only .yaml and .yml files are read")
+	require.Equal(t, []string{`2:9-2:18 V012 verb "kyc.open-case" is defined twice`}, diagLines(diags))
+	require.Equal(t, filepath.Join(dir, "sub", "b.yml"), diags[0].Range.Filename)
+	require.Equal(t, filepath.Join(dir, "a.yaml"), diags[0].Related[0].Range.Filename)
+
+	_, _, err = LoadPaths([]string{filepath.Join(dir, "missing")})
+	require.ErrorContains(t, err, "error reading verbs")
+}
