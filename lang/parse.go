@@ -124,7 +124,8 @@ func (p *parser) noteUnparsed(start, end int) {
 }
 
 // parallel runs fn(0..n-1) on GOMAXPROCS goroutines, in chunks so that
-// small inputs pay nothing for it.
+// small inputs pay nothing for it. (The compiler has its own copy: lang
+// may import nothing else of ours.)
 func parallel(n int, fn func(int)) {
 	workers := runtime.GOMAXPROCS(0)
 	const chunk = 256

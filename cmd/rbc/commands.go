@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -82,27 +83,52 @@ func diagFormatFlag() *choiceFlag {
 	return &choiceFlag{value: "text", choices: []string{"text", "json", "sarif"}}
 }
 
+// catalogueCommand is what the commands that read a verb catalogue share:
+// a flag set with --verbs, and the loading of the catalogue.
+type catalogueCommand struct {
+	name  string
+	fs    *flag.FlagSet
+	verbs listFlag
+}
+
+func newCatalogueCommand(name string, stderr io.Writer) *catalogueCommand {
+	c := &catalogueCommand{name: name, fs: newFlagSet(name, stderr)}
+	c.fs.Var(&c.verbs, "verbs", "directory or file of verb definitions (repeatable)")
+	return c
+}
+
+// open parses the flags, checks that there are between least and most
+// positional arguments (most < 0: no limit; what names them in the error),
+// and loads the catalogue. When the command cannot run, it has reported
+// why and ok is false.
+func (c *catalogueCommand) open(args []string, stderr io.Writer, least, most int, what string) (positional []string, w *workspace, ok bool) {
+	positional, err := parseFlags(c.fs, args)
+	if err != nil {
+		return nil, nil, false
+	}
+	if len(positional) < least || (most >= 0 && len(positional) > most) {
+		cantRun(stderr, "%s takes %s, got %d", c.name, what, len(positional))
+		return nil, nil, false
+	}
+	paths, err := verbPaths(c.verbs)
+	if err == nil {
+		w, err = loadWorkspace(paths)
+	}
+	if err != nil {
+		cantRun(stderr, "%v", err)
+		return nil, nil, false
+	}
+	return positional, w, true
+}
+
 func runCompile(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("compile", stderr)
-	var verbsFlag listFlag
-	fs.Var(&verbsFlag, "verbs", "directory or file of verb definitions (repeatable)")
-	output := fs.String("o", "", "write the plan to this file instead of standard output")
+	c := newCatalogueCommand("compile", stderr)
+	output := c.fs.String("o", "", "write the plan to this file instead of standard output")
 	format := diagFormatFlag()
-	fs.Var(format, "format", "diagnostics format: text, json or sarif")
-	files, err := parseFlags(fs, args)
-	if err != nil {
+	c.fs.Var(format, "format", "diagnostics format: text, json or sarif")
+	files, w, ok := c.open(args, stderr, 1, 1, "one FILE.rbk")
+	if !ok {
 		return exitCantRun
-	}
-	if len(files) != 1 {
-		return cantRun(stderr, "compile takes one FILE.rbk, got %d", len(files))
-	}
-	paths, err := verbPaths(verbsFlag)
-	if err != nil {
-		return cantRun(stderr, "%v", err)
-	}
-	w, err := loadWorkspace(paths)
-	if err != nil {
-		return cantRun(stderr, "%v", err)
 	}
 	plan, err := w.compileFile(files[0])
 	if err != nil {
@@ -125,22 +151,12 @@ func runCompile(args []string, stdout, stderr io.Writer) int {
 }
 
 func runLint(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("lint", stderr)
-	var verbsFlag listFlag
-	fs.Var(&verbsFlag, "verbs", "directory or file of verb definitions (repeatable)")
+	c := newCatalogueCommand("lint", stderr)
 	format := diagFormatFlag()
-	fs.Var(format, "format", "diagnostics format: text, json or sarif")
-	files, err := parseFlags(fs, args)
-	if err != nil {
+	c.fs.Var(format, "format", "diagnostics format: text, json or sarif")
+	files, w, ok := c.open(args, stderr, 0, -1, "any number of FILE.rbk")
+	if !ok {
 		return exitCantRun
-	}
-	paths, err := verbPaths(verbsFlag)
-	if err != nil {
-		return cantRun(stderr, "%v", err)
-	}
-	w, err := loadWorkspace(paths)
-	if err != nil {
-		return cantRun(stderr, "%v", err)
 	}
 	// Each file is its own runbook.
 	for _, f := range files {
@@ -152,25 +168,12 @@ func runLint(args []string, stdout, stderr io.Writer) int {
 }
 
 func runGraph(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("graph", stderr)
-	var verbsFlag listFlag
-	fs.Var(&verbsFlag, "verbs", "directory or file of verb definitions (repeatable)")
+	c := newCatalogueCommand("graph", stderr)
 	format := &choiceFlag{value: "dot", choices: []string{"dot", "mermaid"}}
-	fs.Var(format, "format", "picture format: dot or mermaid")
-	files, err := parseFlags(fs, args)
-	if err != nil {
+	c.fs.Var(format, "format", "picture format: dot or mermaid")
+	files, w, ok := c.open(args, stderr, 1, 1, "one FILE.rbk")
+	if !ok {
 		return exitCantRun
-	}
-	if len(files) != 1 {
-		return cantRun(stderr, "graph takes one FILE.rbk, got %d", len(files))
-	}
-	paths, err := verbPaths(verbsFlag)
-	if err != nil {
-		return cantRun(stderr, "%v", err)
-	}
-	w, err := loadWorkspace(paths)
-	if err != nil {
-		return cantRun(stderr, "%v", err)
 	}
 	plan, err := w.compileFile(files[0])
 	if err != nil {

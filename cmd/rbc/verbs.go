@@ -12,25 +12,12 @@ import (
 )
 
 func runVerbs(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("verbs", stderr)
-	var verbsFlag listFlag
-	fs.Var(&verbsFlag, "verbs", "directory or file of verb definitions (repeatable)")
+	c := newCatalogueCommand("verbs", stderr)
 	format := &choiceFlag{value: "text", choices: []string{"text", "json"}}
-	fs.Var(format, "format", "output format: text or json")
-	names, err := parseFlags(fs, args)
-	if err != nil {
+	c.fs.Var(format, "format", "output format: text or json")
+	names, w, ok := c.open(args, stderr, 0, 1, "at most one NAME")
+	if !ok {
 		return exitCantRun
-	}
-	if len(names) > 1 {
-		return cantRun(stderr, "verbs takes at most one NAME, got %d", len(names))
-	}
-	paths, err := verbPaths(verbsFlag)
-	if err != nil {
-		return cantRun(stderr, "%v", err)
-	}
-	w, err := loadWorkspace(paths)
-	if err != nil {
-		return cantRun(stderr, "%v", err)
 	}
 	status := exitOK
 	if len(w.diags) > 0 {
