@@ -8,7 +8,7 @@ BIN       := bin
 EXAMPLES  := examples/runbooks
 BENCHTIME ?= 5x
 
-.PHONY: help build test fmt lint bench demo clean
+.PHONY: help build test fmt lint bench demo clean postgres
 
 help: ## list the targets
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-7s %s\n", $$1, $$2}'
@@ -16,7 +16,7 @@ help: ## list the targets
 build: ## build rbc into bin/
 	$(GO) build -o $(BIN)/ ./cmd/...
 
-test: ## run every test, with the race detector
+test: postgres ## run every test, with the race detector
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l .)" || { echo "gofmt would change:"; gofmt -l .; exit 1; }
 	$(GO) test -race -count=1 ./...
@@ -39,6 +39,9 @@ demo: build ## compile, lint and draw the example runbooks
 		echo "plan: $(BIN)/$$ex.plan.json ($$(grep -c '"key":' $(BIN)/$$ex.plan.json) steps)" && \
 		$(BIN)/rbc graph --verbs $(EXAMPLES)/$$ex/verbs $(EXAMPLES)/$$ex/$$ex.rbk --format mermaid || exit 1; \
 	done
+
+postgres: ## make sure PostgreSQL's binaries are installed (the tests start their own server)
+	@.ci/ensure-postgres
 
 clean: ## remove build output
 	rm -rf $(BIN)

@@ -1,0 +1,58 @@
+package durable
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+)
+
+// AppendEvents adds events to the ledger, in order, in one statement. Each
+// is stamped with the clock at insertion, not the transaction's start, so
+// the ledger measures latencies truthfully.
+func (t *Tx) AppendEvents(ctx context.Context, events []Event) error {
+	if len(events) == 0 {
+		return nil
+	}
+	n := len(events)
+	runbooks := make([]uuid.UUID, n)
+	types := make([]string, n)
+	steps := make([]*string, n)
+	attempts := make([]*int32, n)
+	workers := make([]*string, n)
+	data := make([]*string, n)
+	for i, e := range events {
+		runbooks[i], types[i], steps[i], workers[i], data[i] = e.RunbookID, e.Type, nullString(e.StepKey), nullString(e.WorkerID), nullJSON(e.Data)
+		if e.Attempt > 0 {
+			a := int32(e.Attempt)
+			attempts[i] = &a
+		}
+	}
+	_, err := t.tx.Exec(ctx, `
+		INSERT INTO runbook_events (runbook_id, type, step_key, attempt, worker_id, data, at)
+		SELECT r, ty, s, a, w, d::jsonb, clock_timestamp()
+		FROM unnest($1::uuid[], $2::text[], $3::text[], $4::int[], $5::text[], $6::text[]) WITH ORDINALITY
+			AS u(r, ty, s, a, w, d, n)
+		ORDER BY n`,
+		runbooks, types, steps, attempts, workers, data)
+	return translate(err)
+}
+
+// Events reads a runbook's ledger after event afterID, oldest first.
+func (s *Store) Events(ctx context.Context, runbookID uuid.UUID, afterID int64, limit int) ([]Event, error) {
+	if limit <= 0 {
+		limit = 1000
+	}
+	rows, err := s.pool.Query(ctx, `
+		SELECT id, runbook_id, type, coalesce(step_key, ''), coalesce(attempt, 0), coalesce(worker_id, ''), data, at
+		FROM runbook_events WHERE runbook_id = $1 AND id > $2 ORDER BY id LIMIT $3`, runbookID, afterID, limit)
+	if err != nil {
+		return nil, translate(err)
+	}
+	events, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Event, error) {
+		var e Event
+		err := r.Scan(&e.ID, &e.RunbookID, &e.Type, &e.StepKey, &e.Attempt, &e.WorkerID, &e.Data, &e.At)
+		return e, err
+	})
+	return events, translate(err)
+}

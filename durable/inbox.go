@@ -1,0 +1,153 @@
+package durable
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+)
+
+// InboxResult says what became of a notification.
+type InboxResult int
+
+const (
+	// InboxAccepted: the notification is new and stored.
+	InboxAccepted InboxResult = iota
+	// InboxDuplicate: the same key arrived before with the same payload.
+	InboxDuplicate
+	// InboxConflict: the same key arrived before with another payload;
+	// this one is refused.
+	InboxConflict
+)
+
+// InsertNotification stores a notification in the inbox, idempotently on
+// its correlation key, and wakes the runbook that waits for it, with
+// pg_notify, in one transaction.
+//
+// A notification can arrive before its step has parked. Both this and the
+// park (InsertInvocation) take the correlation key's advisory lock, so one
+// of them commits first and the other sees it: either the park finds the
+// notification in the inbox and consumes it, or this finds the active
+// invocation and wakes its runbook. A notification for an invocation that
+// is no longer active (cancelled, timed out, finished) is kept and marked
+// ignored.
+func (s *Store) InsertNotification(ctx context.Context, n Notification) (InboxResult, error) {
+	result := InboxAccepted
+	err := s.InTx(ctx, func(t *Tx) error {
+		result = InboxAccepted
+		if err := t.lockKeys(ctx, []int64{correlationLockKey(n.CorrelationKey)}); err != nil {
+			return err
+		}
+		var id int64
+		err := t.tx.QueryRow(ctx, `
+			INSERT INTO completion_notifications (correlation_key, payload_hash, outcome, result, error_code, error_message)
+			VALUES ($1, $2, $3, $4, $5, $6)
+			ON CONFLICT (correlation_key) DO NOTHING
+			RETURNING id`,
+			n.CorrelationKey, n.PayloadHash, n.Outcome, nullJSON(n.Result), nullString(n.ErrorCode), nullString(n.ErrorMessage)).Scan(&id)
+		if errors.Is(err, pgx.ErrNoRows) {
+			var hash string
+			if err := t.tx.QueryRow(ctx, `SELECT payload_hash FROM completion_notifications WHERE correlation_key = $1`,
+				n.CorrelationKey).Scan(&hash); err != nil {
+				return translate(err)
+			}
+			if hash == n.PayloadHash {
+				result = InboxDuplicate
+			} else {
+				result = InboxConflict
+			}
+			return nil
+		}
+		if err != nil {
+			return translate(err)
+		}
+		var runbookID uuid.UUID
+		var status string
+		err = t.tx.QueryRow(ctx, `SELECT runbook_id, status FROM invocation_records WHERE correlation_key = $1`,
+			n.CorrelationKey).Scan(&runbookID, &status)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+			return nil // not parked yet: the park will consume it
+		case err != nil:
+			return translate(err)
+		case status != "active":
+			return t.MarkNotifications(ctx, []int64{id}, "ignored")
+		}
+		if err := t.LockRunbooks(ctx, []uuid.UUID{runbookID}); err != nil {
+			return err
+		}
+		return t.Wake(ctx, []uuid.UUID{runbookID})
+	})
+	return result, err
+}
+
+const notificationColumns = `id, correlation_key, payload_hash, outcome, result, coalesce(error_code, ''),
+	coalesce(error_message, ''), status, received_at, processed_at`
+
+func scanNotification(r pgx.CollectableRow) (Notification, error) {
+	var n Notification
+	err := r.Scan(&n.ID, &n.CorrelationKey, &n.PayloadHash, &n.Outcome, &n.Result, &n.ErrorCode, &n.ErrorMessage,
+		&n.Status, &n.ReceivedAt, &n.ProcessedAt)
+	return n, err
+}
+
+// ReceivedNotifications returns the unprocessed notifications for
+// correlation keys, locked until the transaction ends, so that consuming
+// them is exactly once.
+func (t *Tx) ReceivedNotifications(ctx context.Context, correlationKeys []string) ([]Notification, error) {
+	if len(correlationKeys) == 0 {
+		return nil, nil
+	}
+	rows, err := t.tx.Query(ctx, `SELECT `+notificationColumns+`
+		FROM completion_notifications
+		WHERE correlation_key = ANY($1) AND status = 'received'
+		ORDER BY id
+		FOR UPDATE`, correlationKeys)
+	if err != nil {
+		return nil, translate(err)
+	}
+	ns, err := pgx.CollectRows(rows, scanNotification)
+	return ns, translate(err)
+}
+
+// MarkNotifications records that notifications were processed or ignored.
+func (t *Tx) MarkNotifications(ctx context.Context, ids []int64, status string) error {
+	_, err := t.tx.Exec(ctx, `
+		UPDATE completion_notifications SET status = $2, processed_at = now()
+		WHERE id = ANY($1) AND status = 'received'`, ids, status)
+	return translate(err)
+}
+
+// Notification loads one notification by correlation key.
+func (s *Store) Notification(ctx context.Context, correlationKey string) (Notification, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+notificationColumns+` FROM completion_notifications WHERE correlation_key = $1`, correlationKey)
+	if err != nil {
+		return Notification{}, translate(err)
+	}
+	n, err := pgx.CollectOneRow(rows, scanNotification)
+	return n, translate(err)
+}
+
+// InboxDepth counts the notifications not yet processed.
+func (s *Store) InboxDepth(ctx context.Context) (int64, error) {
+	var n int64
+	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM completion_notifications WHERE status = 'received'`).Scan(&n)
+	return n, translate(err)
+}
+
+// ParkedCount counts the active invocations.
+func (s *Store) ParkedCount(ctx context.Context) (int64, error) {
+	var n int64
+	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM invocation_records WHERE status = 'active'`).Scan(&n)
+	return n, translate(err)
+}
+
+// OldestUnprocessed is when the oldest unprocessed notification arrived,
+// nil when there is none.
+func (s *Store) OldestUnprocessed(ctx context.Context) (*time.Time, error) {
+	var at *time.Time
+	err := s.pool.QueryRow(ctx, `SELECT min(received_at) FROM completion_notifications WHERE status = 'received'`).Scan(&at)
+	return at, translate(err)
+}

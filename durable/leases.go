@@ -1,0 +1,132 @@
+package durable
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+)
+
+// LeaseRequest asks for a lease on a step for a worker and attempt.
+type LeaseRequest struct {
+	StepID    int64
+	RunbookID uuid.UUID
+	Attempt   int
+}
+
+// AcquireLeases takes leases on steps for a worker until expiresAt. A step
+// whose lease is active is not taken; the ids of the steps leased are
+// returned. No step can hold two active leases, so no step runs twice at
+// once.
+func (t *Tx) AcquireLeases(ctx context.Context, worker string, expiresAt time.Time, reqs []LeaseRequest) ([]int64, error) {
+	if len(reqs) == 0 {
+		return nil, nil
+	}
+	steps := make([]int64, len(reqs))
+	runbooks := make([]uuid.UUID, len(reqs))
+	attempts := make([]int32, len(reqs))
+	for i, r := range reqs {
+		steps[i], runbooks[i], attempts[i] = r.StepID, r.RunbookID, int32(r.Attempt)
+	}
+	rows, err := t.tx.Query(ctx, `
+		INSERT INTO step_leases AS l (step_id, runbook_id, worker_id, attempt, status, acquired_at, expires_at)
+		SELECT s, r, $1, a, 'active', now(), $2
+		FROM unnest($3::bigint[], $4::uuid[], $5::int[]) AS u(s, r, a)
+		ON CONFLICT (step_id) DO UPDATE SET
+			worker_id = excluded.worker_id, attempt = excluded.attempt, status = 'active',
+			acquired_at = excluded.acquired_at, expires_at = excluded.expires_at
+		WHERE l.status <> 'active'
+		RETURNING step_id`, worker, expiresAt, steps, runbooks, attempts)
+	if err != nil {
+		return nil, translate(err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	return ids, translate(err)
+}
+
+// RenewLeases extends the worker's active leases on steps, returning the
+// ids it still held. A lease that was reclaimed is not renewed: its worker
+// must not record an outcome for it.
+func (s *Store) RenewLeases(ctx context.Context, worker string, expiresAt time.Time, stepIDs []int64) ([]int64, error) {
+	rows, err := s.pool.Query(ctx, `
+		UPDATE step_leases SET expires_at = $2
+		WHERE step_id = ANY($3) AND worker_id = $1 AND status = 'active'
+		RETURNING step_id`, worker, expiresAt, stepIDs)
+	if err != nil {
+		return nil, translate(err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	return ids, translate(err)
+}
+
+// ReleaseLeases ends the worker's active leases on steps, returning the ids
+// it still held, with the attempt each was for. An outcome is recorded only
+// for the steps returned.
+func (t *Tx) ReleaseLeases(ctx context.Context, worker string, stepIDs []int64) (map[int64]int, error) {
+	rows, err := t.tx.Query(ctx, `
+		UPDATE step_leases SET status = 'released'
+		WHERE step_id = ANY($2) AND worker_id = $1 AND status = 'active'
+		RETURNING step_id, attempt`, worker, stepIDs)
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rows.Close()
+	held := map[int64]int{}
+	for rows.Next() {
+		var id int64
+		var attempt int
+		if err := rows.Scan(&id, &attempt); err != nil {
+			return nil, translate(err)
+		}
+		held[id] = attempt
+	}
+	return held, translate(rows.Err())
+}
+
+// ReclaimExpiredLeases ends active leases that expired before now, for the
+// given runbooks (all runbooks when nil), and returns them. A lease is
+// reclaimed once: when two reclaimers race, the second finds it no longer
+// active.
+func (t *Tx) ReclaimExpiredLeases(ctx context.Context, runbookIDs []uuid.UUID, now time.Time) ([]Lease, error) {
+	rows, err := t.tx.Query(ctx, `
+		UPDATE step_leases SET status = 'reclaimed'
+		WHERE status = 'active' AND expires_at < $1 AND ($2::uuid[] IS NULL OR runbook_id = ANY($2))
+		RETURNING step_id, runbook_id, worker_id, attempt, status, acquired_at, expires_at`, now, runbookIDs)
+	if err != nil {
+		return nil, translate(err)
+	}
+	leases, err := pgx.CollectRows(rows, scanLease)
+	return leases, translate(err)
+}
+
+// ActiveLeases returns the active leases of runbooks.
+func (t *Tx) ActiveLeases(ctx context.Context, runbookIDs []uuid.UUID) ([]Lease, error) {
+	rows, err := t.tx.Query(ctx, `
+		SELECT step_id, runbook_id, worker_id, attempt, status, acquired_at, expires_at
+		FROM step_leases WHERE status = 'active' AND runbook_id = ANY($1)`, runbookIDs)
+	if err != nil {
+		return nil, translate(err)
+	}
+	leases, err := pgx.CollectRows(rows, scanLease)
+	return leases, translate(err)
+}
+
+// WorkerLeases returns a worker's active leases; a stopping worker releases
+// what is left.
+func (s *Store) WorkerLeases(ctx context.Context, worker string) ([]Lease, error) {
+	rows, err := s.pool.Query(ctx, `
+		SELECT step_id, runbook_id, worker_id, attempt, status, acquired_at, expires_at
+		FROM step_leases WHERE status = 'active' AND worker_id = $1`, worker)
+	if err != nil {
+		return nil, translate(err)
+	}
+	leases, err := pgx.CollectRows(rows, scanLease)
+	return leases, translate(err)
+}
+
+func scanLease(r pgx.CollectableRow) (Lease, error) {
+	var l Lease
+	err := r.Scan(&l.StepID, &l.RunbookID, &l.WorkerID, &l.Attempt, &l.Status, &l.AcquiredAt, &l.ExpiresAt)
+	return l, err
+}

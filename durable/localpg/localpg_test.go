@@ -1,0 +1,130 @@
+package localpg
+
+import (
+	"context"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestFindBinariesSaysHowToInstall(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	saved := debianBinaries
+	debianBinaries = filepath.Join(t.TempDir(), "nothing", "*", "bin")
+	defer func() { debianBinaries = saved }()
+	_, err := FindBinaries()
+	require.ErrorIs(t, err, ErrNoBinaries)
+	require.Contains(t, err.Error(), "apt-get install -y postgresql")
+}
+
+// TestStartStopRestart starts a cluster, stops it, and starts it again
+// from the same directory, as `rbd serve` does across restarts.
+func TestStartStopRestart(t *testing.T) {
+	if _, err := FindBinaries(); err != nil {
+		t.Fatalf("the tests need PostgreSQL's binaries: %v", err)
+	}
+	dir, err := os.MkdirTemp("", "localpg-test-")
+	require.NoError(t, err)
+	require.NoError(t, os.Chmod(dir, 0o755))
+	defer os.RemoveAll(dir)
+	data := filepath.Join(dir, "data")
+	ctx := context.Background()
+
+	srv, err := Start(ctx, Options{Dir: data, Settings: map[string]string{"fsync": "off"}})
+	require.NoError(t, err)
+	require.FileExists(t, filepath.Join(data, "PG_VERSION"))
+	require.Contains(t, srv.URL("postgres"), "host="+srv.socketDir)
+	requireServes(t, srv)
+	require.NoError(t, srv.Stop())
+	require.NoError(t, srv.Stop(), "stopping twice is harmless")
+	_, err = os.Stat(srv.socketDir)
+	require.True(t, os.IsNotExist(err), "the private socket directory is removed")
+
+	again, err := Start(ctx, Options{Dir: data})
+	require.NoError(t, err)
+	requireServes(t, again)
+	require.NoError(t, again.Stop())
+}
+
+func requireServes(t *testing.T, s *Server) {
+	t.Helper()
+	sock := filepath.Join(s.socketDir, ".s.PGSQL."+itoa(s.port))
+	conn, err := net.DialTimeout("unix", sock, 5*time.Second)
+	require.NoError(t, err)
+	conn.Close()
+	psql := filepath.Join(s.binDir, "psql")
+	if isFile(psql) {
+		out, err := exec.Command(psql, s.URL("postgres"), "-Atc", "select 40 + 2").CombinedOutput()
+		require.NoError(t, err, string(out))
+		require.Equal(t, "42", strings.TrimSpace(string(out)))
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+func TestUnreachableDirectoryIsExplained(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("only root hands the cluster to another user")
+	}
+	private := t.TempDir() // 0700, owned by root
+	_, err := Start(context.Background(), Options{Dir: filepath.Join(private, "data")})
+	require.ErrorContains(t, err, "the postgres user cannot reach")
+}
+
+// TestServerDiesWithItsParent runs a server from a child process, kills the
+// child with SIGKILL, and checks that the server goes too: a crashed test
+// binary or daemon leaves no PostgreSQL behind.
+func TestServerDiesWithItsParent(t *testing.T) {
+	if dir := os.Getenv("LOCALPG_HELPER_DIR"); dir != "" {
+		helperServer(dir)
+		return
+	}
+	dir, err := os.MkdirTemp("", "localpg-orphan-")
+	require.NoError(t, err)
+	require.NoError(t, os.Chmod(dir, 0o755))
+	defer os.RemoveAll(dir)
+
+	cmd := exec.Command(os.Args[0], "-test.run=^TestServerDiesWithItsParent$")
+	cmd.Env = append(os.Environ(), "LOCALPG_HELPER_DIR="+dir)
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	var line [64]byte
+	n, err := out.Read(line[:])
+	require.NoError(t, err)
+	pid, err := strconv.Atoi(strings.TrimSpace(string(line[:n])))
+	require.NoError(t, err, "helper said %q", line[:n])
+	require.True(t, alive(pid))
+
+	require.NoError(t, cmd.Process.Kill())
+	_ = cmd.Wait()
+	deadline := time.Now().Add(20 * time.Second)
+	for alive(pid) && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	require.False(t, alive(pid), "postgres %d outlived its parent", pid)
+}
+
+// helperServer starts a server, prints the postmaster's pid, and waits to
+// be killed.
+func helperServer(dir string) {
+	srv, err := Start(context.Background(), Options{Dir: filepath.Join(dir, "data"), Settings: map[string]string{"fsync": "off"}})
+	if err != nil {
+		os.Stdout.WriteString("error: " + err.Error() + "\n")
+		os.Exit(1)
+	}
+	os.Stdout.WriteString(strconv.Itoa(srv.cmd.Process.Pid) + "\n")
+	select {}
+}
+
+func alive(pid int) bool {
+	return syscall.Kill(pid, 0) == nil
+}

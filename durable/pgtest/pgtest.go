@@ -1,0 +1,154 @@
+// Package pgtest gives tests a real PostgreSQL: the server named by
+// TEST_DATABASE_URL when it is set, and otherwise a throwaway cluster
+// started from the installed binaries for the test binary's lifetime. Each
+// test gets a fresh, migrated schema of its own, so tests run in parallel.
+//
+//	func TestMain(m *testing.M) { pgtest.Main(m) }
+//
+//	func TestSomething(t *testing.T) {
+//		store := pgtest.Store(t)
+//		...
+//	}
+package pgtest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"go.uber.org/goleak"
+
+	"github.com/runbookdev/runbook/durable"
+	"github.com/runbookdev/runbook/durable/localpg"
+)
+
+// serverURL is the server every test's schema lives on.
+var serverURL string
+
+// FastSettings make a throwaway cluster quick: nothing it holds needs to
+// survive a crash of the machine. Never use them for data that matters.
+var FastSettings = map[string]string{
+	"fsync":              "off",
+	"synchronous_commit": "off",
+	"full_page_writes":   "off",
+	"max_connections":    "300",
+	"shared_buffers":     "128MB",
+}
+
+// Main runs the tests of a package against PostgreSQL and exits. After the
+// tests pass it checks that none left a goroutine running.
+func Main(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	stop, err := start()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "pgtest: %v\n", err)
+		return 1
+	}
+	code := m.Run()
+	stop()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintf(os.Stderr, "pgtest: goroutines left running after the tests: %v\n", err)
+			return 1
+		}
+	}
+	return code
+}
+
+// start finds or starts the server, returning how to stop what it started.
+func start() (stop func(), err error) {
+	if url := os.Getenv("TEST_DATABASE_URL"); url != "" {
+		serverURL = url
+		return func() {}, nil
+	}
+	dir, err := os.MkdirTemp("", "rbd-test-pg-")
+	if err != nil {
+		return nil, err
+	}
+	// The cluster may run as the postgres user, who must reach it.
+	if err := os.Chmod(dir, 0o755); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	srv, err := localpg.Start(ctx, localpg.Options{Dir: filepath.Join(dir, "data"), Settings: FastSettings})
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	serverURL = srv.URL("postgres")
+	return func() {
+		if err := srv.Stop(); err != nil {
+			fmt.Fprintf(os.Stderr, "pgtest: %v\n", err)
+		}
+		os.RemoveAll(dir)
+	}, nil
+}
+
+// ServerURL is the URL of the test server's database. Tests that need a
+// schema should use Schema or Store instead.
+func ServerURL(t testing.TB) string {
+	t.Helper()
+	if serverURL == "" {
+		t.Fatal("pgtest: no server; call pgtest.Main from TestMain")
+	}
+	return serverURL
+}
+
+// Schema creates an empty schema for t, dropped when t ends, and returns
+// its name.
+func Schema(t testing.TB) string {
+	t.Helper()
+	url := ServerURL(t)
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	name := "t_" + hex.EncodeToString(b[:])
+	exec(t, url, "CREATE SCHEMA "+name)
+	t.Cleanup(func() { exec(t, url, "DROP SCHEMA "+name+" CASCADE") })
+	return name
+}
+
+// Store opens a store on a fresh, migrated schema of t's own; it is closed
+// and the schema dropped when t ends.
+func Store(t testing.TB) *durable.Store {
+	t.Helper()
+	store := Open(t, Schema(t))
+	if _, err := store.Migrate(context.Background()); err != nil {
+		t.Fatalf("pgtest: migrate: %v", err)
+	}
+	return store
+}
+
+// Open opens a store on an existing schema, closed when t ends.
+func Open(t testing.TB, schema string) *durable.Store {
+	t.Helper()
+	store, err := durable.Open(context.Background(), durable.Config{URL: ServerURL(t), Schema: schema})
+	if err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	t.Cleanup(store.Close)
+	return store
+}
+
+func exec(t testing.TB, url, sql string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, sql); err != nil {
+		t.Fatalf("pgtest: %s: %v", sql, err)
+	}
+}

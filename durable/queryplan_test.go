@@ -1,0 +1,89 @@
+package durable_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/runbookdev/runbook/durable"
+)
+
+// TestHotQueriesUseTheirIndexes fills the tables with 100k runbooks, 200k
+// steps, and as many invocations, notifications and leases, nearly all
+// finished, then checks that the queries workers run all the time find
+// their few rows through an index rather than by reading the table.
+func TestHotQueriesUseTheirIndexes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fills tables with 100k rows")
+	}
+	b := setup(t)
+	require.NoError(t, b.store.InTx(b.ctx, func(tx *durable.Tx) error {
+		for _, sql := range []string{
+			`INSERT INTO runbooks (id, plan, plan_hash, request_key, wake_at)
+			 SELECT gen_random_uuid(), '{}', 'h', 'r' || g, CASE WHEN g % 100 = 0 THEN now() END
+			 FROM generate_series(1, 100000) g`,
+			`INSERT INTO runbook_steps (runbook_id, key, position, verb, args, execution, status, next_attempt_at)
+			 SELECT r.id, 's' || g, g, 'v', '{}', '{}',
+			        CASE WHEN g = 2 AND r.request_key LIKE '%7' THEN 'failed_retryable' WHEN g = 2 THEN 'pending' ELSE 'complete' END,
+			        CASE WHEN g = 2 AND r.request_key LIKE '%7' THEN now() + interval '1 hour' END
+			 FROM runbooks r, generate_series(1, 2) g`,
+			`INSERT INTO runbook_edges (runbook_id, to_key, from_key, kind)
+			 SELECT runbook_id, key, 's' || (position - 1), 'data' FROM runbook_steps WHERE position > 1`,
+			`INSERT INTO invocation_records (invocation_id, step_id, runbook_id, attempt, correlation_key, status, timeout_at)
+			 SELECT gen_random_uuid(), id, runbook_id, 1, 'ck' || id,
+			        CASE WHEN id % 1000 = 0 THEN 'active' ELSE 'completed' END, now() + interval '1 day'
+			 FROM runbook_steps`,
+			`INSERT INTO completion_notifications (correlation_key, payload_hash, outcome, status)
+			 SELECT 'ck' || id, 'h', 'completed', CASE WHEN id % 1000 = 0 THEN 'received' ELSE 'processed' END
+			 FROM runbook_steps`,
+			`INSERT INTO step_leases (step_id, runbook_id, worker_id, attempt, status, expires_at)
+			 SELECT id, runbook_id, 'w', 1, CASE WHEN id % 1000 = 0 THEN 'active' ELSE 'released' END, now()
+			 FROM runbook_steps`,
+			`ANALYZE`,
+		} {
+			if err := tx.ExecForTest(b.ctx, sql); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+
+	someRunbooks := make([]uuid.UUID, 0, 3)
+	page, err := b.store.ListRunbooks(b.ctx, "", 3, "")
+	require.NoError(t, err)
+	for _, r := range page.Runbooks {
+		someRunbooks = append(someRunbooks, r.ID)
+	}
+
+	tests := []struct {
+		name  string
+		sql   string
+		args  []any
+		index string
+		table string
+	}{
+		{"ready steps", durable.ReadyStepsSQL, []any{someRunbooks}, "runbook_steps_runbook_id_", "runbook_steps"},
+		{"claim due runbooks", durable.ClaimDueQuery, []any{10, time.Minute}, "runbooks_wake_at", "runbooks"},
+		{"inbox sweep", durable.SweepInboxQuery, []any{100}, "completion_notifications_unprocessed", "completion_notifications"},
+		{"timeout sweep", durable.SweepTimeoutsQuery, []any{100}, "invocation_records_timeout", "invocation_records"},
+		{"lease sweep", durable.SweepLeasesQuery, []any{100}, "step_leases_expiry", "step_leases"},
+		{"retry sweep", durable.SweepRetriesQuery, []any{100}, "runbook_steps_retry_due", "runbook_steps"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var plan string
+			require.NoError(t, b.store.InTx(b.ctx, func(tx *durable.Tx) error {
+				var err error
+				plan, err = tx.Explain(b.ctx, tt.sql, tt.args...)
+				return err
+			}))
+			t.Logf("%s:\n%s", tt.name, plan)
+			require.Contains(t, plan, tt.index, "the query must use its index")
+			require.NotContains(t, plan, "Seq Scan on "+tt.table+" ", "and must not read the whole table")
+			require.False(t, strings.HasSuffix(strings.TrimSpace(plan), "Seq Scan on "+tt.table))
+		})
+	}
+}

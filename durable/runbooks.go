@@ -1,0 +1,349 @@
+package durable
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+)
+
+// NewRunbook is what CreateRunbook stores: a runbook row, its steps in plan
+// order, and its edges.
+type NewRunbook struct {
+	ID         uuid.UUID
+	Plan       json.RawMessage
+	PlanHash   string
+	Inputs     json.RawMessage
+	Mode       string
+	RequestKey string
+	Steps      []NewStep
+	Edges      []Edge
+	// Actor and SubmittedData go into the RUNBOOK_SUBMITTED event.
+	WorkerID      string
+	SubmittedData json.RawMessage
+}
+
+// NewStep is a step to store.
+type NewStep struct {
+	Key       string
+	Position  int
+	Verb      string
+	Args      json.RawMessage
+	Execution json.RawMessage
+	Gate      string
+}
+
+// CreateRunbook stores a new runbook, due at once, unless one with the same
+// request key exists; then it returns that one and created=false, whatever
+// its state. It takes the new runbook's advisory lock.
+func (t *Tx) CreateRunbook(ctx context.Context, n NewRunbook) (rb *Runbook, created bool, err error) {
+	if err := t.LockRunbooks(ctx, []uuid.UUID{n.ID}); err != nil {
+		return nil, false, err
+	}
+	var id uuid.UUID
+	err = t.tx.QueryRow(ctx, `
+		INSERT INTO runbooks (id, plan, plan_hash, inputs, mode, request_key, wake_at)
+		VALUES ($1, $2, $3, $4, $5, $6, now())
+		ON CONFLICT (request_key) DO NOTHING
+		RETURNING id`,
+		n.ID, n.Plan, n.PlanHash, jsonOrEmpty(n.Inputs), n.Mode, n.RequestKey).Scan(&id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		existing, err := t.runbookByRequestKey(ctx, n.RequestKey)
+		return existing, false, err
+	}
+	if err != nil {
+		return nil, false, translate(err)
+	}
+	if err := t.insertSteps(ctx, n.ID, n.Steps); err != nil {
+		return nil, false, err
+	}
+	if err := t.InsertEdges(ctx, n.ID, n.Edges); err != nil {
+		return nil, false, err
+	}
+	err = t.AppendEvents(ctx, []Event{{RunbookID: n.ID, Type: "RUNBOOK_SUBMITTED", WorkerID: n.WorkerID, Data: n.SubmittedData}})
+	if err != nil {
+		return nil, false, err
+	}
+	if err := t.notify(ctx, n.ID.String()); err != nil {
+		return nil, false, err
+	}
+	rb, err = t.Runbook(ctx, n.ID)
+	return rb, true, err
+}
+
+func jsonOrEmpty(b json.RawMessage) json.RawMessage {
+	if len(b) == 0 {
+		return json.RawMessage("{}")
+	}
+	return b
+}
+
+// copyThreshold is the number of steps from which inserting uses COPY: one
+// round trip either way, but COPY skips per-row parsing for large plans.
+const copyThreshold = 64
+
+// insertSteps stores steps, with COPY for large plans.
+func (t *Tx) insertSteps(ctx context.Context, runbookID uuid.UUID, steps []NewStep) error {
+	if len(steps) >= copyThreshold {
+		rows := make([][]any, len(steps))
+		for i, s := range steps {
+			rows[i] = []any{runbookID, s.Key, s.Position, s.Verb, string(s.Args), string(s.Execution), s.Gate}
+		}
+		_, err := t.tx.CopyFrom(ctx, pgx.Identifier{"runbook_steps"},
+			[]string{"runbook_id", "key", "position", "verb", "args", "execution", "gate"}, pgx.CopyFromRows(rows))
+		return translate(err)
+	}
+	keys := make([]string, len(steps))
+	positions := make([]int32, len(steps))
+	verbs := make([]string, len(steps))
+	args := make([]string, len(steps))
+	execs := make([]string, len(steps))
+	gates := make([]string, len(steps))
+	for i, s := range steps {
+		keys[i], positions[i], verbs[i], args[i], execs[i], gates[i] = s.Key, int32(s.Position), s.Verb, string(s.Args), string(s.Execution), s.Gate
+	}
+	_, err := t.tx.Exec(ctx, `
+		INSERT INTO runbook_steps (runbook_id, key, position, verb, args, execution, gate)
+		SELECT $1, k, p, v, a::jsonb, e::jsonb, g
+		FROM unnest($2::text[], $3::int[], $4::text[], $5::text[], $6::text[], $7::text[]) AS u(k, p, v, a, e, g)`,
+		runbookID, keys, positions, verbs, args, execs, gates)
+	return translate(err)
+}
+
+// AddSteps appends steps to a running runbook (an extension).
+func (t *Tx) AddSteps(ctx context.Context, runbookID uuid.UUID, steps []NewStep) error {
+	return t.insertSteps(ctx, runbookID, steps)
+}
+
+// InsertEdges stores dependency edges.
+func (t *Tx) InsertEdges(ctx context.Context, runbookID uuid.UUID, edges []Edge) error {
+	if len(edges) == 0 {
+		return nil
+	}
+	from := make([]string, len(edges))
+	to := make([]string, len(edges))
+	kind := make([]string, len(edges))
+	for i, e := range edges {
+		from[i], to[i], kind[i] = e.From, e.To, e.Kind
+	}
+	_, err := t.tx.Exec(ctx, `
+		INSERT INTO runbook_edges (runbook_id, from_key, to_key, kind)
+		SELECT $1, f, t, k FROM unnest($2::text[], $3::text[], $4::text[]) AS u(f, t, k)`,
+		runbookID, from, to, kind)
+	return translate(err)
+}
+
+const runbookColumns = `id, plan, plan_hash, inputs, status, mode, request_key, version, wake_at,
+	coalesce(error_code, ''), coalesce(error_message, ''), created_at, updated_at, finished_at`
+
+func scanRunbook(row pgx.Row) (*Runbook, error) {
+	var r Runbook
+	err := row.Scan(&r.ID, &r.Plan, &r.PlanHash, &r.Inputs, &r.Status, &r.Mode, &r.RequestKey, &r.Version, &r.WakeAt,
+		&r.ErrorCode, &r.ErrorMessage, &r.CreatedAt, &r.UpdatedAt, &r.FinishedAt)
+	if err != nil {
+		return nil, translate(err)
+	}
+	return &r, nil
+}
+
+// Runbook loads one runbook.
+func (t *Tx) Runbook(ctx context.Context, id uuid.UUID) (*Runbook, error) {
+	return scanRunbook(t.tx.QueryRow(ctx, "SELECT "+runbookColumns+" FROM runbooks WHERE id = $1", id))
+}
+
+func (t *Tx) runbookByRequestKey(ctx context.Context, key string) (*Runbook, error) {
+	return scanRunbook(t.tx.QueryRow(ctx, "SELECT "+runbookColumns+" FROM runbooks WHERE request_key = $1", key))
+}
+
+// Runbook loads one runbook outside any transaction.
+func (s *Store) Runbook(ctx context.Context, id uuid.UUID) (*Runbook, error) {
+	return scanRunbook(s.pool.QueryRow(ctx, "SELECT "+runbookColumns+" FROM runbooks WHERE id = $1", id))
+}
+
+// Runbooks loads several runbooks, in no particular order, without their
+// plans when withPlan is false.
+func (t *Tx) Runbooks(ctx context.Context, ids []uuid.UUID) ([]*Runbook, error) {
+	rows, err := t.tx.Query(ctx, "SELECT "+runbookColumns+" FROM runbooks WHERE id = ANY($1)", ids)
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rows.Close()
+	var out []*Runbook
+	for rows.Next() {
+		r, err := scanRunbook(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, translate(rows.Err())
+}
+
+// RunbookPage is one page of ListRunbooks.
+type RunbookPage struct {
+	Runbooks []*Runbook // without plans, newest first
+	// Next is the cursor of the next page, empty on the last.
+	Next string
+}
+
+// ListRunbooks lists runbooks newest first, optionally only those in a
+// status, after a cursor from a previous page. Plans are left out.
+func (s *Store) ListRunbooks(ctx context.Context, status string, limit int, after string) (*RunbookPage, error) {
+	if limit <= 0 || limit > 1000 {
+		limit = 50
+	}
+	afterTime, afterID, err := decodeCursor(after)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.pool.Query(ctx, `
+		SELECT id, 'null'::jsonb, plan_hash, inputs, status, mode, request_key, version, wake_at,
+			coalesce(error_code, ''), coalesce(error_message, ''), created_at, updated_at, finished_at
+		FROM runbooks
+		WHERE ($1 = '' OR status = $1)
+		  AND ($2::timestamptz IS NULL OR (created_at, id) < ($2, $3))
+		ORDER BY created_at DESC, id DESC
+		LIMIT $4`, status, afterTime, afterID, limit+1)
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rows.Close()
+	page := &RunbookPage{}
+	for rows.Next() {
+		r, err := scanRunbook(rows)
+		if err != nil {
+			return nil, err
+		}
+		page.Runbooks = append(page.Runbooks, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, translate(err)
+	}
+	if len(page.Runbooks) > limit {
+		page.Runbooks = page.Runbooks[:limit]
+		last := page.Runbooks[limit-1]
+		page.Next = encodeCursor(last.CreatedAt, last.ID)
+	}
+	return page, nil
+}
+
+// A cursor is the creation time and id of the last runbook of a page.
+func encodeCursor(at time.Time, id uuid.UUID) string {
+	return fmt.Sprintf("%d_%s", at.UnixMicro(), id)
+}
+
+func decodeCursor(c string) (*time.Time, uuid.UUID, error) {
+	if c == "" {
+		return nil, uuid.Nil, nil
+	}
+	var micros int64
+	var idText string
+	if _, err := fmt.Sscanf(c, "%d_%s", &micros, &idText); err != nil {
+		return nil, uuid.Nil, fmt.Errorf("bad cursor %q", c)
+	}
+	id, err := uuid.Parse(idText)
+	if err != nil {
+		return nil, uuid.Nil, fmt.Errorf("bad cursor %q", c)
+	}
+	at := time.UnixMicro(micros)
+	return &at, id, nil
+}
+
+// RunbookChange is a new state for a runbook row. Nil fields are kept.
+type RunbookChange struct {
+	ID           uuid.UUID
+	Status       *string
+	ErrorCode    *string
+	ErrorMessage *string
+	Finished     bool
+	// WakeAt replaces wake_at when SetWake is true (nil clears it).
+	SetWake bool
+	WakeAt  *time.Time
+	// Extension: the new plan and its version.
+	Plan     json.RawMessage
+	PlanHash string
+	Version  int
+}
+
+// UpdateRunbook writes a runbook's new state.
+func (t *Tx) UpdateRunbook(ctx context.Context, c RunbookChange) error {
+	var plan any
+	if c.Plan != nil {
+		plan = string(c.Plan)
+	}
+	_, err := t.tx.Exec(ctx, `
+		UPDATE runbooks SET
+			status        = coalesce($2, status),
+			error_code    = coalesce($3, error_code),
+			error_message = coalesce($4, error_message),
+			finished_at   = CASE WHEN $5 THEN now() ELSE finished_at END,
+			wake_at       = CASE WHEN $6 THEN $7 ELSE wake_at END,
+			plan          = coalesce($8::jsonb, plan),
+			plan_hash     = CASE WHEN $8::jsonb IS NULL THEN plan_hash ELSE $9 END,
+			version       = CASE WHEN $8::jsonb IS NULL THEN version ELSE $10 END,
+			updated_at    = now()
+		WHERE id = $1`,
+		c.ID, c.Status, c.ErrorCode, c.ErrorMessage, c.Finished, c.SetWake, c.WakeAt, plan, c.PlanHash, c.Version)
+	return translate(err)
+}
+
+// Wake makes runbooks due now and signals the workers. The caller holds
+// the runbooks' locks, so no advance can overwrite the wake-up with a
+// state computed before it.
+func (t *Tx) Wake(ctx context.Context, ids []uuid.UUID) error {
+	if _, err := t.tx.Exec(ctx, `UPDATE runbooks SET wake_at = now() WHERE id = ANY($1)`, ids); err != nil {
+		return translate(err)
+	}
+	for _, id := range ids {
+		if err := t.notify(ctx, id.String()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// notify sends a wake-up on the store's channel when the transaction
+// commits.
+func (t *Tx) notify(ctx context.Context, payload string) error {
+	_, err := t.tx.Exec(ctx, "SELECT pg_notify($1, $2)", t.store.channel, payload)
+	return translate(err)
+}
+
+// claimDueQuery joins the claimed ids back by primary key (UPDATE ... FROM)
+// rather than with IN, which the planner answers with a scan of the whole
+// table once it is large enough to matter.
+const claimDueQuery = `
+	UPDATE runbooks r SET wake_at = now() + $2::interval
+	FROM (
+		SELECT id FROM runbooks
+		WHERE wake_at <= now()
+		ORDER BY wake_at
+		LIMIT $1
+		FOR UPDATE SKIP LOCKED) due
+	WHERE r.id = due.id
+	RETURNING r.id`
+
+// ClaimDue hands out up to limit runbooks whose wake_at has passed, most
+// overdue first, and pushes their wake_at claimFor ahead, so that other
+// workers skip them meanwhile and pick them up again should this worker
+// die. Rows locked by other transactions are skipped, not waited for.
+func (s *Store) ClaimDue(ctx context.Context, limit int, claimFor time.Duration) ([]uuid.UUID, error) {
+	rows, err := s.pool.Query(ctx, claimDueQuery, limit, claimFor)
+	if err != nil {
+		return nil, translate(err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	return ids, translate(err)
+}
+
+// NextWake is the earliest wake_at of any runbook, nil when none is set.
+// Workers sleep until then when there is nothing to do.
+func (s *Store) NextWake(ctx context.Context) (*time.Time, error) {
+	var at *time.Time
+	err := s.pool.QueryRow(ctx, `SELECT min(wake_at) FROM runbooks WHERE wake_at IS NOT NULL`).Scan(&at)
+	return at, translate(err)
+}

@@ -1,0 +1,204 @@
+package durable
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+)
+
+const stepColumns = `id, runbook_id, key, position, verb, args, execution, gate, status, attempt, next_attempt_at,
+	coalesce(idempotency_key, ''), invocation_id, resolved_args, result, coalesce(error_code, ''),
+	coalesce(error_message, ''), simulated, coalesce(gate_decision, ''), coalesce(gate_decided_by, ''),
+	gate_decided_at, coalesce(gate_comment, ''), completion_seq, coalesce(compensation_status, ''),
+	coalesce(compensation_error, ''), created_at, updated_at, started_at, finished_at`
+
+func scanStep(row pgx.Row) (*Step, error) {
+	var s Step
+	err := row.Scan(&s.ID, &s.RunbookID, &s.Key, &s.Position, &s.Verb, &s.Args, &s.Execution, &s.Gate, &s.Status,
+		&s.Attempt, &s.NextAttemptAt, &s.IdempotencyKey, &s.InvocationID, &s.ResolvedArgs, &s.Result, &s.ErrorCode,
+		&s.ErrorMessage, &s.Simulated, &s.GateDecision, &s.GateDecidedBy, &s.GateDecidedAt, &s.GateComment,
+		&s.CompletionSeq, &s.CompensationStatus, &s.CompensationError, &s.CreatedAt, &s.UpdatedAt, &s.StartedAt,
+		&s.FinishedAt)
+	if err != nil {
+		return nil, translate(err)
+	}
+	return &s, nil
+}
+
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+func querySteps(ctx context.Context, q querier, sql string, args ...any) ([]*Step, error) {
+	rows, err := q.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rows.Close()
+	var out []*Step
+	for rows.Next() {
+		s, err := scanStep(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, translate(rows.Err())
+}
+
+// Steps loads the steps of runbooks, in runbook and plan order.
+func (t *Tx) Steps(ctx context.Context, runbookIDs []uuid.UUID) ([]*Step, error) {
+	return querySteps(ctx, t.tx, "SELECT "+stepColumns+" FROM runbook_steps WHERE runbook_id = ANY($1) ORDER BY runbook_id, position", runbookIDs)
+}
+
+// Steps loads a runbook's steps, in plan order, outside any transaction.
+func (s *Store) Steps(ctx context.Context, runbookID uuid.UUID) ([]*Step, error) {
+	return querySteps(ctx, s.pool, "SELECT "+stepColumns+" FROM runbook_steps WHERE runbook_id = $1 ORDER BY position", runbookID)
+}
+
+// ReadySteps finds the pending steps of runbooks whose every predecessor
+// has completed: the steps that may start. It reads; promoting them is the
+// caller's decision.
+func (t *Tx) ReadySteps(ctx context.Context, runbookIDs []uuid.UUID) ([]*Step, error) {
+	return querySteps(ctx, t.tx, readyStepsQuery, runbookIDs)
+}
+
+var readyStepsQuery = "SELECT " + stepColumns + ` FROM runbook_steps s
+	WHERE s.runbook_id = ANY($1) AND s.status = 'pending'
+	  AND NOT EXISTS (
+		SELECT 1 FROM runbook_edges e
+		JOIN runbook_steps p ON p.runbook_id = e.runbook_id AND p.key = e.from_key
+		WHERE e.runbook_id = s.runbook_id AND e.to_key = s.key AND p.status <> 'complete')
+	ORDER BY s.runbook_id, s.position`
+
+// Edges loads a runbook's dependency edges.
+func (t *Tx) Edges(ctx context.Context, runbookID uuid.UUID) ([]Edge, error) {
+	rows, err := t.tx.Query(ctx, `SELECT from_key, to_key, kind FROM runbook_edges WHERE runbook_id = $1 ORDER BY to_key, from_key`, runbookID)
+	if err != nil {
+		return nil, translate(err)
+	}
+	edges, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Edge, error) {
+		var e Edge
+		err := r.Scan(&e.From, &e.To, &e.Kind)
+		return e, err
+	})
+	return edges, translate(err)
+}
+
+// StepChange is the new state of a step's mutable columns. UpdateSteps
+// writes every column of every change, so a change is the whole state the
+// caller holds, not a difference.
+type StepChange struct {
+	ID                 int64
+	Status             string
+	Attempt            int
+	NextAttemptAt      *time.Time
+	IdempotencyKey     string
+	InvocationID       *uuid.UUID
+	ResolvedArgs       json.RawMessage
+	Result             json.RawMessage
+	ErrorCode          string
+	ErrorMessage       string
+	Simulated          bool
+	GateDecision       string
+	GateDecidedBy      string
+	GateDecidedAt      *time.Time
+	GateComment        string
+	CompensationStatus string
+	CompensationError  string
+	StartedAt          *time.Time
+	FinishedAt         *time.Time
+	// Completed assigns the step its place in the order of completions,
+	// which compensation walks backwards.
+	Completed bool
+}
+
+// ChangeOf returns the change that writes s as it is.
+func ChangeOf(s *Step) StepChange {
+	return StepChange{
+		ID: s.ID, Status: s.Status, Attempt: s.Attempt, NextAttemptAt: s.NextAttemptAt,
+		IdempotencyKey: s.IdempotencyKey, InvocationID: s.InvocationID, ResolvedArgs: s.ResolvedArgs,
+		Result: s.Result, ErrorCode: s.ErrorCode, ErrorMessage: s.ErrorMessage, Simulated: s.Simulated,
+		GateDecision: s.GateDecision, GateDecidedBy: s.GateDecidedBy, GateDecidedAt: s.GateDecidedAt,
+		GateComment: s.GateComment, CompensationStatus: s.CompensationStatus,
+		CompensationError: s.CompensationError, StartedAt: s.StartedAt, FinishedAt: s.FinishedAt,
+	}
+}
+
+// UpdateSteps writes the changes in one statement.
+func (t *Tx) UpdateSteps(ctx context.Context, changes []StepChange) error {
+	if len(changes) == 0 {
+		return nil
+	}
+	n := len(changes)
+	var (
+		ids        = make([]int64, n)
+		status     = make([]string, n)
+		attempt    = make([]int32, n)
+		nextAt     = make([]*time.Time, n)
+		idemKey    = make([]*string, n)
+		invocation = make([]*uuid.UUID, n)
+		resolved   = make([]*string, n)
+		result     = make([]*string, n)
+		errCode    = make([]*string, n)
+		errMsg     = make([]*string, n)
+		simulated  = make([]bool, n)
+		decision   = make([]*string, n)
+		decidedBy  = make([]*string, n)
+		decidedAt  = make([]*time.Time, n)
+		comment    = make([]*string, n)
+		compStatus = make([]*string, n)
+		compErr    = make([]*string, n)
+		startedAt  = make([]*time.Time, n)
+		finishedAt = make([]*time.Time, n)
+		completed  = make([]bool, n)
+	)
+	for i, c := range changes {
+		ids[i], status[i], attempt[i], nextAt[i] = c.ID, c.Status, int32(c.Attempt), c.NextAttemptAt
+		idemKey[i], invocation[i] = nullString(c.IdempotencyKey), c.InvocationID
+		resolved[i], result[i] = nullJSON(c.ResolvedArgs), nullJSON(c.Result)
+		errCode[i], errMsg[i], simulated[i] = nullString(c.ErrorCode), nullString(c.ErrorMessage), c.Simulated
+		decision[i], decidedBy[i], decidedAt[i], comment[i] = nullString(c.GateDecision), nullString(c.GateDecidedBy), c.GateDecidedAt, nullString(c.GateComment)
+		compStatus[i], compErr[i] = nullString(c.CompensationStatus), nullString(c.CompensationError)
+		startedAt[i], finishedAt[i], completed[i] = c.StartedAt, c.FinishedAt, c.Completed
+	}
+	_, err := t.tx.Exec(ctx, `
+		UPDATE runbook_steps s SET
+			status = u.status, attempt = u.attempt, next_attempt_at = u.next_at,
+			idempotency_key = u.idem_key, invocation_id = u.invocation,
+			resolved_args = u.resolved::jsonb, result = u.result::jsonb,
+			error_code = u.err_code, error_message = u.err_msg, simulated = u.simulated,
+			gate_decision = u.decision, gate_decided_by = u.decided_by, gate_decided_at = u.decided_at,
+			gate_comment = u.comment, compensation_status = u.comp_status, compensation_error = u.comp_err,
+			started_at = u.started_at, finished_at = u.finished_at,
+			completion_seq = CASE WHEN u.completed THEN nextval('runbook_steps_completion_seq') ELSE s.completion_seq END,
+			updated_at = now()
+		FROM unnest($1::bigint[], $2::text[], $3::int[], $4::timestamptz[], $5::text[], $6::uuid[], $7::text[],
+			$8::text[], $9::text[], $10::text[], $11::bool[], $12::text[], $13::text[], $14::timestamptz[],
+			$15::text[], $16::text[], $17::text[], $18::timestamptz[], $19::timestamptz[], $20::bool[])
+			AS u(id, status, attempt, next_at, idem_key, invocation, resolved, result, err_code, err_msg,
+				simulated, decision, decided_by, decided_at, comment, comp_status, comp_err, started_at,
+				finished_at, completed)
+		WHERE s.id = u.id`,
+		ids, status, attempt, nextAt, idemKey, invocation, resolved, result, errCode, errMsg, simulated,
+		decision, decidedBy, decidedAt, comment, compStatus, compErr, startedAt, finishedAt, completed)
+	return translate(err)
+}
+
+func nullString(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func nullJSON(b json.RawMessage) *string {
+	if len(b) == 0 {
+		return nil
+	}
+	s := string(b)
+	return &s
+}

@@ -1,0 +1,109 @@
+package durable
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Config says how to connect.
+type Config struct {
+	// URL is a PostgreSQL connection string.
+	URL string
+	// Schema is where the tables live; empty means public. Every
+	// connection sets its search_path to it.
+	Schema string
+	// MaxConns bounds the pool; zero means pgxpool's default (4 or the
+	// number of CPUs, whichever is larger).
+	MaxConns int32
+}
+
+// Store is a pool of connections to the runbook database.
+type Store struct {
+	pool    *pgxpool.Pool
+	config  Config
+	channel string
+}
+
+// Open connects to the database. It does not migrate; call Migrate.
+func Open(ctx context.Context, cfg Config) (*Store, error) {
+	pcfg, err := pgxpool.ParseConfig(cfg.URL)
+	if err != nil {
+		return nil, fmt.Errorf("error parsing database URL: %w", err)
+	}
+	if cfg.Schema == "" {
+		cfg.Schema = "public"
+	}
+	pcfg.ConnConfig.RuntimeParams["search_path"] = cfg.Schema
+	if pcfg.ConnConfig.RuntimeParams["application_name"] == "" {
+		pcfg.ConnConfig.RuntimeParams["application_name"] = "rbd"
+	}
+	if cfg.MaxConns > 0 {
+		pcfg.MaxConns = cfg.MaxConns
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
+	if err != nil {
+		return nil, fmt.Errorf("error connecting to the database: %w", translate(err))
+	}
+	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := pool.Ping(pingCtx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("error connecting to the database: %w", translate(err))
+	}
+	return &Store{pool: pool, config: cfg, channel: channelName(cfg.Schema)}, nil
+}
+
+// Close closes every connection.
+func (s *Store) Close() { s.pool.Close() }
+
+// Schema is the schema the store works in.
+func (s *Store) Schema() string { return s.config.Schema }
+
+// Ping checks that the database answers.
+func (s *Store) Ping(ctx context.Context) error { return translate(s.pool.Ping(ctx)) }
+
+// Tx is one transaction. Its methods are the store's operations; all of a
+// runbook's state transitions happen inside one, under the runbook's
+// advisory lock.
+type Tx struct {
+	tx    pgx.Tx
+	store *Store
+}
+
+// InTx runs fn in a transaction, committing when fn returns nil and rolling
+// back otherwise. fn must not keep the Tx.
+func (s *Store) InTx(ctx context.Context, fn func(*Tx) error) error {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return translate(err)
+	}
+	if err := fn(&Tx{tx: tx, store: s}); err != nil {
+		// The rollback's own error adds nothing: the transaction is gone
+		// either way.
+		_ = tx.Rollback(context.WithoutCancel(ctx))
+		return err
+	}
+	return translate(tx.Commit(ctx))
+}
+
+// channelName is the LISTEN/NOTIFY channel of a schema. PostgreSQL
+// truncates identifiers at 63 bytes; a long schema name is shortened here,
+// with a hash, so that two schemas never share a channel.
+func channelName(schema string) string {
+	name := "rbd_wake"
+	if schema != "" && schema != "public" {
+		name += "_" + strings.ToLower(schema)
+	}
+	if len(name) > 63 {
+		name = fmt.Sprintf("%s_%016x", name[:46], lockKey([]byte(name)))
+	}
+	return name
+}
+
+// Channel is the NOTIFY channel wake-ups are sent on.
+func (s *Store) Channel() string { return s.channel }

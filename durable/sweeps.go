@@ -1,0 +1,102 @@
+package durable
+
+import (
+	"context"
+)
+
+// The sweeps are the safety net under wake-ups: whatever a lost NOTIFY or
+// a crash left behind, they find by scanning a partial index and make the
+// runbook due again. Each query is a constant so that a test can EXPLAIN it;
+// each joins the runbooks it found back by primary key (UPDATE ... FROM).
+const (
+	// sweepInboxQuery wakes runbooks whose active invocations have a
+	// notification waiting.
+	sweepInboxQuery = `
+		UPDATE runbooks r SET wake_at = now()
+		FROM (SELECT DISTINCT runbook_id FROM (
+			SELECT i.runbook_id
+			FROM completion_notifications n
+			JOIN invocation_records i ON i.correlation_key = n.correlation_key
+			WHERE n.status = 'received' AND i.status = 'active'
+			LIMIT $1) found) due
+		WHERE r.id = due.runbook_id AND (r.wake_at IS NULL OR r.wake_at > now())`
+
+	// ignoreStaleQuery marks notifications for invocations that are no
+	// longer active as ignored: kept, never acted on.
+	ignoreStaleQuery = `
+		UPDATE completion_notifications n SET status = 'ignored', processed_at = now()
+		FROM invocation_records i
+		WHERE n.status = 'received' AND i.correlation_key = n.correlation_key AND i.status <> 'active'`
+
+	// sweepTimeoutsQuery wakes runbooks with an active invocation past its
+	// timeout.
+	sweepTimeoutsQuery = `
+		UPDATE runbooks r SET wake_at = now()
+		FROM (SELECT DISTINCT runbook_id FROM (
+			SELECT runbook_id FROM invocation_records
+			WHERE status = 'active' AND timeout_at <= now()
+			ORDER BY timeout_at
+			LIMIT $1) found) due
+		WHERE r.id = due.runbook_id AND (r.wake_at IS NULL OR r.wake_at > now())`
+
+	// sweepLeasesQuery wakes runbooks with a lease that expired: a worker
+	// died with the step in hand.
+	sweepLeasesQuery = `
+		UPDATE runbooks r SET wake_at = now()
+		FROM (SELECT DISTINCT runbook_id FROM (
+			SELECT runbook_id FROM step_leases
+			WHERE status = 'active' AND expires_at < now()
+			ORDER BY expires_at
+			LIMIT $1) found) due
+		WHERE r.id = due.runbook_id AND (r.wake_at IS NULL OR r.wake_at > now())`
+
+	// sweepRetriesQuery wakes runbooks with a retry that is due.
+	sweepRetriesQuery = `
+		UPDATE runbooks r SET wake_at = now()
+		FROM (SELECT DISTINCT runbook_id FROM (
+			SELECT runbook_id FROM runbook_steps
+			WHERE status = 'failed_retryable' AND next_attempt_at <= now()
+			ORDER BY next_attempt_at
+			LIMIT $1) found) due
+		WHERE r.id = due.runbook_id AND (r.wake_at IS NULL OR r.wake_at > now())`
+)
+
+// SweepResult counts what a sweep found.
+type SweepResult struct {
+	Inbox    int64 // runbooks woken for waiting notifications
+	Ignored  int64 // notifications marked ignored
+	Timeouts int64 // runbooks woken for expired parks
+	Leases   int64 // runbooks woken for expired leases
+	Retries  int64 // runbooks woken for due retries
+}
+
+// Total is the number of runbooks woken.
+func (r SweepResult) Total() int64 { return r.Inbox + r.Timeouts + r.Leases + r.Retries }
+
+// Sweep runs every sweep once, waking at most limit runbooks for each.
+func (s *Store) Sweep(ctx context.Context, limit int) (SweepResult, error) {
+	var r SweepResult
+	for _, q := range []struct {
+		sql  string
+		n    *int64
+		args []any
+	}{
+		{sweepInboxQuery, &r.Inbox, []any{limit}},
+		{ignoreStaleQuery, &r.Ignored, nil},
+		{sweepTimeoutsQuery, &r.Timeouts, []any{limit}},
+		{sweepLeasesQuery, &r.Leases, []any{limit}},
+		{sweepRetriesQuery, &r.Retries, []any{limit}},
+	} {
+		tag, err := s.pool.Exec(ctx, q.sql, q.args...)
+		if err != nil {
+			return r, translate(err)
+		}
+		*q.n = tag.RowsAffected()
+	}
+	if r.Total() > 0 {
+		if _, err := s.pool.Exec(ctx, "SELECT pg_notify($1, 'sweep')", s.channel); err != nil {
+			return r, translate(err)
+		}
+	}
+	return r, nil
+}
