@@ -210,6 +210,21 @@ func (a *analysis) plan(files []*lang.File, order []*step) *Plan {
 			p.Verbs[s.def.FullName()] = &VerbInfo{Hash: s.def.Hash, InputSchema: s.def.InputSchema, OutputSchema: s.def.OutputSchema}
 		}
 	}
+	// Compensation verbs no step calls are frozen with their execution
+	// block, so a failing runbook can be undone from the plan alone.
+	for _, s := range order {
+		if s.def == nil || s.def.Execution.Compensation == nil {
+			continue
+		}
+		name := s.def.Execution.Compensation.Verb
+		if _, ok := p.Verbs[name]; ok {
+			continue
+		}
+		if def, ok := a.cat.Lookup(name); ok {
+			exec := def.Execution
+			p.Verbs[name] = &VerbInfo{Hash: def.Hash, InputSchema: def.InputSchema, OutputSchema: def.OutputSchema, Execution: &exec}
+		}
+	}
 	p.Edges = a.edges.list(order)
 	p.seal()
 	return p
@@ -242,4 +257,22 @@ func callCount(files []*lang.File) int {
 		n += len(f.Calls)
 	}
 	return n
+}
+
+// CompileSource parses and compiles one runbook source: what the daemon
+// does with a submitted source.
+func CompileSource(filename string, src []byte, cat *registry.Catalogue) (*Plan, lang.Diagnostics) {
+	f, diags := lang.Parse(filename, src)
+	plan, more := Compile([]*lang.File{f}, cat)
+	diags.Append(more)
+	return plan, diags.Sorted()
+}
+
+// ExtendSource parses more source for a running runbook and compiles it
+// against the runbook's frozen plan.
+func ExtendSource(base *Plan, filename string, src []byte, cat *registry.Catalogue) (*Plan, lang.Diagnostics) {
+	f, diags := lang.Parse(filename, src)
+	plan, more := Extend(base, []*lang.File{f}, cat)
+	diags.Append(more)
+	return plan, diags.Sorted()
 }

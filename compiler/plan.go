@@ -11,6 +11,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"sync"
 
 	"github.com/runbookdev/runbook/verbs"
 )
@@ -105,34 +106,63 @@ type VerbInfo struct {
 	Hash         string        `json:"hash"`
 	InputSchema  *verbs.Schema `json:"input_schema,omitempty"`
 	OutputSchema *verbs.Schema `json:"output_schema,omitempty"`
+	// Execution is frozen here for verbs that only compensate other steps:
+	// no step carries their block, and a failing runbook must be undone
+	// without reading verb files again.
+	Execution *verbs.Execution `json:"execution,omitempty"`
 }
 
 // UnmarshalJSON compiles the schemas as they are read, so a stored plan is
 // ready to validate with.
 func (v *VerbInfo) UnmarshalJSON(b []byte) error {
 	var raw struct {
-		Hash         string         `json:"hash"`
-		InputSchema  map[string]any `json:"input_schema"`
-		OutputSchema map[string]any `json:"output_schema"`
+		Hash         string           `json:"hash"`
+		InputSchema  json.RawMessage  `json:"input_schema"`
+		OutputSchema json.RawMessage  `json:"output_schema"`
+		Execution    *verbs.Execution `json:"execution"`
 	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	if err := dec.Decode(&raw); err != nil {
+	if err := json.Unmarshal(b, &raw); err != nil {
 		return err
 	}
-	v.Hash = raw.Hash
+	v.Hash, v.Execution = raw.Hash, raw.Execution
 	var err error
-	if raw.InputSchema != nil {
-		if v.InputSchema, err = verbs.CompileSchema("input_schema", raw.InputSchema, verbs.InputRole); err != nil {
-			return fmt.Errorf("input_schema: %w", err)
-		}
+	if v.InputSchema, err = cachedSchema("input_schema", raw.InputSchema, verbs.InputRole); err != nil {
+		return err
 	}
-	if raw.OutputSchema != nil {
-		if v.OutputSchema, err = verbs.CompileSchema("output_schema", raw.OutputSchema, verbs.OutputRole); err != nil {
-			return fmt.Errorf("output_schema: %w", err)
-		}
+	v.OutputSchema, err = cachedSchema("output_schema", raw.OutputSchema, verbs.OutputRole)
+	return err
+}
+
+// schemaCache holds compiled schemas by their JSON text and role. A daemon
+// reads the same few verbs' schemas in every plan it loads; compiling them
+// once keeps loading a plan cheap.
+var schemaCache sync.Map // schemaCacheKey → *verbs.Schema
+
+type schemaCacheKey struct {
+	role verbs.SchemaRole
+	text string
+}
+
+func cachedSchema(name string, raw json.RawMessage, role verbs.SchemaRole) (*verbs.Schema, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
 	}
-	return nil
+	key := schemaCacheKey{role, string(raw)}
+	if s, ok := schemaCache.Load(key); ok {
+		return s.(*verbs.Schema), nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var doc map[string]any
+	if err := dec.Decode(&doc); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	s, err := verbs.CompileSchema(name, doc, role)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	schemaCache.Store(key, s)
+	return s, nil
 }
 
 // Step returns the step with key, or nil.
@@ -311,8 +341,22 @@ func mustJSON(v any) []byte {
 	return b
 }
 
-// ParsePlan reads a plan written by JSON, checking its version and hash.
+// ParsePlan reads a plan written by JSON, checking its version and hash:
+// for plans from outside, such as a submission.
 func ParsePlan(b []byte) (*Plan, error) {
+	p, err := DecodePlan(b)
+	if err != nil {
+		return nil, err
+	}
+	if want := p.Hash(); p.PlanHash != want {
+		return nil, fmt.Errorf("plan_hash %q does not match the plan's content (%s); the plan was edited after compiling", p.PlanHash, want)
+	}
+	return p, nil
+}
+
+// DecodePlan reads a plan without checking its hash: for plans the daemon
+// stored itself, whose hash was checked when they came in.
+func DecodePlan(b []byte) (*Plan, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
 	dec.DisallowUnknownFields()
@@ -322,9 +366,6 @@ func ParsePlan(b []byte) (*Plan, error) {
 	}
 	if p.SchemaVersion != SchemaVersion {
 		return nil, fmt.Errorf("plan schema_version %d is not supported (this build reads %d)", p.SchemaVersion, SchemaVersion)
-	}
-	if want := p.Hash(); p.PlanHash != want {
-		return nil, fmt.Errorf("plan_hash %q does not match the plan's content (%s); the plan was edited after compiling", p.PlanHash, want)
 	}
 	return &p, nil
 }

@@ -2,7 +2,9 @@ package durable
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -89,4 +91,27 @@ func (t *Tx) FinishInvocations(ctx context.Context, ids []uuid.UUID, status stri
 func (t *Tx) SetExternalID(ctx context.Context, invocationID uuid.UUID, externalID string) error {
 	_, err := t.tx.Exec(ctx, `UPDATE invocation_records SET external_id = $2 WHERE invocation_id = $1`, invocationID, externalID)
 	return translate(err)
+}
+
+// UpdateInvocation records what the park learned: the external id, and
+// for a timer the time it resumes itself, which becomes its timeout.
+func (t *Tx) UpdateInvocation(ctx context.Context, invocationID uuid.UUID, externalID string, timeoutAt *time.Time, context_ json.RawMessage) error {
+	_, err := t.tx.Exec(ctx, `
+		UPDATE invocation_records SET
+			external_id = coalesce($2, external_id),
+			timeout_at = coalesce($3, timeout_at),
+			context = coalesce($4::jsonb, context)
+		WHERE invocation_id = $1`, invocationID, nullString(externalID), timeoutAt, nullJSON(context_))
+	return translate(err)
+}
+
+// InvocationsOf returns every invocation of a runbook, oldest first.
+func (s *Store) InvocationsOf(ctx context.Context, runbookID uuid.UUID) ([]Invocation, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+invocationColumns+`
+		FROM invocation_records WHERE runbook_id = $1 ORDER BY parked_at, invocation_id`, runbookID)
+	if err != nil {
+		return nil, translate(err)
+	}
+	invs, err := pgx.CollectRows(rows, scanInvocation)
+	return invs, translate(err)
 }

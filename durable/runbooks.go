@@ -165,9 +165,12 @@ func (s *Store) Runbook(ctx context.Context, id uuid.UUID) (*Runbook, error) {
 }
 
 // Runbooks loads several runbooks, in no particular order, without their
-// plans when withPlan is false.
+// plans (Plan is JSON null): a worker keeps decoded plans cached and fetches
+// the few it lacks with Plans.
 func (t *Tx) Runbooks(ctx context.Context, ids []uuid.UUID) ([]*Runbook, error) {
-	rows, err := t.tx.Query(ctx, "SELECT "+runbookColumns+" FROM runbooks WHERE id = ANY($1)", ids)
+	rows, err := t.tx.Query(ctx, `SELECT id, 'null'::jsonb, plan_hash, inputs, status, mode, request_key, version, wake_at,
+		coalesce(error_code, ''), coalesce(error_message, ''), created_at, updated_at, finished_at
+		FROM runbooks WHERE id = ANY($1)`, ids)
 	if err != nil {
 		return nil, translate(err)
 	}
@@ -179,6 +182,25 @@ func (t *Tx) Runbooks(ctx context.Context, ids []uuid.UUID) ([]*Runbook, error) 
 			return nil, err
 		}
 		out = append(out, r)
+	}
+	return out, translate(rows.Err())
+}
+
+// Plans loads the plans of runbooks.
+func (t *Tx) Plans(ctx context.Context, ids []uuid.UUID) (map[uuid.UUID][]byte, error) {
+	rows, err := t.tx.Query(ctx, `SELECT id, plan FROM runbooks WHERE id = ANY($1)`, ids)
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rows.Close()
+	out := map[uuid.UUID][]byte{}
+	for rows.Next() {
+		var id uuid.UUID
+		var plan []byte
+		if err := rows.Scan(&id, &plan); err != nil {
+			return nil, translate(err)
+		}
+		out[id] = plan
 	}
 	return out, translate(rows.Err())
 }
@@ -263,10 +285,12 @@ type RunbookChange struct {
 	// WakeAt replaces wake_at when SetWake is true (nil clears it).
 	SetWake bool
 	WakeAt  *time.Time
-	// Extension: the new plan and its version.
+	// Extension: the new plan, its version, and the inputs with the
+	// extension's own.
 	Plan     json.RawMessage
 	PlanHash string
 	Version  int
+	Inputs   json.RawMessage
 }
 
 // UpdateRunbook writes a runbook's new state.
@@ -285,9 +309,10 @@ func (t *Tx) UpdateRunbook(ctx context.Context, c RunbookChange) error {
 			plan          = coalesce($8::jsonb, plan),
 			plan_hash     = CASE WHEN $8::jsonb IS NULL THEN plan_hash ELSE $9 END,
 			version       = CASE WHEN $8::jsonb IS NULL THEN version ELSE $10 END,
+			inputs        = coalesce($11::jsonb, inputs),
 			updated_at    = now()
 		WHERE id = $1`,
-		c.ID, c.Status, c.ErrorCode, c.ErrorMessage, c.Finished, c.SetWake, c.WakeAt, plan, c.PlanHash, c.Version)
+		c.ID, c.Status, c.ErrorCode, c.ErrorMessage, c.Finished, c.SetWake, c.WakeAt, plan, c.PlanHash, c.Version, nullJSON(c.Inputs))
 	return translate(err)
 }
 

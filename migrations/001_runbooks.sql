@@ -166,7 +166,7 @@ CREATE TABLE runbook_events (
                     'STEP_TIMED_OUT', 'GATE_REQUESTED', 'GATE_APPROVED', 'GATE_REJECTED',
                     'STEP_CANCELLED', 'STEP_SKIPPED', 'COMPENSATION_STARTED',
                     'COMPENSATION_SUCCEEDED', 'COMPENSATION_FAILED', 'RUNBOOK_EXTENDED',
-                    'RUNBOOK_COMPLETED', 'RUNBOOK_FAILED', 'RUNBOOK_CANCELLED')),
+                    'RUNBOOK_COMPLETED', 'RUNBOOK_FAILED', 'RUNBOOK_CANCELLED', 'RUNBOOK_ESCALATED')),
     step_key    text,
     attempt     integer,
     worker_id   text,

@@ -1,0 +1,144 @@
+package runtime
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/runbookdev/runbook/compiler"
+)
+
+// binder resolves a step's frozen arguments: references against the
+// results of completed steps, inputs against the submission's inputs.
+type binder struct {
+	results map[string]json.RawMessage // step key → result, for completed steps
+	inputs  map[string]any
+	decoded map[string]any
+}
+
+// resolve returns v with every {"$ref": ...} and {"$input": ...} replaced
+// by its value. A reference to a step without a result, or to a field its
+// result does not have, is MISSING_REQUIRED_CONTEXT.
+func (b *binder) resolve(v any) (any, error) {
+	switch v := v.(type) {
+	case map[string]any:
+		if len(v) == 1 {
+			if ref, ok := v[compiler.RefKey].(string); ok {
+				return b.ref(ref)
+			}
+			if name, ok := v[compiler.InputKey].(string); ok {
+				val, ok := b.inputs[name]
+				if !ok {
+					return nil, Errorf(CodeMissingRequiredContext, "input $%s was not supplied", name)
+				}
+				return val, nil
+			}
+		}
+		out := make(map[string]any, len(v))
+		for k, item := range v {
+			r, err := b.resolve(item)
+			if err != nil {
+				return nil, err
+			}
+			out[k] = r
+		}
+		return out, nil
+	case []any:
+		out := make([]any, len(v))
+		for i, item := range v {
+			r, err := b.resolve(item)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = r
+		}
+		return out, nil
+	}
+	return v, nil
+}
+
+// ref follows a reference path such as "docs.files[0].url".
+func (b *binder) ref(path string) (any, error) {
+	name, rest := splitRef(path)
+	cur, err := b.result(name)
+	if err != nil {
+		return nil, err
+	}
+	walked := "@" + name
+	for rest != "" {
+		var step string
+		if rest[0] == '.' {
+			end := strings.IndexAny(rest[1:], ".[")
+			if end < 0 {
+				step, rest = rest[1:], ""
+			} else {
+				step, rest = rest[1:end+1], rest[end+1:]
+			}
+			obj, ok := cur.(map[string]any)
+			if !ok {
+				return nil, Errorf(CodeMissingRequiredContext, "%s is not an object, so it has no field %q", walked, step)
+			}
+			if cur, ok = obj[step]; !ok {
+				return nil, Errorf(CodeMissingRequiredContext, "%s has no field %q", walked, step)
+			}
+			walked += "." + step
+			continue
+		}
+		end := strings.IndexByte(rest, ']')
+		if rest[0] != '[' || end < 0 {
+			return nil, Errorf(CodeMissingRequiredContext, "bad reference path %q", path)
+		}
+		i, err := strconv.Atoi(rest[1:end])
+		if err != nil {
+			return nil, Errorf(CodeMissingRequiredContext, "bad index in reference %q", path)
+		}
+		rest = rest[end+1:]
+		list, ok := cur.([]any)
+		if !ok || i >= len(list) {
+			return nil, Errorf(CodeMissingRequiredContext, "%s has no element [%d]", walked, i)
+		}
+		cur = list[i]
+		walked += fmt.Sprintf("[%d]", i)
+	}
+	return cur, nil
+}
+
+func splitRef(path string) (name, rest string) {
+	if i := strings.IndexAny(path, ".["); i >= 0 {
+		return path[:i], path[i:]
+	}
+	return path, ""
+}
+
+func (b *binder) result(name string) (any, error) {
+	if v, ok := b.decoded[name]; ok {
+		return v, nil
+	}
+	raw, ok := b.results[name]
+	if !ok {
+		return nil, Errorf(CodeMissingRequiredContext, "step @%s has no result", name)
+	}
+	v, err := decodeJSON(raw)
+	if err != nil {
+		return nil, Errorf(CodeMissingRequiredContext, "step @%s's result is not JSON: %v", name, err)
+	}
+	if b.decoded == nil {
+		b.decoded = map[string]any{}
+	}
+	b.decoded[name] = v
+	return v, nil
+}
+
+// decodeJSON decodes JSON the way plans and schemas expect: numbers as
+// json.Number.
+func decodeJSON(b []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}

@@ -1,0 +1,203 @@
+package runtime
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+)
+
+// maxResponseBody bounds what an HTTP handler reads of a response.
+const maxResponseBody = 10 << 20
+
+// httpCall is one HTTP request built from params and arguments.
+type httpCall struct{ deps BuiltinDeps }
+
+func (h *httpCall) Call(ctx context.Context, c *Call) (Result, error) {
+	resp, err := send(ctx, h.deps, c, c.Args)
+	if err != nil {
+		return Result{}, err
+	}
+	return Complete(resp), nil
+}
+
+// DryRun says what request would be sent, without sending it.
+func (h *httpCall) DryRun(_ context.Context, c *Call) (Result, error) {
+	method, target, err := requestLine(h.deps, c)
+	if err != nil {
+		return Result{}, err
+	}
+	return Complete(map[string]any{"dry_run": true, "method": method, "url": redactURL(target)}), nil
+}
+
+// httpStart POSTs a task to an external system, with the correlation key
+// and the callback address, then parks.
+type httpStart struct{ deps BuiltinDeps }
+
+func (h *httpStart) Call(ctx context.Context, c *Call) (Result, error) {
+	body := map[string]any{
+		"correlation_key": c.CorrelationKey,
+		"callback_url":    c.CallbackURL,
+		"args":            c.Args,
+	}
+	resp, err := send(ctx, h.deps, c, body)
+	if err != nil {
+		return Result{}, err
+	}
+	id, _ := resp["id"].(string)
+	return Parked(id), nil
+}
+
+// requestLine resolves the method and URL of a call.
+func requestLine(deps BuiltinDeps, c *Call) (string, string, error) {
+	method, _ := c.Params["method"].(string)
+	if method == "" {
+		method = http.MethodPost
+	}
+	raw, _ := c.Params["url"].(string)
+	target, err := expandEnv(raw, deps.LookupEnv)
+	return method, target, err
+}
+
+// send makes the request and decodes the response. Status codes map to the
+// taxonomy: 429 RATE_LIMIT, 5xx TEMPORARY_PROVIDER_ERROR (both retried),
+// 401 and 403 AUTH_FORBIDDEN, other 4xx INVALID_INPUT (final); a timeout is
+// NETWORK_TIMEOUT and a refused connection DEPENDENCY_UNAVAILABLE.
+func send(ctx context.Context, deps BuiltinDeps, c *Call, payload map[string]any) (map[string]any, error) {
+	method, target, err := requestLine(deps, c)
+	if err != nil {
+		return nil, err
+	}
+	var body io.Reader
+	if method == http.MethodGet || method == http.MethodDelete {
+		target, err = withQuery(target, payload)
+		if err != nil {
+			return nil, err
+		}
+	} else {
+		b, err := json.Marshal(payload)
+		if err != nil {
+			return nil, Errorf(CodeInvalidInput, "arguments do not marshal to JSON: %v", err)
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, target, body)
+	if err != nil {
+		return nil, Errorf(CodeInvalidInput, "bad request for %s: %v", redactURL(target), err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("Idempotency-Key", c.IdempotencyKey)
+	if headers, ok := c.Params["headers"].(map[string]any); ok {
+		for name, v := range headers {
+			s, _ := v.(string)
+			value, err := expandEnv(s, deps.LookupEnv)
+			if err != nil {
+				return nil, err
+			}
+			req.Header.Set(name, value)
+		}
+	}
+	resp, err := deps.HTTP.Do(req)
+	if err != nil {
+		return nil, transportError(err, target)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBody))
+	if err != nil {
+		return nil, transportError(err, target)
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return nil, statusError(resp.StatusCode, data, target)
+	}
+	return decodeResponse(data), nil
+}
+
+func withQuery(target string, payload map[string]any) (string, error) {
+	u, err := url.Parse(target)
+	if err != nil {
+		return "", Errorf(CodeInvalidInput, "bad URL: %v", err)
+	}
+	q := u.Query()
+	keys := make([]string, 0, len(payload))
+	for k := range payload {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		switch v := payload[k].(type) {
+		case string:
+			q.Set(k, v)
+		default:
+			b, _ := json.Marshal(v)
+			q.Set(k, string(b))
+		}
+	}
+	u.RawQuery = q.Encode()
+	return u.String(), nil
+}
+
+func statusError(status int, body []byte, target string) *Error {
+	snippet := strings.TrimSpace(string(body))
+	if len(snippet) > 200 {
+		snippet = snippet[:200] + "…"
+	}
+	msg := fmt.Sprintf("%s answered %d %s", redactURL(target), status, http.StatusText(status))
+	if snippet != "" {
+		msg += ": " + snippet
+	}
+	switch {
+	case status == http.StatusTooManyRequests:
+		return &Error{Code: CodeRateLimit, Message: msg}
+	case status >= 500:
+		return &Error{Code: CodeTemporaryProviderError, Message: msg}
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		return &Error{Code: CodeAuthForbidden, Message: msg}
+	default:
+		return &Error{Code: CodeInvalidInput, Message: msg}
+	}
+}
+
+func transportError(err error, target string) *Error {
+	var netErr net.Error
+	if errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &netErr) && netErr.Timeout()) {
+		return &Error{Code: CodeNetworkTimeout, Message: fmt.Sprintf("%s did not answer in time", redactURL(target)), Err: err}
+	}
+	return &Error{Code: CodeDependencyUnavailable, Message: fmt.Sprintf("%s could not be reached", redactURL(target)), Err: err}
+}
+
+// decodeResponse makes a result of a response body: a JSON object as it
+// is, other JSON under "value", anything else under "body".
+func decodeResponse(data []byte) map[string]any {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return map[string]any{}
+	}
+	v, err := decodeJSON(data)
+	if err != nil {
+		return map[string]any{"body": string(data)}
+	}
+	if obj, ok := v.(map[string]any); ok {
+		return obj
+	}
+	return map[string]any{"value": v}
+}
+
+// redactURL drops credentials and the query from a URL, for messages.
+func redactURL(target string) string {
+	u, err := url.Parse(target)
+	if err != nil {
+		return "the configured URL"
+	}
+	u.User = nil
+	u.RawQuery = ""
+	return u.String()
+}

@@ -1,0 +1,16 @@
+// Package runtime advances frozen plans to finished work, as RUNTIME.md
+// describes: ready steps are leased and run outside any transaction; their
+// outcomes are recorded, with events and receipts, under the runbook's
+// advisory lock; durable steps park on an invocation record and resume
+// from the inbox; retries, timeouts, gates, cancellation, compensation and
+// dry runs are all transitions of the same state machine.
+//
+// Nothing that matters lives only in memory. A worker may die at any
+// instruction: its leases expire, another worker reclaims the steps, and
+// because handlers receive the same idempotency key on every attempt, and
+// receipts are written in the transaction that records a completion, no
+// side effect is repeated.
+//
+// Programs that embed the runtime register their own handlers next to the
+// built-in ones (see ExampleHandlers_Register).
+package runtime

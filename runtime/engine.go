@@ -1,0 +1,444 @@
+package runtime
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/runbookdev/runbook/durable"
+	"github.com/runbookdev/runbook/registry"
+)
+
+// Config tunes an Engine. Zero values take the defaults shown.
+type Config struct {
+	// WorkerID names this worker in leases and events; default
+	// host-pid-random.
+	WorkerID string
+	// LeaseTTL is how long a lease lasts without renewal (30s). A worker
+	// renews its leases every third of it while calls run; a dead worker's
+	// steps are reclaimed this long after it died.
+	LeaseTTL time.Duration
+	// Advancers is the number of transactions run at once (2).
+	Advancers int
+	// BatchSize is the most runbooks one transaction advances (64).
+	BatchSize int
+	// ClaimBatch is the most due runbooks claimed at once (256).
+	ClaimBatch int
+	// MaxCalls bounds the handler calls in flight (512).
+	MaxCalls int
+	// PollInterval is how often the worker looks for due runbooks when no
+	// wake-up arrives (1s): the fallback under LISTEN/NOTIFY.
+	PollInterval time.Duration
+	// SweepInterval is how often the tables are swept for what wake-ups
+	// missed (5s).
+	SweepInterval time.Duration
+	// ShutdownGrace is how long running calls may finish after Run's
+	// context ends (10s).
+	ShutdownGrace time.Duration
+	// CallbackURL is where durable handlers tell external systems to send
+	// notifications.
+	CallbackURL string
+	// PlanCacheSize is the number of decoded plans kept (1024).
+	PlanCacheSize int
+	// Catalogue compiles submitted and extension sources.
+	Catalogue *registry.Catalogue
+	Logger    *slog.Logger
+	Metrics   *Metrics
+}
+
+func (c *Config) defaults() {
+	if c.WorkerID == "" {
+		host, _ := os.Hostname()
+		var b [3]byte
+		_, _ = rand.Read(b[:])
+		c.WorkerID = fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b[:]))
+	}
+	def := func(v *time.Duration, d time.Duration) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	defInt := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	def(&c.LeaseTTL, 30*time.Second)
+	def(&c.PollInterval, time.Second)
+	def(&c.SweepInterval, 5*time.Second)
+	def(&c.ShutdownGrace, 10*time.Second)
+	defInt(&c.Advancers, 2)
+	defInt(&c.BatchSize, 64)
+	defInt(&c.ClaimBatch, 256)
+	defInt(&c.MaxCalls, 512)
+	defInt(&c.PlanCacheSize, 1024)
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
+// Engine advances runbooks stored in a Store: submitted, notified,
+// approved and cancelled through its methods, and worked through by Run.
+// Any number of engines may share one database.
+type Engine struct {
+	store    Store
+	handlers *Handlers
+	cfg      Config
+	workerID string
+	plans    *planCache
+	log      *slog.Logger
+	metrics  *Metrics
+
+	queue    *workQueue
+	kick     chan struct{}
+	sweepNow chan struct{}
+	slots    chan struct{}
+	inflight sync.WaitGroup
+	running  sync.Map // step id → *pendingCall, for lease renewal
+}
+
+// New makes an engine. Run it to work; its other methods may be called
+// without running it.
+func New(store Store, handlers *Handlers, cfg Config) *Engine {
+	cfg.defaults()
+	return &Engine{
+		store: store, handlers: handlers, cfg: cfg, workerID: cfg.WorkerID,
+		plans: newPlanCache(cfg.PlanCacheSize), log: cfg.Logger, metrics: cfg.Metrics,
+		queue: newWorkQueue(), kick: make(chan struct{}, 1), sweepNow: make(chan struct{}, 1),
+		slots: make(chan struct{}, cfg.MaxCalls),
+	}
+}
+
+// WorkerID is the name this engine's worker uses.
+func (e *Engine) WorkerID() string { return e.workerID }
+
+// Run works until ctx ends: it claims due runbooks, advances them, calls
+// handlers, and records outcomes. Wake-ups come from LISTEN/NOTIFY, with
+// polling and periodic sweeps underneath for what they miss.
+//
+// When ctx ends, Run stops taking work, lets running calls finish for up
+// to ShutdownGrace, records their outcomes, releases the leases still
+// held (so other workers take those steps at once), and returns nil.
+func (e *Engine) Run(ctx context.Context) error {
+	intake, stopIntake := context.WithCancel(ctx)
+	defer stopIntake()
+	// Database work must outlive ctx: the shutdown still records outcomes.
+	work := context.WithoutCancel(ctx)
+	calls, cancelCalls := context.WithCancel(work)
+	defer cancelCalls()
+
+	listener := e.store.NewListener(durable.ListenConfig{
+		OnNotify: func(string) { e.signal(e.kick) },
+		OnConnect: func(reconnected bool) {
+			if reconnected {
+				e.signal(e.sweepNow) // what was sent while away is lost to LISTEN
+			}
+		},
+	})
+	var intakeLoops, advancers sync.WaitGroup
+	intakeLoops.Go(func() { _ = listener.Run(intake) })
+	intakeLoops.Go(func() { e.claimLoop(intake) })
+	intakeLoops.Go(func() { e.sweepLoop(intake) })
+	for range e.cfg.Advancers {
+		advancers.Go(func() { e.advancer(work, calls) })
+	}
+	renewDone := make(chan struct{})
+	renewing := make(chan struct{})
+	go func() { defer close(renewing); e.renewLoop(work, renewDone) }()
+
+	<-ctx.Done()
+	e.log.Info("stopping: no new work; waiting for running calls", "grace", e.cfg.ShutdownGrace)
+	stopIntake()
+	intakeLoops.Wait()
+	if !e.waitCalls(e.cfg.ShutdownGrace) {
+		e.log.Warn("grace period over: cancelling the calls still running")
+		cancelCalls()
+		e.inflight.Wait()
+	}
+	e.queue.close()
+	advancers.Wait()
+	close(renewDone)
+	<-renewing
+	return e.releaseLeases(work)
+}
+
+func (e *Engine) signal(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+func (e *Engine) waitCalls(grace time.Duration) bool {
+	done := make(chan struct{})
+	go func() { e.inflight.Wait(); close(done) }()
+	select {
+	case <-done:
+		return true
+	case <-time.After(grace):
+		return false
+	}
+}
+
+// claimLoop hands due runbooks to the advancers: at once after a wake-up,
+// and every PollInterval otherwise.
+func (e *Engine) claimLoop(ctx context.Context) {
+	for ctx.Err() == nil {
+		// Claim only what the advancers can take soon; the rest stays due
+		// for other workers.
+		if e.queue.len() < e.cfg.ClaimBatch {
+			ids, err := e.store.ClaimDue(ctx, e.cfg.ClaimBatch, e.cfg.LeaseTTL)
+			if err != nil && ctx.Err() == nil {
+				e.log.Error("claiming due runbooks", "err", err)
+			}
+			items := make([]workItem, len(ids))
+			for i, id := range ids {
+				items[i] = workItem{runbookID: id}
+			}
+			e.queue.push(items...)
+			if len(ids) == e.cfg.ClaimBatch {
+				continue // there may be more
+			}
+		}
+		select {
+		case <-ctx.Done():
+		case <-e.kick:
+		case <-time.After(e.cfg.PollInterval):
+		}
+	}
+}
+
+// sweepLoop runs the sweeps every SweepInterval, and at once after the
+// listener reconnects.
+func (e *Engine) sweepLoop(ctx context.Context) {
+	for ctx.Err() == nil {
+		res, err := e.store.Sweep(ctx, 1000)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			e.log.Error("sweeping", "err", err)
+		case res.Total() > 0:
+			e.log.Info("sweep woke runbooks", "inbox", res.Inbox, "timeouts", res.Timeouts, "leases", res.Leases, "retries", res.Retries)
+		}
+		// Claim after every sweep: a runbook made due by a wake-up whose
+		// NOTIFY was lost is already due, so the sweep does not count it.
+		e.signal(e.kick)
+		e.updateGauges(ctx)
+		select {
+		case <-ctx.Done():
+		case <-e.sweepNow:
+		case <-time.After(e.cfg.SweepInterval):
+		}
+	}
+}
+
+// gaugeSource is implemented by stores that can count parked steps and
+// waiting notifications.
+type gaugeSource interface {
+	ParkedCount(ctx context.Context) (int64, error)
+	InboxDepth(ctx context.Context) (int64, error)
+}
+
+func (e *Engine) updateGauges(ctx context.Context) {
+	src, ok := e.store.(gaugeSource)
+	if !ok || e.metrics == nil {
+		return
+	}
+	parked, err1 := src.ParkedCount(ctx)
+	inbox, err2 := src.InboxDepth(ctx)
+	if err1 == nil && err2 == nil {
+		e.metrics.gauges(parked, inbox)
+	}
+}
+
+// maxTries bounds how often a work item's transaction is retried.
+const maxTries = 8
+
+// advancer takes batches of work from the queue, advances them in one
+// transaction, and starts the calls the transaction leased.
+func (e *Engine) advancer(ctx, calls context.Context) {
+	for {
+		items, ok := e.queue.pop(e.cfg.BatchSize)
+		if !ok {
+			return
+		}
+		seen := map[uuid.UUID]bool{}
+		var ids []uuid.UUID
+		var outcomes []*outcome
+		for _, it := range items {
+			if !seen[it.runbookID] {
+				seen[it.runbookID] = true
+				ids = append(ids, it.runbookID)
+			}
+			if it.outcome != nil {
+				outcomes = append(outcomes, it.outcome)
+			}
+		}
+		began := time.Now()
+		leased, err := e.advance(ctx, ids, outcomes)
+		e.metrics.advanced(time.Since(began))
+		if err != nil {
+			e.retry(items, err)
+			continue
+		}
+		for _, pc := range leased {
+			e.startCall(calls, pc)
+		}
+	}
+}
+
+// retry puts a failed transaction's items back, after a pause that grows
+// with their tries. An outcome given up on is not lost: its lease expires
+// and the step runs again, with the same idempotency key.
+func (e *Engine) retry(items []workItem, err error) {
+	e.log.Warn("advance transaction failed; retrying", "err", err, "runbooks", len(items))
+	var again []workItem
+	for _, it := range items {
+		it.tries++
+		if it.tries >= maxTries {
+			e.log.Error("giving up on a work item", "runbook_id", it.runbookID, "err", err)
+			continue
+		}
+		again = append(again, it)
+	}
+	if len(again) == 0 {
+		return
+	}
+	pause := time.Duration(again[0].tries*again[0].tries) * 10 * time.Millisecond
+	time.AfterFunc(pause, func() { e.queue.push(again...) })
+}
+
+// startCall runs a leased call in its own goroutine, once a slot is free.
+func (e *Engine) startCall(ctx context.Context, pc *pendingCall) {
+	e.slots <- struct{}{}
+	e.inflight.Add(1)
+	e.running.Store(pc.stepID, pc)
+	e.metrics.callStarted(pc.call.Verb)
+	go func() {
+		defer e.inflight.Done()
+		o := e.execute(ctx, pc)
+		e.running.Delete(pc.stepID)
+		<-e.slots
+		if o != nil {
+			e.queue.push(workItem{runbookID: pc.runbookID, outcome: o})
+		}
+	}()
+}
+
+// execute calls the handler, bounded by the verb's run_timeout, and turns
+// what it returns into an outcome. A call cut short by shutdown has no
+// outcome: its lease is released and another worker runs it again.
+func (e *Engine) execute(ctx context.Context, pc *pendingCall) (o *outcome) {
+	callCtx, cancel := context.WithTimeout(ctx, pc.timeout)
+	defer cancel()
+	log := e.log.With("runbook_id", pc.runbookID, "step", pc.call.StepKey, "attempt", pc.attempt)
+	began := time.Now()
+	var res Result
+	var err error
+	func() {
+		defer func() {
+			if p := recover(); p != nil {
+				err = Errorf(CodeInternal, "the handler panicked: %v", p)
+			}
+		}()
+		if pc.dryRun {
+			res, err = pc.handler.(DryRunner).DryRun(callCtx, pc.call)
+		} else {
+			res, err = pc.handler.Call(callCtx, pc.call)
+		}
+	}()
+	if err != nil && ctx.Err() != nil {
+		log.Info("call cut short by shutdown; its step will run again")
+		return nil
+	}
+	o = &outcome{runbookID: pc.runbookID, stepID: pc.stepID, attempt: pc.attempt, compensation: pc.compensation,
+		result: res, dryRun: pc.dryRun, idemKey: pc.call.IdempotencyKey}
+	if err != nil {
+		o.err = classify(err)
+		log.Info("call failed", "code", o.err.Code, "error", o.err.Message)
+	} else if !res.IsParked() {
+		o.value, err = marshalResult(res.Value())
+		if err != nil {
+			o.err = Errorf(CodeInternal, "the handler's result does not marshal to JSON: %v", err)
+		}
+	}
+	e.metrics.callFinished(pc.call.Verb, time.Since(began), o.err)
+	return o
+}
+
+func marshalResult(v any) (json.RawMessage, error) {
+	if v == nil {
+		return json.RawMessage(`{}`), nil
+	}
+	return json.Marshal(v)
+}
+
+// renewLoop extends the leases of running calls every third of LeaseTTL.
+func (e *Engine) renewLoop(ctx context.Context, done <-chan struct{}) {
+	tick := time.NewTicker(e.cfg.LeaseTTL / 3)
+	defer tick.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-tick.C:
+		}
+		var ids []int64
+		e.running.Range(func(k, _ any) bool {
+			ids = append(ids, k.(int64))
+			return true
+		})
+		if len(ids) == 0 {
+			continue
+		}
+		kept, err := e.store.RenewLeases(ctx, e.workerID, time.Now().Add(e.cfg.LeaseTTL), ids)
+		if err != nil {
+			e.log.Warn("renewing leases", "err", err)
+			continue
+		}
+		if lost := len(ids) - len(kept); lost > 0 {
+			e.log.Warn("leases lost while their calls ran; their outcomes will be dropped", "lost", lost)
+		}
+	}
+}
+
+// releaseLeases gives up the leases this worker still holds and makes
+// their runbooks due, so another worker reclaims those steps at once
+// instead of after LeaseTTL.
+func (e *Engine) releaseLeases(ctx context.Context) error {
+	leases, err := e.store.WorkerLeases(ctx, e.workerID)
+	if err != nil || len(leases) == 0 {
+		return err
+	}
+	ids := make([]int64, len(leases))
+	seen := map[uuid.UUID]bool{}
+	var runbooks []uuid.UUID
+	for i, l := range leases {
+		ids[i] = l.StepID
+		if !seen[l.RunbookID] {
+			seen[l.RunbookID] = true
+			runbooks = append(runbooks, l.RunbookID)
+		}
+	}
+	err = e.store.InTx(ctx, func(tx *durable.Tx) error {
+		if err := tx.LockRunbooks(ctx, runbooks); err != nil {
+			return err
+		}
+		if _, err := tx.ReleaseLeases(ctx, e.workerID, ids); err != nil {
+			return err
+		}
+		return tx.Wake(ctx, runbooks)
+	})
+	if err != nil {
+		return fmt.Errorf("releasing leases at shutdown: %w", err)
+	}
+	e.log.Info("released leases at shutdown", "steps", len(ids))
+	return nil
+}

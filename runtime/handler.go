@@ -1,0 +1,128 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/runbookdev/runbook/registry"
+	"github.com/runbookdev/runbook/verbs"
+)
+
+// Handler is the Go code behind a verb.
+type Handler interface {
+	// Call performs the step. It returns Complete(result) when done, or,
+	// for a durable handler, Parked(...) once the external work has
+	// started; a failure is an *Error with a taxonomy code. Call runs
+	// outside any transaction and may be called again for the same step
+	// after a crash, always with the same IdempotencyKey.
+	Call(ctx context.Context, c *Call) (Result, error)
+}
+
+// DryRunner is implemented by handlers that can say what they would do
+// without doing it. In a dry run, a step with side effects calls DryRun if
+// its handler has it, and is recorded as simulated otherwise.
+type DryRunner interface {
+	DryRun(ctx context.Context, c *Call) (Result, error)
+}
+
+// HandlerFunc adapts a function to Handler.
+type HandlerFunc func(ctx context.Context, c *Call) (Result, error)
+
+// Call calls f.
+func (f HandlerFunc) Call(ctx context.Context, c *Call) (Result, error) { return f(ctx, c) }
+
+// Call is everything a handler is told about the step it performs.
+type Call struct {
+	RunbookID uuid.UUID
+	StepKey   string
+	Verb      string
+	Attempt   int
+	// Args are the step's arguments, references and inputs resolved and
+	// validated against the verb's input_schema.
+	Args map[string]any
+	// Params are the verb's static handler configuration.
+	Params map[string]any
+	// IdempotencyKey is the same on every attempt of the same logical
+	// call; pass it to the system the handler calls.
+	IdempotencyKey string
+	// For durable handlers: the key the outside world notifies with, and
+	// where it sends the notification.
+	InvocationID   uuid.UUID
+	CorrelationKey string
+	CallbackURL    string
+	// Execution is the verb's frozen execution block.
+	Execution verbs.Execution
+	DryRun    bool
+}
+
+// Result is a handler's success.
+type Result struct {
+	parked     bool
+	value      any
+	externalID string
+	until      *time.Time
+}
+
+// Complete is a finished step with its result, which must marshal to JSON.
+func Complete(value any) Result { return Result{value: value} }
+
+// Parked says the external work has started and the step waits for a
+// notification on its correlation key. externalID, when the external
+// system gave one, is recorded for people to find the work.
+func Parked(externalID string) Result { return Result{parked: true, externalID: externalID} }
+
+// ParkedUntil says the step waits until a time; the runtime resumes it
+// then (timer.sleep).
+func ParkedUntil(t time.Time) Result { return Result{parked: true, until: &t} }
+
+// IsParked reports whether the result is a park.
+func (r Result) IsParked() bool { return r.parked }
+
+// Value is a completed result's value.
+func (r Result) Value() any { return r.value }
+
+// Handlers is the set of handlers a runtime can call, each with the spec
+// the compiler checks verbs against.
+type Handlers struct {
+	specs *registry.Handlers
+	impls map[string]Handler
+}
+
+// NewHandlers returns the built-in handlers of VERBS.md. deps gives the
+// ones that need the outside world what they need.
+func NewHandlers(deps BuiltinDeps) *Handlers {
+	h := &Handlers{specs: registry.NewHandlers(), impls: map[string]Handler{}}
+	for name, impl := range builtinHandlers(deps) {
+		h.impls[name] = impl
+	}
+	return h
+}
+
+// Register adds a program's own handler under its own name. The spec's
+// kind and params check are what `rbc` and submissions check verbs with.
+func (h *Handlers) Register(spec registry.HandlerSpec, impl Handler) error {
+	if impl == nil {
+		return fmt.Errorf("handler %q has no implementation", spec.Name)
+	}
+	if err := h.specs.Register(spec); err != nil {
+		return err
+	}
+	h.impls[spec.Name] = impl
+	return nil
+}
+
+// Specs is the handler table for building catalogues.
+func (h *Handlers) Specs() *registry.Handlers { return h.specs }
+
+// Names lists the handlers, sorted.
+func (h *Handlers) Names() []string { return slices.Sorted(maps.Keys(h.impls)) }
+
+func (h *Handlers) lookup(name string) (Handler, bool) {
+	impl, ok := h.impls[name]
+	return impl, ok
+}

@@ -1,0 +1,115 @@
+package runtime
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Metrics are the runtime's Prometheus metrics (DAEMON.md, "Operating it").
+// The zero value of *Metrics (nil) records nothing.
+type Metrics struct {
+	stepsStarted    *prometheus.CounterVec
+	stepsCompleted  *prometheus.CounterVec
+	stepsFailed     *prometheus.CounterVec
+	stepDuration    *prometheus.HistogramVec
+	resumeLatency   prometheus.Histogram
+	leaseReclaims   prometheus.Counter
+	outcomesDropped prometheus.Counter
+	advanceLatency  prometheus.Histogram
+	parked          prometheus.Gauge
+	inboxDepth      prometheus.Gauge
+}
+
+// NewMetrics creates the metrics and registers them with reg.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		stepsStarted: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "rbd_steps_started_total", Help: "Handler calls started, by verb.",
+		}, []string{"verb"}),
+		stepsCompleted: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "rbd_steps_completed_total", Help: "Handler calls that completed or parked, by verb.",
+		}, []string{"verb"}),
+		stepsFailed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "rbd_steps_failed_total", Help: "Handler calls that failed, by verb and error code.",
+		}, []string{"verb", "code"}),
+		stepDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "rbd_step_duration_seconds", Help: "Handler call duration, by verb.",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 18),
+		}, []string{"verb"}),
+		resumeLatency: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "rbd_notification_resume_latency_seconds", Help: "From a notification's arrival to its step's resumption.",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 18),
+		}),
+		leaseReclaims: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "rbd_lease_reclaims_total", Help: "Running steps taken back after their worker's lease expired or was released.",
+		}),
+		outcomesDropped: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "rbd_outcomes_dropped_total", Help: "Call outcomes not recorded because the lease was lost meanwhile.",
+		}),
+		advanceLatency: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "rbd_advance_duration_seconds", Help: "Duration of one advance transaction.",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
+		}),
+		parked: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "rbd_parked_invocations", Help: "Durable steps waiting for a notification or a timer.",
+		}),
+		inboxDepth: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "rbd_inbox_depth", Help: "Notifications received and not yet processed.",
+		}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.stepsStarted, m.stepsCompleted, m.stepsFailed, m.stepDuration, m.resumeLatency,
+			m.leaseReclaims, m.outcomesDropped, m.advanceLatency, m.parked, m.inboxDepth)
+	}
+	return m
+}
+
+func (m *Metrics) callStarted(verb string) {
+	if m != nil {
+		m.stepsStarted.WithLabelValues(verb).Inc()
+	}
+}
+
+func (m *Metrics) callFinished(verb string, took time.Duration, err *Error) {
+	if m == nil {
+		return
+	}
+	m.stepDuration.WithLabelValues(verb).Observe(took.Seconds())
+	if err != nil {
+		m.stepsFailed.WithLabelValues(verb, err.Code).Inc()
+	} else {
+		m.stepsCompleted.WithLabelValues(verb).Inc()
+	}
+}
+
+func (m *Metrics) resumed(latency time.Duration) {
+	if m != nil {
+		m.resumeLatency.Observe(latency.Seconds())
+	}
+}
+
+func (m *Metrics) leaseReclaimed() {
+	if m != nil {
+		m.leaseReclaims.Inc()
+	}
+}
+
+func (m *Metrics) outcomeDropped() {
+	if m != nil {
+		m.outcomesDropped.Inc()
+	}
+}
+
+func (m *Metrics) advanced(took time.Duration) {
+	if m != nil {
+		m.advanceLatency.Observe(took.Seconds())
+	}
+}
+
+func (m *Metrics) gauges(parked, inbox int64) {
+	if m != nil {
+		m.parked.Set(float64(parked))
+		m.inboxDepth.Set(float64(inbox))
+	}
+}

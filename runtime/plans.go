@@ -1,0 +1,79 @@
+package runtime
+
+import (
+	"fmt"
+
+	"github.com/google/uuid"
+	lru "github.com/hashicorp/golang-lru/v2"
+
+	"github.com/runbookdev/runbook/compiler"
+	"github.com/runbookdev/runbook/verbs"
+)
+
+// planInfo is a decoded plan with the graph the state machine walks.
+type planInfo struct {
+	plan  *compiler.Plan
+	steps map[string]*compiler.Step
+	preds map[string][]string
+}
+
+func newPlanInfo(p *compiler.Plan) *planInfo {
+	info := &planInfo{plan: p, steps: make(map[string]*compiler.Step, len(p.Steps)), preds: map[string][]string{}}
+	for _, s := range p.Steps {
+		info.steps[s.Key] = s
+	}
+	for _, e := range p.Edges {
+		info.preds[e.To] = append(info.preds[e.To], e.From)
+	}
+	return info
+}
+
+// execution finds a verb's frozen execution block: on a step that calls
+// it, or, for a verb that only compensates, in the plan's verbs.
+func (p *planInfo) execution(verb string) (verbs.Execution, bool) {
+	if info, ok := p.plan.Verbs[verb]; ok && info.Execution != nil {
+		return *info.Execution, true
+	}
+	for _, s := range p.plan.Steps {
+		if s.Verb == verb {
+			return s.Execution, true
+		}
+	}
+	return verbs.Execution{}, false
+}
+
+// planCache keeps decoded plans of recently advanced runbooks, by runbook
+// and plan version. It is bounded: a daemon with 100k parked runbooks does
+// not hold 100k plans.
+type planCache struct {
+	lru *lru.Cache[planCacheKey, *planInfo]
+}
+
+type planCacheKey struct {
+	id      uuid.UUID
+	version int
+}
+
+func newPlanCache(size int) *planCache {
+	c, err := lru.New[planCacheKey, *planInfo](size)
+	if err != nil {
+		panic(err) // only for a size below one
+	}
+	return &planCache{lru: c}
+}
+
+// lookup returns the runbook's plan at version, if cached.
+func (c *planCache) lookup(id uuid.UUID, version int) (*planInfo, bool) {
+	return c.lru.Get(planCacheKey{id, version})
+}
+
+// decode decodes a runbook's stored plan and caches it.
+func (c *planCache) decode(id uuid.UUID, version int, raw []byte) (*planInfo, error) {
+	p, err := compiler.DecodePlan(raw)
+	if err != nil {
+		return nil, fmt.Errorf("runbook %s: %w", id, err)
+	}
+	info := newPlanInfo(p)
+	c.lru.Add(planCacheKey{id, version}, info)
+	return info, nil
+}

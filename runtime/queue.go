@@ -1,0 +1,77 @@
+package runtime
+
+import (
+	"sync"
+
+	"github.com/google/uuid"
+)
+
+// workItem is something for an advancer to do: look at a runbook that is
+// due, or record a call's outcome.
+type workItem struct {
+	runbookID uuid.UUID
+	outcome   *outcome
+	tries     int // transactions that failed with this item in them
+}
+
+// workQueue is an unbounded queue of work items. Pushing never blocks, so
+// a finishing handler call can always hand back its outcome, whatever the
+// advancers are doing.
+type workQueue struct {
+	mu     sync.Mutex
+	cond   *sync.Cond
+	items  []workItem
+	closed bool
+}
+
+func newWorkQueue() *workQueue {
+	q := &workQueue{}
+	q.cond = sync.NewCond(&q.mu)
+	return q
+}
+
+func (q *workQueue) push(items ...workItem) {
+	q.mu.Lock()
+	q.items = append(q.items, items...)
+	q.mu.Unlock()
+	q.cond.Broadcast()
+}
+
+// pop waits for work and takes the items of up to maxRunbooks runbooks, in
+// arrival order. It returns false once the queue is closed and empty.
+func (q *workQueue) pop(maxRunbooks int) ([]workItem, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for len(q.items) == 0 && !q.closed {
+		q.cond.Wait()
+	}
+	if len(q.items) == 0 {
+		return nil, false
+	}
+	seen := map[uuid.UUID]bool{}
+	var taken, kept []workItem
+	for _, it := range q.items {
+		if seen[it.runbookID] || len(seen) < maxRunbooks {
+			seen[it.runbookID] = true
+			taken = append(taken, it)
+		} else {
+			kept = append(kept, it)
+		}
+	}
+	q.items = kept
+	return taken, true
+}
+
+func (q *workQueue) len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.items)
+}
+
+// close lets pop drain what is left and then report the end.
+func (q *workQueue) close() {
+	q.mu.Lock()
+	q.closed = true
+	q.mu.Unlock()
+	q.cond.Broadcast()
+}

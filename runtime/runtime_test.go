@@ -1,0 +1,285 @@
+package runtime_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/runbookdev/runbook/compiler"
+	"github.com/runbookdev/runbook/durable"
+	"github.com/runbookdev/runbook/durable/pgtest"
+	"github.com/runbookdev/runbook/registry"
+	"github.com/runbookdev/runbook/runtime"
+	"github.com/runbookdev/runbook/verbs"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// testVerbs is the catalogue most runtime tests compile against.
+const testVerbs = `
+- name: echo
+  domain: t
+  execution: {kind: sync, handler: core.echo, side_effects: none}
+- name: make-id
+  domain: t
+  execution: {kind: sync, handler: core.echo, side_effects: internal_db, params: {id_field: id}}
+  output_schema:
+    properties:
+      id: {type: uuid}
+- name: count
+  domain: t
+  execution: {kind: sync, handler: test.count, side_effects: external_call}
+- name: flaky
+  domain: t
+  execution:
+    kind: sync
+    handler: test.flaky
+    side_effects: external_call
+    retry: {max_attempts: 3, backoff: exponential, base_delay: PT0.05S, max_delay: PT0.2S}
+- name: wait
+  domain: t
+  execution:
+    kind: durable
+    handler: await.notification
+    side_effects: human_process
+    timeouts: {park_timeout: PT1H}
+  output_schema:
+    properties:
+      answer: {type: string}
+- name: wait-briefly
+  domain: t
+  execution:
+    kind: durable
+    handler: await.notification
+    side_effects: human_process
+    timeouts: {park_timeout: PT0.3S, on_timeout: fail}
+- name: wait-escalate
+  domain: t
+  execution:
+    kind: durable
+    handler: await.notification
+    side_effects: human_process
+    timeouts: {park_timeout: PT0.3S, on_timeout: escalate}
+- name: sleep
+  domain: t
+  execution:
+    kind: durable
+    handler: timer.sleep
+    side_effects: none
+    params: {duration: PT0.2S}
+    timeouts: {park_timeout: PT1H}
+- name: approve
+  domain: t
+  execution: {kind: sync, handler: core.echo, side_effects: external_call, gate: human_confirm}
+- name: fail
+  domain: t
+  execution: {kind: sync, handler: core.fail, side_effects: none, params: {code: POLICY_DENIED, message: no}}
+- name: undo
+  domain: t
+  execution: {kind: sync, handler: test.undo, side_effects: external_call}
+- name: reserve
+  domain: t
+  execution:
+    kind: sync
+    handler: test.count
+    side_effects: external_call
+    compensation: {verb: t.undo, args: {what: "@args.what"}}
+  input_schema:
+    properties:
+      what: {type: string}
+- name: reserve-badly
+  domain: t
+  execution:
+    kind: sync
+    handler: test.count
+    side_effects: external_call
+    compensation: {verb: t.undo, args: {what: "@args.what", fail: true}}
+  input_schema:
+    properties:
+      what: {type: string}
+`
+
+// recorder is a set of test handlers that count their calls.
+type recorder struct {
+	mu      sync.Mutex
+	calls   map[string]int    // step key → calls
+	keys    map[string]string // step key → idempotency key
+	undone  []string
+	flakies atomic.Int32
+}
+
+func newRecorder() *recorder {
+	return &recorder{calls: map[string]int{}, keys: map[string]string{}}
+}
+
+func (r *recorder) count(_ context.Context, c *runtime.Call) (runtime.Result, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.calls[c.RunbookID.String()+"/"+c.StepKey]++
+	r.keys[c.RunbookID.String()+"/"+c.StepKey] = c.IdempotencyKey
+	return runtime.Complete(map[string]any{"n": r.calls[c.RunbookID.String()+"/"+c.StepKey]}), nil
+}
+
+func (r *recorder) undo(_ context.Context, c *runtime.Call) (runtime.Result, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	what, _ := c.Args["what"].(string)
+	if fail, _ := c.Args["fail"].(bool); fail {
+		return runtime.Result{}, runtime.Errorf(runtime.CodeAuthForbidden, "cannot undo %s", what)
+	}
+	r.undone = append(r.undone, what)
+	return runtime.Complete(map[string]any{"undone": what}), nil
+}
+
+func (r *recorder) callsOf(id uuid.UUID, step string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.calls[id.String()+"/"+step]
+}
+
+type testBundle struct {
+	ctx      context.Context
+	store    *durable.Store
+	engine   *runtime.Engine
+	cat      *registry.Catalogue
+	handlers *runtime.Handlers
+	rec      *recorder
+}
+
+type option func(*runtime.Config)
+
+func setup(t *testing.T, opts ...option) *testBundle {
+	t.Helper()
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	b := &testBundle{ctx: ctx, store: pgtest.Store(t), rec: newRecorder()}
+	b.handlers = runtime.NewHandlers(runtime.BuiltinDeps{CRUD: b.store})
+	require.NoError(t, b.handlers.Register(registry.HandlerSpec{Name: "test.count", Kind: verbs.Sync}, runtime.HandlerFunc(b.rec.count)))
+	require.NoError(t, b.handlers.Register(registry.HandlerSpec{Name: "test.undo", Kind: verbs.Sync}, runtime.HandlerFunc(b.rec.undo)))
+	require.NoError(t, b.handlers.Register(registry.HandlerSpec{Name: "test.flaky", Kind: verbs.Sync}, runtime.HandlerFunc(
+		func(context.Context, *runtime.Call) (runtime.Result, error) {
+			b.rec.flakies.Add(1)
+			return runtime.Result{}, runtime.Errorf(runtime.CodeTemporaryProviderError, "try later")
+		})))
+	defs, diags := verbs.Parse("test.yaml", []byte(testVerbs))
+	require.Empty(t, diags)
+	cat, diags := registry.New(defs, b.handlers.Specs())
+	require.Empty(t, diags)
+	b.cat = cat
+	cfg := runtime.Config{
+		Catalogue: cat, PollInterval: 20 * time.Millisecond, SweepInterval: 100 * time.Millisecond,
+		LeaseTTL: 2 * time.Second, CallbackURL: "http://127.0.0.1:1/v1/notifications",
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	b.engine = runtime.New(b.store, b.handlers, cfg)
+	return b
+}
+
+// run starts the engine's worker until the test ends.
+func (b *testBundle) run(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(b.ctx)
+	done := make(chan error, 1)
+	go func() { done <- b.engine.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		require.NoError(t, <-done)
+	})
+}
+
+func (b *testBundle) submit(t *testing.T, source string, inputs map[string]any) uuid.UUID {
+	t.Helper()
+	sub, err := b.engine.SubmitSource(b.ctx, "test.rbk", []byte(source), runtime.Submission{Inputs: inputs, Actor: "test"})
+	require.NoError(t, err)
+	require.True(t, sub.Created)
+	return sub.ID
+}
+
+// waitFor polls the runbook until cond holds, failing after 20 seconds.
+func (b *testBundle) waitFor(t *testing.T, id uuid.UUID, what string, cond func(*runtime.RunbookView) bool) *runtime.RunbookView {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		v, err := b.engine.Get(b.ctx, id)
+		require.NoError(t, err)
+		if cond(v) {
+			return v
+		}
+		if time.Now().After(deadline) {
+			js, _ := json.MarshalIndent(v, "", "  ")
+			t.Fatalf("runbook never became %s:\n%s", what, js)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func (b *testBundle) waitStatus(t *testing.T, id uuid.UUID, status string) *runtime.RunbookView {
+	t.Helper()
+	return b.waitFor(t, id, status, func(v *runtime.RunbookView) bool { return v.Status == status })
+}
+
+func (b *testBundle) waitState(t *testing.T, id uuid.UUID, state string) *runtime.RunbookView {
+	t.Helper()
+	return b.waitFor(t, id, state, func(v *runtime.RunbookView) bool { return v.State == state })
+}
+
+func (b *testBundle) eventTypes(t *testing.T, id uuid.UUID) []string {
+	t.Helper()
+	events, err := b.engine.Events(b.ctx, id, 0, 0)
+	require.NoError(t, err)
+	out := make([]string, len(events))
+	for i, e := range events {
+		out[i] = e.Type
+		if e.StepKey != "" {
+			out[i] += " " + e.StepKey
+		}
+	}
+	return out
+}
+
+func step(v *runtime.RunbookView, key string) runtime.StepView {
+	for _, s := range v.Steps {
+		if s.Key == key {
+			return s
+		}
+	}
+	panic(fmt.Sprintf("no step %q", key))
+}
+
+func TestChainRunsToCompletion(t *testing.T) {
+	b := setup(t)
+	b.run(t)
+	id := b.submit(t, `
+(t.make-id :name $who :as @a)
+(t.echo :id @a.id :as @b)
+(t.count :from @b.id :as @c)`, map[string]any{"who": "ada"})
+	v := b.waitStatus(t, id, runtime.RunbookComplete)
+	require.Equal(t, runtime.RunbookComplete, v.State)
+	require.Empty(t, v.BlockedOn)
+	var a map[string]any
+	require.NoError(t, json.Unmarshal(v.Outcomes["a"], &a))
+	require.Equal(t, "ada", a["name"])
+	var bres map[string]any
+	require.NoError(t, json.Unmarshal(v.Outcomes["b"], &bres))
+	require.Equal(t, a["id"], bres["id"], "the reference carried @a.id into @b")
+	require.Equal(t, 1, b.rec.callsOf(id, "c"))
+	require.Equal(t, []string{
+		"RUNBOOK_SUBMITTED",
+		"STEP_READY a", "STEP_STARTED a", "STEP_SUCCEEDED a",
+		"STEP_READY b", "STEP_STARTED b", "STEP_SUCCEEDED b",
+		"STEP_READY c", "STEP_STARTED c", "STEP_SUCCEEDED c",
+		"RUNBOOK_COMPLETED",
+	}, b.eventTypes(t, id))
+}
+
+var _ = compiler.SchemaVersion

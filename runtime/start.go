@@ -1,0 +1,195 @@
+package runtime
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/runbookdev/runbook/durable"
+	"github.com/runbookdev/runbook/verbs"
+)
+
+// pendingCall is a handler call a transaction leased, to run once it
+// commits.
+type pendingCall struct {
+	runbookID    uuid.UUID
+	stepID       int64
+	attempt      int
+	handler      Handler
+	call         *Call
+	timeout      time.Duration
+	dryRun       bool
+	compensation bool
+}
+
+// outcome is what a handler call came back with.
+type outcome struct {
+	runbookID    uuid.UUID
+	stepID       int64
+	attempt      int
+	compensation bool
+	result       Result
+	value        json.RawMessage // the result's value as JSON
+	idemKey      string
+	err          *Error
+	dryRun       bool
+	simulated    bool
+}
+
+// prepared is a ready step whose arguments are resolved and whose keys are
+// known, waiting for the receipt check.
+type prepared struct {
+	step    *durable.Step
+	args    map[string]any
+	exec    verbs.Execution
+	receipt durable.ReceiptKey
+}
+
+// prepare resolves and validates the arguments of every ready step and
+// derives its idempotency key. A step whose arguments cannot be resolved
+// or do not fit its schema fails for good: retrying cannot change them.
+func (t *transition) prepare() []*prepared {
+	if !t.executing() {
+		return nil
+	}
+	b := &binder{results: map[string]json.RawMessage{}, inputs: t.inputs}
+	for _, s := range t.steps {
+		if s.Status == StepComplete {
+			b.results[s.Key] = s.Result
+		}
+	}
+	var out []*prepared
+	for _, s := range t.steps {
+		if s.Status != StepReady {
+			continue
+		}
+		ps := t.plan.steps[s.Key]
+		if ps == nil {
+			t.failStep(s, Errorf(CodeInternal, "step %q is not in the runbook's plan", s.Key))
+			continue
+		}
+		resolved, err := b.resolve(map[string]any(ps.Args))
+		if err != nil {
+			if t.rb.Mode == ModeDryRun && t.dependsOnSimulated(s) {
+				t.complete(s, json.RawMessage(`{}`), true, map[string]any{"reason": "its inputs come from simulated steps"})
+				continue
+			}
+			t.failStep(s, classify(err))
+			continue
+		}
+		args := resolved.(map[string]any)
+		if info, ok := t.plan.plan.Verbs[s.Verb]; ok && info.InputSchema != nil {
+			if err := info.InputSchema.Validate(args); err != nil {
+				if t.rb.Mode == ModeDryRun && t.dependsOnSimulated(s) {
+					t.complete(s, json.RawMessage(`{}`), true, map[string]any{"reason": "its inputs come from simulated steps"})
+					continue
+				}
+				t.failStep(s, Errorf(CodeSchemaValidationFailed, "arguments do not match %s's input_schema: %v", s.Verb, err))
+				continue
+			}
+		}
+		exec := ps.Execution
+		s.IdempotencyKey = idempotencyKey(t.rb.ID, s.Key, s.Verb, exec.Idempotency, args)
+		s.ResolvedArgs, _ = json.Marshal(args)
+		t.touch(s)
+		out = append(out, &prepared{step: s, args: args, exec: exec,
+			receipt: durable.ReceiptKey{Handler: exec.Handler, IdempotencyKey: s.IdempotencyKey}})
+	}
+	return out
+}
+
+// dependsOnSimulated reports whether any predecessor of s was only
+// simulated in a dry run.
+func (t *transition) dependsOnSimulated(s *durable.Step) bool {
+	for _, p := range t.plan.preds[s.Key] {
+		if ps := t.byKey[p]; ps != nil && ps.Simulated {
+			return true
+		}
+	}
+	return false
+}
+
+// start begins the prepared steps: one with a stored receipt completes
+// with it, without a call; in a dry run, a step with side effects calls
+// its handler's DryRun or is recorded as simulated; the others are leased,
+// marked running, and handed to the worker to call. A durable step's
+// invocation is persisted here, before its handler starts the external
+// work (park step 2 of RUNTIME.md).
+func (t *transition) start(steps []*prepared, receipts map[durable.ReceiptKey]durable.Receipt) {
+	for _, p := range steps {
+		s := p.step
+		if r, ok := receipts[p.receipt]; ok && t.rb.Mode != ModeDryRun {
+			t.complete(s, r.Result, false, map[string]any{"receipt": true})
+			continue
+		}
+		handler, ok := t.engine.handlers.lookup(p.exec.Handler)
+		if !ok {
+			t.failStep(s, Errorf(CodeDependencyUnavailable, "handler %q is not registered in this daemon", p.exec.Handler))
+			continue
+		}
+		dryRun := t.rb.Mode == ModeDryRun && (p.exec.SideEffects != verbs.SideEffectsNone || p.exec.Kind == verbs.Durable)
+		if dryRun {
+			if _, can := handler.(DryRunner); !can {
+				t.complete(s, json.RawMessage(`{}`), true, nil)
+				continue
+			}
+		}
+		s.Attempt++
+		s.Status, s.StartedAt = StepRunning, &t.now
+		s.ErrorCode, s.ErrorMessage = "", ""
+		t.touch(s)
+		call := &Call{
+			RunbookID: t.rb.ID, StepKey: s.Key, Verb: s.Verb, Attempt: s.Attempt, Args: p.args,
+			Params: p.exec.Params, IdempotencyKey: s.IdempotencyKey, Execution: p.exec, DryRun: dryRun,
+		}
+		if p.exec.Kind == verbs.Durable && !dryRun {
+			inv := t.invocationFor(s, p.exec)
+			call.InvocationID, call.CorrelationKey = inv.InvocationID, inv.CorrelationKey
+			call.CallbackURL = t.engine.cfg.CallbackURL
+		}
+		t.lease(s, call, handler, p.exec.Timeouts.RunTimeout.D, dryRun, false)
+		t.event(EventStepStarted, s, nil)
+	}
+}
+
+// invocationFor returns the step's active invocation, or persists a new
+// one derived from the attempt. An invocation outlives retries of the
+// start call and reclaims of its lease, so the external system always sees
+// the same correlation key for the same wait.
+func (t *transition) invocationFor(s *durable.Step, exec verbs.Execution) *durable.Invocation {
+	if inv, ok := t.invocations[s.ID]; ok {
+		return inv
+	}
+	id, key := invocationIDs(t.rb.ID, s.Key, s.Attempt)
+	timeout := time.Hour
+	if exec.Timeouts.ParkTimeout != nil {
+		timeout = exec.Timeouts.ParkTimeout.D
+	}
+	inv := durable.Invocation{
+		InvocationID: id, StepID: s.ID, RunbookID: t.rb.ID, Attempt: s.Attempt, CorrelationKey: key,
+		Status: "active", ParkedAt: t.now, TimeoutAt: t.now.Add(timeout),
+	}
+	t.newInvocations = append(t.newInvocations, inv)
+	s.InvocationID = &inv.InvocationID
+	t.invocations[s.ID] = &inv
+	return &inv
+}
+
+// lease asks for the step's lease and queues the call.
+func (t *transition) lease(s *durable.Step, call *Call, h Handler, timeout time.Duration, dryRun, compensation bool) {
+	t.leaseRequests = append(t.leaseRequests, durable.LeaseRequest{StepID: s.ID, RunbookID: t.rb.ID, Attempt: s.Attempt})
+	t.leases[s.ID] = durable.Lease{StepID: s.ID, RunbookID: t.rb.ID, WorkerID: t.engine.workerID, Attempt: s.Attempt,
+		ExpiresAt: t.now.Add(t.engine.cfg.LeaseTTL)}
+	t.calls = append(t.calls, &pendingCall{
+		runbookID: t.rb.ID, stepID: s.ID, attempt: s.Attempt, handler: h, call: call,
+		timeout: timeout, dryRun: dryRun, compensation: compensation,
+	})
+}
+
+func hashJSON(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}

@@ -1,0 +1,197 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/runbookdev/runbook/durable"
+)
+
+// Blocked-on reasons.
+const (
+	BlockedRequiresApproval     = "REQUIRES_APPROVAL"
+	BlockedAwaitingNotification = "AWAITING_NOTIFICATION"
+	// BlockedAwaitingTimer: a timer.sleep step, which the daemon resumes
+	// itself. RUNTIME.md does not name it; a sleeping runbook is waiting on
+	// no one, but a reader wants to know what it waits for.
+	BlockedAwaitingTimer = "AWAITING_TIMER"
+)
+
+// RunbookView is a runbook as the API shows it: its state, its steps,
+// what completed (outcomes), and what it waits for (blocked_on). Completed
+// work is shown whatever became of the rest.
+type RunbookView struct {
+	ID       uuid.UUID `json:"id"`
+	Status   string    `json:"status"`
+	// State refines an executing runbook: "parked" or "awaiting_approval"
+	// when nothing can move until the outside world acts.
+	State      string                     `json:"state"`
+	Mode       string                     `json:"mode"`
+	PlanHash   string                     `json:"plan_hash"`
+	Version    int                        `json:"version"`
+	Inputs     json.RawMessage            `json:"inputs"`
+	Error      *ErrorView                 `json:"error,omitempty"`
+	CreatedAt  time.Time                  `json:"created_at"`
+	UpdatedAt  time.Time                  `json:"updated_at"`
+	FinishedAt *time.Time                 `json:"finished_at,omitempty"`
+	Steps      []StepView                 `json:"steps"`
+	Outcomes   map[string]json.RawMessage `json:"outcomes"`
+	BlockedOn  []BlockedView              `json:"blocked_on"`
+}
+
+// ErrorView is a failure's code and message.
+type ErrorView struct {
+	Code    string `json:"code"`
+	Message string `json:"message,omitempty"`
+}
+
+// StepView is one step.
+type StepView struct {
+	Key            string          `json:"key"`
+	Verb           string          `json:"verb"`
+	Status         string          `json:"status"`
+	Attempt        int             `json:"attempt"`
+	Gate           string          `json:"gate"`
+	Result         json.RawMessage `json:"result,omitempty"`
+	Error          *ErrorView      `json:"error,omitempty"`
+	Simulated      bool            `json:"simulated,omitempty"`
+	CorrelationKey string          `json:"correlation_key,omitempty"`
+	NextAttemptAt  *time.Time      `json:"next_attempt_at,omitempty"`
+	GateDecision   *GateDecision   `json:"gate_decision,omitempty"`
+	Compensation   *Compensation   `json:"compensation,omitempty"`
+	StartedAt      *time.Time      `json:"started_at,omitempty"`
+	FinishedAt     *time.Time      `json:"finished_at,omitempty"`
+}
+
+// GateDecision is who decided a gate, when, and why.
+type GateDecision struct {
+	Decision string    `json:"decision"`
+	By       string    `json:"by"`
+	At       time.Time `json:"at"`
+	Comment  string    `json:"comment,omitempty"`
+}
+
+// Compensation is the state of a step's undoing.
+type Compensation struct {
+	Status string `json:"status"`
+	Error  string `json:"error,omitempty"`
+}
+
+// BlockedView is one thing a runbook waits for.
+type BlockedView struct {
+	Step           string     `json:"step"`
+	Reason         string     `json:"reason"`
+	CorrelationKey string     `json:"correlation_key,omitempty"`
+	Until          *time.Time `json:"until,omitempty"`
+	Message        string     `json:"message,omitempty"`
+}
+
+// Get returns a runbook's view.
+func (e *Engine) Get(ctx context.Context, id uuid.UUID) (*RunbookView, error) {
+	rb, err := e.store.Runbook(ctx, id)
+	if errors.Is(err, durable.ErrNotFound) {
+		return nil, fmt.Errorf("%w: no runbook %s", ErrNotFound, id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	steps, err := e.store.Steps(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	invs, err := e.store.InvocationsOf(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return buildView(rb, steps, invs), nil
+}
+
+func buildView(rb *durable.Runbook, steps []*durable.Step, invs []durable.Invocation) *RunbookView {
+	active := map[int64]durable.Invocation{}
+	for _, inv := range invs {
+		if inv.Status == "active" {
+			active[inv.StepID] = inv
+		}
+	}
+	v := &RunbookView{
+		ID: rb.ID, Status: rb.Status, State: rb.Status, Mode: rb.Mode, PlanHash: rb.PlanHash, Version: rb.Version,
+		Inputs: rb.Inputs, CreatedAt: rb.CreatedAt, UpdatedAt: rb.UpdatedAt, FinishedAt: rb.FinishedAt,
+		Steps: make([]StepView, 0, len(steps)), Outcomes: map[string]json.RawMessage{}, BlockedOn: []BlockedView{},
+	}
+	if rb.ErrorCode != "" {
+		v.Error = &ErrorView{Code: rb.ErrorCode, Message: rb.ErrorMessage}
+	}
+	moving, approvals, parked := false, false, false
+	for _, s := range steps {
+		sv := StepView{
+			Key: s.Key, Verb: s.Verb, Status: s.Status, Attempt: s.Attempt, Gate: s.Gate, Simulated: s.Simulated,
+			NextAttemptAt: s.NextAttemptAt, StartedAt: s.StartedAt, FinishedAt: s.FinishedAt,
+		}
+		if s.Status == StepComplete {
+			sv.Result = s.Result
+			v.Outcomes[s.Key] = s.Result
+		}
+		if s.ErrorCode != "" {
+			sv.Error = &ErrorView{Code: s.ErrorCode, Message: s.ErrorMessage}
+		}
+		if s.GateDecision != "" && s.GateDecidedAt != nil {
+			sv.GateDecision = &GateDecision{Decision: s.GateDecision, By: s.GateDecidedBy, At: *s.GateDecidedAt, Comment: s.GateComment}
+		}
+		if s.CompensationStatus != "" {
+			sv.Compensation = &Compensation{Status: s.CompensationStatus, Error: s.CompensationError}
+		}
+		switch s.Status {
+		case StepWaitingApproval:
+			approvals = true
+			v.BlockedOn = append(v.BlockedOn, BlockedView{Step: s.Key, Reason: BlockedRequiresApproval})
+		case StepParked:
+			parked = true
+			inv := active[s.ID]
+			sv.CorrelationKey = inv.CorrelationKey
+			if until, ok := timerUntil(&inv); ok {
+				v.BlockedOn = append(v.BlockedOn, BlockedView{Step: s.Key, Reason: BlockedAwaitingTimer, Until: &until})
+			} else {
+				v.BlockedOn = append(v.BlockedOn, BlockedView{Step: s.Key, Reason: BlockedAwaitingNotification, CorrelationKey: inv.CorrelationKey})
+			}
+		case StepFailed, StepEscalated:
+			v.BlockedOn = append(v.BlockedOn, BlockedView{Step: s.Key, Reason: s.ErrorCode, Message: s.ErrorMessage})
+		case StepPending, StepReady, StepRunning, StepFailedRetryable:
+			moving = true
+		}
+		v.Steps = append(v.Steps, sv)
+	}
+	if rb.Status == RunbookExecuting && !moving {
+		switch {
+		case approvals:
+			v.State = "awaiting_approval"
+		case parked:
+			v.State = "parked"
+		}
+	}
+	return v
+}
+
+// Events returns a runbook's ledger after an event id.
+func (e *Engine) Events(ctx context.Context, id uuid.UUID, after int64, limit int) ([]durable.Event, error) {
+	if _, err := e.store.Runbook(ctx, id); err != nil {
+		if errors.Is(err, durable.ErrNotFound) {
+			return nil, fmt.Errorf("%w: no runbook %s", ErrNotFound, id)
+		}
+		return nil, err
+	}
+	return e.store.Events(ctx, id, after, limit)
+}
+
+// List returns a page of runbooks, newest first.
+func (e *Engine) List(ctx context.Context, status string, limit int, after string) (*durable.RunbookPage, error) {
+	page, err := e.store.ListRunbooks(ctx, status, limit, after)
+	if err != nil && !errors.Is(err, durable.ErrTransient) {
+		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	return page, err
+}
