@@ -173,3 +173,10 @@ func quoteTable(name string) (string, error) {
 	}
 	return pgx.Identifier(parts).Sanitize(), nil
 }
+
+// ExecForRuntimeTest runs a statement for the runtime's tests, which need
+// tables of their own for pg.crud.
+func (t *Tx) ExecForRuntimeTest(ctx context.Context, sql string) error {
+	_, err := t.tx.Exec(ctx, sql)
+	return translate(err)
+}

@@ -100,3 +100,11 @@ func (l *Listener) session(ctx context.Context, reconnected bool) error {
 		}
 	}
 }
+
+// TerminateListenersForTest cuts every connection that is listening on the
+// store's channel, as a network failure would. Tests use it.
+func (t *Tx) TerminateListenersForTest(ctx context.Context) error {
+	_, err := t.tx.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+		WHERE pid <> pg_backend_pid() AND query = $1`, "LISTEN "+pgx.Identifier{t.store.channel}.Sanitize())
+	return translate(err)
+}

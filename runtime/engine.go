@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -101,8 +102,46 @@ type Engine struct {
 	kick     chan struct{}
 	sweepNow chan struct{}
 	slots    chan struct{}
-	inflight sync.WaitGroup
-	running  sync.Map // step id → *pendingCall, for lease renewal
+	inflight calls
+	draining atomic.Bool // shutting down: leased calls are not started
+	running  sync.Map    // step id → *pendingCall, for lease renewal
+}
+
+// calls counts the handler calls in flight. Unlike a WaitGroup it may be
+// waited on while calls are still being added.
+type calls struct {
+	mu   sync.Mutex
+	n    int
+	zero chan struct{} // closed while n is zero
+}
+
+func (c *calls) add() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n == 0 {
+		c.zero = make(chan struct{})
+	}
+	c.n++
+}
+
+func (c *calls) done() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n--; c.n == 0 {
+		close(c.zero)
+	}
+}
+
+// idle returns a channel closed when no call is in flight.
+func (c *calls) idle() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n == 0 {
+		closed := make(chan struct{})
+		close(closed)
+		return closed
+	}
+	return c.zero
 }
 
 // New makes an engine. Run it to work; its other methods may be called
@@ -158,10 +197,11 @@ func (e *Engine) Run(ctx context.Context) error {
 	e.log.Info("stopping: no new work; waiting for running calls", "grace", e.cfg.ShutdownGrace)
 	stopIntake()
 	intakeLoops.Wait()
+	e.draining.Store(true)
 	if !e.waitCalls(e.cfg.ShutdownGrace) {
 		e.log.Warn("grace period over: cancelling the calls still running")
 		cancelCalls()
-		e.inflight.Wait()
+		e.waitCalls(time.Hour)
 	}
 	e.queue.close()
 	advancers.Wait()
@@ -177,11 +217,11 @@ func (e *Engine) signal(ch chan struct{}) {
 	}
 }
 
+// waitCalls waits for the calls in flight to finish, up to grace. Calls
+// that outcomes recorded meanwhile would lease are not started (draining).
 func (e *Engine) waitCalls(grace time.Duration) bool {
-	done := make(chan struct{})
-	go func() { e.inflight.Wait(); close(done) }()
 	select {
-	case <-done:
+	case <-e.inflight.idle():
 		return true
 	case <-time.After(grace):
 		return false
@@ -316,13 +356,18 @@ func (e *Engine) retry(items []workItem, err error) {
 }
 
 // startCall runs a leased call in its own goroutine, once a slot is free.
+// While draining, it does not: the lease is released at the end of the
+// shutdown and another worker runs the step.
 func (e *Engine) startCall(ctx context.Context, pc *pendingCall) {
+	if e.draining.Load() {
+		return
+	}
 	e.slots <- struct{}{}
-	e.inflight.Add(1)
+	e.inflight.add()
 	e.running.Store(pc.stepID, pc)
 	e.metrics.callStarted(pc.call.Verb)
 	go func() {
-		defer e.inflight.Done()
+		defer e.inflight.done()
 		o := e.execute(ctx, pc)
 		e.running.Delete(pc.stepID)
 		<-e.slots

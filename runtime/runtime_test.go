@@ -145,6 +145,7 @@ func (r *recorder) callsOf(id uuid.UUID, step string) int {
 }
 
 type testBundle struct {
+	opts     []option
 	ctx      context.Context
 	store    *durable.Store
 	engine   *runtime.Engine
@@ -174,14 +175,8 @@ func setup(t *testing.T, opts ...option) *testBundle {
 	cat, diags := registry.New(defs, b.handlers.Specs())
 	require.Empty(t, diags)
 	b.cat = cat
-	cfg := runtime.Config{
-		Catalogue: cat, PollInterval: 20 * time.Millisecond, SweepInterval: 100 * time.Millisecond,
-		LeaseTTL: 2 * time.Second, CallbackURL: "http://127.0.0.1:1/v1/notifications",
-	}
-	for _, o := range opts {
-		o(&cfg)
-	}
-	b.engine = runtime.New(b.store, b.handlers, cfg)
+	b.opts = opts
+	b.newEngine()
 	return b
 }
 
@@ -283,3 +278,45 @@ func TestChainRunsToCompletion(t *testing.T) {
 }
 
 var _ = compiler.SchemaVersion
+
+func specDurable(name string) registry.HandlerSpec {
+	return registry.HandlerSpec{Name: name, Kind: verbs.Durable}
+}
+
+// extendCatalogue adds verb definitions to the test catalogue; call it
+// before run.
+func (b *testBundle) extendCatalogue(t *testing.T, more string) {
+	t.Helper()
+	defs, diags := verbs.Parse("test.yaml", []byte(testVerbs+more))
+	require.Empty(t, diags)
+	cat, diags := registry.New(defs, b.handlers.Specs())
+	require.Empty(t, diags)
+	b.cat = cat
+	b.newEngine()
+}
+
+// newEngine makes the bundle's engine from its catalogue and options.
+func (b *testBundle) newEngine() {
+	cfg := runtime.Config{
+		Catalogue: b.cat, PollInterval: 20 * time.Millisecond, SweepInterval: 100 * time.Millisecond,
+		LeaseTTL: 2 * time.Second, CallbackURL: "http://127.0.0.1:1/v1/notifications",
+	}
+	for _, o := range b.opts {
+		o(&cfg)
+	}
+	b.engine = runtime.New(b.store, b.handlers, cfg)
+}
+
+func verbsRetry() verbs.Retry {
+	return verbs.Retry{MaxAttempts: 5, Backoff: verbs.BackoffExponential, BaseDelay: verbs.MustDuration("PT1S"), MaxDelay: verbs.MustDuration("PT10S")}
+}
+
+func mustID(v any) uuid.UUID {
+	switch v := v.(type) {
+	case uuid.UUID:
+		return v
+	case string:
+		return uuid.MustParse(v)
+	}
+	panic("not an id")
+}

@@ -160,7 +160,9 @@ func buildView(rb *durable.Runbook, steps []*durable.Step, invs []durable.Invoca
 			}
 		case StepFailed, StepEscalated:
 			v.BlockedOn = append(v.BlockedOn, BlockedView{Step: s.Key, Reason: s.ErrorCode, Message: s.ErrorMessage})
-		case StepPending, StepReady, StepRunning, StepFailedRetryable:
+		case StepReady, StepRunning, StepFailedRetryable:
+			// Pending steps wait on these or on the outside world; only
+			// these move without it.
 			moving = true
 		}
 		v.Steps = append(v.Steps, sv)

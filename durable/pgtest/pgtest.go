@@ -152,3 +152,27 @@ func exec(t testing.TB, url, sql string) {
 		t.Fatalf("pgtest: %s: %v", sql, err)
 	}
 }
+
+// ExampleStore opens a store on a fresh, migrated schema for a runnable
+// example, which has no *testing.T; done closes it and drops the schema.
+func ExampleStore() (store *durable.Store, done func()) {
+	ctx := context.Background()
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	schema := "x_" + hex.EncodeToString(b[:])
+	store, err := durable.Open(ctx, durable.Config{URL: serverURL, Schema: schema})
+	if err != nil {
+		panic(err)
+	}
+	if _, err := store.Migrate(ctx); err != nil {
+		panic(err)
+	}
+	return store, func() {
+		store.Close()
+		conn, err := pgx.Connect(ctx, serverURL)
+		if err == nil {
+			_, _ = conn.Exec(ctx, "DROP SCHEMA "+schema+" CASCADE")
+			_ = conn.Close(ctx)
+		}
+	}
+}

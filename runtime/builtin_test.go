@@ -1,0 +1,187 @@
+package runtime_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/runbookdev/runbook/durable"
+	"github.com/runbookdev/runbook/runtime"
+)
+
+// call runs a built-in handler directly.
+func callBuiltin(t *testing.T, deps runtime.BuiltinDeps, name string, c *runtime.Call) (runtime.Result, error) {
+	t.Helper()
+	h := runtime.BuiltinHandler(runtime.NewHandlers(deps), name)
+	require.NotNil(t, h, name)
+	if c.IdempotencyKey == "" {
+		c.IdempotencyKey = "rbk-test-key"
+	}
+	return h.Call(context.Background(), c)
+}
+
+func TestHTTPCallSendsTheIdempotencyKeyAndMapsStatuses(t *testing.T) {
+	t.Parallel()
+	var got struct {
+		key, auth, body, method string
+	}
+	status := http.StatusOK
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got.key, got.auth, got.body, got.method = r.Header.Get("Idempotency-Key"), r.Header.Get("Authorization"), string(b), r.Method
+		w.WriteHeader(status)
+		_, _ = w.Write([]byte(`{"ok": true, "n": 7}`))
+	}))
+	defer srv.Close()
+	deps := runtime.BuiltinDeps{LookupEnv: func(k string) (string, bool) {
+		if k == "TOKEN" {
+			return "s3cret", true
+		}
+		return "", false
+	}}
+	params := map[string]any{"url": srv.URL + "/x", "headers": map[string]any{"Authorization": "Bearer ${env:TOKEN}"}}
+	res, err := callBuiltin(t, deps, "http.call", &runtime.Call{Args: map[string]any{"a": "b"}, Params: params, IdempotencyKey: "rbk-abc"})
+	require.NoError(t, err)
+	require.Equal(t, map[string]any{"ok": true, "n": json.Number("7")}, res.Value())
+	require.Equal(t, "rbk-abc", got.key)
+	require.Equal(t, "Bearer s3cret", got.auth, "secrets come from the environment at call time")
+	require.JSONEq(t, `{"a":"b"}`, got.body)
+	require.Equal(t, http.MethodPost, got.method)
+
+	for code, want := range map[int]string{
+		429: runtime.CodeRateLimit, 503: runtime.CodeTemporaryProviderError, 500: runtime.CodeTemporaryProviderError,
+		401: runtime.CodeAuthForbidden, 403: runtime.CodeAuthForbidden, 400: runtime.CodeInvalidInput, 404: runtime.CodeInvalidInput,
+	} {
+		status = code
+		_, err := callBuiltin(t, deps, "http.call", &runtime.Call{Params: params})
+		var e *runtime.Error
+		require.ErrorAs(t, err, &e, "status %d", code)
+		require.Equal(t, want, e.Code, "status %d", code)
+		require.Equal(t, code == 429 || code >= 500, e.Retryable(), "status %d", code)
+		require.NotContains(t, e.Message, "s3cret")
+	}
+
+	_, err = callBuiltin(t, runtime.BuiltinDeps{LookupEnv: func(string) (string, bool) { return "", false }}, "http.call", &runtime.Call{Params: params})
+	var e *runtime.Error
+	require.ErrorAs(t, err, &e)
+	require.Equal(t, runtime.CodeDependencyUnavailable, e.Code)
+	require.Contains(t, e.Message, "TOKEN")
+
+	_, err = callBuiltin(t, deps, "http.call", &runtime.Call{Params: map[string]any{"url": "http://127.0.0.1:1/nothing"}})
+	require.ErrorAs(t, err, &e)
+	require.Equal(t, runtime.CodeDependencyUnavailable, e.Code)
+	require.True(t, e.Retryable())
+}
+
+func TestHTTPCallTimeoutIsRetryable(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-r.Context().Done()
+	}))
+	defer srv.Close()
+	h := runtime.BuiltinHandler(runtime.NewHandlers(runtime.BuiltinDeps{}), "http.call")
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	_, err := h.Call(ctx, &runtime.Call{Params: map[string]any{"url": srv.URL, "method": "GET"}, IdempotencyKey: "k"})
+	var e *runtime.Error
+	require.ErrorAs(t, err, &e)
+	require.Equal(t, runtime.CodeNetworkTimeout, e.Code)
+}
+
+func TestHTTPStartPostsTheCorrelationKeyAndParks(t *testing.T) {
+	t.Parallel()
+	var body map[string]any
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		require.NoError(t, json.NewDecoder(r.Body).Decode(&body))
+		_, _ = w.Write([]byte(`{"id": "task-9"}`))
+	}))
+	defer srv.Close()
+	res, err := callBuiltin(t, runtime.BuiltinDeps{}, "http.start", &runtime.Call{
+		Params: map[string]any{"url": srv.URL}, Args: map[string]any{"doc": "passport"},
+		CorrelationKey: "ck-1", CallbackURL: "http://rbd/v1/notifications",
+	})
+	require.NoError(t, err)
+	require.True(t, res.IsParked())
+	require.Equal(t, map[string]any{
+		"correlation_key": "ck-1", "callback_url": "http://rbd/v1/notifications", "args": map[string]any{"doc": "passport"},
+	}, body)
+}
+
+func TestCoreHandlers(t *testing.T) {
+	t.Parallel()
+	res, err := callBuiltin(t, runtime.BuiltinDeps{}, "core.echo", &runtime.Call{
+		Args: map[string]any{"a": 1}, Params: map[string]any{"result": map[string]any{"b": 2}, "id_field": "id"},
+		IdempotencyKey: "rbk-same",
+	})
+	require.NoError(t, err)
+	v := res.Value().(map[string]any)
+	require.Equal(t, 1, v["a"])
+	require.Equal(t, 2, v["b"])
+	again, _ := callBuiltin(t, runtime.BuiltinDeps{}, "core.echo", &runtime.Call{Params: map[string]any{"id_field": "id"}, IdempotencyKey: "rbk-same"})
+	require.Equal(t, v["id"], again.Value().(map[string]any)["id"], "the same key gives the same id")
+	_, err = uuid.Parse(v["id"].(string))
+	require.NoError(t, err)
+
+	_, err = callBuiltin(t, runtime.BuiltinDeps{}, "core.fail", &runtime.Call{Params: map[string]any{"code": "RATE_LIMIT", "message": "drill"}})
+	var e *runtime.Error
+	require.ErrorAs(t, err, &e)
+	require.Equal(t, &runtime.Error{Code: "RATE_LIMIT", Message: "drill"}, e)
+
+	res, err = callBuiltin(t, runtime.BuiltinDeps{}, "timer.sleep", &runtime.Call{Args: map[string]any{"until": "2030-01-02T03:04:05Z"}})
+	require.NoError(t, err)
+	require.True(t, res.IsParked())
+	_, err = callBuiltin(t, runtime.BuiltinDeps{}, "timer.sleep", &runtime.Call{})
+	require.ErrorAs(t, err, &e)
+	require.Equal(t, runtime.CodeInvalidInput, e.Code)
+}
+
+func TestPGCRUD(t *testing.T) {
+	b := setup(t)
+	require.NoError(t, b.store.InTx(b.ctx, func(tx *durable.Tx) error {
+		return tx.ExecForRuntimeTest(b.ctx, `CREATE TABLE deals (deal_id serial PRIMARY KEY, company text UNIQUE, stage text, score numeric)`)
+	}))
+	deps := runtime.BuiltinDeps{CRUD: b.store}
+	crud := func(params map[string]any, args map[string]any) (any, error) {
+		res, err := callBuiltin(t, deps, "pg.crud", &runtime.Call{Params: params, Args: args})
+		return res.Value(), err
+	}
+	got, err := crud(map[string]any{"op": "insert", "table": "deals", "returning": []any{"deal_id"}},
+		map[string]any{"company": "Acme", "stage": "sourced"})
+	require.NoError(t, err)
+	require.Equal(t, map[string]any{"deal_id": int32(1)}, got)
+
+	got, err = crud(map[string]any{"op": "upsert", "table": "deals", "key": []any{"company"}, "returning": []any{"deal_id", "stage"}},
+		map[string]any{"company": "Acme", "stage": "contacted"})
+	require.NoError(t, err)
+	require.Equal(t, map[string]any{"deal_id": int32(1), "stage": "contacted"}, got)
+
+	got, err = crud(map[string]any{"op": "select", "table": "deals", "key": []any{"company"}, "returning": []any{"stage"}},
+		map[string]any{"company": "Acme"})
+	require.NoError(t, err)
+	require.Equal(t, map[string]any{"rows": []map[string]any{{"stage": "contacted"}}, "count": 1}, got)
+
+	// A value is never SQL: a hostile string is just a string.
+	_, err = crud(map[string]any{"op": "update", "table": "deals", "key": []any{"company"}},
+		map[string]any{"company": "Acme", "stage": "x'; DROP TABLE deals; --"})
+	require.NoError(t, err)
+	got, err = crud(map[string]any{"op": "delete", "table": "deals", "key": []any{"company"}, "returning": []any{"stage"}},
+		map[string]any{"company": "Acme"})
+	require.NoError(t, err)
+	require.Equal(t, map[string]any{"stage": "x'; DROP TABLE deals; --"}, got)
+
+	// Names are checked, never interpolated as given.
+	_, err = crud(map[string]any{"op": "select", "table": "deals; drop"}, nil)
+	var e *runtime.Error
+	require.ErrorAs(t, err, &e)
+	require.Equal(t, runtime.CodeInvalidInput, e.Code)
+	_, err = crud(map[string]any{"op": "insert", "table": "deals", "columns": []any{"company"}}, map[string]any{"score": 5})
+	require.ErrorAs(t, err, &e)
+	require.Contains(t, e.Message, `column "score" is not one the verb allows`)
+}

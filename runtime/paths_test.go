@@ -1,0 +1,425 @@
+package runtime_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/runbookdev/runbook/durable"
+	"github.com/runbookdev/runbook/runtime"
+)
+
+func TestRetryThenFailSkipsDependentsAndKeepsTheRest(t *testing.T) {
+	b := setup(t)
+	b.run(t)
+	id := b.submit(t, `
+(t.echo :v 1 :as @independent)
+(t.flaky :x 1 :as @flaky)
+(t.echo :after @flaky :as @dependent)
+(t.echo :from @independent.v :as @later)`, nil)
+	v := b.waitStatus(t, id, runtime.RunbookFailed)
+
+	require.Equal(t, int32(3), b.rec.flakies.Load(), "max_attempts: 3")
+	flaky := step(v, "flaky")
+	require.Equal(t, runtime.StepFailed, flaky.Status)
+	require.Equal(t, runtime.CodeTemporaryProviderError, flaky.Error.Code)
+	require.Equal(t, 3, flaky.Attempt)
+	require.Equal(t, runtime.StepSkipped, step(v, "dependent").Status)
+	require.Equal(t, runtime.StepComplete, step(v, "independent").Status)
+	require.Equal(t, runtime.StepComplete, step(v, "later").Status)
+	require.Contains(t, v.Outcomes, "independent")
+	require.Contains(t, v.Outcomes, "later", "completed work stays readable after the failure")
+	require.Equal(t, &runtime.ErrorView{Code: runtime.CodeTemporaryProviderError, Message: "try later"}, v.Error)
+
+	events, err := b.engine.Events(b.ctx, id, 0, 0)
+	require.NoError(t, err)
+	var delays []int64
+	for _, e := range events {
+		if e.Type == runtime.EventStepRetryScheduled {
+			var d struct {
+				Code    string `json:"code"`
+				DelayMS int64  `json:"delay_ms"`
+			}
+			require.NoError(t, json.Unmarshal(e.Data, &d))
+			require.Equal(t, runtime.CodeTemporaryProviderError, d.Code)
+			delays = append(delays, d.DelayMS)
+		}
+	}
+	// base PT0.05S doubling, capped at PT0.2S, plus at most a fifth.
+	require.Len(t, delays, 2)
+	require.InDelta(t, 55, delays[0], 5)
+	require.InDelta(t, 110, delays[1], 10)
+	types := b.eventTypes(t, id)
+	require.Contains(t, types, "STEP_FAILED flaky")
+	require.Contains(t, types, "STEP_SKIPPED dependent")
+	require.Equal(t, "RUNBOOK_FAILED", types[len(types)-1])
+}
+
+func TestRetryDelayIsDeterministic(t *testing.T) {
+	t.Parallel()
+	r := verbsRetry()
+	require.Equal(t, runtime.RetryDelay(r, 42, 2), runtime.RetryDelay(r, 42, 2))
+	require.NotEqual(t, runtime.RetryDelay(r, 42, 2), runtime.RetryDelay(r, 43, 2), "jitter depends on the step")
+	for attempt := 1; attempt <= 6; attempt++ {
+		d := runtime.RetryDelay(r, 7, attempt)
+		base := r.Delay(attempt)
+		require.GreaterOrEqual(t, d, base)
+		require.LessOrEqual(t, d, base+base/5)
+	}
+}
+
+func TestParkTimeoutFails(t *testing.T) {
+	b := setup(t)
+	b.run(t)
+	id := b.submit(t, `(t.wait-briefly :as @w) (t.echo :after @w)`, nil)
+	v := b.waitStatus(t, id, runtime.RunbookFailed)
+	w := step(v, "w")
+	require.Equal(t, runtime.StepFailed, w.Status)
+	require.Equal(t, runtime.CodeParkTimeout, w.Error.Code)
+	types := b.eventTypes(t, id)
+	require.Contains(t, types, "STEP_PARKED w")
+	require.Contains(t, types, "STEP_TIMED_OUT w")
+	require.Contains(t, types, "STEP_FAILED w")
+	require.Contains(t, types, "STEP_SKIPPED t.echo#2")
+
+	// A notification that comes too late is kept and ignored.
+	res, err := b.engine.Notify(b.ctx, runtime.Notification{CorrelationKey: correlationKey(t, b, id, "w"), Status: "completed"})
+	require.NoError(t, err)
+	require.Equal(t, durable.InboxAccepted, res)
+}
+
+func TestParkTimeoutEscalates(t *testing.T) {
+	b := setup(t)
+	b.run(t)
+	id := b.submit(t, `(t.wait-escalate :as @w) (t.echo :v 1)`, nil)
+	v := b.waitStatus(t, id, runtime.RunbookEscalated)
+	require.Equal(t, runtime.StepEscalated, step(v, "w").Status)
+	require.Equal(t, runtime.StepComplete, step(v, "t.echo#2").Status)
+	require.Equal(t, []runtime.BlockedView{{Step: "w", Reason: runtime.CodeParkTimeout,
+		Message: "no notification before the park timeout; escalated to a person"}}, v.BlockedOn)
+	types := b.eventTypes(t, id)
+	require.Contains(t, types, "STEP_TIMED_OUT w")
+	require.NotContains(t, types, "STEP_FAILED w")
+	require.Equal(t, "RUNBOOK_ESCALATED", types[len(types)-1])
+}
+
+// correlationKey finds a step's correlation key in the ledger.
+func correlationKey(t *testing.T, b *testBundle, id any, stepKey string) string {
+	t.Helper()
+	v, err := b.engine.Get(b.ctx, mustID(id))
+	require.NoError(t, err)
+	if k := step(v, stepKey).CorrelationKey; k != "" {
+		return k
+	}
+	events, err := b.engine.Events(b.ctx, mustID(id), 0, 0)
+	require.NoError(t, err)
+	for _, e := range events {
+		if e.Type == runtime.EventStepParked && e.StepKey == stepKey {
+			var d struct {
+				Key string `json:"correlation_key"`
+			}
+			require.NoError(t, json.Unmarshal(e.Data, &d))
+			return d.Key
+		}
+	}
+	t.Fatalf("step %s never parked", stepKey)
+	return ""
+}
+
+func TestNotificationResumesAndDuplicatesAreAcknowledged(t *testing.T) {
+	b := setup(t)
+	b.run(t)
+	id := b.submit(t, `(t.wait :as @w) (t.count :answer @w.answer :as @next)`, nil)
+	v := b.waitState(t, id, "parked")
+	key := step(v, "w").CorrelationKey
+	require.NotEmpty(t, key)
+	require.Equal(t, []runtime.BlockedView{{Step: "w", Reason: runtime.BlockedAwaitingNotification, CorrelationKey: key}}, v.BlockedOn)
+
+	// Twenty copies of one notification at once: one resume.
+	const copies = 20
+	results := make(chan durable.InboxResult, copies)
+	start := make(chan struct{})
+	for range copies {
+		go func() {
+			<-start
+			res, err := b.engine.Notify(b.ctx, runtime.Notification{CorrelationKey: key, Status: "completed", Result: json.RawMessage(`{"answer": "yes"}`)})
+			require.NoError(t, err)
+			results <- res
+		}()
+	}
+	close(start)
+	count := map[durable.InboxResult]int{}
+	for range copies {
+		count[<-results]++
+	}
+	require.Equal(t, map[durable.InboxResult]int{durable.InboxAccepted: 1, durable.InboxDuplicate: copies - 1}, count)
+
+	v = b.waitStatus(t, id, runtime.RunbookComplete)
+	require.JSONEq(t, `{"answer":"yes"}`, string(v.Outcomes["w"]))
+	require.Equal(t, 1, b.rec.callsOf(id, "next"))
+	types := b.eventTypes(t, id)
+	resumes := 0
+	for _, ty := range types {
+		if ty == "STEP_RESUMED w" {
+			resumes++
+		}
+	}
+	require.Equal(t, 1, resumes)
+
+	// The same key with another payload is refused.
+	res, err := b.engine.Notify(b.ctx, runtime.Notification{CorrelationKey: key, Status: "completed", Result: json.RawMessage(`{"answer": "no"}`)})
+	require.NoError(t, err)
+	require.Equal(t, durable.InboxConflict, res)
+	// Spacing and key order do not make a payload different.
+	res, err = b.engine.Notify(b.ctx, runtime.Notification{CorrelationKey: key, Status: "completed", Result: json.RawMessage(`{ "answer" :"yes" }`)})
+	require.NoError(t, err)
+	require.Equal(t, durable.InboxDuplicate, res)
+}
+
+func TestNotificationReportingFailureFailsTheStep(t *testing.T) {
+	b := setup(t)
+	b.run(t)
+	id := b.submit(t, `(t.wait :as @w)`, nil)
+	key := step(b.waitState(t, id, "parked"), "w").CorrelationKey
+	_, err := b.engine.Notify(b.ctx, runtime.Notification{CorrelationKey: key, Status: "failed", ErrorCode: runtime.CodeInvalidInput, ErrorMessage: "bad scan"})
+	require.NoError(t, err)
+	v := b.waitStatus(t, id, runtime.RunbookFailed)
+	require.Equal(t, &runtime.ErrorView{Code: runtime.CodeInvalidInput, Message: "bad scan"}, step(v, "w").Error)
+}
+
+func TestNotificationBeforeParkIsConsumedAtPark(t *testing.T) {
+	b := setup(t)
+	// An external system so fast that its answer arrives while the handler
+	// that started the work has not yet returned.
+	require.NoError(t, b.handlers.Register(specDurable("test.fast-start"), runtime.HandlerFunc(
+		func(ctx context.Context, c *runtime.Call) (runtime.Result, error) {
+			_, err := b.engine.Notify(ctx, runtime.Notification{CorrelationKey: c.CorrelationKey, Status: "completed", Result: json.RawMessage(`{"fast":true}`)})
+			if err != nil {
+				return runtime.Result{}, err
+			}
+			return runtime.Parked("ext-1"), nil
+		})))
+	b.extendCatalogue(t, `
+- name: fast
+  domain: t
+  execution:
+    kind: durable
+    handler: test.fast-start
+    side_effects: external_call
+    timeouts: {park_timeout: PT1H}`)
+	b.run(t)
+	id := b.submit(t, `(t.fast :as @f)`, nil)
+	v := b.waitStatus(t, id, runtime.RunbookComplete)
+	require.JSONEq(t, `{"fast":true}`, string(v.Outcomes["f"]))
+	types := b.eventTypes(t, id)
+	require.Contains(t, types, "STEP_PARKED f")
+	require.Contains(t, types, "STEP_RESUMED f")
+}
+
+func TestTimerSleepsAndResumesItself(t *testing.T) {
+	b := setup(t)
+	b.run(t)
+	began := time.Now()
+	id := b.submit(t, `(t.sleep :as @s) (t.echo :after @s)`, nil)
+	v := b.waitFor(t, id, "sleeping", func(v *runtime.RunbookView) bool {
+		return len(v.BlockedOn) == 1 && v.BlockedOn[0].Reason == runtime.BlockedAwaitingTimer
+	})
+	require.Equal(t, "parked", v.State)
+	b.waitStatus(t, id, runtime.RunbookComplete)
+	require.GreaterOrEqual(t, time.Since(began), 200*time.Millisecond)
+}
+
+func TestGateApproveAndReject(t *testing.T) {
+	b := setup(t)
+	b.run(t)
+	id := b.submit(t, `
+(t.echo :v 1 :as @prep)
+(t.approve :after @prep :as @yes)
+(t.echo :v 2 :gate "human_confirm" :as @no)
+(t.echo :after @no :as @after-no)
+(t.echo :v 3 :as @free)`, nil)
+	v := b.waitState(t, id, "awaiting_approval")
+	require.ElementsMatch(t, []runtime.BlockedView{
+		{Step: "yes", Reason: runtime.BlockedRequiresApproval},
+		{Step: "no", Reason: runtime.BlockedRequiresApproval},
+	}, v.BlockedOn)
+	require.Equal(t, runtime.StepComplete, step(v, "free").Status, "only the gated steps wait")
+
+	err := b.engine.Decide(b.ctx, id, "prep", true, "ops", "")
+	require.ErrorIs(t, err, runtime.ErrConflict, "prep does not wait for approval")
+	err = b.engine.Decide(b.ctx, id, "nope", true, "ops", "")
+	require.ErrorIs(t, err, runtime.ErrNotFound)
+
+	require.NoError(t, b.engine.Decide(b.ctx, id, "yes", true, "alice", "looks right"))
+	require.NoError(t, b.engine.Decide(b.ctx, id, "no", false, "bob", "not today"))
+	v = b.waitStatus(t, id, runtime.RunbookFailed)
+	yes := step(v, "yes")
+	require.Equal(t, runtime.StepComplete, yes.Status)
+	require.Equal(t, "approved", yes.GateDecision.Decision)
+	require.Equal(t, "alice", yes.GateDecision.By)
+	require.Equal(t, "looks right", yes.GateDecision.Comment)
+	no := step(v, "no")
+	require.Equal(t, runtime.StepFailed, no.Status)
+	require.Equal(t, runtime.CodePolicyDenied, no.Error.Code)
+	require.Equal(t, runtime.StepSkipped, step(v, "after-no").Status)
+	types := b.eventTypes(t, id)
+	for _, want := range []string{"GATE_REQUESTED yes", "GATE_REQUESTED no", "GATE_APPROVED yes", "GATE_REJECTED no", "STEP_FAILED no", "STEP_SUCCEEDED yes"} {
+		require.Contains(t, types, want)
+	}
+}
+
+func TestCancelWhileParked(t *testing.T) {
+	b := setup(t)
+	b.run(t)
+	id := b.submit(t, `(t.echo :v 1 :as @done) (t.wait :after @done :as @w) (t.echo :after @w :as @after)`, nil)
+	v := b.waitState(t, id, "parked")
+	key := step(v, "w").CorrelationKey
+	require.NoError(t, b.engine.Cancel(b.ctx, id, "carol"))
+	require.NoError(t, b.engine.Cancel(b.ctx, id, "carol"), "cancelling twice is harmless")
+	v, err := b.engine.Get(b.ctx, id)
+	require.NoError(t, err)
+	require.Equal(t, runtime.RunbookCancelled, v.Status)
+	require.Equal(t, runtime.StepComplete, step(v, "done").Status, "completed work stays")
+	require.Equal(t, runtime.StepCancelled, step(v, "w").Status)
+	require.Equal(t, runtime.StepCancelled, step(v, "after").Status)
+	require.Contains(t, v.Outcomes, "done")
+
+	// A late notification is kept and ignored.
+	res, err := b.engine.Notify(b.ctx, runtime.Notification{CorrelationKey: key, Status: "completed"})
+	require.NoError(t, err)
+	require.Equal(t, durable.InboxAccepted, res)
+	n, err := b.store.Notification(b.ctx, key)
+	require.NoError(t, err)
+	require.Equal(t, "ignored", n.Status)
+	inv, err := b.store.Invocation(b.ctx, key)
+	require.NoError(t, err)
+	require.Equal(t, "cancelled", inv.Status)
+
+	types := b.eventTypes(t, id)
+	require.Contains(t, types, "STEP_CANCELLED w")
+	require.Contains(t, types, "STEP_CANCELLED after")
+	require.Equal(t, "RUNBOOK_CANCELLED", types[len(types)-1])
+	require.ErrorIs(t, b.engine.Cancel(b.ctx, b.submit(t, `(t.echo :v 9)`, nil), "x"), nil)
+}
+
+func TestCompensationRunsInReverseAndRecordsFailures(t *testing.T) {
+	b := setup(t)
+	b.run(t)
+	id := b.submit(t, `
+(t.reserve :what "flight" :as @flight)
+(t.reserve-badly :what "hotel" :after @flight :as @hotel)
+(t.reserve :what "car" :after @hotel :as @car)
+(t.fail :after @car)`, nil)
+	v := b.waitFor(t, id, "compensated", func(v *runtime.RunbookView) bool {
+		return v.Status == runtime.RunbookFailed && v.FinishedAt != nil
+	})
+	require.Equal(t, []string{"car", "flight"}, b.rec.undone, "undone in reverse order of completion; the hotel's undo failed")
+	require.Equal(t, &runtime.Compensation{Status: "complete"}, step(v, "car").Compensation)
+	require.Equal(t, &runtime.Compensation{Status: "failed", Error: "AUTH_FORBIDDEN: cannot undo hotel"}, step(v, "hotel").Compensation)
+	require.Equal(t, &runtime.Compensation{Status: "complete"}, step(v, "flight").Compensation)
+	var order []string
+	events, err := b.engine.Events(b.ctx, id, 0, 0)
+	require.NoError(t, err)
+	for _, e := range events {
+		switch e.Type {
+		case runtime.EventCompensationStarted, runtime.EventCompensationSucceeded, runtime.EventCompensationFailed:
+			order = append(order, e.Type+" "+e.StepKey)
+		}
+	}
+	require.Equal(t, []string{
+		"COMPENSATION_STARTED car", "COMPENSATION_SUCCEEDED car",
+		"COMPENSATION_STARTED hotel", "COMPENSATION_FAILED hotel",
+		"COMPENSATION_STARTED flight", "COMPENSATION_SUCCEEDED flight",
+	}, order)
+}
+
+func TestDryRun(t *testing.T) {
+	b := setup(t)
+	b.run(t)
+	sub, err := b.engine.SubmitSource(b.ctx, "dry.rbk", []byte(`
+(t.echo :v 1 :as @pure)
+(t.count :x 1 :as @effect)
+(t.wait :after @effect :as @w)
+(t.approve :after @w :as @gated)`), runtime.Submission{Mode: runtime.ModeDryRun})
+	require.NoError(t, err)
+	v := b.waitStatus(t, sub.ID, runtime.RunbookComplete)
+	require.Equal(t, runtime.ModeDryRun, v.Mode)
+	require.False(t, step(v, "pure").Simulated, "steps without side effects run")
+	require.True(t, step(v, "effect").Simulated, "a handler without DryRun is recorded as simulated")
+	require.True(t, step(v, "w").Simulated, "durable steps do not park")
+	require.True(t, step(v, "gated").Simulated)
+	require.Equal(t, 0, b.rec.callsOf(sub.ID, "effect"), "no side effect happened")
+	require.NotContains(t, b.eventTypes(t, sub.ID), "STEP_PARKED w")
+}
+
+func TestExtendRunningRunbook(t *testing.T) {
+	b := setup(t)
+	b.run(t)
+	id := b.submit(t, `(t.make-id :n 1 :as @first) (t.wait :after @first :as @w)`, nil)
+	b.waitState(t, id, "parked")
+	ext, err := b.engine.Extend(b.ctx, id, runtime.Extension{
+		Filename: "more.rbk", Source: []byte(`(t.echo :id @first.id :who $who :as @second)`),
+		Inputs: map[string]any{"who": "agent-7"}, Actor: "agent-7",
+	})
+	require.NoError(t, err)
+	require.Equal(t, []string{"second"}, ext.Steps)
+	require.Equal(t, 2, ext.Version)
+	v := b.waitFor(t, id, "extended", func(v *runtime.RunbookView) bool {
+		return len(v.Steps) == 3 && step(v, "second").Status == runtime.StepComplete
+	})
+	var second map[string]any
+	require.NoError(t, json.Unmarshal(v.Outcomes["second"], &second))
+	var first map[string]any
+	require.NoError(t, json.Unmarshal(v.Outcomes["first"], &first))
+	require.Equal(t, first["id"], second["id"])
+	require.Equal(t, "agent-7", second["who"])
+	require.Equal(t, 2, v.Version)
+	require.Contains(t, b.eventTypes(t, id), "RUNBOOK_EXTENDED")
+	ms, err := b.store.Mutations(b.ctx, id)
+	require.NoError(t, err)
+	require.Len(t, ms, 1)
+	require.Equal(t, "agent-7", ms[0].Actor)
+
+	// A binding that exists already is refused, with the compiler's
+	// diagnostic; so is a runbook that has finished.
+	_, err = b.engine.Extend(b.ctx, id, runtime.Extension{Filename: "dup.rbk", Source: []byte(`(t.echo :v 1 :as @first)`)})
+	var ce *runtime.CompileError
+	require.ErrorAs(t, err, &ce)
+	require.Equal(t, "E031", string(ce.Diagnostics[0].Code))
+	require.NoError(t, b.engine.Cancel(b.ctx, id, "x"))
+	_, err = b.engine.Extend(b.ctx, id, runtime.Extension{Filename: "late.rbk", Source: []byte(`(t.echo :v 1)`)})
+	require.ErrorIs(t, err, runtime.ErrConflict)
+}
+
+func TestSubmitChecksInputsAndDedupes(t *testing.T) {
+	b := setup(t)
+	src := []byte(`(t.make-id :name $who :count $n)`)
+	_, err := b.engine.SubmitSource(b.ctx, "x.rbk", src, runtime.Submission{Inputs: map[string]any{"who": 5, "extra": 1}})
+	require.ErrorIs(t, err, runtime.ErrInvalid)
+	require.ErrorContains(t, err, "input $n is missing")
+	require.ErrorContains(t, err, "input $extra is not used by the runbook")
+
+	_, err = b.engine.SubmitSource(b.ctx, "x.rbk", []byte(`(t.nope)`), runtime.Submission{})
+	var ce *runtime.CompileError
+	require.ErrorAs(t, err, &ce)
+
+	inputs := map[string]any{"who": "ada", "n": json.Number("2")}
+	first, err := b.engine.SubmitSource(b.ctx, "x.rbk", src, runtime.Submission{Inputs: inputs, IdempotencyKey: "k-1"})
+	require.NoError(t, err)
+	require.True(t, first.Created)
+	again, err := b.engine.SubmitSource(b.ctx, "x.rbk", src, runtime.Submission{Inputs: inputs, IdempotencyKey: "k-1"})
+	require.NoError(t, err)
+	require.False(t, again.Created)
+	require.Equal(t, first.ID, again.ID)
+
+	// Without a key, the plan and inputs are the key.
+	a, err := b.engine.SubmitSource(b.ctx, "x.rbk", src, runtime.Submission{Inputs: inputs})
+	require.NoError(t, err)
+	c, err := b.engine.SubmitSource(b.ctx, "y.rbk", append([]byte(";; renamed and commented\n"), src...), runtime.Submission{Inputs: inputs})
+	require.NoError(t, err)
+	require.Equal(t, a.ID, c.ID)
+	require.False(t, c.Created)
+}
