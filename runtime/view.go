@@ -26,8 +26,8 @@ const (
 // what completed (outcomes), and what it waits for (blocked_on). Completed
 // work is shown whatever became of the rest.
 type RunbookView struct {
-	ID       uuid.UUID `json:"id"`
-	Status   string    `json:"status"`
+	ID     uuid.UUID `json:"id"`
+	Status string    `json:"status"`
 	// State refines an executing runbook: "parked" or "awaiting_approval"
 	// when nothing can move until the outside world acts.
 	State      string                     `json:"state"`
