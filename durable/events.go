@@ -14,6 +14,18 @@ func (t *Tx) AppendEvents(ctx context.Context, events []Event) error {
 	if len(events) == 0 {
 		return nil
 	}
+	_, err := t.tx.Exec(ctx, appendEventsSQL, eventArgs(events)...)
+	return translate(err)
+}
+
+const appendEventsSQL = `
+	INSERT INTO runbook_events (runbook_id, type, step_key, attempt, worker_id, data, at)
+	SELECT r, ty, s, a, w, d::jsonb, clock_timestamp()
+	FROM unnest($1::uuid[], $2::text[], $3::text[], $4::int[], $5::text[], $6::text[]) WITH ORDINALITY
+		AS u(r, ty, s, a, w, d, n)
+	ORDER BY n`
+
+func eventArgs(events []Event) []any {
 	n := len(events)
 	runbooks := make([]uuid.UUID, n)
 	types := make([]string, n)
@@ -28,14 +40,7 @@ func (t *Tx) AppendEvents(ctx context.Context, events []Event) error {
 			attempts[i] = &a
 		}
 	}
-	_, err := t.tx.Exec(ctx, `
-		INSERT INTO runbook_events (runbook_id, type, step_key, attempt, worker_id, data, at)
-		SELECT r, ty, s, a, w, d::jsonb, clock_timestamp()
-		FROM unnest($1::uuid[], $2::text[], $3::text[], $4::int[], $5::text[], $6::text[]) WITH ORDINALITY
-			AS u(r, ty, s, a, w, d, n)
-		ORDER BY n`,
-		runbooks, types, steps, attempts, workers, data)
-	return translate(err)
+	return []any{runbooks, types, steps, attempts, workers, data}
 }
 
 // Events reads a runbook's ledger after event afterID, oldest first.

@@ -112,11 +112,22 @@ func (t *Tx) ReceivedNotifications(ctx context.Context, correlationKeys []string
 	return ns, translate(err)
 }
 
+const markNotificationsSQL = `
+	UPDATE completion_notifications SET status = $2, processed_at = now()
+	WHERE id = ANY($1) AND status = 'received'`
+
+// notificationsForRunbooksSQL locks the unprocessed notifications of the
+// runbooks' active invocations.
+const notificationsForRunbooksSQL = `SELECT ` + notificationColumns + `
+	FROM completion_notifications
+	WHERE status = 'received' AND correlation_key IN (
+		SELECT correlation_key FROM invocation_records WHERE status = 'active' AND runbook_id = ANY($1))
+	ORDER BY id
+	FOR UPDATE`
+
 // MarkNotifications records that notifications were processed or ignored.
 func (t *Tx) MarkNotifications(ctx context.Context, ids []int64, status string) error {
-	_, err := t.tx.Exec(ctx, `
-		UPDATE completion_notifications SET status = $2, processed_at = now()
-		WHERE id = ANY($1) AND status = 'received'`, ids, status)
+	_, err := t.tx.Exec(ctx, markNotificationsSQL, ids, status)
 	return translate(err)
 }
 

@@ -32,12 +32,7 @@ func (t *Tx) InsertInvocation(ctx context.Context, inv Invocation) (Invocation, 
 	if err := t.lockKeys(ctx, []int64{correlationLockKey(inv.CorrelationKey)}); err != nil {
 		return Invocation{}, false, err
 	}
-	rows, err := t.tx.Query(ctx, `
-		INSERT INTO invocation_records (invocation_id, step_id, runbook_id, attempt, correlation_key, timeout_at, context)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)
-		ON CONFLICT (invocation_id) DO NOTHING
-		RETURNING `+invocationColumns,
-		inv.InvocationID, inv.StepID, inv.RunbookID, inv.Attempt, inv.CorrelationKey, inv.TimeoutAt, jsonOrEmpty(inv.Context))
+	rows, err := t.tx.Query(ctx, insertInvocationSQL+` RETURNING `+invocationColumns, insertInvocationArgs(inv)...)
 	if err != nil {
 		return Invocation{}, false, translate(err)
 	}
@@ -56,10 +51,32 @@ func (t *Tx) InsertInvocation(ctx context.Context, inv Invocation) (Invocation, 
 	return existing, false, translate(err)
 }
 
+const insertInvocationSQL = `
+	INSERT INTO invocation_records (invocation_id, step_id, runbook_id, attempt, correlation_key, timeout_at, context)
+	VALUES ($1, $2, $3, $4, $5, $6, $7)
+	ON CONFLICT (invocation_id) DO NOTHING`
+
+func insertInvocationArgs(inv Invocation) []any {
+	return []any{inv.InvocationID, inv.StepID, inv.RunbookID, inv.Attempt, inv.CorrelationKey, inv.TimeoutAt, jsonOrEmpty(inv.Context)}
+}
+
+const activeInvocationsSQL = `SELECT ` + invocationColumns + `
+	FROM invocation_records WHERE status = 'active' AND runbook_id = ANY($1)`
+
+const finishInvocationsSQL = `
+	UPDATE invocation_records SET status = $2, finished_at = now()
+	WHERE invocation_id = ANY($1) AND status = 'active'`
+
+const updateInvocationSQL = `
+	UPDATE invocation_records SET
+		external_id = coalesce($2, external_id),
+		timeout_at = coalesce($3, timeout_at),
+		context = coalesce($4::jsonb, context)
+	WHERE invocation_id = $1`
+
 // ActiveInvocations returns the active invocations of runbooks.
 func (t *Tx) ActiveInvocations(ctx context.Context, runbookIDs []uuid.UUID) ([]Invocation, error) {
-	rows, err := t.tx.Query(ctx, `SELECT `+invocationColumns+`
-		FROM invocation_records WHERE status = 'active' AND runbook_id = ANY($1)`, runbookIDs)
+	rows, err := t.tx.Query(ctx, activeInvocationsSQL, runbookIDs)
 	if err != nil {
 		return nil, translate(err)
 	}
@@ -80,9 +97,7 @@ func (s *Store) Invocation(ctx context.Context, correlationKey string) (Invocati
 // FinishInvocations moves active invocations to a final status:
 // completed, timed_out or cancelled.
 func (t *Tx) FinishInvocations(ctx context.Context, ids []uuid.UUID, status string) error {
-	_, err := t.tx.Exec(ctx, `
-		UPDATE invocation_records SET status = $2, finished_at = now()
-		WHERE invocation_id = ANY($1) AND status = 'active'`, ids, status)
+	_, err := t.tx.Exec(ctx, finishInvocationsSQL, ids, status)
 	return translate(err)
 }
 
@@ -96,12 +111,7 @@ func (t *Tx) SetExternalID(ctx context.Context, invocationID uuid.UUID, external
 // UpdateInvocation records what the park learned: the external id, and
 // for a timer the time it resumes itself, which becomes its timeout.
 func (t *Tx) UpdateInvocation(ctx context.Context, invocationID uuid.UUID, externalID string, timeoutAt *time.Time, context_ json.RawMessage) error {
-	_, err := t.tx.Exec(ctx, `
-		UPDATE invocation_records SET
-			external_id = coalesce($2, external_id),
-			timeout_at = coalesce($3, timeout_at),
-			context = coalesce($4::jsonb, context)
-		WHERE invocation_id = $1`, invocationID, nullString(externalID), timeoutAt, nullJSON(context_))
+	_, err := t.tx.Exec(ctx, updateInvocationSQL, invocationID, nullString(externalID), timeoutAt, nullJSON(context_))
 	return translate(err)
 }
 

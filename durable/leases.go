@@ -23,26 +23,32 @@ func (t *Tx) AcquireLeases(ctx context.Context, worker string, expiresAt time.Ti
 	if len(reqs) == 0 {
 		return nil, nil
 	}
+	rows, err := t.tx.Query(ctx, acquireLeasesSQL, acquireLeaseArgs(worker, expiresAt, reqs)...)
+	if err != nil {
+		return nil, translate(err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	return ids, translate(err)
+}
+
+const acquireLeasesSQL = `
+	INSERT INTO step_leases AS l (step_id, runbook_id, worker_id, attempt, status, acquired_at, expires_at)
+	SELECT s, r, $1, a, 'active', now(), $2
+	FROM unnest($3::bigint[], $4::uuid[], $5::int[]) AS u(s, r, a)
+	ON CONFLICT (step_id) DO UPDATE SET
+		worker_id = excluded.worker_id, attempt = excluded.attempt, status = 'active',
+		acquired_at = excluded.acquired_at, expires_at = excluded.expires_at
+	WHERE l.status <> 'active'
+	RETURNING step_id`
+
+func acquireLeaseArgs(worker string, expiresAt time.Time, reqs []LeaseRequest) []any {
 	steps := make([]int64, len(reqs))
 	runbooks := make([]uuid.UUID, len(reqs))
 	attempts := make([]int32, len(reqs))
 	for i, r := range reqs {
 		steps[i], runbooks[i], attempts[i] = r.StepID, r.RunbookID, int32(r.Attempt)
 	}
-	rows, err := t.tx.Query(ctx, `
-		INSERT INTO step_leases AS l (step_id, runbook_id, worker_id, attempt, status, acquired_at, expires_at)
-		SELECT s, r, $1, a, 'active', now(), $2
-		FROM unnest($3::bigint[], $4::uuid[], $5::int[]) AS u(s, r, a)
-		ON CONFLICT (step_id) DO UPDATE SET
-			worker_id = excluded.worker_id, attempt = excluded.attempt, status = 'active',
-			acquired_at = excluded.acquired_at, expires_at = excluded.expires_at
-		WHERE l.status <> 'active'
-		RETURNING step_id`, worker, expiresAt, steps, runbooks, attempts)
-	if err != nil {
-		return nil, translate(err)
-	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-	return ids, translate(err)
+	return []any{worker, expiresAt, steps, runbooks, attempts}
 }
 
 // RenewLeases extends the worker's active leases on steps, returning the
@@ -64,13 +70,19 @@ func (s *Store) RenewLeases(ctx context.Context, worker string, expiresAt time.T
 // it still held, with the attempt each was for. An outcome is recorded only
 // for the steps returned.
 func (t *Tx) ReleaseLeases(ctx context.Context, worker string, stepIDs []int64) (map[int64]int, error) {
-	rows, err := t.tx.Query(ctx, `
-		UPDATE step_leases SET status = 'released'
-		WHERE step_id = ANY($2) AND worker_id = $1 AND status = 'active'
-		RETURNING step_id, attempt`, worker, stepIDs)
+	rows, err := t.tx.Query(ctx, releaseLeasesSQL, worker, stepIDs)
 	if err != nil {
 		return nil, translate(err)
 	}
+	return scanHeld(rows)
+}
+
+const releaseLeasesSQL = `
+	UPDATE step_leases SET status = 'released'
+	WHERE step_id = ANY($2) AND worker_id = $1 AND status = 'active'
+	RETURNING step_id, attempt`
+
+func scanHeld(rows pgx.Rows) (map[int64]int, error) {
 	defer rows.Close()
 	held := map[int64]int{}
 	for rows.Next() {
@@ -89,10 +101,7 @@ func (t *Tx) ReleaseLeases(ctx context.Context, worker string, stepIDs []int64) 
 // reclaimed once: when two reclaimers race, the second finds it no longer
 // active.
 func (t *Tx) ReclaimExpiredLeases(ctx context.Context, runbookIDs []uuid.UUID, now time.Time) ([]Lease, error) {
-	rows, err := t.tx.Query(ctx, `
-		UPDATE step_leases SET status = 'reclaimed'
-		WHERE status = 'active' AND expires_at < $1 AND ($2::uuid[] IS NULL OR runbook_id = ANY($2))
-		RETURNING step_id, runbook_id, worker_id, attempt, status, acquired_at, expires_at`, now, runbookIDs)
+	rows, err := t.tx.Query(ctx, reclaimLeasesSQL, now, runbookIDs)
 	if err != nil {
 		return nil, translate(err)
 	}
@@ -100,11 +109,18 @@ func (t *Tx) ReclaimExpiredLeases(ctx context.Context, runbookIDs []uuid.UUID, n
 	return leases, translate(err)
 }
 
+const reclaimLeasesSQL = `
+	UPDATE step_leases SET status = 'reclaimed'
+	WHERE status = 'active' AND expires_at < $1 AND ($2::uuid[] IS NULL OR runbook_id = ANY($2))
+	RETURNING step_id, runbook_id, worker_id, attempt, status, acquired_at, expires_at`
+
+const activeLeasesSQL = `
+	SELECT step_id, runbook_id, worker_id, attempt, status, acquired_at, expires_at
+	FROM step_leases WHERE status = 'active' AND runbook_id = ANY($1)`
+
 // ActiveLeases returns the active leases of runbooks.
 func (t *Tx) ActiveLeases(ctx context.Context, runbookIDs []uuid.UUID) ([]Lease, error) {
-	rows, err := t.tx.Query(ctx, `
-		SELECT step_id, runbook_id, worker_id, attempt, status, acquired_at, expires_at
-		FROM step_leases WHERE status = 'active' AND runbook_id = ANY($1)`, runbookIDs)
+	rows, err := t.tx.Query(ctx, activeLeasesSQL, runbookIDs)
 	if err != nil {
 		return nil, translate(err)
 	}

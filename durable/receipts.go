@@ -3,6 +3,7 @@ package durable
 import (
 	"context"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -49,11 +50,22 @@ func (t *Tx) WriteReceipts(ctx context.Context, receipts []Receipt) error {
 	if len(receipts) == 0 {
 		return nil
 	}
-	var b pgx.Batch
-	for _, r := range receipts {
-		b.Queue(`INSERT INTO action_receipts (handler, idempotency_key, runbook_id, step_key, result, result_hash)
-			VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (handler, idempotency_key) DO NOTHING`,
-			r.Handler, r.IdempotencyKey, r.RunbookID, r.StepKey, string(r.Result), r.ResultHash)
+	_, err := t.tx.Exec(ctx, writeReceiptsSQL, receiptArgs(receipts)...)
+	return translate(err)
+}
+
+const writeReceiptsSQL = `
+	INSERT INTO action_receipts (handler, idempotency_key, runbook_id, step_key, result, result_hash)
+	SELECT h, k, r, s, res::jsonb, hash
+	FROM unnest($1::text[], $2::text[], $3::uuid[], $4::text[], $5::text[], $6::text[]) AS u(h, k, r, s, res, hash)
+	ON CONFLICT (handler, idempotency_key) DO NOTHING`
+
+func receiptArgs(receipts []Receipt) []any {
+	n := len(receipts)
+	handlers, keys, steps, results, hashes := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	runbooks := make([]uuid.UUID, n)
+	for i, r := range receipts {
+		handlers[i], keys[i], runbooks[i], steps[i], results[i], hashes[i] = r.Handler, r.IdempotencyKey, r.RunbookID, r.StepKey, string(r.Result), r.ResultHash
 	}
-	return translate(t.tx.SendBatch(ctx, &b).Close())
+	return []any{handlers, keys, runbooks, steps, results, hashes}
 }

@@ -168,9 +168,7 @@ func (s *Store) Runbook(ctx context.Context, id uuid.UUID) (*Runbook, error) {
 // plans (Plan is JSON null): a worker keeps decoded plans cached and fetches
 // the few it lacks with Plans.
 func (t *Tx) Runbooks(ctx context.Context, ids []uuid.UUID) ([]*Runbook, error) {
-	rows, err := t.tx.Query(ctx, `SELECT id, 'null'::jsonb, plan_hash, inputs, status, mode, request_key, version, wake_at,
-		coalesce(error_code, ''), coalesce(error_message, ''), created_at, updated_at, finished_at
-		FROM runbooks WHERE id = ANY($1)`, ids)
+	rows, err := t.tx.Query(ctx, runbookStatesSQL, ids)
 	if err != nil {
 		return nil, translate(err)
 	}
@@ -185,6 +183,10 @@ func (t *Tx) Runbooks(ctx context.Context, ids []uuid.UUID) ([]*Runbook, error) 
 	}
 	return out, translate(rows.Err())
 }
+
+const runbookStatesSQL = `SELECT id, 'null'::jsonb, plan_hash, inputs, status, mode, request_key, version, wake_at,
+	coalesce(error_code, ''), coalesce(error_message, ''), created_at, updated_at, finished_at
+	FROM runbooks WHERE id = ANY($1)`
 
 // Plans loads the plans of runbooks.
 func (t *Tx) Plans(ctx context.Context, ids []uuid.UUID) (map[uuid.UUID][]byte, error) {
@@ -295,25 +297,30 @@ type RunbookChange struct {
 
 // UpdateRunbook writes a runbook's new state.
 func (t *Tx) UpdateRunbook(ctx context.Context, c RunbookChange) error {
+	_, err := t.tx.Exec(ctx, updateRunbookSQL, runbookChangeArgs(c)...)
+	return translate(err)
+}
+
+const updateRunbookSQL = `
+	UPDATE runbooks SET
+		status        = coalesce($2, status),
+		error_code    = coalesce($3, error_code),
+		error_message = coalesce($4, error_message),
+		finished_at   = CASE WHEN $5 THEN now() ELSE finished_at END,
+		wake_at       = CASE WHEN $6 THEN $7 ELSE wake_at END,
+		plan          = coalesce($8::jsonb, plan),
+		plan_hash     = CASE WHEN $8::jsonb IS NULL THEN plan_hash ELSE $9 END,
+		version       = CASE WHEN $8::jsonb IS NULL THEN version ELSE $10 END,
+		inputs        = coalesce($11::jsonb, inputs),
+		updated_at    = now()
+	WHERE id = $1`
+
+func runbookChangeArgs(c RunbookChange) []any {
 	var plan any
 	if c.Plan != nil {
 		plan = string(c.Plan)
 	}
-	_, err := t.tx.Exec(ctx, `
-		UPDATE runbooks SET
-			status        = coalesce($2, status),
-			error_code    = coalesce($3, error_code),
-			error_message = coalesce($4, error_message),
-			finished_at   = CASE WHEN $5 THEN now() ELSE finished_at END,
-			wake_at       = CASE WHEN $6 THEN $7 ELSE wake_at END,
-			plan          = coalesce($8::jsonb, plan),
-			plan_hash     = CASE WHEN $8::jsonb IS NULL THEN plan_hash ELSE $9 END,
-			version       = CASE WHEN $8::jsonb IS NULL THEN version ELSE $10 END,
-			inputs        = coalesce($11::jsonb, inputs),
-			updated_at    = now()
-		WHERE id = $1`,
-		c.ID, c.Status, c.ErrorCode, c.ErrorMessage, c.Finished, c.SetWake, c.WakeAt, plan, c.PlanHash, c.Version, nullJSON(c.Inputs))
-	return translate(err)
+	return []any{c.ID, c.Status, c.ErrorCode, c.ErrorMessage, c.Finished, c.SetWake, c.WakeAt, plan, c.PlanHash, c.Version, nullJSON(c.Inputs)}
 }
 
 // Wake makes runbooks due now and signals the workers. The caller holds
@@ -371,4 +378,23 @@ func (s *Store) NextWake(ctx context.Context) (*time.Time, error) {
 	var at *time.Time
 	err := s.pool.QueryRow(ctx, `SELECT min(wake_at) FROM runbooks WHERE wake_at IS NOT NULL`).Scan(&at)
 	return at, translate(err)
+}
+
+// CountByStatus counts runbooks by status.
+func (s *Store) CountByStatus(ctx context.Context) (map[string]int64, error) {
+	rows, err := s.pool.Query(ctx, `SELECT status, count(*) FROM runbooks GROUP BY status`)
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rows.Close()
+	out := map[string]int64{}
+	for rows.Next() {
+		var st string
+		var n int64
+		if err := rows.Scan(&st, &n); err != nil {
+			return nil, translate(err)
+		}
+		out[st] = n
+	}
+	return out, translate(rows.Err())
 }

@@ -3,6 +3,7 @@ package durable
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -17,15 +18,27 @@ const stepColumns = `id, runbook_id, key, position, verb, args, execution, gate,
 
 func scanStep(row pgx.Row) (*Step, error) {
 	var s Step
-	err := row.Scan(&s.ID, &s.RunbookID, &s.Key, &s.Position, &s.Verb, &s.Args, &s.Execution, &s.Gate, &s.Status,
-		&s.Attempt, &s.NextAttemptAt, &s.IdempotencyKey, &s.InvocationID, &s.ResolvedArgs, &s.Result, &s.ErrorCode,
+	// JSON columns are scanned as bytes: into a json.RawMessage, pgx would
+	// run them through encoding/json to check them.
+	var args, exec, resolved, result []byte
+	err := row.Scan(&s.ID, &s.RunbookID, &s.Key, &s.Position, &s.Verb, &args, &exec, &s.Gate, &s.Status,
+		&s.Attempt, &s.NextAttemptAt, &s.IdempotencyKey, &s.InvocationID, &resolved, &result, &s.ErrorCode,
 		&s.ErrorMessage, &s.Simulated, &s.GateDecision, &s.GateDecidedBy, &s.GateDecidedAt, &s.GateComment,
 		&s.CompletionSeq, &s.CompensationStatus, &s.CompensationError, &s.CreatedAt, &s.UpdatedAt, &s.StartedAt,
 		&s.FinishedAt)
 	if err != nil {
 		return nil, translate(err)
 	}
+	s.Args, s.Execution, s.ResolvedArgs, s.Result = rawJSON(args), rawJSON(exec), rawJSON(resolved), rawJSON(result)
 	return &s, nil
+}
+
+// rawJSON keeps a JSON column's bytes; SQL NULL and JSON null are empty.
+func rawJSON(b []byte) json.RawMessage {
+	if len(b) == 0 || string(b) == "null" {
+		return nil
+	}
+	return b
 }
 
 type querier interface {
@@ -47,6 +60,22 @@ func querySteps(ctx context.Context, q querier, sql string, args ...any) ([]*Ste
 		out = append(out, s)
 	}
 	return out, translate(rows.Err())
+}
+
+// stepStateColumns are stepColumns without the frozen arguments and
+// execution block, which a worker has in its decoded plan, and without the
+// resolved arguments and result, which it keeps cached or fetches with
+// StepData when it needs them: loading every step's result in every
+// transaction cost more than anything else on the hot path.
+var stepStateColumns = strings.NewReplacer(
+	"args, execution", "'null'::jsonb, 'null'::jsonb",
+	"resolved_args, result", "'null'::jsonb, 'null'::jsonb",
+).Replace(stepColumns)
+
+// StepData is a step's resolved arguments and result.
+type StepData struct {
+	ResolvedArgs json.RawMessage
+	Result       json.RawMessage
 }
 
 // Steps loads the steps of runbooks, in runbook and plan order.
@@ -90,7 +119,9 @@ func (t *Tx) Edges(ctx context.Context, runbookID uuid.UUID) ([]Edge, error) {
 
 // StepChange is the new state of a step's mutable columns. UpdateSteps
 // writes every column of every change, so a change is the whole state the
-// caller holds, not a difference.
+// caller holds, not a difference; except that an empty ResolvedArgs or
+// Result keeps what is stored, since a worker may hold a step without them
+// (see stepStateColumns) and neither is ever cleared.
 type StepChange struct {
 	ID                 int64
 	Status             string
@@ -133,6 +164,31 @@ func (t *Tx) UpdateSteps(ctx context.Context, changes []StepChange) error {
 	if len(changes) == 0 {
 		return nil
 	}
+	_, err := t.tx.Exec(ctx, updateStepsSQL, stepChangeArgs(changes)...)
+	return translate(err)
+}
+
+const updateStepsSQL = `
+	UPDATE runbook_steps s SET
+		status = u.status, attempt = u.attempt, next_attempt_at = u.next_at,
+		idempotency_key = u.idem_key, invocation_id = u.invocation,
+		resolved_args = coalesce(u.resolved::jsonb, s.resolved_args), result = coalesce(u.result::jsonb, s.result),
+		error_code = u.err_code, error_message = u.err_msg, simulated = u.simulated,
+		gate_decision = u.decision, gate_decided_by = u.decided_by, gate_decided_at = u.decided_at,
+		gate_comment = u.comment, compensation_status = u.comp_status, compensation_error = u.comp_err,
+		started_at = u.started_at, finished_at = u.finished_at,
+		completion_seq = CASE WHEN u.completed THEN nextval('runbook_steps_completion_seq') ELSE s.completion_seq END,
+		updated_at = now()
+	FROM unnest($1::bigint[], $2::text[], $3::int[], $4::timestamptz[], $5::text[], $6::uuid[], $7::text[],
+		$8::text[], $9::text[], $10::text[], $11::bool[], $12::text[], $13::text[], $14::timestamptz[],
+		$15::text[], $16::text[], $17::text[], $18::timestamptz[], $19::timestamptz[], $20::bool[])
+		AS u(id, status, attempt, next_at, idem_key, invocation, resolved, result, err_code, err_msg,
+			simulated, decision, decided_by, decided_at, comment, comp_status, comp_err, started_at,
+			finished_at, completed)
+	WHERE s.id = u.id`
+
+// stepChangeArgs lays the changes out as the columns of updateStepsSQL.
+func stepChangeArgs(changes []StepChange) []any {
 	n := len(changes)
 	var (
 		ids        = make([]int64, n)
@@ -165,27 +221,8 @@ func (t *Tx) UpdateSteps(ctx context.Context, changes []StepChange) error {
 		compStatus[i], compErr[i] = nullString(c.CompensationStatus), nullString(c.CompensationError)
 		startedAt[i], finishedAt[i], completed[i] = c.StartedAt, c.FinishedAt, c.Completed
 	}
-	_, err := t.tx.Exec(ctx, `
-		UPDATE runbook_steps s SET
-			status = u.status, attempt = u.attempt, next_attempt_at = u.next_at,
-			idempotency_key = u.idem_key, invocation_id = u.invocation,
-			resolved_args = u.resolved::jsonb, result = u.result::jsonb,
-			error_code = u.err_code, error_message = u.err_msg, simulated = u.simulated,
-			gate_decision = u.decision, gate_decided_by = u.decided_by, gate_decided_at = u.decided_at,
-			gate_comment = u.comment, compensation_status = u.comp_status, compensation_error = u.comp_err,
-			started_at = u.started_at, finished_at = u.finished_at,
-			completion_seq = CASE WHEN u.completed THEN nextval('runbook_steps_completion_seq') ELSE s.completion_seq END,
-			updated_at = now()
-		FROM unnest($1::bigint[], $2::text[], $3::int[], $4::timestamptz[], $5::text[], $6::uuid[], $7::text[],
-			$8::text[], $9::text[], $10::text[], $11::bool[], $12::text[], $13::text[], $14::timestamptz[],
-			$15::text[], $16::text[], $17::text[], $18::timestamptz[], $19::timestamptz[], $20::bool[])
-			AS u(id, status, attempt, next_at, idem_key, invocation, resolved, result, err_code, err_msg,
-				simulated, decision, decided_by, decided_at, comment, comp_status, comp_err, started_at,
-				finished_at, completed)
-		WHERE s.id = u.id`,
-		ids, status, attempt, nextAt, idemKey, invocation, resolved, result, errCode, errMsg, simulated,
-		decision, decidedBy, decidedAt, comment, compStatus, compErr, startedAt, finishedAt, completed)
-	return translate(err)
+	return []any{ids, status, attempt, nextAt, idemKey, invocation, resolved, result, errCode, errMsg, simulated,
+		decision, decidedBy, decidedAt, comment, compStatus, compErr, startedAt, finishedAt, completed}
 }
 
 func nullString(s string) *string {

@@ -55,7 +55,7 @@ const (
 		UPDATE runbooks r SET wake_at = now()
 		FROM (SELECT DISTINCT runbook_id FROM (
 			SELECT runbook_id FROM runbook_steps
-			WHERE status = 'failed_retryable' AND next_attempt_at <= now()
+			WHERE next_attempt_at <= now() AND status = 'failed_retryable'
 			ORDER BY next_attempt_at
 			LIMIT $1) found) due
 		WHERE r.id = due.runbook_id AND (r.wake_at IS NULL OR r.wake_at > now())`

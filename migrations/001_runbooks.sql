@@ -24,7 +24,7 @@ CREATE TABLE runbooks (
     created_at    timestamptz NOT NULL DEFAULT now(),
     updated_at    timestamptz NOT NULL DEFAULT now(),
     finished_at   timestamptz
-);
+) WITH (fillfactor = 80);
 
 -- Workers claim due runbooks: WHERE wake_at <= now() ORDER BY wake_at.
 CREATE INDEX runbooks_wake_at ON runbooks (wake_at) WHERE wake_at IS NOT NULL;
@@ -69,17 +69,16 @@ CREATE TABLE runbook_steps (
     finished_at      timestamptz,
     UNIQUE (runbook_id, key),
     UNIQUE (runbook_id, position)
-);
+) WITH (fillfactor = 70);  -- room on each page for HOT updates: steps change state several times
 
 -- Orders completions across transactions, for compensation in reverse.
 CREATE SEQUENCE runbook_steps_completion_seq;
 
--- Retries wait in failed_retryable until next_attempt_at.
+-- Retries wait in failed_retryable until next_attempt_at. The predicate
+-- names next_attempt_at, not status, so that the many updates that change
+-- a step's status but not its retry time stay HOT (no index is touched).
 CREATE INDEX runbook_steps_retry_due ON runbook_steps (next_attempt_at)
-    WHERE status = 'failed_retryable';
--- Work ready to lease, across runbooks.
-CREATE INDEX runbook_steps_ready ON runbook_steps (runbook_id)
-    WHERE status = 'ready';
+    WHERE next_attempt_at IS NOT NULL;
 
 -- The canonical dependency graph: to_key runs after from_key completes.
 CREATE TABLE runbook_edges (

@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/runbookdev/runbook/durable"
+	"github.com/runbookdev/runbook/verbs"
 )
 
 // errLeaseRefused means a lease this worker asked for under the runbook's
@@ -22,7 +23,8 @@ var errLeaseRefused = errors.New("runtime: a step's lease was refused under its 
 //
 //   - take the runbooks' advisory locks, in key order;
 //   - load their steps, active invocations, leases and waiting
-//     notifications;
+//     notifications, releasing this worker's leases on the finished calls
+//     and reclaiming expired leases;
 //   - record outcomes, consume notifications, time out parks, reclaim
 //     abandoned steps, make due retries, dependents and approvals ready,
 //     hold gated steps, lease what can start, settle finished runbooks and
@@ -30,25 +32,32 @@ var errLeaseRefused = errors.New("runtime: a step's lease was refused under its 
 //   - write it all with its events and receipts, set each runbook's next
 //     wake-up, and commit.
 //
-// It returns the calls leased, to run after the commit.
+// Loading and writing are one pipelined round trip each (durable's
+// LoadForAdvance and WriteAdvance). It returns the calls leased, to run
+// after the commit.
 func (e *Engine) advance(ctx context.Context, ids []uuid.UUID, outcomes []*outcome) ([]*pendingCall, error) {
 	slices.SortFunc(ids, func(a, b uuid.UUID) int { return slices.Compare(a[:], b[:]) })
 	var calls []*pendingCall
+	var settled []*transition
 	err := e.store.InTx(ctx, func(tx *durable.Tx) error {
-		calls = nil
+		calls, settled = nil, nil
 		now := time.Now()
 		if err := tx.LockRunbooks(ctx, ids); err != nil {
 			return err
 		}
-		states, err := e.load(ctx, tx, ids, now)
+		release := make([]int64, len(outcomes))
+		for i, o := range outcomes {
+			release[i] = o.stepID
+		}
+		loaded, err := tx.LoadForAdvance(ctx, ids, e.workerID, release, now)
 		if err != nil {
 			return err
 		}
-		if err := e.recordOutcomes(ctx, tx, states, outcomes); err != nil {
+		states, err := e.states(ctx, tx, loaded, now)
+		if err != nil {
 			return err
 		}
-		var ready, compensations []*prepared
-		var keys []durable.ReceiptKey
+		e.recordOutcomes(states, outcomes, loaded.Released)
 		for _, t := range states {
 			if t.executing() {
 				t.consumeNotifications()
@@ -58,14 +67,25 @@ func (e *Engine) advance(ctx context.Context, ids []uuid.UUID, outcomes []*outco
 				t.gates()
 			}
 			t.reclaim()
+		}
+		if err := e.fillData(ctx, tx, states); err != nil {
+			return err
+		}
+		var ready, compensations []*prepared
+		var keys []durable.ReceiptKey
+		for _, t := range states {
 			steps := t.prepare()
 			ready = append(ready, steps...)
 			for _, p := range steps {
-				keys = append(keys, p.receipt)
+				if p.exec.Idempotency.Scope != verbs.ScopeRunbookStep {
+					// A step-scoped key is the step's own: its receipt is
+					// written with its completion, so a step that is ready
+					// has none. Other scopes share keys across steps.
+					keys = append(keys, p.receipt)
+				}
 			}
 			if c := t.prepareCompensation(); c != nil {
 				compensations = append(compensations, c)
-				keys = append(keys, c.receipt)
 			}
 		}
 		receipts, err := tx.Receipts(ctx, keys)
@@ -88,29 +108,102 @@ func (e *Engine) advance(ctx context.Context, ids []uuid.UUID, outcomes []*outco
 			t.propagate()
 			t.settle()
 		}
-		if err := e.write(ctx, tx, states); err != nil {
+		if err := e.write(ctx, tx, states, now); err != nil {
 			return err
 		}
 		for _, t := range states {
 			calls = append(calls, t.calls...)
 		}
+		settled = states
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
+	// Committed: what these steps resolved and returned is final.
+	for _, t := range settled {
+		for _, s := range t.steps {
+			if t.dirty[s.ID] && (s.Result != nil || s.ResolvedArgs != nil) {
+				e.data.remember(durable.StepKey{RunbookID: s.RunbookID, Key: s.Key}, durable.StepData{ResolvedArgs: s.ResolvedArgs, Result: s.Result})
+			}
+		}
+	}
 	return calls, nil
 }
 
-// load reads the runbooks' state under their locks.
-func (e *Engine) load(ctx context.Context, tx *durable.Tx, ids []uuid.UUID, now time.Time) ([]*transition, error) {
-	rbs, err := tx.Runbooks(ctx, ids)
-	if err != nil {
-		return nil, err
+// fillData fetches the resolved arguments and results the transitions will
+// need and the loaded rows leave out: the results of the predecessors of
+// ready steps (for their references), and everything of steps whose
+// compensation is due. The cache answers most; the rest is one query.
+func (e *Engine) fillData(ctx context.Context, tx *durable.Tx, states []*transition) error {
+	var missing []durable.StepKey
+	want := func(t *transition, key string) {
+		k := durable.StepKey{RunbookID: t.rb.ID, Key: key}
+		if _, have := t.data[key]; have {
+			return
+		}
+		if d, ok := e.data.lru.Get(k); ok && d.Result != nil {
+			t.data[key] = d
+			return
+		}
+		t.data[key] = durable.StepData{} // asked for; filled below
+		missing = append(missing, k)
 	}
+	for _, t := range states {
+		for _, s := range t.steps {
+			switch {
+			case s.Status == StepReady && t.executing():
+				for _, p := range t.plan.preds[s.Key] {
+					if ps := t.byKey[p]; ps == nil || ps.Status == StepComplete {
+						want(t, p)
+					}
+				}
+			case s.CompensationStatus == compensationPending || s.CompensationStatus == compensationRunning:
+				if d, ok := e.data.lru.Get(durable.StepKey{RunbookID: t.rb.ID, Key: s.Key}); ok && d.Result != nil && d.ResolvedArgs != nil {
+					t.data[s.Key] = d
+				} else {
+					missing = append(missing, durable.StepKey{RunbookID: t.rb.ID, Key: s.Key})
+				}
+			}
+		}
+	}
+	if len(missing) > 0 {
+		data, err := tx.StepDataByKey(ctx, missing)
+		if err != nil {
+			return err
+		}
+		byID := map[uuid.UUID]*transition{}
+		for _, t := range states {
+			byID[t.rb.ID] = t
+		}
+		for _, k := range missing {
+			d := data[k]
+			byID[k.RunbookID].data[k.Key] = d
+			e.data.remember(k, d)
+		}
+	}
+	// Loaded steps get theirs: a compensation reads the step's own.
+	for _, t := range states {
+		for _, s := range t.steps {
+			if d, ok := t.data[s.Key]; ok {
+				if s.ResolvedArgs == nil {
+					s.ResolvedArgs = d.ResolvedArgs
+				}
+				if s.Result == nil {
+					s.Result = d.Result
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// states builds each runbook's transition from what was loaded, decoding
+// the plans the cache lacks.
+func (e *Engine) states(ctx context.Context, tx *durable.Tx, loaded *durable.AdvanceState, now time.Time) ([]*transition, error) {
 	plans := map[uuid.UUID]*planInfo{}
 	var missing []uuid.UUID
-	for _, rb := range rbs {
+	for _, rb := range loaded.Runbooks {
 		if info, ok := e.plans.lookup(rb.ID, rb.Version); ok {
 			plans[rb.ID] = info
 		} else {
@@ -122,7 +215,7 @@ func (e *Engine) load(ctx context.Context, tx *durable.Tx, ids []uuid.UUID, now 
 		if err != nil {
 			return nil, err
 		}
-		for _, rb := range rbs {
+		for _, rb := range loaded.Runbooks {
 			if b, ok := raw[rb.ID]; ok {
 				if plans[rb.ID], err = e.plans.decode(rb.ID, rb.Version, b); err != nil {
 					return nil, err
@@ -130,76 +223,42 @@ func (e *Engine) load(ctx context.Context, tx *durable.Tx, ids []uuid.UUID, now 
 			}
 		}
 	}
-	steps, err := tx.Steps(ctx, ids)
-	if err != nil {
-		return nil, err
-	}
 	stepsOf := map[uuid.UUID][]*durable.Step{}
-	for _, s := range steps {
+	for _, s := range loaded.Steps {
 		stepsOf[s.RunbookID] = append(stepsOf[s.RunbookID], s)
 	}
-	invocations, err := tx.ActiveInvocations(ctx, ids)
-	if err != nil {
-		return nil, err
-	}
-	leases, err := tx.ActiveLeases(ctx, ids)
-	if err != nil {
-		return nil, err
-	}
-	states := make([]*transition, 0, len(rbs))
+	states := make([]*transition, 0, len(loaded.Runbooks))
 	byID := map[uuid.UUID]*transition{}
-	for _, rb := range rbs {
+	for _, rb := range loaded.Runbooks {
 		t := newTransition(e, now, rb, plans[rb.ID], stepsOf[rb.ID])
 		states = append(states, t)
 		byID[rb.ID] = t
 	}
-	var keys []string
 	byKey := map[string]*transition{}
-	for i := range invocations {
-		inv := invocations[i]
+	for i := range loaded.Invocations {
+		inv := loaded.Invocations[i]
 		if t := byID[inv.RunbookID]; t != nil {
 			t.invocations[inv.StepID] = &inv
-			keys = append(keys, inv.CorrelationKey)
 			byKey[inv.CorrelationKey] = t
 		}
 	}
-	for _, l := range leases {
+	for _, l := range loaded.Leases {
 		if t := byID[l.RunbookID]; t != nil {
-			if l.ExpiresAt.After(now) {
-				t.leases[l.StepID] = l
-			}
+			t.leases[l.StepID] = l
 		}
 	}
-	// Expired leases are reclaimed: exactly once, even against another
-	// worker doing the same.
-	if _, err := tx.ReclaimExpiredLeases(ctx, ids, now); err != nil {
-		return nil, err
-	}
-	notes, err := tx.ReceivedNotifications(ctx, keys)
-	if err != nil {
-		return nil, err
-	}
-	for _, n := range notes {
-		byKey[n.CorrelationKey].notes[n.CorrelationKey] = n
+	for _, n := range loaded.Notifications {
+		if t := byKey[n.CorrelationKey]; t != nil {
+			t.notes[n.CorrelationKey] = n
+		}
 	}
 	return states, nil
 }
 
-// recordOutcomes releases this worker's leases for the finished calls and
-// applies the outcomes it still held leases for. An outcome whose lease
-// was reclaimed meanwhile is dropped: another attempt owns the step now.
-func (e *Engine) recordOutcomes(ctx context.Context, tx *durable.Tx, states []*transition, outcomes []*outcome) error {
-	if len(outcomes) == 0 {
-		return nil
-	}
-	stepIDs := make([]int64, len(outcomes))
-	for i, o := range outcomes {
-		stepIDs[i] = o.stepID
-	}
-	held, err := tx.ReleaseLeases(ctx, e.workerID, stepIDs)
-	if err != nil {
-		return err
-	}
+// recordOutcomes applies the outcomes this worker still held leases for.
+// An outcome whose lease was reclaimed meanwhile is dropped: another
+// attempt owns the step now.
+func (e *Engine) recordOutcomes(states []*transition, outcomes []*outcome, held map[int64]int) {
 	byID := map[uuid.UUID]*transition{}
 	for _, t := range states {
 		byID[t.rb.ID] = t
@@ -214,85 +273,50 @@ func (e *Engine) recordOutcomes(ctx context.Context, tx *durable.Tx, states []*t
 		delete(t.leases, o.stepID)
 		t.applyOutcome(o)
 	}
-	return nil
 }
 
 // write persists everything the transitions changed.
-func (e *Engine) write(ctx context.Context, tx *durable.Tx, states []*transition) error {
-	var (
-		changes   []durable.StepChange
-		events    []durable.Event
-		receipts  []durable.Receipt
-		leaseReqs []durable.LeaseRequest
-		processed []int64
-		finishes  = map[string][]uuid.UUID{}
-	)
+func (e *Engine) write(ctx context.Context, tx *durable.Tx, states []*transition, now time.Time) error {
+	w := durable.AdvanceWrite{Worker: e.workerID, LeaseUntil: now.Add(e.cfg.LeaseTTL), Finished: map[string][]uuid.UUID{}}
 	for _, t := range states {
 		for _, s := range t.steps {
 			if t.dirty[s.ID] {
 				c := durable.ChangeOf(s)
 				c.Completed = t.completed[s.ID]
-				changes = append(changes, c)
+				w.Steps = append(w.Steps, c)
 			}
 		}
-		events = append(events, t.events...)
-		receipts = append(receipts, t.receipts...)
-		leaseReqs = append(leaseReqs, t.leaseRequests...)
-		processed = append(processed, t.processed...)
+		w.NewInvocations = append(w.NewInvocations, t.newInvocations...)
+		w.InvocationUpdates = append(w.InvocationUpdates, t.invocationUpdates...)
 		for status, ids := range t.finishInvocations {
-			finishes[status] = append(finishes[status], ids...)
+			w.Finished[status] = append(w.Finished[status], ids...)
 		}
-	}
-	// Invocations first: the steps that park refer to them, and the
-	// correlation lock they take orders the park against a notification.
-	for _, t := range states {
-		for _, inv := range t.newInvocations {
-			if _, _, err := tx.InsertInvocation(ctx, inv); err != nil {
-				return err
+		w.Events = append(w.Events, t.ledger()...)
+		w.Receipts = append(w.Receipts, t.receipts...)
+		w.Leases = append(w.Leases, t.leaseRequests...)
+		w.Processed = append(w.Processed, t.processed...)
+		if len(t.compensate) > 0 {
+			if w.Compensate == nil {
+				w.Compensate = map[uuid.UUID][]string{}
 			}
+			w.Compensate[t.rb.ID] = t.compensate
 		}
-		for _, u := range t.invocationUpdates {
-			if err := tx.UpdateInvocation(ctx, u.id, u.externalID, u.timeoutAt, u.context); err != nil {
-				return err
-			}
-		}
-	}
-	for status, ids := range finishes {
-		if err := tx.FinishInvocations(ctx, ids, status); err != nil {
-			return err
+		// The runbook row is written only when something about it changed:
+		// most transactions of a running runbook change only steps.
+		if next := t.nextWake(); t.runbook != nil || t.wakeChanged(next) {
+			c := t.runbookChange()
+			c.SetWake, c.WakeAt = true, next
+			w.Runbooks = append(w.Runbooks, *c)
 		}
 	}
-	if err := tx.UpdateSteps(ctx, changes); err != nil {
+	leased, err := tx.WriteAdvance(ctx, w)
+	if err != nil {
 		return err
 	}
-	if len(leaseReqs) > 0 {
-		got, err := tx.AcquireLeases(ctx, e.workerID, time.Now().Add(e.cfg.LeaseTTL), leaseReqs)
-		if err != nil {
-			return err
-		}
-		if len(got) != len(leaseReqs) {
-			// Under the runbook locks no one else can lease these steps;
-			// a refusal means the state is not what this worker believes.
-			return errLeaseRefused
-		}
-	}
-	if len(processed) > 0 {
-		if err := tx.MarkNotifications(ctx, processed, "processed"); err != nil {
-			return err
-		}
-	}
-	if err := tx.WriteReceipts(ctx, receipts); err != nil {
-		return err
-	}
-	if err := tx.AppendEvents(ctx, events); err != nil {
-		return err
-	}
-	for _, t := range states {
-		c := t.runbookChange()
-		c.SetWake, c.WakeAt = true, t.nextWake()
-		if err := tx.UpdateRunbook(ctx, *c); err != nil {
-			return err
-		}
+	if len(leased) != len(w.Leases) {
+		// Under the runbook locks no one else can lease these steps; a
+		// refusal means the state is not what this worker believes.
+		return errLeaseRefused
 	}
 	return nil
 }

@@ -9,15 +9,20 @@ import (
 )
 
 // scheduleCompensations marks, when the runbook fails, every completed step
-// whose verb declares a compensation as waiting to be undone. Simulated
-// steps did nothing, so there is nothing to undo.
-func (t *transition) scheduleCompensations() {
-	for _, s := range t.steps {
-		if s.Status == StepComplete && !s.Simulated && t.execution(s).Compensation != nil {
-			s.CompensationStatus = compensationPending
-			t.touch(s)
+// whose verb declares a compensation as waiting to be undone; most are not
+// loaded, so they are marked by key (simulated steps, which did nothing,
+// are left alone). It reports whether any were.
+func (t *transition) scheduleCompensations() bool {
+	for _, ps := range t.plan.plan.Steps {
+		if ps.Execution.Compensation == nil {
+			continue
 		}
+		if s := t.byKey[ps.Key]; s != nil && (s.Status != StepComplete || s.Simulated) {
+			continue
+		}
+		t.compensate = append(t.compensate, ps.Key)
 	}
+	return len(t.compensate) > 0
 }
 
 // compensationsLeft reports whether any compensation is still to run.
@@ -65,7 +70,7 @@ func (t *transition) prepareCompensation() *prepared {
 	for {
 		s := t.nextCompensation()
 		if s == nil {
-			if !t.compensationsLeft() {
+			if !t.compensationsLeft() && t.rb.FinishedAt == nil {
 				t.runbookChange().Finished = true
 			}
 			return nil

@@ -49,6 +49,9 @@ type Config struct {
 	CallbackURL string
 	// PlanCacheSize is the number of decoded plans kept (1024).
 	PlanCacheSize int
+	// DataCacheSize is the number of steps whose arguments and results are
+	// kept (65536).
+	DataCacheSize int
 	// Catalogue compiles submitted and extension sources.
 	Catalogue *registry.Catalogue
 	Logger    *slog.Logger
@@ -81,6 +84,7 @@ func (c *Config) defaults() {
 	defInt(&c.ClaimBatch, 256)
 	defInt(&c.MaxCalls, 512)
 	defInt(&c.PlanCacheSize, 1024)
+	defInt(&c.DataCacheSize, 65536)
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -95,6 +99,7 @@ type Engine struct {
 	cfg      Config
 	workerID string
 	plans    *planCache
+	data     *dataCache
 	log      *slog.Logger
 	metrics  *Metrics
 
@@ -150,7 +155,7 @@ func New(store Store, handlers *Handlers, cfg Config) *Engine {
 	cfg.defaults()
 	return &Engine{
 		store: store, handlers: handlers, cfg: cfg, workerID: cfg.WorkerID,
-		plans: newPlanCache(cfg.PlanCacheSize), log: cfg.Logger, metrics: cfg.Metrics,
+		plans: newPlanCache(cfg.PlanCacheSize), data: newDataCache(cfg.DataCacheSize), log: cfg.Logger, metrics: cfg.Metrics,
 		queue: newWorkQueue(), kick: make(chan struct{}, 1), sweepNow: make(chan struct{}, 1),
 		slots: make(chan struct{}, cfg.MaxCalls),
 	}

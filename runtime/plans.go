@@ -7,6 +7,7 @@ import (
 	lru "github.com/hashicorp/golang-lru/v2"
 
 	"github.com/runbookdev/runbook/compiler"
+	"github.com/runbookdev/runbook/durable"
 	"github.com/runbookdev/runbook/verbs"
 )
 
@@ -76,4 +77,34 @@ func (c *planCache) decode(id uuid.UUID, version int, raw []byte) (*planInfo, er
 	info := newPlanInfo(p)
 	c.lru.Add(planCacheKey{id, version}, info)
 	return info, nil
+}
+
+// dataCache keeps the resolved arguments and results of steps, by runbook
+// and key. Both are written once and never change, so a worker keeps what
+// it recorded and fetches only what another worker did.
+type dataCache struct {
+	lru *lru.Cache[durable.StepKey, durable.StepData]
+}
+
+func newDataCache(size int) *dataCache {
+	c, err := lru.New[durable.StepKey, durable.StepData](size)
+	if err != nil {
+		panic(err) // only for a size below one
+	}
+	return &dataCache{lru: c}
+}
+
+// remember adds what is known of a step to what was known before: the
+// arguments are set when a step starts and the result when it completes,
+// often in different transactions that each hold only one of them.
+func (c *dataCache) remember(k durable.StepKey, d durable.StepData) {
+	if old, ok := c.lru.Get(k); ok {
+		if d.ResolvedArgs == nil {
+			d.ResolvedArgs = old.ResolvedArgs
+		}
+		if d.Result == nil {
+			d.Result = old.Result
+		}
+	}
+	c.lru.Add(k, d)
 }

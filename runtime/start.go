@@ -56,8 +56,13 @@ func (t *transition) prepare() []*prepared {
 		return nil
 	}
 	b := &binder{results: map[string]json.RawMessage{}, inputs: t.inputs}
+	for key, d := range t.data {
+		if d.Result != nil {
+			b.results[key] = d.Result
+		}
+	}
 	for _, s := range t.steps {
-		if s.Status == StepComplete {
+		if s.Status == StepComplete && s.Result != nil {
 			b.results[s.Key] = s.Result
 		}
 	}
@@ -151,7 +156,7 @@ func (t *transition) start(steps []*prepared, receipts map[durable.ReceiptKey]du
 			call.CallbackURL = t.engine.cfg.CallbackURL
 		}
 		t.lease(s, call, handler, p.exec.Timeouts.RunTimeout.D, dryRun, false)
-		t.event(EventStepStarted, s, nil)
+		t.started(s)
 	}
 }
 

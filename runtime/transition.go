@@ -11,7 +11,9 @@ import (
 )
 
 // transition is one runbook's state inside one transaction, and everything
-// the transaction must write. Its methods are the state machine of
+// the transaction must write. It holds the runbook's live steps (see
+// durable's liveStepsSQL): a step of the plan that is not among them has
+// completed. Its methods are the state machine of
 // RUNTIME.md; they change steps in memory and record what changed. Nothing
 // here talks to the database: advance.go loads the state and writes the
 // changes.
@@ -38,16 +40,18 @@ type transition struct {
 	processed         []int64                // notifications consumed
 	receipts          []durable.Receipt
 	newInvocations    []durable.Invocation
-	invocationUpdates []invocationUpdate
+	invocationUpdates []durable.InvocationUpdate
 	leaseRequests     []durable.LeaseRequest
 	calls             []*pendingCall
-}
-
-type invocationUpdate struct {
-	id         uuid.UUID
-	externalID string
-	timeoutAt  *time.Time
-	context    json.RawMessage
+	// readyEvent is where a step's STEP_READY stands in events, so that
+	// starting it in the same transaction can drop it: STEP_STARTED says
+	// as much, and the ledger stays minimal.
+	readyEvent map[int64]int
+	// data holds the arguments and results of steps not loaded (completed
+	// ones), fetched as needed; see Engine.fillData.
+	data map[string]durable.StepData
+	// compensate lists completed steps to mark for compensation.
+	compensate []string
 }
 
 func newTransition(e *Engine, now time.Time, rb *durable.Runbook, plan *planInfo, steps []*durable.Step) *transition {
@@ -56,6 +60,7 @@ func newTransition(e *Engine, now time.Time, rb *durable.Runbook, plan *planInfo
 		byKey: make(map[string]*durable.Step, len(steps)), byID: make(map[int64]*durable.Step, len(steps)),
 		invocations: map[int64]*durable.Invocation{}, leases: map[int64]durable.Lease{}, notes: map[string]durable.Notification{},
 		dirty: map[int64]bool{}, completed: map[int64]bool{}, finishInvocations: map[string][]uuid.UUID{},
+		readyEvent: map[int64]int{}, data: map[string]durable.StepData{},
 	}
 	for _, s := range steps {
 		t.byKey[s.Key] = s
@@ -83,6 +88,33 @@ func (t *transition) event(typ string, s *durable.Step, data map[string]any) {
 		e.Data, _ = json.Marshal(data) // event data holds only JSON values
 	}
 	t.events = append(t.events, e)
+}
+
+// readied records a step's STEP_READY.
+func (t *transition) readied(s *durable.Step, data map[string]any) {
+	t.readyEvent[s.ID] = len(t.events)
+	t.event(EventStepReady, s, data)
+}
+
+// started drops the STEP_READY of a step that starts in the transaction
+// that readied it.
+func (t *transition) started(s *durable.Step) {
+	if i, ok := t.readyEvent[s.ID]; ok {
+		t.events[i].Type = ""
+		delete(t.readyEvent, s.ID)
+	}
+	t.event(EventStepStarted, s, nil)
+}
+
+// ledger is the transaction's events, without the dropped ones.
+func (t *transition) ledger() []durable.Event {
+	out := t.events[:0:0]
+	for _, e := range t.events {
+		if e.Type != "" {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // execution is a step's frozen execution block.
@@ -167,7 +199,7 @@ func (t *transition) applyOutcome(o *outcome) {
 		t.failStep(s, err)
 		return
 	}
-	if !o.dryRun && !o.simulated {
+	if !o.dryRun && !o.simulated && t.execution(s).SideEffects != verbs.SideEffectsNone {
 		t.receipts = append(t.receipts, durable.Receipt{
 			Handler: t.execution(s).Handler, IdempotencyKey: s.IdempotencyKey, RunbookID: t.rb.ID,
 			StepKey: s.Key, Result: o.value, ResultHash: hashJSON(o.value),
@@ -202,17 +234,17 @@ func (t *transition) park(s *durable.Step, o *outcome) {
 		t.failStep(s, Errorf(CodeInternal, "the step parked without an active invocation"))
 		return
 	}
-	update := invocationUpdate{id: inv.InvocationID, externalID: o.result.externalID}
+	update := durable.InvocationUpdate{ID: inv.InvocationID, ExternalID: o.result.externalID}
 	if o.result.until != nil {
 		// A timer resumes itself at until, or times out first at its
 		// park_timeout.
 		until := *o.result.until
 		if until.Before(inv.TimeoutAt) {
 			inv.TimeoutAt = until
-			update.timeoutAt = &until
+			update.TimeoutAt = &until
 		}
-		update.context, _ = json.Marshal(map[string]any{"timer_until": until})
-		inv.Context = update.context
+		update.Context, _ = json.Marshal(map[string]any{"timer_until": until})
+		inv.Context = update.Context
 	}
 	t.invocationUpdates = append(t.invocationUpdates, update)
 	s.Status = StepParked
@@ -256,10 +288,12 @@ func (t *transition) consumeNotifications() {
 			t.failStep(s, err)
 			continue
 		}
-		t.receipts = append(t.receipts, durable.Receipt{
-			Handler: t.execution(s).Handler, IdempotencyKey: s.IdempotencyKey, RunbookID: t.rb.ID,
-			StepKey: s.Key, Result: result, ResultHash: hashJSON(result),
-		})
+		if t.execution(s).SideEffects != verbs.SideEffectsNone {
+			t.receipts = append(t.receipts, durable.Receipt{
+				Handler: t.execution(s).Handler, IdempotencyKey: s.IdempotencyKey, RunbookID: t.rb.ID,
+				StepKey: s.Key, Result: result, ResultHash: hashJSON(result),
+			})
+		}
 		t.complete(s, result, false, nil)
 	}
 }
@@ -325,7 +359,7 @@ func (t *transition) reclaim() {
 		s.Status = StepReady
 		t.touch(s)
 		t.engine.metrics.leaseReclaimed()
-		t.event(EventStepReady, s, map[string]any{"reclaimed": true})
+		t.readied(s, map[string]any{"reclaimed": true})
 	}
 	if t.rb.Status == RunbookFailed {
 		for _, s := range t.steps {
@@ -345,7 +379,7 @@ func (t *transition) retries() {
 		if s.Status == StepFailedRetryable && s.NextAttemptAt != nil && !s.NextAttemptAt.After(t.now) {
 			s.Status, s.NextAttemptAt = StepReady, nil
 			t.touch(s)
-			t.event(EventStepReady, s, map[string]any{"retry": true})
+			t.readied(s, map[string]any{"retry": true})
 		}
 	}
 }
@@ -362,7 +396,7 @@ func (t *transition) propagate() {
 		for _, p := range t.plan.preds[s.Key] {
 			ps := t.byKey[p]
 			if ps == nil {
-				continue
+				continue // not live: complete
 			}
 			if blocksDependents(ps.Status) {
 				blocked = p
@@ -380,7 +414,7 @@ func (t *transition) propagate() {
 		case ready:
 			s.Status = StepReady
 			t.touch(s)
-			t.event(EventStepReady, s, nil)
+			t.readied(s, nil)
 		}
 	}
 }
@@ -427,8 +461,9 @@ func (t *transition) settle() {
 		status, event = RunbookFailed, EventRunbookFailed
 		data["failed_steps"] = failed
 		first := t.byKey[failed[0]]
-		t.scheduleCompensations()
+		compensating := t.scheduleCompensations()
 		t.setRunbook(status, first.ErrorCode, first.ErrorMessage)
+		t.runbook.Finished = !compensating
 	case len(escalated) > 0:
 		status, event = RunbookEscalated, EventRunbookEscalated
 		data["escalated_steps"] = escalated
@@ -446,9 +481,7 @@ func (t *transition) setRunbook(status, code, message string) {
 	if code != "" {
 		c.ErrorCode, c.ErrorMessage = &code, &message
 	}
-	if status != RunbookFailed || !t.compensationsLeft() {
-		c.Finished = true
-	}
+	c.Finished = true // a failing runbook with compensations to run clears this
 }
 
 func (t *transition) runbookChange() *durable.RunbookChange {
@@ -459,8 +492,10 @@ func (t *transition) runbookChange() *durable.RunbookChange {
 }
 
 // nextWake is when the runbook needs a worker again: now if a step can
-// start; else the earliest retry, park timeout or lease expiry; else never
-// (only the outside world can move it).
+// start; else the earliest retry or park timeout; else never (only the
+// outside world can move it). Lease expiries are left to the lease sweep:
+// keeping them here would rewrite the runbook row, and its wake_at index,
+// in every transaction of a busy runbook, for the rare worker that dies.
 func (t *transition) nextWake() *time.Time {
 	var next *time.Time
 	consider := func(at time.Time) {
@@ -486,14 +521,24 @@ func (t *transition) nextWake() *time.Time {
 		}
 	}
 	if t.rb.Status == RunbookFailed {
+		if len(t.compensate) > 0 {
+			consider(t.now) // just marked: the next transaction starts them
+		}
 		for _, s := range t.steps {
 			if s.CompensationStatus == compensationPending {
 				consider(t.now)
 			}
 		}
 	}
-	for _, l := range t.leases {
-		consider(l.ExpiresAt)
-	}
 	return next
+}
+
+// wakeChanged reports whether next differs from the stored wake-up, to
+// microseconds, which is what the database keeps.
+func (t *transition) wakeChanged(next *time.Time) bool {
+	old := t.rb.WakeAt
+	if old == nil || next == nil {
+		return (old == nil) != (next == nil)
+	}
+	return !old.Truncate(time.Microsecond).Equal(next.Truncate(time.Microsecond))
 }

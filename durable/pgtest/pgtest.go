@@ -64,7 +64,8 @@ func run(m *testing.M) int {
 	return code
 }
 
-// start finds or starts the server, returning how to stop what it started.
+// start finds or starts the server (with FastSettings, unless
+// PGTEST_DURABLE is set), returning how to stop what it started.
 func start() (stop func(), err error) {
 	if url := os.Getenv("TEST_DATABASE_URL"); url != "" {
 		serverURL = url
@@ -80,7 +81,13 @@ func start() (stop func(), err error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	srv, err := localpg.Start(ctx, localpg.Options{Dir: filepath.Join(dir, "data"), Settings: FastSettings})
+	settings := FastSettings
+	if os.Getenv("PGTEST_DURABLE") != "" {
+		// Benchmarks measure what a deployment would see: every commit
+		// reaches the disk.
+		settings = map[string]string{"max_connections": "300", "shared_buffers": "128MB"}
+	}
+	srv, err := localpg.Start(ctx, localpg.Options{Dir: filepath.Join(dir, "data"), Settings: settings})
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, err
