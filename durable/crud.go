@@ -2,7 +2,6 @@ package durable
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -12,8 +11,6 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// ErrBadRequest: a CRUD request that cannot be run as asked.
-var ErrBadRequest = errors.New("bad request")
 
 // CRUDRequest is one pg.crud operation.
 type CRUDRequest struct {

@@ -19,6 +19,9 @@ var (
 	ErrTransient = errors.New("transient database error")
 	// ErrSchemaTooNew: the database was migrated by a newer rbd.
 	ErrSchemaTooNew = errors.New("database schema is newer than this binary")
+	// ErrBadRequest: a request that cannot be run as asked (a CRUD call
+	// naming a column its verb does not allow, a malformed page cursor).
+	ErrBadRequest = errors.New("bad request")
 )
 
 // translate turns a driver error into the store's own, keeping the

@@ -267,11 +267,11 @@ func decodeCursor(c string) (*time.Time, uuid.UUID, error) {
 	var micros int64
 	var idText string
 	if _, err := fmt.Sscanf(c, "%d_%s", &micros, &idText); err != nil {
-		return nil, uuid.Nil, fmt.Errorf("bad cursor %q", c)
+		return nil, uuid.Nil, fmt.Errorf("%w: %q is not a page cursor", ErrBadRequest, c)
 	}
 	id, err := uuid.Parse(idText)
 	if err != nil {
-		return nil, uuid.Nil, fmt.Errorf("bad cursor %q", c)
+		return nil, uuid.Nil, fmt.Errorf("%w: %q is not a page cursor", ErrBadRequest, c)
 	}
 	at := time.UnixMicro(micros)
 	return &at, id, nil

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -48,8 +49,10 @@ type Submission struct {
 	Inputs map[string]any
 	// Mode is ModeExecute (the default) or ModeDryRun.
 	Mode string
-	// IdempotencyKey dedupes submissions; without it the runbook is keyed
-	// by its plan, inputs and mode.
+	// IdempotencyKey dedupes submissions: a repeat with the same plan,
+	// inputs and mode returns the existing runbook, and one with another
+	// request is ErrConflict. Without it the runbook is keyed by its plan,
+	// inputs and mode.
 	IdempotencyKey string
 	Actor          string
 }
@@ -96,10 +99,26 @@ func (e *Engine) Submit(ctx context.Context, s Submission) (*Submitted, error) {
 		if err != nil {
 			return err
 		}
+		if !created && s.IdempotencyKey != "" && !sameRequest(rb, n) {
+			return fmt.Errorf("%w: idempotency key %q was used for another request (a different plan, inputs or mode)",
+				ErrConflict, s.IdempotencyKey)
+		}
 		out = &Submitted{ID: rb.ID, Created: created, Status: rb.Status}
 		return nil
 	})
 	return out, err
+}
+
+// sameRequest reports whether an existing runbook was submitted with the
+// same plan, inputs and mode as a repeat. Inputs are compared as values:
+// the database keeps them as jsonb, which reorders keys.
+func sameRequest(rb *durable.Runbook, n durable.NewRunbook) bool {
+	if rb.PlanHash != n.PlanHash || rb.Mode != n.Mode {
+		return false
+	}
+	had, err1 := decodeJSON(rb.Inputs)
+	given, err2 := decodeJSON(n.Inputs)
+	return err1 == nil && err2 == nil && reflect.DeepEqual(had, given)
 }
 
 // SubmitSource compiles a source with the engine's catalogue and submits

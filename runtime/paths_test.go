@@ -414,6 +414,12 @@ func TestSubmitChecksInputsAndDedupes(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, again.Created)
 	require.Equal(t, first.ID, again.ID)
+	// The same key for another request is refused, not silently answered
+	// with a runbook that is not what was asked for.
+	_, err = b.engine.SubmitSource(b.ctx, "x.rbk", src, runtime.Submission{
+		Inputs: map[string]any{"who": "bob", "n": json.Number("2")}, IdempotencyKey: "k-1"})
+	require.ErrorIs(t, err, runtime.ErrConflict)
+	require.ErrorContains(t, err, `idempotency key "k-1" was used for another request`)
 
 	// Without a key, the plan and inputs are the key.
 	a, err := b.engine.SubmitSource(b.ctx, "x.rbk", src, runtime.Submission{Inputs: inputs})

@@ -24,6 +24,9 @@ const (
 	RunbookEscalated = "escalated"
 )
 
+// runbookStatuses are every runbook status, for checking a list filter.
+var runbookStatuses = []string{RunbookExecuting, RunbookComplete, RunbookFailed, RunbookCancelled, RunbookEscalated}
+
 // Modes.
 const (
 	ModeExecute = "execute"

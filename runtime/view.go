@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -191,8 +193,11 @@ func (e *Engine) Events(ctx context.Context, id uuid.UUID, after int64, limit in
 
 // List returns a page of runbooks, newest first.
 func (e *Engine) List(ctx context.Context, status string, limit int, after string) (*durable.RunbookPage, error) {
+	if status != "" && !slices.Contains(runbookStatuses, status) {
+		return nil, fmt.Errorf("%w: status %q is not one of %s", ErrInvalid, status, strings.Join(runbookStatuses, ", "))
+	}
 	page, err := e.store.ListRunbooks(ctx, status, limit, after)
-	if err != nil && !errors.Is(err, durable.ErrTransient) {
+	if errors.Is(err, durable.ErrBadRequest) {
 		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	return page, err
