@@ -11,7 +11,6 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-
 // CRUDRequest is one pg.crud operation.
 type CRUDRequest struct {
 	Op        string   // insert, select, update, delete, upsert
