@@ -214,6 +214,14 @@ type RunbookPage struct {
 	Next string
 }
 
+// RunbookStatus returns a runbook's status, and whether it has finished
+// (nothing more will happen to it: a failed runbook still compensating has
+// not), without loading its plan: what a live event stream polls.
+func (s *Store) RunbookStatus(ctx context.Context, id uuid.UUID) (status string, finished bool, err error) {
+	err = s.pool.QueryRow(ctx, `SELECT status, finished_at IS NOT NULL FROM runbooks WHERE id = $1`, id).Scan(&status, &finished)
+	return status, finished, translate(err)
+}
+
 // ListRunbooks lists runbooks newest first, optionally only those in a
 // status, after a cursor from a previous page. Plans are left out.
 func (s *Store) ListRunbooks(ctx context.Context, status string, limit int, after string) (*RunbookPage, error) {

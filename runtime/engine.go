@@ -199,7 +199,7 @@ func (e *Engine) Run(ctx context.Context) error {
 	go func() { defer close(renewing); e.renewLoop(work, renewDone) }()
 
 	<-ctx.Done()
-	e.log.Info("stopping: no new work; waiting for running calls", "grace", e.cfg.ShutdownGrace)
+	e.log.Info("stopping: no new work; waiting for running calls", "grace", e.cfg.ShutdownGrace.String())
 	stopIntake()
 	intakeLoops.Wait()
 	e.draining.Store(true)

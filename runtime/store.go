@@ -21,6 +21,7 @@ type Store interface {
 	Sweep(ctx context.Context, limit int) (durable.SweepResult, error)
 	NewListener(cfg durable.ListenConfig) *durable.Listener
 	Runbook(ctx context.Context, id uuid.UUID) (*durable.Runbook, error)
+	RunbookStatus(ctx context.Context, id uuid.UUID) (status string, finished bool, err error)
 	Steps(ctx context.Context, runbookID uuid.UUID) ([]*durable.Step, error)
 	Events(ctx context.Context, runbookID uuid.UUID, afterID int64, limit int) ([]durable.Event, error)
 	ListRunbooks(ctx context.Context, status string, limit int, after string) (*durable.RunbookPage, error)

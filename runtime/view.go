@@ -180,6 +180,17 @@ func buildView(rb *durable.Runbook, steps []*durable.Step, invs []durable.Invoca
 	return v
 }
 
+// Status returns a runbook's status, and whether it has finished: nothing
+// more will happen to it (a failed runbook still running compensations has
+// not). It is cheap: it loads neither the plan nor the steps.
+func (e *Engine) Status(ctx context.Context, id uuid.UUID) (status string, finished bool, err error) {
+	status, finished, err = e.store.RunbookStatus(ctx, id)
+	if errors.Is(err, durable.ErrNotFound) {
+		return "", false, fmt.Errorf("%w: no runbook %s", ErrNotFound, id)
+	}
+	return status, finished, err
+}
+
 // Events returns a runbook's ledger after an event id.
 func (e *Engine) Events(ctx context.Context, id uuid.UUID, after int64, limit int) ([]durable.Event, error) {
 	if _, err := e.store.Runbook(ctx, id); err != nil {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -10,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 
+	"github.com/runbookdev/runbook/cmd/internal/cli"
 	"github.com/runbookdev/runbook/compiler"
 	"github.com/runbookdev/runbook/lang"
 	"github.com/runbookdev/runbook/registry"
@@ -79,8 +79,8 @@ func plural(n int, noun string) string {
 	return fmt.Sprintf("%d %ss", n, noun)
 }
 
-func diagFormatFlag() *choiceFlag {
-	return &choiceFlag{value: "text", choices: []string{"text", "json", "sarif"}}
+func diagFormatFlag() *cli.ChoiceFlag {
+	return cli.Choice("text", "text", "json", "sarif")
 }
 
 // catalogueCommand is what the commands that read a verb catalogue share:
@@ -88,7 +88,7 @@ func diagFormatFlag() *choiceFlag {
 type catalogueCommand struct {
 	name  string
 	fs    *flag.FlagSet
-	verbs listFlag
+	verbs cli.ListFlag
 }
 
 func newCatalogueCommand(name string, stderr io.Writer) *catalogueCommand {
@@ -102,7 +102,7 @@ func newCatalogueCommand(name string, stderr io.Writer) *catalogueCommand {
 // and loads the catalogue. When the command cannot run, it has reported
 // why and ok is false.
 func (c *catalogueCommand) open(args []string, stderr io.Writer, least, most int, what string) (positional []string, w *workspace, ok bool) {
-	positional, err := parseFlags(c.fs, args)
+	positional, err := cli.Parse(c.fs, args)
 	if err != nil {
 		return nil, nil, false
 	}
@@ -134,7 +134,7 @@ func runCompile(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return cantRun(stderr, "%v", err)
 	}
-	status := w.report(stderr, format.value)
+	status := w.report(stderr, format.Value)
 	if plan == nil {
 		return status
 	}
@@ -164,12 +164,12 @@ func runLint(args []string, stdout, stderr io.Writer) int {
 			return cantRun(stderr, "%v", err)
 		}
 	}
-	return w.report(stdout, format.value)
+	return w.report(stdout, format.Value)
 }
 
 func runGraph(args []string, stdout, stderr io.Writer) int {
 	c := newCatalogueCommand("graph", stderr)
-	format := &choiceFlag{value: "dot", choices: []string{"dot", "mermaid"}}
+	format := cli.Choice("dot", "dot", "mermaid")
 	c.fs.Var(format, "format", "picture format: dot or mermaid")
 	files, w, ok := c.open(args, stderr, 1, 1, "one FILE.rbk")
 	if !ok {
@@ -183,7 +183,7 @@ func runGraph(args []string, stdout, stderr io.Writer) int {
 	if plan == nil {
 		return status
 	}
-	if format.value == "mermaid" {
+	if format.Value == "mermaid" {
 		fmt.Fprint(stdout, plan.Mermaid())
 	} else {
 		fmt.Fprint(stdout, plan.DOT())
@@ -195,7 +195,7 @@ func runFmt(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("fmt", stderr)
 	write := fs.Bool("w", false, "write the result back to each file")
 	list := fs.Bool("l", false, "list the files whose layout would change")
-	files, err := parseFlags(fs, args)
+	files, err := cli.Parse(fs, args)
 	if err != nil {
 		return exitCantRun
 	}
@@ -289,11 +289,4 @@ func writeFileAtomic(path string, write func(io.Writer) error) error {
 		return fmt.Errorf("error writing %q: %w", path, err)
 	}
 	return nil
-}
-
-// jsonOut writes v as indented JSON.
-func jsonOut(w io.Writer, v any) {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	_ = enc.Encode(v)
 }

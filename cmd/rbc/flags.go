@@ -6,30 +6,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
+
+	"github.com/runbookdev/runbook/cmd/internal/cli"
 )
-
-// listFlag is a flag that may be repeated.
-type listFlag []string
-
-func (l *listFlag) String() string     { return strings.Join(*l, ",") }
-func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
-
-// choiceFlag accepts one of a fixed set of words.
-type choiceFlag struct {
-	value   string
-	choices []string
-}
-
-func (c *choiceFlag) String() string { return c.value }
-func (c *choiceFlag) Set(v string) error {
-	if !slices.Contains(c.choices, v) {
-		return fmt.Errorf("must be one of %s", strings.Join(c.choices, ", "))
-	}
-	c.value = v
-	return nil
-}
 
 func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("rbc "+name, flag.ContinueOnError)
@@ -37,31 +17,8 @@ func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
 	return fs
 }
 
-// parseFlags parses flags wherever they stand among the positional
-// arguments, so `rbc compile x.rbk --verbs v` works as well as the usual
-// order. Everything after "--" is positional.
-func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
-	var positional []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		rest := fs.Args()
-		if len(rest) == 0 {
-			return positional, nil
-		}
-		// flag stops at "--" after consuming it, or at the first non-flag.
-		consumed := len(args) - len(rest)
-		if consumed > 0 && args[consumed-1] == "--" {
-			return append(positional, rest...), nil
-		}
-		positional = append(positional, rest[0])
-		args = rest[1:]
-	}
-}
-
 // verbPaths returns the --verbs values, or RBC_VERBS when none were given.
-func verbPaths(flagged listFlag) ([]string, error) {
+func verbPaths(flagged cli.ListFlag) ([]string, error) {
 	if len(flagged) > 0 {
 		return flagged, nil
 	}

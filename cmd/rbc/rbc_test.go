@@ -1,15 +1,14 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/runbookdev/runbook/cmd/internal/clitest"
 )
 
 var update = flag.Bool("update", false, "rewrite the expected output in the txtar scripts")
@@ -36,30 +35,9 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"status": cmdStatus,
+			"status": clitest.Status,
 		},
 	})
-}
-
-func cmdStatus(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) < 2 {
-		ts.Fatalf("usage: status N command [args...]")
-	}
-	want, err := strconv.Atoi(args[0])
-	if err != nil {
-		ts.Fatalf("status: %v", err)
-	}
-	got := 0
-	if err := ts.Exec(args[1], args[2:]...); err != nil {
-		var exitErr *exec.ExitError
-		if !errors.As(err, &exitErr) {
-			ts.Fatalf("status: %v", err)
-		}
-		got = exitErr.ExitCode()
-	}
-	if got != want {
-		ts.Fatalf("%s exited with status %d, want %d", args[1], got, want)
-	}
 }
 
 func TestMainIsTheCommand(t *testing.T) {

@@ -5,15 +5,15 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"text/tabwriter"
 
+	"github.com/runbookdev/runbook/cmd/internal/cli"
 	"github.com/runbookdev/runbook/lang"
 	"github.com/runbookdev/runbook/verbs"
 )
 
 func runVerbs(args []string, stdout, stderr io.Writer) int {
 	c := newCatalogueCommand("verbs", stderr)
-	format := &choiceFlag{value: "text", choices: []string{"text", "json"}}
+	format := cli.Choice("text", "text", "json")
 	c.fs.Var(format, "format", "output format: text or json")
 	names, w, ok := c.open(args, stderr, 0, 1, "at most one NAME")
 	if !ok {
@@ -25,8 +25,8 @@ func runVerbs(args []string, stdout, stderr io.Writer) int {
 	}
 	if len(names) == 0 {
 		defs := w.cat.Definitions()
-		if format.value == "json" {
-			jsonOut(stdout, defs)
+		if format.Value == "json" {
+			cli.WriteJSON(stdout, defs)
 		} else {
 			listVerbs(stdout, defs)
 		}
@@ -39,8 +39,8 @@ func runVerbs(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "rbc: %s\n", d.Message)
 		return exitErrors
 	}
-	if format.value == "json" {
-		jsonOut(stdout, def)
+	if format.Value == "json" {
+		cli.WriteJSON(stdout, def)
 	} else {
 		describeVerb(stdout, def)
 	}
@@ -48,7 +48,7 @@ func runVerbs(args []string, stdout, stderr io.Writer) int {
 }
 
 func listVerbs(out io.Writer, defs []*verbs.Definition) {
-	tw := newTable(out)
+	tw := cli.NewTable(out)
 	fmt.Fprintln(tw, "VERB\tKIND\tHANDLER\tDESCRIPTION")
 	for _, d := range defs {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", d.FullName(), d.Execution.Kind, d.Execution.Handler, firstLine(d.Description))
@@ -104,7 +104,7 @@ func describeFields(out io.Writer, s *verbs.Schema, prefix string) {
 		fmt.Fprintln(out, "  any")
 		return
 	}
-	tw := newTable(out)
+	tw := cli.NewTable(out)
 	required := s.Required()
 	for _, p := range props {
 		sub, _ := s.Property(p)
@@ -131,35 +131,4 @@ func firstLine(s string) string {
 		return s[:i]
 	}
 	return s
-}
-
-// table lines up tab-separated cells and trims the padding tabwriter
-// leaves after the last non-empty cell of a row.
-type table struct {
-	out io.Writer
-	buf strings.Builder
-	tw  *tabwriter.Writer
-}
-
-func newTable(out io.Writer) *table {
-	t := &table{out: out}
-	t.tw = tabwriter.NewWriter(&t.buf, 0, 0, 2, ' ', 0)
-	return t
-}
-
-func (t *table) Write(p []byte) (int, error) { return t.tw.Write(p) }
-
-func (t *table) Flush() error {
-	if err := t.tw.Flush(); err != nil {
-		return err
-	}
-	for _, line := range strings.SplitAfter(t.buf.String(), "\n") {
-		if line == "" {
-			continue
-		}
-		if _, err := io.WriteString(t.out, strings.TrimRight(line, " \n")+"\n"); err != nil {
-			return err
-		}
-	}
-	return nil
 }

@@ -47,7 +47,20 @@ func Main(m *testing.M) {
 	os.Exit(run(m))
 }
 
-func run(m *testing.M) int {
+// Runner runs a test binary's tests: a *testing.M, or a wrapper of one.
+type Runner interface{ Run() int }
+
+// Wrap returns a Runner that runs m's tests against PostgreSQL, as Main
+// does, for a TestMain that hands its tests to another harness:
+//
+//	func TestMain(m *testing.M) { testscript.Main(pgtest.Wrap(m), commands) }
+func Wrap(m Runner) Runner { return wrapped{m} }
+
+type wrapped struct{ m Runner }
+
+func (w wrapped) Run() int { return run(w.m) }
+
+func run(m Runner) int {
 	stop, err := start()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "pgtest: %v\n", err)
@@ -111,17 +124,39 @@ func ServerURL(t testing.TB) string {
 	return serverURL
 }
 
+// DatabaseURL is the test server's database, or "" before Main or Wrap
+// started it: for harnesses that have no testing.TB.
+func DatabaseURL() string { return serverURL }
+
 // Schema creates an empty schema for t, dropped when t ends, and returns
 // its name.
 func Schema(t testing.TB) string {
 	t.Helper()
-	url := ServerURL(t)
+	name, drop, err := NewSchema()
+	if err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := drop(); err != nil {
+			t.Errorf("pgtest: %v", err)
+		}
+	})
+	return name
+}
+
+// NewSchema creates an empty schema and returns its name and how to drop
+// it, for harnesses that have no testing.TB (a testscript Setup).
+func NewSchema() (name string, drop func() error, err error) {
+	if serverURL == "" {
+		return "", nil, fmt.Errorf("no server; call pgtest.Main or pgtest.Wrap from TestMain")
+	}
 	var b [6]byte
 	_, _ = rand.Read(b[:])
-	name := "t_" + hex.EncodeToString(b[:])
-	exec(t, url, "CREATE SCHEMA "+name)
-	t.Cleanup(func() { exec(t, url, "DROP SCHEMA "+name+" CASCADE") })
-	return name
+	name = "t_" + hex.EncodeToString(b[:])
+	if err := execSQL(serverURL, "CREATE SCHEMA "+name); err != nil {
+		return "", nil, err
+	}
+	return name, func() error { return execSQL(serverURL, "DROP SCHEMA "+name+" CASCADE") }, nil
 }
 
 // Store opens a store on a fresh, migrated schema of t's own; it is closed
@@ -146,18 +181,18 @@ func Open(t testing.TB, schema string) *durable.Store {
 	return store
 }
 
-func exec(t testing.TB, url, sql string) {
-	t.Helper()
+func execSQL(url, sql string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	conn, err := pgx.Connect(ctx, url)
 	if err != nil {
-		t.Fatalf("pgtest: %v", err)
+		return err
 	}
 	defer conn.Close(ctx)
 	if _, err := conn.Exec(ctx, sql); err != nil {
-		t.Fatalf("pgtest: %s: %v", sql, err)
+		return fmt.Errorf("%s: %w", sql, err)
 	}
+	return nil
 }
 
 // ExampleStore opens a store on a fresh, migrated schema for a runnable

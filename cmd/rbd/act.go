@@ -1,0 +1,158 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/runbookdev/runbook/runtime/httpapi"
+)
+
+const notifyUsage = `Usage: rbd notify KEY [flags]
+
+Delivers a notification for a correlation key, as an external process
+would through the webhook: completed with --result, or failed with
+--failed CODE. It is signed when a webhook secret is given.
+`
+
+func runNotify(args []string, stdout, stderr io.Writer) int {
+	c := newClientCommand("notify", notifyUsage, stdout, stderr)
+	result := c.fs.String("result", "", "the result, a JSON value (an object, usually)")
+	failedCode := c.fs.String("failed", "", "report a failure with this error code (a retryable code lets the step retry)")
+	message := c.fs.String("message", "", "the failure's message, with --failed")
+	secretFile := c.fs.String("webhook-secret-file", "", "sign with the first secret in this file, as rbd serve's --webhook-secret-file")
+	c.fs.Env("webhook-secret-file", "RBD_WEBHOOK_SECRET_FILE")
+	keys, status, ok := c.parse(args, 1, "one correlation KEY")
+	if !ok {
+		return status
+	}
+	req := httpapi.NotificationRequest{CorrelationKey: keys[0], Status: "completed"}
+	switch {
+	case *failedCode != "" && *result != "":
+		return cantRun(stderr, "give --result or --failed, not both")
+	case *failedCode != "":
+		req.Status = "failed"
+		req.Error = &httpapi.ErrorDetail{Code: *failedCode, Message: *message}
+	case *message != "":
+		return cantRun(stderr, "--message goes with --failed")
+	case *result != "":
+		if !json.Valid([]byte(*result)) {
+			return cantRun(stderr, "--result %q is not JSON", *result)
+		}
+		req.Result = json.RawMessage(*result)
+	}
+	cl := c.client()
+	if *secretFile != "" {
+		secrets, err := readLines(*secretFile, "--webhook-secret-file")
+		if err != nil {
+			return cantRun(stderr, "%v", err)
+		}
+		cl.WebhookSecret = []byte(secrets[0])
+	}
+	ctx, cancel := c.context()
+	defer cancel()
+	res, err := cl.Notify(ctx, req)
+	if err != nil {
+		return c.failed(err, nil)
+	}
+	if c.json() {
+		_ = writeJSON(stdout, res)
+	} else {
+		fmt.Fprintf(stdout, "%s %s\n", keys[0], res.Status)
+	}
+	return exitOK
+}
+
+const decideUsage = `Usage: rbd %s ID STEP [flags]
+
+%s a step waiting at a gate (human_confirm), as --by.
+`
+
+func runDecide(verb string, args []string, stdout, stderr io.Writer) int {
+	title := "Approves"
+	if verb == "reject" {
+		title = "Rejects"
+	}
+	c := newClientCommand(verb, fmt.Sprintf(decideUsage, verb, title), stdout, stderr)
+	by := c.fs.String("by", whoAmI(), "who decides (RBD_USER or USER by default)")
+	comment := c.fs.String("comment", "", "why, for the ledger")
+	pos, status, ok := c.parse(args, 2, "a runbook ID and a STEP")
+	if !ok {
+		return status
+	}
+	ctx, cancel := c.context()
+	defer cancel()
+	res, err := c.client().Decide(ctx, pos[0], pos[1], verb == "approve", *by, *comment)
+	if err != nil {
+		return c.failed(err, nil)
+	}
+	if c.json() {
+		_ = writeJSON(stdout, res)
+	} else {
+		fmt.Fprintf(stdout, "%s: step %s %s by %s\n", res.ID, res.Step, res.Decision, *by)
+	}
+	return exitOK
+}
+
+const cancelUsage = `Usage: rbd cancel ID [flags]
+
+Cancels a runbook. Completed work stays visible; later notifications for it
+are kept and ignored.
+`
+
+func runCancel(args []string, stdout, stderr io.Writer) int {
+	c := newClientCommand("cancel", cancelUsage, stdout, stderr)
+	by := c.fs.String("by", whoAmI(), "who cancels")
+	ids, status, ok := c.parse(args, 1, "one runbook ID")
+	if !ok {
+		return status
+	}
+	ctx, cancel := c.context()
+	defer cancel()
+	res, err := c.client().Cancel(ctx, ids[0], *by)
+	if err != nil {
+		return c.failed(err, nil)
+	}
+	if c.json() {
+		_ = writeJSON(stdout, res)
+	} else {
+		fmt.Fprintf(stdout, "%s %s\n", res.ID, res.Status)
+	}
+	return exitOK
+}
+
+const extendUsage = `Usage: rbd extend ID FILE.rbk [flags]
+
+Adds the calls of FILE.rbk to a running runbook. They may use the results
+of its steps; its existing steps do not change.
+`
+
+func runExtend(args []string, stdout, stderr io.Writer) int {
+	c := newClientCommand("extend", extendUsage, stdout, stderr)
+	var inputs inputFlags
+	inputs.register(c.fs)
+	pos, status, ok := c.parse(args, 2, "a runbook ID and a FILE.rbk")
+	if !ok {
+		return status
+	}
+	sources, src, name, err := readSource(pos[1])
+	if err != nil {
+		return cantRun(stderr, "%v", err)
+	}
+	values, err := inputs.values()
+	if err != nil {
+		return cantRun(stderr, "%v", err)
+	}
+	ctx, cancel := c.context()
+	defer cancel()
+	res, err := c.client().Extend(ctx, pos[0], httpapi.ExtendRequest{Source: string(src), Filename: name, Inputs: values, Actor: whoAmI()})
+	if err != nil {
+		return c.failed(err, sources)
+	}
+	if c.json() {
+		_ = writeJSON(stdout, res)
+	} else {
+		fmt.Fprintf(stdout, "%s version %d: added %v\n", res.ID, res.Version, res.Steps)
+	}
+	return exitOK
+}

@@ -1,0 +1,110 @@
+// Command rbd is the Runbook daemon and its client: `rbd serve` advances
+// runbooks stored in PostgreSQL and serves the HTTP API of DAEMON.md;
+// `rbd migrate` brings the database's schema up to date; the other
+// commands call a running daemon's API.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+)
+
+// Exit statuses, as rbc's.
+const (
+	exitOK      = 0 // done (for submit --wait: complete, or waiting on a person or a notification)
+	exitFailed  = 1 // the daemon refused the request, or the runbook failed, was cancelled or escalated
+	exitCantRun = 2 // bad flags, an unreadable file, no daemon to talk to
+)
+
+const usage = `rbd is the Runbook daemon and its client.
+
+Server:
+  rbd serve    [--database-url URL] [--data-dir DIR] [--verbs DIR]... [--listen ADDR]
+  rbd migrate  [--database-url URL] [--data-dir DIR]
+
+Client (--server URL, --token T; RBD_SERVER, RBD_TOKEN):
+  rbd submit  FILE.rbk|PLAN.json [--input k=v]... [--input k:=JSON]... [--inputs-file f.json]
+              [--idempotency-key K] [--dry-run] [--wait]
+  rbd status  ID [--wait] [--format table|json]
+  rbd list    [--status S] [--limit N] [--after CURSOR]
+  rbd events  ID [--follow]
+  rbd notify  KEY [--result JSON] [--failed CODE [--message M]]
+  rbd approve ID STEP [--by NAME] [--comment C]
+  rbd reject  ID STEP [--by NAME] [--comment C]
+  rbd cancel  ID [--by NAME]
+  rbd extend  ID FILE.rbk [--input k=v]...
+  rbd version
+
+'rbd COMMAND -h' lists a command's flags and their environment variables.
+Exit status: 0 done, 1 refused or the runbook failed, 2 the command could not run.
+`
+
+// command runs with its arguments and returns the exit status.
+type command func(args []string, stdout, stderr io.Writer) int
+
+var commands = map[string]command{
+	"serve":   runServe,
+	"migrate": runMigrate,
+	"submit":  runSubmit,
+	"status":  runStatus,
+	"list":    runList,
+	"events":  runEvents,
+	"notify":  runNotify,
+	"approve": func(a []string, o, e io.Writer) int { return runDecide("approve", a, o, e) },
+	"reject":  func(a []string, o, e io.Writer) int { return runDecide("reject", a, o, e) },
+	"cancel":  runCancel,
+	"extend":  runExtend,
+	"version": runVersion,
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return exitCantRun
+	}
+	switch args[0] {
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usage)
+		return exitOK
+	}
+	cmd, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "rbd: unknown command %q\n\n%s", args[0], usage)
+		return exitCantRun
+	}
+	return cmd(args[1:], stdout, stderr)
+}
+
+func runVersion(_ []string, stdout, _ io.Writer) int {
+	fmt.Fprintln(stdout, "rbd", version())
+	return exitOK
+}
+
+// version is the module version, or the VCS revision of a source build.
+func version() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "(unknown)"
+	}
+	if v := info.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	for _, s := range info.Settings {
+		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+			return "devel-" + s.Value[:12]
+		}
+	}
+	return "devel"
+}
+
+// cantRun reports why a command could not run and returns its status.
+func cantRun(stderr io.Writer, format string, args ...any) int {
+	fmt.Fprintf(stderr, "rbd: "+format+"\n", args...)
+	return exitCantRun
+}

@@ -1,0 +1,58 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/runbookdev/runbook/cmd/internal/cli"
+)
+
+const migrateUsage = `Usage: rbd migrate [flags]
+
+Brings the database's schema to this binary's version and exits. Several
+daemons may migrate at once; they take turns. A database migrated by a
+newer rbd is refused.
+`
+
+func runMigrate(args []string, stdout, stderr io.Writer) int {
+	var db databaseFlags
+	var logs logFlags
+	fs := cli.NewEnvFlags("rbd migrate", migrateUsage, stderr)
+	db.register(fs)
+	logs.register(fs)
+	rest, err := fs.Parse(args)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if err != nil {
+		return exitCantRun
+	}
+	if len(rest) > 0 {
+		return cantRun(stderr, "migrate takes no arguments, got %q", rest)
+	}
+	log := logs.logger(stderr)
+	ctx := context.Background()
+	d, err := db.open(ctx, log)
+	if err != nil {
+		return cantRun(stderr, "%v", err)
+	}
+	defer d.close(log)
+	before, err := d.store.MigrationStatus(ctx)
+	if err != nil {
+		return cantRun(stderr, "%v", err)
+	}
+	after, err := d.store.Migrate(ctx)
+	if err != nil {
+		fmt.Fprintf(stderr, "rbd: %v\n", err)
+		return exitFailed
+	}
+	if before.Current == after.Current {
+		fmt.Fprintf(stdout, "the database schema is current (version %d)\n", after.Current)
+	} else {
+		fmt.Fprintf(stdout, "migrated the database schema from version %d to %d\n", before.Current, after.Current)
+	}
+	return exitOK
+}

@@ -1,0 +1,170 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/runbookdev/runbook/cmd/internal/cli"
+	"github.com/runbookdev/runbook/runtime"
+	"github.com/runbookdev/runbook/runtime/httpapi"
+)
+
+// maxDetail bounds a table cell showing JSON: the whole value is one
+// --format json away.
+const maxDetail = 72
+
+func writeJSON(w io.Writer, v any) error { return cli.WriteJSON(w, v) }
+
+// writeJSONLine writes v as one line of JSON (JSON Lines, for streams).
+func writeJSONLine(w io.Writer, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+// printRunbook shows a runbook: a header, what it waits on, its steps.
+func printRunbook(w io.Writer, v *runtime.RunbookView) {
+	t := cli.NewTable(w)
+	state := v.Status
+	if v.State != v.Status {
+		state += " (" + v.State + ")"
+	}
+	fmt.Fprintf(t, "runbook\t%s\n", v.ID)
+	fmt.Fprintf(t, "status\t%s\n", state)
+	if v.Mode != runtime.ModeExecute {
+		fmt.Fprintf(t, "mode\t%s\n", v.Mode)
+	}
+	if v.Version > 1 {
+		fmt.Fprintf(t, "version\t%d\n", v.Version)
+	}
+	fmt.Fprintf(t, "created\t%s\n", stamp(v.CreatedAt))
+	if v.FinishedAt != nil {
+		fmt.Fprintf(t, "finished\t%s\n", stamp(*v.FinishedAt))
+	}
+	if v.Error != nil {
+		fmt.Fprintf(t, "error\t%s\n", errorText(v.Error))
+	}
+	for _, b := range v.BlockedOn {
+		fmt.Fprintf(t, "blocked on\t%s: %s\n", b.Step, blockedText(b))
+	}
+	_ = t.Flush()
+	fmt.Fprintln(w)
+	t = cli.NewTable(w)
+	fmt.Fprintln(t, "STEP\tVERB\tSTATUS\tATTEMPT\tDETAIL")
+	for _, s := range v.Steps {
+		fmt.Fprintf(t, "%s\t%s\t%s\t%d\t%s\n", s.Key, s.Verb, s.Status, s.Attempt, stepDetail(s))
+	}
+	_ = t.Flush()
+}
+
+func blockedText(b runtime.BlockedView) string {
+	switch b.Reason {
+	case runtime.BlockedAwaitingNotification:
+		return "awaiting a notification for " + b.CorrelationKey
+	case runtime.BlockedAwaitingTimer:
+		return "sleeping until " + stamp(*b.Until)
+	case runtime.BlockedRequiresApproval:
+		return "requires approval"
+	}
+	if b.Message != "" {
+		return b.Reason + ": " + b.Message
+	}
+	return b.Reason
+}
+
+func stepDetail(s runtime.StepView) string {
+	var parts []string
+	switch {
+	case s.Error != nil:
+		parts = append(parts, errorText(s.Error))
+	case s.Status == runtime.StepParked && s.CorrelationKey != "":
+		parts = append(parts, "awaiting "+s.CorrelationKey)
+	case s.Status == runtime.StepWaitingApproval:
+		parts = append(parts, "requires approval")
+	case s.NextAttemptAt != nil:
+		parts = append(parts, "retry at "+stamp(*s.NextAttemptAt))
+	case len(s.Result) > 0:
+		parts = append(parts, compact(s.Result))
+	}
+	if g := s.GateDecision; g != nil {
+		parts = append(parts, g.Decision+" by "+g.By)
+	}
+	if s.Simulated {
+		parts = append(parts, "(simulated)")
+	}
+	if c := s.Compensation; c != nil {
+		parts = append(parts, "compensation "+c.Status)
+	}
+	return strings.Join(parts, "; ")
+}
+
+func errorText(e *runtime.ErrorView) string {
+	if e.Message == "" {
+		return e.Code
+	}
+	return e.Code + ": " + e.Message
+}
+
+// printEvents shows events one per line (id, time, type, step, attempt,
+// data), in fixed columns so that lines printed one at a time by --follow
+// line up too.
+func printEvents(w io.Writer, evs []httpapi.Event) {
+	for _, ev := range evs {
+		attempt := ""
+		if ev.Attempt > 0 {
+			attempt = strconv.Itoa(ev.Attempt)
+		}
+		line := fmt.Sprintf("%6d  %s  %-22s  %-20s  %2s  %s",
+			ev.ID, ev.At.Local().Format("15:04:05.000"), ev.Type, ev.Step, attempt, compact(ev.Data))
+		fmt.Fprintln(w, strings.TrimRight(line, " "))
+	}
+}
+
+func printList(w io.Writer, page *httpapi.ListResponse) {
+	t := cli.NewTable(w)
+	fmt.Fprintln(t, "ID\tSTATUS\tCREATED\tFINISHED\tERROR")
+	for _, r := range page.Runbooks {
+		finished, errText := "", ""
+		if r.FinishedAt != nil {
+			finished = stamp(*r.FinishedAt)
+		}
+		if r.Error != nil {
+			errText = errorText(r.Error)
+		}
+		status := r.Status
+		if r.Mode != runtime.ModeExecute {
+			status += " (" + r.Mode + ")"
+		}
+		fmt.Fprintf(t, "%s\t%s\t%s\t%s\t%s\n", r.ID, status, stamp(r.CreatedAt), finished, errText)
+	}
+	_ = t.Flush()
+	if page.Next != "" {
+		fmt.Fprintf(w, "more: rbd list --after %s\n", page.Next)
+	}
+}
+
+// compact shows JSON on one line, shortened to fit a table.
+func compact(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return string(raw)
+	}
+	s := b.String()
+	if r := []rune(s); len(r) > maxDetail {
+		return string(r[:maxDetail-1]) + "…"
+	}
+	return s
+}
+
+func stamp(t time.Time) string { return t.Local().Format("2006-01-02 15:04:05") }

@@ -1,0 +1,336 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/runbookdev/runbook/cmd/internal/cli"
+	"github.com/runbookdev/runbook/durable"
+	"github.com/runbookdev/runbook/lang"
+	"github.com/runbookdev/runbook/registry"
+	"github.com/runbookdev/runbook/runtime"
+	"github.com/runbookdev/runbook/runtime/httpapi"
+)
+
+const serveUsage = `Usage: rbd serve [flags]
+
+Serves the HTTP API and advances runbooks. With no --database-url it starts
+its own PostgreSQL under --data-dir. SIGTERM or SIGINT stops it gracefully:
+no new work, running calls get --shutdown-grace to finish, leases are
+released; a second signal exits at once.
+`
+
+// serveFlags are rbd serve's settings.
+type serveFlags struct {
+	db                databaseFlags
+	log               logFlags
+	listen            string
+	callbackURL       string
+	verbs             cli.ListFlag
+	tokenFile         string
+	webhookSecretFile string
+	maxBody           int64
+	migrate           bool
+	engine            runtime.Config
+}
+
+func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
+	f := &serveFlags{}
+	fs := cli.NewEnvFlags("rbd serve", serveUsage, stderr)
+	f.db.register(fs)
+	fs.BoolVar(&f.migrate, "migrate", true, "run the database migrations at start")
+	fs.Env("migrate", "RBD_MIGRATE")
+	fs.StringVar(&f.listen, "listen", "127.0.0.1:8080", "address the HTTP API listens on")
+	fs.Env("listen", "RBD_LISTEN")
+	fs.StringVar(&f.callbackURL, "callback-url", "", "the webhook URL durable handlers give external systems (default: http://ADDR/v1/notifications for the --listen address)")
+	fs.Env("callback-url", "RBD_CALLBACK_URL")
+	fs.Var(&f.verbs, "verbs", "directory or file of verb definitions used to compile submitted sources (repeatable)")
+	fs.EnvList("verbs", "RBD_VERBS")
+	fs.StringVar(&f.tokenFile, "api-token-file", "", "file of API bearer tokens, one per line; without it the API is open")
+	fs.Env("api-token-file", "RBD_API_TOKEN_FILE")
+	fs.StringVar(&f.webhookSecretFile, "webhook-secret-file", "", "file of webhook signing secrets, one per line (several while rotating); without it notifications are accepted unsigned")
+	fs.Env("webhook-secret-file", "RBD_WEBHOOK_SECRET_FILE")
+	fs.Int64Var(&f.maxBody, "max-body", httpapi.DefaultMaxBody, "largest request body accepted, in bytes")
+	fs.Env("max-body", "RBD_MAX_BODY")
+	e := &f.engine
+	fs.StringVar(&e.WorkerID, "worker-id", "", "this worker's name in leases and events (default host-pid-random)")
+	fs.Env("worker-id", "RBD_WORKER_ID")
+	fs.IntVar(&e.Advancers, "advancers", 2, "advance transactions run at once")
+	fs.Env("advancers", "RBD_ADVANCERS")
+	fs.IntVar(&e.MaxCalls, "max-calls", 512, "handler calls in flight at most")
+	fs.Env("max-calls", "RBD_MAX_CALLS")
+	fs.DurationVar(&e.LeaseTTL, "lease-ttl", 30*time.Second, "how long a step's lease lasts unrenewed; a dead worker's steps are taken back after it")
+	fs.Env("lease-ttl", "RBD_LEASE_TTL")
+	fs.DurationVar(&e.PollInterval, "poll-interval", time.Second, "how often to look for due runbooks when no wake-up arrives")
+	fs.Env("poll-interval", "RBD_POLL_INTERVAL")
+	fs.DurationVar(&e.SweepInterval, "sweep-interval", 5*time.Second, "how often to sweep for expired leases, timeouts and unprocessed notifications")
+	fs.Env("sweep-interval", "RBD_SWEEP_INTERVAL")
+	fs.DurationVar(&e.ShutdownGrace, "shutdown-grace", 10*time.Second, "how long running calls may finish after SIGTERM")
+	fs.Env("shutdown-grace", "RBD_SHUTDOWN_GRACE")
+	f.log.register(fs)
+	rest, err := fs.Parse(args)
+	if err != nil {
+		return nil, err
+	}
+	if len(rest) > 0 {
+		return nil, fmt.Errorf("serve takes no arguments, got %q", rest)
+	}
+	if f.maxBody <= 0 {
+		return nil, errors.New("--max-body must be positive")
+	}
+	return f, nil
+}
+
+func runServe(args []string, stdout, stderr io.Writer) int {
+	f, err := parseServeFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if err != nil {
+		return cantRun(stderr, "%v", err)
+	}
+	log := f.log.logger(stderr)
+	ctx, stopped := shutdownSignals(log)
+	defer stopped()
+	if err := serve(ctx, f, log); err != nil {
+		log.Error("rbd serve failed", "err", err)
+		return exitFailed
+	}
+	return exitOK
+}
+
+// shutdownSignals returns a context that ends at the first SIGTERM or
+// SIGINT. A second signal exits at once: the leases of calls still running
+// then expire and other workers take the steps back.
+func shutdownSignals(log *slog.Logger) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, syscall.SIGTERM, syscall.SIGINT)
+	go func() {
+		sig, ok := <-ch
+		if !ok {
+			return
+		}
+		log.Info("shutting down", "signal", sig.String())
+		cancel()
+		if sig, ok = <-ch; ok {
+			log.Warn("second signal: exiting now; running steps will be taken back when their leases expire", "signal", sig.String())
+			os.Exit(exitFailed)
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(ch)
+		close(ch)
+		cancel()
+	}
+}
+
+// serve runs the daemon until ctx ends.
+func serve(ctx context.Context, f *serveFlags, log *slog.Logger) error {
+	// The database and the HTTP listener outlive ctx: they are needed
+	// while running calls finish and leases are released.
+	base := context.WithoutCancel(ctx)
+	if f.db.maxConns <= 0 {
+		// Each advancer holds a connection for its transaction and the
+		// handlers it runs may want one (pg.crud); the listener, claims,
+		// sweeps, lease renewals and API requests need the rest.
+		f.db.maxConns = 2*max(f.engine.Advancers, 1) + 8
+	}
+	db, err := f.db.open(ctx, log)
+	if err != nil {
+		return err
+	}
+	defer db.close(log)
+	if err := prepareSchema(ctx, db.store, f.migrate, log); err != nil {
+		return err
+	}
+	handlers := runtime.NewHandlers(runtime.BuiltinDeps{CRUD: db.store})
+	cat, err := loadCatalogue(f.verbs, handlers, log)
+	if err != nil {
+		return err
+	}
+	tokens, err := readLines(f.tokenFile, "--api-token-file")
+	if err != nil {
+		return err
+	}
+	secrets, err := readLines(f.webhookSecretFile, "--webhook-secret-file")
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", f.listen)
+	if err != nil {
+		return fmt.Errorf("error listening on %s: %w", f.listen, err)
+	}
+	addr := ln.Addr().String()
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	cfg := f.engine
+	cfg.Catalogue, cfg.Logger, cfg.Metrics = cat, log, runtime.NewMetrics(reg)
+	cfg.CallbackURL = f.callbackURL
+	if cfg.CallbackURL == "" {
+		cfg.CallbackURL = "http://" + addr + "/v1/notifications"
+	}
+	engine := runtime.New(db.store, handlers, cfg)
+
+	api := httpapi.New(httpapi.Config{
+		Engine: engine, Tokens: tokens, WebhookSecrets: toBytes(secrets), MaxBody: f.maxBody, Logger: log,
+		Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), Registerer: reg,
+		Ready: func(ctx context.Context) error { return schemaCurrent(ctx, db.store) },
+	})
+	srv := &http.Server{
+		Handler: api, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	srv.RegisterOnShutdown(api.CloseStreams)
+	if len(tokens) == 0 {
+		log.Warn("NO API TOKENS: anyone who can reach " + addr + " may submit, approve and cancel runbooks; give --api-token-file")
+	}
+	if len(secrets) == 0 {
+		log.Warn("NO WEBHOOK SECRET: notifications are accepted unsigned, so anyone who can reach " + addr + " may resume a parked step; give --webhook-secret-file")
+	}
+
+	var wg sync.WaitGroup
+	errs := make(chan error, 2)
+	runCtx, stopEngine := context.WithCancel(ctx)
+	defer stopEngine()
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		if err := engine.Run(runCtx); err != nil {
+			errs <- fmt.Errorf("the engine stopped: %w", err)
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			errs <- fmt.Errorf("the HTTP server stopped: %w", err)
+		}
+	}()
+	log.Info("listening", "addr", addr, "worker_id", engine.WorkerID(), "callback_url", cfg.CallbackURL,
+		"verbs", len(catalogueNames(cat)))
+
+	var failed error
+	select {
+	case <-ctx.Done():
+	case failed = <-errs:
+	}
+	stopEngine()
+	shutdownCtx, cancel := context.WithTimeout(base, cfg.ShutdownGrace+5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		log.Warn("HTTP requests still open at shutdown were cut", "err", err)
+	}
+	wg.Wait()
+	close(errs)
+	if failed == nil {
+		failed = <-errs
+	}
+	if failed == nil {
+		log.Info("stopped")
+	}
+	return failed
+}
+
+// prepareSchema migrates, or with --migrate=false checks that someone
+// has.
+func prepareSchema(ctx context.Context, store *durable.Store, migrate bool, log *slog.Logger) error {
+	if !migrate {
+		return schemaCurrent(ctx, store)
+	}
+	status, err := store.Migrate(ctx)
+	if err != nil {
+		return err
+	}
+	log.Info("database schema is current", "version", status.Current)
+	return nil
+}
+
+// schemaCurrent reports whether the database answers and is at this
+// binary's schema version.
+func schemaCurrent(ctx context.Context, store *durable.Store) error {
+	status, err := store.MigrationStatus(ctx)
+	if err != nil {
+		return err
+	}
+	if status.Current != status.Latest {
+		return fmt.Errorf("the database schema is at version %d and this rbd needs %d; run rbd migrate", status.Current, status.Latest)
+	}
+	return nil
+}
+
+// loadCatalogue reads the verb definitions. Errors in them stop the
+// daemon, printed as rbc prints them; warnings are logged.
+func loadCatalogue(paths []string, handlers *runtime.Handlers, log *slog.Logger) (*registry.Catalogue, error) {
+	if len(paths) == 0 {
+		log.Warn("no --verbs: submitted sources cannot be compiled; only plans compiled by rbc can be submitted")
+		return nil, nil
+	}
+	cat, sources, diags, err := registry.Load(paths, handlers.Specs())
+	if err != nil {
+		return nil, err
+	}
+	if len(diags) > 0 {
+		var b strings.Builder
+		_ = lang.WriteText(&b, diags, sources)
+		if diags.HasErrors() {
+			return nil, fmt.Errorf("the verb definitions have errors:\n%s", b.String())
+		}
+		log.Warn("the verb definitions have warnings:\n" + b.String())
+	}
+	return cat, nil
+}
+
+func catalogueNames(cat *registry.Catalogue) []string {
+	if cat == nil {
+		return nil
+	}
+	return cat.Names()
+}
+
+// readLines reads a file of secrets: one per line, blank lines and lines
+// starting with # skipped. The values are never logged.
+func readLines(path, flagName string) ([]string, error) {
+	if path == "" {
+		return nil, nil
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", flagName, err)
+	}
+	var out []string
+	for _, line := range strings.Split(string(raw), "\n") {
+		line = strings.TrimSpace(line)
+		if line != "" && !strings.HasPrefix(line, "#") {
+			out = append(out, line)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: %s holds no value", flagName, path)
+	}
+	return out, nil
+}
+
+func toBytes(ss []string) [][]byte {
+	out := make([][]byte, len(ss))
+	for i, s := range ss {
+		out[i] = []byte(s)
+	}
+	return out
+}

@@ -1,0 +1,132 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/runbookdev/runbook/runtime"
+	"github.com/runbookdev/runbook/runtime/httpapi"
+)
+
+const submitUsage = `Usage: rbd submit FILE.rbk|PLAN.json [flags]
+
+Submits a runbook source, compiled by the daemon with its verbs, or a plan
+compiled beforehand by rbc (a .json file), and prints the runbook's id.
+With --wait it then shows the events as they happen, until the runbook
+finishes or waits on a person or a notification, and shows its state.
+`
+
+// waitPoll is how often --wait looks at the runbook.
+const waitPoll = 100 * time.Millisecond
+
+func runSubmit(args []string, stdout, stderr io.Writer) int {
+	c := newClientCommand("submit", submitUsage, stdout, stderr)
+	var inputs inputFlags
+	inputs.register(c.fs)
+	key := c.fs.String("idempotency-key", "", "dedupes submissions: a repeat returns the runbook the first one started")
+	dryRun := c.fs.Bool("dry-run", false, "simulate: every step is recorded as simulated and no handler with side effects runs")
+	wait := c.fs.Bool("wait", false, "follow the runbook until it finishes or waits on a person or a notification")
+	actor := c.fs.String("actor", whoAmI(), "who submits, for the ledger")
+	files, status, ok := c.parse(args, 1, "one FILE.rbk or PLAN.json")
+	if !ok {
+		return status
+	}
+	sources, src, name, err := readSource(files[0])
+	if err != nil {
+		return cantRun(stderr, "%v", err)
+	}
+	values, err := inputs.values()
+	if err != nil {
+		return cantRun(stderr, "%v", err)
+	}
+	req := httpapi.SubmitRequest{Inputs: values, Actor: *actor}
+	if strings.HasSuffix(name, ".json") {
+		req.Plan = json.RawMessage(src)
+	} else {
+		req.Source, req.Filename = string(src), name
+	}
+	if *dryRun {
+		req.Mode = runtime.ModeDryRun
+	}
+	ctx, cancel := c.context()
+	defer cancel()
+	cl := c.client()
+	sub, err := cl.Submit(ctx, req, *key)
+	if err != nil {
+		return c.failed(err, sources)
+	}
+	if !*wait {
+		if c.json() {
+			_ = writeJSON(stdout, sub)
+		} else {
+			fmt.Fprintln(stdout, sub.ID)
+		}
+		return exitOK
+	}
+	if !c.json() {
+		fmt.Fprintln(stdout, sub.ID)
+	}
+	view, err := follow(ctx, cl, sub.ID.String(), c.json(), stdout)
+	if err != nil {
+		return c.failed(err, nil)
+	}
+	if c.json() {
+		_ = writeJSON(stdout, view)
+	} else {
+		fmt.Fprintln(stdout)
+		printRunbook(stdout, view)
+	}
+	return waitStatus(view)
+}
+
+// follow shows a runbook's events (unless quiet) until it finishes or
+// waits on the outside world, and returns its state then.
+func follow(ctx context.Context, cl *httpapi.Client, id string, quiet bool, out io.Writer) (*runtime.RunbookView, error) {
+	var after int64
+	for {
+		// The state first: events written before it was read are then all
+		// in the read that follows, so none is missed at the end.
+		view, err := cl.Get(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		evs, err := cl.Events(ctx, id, after)
+		if err != nil {
+			return nil, err
+		}
+		if len(evs) > 0 {
+			after = evs[len(evs)-1].ID
+			if !quiet {
+				printEvents(out, evs)
+			}
+		}
+		if settled(view) {
+			return view, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(waitPoll):
+		}
+	}
+}
+
+// settled reports whether a runbook has stopped moving by itself: it has
+// finished, or waits on a person or a notification.
+func settled(v *runtime.RunbookView) bool {
+	return v.FinishedAt != nil || v.State == "parked" || v.State == "awaiting_approval"
+}
+
+// waitStatus is submit --wait's exit status: 0 when the runbook completed
+// or waits as designed, 1 when it failed, was cancelled or escalated.
+func waitStatus(v *runtime.RunbookView) int {
+	switch v.Status {
+	case runtime.RunbookExecuting, runtime.RunbookComplete:
+		return exitOK
+	}
+	return exitFailed
+}

@@ -1,0 +1,116 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+)
+
+// DefaultMaxBody caps a request body (1 MiB): a runbook source, a plan or
+// a notification is far smaller, and a cap keeps one client from filling
+// the daemon's memory.
+const DefaultMaxBody = 1 << 20
+
+// readBody reads the whole body, refusing one over the cap with 413.
+func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		return nil, errorf(http.StatusRequestEntityTooLarge, CodeBodyTooLarge, "the body is larger than the limit of %d bytes", limit)
+	}
+	if err != nil {
+		return nil, errorf(http.StatusBadRequest, CodeMalformedJSON, "error reading the body: %v", err)
+	}
+	return body, nil
+}
+
+// decodeJSON decodes a body into v, strictly: unknown fields and trailing
+// data are errors, so a misspelt field is reported instead of ignored.
+// Numbers stay json.Number, as runbook inputs expect. An empty body is
+// allowed when optional, and leaves v as it was.
+func decodeJSON(body []byte, v any, optional bool) error {
+	if len(bytes.TrimSpace(body)) == 0 {
+		if optional {
+			return nil
+		}
+		return errorf(http.StatusBadRequest, CodeMalformedJSON, "the body is empty; a JSON object is required")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		return errorf(http.StatusBadRequest, CodeMalformedJSON, "%s", describeJSONError(body, err))
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errorf(http.StatusBadRequest, CodeMalformedJSON, "the body holds more than one JSON value")
+	}
+	return nil
+}
+
+// describeJSONError says where and what went wrong, in the body's terms.
+func describeJSONError(body []byte, err error) string {
+	var syntax *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syntax):
+		line, col := position(body, syntax.Offset)
+		return fmt.Sprintf("invalid JSON at line %d, column %d: %v", line, col, err)
+	case errors.As(err, &typ):
+		if typ.Field != "" {
+			return fmt.Sprintf("field %q must be %s, not a JSON %s", typ.Field, jsonKind(typ.Type.Kind().String()), typ.Value)
+		}
+		return fmt.Sprintf("the body must be a JSON object, not a JSON %s", typ.Value)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return "invalid JSON: the body ends in the middle of a value"
+	}
+	return "invalid JSON: " + err.Error()
+}
+
+// jsonKind names a Go kind as a JSON reader would.
+func jsonKind(kind string) string {
+	switch kind {
+	case "string":
+		return "a string"
+	case "map", "struct":
+		return "an object"
+	case "slice", "array":
+		return "an array"
+	case "bool":
+		return "true or false"
+	}
+	return "a " + kind
+}
+
+// position turns a byte offset into a 1-based line and column.
+func position(b []byte, offset int64) (line, col int) {
+	if offset > int64(len(b)) {
+		offset = int64(len(b))
+	}
+	before := b[:offset]
+	line = bytes.Count(before, []byte("\n")) + 1
+	col = int(offset) - bytes.LastIndexByte(before, '\n')
+	return line, col
+}
+
+// writeJSON answers with v as JSON.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status = http.StatusInternalServerError
+		b = []byte(`{"error":{"code":"INTERNAL","message":"the response did not encode"}}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(b, '\n'))
+}
+
+// writeError answers with an error body.
+func writeError(w http.ResponseWriter, e *apiError) {
+	if e.status == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", "1")
+	}
+	writeJSON(w, e.status, ErrorBody{Error: ErrorInfo{Code: e.code, Message: e.message, Diagnostics: e.diagnostics}})
+}

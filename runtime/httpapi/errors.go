@@ -1,0 +1,89 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/runbookdev/runbook/durable"
+	"github.com/runbookdev/runbook/lang"
+	"github.com/runbookdev/runbook/runtime"
+)
+
+// The error codes of the API's error bodies.
+const (
+	CodeMalformedJSON    = "MALFORMED_JSON"     // 400: the body is not the JSON asked for
+	CodeInvalidRequest   = "INVALID_REQUEST"    // 400: well-formed, but wrong (bad inputs, bad id)
+	CodeUnauthorized     = "UNAUTHORIZED"       // 401: no or wrong token, bad webhook signature
+	CodeNotFound         = "NOT_FOUND"          // 404
+	CodeMethodNotAllowed = "METHOD_NOT_ALLOWED" // 405
+	CodeConflict         = "CONFLICT"           // 409: does not fit the runbook's state, or a reused key
+	CodeBodyTooLarge     = "BODY_TOO_LARGE"     // 413
+	CodeCompileFailed    = "COMPILE_FAILED"     // 422: the source has errors; see diagnostics
+	CodeInvalidPlan      = "INVALID_PLAN"       // 422: a submitted plan that cannot be run
+	CodeUnavailable      = "UNAVAILABLE"        // 503: the database is unreachable or busy; retry
+	CodeNotReady         = "NOT_READY"          // 503, from /readyz
+	CodeInternal         = "INTERNAL"           // 500: a bug; the log has the details
+)
+
+// apiError is an error with the status and code to answer it with.
+type apiError struct {
+	status      int
+	code        string
+	message     string
+	diagnostics lang.Diagnostics
+	cause       error // logged, never sent
+}
+
+func (e *apiError) Error() string { return e.code + ": " + e.message }
+
+func errorf(status int, code, format string, args ...any) *apiError {
+	return &apiError{status: status, code: code, message: fmt.Sprintf(format, args...)}
+}
+
+// classify maps an error from the engine to its answer. The runtime's
+// errors carry their meaning; anything else is the server's fault, and
+// its text, which may name tables or hosts, stays in the log.
+func classify(err error) *apiError {
+	var ae *apiError
+	if errors.As(err, &ae) {
+		return ae
+	}
+	var ce *runtime.CompileError
+	switch {
+	case errors.As(err, &ce):
+		return &apiError{status: http.StatusUnprocessableEntity, code: CodeCompileFailed, message: ce.Error(), diagnostics: ce.Diagnostics}
+	case errors.Is(err, runtime.ErrNotFound):
+		return &apiError{status: http.StatusNotFound, code: CodeNotFound, message: without(err, runtime.ErrNotFound)}
+	case errors.Is(err, runtime.ErrConflict):
+		return &apiError{status: http.StatusConflict, code: CodeConflict, message: without(err, runtime.ErrConflict)}
+	case errors.Is(err, runtime.ErrInvalid):
+		return &apiError{status: http.StatusBadRequest, code: CodeInvalidRequest, message: without(err, runtime.ErrInvalid)}
+	case errors.Is(err, durable.ErrTransient), errors.Is(err, context.DeadlineExceeded):
+		return &apiError{status: http.StatusServiceUnavailable, code: CodeUnavailable,
+			message: "the database is unavailable or busy; retry", cause: err}
+	}
+	return &apiError{status: http.StatusInternalServerError, code: CodeInternal, message: "internal error; the daemon's log has the details", cause: err}
+}
+
+// without drops the "conflict: " a sentinel put before the message: the
+// error's code says it already.
+func without(err, sentinel error) string {
+	return strings.TrimPrefix(err.Error(), sentinel.Error()+": ")
+}
+
+// APIError is an error response, as the Client returns it.
+type APIError struct {
+	Status int // the HTTP status code
+	ErrorInfo
+}
+
+func (e *APIError) Error() string {
+	msg := fmt.Sprintf("%s (HTTP %d): %s", e.Code, e.Status, e.Message)
+	if len(e.Diagnostics) > 0 {
+		msg += "\n" + e.Diagnostics.Error()
+	}
+	return msg
+}

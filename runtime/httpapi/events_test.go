@@ -1,0 +1,80 @@
+package httpapi_test
+
+import (
+	"bufio"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/runbookdev/runbook/runtime"
+	"github.com/runbookdev/runbook/runtime/httpapi"
+)
+
+func TestFollowSeesEveryEventLiveAndEnds(t *testing.T) {
+	b := setup(t)
+	sub, err := b.client.Submit(b.ctx, httpapi.SubmitRequest{Source: "(t.wait :as @docs)\n(t.echo :v @docs.answer :as @after)\n"}, "")
+	require.NoError(t, err)
+	id := sub.ID.String()
+
+	seen := make(chan httpapi.Event, 100)
+	final := make(chan string, 1)
+	go func() {
+		status, err := b.client.Follow(b.ctx, id, 0, func(ev httpapi.Event) error {
+			seen <- ev
+			return nil
+		})
+		if err != nil {
+			status = "error: " + err.Error()
+		}
+		final <- status
+	}()
+	// The stream shows the park as it happens...
+	var key string
+	for key == "" {
+		ev := <-seen
+		if ev.Type == runtime.EventStepParked {
+			v, err := b.client.Get(b.ctx, id)
+			require.NoError(t, err)
+			key = v.Steps[0].CorrelationKey
+		}
+	}
+	// ...and what the notification causes, then ends with the runbook.
+	_, err = b.client.Notify(b.ctx, httpapi.NotificationRequest{CorrelationKey: key, Status: "completed", Result: []byte(`{"answer":"yes"}`)})
+	require.NoError(t, err)
+	require.Equal(t, runtime.RunbookComplete, <-final)
+	close(seen)
+	var streamed []string
+	for ev := range seen {
+		streamed = append(streamed, ev.Type)
+	}
+	all, err := b.client.Events(b.ctx, id, 0)
+	require.NoError(t, err)
+	var types []string
+	for _, ev := range all {
+		types = append(types, ev.Type)
+	}
+	require.Equal(t, types[len(types)-len(streamed):], streamed, "the stream delivers the ledger in order, without gaps")
+	require.Equal(t, "RUNBOOK_COMPLETED", streamed[len(streamed)-1])
+
+	// Reconnecting after the last event of a finished runbook: 204, which
+	// tells an EventSource to stop.
+	status, _ := b.raw(t, "GET", "/v1/runbooks/"+id+"/events", "",
+		"Accept", "text/event-stream", "Last-Event-ID", strconv.FormatInt(all[len(all)-1].ID, 10))
+	require.Equal(t, http.StatusNoContent, status)
+
+	// A fresh stream of a finished runbook replays it and ends.
+	status, out := b.raw(t, "GET", "/v1/runbooks/"+id+"/events", "", "Accept", "text/event-stream")
+	require.Equal(t, http.StatusOK, status)
+	sc := bufio.NewScanner(strings.NewReader(out))
+	var names []string
+	for sc.Scan() {
+		if name, ok := strings.CutPrefix(sc.Text(), "event: "); ok {
+			names = append(names, name)
+		}
+	}
+	require.Equal(t, append(types, "end"), names)
+	require.Contains(t, out, "event: end\ndata: {\"status\":\"complete\"}\n\n")
+}

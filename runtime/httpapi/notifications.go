@@ -1,0 +1,50 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/runbookdev/runbook/durable"
+	"github.com/runbookdev/runbook/runtime"
+)
+
+// notify is POST /v1/notifications, the webhook external processes call:
+// 202 for a new notification, 200 for a repeat with the same payload, 409
+// for the same correlation key with another payload, 401 for a missing,
+// forged or stale signature, 400 for a malformed body, 413 for one over
+// the cap. The signature is checked over the raw bytes, before the body is
+// parsed, so nothing from an unsigned sender is interpreted.
+func (s *Server) notify(w http.ResponseWriter, r *http.Request) error {
+	body, err := readBody(w, r, s.cfg.MaxBody)
+	if err != nil {
+		return err
+	}
+	if len(s.cfg.WebhookSecrets) > 0 {
+		err := VerifySignature(r.Header.Get(SignatureHeader), body, s.cfg.WebhookSecrets, s.cfg.Now())
+		if err != nil {
+			s.log.Warn("notification refused", "reason", err, "remote", r.RemoteAddr)
+			return errorf(http.StatusUnauthorized, CodeUnauthorized, "%v", err)
+		}
+	}
+	var req NotificationRequest
+	if err := decodeJSON(body, &req, false); err != nil {
+		return err
+	}
+	n := runtime.Notification{CorrelationKey: req.CorrelationKey, Status: req.Status, Result: req.Result}
+	if req.Error != nil {
+		n.ErrorCode, n.ErrorMessage = req.Error.Code, req.Error.Message
+	}
+	res, err := s.engine.Notify(r.Context(), n)
+	if err != nil {
+		return err
+	}
+	switch res {
+	case durable.InboxDuplicate:
+		writeJSON(w, http.StatusOK, NotificationResponse{Status: "duplicate"})
+	case durable.InboxConflict:
+		return errorf(http.StatusConflict, CodeConflict,
+			"correlation key %q was notified before with another payload; the first notification stands", req.CorrelationKey)
+	default:
+		writeJSON(w, http.StatusAccepted, NotificationResponse{Status: "accepted"})
+	}
+	return nil
+}

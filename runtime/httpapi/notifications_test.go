@@ -1,0 +1,108 @@
+package httpapi_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/runbookdev/runbook/runtime"
+	"github.com/runbookdev/runbook/runtime/httpapi"
+)
+
+func TestNotificationWebhook(t *testing.T) {
+	b := setup(t)
+	sub, err := b.client.Submit(b.ctx, httpapi.SubmitRequest{Source: "(t.wait :as @docs)\n(t.echo :v @docs.answer :as @after)\n"}, "")
+	require.NoError(t, err)
+	v := b.waitFor(t, sub.ID.String(), "parked", stateIs("parked"))
+	require.Len(t, v.BlockedOn, 1)
+	blocked := v.BlockedOn[0]
+	require.Equal(t, "docs", blocked.Step)
+	require.Equal(t, runtime.BlockedAwaitingNotification, blocked.Reason)
+	key := blocked.CorrelationKey
+	require.NotEmpty(t, key)
+
+	body := `{"correlation_key": "` + key + `", "status": "completed", "result": {"answer": "uploaded"}}`
+	post := func(body, signature string) (int, string) {
+		t.Helper()
+		if signature == "" {
+			return b.raw(t, "POST", "/v1/notifications", body)
+		}
+		return b.raw(t, "POST", "/v1/notifications", body, httpapi.SignatureHeader, signature)
+	}
+	now := time.Now()
+	secret := []byte(testSecret)
+
+	// Refused before anything is read: unsigned, forged, stale, or signed
+	// for another body.
+	refusals := []struct{ signature, why string }{
+		{"", "has no Rbd-Signature header"},
+		{httpapi.Sign([]byte("guess"), []byte(body), now), "does not match the body"},
+		{httpapi.Sign(secret, []byte(body), now.Add(-6*time.Minute)), "outside the 5-minute window"},
+		{httpapi.Sign(secret, []byte(body), now.Add(6*time.Minute)), "outside the 5-minute window"},
+		{httpapi.Sign(secret, []byte(body+" "), now), "does not match the body"},
+		{"v1=abc", "must be"},
+	}
+	for _, r := range refusals {
+		status, out := post(body, r.signature)
+		require.Equal(t, http.StatusUnauthorized, status, out)
+		require.Contains(t, out, r.why)
+	}
+	v, err = b.client.Get(b.ctx, sub.ID.String())
+	require.NoError(t, err)
+	require.Equal(t, "parked", v.State, "a refused notification resumes nothing")
+
+	// Malformed but signed: 400. Too large: 413, before the signature.
+	bad := `{"correlation_key": "` + key + `", "status": "completed", "result": {"answer": }`
+	status, out := post(bad, httpapi.Sign(secret, []byte(bad), now))
+	require.Equal(t, http.StatusBadRequest, status, out)
+	require.Contains(t, out, "MALFORMED_JSON")
+	status, out = post(`{"correlation_key": "`+key+`", "status": "done"}`, httpapi.Sign(secret, []byte(`{"correlation_key": "`+key+`", "status": "done"}`), now))
+	require.Equal(t, http.StatusBadRequest, status, out)
+	require.Contains(t, out, `status must be \"completed\" or \"failed\"`)
+	huge := `{"correlation_key": "` + strings.Repeat("k", 65<<10) + `", "status": "completed"}`
+	status, out = post(huge, "")
+	require.Equal(t, http.StatusRequestEntityTooLarge, status, out)
+
+	// Accepted once; the same again is a duplicate; another payload for
+	// the same key is a conflict and the first stands.
+	status, out = post(body, httpapi.Sign(secret, []byte(body), now))
+	require.Equal(t, http.StatusAccepted, status, out)
+	require.JSONEq(t, `{"status":"accepted"}`, out)
+	respaced := `{"status":"completed","result":{"answer":"uploaded"},"correlation_key":"` + key + `"}`
+	status, out = post(respaced, httpapi.Sign(secret, []byte(respaced), now))
+	require.Equal(t, http.StatusOK, status, out)
+	require.JSONEq(t, `{"status":"duplicate"}`, out)
+	_, err = b.client.Notify(b.ctx, httpapi.NotificationRequest{CorrelationKey: key, Status: "failed", Error: &httpapi.ErrorDetail{Code: "POLICY_DENIED"}})
+	requireAPIError(t, err, http.StatusConflict, httpapi.CodeConflict, "the first notification stands")
+
+	v = b.waitFor(t, sub.ID.String(), "complete", statusIs(runtime.RunbookComplete))
+	require.JSONEq(t, `{"v":"uploaded"}`, string(v.Outcomes["after"]))
+}
+
+func TestNotificationsUnsignedWhenNoSecret(t *testing.T) {
+	b := setup(t)
+	api := httpapi.New(httpapi.Config{Engine: b.engine})
+	rec := httptest.NewRecorder()
+	api.ServeHTTP(rec, httptest.NewRequest("POST", "/v1/notifications", strings.NewReader(`{"correlation_key": "early-1", "status": "completed"}`)))
+	// Nobody waits for early-1 yet: it is kept for the step that will.
+	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+}
+
+func TestNotificationFailureFailsTheStep(t *testing.T) {
+	b := setup(t)
+	sub, err := b.client.Submit(b.ctx, httpapi.SubmitRequest{Source: "(t.wait :as @docs)\n"}, "")
+	require.NoError(t, err)
+	v := b.waitFor(t, sub.ID.String(), "parked", stateIs("parked"))
+	res, err := b.client.Notify(b.ctx, httpapi.NotificationRequest{
+		CorrelationKey: v.BlockedOn[0].CorrelationKey, Status: "failed",
+		Error: &httpapi.ErrorDetail{Code: runtime.CodePolicyDenied, Message: "client refused"},
+	})
+	require.NoError(t, err)
+	require.Equal(t, "accepted", res.Status)
+	v = b.waitFor(t, sub.ID.String(), "failed", statusIs(runtime.RunbookFailed))
+	require.Equal(t, []runtime.BlockedView{{Step: "docs", Reason: runtime.CodePolicyDenied, Message: "client refused"}}, v.BlockedOn)
+}

@@ -1,0 +1,219 @@
+package httpapi
+
+import (
+	"net/http"
+	"strconv"
+	"unicode"
+
+	"github.com/google/uuid"
+
+	"github.com/runbookdev/runbook/compiler"
+	"github.com/runbookdev/runbook/runtime"
+)
+
+// IdempotencyKeyHeader dedupes submissions.
+const IdempotencyKeyHeader = "Idempotency-Key"
+
+// maxIdempotencyKey bounds the header: it becomes part of a database key.
+const maxIdempotencyKey = 255
+
+// submit is POST /v1/runbooks: 201 for a new runbook, 200 for a repeat of
+// an earlier submission (same Idempotency-Key, or same plan, inputs and
+// mode without one), 422 for a source that does not compile.
+func (s *Server) submit(w http.ResponseWriter, r *http.Request) error {
+	body, err := readBody(w, r, s.cfg.MaxBody)
+	if err != nil {
+		return err
+	}
+	var req SubmitRequest
+	if err := decodeJSON(body, &req, false); err != nil {
+		return err
+	}
+	key := r.Header.Get(IdempotencyKeyHeader)
+	if err := checkIdempotencyKey(key); err != nil {
+		return err
+	}
+	sub := runtime.Submission{Inputs: req.Inputs, Mode: req.Mode, IdempotencyKey: key, Actor: req.Actor}
+	var out *runtime.Submitted
+	switch {
+	case req.Source != "" && len(req.Plan) > 0:
+		return errorf(http.StatusBadRequest, CodeInvalidRequest, `give "source" or "plan", not both`)
+	case req.Source != "":
+		filename := req.Filename
+		if filename == "" {
+			filename = "submitted.rbk"
+		}
+		out, err = s.engine.SubmitSource(r.Context(), filename, []byte(req.Source), sub)
+	case len(req.Plan) > 0:
+		plan, perr := compiler.ParsePlan(req.Plan)
+		if perr != nil {
+			return errorf(http.StatusUnprocessableEntity, CodeInvalidPlan, "the plan cannot be run: %v", perr)
+		}
+		sub.Plan = plan
+		out, err = s.engine.Submit(r.Context(), sub)
+	default:
+		return errorf(http.StatusBadRequest, CodeInvalidRequest, `the body needs "source" (runbook text) or "plan" (a compiled plan)`)
+	}
+	if err != nil {
+		return err
+	}
+	status := http.StatusOK
+	if out.Created {
+		status = http.StatusCreated
+		w.Header().Set("Location", "/v1/runbooks/"+out.ID.String())
+	}
+	writeJSON(w, status, SubmitResponse{ID: out.ID, Status: out.Status, Created: out.Created})
+	return nil
+}
+
+func checkIdempotencyKey(key string) error {
+	if len(key) > maxIdempotencyKey {
+		return errorf(http.StatusBadRequest, CodeInvalidRequest, "the %s header is longer than %d bytes", IdempotencyKeyHeader, maxIdempotencyKey)
+	}
+	for _, r := range key {
+		if !unicode.IsPrint(r) {
+			return errorf(http.StatusBadRequest, CodeInvalidRequest, "the %s header holds a control character", IdempotencyKeyHeader)
+		}
+	}
+	return nil
+}
+
+// runbookID reads the {id} of the path.
+func runbookID(r *http.Request) (uuid.UUID, error) {
+	raw := r.PathValue("id")
+	id, err := uuid.Parse(raw)
+	if err != nil {
+		return uuid.Nil, errorf(http.StatusBadRequest, CodeInvalidRequest, "%q is not a runbook id (a UUID)", raw)
+	}
+	return id, nil
+}
+
+// get is GET /v1/runbooks/{id}.
+func (s *Server) get(w http.ResponseWriter, r *http.Request) error {
+	id, err := runbookID(r)
+	if err != nil {
+		return err
+	}
+	view, err := s.engine.Get(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, view)
+	return nil
+}
+
+// list is GET /v1/runbooks?status=&limit=&after=.
+func (s *Server) list(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	limit := 0
+	if raw := q.Get("limit"); raw != "" {
+		n, err := strconv.Atoi(raw)
+		if err != nil || n < 1 || n > 1000 {
+			return errorf(http.StatusBadRequest, CodeInvalidRequest, "limit %q must be a number from 1 to 1000", raw)
+		}
+		limit = n
+	}
+	page, err := s.engine.List(r.Context(), q.Get("status"), limit, q.Get("after"))
+	if err != nil {
+		return err
+	}
+	out := ListResponse{Runbooks: make([]RunbookSummary, len(page.Runbooks)), Next: page.Next}
+	for i, rb := range page.Runbooks {
+		sum := RunbookSummary{
+			ID: rb.ID, Status: rb.Status, Mode: rb.Mode, PlanHash: rb.PlanHash, Version: rb.Version,
+			CreatedAt: rb.CreatedAt, UpdatedAt: rb.UpdatedAt, FinishedAt: rb.FinishedAt,
+		}
+		if rb.ErrorCode != "" {
+			sum.Error = &runtime.ErrorView{Code: rb.ErrorCode, Message: rb.ErrorMessage}
+		}
+		out.Runbooks[i] = sum
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// cancel is POST /v1/runbooks/{id}/cancel.
+func (s *Server) cancel(w http.ResponseWriter, r *http.Request) error {
+	id, err := runbookID(r)
+	if err != nil {
+		return err
+	}
+	body, err := readBody(w, r, s.cfg.MaxBody)
+	if err != nil {
+		return err
+	}
+	var req CancelRequest
+	if err := decodeJSON(body, &req, true); err != nil {
+		return err
+	}
+	if req.By == "" {
+		req.By = "api"
+	}
+	if err := s.engine.Cancel(r.Context(), id, req.By); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, CancelResponse{ID: id, Status: runtime.RunbookCancelled})
+	return nil
+}
+
+func (s *Server) approve(w http.ResponseWriter, r *http.Request) error { return s.decide(w, r, true) }
+func (s *Server) reject(w http.ResponseWriter, r *http.Request) error  { return s.decide(w, r, false) }
+
+// decide is POST /v1/runbooks/{id}/steps/{key}/approve and /reject.
+func (s *Server) decide(w http.ResponseWriter, r *http.Request, approve bool) error {
+	id, err := runbookID(r)
+	if err != nil {
+		return err
+	}
+	body, err := readBody(w, r, s.cfg.MaxBody)
+	if err != nil {
+		return err
+	}
+	var req DecisionRequest
+	if err := decodeJSON(body, &req, false); err != nil {
+		return err
+	}
+	if req.By == "" {
+		return errorf(http.StatusBadRequest, CodeInvalidRequest, `"by" is required: who decides the gate`)
+	}
+	key := r.PathValue("key")
+	if err := s.engine.Decide(r.Context(), id, key, approve, req.By, req.Comment); err != nil {
+		return err
+	}
+	decision := "rejected"
+	if approve {
+		decision = "approved"
+	}
+	writeJSON(w, http.StatusOK, DecisionResponse{ID: id, Step: key, Decision: decision})
+	return nil
+}
+
+// extend is POST /v1/runbooks/{id}/steps.
+func (s *Server) extend(w http.ResponseWriter, r *http.Request) error {
+	id, err := runbookID(r)
+	if err != nil {
+		return err
+	}
+	body, err := readBody(w, r, s.cfg.MaxBody)
+	if err != nil {
+		return err
+	}
+	var req ExtendRequest
+	if err := decodeJSON(body, &req, false); err != nil {
+		return err
+	}
+	if req.Source == "" {
+		return errorf(http.StatusBadRequest, CodeInvalidRequest, `"source" is required: the calls to add`)
+	}
+	if req.Filename == "" {
+		req.Filename = "extension.rbk"
+	}
+	out, err := s.engine.Extend(r.Context(), id, runtime.Extension{
+		Filename: req.Filename, Source: []byte(req.Source), Inputs: req.Inputs, Actor: req.Actor,
+	})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, ExtendResponse{ID: id, Steps: out.Steps, Version: out.Version})
+	return nil
+}

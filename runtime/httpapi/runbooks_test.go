@@ -1,0 +1,295 @@
+package httpapi_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/runbookdev/runbook/compiler"
+	"github.com/runbookdev/runbook/runtime"
+	"github.com/runbookdev/runbook/runtime/httpapi"
+)
+
+const chain = `(t.echo :v $who :as @first)
+(t.echo :v @first.v :as @second)
+`
+
+func TestSubmitRepeatConflictAndComplete(t *testing.T) {
+	b := setup(t)
+	req := httpapi.SubmitRequest{Source: chain, Filename: "chain.rbk", Inputs: map[string]any{"who": "ada"}}
+	first, err := b.client.Submit(b.ctx, req, "order-1")
+	require.NoError(t, err)
+	require.True(t, first.Created)
+
+	// The same key and request: the same runbook, 200 instead of 201.
+	body, _ := json.Marshal(req)
+	status, out := b.raw(t, "POST", "/v1/runbooks", string(body), "Idempotency-Key", "order-1")
+	require.Equal(t, http.StatusOK, status, out)
+	require.Contains(t, out, `"created":false`)
+	require.Contains(t, out, first.ID.String())
+
+	// The same key for another request is refused.
+	req.Inputs = map[string]any{"who": "bob"}
+	_, err = b.client.Submit(b.ctx, req, "order-1")
+	requireAPIError(t, err, http.StatusConflict, httpapi.CodeConflict, `idempotency key "order-1" was used for another request`)
+
+	v := b.waitFor(t, first.ID.String(), "complete", statusIs(runtime.RunbookComplete))
+	require.JSONEq(t, `{"v":"ada"}`, string(v.Outcomes["second"]))
+	require.Empty(t, v.BlockedOn)
+	require.Len(t, v.Steps, 2)
+
+	evs, err := b.client.Events(b.ctx, first.ID.String(), 0)
+	require.NoError(t, err)
+	require.Equal(t, "RUNBOOK_SUBMITTED", evs[0].Type)
+	require.Equal(t, "RUNBOOK_COMPLETED", evs[len(evs)-1].Type)
+	// after= continues where a reader stopped.
+	rest, err := b.client.Events(b.ctx, first.ID.String(), evs[0].ID)
+	require.NoError(t, err)
+	require.Equal(t, evs[1:], rest)
+	status, out = b.raw(t, "GET", "/v1/runbooks/"+first.ID.String()+"/events?limit=1", "")
+	require.Equal(t, http.StatusOK, status)
+	var page httpapi.EventsResponse
+	require.NoError(t, json.Unmarshal([]byte(out), &page))
+	require.Len(t, page.Events, 1)
+}
+
+func TestSubmitRefusesBadSourcesPlansAndBodies(t *testing.T) {
+	b := setup(t)
+	// A source that does not compile: 422 with the compiler's diagnostics.
+	_, err := b.client.Submit(b.ctx, httpapi.SubmitRequest{Source: "(t.ecko :v \"x\")\n", Filename: "typo.rbk"}, "")
+	var apiErr *httpapi.APIError
+	require.ErrorAs(t, err, &apiErr)
+	require.Equal(t, http.StatusUnprocessableEntity, apiErr.Status)
+	require.Equal(t, httpapi.CodeCompileFailed, apiErr.Code)
+	require.Len(t, apiErr.Diagnostics, 1)
+	d := apiErr.Diagnostics[0]
+	require.Equal(t, "E010", string(d.Code))
+	require.Equal(t, "typo.rbk", d.Range.Filename)
+	require.Equal(t, 1, d.Range.Start.Line)
+	require.Contains(t, d.Suggestions, "t.echo")
+
+	status, out := b.raw(t, "POST", "/v1/runbooks", `{"source": "(t.echo :v \"x\")",}`)
+	require.Equal(t, http.StatusBadRequest, status)
+	require.Contains(t, out, `"code":"MALFORMED_JSON"`)
+	require.Contains(t, out, "invalid JSON at line 1, column 33")
+
+	cases := []struct{ body, code, message string }{
+		{``, httpapi.CodeMalformedJSON, "the body is empty"},
+		{`[1]`, httpapi.CodeMalformedJSON, "the body must be a JSON object, not a JSON array"},
+		{`{"source": 5}`, httpapi.CodeMalformedJSON, `field \"source\" must be a string, not a JSON number`},
+		{`{"sauce": "x"}`, httpapi.CodeMalformedJSON, `unknown field \"sauce\"`},
+		{`{} {}`, httpapi.CodeMalformedJSON, "more than one JSON value"},
+		{`{}`, httpapi.CodeInvalidRequest, `needs \"source\" (runbook text) or \"plan\"`},
+		{`{"source": "x", "plan": {}}`, httpapi.CodeInvalidRequest, `not both`},
+		{`{"source": "(t.echo :v $v)", "inputs": {"v": 1}}`, httpapi.CodeInvalidRequest, "input $v"},
+		{`{"source": "(t.echo :v \"x\")", "mode": "fast"}`, httpapi.CodeInvalidRequest, `mode \"fast\"`},
+		{`{"plan": {"version": 1}}`, httpapi.CodeInvalidPlan, "the plan cannot be run"},
+	}
+	for _, c := range cases {
+		status, out := b.raw(t, "POST", "/v1/runbooks", c.body)
+		want := http.StatusBadRequest
+		if c.code == httpapi.CodeInvalidPlan {
+			want = http.StatusUnprocessableEntity
+		}
+		require.Equal(t, want, status, "%s → %s", c.body, out)
+		require.Contains(t, out, `"code":"`+c.code+`"`, c.body)
+		require.Contains(t, out, c.message, c.body)
+	}
+
+	status, out = b.raw(t, "POST", "/v1/runbooks", `{"source": "`+strings.Repeat("x", 70<<10)+`"}`)
+	require.Equal(t, http.StatusRequestEntityTooLarge, status)
+	require.Contains(t, out, `"code":"BODY_TOO_LARGE"`)
+
+	status, out = b.raw(t, "POST", "/v1/runbooks", `{"source": "(t.echo :v \"x\")"}`, "Idempotency-Key", strings.Repeat("k", 256))
+	require.Equal(t, http.StatusBadRequest, status, out)
+	require.Contains(t, out, "longer than 255 bytes")
+}
+
+func TestSubmitAPlan(t *testing.T) {
+	b := setup(t)
+	plan, diags := compiler.CompileSource("chain.rbk", []byte(chain), b.cat)
+	require.False(t, diags.HasErrors(), diags.Error())
+	sub, err := b.client.Submit(b.ctx, httpapi.SubmitRequest{Plan: plan.JSON(), Inputs: map[string]any{"who": "eve"}}, "")
+	require.NoError(t, err)
+	require.True(t, sub.Created)
+	v := b.waitFor(t, sub.ID.String(), "complete", statusIs(runtime.RunbookComplete))
+	require.JSONEq(t, `{"v":"eve"}`, string(v.Outcomes["second"]))
+
+	// A plan edited after compiling no longer matches its hash.
+	tampered := strings.Replace(string(plan.JSON()), `"first"`, `"premier"`, 1)
+	_, err = b.client.Submit(b.ctx, httpapi.SubmitRequest{Plan: json.RawMessage(tampered), Inputs: map[string]any{"who": "eve"}}, "")
+	requireAPIError(t, err, http.StatusUnprocessableEntity, httpapi.CodeInvalidPlan, "plan_hash")
+}
+
+func TestGatesCancelExtendAndList(t *testing.T) {
+	b := setup(t)
+	gated, err := b.client.Submit(b.ctx, httpapi.SubmitRequest{Source: "(t.approve :v \"ok\" :as @sign)\n"}, "")
+	require.NoError(t, err)
+	v := b.waitFor(t, gated.ID.String(), "awaiting approval", stateIs("awaiting_approval"))
+	require.Equal(t, []runtime.BlockedView{{Step: "sign", Reason: runtime.BlockedRequiresApproval}}, v.BlockedOn)
+
+	status, out := b.raw(t, "POST", "/v1/runbooks/"+gated.ID.String()+"/steps/sign/approve", `{}`)
+	require.Equal(t, http.StatusBadRequest, status)
+	require.Contains(t, out, `\"by\" is required`)
+	_, err = b.client.Decide(b.ctx, gated.ID.String(), "nope", true, "ops", "")
+	requireAPIError(t, err, http.StatusNotFound, httpapi.CodeNotFound, `no step "nope"`)
+	d, err := b.client.Decide(b.ctx, gated.ID.String(), "sign", true, "ops@example.com", "checked")
+	require.NoError(t, err)
+	require.Equal(t, "approved", d.Decision)
+	v = b.waitFor(t, gated.ID.String(), "complete", statusIs(runtime.RunbookComplete))
+	require.Equal(t, "ops@example.com", v.Steps[0].GateDecision.By)
+	// Deciding again: the step no longer waits.
+	_, err = b.client.Decide(b.ctx, gated.ID.String(), "sign", false, "ops", "")
+	requireAPIError(t, err, http.StatusConflict, httpapi.CodeConflict, "not waiting for approval")
+
+	rejected, err := b.client.Submit(b.ctx, httpapi.SubmitRequest{Source: "(t.approve :v \"no\" :as @sign)\n"}, "")
+	require.NoError(t, err)
+	b.waitFor(t, rejected.ID.String(), "awaiting approval", stateIs("awaiting_approval"))
+	d, err = b.client.Decide(b.ctx, rejected.ID.String(), "sign", false, "ops", "not today")
+	require.NoError(t, err)
+	require.Equal(t, "rejected", d.Decision)
+	v = b.waitFor(t, rejected.ID.String(), "failed", statusIs(runtime.RunbookFailed))
+	require.Equal(t, runtime.CodePolicyDenied, v.Error.Code)
+
+	// A parked runbook grows, then is cancelled.
+	parked, err := b.client.Submit(b.ctx, httpapi.SubmitRequest{Source: "(t.wait :as @w)\n"}, "")
+	require.NoError(t, err)
+	b.waitFor(t, parked.ID.String(), "parked", stateIs("parked"))
+	x, err := b.client.Extend(b.ctx, parked.ID.String(), httpapi.ExtendRequest{Source: "(t.echo :v @w.answer :as @after)\n"})
+	require.NoError(t, err)
+	require.Equal(t, []string{"after"}, x.Steps)
+	require.Equal(t, 2, x.Version)
+	_, err = b.client.Extend(b.ctx, parked.ID.String(), httpapi.ExtendRequest{Source: "(t.echo :v @nope.answer)\n"})
+	requireAPIError(t, err, http.StatusUnprocessableEntity, httpapi.CodeCompileFailed, "error")
+	c, err := b.client.Cancel(b.ctx, parked.ID.String(), "ops")
+	require.NoError(t, err)
+	require.Equal(t, runtime.RunbookCancelled, c.Status)
+	v, err = b.client.Get(b.ctx, parked.ID.String())
+	require.NoError(t, err)
+	require.Equal(t, runtime.RunbookCancelled, v.Status)
+	_, err = b.client.Extend(b.ctx, parked.ID.String(), httpapi.ExtendRequest{Source: "(t.echo :v \"late\")\n"})
+	requireAPIError(t, err, http.StatusConflict, httpapi.CodeConflict, "only a running runbook can be extended")
+	_, err = b.client.Cancel(b.ctx, gated.ID.String(), "ops")
+	requireAPIError(t, err, http.StatusConflict, httpapi.CodeConflict, "already complete")
+
+	// Newest first, paged, filtered.
+	page, err := b.client.List(b.ctx, "", 2, "")
+	require.NoError(t, err)
+	require.Equal(t, []string{parked.ID.String(), rejected.ID.String()}, ids(page))
+	require.NotEmpty(t, page.Next)
+	page, err = b.client.List(b.ctx, "", 2, page.Next)
+	require.NoError(t, err)
+	require.Equal(t, []string{gated.ID.String()}, ids(page))
+	require.Empty(t, page.Next)
+	page, err = b.client.List(b.ctx, runtime.RunbookFailed, 0, "")
+	require.NoError(t, err)
+	require.Equal(t, []string{rejected.ID.String()}, ids(page))
+	require.Equal(t, runtime.CodePolicyDenied, page.Runbooks[0].Error.Code)
+	_, err = b.client.List(b.ctx, "sleepy", 0, "")
+	requireAPIError(t, err, http.StatusBadRequest, httpapi.CodeInvalidRequest, `status "sleepy" is not one of`)
+	_, err = b.client.List(b.ctx, "", 0, "garbage")
+	requireAPIError(t, err, http.StatusBadRequest, httpapi.CodeInvalidRequest, "not a page cursor")
+	status, _ = b.raw(t, "GET", "/v1/runbooks?limit=0", "")
+	require.Equal(t, http.StatusBadRequest, status)
+}
+
+func TestErrorsAreJSONWithFittingStatus(t *testing.T) {
+	b := setup(t)
+	cases := []struct {
+		method, path string
+		status       int
+		code         string
+	}{
+		{"GET", "/v1/runbooks/not-a-uuid", http.StatusBadRequest, httpapi.CodeInvalidRequest},
+		{"GET", "/v1/runbooks/6f1c1f43-3d7e-4b59-9a3c-4bb0d6e7a001", http.StatusNotFound, httpapi.CodeNotFound},
+		{"GET", "/v1/runbooks/6f1c1f43-3d7e-4b59-9a3c-4bb0d6e7a001/events", http.StatusNotFound, httpapi.CodeNotFound},
+		{"POST", "/v1/runbooks/6f1c1f43-3d7e-4b59-9a3c-4bb0d6e7a001/cancel", http.StatusNotFound, httpapi.CodeNotFound},
+		{"DELETE", "/v1/runbooks", http.StatusMethodNotAllowed, httpapi.CodeMethodNotAllowed},
+		{"GET", "/v1/notifications", http.StatusMethodNotAllowed, httpapi.CodeMethodNotAllowed},
+		{"GET", "/v2/whatever", http.StatusNotFound, httpapi.CodeNotFound},
+	}
+	for _, c := range cases {
+		status, out := b.raw(t, c.method, c.path, "")
+		require.Equal(t, c.status, status, "%s %s: %s", c.method, c.path, out)
+		var eb httpapi.ErrorBody
+		require.NoError(t, json.Unmarshal([]byte(out), &eb), out)
+		require.Equal(t, c.code, eb.Error.Code, out)
+		require.NotEmpty(t, eb.Error.Message)
+	}
+}
+
+func TestTokensGuardTheAPIButNotHealthOrWebhook(t *testing.T) {
+	b := setup(t)
+	for _, auth := range []string{"", "Bearer wrong", "Basic " + testToken, "Bearer"} {
+		req, err := http.NewRequestWithContext(b.ctx, "GET", b.srv.URL+"/v1/runbooks", nil)
+		require.NoError(t, err)
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, http.StatusUnauthorized, resp.StatusCode, "Authorization: %q", auth)
+		require.Equal(t, `Bearer realm="rbd"`, resp.Header.Get("WWW-Authenticate"))
+	}
+	noToken := &httpapi.Client{BaseURL: b.srv.URL}
+	_, err := noToken.List(b.ctx, "", 0, "")
+	requireAPIError(t, err, http.StatusUnauthorized, httpapi.CodeUnauthorized, "API token is required")
+	// Either configured token works (rotation).
+	old := &httpapi.Client{BaseURL: b.srv.URL, Token: "old-token"}
+	_, err = old.List(b.ctx, "", 0, "")
+	require.NoError(t, err)
+
+	for path, want := range map[string]string{"/healthz": `{"status":"ok"}`, "/readyz": `{"status":"ready"}`} {
+		resp, err := http.Get(b.srv.URL + path)
+		require.NoError(t, err)
+		body := readAll(t, resp)
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		require.JSONEq(t, want, body)
+	}
+	// Metrics name the runtime's and the API's series.
+	_, _ = b.client.List(b.ctx, "", 0, "")
+	resp, err := http.Get(b.srv.URL + "/metrics")
+	require.NoError(t, err)
+	metrics := readAll(t, resp)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Contains(t, metrics, `rbd_http_requests_total{code="200",route="GET /v1/runbooks"}`)
+	require.Contains(t, metrics, `rbd_http_requests_total{code="401",route="GET /v1/runbooks"}`)
+	require.Contains(t, metrics, "rbd_parked_invocations")
+}
+
+func TestReadyzSaysWhyNot(t *testing.T) {
+	b := setup(t)
+	api := httpapi.New(httpapi.Config{Engine: b.engine, Ready: func(context.Context) error {
+		return errors.New("migrations are at version 0, this binary needs 1")
+	}})
+	rec := httptest.NewRecorder()
+	api.ServeHTTP(rec, httptest.NewRequest("GET", "/readyz", nil))
+	require.Equal(t, http.StatusServiceUnavailable, rec.Code)
+	require.Contains(t, rec.Body.String(), `"code":"NOT_READY"`)
+	require.Contains(t, rec.Body.String(), "migrations are at version 0")
+	require.Equal(t, "1", rec.Header().Get("Retry-After"))
+}
+
+func requireAPIError(t *testing.T, err error, status int, code, message string) {
+	t.Helper()
+	var apiErr *httpapi.APIError
+	require.ErrorAs(t, err, &apiErr)
+	require.Equal(t, status, apiErr.Status, apiErr.Error())
+	require.Equal(t, code, apiErr.Code, apiErr.Error())
+	require.Contains(t, apiErr.Message, message)
+}
+
+func ids(page *httpapi.ListResponse) []string {
+	out := make([]string, len(page.Runbooks))
+	for i, r := range page.Runbooks {
+		out[i] = r.ID.String()
+	}
+	return out
+}

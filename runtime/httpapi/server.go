@@ -1,0 +1,203 @@
+package httpapi
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/runbookdev/runbook/runtime"
+)
+
+// Config is what a Server serves and how.
+type Config struct {
+	// Engine answers every runbook request. Required.
+	Engine *runtime.Engine
+	// Ready reports whether the daemon can do its work: the database
+	// answers and its migrations are current. Nil means always ready.
+	Ready func(context.Context) error
+	// Tokens are the bearer tokens the API accepts. Empty means the API
+	// is open, which rbd serve warns about.
+	Tokens []string
+	// WebhookSecrets sign notifications; any one of them may match (more
+	// than one while rotating). Empty means notifications are accepted
+	// unsigned, which rbd serve warns about.
+	WebhookSecrets [][]byte
+	// MaxBody caps request bodies; zero means DefaultMaxBody.
+	MaxBody int64
+	// Metrics serves /metrics; nil means 404.
+	Metrics http.Handler
+	// Registerer receives the HTTP request metrics; nil means none.
+	Registerer prometheus.Registerer
+	Logger     *slog.Logger
+	// EventPoll is how often a live event stream looks for new events
+	// (200ms), and Heartbeat how often an idle one sends a comment to keep
+	// proxies from closing it (15s).
+	EventPoll time.Duration
+	Heartbeat time.Duration
+	// Now is the clock signatures are checked against; nil means time.Now.
+	Now func() time.Time
+}
+
+// Server is the HTTP API. It is an http.Handler.
+type Server struct {
+	cfg     Config
+	engine  *runtime.Engine
+	tokens  tokens
+	mux     *http.ServeMux
+	log     *slog.Logger
+	metrics *httpMetrics
+	// closing ends live event streams when the daemon shuts down:
+	// http.Server.Shutdown waits for handlers, and a stream would never
+	// return on its own.
+	closing   chan struct{}
+	closeOnce sync.Once
+}
+
+// New builds the API's routes.
+func New(cfg Config) *Server {
+	if cfg.MaxBody <= 0 {
+		cfg.MaxBody = DefaultMaxBody
+	}
+	if cfg.EventPoll <= 0 {
+		cfg.EventPoll = 200 * time.Millisecond
+	}
+	if cfg.Heartbeat <= 0 {
+		cfg.Heartbeat = 15 * time.Second
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{
+		cfg: cfg, engine: cfg.Engine, tokens: newTokens(cfg.Tokens), mux: http.NewServeMux(),
+		log: cfg.Logger, metrics: newHTTPMetrics(cfg.Registerer), closing: make(chan struct{}),
+	}
+	s.routes()
+	return s
+}
+
+// CloseStreams ends the live event streams, now and from now on; their
+// clients reconnect, to this daemon's successor or another. Register it
+// with http.Server.RegisterOnShutdown.
+func (s *Server) CloseStreams() { s.closeOnce.Do(func() { close(s.closing) }) }
+
+// ServeHTTP answers one request.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+// access says who may call a route.
+type access int
+
+const (
+	public access = iota // health and metrics
+	signed               // the webhook: its signature, not a token
+	api                  // a bearer token, when tokens are configured
+)
+
+func (s *Server) routes() {
+	methods := map[string][]string{}
+	route := func(method, path string, who access, h func(http.ResponseWriter, *http.Request) error) {
+		methods[path] = append(methods[path], method)
+		s.mux.Handle(method+" "+path, s.wrap(method+" "+path, who, h))
+	}
+	route("POST", "/v1/runbooks", api, s.submit)
+	route("GET", "/v1/runbooks", api, s.list)
+	route("GET", "/v1/runbooks/{id}", api, s.get)
+	route("GET", "/v1/runbooks/{id}/events", api, s.events)
+	route("POST", "/v1/runbooks/{id}/cancel", api, s.cancel)
+	route("POST", "/v1/runbooks/{id}/steps/{key}/approve", api, s.approve)
+	route("POST", "/v1/runbooks/{id}/steps/{key}/reject", api, s.reject)
+	route("POST", "/v1/runbooks/{id}/steps", api, s.extend)
+	route("POST", "/v1/notifications", signed, s.notify)
+	route("GET", "/healthz", public, s.healthz)
+	route("GET", "/readyz", public, s.readyz)
+	route("GET", "/metrics", public, s.serveMetrics)
+
+	// ServeMux answers a wrong method or an unknown path in plain text;
+	// these answer in JSON like every other error.
+	for path, allowed := range methods {
+		if slices.Contains(allowed, "GET") {
+			allowed = append(allowed, "HEAD")
+		}
+		allow := strings.Join(allowed, ", ")
+		s.mux.Handle(path, s.wrap(path, public, func(w http.ResponseWriter, r *http.Request) error {
+			w.Header().Set("Allow", allow)
+			return errorf(http.StatusMethodNotAllowed, CodeMethodNotAllowed, "%s %s is not allowed; use %s", r.Method, r.URL.Path, allow)
+		}))
+	}
+	s.mux.Handle("/", s.wrap("/", public, func(w http.ResponseWriter, r *http.Request) error {
+		return errorf(http.StatusNotFound, CodeNotFound, "no endpoint %s %s", r.Method, r.URL.Path)
+	}))
+}
+
+// wrap turns a handler that returns its error into an http.Handler that
+// checks the caller's token, answers errors in JSON, logs and counts.
+func (s *Server) wrap(route string, who access, h func(http.ResponseWriter, *http.Request) error) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rec := &recorder{ResponseWriter: w}
+		var err error
+		if who == api && !s.tokens.allows(r) {
+			rec.Header().Set("WWW-Authenticate", `Bearer realm="rbd"`)
+			err = errorf(http.StatusUnauthorized, CodeUnauthorized, "a valid API token is required: Authorization: Bearer <token>")
+		} else {
+			err = h(rec, r)
+		}
+		if err != nil {
+			ae := classify(err)
+			if rec.status == 0 {
+				writeError(rec, ae)
+			}
+			if ae.status >= 500 {
+				s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "status", ae.status, "err", errorText(ae))
+			}
+		}
+		took := time.Since(start)
+		s.metrics.observe(route, rec.statusCode(), took)
+		s.log.Debug("http", "method", r.Method, "path", r.URL.Path, "status", rec.statusCode(), "took", took)
+	})
+}
+
+func errorText(ae *apiError) string {
+	if ae.cause != nil {
+		return ae.cause.Error()
+	}
+	return ae.message
+}
+
+// recorder remembers the status written, for logs and metrics. Unwrap
+// lets http.ResponseController reach the connection's Flush.
+type recorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *recorder) WriteHeader(status int) {
+	if r.status == 0 {
+		r.status = status
+	}
+	r.ResponseWriter.WriteHeader(status)
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	return r.ResponseWriter.Write(b)
+}
+
+func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+func (r *recorder) statusCode() int {
+	if r.status == 0 {
+		return http.StatusOK
+	}
+	return r.status
+}

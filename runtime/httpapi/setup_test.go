@@ -1,0 +1,148 @@
+package httpapi_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/runbookdev/runbook/durable"
+	"github.com/runbookdev/runbook/durable/pgtest"
+	"github.com/runbookdev/runbook/registry"
+	"github.com/runbookdev/runbook/runtime"
+	"github.com/runbookdev/runbook/runtime/httpapi"
+	"github.com/runbookdev/runbook/verbs"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+const testVerbs = `
+- name: echo
+  domain: t
+  execution: {kind: sync, handler: core.echo, side_effects: none}
+  input_schema:
+    properties:
+      v: {type: string}
+  output_schema:
+    properties:
+      v: {type: string}
+- name: wait
+  domain: t
+  execution:
+    kind: durable
+    handler: await.notification
+    side_effects: human_process
+    timeouts: {park_timeout: PT1H}
+  output_schema:
+    properties:
+      answer: {type: string}
+- name: approve
+  domain: t
+  execution: {kind: sync, handler: core.echo, side_effects: external_call, gate: human_confirm}
+`
+
+const (
+	testToken  = "test-token-1"
+	testSecret = "whsec-test"
+)
+
+// testBundle is a running engine behind the API, and clients for it.
+type testBundle struct {
+	ctx    context.Context
+	store  *durable.Store
+	engine *runtime.Engine
+	cat    *registry.Catalogue
+	srv    *httptest.Server
+	client *httpapi.Client // with the token and the webhook secret
+}
+
+func setup(t *testing.T) *testBundle {
+	t.Helper()
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	store := pgtest.Store(t)
+	handlers := runtime.NewHandlers(runtime.BuiltinDeps{})
+	defs, diags := verbs.Parse("test.yaml", []byte(testVerbs))
+	require.Empty(t, diags)
+	cat, diags := registry.New(defs, handlers.Specs())
+	require.Empty(t, diags)
+	reg := prometheus.NewRegistry()
+	engine := runtime.New(store, handlers, runtime.Config{
+		Catalogue: cat, PollInterval: 50 * time.Millisecond, Metrics: runtime.NewMetrics(reg),
+	})
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- engine.Run(runCtx) }()
+	t.Cleanup(func() {
+		stop()
+		require.NoError(t, <-done)
+	})
+	b := &testBundle{ctx: ctx, store: store, engine: engine, cat: cat}
+	api := httpapi.New(httpapi.Config{
+		Engine: engine, Tokens: []string{"old-token", testToken}, WebhookSecrets: [][]byte{[]byte(testSecret)},
+		Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), Registerer: reg, MaxBody: 64 << 10,
+		EventPoll: 20 * time.Millisecond, Ready: store.Ping,
+	})
+	b.srv = httptest.NewServer(api)
+	t.Cleanup(b.srv.Close)
+	b.client = &httpapi.Client{BaseURL: b.srv.URL, Token: testToken, WebhookSecret: []byte(testSecret)}
+	return b
+}
+
+// raw sends a request as written and returns the status and body.
+func (b *testBundle) raw(t *testing.T, method, path, body string, header ...string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(b.ctx, method, b.srv.URL+path, strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+testToken)
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp.StatusCode, string(out)
+}
+
+// waitFor polls a runbook until cond holds.
+func (b *testBundle) waitFor(t *testing.T, id string, what string, cond func(*runtime.RunbookView) bool) *runtime.RunbookView {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		v, err := b.client.Get(b.ctx, id)
+		require.NoError(t, err)
+		if cond(v) {
+			return v
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("runbook %s never became %s; it is %s/%s", id, what, v.Status, v.State)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func statusIs(status string) func(*runtime.RunbookView) bool {
+	return func(v *runtime.RunbookView) bool { return v.Status == status }
+}
+
+func stateIs(state string) func(*runtime.RunbookView) bool {
+	return func(v *runtime.RunbookView) bool { return v.State == state }
+}
+
+func readAll(t *testing.T, resp *http.Response) string {
+	t.Helper()
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return string(b)
+}

@@ -1,0 +1,88 @@
+package httpapi
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// SignatureHeader carries a webhook's signature:
+// "t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">".
+const SignatureHeader = "Rbd-Signature"
+
+// SignatureWindow is how far a signature's timestamp may lie from the
+// daemon's clock, either way: older is a replay, newer a forgery or a
+// broken clock.
+const SignatureWindow = 5 * time.Minute
+
+// Sign returns the Rbd-Signature value for body, signed with secret at t.
+func Sign(secret, body []byte, t time.Time) string {
+	ts := strconv.FormatInt(t.Unix(), 10)
+	return "t=" + ts + ",v1=" + hex.EncodeToString(mac(secret, ts, body))
+}
+
+func mac(secret []byte, ts string, body []byte) []byte {
+	m := hmac.New(sha256.New, secret)
+	m.Write([]byte(ts))
+	m.Write([]byte{'.'})
+	m.Write(body)
+	return m.Sum(nil)
+}
+
+// Errors of VerifySignature; each answers 401.
+var (
+	ErrNoSignature      = errors.New("the request has no " + SignatureHeader + " header")
+	ErrBadSignature     = errors.New("the " + SignatureHeader + " header does not match the body")
+	ErrStaleSignature   = errors.New("the " + SignatureHeader + " timestamp is outside the 5-minute window (a replay, or a clock that is off)")
+	ErrMalformedSigHead = errors.New("the " + SignatureHeader + ` header must be "t=<unix seconds>,v1=<hex HMAC-SHA256>"`)
+)
+
+// VerifySignature checks a webhook's signature header against its raw
+// body with each of the secrets (more than one while a secret is being
+// rotated). Several v1 values are allowed, for the same reason on the
+// sender's side. The comparison is constant-time.
+func VerifySignature(header string, body []byte, secrets [][]byte, now time.Time) error {
+	if header == "" {
+		return ErrNoSignature
+	}
+	var ts string
+	var sigs [][]byte
+	for _, part := range strings.Split(header, ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(part), "=")
+		if !ok {
+			return ErrMalformedSigHead
+		}
+		switch k {
+		case "t":
+			ts = v
+		case "v1":
+			sig, err := hex.DecodeString(v)
+			if err != nil {
+				return fmt.Errorf("%w: v1 is not hex", ErrMalformedSigHead)
+			}
+			sigs = append(sigs, sig)
+		}
+		// Other schemes (v2, ...) are a sender's future; ignore them.
+	}
+	unix, err := strconv.ParseInt(ts, 10, 64)
+	if err != nil || len(sigs) == 0 {
+		return ErrMalformedSigHead
+	}
+	if d := now.Sub(time.Unix(unix, 0)); d > SignatureWindow || d < -SignatureWindow {
+		return ErrStaleSignature
+	}
+	for _, secret := range secrets {
+		want := mac(secret, ts, body)
+		for _, sig := range sigs {
+			if hmac.Equal(sig, want) {
+				return nil
+			}
+		}
+	}
+	return ErrBadSignature
+}

@@ -1,0 +1,161 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/runbookdev/runbook/lang"
+	"github.com/runbookdev/runbook/runtime"
+)
+
+// SubmitRequest is the body of POST /v1/runbooks: a source to compile with
+// the daemon's verb catalogue, or a plan compiled beforehand by rbc.
+type SubmitRequest struct {
+	Source   string `json:"source,omitempty"`
+	Filename string `json:"filename,omitempty"`
+	// Plan is a frozen plan as `rbc compile` writes it; its plan_hash is
+	// checked.
+	Plan   json.RawMessage `json:"plan,omitempty"`
+	Inputs map[string]any  `json:"inputs,omitempty"`
+	// Mode is "execute" (the default) or "dry_run".
+	Mode string `json:"mode,omitempty"`
+	// Actor names who submitted, for the ledger.
+	Actor string `json:"actor,omitempty"`
+}
+
+// SubmitResponse names the runbook a submission started. Created is false
+// when the submission repeated an earlier one (status 200, not 201).
+type SubmitResponse struct {
+	ID      uuid.UUID `json:"id"`
+	Status  string    `json:"status"`
+	Created bool      `json:"created"`
+}
+
+// RunbookSummary is one runbook in a list.
+type RunbookSummary struct {
+	ID         uuid.UUID          `json:"id"`
+	Status     string             `json:"status"`
+	Mode       string             `json:"mode"`
+	PlanHash   string             `json:"plan_hash"`
+	Version    int                `json:"version"`
+	Error      *runtime.ErrorView `json:"error,omitempty"`
+	CreatedAt  time.Time          `json:"created_at"`
+	UpdatedAt  time.Time          `json:"updated_at"`
+	FinishedAt *time.Time         `json:"finished_at,omitempty"`
+}
+
+// ListResponse is a page of runbooks, newest first. Next is the cursor
+// for the following page (?after=), empty on the last.
+type ListResponse struct {
+	Runbooks []RunbookSummary `json:"runbooks"`
+	Next     string           `json:"next,omitempty"`
+}
+
+// Event is one entry of a runbook's ledger. IDs grow with time; a reader
+// continues after the last id it saw.
+type Event struct {
+	ID      int64           `json:"id"`
+	Type    string          `json:"type"`
+	Step    string          `json:"step,omitempty"`
+	Attempt int             `json:"attempt,omitempty"`
+	Worker  string          `json:"worker,omitempty"`
+	Data    json.RawMessage `json:"data,omitempty"`
+	At      time.Time       `json:"at"`
+}
+
+// EventsResponse is a page of a runbook's ledger, oldest first. When it
+// holds as many events as the limit, more may follow: ask again with
+// ?after= the last id.
+type EventsResponse struct {
+	Events []Event `json:"events"`
+}
+
+// StreamEnd is the data of the last event of a live stream, named "end":
+// the runbook has finished and nothing more will be written to its ledger.
+type StreamEnd struct {
+	Status string `json:"status"`
+}
+
+// CancelRequest is the optional body of POST .../cancel.
+type CancelRequest struct {
+	By string `json:"by,omitempty"`
+}
+
+// CancelResponse is the runbook's status after a cancel.
+type CancelResponse struct {
+	ID     uuid.UUID `json:"id"`
+	Status string    `json:"status"`
+}
+
+// DecisionRequest is the body of POST .../steps/{key}/approve and /reject.
+// By is required: a gate's decision is only worth keeping with who made it.
+type DecisionRequest struct {
+	By      string `json:"by"`
+	Comment string `json:"comment,omitempty"`
+}
+
+// DecisionResponse confirms a gate decision.
+type DecisionResponse struct {
+	ID       uuid.UUID `json:"id"`
+	Step     string    `json:"step"`
+	Decision string    `json:"decision"` // "approved" or "rejected"
+}
+
+// ExtendRequest is the body of POST /v1/runbooks/{id}/steps: more source
+// compiled against the runbook's frozen plan, and inputs the new calls use
+// that the runbook does not have yet.
+type ExtendRequest struct {
+	Source   string         `json:"source"`
+	Filename string         `json:"filename,omitempty"`
+	Inputs   map[string]any `json:"inputs,omitempty"`
+	Actor    string         `json:"actor,omitempty"`
+}
+
+// ExtendResponse lists the steps an extension added and the runbook's new
+// version.
+type ExtendResponse struct {
+	ID      uuid.UUID `json:"id"`
+	Steps   []string  `json:"steps"`
+	Version int       `json:"version"`
+}
+
+// NotificationRequest is the body of POST /v1/notifications.
+type NotificationRequest struct {
+	CorrelationKey string `json:"correlation_key"`
+	// Status is "completed" or "failed".
+	Status string          `json:"status"`
+	Result json.RawMessage `json:"result,omitempty"`
+	Error  *ErrorDetail    `json:"error,omitempty"`
+}
+
+// ErrorDetail is a failure's code and message, in a notification.
+type ErrorDetail struct {
+	Code    string `json:"code"`
+	Message string `json:"message,omitempty"`
+}
+
+// NotificationResponse says what became of a notification: "accepted"
+// (202) or "duplicate" (200).
+type NotificationResponse struct {
+	Status string `json:"status"`
+}
+
+// ErrorBody is every error response.
+type ErrorBody struct {
+	Error ErrorInfo `json:"error"`
+}
+
+// ErrorInfo is an error's code, message and, for a source that did not
+// compile, its diagnostics.
+type ErrorInfo struct {
+	Code        string           `json:"code"`
+	Message     string           `json:"message"`
+	Diagnostics lang.Diagnostics `json:"diagnostics,omitempty"`
+}
+
+// Health is the body of /healthz and of a ready /readyz.
+type Health struct {
+	Status string `json:"status"`
+}
