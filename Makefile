@@ -8,12 +8,12 @@ BIN       := bin
 EXAMPLES  := examples/runbooks
 BENCHTIME ?= 5x
 
-.PHONY: help build test fmt lint bench demo clean postgres
+.PHONY: help build test fmt lint bench demo examples clean postgres
 
 help: ## list the targets
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-7s %s\n", $$1, $$2}'
 
-build: ## build rbc into bin/
+build: ## build rbc and rbd into bin/
 	$(GO) build -o $(BIN)/ ./cmd/...
 
 test: postgres ## run every test, with the race detector
@@ -31,7 +31,10 @@ lint: ## go vet and gofmt -l
 bench: ## run the benchmarks (see BENCHMARKS.md)
 	$(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) ./lang ./compiler ./cmd/rbc
 
-demo: build ## compile, lint and draw the example runbooks
+demo: build postgres ## run the KYC example end to end on rbd with its own PostgreSQL
+	@BIN=$(BIN) examples/demo.sh
+
+examples: build ## compile, lint and draw every example runbook
 	@for ex in kyc-onboarding funding-outreach incident-response; do \
 		echo "== $$ex"; \
 		$(BIN)/rbc lint --verbs $(EXAMPLES)/$$ex/verbs $(EXAMPLES)/$$ex/$$ex.rbk && \
