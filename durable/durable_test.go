@@ -313,3 +313,23 @@ func TestErrorsAreTranslated(t *testing.T) {
 	})
 	require.ErrorIs(t, err, durable.ErrConflict)
 }
+
+func TestDatabaseStatsCountWork(t *testing.T) {
+	t.Parallel()
+	store := pgtest.Store(t)
+	ctx := context.Background()
+	before, err := store.DatabaseStats(ctx)
+	require.NoError(t, err)
+	err = store.InTx(ctx, func(tx *durable.Tx) error {
+		return tx.AppendEvents(ctx, []durable.Event{{RunbookID: uuid.New(), Type: "RUNBOOK_SUBMITTED"}})
+	})
+	require.NoError(t, err)
+	var diff durable.DatabaseStats
+	require.Eventually(t, func() bool {
+		after, err := store.DatabaseStats(ctx)
+		require.NoError(t, err)
+		diff = after.Sub(before)
+		return diff.Commits >= 1 && diff.RowsInserted >= 1
+	}, 10*time.Second, 100*time.Millisecond, "the insert is counted once the server flushes its statistics")
+	require.Positive(t, diff.WALBytes)
+}

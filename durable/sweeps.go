@@ -2,6 +2,7 @@ package durable
 
 import (
 	"context"
+	"time"
 )
 
 // The sweeps are the safety net under wake-ups: whatever a lost NOTIFY or
@@ -68,6 +69,10 @@ type SweepResult struct {
 	Timeouts int64 // runbooks woken for expired parks
 	Leases   int64 // runbooks woken for expired leases
 	Retries  int64 // runbooks woken for due retries
+	// Took is how long each sweep's query ran, by name: inbox, ignore,
+	// timeouts, leases, retries. Operators watch it: a sweep that slows
+	// as parked runbooks pile up is a missing index.
+	Took map[string]time.Duration
 }
 
 // Total is the number of runbooks woken.
@@ -75,22 +80,25 @@ func (r SweepResult) Total() int64 { return r.Inbox + r.Timeouts + r.Leases + r.
 
 // Sweep runs every sweep once, waking at most limit runbooks for each.
 func (s *Store) Sweep(ctx context.Context, limit int) (SweepResult, error) {
-	var r SweepResult
+	r := SweepResult{Took: make(map[string]time.Duration, 5)}
 	for _, q := range []struct {
+		name string
 		sql  string
 		n    *int64
 		args []any
 	}{
-		{sweepInboxQuery, &r.Inbox, []any{limit}},
-		{ignoreStaleQuery, &r.Ignored, nil},
-		{sweepTimeoutsQuery, &r.Timeouts, []any{limit}},
-		{sweepLeasesQuery, &r.Leases, []any{limit}},
-		{sweepRetriesQuery, &r.Retries, []any{limit}},
+		{"inbox", sweepInboxQuery, &r.Inbox, []any{limit}},
+		{"ignore", ignoreStaleQuery, &r.Ignored, nil},
+		{"timeouts", sweepTimeoutsQuery, &r.Timeouts, []any{limit}},
+		{"leases", sweepLeasesQuery, &r.Leases, []any{limit}},
+		{"retries", sweepRetriesQuery, &r.Retries, []any{limit}},
 	} {
+		start := time.Now()
 		tag, err := s.pool.Exec(ctx, q.sql, q.args...)
 		if err != nil {
 			return r, translate(err)
 		}
+		r.Took[q.name] = time.Since(start)
 		*q.n = tag.RowsAffected()
 	}
 	if r.Total() > 0 {

@@ -266,6 +266,7 @@ func (e *Engine) claimLoop(ctx context.Context) {
 func (e *Engine) sweepLoop(ctx context.Context) {
 	for ctx.Err() == nil {
 		res, err := e.store.Sweep(ctx, 1000)
+		e.metrics.swept(res.Took)
 		switch {
 		case err != nil && ctx.Err() == nil:
 			e.log.Error("sweeping", "err", err)

@@ -19,6 +19,7 @@ type Metrics struct {
 	advanceLatency  prometheus.Histogram
 	parked          prometheus.Gauge
 	inboxDepth      prometheus.Gauge
+	sweepDuration   *prometheus.HistogramVec
 }
 
 // NewMetrics creates the metrics and registers them with reg.
@@ -57,10 +58,14 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		inboxDepth: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "rbd_inbox_depth", Help: "Notifications received and not yet processed.",
 		}),
+		sweepDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "rbd_sweep_duration_seconds", Help: "Duration of each sweep's query, by sweep (inbox, ignore, timeouts, leases, retries).",
+			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 18),
+		}, []string{"sweep"}),
 	}
 	if reg != nil {
 		reg.MustRegister(m.stepsStarted, m.stepsCompleted, m.stepsFailed, m.stepDuration, m.resumeLatency,
-			m.leaseReclaims, m.outcomesDropped, m.advanceLatency, m.parked, m.inboxDepth)
+			m.leaseReclaims, m.outcomesDropped, m.advanceLatency, m.parked, m.inboxDepth, m.sweepDuration)
 	}
 	return m
 }
@@ -111,5 +116,13 @@ func (m *Metrics) gauges(parked, inbox int64) {
 	if m != nil {
 		m.parked.Set(float64(parked))
 		m.inboxDepth.Set(float64(inbox))
+	}
+}
+
+func (m *Metrics) swept(took map[string]time.Duration) {
+	if m != nil {
+		for name, d := range took {
+			m.sweepDuration.WithLabelValues(name).Observe(d.Seconds())
+		}
 	}
 }

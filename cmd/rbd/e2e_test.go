@@ -300,3 +300,28 @@ func TestEmbeddedPostgresSurvivesRestart(t *testing.T) {
 	require.JSONEq(t, `{"v":"kept"}`, string(v.Outcomes["e"]))
 	require.Equal(t, 0, again.stop(syscall.SIGTERM))
 }
+
+// TestAPIOnlyDaemonLeavesTheWorkToWorkers runs rbd serve --worker=false,
+// which takes submissions but advances nothing, beside a worker rbd that
+// shares the database and does the work.
+func TestAPIOnlyDaemonLeavesTheWorkToWorkers(t *testing.T) {
+	t.Parallel()
+	e := newDaemonEnv(t)
+	verbs := e.file(t, "verbs/t.yaml", e2eVerbs)
+	front := e.start(t, "--verbs", verbs, "--worker=false")
+	ctx := context.Background()
+	sub, err := front.client("").Submit(ctx, httpapi.SubmitRequest{Source: `(t.echo :v "x" :as @e)`}, "")
+	require.NoError(t, err)
+	time.Sleep(300 * time.Millisecond) // six poll intervals: long enough for a worker to act
+	v, err := front.client("").Get(ctx, sub.ID.String())
+	require.NoError(t, err)
+	require.Equal(t, "pending", v.Steps[0].Status, "an API-only daemon advances nothing")
+
+	worker := e.start(t, "--verbs", verbs)
+	waitUntil(t, "the worker to complete the runbook", func() (bool, error) {
+		v, err := front.client("").Get(ctx, sub.ID.String())
+		return err == nil && v.Status == runtime.RunbookComplete, err
+	})
+	require.Equal(t, 0, worker.stop(syscall.SIGTERM))
+	require.Equal(t, 0, front.stop(syscall.SIGTERM))
+}

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"syscall"
@@ -47,6 +48,7 @@ type serveFlags struct {
 	webhookSecretFile string
 	maxBody           int64
 	migrate           bool
+	worker            bool
 	engine            runtime.Config
 }
 
@@ -56,6 +58,8 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	f.db.register(fs)
 	fs.BoolVar(&f.migrate, "migrate", true, "run the database migrations at start")
 	fs.Env("migrate", "RBD_MIGRATE")
+	fs.BoolVar(&f.worker, "worker", true, "advance runbooks; with --worker=false this rbd only serves the API, and other rbd processes do the work")
+	fs.Env("worker", "RBD_WORKER")
 	fs.StringVar(&f.listen, "listen", "127.0.0.1:8080", "address the HTTP API listens on")
 	fs.Env("listen", "RBD_LISTEN")
 	fs.StringVar(&f.callbackURL, "callback-url", "", "the webhook URL durable handlers give external systems (default: http://ADDR/v1/notifications for the --listen address)")
@@ -106,6 +110,11 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		return cantRun(stderr, "%v", err)
 	}
 	log := f.log.logger(stderr)
+	stopProfile, err := startProfile(os.Getenv("RBD_CPUPROFILE"))
+	if err != nil {
+		return cantRun(stderr, "RBD_CPUPROFILE: %v", err)
+	}
+	defer stopProfile()
 	ctx, stopped := shutdownSignals(log)
 	defer stopped()
 	if err := serve(ctx, f, log); err != nil {
@@ -210,20 +219,23 @@ func serve(ctx context.Context, f *serveFlags, log *slog.Logger) error {
 	errs := make(chan error, 2)
 	runCtx, stopEngine := context.WithCancel(ctx)
 	defer stopEngine()
-	wg.Add(2)
-	go func() {
-		defer wg.Done()
-		if err := engine.Run(runCtx); err != nil {
-			errs <- fmt.Errorf("the engine stopped: %w", err)
-		}
-	}()
+	if f.worker {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := engine.Run(runCtx); err != nil {
+				errs <- fmt.Errorf("the engine stopped: %w", err)
+			}
+		}()
+	}
+	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			errs <- fmt.Errorf("the HTTP server stopped: %w", err)
 		}
 	}()
-	log.Info("listening", "addr", addr, "worker_id", engine.WorkerID(), "callback_url", cfg.CallbackURL,
+	log.Info("listening", "addr", addr, "worker_id", engine.WorkerID(), "worker", f.worker, "callback_url", cfg.CallbackURL,
 		"verbs", len(catalogueNames(cat)))
 
 	var failed error
@@ -333,4 +345,24 @@ func toBytes(ss []string) [][]byte {
 		out[i] = []byte(s)
 	}
 	return out
+}
+
+// startProfile writes a CPU profile of the daemon to path until it stops,
+// when path is set: BENCHMARKS.md shows where the time goes with it.
+func startProfile(path string) (stop func(), err error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }
