@@ -8,10 +8,10 @@ BIN       := bin
 EXAMPLES  := examples/runbooks
 BENCHTIME ?= 5x
 
-.PHONY: help build test fmt lint bench demo examples clean postgres
+.PHONY: help build test fmt lint bench bench-go demo examples clean postgres
 
 help: ## list the targets
-	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-7s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-9s %s\n", $$1, $$2}'
 
 build: ## build rbc and rbd into bin/
 	$(GO) build -o $(BIN)/ ./cmd/...
@@ -28,8 +28,15 @@ lint: ## go vet and gofmt -l
 	$(GO) vet ./...
 	@out="$$(gofmt -l .)"; if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
-bench: ## run the benchmarks (see BENCHMARKS.md)
+bench: build postgres ## measure rbd and rbc on this machine and print the table (BENCHMARKS.md)
+	$(BIN)/rbload --out $(BIN)/bench/results.json --profile $(BIN)/bench/rbd.pprof
+	@echo
+	@echo "Where rbd's CPU went in the first chain throughput run ($(BIN)/bench/rbd.pprof):"
+	@$(GO) tool pprof -top -nodecount=25 $(BIN)/rbd $(BIN)/bench/rbd.pprof 2>/dev/null | sed -n '4,31p'
+
+bench-go: postgres ## the packages' Go benchmarks: parser, compiler, rbc, runtime
 	$(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) ./lang ./compiler ./cmd/rbc
+	PGTEST_DURABLE=1 $(GO) test -run '^$$' -bench . -benchtime 3x ./runtime
 
 demo: build postgres ## run the KYC example end to end on rbd with its own PostgreSQL
 	@BIN=$(BIN) examples/demo.sh
