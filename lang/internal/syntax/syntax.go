@@ -56,38 +56,38 @@ const errLexUnsupported = lexError("syntax: scan with lang, then parse tokens wi
 
 // File = { Call } .
 type File struct {
-	Calls []*Call `@@*`
+	Calls []*Call `parser:"@@*"`
 }
 
 // Call = "(" VerbName { Keyword Value } ")" .
 type Call struct {
-	Open   lexer.Token `@"("`
-	Verb   lexer.Token `@Name`
-	Keys   []string    `( @Keyword`
-	Values []*Value    `  @@ )*`
-	Close  lexer.Token `@")"`
+	Open   lexer.Token `parser:"@\"(\""`
+	Verb   lexer.Token `parser:"@Name"`
+	Keys   []string    `parser:"( @Keyword"`
+	Values []*Value    `parser:"  @@ )*"`
+	Close  lexer.Token `parser:"@\")\""`
 }
 
 // Value = String | Integer | Decimal | "true" | "false" | "nil" | Reference | Input | List | Map .
 type Value struct {
-	Scalar *lexer.Token `  @(String | Int | Decimal | Ref | Input | Bad | "true" | "false" | "nil")`
-	List   *List        `| @@`
-	Map    *Map         `| @@`
+	Scalar *lexer.Token `parser:"  @(String | Int | Decimal | Ref | Input | Bad | \"true\" | \"false\" | \"nil\")"`
+	List   *List        `parser:"| @@"`
+	Map    *Map         `parser:"| @@"`
 }
 
 // List = "[" { Value } "]" .
 type List struct {
-	Open  lexer.Token `@"["`
-	Items []*Value    `@@*`
-	Close lexer.Token `@"]"`
+	Open  lexer.Token `parser:"@\"[\""`
+	Items []*Value    `parser:"@@*"`
+	Close lexer.Token `parser:"@\"]\""`
 }
 
 // Map = "{" { Keyword Value } "}" .
 type Map struct {
-	Open   lexer.Token `@"{"`
-	Keys   []string    `( @Keyword`
-	Values []*Value    `  @@ )*`
-	Close  lexer.Token `@"}"`
+	Open   lexer.Token `parser:"@\"{\""`
+	Keys   []string    `parser:"( @Keyword"`
+	Values []*Value    `parser:"  @@ )*"`
+	Close  lexer.Token `parser:"@\"}\""`
 }
 
 // Parser is built once; participle parsers are safe for concurrent use.
