@@ -300,7 +300,8 @@ func TestListRunbooksPages(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, none.Runbooks)
 	_, err = b.store.ListRunbooks(b.ctx, "", 10, "garbage")
-	require.ErrorContains(t, err, "bad cursor")
+	require.ErrorIs(t, err, durable.ErrBadRequest)
+	require.ErrorContains(t, err, `"garbage" is not a page cursor`)
 }
 
 func TestErrorsAreTranslated(t *testing.T) {
