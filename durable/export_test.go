@@ -51,3 +51,16 @@ const (
 
 // ReadyStepsSQL is the ready-steps query.
 var ReadyStepsSQL = readyStepsQuery
+
+// LockWaitersForTest counts the sessions waiting for an advisory lock.
+// pg_locks shows a bigint key as its high half in classid and its low half
+// in objid.
+func (s *Store) LockWaitersForTest(ctx context.Context, key int64) (int, error) {
+	var n int
+	err := s.pool.QueryRow(ctx, `
+		SELECT count(*) FROM pg_locks
+		WHERE locktype = 'advisory' AND NOT granted AND objsubid = 1
+		  AND classid::bigint = $1 AND objid::bigint = $2`,
+		int64(uint64(key)>>32), int64(uint32(key))).Scan(&n)
+	return n, translate(err)
+}

@@ -33,15 +33,52 @@ const (
 // invocation and wakes its runbook. A notification for an invocation that
 // is no longer active (cancelled, timed out, finished) is kept and marked
 // ignored.
+//
+// The locks are taken in the order an advance takes them, the runbook's
+// before the correlation key's; see insertNotification.
 func (s *Store) InsertNotification(ctx context.Context, n Notification) (InboxResult, error) {
+	for tries := 1; ; tries++ {
+		result, err := s.insertNotification(ctx, n)
+		if errors.Is(err, errParkedMeanwhile) && tries < 3 {
+			continue
+		}
+		return result, err
+	}
+}
+
+// errParkedMeanwhile: the step parked between insertNotification's look at
+// the invocation and its correlation lock, and its runbook is locked by
+// another transaction. Waiting for that lock while holding the correlation
+// key's could deadlock with an advance, so the transaction starts again;
+// it then finds the invocation first and locks in order.
+var errParkedMeanwhile = errors.New("the step parked meanwhile; retry in lock order")
+
+func (s *Store) insertNotification(ctx context.Context, n Notification) (InboxResult, error) {
 	result := InboxAccepted
 	err := s.InTx(ctx, func(t *Tx) error {
 		result = InboxAccepted
+		// An advance locks its runbook, then the correlation keys of the
+		// parks it writes. Taking the correlation key's lock first and the
+		// runbook's second would deadlock with one, so the runbook is
+		// found first (an invocation's runbook never changes) and locked
+		// before the key.
+		var locked uuid.UUID
+		err := t.tx.QueryRow(ctx, `SELECT runbook_id FROM invocation_records WHERE correlation_key = $1`,
+			n.CorrelationKey).Scan(&locked)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+		case err != nil:
+			return translate(err)
+		default:
+			if err := t.LockRunbooks(ctx, []uuid.UUID{locked}); err != nil {
+				return err
+			}
+		}
 		if err := t.lockKeys(ctx, []int64{correlationLockKey(n.CorrelationKey)}); err != nil {
 			return err
 		}
 		var id int64
-		err := t.tx.QueryRow(ctx, `
+		err = t.tx.QueryRow(ctx, `
 			INSERT INTO completion_notifications (correlation_key, payload_hash, outcome, result, error_code, error_message)
 			VALUES ($1, $2, $3, $4, $5, $6)
 			ON CONFLICT (correlation_key) DO NOTHING
@@ -75,8 +112,16 @@ func (s *Store) InsertNotification(ctx context.Context, n Notification) (InboxRe
 		case status != "active":
 			return t.MarkNotifications(ctx, []int64{id}, "ignored")
 		}
-		if err := t.LockRunbooks(ctx, []uuid.UUID{runbookID}); err != nil {
-			return err
+		if runbookID != locked {
+			// Parked since the first look: its advance has committed,
+			// but another may hold the runbook now.
+			ok, err := t.TryLockRunbook(ctx, runbookID)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return errParkedMeanwhile
+			}
 		}
 		return t.Wake(ctx, []uuid.UUID{runbookID})
 	})

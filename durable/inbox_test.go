@@ -3,6 +3,7 @@ package durable_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -197,4 +198,49 @@ func TestListenerReconnectsAndSweepFindsWhatWasMissed(t *testing.T) {
 	ids, err := b.store.ClaimDue(b.ctx, 10, time.Minute)
 	require.NoError(t, err)
 	require.Equal(t, []uuid.UUID{rb.ID}, ids)
+}
+
+// A notification for a parked step and an advance of its runbook that
+// writes the park again (a repeat after a crash) take the same two locks:
+// they must take them in the same order, runbook first, or each waits for
+// the other until PostgreSQL kills one as a deadlock.
+func TestNotificationAndAdvanceTakeLocksInOneOrder(t *testing.T) {
+	b := setup(t)
+	rb := b.create(t, newRunbook(1))
+	inv := b.park(t, rb, "ck-race")
+
+	locked, release := make(chan struct{}), make(chan struct{})
+	advanced := make(chan error, 1)
+	go func() {
+		advanced <- b.store.InTx(b.ctx, func(tx *durable.Tx) error {
+			if err := tx.LockRunbooks(b.ctx, []uuid.UUID{rb.ID}); err != nil {
+				return err
+			}
+			close(locked)
+			<-release
+			_, created, err := tx.InsertInvocation(b.ctx, inv)
+			if created {
+				return errors.New("the repeated park created a second invocation")
+			}
+			return err
+		})
+	}()
+	<-locked
+	notified := make(chan error, 1)
+	go func() {
+		_, err := b.store.InsertNotification(b.ctx, notification("ck-race", `{"ok":true}`))
+		notified <- err
+	}()
+	require.Eventually(t, func() bool {
+		n, err := b.store.LockWaitersForTest(b.ctx, durable.RunbookLockKey(rb.ID))
+		require.NoError(t, err)
+		return n == 1
+	}, 10*time.Second, 5*time.Millisecond, "the notification waits for the runbook's lock")
+	close(release)
+	require.NoError(t, <-advanced)
+	require.NoError(t, <-notified)
+
+	got, err := b.store.Runbook(b.ctx, rb.ID)
+	require.NoError(t, err)
+	require.NotNil(t, got.WakeAt, "the notification woke the runbook")
 }
