@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -40,40 +41,54 @@ type NewStep struct {
 // CreateRunbook stores a new runbook, due at once, unless one with the same
 // request key exists; then it returns that one and created=false, whatever
 // its state. It takes the new runbook's advisory lock.
+//
+// Submitting is the daemon's busiest write, so it costs two round trips
+// besides the transaction's own: the lock and the runbook row in one
+// batch, then its steps, edges, first event and wake-up in another (a
+// large plan's steps go by COPY, one more). The new row is returned as
+// the insert wrote it, plan included, without reading it again.
 func (t *Tx) CreateRunbook(ctx context.Context, n NewRunbook) (rb *Runbook, created bool, err error) {
-	if err := t.LockRunbooks(ctx, []uuid.UUID{n.ID}); err != nil {
-		return nil, false, err
-	}
-	var id uuid.UUID
-	err = t.tx.QueryRow(ctx, `
+	var head pgx.Batch
+	head.Queue("SELECT pg_advisory_xact_lock($1)", RunbookLockKey(n.ID))
+	head.Queue(`
 		INSERT INTO runbooks (id, plan, plan_hash, inputs, mode, request_key, wake_at)
 		VALUES ($1, $2, $3, $4, $5, $6, now())
 		ON CONFLICT (request_key) DO NOTHING
-		RETURNING id`,
-		n.ID, n.Plan, n.PlanHash, jsonOrEmpty(n.Inputs), n.Mode, n.RequestKey).Scan(&id)
-	if errors.Is(err, pgx.ErrNoRows) {
+		RETURNING `+runbookColumnsWithoutPlan,
+		n.ID, n.Plan, n.PlanHash, jsonOrEmpty(n.Inputs), n.Mode, n.RequestKey).QueryRow(func(row pgx.Row) error {
+		rb, err = scanRunbook(row)
+		return err
+	})
+	err = t.tx.SendBatch(ctx, &head).Close()
+	if errors.Is(err, ErrNotFound) {
 		existing, err := t.runbookByRequestKey(ctx, n.RequestKey)
 		return existing, false, err
 	}
 	if err != nil {
 		return nil, false, translate(err)
 	}
-	if err := t.insertSteps(ctx, n.ID, n.Steps); err != nil {
-		return nil, false, err
+	rb.Plan = n.Plan
+
+	var rest pgx.Batch
+	if len(n.Steps) >= copyThreshold {
+		if err := t.copySteps(ctx, n.ID, n.Steps); err != nil {
+			return nil, false, err
+		}
+	} else {
+		queueInsertSteps(&rest, n.ID, n.Steps)
 	}
-	if err := t.InsertEdges(ctx, n.ID, n.Edges); err != nil {
-		return nil, false, err
+	queueInsertEdges(&rest, n.ID, n.Edges)
+	rest.Queue(appendEventsSQL, eventArgs([]Event{{RunbookID: n.ID, Type: "RUNBOOK_SUBMITTED", WorkerID: n.WorkerID, Data: n.SubmittedData}})...)
+	rest.Queue("SELECT pg_notify($1, $2)", t.store.channel, n.ID.String())
+	if err := t.tx.SendBatch(ctx, &rest).Close(); err != nil {
+		return nil, false, translate(err)
 	}
-	err = t.AppendEvents(ctx, []Event{{RunbookID: n.ID, Type: "RUNBOOK_SUBMITTED", WorkerID: n.WorkerID, Data: n.SubmittedData}})
-	if err != nil {
-		return nil, false, err
-	}
-	if err := t.notify(ctx, n.ID.String()); err != nil {
-		return nil, false, err
-	}
-	rb, err = t.Runbook(ctx, n.ID)
-	return rb, true, err
+	return rb, true, nil
 }
+
+// runbookColumnsWithoutPlan are runbookColumns with the plan left out
+// (JSON null): a caller that has the plan does not need it sent back.
+var runbookColumnsWithoutPlan = strings.Replace(runbookColumns, "plan, ", "'null'::jsonb, ", 1)
 
 func jsonOrEmpty(b json.RawMessage) json.RawMessage {
 	if len(b) == 0 {
@@ -89,13 +104,28 @@ const copyThreshold = 64
 // insertSteps stores steps, with COPY for large plans.
 func (t *Tx) insertSteps(ctx context.Context, runbookID uuid.UUID, steps []NewStep) error {
 	if len(steps) >= copyThreshold {
-		rows := make([][]any, len(steps))
-		for i, s := range steps {
-			rows[i] = []any{runbookID, s.Key, s.Position, s.Verb, string(s.Args), string(s.Execution), s.Gate}
-		}
-		_, err := t.tx.CopyFrom(ctx, pgx.Identifier{"runbook_steps"},
-			[]string{"runbook_id", "key", "position", "verb", "args", "execution", "gate"}, pgx.CopyFromRows(rows))
-		return translate(err)
+		return t.copySteps(ctx, runbookID, steps)
+	}
+	var b pgx.Batch
+	queueInsertSteps(&b, runbookID, steps)
+	return translate(t.tx.SendBatch(ctx, &b).Close())
+}
+
+// copySteps stores steps with COPY.
+func (t *Tx) copySteps(ctx context.Context, runbookID uuid.UUID, steps []NewStep) error {
+	rows := make([][]any, len(steps))
+	for i, s := range steps {
+		rows[i] = []any{runbookID, s.Key, s.Position, s.Verb, string(s.Args), string(s.Execution), s.Gate}
+	}
+	_, err := t.tx.CopyFrom(ctx, pgx.Identifier{"runbook_steps"},
+		[]string{"runbook_id", "key", "position", "verb", "args", "execution", "gate"}, pgx.CopyFromRows(rows))
+	return translate(err)
+}
+
+// queueInsertSteps adds the insert of steps to a batch.
+func queueInsertSteps(b *pgx.Batch, runbookID uuid.UUID, steps []NewStep) {
+	if len(steps) == 0 {
+		return
 	}
 	keys := make([]string, len(steps))
 	positions := make([]int32, len(steps))
@@ -106,12 +136,11 @@ func (t *Tx) insertSteps(ctx context.Context, runbookID uuid.UUID, steps []NewSt
 	for i, s := range steps {
 		keys[i], positions[i], verbs[i], args[i], execs[i], gates[i] = s.Key, int32(s.Position), s.Verb, string(s.Args), string(s.Execution), s.Gate
 	}
-	_, err := t.tx.Exec(ctx, `
+	b.Queue(`
 		INSERT INTO runbook_steps (runbook_id, key, position, verb, args, execution, gate)
 		SELECT $1, k, p, v, a::jsonb, e::jsonb, g
 		FROM unnest($2::text[], $3::int[], $4::text[], $5::text[], $6::text[], $7::text[]) AS u(k, p, v, a, e, g)`,
 		runbookID, keys, positions, verbs, args, execs, gates)
-	return translate(err)
 }
 
 // AddSteps appends steps to a running runbook (an extension).
@@ -124,17 +153,26 @@ func (t *Tx) InsertEdges(ctx context.Context, runbookID uuid.UUID, edges []Edge)
 	if len(edges) == 0 {
 		return nil
 	}
+	var b pgx.Batch
+	queueInsertEdges(&b, runbookID, edges)
+	return translate(t.tx.SendBatch(ctx, &b).Close())
+}
+
+// queueInsertEdges adds the insert of edges to a batch.
+func queueInsertEdges(b *pgx.Batch, runbookID uuid.UUID, edges []Edge) {
+	if len(edges) == 0 {
+		return
+	}
 	from := make([]string, len(edges))
 	to := make([]string, len(edges))
 	kind := make([]string, len(edges))
 	for i, e := range edges {
 		from[i], to[i], kind[i] = e.From, e.To, e.Kind
 	}
-	_, err := t.tx.Exec(ctx, `
+	b.Queue(`
 		INSERT INTO runbook_edges (runbook_id, from_key, to_key, kind)
 		SELECT $1, f, t, k FROM unnest($2::text[], $3::text[], $4::text[]) AS u(f, t, k)`,
 		runbookID, from, to, kind)
-	return translate(err)
 }
 
 const runbookColumns = `id, plan, plan_hash, inputs, status, mode, request_key, version, wake_at,

@@ -153,12 +153,15 @@ func (c *calls) idle() <-chan struct{} {
 // without running it.
 func New(store Store, handlers *Handlers, cfg Config) *Engine {
 	cfg.defaults()
-	return &Engine{
+	e := &Engine{
 		store: store, handlers: handlers, cfg: cfg, workerID: cfg.WorkerID,
 		plans: newPlanCache(cfg.PlanCacheSize), data: newDataCache(cfg.DataCacheSize), log: cfg.Logger, metrics: cfg.Metrics,
 		queue: newWorkQueue(), kick: make(chan struct{}, 1), sweepNow: make(chan struct{}, 1),
 		slots: make(chan struct{}, cfg.MaxCalls),
 	}
+	// Half a claim left: claim the next while the advancers work on it.
+	e.queue.lowWater, e.queue.runningLow = cfg.ClaimBatch/2, func() { e.signal(e.kick) }
+	return e
 }
 
 // WorkerID is the name this engine's worker uses.

@@ -22,6 +22,12 @@ type workQueue struct {
 	cond   *sync.Cond
 	items  []workItem
 	closed bool
+	// runningLow, when set, is called (without blocking) whenever a pop
+	// leaves fewer than lowWater items: the claim loop, which stops
+	// claiming while the queue is full, then claims again at once instead
+	// of at its next poll.
+	lowWater   int
+	runningLow func()
 }
 
 func newWorkQueue() *workQueue {
@@ -59,6 +65,9 @@ func (q *workQueue) pop(maxRunbooks int) ([]workItem, bool) {
 		}
 	}
 	q.items = kept
+	if q.runningLow != nil && len(kept) < q.lowWater {
+		q.runningLow()
+	}
 	return taken, true
 }
 

@@ -53,7 +53,8 @@ func main() {
 	only := flag.String("only", strings.Join(scenarios, ","), "measurements to run: "+strings.Join(scenarios, ", "))
 	flag.StringVar(&o.databaseURL, "database-url", "", "use this PostgreSQL instead of starting one (its database's counters are read too)")
 	flag.StringVar(&o.out, "out", "", "also write the results as JSON to this file")
-	flag.StringVar(&o.profile, "profile", "", "write a CPU profile of rbd during the first chain throughput run to this file")
+	flag.StringVar(&o.profile, "profile", "", "write a CPU profile of rbd during the first chain throughput run to this file; the parked scale's\n"+
+		"submitting and parking rbd write theirs beside it, with -submit and -park before the extension")
 	flag.IntVar(&o.runbooks, "runbooks", 1000, "throughput: runbooks per run")
 	flag.IntVar(&o.steps, "steps", 10, "throughput: steps per runbook")
 	flag.IntVar(&o.advancers, "advancers", 0, "rbd --advancers (0: rbd's default)")

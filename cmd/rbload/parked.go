@@ -21,7 +21,7 @@ func (l *lab) parkedScale(ctx context.Context, r *report) error {
 		return err
 	}
 	schema := l.schema("pk")
-	front, err := l.startRBD(ctx, schema, nil, "--worker=false")
+	front, err := l.startRBD(ctx, schema, profileEnv(l.profileBeside("submit")), "--worker=false")
 	if err != nil {
 		return err
 	}
@@ -38,7 +38,7 @@ func (l *lab) parkedScale(ctx context.Context, r *report) error {
 
 	// The sweep interval is shortened so that enough sweeps run in the
 	// measuring window; each sweep's duration does not depend on it.
-	worker, err := l.startRBD(ctx, schema, nil, "--sweep-interval", "1s")
+	worker, err := l.startRBD(ctx, schema, profileEnv(l.profileBeside("park")), "--sweep-interval", "1s")
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/runbookdev/runbook/runtime"
@@ -73,11 +75,7 @@ func (l *lab) throughputRun(ctx context.Context, plan []byte, profile string, fi
 	if err != nil {
 		return err
 	}
-	var env []string
-	if profile != "" {
-		env = append(env, "RBD_CPUPROFILE="+profile)
-	}
-	worker, err := l.startRBD(ctx, schema, env)
+	worker, err := l.startRBD(ctx, schema, profileEnv(profile))
 	if err != nil {
 		return err
 	}
@@ -121,4 +119,23 @@ func (l *lab) throughputRun(ctx context.Context, plan []byte, profile string, fi
 	figures.add("del/step", float64(d.RowsDeleted)/steps)
 	figures.add("wal/step", float64(d.WALBytes)/steps)
 	return nil
+}
+
+// profileEnv is the environment that makes rbd write a CPU profile to
+// path when it stops; none for "".
+func profileEnv(path string) []string {
+	if path == "" {
+		return nil
+	}
+	return []string{"RBD_CPUPROFILE=" + path}
+}
+
+// profileBeside names another profile next to the -profile one: "x.pprof"
+// and "park" give "x-park.pprof"; "" when no profile was asked for.
+func (l *lab) profileBeside(what string) string {
+	if l.o.profile == "" {
+		return ""
+	}
+	ext := filepath.Ext(l.o.profile)
+	return strings.TrimSuffix(l.o.profile, ext) + "-" + what + ext
 }
