@@ -3,6 +3,8 @@ package runtime
 import (
 	"context"
 	"errors"
+	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -201,25 +203,31 @@ func (e *Engine) fillData(ctx context.Context, tx *durable.Tx, states []*transit
 // states builds each runbook's transition from what was loaded, decoding
 // the plans the cache lacks.
 func (e *Engine) states(ctx context.Context, tx *durable.Tx, loaded *durable.AdvanceState, now time.Time) ([]*transition, error) {
-	plans := map[uuid.UUID]*planInfo{}
-	var missing []uuid.UUID
+	plans := map[string]*planInfo{}
+	fetch := map[uuid.UUID]string{} // one runbook for each plan to fetch
 	for _, rb := range loaded.Runbooks {
-		if info, ok := e.plans.lookup(rb.ID, rb.Version); ok {
-			plans[rb.ID] = info
-		} else {
-			missing = append(missing, rb.ID)
+		if _, ok := plans[rb.PlanHash]; ok {
+			continue
 		}
+		if info, ok := e.plans.lookup(rb.PlanHash); ok {
+			plans[rb.PlanHash] = info
+			continue
+		}
+		plans[rb.PlanHash] = nil
+		fetch[rb.ID] = rb.PlanHash
 	}
-	if len(missing) > 0 {
-		raw, err := tx.Plans(ctx, missing)
+	if len(fetch) > 0 {
+		raw, err := tx.Plans(ctx, slices.Collect(maps.Keys(fetch)))
 		if err != nil {
 			return nil, err
 		}
-		for _, rb := range loaded.Runbooks {
-			if b, ok := raw[rb.ID]; ok {
-				if plans[rb.ID], err = e.plans.decode(rb.ID, rb.Version, b); err != nil {
-					return nil, err
-				}
+		for id, hash := range fetch {
+			b, ok := raw[id]
+			if !ok {
+				return nil, fmt.Errorf("runbook %s: its plan was not found", id)
+			}
+			if plans[hash], err = e.plans.decode(hash, b); err != nil {
+				return nil, fmt.Errorf("runbook %s: %w", id, err)
 			}
 		}
 	}
@@ -230,7 +238,7 @@ func (e *Engine) states(ctx context.Context, tx *durable.Tx, loaded *durable.Adv
 	states := make([]*transition, 0, len(loaded.Runbooks))
 	byID := map[uuid.UUID]*transition{}
 	for _, rb := range loaded.Runbooks {
-		t := newTransition(e, now, rb, plans[rb.ID], stepsOf[rb.ID])
+		t := newTransition(e, now, rb, plans[rb.PlanHash], stepsOf[rb.ID])
 		states = append(states, t)
 		byID[rb.ID] = t
 	}

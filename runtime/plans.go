@@ -3,7 +3,6 @@ package runtime
 import (
 	"fmt"
 
-	"github.com/google/uuid"
 	lru "github.com/hashicorp/golang-lru/v2"
 
 	"github.com/runbookdev/runbook/compiler"
@@ -43,39 +42,39 @@ func (p *planInfo) execution(verb string) (verbs.Execution, bool) {
 	return verbs.Execution{}, false
 }
 
-// planCache keeps decoded plans of recently advanced runbooks, by runbook
-// and plan version. It is bounded: a daemon with 100k parked runbooks does
-// not hold 100k plans.
+// planCache keeps decoded plans by their hash. Runbooks submitted from one
+// plan share its entry, so a worker advancing a thousand of them fetches
+// and decodes the plan once; an extension changes a runbook's plan and so
+// its hash. The hash is trusted because it was checked against the plan's
+// content when the plan came in (compiler.ParsePlan) or computed by the
+// compiler. The cache is bounded: a daemon with 100k parked runbooks of
+// many plans does not hold them all.
 type planCache struct {
-	lru *lru.Cache[planCacheKey, *planInfo]
-}
-
-type planCacheKey struct {
-	id      uuid.UUID
-	version int
+	lru *lru.Cache[string, *planInfo]
 }
 
 func newPlanCache(size int) *planCache {
-	c, err := lru.New[planCacheKey, *planInfo](size)
+	c, err := lru.New[string, *planInfo](size)
 	if err != nil {
 		panic(err) // only for a size below one
 	}
 	return &planCache{lru: c}
 }
 
-// lookup returns the runbook's plan at version, if cached.
-func (c *planCache) lookup(id uuid.UUID, version int) (*planInfo, bool) {
-	return c.lru.Get(planCacheKey{id, version})
+// lookup returns the plan with this hash, if cached.
+func (c *planCache) lookup(hash string) (*planInfo, bool) {
+	return c.lru.Get(hash)
 }
 
-// decode decodes a runbook's stored plan and caches it.
-func (c *planCache) decode(id uuid.UUID, version int, raw []byte) (*planInfo, error) {
+// decode decodes a stored plan and caches it under its hash. Nothing
+// changes a planInfo once it is built, so transitions share it.
+func (c *planCache) decode(hash string, raw []byte) (*planInfo, error) {
 	p, err := compiler.DecodePlan(raw)
 	if err != nil {
-		return nil, fmt.Errorf("runbook %s: %w", id, err)
+		return nil, fmt.Errorf("plan %s: %w", hash, err)
 	}
 	info := newPlanInfo(p)
-	c.lru.Add(planCacheKey{id, version}, info)
+	c.lru.Add(hash, info)
 	return info, nil
 }
 
