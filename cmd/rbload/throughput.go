@@ -49,6 +49,12 @@ func (l *lab) throughput(ctx context.Context, r *report) error {
 				note("inserted %s, updated %s, deleted %s", format(figures.median("ins/step")), format(figures.median("upd/step")), format(figures.median("del/step")))
 			r.add("  WAL per step (chain)", figures.median("wal/step"), "bytes")
 		}
+		r.add(fmt.Sprintf("  rbd CPU per step (%s)", shape.name), figures.median("rbd cpu/step"), "µs").
+			note("the worker rbd's user + system time over its life")
+		if len(figures["pg cpu/step"]) > 0 {
+			r.add(fmt.Sprintf("  PostgreSQL CPU per step (%s)", shape.name), figures.median("pg cpu/step"), "µs").
+				note("at least: backends and autovacuum workers that exited; not the checkpointer or WAL writer")
+		}
 	}
 	return nil
 }
@@ -75,6 +81,10 @@ func (l *lab) throughputRun(ctx context.Context, plan []byte, profile string, fi
 	if err != nil {
 		return err
 	}
+	pgBefore, pgCounted, err := l.postgresCPU()
+	if err != nil {
+		return err
+	}
 	worker, err := l.startRBD(ctx, schema, profileEnv(profile))
 	if err != nil {
 		return err
@@ -85,8 +95,13 @@ func (l *lab) throughputRun(ctx context.Context, plan []byte, profile string, fi
 	if err := worker.stop(); err != nil {
 		return err
 	}
-	// PostgreSQL publishes a backend's counters at most once a second.
+	// PostgreSQL publishes a backend's counters at most once a second;
+	// the worker's backends have exited meanwhile, their CPU counted.
 	time.Sleep(1500 * time.Millisecond)
+	pgAfter, _, err := l.postgresCPU()
+	if err != nil {
+		return err
+	}
 	after, err := l.stats.DatabaseStats(ctx)
 	if err != nil {
 		return err
@@ -118,6 +133,11 @@ func (l *lab) throughputRun(ctx context.Context, plan []byte, profile string, fi
 	figures.add("upd/step", float64(d.RowsUpdated)/steps)
 	figures.add("del/step", float64(d.RowsDeleted)/steps)
 	figures.add("wal/step", float64(d.WALBytes)/steps)
+	rbdCPU := worker.cmd.ProcessState.UserTime() + worker.cmd.ProcessState.SystemTime()
+	figures.add("rbd cpu/step", float64(rbdCPU.Microseconds())/steps)
+	if pgCounted {
+		figures.add("pg cpu/step", float64((pgAfter-pgBefore).Microseconds())/steps)
+	}
 	return nil
 }
 

@@ -1,0 +1,61 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// clockTicks is the unit of /proc's CPU times: USER_HZ, 100 on Linux.
+const clockTicks = 100
+
+// postgresCPU is the CPU time PostgreSQL has used so far: the
+// postmaster's own and that of its children that have exited, which
+// include the backends of connections since closed (a stopped rbd's) and
+// finished autovacuum workers. Backends still connected and the
+// long-lived background processes (checkpointer, WAL writer) are not
+// counted, so the figure is a lower bound. It needs the server rbload
+// started itself; ok is false for --database-url.
+func (l *lab) postgresCPU() (used time.Duration, ok bool, err error) {
+	if l.pg == nil {
+		return 0, false, nil
+	}
+	pidFile, err := os.ReadFile(filepath.Join(l.pg.Dir(), "postmaster.pid"))
+	if err != nil {
+		return 0, false, err
+	}
+	pid, _, _ := strings.Cut(string(pidFile), "\n")
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%s/stat", strings.TrimSpace(pid)))
+	if err != nil {
+		return 0, false, err
+	}
+	used, err = statCPU(string(stat))
+	return used, err == nil, err
+}
+
+// statCPU adds utime, stime, cutime and cstime (fields 14 to 17) of a
+// /proc/PID/stat line. The command name, field 2, may hold spaces, so
+// fields are counted after its closing parenthesis.
+func statCPU(stat string) (time.Duration, error) {
+	i := strings.LastIndexByte(stat, ')')
+	if i < 0 {
+		return 0, errors.New("no command name in /proc stat")
+	}
+	fields := strings.Fields(stat[i+1:]) // fields[0] is field 3, the state
+	if len(fields) < 15 {
+		return 0, errors.New("too few fields in /proc stat")
+	}
+	var ticks int64
+	for _, f := range fields[11:15] {
+		n, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("/proc stat: %w", err)
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * time.Second / clockTicks, nil
+}
