@@ -251,6 +251,33 @@ func TestClaimDueSkipsClaimed(t *testing.T) {
 	require.WithinDuration(t, time.Now().Add(time.Minute), *next, 10*time.Second)
 }
 
+// A claim commits without waiting for the disk, and that setting is its
+// own transaction's: the connection goes back to the pool with
+// synchronous_commit on, for the advances and notifications that need it.
+func TestClaimDueLeavesSynchronousCommitOn(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store, err := durable.Open(ctx, durable.Config{URL: pgtest.ServerURL(t), Schema: pgtest.Schema(t), MaxConns: 1})
+	require.NoError(t, err)
+	t.Cleanup(store.Close)
+	_, err = store.Migrate(ctx)
+	require.NoError(t, err)
+	b := &testBundle{store: store, ctx: ctx}
+	rb := b.create(t, newRunbook(1))
+	// The test server runs with synchronous_commit off; this session, the
+	// pool's only one, runs as a deployment would.
+	require.NoError(t, store.InTx(ctx, func(tx *durable.Tx) error {
+		return tx.ExecForTest(ctx, "SET synchronous_commit TO on")
+	}))
+
+	ids, err := store.ClaimDue(ctx, 10, time.Minute)
+	require.NoError(t, err)
+	require.Equal(t, []uuid.UUID{rb.ID}, ids)
+	got, err := store.SettingForTest(ctx, "synchronous_commit")
+	require.NoError(t, err)
+	require.Equal(t, "on", got, "the one connection the claim used")
+}
+
 func TestReceiptsAndMutations(t *testing.T) {
 	b := setup(t)
 	rb := b.create(t, newRunbook(1))

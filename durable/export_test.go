@@ -64,3 +64,10 @@ func (s *Store) LockWaitersForTest(ctx context.Context, key int64) (int, error) 
 		int64(uint64(key)>>32), int64(uint32(key))).Scan(&n)
 	return n, translate(err)
 }
+
+// SettingForTest reads a setting on a connection of the pool.
+func (s *Store) SettingForTest(ctx context.Context, name string) (string, error) {
+	var v string
+	err := s.pool.QueryRow(ctx, "SELECT current_setting($1)", name).Scan(&v)
+	return v, translate(err)
+}
