@@ -193,7 +193,9 @@ func (e *Engine) Status(ctx context.Context, id uuid.UUID) (status string, finis
 
 // Events returns a runbook's ledger after an event id.
 func (e *Engine) Events(ctx context.Context, id uuid.UUID, after int64, limit int) ([]durable.Event, error) {
-	if _, err := e.store.Runbook(ctx, id); err != nil {
+	// Only whether it exists: the status is one narrow row, the runbook
+	// row holds the whole plan.
+	if _, _, err := e.store.RunbookStatus(ctx, id); err != nil {
 		if errors.Is(err, durable.ErrNotFound) {
 			return nil, fmt.Errorf("%w: no runbook %s", ErrNotFound, id)
 		}
