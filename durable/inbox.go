@@ -3,6 +3,7 @@ package durable
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/google/uuid"
@@ -50,8 +51,9 @@ func (s *Store) InsertNotification(ctx context.Context, n Notification) (InboxRe
 // the invocation and its correlation lock, and its runbook is locked by
 // another transaction. Waiting for that lock while holding the correlation
 // key's could deadlock with an advance, so the transaction starts again;
-// it then finds the invocation first and locks in order.
-var errParkedMeanwhile = errors.New("the step parked meanwhile; retry in lock order")
+// it then finds the invocation first and locks in order. After a few
+// tries it is transient: the sender retries (the API answers 503).
+var errParkedMeanwhile = fmt.Errorf("%w: the step parked meanwhile; retry in lock order", ErrTransient)
 
 func (s *Store) insertNotification(ctx context.Context, n Notification) (InboxResult, error) {
 	result := InboxAccepted
