@@ -78,6 +78,21 @@ func checkIdempotencyKey(key string) error {
 	return nil
 }
 
+// runbookRequest reads what a POST on a runbook carries: the {id} of the
+// path and the JSON body, which may be empty when optional.
+func runbookRequest[T any](s *Server, w http.ResponseWriter, r *http.Request, optional bool) (uuid.UUID, T, error) {
+	var req T
+	id, err := runbookID(r)
+	if err != nil {
+		return id, req, err
+	}
+	body, err := readBody(w, r, s.cfg.MaxBody)
+	if err != nil {
+		return id, req, err
+	}
+	return id, req, decodeJSON(body, &req, optional)
+}
+
 // runbookID reads the {id} of the path.
 func runbookID(r *http.Request) (uuid.UUID, error) {
 	raw := r.PathValue("id")
@@ -134,16 +149,8 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) error {
 
 // cancel is POST /v1/runbooks/{id}/cancel.
 func (s *Server) cancel(w http.ResponseWriter, r *http.Request) error {
-	id, err := runbookID(r)
+	id, req, err := runbookRequest[CancelRequest](s, w, r, true)
 	if err != nil {
-		return err
-	}
-	body, err := readBody(w, r, s.cfg.MaxBody)
-	if err != nil {
-		return err
-	}
-	var req CancelRequest
-	if err := decodeJSON(body, &req, true); err != nil {
 		return err
 	}
 	if req.By == "" {
@@ -161,16 +168,8 @@ func (s *Server) reject(w http.ResponseWriter, r *http.Request) error  { return 
 
 // decide is POST /v1/runbooks/{id}/steps/{key}/approve and /reject.
 func (s *Server) decide(w http.ResponseWriter, r *http.Request, approve bool) error {
-	id, err := runbookID(r)
+	id, req, err := runbookRequest[DecisionRequest](s, w, r, false)
 	if err != nil {
-		return err
-	}
-	body, err := readBody(w, r, s.cfg.MaxBody)
-	if err != nil {
-		return err
-	}
-	var req DecisionRequest
-	if err := decodeJSON(body, &req, false); err != nil {
 		return err
 	}
 	if req.By == "" {
@@ -190,16 +189,8 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, approve bool) er
 
 // extend is POST /v1/runbooks/{id}/steps.
 func (s *Server) extend(w http.ResponseWriter, r *http.Request) error {
-	id, err := runbookID(r)
+	id, req, err := runbookRequest[ExtendRequest](s, w, r, false)
 	if err != nil {
-		return err
-	}
-	body, err := readBody(w, r, s.cfg.MaxBody)
-	if err != nil {
-		return err
-	}
-	var req ExtendRequest
-	if err := decodeJSON(body, &req, false); err != nil {
 		return err
 	}
 	if req.Source == "" {
