@@ -19,22 +19,21 @@ const clockTicks = 100
 // finished autovacuum workers. Backends still connected and the
 // long-lived background processes (checkpointer, WAL writer) are not
 // counted, so the figure is a lower bound. It needs the server rbload
-// started itself; ok is false for --database-url.
-func (l *lab) postgresCPU() (used time.Duration, ok bool, err error) {
+// started itself: with --database-url (l.pg nil) it is zero.
+func (l *lab) postgresCPU() (time.Duration, error) {
 	if l.pg == nil {
-		return 0, false, nil
+		return 0, nil
 	}
 	pidFile, err := os.ReadFile(filepath.Join(l.pg.Dir(), "postmaster.pid"))
 	if err != nil {
-		return 0, false, err
+		return 0, err
 	}
 	pid, _, _ := strings.Cut(string(pidFile), "\n")
 	stat, err := os.ReadFile(fmt.Sprintf("/proc/%s/stat", strings.TrimSpace(pid)))
 	if err != nil {
-		return 0, false, err
+		return 0, err
 	}
-	used, err = statCPU(string(stat))
-	return used, err == nil, err
+	return statCPU(string(stat))
 }
 
 // statCPU adds utime, stime, cutime and cstime (fields 14 to 17) of a

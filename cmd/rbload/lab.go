@@ -143,6 +143,25 @@ func (l *lab) startRBD(ctx context.Context, schema string, env []string, flags .
 	return d, nil
 }
 
+// profileEnv is the environment that makes rbd write a CPU profile to
+// path when it stops; none for "".
+func profileEnv(path string) []string {
+	if path == "" {
+		return nil
+	}
+	return []string{"RBD_CPUPROFILE=" + path}
+}
+
+// profileBeside names another profile next to the -profile one: "x.pprof"
+// and "park" give "x-park.pprof"; "" when no profile was asked for.
+func (l *lab) profileBeside(what string) string {
+	if l.o.profile == "" {
+		return ""
+	}
+	ext := filepath.Ext(l.o.profile)
+	return strings.TrimSuffix(l.o.profile, ext) + "-" + what + ext
+}
+
 // waitReady polls /readyz and returns when it answered 200.
 func (d *daemon) waitReady(ctx context.Context, timeout time.Duration) (time.Time, error) {
 	deadline := time.Now().Add(timeout)

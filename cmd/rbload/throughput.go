@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/runbookdev/runbook/runtime"
@@ -81,7 +79,7 @@ func (l *lab) throughputRun(ctx context.Context, plan []byte, profile string, fi
 	if err != nil {
 		return err
 	}
-	pgBefore, pgCounted, err := l.postgresCPU()
+	pgBefore, err := l.postgresCPU()
 	if err != nil {
 		return err
 	}
@@ -98,7 +96,7 @@ func (l *lab) throughputRun(ctx context.Context, plan []byte, profile string, fi
 	// PostgreSQL publishes a backend's counters at most once a second;
 	// the worker's backends have exited meanwhile, their CPU counted.
 	time.Sleep(1500 * time.Millisecond)
-	pgAfter, _, err := l.postgresCPU()
+	pgAfter, err := l.postgresCPU()
 	if err != nil {
 		return err
 	}
@@ -135,27 +133,8 @@ func (l *lab) throughputRun(ctx context.Context, plan []byte, profile string, fi
 	figures.add("wal/step", float64(d.WALBytes)/steps)
 	rbdCPU := worker.cmd.ProcessState.UserTime() + worker.cmd.ProcessState.SystemTime()
 	figures.add("rbd cpu/step", float64(rbdCPU.Microseconds())/steps)
-	if pgCounted {
+	if l.pg != nil { // its CPU is counted only for the server rbload started
 		figures.add("pg cpu/step", float64((pgAfter-pgBefore).Microseconds())/steps)
 	}
 	return nil
-}
-
-// profileEnv is the environment that makes rbd write a CPU profile to
-// path when it stops; none for "".
-func profileEnv(path string) []string {
-	if path == "" {
-		return nil
-	}
-	return []string{"RBD_CPUPROFILE=" + path}
-}
-
-// profileBeside names another profile next to the -profile one: "x.pprof"
-// and "park" give "x-park.pprof"; "" when no profile was asked for.
-func (l *lab) profileBeside(what string) string {
-	if l.o.profile == "" {
-		return ""
-	}
-	ext := filepath.Ext(l.o.profile)
-	return strings.TrimSuffix(l.o.profile, ext) + "-" + what + ext
 }
