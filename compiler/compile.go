@@ -8,6 +8,7 @@ import (
 
 	"github.com/runbookdev/runbook/lang"
 	"github.com/runbookdev/runbook/registry"
+	"github.com/runbookdev/runbook/runtime/rbtype"
 	"github.com/runbookdev/runbook/verbs"
 )
 
@@ -36,7 +37,7 @@ type step struct {
 	info    *VerbInfo // for frozen steps of a base plan
 	args    []*lang.Arg
 	after   []*lang.Ref
-	gate    string
+	gate    rbtype.Gate
 	// argJSON holds each of args as plan JSON, and literalErrs its schema
 	// validation result when it is a literal (see prepareArgs).
 	argJSON     []any

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/runbookdev/runbook/lang"
-	"github.com/runbookdev/runbook/verbs"
+	"github.com/runbookdev/runbook/runtime/rbtype"
 )
 
 // The reserved keywords of LANGUAGE.md: step options, never passed to the
@@ -70,21 +70,25 @@ func (a *analysis) afterRefs(v lang.Value) []*lang.Ref {
 
 func (a *analysis) readGate(s *step, arg *lang.Arg) {
 	str, ok := arg.Value.(*lang.String)
+	var gate rbtype.Gate
+	if ok {
+		gate = rbtype.Gate(str.Value)
+	}
 	switch {
 	case !ok:
 		a.diags.Errorf(lang.EBadOption, arg.Value.Range(), `:gate takes a string, as in :gate "human_confirm"`)
-	case str.Value == verbs.GateHumanConfirm:
-		s.gate = str.Value
-	case str.Value == verbs.GateNone && s.def != nil && s.def.Execution.Gate != verbs.GateNone:
+	case gate == rbtype.GateHumanConfirm:
+		s.gate = gate
+	case gate == rbtype.GateNone && s.def != nil && s.def.Execution.Gate != rbtype.GateNone:
 		a.diags.Errorf(lang.EBadOption, str.Span, "verb %q declares gate %q, which a call cannot remove", s.def.FullName(), s.def.Execution.Gate)
-	case str.Value == verbs.GateNone:
+	case gate == rbtype.GateNone:
 		// Allowed and meaningless: the verb has no gate to keep.
 	default:
 		d := a.diags.Errorf(lang.EBadOption, str.Span, "unknown gate %q", str.Value)
-		if close := lang.Suggest(str.Value, []string{verbs.GateHumanConfirm}); len(close) > 0 {
+		if close := lang.Suggest(str.Value, []string{string(rbtype.GateHumanConfirm)}); len(close) > 0 {
 			d.WithSuggestions(close...)
 		} else {
-			d.Message += fmt.Sprintf(" (the only gate is %q)", verbs.GateHumanConfirm)
+			d.Message += fmt.Sprintf(" (the only gate is %q)", rbtype.GateHumanConfirm)
 		}
 	}
 }

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/runbookdev/runbook/verbs"
+	"github.com/runbookdev/runbook/runtime/rbtype"
 )
 
 // DOT renders the plan's DAG in Graphviz's language. Durable steps are
@@ -15,10 +15,10 @@ func (p *Plan) DOT() string {
 	for _, s := range p.Steps {
 		var attrs []string
 		attrs = append(attrs, fmt.Sprintf("label=%s", dotQuote(s.Key+"\n"+s.Verb+gateNote(s))))
-		if s.Execution.Kind == verbs.Durable {
+		if s.Execution.Kind == rbtype.KindDurable {
 			attrs = append(attrs, `style=rounded`)
 		}
-		if s.Gate != verbs.GateNone {
+		if s.Gate != rbtype.GateNone {
 			attrs = append(attrs, "peripheries=2")
 		}
 		fmt.Fprintf(&b, "  %s [%s];\n", dotQuote(s.Key), strings.Join(attrs, ", "))
@@ -46,9 +46,9 @@ func (p *Plan) Mermaid() string {
 		label := mermaidQuote(s.Key + "<br/>" + s.Verb + gateNote(s))
 		open, closing := "[", "]"
 		switch {
-		case s.Gate != verbs.GateNone:
+		case s.Gate != rbtype.GateNone:
 			open, closing = "{{", "}}"
-		case s.Execution.Kind == verbs.Durable:
+		case s.Execution.Kind == rbtype.KindDurable:
 			open, closing = "([", "])"
 		}
 		fmt.Fprintf(&b, "  %s%s%s%s\n", id, open, label, closing)
@@ -64,8 +64,8 @@ func (p *Plan) Mermaid() string {
 }
 
 func gateNote(s *Step) string {
-	if s.Gate != verbs.GateNone {
-		return " (gate: " + s.Gate + ")"
+	if s.Gate != rbtype.GateNone {
+		return " (gate: " + string(s.Gate) + ")"
 	}
 	return ""
 }

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/runbookdev/runbook/runtime/rbtype"
 	"github.com/runbookdev/runbook/verbs"
 )
 
@@ -79,7 +80,7 @@ type Step struct {
 	Args map[string]any `json:"args"`
 	// Gate is the step's effective gate: the verb's, or human_confirm when
 	// the call adds one.
-	Gate      string          `json:"gate"`
+	Gate      rbtype.Gate     `json:"gate"`
 	Execution verbs.Execution `json:"execution"`
 	VerbHash  string          `json:"verb_hash"`
 	// Pos comes last so the encoder can append it to the hashed form.
@@ -314,7 +315,7 @@ func appendStep(b []byte, s *Step, exec map[string][]byte, cut *int) []byte {
 		b = appendJSON(b, s.Args)
 	}
 	b = append(b, `,"gate":`...)
-	b = appendString(b, s.Gate)
+	b = appendString(b, string(s.Gate))
 	b = append(b, `,"execution":`...)
 	b = append(b, exec[s.VerbHash]...)
 	b = append(b, `,"verb_hash":`...)

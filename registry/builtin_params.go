@@ -8,25 +8,26 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/runbookdev/runbook/runtime/rbtype"
 	"github.com/runbookdev/runbook/verbs"
 )
 
 // The built-in handlers of VERBS.md, with the params each accepts.
 func builtinSpecs() []HandlerSpec {
 	return []HandlerSpec{
-		{Name: "core.echo", Kind: verbs.Sync, Summary: "returns its arguments (tests, wiring, constants)",
+		{Name: "core.echo", Kind: rbtype.KindSync, Summary: "returns its arguments (tests, wiring, constants)",
 			CheckParams: checkEcho},
-		{Name: "core.fail", Kind: verbs.Sync, Summary: "fails with the code given in params (tests, drills)",
+		{Name: "core.fail", Kind: rbtype.KindSync, Summary: "fails with the code given in params (tests, drills)",
 			CheckParams: checkFail},
-		{Name: "http.call", Kind: verbs.Sync, Summary: "one HTTP request, with the Idempotency-Key header",
+		{Name: "http.call", Kind: rbtype.KindSync, Summary: "one HTTP request, with the Idempotency-Key header",
 			CheckParams: checkHTTP},
-		{Name: "http.start", Kind: verbs.Durable, Summary: "POSTs a task with a correlation key and callback, then parks",
+		{Name: "http.start", Kind: rbtype.KindDurable, Summary: "POSTs a task with a correlation key and callback, then parks",
 			CheckParams: checkHTTP},
-		{Name: "await.notification", Kind: verbs.Durable, Summary: "parks until a notification arrives",
+		{Name: "await.notification", Kind: rbtype.KindDurable, Summary: "parks until a notification arrives",
 			CheckParams: checkNoParams},
-		{Name: "timer.sleep", Kind: verbs.Durable, Summary: "parks until a time or for a duration",
+		{Name: "timer.sleep", Kind: rbtype.KindDurable, Summary: "parks until a time or for a duration",
 			CheckParams: checkSleep},
-		{Name: "pg.crud", Kind: verbs.Sync, Summary: "insert, select, update, delete or upsert on one table",
+		{Name: "pg.crud", Kind: rbtype.KindSync, Summary: "insert, select, update, delete or upsert on one table",
 			CheckParams: checkCRUD},
 	}
 }

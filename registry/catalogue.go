@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/runbookdev/runbook/lang"
+	"github.com/runbookdev/runbook/runtime/rbtype"
 	"github.com/runbookdev/runbook/verbs"
 )
 
@@ -108,7 +109,7 @@ func (c *Catalogue) checkCompensation(d *verbs.Definition, diags *lang.Diagnosti
 			WithSuggestions(c.Suggest(comp.Verb)...)
 		return
 	}
-	if target.Execution.Kind != verbs.Sync {
+	if target.Execution.Kind != rbtype.KindSync {
 		diags.Errorf(lang.VBadCompensation, at, "compensation verb %q is durable; compensations must be sync so a failing runbook can be undone without waiting", comp.Verb)
 	}
 	schema := target.InputSchema

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/runbookdev/runbook/lang"
+	"github.com/runbookdev/runbook/runtime/rbtype"
 	"github.com/runbookdev/runbook/verbs"
 )
 
@@ -125,12 +126,12 @@ func TestCatalogueLookup(t *testing.T) {
 
 func TestRegisterHandler(t *testing.T) {
 	h := NewHandlers()
-	require.NoError(t, h.Register(HandlerSpec{Name: "acme.crm", Kind: verbs.Sync}))
-	require.EqualError(t, h.Register(HandlerSpec{Name: "acme.crm", Kind: verbs.Sync}), `handler "acme.crm" is already registered`)
-	require.EqualError(t, h.Register(HandlerSpec{Name: "core.echo", Kind: verbs.Sync}), `handler "core.echo" is already registered`)
+	require.NoError(t, h.Register(HandlerSpec{Name: "acme.crm", Kind: rbtype.KindSync}))
+	require.EqualError(t, h.Register(HandlerSpec{Name: "acme.crm", Kind: rbtype.KindSync}), `handler "acme.crm" is already registered`)
+	require.EqualError(t, h.Register(HandlerSpec{Name: "core.echo", Kind: rbtype.KindSync}), `handler "core.echo" is already registered`)
 	require.EqualError(t, h.Register(HandlerSpec{Name: "x.y", Kind: "async"}), `handler "x.y": kind must be sync or durable, not "async"`)
 	spec, ok := h.Lookup("acme.crm")
 	require.True(t, ok)
-	require.Equal(t, verbs.Sync, spec.Kind)
+	require.Equal(t, rbtype.KindSync, spec.Kind)
 	require.Contains(t, h.Names(), "acme.crm")
 }

@@ -5,7 +5,7 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/runbookdev/runbook/verbs"
+	"github.com/runbookdev/runbook/runtime/rbtype"
 )
 
 // HandlerSpec describes a handler to the compiler: its name, its kind, and
@@ -13,7 +13,7 @@ import (
 // lives in package runtime, registered under the same name.
 type HandlerSpec struct {
 	Name    string
-	Kind    verbs.Kind
+	Kind    rbtype.Kind
 	Summary string
 	// CheckParams validates a verb's execution.params when the verb is
 	// loaded, so a bad table name or URL is found by `rbc lint`, not at
@@ -41,7 +41,7 @@ func (h *Handlers) Register(spec HandlerSpec) error {
 	if spec.Name == "" {
 		return fmt.Errorf("handler has no name")
 	}
-	if spec.Kind != verbs.Sync && spec.Kind != verbs.Durable {
+	if spec.Kind != rbtype.KindSync && spec.Kind != rbtype.KindDurable {
 		return fmt.Errorf("handler %q: kind must be sync or durable, not %q", spec.Name, spec.Kind)
 	}
 	if _, dup := h.specs[spec.Name]; dup {

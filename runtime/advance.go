@@ -11,7 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/runbookdev/runbook/durable"
-	"github.com/runbookdev/runbook/verbs"
+	"github.com/runbookdev/runbook/runtime/rbtype"
 )
 
 // errLeaseRefused means a lease this worker asked for under the runbook's
@@ -79,7 +79,7 @@ func (e *Engine) advance(ctx context.Context, ids []uuid.UUID, outcomes []*outco
 			steps := t.prepare()
 			ready = append(ready, steps...)
 			for _, p := range steps {
-				if p.exec.Idempotency.Scope != verbs.ScopeRunbookStep {
+				if p.exec.Idempotency.Scope != rbtype.ScopeRunbookStep {
 					// A step-scoped key is the step's own: its receipt is
 					// written with its completion, so a step that is ready
 					// has none. Other scopes share keys across steps.

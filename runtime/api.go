@@ -148,7 +148,7 @@ func newSteps(steps []*compiler.Step, offset int) []durable.NewStep {
 	for i, s := range steps {
 		args, _ := json.Marshal(s.Args)      // plan arguments are JSON values
 		exec, _ := json.Marshal(s.Execution) // as is the execution block
-		out[i] = durable.NewStep{Key: s.Key, Position: offset + i + 1, Verb: s.Verb, Args: args, Execution: exec, Gate: s.Gate}
+		out[i] = durable.NewStep{Key: s.Key, Position: offset + i + 1, Verb: s.Verb, Args: args, Execution: exec, Gate: string(s.Gate)}
 	}
 	return out
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/runbookdev/runbook/durable"
+	"github.com/runbookdev/runbook/runtime/rbtype"
 	"github.com/runbookdev/runbook/verbs"
 )
 
@@ -94,7 +95,7 @@ func (t *transition) prepareCompensation() *prepared {
 			continue
 		}
 		key := idempotencyKey(t.rb.ID, compensationKey(s.Key), comp.Verb,
-			verbs.Idempotency{Scope: verbs.ScopeRunbookStep}, args)
+			verbs.Idempotency{Scope: rbtype.ScopeRunbookStep}, args)
 		return &prepared{step: s, args: args, exec: exec, receipt: durable.ReceiptKey{Handler: exec.Handler, IdempotencyKey: key}}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/runbookdev/runbook/durable/pgtest"
 	"github.com/runbookdev/runbook/registry"
 	"github.com/runbookdev/runbook/runtime"
+	"github.com/runbookdev/runbook/runtime/rbtype"
 	"github.com/runbookdev/runbook/verbs"
 )
 
@@ -20,7 +21,7 @@ func ExampleHandlers_Register() {
 
 	handlers := runtime.NewHandlers(runtime.BuiltinDeps{})
 	err := handlers.Register(
-		registry.HandlerSpec{Name: "acme.greet", Kind: verbs.Sync, Summary: "greets someone"},
+		registry.HandlerSpec{Name: "acme.greet", Kind: rbtype.KindSync, Summary: "greets someone"},
 		runtime.HandlerFunc(func(_ context.Context, c *runtime.Call) (runtime.Result, error) {
 			name, _ := c.Args["name"].(string)
 			return runtime.Complete(map[string]any{"greeting": "hello, " + name}), nil

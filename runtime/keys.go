@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/runbookdev/runbook/runtime/rbtype"
 	"github.com/runbookdev/runbook/verbs"
 )
 
@@ -45,9 +46,9 @@ func invocationIDs(runbookID uuid.UUID, stepKey string, attempt int) (uuid.UUID,
 func idempotencyKey(runbookID uuid.UUID, stepKey, verb string, idem verbs.Idempotency, args map[string]any) string {
 	material := map[string]any{"verb": verb, "scope": idem.Scope}
 	switch idem.Scope {
-	case verbs.ScopeRunbookStep:
+	case rbtype.ScopeRunbookStep:
 		material["runbook"], material["step"] = runbookID.String(), stepKey
-	case verbs.ScopeRunbook:
+	case rbtype.ScopeRunbook:
 		material["runbook"] = runbookID.String()
 	}
 	fields := args

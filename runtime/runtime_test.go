@@ -17,6 +17,7 @@ import (
 	"github.com/runbookdev/runbook/durable/pgtest"
 	"github.com/runbookdev/runbook/registry"
 	"github.com/runbookdev/runbook/runtime"
+	"github.com/runbookdev/runbook/runtime/rbtype"
 	"github.com/runbookdev/runbook/verbs"
 )
 
@@ -163,9 +164,9 @@ func setup(t *testing.T, opts ...option) *testBundle {
 	t.Cleanup(cancel)
 	b := &testBundle{ctx: ctx, store: pgtest.Store(t), rec: newRecorder()}
 	b.handlers = runtime.NewHandlers(runtime.BuiltinDeps{CRUD: b.store})
-	require.NoError(t, b.handlers.Register(registry.HandlerSpec{Name: "test.count", Kind: verbs.Sync}, runtime.HandlerFunc(b.rec.count)))
-	require.NoError(t, b.handlers.Register(registry.HandlerSpec{Name: "test.undo", Kind: verbs.Sync}, runtime.HandlerFunc(b.rec.undo)))
-	require.NoError(t, b.handlers.Register(registry.HandlerSpec{Name: "test.flaky", Kind: verbs.Sync}, runtime.HandlerFunc(
+	require.NoError(t, b.handlers.Register(registry.HandlerSpec{Name: "test.count", Kind: rbtype.KindSync}, runtime.HandlerFunc(b.rec.count)))
+	require.NoError(t, b.handlers.Register(registry.HandlerSpec{Name: "test.undo", Kind: rbtype.KindSync}, runtime.HandlerFunc(b.rec.undo)))
+	require.NoError(t, b.handlers.Register(registry.HandlerSpec{Name: "test.flaky", Kind: rbtype.KindSync}, runtime.HandlerFunc(
 		func(context.Context, *runtime.Call) (runtime.Result, error) {
 			b.rec.flakies.Add(1)
 			return runtime.Result{}, runtime.Errorf(runtime.CodeTemporaryProviderError, "try later")
@@ -282,7 +283,7 @@ func TestChainRunsToCompletion(t *testing.T) {
 var _ = compiler.SchemaVersion
 
 func specDurable(name string) registry.HandlerSpec {
-	return registry.HandlerSpec{Name: name, Kind: verbs.Durable}
+	return registry.HandlerSpec{Name: name, Kind: rbtype.KindDurable}
 }
 
 // extendCatalogue adds verb definitions to the test catalogue; call it
@@ -310,7 +311,7 @@ func (b *testBundle) newEngine() {
 }
 
 func verbsRetry() verbs.Retry {
-	return verbs.Retry{MaxAttempts: 5, Backoff: verbs.BackoffExponential, BaseDelay: verbs.MustDuration("PT1S"), MaxDelay: verbs.MustDuration("PT10S")}
+	return verbs.Retry{MaxAttempts: 5, Backoff: rbtype.BackoffExponential, BaseDelay: verbs.MustDuration("PT1S"), MaxDelay: verbs.MustDuration("PT10S")}
 }
 
 func mustID(v any) uuid.UUID {

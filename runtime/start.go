@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/runbookdev/runbook/durable"
+	"github.com/runbookdev/runbook/runtime/rbtype"
 	"github.com/runbookdev/runbook/verbs"
 )
 
@@ -135,7 +136,7 @@ func (t *transition) start(steps []*prepared, receipts map[durable.ReceiptKey]du
 			t.failStep(s, Errorf(CodeDependencyUnavailable, "handler %q is not registered in this daemon", p.exec.Handler))
 			continue
 		}
-		dryRun := t.rb.Mode == ModeDryRun && (p.exec.SideEffects != verbs.SideEffectsNone || p.exec.Kind == verbs.Durable)
+		dryRun := t.rb.Mode == ModeDryRun && (p.exec.SideEffects != rbtype.SideEffectsNone || p.exec.Kind == rbtype.KindDurable)
 		if dryRun {
 			if _, can := handler.(DryRunner); !can {
 				t.complete(s, json.RawMessage(`{}`), true, nil)
@@ -150,7 +151,7 @@ func (t *transition) start(steps []*prepared, receipts map[durable.ReceiptKey]du
 			RunbookID: t.rb.ID, StepKey: s.Key, Verb: s.Verb, Attempt: s.Attempt, Args: p.args,
 			Params: p.exec.Params, IdempotencyKey: s.IdempotencyKey, Execution: p.exec, DryRun: dryRun,
 		}
-		if p.exec.Kind == verbs.Durable && !dryRun {
+		if p.exec.Kind == rbtype.KindDurable && !dryRun {
 			inv := t.invocationFor(s, p.exec)
 			call.InvocationID, call.CorrelationKey = inv.InvocationID, inv.CorrelationKey
 			call.CallbackURL = t.engine.cfg.CallbackURL

@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/runbookdev/runbook/durable"
+	"github.com/runbookdev/runbook/runtime/rbtype"
 	"github.com/runbookdev/runbook/verbs"
 )
 
@@ -199,7 +200,7 @@ func (t *transition) applyOutcome(o *outcome) {
 		t.failStep(s, err)
 		return
 	}
-	if !o.dryRun && !o.simulated && t.execution(s).SideEffects != verbs.SideEffectsNone {
+	if !o.dryRun && !o.simulated && t.execution(s).SideEffects != rbtype.SideEffectsNone {
 		t.receipts = append(t.receipts, durable.Receipt{
 			Handler: t.execution(s).Handler, IdempotencyKey: s.IdempotencyKey, RunbookID: t.rb.ID,
 			StepKey: s.Key, Result: o.value, ResultHash: hashJSON(o.value),
@@ -288,7 +289,7 @@ func (t *transition) consumeNotifications() {
 			t.failStep(s, err)
 			continue
 		}
-		if t.execution(s).SideEffects != verbs.SideEffectsNone {
+		if t.execution(s).SideEffects != rbtype.SideEffectsNone {
 			t.receipts = append(t.receipts, durable.Receipt{
 				Handler: t.execution(s).Handler, IdempotencyKey: s.IdempotencyKey, RunbookID: t.rb.ID,
 				StepKey: s.Key, Result: result, ResultHash: hashJSON(result),
@@ -321,7 +322,7 @@ func (t *transition) timeouts() {
 		t.event(EventStepTimedOut, s, map[string]any{
 			"correlation_key": inv.CorrelationKey, "timeout_at": inv.TimeoutAt, "on_timeout": exec.Timeouts.OnTimeout,
 		})
-		if exec.Timeouts.OnTimeout == verbs.OnTimeoutEscalate {
+		if exec.Timeouts.OnTimeout == rbtype.OnTimeoutEscalate {
 			s.Status, s.FinishedAt = StepEscalated, &t.now
 			s.ErrorCode, s.ErrorMessage = CodeParkTimeout, "no notification before the park timeout; escalated to a person"
 			t.touch(s)
@@ -423,7 +424,7 @@ func (t *transition) propagate() {
 // that step waits; other branches go on.
 func (t *transition) gates() {
 	for _, s := range t.steps {
-		if s.Status != StepReady || s.Gate == verbs.GateNone || s.GateDecision == "approved" {
+		if s.Status != StepReady || s.Gate == string(rbtype.GateNone) || s.GateDecision == "approved" {
 			continue
 		}
 		if t.rb.Mode == ModeDryRun {

@@ -21,7 +21,7 @@ import (
 	"github.com/runbookdev/runbook/durable/pgtest"
 	"github.com/runbookdev/runbook/registry"
 	"github.com/runbookdev/runbook/runtime"
-	"github.com/runbookdev/runbook/verbs"
+	"github.com/runbookdev/runbook/runtime/rbtype"
 )
 
 // keyServer is an external system behind http.call that records the
@@ -222,7 +222,7 @@ func TestShutdownReleasesLeases(t *testing.T) {
 	b := setup(t, func(c *runtime.Config) { c.ShutdownGrace = 100 * time.Millisecond; c.LeaseTTL = time.Hour })
 	release := make(chan struct{})
 	var calls sync.WaitGroup
-	require.NoError(t, b.handlers.Register(registry.HandlerSpec{Name: "test.slow", Kind: verbs.Sync}, runtime.HandlerFunc(
+	require.NoError(t, b.handlers.Register(registry.HandlerSpec{Name: "test.slow", Kind: rbtype.KindSync}, runtime.HandlerFunc(
 		func(ctx context.Context, c *runtime.Call) (runtime.Result, error) {
 			calls.Add(1)
 			defer calls.Done()

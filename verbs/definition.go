@@ -7,41 +7,7 @@ import (
 	"time"
 
 	"github.com/runbookdev/runbook/lang"
-)
-
-// Kind is how a verb runs.
-type Kind string
-
-// The kinds of VERBS.md.
-const (
-	// Sync verbs run a handler that returns a result.
-	Sync Kind = "sync"
-	// Durable verbs start external work, park, and resume on a notification.
-	Durable Kind = "durable"
-)
-
-// The enumerated values of VERBS.md, in the order the docs list them.
-var (
-	Kinds       = []string{string(Sync), string(Durable)}
-	SideEffects = []string{"none", "internal_db", "external_call", "human_process"}
-	Scopes      = []string{ScopeRunbookStep, ScopeRunbook, ScopeGlobal}
-	Backoffs    = []string{BackoffExponential, BackoffFixed}
-	Gates       = []string{GateNone, GateHumanConfirm}
-	OnTimeouts  = []string{OnTimeoutFail, OnTimeoutEscalate}
-)
-
-// Named values used by the compiler and runtime.
-const (
-	ScopeRunbookStep   = "runbook_step"
-	ScopeRunbook       = "runbook"
-	ScopeGlobal        = "global"
-	BackoffExponential = "exponential"
-	BackoffFixed       = "fixed"
-	GateNone           = "none"
-	GateHumanConfirm   = "human_confirm"
-	OnTimeoutFail      = "fail"
-	OnTimeoutEscalate  = "escalate"
-	SideEffectsNone    = "none"
+	"github.com/runbookdev/runbook/runtime/rbtype"
 )
 
 // Defaults filled in when a verb file leaves a field out. They are frozen
@@ -88,36 +54,36 @@ func (d *Definition) FieldRange(path string) lang.Range {
 // Execution is the block the compiler freezes into every step that calls
 // the verb. Its JSON form is the plan's.
 type Execution struct {
-	Kind         Kind           `json:"kind"`
-	Handler      string         `json:"handler"`
-	Params       map[string]any `json:"params,omitempty"`
-	SideEffects  string         `json:"side_effects"`
-	Idempotency  Idempotency    `json:"idempotency"`
-	Timeouts     Timeouts       `json:"timeouts"`
-	Retry        Retry          `json:"retry"`
-	Gate         string         `json:"gate"`
-	Compensation *Compensation  `json:"compensation,omitempty"`
+	Kind         rbtype.Kind        `json:"kind"`
+	Handler      string             `json:"handler"`
+	Params       map[string]any     `json:"params,omitempty"`
+	SideEffects  rbtype.SideEffects `json:"side_effects"`
+	Idempotency  Idempotency        `json:"idempotency"`
+	Timeouts     Timeouts           `json:"timeouts"`
+	Retry        Retry              `json:"retry"`
+	Gate         rbtype.Gate        `json:"gate"`
+	Compensation *Compensation      `json:"compensation,omitempty"`
 }
 
 // Idempotency says how a step's idempotency key is derived.
 type Idempotency struct {
-	Scope     string   `json:"scope"`
-	KeyFields []string `json:"key_fields,omitempty"`
+	Scope     rbtype.Scope `json:"scope"`
+	KeyFields []string     `json:"key_fields,omitempty"`
 }
 
 // Timeouts bounds handler calls and parked waits.
 type Timeouts struct {
-	ParkTimeout *Duration `json:"park_timeout,omitempty"`
-	RunTimeout  Duration  `json:"run_timeout"`
-	OnTimeout   string    `json:"on_timeout"`
+	ParkTimeout *Duration        `json:"park_timeout,omitempty"`
+	RunTimeout  Duration         `json:"run_timeout"`
+	OnTimeout   rbtype.OnTimeout `json:"on_timeout"`
 }
 
 // Retry is the retry policy for retryable failures.
 type Retry struct {
-	MaxAttempts int      `json:"max_attempts"`
-	Backoff     string   `json:"backoff"`
-	BaseDelay   Duration `json:"base_delay"`
-	MaxDelay    Duration `json:"max_delay"`
+	MaxAttempts int            `json:"max_attempts"`
+	Backoff     rbtype.Backoff `json:"backoff"`
+	BaseDelay   Duration       `json:"base_delay"`
+	MaxDelay    Duration       `json:"max_delay"`
 }
 
 // Delay is the backoff before attempt+1 after attempt failed, without
@@ -125,7 +91,7 @@ type Retry struct {
 // MaxDelay.
 func (r Retry) Delay(attempt int) time.Duration {
 	d := r.BaseDelay.D
-	if r.Backoff == BackoffExponential {
+	if r.Backoff == rbtype.BackoffExponential {
 		for i := 1; i < attempt && d < r.MaxDelay.D; i++ {
 			d *= 2
 		}

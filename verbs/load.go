@@ -19,6 +19,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/runbookdev/runbook/lang"
+	"github.com/runbookdev/runbook/runtime/rbtype"
 )
 
 // Catalogue files are read recursively from each directory, in this order
@@ -242,17 +243,23 @@ func (d *decoder) identifier(n *yaml.Node, path string) string {
 }
 
 // enum reads one of allowed; what names the kind of value in the message.
-func (d *decoder) enum(n *yaml.Node, path, what string, allowed []string) string {
+// enum reads one of the allowed values of an enumeration. (A function,
+// not a method: methods cannot have type parameters.)
+func enum[T ~string](d *decoder, n *yaml.Node, path, what string, allowed []T) T {
 	s, ok := d.scalar(n, path)
 	if !ok {
 		return ""
 	}
-	if !slices.Contains(allowed, s) {
-		d.diags.Errorf(lang.VBadValue, d.src.rangeOf(n), "unknown %s %q (expected %s)", what, s, strings.Join(allowed, ", ")).
-			WithSuggestions(lang.Suggest(s, allowed)...)
+	names := make([]string, len(allowed))
+	for i, a := range allowed {
+		names[i] = string(a)
+	}
+	if !slices.Contains(names, s) {
+		d.diags.Errorf(lang.VBadValue, d.src.rangeOf(n), "unknown %s %q (expected %s)", what, s, strings.Join(names, ", ")).
+			WithSuggestions(lang.Suggest(s, names)...)
 		return ""
 	}
-	return s
+	return T(s)
 }
 
 func (d *decoder) duration(n *yaml.Node, path string) *Duration {
@@ -307,10 +314,10 @@ func (d *decoder) execution(n *yaml.Node, def *Definition) {
 	var parkTimeout *yaml.Node
 	var keyFields []*yaml.Node
 	d.mapping(n, "execution", def, map[string]field{
-		"kind":         {true, func(p string, v *yaml.Node) { e.Kind = Kind(d.enum(v, p, "kind", Kinds)) }},
+		"kind":         {true, func(p string, v *yaml.Node) { e.Kind = enum(d, v, p, "kind", rbtype.Kinds) }},
 		"handler":      {true, func(p string, v *yaml.Node) { e.Handler, _ = d.scalar(v, p) }},
-		"side_effects": {true, func(p string, v *yaml.Node) { e.SideEffects = d.enum(v, p, "side effect", SideEffects) }},
-		"gate":         {false, func(p string, v *yaml.Node) { e.Gate = d.enum(v, p, "gate", Gates) }},
+		"side_effects": {true, func(p string, v *yaml.Node) { e.SideEffects = enum(d, v, p, "side effect", rbtype.SideEffectsValues) }},
+		"gate":         {false, func(p string, v *yaml.Node) { e.Gate = enum(d, v, p, "gate", rbtype.Gates) }},
 		"params": {false, func(p string, v *yaml.Node) {
 			if params, ok := d.jsonObject(v, p, nil); ok {
 				e.Params = params
@@ -318,7 +325,7 @@ func (d *decoder) execution(n *yaml.Node, def *Definition) {
 		}},
 		"idempotency": {false, func(p string, v *yaml.Node) {
 			d.mapping(v, p, def, map[string]field{
-				"scope": {false, func(p string, v *yaml.Node) { e.Idempotency.Scope = d.enum(v, p, "idempotency scope", Scopes) }},
+				"scope": {false, func(p string, v *yaml.Node) { e.Idempotency.Scope = enum(d, v, p, "idempotency scope", rbtype.Scopes) }},
 				"key_fields": {false, func(p string, v *yaml.Node) {
 					if v.Kind != yaml.SequenceNode {
 						d.diags.Errorf(lang.VBadValue, d.src.rangeOf(v), "%s must be a list of argument names", p)
@@ -341,18 +348,20 @@ func (d *decoder) execution(n *yaml.Node, def *Definition) {
 						e.Timeouts.RunTimeout = *dur
 					}
 				}},
-				"on_timeout": {false, func(p string, v *yaml.Node) { e.Timeouts.OnTimeout = d.enum(v, p, "on_timeout action", OnTimeouts) }},
+				"on_timeout": {false, func(p string, v *yaml.Node) {
+					e.Timeouts.OnTimeout = enum(d, v, p, "on_timeout action", rbtype.OnTimeouts)
+				}},
 			})
 		}},
 		"retry":        {false, func(p string, v *yaml.Node) { d.retry(v, p, def) }},
 		"compensation": {false, func(p string, v *yaml.Node) { d.compensation(v, p, def) }},
 	})
 
-	if e.Kind == Durable && parkTimeout == nil {
+	if e.Kind == rbtype.KindDurable && parkTimeout == nil {
 		d.diags.Errorf(lang.VNoParkTimeout, def.FieldRange("execution.kind"),
 			"durable verb %q has no timeouts.park_timeout; nothing may wait forever", def.FullName())
 	}
-	if e.Kind == Sync && parkTimeout != nil {
+	if e.Kind == rbtype.KindSync && parkTimeout != nil {
 		d.diags.Errorf(lang.VBadValue, d.src.rangeOf(parkTimeout), "park_timeout applies only to durable verbs; %q is sync", def.FullName())
 	}
 	for _, f := range keyFields {
@@ -372,19 +381,19 @@ func (d *decoder) execution(n *yaml.Node, def *Definition) {
 // complete and the runtime never guesses.
 func applyDefaults(e *Execution) {
 	if e.Idempotency.Scope == "" {
-		e.Idempotency.Scope = ScopeRunbookStep
+		e.Idempotency.Scope = rbtype.ScopeRunbookStep
 	}
 	if e.Timeouts.RunTimeout.D == 0 {
 		e.Timeouts.RunTimeout = DefaultRunTimeout
 	}
 	if e.Timeouts.OnTimeout == "" {
-		e.Timeouts.OnTimeout = OnTimeoutFail
+		e.Timeouts.OnTimeout = rbtype.OnTimeoutFail
 	}
 	if e.Retry.MaxAttempts == 0 {
 		e.Retry.MaxAttempts = 1
 	}
 	if e.Retry.Backoff == "" {
-		e.Retry.Backoff = BackoffExponential
+		e.Retry.Backoff = rbtype.BackoffExponential
 	}
 	if e.Retry.BaseDelay.D == 0 {
 		e.Retry.BaseDelay = DefaultBaseDelay
@@ -396,7 +405,7 @@ func applyDefaults(e *Execution) {
 		}
 	}
 	if e.Gate == "" {
-		e.Gate = GateNone
+		e.Gate = rbtype.GateNone
 	}
 }
 
@@ -415,7 +424,7 @@ func (d *decoder) retry(n *yaml.Node, path string, def *Definition) {
 			}
 			r.MaxAttempts = attempts
 		}},
-		"backoff": {false, func(p string, v *yaml.Node) { r.Backoff = d.enum(v, p, "backoff", Backoffs) }},
+		"backoff": {false, func(p string, v *yaml.Node) { r.Backoff = enum(d, v, p, "backoff", rbtype.Backoffs) }},
 		"base_delay": {false, func(p string, v *yaml.Node) {
 			if dur := d.duration(v, p); dur != nil {
 				r.BaseDelay = *dur

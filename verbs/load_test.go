@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/runbookdev/runbook/lang"
+	"github.com/runbookdev/runbook/runtime/rbtype"
 )
 
 const minimal = `- name: open-case
@@ -119,12 +120,12 @@ func TestParseDefinitionDefaults(t *testing.T) {
 	d := defs[0]
 	require.Equal(t, "kyc.open-case", d.FullName())
 	e := d.Execution
-	require.Equal(t, ScopeRunbookStep, e.Idempotency.Scope)
+	require.Equal(t, rbtype.ScopeRunbookStep, e.Idempotency.Scope)
 	require.Equal(t, 30*time.Second, e.Timeouts.RunTimeout.D)
-	require.Equal(t, OnTimeoutFail, e.Timeouts.OnTimeout)
+	require.Equal(t, rbtype.OnTimeoutFail, e.Timeouts.OnTimeout)
 	require.Nil(t, e.Timeouts.ParkTimeout)
-	require.Equal(t, Retry{MaxAttempts: 1, Backoff: BackoffExponential, BaseDelay: DefaultBaseDelay, MaxDelay: DefaultMaxDelay}, e.Retry)
-	require.Equal(t, GateNone, e.Gate)
+	require.Equal(t, Retry{MaxAttempts: 1, Backoff: rbtype.BackoffExponential, BaseDelay: DefaultBaseDelay, MaxDelay: DefaultMaxDelay}, e.Retry)
+	require.Equal(t, rbtype.GateNone, e.Gate)
 	require.Regexp(t, `^sha256:[0-9a-f]{64}$`, d.Hash)
 
 	// The hash covers content, not layout: the same definition written in
@@ -136,10 +137,10 @@ func TestParseDefinitionDefaults(t *testing.T) {
 }
 
 func TestRetryDelay(t *testing.T) {
-	r := Retry{MaxAttempts: 5, Backoff: BackoffExponential, BaseDelay: MustDuration("PT2S"), MaxDelay: MustDuration("PT10S")}
+	r := Retry{MaxAttempts: 5, Backoff: rbtype.BackoffExponential, BaseDelay: MustDuration("PT2S"), MaxDelay: MustDuration("PT10S")}
 	require.Equal(t, []time.Duration{2 * time.Second, 4 * time.Second, 8 * time.Second, 10 * time.Second},
 		[]time.Duration{r.Delay(1), r.Delay(2), r.Delay(3), r.Delay(4)})
-	r.Backoff = BackoffFixed
+	r.Backoff = rbtype.BackoffFixed
 	require.Equal(t, 2*time.Second, r.Delay(4))
 }
 

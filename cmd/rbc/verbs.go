@@ -76,7 +76,7 @@ func describeVerb(out io.Writer, d *verbs.Definition) {
 	}
 	fmt.Fprintln(out, "\nExecution:")
 	fmt.Fprintf(out, "  side effects: %s\n", e.SideEffects)
-	idem := e.Idempotency.Scope
+	idem := string(e.Idempotency.Scope)
 	if len(e.Idempotency.KeyFields) > 0 {
 		idem += " on " + strings.Join(e.Idempotency.KeyFields, ", ")
 	}

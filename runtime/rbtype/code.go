@@ -1,0 +1,36 @@
+package rbtype
+
+import "slices"
+
+// ErrorCode classifies a step's failure (RUNTIME.md, "Errors"); the code
+// decides whether the step is retried.
+type ErrorCode string
+
+// The error taxonomy.
+const (
+	CodeNetworkTimeout         ErrorCode = "NETWORK_TIMEOUT"
+	CodeRateLimit              ErrorCode = "RATE_LIMIT"
+	CodeTemporaryProviderError ErrorCode = "TEMPORARY_PROVIDER_ERROR"
+	CodeTransientDBLock        ErrorCode = "TRANSIENT_DB_LOCK"
+	CodeDependencyUnavailable  ErrorCode = "DEPENDENCY_UNAVAILABLE"
+	CodePolicyDenied           ErrorCode = "POLICY_DENIED"
+	CodeInvalidInput           ErrorCode = "INVALID_INPUT"
+	CodeSchemaValidationFailed ErrorCode = "SCHEMA_VALIDATION_FAILED"
+	CodeMissingRequiredContext ErrorCode = "MISSING_REQUIRED_CONTEXT"
+	CodeAuthForbidden          ErrorCode = "AUTH_FORBIDDEN"
+	// CodeInternal is anything unclassified: a handler's own bug, say.
+	CodeInternal ErrorCode = "INTERNAL"
+	// CodeParkTimeout: no notification came before the park timed out.
+	CodeParkTimeout ErrorCode = "PARK_TIMEOUT"
+	// CodeCancelled: the runbook was cancelled.
+	CodeCancelled ErrorCode = "CANCELLED"
+)
+
+// retryableCodes are the codes that send a step to failed_retryable while
+// it has attempts left. Anything else is final.
+var retryableCodes = []ErrorCode{
+	CodeNetworkTimeout, CodeRateLimit, CodeTemporaryProviderError, CodeTransientDBLock, CodeDependencyUnavailable,
+}
+
+// Retryable reports whether a failure with this code may be retried.
+func (c ErrorCode) Retryable() bool { return slices.Contains(retryableCodes, c) }

@@ -1,0 +1,41 @@
+package rbtype
+
+// EventType names an entry of a runbook's ledger (RUNTIME.md, "Events").
+type EventType string
+
+// The event types.
+const (
+	EventRunbookSubmitted      EventType = "RUNBOOK_SUBMITTED"
+	EventStepReady             EventType = "STEP_READY"
+	EventStepStarted           EventType = "STEP_STARTED"
+	EventStepSucceeded         EventType = "STEP_SUCCEEDED"
+	EventStepFailed            EventType = "STEP_FAILED"
+	EventStepRetryScheduled    EventType = "STEP_RETRY_SCHEDULED"
+	EventStepParked            EventType = "STEP_PARKED"
+	EventStepResumed           EventType = "STEP_RESUMED"
+	EventStepTimedOut          EventType = "STEP_TIMED_OUT"
+	EventGateRequested         EventType = "GATE_REQUESTED"
+	EventGateApproved          EventType = "GATE_APPROVED"
+	EventGateRejected          EventType = "GATE_REJECTED"
+	EventStepCancelled         EventType = "STEP_CANCELLED"
+	EventStepSkipped           EventType = "STEP_SKIPPED"
+	EventCompensationStarted   EventType = "COMPENSATION_STARTED"
+	EventCompensationSucceeded EventType = "COMPENSATION_SUCCEEDED"
+	EventCompensationFailed    EventType = "COMPENSATION_FAILED"
+	EventRunbookExtended       EventType = "RUNBOOK_EXTENDED"
+	EventRunbookCompleted      EventType = "RUNBOOK_COMPLETED"
+	EventRunbookFailed         EventType = "RUNBOOK_FAILED"
+	EventRunbookCancelled      EventType = "RUNBOOK_CANCELLED"
+	// EventRunbookEscalated ends a runbook whose failure was handed to a
+	// person (a park timeout with on_timeout: escalate). RUNTIME.md lists
+	// the status but no event for it.
+	EventRunbookEscalated EventType = "RUNBOOK_ESCALATED"
+)
+
+// MutationKind names an entry of a runbook's mutation log.
+type MutationKind string
+
+// The mutation kinds.
+const (
+	MutationExtend MutationKind = "extend"
+)

@@ -1,0 +1,163 @@
+package rbtype
+
+// StepStatus is the state of one step (RUNTIME.md, "Step states").
+type StepStatus string
+
+// The step statuses.
+const (
+	StepPending         StepStatus = "pending"
+	StepReady           StepStatus = "ready"
+	StepWaitingApproval StepStatus = "waiting_approval"
+	StepRunning         StepStatus = "running"
+	StepParked          StepStatus = "parked"
+	StepFailedRetryable StepStatus = "failed_retryable"
+	StepComplete        StepStatus = "complete"
+	StepFailed          StepStatus = "failed"
+	StepSkipped         StepStatus = "skipped"
+	StepCancelled       StepStatus = "cancelled"
+	StepEscalated       StepStatus = "escalated"
+)
+
+// StepStatuses lists every step status, in the order RUNTIME.md gives.
+var StepStatuses = []StepStatus{
+	StepPending, StepReady, StepWaitingApproval, StepRunning, StepParked, StepFailedRetryable,
+	StepComplete, StepFailed, StepSkipped, StepCancelled, StepEscalated,
+}
+
+// Done reports whether the status is final: nothing more happens to the
+// step.
+func (s StepStatus) Done() bool {
+	switch s {
+	case StepComplete, StepFailed, StepSkipped, StepCancelled, StepEscalated:
+		return true
+	}
+	return false
+}
+
+// BlocksDependents reports whether a final status means the steps that
+// depend on this one can never run.
+func (s StepStatus) BlocksDependents() bool {
+	switch s {
+	case StepFailed, StepSkipped, StepCancelled, StepEscalated:
+		return true
+	}
+	return false
+}
+
+// RunbookStatus is the state of a runbook.
+type RunbookStatus string
+
+// The runbook statuses.
+const (
+	RunbookExecuting RunbookStatus = "executing"
+	RunbookComplete  RunbookStatus = "complete"
+	RunbookFailed    RunbookStatus = "failed"
+	RunbookCancelled RunbookStatus = "cancelled"
+	RunbookEscalated RunbookStatus = "escalated"
+)
+
+// RunbookStatuses lists every runbook status.
+var RunbookStatuses = []RunbookStatus{RunbookExecuting, RunbookComplete, RunbookFailed, RunbookCancelled, RunbookEscalated}
+
+// RunbookState refines an executing runbook in views: what it waits for
+// when nothing can move without the outside world.
+type RunbookState string
+
+// The refined states; otherwise a view's state is its status.
+const (
+	StateParked           RunbookState = "parked"
+	StateAwaitingApproval RunbookState = "awaiting_approval"
+)
+
+// Mode is how a runbook was submitted to run.
+type Mode string
+
+// The modes.
+const (
+	ModeExecute Mode = "execute"
+	ModeDryRun  Mode = "dry_run"
+)
+
+// Modes lists every mode.
+var Modes = []Mode{ModeExecute, ModeDryRun}
+
+// CompensationStatus is the state of a completed step's undoing; empty
+// when there is none to do.
+type CompensationStatus string
+
+// The compensation statuses.
+const (
+	CompensationNone     CompensationStatus = ""
+	CompensationPending  CompensationStatus = "pending"
+	CompensationRunning  CompensationStatus = "running"
+	CompensationComplete CompensationStatus = "complete"
+	CompensationFailed   CompensationStatus = "failed"
+)
+
+// Due reports whether the compensation is still to run or running.
+func (c CompensationStatus) Due() bool { return c == CompensationPending || c == CompensationRunning }
+
+// GateDecision is what a person decided at a gate; empty until someone
+// did.
+type GateDecision string
+
+// The gate decisions.
+const (
+	GateUndecided GateDecision = ""
+	GateApproved  GateDecision = "approved"
+	GateRejected  GateDecision = "rejected"
+)
+
+// InvocationStatus is the state of a durable step's wait.
+type InvocationStatus string
+
+// The invocation statuses (RUNTIME.md, invocation_records).
+const (
+	InvocationActive    InvocationStatus = "active"
+	InvocationCompleted InvocationStatus = "completed"
+	InvocationTimedOut  InvocationStatus = "timed_out"
+	InvocationCancelled InvocationStatus = "cancelled"
+)
+
+// NotificationOutcome is what a notification reports of the external work.
+type NotificationOutcome string
+
+// The outcomes a notification may report.
+const (
+	OutcomeCompleted NotificationOutcome = "completed"
+	OutcomeFailed    NotificationOutcome = "failed"
+)
+
+// NotificationStatus is the state of a notification in the inbox.
+type NotificationStatus string
+
+// The inbox statuses.
+const (
+	NotificationReceived  NotificationStatus = "received"
+	NotificationProcessed NotificationStatus = "processed"
+	NotificationIgnored   NotificationStatus = "ignored"
+)
+
+// InboxResult says what became of a notification delivered to the inbox.
+type InboxResult int
+
+// The inbox results.
+const (
+	// InboxAccepted: stored, and the runbook woken.
+	InboxAccepted InboxResult = iota
+	// InboxDuplicate: the same payload was stored before; nothing changed.
+	InboxDuplicate
+	// InboxConflict: another payload was stored under the key; refused.
+	InboxConflict
+)
+
+// String names the result as the HTTP API reports it.
+func (r InboxResult) String() string {
+	switch r {
+	case InboxDuplicate:
+		return "duplicate"
+	case InboxConflict:
+		return "conflict"
+	}
+	return "accepted"
+}

@@ -1,0 +1,88 @@
+package rbtype
+
+// The enumerated fields of a verb's execution block (VERBS.md). Verb
+// files spell them; plans freeze them; the runtime acts on them.
+
+// Kind is how a verb runs.
+type Kind string
+
+// The kinds.
+const (
+	// KindSync verbs run a handler that returns a result.
+	KindSync Kind = "sync"
+	// KindDurable verbs start external work, park, and resume on a
+	// notification.
+	KindDurable Kind = "durable"
+)
+
+// SideEffects says what a verb's handler does to the world.
+type SideEffects string
+
+// The side effects, from none to a person's work.
+const (
+	SideEffectsNone         SideEffects = "none"
+	SideEffectsInternalDB   SideEffects = "internal_db"
+	SideEffectsExternalCall SideEffects = "external_call"
+	SideEffectsHuman        SideEffects = "human_process"
+)
+
+// Scope says what an idempotency key is unique within.
+type Scope string
+
+// The idempotency scopes.
+const (
+	ScopeRunbookStep Scope = "runbook_step"
+	ScopeRunbook     Scope = "runbook"
+	ScopeGlobal      Scope = "global"
+)
+
+// Backoff is how the delay between retries grows.
+type Backoff string
+
+// The backoffs.
+const (
+	BackoffExponential Backoff = "exponential"
+	BackoffFixed       Backoff = "fixed"
+)
+
+// Gate is what a step waits for before it runs.
+type Gate string
+
+// The gates.
+const (
+	GateNone         Gate = "none"
+	GateHumanConfirm Gate = "human_confirm"
+)
+
+// OnTimeout is what a park that times out does to its step.
+type OnTimeout string
+
+// The on_timeout actions.
+const (
+	OnTimeoutFail     OnTimeout = "fail"
+	OnTimeoutEscalate OnTimeout = "escalate"
+)
+
+// CRUDOp is the operation of a pg.crud verb.
+type CRUDOp string
+
+// The pg.crud operations.
+const (
+	CRUDInsert CRUDOp = "insert"
+	CRUDSelect CRUDOp = "select"
+	CRUDUpdate CRUDOp = "update"
+	CRUDDelete CRUDOp = "delete"
+	CRUDUpsert CRUDOp = "upsert"
+)
+
+// The values of each enumeration, in the order VERBS.md lists them, for
+// checking a verb file and for its messages.
+var (
+	Kinds             = []Kind{KindSync, KindDurable}
+	SideEffectsValues = []SideEffects{SideEffectsNone, SideEffectsInternalDB, SideEffectsExternalCall, SideEffectsHuman}
+	Scopes            = []Scope{ScopeRunbookStep, ScopeRunbook, ScopeGlobal}
+	Backoffs          = []Backoff{BackoffExponential, BackoffFixed}
+	Gates             = []Gate{GateNone, GateHumanConfirm}
+	OnTimeouts        = []OnTimeout{OnTimeoutFail, OnTimeoutEscalate}
+	CRUDOps           = []CRUDOp{CRUDInsert, CRUDSelect, CRUDUpdate, CRUDDelete, CRUDUpsert}
+)
