@@ -9,17 +9,10 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
-)
 
-// CRUDRequest is one pg.crud operation.
-type CRUDRequest struct {
-	Op        string   // insert, select, update, delete, upsert
-	Table     string   // optionally schema-qualified
-	Key       []string // columns that select the row (update, delete, upsert, select)
-	Columns   []string // the columns values may set; empty means any
-	Returning []string // columns to return
-	Values    map[string]any
-}
+	"github.com/runbookdev/runbook/runtime/driver"
+	"github.com/runbookdev/runbook/runtime/rbtype"
+)
 
 // identifier is what CRUD accepts as a table or column name; verbs are
 // checked against the same rule when they are loaded.
@@ -28,7 +21,7 @@ var identifier = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
 // CRUD runs one operation. Identifiers are checked and quoted; values are
 // always bound as parameters. Argument names may use dashes; they map to
 // columns with underscores.
-func (s *Store) CRUD(ctx context.Context, r CRUDRequest) ([]map[string]any, error) {
+func (s *Store) CRUD(ctx context.Context, r driver.CRUDRequest) ([]map[string]any, error) {
 	table, err := quoteTable(r.Table)
 	if err != nil {
 		return nil, err
@@ -63,7 +56,7 @@ func (s *Store) CRUD(ctx context.Context, r CRUDRequest) ([]map[string]any, erro
 		return fmt.Sprintf("$%d", len(args))
 	}
 	where := func() (string, error) {
-		if len(keyCols) != len(r.Key) && r.Op != "select" {
+		if len(keyCols) != len(r.Key) && r.Op != rbtype.CRUDSelect {
 			return "", fmt.Errorf("%w: every key column (%s) needs a value", ErrBadRequest, strings.Join(r.Key, ", "))
 		}
 		if len(keyCols) == 0 {
@@ -88,14 +81,14 @@ func (s *Store) CRUD(ctx context.Context, r CRUDRequest) ([]map[string]any, erro
 	}
 	var sql string
 	switch r.Op {
-	case "insert", "upsert":
+	case rbtype.CRUDInsert, rbtype.CRUDUpsert:
 		names := make([]string, len(cols))
 		params := make([]string, len(cols))
 		for i, c := range cols {
 			names[i], params[i] = pgx.Identifier{c}.Sanitize(), arg(values[c])
 		}
 		sql = fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s)", table, strings.Join(names, ", "), strings.Join(params, ", "))
-		if r.Op == "upsert" {
+		if r.Op == rbtype.CRUDUpsert {
 			if len(r.Key) == 0 {
 				return nil, fmt.Errorf("%w: upsert needs key columns", ErrBadRequest)
 			}
@@ -114,7 +107,7 @@ func (s *Store) CRUD(ctx context.Context, r CRUDRequest) ([]map[string]any, erro
 			}
 		}
 		sql += returning
-	case "update":
+	case rbtype.CRUDUpdate:
 		if len(setCols) == 0 {
 			return nil, fmt.Errorf("%w: update has nothing to set", ErrBadRequest)
 		}
@@ -127,13 +120,13 @@ func (s *Store) CRUD(ctx context.Context, r CRUDRequest) ([]map[string]any, erro
 			return nil, err
 		}
 		sql = fmt.Sprintf("UPDATE %s SET %s WHERE %s%s", table, strings.Join(sets, ", "), w, returning)
-	case "delete":
+	case rbtype.CRUDDelete:
 		w, err := where()
 		if err != nil {
 			return nil, err
 		}
 		sql = fmt.Sprintf("DELETE FROM %s WHERE %s%s", table, w, returning)
-	case "select":
+	case rbtype.CRUDSelect:
 		w, err := where()
 		if err != nil {
 			return nil, err

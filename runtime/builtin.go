@@ -1,12 +1,11 @@
 package runtime
 
 import (
-	"context"
 	"net/http"
 	"os"
 	"regexp"
 
-	"github.com/runbookdev/runbook/durable"
+	"github.com/runbookdev/runbook/runtime/driver"
 )
 
 // BuiltinDeps gives the built-in handlers what they need of the outside
@@ -18,16 +17,11 @@ type BuiltinDeps struct {
 	HTTP *http.Client
 	// CRUD runs pg.crud; nil makes pg.crud fail with
 	// DEPENDENCY_UNAVAILABLE.
-	CRUD CRUDExecutor
+	CRUD driver.CRUDExecutor
 	// LookupEnv resolves ${env:NAME} in handler params, so that secrets
 	// live in the daemon's environment, never in verb files, plans or
 	// events. Nil means os.LookupEnv.
 	LookupEnv func(string) (string, bool)
-}
-
-// CRUDExecutor runs one pg.crud operation. durable.Store implements it.
-type CRUDExecutor interface {
-	CRUD(ctx context.Context, req durable.CRUDRequest) ([]map[string]any, error)
 }
 
 func builtinHandlers(deps BuiltinDeps) map[string]Handler {

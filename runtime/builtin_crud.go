@@ -5,19 +5,21 @@ import (
 	"errors"
 
 	"github.com/runbookdev/runbook/durable"
+	"github.com/runbookdev/runbook/runtime/driver"
+	"github.com/runbookdev/runbook/runtime/rbtype"
 )
 
 // crud is pg.crud: one operation on one table, the table and columns from
 // the verb's params (checked when the verb was loaded), the values from the
 // arguments, always bound as parameters.
-type crud struct{ exec CRUDExecutor }
+type crud struct{ exec driver.CRUDExecutor }
 
 func (h *crud) Call(ctx context.Context, c *Call) (Result, error) {
 	if h.exec == nil {
 		return Result{}, Errorf(CodeDependencyUnavailable, "pg.crud has no database")
 	}
-	req := durable.CRUDRequest{
-		Op:        stringParam(c.Params, "op"),
+	req := driver.CRUDRequest{
+		Op:        rbtype.CRUDOp(stringParam(c.Params, "op")),
 		Table:     stringParam(c.Params, "table"),
 		Key:       stringsParam(c.Params, "key"),
 		Columns:   stringsParam(c.Params, "columns"),
@@ -33,7 +35,7 @@ func (h *crud) Call(ctx context.Context, c *Call) (Result, error) {
 	case err != nil:
 		return Result{}, &Error{Code: CodeDependencyUnavailable, Message: err.Error(), Err: err}
 	}
-	if req.Op == "select" {
+	if req.Op == rbtype.CRUDSelect {
 		if rows == nil {
 			rows = []map[string]any{}
 		}
