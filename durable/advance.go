@@ -1,12 +1,18 @@
 package durable
 
 import (
+	"bytes"
 	"context"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/runbookdev/runbook/runtime/driver"
+	"github.com/runbookdev/runbook/runtime/rbtype"
 )
 
 // The advance of a batch of runbooks is the hot path: throughput depends on
@@ -24,27 +30,14 @@ var liveStepsSQL = "SELECT " + stepStateColumns + ` FROM runbook_steps
 	  AND (status <> 'complete' OR simulated OR compensation_status IN ('pending', 'running'))
 	ORDER BY runbook_id, position`
 
-// AdvanceState is what an advance reads of its runbooks, under their
-// locks.
-type AdvanceState struct {
-	Runbooks      []*Runbook // without plans
-	Steps         []*Step    // the live steps (liveStepsSQL), in runbook and plan order
-	Invocations   []Invocation
-	Leases        []Lease        // active, unexpired
-	Notifications []Notification // waiting for the active invocations, locked
-	// Released maps the steps whose leases this worker released to the
-	// attempt each lease was for.
-	Released map[int64]int
-}
-
 // LoadForAdvance releases the worker's leases on the steps whose outcomes
 // it brings, reclaims the runbooks' expired leases (exactly once, against
 // any other worker), and reads their state.
-func (t *Tx) LoadForAdvance(ctx context.Context, ids []uuid.UUID, worker string, release []int64, now time.Time) (*AdvanceState, error) {
-	st := &AdvanceState{Released: map[int64]int{}}
+func (t *Tx) LoadForAdvance(ctx context.Context, ids []uuid.UUID, worker string, release []driver.LeaseRequest, now time.Time) (*driver.AdvanceState, error) {
+	st := &driver.AdvanceState{Released: map[int64]int{}}
 	var b pgx.Batch
 	if len(release) > 0 {
-		b.Queue(releaseLeasesSQL, worker, release).Query(func(rows pgx.Rows) (err error) {
+		b.Queue(releaseAttemptLeasesSQL, releaseArgs(worker, release)...).Query(func(rows pgx.Rows) (err error) {
 			st.Released, err = scanHeld(rows)
 			return err
 		})
@@ -91,36 +84,10 @@ func (t *Tx) LoadForAdvance(ctx context.Context, ids []uuid.UUID, worker string,
 	return st, nil
 }
 
-// AdvanceWrite is everything an advance changes.
-type AdvanceWrite struct {
-	NewInvocations    []Invocation
-	InvocationUpdates []InvocationUpdate
-	Finished          map[string][]uuid.UUID // final status → invocation ids
-	Steps             []StepChange
-	Worker            string
-	LeaseUntil        time.Time
-	Leases            []LeaseRequest
-	Processed         []int64 // notifications consumed
-	Receipts          []Receipt
-	Events            []Event
-	Runbooks          []RunbookChange
-	// Compensate marks completed steps, by runbook and key, as waiting to
-	// be undone.
-	Compensate map[uuid.UUID][]string
-}
-
-// InvocationUpdate is what a park learned: see UpdateInvocation.
-type InvocationUpdate struct {
-	ID         uuid.UUID
-	ExternalID string
-	TimeoutAt  *time.Time
-	Context    []byte
-}
-
 // WriteAdvance writes an advance's changes in one round trip and returns
 // the ids of the steps it leased. Each new invocation takes its
 // correlation key's lock first, as InsertInvocation does.
-func (t *Tx) WriteAdvance(ctx context.Context, w AdvanceWrite) ([]int64, error) {
+func (t *Tx) WriteAdvance(ctx context.Context, w driver.AdvanceWrite) ([]int64, error) {
 	var b pgx.Batch
 	ignore := func(pgconn.CommandTag) error { return nil }
 	for _, inv := range w.NewInvocations {
@@ -130,8 +97,11 @@ func (t *Tx) WriteAdvance(ctx context.Context, w AdvanceWrite) ([]int64, error) 
 	for _, u := range w.InvocationUpdates {
 		b.Queue(updateInvocationSQL, u.ID, nullString(u.ExternalID), u.TimeoutAt, nullJSON(u.Context)).Exec(ignore)
 	}
-	for status, ids := range w.Finished {
-		b.Queue(finishInvocationsSQL, ids, status).Exec(ignore)
+	// Maps are walked in sorted order: the same write always sends the
+	// same statements in the same order, which keeps lock order and logs
+	// reproducible.
+	for _, status := range slices.Sorted(maps.Keys(w.Finished)) {
+		b.Queue(finishInvocationsSQL, w.Finished[status], string(status)).Exec(ignore)
 	}
 	if len(w.Steps) > 0 {
 		b.Queue(updateStepsSQL, stepChangeArgs(w.Steps)...).Exec(ignore)
@@ -144,7 +114,7 @@ func (t *Tx) WriteAdvance(ctx context.Context, w AdvanceWrite) ([]int64, error) 
 		})
 	}
 	if len(w.Processed) > 0 {
-		b.Queue(markNotificationsSQL, w.Processed, "processed").Exec(ignore)
+		b.Queue(markNotificationsSQL, w.Processed, string(rbtype.NotificationProcessed)).Exec(ignore)
 	}
 	if len(w.Receipts) > 0 {
 		b.Queue(writeReceiptsSQL, receiptArgs(w.Receipts)...).Exec(ignore)
@@ -155,7 +125,8 @@ func (t *Tx) WriteAdvance(ctx context.Context, w AdvanceWrite) ([]int64, error) 
 	if len(w.Runbooks) > 0 {
 		b.Queue(updateRunbookStatesSQL, runbookStateArgs(w.Runbooks)...).Exec(ignore)
 	}
-	for id, keys := range w.Compensate {
+	for _, id := range slices.SortedFunc(maps.Keys(w.Compensate), compareUUID) {
+		keys := w.Compensate[id]
 		b.Queue(`UPDATE runbook_steps SET compensation_status = 'pending', updated_at = now()
 			WHERE runbook_id = $1 AND key = ANY($2) AND status = 'complete' AND NOT simulated`, id, keys).Exec(ignore)
 	}
@@ -167,6 +138,8 @@ func (t *Tx) WriteAdvance(ctx context.Context, w AdvanceWrite) ([]int64, error) 
 	}
 	return leased, nil
 }
+
+func compareUUID(a, b uuid.UUID) int { return bytes.Compare(a[:], b[:]) }
 
 // updateRunbookStatesSQL writes the state changes of many runbooks (not
 // plans, which only an extension changes, one at a time).
@@ -182,28 +155,22 @@ const updateRunbookStatesSQL = `
 		AS u(id, status, err_code, err_msg, finished, set_wake, wake_at)
 	WHERE r.id = u.id`
 
-func runbookStateArgs(changes []RunbookChange) []any {
+func runbookStateArgs(changes []driver.RunbookChange) []any {
 	n := len(changes)
 	ids := make([]uuid.UUID, n)
 	status, codes, msgs := make([]*string, n), make([]*string, n), make([]*string, n)
 	finished, setWake := make([]bool, n), make([]bool, n)
 	wake := make([]*time.Time, n)
 	for i, c := range changes {
-		ids[i], status[i], codes[i], msgs[i] = c.ID, c.Status, c.ErrorCode, c.ErrorMessage
+		ids[i], status[i], codes[i], msgs[i] = c.ID, (*string)(c.Status), (*string)(c.ErrorCode), c.ErrorMessage
 		finished[i], setWake[i], wake[i] = c.Finished, c.SetWake, c.WakeAt
 	}
 	return []any{ids, status, codes, msgs, finished, setWake, wake}
 }
 
-// StepKey names a step by runbook and key.
-type StepKey struct {
-	RunbookID uuid.UUID
-	Key       string
-}
-
 // StepDataByKey loads the resolved arguments and results of steps named by
 // runbook and key.
-func (t *Tx) StepDataByKey(ctx context.Context, keys []StepKey) (map[StepKey]StepData, error) {
+func (t *Tx) StepDataByKey(ctx context.Context, keys []driver.StepKey) (map[driver.StepKey]driver.StepData, error) {
 	runbooks := make([]uuid.UUID, len(keys))
 	names := make([]string, len(keys))
 	for i, k := range keys {
@@ -217,14 +184,14 @@ func (t *Tx) StepDataByKey(ctx context.Context, keys []StepKey) (map[StepKey]Ste
 		return nil, translate(err)
 	}
 	defer rows.Close()
-	out := make(map[StepKey]StepData, len(keys))
+	out := make(map[driver.StepKey]driver.StepData, len(keys))
 	for rows.Next() {
-		var k StepKey
+		var k driver.StepKey
 		var args, result []byte
 		if err := rows.Scan(&k.RunbookID, &k.Key, &args, &result); err != nil {
 			return nil, translate(err)
 		}
-		out[k] = StepData{ResolvedArgs: rawJSON(args), Result: rawJSON(result)}
+		out[k] = driver.StepData{ResolvedArgs: rawJSON(args), Result: rawJSON(result)}
 	}
 	return out, translate(rows.Err())
 }

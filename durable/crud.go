@@ -30,10 +30,10 @@ func (s *Store) CRUD(ctx context.Context, r driver.CRUDRequest) ([]map[string]an
 	for k, v := range r.Values {
 		col := strings.ReplaceAll(k, "-", "_")
 		if !identifier.MatchString(col) {
-			return nil, fmt.Errorf("%w: %q is not a column name", ErrBadRequest, k)
+			return nil, fmt.Errorf("%w: %q is not a column name", driver.ErrBadRequest, k)
 		}
 		if len(r.Columns) > 0 && !slices.Contains(r.Columns, col) && !slices.Contains(r.Key, col) {
-			return nil, fmt.Errorf("%w: column %q is not one the verb allows", ErrBadRequest, col)
+			return nil, fmt.Errorf("%w: column %q is not one the verb allows", driver.ErrBadRequest, col)
 		}
 		values[col] = v
 	}
@@ -57,7 +57,7 @@ func (s *Store) CRUD(ctx context.Context, r driver.CRUDRequest) ([]map[string]an
 	}
 	where := func() (string, error) {
 		if len(keyCols) != len(r.Key) && r.Op != rbtype.CRUDSelect {
-			return "", fmt.Errorf("%w: every key column (%s) needs a value", ErrBadRequest, strings.Join(r.Key, ", "))
+			return "", fmt.Errorf("%w: every key column (%s) needs a value", driver.ErrBadRequest, strings.Join(r.Key, ", "))
 		}
 		if len(keyCols) == 0 {
 			return "TRUE", nil
@@ -73,7 +73,7 @@ func (s *Store) CRUD(ctx context.Context, r driver.CRUDRequest) ([]map[string]an
 		quoted := make([]string, len(r.Returning))
 		for i, c := range r.Returning {
 			if !identifier.MatchString(c) {
-				return nil, fmt.Errorf("%w: %q is not a column name", ErrBadRequest, c)
+				return nil, fmt.Errorf("%w: %q is not a column name", driver.ErrBadRequest, c)
 			}
 			quoted[i] = pgx.Identifier{c}.Sanitize()
 		}
@@ -90,7 +90,7 @@ func (s *Store) CRUD(ctx context.Context, r driver.CRUDRequest) ([]map[string]an
 		sql = fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s)", table, strings.Join(names, ", "), strings.Join(params, ", "))
 		if r.Op == rbtype.CRUDUpsert {
 			if len(r.Key) == 0 {
-				return nil, fmt.Errorf("%w: upsert needs key columns", ErrBadRequest)
+				return nil, fmt.Errorf("%w: upsert needs key columns", driver.ErrBadRequest)
 			}
 			conflict := make([]string, len(r.Key))
 			for i, c := range r.Key {
@@ -109,7 +109,7 @@ func (s *Store) CRUD(ctx context.Context, r driver.CRUDRequest) ([]map[string]an
 		sql += returning
 	case rbtype.CRUDUpdate:
 		if len(setCols) == 0 {
-			return nil, fmt.Errorf("%w: update has nothing to set", ErrBadRequest)
+			return nil, fmt.Errorf("%w: update has nothing to set", driver.ErrBadRequest)
 		}
 		sets := make([]string, len(setCols))
 		for i, c := range setCols {
@@ -137,7 +137,7 @@ func (s *Store) CRUD(ctx context.Context, r driver.CRUDRequest) ([]map[string]an
 		}
 		sql = fmt.Sprintf("SELECT %s FROM %s WHERE %s LIMIT 1000", what, table, w)
 	default:
-		return nil, fmt.Errorf("%w: unknown op %q", ErrBadRequest, r.Op)
+		return nil, fmt.Errorf("%w: unknown op %q", driver.ErrBadRequest, r.Op)
 	}
 	rows, err := s.pool.Query(ctx, sql, args...)
 	if err != nil {
@@ -153,19 +153,12 @@ func (s *Store) CRUD(ctx context.Context, r driver.CRUDRequest) ([]map[string]an
 func quoteTable(name string) (string, error) {
 	parts := strings.Split(name, ".")
 	if len(parts) > 2 {
-		return "", fmt.Errorf("%w: %q is not a table name", ErrBadRequest, name)
+		return "", fmt.Errorf("%w: %q is not a table name", driver.ErrBadRequest, name)
 	}
 	for _, p := range parts {
 		if !identifier.MatchString(p) {
-			return "", fmt.Errorf("%w: %q is not a table name", ErrBadRequest, name)
+			return "", fmt.Errorf("%w: %q is not a table name", driver.ErrBadRequest, name)
 		}
 	}
 	return pgx.Identifier(parts).Sanitize(), nil
-}
-
-// ExecForRuntimeTest runs a statement for the runtime's tests, which need
-// tables of their own for pg.crud.
-func (t *Tx) ExecForRuntimeTest(ctx context.Context, sql string) error {
-	_, err := t.tx.Exec(ctx, sql)
-	return translate(err)
 }

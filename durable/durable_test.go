@@ -12,6 +12,8 @@ import (
 
 	"github.com/runbookdev/runbook/durable"
 	"github.com/runbookdev/runbook/durable/pgtest"
+	"github.com/runbookdev/runbook/runtime/driver"
+	"github.com/runbookdev/runbook/runtime/rbtype"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -32,30 +34,30 @@ func setup(t *testing.T) *testBundle {
 }
 
 // newRunbook builds a runbook of n steps in a chain: s1 → s2 → ...
-func newRunbook(n int) durable.NewRunbook {
+func newRunbook(n int) driver.NewRunbook {
 	id := uuid.New()
-	rb := durable.NewRunbook{
+	rb := driver.NewRunbook{
 		ID: id, Plan: json.RawMessage(`{"schema_version":1}`), PlanHash: "sha256:test",
-		Inputs: json.RawMessage(`{"who":"x"}`), Mode: "execute", RequestKey: "req-" + id.String(),
+		Inputs: json.RawMessage(`{"who":"x"}`), Mode: rbtype.ModeExecute, RequestKey: "req-" + id.String(),
 		WorkerID: "test",
 	}
 	for i := 1; i <= n; i++ {
 		key := fmt.Sprintf("s%d", i)
-		rb.Steps = append(rb.Steps, durable.NewStep{
+		rb.Steps = append(rb.Steps, driver.NewStep{
 			Key: key, Position: i, Verb: "t.step", Args: json.RawMessage(`{}`),
-			Execution: json.RawMessage(`{"kind":"sync"}`), Gate: "none",
+			Execution: json.RawMessage(`{"kind":"sync"}`), Gate: rbtype.GateNone,
 		})
 		if i > 1 {
-			rb.Edges = append(rb.Edges, durable.Edge{From: fmt.Sprintf("s%d", i-1), To: key, Kind: "data"})
+			rb.Edges = append(rb.Edges, driver.Edge{From: fmt.Sprintf("s%d", i-1), To: key, Kind: "data"})
 		}
 	}
 	return rb
 }
 
-func (b *testBundle) create(t *testing.T, n durable.NewRunbook) *durable.Runbook {
+func (b *testBundle) create(t *testing.T, n driver.NewRunbook) *driver.Runbook {
 	t.Helper()
-	var rb *durable.Runbook
-	require.NoError(t, b.store.InTx(b.ctx, func(tx *durable.Tx) error {
+	var rb *driver.Runbook
+	require.NoError(t, b.store.InTx(b.ctx, func(tx driver.Tx) error {
 		var created bool
 		var err error
 		rb, created, err = tx.CreateRunbook(b.ctx, n)
@@ -69,12 +71,12 @@ func TestCreateRunbookDedupesOnRequestKey(t *testing.T) {
 	b := setup(t)
 	n := newRunbook(3)
 	rb := b.create(t, n)
-	require.Equal(t, "executing", rb.Status)
+	require.Equal(t, rbtype.RunbookExecuting, rb.Status)
 	require.NotNil(t, rb.WakeAt, "a new runbook is due at once")
 
 	again := newRunbook(1)
 	again.RequestKey = n.RequestKey
-	require.NoError(t, b.store.InTx(b.ctx, func(tx *durable.Tx) error {
+	require.NoError(t, b.store.InTx(b.ctx, func(tx driver.Tx) error {
 		existing, created, err := tx.CreateRunbook(b.ctx, again)
 		require.False(t, created)
 		require.Equal(t, rb.ID, existing.ID)
@@ -85,12 +87,12 @@ func TestCreateRunbookDedupesOnRequestKey(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, steps, 3)
 	require.Equal(t, []string{"s1", "s2", "s3"}, []string{steps[0].Key, steps[1].Key, steps[2].Key})
-	require.Equal(t, "pending", steps[0].Status)
+	require.Equal(t, rbtype.StepPending, steps[0].Status)
 
 	events, err := b.store.Events(b.ctx, rb.ID, 0, 0)
 	require.NoError(t, err)
 	require.Len(t, events, 1)
-	require.Equal(t, "RUNBOOK_SUBMITTED", events[0].Type)
+	require.Equal(t, rbtype.EventRunbookSubmitted, events[0].Type)
 }
 
 func TestCreateRunbookCopiesLargePlans(t *testing.T) {
@@ -102,27 +104,31 @@ func TestCreateRunbookCopiesLargePlans(t *testing.T) {
 	require.Equal(t, "s500", steps[499].Key)
 }
 
-func TestReadyStepsAndUpdates(t *testing.T) {
+// An advance loads the live steps and writes their changes: a step written
+// complete takes its place in the order of completions and is no longer
+// live.
+func TestAdvanceLoadsLiveStepsAndWritesChanges(t *testing.T) {
 	b := setup(t)
 	rb := b.create(t, newRunbook(3))
-	require.NoError(t, b.store.InTx(b.ctx, func(tx *durable.Tx) error {
+	require.NoError(t, b.store.InTx(b.ctx, func(tx driver.Tx) error {
 		require.NoError(t, tx.LockRunbooks(b.ctx, []uuid.UUID{rb.ID}))
-		ready, err := tx.ReadySteps(b.ctx, []uuid.UUID{rb.ID})
+		st, err := tx.LoadForAdvance(b.ctx, []uuid.UUID{rb.ID}, "w", nil, time.Now())
 		require.NoError(t, err)
-		require.Len(t, ready, 1)
-		require.Equal(t, "s1", ready[0].Key)
-
-		s1 := ready[0]
-		s1.Status = "complete"
+		require.Len(t, st.Runbooks, 1)
+		require.Len(t, st.Steps, 3)
+		s1 := st.Steps[0]
+		require.Equal(t, "s1", s1.Key)
+		s1.Status = rbtype.StepComplete
 		s1.Result = json.RawMessage(`{"value":1}`)
-		c := durable.ChangeOf(s1)
+		c := s1.Change()
 		c.Completed = true
-		require.NoError(t, tx.UpdateSteps(b.ctx, []durable.StepChange{c}))
-
-		ready, err = tx.ReadySteps(b.ctx, []uuid.UUID{rb.ID})
+		_, err = tx.WriteAdvance(b.ctx, driver.AdvanceWrite{Steps: []driver.StepChange{c}})
 		require.NoError(t, err)
-		require.Len(t, ready, 1)
-		require.Equal(t, "s2", ready[0].Key)
+
+		st, err = tx.LoadForAdvance(b.ctx, []uuid.UUID{rb.ID}, "w", nil, time.Now())
+		require.NoError(t, err)
+		require.Len(t, st.Steps, 2, "a completed step is no longer live")
+		require.Equal(t, "s2", st.Steps[0].Key)
 		return nil
 	}))
 	steps, err := b.store.Steps(b.ctx, rb.ID)
@@ -139,7 +145,7 @@ func TestRunbookLockIsExclusive(t *testing.T) {
 	release := make(chan struct{})
 	done := make(chan error, 1)
 	go func() {
-		done <- b.store.InTx(b.ctx, func(tx *durable.Tx) error {
+		done <- b.store.InTx(b.ctx, func(tx driver.Tx) error {
 			if err := tx.LockRunbooks(b.ctx, []uuid.UUID{id}); err != nil {
 				return err
 			}
@@ -151,7 +157,7 @@ func TestRunbookLockIsExclusive(t *testing.T) {
 	<-held
 	tryLock := func() bool {
 		var ok bool
-		require.NoError(t, b.store.InTx(b.ctx, func(tx *durable.Tx) error {
+		require.NoError(t, b.store.InTestTx(b.ctx, func(tx *durable.Tx) error {
 			var err error
 			ok, err = tx.TryLockRunbook(b.ctx, id)
 			return err
@@ -164,76 +170,122 @@ func TestRunbookLockIsExclusive(t *testing.T) {
 	require.True(t, tryLock(), "the lock is free once the holder's transaction ends")
 }
 
+// advanceLease runs what an advance does about one step's lease: lock the
+// runbook, load it (which reclaims expired leases and releases the
+// worker's own when asked), and ask for the lease. It returns the step ids
+// leased and the leases the load released.
+func (b *testBundle) advanceLease(rb uuid.UUID, worker string, until time.Time, release []driver.LeaseRequest, want *driver.LeaseRequest) (leased []int64, released map[int64]int, err error) {
+	err = b.store.InTx(b.ctx, func(tx driver.Tx) error {
+		if err := tx.LockRunbooks(b.ctx, []uuid.UUID{rb}); err != nil {
+			return err
+		}
+		st, err := tx.LoadForAdvance(b.ctx, []uuid.UUID{rb}, worker, release, time.Now())
+		if err != nil {
+			return err
+		}
+		released = st.Released
+		w := driver.AdvanceWrite{Worker: worker, LeaseUntil: until}
+		if want != nil {
+			w.Leases = []driver.LeaseRequest{*want}
+		}
+		leased, err = tx.WriteAdvance(b.ctx, w)
+		return err
+	})
+	return leased, released, err
+}
+
+// A lease is taken through the production path (LoadForAdvance and
+// WriteAdvance): an active lease is never taken twice, an expired one is
+// reclaimed exactly once however many workers race for it, and its old
+// holder can neither renew nor release it afterwards.
 func TestLeaseReclaimedExactlyOnce(t *testing.T) {
 	b := setup(t)
 	rb := b.create(t, newRunbook(1))
 	steps, err := b.store.Steps(b.ctx, rb.ID)
 	require.NoError(t, err)
 	step := steps[0]
+	attempt := func(n int) *driver.LeaseRequest {
+		return &driver.LeaseRequest{StepID: step.ID, RunbookID: rb.ID, Attempt: n}
+	}
 
-	require.NoError(t, b.store.InTx(b.ctx, func(tx *durable.Tx) error {
-		got, err := tx.AcquireLeases(b.ctx, "worker-a", time.Now().Add(-time.Second),
-			[]durable.LeaseRequest{{StepID: step.ID, RunbookID: rb.ID, Attempt: 1}})
-		require.Equal(t, []int64{step.ID}, got)
-		return err
-	}))
-	// An active lease, even an expired one, is not taken twice.
-	require.NoError(t, b.store.InTx(b.ctx, func(tx *durable.Tx) error {
-		got, err := tx.AcquireLeases(b.ctx, "worker-b", time.Now().Add(time.Minute),
-			[]durable.LeaseRequest{{StepID: step.ID, RunbookID: rb.ID, Attempt: 1}})
-		require.Empty(t, got)
-		return err
-	}))
+	got, _, err := b.advanceLease(rb.ID, "worker-a", time.Now().Add(time.Minute), nil, attempt(1))
+	require.NoError(t, err)
+	require.Equal(t, []int64{step.ID}, got)
+	got, _, err = b.advanceLease(rb.ID, "worker-b", time.Now().Add(time.Minute), nil, attempt(1))
+	require.NoError(t, err)
+	require.Empty(t, got, "an active, unexpired lease is not taken twice")
 
-	// Two reclaimers race; exactly one gets the lease.
-	const reclaimers = 8
-	results := make(chan int, reclaimers)
+	// worker-a's lease expires (its worker died): push it into the past.
+	_, released, err := b.advanceLease(rb.ID, "worker-a", time.Time{}, []driver.LeaseRequest{*attempt(1)}, nil)
+	require.NoError(t, err)
+	require.Equal(t, map[int64]int{step.ID: 1}, released)
+	got, _, err = b.advanceLease(rb.ID, "worker-a", time.Now().Add(-time.Second), nil, attempt(1))
+	require.NoError(t, err)
+	require.Equal(t, []int64{step.ID}, got)
+
+	// Workers race to reclaim it and run attempt 2; exactly one wins.
+	const racers = 8
+	results := make(chan int, racers)
 	start := make(chan struct{})
-	for range reclaimers {
+	for i := range racers {
 		go func() {
 			<-start
-			n := 0
-			err := b.store.InTx(b.ctx, func(tx *durable.Tx) error {
-				leases, err := tx.ReclaimExpiredLeases(b.ctx, []uuid.UUID{rb.ID}, time.Now())
-				n = len(leases)
-				return err
-			})
+			got, _, err := b.advanceLease(rb.ID, fmt.Sprintf("racer-%d", i), time.Now().Add(time.Minute), nil, attempt(2))
 			if err != nil {
-				n = -1
+				results <- -1
+				return
 			}
-			results <- n
+			results <- len(got)
 		}()
 	}
 	close(start)
 	total := 0
-	for range reclaimers {
+	for range racers {
 		n := <-results
 		require.GreaterOrEqual(t, n, 0)
 		total += n
 	}
 	require.Equal(t, 1, total)
 
-	// Once reclaimed, the step can be leased again, and the old holder can
-	// neither renew nor release it.
+	// The old holder can neither renew nor release it.
 	renewed, err := b.store.RenewLeases(b.ctx, "worker-a", time.Now().Add(time.Minute), []int64{step.ID})
 	require.NoError(t, err)
 	require.Empty(t, renewed)
-	require.NoError(t, b.store.InTx(b.ctx, func(tx *durable.Tx) error {
-		got, err := tx.AcquireLeases(b.ctx, "worker-b", time.Now().Add(time.Minute),
-			[]durable.LeaseRequest{{StepID: step.ID, RunbookID: rb.ID, Attempt: 2}})
-		require.Equal(t, []int64{step.ID}, got)
-		return err
-	}))
-	require.NoError(t, b.store.InTx(b.ctx, func(tx *durable.Tx) error {
-		held, err := tx.ReleaseLeases(b.ctx, "worker-a", []int64{step.ID})
-		require.Empty(t, held)
-		return err
-	}))
-	require.NoError(t, b.store.InTx(b.ctx, func(tx *durable.Tx) error {
-		held, err := tx.ReleaseLeases(b.ctx, "worker-b", []int64{step.ID})
-		require.Equal(t, map[int64]int{step.ID: 2}, held)
-		return err
-	}))
+	_, released, err = b.advanceLease(rb.ID, "worker-a", time.Time{}, []driver.LeaseRequest{*attempt(1)}, nil)
+	require.NoError(t, err)
+	require.Empty(t, released)
+	leases, err := b.store.WorkerLeases(b.ctx, "worker-a")
+	require.NoError(t, err)
+	require.Empty(t, leases)
+}
+
+// A worker that brings back the outcome of an old attempt releases only
+// that attempt's lease: when it reclaimed the step itself and runs the
+// next attempt, that lease stays, or the step would look abandoned and run
+// a third time while the second still runs.
+func TestStaleOutcomeKeepsTheNextAttemptsLease(t *testing.T) {
+	b := setup(t)
+	rb := b.create(t, newRunbook(1))
+	steps, err := b.store.Steps(b.ctx, rb.ID)
+	require.NoError(t, err)
+	second := driver.LeaseRequest{StepID: steps[0].ID, RunbookID: rb.ID, Attempt: 2}
+	got, _, err := b.advanceLease(rb.ID, "worker-a", time.Now().Add(time.Minute), nil, &second)
+	require.NoError(t, err)
+	require.Equal(t, []int64{steps[0].ID}, got)
+
+	first := second
+	first.Attempt = 1
+	_, released, err := b.advanceLease(rb.ID, "worker-a", time.Time{}, []driver.LeaseRequest{first}, nil)
+	require.NoError(t, err)
+	require.Empty(t, released, "attempt 1's lease is long gone")
+	leases, err := b.store.WorkerLeases(b.ctx, "worker-a")
+	require.NoError(t, err)
+	require.Len(t, leases, 1, "attempt 2's lease stays")
+	require.Equal(t, 2, leases[0].Attempt)
+
+	_, released, err = b.advanceLease(rb.ID, "worker-a", time.Time{}, []driver.LeaseRequest{second}, nil)
+	require.NoError(t, err)
+	require.Equal(t, map[int64]int{steps[0].ID: 2}, released)
 }
 
 func TestClaimDueSkipsClaimed(t *testing.T) {
@@ -266,7 +318,7 @@ func TestClaimDueLeavesSynchronousCommitOn(t *testing.T) {
 	rb := b.create(t, newRunbook(1))
 	// The test server runs with synchronous_commit off; this session, the
 	// pool's only one, runs as a deployment would.
-	require.NoError(t, store.InTx(ctx, func(tx *durable.Tx) error {
+	require.NoError(t, store.InTestTx(ctx, func(tx *durable.Tx) error {
 		return tx.ExecForTest(ctx, "SET synchronous_commit TO on")
 	}))
 
@@ -281,18 +333,24 @@ func TestClaimDueLeavesSynchronousCommitOn(t *testing.T) {
 func TestReceiptsAndMutations(t *testing.T) {
 	b := setup(t)
 	rb := b.create(t, newRunbook(1))
-	key := durable.ReceiptKey{Handler: "http.call", IdempotencyKey: "k1"}
-	require.NoError(t, b.store.InTx(b.ctx, func(tx *durable.Tx) error {
-		require.NoError(t, tx.WriteReceipts(b.ctx, []durable.Receipt{{Handler: key.Handler, IdempotencyKey: key.IdempotencyKey,
-			RunbookID: rb.ID, StepKey: "s1", Result: json.RawMessage(`{"a":1}`), ResultHash: "h1"}}))
+	key := driver.ReceiptKey{Handler: "http.call", IdempotencyKey: "k1"}
+	receipt := func(result, hash string) driver.AdvanceWrite {
+		return driver.AdvanceWrite{Receipts: []driver.Receipt{{Handler: key.Handler, IdempotencyKey: key.IdempotencyKey,
+			RunbookID: rb.ID, StepKey: "s1", Result: json.RawMessage(result), ResultHash: hash}}}
+	}
+	require.NoError(t, b.store.InTx(b.ctx, func(tx driver.Tx) error {
+		_, err := tx.WriteAdvance(b.ctx, receipt(`{"a":1}`, "h1"))
+		require.NoError(t, err)
 		// A second write for the same key keeps the first.
-		require.NoError(t, tx.WriteReceipts(b.ctx, []durable.Receipt{{Handler: key.Handler, IdempotencyKey: key.IdempotencyKey,
-			RunbookID: rb.ID, StepKey: "s1", Result: json.RawMessage(`{"a":2}`), ResultHash: "h2"}}))
-		got, err := tx.Receipts(b.ctx, []durable.ReceiptKey{key, {Handler: "http.call", IdempotencyKey: "other"}})
+		_, err = tx.WriteAdvance(b.ctx, receipt(`{"a":2}`, "h2"))
+		require.NoError(t, err)
+		got, err := tx.Receipts(b.ctx, []driver.ReceiptKey{key, {Handler: "http.call", IdempotencyKey: "other"}})
 		require.NoError(t, err)
 		require.Len(t, got, 1)
 		require.Equal(t, "h1", got[key].ResultHash)
-		return tx.AppendMutation(b.ctx, durable.Mutation{RunbookID: rb.ID, Actor: "agent", Kind: "extend", Payload: json.RawMessage(`{"steps":["x"]}`)})
+		return tx.ApplyChange(b.ctx, driver.Change{RunbookID: rb.ID, Mutations: []driver.Mutation{
+			{RunbookID: rb.ID, Actor: "agent", Kind: rbtype.MutationExtend, Payload: json.RawMessage(`{"steps":["x"]}`)},
+		}})
 	}))
 	ms, err := b.store.Mutations(b.ctx, rb.ID)
 	require.NoError(t, err)
@@ -327,19 +385,21 @@ func TestListRunbooksPages(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, none.Runbooks)
 	_, err = b.store.ListRunbooks(b.ctx, "", 10, "garbage")
-	require.ErrorIs(t, err, durable.ErrBadRequest)
+	require.ErrorIs(t, err, driver.ErrBadRequest)
 	require.ErrorContains(t, err, `"garbage" is not a page cursor`)
 }
 
 func TestErrorsAreTranslated(t *testing.T) {
 	b := setup(t)
 	_, err := b.store.Runbook(b.ctx, uuid.New())
-	require.ErrorIs(t, err, durable.ErrNotFound)
+	require.ErrorIs(t, err, driver.ErrNotFound)
 	rb := b.create(t, newRunbook(1))
-	err = b.store.InTx(b.ctx, func(tx *durable.Tx) error {
-		return tx.AddSteps(b.ctx, rb.ID, []durable.NewStep{{Key: "s1", Position: 9, Verb: "x", Args: json.RawMessage(`{}`), Execution: json.RawMessage(`{}`), Gate: "none"}})
+	err = b.store.InTx(b.ctx, func(tx driver.Tx) error {
+		return tx.ApplyChange(b.ctx, driver.Change{RunbookID: rb.ID, NewSteps: []driver.NewStep{
+			{Key: "s1", Position: 9, Verb: "x", Args: json.RawMessage(`{}`), Execution: json.RawMessage(`{}`), Gate: rbtype.GateNone},
+		}})
 	})
-	require.ErrorIs(t, err, durable.ErrConflict)
+	require.ErrorIs(t, err, driver.ErrConflict)
 }
 
 func TestDatabaseStatsCountWork(t *testing.T) {

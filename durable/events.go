@@ -5,19 +5,13 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/runbookdev/runbook/runtime/driver"
 )
 
-// AppendEvents adds events to the ledger, in order, in one statement. Each
-// is stamped with the clock at insertion, not the transaction's start, so
-// the ledger measures latencies truthfully.
-func (t *Tx) AppendEvents(ctx context.Context, events []Event) error {
-	if len(events) == 0 {
-		return nil
-	}
-	_, err := t.tx.Exec(ctx, appendEventsSQL, eventArgs(events)...)
-	return translate(err)
-}
-
+// appendEventsSQL adds events to the ledger, in order, in one statement.
+// Each is stamped with the clock at insertion, not the transaction's
+// start, so the ledger measures latencies truthfully.
 const appendEventsSQL = `
 	INSERT INTO runbook_events (runbook_id, type, step_key, attempt, worker_id, data, at)
 	SELECT r, ty, s, a, w, d::jsonb, clock_timestamp()
@@ -25,7 +19,7 @@ const appendEventsSQL = `
 		AS u(r, ty, s, a, w, d, n)
 	ORDER BY n`
 
-func eventArgs(events []Event) []any {
+func eventArgs(events []driver.Event) []any {
 	n := len(events)
 	runbooks := make([]uuid.UUID, n)
 	types := make([]string, n)
@@ -34,7 +28,7 @@ func eventArgs(events []Event) []any {
 	workers := make([]*string, n)
 	data := make([]*string, n)
 	for i, e := range events {
-		runbooks[i], types[i], steps[i], workers[i], data[i] = e.RunbookID, e.Type, nullString(e.StepKey), nullString(e.WorkerID), nullJSON(e.Data)
+		runbooks[i], types[i], steps[i], workers[i], data[i] = e.RunbookID, string(e.Type), nullString(e.StepKey), nullString(e.WorkerID), nullJSON(e.Data)
 		if e.Attempt > 0 {
 			a := int32(e.Attempt)
 			attempts[i] = &a
@@ -44,7 +38,7 @@ func eventArgs(events []Event) []any {
 }
 
 // Events reads a runbook's ledger after event afterID, oldest first.
-func (s *Store) Events(ctx context.Context, runbookID uuid.UUID, afterID int64, limit int) ([]Event, error) {
+func (s *Store) Events(ctx context.Context, runbookID uuid.UUID, afterID int64, limit int) ([]driver.Event, error) {
 	if limit <= 0 {
 		limit = 1000
 	}
@@ -54,8 +48,8 @@ func (s *Store) Events(ctx context.Context, runbookID uuid.UUID, afterID int64, 
 	if err != nil {
 		return nil, translate(err)
 	}
-	events, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Event, error) {
-		var e Event
+	events, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (driver.Event, error) {
+		var e driver.Event
 		err := r.Scan(&e.ID, &e.RunbookID, &e.Type, &e.StepKey, &e.Attempt, &e.WorkerID, &e.Data, &e.At)
 		return e, err
 	})

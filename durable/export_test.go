@@ -3,10 +3,18 @@ package durable
 import (
 	"context"
 
+	"github.com/runbookdev/runbook/runtime/driver"
+
 	"github.com/jackc/pgx/v5"
 )
 
 // Test hooks: reach into the schema in ways the store never should.
+
+// InTestTx runs fn in a transaction, as InTx does, handing it the
+// concrete Tx so that a test can use the hooks below.
+func (s *Store) InTestTx(ctx context.Context, fn func(*Tx) error) error {
+	return s.InTx(ctx, func(tx driver.Tx) error { return fn(tx.(*Tx)) })
+}
 
 // SetSchemaVersionForTest pretends a newer rbd migrated the database.
 func (t *Tx) SetSchemaVersionForTest(ctx context.Context, version int32) error {
@@ -49,8 +57,8 @@ const (
 	ClaimDueQuery      = claimDueQuery
 )
 
-// ReadyStepsSQL is the ready-steps query.
-var ReadyStepsSQL = readyStepsQuery
+// LiveStepsSQL is the query that loads an advance's steps.
+var LiveStepsSQL = liveStepsSQL
 
 // LockWaitersForTest counts the sessions waiting for an advisory lock.
 // pg_locks shows a bigint key as its high half in classid and its low half

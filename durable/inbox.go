@@ -8,19 +8,9 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-)
 
-// InboxResult says what became of a notification.
-type InboxResult int
-
-const (
-	// InboxAccepted: the notification is new and stored.
-	InboxAccepted InboxResult = iota
-	// InboxDuplicate: the same key arrived before with the same payload.
-	InboxDuplicate
-	// InboxConflict: the same key arrived before with another payload;
-	// this one is refused.
-	InboxConflict
+	"github.com/runbookdev/runbook/runtime/driver"
+	"github.com/runbookdev/runbook/runtime/rbtype"
 )
 
 // InsertNotification stores a notification in the inbox, idempotently on
@@ -37,7 +27,7 @@ const (
 //
 // The locks are taken in the order an advance takes them, the runbook's
 // before the correlation key's; see insertNotification.
-func (s *Store) InsertNotification(ctx context.Context, n Notification) (InboxResult, error) {
+func (s *Store) InsertNotification(ctx context.Context, n driver.Notification) (rbtype.InboxResult, error) {
 	for tries := 1; ; tries++ {
 		result, err := s.insertNotification(ctx, n)
 		if errors.Is(err, errParkedMeanwhile) && tries < 3 {
@@ -53,12 +43,12 @@ func (s *Store) InsertNotification(ctx context.Context, n Notification) (InboxRe
 // key's could deadlock with an advance, so the transaction starts again;
 // it then finds the invocation first and locks in order. After a few
 // tries it is transient: the sender retries (the API answers 503).
-var errParkedMeanwhile = fmt.Errorf("%w: the step parked meanwhile; retry in lock order", ErrTransient)
+var errParkedMeanwhile = fmt.Errorf("%w: the step parked meanwhile; retry in lock order", driver.ErrTransient)
 
-func (s *Store) insertNotification(ctx context.Context, n Notification) (InboxResult, error) {
-	result := InboxAccepted
-	err := s.InTx(ctx, func(t *Tx) error {
-		result = InboxAccepted
+func (s *Store) insertNotification(ctx context.Context, n driver.Notification) (rbtype.InboxResult, error) {
+	result := rbtype.InboxAccepted
+	err := s.inTx(ctx, func(t *Tx) error {
+		result = rbtype.InboxAccepted
 		// An advance locks its runbook, then the correlation keys of the
 		// parks it writes. Taking the correlation key's lock first and the
 		// runbook's second would deadlock with one, so the runbook is
@@ -93,9 +83,9 @@ func (s *Store) insertNotification(ctx context.Context, n Notification) (InboxRe
 				return translate(err)
 			}
 			if hash == n.PayloadHash {
-				result = InboxDuplicate
+				result = rbtype.InboxDuplicate
 			} else {
-				result = InboxConflict
+				result = rbtype.InboxConflict
 			}
 			return nil
 		}
@@ -103,7 +93,7 @@ func (s *Store) insertNotification(ctx context.Context, n Notification) (InboxRe
 			return translate(err)
 		}
 		var runbookID uuid.UUID
-		var status string
+		var status rbtype.InvocationStatus
 		err = t.tx.QueryRow(ctx, `SELECT runbook_id, status FROM invocation_records WHERE correlation_key = $1`,
 			n.CorrelationKey).Scan(&runbookID, &status)
 		switch {
@@ -111,8 +101,8 @@ func (s *Store) insertNotification(ctx context.Context, n Notification) (InboxRe
 			return nil // not parked yet: the park will consume it
 		case err != nil:
 			return translate(err)
-		case status != "active":
-			return t.MarkNotifications(ctx, []int64{id}, "ignored")
+		case status != rbtype.InvocationActive:
+			return t.markNotifications(ctx, []int64{id}, rbtype.NotificationIgnored)
 		}
 		if runbookID != locked {
 			// Parked since the first look: its advance has committed,
@@ -133,30 +123,11 @@ func (s *Store) insertNotification(ctx context.Context, n Notification) (InboxRe
 const notificationColumns = `id, correlation_key, payload_hash, outcome, result, coalesce(error_code, ''),
 	coalesce(error_message, ''), status, received_at, processed_at`
 
-func scanNotification(r pgx.CollectableRow) (Notification, error) {
-	var n Notification
+func scanNotification(r pgx.CollectableRow) (driver.Notification, error) {
+	var n driver.Notification
 	err := r.Scan(&n.ID, &n.CorrelationKey, &n.PayloadHash, &n.Outcome, &n.Result, &n.ErrorCode, &n.ErrorMessage,
 		&n.Status, &n.ReceivedAt, &n.ProcessedAt)
 	return n, err
-}
-
-// ReceivedNotifications returns the unprocessed notifications for
-// correlation keys, locked until the transaction ends, so that consuming
-// them is exactly once.
-func (t *Tx) ReceivedNotifications(ctx context.Context, correlationKeys []string) ([]Notification, error) {
-	if len(correlationKeys) == 0 {
-		return nil, nil
-	}
-	rows, err := t.tx.Query(ctx, `SELECT `+notificationColumns+`
-		FROM completion_notifications
-		WHERE correlation_key = ANY($1) AND status = 'received'
-		ORDER BY id
-		FOR UPDATE`, correlationKeys)
-	if err != nil {
-		return nil, translate(err)
-	}
-	ns, err := pgx.CollectRows(rows, scanNotification)
-	return ns, translate(err)
 }
 
 const markNotificationsSQL = `
@@ -172,20 +143,30 @@ const notificationsForRunbooksSQL = `SELECT ` + notificationColumns + `
 	ORDER BY id
 	FOR UPDATE`
 
-// MarkNotifications records that notifications were processed or ignored.
-func (t *Tx) MarkNotifications(ctx context.Context, ids []int64, status string) error {
-	_, err := t.tx.Exec(ctx, markNotificationsSQL, ids, status)
+// markNotifications records that notifications were processed or ignored.
+func (t *Tx) markNotifications(ctx context.Context, ids []int64, status rbtype.NotificationStatus) error {
+	_, err := t.tx.Exec(ctx, markNotificationsSQL, ids, string(status))
 	return translate(err)
 }
 
 // Notification loads one notification by correlation key.
-func (s *Store) Notification(ctx context.Context, correlationKey string) (Notification, error) {
+func (s *Store) Notification(ctx context.Context, correlationKey string) (driver.Notification, error) {
 	rows, err := s.pool.Query(ctx, `SELECT `+notificationColumns+` FROM completion_notifications WHERE correlation_key = $1`, correlationKey)
 	if err != nil {
-		return Notification{}, translate(err)
+		return driver.Notification{}, translate(err)
 	}
 	n, err := pgx.CollectOneRow(rows, scanNotification)
 	return n, translate(err)
+}
+
+// Gauges counts the parked steps (active invocations) and the
+// notifications not yet processed, for the metrics.
+func (s *Store) Gauges(ctx context.Context) (parked, inbox int64, err error) {
+	if parked, err = s.ParkedCount(ctx); err != nil {
+		return 0, 0, err
+	}
+	inbox, err = s.InboxDepth(ctx)
+	return parked, inbox, err
 }
 
 // InboxDepth counts the notifications not yet processed.

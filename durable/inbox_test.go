@@ -3,7 +3,6 @@ package durable_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -12,30 +11,37 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/runbookdev/runbook/durable"
+	"github.com/runbookdev/runbook/runtime/driver"
+	"github.com/runbookdev/runbook/runtime/rbtype"
 )
 
 // park persists an active invocation for a runbook's first step.
-func (b *testBundle) park(t *testing.T, rb *durable.Runbook, key string) durable.Invocation {
+func (b *testBundle) park(t *testing.T, rb *driver.Runbook, key string) driver.Invocation {
 	t.Helper()
 	steps, err := b.store.Steps(b.ctx, rb.ID)
 	require.NoError(t, err)
-	var inv durable.Invocation
-	require.NoError(t, b.store.InTx(b.ctx, func(tx *durable.Tx) error {
+	inv := driver.Invocation{
+		InvocationID: uuid.New(), StepID: steps[0].ID, RunbookID: rb.ID, Attempt: 1,
+		CorrelationKey: key, Status: rbtype.InvocationActive, TimeoutAt: time.Now().Add(time.Hour),
+	}
+	require.NoError(t, b.store.InTx(b.ctx, func(tx driver.Tx) error {
 		require.NoError(t, tx.LockRunbooks(b.ctx, []uuid.UUID{rb.ID}))
-		var created bool
-		inv, created, err = tx.InsertInvocation(b.ctx, durable.Invocation{
-			InvocationID: uuid.New(), StepID: steps[0].ID, RunbookID: rb.ID, Attempt: 1,
-			CorrelationKey: key, TimeoutAt: time.Now().Add(time.Hour),
+		// As an advance parks: the invocation, and nothing due until the
+		// notification comes.
+		_, err := tx.WriteAdvance(b.ctx, driver.AdvanceWrite{
+			NewInvocations: []driver.Invocation{inv},
+			Runbooks:       []driver.RunbookChange{{ID: rb.ID, SetWake: true}},
 		})
-		require.True(t, created)
-		// Nothing is due until the notification comes.
-		return tx.UpdateRunbook(b.ctx, durable.RunbookChange{ID: rb.ID, SetWake: true})
+		return err
 	}))
-	return inv
+	got, err := b.store.Invocation(b.ctx, key)
+	require.NoError(t, err)
+	require.Equal(t, inv.InvocationID, got.InvocationID)
+	return got
 }
 
-func notification(key, result string) durable.Notification {
-	return durable.Notification{CorrelationKey: key, PayloadHash: "hash-of-" + result, Outcome: "completed", Result: json.RawMessage(result)}
+func notification(key, result string) driver.Notification {
+	return driver.Notification{CorrelationKey: key, PayloadHash: "hash-of-" + result, Outcome: rbtype.OutcomeCompleted, Result: json.RawMessage(result)}
 }
 
 func TestInboxIsIdempotentAndDetectsConflicts(t *testing.T) {
@@ -45,7 +51,7 @@ func TestInboxIsIdempotentAndDetectsConflicts(t *testing.T) {
 
 	res, err := b.store.InsertNotification(b.ctx, notification("ck-1", `{"ok":true}`))
 	require.NoError(t, err)
-	require.Equal(t, durable.InboxAccepted, res)
+	require.Equal(t, rbtype.InboxAccepted, res)
 
 	// The runbook is due again.
 	got, err := b.store.Runbook(b.ctx, rb.ID)
@@ -54,11 +60,11 @@ func TestInboxIsIdempotentAndDetectsConflicts(t *testing.T) {
 
 	res, err = b.store.InsertNotification(b.ctx, notification("ck-1", `{"ok":true}`))
 	require.NoError(t, err)
-	require.Equal(t, durable.InboxDuplicate, res)
+	require.Equal(t, rbtype.InboxDuplicate, res)
 
 	res, err = b.store.InsertNotification(b.ctx, notification("ck-1", `{"ok":false}`))
 	require.NoError(t, err)
-	require.Equal(t, durable.InboxConflict, res)
+	require.Equal(t, rbtype.InboxConflict, res)
 
 	n, err := b.store.Notification(b.ctx, "ck-1")
 	require.NoError(t, err)
@@ -70,7 +76,7 @@ func TestInboxConcurrentCopiesStoreOne(t *testing.T) {
 	rb := b.create(t, newRunbook(1))
 	b.park(t, rb, "ck-many")
 	const copies = 20
-	results := make(chan durable.InboxResult, copies)
+	results := make(chan rbtype.InboxResult, copies)
 	var wg sync.WaitGroup
 	for range copies {
 		wg.Go(func() {
@@ -81,11 +87,11 @@ func TestInboxConcurrentCopiesStoreOne(t *testing.T) {
 	}
 	wg.Wait()
 	close(results)
-	count := map[durable.InboxResult]int{}
+	count := map[rbtype.InboxResult]int{}
 	for r := range results {
 		count[r]++
 	}
-	require.Equal(t, map[durable.InboxResult]int{durable.InboxAccepted: 1, durable.InboxDuplicate: copies - 1}, count)
+	require.Equal(t, map[rbtype.InboxResult]int{rbtype.InboxAccepted: 1, rbtype.InboxDuplicate: copies - 1}, count)
 }
 
 func TestNotificationBeforeParkWaitsInTheInbox(t *testing.T) {
@@ -93,33 +99,38 @@ func TestNotificationBeforeParkWaitsInTheInbox(t *testing.T) {
 	rb := b.create(t, newRunbook(1))
 	res, err := b.store.InsertNotification(b.ctx, notification("ck-early", `{"early":true}`))
 	require.NoError(t, err)
-	require.Equal(t, durable.InboxAccepted, res)
+	require.Equal(t, rbtype.InboxAccepted, res)
 
-	inv := b.park(t, rb, "ck-early")
-	require.NoError(t, b.store.InTx(b.ctx, func(tx *durable.Tx) error {
-		waiting, err := tx.ReceivedNotifications(b.ctx, []string{inv.CorrelationKey})
+	b.park(t, rb, "ck-early")
+	require.NoError(t, b.store.InTx(b.ctx, func(tx driver.Tx) error {
+		require.NoError(t, tx.LockRunbooks(b.ctx, []uuid.UUID{rb.ID}))
+		st, err := tx.LoadForAdvance(b.ctx, []uuid.UUID{rb.ID}, "w", nil, time.Now())
 		require.NoError(t, err)
-		require.Len(t, waiting, 1, "the park finds the notification that came first")
-		return tx.MarkNotifications(b.ctx, []int64{waiting[0].ID}, "processed")
+		require.Len(t, st.Notifications, 1, "the advance after the park finds the notification that came first")
+		_, err = tx.WriteAdvance(b.ctx, driver.AdvanceWrite{Processed: []int64{st.Notifications[0].ID}})
+		return err
 	}))
 	n, err := b.store.Notification(b.ctx, "ck-early")
 	require.NoError(t, err)
-	require.Equal(t, "processed", n.Status)
+	require.Equal(t, rbtype.NotificationProcessed, n.Status)
 }
 
 func TestNotificationForFinishedInvocationIsIgnored(t *testing.T) {
 	b := setup(t)
 	rb := b.create(t, newRunbook(1))
 	inv := b.park(t, rb, "ck-cancelled")
-	require.NoError(t, b.store.InTx(b.ctx, func(tx *durable.Tx) error {
-		return tx.FinishInvocations(b.ctx, []uuid.UUID{inv.InvocationID}, "cancelled")
+	require.NoError(t, b.store.InTx(b.ctx, func(tx driver.Tx) error {
+		_, err := tx.WriteAdvance(b.ctx, driver.AdvanceWrite{
+			Finished: map[rbtype.InvocationStatus][]uuid.UUID{rbtype.InvocationCancelled: {inv.InvocationID}},
+		})
+		return err
 	}))
 	res, err := b.store.InsertNotification(b.ctx, notification("ck-cancelled", `{}`))
 	require.NoError(t, err)
-	require.Equal(t, durable.InboxAccepted, res, "kept")
+	require.Equal(t, rbtype.InboxAccepted, res, "kept")
 	n, err := b.store.Notification(b.ctx, "ck-cancelled")
 	require.NoError(t, err)
-	require.Equal(t, "ignored", n.Status, "and ignored")
+	require.Equal(t, rbtype.NotificationIgnored, n.Status, "and ignored")
 	got, err := b.store.Runbook(b.ctx, rb.ID)
 	require.NoError(t, err)
 	require.Nil(t, got.WakeAt, "a cancelled wait is not woken")
@@ -129,7 +140,7 @@ func TestListenerHearsNotify(t *testing.T) {
 	b := setup(t)
 	heard := make(chan string, 10)
 	connected := make(chan bool, 10)
-	l := b.store.NewListener(durable.ListenConfig{
+	l := b.store.NewListener(driver.ListenConfig{
 		OnNotify:  func(p string) { heard <- p },
 		OnConnect: func(re bool) { connected <- re },
 	})
@@ -158,7 +169,7 @@ func TestListenerReconnectsAndSweepFindsWhatWasMissed(t *testing.T) {
 	inv := b.park(t, rb, "ck-missed")
 
 	connected := make(chan bool, 10)
-	l := b.store.NewListener(durable.ListenConfig{
+	l := b.store.NewListener(driver.ListenConfig{
 		OnConnect:  func(re bool) { connected <- re },
 		MaxBackoff: 200 * time.Millisecond,
 	})
@@ -168,17 +179,18 @@ func TestListenerReconnectsAndSweepFindsWhatWasMissed(t *testing.T) {
 	defer func() { cancel(); require.NoError(t, <-done) }()
 	require.False(t, <-connected)
 
-	pid := l.BackendPID()
+	pid := l.(*durable.Listener).BackendPID()
 	require.NotZero(t, pid)
-	require.NoError(t, b.store.InTx(b.ctx, func(tx *durable.Tx) error {
+	require.NoError(t, b.store.InTestTx(b.ctx, func(tx *durable.Tx) error {
 		return tx.ExecForTest(b.ctx, "SELECT pg_terminate_backend($1)", int32(pid))
 	}))
 	// Delivered while the listener is away; and, as if its NOTIFY and its
 	// wake-up were both lost, the runbook is put back to sleep.
 	_, err := b.store.InsertNotification(b.ctx, notification(inv.CorrelationKey, `{"late":true}`))
 	require.NoError(t, err)
-	require.NoError(t, b.store.InTx(b.ctx, func(tx *durable.Tx) error {
-		return tx.UpdateRunbook(b.ctx, durable.RunbookChange{ID: rb.ID, SetWake: true})
+	require.NoError(t, b.store.InTx(b.ctx, func(tx driver.Tx) error {
+		_, err := tx.WriteAdvance(b.ctx, driver.AdvanceWrite{Runbooks: []driver.RunbookChange{{ID: rb.ID, SetWake: true}}})
+		return err
 	}))
 
 	select {
@@ -187,7 +199,7 @@ func TestListenerReconnectsAndSweepFindsWhatWasMissed(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Fatal("the listener did not reconnect")
 	}
-	require.NotEqual(t, pid, l.BackendPID())
+	require.NotEqual(t, pid, l.(*durable.Listener).BackendPID())
 
 	swept, err := b.store.Sweep(b.ctx, 100)
 	require.NoError(t, err)
@@ -212,16 +224,15 @@ func TestNotificationAndAdvanceTakeLocksInOneOrder(t *testing.T) {
 	locked, release := make(chan struct{}), make(chan struct{})
 	advanced := make(chan error, 1)
 	go func() {
-		advanced <- b.store.InTx(b.ctx, func(tx *durable.Tx) error {
+		advanced <- b.store.InTx(b.ctx, func(tx driver.Tx) error {
 			if err := tx.LockRunbooks(b.ctx, []uuid.UUID{rb.ID}); err != nil {
 				return err
 			}
 			close(locked)
 			<-release
-			_, created, err := tx.InsertInvocation(b.ctx, inv)
-			if created {
-				return errors.New("the repeated park created a second invocation")
-			}
+			// The advance writes the park again, as a repeat after a crash
+			// does: WriteAdvance takes the correlation key's lock.
+			_, err := tx.WriteAdvance(b.ctx, driver.AdvanceWrite{NewInvocations: []driver.Invocation{inv}})
 			return err
 		})
 	}()
@@ -243,4 +254,7 @@ func TestNotificationAndAdvanceTakeLocksInOneOrder(t *testing.T) {
 	got, err := b.store.Runbook(b.ctx, rb.ID)
 	require.NoError(t, err)
 	require.NotNil(t, got.WakeAt, "the notification woke the runbook")
+	invs, err := b.store.InvocationsOf(b.ctx, rb.ID)
+	require.NoError(t, err)
+	require.Len(t, invs, 1, "the repeated park created no second invocation")
 }

@@ -6,30 +6,9 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/runbookdev/runbook/runtime/driver"
 )
-
-// LeaseRequest asks for a lease on a step for a worker and attempt.
-type LeaseRequest struct {
-	StepID    int64
-	RunbookID uuid.UUID
-	Attempt   int
-}
-
-// AcquireLeases takes leases on steps for a worker until expiresAt. A step
-// whose lease is active is not taken; the ids of the steps leased are
-// returned. No step can hold two active leases, so no step runs twice at
-// once.
-func (t *Tx) AcquireLeases(ctx context.Context, worker string, expiresAt time.Time, reqs []LeaseRequest) ([]int64, error) {
-	if len(reqs) == 0 {
-		return nil, nil
-	}
-	rows, err := t.tx.Query(ctx, acquireLeasesSQL, acquireLeaseArgs(worker, expiresAt, reqs)...)
-	if err != nil {
-		return nil, translate(err)
-	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-	return ids, translate(err)
-}
 
 const acquireLeasesSQL = `
 	INSERT INTO step_leases AS l (step_id, runbook_id, worker_id, attempt, status, acquired_at, expires_at)
@@ -41,7 +20,7 @@ const acquireLeasesSQL = `
 	WHERE l.status <> 'active'
 	RETURNING step_id`
 
-func acquireLeaseArgs(worker string, expiresAt time.Time, reqs []LeaseRequest) []any {
+func acquireLeaseArgs(worker string, expiresAt time.Time, reqs []driver.LeaseRequest) []any {
 	steps := make([]int64, len(reqs))
 	runbooks := make([]uuid.UUID, len(reqs))
 	attempts := make([]int32, len(reqs))
@@ -82,6 +61,26 @@ const releaseLeasesSQL = `
 	WHERE step_id = ANY($2) AND worker_id = $1 AND status = 'active'
 	RETURNING step_id, attempt`
 
+// releaseAttemptLeasesSQL releases the worker's leases on steps for the
+// attempts given, and only those: when a call's outcome comes back after
+// its lease expired and this same worker reclaimed the step as the next
+// attempt, the next attempt's lease must stay, or the step would look
+// abandoned and run a third time while the second still runs.
+const releaseAttemptLeasesSQL = `
+	UPDATE step_leases l SET status = 'released'
+	FROM unnest($2::bigint[], $3::int[]) AS u(s, a)
+	WHERE l.step_id = u.s AND l.attempt = u.a AND l.worker_id = $1 AND l.status = 'active'
+	RETURNING l.step_id, l.attempt`
+
+func releaseArgs(worker string, reqs []driver.LeaseRequest) []any {
+	steps := make([]int64, len(reqs))
+	attempts := make([]int32, len(reqs))
+	for i, r := range reqs {
+		steps[i], attempts[i] = r.StepID, int32(r.Attempt)
+	}
+	return []any{worker, steps, attempts}
+}
+
 func scanHeld(rows pgx.Rows) (map[int64]int, error) {
 	defer rows.Close()
 	held := map[int64]int{}
@@ -96,19 +95,6 @@ func scanHeld(rows pgx.Rows) (map[int64]int, error) {
 	return held, translate(rows.Err())
 }
 
-// ReclaimExpiredLeases ends active leases that expired before now, for the
-// given runbooks (all runbooks when nil), and returns them. A lease is
-// reclaimed once: when two reclaimers race, the second finds it no longer
-// active.
-func (t *Tx) ReclaimExpiredLeases(ctx context.Context, runbookIDs []uuid.UUID, now time.Time) ([]Lease, error) {
-	rows, err := t.tx.Query(ctx, reclaimLeasesSQL, now, runbookIDs)
-	if err != nil {
-		return nil, translate(err)
-	}
-	leases, err := pgx.CollectRows(rows, scanLease)
-	return leases, translate(err)
-}
-
 const reclaimLeasesSQL = `
 	UPDATE step_leases SET status = 'reclaimed'
 	WHERE status = 'active' AND expires_at < $1 AND ($2::uuid[] IS NULL OR runbook_id = ANY($2))
@@ -118,19 +104,9 @@ const activeLeasesSQL = `
 	SELECT step_id, runbook_id, worker_id, attempt, status, acquired_at, expires_at
 	FROM step_leases WHERE status = 'active' AND runbook_id = ANY($1)`
 
-// ActiveLeases returns the active leases of runbooks.
-func (t *Tx) ActiveLeases(ctx context.Context, runbookIDs []uuid.UUID) ([]Lease, error) {
-	rows, err := t.tx.Query(ctx, activeLeasesSQL, runbookIDs)
-	if err != nil {
-		return nil, translate(err)
-	}
-	leases, err := pgx.CollectRows(rows, scanLease)
-	return leases, translate(err)
-}
-
 // WorkerLeases returns a worker's active leases; a stopping worker releases
 // what is left.
-func (s *Store) WorkerLeases(ctx context.Context, worker string) ([]Lease, error) {
+func (s *Store) WorkerLeases(ctx context.Context, worker string) ([]driver.Lease, error) {
 	rows, err := s.pool.Query(ctx, `
 		SELECT step_id, runbook_id, worker_id, attempt, status, acquired_at, expires_at
 		FROM step_leases WHERE status = 'active' AND worker_id = $1`, worker)
@@ -141,8 +117,8 @@ func (s *Store) WorkerLeases(ctx context.Context, worker string) ([]Lease, error
 	return leases, translate(err)
 }
 
-func scanLease(r pgx.CollectableRow) (Lease, error) {
-	var l Lease
+func scanLease(r pgx.CollectableRow) (driver.Lease, error) {
+	var l driver.Lease
 	err := r.Scan(&l.StepID, &l.RunbookID, &l.WorkerID, &l.Attempt, &l.Status, &l.AcquiredAt, &l.ExpiresAt)
 	return l, err
 }

@@ -7,32 +7,20 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-)
 
-// ListenConfig says what to do with what the listener hears.
-type ListenConfig struct {
-	// OnNotify receives each notification's payload. It must not block
-	// for long: the listener reads the next notification after it returns.
-	OnNotify func(payload string)
-	// OnConnect runs after every (re)connection, once LISTEN is in place.
-	// Notifications sent while the listener was away are lost to it, so on
-	// a reconnection (reconnected=true) the caller must sweep the tables.
-	OnConnect func(reconnected bool)
-	// MaxBackoff bounds the wait between reconnection attempts; zero means
-	// 5 seconds.
-	MaxBackoff time.Duration
-}
+	"github.com/runbookdev/runbook/runtime/driver"
+)
 
 // Listener holds one connection that LISTENs on the store's channel and
 // reconnects after it drops.
 type Listener struct {
 	store *Store
-	cfg   ListenConfig
+	cfg   driver.ListenConfig
 	pid   atomic.Uint32
 }
 
 // NewListener makes a listener; Run starts it.
-func (s *Store) NewListener(cfg ListenConfig) *Listener {
+func (s *Store) NewListener(cfg driver.ListenConfig) driver.Listener {
 	if cfg.MaxBackoff == 0 {
 		cfg.MaxBackoff = 5 * time.Second
 	}
@@ -99,12 +87,4 @@ func (l *Listener) session(ctx context.Context, reconnected bool) error {
 			l.cfg.OnNotify(n.Payload)
 		}
 	}
-}
-
-// TerminateListenersForTest cuts every connection that is listening on the
-// store's channel, as a network failure would. Tests use it.
-func (t *Tx) TerminateListenersForTest(ctx context.Context) error {
-	_, err := t.tx.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-		WHERE pid <> pg_backend_pid() AND query = $1`, "LISTEN "+pgx.Identifier{t.store.channel}.Sanitize())
-	return translate(err)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/tern/v2/migrate"
 
 	"github.com/runbookdev/runbook/migrations"
+	"github.com/runbookdev/runbook/runtime/driver"
 )
 
 // migrationLockKey serializes schema creation across processes; tern
@@ -24,7 +25,7 @@ type MigrationStatus struct {
 // Migrate brings the store's schema to the latest version. Each migration
 // runs in its own transaction; several processes may call Migrate at once
 // (an advisory lock makes them take turns); a database newer than this
-// binary is refused with ErrSchemaTooNew.
+// binary is refused with driver.ErrSchemaTooNew.
 func (s *Store) Migrate(ctx context.Context) (MigrationStatus, error) {
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
@@ -46,7 +47,7 @@ func (s *Store) Migrate(ctx context.Context) (MigrationStatus, error) {
 		var bad migrate.BadVersionError
 		if errors.As(err, &bad) {
 			// Another process migrated further between our check and here.
-			return status, fmt.Errorf("%w: %v", ErrSchemaTooNew, err)
+			return status, fmt.Errorf("%w: %v", driver.ErrSchemaTooNew, err)
 		}
 		return status, fmt.Errorf("error migrating: %w", translate(err))
 	}
@@ -99,7 +100,7 @@ func migrationStatus(ctx context.Context, m *migrate.Migrator) (MigrationStatus,
 	status := MigrationStatus{Current: current, Latest: int32(len(m.Migrations))}
 	if current > status.Latest {
 		return status, fmt.Errorf("%w: the database is at version %d and this rbd knows versions up to %d; upgrade rbd",
-			ErrSchemaTooNew, current, status.Latest)
+			driver.ErrSchemaTooNew, current, status.Latest)
 	}
 	return status, nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/runbookdev/runbook/durable"
 	"github.com/runbookdev/runbook/durable/pgtest"
+	"github.com/runbookdev/runbook/runtime/driver"
 )
 
 func TestMigrateAppliesOnceAndReapplyIsANoop(t *testing.T) {
@@ -42,7 +43,7 @@ func TestMigrateRacesSafely(t *testing.T) {
 	schema := pgtest.Schema(t) + "_race"
 	t.Cleanup(func() {
 		s := pgtest.Open(t, "public")
-		require.NoError(t, s.InTx(context.Background(), func(tx *durable.Tx) error { return tx.DropSchemaForTest(context.Background(), schema) }))
+		require.NoError(t, s.InTestTx(context.Background(), func(tx *durable.Tx) error { return tx.DropSchemaForTest(context.Background(), schema) }))
 	})
 	const racers = 6
 	errs := make(chan error, racers)
@@ -68,8 +69,8 @@ func TestMigrateRefusesNewerDatabase(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	store := pgtest.Store(t)
-	require.NoError(t, store.InTx(ctx, func(tx *durable.Tx) error { return tx.SetSchemaVersionForTest(ctx, 999) }))
+	require.NoError(t, store.InTestTx(ctx, func(tx *durable.Tx) error { return tx.SetSchemaVersionForTest(ctx, 999) }))
 	_, err := store.Migrate(ctx)
-	require.ErrorIs(t, err, durable.ErrSchemaTooNew)
+	require.ErrorIs(t, err, driver.ErrSchemaTooNew)
 	require.ErrorContains(t, err, "the database is at version 999")
 }

@@ -20,7 +20,7 @@ func TestHotQueriesUseTheirIndexes(t *testing.T) {
 		t.Skip("fills tables with 100k rows")
 	}
 	b := setup(t)
-	require.NoError(t, b.store.InTx(b.ctx, func(tx *durable.Tx) error {
+	require.NoError(t, b.store.InTestTx(b.ctx, func(tx *durable.Tx) error {
 		for _, sql := range []string{
 			`INSERT INTO runbooks (id, plan, plan_hash, request_key, wake_at)
 			 SELECT gen_random_uuid(), '{}', 'h', 'r' || g, CASE WHEN g % 100 = 0 THEN now() END
@@ -65,7 +65,7 @@ func TestHotQueriesUseTheirIndexes(t *testing.T) {
 		index string
 		table string
 	}{
-		{"ready steps", durable.ReadyStepsSQL, []any{someRunbooks}, "runbook_steps_runbook_id_", "runbook_steps"},
+		{"live steps of an advance", durable.LiveStepsSQL, []any{someRunbooks}, "runbook_steps_runbook_id_", "runbook_steps"},
 		{"claim due runbooks", durable.ClaimDueQuery, []any{10, time.Minute}, "runbooks_wake_at", "runbooks"},
 		{"inbox sweep", durable.SweepInboxQuery, []any{100}, "completion_notifications_unprocessed", "completion_notifications"},
 		{"timeout sweep", durable.SweepTimeoutsQuery, []any{100}, "invocation_records_timeout", "invocation_records"},
@@ -75,7 +75,7 @@ func TestHotQueriesUseTheirIndexes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var plan string
-			require.NoError(t, b.store.InTx(b.ctx, func(tx *durable.Tx) error {
+			require.NoError(t, b.store.InTestTx(b.ctx, func(tx *durable.Tx) error {
 				var err error
 				plan, err = tx.Explain(b.ctx, tt.sql, tt.args...)
 				return err

@@ -5,17 +5,13 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/runbookdev/runbook/runtime/driver"
 )
 
-// ReceiptKey names a receipt: a handler (or verb) and an idempotency key.
-type ReceiptKey struct {
-	Handler        string
-	IdempotencyKey string
-}
-
 // Receipts returns the stored receipts for keys.
-func (t *Tx) Receipts(ctx context.Context, keys []ReceiptKey) (map[ReceiptKey]Receipt, error) {
-	out := map[ReceiptKey]Receipt{}
+func (t *Tx) Receipts(ctx context.Context, keys []driver.ReceiptKey) (map[driver.ReceiptKey]driver.Receipt, error) {
+	out := map[driver.ReceiptKey]driver.Receipt{}
 	if len(keys) == 0 {
 		return out, nil
 	}
@@ -31,8 +27,8 @@ func (t *Tx) Receipts(ctx context.Context, keys []ReceiptKey) (map[ReceiptKey]Re
 	if err != nil {
 		return nil, translate(err)
 	}
-	receipts, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Receipt, error) {
-		var rc Receipt
+	receipts, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (driver.Receipt, error) {
+		var rc driver.Receipt
 		err := r.Scan(&rc.Handler, &rc.IdempotencyKey, &rc.RunbookID, &rc.StepKey, &rc.Result, &rc.ResultHash, &rc.CreatedAt)
 		return rc, err
 	})
@@ -40,18 +36,9 @@ func (t *Tx) Receipts(ctx context.Context, keys []ReceiptKey) (map[ReceiptKey]Re
 		return nil, translate(err)
 	}
 	for _, rc := range receipts {
-		out[ReceiptKey{rc.Handler, rc.IdempotencyKey}] = rc
+		out[driver.ReceiptKey{Handler: rc.Handler, IdempotencyKey: rc.IdempotencyKey}] = rc
 	}
 	return out, nil
-}
-
-// WriteReceipts stores receipts; a receipt that exists is kept as it was.
-func (t *Tx) WriteReceipts(ctx context.Context, receipts []Receipt) error {
-	if len(receipts) == 0 {
-		return nil
-	}
-	_, err := t.tx.Exec(ctx, writeReceiptsSQL, receiptArgs(receipts)...)
-	return translate(err)
 }
 
 const writeReceiptsSQL = `
@@ -60,7 +47,7 @@ const writeReceiptsSQL = `
 	FROM unnest($1::text[], $2::text[], $3::uuid[], $4::text[], $5::text[], $6::text[]) AS u(h, k, r, s, res, hash)
 	ON CONFLICT (handler, idempotency_key) DO NOTHING`
 
-func receiptArgs(receipts []Receipt) []any {
+func receiptArgs(receipts []driver.Receipt) []any {
 	n := len(receipts)
 	handlers, keys, steps, results, hashes := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 	runbooks := make([]uuid.UUID, n)

@@ -10,33 +10,10 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/runbookdev/runbook/runtime/driver"
+	"github.com/runbookdev/runbook/runtime/rbtype"
 )
-
-// NewRunbook is what CreateRunbook stores: a runbook row, its steps in plan
-// order, and its edges.
-type NewRunbook struct {
-	ID         uuid.UUID
-	Plan       json.RawMessage
-	PlanHash   string
-	Inputs     json.RawMessage
-	Mode       string
-	RequestKey string
-	Steps      []NewStep
-	Edges      []Edge
-	// Actor and SubmittedData go into the RUNBOOK_SUBMITTED event.
-	WorkerID      string
-	SubmittedData json.RawMessage
-}
-
-// NewStep is a step to store.
-type NewStep struct {
-	Key       string
-	Position  int
-	Verb      string
-	Args      json.RawMessage
-	Execution json.RawMessage
-	Gate      string
-}
 
 // CreateRunbook stores a new runbook, due at once, unless one with the same
 // request key exists; then it returns that one and created=false, whatever
@@ -47,7 +24,7 @@ type NewStep struct {
 // batch, then its steps, edges, first event and wake-up in another (a
 // large plan's steps go by COPY, one more). The new row is returned as
 // the insert wrote it, plan included, without reading it again.
-func (t *Tx) CreateRunbook(ctx context.Context, n NewRunbook) (rb *Runbook, created bool, err error) {
+func (t *Tx) CreateRunbook(ctx context.Context, n driver.NewRunbook) (rb *driver.Runbook, created bool, err error) {
 	var head pgx.Batch
 	head.Queue("SELECT pg_advisory_xact_lock($1)", RunbookLockKey(n.ID))
 	head.Queue(`
@@ -60,7 +37,7 @@ func (t *Tx) CreateRunbook(ctx context.Context, n NewRunbook) (rb *Runbook, crea
 		return err
 	})
 	err = t.tx.SendBatch(ctx, &head).Close()
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, driver.ErrNotFound) {
 		existing, err := t.runbookByRequestKey(ctx, n.RequestKey)
 		return existing, false, err
 	}
@@ -78,7 +55,7 @@ func (t *Tx) CreateRunbook(ctx context.Context, n NewRunbook) (rb *Runbook, crea
 		queueInsertSteps(&rest, n.ID, n.Steps)
 	}
 	queueInsertEdges(&rest, n.ID, n.Edges)
-	rest.Queue(appendEventsSQL, eventArgs([]Event{{RunbookID: n.ID, Type: "RUNBOOK_SUBMITTED", WorkerID: n.WorkerID, Data: n.SubmittedData}})...)
+	rest.Queue(appendEventsSQL, eventArgs([]driver.Event{{RunbookID: n.ID, Type: rbtype.EventRunbookSubmitted, WorkerID: n.WorkerID, Data: n.SubmittedData}})...)
 	rest.Queue("SELECT pg_notify($1, $2)", t.store.channel, n.ID.String())
 	if err := t.tx.SendBatch(ctx, &rest).Close(); err != nil {
 		return nil, false, translate(err)
@@ -101,21 +78,11 @@ func jsonOrEmpty(b json.RawMessage) json.RawMessage {
 // round trip either way, but COPY skips per-row parsing for large plans.
 const copyThreshold = 64
 
-// insertSteps stores steps, with COPY for large plans.
-func (t *Tx) insertSteps(ctx context.Context, runbookID uuid.UUID, steps []NewStep) error {
-	if len(steps) >= copyThreshold {
-		return t.copySteps(ctx, runbookID, steps)
-	}
-	var b pgx.Batch
-	queueInsertSteps(&b, runbookID, steps)
-	return translate(t.tx.SendBatch(ctx, &b).Close())
-}
-
 // copySteps stores steps with COPY.
-func (t *Tx) copySteps(ctx context.Context, runbookID uuid.UUID, steps []NewStep) error {
+func (t *Tx) copySteps(ctx context.Context, runbookID uuid.UUID, steps []driver.NewStep) error {
 	rows := make([][]any, len(steps))
 	for i, s := range steps {
-		rows[i] = []any{runbookID, s.Key, s.Position, s.Verb, string(s.Args), string(s.Execution), s.Gate}
+		rows[i] = []any{runbookID, s.Key, s.Position, s.Verb, string(s.Args), string(s.Execution), string(s.Gate)}
 	}
 	_, err := t.tx.CopyFrom(ctx, pgx.Identifier{"runbook_steps"},
 		[]string{"runbook_id", "key", "position", "verb", "args", "execution", "gate"}, pgx.CopyFromRows(rows))
@@ -123,7 +90,7 @@ func (t *Tx) copySteps(ctx context.Context, runbookID uuid.UUID, steps []NewStep
 }
 
 // queueInsertSteps adds the insert of steps to a batch.
-func queueInsertSteps(b *pgx.Batch, runbookID uuid.UUID, steps []NewStep) {
+func queueInsertSteps(b *pgx.Batch, runbookID uuid.UUID, steps []driver.NewStep) {
 	if len(steps) == 0 {
 		return
 	}
@@ -134,7 +101,7 @@ func queueInsertSteps(b *pgx.Batch, runbookID uuid.UUID, steps []NewStep) {
 	execs := make([]string, len(steps))
 	gates := make([]string, len(steps))
 	for i, s := range steps {
-		keys[i], positions[i], verbs[i], args[i], execs[i], gates[i] = s.Key, int32(s.Position), s.Verb, string(s.Args), string(s.Execution), s.Gate
+		keys[i], positions[i], verbs[i], args[i], execs[i], gates[i] = s.Key, int32(s.Position), s.Verb, string(s.Args), string(s.Execution), string(s.Gate)
 	}
 	b.Queue(`
 		INSERT INTO runbook_steps (runbook_id, key, position, verb, args, execution, gate)
@@ -143,23 +110,8 @@ func queueInsertSteps(b *pgx.Batch, runbookID uuid.UUID, steps []NewStep) {
 		runbookID, keys, positions, verbs, args, execs, gates)
 }
 
-// AddSteps appends steps to a running runbook (an extension).
-func (t *Tx) AddSteps(ctx context.Context, runbookID uuid.UUID, steps []NewStep) error {
-	return t.insertSteps(ctx, runbookID, steps)
-}
-
-// InsertEdges stores dependency edges.
-func (t *Tx) InsertEdges(ctx context.Context, runbookID uuid.UUID, edges []Edge) error {
-	if len(edges) == 0 {
-		return nil
-	}
-	var b pgx.Batch
-	queueInsertEdges(&b, runbookID, edges)
-	return translate(t.tx.SendBatch(ctx, &b).Close())
-}
-
 // queueInsertEdges adds the insert of edges to a batch.
-func queueInsertEdges(b *pgx.Batch, runbookID uuid.UUID, edges []Edge) {
+func queueInsertEdges(b *pgx.Batch, runbookID uuid.UUID, edges []driver.Edge) {
 	if len(edges) == 0 {
 		return
 	}
@@ -178,8 +130,8 @@ func queueInsertEdges(b *pgx.Batch, runbookID uuid.UUID, edges []Edge) {
 const runbookColumns = `id, plan, plan_hash, inputs, status, mode, request_key, version, wake_at,
 	coalesce(error_code, ''), coalesce(error_message, ''), created_at, updated_at, finished_at`
 
-func scanRunbook(row pgx.Row) (*Runbook, error) {
-	var r Runbook
+func scanRunbook(row pgx.Row) (*driver.Runbook, error) {
+	var r driver.Runbook
 	err := row.Scan(&r.ID, &r.Plan, &r.PlanHash, &r.Inputs, &r.Status, &r.Mode, &r.RequestKey, &r.Version, &r.WakeAt,
 		&r.ErrorCode, &r.ErrorMessage, &r.CreatedAt, &r.UpdatedAt, &r.FinishedAt)
 	if err != nil {
@@ -189,37 +141,17 @@ func scanRunbook(row pgx.Row) (*Runbook, error) {
 }
 
 // Runbook loads one runbook.
-func (t *Tx) Runbook(ctx context.Context, id uuid.UUID) (*Runbook, error) {
+func (t *Tx) Runbook(ctx context.Context, id uuid.UUID) (*driver.Runbook, error) {
 	return scanRunbook(t.tx.QueryRow(ctx, "SELECT "+runbookColumns+" FROM runbooks WHERE id = $1", id))
 }
 
-func (t *Tx) runbookByRequestKey(ctx context.Context, key string) (*Runbook, error) {
+func (t *Tx) runbookByRequestKey(ctx context.Context, key string) (*driver.Runbook, error) {
 	return scanRunbook(t.tx.QueryRow(ctx, "SELECT "+runbookColumns+" FROM runbooks WHERE request_key = $1", key))
 }
 
 // Runbook loads one runbook outside any transaction.
-func (s *Store) Runbook(ctx context.Context, id uuid.UUID) (*Runbook, error) {
+func (s *Store) Runbook(ctx context.Context, id uuid.UUID) (*driver.Runbook, error) {
 	return scanRunbook(s.pool.QueryRow(ctx, "SELECT "+runbookColumns+" FROM runbooks WHERE id = $1", id))
-}
-
-// Runbooks loads several runbooks, in no particular order, without their
-// plans (Plan is JSON null): a worker keeps decoded plans cached and fetches
-// the few it lacks with Plans.
-func (t *Tx) Runbooks(ctx context.Context, ids []uuid.UUID) ([]*Runbook, error) {
-	rows, err := t.tx.Query(ctx, runbookStatesSQL, ids)
-	if err != nil {
-		return nil, translate(err)
-	}
-	defer rows.Close()
-	var out []*Runbook
-	for rows.Next() {
-		r, err := scanRunbook(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, translate(rows.Err())
 }
 
 const runbookStatesSQL = `SELECT id, 'null'::jsonb, plan_hash, inputs, status, mode, request_key, version, wake_at,
@@ -245,24 +177,17 @@ func (t *Tx) Plans(ctx context.Context, ids []uuid.UUID) (map[uuid.UUID][]byte, 
 	return out, translate(rows.Err())
 }
 
-// RunbookPage is one page of ListRunbooks.
-type RunbookPage struct {
-	Runbooks []*Runbook // without plans, newest first
-	// Next is the cursor of the next page, empty on the last.
-	Next string
-}
-
 // RunbookStatus returns a runbook's status, and whether it has finished
 // (nothing more will happen to it: a failed runbook still compensating has
 // not), without loading its plan: what a live event stream polls.
-func (s *Store) RunbookStatus(ctx context.Context, id uuid.UUID) (status string, finished bool, err error) {
+func (s *Store) RunbookStatus(ctx context.Context, id uuid.UUID) (status rbtype.RunbookStatus, finished bool, err error) {
 	err = s.pool.QueryRow(ctx, `SELECT status, finished_at IS NOT NULL FROM runbooks WHERE id = $1`, id).Scan(&status, &finished)
 	return status, finished, translate(err)
 }
 
 // ListRunbooks lists runbooks newest first, optionally only those in a
 // status, after a cursor from a previous page. Plans are left out.
-func (s *Store) ListRunbooks(ctx context.Context, status string, limit int, after string) (*RunbookPage, error) {
+func (s *Store) ListRunbooks(ctx context.Context, status rbtype.RunbookStatus, limit int, after string) (*driver.RunbookPage, error) {
 	if limit <= 0 || limit > 1000 {
 		limit = 50
 	}
@@ -277,12 +202,12 @@ func (s *Store) ListRunbooks(ctx context.Context, status string, limit int, afte
 		WHERE ($1 = '' OR status = $1)
 		  AND ($2::timestamptz IS NULL OR (created_at, id) < ($2, $3))
 		ORDER BY created_at DESC, id DESC
-		LIMIT $4`, status, afterTime, afterID, limit+1)
+		LIMIT $4`, string(status), afterTime, afterID, limit+1)
 	if err != nil {
 		return nil, translate(err)
 	}
 	defer rows.Close()
-	page := &RunbookPage{}
+	page := &driver.RunbookPage{}
 	for rows.Next() {
 		r, err := scanRunbook(rows)
 		if err != nil {
@@ -313,40 +238,18 @@ func decodeCursor(c string) (*time.Time, uuid.UUID, error) {
 	var micros int64
 	var idText string
 	if _, err := fmt.Sscanf(c, "%d_%s", &micros, &idText); err != nil {
-		return nil, uuid.Nil, fmt.Errorf("%w: %q is not a page cursor", ErrBadRequest, c)
+		return nil, uuid.Nil, fmt.Errorf("%w: %q is not a page cursor", driver.ErrBadRequest, c)
 	}
 	id, err := uuid.Parse(idText)
 	if err != nil {
-		return nil, uuid.Nil, fmt.Errorf("%w: %q is not a page cursor", ErrBadRequest, c)
+		return nil, uuid.Nil, fmt.Errorf("%w: %q is not a page cursor", driver.ErrBadRequest, c)
 	}
 	at := time.UnixMicro(micros)
 	return &at, id, nil
 }
 
-// RunbookChange is a new state for a runbook row. Nil fields are kept.
-type RunbookChange struct {
-	ID           uuid.UUID
-	Status       *string
-	ErrorCode    *string
-	ErrorMessage *string
-	Finished     bool
-	// WakeAt replaces wake_at when SetWake is true (nil clears it).
-	SetWake bool
-	WakeAt  *time.Time
-	// Extension: the new plan, its version, and the inputs with the
-	// extension's own.
-	Plan     json.RawMessage
-	PlanHash string
-	Version  int
-	Inputs   json.RawMessage
-}
-
-// UpdateRunbook writes a runbook's new state.
-func (t *Tx) UpdateRunbook(ctx context.Context, c RunbookChange) error {
-	_, err := t.tx.Exec(ctx, updateRunbookSQL, runbookChangeArgs(c)...)
-	return translate(err)
-}
-
+// updateRunbookSQL writes one runbook's new state, plan included (an
+// extension); see updateRunbookStatesSQL for many runbooks' states.
 const updateRunbookSQL = `
 	UPDATE runbooks SET
 		status        = coalesce($2, status),
@@ -361,7 +264,7 @@ const updateRunbookSQL = `
 		updated_at    = now()
 	WHERE id = $1`
 
-func runbookChangeArgs(c RunbookChange) []any {
+func runbookChangeArgs(c driver.RunbookChange) []any {
 	var plan any
 	if c.Plan != nil {
 		plan = string(c.Plan)
@@ -373,15 +276,17 @@ func runbookChangeArgs(c RunbookChange) []any {
 // the runbooks' locks, so no advance can overwrite the wake-up with a
 // state computed before it.
 func (t *Tx) Wake(ctx context.Context, ids []uuid.UUID) error {
-	if _, err := t.tx.Exec(ctx, `UPDATE runbooks SET wake_at = now() WHERE id = ANY($1)`, ids); err != nil {
-		return translate(err)
-	}
+	var b pgx.Batch
 	for _, id := range ids {
-		if err := t.notify(ctx, id.String()); err != nil {
-			return err
-		}
+		t.queueWake(&b, id)
 	}
-	return nil
+	return translate(t.tx.SendBatch(ctx, &b).Close())
+}
+
+// queueWake adds a runbook's wake-up to a batch.
+func (t *Tx) queueWake(b *pgx.Batch, id uuid.UUID) {
+	b.Queue(`UPDATE runbooks SET wake_at = now() WHERE id = $1`, id)
+	b.Queue("SELECT pg_notify($1, $2)", t.store.channel, id.String())
 }
 
 // notify sends a wake-up on the store's channel when the transaction
@@ -440,15 +345,15 @@ func (s *Store) NextWake(ctx context.Context) (*time.Time, error) {
 }
 
 // CountByStatus counts runbooks by status.
-func (s *Store) CountByStatus(ctx context.Context) (map[string]int64, error) {
+func (s *Store) CountByStatus(ctx context.Context) (map[rbtype.RunbookStatus]int64, error) {
 	rows, err := s.pool.Query(ctx, `SELECT status, count(*) FROM runbooks GROUP BY status`)
 	if err != nil {
 		return nil, translate(err)
 	}
 	defer rows.Close()
-	out := map[string]int64{}
+	out := map[rbtype.RunbookStatus]int64{}
 	for rows.Next() {
-		var st string
+		var st rbtype.RunbookStatus
 		var n int64
 		if err := rows.Scan(&st, &n); err != nil {
 			return nil, translate(err)

@@ -8,6 +8,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/runbookdev/runbook/runtime/driver"
 )
 
 const stepColumns = `id, runbook_id, key, position, verb, args, execution, gate, status, attempt, next_attempt_at,
@@ -16,8 +18,8 @@ const stepColumns = `id, runbook_id, key, position, verb, args, execution, gate,
 	gate_decided_at, coalesce(gate_comment, ''), completion_seq, coalesce(compensation_status, ''),
 	coalesce(compensation_error, ''), created_at, updated_at, started_at, finished_at`
 
-func scanStep(row pgx.Row) (*Step, error) {
-	var s Step
+func scanStep(row pgx.Row) (*driver.Step, error) {
+	var s driver.Step
 	// JSON columns are scanned as bytes: into a json.RawMessage, pgx would
 	// run them through encoding/json to check them.
 	var args, exec, resolved, result []byte
@@ -45,13 +47,13 @@ type querier interface {
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 }
 
-func querySteps(ctx context.Context, q querier, sql string, args ...any) ([]*Step, error) {
+func querySteps(ctx context.Context, q querier, sql string, args ...any) ([]*driver.Step, error) {
 	rows, err := q.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, translate(err)
 	}
 	defer rows.Close()
-	var out []*Step
+	var out []*driver.Step
 	for rows.Next() {
 		s, err := scanStep(rows)
 		if err != nil {
@@ -72,84 +74,19 @@ var stepStateColumns = strings.NewReplacer(
 	"resolved_args, result", "'null'::jsonb, 'null'::jsonb",
 ).Replace(stepColumns)
 
-// StepData is a step's resolved arguments and result.
-type StepData struct {
-	ResolvedArgs json.RawMessage
-	Result       json.RawMessage
-}
-
-// Steps loads the steps of runbooks, in runbook and plan order.
-func (t *Tx) Steps(ctx context.Context, runbookIDs []uuid.UUID) ([]*Step, error) {
-	return querySteps(ctx, t.tx, "SELECT "+stepColumns+" FROM runbook_steps WHERE runbook_id = ANY($1) ORDER BY runbook_id, position", runbookIDs)
+// Steps loads a runbook's steps, in plan order, under its lock.
+func (t *Tx) Steps(ctx context.Context, runbookID uuid.UUID) ([]*driver.Step, error) {
+	return querySteps(ctx, t.tx, "SELECT "+stepColumns+" FROM runbook_steps WHERE runbook_id = $1 ORDER BY position", runbookID)
 }
 
 // Steps loads a runbook's steps, in plan order, outside any transaction.
-func (s *Store) Steps(ctx context.Context, runbookID uuid.UUID) ([]*Step, error) {
+func (s *Store) Steps(ctx context.Context, runbookID uuid.UUID) ([]*driver.Step, error) {
 	return querySteps(ctx, s.pool, "SELECT "+stepColumns+" FROM runbook_steps WHERE runbook_id = $1 ORDER BY position", runbookID)
 }
 
-// ReadySteps finds the pending steps of runbooks whose every predecessor
-// has completed: the steps that may start. It reads; promoting them is the
-// caller's decision.
-func (t *Tx) ReadySteps(ctx context.Context, runbookIDs []uuid.UUID) ([]*Step, error) {
-	return querySteps(ctx, t.tx, readyStepsQuery, runbookIDs)
-}
-
-var readyStepsQuery = "SELECT " + stepColumns + ` FROM runbook_steps s
-	WHERE s.runbook_id = ANY($1) AND s.status = 'pending'
-	  AND NOT EXISTS (
-		SELECT 1 FROM runbook_edges e
-		JOIN runbook_steps p ON p.runbook_id = e.runbook_id AND p.key = e.from_key
-		WHERE e.runbook_id = s.runbook_id AND e.to_key = s.key AND p.status <> 'complete')
-	ORDER BY s.runbook_id, s.position`
-
-// Edges loads a runbook's dependency edges.
-func (t *Tx) Edges(ctx context.Context, runbookID uuid.UUID) ([]Edge, error) {
-	rows, err := t.tx.Query(ctx, `SELECT from_key, to_key, kind FROM runbook_edges WHERE runbook_id = $1 ORDER BY to_key, from_key`, runbookID)
-	if err != nil {
-		return nil, translate(err)
-	}
-	edges, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Edge, error) {
-		var e Edge
-		err := r.Scan(&e.From, &e.To, &e.Kind)
-		return e, err
-	})
-	return edges, translate(err)
-}
-
-// StepChange is the new state of a step's mutable columns. UpdateSteps
-// writes every column of every change, so a change is the whole state the
-// caller holds, not a difference; except that an empty ResolvedArgs or
-// Result keeps what is stored, since a worker may hold a step without them
-// (see stepStateColumns) and neither is ever cleared.
-type StepChange struct {
-	ID                 int64
-	Status             string
-	Attempt            int
-	NextAttemptAt      *time.Time
-	IdempotencyKey     string
-	InvocationID       *uuid.UUID
-	ResolvedArgs       json.RawMessage
-	Result             json.RawMessage
-	ErrorCode          string
-	ErrorMessage       string
-	Simulated          bool
-	GateDecision       string
-	GateDecidedBy      string
-	GateDecidedAt      *time.Time
-	GateComment        string
-	CompensationStatus string
-	CompensationError  string
-	StartedAt          *time.Time
-	FinishedAt         *time.Time
-	// Completed assigns the step its place in the order of completions,
-	// which compensation walks backwards.
-	Completed bool
-}
-
 // ChangeOf returns the change that writes s as it is.
-func ChangeOf(s *Step) StepChange {
-	return StepChange{
+func ChangeOf(s *driver.Step) driver.StepChange {
+	return driver.StepChange{
 		ID: s.ID, Status: s.Status, Attempt: s.Attempt, NextAttemptAt: s.NextAttemptAt,
 		IdempotencyKey: s.IdempotencyKey, InvocationID: s.InvocationID, ResolvedArgs: s.ResolvedArgs,
 		Result: s.Result, ErrorCode: s.ErrorCode, ErrorMessage: s.ErrorMessage, Simulated: s.Simulated,
@@ -159,15 +96,7 @@ func ChangeOf(s *Step) StepChange {
 	}
 }
 
-// UpdateSteps writes the changes in one statement.
-func (t *Tx) UpdateSteps(ctx context.Context, changes []StepChange) error {
-	if len(changes) == 0 {
-		return nil
-	}
-	_, err := t.tx.Exec(ctx, updateStepsSQL, stepChangeArgs(changes)...)
-	return translate(err)
-}
-
+// updateStepsSQL writes many steps' changes in one statement.
 const updateStepsSQL = `
 	UPDATE runbook_steps s SET
 		status = u.status, attempt = u.attempt, next_attempt_at = u.next_at,
@@ -188,7 +117,7 @@ const updateStepsSQL = `
 	WHERE s.id = u.id`
 
 // stepChangeArgs lays the changes out as the columns of updateStepsSQL.
-func stepChangeArgs(changes []StepChange) []any {
+func stepChangeArgs(changes []driver.StepChange) []any {
 	n := len(changes)
 	var (
 		ids        = make([]int64, n)
@@ -213,7 +142,7 @@ func stepChangeArgs(changes []StepChange) []any {
 		completed  = make([]bool, n)
 	)
 	for i, c := range changes {
-		ids[i], status[i], attempt[i], nextAt[i] = c.ID, c.Status, int32(c.Attempt), c.NextAttemptAt
+		ids[i], status[i], attempt[i], nextAt[i] = c.ID, string(c.Status), int32(c.Attempt), c.NextAttemptAt
 		idemKey[i], invocation[i] = nullString(c.IdempotencyKey), c.InvocationID
 		resolved[i], result[i] = nullJSON(c.ResolvedArgs), nullJSON(c.Result)
 		errCode[i], errMsg[i], simulated[i] = nullString(c.ErrorCode), nullString(c.ErrorMessage), c.Simulated
@@ -225,11 +154,12 @@ func stepChangeArgs(changes []StepChange) []any {
 		decision, decidedBy, decidedAt, comment, compStatus, compErr, startedAt, finishedAt, completed}
 }
 
-func nullString(s string) *string {
+func nullString[T ~string](s T) *string {
 	if s == "" {
 		return nil
 	}
-	return &s
+	v := string(s)
+	return &v
 }
 
 func nullJSON(b json.RawMessage) *string {

@@ -9,6 +9,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	pgxuuid "github.com/vgarvardt/pgx-google-uuid/v5"
+
+	"github.com/runbookdev/runbook/runtime/driver"
 )
 
 // Config says how to connect.
@@ -22,6 +24,12 @@ type Config struct {
 	// number of CPUs, whichever is larger).
 	MaxConns int32
 }
+
+// The store is the runtime's: it implements runtime/driver's interfaces.
+var (
+	_ driver.Store = (*Store)(nil)
+	_ driver.Tx    = (*Tx)(nil)
+)
 
 // Store is a pool of connections to the runbook database.
 type Store struct {
@@ -85,7 +93,12 @@ type Tx struct {
 
 // InTx runs fn in a transaction, committing when fn returns nil and rolling
 // back otherwise. fn must not keep the Tx.
-func (s *Store) InTx(ctx context.Context, fn func(*Tx) error) error {
+func (s *Store) InTx(ctx context.Context, fn func(driver.Tx) error) error {
+	return s.inTx(ctx, func(t *Tx) error { return fn(t) })
+}
+
+// inTx is InTx for the store's own operations, which use the concrete Tx.
+func (s *Store) inTx(ctx context.Context, fn func(*Tx) error) error {
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
 		return translate(err)

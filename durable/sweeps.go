@@ -3,6 +3,8 @@ package durable
 import (
 	"context"
 	"time"
+
+	"github.com/runbookdev/runbook/runtime/driver"
 )
 
 // The sweeps are the safety net under wake-ups: whatever a lost NOTIFY or
@@ -62,25 +64,9 @@ const (
 		WHERE r.id = due.runbook_id AND (r.wake_at IS NULL OR r.wake_at > now())`
 )
 
-// SweepResult counts what a sweep found.
-type SweepResult struct {
-	Inbox    int64 // runbooks woken for waiting notifications
-	Ignored  int64 // notifications marked ignored
-	Timeouts int64 // runbooks woken for expired parks
-	Leases   int64 // runbooks woken for expired leases
-	Retries  int64 // runbooks woken for due retries
-	// Took is how long each sweep's query ran, by name: inbox, ignore,
-	// timeouts, leases, retries. Operators watch it: a sweep that slows
-	// as parked runbooks pile up is a missing index.
-	Took map[string]time.Duration
-}
-
-// Total is the number of runbooks woken.
-func (r SweepResult) Total() int64 { return r.Inbox + r.Timeouts + r.Leases + r.Retries }
-
 // Sweep runs every sweep once, waking at most limit runbooks for each.
-func (s *Store) Sweep(ctx context.Context, limit int) (SweepResult, error) {
-	r := SweepResult{Took: make(map[string]time.Duration, 5)}
+func (s *Store) Sweep(ctx context.Context, limit int) (driver.SweepResult, error) {
+	r := driver.SweepResult{Took: make(map[string]time.Duration, 5)}
 	for _, q := range []struct {
 		name string
 		sql  string

@@ -16,6 +16,7 @@ import (
 	"github.com/runbookdev/runbook/durable/pgtest"
 	"github.com/runbookdev/runbook/registry"
 	"github.com/runbookdev/runbook/runtime"
+	"github.com/runbookdev/runbook/runtime/rbtype"
 	"github.com/runbookdev/runbook/verbs"
 )
 
@@ -69,10 +70,10 @@ func (bb *benchBundle) waitAll(b *testing.B, n int64) {
 	for {
 		counts, err := bb.store.CountByStatus(bb.ctx)
 		require.NoError(b, err)
-		if counts[runtime.RunbookComplete] >= n {
+		if counts[rbtype.RunbookComplete] >= n {
 			return
 		}
-		if counts[runtime.RunbookFailed] > 0 {
+		if counts[rbtype.RunbookFailed] > 0 {
 			b.Fatalf("runbooks failed: %v", counts)
 		}
 		time.Sleep(5 * time.Millisecond)
@@ -152,7 +153,7 @@ func BenchmarkResumeLatency(b *testing.B) {
 				v, err := bb.engine.Get(bb.ctx, id)
 				require.NoError(b, err)
 				for _, s := range v.Steps {
-					if s.Key == "w" && s.Status == runtime.StepParked {
+					if s.Key == "w" && s.Status == rbtype.StepParked {
 						keys[i] = s.CorrelationKey
 					}
 				}
@@ -180,7 +181,7 @@ func BenchmarkResumeLatency(b *testing.B) {
 			events, err := bb.store.Events(bb.ctx, id, 0, 0)
 			require.NoError(b, err)
 			for _, e := range events {
-				if e.Type == runtime.EventStepStarted && e.StepKey == "next" {
+				if e.Type == rbtype.EventStepStarted && e.StepKey == "next" {
 					all = append(all, e.At.Sub(sent[i]))
 				}
 			}
@@ -214,14 +215,14 @@ func BenchmarkReadyToStarted(b *testing.B) {
 			var lastSucceeded time.Time
 			for _, e := range events {
 				switch e.Type {
-				case runtime.EventStepReady:
+				case rbtype.EventStepReady:
 					ready[e.StepKey] = e.At
-				case runtime.EventStepStarted:
+				case rbtype.EventStepStarted:
 					fromReady = append(fromReady, e.At.Sub(ready[e.StepKey]))
 					if !lastSucceeded.IsZero() {
 						fromReturn = append(fromReturn, e.At.Sub(lastSucceeded))
 					}
-				case runtime.EventStepSucceeded:
+				case rbtype.EventStepSucceeded:
 					lastSucceeded = e.At
 				}
 			}

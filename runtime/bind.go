@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/runbookdev/runbook/compiler"
+	"github.com/runbookdev/runbook/runtime/rbtype"
 )
 
 // binder resolves a step's frozen arguments: references against the
@@ -31,7 +32,7 @@ func (b *binder) resolve(v any) (any, error) {
 			if name, ok := v[compiler.InputKey].(string); ok {
 				val, ok := b.inputs[name]
 				if !ok {
-					return nil, Errorf(CodeMissingRequiredContext, "input $%s was not supplied", name)
+					return nil, Errorf(rbtype.CodeMissingRequiredContext, "input $%s was not supplied", name)
 				}
 				return val, nil
 			}
@@ -78,26 +79,26 @@ func (b *binder) ref(path string) (any, error) {
 			}
 			obj, ok := cur.(map[string]any)
 			if !ok {
-				return nil, Errorf(CodeMissingRequiredContext, "%s is not an object, so it has no field %q", walked, step)
+				return nil, Errorf(rbtype.CodeMissingRequiredContext, "%s is not an object, so it has no field %q", walked, step)
 			}
 			if cur, ok = obj[step]; !ok {
-				return nil, Errorf(CodeMissingRequiredContext, "%s has no field %q", walked, step)
+				return nil, Errorf(rbtype.CodeMissingRequiredContext, "%s has no field %q", walked, step)
 			}
 			walked += "." + step
 			continue
 		}
 		end := strings.IndexByte(rest, ']')
 		if rest[0] != '[' || end < 0 {
-			return nil, Errorf(CodeMissingRequiredContext, "bad reference path %q", path)
+			return nil, Errorf(rbtype.CodeMissingRequiredContext, "bad reference path %q", path)
 		}
 		i, err := strconv.Atoi(rest[1:end])
 		if err != nil {
-			return nil, Errorf(CodeMissingRequiredContext, "bad index in reference %q", path)
+			return nil, Errorf(rbtype.CodeMissingRequiredContext, "bad index in reference %q", path)
 		}
 		rest = rest[end+1:]
 		list, ok := cur.([]any)
 		if !ok || i >= len(list) {
-			return nil, Errorf(CodeMissingRequiredContext, "%s has no element [%d]", walked, i)
+			return nil, Errorf(rbtype.CodeMissingRequiredContext, "%s has no element [%d]", walked, i)
 		}
 		cur = list[i]
 		walked += fmt.Sprintf("[%d]", i)
@@ -118,11 +119,11 @@ func (b *binder) result(name string) (any, error) {
 	}
 	raw, ok := b.results[name]
 	if !ok {
-		return nil, Errorf(CodeMissingRequiredContext, "step @%s has no result", name)
+		return nil, Errorf(rbtype.CodeMissingRequiredContext, "step @%s has no result", name)
 	}
 	v, err := decodeJSON(raw)
 	if err != nil {
-		return nil, Errorf(CodeMissingRequiredContext, "step @%s's result is not JSON: %v", name, err)
+		return nil, Errorf(rbtype.CodeMissingRequiredContext, "step @%s's result is not JSON: %v", name, err)
 	}
 	if b.decoded == nil {
 		b.decoded = map[string]any{}

@@ -6,6 +6,7 @@ import (
 	"regexp"
 
 	"github.com/runbookdev/runbook/runtime/driver"
+	"github.com/runbookdev/runbook/runtime/rbtype"
 )
 
 // BuiltinDeps gives the built-in handlers what they need of the outside
@@ -59,7 +60,7 @@ func expandEnv(s string, lookup func(string) (string, bool)) (string, error) {
 		return v
 	})
 	if missing != "" {
-		return "", Errorf(CodeDependencyUnavailable, "environment variable %s, named in the verb's params, is not set", missing)
+		return "", Errorf(rbtype.CodeDependencyUnavailable, "environment variable %s, named in the verb's params, is not set", missing)
 	}
 	return out, nil
 }

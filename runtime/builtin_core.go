@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/runbookdev/runbook/runtime/rbtype"
 	"github.com/runbookdev/runbook/verbs"
 )
 
@@ -37,7 +38,7 @@ func fail(_ context.Context, c *Call) (Result, error) {
 	if msg == "" {
 		msg = "core.fail was asked to fail"
 	}
-	return Result{}, &Error{Code: code, Message: msg}
+	return Result{}, &Error{Code: rbtype.ErrorCode(code), Message: msg}
 }
 
 // awaitNotification parks at once: the outside world notifies with the
@@ -50,7 +51,7 @@ func sleep(_ context.Context, c *Call) (Result, error) {
 	if until, ok := c.Args["until"].(string); ok {
 		t, err := time.Parse(time.RFC3339, until)
 		if err != nil {
-			return Result{}, Errorf(CodeInvalidInput, "until %q is not an RFC 3339 time", until)
+			return Result{}, Errorf(rbtype.CodeInvalidInput, "until %q is not an RFC 3339 time", until)
 		}
 		return ParkedUntil(t), nil
 	}
@@ -59,11 +60,11 @@ func sleep(_ context.Context, c *Call) (Result, error) {
 		text, _ = c.Params["duration"].(string)
 	}
 	if text == "" {
-		return Result{}, Errorf(CodeInvalidInput, "timer.sleep needs a duration (param or argument) or an until argument")
+		return Result{}, Errorf(rbtype.CodeInvalidInput, "timer.sleep needs a duration (param or argument) or an until argument")
 	}
 	d, err := verbs.ParseDuration(text)
 	if err != nil {
-		return Result{}, Errorf(CodeInvalidInput, "%v", err)
+		return Result{}, Errorf(rbtype.CodeInvalidInput, "%v", err)
 	}
 	return ParkedUntil(time.Now().Add(d.D)), nil
 }

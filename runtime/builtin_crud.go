@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 
-	"github.com/runbookdev/runbook/durable"
 	"github.com/runbookdev/runbook/runtime/driver"
 	"github.com/runbookdev/runbook/runtime/rbtype"
 )
@@ -16,7 +15,7 @@ type crud struct{ exec driver.CRUDExecutor }
 
 func (h *crud) Call(ctx context.Context, c *Call) (Result, error) {
 	if h.exec == nil {
-		return Result{}, Errorf(CodeDependencyUnavailable, "pg.crud has no database")
+		return Result{}, Errorf(rbtype.CodeDependencyUnavailable, "pg.crud has no database")
 	}
 	req := driver.CRUDRequest{
 		Op:        rbtype.CRUDOp(stringParam(c.Params, "op")),
@@ -28,12 +27,12 @@ func (h *crud) Call(ctx context.Context, c *Call) (Result, error) {
 	}
 	rows, err := h.exec.CRUD(ctx, req)
 	switch {
-	case errors.Is(err, durable.ErrTransient):
-		return Result{}, &Error{Code: CodeTransientDBLock, Message: err.Error(), Err: err}
-	case errors.Is(err, durable.ErrBadRequest):
-		return Result{}, &Error{Code: CodeInvalidInput, Message: err.Error(), Err: err}
+	case errors.Is(err, driver.ErrTransient):
+		return Result{}, &Error{Code: rbtype.CodeTransientDBLock, Message: err.Error(), Err: err}
+	case errors.Is(err, driver.ErrBadRequest):
+		return Result{}, &Error{Code: rbtype.CodeInvalidInput, Message: err.Error(), Err: err}
 	case err != nil:
-		return Result{}, &Error{Code: CodeDependencyUnavailable, Message: err.Error(), Err: err}
+		return Result{}, &Error{Code: rbtype.CodeDependencyUnavailable, Message: err.Error(), Err: err}
 	}
 	if req.Op == rbtype.CRUDSelect {
 		if rows == nil {

@@ -12,6 +12,8 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+
+	"github.com/runbookdev/runbook/runtime/rbtype"
 )
 
 // maxResponseBody bounds what an HTTP handler reads of a response.
@@ -84,13 +86,13 @@ func send(ctx context.Context, deps BuiltinDeps, c *Call, payload map[string]any
 	} else {
 		b, err := json.Marshal(payload)
 		if err != nil {
-			return nil, Errorf(CodeInvalidInput, "arguments do not marshal to JSON: %v", err)
+			return nil, Errorf(rbtype.CodeInvalidInput, "arguments do not marshal to JSON: %v", err)
 		}
 		body = bytes.NewReader(b)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, target, body)
 	if err != nil {
-		return nil, Errorf(CodeInvalidInput, "bad request for %s: %v", redactURL(target), err)
+		return nil, Errorf(rbtype.CodeInvalidInput, "bad request for %s: %v", redactURL(target), err)
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
@@ -125,7 +127,7 @@ func send(ctx context.Context, deps BuiltinDeps, c *Call, payload map[string]any
 func withQuery(target string, payload map[string]any) (string, error) {
 	u, err := url.Parse(target)
 	if err != nil {
-		return "", Errorf(CodeInvalidInput, "bad URL: %v", err)
+		return "", Errorf(rbtype.CodeInvalidInput, "bad URL: %v", err)
 	}
 	q := u.Query()
 	keys := make([]string, 0, len(payload))
@@ -157,22 +159,22 @@ func statusError(status int, body []byte, target string) *Error {
 	}
 	switch {
 	case status == http.StatusTooManyRequests:
-		return &Error{Code: CodeRateLimit, Message: msg}
+		return &Error{Code: rbtype.CodeRateLimit, Message: msg}
 	case status >= 500:
-		return &Error{Code: CodeTemporaryProviderError, Message: msg}
+		return &Error{Code: rbtype.CodeTemporaryProviderError, Message: msg}
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
-		return &Error{Code: CodeAuthForbidden, Message: msg}
+		return &Error{Code: rbtype.CodeAuthForbidden, Message: msg}
 	default:
-		return &Error{Code: CodeInvalidInput, Message: msg}
+		return &Error{Code: rbtype.CodeInvalidInput, Message: msg}
 	}
 }
 
 func transportError(err error, target string) *Error {
 	var netErr net.Error
 	if errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &netErr) && netErr.Timeout()) {
-		return &Error{Code: CodeNetworkTimeout, Message: fmt.Sprintf("%s did not answer in time", redactURL(target)), Err: err}
+		return &Error{Code: rbtype.CodeNetworkTimeout, Message: fmt.Sprintf("%s did not answer in time", redactURL(target)), Err: err}
 	}
-	return &Error{Code: CodeDependencyUnavailable, Message: fmt.Sprintf("%s could not be reached", redactURL(target)), Err: err}
+	return &Error{Code: rbtype.CodeDependencyUnavailable, Message: fmt.Sprintf("%s could not be reached", redactURL(target)), Err: err}
 }
 
 // decodeResponse makes a result of a response body: a JSON object as it

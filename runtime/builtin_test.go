@@ -12,8 +12,9 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
-	"github.com/runbookdev/runbook/durable"
+	"github.com/runbookdev/runbook/durable/pgtest"
 	"github.com/runbookdev/runbook/runtime"
+	"github.com/runbookdev/runbook/runtime/rbtype"
 )
 
 // call runs a built-in handler directly.
@@ -55,9 +56,9 @@ func TestHTTPCallSendsTheIdempotencyKeyAndMapsStatuses(t *testing.T) {
 	require.JSONEq(t, `{"a":"b"}`, got.body)
 	require.Equal(t, http.MethodPost, got.method)
 
-	for code, want := range map[int]string{
-		429: runtime.CodeRateLimit, 503: runtime.CodeTemporaryProviderError, 500: runtime.CodeTemporaryProviderError,
-		401: runtime.CodeAuthForbidden, 403: runtime.CodeAuthForbidden, 400: runtime.CodeInvalidInput, 404: runtime.CodeInvalidInput,
+	for code, want := range map[int]rbtype.ErrorCode{
+		429: rbtype.CodeRateLimit, 503: rbtype.CodeTemporaryProviderError, 500: rbtype.CodeTemporaryProviderError,
+		401: rbtype.CodeAuthForbidden, 403: rbtype.CodeAuthForbidden, 400: rbtype.CodeInvalidInput, 404: rbtype.CodeInvalidInput,
 	} {
 		status = code
 		_, err := callBuiltin(t, deps, "http.call", &runtime.Call{Params: params})
@@ -71,12 +72,12 @@ func TestHTTPCallSendsTheIdempotencyKeyAndMapsStatuses(t *testing.T) {
 	_, err = callBuiltin(t, runtime.BuiltinDeps{LookupEnv: func(string) (string, bool) { return "", false }}, "http.call", &runtime.Call{Params: params})
 	var e *runtime.Error
 	require.ErrorAs(t, err, &e)
-	require.Equal(t, runtime.CodeDependencyUnavailable, e.Code)
+	require.Equal(t, rbtype.CodeDependencyUnavailable, e.Code)
 	require.Contains(t, e.Message, "TOKEN")
 
 	_, err = callBuiltin(t, deps, "http.call", &runtime.Call{Params: map[string]any{"url": "http://127.0.0.1:1/nothing"}})
 	require.ErrorAs(t, err, &e)
-	require.Equal(t, runtime.CodeDependencyUnavailable, e.Code)
+	require.Equal(t, rbtype.CodeDependencyUnavailable, e.Code)
 	require.True(t, e.Retryable())
 }
 
@@ -92,7 +93,7 @@ func TestHTTPCallTimeoutIsRetryable(t *testing.T) {
 	_, err := h.Call(ctx, &runtime.Call{Params: map[string]any{"url": srv.URL, "method": "GET"}, IdempotencyKey: "k"})
 	var e *runtime.Error
 	require.ErrorAs(t, err, &e)
-	require.Equal(t, runtime.CodeNetworkTimeout, e.Code)
+	require.Equal(t, rbtype.CodeNetworkTimeout, e.Code)
 }
 
 func TestHTTPStartPostsTheCorrelationKeyAndParks(t *testing.T) {
@@ -139,14 +140,12 @@ func TestCoreHandlers(t *testing.T) {
 	require.True(t, res.IsParked())
 	_, err = callBuiltin(t, runtime.BuiltinDeps{}, "timer.sleep", &runtime.Call{})
 	require.ErrorAs(t, err, &e)
-	require.Equal(t, runtime.CodeInvalidInput, e.Code)
+	require.Equal(t, rbtype.CodeInvalidInput, e.Code)
 }
 
 func TestPGCRUD(t *testing.T) {
 	b := setup(t)
-	require.NoError(t, b.store.InTx(b.ctx, func(tx *durable.Tx) error {
-		return tx.ExecForRuntimeTest(b.ctx, `CREATE TABLE deals (deal_id serial PRIMARY KEY, company text UNIQUE, stage text, score numeric)`)
-	}))
+	pgtest.Exec(t, b.store, `CREATE TABLE deals (deal_id serial PRIMARY KEY, company text UNIQUE, stage text, score numeric)`)
 	deps := runtime.BuiltinDeps{CRUD: b.store}
 	crud := func(params map[string]any, args map[string]any) (any, error) {
 		res, err := callBuiltin(t, deps, "pg.crud", &runtime.Call{Params: params, Args: args})
@@ -180,7 +179,7 @@ func TestPGCRUD(t *testing.T) {
 	_, err = crud(map[string]any{"op": "select", "table": "deals; drop"}, nil)
 	var e *runtime.Error
 	require.ErrorAs(t, err, &e)
-	require.Equal(t, runtime.CodeInvalidInput, e.Code)
+	require.Equal(t, rbtype.CodeInvalidInput, e.Code)
 	_, err = crud(map[string]any{"op": "insert", "table": "deals", "columns": []any{"company"}}, map[string]any{"score": 5})
 	require.ErrorAs(t, err, &e)
 	require.Contains(t, e.Message, `column "score" is not one the verb allows`)

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/runbookdev/runbook/runtime"
+	"github.com/runbookdev/runbook/runtime/rbtype"
 )
 
 // The claim loop stops claiming while its queue is full and waits for a
@@ -28,7 +29,7 @@ func TestClaimingResumesWhenTheQueueRunsLow(t *testing.T) {
 	}
 	b.run(t)
 	for _, id := range ids {
-		v := b.waitStatus(t, id, runtime.RunbookComplete)
+		v := b.waitStatus(t, id, rbtype.RunbookComplete)
 		require.JSONEq(t, `{"n":`+strconv.Itoa(slices.Index(ids, id))+`}`, string(v.Outcomes["a"]))
 	}
 }

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 
-	"github.com/runbookdev/runbook/durable"
+	"github.com/runbookdev/runbook/runtime/driver"
 	"github.com/runbookdev/runbook/runtime/rbtype"
 	"github.com/runbookdev/runbook/verbs"
 )
@@ -18,7 +18,7 @@ func (t *transition) scheduleCompensations() bool {
 		if ps.Execution.Compensation == nil {
 			continue
 		}
-		if s := t.byKey[ps.Key]; s != nil && (s.Status != StepComplete || s.Simulated) {
+		if s := t.byKey[ps.Key]; s != nil && (s.Status != rbtype.StepComplete || s.Simulated) {
 			continue
 		}
 		t.compensate = append(t.compensate, ps.Key)
@@ -29,7 +29,7 @@ func (t *transition) scheduleCompensations() bool {
 // compensationsLeft reports whether any compensation is still to run.
 func (t *transition) compensationsLeft() bool {
 	for _, s := range t.steps {
-		if s.CompensationStatus == compensationPending || s.CompensationStatus == compensationRunning {
+		if s.CompensationStatus == rbtype.CompensationPending || s.CompensationStatus == rbtype.CompensationRunning {
 			return true
 		}
 	}
@@ -39,13 +39,13 @@ func (t *transition) compensationsLeft() bool {
 // nextCompensation is the step to undo next: the last completed of those
 // waiting, one at a time, so that undoing runs in reverse order of
 // completion.
-func (t *transition) nextCompensation() *durable.Step {
-	var next *durable.Step
+func (t *transition) nextCompensation() *driver.Step {
+	var next *driver.Step
 	for _, s := range t.steps {
 		switch s.CompensationStatus {
-		case compensationRunning:
+		case rbtype.CompensationRunning:
 			return nil // one at a time
-		case compensationPending:
+		case rbtype.CompensationPending:
 			if next == nil || seq(s) > seq(next) {
 				next = s
 			}
@@ -54,7 +54,7 @@ func (t *transition) nextCompensation() *durable.Step {
 	return next
 }
 
-func seq(s *durable.Step) int64 {
+func seq(s *driver.Step) int64 {
 	if s.CompletionSeq == nil {
 		return 0
 	}
@@ -65,7 +65,7 @@ func seq(s *durable.Step) int64 {
 // step's arguments and result. It returns nil when there is nothing to run
 // now.
 func (t *transition) prepareCompensation() *prepared {
-	if t.rb.Status != RunbookFailed {
+	if t.rb.Status != rbtype.RunbookFailed {
 		return nil
 	}
 	for {
@@ -79,14 +79,14 @@ func (t *transition) prepareCompensation() *prepared {
 		comp := t.execution(s).Compensation
 		exec, ok := t.plan.execution(comp.Verb)
 		if !ok {
-			t.failCompensation(s, Errorf(CodeInternal, "the plan has no execution block for %s", comp.Verb))
+			t.failCompensation(s, Errorf(rbtype.CodeInternal, "the plan has no execution block for %s", comp.Verb))
 			continue
 		}
 		args, err := t.compensationArgs(s, comp.Args)
 		if err == nil {
 			if info, ok := t.plan.plan.Verbs[comp.Verb]; ok && info.InputSchema != nil {
 				if verr := info.InputSchema.Validate(args); verr != nil {
-					err = Errorf(CodeSchemaValidationFailed, "compensation arguments do not match %s's input_schema: %v", comp.Verb, verr)
+					err = Errorf(rbtype.CodeSchemaValidationFailed, "compensation arguments do not match %s's input_schema: %v", comp.Verb, verr)
 				}
 			}
 		}
@@ -96,28 +96,28 @@ func (t *transition) prepareCompensation() *prepared {
 		}
 		key := idempotencyKey(t.rb.ID, compensationKey(s.Key), comp.Verb,
 			verbs.Idempotency{Scope: rbtype.ScopeRunbookStep}, args)
-		return &prepared{step: s, args: args, exec: exec, receipt: durable.ReceiptKey{Handler: exec.Handler, IdempotencyKey: key}}
+		return &prepared{step: s, args: args, exec: exec, receipt: driver.ReceiptKey{Handler: exec.Handler, IdempotencyKey: key}}
 	}
 }
 
 // startCompensation runs a prepared compensation, or completes it from a
 // stored receipt.
-func (t *transition) startCompensation(p *prepared, receipts map[durable.ReceiptKey]durable.Receipt) {
+func (t *transition) startCompensation(p *prepared, receipts map[driver.ReceiptKey]driver.Receipt) {
 	if p == nil {
 		return
 	}
 	s := p.step
 	comp := t.execution(s).Compensation
-	s.CompensationStatus = compensationRunning
+	s.CompensationStatus = rbtype.CompensationRunning
 	t.touch(s)
-	t.event(EventCompensationStarted, s, map[string]any{"verb": comp.Verb})
+	t.event(rbtype.EventCompensationStarted, s, CompensationStartedData{Verb: comp.Verb})
 	if _, ok := receipts[p.receipt]; ok {
 		t.applyCompensation(s, &outcome{compensation: true, stepID: s.ID})
 		return
 	}
-	handler, ok := t.engine.handlers.lookup(p.exec.Handler)
+	handler, ok := t.m.handler(p.exec.Handler)
 	if !ok {
-		t.failCompensation(s, Errorf(CodeDependencyUnavailable, "handler %q is not registered in this daemon", p.exec.Handler))
+		t.failCompensation(s, Errorf(rbtype.CodeDependencyUnavailable, "handler %q is not registered in this daemon", p.exec.Handler))
 		return
 	}
 	call := &Call{
@@ -129,8 +129,8 @@ func (t *transition) startCompensation(p *prepared, receipts map[durable.Receipt
 
 // applyCompensation records a compensation's outcome. A failed one is
 // recorded, never dropped, and the others still run.
-func (t *transition) applyCompensation(s *durable.Step, o *outcome) {
-	if s.CompensationStatus != compensationRunning {
+func (t *transition) applyCompensation(s *driver.Step, o *outcome) {
+	if s.CompensationStatus != rbtype.CompensationRunning {
 		return
 	}
 	if o.err != nil {
@@ -140,26 +140,26 @@ func (t *transition) applyCompensation(s *durable.Step, o *outcome) {
 	if len(o.value) > 0 {
 		comp := t.execution(s).Compensation
 		exec, _ := t.plan.execution(comp.Verb)
-		t.receipts = append(t.receipts, durable.Receipt{
+		t.receipts = append(t.receipts, driver.Receipt{
 			Handler: exec.Handler, IdempotencyKey: o.idemKey, RunbookID: t.rb.ID,
 			StepKey: s.Key + ":compensate", Result: o.value, ResultHash: hashJSON(o.value),
 		})
 	}
-	s.CompensationStatus, s.CompensationError = compensationComplete, ""
+	s.CompensationStatus, s.CompensationError = rbtype.CompensationComplete, ""
 	t.touch(s)
-	t.event(EventCompensationSucceeded, s, nil)
+	t.event(rbtype.EventCompensationSucceeded, s, nil)
 }
 
-func (t *transition) failCompensation(s *durable.Step, e *Error) {
-	s.CompensationStatus, s.CompensationError = compensationFailed, e.Code+": "+e.Message
+func (t *transition) failCompensation(s *driver.Step, e *Error) {
+	s.CompensationStatus, s.CompensationError = rbtype.CompensationFailed, string(e.Code)+": "+e.Message
 	t.touch(s)
-	t.event(EventCompensationFailed, s, map[string]any{"code": e.Code, "message": e.Message})
+	t.event(rbtype.EventCompensationFailed, s, StepFailedData{Code: e.Code, Message: e.Message})
 }
 
 // compensationArgs fills a compensation's args: "@args.<path>" from the
 // step's resolved arguments, "@result.<path>" from its result, anything
 // else as written.
-func (t *transition) compensationArgs(s *durable.Step, spec map[string]any) (map[string]any, error) {
+func (t *transition) compensationArgs(s *driver.Step, spec map[string]any) (map[string]any, error) {
 	b := &binder{results: map[string]json.RawMessage{"args": s.ResolvedArgs, "result": s.Result}}
 	out := make(map[string]any, len(spec))
 	for name, v := range spec {

@@ -14,8 +14,9 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/runbookdev/runbook/durable"
 	"github.com/runbookdev/runbook/registry"
+	"github.com/runbookdev/runbook/runtime/driver"
+	"github.com/runbookdev/runbook/runtime/rbtype"
 )
 
 // Config tunes an Engine. Zero values take the defaults shown.
@@ -94,8 +95,9 @@ func (c *Config) defaults() {
 // approved and cancelled through its methods, and worked through by Run.
 // Any number of engines may share one database.
 type Engine struct {
-	store    Store
+	store    driver.Store
 	handlers *Handlers
+	machine  machine
 	cfg      Config
 	workerID string
 	plans    *planCache
@@ -151,10 +153,12 @@ func (c *calls) idle() <-chan struct{} {
 
 // New makes an engine. Run it to work; its other methods may be called
 // without running it.
-func New(store Store, handlers *Handlers, cfg Config) *Engine {
+func New(store driver.Store, handlers *Handlers, cfg Config) *Engine {
 	cfg.defaults()
 	e := &Engine{
 		store: store, handlers: handlers, cfg: cfg, workerID: cfg.WorkerID,
+		machine: machine{worker: cfg.WorkerID, leaseTTL: cfg.LeaseTTL, callbackURL: cfg.CallbackURL,
+			handler: handlers.lookup, observe: observerOf(cfg.Metrics)},
 		plans: newPlanCache(cfg.PlanCacheSize), data: newDataCache(cfg.DataCacheSize), log: cfg.Logger, metrics: cfg.Metrics,
 		queue: newWorkQueue(), kick: make(chan struct{}, 1), sweepNow: make(chan struct{}, 1),
 		slots: make(chan struct{}, cfg.MaxCalls),
@@ -182,7 +186,7 @@ func (e *Engine) Run(ctx context.Context) error {
 	calls, cancelCalls := context.WithCancel(work)
 	defer cancelCalls()
 
-	listener := e.store.NewListener(durable.ListenConfig{
+	listener := e.store.NewListener(driver.ListenConfig{
 		OnNotify: func(string) { e.signal(e.kick) },
 		OnConnect: func(reconnected bool) {
 			if reconnected {
@@ -288,21 +292,11 @@ func (e *Engine) sweepLoop(ctx context.Context) {
 	}
 }
 
-// gaugeSource is implemented by stores that can count parked steps and
-// waiting notifications.
-type gaugeSource interface {
-	ParkedCount(ctx context.Context) (int64, error)
-	InboxDepth(ctx context.Context) (int64, error)
-}
-
 func (e *Engine) updateGauges(ctx context.Context) {
-	src, ok := e.store.(gaugeSource)
-	if !ok || e.metrics == nil {
+	if e.metrics == nil {
 		return
 	}
-	parked, err1 := src.ParkedCount(ctx)
-	inbox, err2 := src.InboxDepth(ctx)
-	if err1 == nil && err2 == nil {
+	if parked, inbox, err := e.store.Gauges(ctx); err == nil {
 		e.metrics.gauges(parked, inbox)
 	}
 }
@@ -399,7 +393,7 @@ func (e *Engine) execute(ctx context.Context, pc *pendingCall) (o *outcome) {
 	func() {
 		defer func() {
 			if p := recover(); p != nil {
-				err = Errorf(CodeInternal, "the handler panicked: %v", p)
+				err = Errorf(rbtype.CodeInternal, "the handler panicked: %v", p)
 			}
 		}()
 		if pc.dryRun {
@@ -420,7 +414,7 @@ func (e *Engine) execute(ctx context.Context, pc *pendingCall) (o *outcome) {
 	} else if !res.IsParked() {
 		o.value, err = marshalResult(res.Value())
 		if err != nil {
-			o.err = Errorf(CodeInternal, "the handler's result does not marshal to JSON: %v", err)
+			o.err = Errorf(rbtype.CodeInternal, "the handler's result does not marshal to JSON: %v", err)
 		}
 	}
 	e.metrics.callFinished(pc.call.Verb, time.Since(began), o.err)
@@ -481,7 +475,7 @@ func (e *Engine) releaseLeases(ctx context.Context) error {
 			runbooks = append(runbooks, l.RunbookID)
 		}
 	}
-	err = e.store.InTx(ctx, func(tx *durable.Tx) error {
+	err = e.store.InTx(ctx, func(tx driver.Tx) error {
 		if err := tx.LockRunbooks(ctx, runbooks); err != nil {
 			return err
 		}

@@ -58,7 +58,7 @@ func ExampleHandlers_Register() {
 		if err != nil {
 			panic(err)
 		}
-		if view.Status == runtime.RunbookComplete {
+		if view.Status == rbtype.RunbookComplete {
 			fmt.Println(view.Status, string(view.Outcomes["hi"]))
 			break
 		}

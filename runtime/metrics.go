@@ -82,7 +82,7 @@ func (m *Metrics) callFinished(verb string, took time.Duration, err *Error) {
 	}
 	m.stepDuration.WithLabelValues(verb).Observe(took.Seconds())
 	if err != nil {
-		m.stepsFailed.WithLabelValues(verb, err.Code).Inc()
+		m.stepsFailed.WithLabelValues(verb, string(err.Code)).Inc()
 	} else {
 		m.stepsCompleted.WithLabelValues(verb).Inc()
 	}

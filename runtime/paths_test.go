@@ -8,8 +8,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/runbookdev/runbook/durable"
 	"github.com/runbookdev/runbook/runtime"
+	"github.com/runbookdev/runbook/runtime/rbtype"
 )
 
 func TestRetryThenFailSkipsDependentsAndKeepsTheRest(t *testing.T) {
@@ -20,31 +20,31 @@ func TestRetryThenFailSkipsDependentsAndKeepsTheRest(t *testing.T) {
 (t.flaky :x 1 :as @flaky)
 (t.echo :after @flaky :as @dependent)
 (t.echo :from @independent.v :as @later)`, nil)
-	v := b.waitStatus(t, id, runtime.RunbookFailed)
+	v := b.waitStatus(t, id, rbtype.RunbookFailed)
 
 	require.Equal(t, int32(3), b.rec.flakies.Load(), "max_attempts: 3")
 	flaky := step(v, "flaky")
-	require.Equal(t, runtime.StepFailed, flaky.Status)
-	require.Equal(t, runtime.CodeTemporaryProviderError, flaky.Error.Code)
+	require.Equal(t, rbtype.StepFailed, flaky.Status)
+	require.Equal(t, rbtype.CodeTemporaryProviderError, flaky.Error.Code)
 	require.Equal(t, 3, flaky.Attempt)
-	require.Equal(t, runtime.StepSkipped, step(v, "dependent").Status)
-	require.Equal(t, runtime.StepComplete, step(v, "independent").Status)
-	require.Equal(t, runtime.StepComplete, step(v, "later").Status)
+	require.Equal(t, rbtype.StepSkipped, step(v, "dependent").Status)
+	require.Equal(t, rbtype.StepComplete, step(v, "independent").Status)
+	require.Equal(t, rbtype.StepComplete, step(v, "later").Status)
 	require.Contains(t, v.Outcomes, "independent")
 	require.Contains(t, v.Outcomes, "later", "completed work stays readable after the failure")
-	require.Equal(t, &runtime.ErrorView{Code: runtime.CodeTemporaryProviderError, Message: "try later"}, v.Error)
+	require.Equal(t, &runtime.ErrorView{Code: rbtype.CodeTemporaryProviderError, Message: "try later"}, v.Error)
 
 	events, err := b.engine.Events(b.ctx, id, 0, 0)
 	require.NoError(t, err)
 	var delays []int64
 	for _, e := range events {
-		if e.Type == runtime.EventStepRetryScheduled {
+		if e.Type == rbtype.EventStepRetryScheduled {
 			var d struct {
-				Code    string `json:"code"`
-				DelayMS int64  `json:"delay_ms"`
+				Code    rbtype.ErrorCode `json:"code"`
+				DelayMS int64            `json:"delay_ms"`
 			}
 			require.NoError(t, json.Unmarshal(e.Data, &d))
-			require.Equal(t, runtime.CodeTemporaryProviderError, d.Code)
+			require.Equal(t, rbtype.CodeTemporaryProviderError, d.Code)
 			delays = append(delays, d.DelayMS)
 		}
 	}
@@ -75,10 +75,10 @@ func TestParkTimeoutFails(t *testing.T) {
 	b := setup(t)
 	b.run(t)
 	id := b.submit(t, `(t.wait-briefly :as @w) (t.echo :after @w)`, nil)
-	v := b.waitStatus(t, id, runtime.RunbookFailed)
+	v := b.waitStatus(t, id, rbtype.RunbookFailed)
 	w := step(v, "w")
-	require.Equal(t, runtime.StepFailed, w.Status)
-	require.Equal(t, runtime.CodeParkTimeout, w.Error.Code)
+	require.Equal(t, rbtype.StepFailed, w.Status)
+	require.Equal(t, rbtype.CodeParkTimeout, w.Error.Code)
 	types := b.eventTypes(t, id)
 	require.Contains(t, types, "STEP_PARKED w")
 	require.Contains(t, types, "STEP_TIMED_OUT w")
@@ -88,17 +88,17 @@ func TestParkTimeoutFails(t *testing.T) {
 	// A notification that comes too late is kept and ignored.
 	res, err := b.engine.Notify(b.ctx, runtime.Notification{CorrelationKey: correlationKey(t, b, id, "w"), Status: "completed"})
 	require.NoError(t, err)
-	require.Equal(t, durable.InboxAccepted, res)
+	require.Equal(t, rbtype.InboxAccepted, res)
 }
 
 func TestParkTimeoutEscalates(t *testing.T) {
 	b := setup(t)
 	b.run(t)
 	id := b.submit(t, `(t.wait-escalate :as @w) (t.echo :v 1)`, nil)
-	v := b.waitStatus(t, id, runtime.RunbookEscalated)
-	require.Equal(t, runtime.StepEscalated, step(v, "w").Status)
-	require.Equal(t, runtime.StepComplete, step(v, "t.echo#2").Status)
-	require.Equal(t, []runtime.BlockedView{{Step: "w", Reason: runtime.CodeParkTimeout,
+	v := b.waitStatus(t, id, rbtype.RunbookEscalated)
+	require.Equal(t, rbtype.StepEscalated, step(v, "w").Status)
+	require.Equal(t, rbtype.StepComplete, step(v, "t.echo#2").Status)
+	require.Equal(t, []runtime.BlockedView{{Step: "w", Reason: string(rbtype.CodeParkTimeout),
 		Message: "no notification before the park timeout; escalated to a person"}}, v.BlockedOn)
 	types := b.eventTypes(t, id)
 	require.Contains(t, types, "STEP_TIMED_OUT w")
@@ -117,7 +117,7 @@ func correlationKey(t *testing.T, b *testBundle, id any, stepKey string) string 
 	events, err := b.engine.Events(b.ctx, mustID(id), 0, 0)
 	require.NoError(t, err)
 	for _, e := range events {
-		if e.Type == runtime.EventStepParked && e.StepKey == stepKey {
+		if e.Type == rbtype.EventStepParked && e.StepKey == stepKey {
 			var d struct {
 				Key string `json:"correlation_key"`
 			}
@@ -140,7 +140,7 @@ func TestNotificationResumesAndDuplicatesAreAcknowledged(t *testing.T) {
 
 	// Twenty copies of one notification at once: one resume.
 	const copies = 20
-	results := make(chan durable.InboxResult, copies)
+	results := make(chan rbtype.InboxResult, copies)
 	start := make(chan struct{})
 	for range copies {
 		go func() {
@@ -151,13 +151,13 @@ func TestNotificationResumesAndDuplicatesAreAcknowledged(t *testing.T) {
 		}()
 	}
 	close(start)
-	count := map[durable.InboxResult]int{}
+	count := map[rbtype.InboxResult]int{}
 	for range copies {
 		count[<-results]++
 	}
-	require.Equal(t, map[durable.InboxResult]int{durable.InboxAccepted: 1, durable.InboxDuplicate: copies - 1}, count)
+	require.Equal(t, map[rbtype.InboxResult]int{rbtype.InboxAccepted: 1, rbtype.InboxDuplicate: copies - 1}, count)
 
-	v = b.waitStatus(t, id, runtime.RunbookComplete)
+	v = b.waitStatus(t, id, rbtype.RunbookComplete)
 	require.JSONEq(t, `{"answer":"yes"}`, string(v.Outcomes["w"]))
 	require.Equal(t, 1, b.rec.callsOf(id, "next"))
 	types := b.eventTypes(t, id)
@@ -172,11 +172,11 @@ func TestNotificationResumesAndDuplicatesAreAcknowledged(t *testing.T) {
 	// The same key with another payload is refused.
 	res, err := b.engine.Notify(b.ctx, runtime.Notification{CorrelationKey: key, Status: "completed", Result: json.RawMessage(`{"answer": "no"}`)})
 	require.NoError(t, err)
-	require.Equal(t, durable.InboxConflict, res)
+	require.Equal(t, rbtype.InboxConflict, res)
 	// Spacing and key order do not make a payload different.
 	res, err = b.engine.Notify(b.ctx, runtime.Notification{CorrelationKey: key, Status: "completed", Result: json.RawMessage(`{ "answer" :"yes" }`)})
 	require.NoError(t, err)
-	require.Equal(t, durable.InboxDuplicate, res)
+	require.Equal(t, rbtype.InboxDuplicate, res)
 }
 
 func TestNotificationReportingFailureFailsTheStep(t *testing.T) {
@@ -184,10 +184,10 @@ func TestNotificationReportingFailureFailsTheStep(t *testing.T) {
 	b.run(t)
 	id := b.submit(t, `(t.wait :as @w)`, nil)
 	key := step(b.waitState(t, id, "parked"), "w").CorrelationKey
-	_, err := b.engine.Notify(b.ctx, runtime.Notification{CorrelationKey: key, Status: "failed", ErrorCode: runtime.CodeInvalidInput, ErrorMessage: "bad scan"})
+	_, err := b.engine.Notify(b.ctx, runtime.Notification{CorrelationKey: key, Status: "failed", ErrorCode: rbtype.CodeInvalidInput, ErrorMessage: "bad scan"})
 	require.NoError(t, err)
-	v := b.waitStatus(t, id, runtime.RunbookFailed)
-	require.Equal(t, &runtime.ErrorView{Code: runtime.CodeInvalidInput, Message: "bad scan"}, step(v, "w").Error)
+	v := b.waitStatus(t, id, rbtype.RunbookFailed)
+	require.Equal(t, &runtime.ErrorView{Code: rbtype.CodeInvalidInput, Message: "bad scan"}, step(v, "w").Error)
 }
 
 func TestNotificationBeforeParkIsConsumedAtPark(t *testing.T) {
@@ -212,7 +212,7 @@ func TestNotificationBeforeParkIsConsumedAtPark(t *testing.T) {
     timeouts: {park_timeout: PT1H}`)
 	b.run(t)
 	id := b.submit(t, `(t.fast :as @f)`, nil)
-	v := b.waitStatus(t, id, runtime.RunbookComplete)
+	v := b.waitStatus(t, id, rbtype.RunbookComplete)
 	require.JSONEq(t, `{"fast":true}`, string(v.Outcomes["f"]))
 	types := b.eventTypes(t, id)
 	require.Contains(t, types, "STEP_PARKED f")
@@ -228,7 +228,7 @@ func TestTimerSleepsAndResumesItself(t *testing.T) {
 		return len(v.BlockedOn) == 1 && v.BlockedOn[0].Reason == runtime.BlockedAwaitingTimer
 	})
 	require.Equal(t, "parked", v.State)
-	b.waitStatus(t, id, runtime.RunbookComplete)
+	b.waitStatus(t, id, rbtype.RunbookComplete)
 	require.GreaterOrEqual(t, time.Since(began), 200*time.Millisecond)
 }
 
@@ -246,7 +246,7 @@ func TestGateApproveAndReject(t *testing.T) {
 		{Step: "yes", Reason: runtime.BlockedRequiresApproval},
 		{Step: "no", Reason: runtime.BlockedRequiresApproval},
 	}, v.BlockedOn)
-	require.Equal(t, runtime.StepComplete, step(v, "free").Status, "only the gated steps wait")
+	require.Equal(t, rbtype.StepComplete, step(v, "free").Status, "only the gated steps wait")
 
 	err := b.engine.Decide(b.ctx, id, "prep", true, "ops", "")
 	require.ErrorIs(t, err, runtime.ErrConflict, "prep does not wait for approval")
@@ -255,16 +255,16 @@ func TestGateApproveAndReject(t *testing.T) {
 
 	require.NoError(t, b.engine.Decide(b.ctx, id, "yes", true, "alice", "looks right"))
 	require.NoError(t, b.engine.Decide(b.ctx, id, "no", false, "bob", "not today"))
-	v = b.waitStatus(t, id, runtime.RunbookFailed)
+	v = b.waitStatus(t, id, rbtype.RunbookFailed)
 	yes := step(v, "yes")
-	require.Equal(t, runtime.StepComplete, yes.Status)
-	require.Equal(t, "approved", yes.GateDecision.Decision)
+	require.Equal(t, rbtype.StepComplete, yes.Status)
+	require.Equal(t, rbtype.GateApproved, yes.GateDecision.Decision)
 	require.Equal(t, "alice", yes.GateDecision.By)
 	require.Equal(t, "looks right", yes.GateDecision.Comment)
 	no := step(v, "no")
-	require.Equal(t, runtime.StepFailed, no.Status)
-	require.Equal(t, runtime.CodePolicyDenied, no.Error.Code)
-	require.Equal(t, runtime.StepSkipped, step(v, "after-no").Status)
+	require.Equal(t, rbtype.StepFailed, no.Status)
+	require.Equal(t, rbtype.CodePolicyDenied, no.Error.Code)
+	require.Equal(t, rbtype.StepSkipped, step(v, "after-no").Status)
 	types := b.eventTypes(t, id)
 	for _, want := range []string{"GATE_REQUESTED yes", "GATE_REQUESTED no", "GATE_APPROVED yes", "GATE_REJECTED no", "STEP_FAILED no", "STEP_SUCCEEDED yes"} {
 		require.Contains(t, types, want)
@@ -281,22 +281,22 @@ func TestCancelWhileParked(t *testing.T) {
 	require.NoError(t, b.engine.Cancel(b.ctx, id, "carol"), "cancelling twice is harmless")
 	v, err := b.engine.Get(b.ctx, id)
 	require.NoError(t, err)
-	require.Equal(t, runtime.RunbookCancelled, v.Status)
-	require.Equal(t, runtime.StepComplete, step(v, "done").Status, "completed work stays")
-	require.Equal(t, runtime.StepCancelled, step(v, "w").Status)
-	require.Equal(t, runtime.StepCancelled, step(v, "after").Status)
+	require.Equal(t, rbtype.RunbookCancelled, v.Status)
+	require.Equal(t, rbtype.StepComplete, step(v, "done").Status, "completed work stays")
+	require.Equal(t, rbtype.StepCancelled, step(v, "w").Status)
+	require.Equal(t, rbtype.StepCancelled, step(v, "after").Status)
 	require.Contains(t, v.Outcomes, "done")
 
 	// A late notification is kept and ignored.
 	res, err := b.engine.Notify(b.ctx, runtime.Notification{CorrelationKey: key, Status: "completed"})
 	require.NoError(t, err)
-	require.Equal(t, durable.InboxAccepted, res)
+	require.Equal(t, rbtype.InboxAccepted, res)
 	n, err := b.store.Notification(b.ctx, key)
 	require.NoError(t, err)
-	require.Equal(t, "ignored", n.Status)
+	require.Equal(t, rbtype.NotificationIgnored, n.Status)
 	inv, err := b.store.Invocation(b.ctx, key)
 	require.NoError(t, err)
-	require.Equal(t, "cancelled", inv.Status)
+	require.Equal(t, rbtype.InvocationCancelled, inv.Status)
 
 	types := b.eventTypes(t, id)
 	require.Contains(t, types, "STEP_CANCELLED w")
@@ -314,7 +314,7 @@ func TestCompensationRunsInReverseAndRecordsFailures(t *testing.T) {
 (t.reserve :what "car" :after @hotel :as @car)
 (t.fail :after @car)`, nil)
 	v := b.waitFor(t, id, "compensated", func(v *runtime.RunbookView) bool {
-		return v.Status == runtime.RunbookFailed && v.FinishedAt != nil
+		return v.Status == rbtype.RunbookFailed && v.FinishedAt != nil
 	})
 	require.Equal(t, []string{"car", "flight"}, b.rec.undone, "undone in reverse order of completion; the hotel's undo failed")
 	require.Equal(t, &runtime.Compensation{Status: "complete"}, step(v, "car").Compensation)
@@ -325,8 +325,8 @@ func TestCompensationRunsInReverseAndRecordsFailures(t *testing.T) {
 	require.NoError(t, err)
 	for _, e := range events {
 		switch e.Type {
-		case runtime.EventCompensationStarted, runtime.EventCompensationSucceeded, runtime.EventCompensationFailed:
-			order = append(order, e.Type+" "+e.StepKey)
+		case rbtype.EventCompensationStarted, rbtype.EventCompensationSucceeded, rbtype.EventCompensationFailed:
+			order = append(order, string(e.Type)+" "+e.StepKey)
 		}
 	}
 	require.Equal(t, []string{
@@ -343,10 +343,10 @@ func TestDryRun(t *testing.T) {
 (t.echo :v 1 :as @pure)
 (t.count :x 1 :as @effect)
 (t.wait :after @effect :as @w)
-(t.approve :after @w :as @gated)`), runtime.Submission{Mode: runtime.ModeDryRun})
+(t.approve :after @w :as @gated)`), runtime.Submission{Mode: rbtype.ModeDryRun})
 	require.NoError(t, err)
-	v := b.waitStatus(t, sub.ID, runtime.RunbookComplete)
-	require.Equal(t, runtime.ModeDryRun, v.Mode)
+	v := b.waitStatus(t, sub.ID, rbtype.RunbookComplete)
+	require.Equal(t, rbtype.ModeDryRun, v.Mode)
 	require.False(t, step(v, "pure").Simulated, "steps without side effects run")
 	require.True(t, step(v, "effect").Simulated, "a handler without DryRun is recorded as simulated")
 	require.True(t, step(v, "w").Simulated, "durable steps do not park")
@@ -368,7 +368,7 @@ func TestExtendRunningRunbook(t *testing.T) {
 	require.Equal(t, []string{"second"}, ext.Steps)
 	require.Equal(t, 2, ext.Version)
 	v := b.waitFor(t, id, "extended", func(v *runtime.RunbookView) bool {
-		return len(v.Steps) == 3 && step(v, "second").Status == runtime.StepComplete
+		return len(v.Steps) == 3 && step(v, "second").Status == rbtype.StepComplete
 	})
 	var second map[string]any
 	require.NoError(t, json.Unmarshal(v.Outcomes["second"], &second))

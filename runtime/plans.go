@@ -6,7 +6,7 @@ import (
 	lru "github.com/hashicorp/golang-lru/v2"
 
 	"github.com/runbookdev/runbook/compiler"
-	"github.com/runbookdev/runbook/durable"
+	"github.com/runbookdev/runbook/runtime/driver"
 	"github.com/runbookdev/runbook/verbs"
 )
 
@@ -82,11 +82,11 @@ func (c *planCache) decode(hash string, raw []byte) (*planInfo, error) {
 // and key. Both are written once and never change, so a worker keeps what
 // it recorded and fetches only what another worker did.
 type dataCache struct {
-	lru *lru.Cache[durable.StepKey, durable.StepData]
+	lru *lru.Cache[driver.StepKey, driver.StepData]
 }
 
 func newDataCache(size int) *dataCache {
-	c, err := lru.New[durable.StepKey, durable.StepData](size)
+	c, err := lru.New[driver.StepKey, driver.StepData](size)
 	if err != nil {
 		panic(err) // only for a size below one
 	}
@@ -96,7 +96,7 @@ func newDataCache(size int) *dataCache {
 // remember adds what is known of a step to what was known before: the
 // arguments are set when a step starts and the result when it completes,
 // often in different transactions that each hold only one of them.
-func (c *dataCache) remember(k durable.StepKey, d durable.StepData) {
+func (c *dataCache) remember(k driver.StepKey, d driver.StepData) {
 	if old, ok := c.lru.Get(k); ok {
 		if d.ResolvedArgs == nil {
 			d.ResolvedArgs = old.ResolvedArgs

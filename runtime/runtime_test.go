@@ -133,7 +133,7 @@ func (r *recorder) undo(_ context.Context, c *runtime.Call) (runtime.Result, err
 	defer r.mu.Unlock()
 	what, _ := c.Args["what"].(string)
 	if fail, _ := c.Args["fail"].(bool); fail {
-		return runtime.Result{}, runtime.Errorf(runtime.CodeAuthForbidden, "cannot undo %s", what)
+		return runtime.Result{}, runtime.Errorf(rbtype.CodeAuthForbidden, "cannot undo %s", what)
 	}
 	r.undone = append(r.undone, what)
 	return runtime.Complete(map[string]any{"undone": what}), nil
@@ -169,7 +169,7 @@ func setup(t *testing.T, opts ...option) *testBundle {
 	require.NoError(t, b.handlers.Register(registry.HandlerSpec{Name: "test.flaky", Kind: rbtype.KindSync}, runtime.HandlerFunc(
 		func(context.Context, *runtime.Call) (runtime.Result, error) {
 			b.rec.flakies.Add(1)
-			return runtime.Result{}, runtime.Errorf(runtime.CodeTemporaryProviderError, "try later")
+			return runtime.Result{}, runtime.Errorf(rbtype.CodeTemporaryProviderError, "try later")
 		})))
 	defs, diags := verbs.Parse("test.yaml", []byte(testVerbs))
 	require.Empty(t, diags)
@@ -219,9 +219,9 @@ func (b *testBundle) waitFor(t *testing.T, id uuid.UUID, what string, cond func(
 	}
 }
 
-func (b *testBundle) waitStatus(t *testing.T, id uuid.UUID, status string) *runtime.RunbookView {
+func (b *testBundle) waitStatus(t *testing.T, id uuid.UUID, status rbtype.RunbookStatus) *runtime.RunbookView {
 	t.Helper()
-	return b.waitFor(t, id, status, func(v *runtime.RunbookView) bool { return v.Status == status })
+	return b.waitFor(t, id, string(status), func(v *runtime.RunbookView) bool { return v.Status == status })
 }
 
 func (b *testBundle) waitState(t *testing.T, id uuid.UUID, state string) *runtime.RunbookView {
@@ -235,7 +235,7 @@ func (b *testBundle) eventTypes(t *testing.T, id uuid.UUID) []string {
 	require.NoError(t, err)
 	out := make([]string, len(events))
 	for i, e := range events {
-		out[i] = e.Type
+		out[i] = string(e.Type)
 		if e.StepKey != "" {
 			out[i] += " " + e.StepKey
 		}
@@ -259,8 +259,8 @@ func TestChainRunsToCompletion(t *testing.T) {
 (t.make-id :name $who :as @a)
 (t.echo :id @a.id :as @b)
 (t.count :from @b.id :as @c)`, map[string]any{"who": "ada"})
-	v := b.waitStatus(t, id, runtime.RunbookComplete)
-	require.Equal(t, runtime.RunbookComplete, v.State)
+	v := b.waitStatus(t, id, rbtype.RunbookComplete)
+	require.Equal(t, string(rbtype.RunbookComplete), v.State)
 	require.Empty(t, v.BlockedOn)
 	var a map[string]any
 	require.NoError(t, json.Unmarshal(v.Outcomes["a"], &a))

@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/runbookdev/runbook/durable"
+	"github.com/runbookdev/runbook/runtime/driver"
 	"github.com/runbookdev/runbook/runtime/rbtype"
 	"github.com/runbookdev/runbook/verbs"
 )
@@ -43,11 +43,15 @@ type outcome struct {
 // prepared is a ready step whose arguments are resolved and whose keys are
 // known, waiting for the receipt check.
 type prepared struct {
-	step    *durable.Step
+	step    *driver.Step
 	args    map[string]any
 	exec    verbs.Execution
-	receipt durable.ReceiptKey
+	receipt driver.ReceiptKey
 }
+
+// simulatedInputs is why a dry run simulates a step whose arguments it
+// cannot resolve.
+const simulatedInputs = "its inputs come from simulated steps"
 
 // prepare resolves and validates the arguments of every ready step and
 // derives its idempotency key. A step whose arguments cannot be resolved
@@ -63,24 +67,24 @@ func (t *transition) prepare() []*prepared {
 		}
 	}
 	for _, s := range t.steps {
-		if s.Status == StepComplete && s.Result != nil {
+		if s.Status == rbtype.StepComplete && s.Result != nil {
 			b.results[s.Key] = s.Result
 		}
 	}
 	var out []*prepared
 	for _, s := range t.steps {
-		if s.Status != StepReady {
+		if s.Status != rbtype.StepReady {
 			continue
 		}
 		ps := t.plan.steps[s.Key]
 		if ps == nil {
-			t.failStep(s, Errorf(CodeInternal, "step %q is not in the runbook's plan", s.Key))
+			t.failStep(s, Errorf(rbtype.CodeInternal, "step %q is not in the runbook's plan", s.Key))
 			continue
 		}
 		resolved, err := b.resolve(map[string]any(ps.Args))
 		if err != nil {
-			if t.rb.Mode == ModeDryRun && t.dependsOnSimulated(s) {
-				t.complete(s, json.RawMessage(`{}`), true, map[string]any{"reason": "its inputs come from simulated steps"})
+			if t.rb.Mode == rbtype.ModeDryRun && t.dependsOnSimulated(s) {
+				t.complete(s, json.RawMessage(`{}`), true, StepSucceededData{Reason: simulatedInputs})
 				continue
 			}
 			t.failStep(s, classify(err))
@@ -89,27 +93,30 @@ func (t *transition) prepare() []*prepared {
 		args := resolved.(map[string]any)
 		if info, ok := t.plan.plan.Verbs[s.Verb]; ok && info.InputSchema != nil {
 			if err := info.InputSchema.Validate(args); err != nil {
-				if t.rb.Mode == ModeDryRun && t.dependsOnSimulated(s) {
-					t.complete(s, json.RawMessage(`{}`), true, map[string]any{"reason": "its inputs come from simulated steps"})
+				if t.rb.Mode == rbtype.ModeDryRun && t.dependsOnSimulated(s) {
+					t.complete(s, json.RawMessage(`{}`), true, StepSucceededData{Reason: simulatedInputs})
 					continue
 				}
-				t.failStep(s, Errorf(CodeSchemaValidationFailed, "arguments do not match %s's input_schema: %v", s.Verb, err))
+				t.failStep(s, Errorf(rbtype.CodeSchemaValidationFailed, "arguments do not match %s's input_schema: %v", s.Verb, err))
 				continue
 			}
 		}
 		exec := ps.Execution
 		s.IdempotencyKey = idempotencyKey(t.rb.ID, s.Key, s.Verb, exec.Idempotency, args)
-		s.ResolvedArgs, _ = json.Marshal(args)
+		if s.ResolvedArgs, err = json.Marshal(args); err != nil {
+			t.failStep(s, Errorf(rbtype.CodeInvalidInput, "the resolved arguments do not encode as JSON: %v", err))
+			continue
+		}
 		t.touch(s)
 		out = append(out, &prepared{step: s, args: args, exec: exec,
-			receipt: durable.ReceiptKey{Handler: exec.Handler, IdempotencyKey: s.IdempotencyKey}})
+			receipt: driver.ReceiptKey{Handler: exec.Handler, IdempotencyKey: s.IdempotencyKey}})
 	}
 	return out
 }
 
 // dependsOnSimulated reports whether any predecessor of s was only
 // simulated in a dry run.
-func (t *transition) dependsOnSimulated(s *durable.Step) bool {
+func (t *transition) dependsOnSimulated(s *driver.Step) bool {
 	for _, p := range t.plan.preds[s.Key] {
 		if ps := t.byKey[p]; ps != nil && ps.Simulated {
 			return true
@@ -124,27 +131,32 @@ func (t *transition) dependsOnSimulated(s *durable.Step) bool {
 // marked running, and handed to the worker to call. A durable step's
 // invocation is persisted here, before its handler starts the external
 // work (park step 2 of RUNTIME.md).
-func (t *transition) start(steps []*prepared, receipts map[durable.ReceiptKey]durable.Receipt) {
+func (t *transition) start(steps []*prepared, receipts map[driver.ReceiptKey]driver.Receipt) {
 	for _, p := range steps {
 		s := p.step
-		if r, ok := receipts[p.receipt]; ok && t.rb.Mode != ModeDryRun {
-			t.complete(s, r.Result, false, map[string]any{"receipt": true})
+		if r, ok := receipts[p.receipt]; ok && t.rb.Mode != rbtype.ModeDryRun {
+			t.complete(s, r.Result, false, StepSucceededData{Receipt: true})
 			continue
 		}
-		handler, ok := t.engine.handlers.lookup(p.exec.Handler)
+		handler, ok := t.m.handler(p.exec.Handler)
 		if !ok {
-			t.failStep(s, Errorf(CodeDependencyUnavailable, "handler %q is not registered in this daemon", p.exec.Handler))
+			// The attempt counts, so that max_attempts ends it: a daemon
+			// restarted with the handler back (a rolling deploy) picks it
+			// up on a retry, and one that never gets it fails for good.
+			s.Attempt++
+			t.touch(s)
+			t.failStep(s, Errorf(rbtype.CodeDependencyUnavailable, "handler %q is not registered in this daemon", p.exec.Handler))
 			continue
 		}
-		dryRun := t.rb.Mode == ModeDryRun && (p.exec.SideEffects != rbtype.SideEffectsNone || p.exec.Kind == rbtype.KindDurable)
+		dryRun := t.rb.Mode == rbtype.ModeDryRun && (p.exec.SideEffects != rbtype.SideEffectsNone || p.exec.Kind == rbtype.KindDurable)
 		if dryRun {
 			if _, can := handler.(DryRunner); !can {
-				t.complete(s, json.RawMessage(`{}`), true, nil)
+				t.complete(s, json.RawMessage(`{}`), true, StepSucceededData{})
 				continue
 			}
 		}
 		s.Attempt++
-		s.Status, s.StartedAt = StepRunning, &t.now
+		s.Status, s.StartedAt = rbtype.StepRunning, &t.now
 		s.ErrorCode, s.ErrorMessage = "", ""
 		t.touch(s)
 		call := &Call{
@@ -154,7 +166,7 @@ func (t *transition) start(steps []*prepared, receipts map[durable.ReceiptKey]du
 		if p.exec.Kind == rbtype.KindDurable && !dryRun {
 			inv := t.invocationFor(s, p.exec)
 			call.InvocationID, call.CorrelationKey = inv.InvocationID, inv.CorrelationKey
-			call.CallbackURL = t.engine.cfg.CallbackURL
+			call.CallbackURL = t.m.callbackURL
 		}
 		t.lease(s, call, handler, p.exec.Timeouts.RunTimeout.D, dryRun, false)
 		t.started(s)
@@ -165,7 +177,7 @@ func (t *transition) start(steps []*prepared, receipts map[durable.ReceiptKey]du
 // one derived from the attempt. An invocation outlives retries of the
 // start call and reclaims of its lease, so the external system always sees
 // the same correlation key for the same wait.
-func (t *transition) invocationFor(s *durable.Step, exec verbs.Execution) *durable.Invocation {
+func (t *transition) invocationFor(s *driver.Step, exec verbs.Execution) *driver.Invocation {
 	if inv, ok := t.invocations[s.ID]; ok {
 		return inv
 	}
@@ -174,9 +186,9 @@ func (t *transition) invocationFor(s *durable.Step, exec verbs.Execution) *durab
 	if exec.Timeouts.ParkTimeout != nil {
 		timeout = exec.Timeouts.ParkTimeout.D
 	}
-	inv := durable.Invocation{
+	inv := driver.Invocation{
 		InvocationID: id, StepID: s.ID, RunbookID: t.rb.ID, Attempt: s.Attempt, CorrelationKey: key,
-		Status: "active", ParkedAt: t.now, TimeoutAt: t.now.Add(timeout),
+		Status: rbtype.InvocationActive, ParkedAt: t.now, TimeoutAt: t.now.Add(timeout),
 	}
 	t.newInvocations = append(t.newInvocations, inv)
 	s.InvocationID = &inv.InvocationID
@@ -185,10 +197,10 @@ func (t *transition) invocationFor(s *durable.Step, exec verbs.Execution) *durab
 }
 
 // lease asks for the step's lease and queues the call.
-func (t *transition) lease(s *durable.Step, call *Call, h Handler, timeout time.Duration, dryRun, compensation bool) {
-	t.leaseRequests = append(t.leaseRequests, durable.LeaseRequest{StepID: s.ID, RunbookID: t.rb.ID, Attempt: s.Attempt})
-	t.leases[s.ID] = durable.Lease{StepID: s.ID, RunbookID: t.rb.ID, WorkerID: t.engine.workerID, Attempt: s.Attempt,
-		ExpiresAt: t.now.Add(t.engine.cfg.LeaseTTL)}
+func (t *transition) lease(s *driver.Step, call *Call, h Handler, timeout time.Duration, dryRun, compensation bool) {
+	t.leaseRequests = append(t.leaseRequests, driver.LeaseRequest{StepID: s.ID, RunbookID: t.rb.ID, Attempt: s.Attempt})
+	t.leases[s.ID] = driver.Lease{StepID: s.ID, RunbookID: t.rb.ID, WorkerID: t.m.worker, Attempt: s.Attempt,
+		ExpiresAt: t.now.Add(t.m.leaseTTL)}
 	t.calls = append(t.calls, &pendingCall{
 		runbookID: t.rb.ID, stepID: s.ID, attempt: s.Attempt, handler: h, call: call,
 		timeout: timeout, dryRun: dryRun, compensation: compensation,

@@ -2,11 +2,12 @@ package runtime
 
 import (
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/google/uuid"
 
-	"github.com/runbookdev/runbook/durable"
+	"github.com/runbookdev/runbook/runtime/driver"
 	"github.com/runbookdev/runbook/runtime/rbtype"
 	"github.com/runbookdev/runbook/verbs"
 )
@@ -19,30 +20,30 @@ import (
 // here talks to the database: advance.go loads the state and writes the
 // changes.
 type transition struct {
-	engine *Engine
+	m      *machine
 	now    time.Time
-	rb     *durable.Runbook
+	rb     *driver.Runbook
 	plan   *planInfo
-	steps  []*durable.Step // in plan order
-	byKey  map[string]*durable.Step
-	byID   map[int64]*durable.Step
+	steps  []*driver.Step // in plan order
+	byKey  map[string]*driver.Step
+	byID   map[int64]*driver.Step
 	inputs map[string]any
 
-	invocations map[int64]*durable.Invocation // active, by step
-	leases      map[int64]durable.Lease       // active, by step
-	notes       map[string]durable.Notification
+	invocations map[int64]*driver.Invocation // active, by step
+	leases      map[int64]driver.Lease       // active, by step
+	notes       map[string]driver.Notification
 
 	// What the transaction writes.
 	dirty             map[int64]bool
 	completed         map[int64]bool
-	events            []durable.Event
-	runbook           *durable.RunbookChange
-	finishInvocations map[string][]uuid.UUID // status → invocation ids
-	processed         []int64                // notifications consumed
-	receipts          []durable.Receipt
-	newInvocations    []durable.Invocation
-	invocationUpdates []durable.InvocationUpdate
-	leaseRequests     []durable.LeaseRequest
+	events            []driver.Event
+	runbook           *driver.RunbookChange
+	finishInvocations map[rbtype.InvocationStatus][]uuid.UUID
+	processed         []int64 // notifications consumed
+	receipts          []driver.Receipt
+	newInvocations    []driver.Invocation
+	invocationUpdates []driver.InvocationUpdate
+	leaseRequests     []driver.LeaseRequest
 	calls             []*pendingCall
 	// readyEvent is where a step's STEP_READY stands in events, so that
 	// starting it in the same transaction can drop it: STEP_STARTED says
@@ -50,18 +51,21 @@ type transition struct {
 	readyEvent map[int64]int
 	// data holds the arguments and results of steps not loaded (completed
 	// ones), fetched as needed; see Engine.fillData.
-	data map[string]durable.StepData
+	data map[string]driver.StepData
 	// compensate lists completed steps to mark for compensation.
 	compensate []string
+	// err is the first error met building what to write (an event whose
+	// data does not encode); the transaction is abandoned with it.
+	err error
 }
 
-func newTransition(e *Engine, now time.Time, rb *durable.Runbook, plan *planInfo, steps []*durable.Step) *transition {
+func newTransition(m *machine, now time.Time, rb *driver.Runbook, plan *planInfo, steps []*driver.Step) *transition {
 	t := &transition{
-		engine: e, now: now, rb: rb, plan: plan, steps: steps,
-		byKey: make(map[string]*durable.Step, len(steps)), byID: make(map[int64]*durable.Step, len(steps)),
-		invocations: map[int64]*durable.Invocation{}, leases: map[int64]durable.Lease{}, notes: map[string]durable.Notification{},
-		dirty: map[int64]bool{}, completed: map[int64]bool{}, finishInvocations: map[string][]uuid.UUID{},
-		readyEvent: map[int64]int{}, data: map[string]durable.StepData{},
+		m: m, now: now, rb: rb, plan: plan, steps: steps,
+		byKey: make(map[string]*driver.Step, len(steps)), byID: make(map[int64]*driver.Step, len(steps)),
+		invocations: map[int64]*driver.Invocation{}, leases: map[int64]driver.Lease{}, notes: map[string]driver.Notification{},
+		dirty: map[int64]bool{}, completed: map[int64]bool{}, finishInvocations: map[rbtype.InvocationStatus][]uuid.UUID{},
+		readyEvent: map[int64]int{}, data: map[string]driver.StepData{},
 	}
 	for _, s := range steps {
 		t.byKey[s.Key] = s
@@ -74,41 +78,63 @@ func newTransition(e *Engine, now time.Time, rb *durable.Runbook, plan *planInfo
 }
 
 // executing reports whether the runbook is still advancing its steps.
-func (t *transition) executing() bool { return t.rb.Status == RunbookExecuting }
+func (t *transition) executing() bool { return t.rb.Status == rbtype.RunbookExecuting }
 
 // touch marks a step as changed.
-func (t *transition) touch(s *durable.Step) { t.dirty[s.ID] = true }
+func (t *transition) touch(s *driver.Step) { t.dirty[s.ID] = true }
 
-// event records an event for a step (nil for the runbook) with data.
-func (t *transition) event(typ string, s *durable.Step, data map[string]any) {
-	e := durable.Event{RunbookID: t.rb.ID, Type: typ, WorkerID: t.engine.workerID}
-	if s != nil {
-		e.StepKey, e.Attempt = s.Key, s.Attempt
-	}
-	if len(data) > 0 {
-		e.Data, _ = json.Marshal(data) // event data holds only JSON values
+// event records an event for a step (nil for the runbook) with its data
+// (nil, or one of the *Data types of events.go).
+func (t *transition) event(typ rbtype.EventType, s *driver.Step, data any) {
+	e, err := newEvent(t.rb.ID, typ, t.m.worker, s, data)
+	if err != nil && t.err == nil {
+		t.err = err
 	}
 	t.events = append(t.events, e)
 }
 
+// newEvent makes an event for a step (nil for the runbook). Data that
+// encodes to an empty object is left out.
+func newEvent(runbookID uuid.UUID, typ rbtype.EventType, worker string, s *driver.Step, data any) (driver.Event, error) {
+	e := driver.Event{RunbookID: runbookID, Type: typ, WorkerID: worker}
+	if s != nil {
+		e.StepKey, e.Attempt = s.Key, s.Attempt
+	}
+	if data == nil {
+		return e, nil
+	}
+	b, err := json.Marshal(data)
+	if err != nil {
+		return e, fmt.Errorf("the data of a %s event does not encode: %w", typ, err)
+	}
+	if string(b) != "{}" {
+		e.Data = b
+	}
+	return e, nil
+}
+
 // readied records a step's STEP_READY.
-func (t *transition) readied(s *durable.Step, data map[string]any) {
+func (t *transition) readied(s *driver.Step, data *StepReadyData) {
 	t.readyEvent[s.ID] = len(t.events)
-	t.event(EventStepReady, s, data)
+	if data == nil {
+		t.event(rbtype.EventStepReady, s, nil)
+		return
+	}
+	t.event(rbtype.EventStepReady, s, data)
 }
 
 // started drops the STEP_READY of a step that starts in the transaction
 // that readied it.
-func (t *transition) started(s *durable.Step) {
+func (t *transition) started(s *driver.Step) {
 	if i, ok := t.readyEvent[s.ID]; ok {
 		t.events[i].Type = ""
 		delete(t.readyEvent, s.ID)
 	}
-	t.event(EventStepStarted, s, nil)
+	t.event(rbtype.EventStepStarted, s, nil)
 }
 
 // ledger is the transaction's events, without the dropped ones.
-func (t *transition) ledger() []durable.Event {
+func (t *transition) ledger() []driver.Event {
 	out := t.events[:0:0]
 	for _, e := range t.events {
 		if e.Type != "" {
@@ -119,7 +145,7 @@ func (t *transition) ledger() []durable.Event {
 }
 
 // execution is a step's frozen execution block.
-func (t *transition) execution(s *durable.Step) verbs.Execution {
+func (t *transition) execution(s *driver.Step) verbs.Execution {
 	if ps, ok := t.plan.steps[s.Key]; ok {
 		return ps.Execution
 	}
@@ -127,7 +153,7 @@ func (t *transition) execution(s *durable.Step) verbs.Execution {
 }
 
 // finishInvocation ends a step's active invocation with a status.
-func (t *transition) finishInvocation(s *durable.Step, status string) {
+func (t *transition) finishInvocation(s *driver.Step, status rbtype.InvocationStatus) {
 	inv, ok := t.invocations[s.ID]
 	if !ok {
 		return
@@ -137,39 +163,34 @@ func (t *transition) finishInvocation(s *durable.Step, status string) {
 }
 
 // complete records a step's success.
-func (t *transition) complete(s *durable.Step, result json.RawMessage, simulated bool, data map[string]any) {
-	s.Status, s.Result, s.Simulated = StepComplete, result, simulated
+func (t *transition) complete(s *driver.Step, result json.RawMessage, simulated bool, data StepSucceededData) {
+	s.Status, s.Result, s.Simulated = rbtype.StepComplete, result, simulated
 	s.ErrorCode, s.ErrorMessage, s.NextAttemptAt = "", "", nil
 	s.FinishedAt = &t.now
 	t.touch(s)
 	t.completed[s.ID] = true
-	if simulated {
-		if data == nil {
-			data = map[string]any{}
-		}
-		data["simulated"] = true
-	}
-	t.event(EventStepSucceeded, s, data)
+	data.Simulated = simulated
+	t.event(rbtype.EventStepSucceeded, s, data)
 }
 
 // failStep records a failure: a retryable one with attempts left waits in
 // failed_retryable for its backoff; anything else is final.
-func (t *transition) failStep(s *durable.Step, e *Error) {
+func (t *transition) failStep(s *driver.Step, e *Error) {
 	exec := t.execution(s)
 	s.ErrorCode, s.ErrorMessage = e.Code, e.Message
 	t.touch(s)
 	if e.Retryable() && s.Attempt < exec.Retry.MaxAttempts {
 		delay := RetryDelay(exec.Retry, s.ID, s.Attempt)
 		next := t.now.Add(delay)
-		s.Status, s.NextAttemptAt = StepFailedRetryable, &next
-		t.event(EventStepRetryScheduled, s, map[string]any{
-			"code": e.Code, "message": e.Message, "next_attempt_at": next, "delay_ms": delay.Milliseconds(),
+		s.Status, s.NextAttemptAt = rbtype.StepFailedRetryable, &next
+		t.event(rbtype.EventStepRetryScheduled, s, RetryScheduledData{
+			Code: e.Code, Message: e.Message, NextAttemptAt: next, DelayMS: delay.Milliseconds(),
 		})
 		return
 	}
-	s.Status, s.NextAttemptAt, s.FinishedAt = StepFailed, nil, &t.now
-	t.finishInvocation(s, "cancelled")
-	t.event(EventStepFailed, s, map[string]any{"code": e.Code, "message": e.Message})
+	s.Status, s.NextAttemptAt, s.FinishedAt = rbtype.StepFailed, nil, &t.now
+	t.finishInvocation(s, rbtype.InvocationCancelled)
+	t.event(rbtype.EventStepFailed, s, StepFailedData{Code: e.Code, Message: e.Message})
 }
 
 // applyOutcome records what a handler call of this worker came back with.
@@ -185,7 +206,7 @@ func (t *transition) applyOutcome(o *outcome) {
 		t.applyCompensation(s, o)
 		return
 	}
-	if s.Status != StepRunning || s.Attempt != o.attempt || !t.executing() {
+	if s.Status != rbtype.StepRunning || s.Attempt != o.attempt || !t.executing() {
 		return
 	}
 	if o.err != nil {
@@ -201,27 +222,27 @@ func (t *transition) applyOutcome(o *outcome) {
 		return
 	}
 	if !o.dryRun && !o.simulated && t.execution(s).SideEffects != rbtype.SideEffectsNone {
-		t.receipts = append(t.receipts, durable.Receipt{
+		t.receipts = append(t.receipts, driver.Receipt{
 			Handler: t.execution(s).Handler, IdempotencyKey: s.IdempotencyKey, RunbookID: t.rb.ID,
 			StepKey: s.Key, Result: o.value, ResultHash: hashJSON(o.value),
 		})
 	}
-	t.complete(s, o.value, o.dryRun || o.simulated, nil)
+	t.complete(s, o.value, o.dryRun || o.simulated, StepSucceededData{})
 }
 
 // checkOutput validates a result against the verb's output_schema, so that
 // what dependents read is what the verb promised.
-func (t *transition) checkOutput(s *durable.Step, value json.RawMessage) *Error {
+func (t *transition) checkOutput(s *driver.Step, value json.RawMessage) *Error {
 	info, ok := t.plan.plan.Verbs[s.Verb]
 	if !ok || info.OutputSchema == nil {
 		return nil
 	}
 	v, err := decodeJSON(value)
 	if err != nil {
-		return Errorf(CodeSchemaValidationFailed, "the result is not JSON: %v", err)
+		return Errorf(rbtype.CodeSchemaValidationFailed, "the result is not JSON: %v", err)
 	}
 	if err := info.OutputSchema.Validate(v); err != nil {
-		return Errorf(CodeSchemaValidationFailed, "the result does not match %s's output_schema: %v", s.Verb, err)
+		return Errorf(rbtype.CodeSchemaValidationFailed, "the result does not match %s's output_schema: %v", s.Verb, err)
 	}
 	return nil
 }
@@ -229,13 +250,13 @@ func (t *transition) checkOutput(s *durable.Step, value json.RawMessage) *Error 
 // park records a durable step's park (steps 4 of RUNTIME.md): the external
 // id, the step parked, and, if its notification came first, its immediate
 // resumption.
-func (t *transition) park(s *durable.Step, o *outcome) {
+func (t *transition) park(s *driver.Step, o *outcome) {
 	inv, ok := t.invocations[s.ID]
 	if !ok {
-		t.failStep(s, Errorf(CodeInternal, "the step parked without an active invocation"))
+		t.failStep(s, Errorf(rbtype.CodeInternal, "the step parked without an active invocation"))
 		return
 	}
-	update := durable.InvocationUpdate{ID: inv.InvocationID, ExternalID: o.result.externalID}
+	update := driver.InvocationUpdate{ID: inv.InvocationID, ExternalID: o.result.externalID}
 	if o.result.until != nil {
 		// A timer resumes itself at until, or times out first at its
 		// park_timeout.
@@ -244,20 +265,23 @@ func (t *transition) park(s *durable.Step, o *outcome) {
 			inv.TimeoutAt = until
 			update.TimeoutAt = &until
 		}
-		update.Context, _ = json.Marshal(map[string]any{"timer_until": until})
-		inv.Context = update.Context
+		ctx, err := json.Marshal(timerContext{TimerUntil: &until})
+		if err != nil && t.err == nil {
+			t.err = err
+		}
+		update.Context, inv.Context = ctx, ctx
 	}
 	t.invocationUpdates = append(t.invocationUpdates, update)
-	s.Status = StepParked
+	s.Status = rbtype.StepParked
 	t.touch(s)
-	t.event(EventStepParked, s, map[string]any{"correlation_key": inv.CorrelationKey, "timeout_at": inv.TimeoutAt})
+	t.event(rbtype.EventStepParked, s, StepParkedData{CorrelationKey: inv.CorrelationKey, TimeoutAt: inv.TimeoutAt})
 }
 
 // consumeNotifications resumes parked steps whose notification is in the
 // inbox.
 func (t *transition) consumeNotifications() {
 	for _, s := range t.steps {
-		if s.Status != StepParked {
+		if s.Status != rbtype.StepParked {
 			continue
 		}
 		inv, ok := t.invocations[s.ID]
@@ -270,13 +294,13 @@ func (t *transition) consumeNotifications() {
 		}
 		t.processed = append(t.processed, n.ID)
 		delete(t.notes, inv.CorrelationKey)
-		t.engine.metrics.resumed(t.now.Sub(n.ReceivedAt))
-		t.finishInvocation(s, "completed")
-		t.event(EventStepResumed, s, map[string]any{"correlation_key": inv.CorrelationKey, "outcome": n.Outcome})
-		if n.Outcome == "failed" {
+		t.m.observe.resumed(t.now.Sub(n.ReceivedAt))
+		t.finishInvocation(s, rbtype.InvocationCompleted)
+		t.event(rbtype.EventStepResumed, s, StepResumedData{CorrelationKey: inv.CorrelationKey, Outcome: n.Outcome})
+		if n.Outcome == rbtype.OutcomeFailed {
 			code := n.ErrorCode
 			if code == "" {
-				code = CodeInternal
+				code = rbtype.CodeInternal
 			}
 			t.failStep(s, &Error{Code: code, Message: n.ErrorMessage})
 			continue
@@ -290,12 +314,12 @@ func (t *transition) consumeNotifications() {
 			continue
 		}
 		if t.execution(s).SideEffects != rbtype.SideEffectsNone {
-			t.receipts = append(t.receipts, durable.Receipt{
+			t.receipts = append(t.receipts, driver.Receipt{
 				Handler: t.execution(s).Handler, IdempotencyKey: s.IdempotencyKey, RunbookID: t.rb.ID,
 				StepKey: s.Key, Result: result, ResultHash: hashJSON(result),
 			})
 		}
-		t.complete(s, result, false, nil)
+		t.complete(s, result, false, StepSucceededData{})
 	}
 }
 
@@ -303,7 +327,7 @@ func (t *transition) consumeNotifications() {
 // fails or escalates as its verb's on_timeout says.
 func (t *transition) timeouts() {
 	for _, s := range t.steps {
-		if s.Status != StepParked {
+		if s.Status != rbtype.StepParked {
 			continue
 		}
 		inv, ok := t.invocations[s.ID]
@@ -311,34 +335,45 @@ func (t *transition) timeouts() {
 			continue
 		}
 		if until, ok := timerUntil(inv); ok && !until.After(t.now) {
-			t.finishInvocation(s, "completed")
-			t.event(EventStepResumed, s, map[string]any{"correlation_key": inv.CorrelationKey, "timer": true})
-			result, _ := json.Marshal(map[string]any{"slept_until": until})
-			t.complete(s, result, false, nil)
+			t.finishInvocation(s, rbtype.InvocationCompleted)
+			t.event(rbtype.EventStepResumed, s, StepResumedData{CorrelationKey: inv.CorrelationKey, Timer: true})
+			result, err := json.Marshal(timerResult{SleptUntil: until})
+			if err != nil && t.err == nil {
+				t.err = err
+			}
+			t.complete(s, result, false, StepSucceededData{})
 			continue
 		}
 		exec := t.execution(s)
-		t.finishInvocation(s, "timed_out")
-		t.event(EventStepTimedOut, s, map[string]any{
-			"correlation_key": inv.CorrelationKey, "timeout_at": inv.TimeoutAt, "on_timeout": exec.Timeouts.OnTimeout,
+		t.finishInvocation(s, rbtype.InvocationTimedOut)
+		t.event(rbtype.EventStepTimedOut, s, StepTimedOutData{
+			CorrelationKey: inv.CorrelationKey, TimeoutAt: inv.TimeoutAt, OnTimeout: exec.Timeouts.OnTimeout,
 		})
 		if exec.Timeouts.OnTimeout == rbtype.OnTimeoutEscalate {
-			s.Status, s.FinishedAt = StepEscalated, &t.now
-			s.ErrorCode, s.ErrorMessage = CodeParkTimeout, "no notification before the park timeout; escalated to a person"
+			s.Status, s.FinishedAt = rbtype.StepEscalated, &t.now
+			s.ErrorCode, s.ErrorMessage = rbtype.CodeParkTimeout, "no notification before the park timeout; escalated to a person"
 			t.touch(s)
 			continue
 		}
-		s.ErrorCode, s.ErrorMessage = CodeParkTimeout, "no notification before the park timeout"
-		s.Status, s.FinishedAt = StepFailed, &t.now
+		s.ErrorCode, s.ErrorMessage = rbtype.CodeParkTimeout, "no notification before the park timeout"
+		s.Status, s.FinishedAt = rbtype.StepFailed, &t.now
 		t.touch(s)
-		t.event(EventStepFailed, s, map[string]any{"code": CodeParkTimeout, "message": s.ErrorMessage})
+		t.event(rbtype.EventStepFailed, s, StepFailedData{Code: rbtype.CodeParkTimeout, Message: s.ErrorMessage})
 	}
 }
 
-func timerUntil(inv *durable.Invocation) (time.Time, bool) {
-	var c struct {
-		TimerUntil *time.Time `json:"timer_until"`
-	}
+// timerContext is the context a timer's invocation keeps.
+type timerContext struct {
+	TimerUntil *time.Time `json:"timer_until"`
+}
+
+// timerResult is the result of a timer that reached its time.
+type timerResult struct {
+	SleptUntil time.Time `json:"slept_until"`
+}
+
+func timerUntil(inv *driver.Invocation) (time.Time, bool) {
+	var c timerContext
 	if json.Unmarshal(inv.Context, &c) != nil || c.TimerUntil == nil {
 		return time.Time{}, false
 	}
@@ -351,22 +386,22 @@ func timerUntil(inv *durable.Invocation) (time.Time, bool) {
 // invocation, so the external system sees the same correlation key.
 func (t *transition) reclaim() {
 	for _, s := range t.steps {
-		if s.Status != StepRunning {
+		if s.Status != rbtype.StepRunning {
 			continue
 		}
 		if _, held := t.leases[s.ID]; held {
 			continue
 		}
-		s.Status = StepReady
+		s.Status = rbtype.StepReady
 		t.touch(s)
-		t.engine.metrics.leaseReclaimed()
-		t.readied(s, map[string]any{"reclaimed": true})
+		t.m.observe.leaseReclaimed()
+		t.readied(s, &StepReadyData{Reclaimed: true})
 	}
-	if t.rb.Status == RunbookFailed {
+	if t.rb.Status == rbtype.RunbookFailed {
 		for _, s := range t.steps {
-			if s.CompensationStatus == compensationRunning {
+			if s.CompensationStatus == rbtype.CompensationRunning {
 				if _, held := t.leases[s.ID]; !held {
-					s.CompensationStatus = compensationPending
+					s.CompensationStatus = rbtype.CompensationPending
 					t.touch(s)
 				}
 			}
@@ -377,10 +412,10 @@ func (t *transition) reclaim() {
 // retries makes due retries ready.
 func (t *transition) retries() {
 	for _, s := range t.steps {
-		if s.Status == StepFailedRetryable && s.NextAttemptAt != nil && !s.NextAttemptAt.After(t.now) {
-			s.Status, s.NextAttemptAt = StepReady, nil
+		if s.Status == rbtype.StepFailedRetryable && s.NextAttemptAt != nil && !s.NextAttemptAt.After(t.now) {
+			s.Status, s.NextAttemptAt = rbtype.StepReady, nil
 			t.touch(s)
-			t.readied(s, map[string]any{"retry": true})
+			t.readied(s, &StepReadyData{Retry: true})
 		}
 	}
 }
@@ -390,7 +425,7 @@ func (t *transition) retries() {
 // topological, so a skip cascades in one pass.
 func (t *transition) propagate() {
 	for _, s := range t.steps {
-		if s.Status != StepPending {
+		if s.Status != rbtype.StepPending {
 			continue
 		}
 		ready, blocked := true, ""
@@ -399,21 +434,21 @@ func (t *transition) propagate() {
 			if ps == nil {
 				continue // not live: complete
 			}
-			if blocksDependents(ps.Status) {
+			if ps.Status.BlocksDependents() {
 				blocked = p
 				break
 			}
-			if ps.Status != StepComplete {
+			if ps.Status != rbtype.StepComplete {
 				ready = false
 			}
 		}
 		switch {
 		case blocked != "":
-			s.Status, s.FinishedAt = StepSkipped, &t.now
+			s.Status, s.FinishedAt = rbtype.StepSkipped, &t.now
 			t.touch(s)
-			t.event(EventStepSkipped, s, map[string]any{"because": blocked, "status": t.byKey[blocked].Status})
+			t.event(rbtype.EventStepSkipped, s, StepSkippedData{Because: blocked, Status: t.byKey[blocked].Status})
 		case ready:
-			s.Status = StepReady
+			s.Status = rbtype.StepReady
 			t.touch(s)
 			t.readied(s, nil)
 		}
@@ -424,15 +459,15 @@ func (t *transition) propagate() {
 // that step waits; other branches go on.
 func (t *transition) gates() {
 	for _, s := range t.steps {
-		if s.Status != StepReady || s.Gate == string(rbtype.GateNone) || s.GateDecision == "approved" {
+		if s.Status != rbtype.StepReady || s.Gate == rbtype.GateNone || s.GateDecision == rbtype.GateApproved {
 			continue
 		}
-		if t.rb.Mode == ModeDryRun {
+		if t.rb.Mode == rbtype.ModeDryRun {
 			continue // a dry run previews; it does not wait for people
 		}
-		s.Status = StepWaitingApproval
+		s.Status = rbtype.StepWaitingApproval
 		t.touch(s)
-		t.event(EventGateRequested, s, map[string]any{"gate": s.Gate})
+		t.event(rbtype.EventGateRequested, s, GateRequestedData{Gate: s.Gate})
 	}
 }
 
@@ -445,30 +480,30 @@ func (t *transition) settle() {
 	}
 	var failed, escalated []string
 	for _, s := range t.steps {
-		if !stepDone(s.Status) {
+		if !s.Status.Done() {
 			return
 		}
 		switch s.Status {
-		case StepFailed:
+		case rbtype.StepFailed:
 			failed = append(failed, s.Key)
-		case StepEscalated:
+		case rbtype.StepEscalated:
 			escalated = append(escalated, s.Key)
 		}
 	}
-	status, event := RunbookComplete, EventRunbookCompleted
-	data := map[string]any{}
+	status, event := rbtype.RunbookComplete, rbtype.EventRunbookCompleted
+	var data RunbookFinishedData
 	switch {
 	case len(failed) > 0:
-		status, event = RunbookFailed, EventRunbookFailed
-		data["failed_steps"] = failed
+		status, event = rbtype.RunbookFailed, rbtype.EventRunbookFailed
+		data.FailedSteps = failed
 		first := t.byKey[failed[0]]
 		compensating := t.scheduleCompensations()
 		t.setRunbook(status, first.ErrorCode, first.ErrorMessage)
 		t.runbook.Finished = !compensating
 	case len(escalated) > 0:
-		status, event = RunbookEscalated, EventRunbookEscalated
-		data["escalated_steps"] = escalated
-		t.setRunbook(status, CodeParkTimeout, "escalated to a person")
+		status, event = rbtype.RunbookEscalated, rbtype.EventRunbookEscalated
+		data.EscalatedSteps = escalated
+		t.setRunbook(status, rbtype.CodeParkTimeout, "escalated to a person")
 	default:
 		t.setRunbook(status, "", "")
 	}
@@ -476,7 +511,7 @@ func (t *transition) settle() {
 	t.event(event, nil, data)
 }
 
-func (t *transition) setRunbook(status, code, message string) {
+func (t *transition) setRunbook(status rbtype.RunbookStatus, code rbtype.ErrorCode, message string) {
 	c := t.runbookChange()
 	c.Status = &status
 	if code != "" {
@@ -485,9 +520,9 @@ func (t *transition) setRunbook(status, code, message string) {
 	c.Finished = true // a failing runbook with compensations to run clears this
 }
 
-func (t *transition) runbookChange() *durable.RunbookChange {
+func (t *transition) runbookChange() *driver.RunbookChange {
 	if t.runbook == nil {
-		t.runbook = &durable.RunbookChange{ID: t.rb.ID}
+		t.runbook = &driver.RunbookChange{ID: t.rb.ID}
 	}
 	return t.runbook
 }
@@ -508,25 +543,25 @@ func (t *transition) nextWake() *time.Time {
 	if t.executing() {
 		for _, s := range t.steps {
 			switch s.Status {
-			case StepReady:
+			case rbtype.StepReady:
 				consider(t.now)
-			case StepFailedRetryable:
+			case rbtype.StepFailedRetryable:
 				if s.NextAttemptAt != nil {
 					consider(*s.NextAttemptAt)
 				}
-			case StepParked:
+			case rbtype.StepParked:
 				if inv, ok := t.invocations[s.ID]; ok {
 					consider(inv.TimeoutAt)
 				}
 			}
 		}
 	}
-	if t.rb.Status == RunbookFailed {
+	if t.rb.Status == rbtype.RunbookFailed {
 		if len(t.compensate) > 0 {
 			consider(t.now) // just marked: the next transaction starts them
 		}
 		for _, s := range t.steps {
-			if s.CompensationStatus == compensationPending {
+			if s.CompensationStatus == rbtype.CompensationPending {
 				consider(t.now)
 			}
 		}

@@ -11,7 +11,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/runbookdev/runbook/durable"
+	"github.com/runbookdev/runbook/runtime/driver"
+	"github.com/runbookdev/runbook/runtime/rbtype"
 )
 
 // Blocked-on reasons.
@@ -28,12 +29,12 @@ const (
 // what completed (outcomes), and what it waits for (blocked_on). Completed
 // work is shown whatever became of the rest.
 type RunbookView struct {
-	ID     uuid.UUID `json:"id"`
-	Status string    `json:"status"`
+	ID     uuid.UUID            `json:"id"`
+	Status rbtype.RunbookStatus `json:"status"`
 	// State refines an executing runbook: "parked" or "awaiting_approval"
 	// when nothing can move until the outside world acts.
 	State      string                     `json:"state"`
-	Mode       string                     `json:"mode"`
+	Mode       rbtype.Mode                `json:"mode"`
 	PlanHash   string                     `json:"plan_hash"`
 	Version    int                        `json:"version"`
 	Inputs     json.RawMessage            `json:"inputs"`
@@ -48,40 +49,40 @@ type RunbookView struct {
 
 // ErrorView is a failure's code and message.
 type ErrorView struct {
-	Code    string `json:"code"`
-	Message string `json:"message,omitempty"`
+	Code    rbtype.ErrorCode `json:"code"`
+	Message string           `json:"message,omitempty"`
 }
 
 // StepView is one step.
 type StepView struct {
-	Key            string          `json:"key"`
-	Verb           string          `json:"verb"`
-	Status         string          `json:"status"`
-	Attempt        int             `json:"attempt"`
-	Gate           string          `json:"gate"`
-	Result         json.RawMessage `json:"result,omitempty"`
-	Error          *ErrorView      `json:"error,omitempty"`
-	Simulated      bool            `json:"simulated,omitempty"`
-	CorrelationKey string          `json:"correlation_key,omitempty"`
-	NextAttemptAt  *time.Time      `json:"next_attempt_at,omitempty"`
-	GateDecision   *GateDecision   `json:"gate_decision,omitempty"`
-	Compensation   *Compensation   `json:"compensation,omitempty"`
-	StartedAt      *time.Time      `json:"started_at,omitempty"`
-	FinishedAt     *time.Time      `json:"finished_at,omitempty"`
+	Key            string            `json:"key"`
+	Verb           string            `json:"verb"`
+	Status         rbtype.StepStatus `json:"status"`
+	Attempt        int               `json:"attempt"`
+	Gate           rbtype.Gate       `json:"gate"`
+	Result         json.RawMessage   `json:"result,omitempty"`
+	Error          *ErrorView        `json:"error,omitempty"`
+	Simulated      bool              `json:"simulated,omitempty"`
+	CorrelationKey string            `json:"correlation_key,omitempty"`
+	NextAttemptAt  *time.Time        `json:"next_attempt_at,omitempty"`
+	GateDecision   *GateDecision     `json:"gate_decision,omitempty"`
+	Compensation   *Compensation     `json:"compensation,omitempty"`
+	StartedAt      *time.Time        `json:"started_at,omitempty"`
+	FinishedAt     *time.Time        `json:"finished_at,omitempty"`
 }
 
 // GateDecision is who decided a gate, when, and why.
 type GateDecision struct {
-	Decision string    `json:"decision"`
-	By       string    `json:"by"`
-	At       time.Time `json:"at"`
-	Comment  string    `json:"comment,omitempty"`
+	Decision rbtype.GateDecision `json:"decision"`
+	By       string              `json:"by"`
+	At       time.Time           `json:"at"`
+	Comment  string              `json:"comment,omitempty"`
 }
 
 // Compensation is the state of a step's undoing.
 type Compensation struct {
-	Status string `json:"status"`
-	Error  string `json:"error,omitempty"`
+	Status rbtype.CompensationStatus `json:"status"`
+	Error  string                    `json:"error,omitempty"`
 }
 
 // BlockedView is one thing a runbook waits for.
@@ -96,7 +97,7 @@ type BlockedView struct {
 // Get returns a runbook's view.
 func (e *Engine) Get(ctx context.Context, id uuid.UUID) (*RunbookView, error) {
 	rb, err := e.store.Runbook(ctx, id)
-	if errors.Is(err, durable.ErrNotFound) {
+	if errors.Is(err, driver.ErrNotFound) {
 		return nil, fmt.Errorf("%w: no runbook %s", ErrNotFound, id)
 	}
 	if err != nil {
@@ -113,15 +114,15 @@ func (e *Engine) Get(ctx context.Context, id uuid.UUID) (*RunbookView, error) {
 	return buildView(rb, steps, invs), nil
 }
 
-func buildView(rb *durable.Runbook, steps []*durable.Step, invs []durable.Invocation) *RunbookView {
-	active := map[int64]durable.Invocation{}
+func buildView(rb *driver.Runbook, steps []*driver.Step, invs []driver.Invocation) *RunbookView {
+	active := map[int64]driver.Invocation{}
 	for _, inv := range invs {
-		if inv.Status == "active" {
+		if inv.Status == rbtype.InvocationActive {
 			active[inv.StepID] = inv
 		}
 	}
 	v := &RunbookView{
-		ID: rb.ID, Status: rb.Status, State: rb.Status, Mode: rb.Mode, PlanHash: rb.PlanHash, Version: rb.Version,
+		ID: rb.ID, Status: rb.Status, State: string(rb.Status), Mode: rb.Mode, PlanHash: rb.PlanHash, Version: rb.Version,
 		Inputs: rb.Inputs, CreatedAt: rb.CreatedAt, UpdatedAt: rb.UpdatedAt, FinishedAt: rb.FinishedAt,
 		Steps: make([]StepView, 0, len(steps)), Outcomes: map[string]json.RawMessage{}, BlockedOn: []BlockedView{},
 	}
@@ -134,7 +135,7 @@ func buildView(rb *durable.Runbook, steps []*durable.Step, invs []durable.Invoca
 			Key: s.Key, Verb: s.Verb, Status: s.Status, Attempt: s.Attempt, Gate: s.Gate, Simulated: s.Simulated,
 			NextAttemptAt: s.NextAttemptAt, StartedAt: s.StartedAt, FinishedAt: s.FinishedAt,
 		}
-		if s.Status == StepComplete {
+		if s.Status == rbtype.StepComplete {
 			sv.Result = s.Result
 			v.Outcomes[s.Key] = s.Result
 		}
@@ -148,10 +149,10 @@ func buildView(rb *durable.Runbook, steps []*durable.Step, invs []durable.Invoca
 			sv.Compensation = &Compensation{Status: s.CompensationStatus, Error: s.CompensationError}
 		}
 		switch s.Status {
-		case StepWaitingApproval:
+		case rbtype.StepWaitingApproval:
 			approvals = true
 			v.BlockedOn = append(v.BlockedOn, BlockedView{Step: s.Key, Reason: BlockedRequiresApproval})
-		case StepParked:
+		case rbtype.StepParked:
 			parked = true
 			inv := active[s.ID]
 			sv.CorrelationKey = inv.CorrelationKey
@@ -160,21 +161,21 @@ func buildView(rb *durable.Runbook, steps []*durable.Step, invs []durable.Invoca
 			} else {
 				v.BlockedOn = append(v.BlockedOn, BlockedView{Step: s.Key, Reason: BlockedAwaitingNotification, CorrelationKey: inv.CorrelationKey})
 			}
-		case StepFailed, StepEscalated:
-			v.BlockedOn = append(v.BlockedOn, BlockedView{Step: s.Key, Reason: s.ErrorCode, Message: s.ErrorMessage})
-		case StepReady, StepRunning, StepFailedRetryable:
+		case rbtype.StepFailed, rbtype.StepEscalated:
+			v.BlockedOn = append(v.BlockedOn, BlockedView{Step: s.Key, Reason: string(s.ErrorCode), Message: s.ErrorMessage})
+		case rbtype.StepReady, rbtype.StepRunning, rbtype.StepFailedRetryable:
 			// Pending steps wait on these or on the outside world; only
 			// these move without it.
 			moving = true
 		}
 		v.Steps = append(v.Steps, sv)
 	}
-	if rb.Status == RunbookExecuting && !moving {
+	if rb.Status == rbtype.RunbookExecuting && !moving {
 		switch {
 		case approvals:
-			v.State = "awaiting_approval"
+			v.State = string(rbtype.StateAwaitingApproval)
 		case parked:
-			v.State = "parked"
+			v.State = string(rbtype.StateParked)
 		}
 	}
 	return v
@@ -183,20 +184,20 @@ func buildView(rb *durable.Runbook, steps []*durable.Step, invs []durable.Invoca
 // Status returns a runbook's status, and whether it has finished: nothing
 // more will happen to it (a failed runbook still running compensations has
 // not). It is cheap: it loads neither the plan nor the steps.
-func (e *Engine) Status(ctx context.Context, id uuid.UUID) (status string, finished bool, err error) {
+func (e *Engine) Status(ctx context.Context, id uuid.UUID) (status rbtype.RunbookStatus, finished bool, err error) {
 	status, finished, err = e.store.RunbookStatus(ctx, id)
-	if errors.Is(err, durable.ErrNotFound) {
+	if errors.Is(err, driver.ErrNotFound) {
 		return "", false, fmt.Errorf("%w: no runbook %s", ErrNotFound, id)
 	}
 	return status, finished, err
 }
 
 // Events returns a runbook's ledger after an event id.
-func (e *Engine) Events(ctx context.Context, id uuid.UUID, after int64, limit int) ([]durable.Event, error) {
+func (e *Engine) Events(ctx context.Context, id uuid.UUID, after int64, limit int) ([]driver.Event, error) {
 	// Only whether it exists: the status is one narrow row, the runbook
 	// row holds the whole plan.
 	if _, _, err := e.store.RunbookStatus(ctx, id); err != nil {
-		if errors.Is(err, durable.ErrNotFound) {
+		if errors.Is(err, driver.ErrNotFound) {
 			return nil, fmt.Errorf("%w: no runbook %s", ErrNotFound, id)
 		}
 		return nil, err
@@ -205,12 +206,16 @@ func (e *Engine) Events(ctx context.Context, id uuid.UUID, after int64, limit in
 }
 
 // List returns a page of runbooks, newest first.
-func (e *Engine) List(ctx context.Context, status string, limit int, after string) (*durable.RunbookPage, error) {
-	if status != "" && !slices.Contains(runbookStatuses, status) {
-		return nil, fmt.Errorf("%w: status %q is not one of %s", ErrInvalid, status, strings.Join(runbookStatuses, ", "))
+func (e *Engine) List(ctx context.Context, status rbtype.RunbookStatus, limit int, after string) (*driver.RunbookPage, error) {
+	if status != "" && !slices.Contains(rbtype.RunbookStatuses, status) {
+		names := make([]string, len(rbtype.RunbookStatuses))
+		for i, s := range rbtype.RunbookStatuses {
+			names[i] = string(s)
+		}
+		return nil, fmt.Errorf("%w: status %q is not one of %s", ErrInvalid, status, strings.Join(names, ", "))
 	}
 	page, err := e.store.ListRunbooks(ctx, status, limit, after)
-	if errors.Is(err, durable.ErrBadRequest) {
+	if errors.Is(err, driver.ErrBadRequest) {
 		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	return page, err

@@ -17,7 +17,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
-	"github.com/runbookdev/runbook/durable"
 	"github.com/runbookdev/runbook/durable/pgtest"
 	"github.com/runbookdev/runbook/registry"
 	"github.com/runbookdev/runbook/runtime"
@@ -108,11 +107,11 @@ func TestKilledWorkerLosesNothing(t *testing.T) {
 
 	v, err := b.engine.Get(b.ctx, id)
 	require.NoError(t, err)
-	require.Equal(t, runtime.StepRunning, step(v, "charge").Status, "the dead worker left the step running")
+	require.Equal(t, rbtype.StepRunning, step(v, "charge").Status, "the dead worker left the step running")
 
 	// Another worker takes over once the lease has expired.
 	b.run(t)
-	v = b.waitStatus(t, id, runtime.RunbookComplete)
+	v = b.waitStatus(t, id, rbtype.RunbookComplete)
 	keys := server.seen()
 	require.Len(t, keys, 2, "the step ran again after the kill")
 	require.NotEmpty(t, keys[0])
@@ -123,7 +122,7 @@ func TestKilledWorkerLosesNothing(t *testing.T) {
 	require.NoError(t, err)
 	var workers []string
 	for _, e := range events {
-		if e.Type == runtime.EventStepStarted && e.StepKey == "charge" {
+		if e.Type == rbtype.EventStepStarted && e.StepKey == "charge" {
 			workers = append(workers, e.WorkerID)
 		}
 	}
@@ -158,7 +157,7 @@ func TestThreeWorkersRunEveryStepOnce(t *testing.T) {
 	defer func() { cancel(); wg.Wait() }()
 
 	for _, id := range ids {
-		b.waitStatus(t, id, runtime.RunbookComplete)
+		b.waitStatus(t, id, rbtype.RunbookComplete)
 	}
 	workers := map[string]int{}
 	for _, id := range ids {
@@ -168,7 +167,7 @@ func TestThreeWorkersRunEveryStepOnce(t *testing.T) {
 		events, err := b.engine.Events(b.ctx, id, 0, 0)
 		require.NoError(t, err)
 		for _, e := range events {
-			if e.Type == runtime.EventStepStarted {
+			if e.Type == rbtype.EventStepStarted {
 				workers[e.WorkerID]++
 			}
 		}
@@ -198,9 +197,7 @@ func TestNotificationsSurviveAListenerCut(t *testing.T) {
 
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		require.NoError(t, b.store.InTx(b.ctx, func(tx *durable.Tx) error {
-			return tx.TerminateListenersForTest(b.ctx)
-		}))
+		pgtest.TerminateListeners(t, b.store)
 	})
 	for i, key := range keys {
 		wg.Go(func() {
@@ -211,7 +208,7 @@ func TestNotificationsSurviveAListenerCut(t *testing.T) {
 	}
 	wg.Wait()
 	for _, id := range ids {
-		b.waitStatus(t, id, runtime.RunbookComplete)
+		b.waitStatus(t, id, rbtype.RunbookComplete)
 	}
 }
 
@@ -242,7 +239,7 @@ func TestShutdownReleasesLeases(t *testing.T) {
 	ctx, cancel := context.WithCancel(b.ctx)
 	done := make(chan error, 1)
 	go func() { done <- b.engine.Run(ctx) }()
-	b.waitFor(t, id, "running", func(v *runtime.RunbookView) bool { return step(v, "s").Status == runtime.StepRunning })
+	b.waitFor(t, id, "running", func(v *runtime.RunbookView) bool { return step(v, "s").Status == rbtype.StepRunning })
 	cancel()
 	require.NoError(t, <-done)
 	leases, err := b.store.WorkerLeases(b.ctx, b.engine.WorkerID())
@@ -254,6 +251,6 @@ func TestShutdownReleasesLeases(t *testing.T) {
 	ctx2, cancel2 := context.WithCancel(b.ctx)
 	defer cancel2()
 	go func() { _ = next.Run(ctx2) }()
-	b.waitStatus(t, id, runtime.RunbookComplete)
+	b.waitStatus(t, id, rbtype.RunbookComplete)
 	cancel2()
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/runbookdev/runbook/runtime/httpapi"
+	"github.com/runbookdev/runbook/runtime/rbtype"
 )
 
 const notifyUsage = `Usage: rbd notify KEY [flags]
@@ -32,7 +33,7 @@ func runNotify(args []string, stdout, stderr io.Writer) int {
 		return cantRun(stderr, "give --result or --failed, not both")
 	case *failedCode != "":
 		req.Status = "failed"
-		req.Error = &httpapi.ErrorDetail{Code: *failedCode, Message: *message}
+		req.Error = &httpapi.ErrorDetail{Code: rbtype.ErrorCode(*failedCode), Message: *message}
 	case *message != "":
 		return cantRun(stderr, "--message goes with --failed")
 	case *result != "":

@@ -20,6 +20,7 @@ import (
 	"github.com/runbookdev/runbook/durable/pgtest"
 	"github.com/runbookdev/runbook/runtime"
 	"github.com/runbookdev/runbook/runtime/httpapi"
+	"github.com/runbookdev/runbook/runtime/rbtype"
 )
 
 const e2eVerbs = `
@@ -126,7 +127,7 @@ func TestStatusCodesOfTheRealDaemon(t *testing.T) {
 
 	waitUntil(t, "the runbook to complete", func() (bool, error) {
 		v, err := client.Get(context.Background(), sub.ID.String())
-		return err == nil && v.Status == runtime.RunbookComplete, err
+		return err == nil && v.Status == rbtype.RunbookComplete, err
 	})
 	for path, want := range map[string]int{"/healthz": 200, "/readyz": 200, "/metrics": 200, "/nope": 404} {
 		status, _ := send(t, "GET", d.server+path, "")
@@ -219,7 +220,7 @@ func TestKilledDaemonRepeatsNoSideEffect(t *testing.T) {
 	var v *runtime.RunbookView
 	waitUntil(t, "the runbook to complete after the restart", func() (bool, error) {
 		v, err = second.client("").Get(ctx, sub.ID.String())
-		return err == nil && v.Status == runtime.RunbookComplete, err
+		return err == nil && v.Status == rbtype.RunbookComplete, err
 	})
 	keys := server.seen()
 	require.Len(t, keys, 2, "the call ran again after the kill")
@@ -254,7 +255,7 @@ func TestSIGTERMReleasesLeasesAndExitsZero(t *testing.T) {
 	second := e.start(t, "--verbs", verbs, "--lease-ttl", "10m")
 	waitUntil(t, "the runbook to complete", func() (bool, error) {
 		v, err := second.client("").Get(ctx, sub.ID.String())
-		return err == nil && v.Status == runtime.RunbookComplete, err
+		return err == nil && v.Status == rbtype.RunbookComplete, err
 	})
 	keys := server.seen()
 	require.Len(t, keys, 2)
@@ -284,7 +285,7 @@ func TestEmbeddedPostgresSurvivesRestart(t *testing.T) {
 	require.NoError(t, err)
 	waitUntil(t, "the runbook to complete", func() (bool, error) {
 		v, err := d.client("").Get(ctx, sub.ID.String())
-		return err == nil && v.Status == runtime.RunbookComplete, err
+		return err == nil && v.Status == rbtype.RunbookComplete, err
 	})
 	require.Equal(t, 0, d.stop(syscall.SIGTERM))
 	require.Contains(t, d.logs.String(), "stopped the embedded PostgreSQL")
@@ -296,7 +297,7 @@ func TestEmbeddedPostgresSurvivesRestart(t *testing.T) {
 	again := e.start(t, "--data-dir", dataDir, "--verbs", verbs)
 	v, err := again.client("").Get(ctx, sub.ID.String())
 	require.NoError(t, err)
-	require.Equal(t, runtime.RunbookComplete, v.Status)
+	require.Equal(t, rbtype.RunbookComplete, v.Status)
 	require.JSONEq(t, `{"v":"kept"}`, string(v.Outcomes["e"]))
 	require.Equal(t, 0, again.stop(syscall.SIGTERM))
 }
@@ -315,12 +316,12 @@ func TestAPIOnlyDaemonLeavesTheWorkToWorkers(t *testing.T) {
 	time.Sleep(300 * time.Millisecond) // six poll intervals: long enough for a worker to act
 	v, err := front.client("").Get(ctx, sub.ID.String())
 	require.NoError(t, err)
-	require.Equal(t, "pending", v.Steps[0].Status, "an API-only daemon advances nothing")
+	require.Equal(t, rbtype.StepPending, v.Steps[0].Status, "an API-only daemon advances nothing")
 
 	worker := e.start(t, "--verbs", verbs)
 	waitUntil(t, "the worker to complete the runbook", func() (bool, error) {
 		v, err := front.client("").Get(ctx, sub.ID.String())
-		return err == nil && v.Status == runtime.RunbookComplete, err
+		return err == nil && v.Status == rbtype.RunbookComplete, err
 	})
 	require.Equal(t, 0, worker.stop(syscall.SIGTERM))
 	require.Equal(t, 0, front.stop(syscall.SIGTERM))

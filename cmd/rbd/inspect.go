@@ -6,6 +6,7 @@ import (
 
 	"github.com/runbookdev/runbook/runtime"
 	"github.com/runbookdev/runbook/runtime/httpapi"
+	"github.com/runbookdev/runbook/runtime/rbtype"
 )
 
 const statusUsage = `Usage: rbd status ID [flags]
@@ -62,7 +63,7 @@ func runList(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := c.context()
 	defer cancel()
-	page, err := c.client().List(ctx, *statusFilter, *limit, *after)
+	page, err := c.client().List(ctx, rbtype.RunbookStatus(*statusFilter), *limit, *after)
 	if err != nil {
 		return c.failed(err, nil)
 	}

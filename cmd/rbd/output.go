@@ -12,6 +12,7 @@ import (
 	"github.com/runbookdev/runbook/cmd/internal/cli"
 	"github.com/runbookdev/runbook/runtime"
 	"github.com/runbookdev/runbook/runtime/httpapi"
+	"github.com/runbookdev/runbook/runtime/rbtype"
 )
 
 // maxDetail bounds a table cell showing JSON: the whole value is one
@@ -33,13 +34,13 @@ func writeJSONLine(w io.Writer, v any) error {
 // printRunbook shows a runbook: a header, what it waits on, its steps.
 func printRunbook(w io.Writer, v *runtime.RunbookView) {
 	t := cli.NewTable(w)
-	state := v.Status
-	if v.State != v.Status {
+	state := string(v.Status)
+	if v.State != state {
 		state += " (" + v.State + ")"
 	}
 	fmt.Fprintf(t, "runbook\t%s\n", v.ID)
 	fmt.Fprintf(t, "status\t%s\n", state)
-	if v.Mode != runtime.ModeExecute {
+	if v.Mode != rbtype.ModeExecute {
 		fmt.Fprintf(t, "mode\t%s\n", v.Mode)
 	}
 	if v.Version > 1 {
@@ -85,9 +86,9 @@ func stepDetail(s runtime.StepView) string {
 	switch {
 	case s.Error != nil:
 		parts = append(parts, errorText(s.Error))
-	case s.Status == runtime.StepParked && s.CorrelationKey != "":
+	case s.Status == rbtype.StepParked && s.CorrelationKey != "":
 		parts = append(parts, "awaiting "+s.CorrelationKey)
-	case s.Status == runtime.StepWaitingApproval:
+	case s.Status == rbtype.StepWaitingApproval:
 		parts = append(parts, "requires approval")
 	case s.NextAttemptAt != nil:
 		parts = append(parts, "retry at "+stamp(*s.NextAttemptAt))
@@ -95,22 +96,22 @@ func stepDetail(s runtime.StepView) string {
 		parts = append(parts, compact(s.Result))
 	}
 	if g := s.GateDecision; g != nil {
-		parts = append(parts, g.Decision+" by "+g.By)
+		parts = append(parts, string(g.Decision)+" by "+g.By)
 	}
 	if s.Simulated {
 		parts = append(parts, "(simulated)")
 	}
 	if c := s.Compensation; c != nil {
-		parts = append(parts, "compensation "+c.Status)
+		parts = append(parts, "compensation "+string(c.Status))
 	}
 	return strings.Join(parts, "; ")
 }
 
 func errorText(e *runtime.ErrorView) string {
 	if e.Message == "" {
-		return e.Code
+		return string(e.Code)
 	}
-	return e.Code + ": " + e.Message
+	return string(e.Code) + ": " + e.Message
 }
 
 // printEvents shows events one per line (id, time, type, step, attempt,
@@ -139,9 +140,9 @@ func printList(w io.Writer, page *httpapi.ListResponse) {
 		if r.Error != nil {
 			errText = errorText(r.Error)
 		}
-		status := r.Status
-		if r.Mode != runtime.ModeExecute {
-			status += " (" + r.Mode + ")"
+		status := string(r.Status)
+		if r.Mode != rbtype.ModeExecute {
+			status += " (" + string(r.Mode) + ")"
 		}
 		fmt.Fprintf(t, "%s\t%s\t%s\t%s\t%s\n", r.ID, status, stamp(r.CreatedAt), finished, errText)
 	}

@@ -9,8 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/runbookdev/runbook/runtime"
 	"github.com/runbookdev/runbook/runtime/httpapi"
+	"github.com/runbookdev/runbook/runtime/rbtype"
 )
 
 // TestReadmeWebhookExample runs the README's curl example against a real
@@ -47,7 +47,7 @@ func TestReadmeWebhookExample(t *testing.T) {
 	require.JSONEq(t, `{"status":"accepted"}`, string(out))
 	waitUntil(t, "the runbook to complete", func() (bool, error) {
 		v, err := d.client("").Get(ctx, sub.ID.String())
-		return err == nil && v.Status == runtime.RunbookComplete, err
+		return err == nil && v.Status == rbtype.RunbookComplete, err
 	})
 }
 

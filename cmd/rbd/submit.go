@@ -10,6 +10,7 @@ import (
 
 	"github.com/runbookdev/runbook/runtime"
 	"github.com/runbookdev/runbook/runtime/httpapi"
+	"github.com/runbookdev/runbook/runtime/rbtype"
 )
 
 const submitUsage = `Usage: rbd submit FILE.rbk|PLAN.json [flags]
@@ -50,7 +51,7 @@ func runSubmit(args []string, stdout, stderr io.Writer) int {
 		req.Source, req.Filename = string(src), name
 	}
 	if *dryRun {
-		req.Mode = runtime.ModeDryRun
+		req.Mode = rbtype.ModeDryRun
 	}
 	ctx, cancel := c.context()
 	defer cancel()
@@ -125,7 +126,7 @@ func settled(v *runtime.RunbookView) bool {
 // or waits as designed, 1 when it failed, was cancelled or escalated.
 func waitStatus(v *runtime.RunbookView) int {
 	switch v.Status {
-	case runtime.RunbookExecuting, runtime.RunbookComplete:
+	case rbtype.RunbookExecuting, rbtype.RunbookComplete:
 		return exitOK
 	}
 	return exitFailed

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/runbookdev/runbook/runtime"
 	"github.com/runbookdev/runbook/runtime/httpapi"
+	"github.com/runbookdev/runbook/runtime/rbtype"
 )
 
 // overheadRunbooks is how many chains of ten the overhead measurement
@@ -77,22 +77,22 @@ func stepOverheads(evs []httpapi.Event) (wake, ready, recorded []float64) {
 	var previous string // the chain's steps run in order
 	for _, e := range evs {
 		switch e.Type {
-		case runtime.EventRunbookSubmitted:
+		case rbtype.EventRunbookSubmitted:
 			submitted = e.At
-		case runtime.EventStepReady:
+		case rbtype.EventStepReady:
 			// A chain step became ready when the one before it was
 			// recorded, which may precede its STEP_READY: keep the earlier.
 			if _, ok := readyAt[e.Step]; !ok {
 				readyAt[e.Step] = e.At
 			}
-		case runtime.EventStepStarted:
+		case rbtype.EventStepStarted:
 			startedAt[e.Step] = e.At
 			if previous == "" {
 				wake = append(wake, ms(e.At.Sub(submitted)))
 			} else if at, ok := readyAt[e.Step]; ok {
 				ready = append(ready, ms(e.At.Sub(at)))
 			}
-		case runtime.EventStepSucceeded:
+		case rbtype.EventStepSucceeded:
 			recorded = append(recorded, ms(e.At.Sub(startedAt[e.Step])))
 			previous = e.Step
 			readyAt[nextInChain(e.Step)] = e.At

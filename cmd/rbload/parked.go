@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/runbookdev/runbook/runtime"
+	"github.com/runbookdev/runbook/runtime/rbtype"
 )
 
 // parkedScale parks a large number of runbooks (100k by default) and
@@ -161,7 +161,7 @@ func resumeOneByOne(ctx context.Context, front, worker *daemon, ids []uuid.UUID)
 			if err != nil {
 				return nil, err
 			}
-			if started, ok := firstEvent(evs, runtime.EventStepStarted, "next"); ok {
+			if started, ok := firstEvent(evs, rbtype.EventStepStarted, "next"); ok {
 				out = append(out, ms(started.At.Sub(accepted[0])))
 				break
 			}

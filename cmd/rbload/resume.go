@@ -8,8 +8,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/runbookdev/runbook/runtime"
 	"github.com/runbookdev/runbook/runtime/httpapi"
+	"github.com/runbookdev/runbook/runtime/rbtype"
 )
 
 // resume measures resume latency: K runbooks park, then their
@@ -106,7 +106,7 @@ func resumeLatencies(ctx context.Context, c *httpapi.Client, ids []uuid.UUID, ac
 	}
 	out := make([]float64, len(ids))
 	for i, evs := range ledgers {
-		started, ok := firstEvent(evs, runtime.EventStepStarted, "next")
+		started, ok := firstEvent(evs, rbtype.EventStepStarted, "next")
 		if !ok {
 			return nil, fmt.Errorf("runbook %s never started its step after the notification", ids[i])
 		}

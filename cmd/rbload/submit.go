@@ -16,6 +16,7 @@ import (
 	"github.com/runbookdev/runbook/registry"
 	"github.com/runbookdev/runbook/runtime"
 	"github.com/runbookdev/runbook/runtime/httpapi"
+	"github.com/runbookdev/runbook/runtime/rbtype"
 	"github.com/runbookdev/runbook/verbs"
 )
 
@@ -109,7 +110,7 @@ feed:
 func waitNoneExecuting(ctx context.Context, c *httpapi.Client, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
-		page, err := c.List(ctx, runtime.RunbookExecuting, 1, "")
+		page, err := c.List(ctx, rbtype.RunbookExecuting, 1, "")
 		if err != nil {
 			return err
 		}
@@ -152,7 +153,7 @@ func eventsOf(ctx context.Context, c *httpapi.Client, ids []uuid.UUID) ([][]http
 }
 
 // firstEvent finds the first event of a type (and step, if given).
-func firstEvent(evs []httpapi.Event, typ, step string) (httpapi.Event, bool) {
+func firstEvent(evs []httpapi.Event, typ rbtype.EventType, step string) (httpapi.Event, bool) {
 	for _, e := range evs {
 		if e.Type == typ && (step == "" || e.Step == step) {
 			return e, true

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/runbookdev/runbook/runtime"
+	"github.com/runbookdev/runbook/runtime/rbtype"
 )
 
 // throughput measures completed no-op steps per second: N runbooks of M
@@ -110,8 +110,8 @@ func (l *lab) throughputRun(ctx context.Context, plan []byte, profile string, fi
 	}
 	var first, last time.Time
 	for i, evs := range ledgers {
-		started, ok1 := firstEvent(evs, runtime.EventStepStarted, "")
-		done, ok2 := firstEvent(evs, runtime.EventRunbookCompleted, "")
+		started, ok1 := firstEvent(evs, rbtype.EventStepStarted, "")
+		done, ok2 := firstEvent(evs, rbtype.EventRunbookCompleted, "")
 		if !ok1 || !ok2 {
 			return fmt.Errorf("runbook %s did not complete", ids[i])
 		}

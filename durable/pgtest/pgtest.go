@@ -218,3 +218,33 @@ func ExampleStore() (store *durable.Store, done func()) {
 		}
 	}
 }
+
+// Exec runs a statement in the store's schema on a connection of its own:
+// for tests that need what the store never does (a table for pg.crud, a
+// setting), kept out of the store's API.
+func Exec(t testing.TB, store *durable.Store, sql string, args ...any) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cfg, err := pgx.ParseConfig(ServerURL(t))
+	if err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	cfg.RuntimeParams["search_path"] = store.Schema()
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, sql, args...); err != nil {
+		t.Fatalf("pgtest: %s: %v", sql, err)
+	}
+}
+
+// TerminateListeners cuts every connection that is listening on the
+// store's wake-up channel, as a network failure would.
+func TerminateListeners(t testing.TB, store *durable.Store) {
+	t.Helper()
+	Exec(t, store, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+		WHERE pid <> pg_backend_pid() AND query = $1`, "LISTEN "+pgx.Identifier{store.Channel()}.Sanitize())
+}

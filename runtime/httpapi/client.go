@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/runbookdev/runbook/runtime"
+	"github.com/runbookdev/runbook/runtime/rbtype"
 )
 
 // Client calls an rbd daemon's API. The zero value is not usable: set
@@ -117,10 +118,10 @@ func (c *Client) Get(ctx context.Context, id string) (*runtime.RunbookView, erro
 }
 
 // List returns a page of runbooks, newest first.
-func (c *Client) List(ctx context.Context, status string, limit int, after string) (*ListResponse, error) {
+func (c *Client) List(ctx context.Context, status rbtype.RunbookStatus, limit int, after string) (*ListResponse, error) {
 	q := url.Values{}
 	if status != "" {
-		q.Set("status", status)
+		q.Set("status", string(status))
 	}
 	if limit > 0 {
 		q.Set("limit", strconv.Itoa(limit))
@@ -157,7 +158,7 @@ func (c *Client) Events(ctx context.Context, id string, after int64) ([]Event, e
 // Follow calls fn with each of a runbook's events after an event id, live,
 // until the runbook finishes (it returns its final status), fn returns an
 // error, or ctx ends. A dropped stream is resumed where it stopped.
-func (c *Client) Follow(ctx context.Context, id string, after int64, fn func(Event) error) (string, error) {
+func (c *Client) Follow(ctx context.Context, id string, after int64, fn func(Event) error) (rbtype.RunbookStatus, error) {
 	backoff := 100 * time.Millisecond
 	for {
 		status, done, err := c.followOnce(ctx, id, &after, fn)
@@ -179,7 +180,7 @@ func (c *Client) Follow(ctx context.Context, id string, after int64, fn func(Eve
 
 // followOnce reads one stream. done reports whether following is over:
 // the stream ended the runbook, or fn or the server refused.
-func (c *Client) followOnce(ctx context.Context, id string, after *int64, fn func(Event) error) (status string, done bool, err error) {
+func (c *Client) followOnce(ctx context.Context, id string, after *int64, fn func(Event) error) (status rbtype.RunbookStatus, done bool, err error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(c.BaseURL, "/")+"/v1/runbooks/"+url.PathEscape(id)+"/events", nil)
 	if err != nil {
 		return "", true, err

@@ -7,9 +7,9 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/runbookdev/runbook/durable"
 	"github.com/runbookdev/runbook/lang"
 	"github.com/runbookdev/runbook/runtime"
+	"github.com/runbookdev/runbook/runtime/driver"
 )
 
 // The error codes of the API's error bodies.
@@ -61,7 +61,7 @@ func classify(err error) *apiError {
 		return &apiError{status: http.StatusConflict, code: CodeConflict, message: without(err, runtime.ErrConflict)}
 	case errors.Is(err, runtime.ErrInvalid):
 		return &apiError{status: http.StatusBadRequest, code: CodeInvalidRequest, message: without(err, runtime.ErrInvalid)}
-	case errors.Is(err, durable.ErrTransient), errors.Is(err, context.DeadlineExceeded):
+	case errors.Is(err, driver.ErrTransient), errors.Is(err, context.DeadlineExceeded):
 		return &apiError{status: http.StatusServiceUnavailable, code: CodeUnavailable,
 			message: "the database is unavailable or busy; retry", cause: err}
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/runbookdev/runbook/durable"
+	"github.com/runbookdev/runbook/runtime/driver"
 )
 
 const (
@@ -135,7 +135,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, id uuid.UUID, af
 	}
 }
 
-func toEvents(evs []durable.Event) []Event {
+func toEvents(evs []driver.Event) []Event {
 	out := make([]Event, len(evs))
 	for i, e := range evs {
 		out[i] = Event{ID: e.ID, Type: e.Type, Step: e.StepKey, Attempt: e.Attempt, Worker: e.WorkerID, Data: e.Data, At: e.At}

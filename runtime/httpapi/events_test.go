@@ -9,8 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/runbookdev/runbook/runtime"
 	"github.com/runbookdev/runbook/runtime/httpapi"
+	"github.com/runbookdev/runbook/runtime/rbtype"
 )
 
 func TestFollowSeesEveryEventLiveAndEnds(t *testing.T) {
@@ -27,15 +27,16 @@ func TestFollowSeesEveryEventLiveAndEnds(t *testing.T) {
 			return nil
 		})
 		if err != nil {
-			status = "error: " + err.Error()
+			final <- "error: " + err.Error()
+			return
 		}
-		final <- status
+		final <- string(status)
 	}()
 	// The stream shows the park as it happens...
 	var key string
 	for key == "" {
 		ev := <-seen
-		if ev.Type == runtime.EventStepParked {
+		if ev.Type == rbtype.EventStepParked {
 			v, err := b.client.Get(b.ctx, id)
 			require.NoError(t, err)
 			key = v.Steps[0].CorrelationKey
@@ -44,20 +45,20 @@ func TestFollowSeesEveryEventLiveAndEnds(t *testing.T) {
 	// ...and what the notification causes, then ends with the runbook.
 	_, err = b.client.Notify(b.ctx, httpapi.NotificationRequest{CorrelationKey: key, Status: "completed", Result: []byte(`{"answer":"yes"}`)})
 	require.NoError(t, err)
-	require.Equal(t, runtime.RunbookComplete, <-final)
+	require.Equal(t, string(rbtype.RunbookComplete), <-final)
 	close(seen)
-	var streamed []string
+	var streamed []rbtype.EventType
 	for ev := range seen {
 		streamed = append(streamed, ev.Type)
 	}
 	all, err := b.client.Events(b.ctx, id, 0)
 	require.NoError(t, err)
-	var types []string
+	var types []rbtype.EventType
 	for _, ev := range all {
 		types = append(types, ev.Type)
 	}
 	require.Equal(t, types[len(types)-len(streamed):], streamed, "the stream delivers the ledger in order, without gaps")
-	require.Equal(t, "RUNBOOK_COMPLETED", streamed[len(streamed)-1])
+	require.Equal(t, rbtype.EventRunbookCompleted, streamed[len(streamed)-1])
 
 	// Reconnecting after the last event of a finished runbook: 204, which
 	// tells an EventSource to stop.
@@ -69,10 +70,10 @@ func TestFollowSeesEveryEventLiveAndEnds(t *testing.T) {
 	status, out := b.raw(t, "GET", "/v1/runbooks/"+id+"/events", "", "Accept", "text/event-stream")
 	require.Equal(t, http.StatusOK, status)
 	sc := bufio.NewScanner(strings.NewReader(out))
-	var names []string
+	var names []rbtype.EventType
 	for sc.Scan() {
 		if name, ok := strings.CutPrefix(sc.Text(), "event: "); ok {
-			names = append(names, name)
+			names = append(names, rbtype.EventType(name))
 		}
 	}
 	require.Equal(t, append(types, "end"), names)

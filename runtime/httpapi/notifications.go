@@ -3,8 +3,8 @@ package httpapi
 import (
 	"net/http"
 
-	"github.com/runbookdev/runbook/durable"
 	"github.com/runbookdev/runbook/runtime"
+	"github.com/runbookdev/runbook/runtime/rbtype"
 )
 
 // notify is POST /v1/notifications, the webhook external processes call:
@@ -38,9 +38,9 @@ func (s *Server) notify(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	switch res {
-	case durable.InboxDuplicate:
+	case rbtype.InboxDuplicate:
 		writeJSON(w, http.StatusOK, NotificationResponse{Status: "duplicate"})
-	case durable.InboxConflict:
+	case rbtype.InboxConflict:
 		return errorf(http.StatusConflict, CodeConflict,
 			"correlation key %q was notified before with another payload; the first notification stands", req.CorrelationKey)
 	default:

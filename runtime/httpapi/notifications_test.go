@@ -11,6 +11,7 @@ import (
 
 	"github.com/runbookdev/runbook/runtime"
 	"github.com/runbookdev/runbook/runtime/httpapi"
+	"github.com/runbookdev/runbook/runtime/rbtype"
 )
 
 func TestNotificationWebhook(t *testing.T) {
@@ -79,7 +80,7 @@ func TestNotificationWebhook(t *testing.T) {
 	_, err = b.client.Notify(b.ctx, httpapi.NotificationRequest{CorrelationKey: key, Status: "failed", Error: &httpapi.ErrorDetail{Code: "POLICY_DENIED"}})
 	requireAPIError(t, err, http.StatusConflict, httpapi.CodeConflict, "the first notification stands")
 
-	v = b.waitFor(t, sub.ID.String(), "complete", statusIs(runtime.RunbookComplete))
+	v = b.waitFor(t, sub.ID.String(), "complete", statusIs(rbtype.RunbookComplete))
 	require.JSONEq(t, `{"v":"uploaded"}`, string(v.Outcomes["after"]))
 }
 
@@ -99,10 +100,10 @@ func TestNotificationFailureFailsTheStep(t *testing.T) {
 	v := b.waitFor(t, sub.ID.String(), "parked", stateIs("parked"))
 	res, err := b.client.Notify(b.ctx, httpapi.NotificationRequest{
 		CorrelationKey: v.BlockedOn[0].CorrelationKey, Status: "failed",
-		Error: &httpapi.ErrorDetail{Code: runtime.CodePolicyDenied, Message: "client refused"},
+		Error: &httpapi.ErrorDetail{Code: rbtype.CodePolicyDenied, Message: "client refused"},
 	})
 	require.NoError(t, err)
 	require.Equal(t, "accepted", res.Status)
-	v = b.waitFor(t, sub.ID.String(), "failed", statusIs(runtime.RunbookFailed))
-	require.Equal(t, []runtime.BlockedView{{Step: "docs", Reason: runtime.CodePolicyDenied, Message: "client refused"}}, v.BlockedOn)
+	v = b.waitFor(t, sub.ID.String(), "failed", statusIs(rbtype.RunbookFailed))
+	require.Equal(t, []runtime.BlockedView{{Step: "docs", Reason: string(rbtype.CodePolicyDenied), Message: "client refused"}}, v.BlockedOn)
 }

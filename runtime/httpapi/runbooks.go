@@ -9,6 +9,7 @@ import (
 
 	"github.com/runbookdev/runbook/compiler"
 	"github.com/runbookdev/runbook/runtime"
+	"github.com/runbookdev/runbook/runtime/rbtype"
 )
 
 // IdempotencyKeyHeader dedupes submissions.
@@ -128,7 +129,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) error {
 		}
 		limit = n
 	}
-	page, err := s.engine.List(r.Context(), q.Get("status"), limit, q.Get("after"))
+	page, err := s.engine.List(r.Context(), rbtype.RunbookStatus(q.Get("status")), limit, q.Get("after"))
 	if err != nil {
 		return err
 	}
@@ -159,7 +160,7 @@ func (s *Server) cancel(w http.ResponseWriter, r *http.Request) error {
 	if err := s.engine.Cancel(r.Context(), id, req.By); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, CancelResponse{ID: id, Status: runtime.RunbookCancelled})
+	writeJSON(w, http.StatusOK, CancelResponse{ID: id, Status: rbtype.RunbookCancelled})
 	return nil
 }
 
@@ -179,9 +180,9 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, approve bool) er
 	if err := s.engine.Decide(r.Context(), id, key, approve, req.By, req.Comment); err != nil {
 		return err
 	}
-	decision := "rejected"
+	decision := rbtype.GateRejected
 	if approve {
-		decision = "approved"
+		decision = rbtype.GateApproved
 	}
 	writeJSON(w, http.StatusOK, DecisionResponse{ID: id, Step: key, Decision: decision})
 	return nil

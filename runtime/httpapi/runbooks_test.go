@@ -14,6 +14,7 @@ import (
 	"github.com/runbookdev/runbook/compiler"
 	"github.com/runbookdev/runbook/runtime"
 	"github.com/runbookdev/runbook/runtime/httpapi"
+	"github.com/runbookdev/runbook/runtime/rbtype"
 )
 
 const chain = `(t.echo :v $who :as @first)
@@ -39,15 +40,15 @@ func TestSubmitRepeatConflictAndComplete(t *testing.T) {
 	_, err = b.client.Submit(b.ctx, req, "order-1")
 	requireAPIError(t, err, http.StatusConflict, httpapi.CodeConflict, `idempotency key "order-1" was used for another request`)
 
-	v := b.waitFor(t, first.ID.String(), "complete", statusIs(runtime.RunbookComplete))
+	v := b.waitFor(t, first.ID.String(), "complete", statusIs(rbtype.RunbookComplete))
 	require.JSONEq(t, `{"v":"ada"}`, string(v.Outcomes["second"]))
 	require.Empty(t, v.BlockedOn)
 	require.Len(t, v.Steps, 2)
 
 	evs, err := b.client.Events(b.ctx, first.ID.String(), 0)
 	require.NoError(t, err)
-	require.Equal(t, "RUNBOOK_SUBMITTED", evs[0].Type)
-	require.Equal(t, "RUNBOOK_COMPLETED", evs[len(evs)-1].Type)
+	require.Equal(t, rbtype.EventRunbookSubmitted, evs[0].Type)
+	require.Equal(t, rbtype.EventRunbookCompleted, evs[len(evs)-1].Type)
 	// after= continues where a reader stopped.
 	rest, err := b.client.Events(b.ctx, first.ID.String(), evs[0].ID)
 	require.NoError(t, err)
@@ -118,7 +119,7 @@ func TestSubmitAPlan(t *testing.T) {
 	sub, err := b.client.Submit(b.ctx, httpapi.SubmitRequest{Plan: plan.JSON(), Inputs: map[string]any{"who": "eve"}}, "")
 	require.NoError(t, err)
 	require.True(t, sub.Created)
-	v := b.waitFor(t, sub.ID.String(), "complete", statusIs(runtime.RunbookComplete))
+	v := b.waitFor(t, sub.ID.String(), "complete", statusIs(rbtype.RunbookComplete))
 	require.JSONEq(t, `{"v":"eve"}`, string(v.Outcomes["second"]))
 
 	// A plan edited after compiling no longer matches its hash.
@@ -141,8 +142,8 @@ func TestGatesCancelExtendAndList(t *testing.T) {
 	requireAPIError(t, err, http.StatusNotFound, httpapi.CodeNotFound, `no step "nope"`)
 	d, err := b.client.Decide(b.ctx, gated.ID.String(), "sign", true, "ops@example.com", "checked")
 	require.NoError(t, err)
-	require.Equal(t, "approved", d.Decision)
-	v = b.waitFor(t, gated.ID.String(), "complete", statusIs(runtime.RunbookComplete))
+	require.Equal(t, rbtype.GateApproved, d.Decision)
+	v = b.waitFor(t, gated.ID.String(), "complete", statusIs(rbtype.RunbookComplete))
 	require.Equal(t, "ops@example.com", v.Steps[0].GateDecision.By)
 	// Deciding again: the step no longer waits.
 	_, err = b.client.Decide(b.ctx, gated.ID.String(), "sign", false, "ops", "")
@@ -153,9 +154,9 @@ func TestGatesCancelExtendAndList(t *testing.T) {
 	b.waitFor(t, rejected.ID.String(), "awaiting approval", stateIs("awaiting_approval"))
 	d, err = b.client.Decide(b.ctx, rejected.ID.String(), "sign", false, "ops", "not today")
 	require.NoError(t, err)
-	require.Equal(t, "rejected", d.Decision)
-	v = b.waitFor(t, rejected.ID.String(), "failed", statusIs(runtime.RunbookFailed))
-	require.Equal(t, runtime.CodePolicyDenied, v.Error.Code)
+	require.Equal(t, rbtype.GateRejected, d.Decision)
+	v = b.waitFor(t, rejected.ID.String(), "failed", statusIs(rbtype.RunbookFailed))
+	require.Equal(t, rbtype.CodePolicyDenied, v.Error.Code)
 
 	// A parked runbook grows, then is cancelled.
 	parked, err := b.client.Submit(b.ctx, httpapi.SubmitRequest{Source: "(t.wait :as @w)\n"}, "")
@@ -169,10 +170,10 @@ func TestGatesCancelExtendAndList(t *testing.T) {
 	requireAPIError(t, err, http.StatusUnprocessableEntity, httpapi.CodeCompileFailed, "error")
 	c, err := b.client.Cancel(b.ctx, parked.ID.String(), "ops")
 	require.NoError(t, err)
-	require.Equal(t, runtime.RunbookCancelled, c.Status)
+	require.Equal(t, rbtype.RunbookCancelled, c.Status)
 	v, err = b.client.Get(b.ctx, parked.ID.String())
 	require.NoError(t, err)
-	require.Equal(t, runtime.RunbookCancelled, v.Status)
+	require.Equal(t, rbtype.RunbookCancelled, v.Status)
 	_, err = b.client.Extend(b.ctx, parked.ID.String(), httpapi.ExtendRequest{Source: "(t.echo :v \"late\")\n"})
 	requireAPIError(t, err, http.StatusConflict, httpapi.CodeConflict, "only a running runbook can be extended")
 	_, err = b.client.Cancel(b.ctx, gated.ID.String(), "ops")
@@ -187,10 +188,10 @@ func TestGatesCancelExtendAndList(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{gated.ID.String()}, ids(page))
 	require.Empty(t, page.Next)
-	page, err = b.client.List(b.ctx, runtime.RunbookFailed, 0, "")
+	page, err = b.client.List(b.ctx, rbtype.RunbookFailed, 0, "")
 	require.NoError(t, err)
 	require.Equal(t, []string{rejected.ID.String()}, ids(page))
-	require.Equal(t, runtime.CodePolicyDenied, page.Runbooks[0].Error.Code)
+	require.Equal(t, rbtype.CodePolicyDenied, page.Runbooks[0].Error.Code)
 	_, err = b.client.List(b.ctx, "sleepy", 0, "")
 	requireAPIError(t, err, http.StatusBadRequest, httpapi.CodeInvalidRequest, `status "sleepy" is not one of`)
 	_, err = b.client.List(b.ctx, "", 0, "garbage")

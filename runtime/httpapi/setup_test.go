@@ -18,6 +18,7 @@ import (
 	"github.com/runbookdev/runbook/registry"
 	"github.com/runbookdev/runbook/runtime"
 	"github.com/runbookdev/runbook/runtime/httpapi"
+	"github.com/runbookdev/runbook/runtime/rbtype"
 	"github.com/runbookdev/runbook/verbs"
 )
 
@@ -131,7 +132,7 @@ func (b *testBundle) waitFor(t *testing.T, id string, what string, cond func(*ru
 	}
 }
 
-func statusIs(status string) func(*runtime.RunbookView) bool {
+func statusIs(status rbtype.RunbookStatus) func(*runtime.RunbookView) bool {
 	return func(v *runtime.RunbookView) bool { return v.Status == status }
 }
 

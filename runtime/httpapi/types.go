@@ -8,6 +8,7 @@ import (
 
 	"github.com/runbookdev/runbook/lang"
 	"github.com/runbookdev/runbook/runtime"
+	"github.com/runbookdev/runbook/runtime/rbtype"
 )
 
 // SubmitRequest is the body of POST /v1/runbooks: a source to compile with
@@ -20,7 +21,7 @@ type SubmitRequest struct {
 	Plan   json.RawMessage `json:"plan,omitempty"`
 	Inputs map[string]any  `json:"inputs,omitempty"`
 	// Mode is "execute" (the default) or "dry_run".
-	Mode string `json:"mode,omitempty"`
+	Mode rbtype.Mode `json:"mode,omitempty"`
 	// Actor names who submitted, for the ledger.
 	Actor string `json:"actor,omitempty"`
 }
@@ -28,22 +29,22 @@ type SubmitRequest struct {
 // SubmitResponse names the runbook a submission started. Created is false
 // when the submission repeated an earlier one (status 200, not 201).
 type SubmitResponse struct {
-	ID      uuid.UUID `json:"id"`
-	Status  string    `json:"status"`
-	Created bool      `json:"created"`
+	ID      uuid.UUID            `json:"id"`
+	Status  rbtype.RunbookStatus `json:"status"`
+	Created bool                 `json:"created"`
 }
 
 // RunbookSummary is one runbook in a list.
 type RunbookSummary struct {
-	ID         uuid.UUID          `json:"id"`
-	Status     string             `json:"status"`
-	Mode       string             `json:"mode"`
-	PlanHash   string             `json:"plan_hash"`
-	Version    int                `json:"version"`
-	Error      *runtime.ErrorView `json:"error,omitempty"`
-	CreatedAt  time.Time          `json:"created_at"`
-	UpdatedAt  time.Time          `json:"updated_at"`
-	FinishedAt *time.Time         `json:"finished_at,omitempty"`
+	ID         uuid.UUID            `json:"id"`
+	Status     rbtype.RunbookStatus `json:"status"`
+	Mode       rbtype.Mode          `json:"mode"`
+	PlanHash   string               `json:"plan_hash"`
+	Version    int                  `json:"version"`
+	Error      *runtime.ErrorView   `json:"error,omitempty"`
+	CreatedAt  time.Time            `json:"created_at"`
+	UpdatedAt  time.Time            `json:"updated_at"`
+	FinishedAt *time.Time           `json:"finished_at,omitempty"`
 }
 
 // ListResponse is a page of runbooks, newest first. Next is the cursor
@@ -56,13 +57,13 @@ type ListResponse struct {
 // Event is one entry of a runbook's ledger. IDs grow with time; a reader
 // continues after the last id it saw.
 type Event struct {
-	ID      int64           `json:"id"`
-	Type    string          `json:"type"`
-	Step    string          `json:"step,omitempty"`
-	Attempt int             `json:"attempt,omitempty"`
-	Worker  string          `json:"worker,omitempty"`
-	Data    json.RawMessage `json:"data,omitempty"`
-	At      time.Time       `json:"at"`
+	ID      int64            `json:"id"`
+	Type    rbtype.EventType `json:"type"`
+	Step    string           `json:"step,omitempty"`
+	Attempt int              `json:"attempt,omitempty"`
+	Worker  string           `json:"worker,omitempty"`
+	Data    json.RawMessage  `json:"data,omitempty"`
+	At      time.Time        `json:"at"`
 }
 
 // EventsResponse is a page of a runbook's ledger, oldest first. When it
@@ -75,7 +76,7 @@ type EventsResponse struct {
 // StreamEnd is the data of the last event of a live stream, named "end":
 // the runbook has finished and nothing more will be written to its ledger.
 type StreamEnd struct {
-	Status string `json:"status"`
+	Status rbtype.RunbookStatus `json:"status"`
 }
 
 // CancelRequest is the optional body of POST .../cancel.
@@ -85,8 +86,8 @@ type CancelRequest struct {
 
 // CancelResponse is the runbook's status after a cancel.
 type CancelResponse struct {
-	ID     uuid.UUID `json:"id"`
-	Status string    `json:"status"`
+	ID     uuid.UUID            `json:"id"`
+	Status rbtype.RunbookStatus `json:"status"`
 }
 
 // DecisionRequest is the body of POST .../steps/{key}/approve and /reject.
@@ -98,9 +99,9 @@ type DecisionRequest struct {
 
 // DecisionResponse confirms a gate decision.
 type DecisionResponse struct {
-	ID       uuid.UUID `json:"id"`
-	Step     string    `json:"step"`
-	Decision string    `json:"decision"` // "approved" or "rejected"
+	ID       uuid.UUID           `json:"id"`
+	Step     string              `json:"step"`
+	Decision rbtype.GateDecision `json:"decision"`
 }
 
 // ExtendRequest is the body of POST /v1/runbooks/{id}/steps: more source
@@ -125,15 +126,15 @@ type ExtendResponse struct {
 type NotificationRequest struct {
 	CorrelationKey string `json:"correlation_key"`
 	// Status is "completed" or "failed".
-	Status string          `json:"status"`
-	Result json.RawMessage `json:"result,omitempty"`
-	Error  *ErrorDetail    `json:"error,omitempty"`
+	Status rbtype.NotificationOutcome `json:"status"`
+	Result json.RawMessage            `json:"result,omitempty"`
+	Error  *ErrorDetail               `json:"error,omitempty"`
 }
 
 // ErrorDetail is a failure's code and message, in a notification.
 type ErrorDetail struct {
-	Code    string `json:"code"`
-	Message string `json:"message,omitempty"`
+	Code    rbtype.ErrorCode `json:"code"`
+	Message string           `json:"message,omitempty"`
 }
 
 // NotificationResponse says what became of a notification: "accepted"

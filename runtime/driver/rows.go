@@ -1,11 +1,16 @@
-package durable
+package driver
 
 import (
 	"encoding/json"
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/runbookdev/runbook/runtime/rbtype"
 )
+
+// The row types: what the store reads and the runtime reasons about. They
+// mirror the tables of RUNTIME.md; their status fields are rbtype's.
 
 // Runbook is a row of runbooks.
 type Runbook struct {
@@ -13,12 +18,12 @@ type Runbook struct {
 	Plan         json.RawMessage
 	PlanHash     string
 	Inputs       json.RawMessage
-	Status       string
-	Mode         string
+	Status       rbtype.RunbookStatus
+	Mode         rbtype.Mode
 	RequestKey   string
 	Version      int
 	WakeAt       *time.Time
-	ErrorCode    string
+	ErrorCode    rbtype.ErrorCode
 	ErrorMessage string
 	CreatedAt    time.Time
 	UpdatedAt    time.Time
@@ -34,28 +39,40 @@ type Step struct {
 	Verb               string
 	Args               json.RawMessage
 	Execution          json.RawMessage
-	Gate               string
-	Status             string
+	Gate               rbtype.Gate
+	Status             rbtype.StepStatus
 	Attempt            int
 	NextAttemptAt      *time.Time
 	IdempotencyKey     string
 	InvocationID       *uuid.UUID
 	ResolvedArgs       json.RawMessage
 	Result             json.RawMessage
-	ErrorCode          string
+	ErrorCode          rbtype.ErrorCode
 	ErrorMessage       string
 	Simulated          bool
-	GateDecision       string
+	GateDecision       rbtype.GateDecision
 	GateDecidedBy      string
 	GateDecidedAt      *time.Time
 	GateComment        string
 	CompletionSeq      *int64
-	CompensationStatus string
+	CompensationStatus rbtype.CompensationStatus
 	CompensationError  string
 	CreatedAt          time.Time
 	UpdatedAt          time.Time
 	StartedAt          *time.Time
 	FinishedAt         *time.Time
+}
+
+// Change returns the change that writes the step as it is.
+func (s *Step) Change() StepChange {
+	return StepChange{
+		ID: s.ID, Status: s.Status, Attempt: s.Attempt, NextAttemptAt: s.NextAttemptAt,
+		IdempotencyKey: s.IdempotencyKey, InvocationID: s.InvocationID, ResolvedArgs: s.ResolvedArgs,
+		Result: s.Result, ErrorCode: s.ErrorCode, ErrorMessage: s.ErrorMessage, Simulated: s.Simulated,
+		GateDecision: s.GateDecision, GateDecidedBy: s.GateDecidedBy, GateDecidedAt: s.GateDecidedAt,
+		GateComment: s.GateComment, CompensationStatus: s.CompensationStatus,
+		CompensationError: s.CompensationError, StartedAt: s.StartedAt, FinishedAt: s.FinishedAt,
+	}
 }
 
 // Edge is a row of runbook_edges: To runs after From completes.
@@ -83,7 +100,7 @@ type Invocation struct {
 	RunbookID      uuid.UUID
 	Attempt        int
 	CorrelationKey string
-	Status         string
+	Status         rbtype.InvocationStatus
 	ParkedAt       time.Time
 	TimeoutAt      time.Time
 	Context        json.RawMessage
@@ -96,11 +113,11 @@ type Notification struct {
 	ID             int64
 	CorrelationKey string
 	PayloadHash    string
-	Outcome        string // "completed" or "failed"
+	Outcome        rbtype.NotificationOutcome
 	Result         json.RawMessage
-	ErrorCode      string
+	ErrorCode      rbtype.ErrorCode
 	ErrorMessage   string
-	Status         string // "received", "processed" or "ignored"
+	Status         rbtype.NotificationStatus
 	ReceivedAt     time.Time
 	ProcessedAt    *time.Time
 }
@@ -117,11 +134,17 @@ type Receipt struct {
 	CreatedAt      time.Time
 }
 
+// ReceiptKey names a receipt: a handler (or verb) and an idempotency key.
+type ReceiptKey struct {
+	Handler        string
+	IdempotencyKey string
+}
+
 // Event is a row of runbook_events.
 type Event struct {
 	ID        int64
 	RunbookID uuid.UUID
-	Type      string
+	Type      rbtype.EventType
 	StepKey   string
 	Attempt   int
 	WorkerID  string
@@ -134,7 +157,14 @@ type Mutation struct {
 	ID        int64
 	RunbookID uuid.UUID
 	Actor     string
-	Kind      string
+	Kind      rbtype.MutationKind
 	Payload   json.RawMessage
 	At        time.Time
+}
+
+// RunbookPage is one page of a runbook listing.
+type RunbookPage struct {
+	Runbooks []*Runbook // without plans, newest first
+	// Next is the cursor of the next page, empty on the last.
+	Next string
 }

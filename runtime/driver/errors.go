@@ -1,0 +1,20 @@
+package driver
+
+import "errors"
+
+// The store's errors. An implementation wraps its own errors in these;
+// callers test for them with errors.Is.
+var (
+	// ErrNotFound: no row matched.
+	ErrNotFound = errors.New("not found")
+	// ErrConflict: a unique constraint refused the write.
+	ErrConflict = errors.New("conflict")
+	// ErrTransient: a serialization failure, deadlock, lost connection or
+	// similar; the operation may be retried as a whole.
+	ErrTransient = errors.New("transient database error")
+	// ErrSchemaTooNew: the database was migrated by a newer rbd.
+	ErrSchemaTooNew = errors.New("database schema is newer than this binary")
+	// ErrBadRequest: a request that cannot be run as asked (a CRUD call
+	// naming a column its verb does not allow, a malformed page cursor).
+	ErrBadRequest = errors.New("bad request")
+)

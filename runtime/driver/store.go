@@ -1,0 +1,137 @@
+package driver
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/runbookdev/runbook/runtime/rbtype"
+)
+
+// Store is what the runtime needs of its database outside a runbook's
+// lock, and the way into a transaction.
+type Store interface {
+	// InTx runs fn in a transaction, committing when it returns nil and
+	// rolling back otherwise. fn must not keep the Tx.
+	InTx(ctx context.Context, fn func(Tx) error) error
+
+	// ClaimDue hands out up to limit runbooks whose wake-up has passed
+	// and pushes their wake-up claimFor ahead.
+	ClaimDue(ctx context.Context, limit int, claimFor time.Duration) ([]uuid.UUID, error)
+	// RenewLeases extends the worker's active leases, returning the steps
+	// it still held.
+	RenewLeases(ctx context.Context, worker string, expiresAt time.Time, stepIDs []int64) ([]int64, error)
+	// WorkerLeases lists the worker's active leases.
+	WorkerLeases(ctx context.Context, worker string) ([]Lease, error)
+	// InsertNotification stores a notification in the inbox, idempotently
+	// on its correlation key, and wakes the runbook waiting for it.
+	InsertNotification(ctx context.Context, n Notification) (rbtype.InboxResult, error)
+	// Sweep wakes the runbooks that lost wake-ups missed.
+	Sweep(ctx context.Context, limit int) (SweepResult, error)
+	// NewListener makes a listener for wake-ups; Run starts it.
+	NewListener(cfg ListenConfig) Listener
+	// Gauges counts the parked steps and the notifications waiting.
+	Gauges(ctx context.Context) (parked, inbox int64, err error)
+
+	// The reads of the API.
+	Runbook(ctx context.Context, id uuid.UUID) (*Runbook, error)
+	RunbookStatus(ctx context.Context, id uuid.UUID) (status rbtype.RunbookStatus, finished bool, err error)
+	Steps(ctx context.Context, runbookID uuid.UUID) ([]*Step, error)
+	Events(ctx context.Context, runbookID uuid.UUID, afterID int64, limit int) ([]Event, error)
+	ListRunbooks(ctx context.Context, status rbtype.RunbookStatus, limit int, after string) (*RunbookPage, error)
+	Invocation(ctx context.Context, correlationKey string) (Invocation, error)
+	InvocationsOf(ctx context.Context, runbookID uuid.UUID) ([]Invocation, error)
+}
+
+// Tx is one transaction: the operations the advance and the API's writes
+// use. A runbook's state changes only under its lock (LockRunbooks).
+type Tx interface {
+	// LockRunbooks takes the runbooks' advisory locks, in key order, until
+	// the transaction ends.
+	LockRunbooks(ctx context.Context, ids []uuid.UUID) error
+
+	// LoadForAdvance releases the worker's leases on the attempts whose
+	// outcomes it brings (a lease for another attempt of the step stays),
+	// reclaims the runbooks' expired leases, and reads their state.
+	LoadForAdvance(ctx context.Context, ids []uuid.UUID, worker string, release []LeaseRequest, now time.Time) (*AdvanceState, error)
+	// WriteAdvance writes an advance's changes and returns the steps it
+	// leased.
+	WriteAdvance(ctx context.Context, w AdvanceWrite) ([]int64, error)
+	// StepDataByKey loads the resolved arguments and results of steps.
+	StepDataByKey(ctx context.Context, keys []StepKey) (map[StepKey]StepData, error)
+	// Plans loads runbooks' frozen plans.
+	Plans(ctx context.Context, ids []uuid.UUID) (map[uuid.UUID][]byte, error)
+	// Receipts returns the stored receipts for keys.
+	Receipts(ctx context.Context, keys []ReceiptKey) (map[ReceiptKey]Receipt, error)
+
+	// CreateRunbook stores a new runbook, due at once, unless one with the
+	// same request key exists: then it returns that one, created=false.
+	CreateRunbook(ctx context.Context, n NewRunbook) (rb *Runbook, created bool, err error)
+	// Runbook and Steps read one runbook and its steps under its lock.
+	Runbook(ctx context.Context, id uuid.UUID) (*Runbook, error)
+	Steps(ctx context.Context, runbookID uuid.UUID) ([]*Step, error)
+	// ActiveInvocations lists the runbooks' active invocations.
+	ActiveInvocations(ctx context.Context, runbookIDs []uuid.UUID) ([]Invocation, error)
+	// ApplyChange writes a change made outside an advance: a gate's
+	// decision, a cancellation, an extension.
+	ApplyChange(ctx context.Context, c Change) error
+	// Wake makes runbooks due now and signals the workers.
+	Wake(ctx context.Context, ids []uuid.UUID) error
+	// ReleaseLeases gives up the worker's active leases on steps,
+	// returning the attempt each was for.
+	ReleaseLeases(ctx context.Context, worker string, stepIDs []int64) (map[int64]int, error)
+}
+
+// Change is what a decision, a cancellation or an extension writes to one
+// runbook, under its lock, in one round trip.
+type Change struct {
+	RunbookID uuid.UUID
+	// Finish ends invocations with a status.
+	Finish       []uuid.UUID
+	FinishStatus rbtype.InvocationStatus
+	Steps        []StepChange
+	NewSteps     []NewStep
+	NewEdges     []Edge
+	Events       []Event
+	Mutations    []Mutation
+	Runbook      *RunbookChange
+	// Wake makes the runbook due now and signals the workers.
+	Wake bool
+}
+
+// Listener holds a connection that hears wake-ups and reconnects after it
+// drops, until Run's context ends.
+type Listener interface {
+	Run(ctx context.Context) error
+}
+
+// ListenConfig says what to do with what a listener hears.
+type ListenConfig struct {
+	// OnNotify receives each wake-up's payload. It must not block for
+	// long: the listener reads the next after it returns.
+	OnNotify func(payload string)
+	// OnConnect runs after every (re)connection, once listening. Wake-ups
+	// sent while the listener was away are lost to it, so on a
+	// reconnection (reconnected=true) the caller must sweep the tables.
+	OnConnect func(reconnected bool)
+	// MaxBackoff bounds the wait between reconnection attempts; zero means
+	// 5 seconds.
+	MaxBackoff time.Duration
+}
+
+// SweepResult counts what a sweep found.
+type SweepResult struct {
+	Inbox    int64 // runbooks woken for waiting notifications
+	Ignored  int64 // notifications marked ignored
+	Timeouts int64 // runbooks woken for expired parks
+	Leases   int64 // runbooks woken for expired leases
+	Retries  int64 // runbooks woken for due retries
+	// Took is how long each sweep's query ran, by name: inbox, ignore,
+	// timeouts, leases, retries. A sweep that slows as parked runbooks
+	// pile up is a missing index.
+	Took map[string]time.Duration
+}
+
+// Total is the number of runbooks woken.
+func (r SweepResult) Total() int64 { return r.Inbox + r.Timeouts + r.Leases + r.Retries }

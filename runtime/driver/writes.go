@@ -1,0 +1,113 @@
+package driver
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/runbookdev/runbook/runtime/rbtype"
+)
+
+// The write types: what the runtime asks the store to change.
+
+// NewRunbook is what a submission stores: a runbook row, its steps in
+// plan order, and its edges.
+type NewRunbook struct {
+	ID         uuid.UUID
+	Plan       json.RawMessage
+	PlanHash   string
+	Inputs     json.RawMessage
+	Mode       rbtype.Mode
+	RequestKey string
+	Steps      []NewStep
+	Edges      []Edge
+	// WorkerID and SubmittedData go into the RUNBOOK_SUBMITTED event.
+	WorkerID      string
+	SubmittedData json.RawMessage
+}
+
+// NewStep is a step to store.
+type NewStep struct {
+	Key       string
+	Position  int
+	Verb      string
+	Args      json.RawMessage
+	Execution json.RawMessage
+	Gate      rbtype.Gate
+}
+
+// StepChange is the new state of a step's mutable columns. It is the
+// whole state the caller holds, not a difference; except that an empty
+// ResolvedArgs or Result keeps what is stored, since a worker may hold a
+// step without them and neither is ever cleared.
+type StepChange struct {
+	ID                 int64
+	Status             rbtype.StepStatus
+	Attempt            int
+	NextAttemptAt      *time.Time
+	IdempotencyKey     string
+	InvocationID       *uuid.UUID
+	ResolvedArgs       json.RawMessage
+	Result             json.RawMessage
+	ErrorCode          rbtype.ErrorCode
+	ErrorMessage       string
+	Simulated          bool
+	GateDecision       rbtype.GateDecision
+	GateDecidedBy      string
+	GateDecidedAt      *time.Time
+	GateComment        string
+	CompensationStatus rbtype.CompensationStatus
+	CompensationError  string
+	StartedAt          *time.Time
+	FinishedAt         *time.Time
+	// Completed assigns the step its place in the order of completions,
+	// which compensation walks backwards.
+	Completed bool
+}
+
+// RunbookChange is a new state for a runbook row. Nil fields are kept.
+type RunbookChange struct {
+	ID           uuid.UUID
+	Status       *rbtype.RunbookStatus
+	ErrorCode    *rbtype.ErrorCode
+	ErrorMessage *string
+	Finished     bool
+	// WakeAt replaces wake_at when SetWake is true (nil clears it).
+	SetWake bool
+	WakeAt  *time.Time
+	// Extension: the new plan, its version, and the inputs with the
+	// extension's own.
+	Plan     json.RawMessage
+	PlanHash string
+	Version  int
+	Inputs   json.RawMessage
+}
+
+// LeaseRequest asks for a lease on a step for a worker and attempt.
+type LeaseRequest struct {
+	StepID    int64
+	RunbookID uuid.UUID
+	Attempt   int
+}
+
+// InvocationUpdate is what a park learned: the external process's id, an
+// earlier timeout (a timer), and the context to keep.
+type InvocationUpdate struct {
+	ID         uuid.UUID
+	ExternalID string
+	TimeoutAt  *time.Time
+	Context    json.RawMessage
+}
+
+// StepKey names a step by runbook and key.
+type StepKey struct {
+	RunbookID uuid.UUID
+	Key       string
+}
+
+// StepData is a step's resolved arguments and result.
+type StepData struct {
+	ResolvedArgs json.RawMessage
+	Result       json.RawMessage
+}

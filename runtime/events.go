@@ -1,0 +1,118 @@
+package runtime
+
+import (
+	"time"
+
+	"github.com/runbookdev/runbook/runtime/rbtype"
+)
+
+// The data of the ledger's events, by type. Their JSON is what API
+// clients read; fields left empty are left out.
+
+// StepReadyData says why a step became ready other than by its
+// predecessors completing.
+type StepReadyData struct {
+	// Reclaimed: its worker died or gave it up, and it runs again.
+	Reclaimed bool `json:"reclaimed,omitempty"`
+	// Retry: its backoff after a retryable failure is over.
+	Retry bool `json:"retry,omitempty"`
+}
+
+// StepSucceededData says how a step completed other than by its handler
+// returning.
+type StepSucceededData struct {
+	// Receipt: a stored receipt for its idempotency key was its result.
+	Receipt bool `json:"receipt,omitempty"`
+	// Simulated: a dry run recorded it without calling its handler.
+	Simulated bool `json:"simulated,omitempty"`
+	// Reason says why it was simulated, when not because of side effects.
+	Reason string `json:"reason,omitempty"`
+}
+
+// StepFailedData is a failure's code and message (STEP_FAILED,
+// COMPENSATION_FAILED).
+type StepFailedData struct {
+	Code    rbtype.ErrorCode `json:"code"`
+	Message string           `json:"message"`
+}
+
+// RetryScheduledData is a retryable failure and when the step runs again.
+type RetryScheduledData struct {
+	Code          rbtype.ErrorCode `json:"code"`
+	Message       string           `json:"message"`
+	NextAttemptAt time.Time        `json:"next_attempt_at"`
+	DelayMS       int64            `json:"delay_ms"`
+}
+
+// StepParkedData is what a parked step waits for.
+type StepParkedData struct {
+	CorrelationKey string    `json:"correlation_key"`
+	TimeoutAt      time.Time `json:"timeout_at"`
+}
+
+// StepResumedData is what resumed a parked step.
+type StepResumedData struct {
+	CorrelationKey string `json:"correlation_key"`
+	// Outcome is the notification's: completed or failed.
+	Outcome rbtype.NotificationOutcome `json:"outcome,omitempty"`
+	// Timer: a timer.sleep reached its time.
+	Timer bool `json:"timer,omitempty"`
+}
+
+// StepTimedOutData is a park that ran out its time.
+type StepTimedOutData struct {
+	CorrelationKey string           `json:"correlation_key"`
+	TimeoutAt      time.Time        `json:"timeout_at"`
+	OnTimeout      rbtype.OnTimeout `json:"on_timeout"`
+}
+
+// StepSkippedData names the predecessor that can never complete.
+type StepSkippedData struct {
+	Because string            `json:"because"`
+	Status  rbtype.StepStatus `json:"status"`
+}
+
+// GateRequestedData names the gate a step waits at.
+type GateRequestedData struct {
+	Gate rbtype.Gate `json:"gate"`
+}
+
+// GateDecidedData is who decided a gate, and why (GATE_APPROVED,
+// GATE_REJECTED).
+type GateDecidedData struct {
+	By      string `json:"by"`
+	Comment string `json:"comment"`
+}
+
+// CompensationStartedData names the verb that undoes the step.
+type CompensationStartedData struct {
+	Verb string `json:"verb"`
+}
+
+// RunbookFinishedData names the steps that made a runbook fail or
+// escalate (RUNBOOK_FAILED, RUNBOOK_ESCALATED; RUNBOOK_COMPLETED has
+// none).
+type RunbookFinishedData struct {
+	FailedSteps    []string `json:"failed_steps,omitempty"`
+	EscalatedSteps []string `json:"escalated_steps,omitempty"`
+}
+
+// RunbookCancelledData is who cancelled the runbook.
+type RunbookCancelledData struct {
+	By string `json:"by"`
+}
+
+// RunbookSubmittedData is the submission.
+type RunbookSubmittedData struct {
+	Actor    string      `json:"actor"`
+	Mode     rbtype.Mode `json:"mode"`
+	PlanHash string      `json:"plan_hash"`
+}
+
+// RunbookExtendedData is an extension (also the payload of its mutation).
+type RunbookExtendedData struct {
+	Source   string   `json:"source"`
+	Steps    []string `json:"steps"`
+	PlanHash string   `json:"plan_hash"`
+	Version  int      `json:"version"`
+}

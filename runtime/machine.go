@@ -1,0 +1,46 @@
+package runtime
+
+import (
+	"time"
+)
+
+// machine is what the state machine needs of the engine around it, and no
+// more: a transition reads these and nothing else of the worker, so that
+// it can be built and tested without a database or a running engine.
+type machine struct {
+	// worker names this worker in leases and events.
+	worker string
+	// leaseTTL is how long a lease taken now lasts.
+	leaseTTL time.Duration
+	// callbackURL is where durable handlers tell the outside world to
+	// send notifications.
+	callbackURL string
+	// handler finds the implementation of a handler name.
+	handler func(name string) (Handler, bool)
+	// observe counts what the metrics show; nil counts nothing.
+	observe observer
+}
+
+// observer receives what the state machine sees happen.
+type observer interface {
+	// resumed: a parked step was resumed this long after its
+	// notification arrived.
+	resumed(latency time.Duration)
+	// leaseReclaimed: a running step's lease was found expired.
+	leaseReclaimed()
+}
+
+// observerOf is the observer of an engine's metrics; nil metrics observe
+// nothing.
+func observerOf(m *Metrics) observer {
+	if m == nil {
+		return noObserver{}
+	}
+	return m
+}
+
+// noObserver counts nothing.
+type noObserver struct{}
+
+func (noObserver) resumed(time.Duration) {}
+func (noObserver) leaseReclaimed()       {}

@@ -1,0 +1,456 @@
+package runtime
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/runbookdev/runbook/compiler"
+	"github.com/runbookdev/runbook/registry"
+	"github.com/runbookdev/runbook/runtime/driver"
+	"github.com/runbookdev/runbook/runtime/rbtype"
+	"github.com/runbookdev/runbook/verbs"
+)
+
+// The state machine's tests run it as the advance does, phase by phase,
+// over rows held in memory instead of PostgreSQL: a fixture is the tables
+// of one runbook, an advance loads what LoadForAdvance would, runs a round,
+// and applies the write back as WriteAdvance would. The PostgreSQL tests
+// (paths_test.go, workers_test.go) prove the transactions; these prove the
+// transitions, one state change at a time.
+
+// machineVerbs is the catalogue the state machine's tests compile against:
+// only built-in handlers, so that no handler need run.
+const machineVerbs = `
+- name: echo
+  domain: m
+  execution: {kind: sync, handler: core.echo, side_effects: none}
+- name: send
+  domain: m
+  execution:
+    kind: sync
+    handler: core.echo
+    side_effects: external_call
+    retry: {max_attempts: 3, backoff: exponential, base_delay: PT1S, max_delay: PT10S}
+- name: send-once
+  domain: m
+  execution:
+    kind: sync
+    handler: core.echo
+    side_effects: external_call
+    idempotency: {scope: global}
+- name: wait
+  domain: m
+  execution:
+    kind: durable
+    handler: await.notification
+    side_effects: human_process
+    timeouts: {park_timeout: PT1H}
+- name: wait-escalate
+  domain: m
+  execution:
+    kind: durable
+    handler: await.notification
+    side_effects: human_process
+    timeouts: {park_timeout: PT1H, on_timeout: escalate}
+- name: sleep
+  domain: m
+  execution:
+    kind: durable
+    handler: timer.sleep
+    side_effects: none
+    params: {duration: PT10M}
+    timeouts: {park_timeout: PT1H}
+- name: approve
+  domain: m
+  execution: {kind: sync, handler: core.echo, side_effects: external_call, gate: human_confirm}
+- name: undo
+  domain: m
+  execution: {kind: sync, handler: core.echo, side_effects: external_call}
+- name: reserve
+  domain: m
+  execution:
+    kind: sync
+    handler: core.echo
+    side_effects: external_call
+    compensation: {verb: m.undo, args: {what: "@args.what"}}
+  input_schema:
+    properties:
+      what: {type: string}
+- name: ghost
+  domain: m
+  execution:
+    kind: sync
+    handler: gone.handler
+    side_effects: none
+    retry: {max_attempts: 2, backoff: fixed, base_delay: PT1S, max_delay: PT1S}
+`
+
+// machineCatalogue compiles machineVerbs against the built-in handlers and
+// one handler (gone.handler) that the machine under test will not have.
+func machineCatalogue(t *testing.T) *registry.Catalogue {
+	t.Helper()
+	handlers := NewHandlers(BuiltinDeps{})
+	require.NoError(t, handlers.Register(registry.HandlerSpec{Name: "gone.handler", Kind: rbtype.KindSync}, HandlerFunc(nil)))
+	defs, diags := verbs.Parse("machine.yaml", []byte(machineVerbs))
+	require.Empty(t, diags)
+	cat, diags := registry.New(defs, handlers.Specs())
+	require.Empty(t, diags)
+	return cat
+}
+
+// fixture is one runbook's rows, held in memory.
+type fixture struct {
+	t        *testing.T
+	cat      *registry.Catalogue
+	m        *machine
+	now      time.Time
+	plan     *planInfo
+	rb       *driver.Runbook
+	steps    []*driver.Step // all of them, in plan order
+	invs     map[uuid.UUID]driver.Invocation
+	leases   map[int64]driver.Lease
+	notes    []driver.Notification
+	receipts map[driver.ReceiptKey]driver.Receipt
+	events   []string // "TYPE step" of every event written, in order
+	mode     rbtype.Mode
+}
+
+// newFixture compiles source and stores it as a new runbook, every step
+// pending, at a fixed time.
+func newFixture(t *testing.T, source string, inputs map[string]any) *fixture {
+	t.Helper()
+	cat := machineCatalogue(t)
+	handlers := NewHandlers(BuiltinDeps{})
+	plan, diags := compiler.CompileSource("case.rbk", []byte(source), cat)
+	require.False(t, diags.HasErrors(), "%v", diags)
+	raw, err := json.Marshal(orEmpty(inputs))
+	require.NoError(t, err)
+	f := &fixture{
+		t: t, cat: cat, now: time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC), plan: newPlanInfo(plan),
+		rb: &driver.Runbook{ID: uuid.MustParse("00000000-0000-5000-8000-000000000001"), PlanHash: plan.PlanHash,
+			Inputs: raw, Status: rbtype.RunbookExecuting, Mode: rbtype.ModeExecute},
+		invs: map[uuid.UUID]driver.Invocation{}, leases: map[int64]driver.Lease{},
+		receipts: map[driver.ReceiptKey]driver.Receipt{},
+	}
+	f.m = &machine{worker: "w1", leaseTTL: 30 * time.Second, callbackURL: "http://rbd.test/v1/notifications",
+		handler: handlers.lookup, observe: noObserver{}}
+	rows, err := newSteps(plan.Steps, 0)
+	require.NoError(t, err)
+	for i, r := range rows {
+		f.steps = append(f.steps, &driver.Step{ID: int64(i + 1), RunbookID: f.rb.ID, Key: r.Key, Position: r.Position,
+			Verb: r.Verb, Gate: r.Gate, Status: rbtype.StepPending})
+	}
+	return f
+}
+
+// dryRun makes the runbook a dry run.
+func (f *fixture) dryRun() *fixture {
+	f.rb.Mode = rbtype.ModeDryRun
+	return f
+}
+
+// step returns a step's row by key.
+func (f *fixture) step(key string) *driver.Step {
+	f.t.Helper()
+	for _, s := range f.steps {
+		if s.Key == key {
+			return s
+		}
+	}
+	f.t.Fatalf("no step %q", key)
+	return nil
+}
+
+// live is what LoadForAdvance reads of a step: all but the plainly
+// completed ones.
+func live(s *driver.Step) bool {
+	return s.Status != rbtype.StepComplete || s.Simulated || s.CompensationStatus.Due()
+}
+
+// advance runs one advance at the fixture's clock: it loads as
+// LoadForAdvance does (copies, as a query would return), runs the round
+// with the outcomes, answers its requests for data and receipts from the
+// rows, and applies the write. It returns the write and the calls leased.
+func (f *fixture) advance(outcomes ...*outcome) (driver.AdvanceWrite, []*pendingCall) {
+	f.t.Helper()
+	loaded := &driver.AdvanceState{Released: map[int64]int{}}
+	rb := *f.rb
+	loaded.Runbooks = []*driver.Runbook{&rb}
+	for _, o := range outcomes {
+		if l, ok := f.leases[o.stepID]; ok && l.WorkerID == f.m.worker && l.Attempt == o.attempt {
+			loaded.Released[o.stepID] = l.Attempt
+			delete(f.leases, o.stepID)
+		}
+	}
+	for id, l := range f.leases {
+		if l.ExpiresAt.Before(f.now) {
+			delete(f.leases, id) // reclaimed
+			continue
+		}
+		loaded.Leases = append(loaded.Leases, l)
+	}
+	for _, s := range f.steps {
+		if live(s) {
+			c := *s
+			c.ResolvedArgs, c.Result = nil, nil // stepStateColumns leaves them out
+			loaded.Steps = append(loaded.Steps, &c)
+		}
+	}
+	for _, inv := range f.invs {
+		if inv.Status == rbtype.InvocationActive {
+			loaded.Invocations = append(loaded.Invocations, inv)
+		}
+	}
+	for _, n := range f.notes {
+		if inv, ok := f.invByKey(n.CorrelationKey); ok && inv.Status == rbtype.InvocationActive && n.Status == rbtype.NotificationReceived {
+			loaded.Notifications = append(loaded.Notifications, n)
+		}
+	}
+	r, _ := newRound(f.m, f.now, loaded, map[string]*planInfo{f.rb.PlanHash: f.plan}, outcomes)
+	missing := r.wantedData(func(driver.StepKey) (driver.StepData, bool) { return driver.StepData{}, false })
+	data := map[driver.StepKey]driver.StepData{}
+	for _, k := range missing {
+		s := f.step(k.Key)
+		data[k] = driver.StepData{ResolvedArgs: s.ResolvedArgs, Result: s.Result}
+	}
+	r.supplyData(data)
+	found := map[driver.ReceiptKey]driver.Receipt{}
+	for _, k := range r.receiptKeys() {
+		if rc, ok := f.receipts[k]; ok {
+			found[k] = rc
+		}
+	}
+	r.supplyReceipts(found)
+	w, calls, err := r.write()
+	require.NoError(f.t, err)
+	f.apply(w)
+	return w, calls
+}
+
+func (f *fixture) invByKey(key string) (driver.Invocation, bool) {
+	for _, inv := range f.invs {
+		if inv.CorrelationKey == key {
+			return inv, true
+		}
+	}
+	return driver.Invocation{}, false
+}
+
+// apply writes w into the rows, as WriteAdvance does.
+func (f *fixture) apply(w driver.AdvanceWrite) {
+	for _, inv := range w.NewInvocations {
+		if _, ok := f.invs[inv.InvocationID]; !ok {
+			f.invs[inv.InvocationID] = inv
+		}
+	}
+	for _, u := range w.InvocationUpdates {
+		inv := f.invs[u.ID]
+		if u.TimeoutAt != nil {
+			inv.TimeoutAt = *u.TimeoutAt
+		}
+		if u.Context != nil {
+			inv.Context = u.Context
+		}
+		inv.ExternalID = u.ExternalID
+		f.invs[u.ID] = inv
+	}
+	for status, ids := range w.Finished {
+		for _, id := range ids {
+			if inv := f.invs[id]; inv.Status == rbtype.InvocationActive {
+				inv.Status = status
+				f.invs[id] = inv
+			}
+		}
+	}
+	for _, c := range w.Steps {
+		s := f.stepByID(c.ID)
+		resolved, result := s.ResolvedArgs, s.Result
+		*s = driver.Step{ID: s.ID, RunbookID: s.RunbookID, Key: s.Key, Position: s.Position, Verb: s.Verb, Gate: s.Gate,
+			Status: c.Status, Attempt: c.Attempt, NextAttemptAt: c.NextAttemptAt, IdempotencyKey: c.IdempotencyKey,
+			InvocationID: c.InvocationID, ResolvedArgs: c.ResolvedArgs, Result: c.Result, ErrorCode: c.ErrorCode,
+			ErrorMessage: c.ErrorMessage, Simulated: c.Simulated, GateDecision: c.GateDecision,
+			GateDecidedBy: c.GateDecidedBy, GateDecidedAt: c.GateDecidedAt, GateComment: c.GateComment,
+			CompletionSeq: s.CompletionSeq, CompensationStatus: c.CompensationStatus,
+			CompensationError: c.CompensationError, StartedAt: c.StartedAt, FinishedAt: c.FinishedAt}
+		if s.ResolvedArgs == nil {
+			s.ResolvedArgs = resolved
+		}
+		if s.Result == nil {
+			s.Result = result
+		}
+		if c.Completed {
+			seq := int64(len(f.events) + 1)
+			s.CompletionSeq = &seq
+		}
+	}
+	for _, l := range w.Leases {
+		f.leases[l.StepID] = driver.Lease{StepID: l.StepID, RunbookID: l.RunbookID, WorkerID: w.Worker, Attempt: l.Attempt,
+			Status: "active", ExpiresAt: w.LeaseUntil}
+	}
+	for i, n := range f.notes {
+		if slices.Contains(w.Processed, n.ID) {
+			f.notes[i].Status = rbtype.NotificationProcessed
+		}
+	}
+	for _, rc := range w.Receipts {
+		k := driver.ReceiptKey{Handler: rc.Handler, IdempotencyKey: rc.IdempotencyKey}
+		if _, ok := f.receipts[k]; !ok {
+			f.receipts[k] = rc
+		}
+	}
+	for _, e := range w.Events {
+		f.events = append(f.events, eventName(e))
+	}
+	for _, c := range w.Runbooks {
+		if c.Status != nil {
+			f.rb.Status = *c.Status
+		}
+		if c.ErrorCode != nil {
+			f.rb.ErrorCode, f.rb.ErrorMessage = *c.ErrorCode, *c.ErrorMessage
+		}
+		if c.Finished && f.rb.FinishedAt == nil {
+			at := f.now
+			f.rb.FinishedAt = &at
+		}
+		if c.SetWake {
+			f.rb.WakeAt = c.WakeAt
+		}
+	}
+	for _, keys := range w.Compensate {
+		for _, k := range keys {
+			if s := f.step(k); s.Status == rbtype.StepComplete && !s.Simulated {
+				s.CompensationStatus = rbtype.CompensationPending
+			}
+		}
+	}
+}
+
+// applyChange writes a change made outside an advance (a decision, a
+// cancellation, an extension), as ApplyChange does.
+func (f *fixture) applyChange(c driver.Change) {
+	w := driver.AdvanceWrite{Steps: c.Steps, Events: c.Events,
+		Finished: map[rbtype.InvocationStatus][]uuid.UUID{c.FinishStatus: c.Finish}}
+	if c.Runbook != nil {
+		w.Runbooks = []driver.RunbookChange{*c.Runbook}
+	}
+	for _, n := range c.NewSteps {
+		f.steps = append(f.steps, &driver.Step{ID: int64(len(f.steps) + 1), RunbookID: f.rb.ID, Key: n.Key,
+			Position: n.Position, Verb: n.Verb, Gate: n.Gate, Status: rbtype.StepPending})
+	}
+	f.apply(w)
+}
+
+func (f *fixture) stepByID(id int64) *driver.Step {
+	for _, s := range f.steps {
+		if s.ID == id {
+			return s
+		}
+	}
+	f.t.Fatalf("no step %d", id)
+	return nil
+}
+
+// eventName names an event as "TYPE step".
+func eventName(e driver.Event) string {
+	if e.StepKey == "" {
+		return string(e.Type)
+	}
+	return string(e.Type) + " " + e.StepKey
+}
+
+// eventNames are the names of a write's events.
+func eventNames(evs []driver.Event) []string {
+	out := make([]string, len(evs))
+	for i, e := range evs {
+		out[i] = eventName(e)
+	}
+	return out
+}
+
+// eventData decodes the data of a write's event by name.
+func eventData[T any](t *testing.T, evs []driver.Event, name string) T {
+	t.Helper()
+	var out T
+	for _, e := range evs {
+		if eventName(e) == name {
+			require.NoError(t, json.Unmarshal(e.Data, &out))
+			return out
+		}
+	}
+	t.Fatalf("no event %q in %v", name, eventNames(evs))
+	return out
+}
+
+// succeed is the outcome of a call that returned value.
+func succeed(c *pendingCall, value any) *outcome {
+	b, err := json.Marshal(value)
+	if err != nil {
+		panic(err)
+	}
+	return &outcome{runbookID: c.runbookID, stepID: c.stepID, attempt: c.attempt, compensation: c.compensation,
+		result: Complete(value), value: b, idemKey: c.call.IdempotencyKey, dryRun: c.dryRun}
+}
+
+// failWith is the outcome of a call that failed with code.
+func failWith(c *pendingCall, code rbtype.ErrorCode) *outcome {
+	return &outcome{runbookID: c.runbookID, stepID: c.stepID, attempt: c.attempt, compensation: c.compensation,
+		err: Errorf(code, "failed with %s", code), idemKey: c.call.IdempotencyKey}
+}
+
+// parked is the outcome of a durable call that started its work.
+func parked(c *pendingCall, externalID string) *outcome {
+	return &outcome{runbookID: c.runbookID, stepID: c.stepID, attempt: c.attempt, result: Parked(externalID),
+		idemKey: c.call.IdempotencyKey}
+}
+
+// callFor finds the leased call of a step.
+func callFor(t *testing.T, calls []*pendingCall, key string) *pendingCall {
+	t.Helper()
+	for _, c := range calls {
+		if c.call.StepKey == key {
+			return c
+		}
+	}
+	t.Fatalf("no call for %q among %d", key, len(calls))
+	return nil
+}
+
+// notify puts a notification for a step's active invocation in the inbox.
+func (f *fixture) notify(key string, outcome rbtype.NotificationOutcome, result string, code rbtype.ErrorCode) {
+	f.t.Helper()
+	s := f.step(key)
+	require.NotNil(f.t, s.InvocationID, "step %q has no invocation", key)
+	inv := f.invs[*s.InvocationID]
+	f.notes = append(f.notes, driver.Notification{ID: int64(len(f.notes) + 1), CorrelationKey: inv.CorrelationKey,
+		Outcome: outcome, Result: json.RawMessage(result), ErrorCode: code, Status: rbtype.NotificationReceived,
+		ReceivedAt: f.now})
+}
+
+// statuses are the steps' statuses by key.
+func (f *fixture) statuses() map[string]rbtype.StepStatus {
+	out := map[string]rbtype.StepStatus{}
+	for _, s := range f.steps {
+		out[s.Key] = s.Status
+	}
+	return out
+}
+
+// leasedKeys are the keys of the steps a write leased, sorted.
+func (f *fixture) leasedKeys(w driver.AdvanceWrite) []string {
+	var keys []string
+	for _, l := range w.Leases {
+		keys = append(keys, f.stepByID(l.StepID).Key)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+func (f *fixture) String() string {
+	return fmt.Sprintf("%s %v", f.rb.Status, f.statuses())
+}

@@ -1,0 +1,500 @@
+package runtime
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/runbookdev/runbook/runtime/driver"
+	"github.com/runbookdev/runbook/runtime/rbtype"
+)
+
+// These tests run the state machine of RUNTIME.md without a database:
+// loaded state and outcomes in, the writes it plans out. Each covers one
+// state change; machine_fixture_test.go holds the fixture.
+
+// pending → ready → running: a step whose predecessors completed is
+// leased and started in the transaction that readied it (its STEP_READY
+// elided), with its idempotency key and resolved arguments.
+func TestMachineStartsReadyStepsAndChainsResults(t *testing.T) {
+	f := newFixture(t, `(m.echo :v $who :as @a) (m.send :to @a.v :as @b)`, map[string]any{"who": "ada"})
+	w, calls := f.advance()
+	require.Equal(t, []string{"STEP_STARTED a"}, eventNames(w.Events))
+	require.Equal(t, []string{"a"}, f.leasedKeys(w))
+	require.Equal(t, f.now.Add(30*time.Second), w.LeaseUntil)
+	a := callFor(t, calls, "a")
+	require.Equal(t, 1, a.attempt)
+	require.Equal(t, map[string]any{"v": "ada"}, a.call.Args)
+	require.NotEmpty(t, a.call.IdempotencyKey)
+	require.Equal(t, rbtype.StepRunning, f.step("a").Status)
+	require.Equal(t, rbtype.StepPending, f.step("b").Status)
+	require.JSONEq(t, `{"v":"ada"}`, string(f.step("a").ResolvedArgs))
+
+	// running → complete: the outcome is recorded, b becomes ready, reads
+	// a's result and starts, in one transaction.
+	w, calls = f.advance(succeed(a, map[string]any{"v": "ada"}))
+	require.Equal(t, []string{"STEP_SUCCEEDED a", "STEP_STARTED b"}, eventNames(w.Events))
+	require.Empty(t, w.Receipts, "m.echo has no side effects: no receipt")
+	b := callFor(t, calls, "b")
+	require.Equal(t, map[string]any{"to": "ada"}, b.call.Args)
+
+	// A step with side effects leaves a receipt with its completion; the
+	// runbook completes when every step has.
+	w, calls = f.advance(succeed(b, map[string]any{"sent": true}))
+	require.Empty(t, calls)
+	require.Equal(t, []string{"STEP_SUCCEEDED b", "RUNBOOK_COMPLETED"}, eventNames(w.Events))
+	require.Len(t, w.Receipts, 1)
+	require.Equal(t, b.call.IdempotencyKey, w.Receipts[0].IdempotencyKey)
+	require.Equal(t, rbtype.RunbookComplete, f.rb.Status)
+	require.NotNil(t, f.rb.FinishedAt)
+	require.Nil(t, f.rb.WakeAt, "a finished runbook needs no worker")
+}
+
+// running → failed_retryable → ready → running: a retryable failure with
+// attempts left waits out its backoff (base * 2^(attempt-1) plus jitter
+// from the step and attempt), then runs again with the same key.
+func TestMachineRetriesWithBackoffThenFailsForGood(t *testing.T) {
+	f := newFixture(t, `(m.send :to "x" :as @s) (m.echo :after @s :as @next) (m.echo :v 2 :as @other)`, nil)
+	_, calls := f.advance()
+	s1 := callFor(t, calls, "s")
+	other := callFor(t, calls, "other")
+
+	w, _ := f.advance(failWith(s1, rbtype.CodeRateLimit), succeed(other, map[string]any{"v": 2}))
+	require.Equal(t, rbtype.StepFailedRetryable, f.step("s").Status)
+	retry := eventData[RetryScheduledData](t, w.Events, "STEP_RETRY_SCHEDULED s")
+	delay := RetryDelay(f.plan.steps["s"].Execution.Retry, f.step("s").ID, 1)
+	require.Equal(t, rbtype.CodeRateLimit, retry.Code)
+	require.Equal(t, delay.Milliseconds(), retry.DelayMS)
+	require.True(t, retry.NextAttemptAt.Equal(f.now.Add(delay)))
+	require.GreaterOrEqual(t, delay, time.Second)
+	require.Less(t, delay, 1200*time.Millisecond, "jitter adds at most a fifth")
+	require.True(t, f.rb.WakeAt.Equal(f.now.Add(delay)), "the runbook wakes when the retry is due")
+
+	// Not yet due: nothing happens to it.
+	w, calls = f.advance()
+	require.Empty(t, callsFor(calls, "s"))
+	require.Equal(t, rbtype.StepFailedRetryable, f.step("s").Status)
+
+	// Due: ready (a retry) and started as attempt 2 with the same key.
+	f.now = f.now.Add(delay)
+	w, calls = f.advance()
+	require.Equal(t, []string{"STEP_STARTED s"}, eventNames(w.Events), "the retry's STEP_READY is elided when it starts at once")
+	s2 := callFor(t, calls, "s")
+	require.Equal(t, 2, s2.attempt)
+	require.Equal(t, s1.call.IdempotencyKey, s2.call.IdempotencyKey)
+
+	// Attempt 2 fails retryably too, with a doubled delay; attempt 3, the
+	// last of max_attempts, fails for good.
+	w, _ = f.advance(failWith(s2, rbtype.CodeTemporaryProviderError))
+	second := eventData[RetryScheduledData](t, w.Events, "STEP_RETRY_SCHEDULED s")
+	require.GreaterOrEqual(t, second.DelayMS, int64(2000), "the delay doubles")
+	f.now = second.NextAttemptAt
+	_, calls = f.advance()
+	s3 := callFor(t, calls, "s")
+	require.Equal(t, 3, s3.attempt)
+
+	w, _ = f.advance(failWith(s3, rbtype.CodeRateLimit))
+	require.Equal(t, rbtype.StepFailed, f.step("s").Status)
+	require.Equal(t, StepFailedData{Code: rbtype.CodeRateLimit, Message: "failed with RATE_LIMIT"},
+		eventData[StepFailedData](t, w.Events, "STEP_FAILED s"))
+	// running → failed: dependents are skipped; the independent branch
+	// went on; the runbook ends failed with what completed still there.
+	require.Equal(t, rbtype.StepSkipped, f.step("next").Status)
+	require.Equal(t, StepSkippedData{Because: "s", Status: rbtype.StepFailed}, eventData[StepSkippedData](t, w.Events, "STEP_SKIPPED next"))
+	require.Equal(t, rbtype.StepComplete, f.step("other").Status)
+	require.Equal(t, rbtype.RunbookFailed, f.rb.Status)
+	require.Equal(t, rbtype.CodeRateLimit, f.rb.ErrorCode)
+	require.Contains(t, eventNames(w.Events), "RUNBOOK_FAILED")
+}
+
+// callsFor filters calls by step key.
+func callsFor(calls []*pendingCall, key string) []*pendingCall {
+	var out []*pendingCall
+	for _, c := range calls {
+		if c.call.StepKey == key {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// A final code fails at once, whatever attempts are left.
+func TestMachineFinalCodeIsNotRetried(t *testing.T) {
+	for _, code := range []rbtype.ErrorCode{rbtype.CodePolicyDenied, rbtype.CodeInvalidInput, rbtype.CodeSchemaValidationFailed,
+		rbtype.CodeMissingRequiredContext, rbtype.CodeAuthForbidden, rbtype.CodeInternal, "SOMETHING_UNCLASSIFIED"} {
+		t.Run(string(code), func(t *testing.T) {
+			f := newFixture(t, `(m.send :to "x" :as @s)`, nil)
+			_, calls := f.advance()
+			w, _ := f.advance(failWith(callFor(t, calls, "s"), code))
+			require.Equal(t, rbtype.StepFailed, f.step("s").Status)
+			require.Equal(t, []string{"STEP_FAILED s", "RUNBOOK_FAILED"}, eventNames(w.Events))
+		})
+	}
+}
+
+// A plan naming a handler this daemon lacks fails with
+// DEPENDENCY_UNAVAILABLE, counting each attempt, so that max_attempts
+// ends it instead of retrying forever.
+func TestMachineMissingHandlerUsesUpItsAttempts(t *testing.T) {
+	f := newFixture(t, `(m.ghost :as @g)`, nil)
+	w, calls := f.advance()
+	require.Empty(t, calls)
+	require.Equal(t, rbtype.StepFailedRetryable, f.step("g").Status)
+	require.Equal(t, 1, f.step("g").Attempt)
+	require.Equal(t, rbtype.CodeDependencyUnavailable, eventData[RetryScheduledData](t, w.Events, "STEP_RETRY_SCHEDULED g").Code)
+	f.now = f.now.Add(2 * time.Second)
+	w, _ = f.advance()
+	require.Equal(t, rbtype.StepFailed, f.step("g").Status, "max_attempts is 2")
+	require.Equal(t, 2, f.step("g").Attempt)
+	require.Contains(t, eventNames(w.Events), "RUNBOOK_FAILED")
+}
+
+// An outcome whose lease this worker no longer held (it expired and the
+// step was reclaimed) is dropped; a running step whose lease is gone is
+// reclaimed: ready again, then started as the next attempt with the same
+// key.
+func TestMachineReclaimsAbandonedStepsAndDropsStaleOutcomes(t *testing.T) {
+	f := newFixture(t, `(m.send :to "x" :as @s)`, nil)
+	_, calls := f.advance()
+	first := callFor(t, calls, "s")
+	f.now = f.now.Add(31 * time.Second) // the lease expired: the worker died
+	w, calls := f.advance()
+	require.Equal(t, []string{"STEP_STARTED s"}, eventNames(w.Events), "the reclaim's STEP_READY is elided by the start")
+	again := callFor(t, calls, "s")
+	require.Equal(t, 2, again.attempt)
+	require.Equal(t, first.call.IdempotencyKey, again.call.IdempotencyKey)
+
+	// The first attempt's late outcome is dropped; the second's counts.
+	w, _ = f.advance(succeed(first, map[string]any{"late": true}))
+	require.Empty(t, w.Steps)
+	require.Equal(t, rbtype.StepRunning, f.step("s").Status)
+	f.advance(succeed(again, map[string]any{"ok": true}))
+	require.Equal(t, rbtype.StepComplete, f.step("s").Status)
+	require.JSONEq(t, `{"ok":true}`, string(f.step("s").Result))
+}
+
+// A reclaimed step that cannot start in the transaction that reclaims it
+// keeps its own STEP_READY, marked reclaimed.
+func TestMachineReclaimKeepsReadyWhenTheStepCannotStart(t *testing.T) {
+	f := newFixture(t, `(m.send :to "x" :as @s)`, nil)
+	f.advance()
+	f.m.handler = func(string) (Handler, bool) { return nil, false } // no handler: it cannot start
+	f.now = f.now.Add(31 * time.Second)
+	w, _ := f.advance()
+	require.Equal(t, StepReadyData{Reclaimed: true}, eventData[StepReadyData](t, w.Events, "STEP_READY s"))
+}
+
+// A step whose global-scope key already has a receipt completes from it,
+// without a call.
+func TestMachineCompletesFromAReceipt(t *testing.T) {
+	f := newFixture(t, `(m.send-once :to "x" :as @s)`, nil)
+	first := newFixture(t, `(m.send-once :to "x" :as @s)`, nil)
+	first.rb.ID = uuid.MustParse("00000000-0000-5000-8000-000000000002")
+	for _, s := range first.steps {
+		s.RunbookID = first.rb.ID
+	}
+	_, calls := first.advance()
+	c := callFor(t, calls, "s")
+	first.advance(succeed(c, map[string]any{"message_id": "m-1"}))
+	f.receipts = first.receipts // the receipts table is shared
+
+	w, calls := f.advance()
+	require.Empty(t, calls, "the effect happened once already")
+	require.Equal(t, StepSucceededData{Receipt: true}, eventData[StepSucceededData](t, w.Events, "STEP_SUCCEEDED s"))
+	require.JSONEq(t, `{"message_id":"m-1"}`, string(f.step("s").Result))
+}
+
+// running → parked → complete: the invocation is persisted when the step
+// starts (before the handler starts the external work), the park records
+// the external id, and a notification completes the step with its result
+// and a receipt.
+func TestMachineParksAndResumesOnANotification(t *testing.T) {
+	f := newFixture(t, `(m.wait :who "ada" :as @w) (m.echo :got @w.answer :as @e)`, nil)
+	w, calls := f.advance()
+	require.Len(t, w.NewInvocations, 1)
+	inv := w.NewInvocations[0]
+	require.Equal(t, rbtype.InvocationActive, inv.Status)
+	require.Equal(t, f.now.Add(time.Hour), inv.TimeoutAt)
+	c := callFor(t, calls, "w")
+	require.Equal(t, inv.CorrelationKey, c.call.CorrelationKey)
+	require.Equal(t, "http://rbd.test/v1/notifications", c.call.CallbackURL)
+	id, key := invocationIDs(f.rb.ID, "w", 1)
+	require.Equal(t, id, inv.InvocationID, "derived from runbook, step and attempt")
+	require.Equal(t, key, inv.CorrelationKey)
+
+	w, _ = f.advance(parked(c, "ext-42"))
+	require.Equal(t, rbtype.StepParked, f.step("w").Status)
+	require.Equal(t, StepParkedData{CorrelationKey: key, TimeoutAt: inv.TimeoutAt}, eventData[StepParkedData](t, w.Events, "STEP_PARKED w"))
+	require.Equal(t, []driver.InvocationUpdate{{ID: id, ExternalID: "ext-42"}}, w.InvocationUpdates)
+	require.True(t, f.rb.WakeAt.Equal(inv.TimeoutAt), "parked: the runbook wakes at the timeout")
+
+	f.now = f.now.Add(time.Minute)
+	f.notify("w", rbtype.OutcomeCompleted, `{"answer":"yes"}`, "")
+	w, calls = f.advance()
+	require.Equal(t, []int64{1}, w.Processed)
+	require.Equal(t, []uuid.UUID{id}, w.Finished[rbtype.InvocationCompleted])
+	require.Equal(t, []string{"STEP_RESUMED w", "STEP_SUCCEEDED w", "STEP_STARTED e"}, eventNames(w.Events))
+	require.Len(t, w.Receipts, 1, "human_process is a side effect: the result is kept under the key")
+	require.Equal(t, map[string]any{"got": "yes"}, callFor(t, calls, "e").call.Args)
+}
+
+// parked → failed: a notification that reports failure fails the step
+// with its code; a retryable code retries (a new attempt, a new
+// invocation).
+func TestMachineFailedNotification(t *testing.T) {
+	f := newFixture(t, `(m.wait :as @w)`, nil)
+	_, calls := f.advance()
+	f.advance(parked(callFor(t, calls, "w"), ""))
+	f.notify("w", rbtype.OutcomeFailed, ``, rbtype.CodePolicyDenied)
+	w, _ := f.advance()
+	require.Equal(t, rbtype.StepFailed, f.step("w").Status)
+	require.Equal(t, rbtype.CodePolicyDenied, f.step("w").ErrorCode)
+	require.Equal(t, []string{"STEP_RESUMED w", "STEP_FAILED w", "RUNBOOK_FAILED"}, eventNames(w.Events))
+}
+
+// parked → failed or escalated: a park past its timeout times out as its
+// verb's on_timeout says.
+func TestMachineParkTimeouts(t *testing.T) {
+	for _, tc := range []struct {
+		verb    string
+		step    rbtype.StepStatus
+		runbook rbtype.RunbookStatus
+		events  []string
+	}{
+		{"m.wait", rbtype.StepFailed, rbtype.RunbookFailed, []string{"STEP_TIMED_OUT w", "STEP_FAILED w", "RUNBOOK_FAILED"}},
+		{"m.wait-escalate", rbtype.StepEscalated, rbtype.RunbookEscalated, []string{"STEP_TIMED_OUT w", "RUNBOOK_ESCALATED"}},
+	} {
+		t.Run(tc.verb, func(t *testing.T) {
+			f := newFixture(t, `(`+tc.verb+` :as @w)`, nil)
+			_, calls := f.advance()
+			f.advance(parked(callFor(t, calls, "w"), ""))
+			f.now = f.now.Add(59 * time.Minute)
+			w, _ := f.advance()
+			require.Empty(t, w.Events, "not yet")
+			f.now = f.now.Add(time.Minute)
+			w, _ = f.advance()
+			require.Equal(t, tc.events, eventNames(w.Events))
+			require.Equal(t, tc.step, f.step("w").Status)
+			require.Equal(t, rbtype.CodeParkTimeout, f.step("w").ErrorCode)
+			require.Equal(t, tc.runbook, f.rb.Status)
+			require.Len(t, w.Finished[rbtype.InvocationTimedOut], 1)
+			// A notification after the timeout finds nothing to resume.
+			f.notify("w", rbtype.OutcomeCompleted, `{}`, "")
+			w, _ = f.advance()
+			require.Empty(t, w.Processed)
+		})
+	}
+}
+
+// A timer parks until its time and completes itself then.
+func TestMachineTimerCompletesAtItsTime(t *testing.T) {
+	f := newFixture(t, `(m.sleep :as @z)`, nil)
+	f.advance()
+	until := f.now.Add(10 * time.Minute)
+	w, _ := f.advance(&outcome{runbookID: f.rb.ID, stepID: f.step("z").ID, attempt: 1, result: ParkedUntil(until)})
+	require.Len(t, w.InvocationUpdates, 1)
+	require.Equal(t, until, *w.InvocationUpdates[0].TimeoutAt)
+	require.True(t, f.rb.WakeAt.Equal(until))
+	f.now = until
+	w, _ = f.advance()
+	require.Equal(t, []string{"STEP_RESUMED z", "STEP_SUCCEEDED z", "RUNBOOK_COMPLETED"}, eventNames(w.Events))
+	require.Equal(t, StepResumedData{CorrelationKey: f.invs[*f.step("z").InvocationID].CorrelationKey, Timer: true},
+		eventData[StepResumedData](t, w.Events, "STEP_RESUMED z"))
+	require.Len(t, w.Finished[rbtype.InvocationCompleted], 1)
+}
+
+// ready → waiting_approval → ready: a gated step waits for a decision;
+// other branches go on. An approval lets it run; a rejection fails it
+// with POLICY_DENIED.
+func TestMachineGates(t *testing.T) {
+	for _, approve := range []bool{true, false} {
+		f := newFixture(t, `(m.approve :what "wire" :as @g) (m.echo :v 1 :as @free)`, nil)
+		w, calls := f.advance()
+		require.Equal(t, rbtype.StepWaitingApproval, f.step("g").Status)
+		require.Equal(t, GateRequestedData{Gate: rbtype.GateHumanConfirm}, eventData[GateRequestedData](t, w.Events, "GATE_REQUESTED g"))
+		require.Contains(t, eventNames(w.Events), "STEP_READY g", "a step that waits keeps its STEP_READY")
+		require.Len(t, callsFor(calls, "free"), 1, "other branches go on")
+
+		c, err := decideGate(f.now, "api", f.rb.ID, f.steps, "free", approve, "ops", "")
+		require.ErrorIs(t, err, ErrConflict, "only a waiting step can be decided")
+		require.Empty(t, c.Steps)
+		_, err = decideGate(f.now, "api", f.rb.ID, f.steps, "nope", approve, "ops", "")
+		require.ErrorIs(t, err, ErrNotFound)
+
+		c, err = decideGate(f.now, "api", f.rb.ID, f.steps, "g", approve, "ops", "looks right")
+		require.NoError(t, err)
+		require.True(t, c.Wake)
+		f.applyChange(c)
+		require.Equal(t, GateDecidedData{By: "ops", Comment: "looks right"}, eventData[GateDecidedData](t, c.Events, map[bool]string{true: "GATE_APPROVED g", false: "GATE_REJECTED g"}[approve]))
+		if approve {
+			require.Equal(t, rbtype.StepReady, f.step("g").Status)
+			w, calls = f.advance()
+			require.Len(t, callsFor(calls, "g"), 1, "approved: it runs")
+			require.Equal(t, []string{"STEP_STARTED g"}, eventNames(w.Events))
+			continue
+		}
+		require.Equal(t, rbtype.StepFailed, f.step("g").Status)
+		require.Equal(t, rbtype.CodePolicyDenied, f.step("g").ErrorCode)
+		require.Equal(t, "rejected by ops", f.step("g").ErrorMessage)
+		require.Equal(t, []string{"GATE_REJECTED g", "STEP_FAILED g"}, eventNames(c.Events))
+	}
+}
+
+// A dry run previews: gates do not hold it, a step with side effects and
+// no dry-run handler is simulated, and a durable step does not park.
+func TestMachineDryRun(t *testing.T) {
+	f := newFixture(t, `(m.approve :what "wire" :as @g) (m.wait :after @g :as @w) (m.echo :v 1 :as @pure)`, nil).dryRun()
+	w, calls := f.advance()
+	require.Equal(t, rbtype.StepComplete, f.step("g").Status)
+	require.True(t, f.step("g").Simulated)
+	require.Equal(t, StepSucceededData{Simulated: true}, eventData[StepSucceededData](t, w.Events, "STEP_SUCCEEDED g"))
+	require.NotContains(t, eventNames(w.Events), "GATE_REQUESTED g")
+	require.Len(t, callsFor(calls, "pure"), 1, "a step without side effects really runs")
+	require.Empty(t, w.NewInvocations)
+	w, _ = f.advance(succeed(callFor(t, calls, "pure"), map[string]any{"v": 1}))
+	require.True(t, f.step("w").Simulated, "a durable step does not park in a dry run")
+	require.Empty(t, w.NewInvocations)
+	require.Empty(t, f.receipts, "a dry run keeps no receipts")
+}
+
+// Cancel: every step not yet final is cancelled with its event, active
+// invocations are cancelled, completed work stays; a finished runbook is a
+// conflict.
+func TestMachineCancel(t *testing.T) {
+	f := newFixture(t, `(m.echo :v 1 :as @done) (m.wait :after @done :as @w) (m.echo :after @w :as @later)`, nil)
+	_, calls := f.advance()
+	_, calls = f.advance(succeed(callFor(t, calls, "done"), map[string]any{"v": 1}))
+	f.advance(parked(callFor(t, calls, "w"), ""))
+	var active []driver.Invocation
+	for _, inv := range f.invs {
+		active = append(active, inv)
+	}
+	c, err := cancelRunbook(f.now, "api", f.rb, f.steps, active, "ops")
+	require.NoError(t, err)
+	require.Equal(t, []string{"STEP_CANCELLED w", "STEP_CANCELLED later", "RUNBOOK_CANCELLED"}, eventNames(c.Events))
+	require.Equal(t, RunbookCancelledData{By: "ops"}, eventData[RunbookCancelledData](t, c.Events, "RUNBOOK_CANCELLED"))
+	require.Equal(t, rbtype.InvocationCancelled, c.FinishStatus)
+	require.Len(t, c.Finish, 1)
+	f.applyChange(c)
+	require.Equal(t, map[string]rbtype.StepStatus{"done": rbtype.StepComplete, "w": rbtype.StepCancelled, "later": rbtype.StepCancelled}, f.statuses())
+	require.Equal(t, rbtype.RunbookCancelled, f.rb.Status)
+	require.Equal(t, rbtype.CodeCancelled, f.rb.ErrorCode)
+	require.Nil(t, f.rb.WakeAt)
+
+	// Later notifications are kept and ignored; the runbook stays put.
+	f.notify("w", rbtype.OutcomeCompleted, `{}`, "")
+	w, _ := f.advance()
+	require.Empty(t, w.Processed)
+	require.Empty(t, w.Events)
+
+	_, err = cancelRunbook(f.now, "api", f.rb, f.steps, nil, "ops")
+	require.ErrorIs(t, err, ErrConflict)
+}
+
+// Compensation: when a runbook fails, the completed steps whose verbs
+// declare a compensation are undone one at a time, newest first, each
+// from its own arguments; a failed compensation is recorded and the next
+// still runs.
+func TestMachineCompensatesInReverseOrder(t *testing.T) {
+	f := newFixture(t, `
+(m.reserve :what "car" :as @car)
+(m.reserve :what "hotel" :after @car :as @hotel)
+(m.send :to "x" :after @hotel :as @pay)`, nil)
+	_, calls := f.advance()
+	_, calls = f.advance(succeed(callFor(t, calls, "car"), map[string]any{"id": "c1"}))
+	_, calls = f.advance(succeed(callFor(t, calls, "hotel"), map[string]any{"id": "h1"}))
+	w, calls := f.advance(failWith(callFor(t, calls, "pay"), rbtype.CodePolicyDenied))
+	require.Equal(t, rbtype.RunbookFailed, f.rb.Status)
+	require.Nil(t, f.rb.FinishedAt, "not finished while compensations are to run")
+	require.ElementsMatch(t, []string{"car", "hotel"}, w.Compensate[f.rb.ID])
+	require.Empty(t, calls)
+
+	// The newest completion first: hotel, with its own arguments.
+	w, calls = f.advance()
+	hotel := callFor(t, calls, "hotel")
+	require.True(t, hotel.compensation)
+	require.Equal(t, "m.undo", hotel.call.Verb)
+	require.Equal(t, map[string]any{"what": "hotel"}, hotel.call.Args)
+	require.Equal(t, CompensationStartedData{Verb: "m.undo"}, eventData[CompensationStartedData](t, w.Events, "COMPENSATION_STARTED hotel"))
+	require.Len(t, calls, 1, "one at a time")
+
+	w, calls = f.advance(failWith(hotel, rbtype.CodeAuthForbidden))
+	require.Equal(t, rbtype.CompensationFailed, f.step("hotel").CompensationStatus)
+	require.Equal(t, "AUTH_FORBIDDEN: failed with AUTH_FORBIDDEN", f.step("hotel").CompensationError)
+	car := callFor(t, calls, "car")
+	require.Equal(t, map[string]any{"what": "car"}, car.call.Args)
+	require.Contains(t, eventNames(w.Events), "COMPENSATION_FAILED hotel")
+
+	w, calls = f.advance(succeed(car, map[string]any{"undone": true}))
+	require.Empty(t, calls)
+	require.Equal(t, rbtype.CompensationComplete, f.step("car").CompensationStatus)
+	require.Equal(t, []string{"COMPENSATION_SUCCEEDED car"}, eventNames(w.Events))
+	require.Len(t, w.Receipts, 1)
+	require.Equal(t, "car:compensate", w.Receipts[0].StepKey)
+	require.NotNil(t, f.rb.FinishedAt, "finished once every compensation ran")
+}
+
+// Extend: new calls compile against the runbook's frozen plan and may use
+// its steps' results; the change appends steps and edges, logs the
+// mutation, and bumps the version. An edge into an existing step is a
+// conflict.
+func TestMachineExtend(t *testing.T) {
+	f := newFixture(t, `(m.echo :v 1 :as @a)`, nil)
+	_, calls := f.advance()
+	f.advance(succeed(callFor(t, calls, "a"), map[string]any{"v": 1}))
+	require.Equal(t, rbtype.RunbookComplete, f.rb.Status)
+
+	f2 := newFixture(t, `(m.echo :v 1 :as @a) (m.wait :as @w)`, nil)
+	_, calls = f2.advance()
+	f2.advance(succeed(callFor(t, calls, "a"), map[string]any{"v": 1}), parked(callFor(t, calls, "w"), ""))
+	e := &Engine{cfg: Config{Catalogue: f2.cat}}
+	rb := *f2.rb
+	rb.Plan = f2.plan.plan.JSON()
+	rb.Version = 1
+	ext, err := e.compileExtension(&rb, Extension{Filename: "more.rbk", Source: []byte(`(m.send :to @a.v :as @b)`)})
+	require.NoError(t, err)
+	c, err := ext.change("api", "agent")
+	require.NoError(t, err)
+	require.Equal(t, []string{"b"}, ext.keys)
+	require.Len(t, c.NewSteps, 1)
+	require.Equal(t, 3, c.NewSteps[0].Position)
+	require.Equal(t, []driver.Edge{{From: "a", To: "b", Kind: "data"}}, c.NewEdges)
+	require.Equal(t, 2, c.Runbook.Version)
+	require.Equal(t, rbtype.MutationExtend, c.Mutations[0].Kind)
+	require.Equal(t, RunbookExtendedData{Source: "more.rbk", Steps: []string{"b"}, PlanHash: ext.plan.PlanHash, Version: 2},
+		eventData[RunbookExtendedData](t, c.Events, "RUNBOOK_EXTENDED"))
+	require.True(t, c.Wake)
+
+	// The new step runs with the old step's result.
+	f2.plan = newPlanInfo(ext.plan)
+	f2.rb.PlanHash = ext.plan.PlanHash
+	f2.applyChange(c)
+	_, calls = f2.advance()
+	require.Equal(t, map[string]any{"to": json.Number("1")}, callFor(t, calls, "b").call.Args)
+
+	// A finished runbook cannot grow; a call that would add an edge into
+	// an existing step is refused.
+	done := *f.rb
+	done.Plan = f.plan.plan.JSON()
+	_, err = e.compileExtension(&done, Extension{Filename: "x.rbk", Source: []byte(`(m.echo :v 2)`)})
+	require.ErrorIs(t, err, ErrConflict)
+	_, err = e.compileExtension(&rb, Extension{Filename: "x.rbk", Source: []byte(`(m.echo :v 2 :as @z) (m.echo :after @z :as @a)`)})
+	require.Error(t, err)
+}
+
+// The events a transition writes carry their typed data, and a step's
+// STEP_SUCCEEDED from a handler has none.
+func TestMachineEventDataEncodes(t *testing.T) {
+	e, err := newEvent(uuid.Nil, rbtype.EventStepSucceeded, "w", &driver.Step{Key: "s", Attempt: 2}, StepSucceededData{})
+	require.NoError(t, err)
+	require.Nil(t, e.Data, "an empty object is left out")
+	require.Equal(t, 2, e.Attempt)
+	e, err = newEvent(uuid.Nil, rbtype.EventStepFailed, "w", nil, StepFailedData{Code: rbtype.CodeInternal, Message: "x"})
+	require.NoError(t, err)
+	require.JSONEq(t, `{"code":"INTERNAL","message":"x"}`, string(e.Data))
+	_, err = newEvent(uuid.Nil, rbtype.EventStepFailed, "w", nil, json.RawMessage(`{not json`))
+	require.Error(t, err, "an encoding error is returned, not dropped")
+}

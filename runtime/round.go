@@ -1,0 +1,240 @@
+package runtime
+
+import (
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/runbookdev/runbook/runtime/driver"
+	"github.com/runbookdev/runbook/runtime/rbtype"
+)
+
+// round is the state machine of one advance over a batch of runbooks: from
+// what the transaction loaded and the outcomes this worker brings, to the
+// writes the transaction makes and the calls it leases. It reads nothing
+// itself. Between its phases the advance fetches what the next phase asks
+// for (step data, receipts); a test hands it the same from maps.
+//
+//	r := newRound(m, now, loaded, plans, outcomes) // outcomes, notifications, timeouts, retries, readiness, gates, reclaims
+//	r.supplyData(fetch(r.wantedData(cached)))       // predecessors' results, compensations' inputs
+//	r.supplyReceipts(fetch(r.receiptKeys()))        // effects that already happened
+//	w, calls := r.write()                           // start, settle, and everything to write
+type round struct {
+	m      *machine
+	now    time.Time
+	states []*transition
+	byID   map[uuid.UUID]*transition
+
+	ready         []*prepared
+	compensations map[uuid.UUID]*prepared
+	receipts      map[driver.ReceiptKey]driver.Receipt
+}
+
+// newRound builds each runbook's transition from what was loaded (plans
+// gives each plan by hash), records the outcomes this worker still held
+// leases for, and runs the first phase: notifications, timeouts, retries,
+// readiness and gates, and the reclaim of abandoned steps.
+func newRound(m *machine, now time.Time, loaded *driver.AdvanceState, plans map[string]*planInfo, outcomes []*outcome) (*round, []*outcome) {
+	r := &round{m: m, now: now, byID: map[uuid.UUID]*transition{}, compensations: map[uuid.UUID]*prepared{}}
+	stepsOf := map[uuid.UUID][]*driver.Step{}
+	for _, s := range loaded.Steps {
+		stepsOf[s.RunbookID] = append(stepsOf[s.RunbookID], s)
+	}
+	for _, rb := range loaded.Runbooks {
+		t := newTransition(m, now, rb, plans[rb.PlanHash], stepsOf[rb.ID])
+		r.states = append(r.states, t)
+		r.byID[rb.ID] = t
+	}
+	byKey := map[string]*transition{}
+	for i := range loaded.Invocations {
+		inv := loaded.Invocations[i]
+		if t := r.byID[inv.RunbookID]; t != nil {
+			t.invocations[inv.StepID] = &inv
+			byKey[inv.CorrelationKey] = t
+		}
+	}
+	for _, l := range loaded.Leases {
+		if t := r.byID[l.RunbookID]; t != nil {
+			t.leases[l.StepID] = l
+		}
+	}
+	for _, n := range loaded.Notifications {
+		if t := byKey[n.CorrelationKey]; t != nil {
+			t.notes[n.CorrelationKey] = n
+		}
+	}
+	dropped := r.recordOutcomes(outcomes, loaded.Released)
+	for _, t := range r.states {
+		if t.executing() {
+			t.consumeNotifications()
+			t.timeouts()
+			t.retries()
+			t.propagate()
+			t.gates()
+		}
+		t.reclaim()
+	}
+	return r, dropped
+}
+
+// recordOutcomes applies the outcomes this worker still held leases for
+// (held maps a released lease's step to its attempt). An outcome whose
+// lease was reclaimed meanwhile is dropped and returned: another attempt
+// owns the step now.
+func (r *round) recordOutcomes(outcomes []*outcome, held map[int64]int) (dropped []*outcome) {
+	for _, o := range outcomes {
+		t := r.byID[o.runbookID]
+		attempt, ok := held[o.stepID]
+		if t == nil || !ok || attempt != o.attempt {
+			dropped = append(dropped, o)
+			continue
+		}
+		delete(t.leases, o.stepID)
+		t.applyOutcome(o)
+	}
+	return dropped
+}
+
+// wantedData lists the steps whose resolved arguments and results the next
+// phase needs and the loaded rows leave out: the results of the completed
+// predecessors of ready steps (for their references), and everything of
+// steps whose compensation is due. cached answers what it can; the rest is
+// returned, to be fetched and handed to supplyData.
+func (r *round) wantedData(cached func(driver.StepKey) (driver.StepData, bool)) []driver.StepKey {
+	var missing []driver.StepKey
+	for _, t := range r.states {
+		want := func(key string, whole bool) {
+			if _, have := t.data[key]; have {
+				return
+			}
+			k := driver.StepKey{RunbookID: t.rb.ID, Key: key}
+			if d, ok := cached(k); ok && d.Result != nil && (!whole || d.ResolvedArgs != nil) {
+				t.data[key] = d
+				return
+			}
+			t.data[key] = driver.StepData{} // asked for; filled by supplyData
+			missing = append(missing, k)
+		}
+		for _, s := range t.steps {
+			switch {
+			case s.Status == rbtype.StepReady && t.executing():
+				for _, p := range t.plan.preds[s.Key] {
+					if ps := t.byKey[p]; ps == nil || ps.Status == rbtype.StepComplete {
+						want(p, false)
+					}
+				}
+			case s.CompensationStatus.Due():
+				want(s.Key, true)
+			}
+		}
+	}
+	return missing
+}
+
+// supplyData hands over the step data wantedData asked for, then prepares
+// the ready steps and the next compensation: their arguments resolved,
+// their idempotency keys derived.
+func (r *round) supplyData(data map[driver.StepKey]driver.StepData) {
+	for k, d := range data {
+		if t := r.byID[k.RunbookID]; t != nil {
+			t.data[k.Key] = d
+		}
+	}
+	for _, t := range r.states {
+		// Loaded steps get theirs: a compensation reads the step's own.
+		for _, s := range t.steps {
+			if d, ok := t.data[s.Key]; ok {
+				if s.ResolvedArgs == nil {
+					s.ResolvedArgs = d.ResolvedArgs
+				}
+				if s.Result == nil {
+					s.Result = d.Result
+				}
+			}
+		}
+		r.ready = append(r.ready, t.prepare()...)
+		if c := t.prepareCompensation(); c != nil {
+			r.compensations[t.rb.ID] = c
+		}
+	}
+}
+
+// receiptKeys lists the receipts that could complete prepared steps
+// without a call. A step-scoped key is the step's own, and so is a
+// compensation's: its receipt is written with its completion, in the same
+// transaction, so a step or compensation still to run has none to find.
+// Only other scopes, whose keys steps share, are looked up.
+func (r *round) receiptKeys() []driver.ReceiptKey {
+	var keys []driver.ReceiptKey
+	for _, p := range r.ready {
+		if p.exec.Idempotency.Scope != rbtype.ScopeRunbookStep {
+			keys = append(keys, p.receipt)
+		}
+	}
+	return keys
+}
+
+// supplyReceipts hands over the receipts found for receiptKeys.
+func (r *round) supplyReceipts(receipts map[driver.ReceiptKey]driver.Receipt) { r.receipts = receipts }
+
+// write starts the prepared steps (completing those with receipts, leasing
+// the rest), settles finished runbooks, and returns everything the
+// transaction writes and the calls to make once it commits.
+func (r *round) write() (driver.AdvanceWrite, []*pendingCall, error) {
+	byRunbook := map[uuid.UUID][]*prepared{}
+	for _, p := range r.ready {
+		byRunbook[p.step.RunbookID] = append(byRunbook[p.step.RunbookID], p)
+	}
+	w := driver.AdvanceWrite{Worker: r.m.worker, LeaseUntil: r.now.Add(r.m.leaseTTL), Finished: map[rbtype.InvocationStatus][]uuid.UUID{}}
+	var calls []*pendingCall
+	for _, t := range r.states {
+		t.start(byRunbook[t.rb.ID], r.receipts)
+		t.startCompensation(r.compensations[t.rb.ID], r.receipts)
+		// Steps that completed from receipts may have readied others;
+		// those start on the next round, which their wake-up schedules.
+		t.propagate()
+		t.settle()
+		if t.err != nil {
+			return driver.AdvanceWrite{}, nil, t.err
+		}
+		t.writeTo(&w)
+		calls = append(calls, t.calls...)
+	}
+	return w, calls, nil
+}
+
+// writeTo adds what the transition changed to w.
+func (t *transition) writeTo(w *driver.AdvanceWrite) {
+	for _, s := range t.steps {
+		if t.dirty[s.ID] {
+			c := s.Change()
+			c.Completed = t.completed[s.ID]
+			w.Steps = append(w.Steps, c)
+		}
+	}
+	w.NewInvocations = append(w.NewInvocations, t.newInvocations...)
+	w.InvocationUpdates = append(w.InvocationUpdates, t.invocationUpdates...)
+	for status, ids := range t.finishInvocations {
+		w.Finished[status] = append(w.Finished[status], ids...)
+	}
+	w.Events = append(w.Events, t.ledger()...)
+	w.Receipts = append(w.Receipts, t.receipts...)
+	w.Leases = append(w.Leases, t.leaseRequests...)
+	w.Processed = append(w.Processed, t.processed...)
+	if len(t.compensate) > 0 {
+		if w.Compensate == nil {
+			w.Compensate = map[uuid.UUID][]string{}
+		}
+		w.Compensate[t.rb.ID] = t.compensate
+	}
+	// The runbook row is written only when something about it changed:
+	// most transactions of a running runbook change only steps.
+	if next := t.nextWake(); t.runbook != nil || t.wakeChanged(next) {
+		c := t.runbookChange()
+		c.SetWake, c.WakeAt = true, next
+		w.Runbooks = append(w.Runbooks, *c)
+	}
+}
+
+func compareUUID(a, b uuid.UUID) int { return slices.Compare(a[:], b[:]) }

@@ -1,0 +1,220 @@
+package runtime
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/runbookdev/runbook/compiler"
+	"github.com/runbookdev/runbook/runtime/driver"
+	"github.com/runbookdev/runbook/runtime/rbtype"
+	"github.com/runbookdev/runbook/verbs"
+)
+
+// Submission is a runbook to start.
+type Submission struct {
+	Plan   *compiler.Plan
+	Inputs map[string]any
+	// Mode is ModeExecute (the default) or ModeDryRun.
+	Mode rbtype.Mode
+	// IdempotencyKey dedupes submissions: a repeat with the same plan,
+	// inputs and mode returns the existing runbook, and one with another
+	// request is ErrConflict. Without it the runbook is keyed by its plan,
+	// inputs and mode, for as long as that runbook has not failed.
+	IdempotencyKey string
+	Actor          string
+}
+
+// Submitted says which runbook a submission started, and whether it was
+// new (a repeat returns the existing runbook, whatever its state).
+type Submitted struct {
+	ID      uuid.UUID
+	Created bool
+	Status  rbtype.RunbookStatus
+}
+
+// Submit stores a runbook and makes it due.
+//
+// A submission without an IdempotencyKey is keyed by its plan, mode and
+// inputs, and a repeat returns the runbook they started, until that one
+// fails (SEMANTICS.md section 6): then the same plan and inputs run again,
+// as a new runbook keyed after the failed one. Concurrent repeats derive
+// the same key and so meet on one row.
+func (e *Engine) Submit(ctx context.Context, s Submission) (*Submitted, error) {
+	if s.Mode == "" {
+		s.Mode = rbtype.ModeExecute
+	}
+	if !slices.Contains(rbtype.Modes, s.Mode) {
+		return nil, fmt.Errorf("%w: mode %q must be %q or %q", ErrInvalid, s.Mode, rbtype.ModeExecute, rbtype.ModeDryRun)
+	}
+	if s.Plan == nil {
+		return nil, fmt.Errorf("%w: no plan", ErrInvalid)
+	}
+	if err := checkInputs(s.Plan.Inputs, s.Inputs, nil); err != nil {
+		return nil, err
+	}
+	inputs, err := json.Marshal(orEmpty(s.Inputs))
+	if err != nil {
+		return nil, fmt.Errorf("%w: inputs do not marshal: %v", ErrInvalid, err)
+	}
+	key := s.IdempotencyKey
+	if key == "" {
+		sum := sha256.Sum256([]byte(s.Plan.PlanHash + "\x00" + string(s.Mode) + "\x00" + string(inputs)))
+		key = "plan:" + hex.EncodeToString(sum[:])
+	}
+	steps, err := newSteps(s.Plan.Steps, 0)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	n := driver.NewRunbook{
+		ID: RunbookIDFor(key), Plan: s.Plan.JSON(), PlanHash: s.Plan.PlanHash, Inputs: inputs, Mode: s.Mode,
+		RequestKey: key, WorkerID: e.workerID, Steps: steps, Edges: edgesOf(s.Plan.Edges, nil),
+	}
+	n.SubmittedData, err = json.Marshal(RunbookSubmittedData{Actor: s.Actor, Mode: s.Mode, PlanHash: s.Plan.PlanHash})
+	if err != nil {
+		return nil, err
+	}
+	var out *Submitted
+	err = e.store.InTx(ctx, func(tx driver.Tx) error {
+		n := n
+		for {
+			rb, created, err := tx.CreateRunbook(ctx, n)
+			if err != nil {
+				return err
+			}
+			if !created && s.IdempotencyKey == "" && rb.Status == rbtype.RunbookFailed {
+				n.RequestKey = retryKey(key, rb.ID)
+				n.ID = RunbookIDFor(n.RequestKey)
+				continue
+			}
+			if !created && s.IdempotencyKey != "" && !sameRequest(rb, n) {
+				return fmt.Errorf("%w: idempotency key %q was used for another request (a different plan, inputs or mode)",
+					ErrConflict, s.IdempotencyKey)
+			}
+			out = &Submitted{ID: rb.ID, Created: created, Status: rb.Status}
+			return nil
+		}
+	})
+	return out, err
+}
+
+// retryKey is the request key of the run of a plan and inputs that comes
+// after a failed run of them.
+func retryKey(key string, failed uuid.UUID) string { return key + ":after:" + failed.String() }
+
+// sameRequest reports whether an existing runbook was submitted with the
+// same plan, inputs and mode as a repeat. Inputs are compared as values:
+// the database keeps them as jsonb, which reorders keys.
+func sameRequest(rb *driver.Runbook, n driver.NewRunbook) bool {
+	if rb.PlanHash != n.PlanHash || rb.Mode != n.Mode {
+		return false
+	}
+	had, err1 := decodeJSON(rb.Inputs)
+	given, err2 := decodeJSON(n.Inputs)
+	return err1 == nil && err2 == nil && reflect.DeepEqual(had, given)
+}
+
+// SubmitSource compiles a source with the engine's catalogue and submits
+// it. A source with errors is a *CompileError carrying its diagnostics.
+func (e *Engine) SubmitSource(ctx context.Context, filename string, source []byte, s Submission) (*Submitted, error) {
+	if e.cfg.Catalogue == nil {
+		return nil, fmt.Errorf("%w: this daemon has no verb catalogue to compile sources with", ErrInvalid)
+	}
+	plan, diags := compiler.CompileSource(filename, source, e.cfg.Catalogue)
+	if diags.HasErrors() {
+		return nil, &CompileError{Diagnostics: diags}
+	}
+	s.Plan = plan
+	return e.Submit(ctx, s)
+}
+
+func orEmpty(m map[string]any) map[string]any {
+	if m == nil {
+		return map[string]any{}
+	}
+	return m
+}
+
+// newSteps turns plan steps into rows, numbered after offset.
+func newSteps(steps []*compiler.Step, offset int) ([]driver.NewStep, error) {
+	out := make([]driver.NewStep, len(steps))
+	for i, s := range steps {
+		args, err := json.Marshal(s.Args)
+		if err != nil {
+			return nil, fmt.Errorf("step %q: its arguments do not encode: %w", s.Key, err)
+		}
+		exec, err := json.Marshal(s.Execution)
+		if err != nil {
+			return nil, fmt.Errorf("step %q: its execution block does not encode: %w", s.Key, err)
+		}
+		out[i] = driver.NewStep{Key: s.Key, Position: offset + i + 1, Verb: s.Verb, Args: args, Execution: exec, Gate: s.Gate}
+	}
+	return out, nil
+}
+
+// edgesOf converts plan edges, keeping only those into steps keep accepts
+// (all when keep is nil).
+func edgesOf(edges []compiler.Edge, keep func(to string) bool) []driver.Edge {
+	var out []driver.Edge
+	for _, e := range edges {
+		if keep == nil || keep(e.To) {
+			out = append(out, driver.Edge{From: e.From, To: e.To, Kind: e.Kind})
+		}
+	}
+	return out
+}
+
+// checkInputs checks supplied inputs against the plan's: each is given
+// (unless frozen already holds it), none is unknown, and each has its
+// inferred type.
+func checkInputs(declared []compiler.Input, given, frozen map[string]any) error {
+	var problems []string
+	known := map[string]compiler.Input{}
+	for _, in := range declared {
+		known[in.Name] = in
+		v, ok := given[in.Name]
+		if !ok {
+			if _, had := frozen[in.Name]; !had {
+				problems = append(problems, fmt.Sprintf("input $%s is missing", in.Name))
+			}
+			continue
+		}
+		if msg := inputTypeProblem(in, v); msg != "" {
+			problems = append(problems, msg)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(given)) {
+		if _, ok := known[name]; !ok {
+			problems = append(problems, fmt.Sprintf("input $%s is not used by the runbook", name))
+		}
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("%w: %s", ErrInvalid, strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+func inputTypeProblem(in compiler.Input, v any) string {
+	if in.Type == "any" {
+		return ""
+	}
+	want := strings.Split(in.Type, "|")
+	have := verbs.JSONType(v)
+	if !verbs.TypeAdmits(want, have) {
+		return fmt.Sprintf("input $%s must be %s, not %s", in.Name, strings.Join(want, " or "), have)
+	}
+	if s, ok := v.(string); ok && in.Format == "uuid" {
+		if _, err := uuid.Parse(s); err != nil {
+			return fmt.Sprintf("input $%s must be a UUID", in.Name)
+		}
+	}
+	return ""
+}
