@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
 	"github.com/runbookdev/runbook/runtime"
@@ -276,6 +277,7 @@ func TestCancelWhileParked(t *testing.T) {
 	b.run(t)
 	id := b.submit(t, `(t.echo :v 1 :as @done) (t.wait :after @done :as @w) (t.echo :after @w :as @after)`, nil)
 	v := b.waitState(t, id, "parked")
+	require.Equal(t, rbtype.StepParked, step(v, "w").Status, "the step to cancel is really parked")
 	key := step(v, "w").CorrelationKey
 	require.NoError(t, b.engine.Cancel(b.ctx, id, "carol"))
 	require.NoError(t, b.engine.Cancel(b.ctx, id, "carol"), "cancelling twice is harmless")
@@ -302,7 +304,21 @@ func TestCancelWhileParked(t *testing.T) {
 	require.Contains(t, types, "STEP_CANCELLED w")
 	require.Contains(t, types, "STEP_CANCELLED after")
 	require.Equal(t, "RUNBOOK_CANCELLED", types[len(types)-1])
-	require.ErrorIs(t, b.engine.Cancel(b.ctx, b.submit(t, `(t.echo :v 9)`, nil), "x"), nil)
+}
+
+// Cancelling a runbook that has finished is a conflict, and changes
+// nothing. (The runbook is waited for first: a test that cancelled a fresh
+// submission raced its only step, and failed about one run in four.)
+func TestCancelFinishedIsAConflict(t *testing.T) {
+	b := setup(t)
+	b.run(t)
+	id := b.submit(t, `(t.echo :v 9 :as @only)`, nil)
+	b.waitStatus(t, id, rbtype.RunbookComplete)
+	require.ErrorIs(t, b.engine.Cancel(b.ctx, id, "x"), runtime.ErrConflict)
+	v, err := b.engine.Get(b.ctx, id)
+	require.NoError(t, err)
+	require.Equal(t, rbtype.RunbookComplete, v.Status)
+	require.Equal(t, rbtype.StepComplete, step(v, "only").Status)
 }
 
 func TestCompensationRunsInReverseAndRecordsFailures(t *testing.T) {
@@ -428,4 +444,45 @@ func TestSubmitChecksInputsAndDedupes(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, a.ID, c.ID)
 	require.False(t, c.Created)
+}
+
+// A submission without an Idempotency-Key is deduplicated by its plan,
+// mode and inputs while its runbook has not failed; once it failed, the
+// same plan and inputs run again as a new runbook, and repeats then meet
+// that one (SEMANTICS.md section 6). A submission with a key keeps
+// returning the runbook it named, failed or not.
+func TestRequestKeyDedupeEndsWhenTheRunbookFails(t *testing.T) {
+	b := setup(t)
+	b.run(t)
+	source := []byte(`(t.fail :as @f)`)
+	submit := func(key string) *runtime.Submitted {
+		t.Helper()
+		sub, err := b.engine.SubmitSource(b.ctx, "f.rbk", source, runtime.Submission{Actor: "test", IdempotencyKey: key})
+		require.NoError(t, err)
+		return sub
+	}
+	first := submit("")
+	require.True(t, first.Created)
+	again := submit("")
+	require.False(t, again.Created, "while it runs, a repeat is the same runbook")
+	require.Equal(t, first.ID, again.ID)
+	b.waitStatus(t, first.ID, rbtype.RunbookFailed)
+
+	second := submit("")
+	require.True(t, second.Created, "after a failure the same plan and inputs run again")
+	require.NotEqual(t, first.ID, second.ID)
+	repeat := submit("")
+	require.False(t, repeat.Created)
+	require.Equal(t, second.ID, repeat.ID, "repeats meet the new run, not the failed one")
+	b.waitStatus(t, second.ID, rbtype.RunbookFailed)
+	third := submit("")
+	require.True(t, third.Created)
+	require.NotContains(t, []uuid.UUID{first.ID, second.ID}, third.ID)
+
+	keyed := submit("my-key")
+	require.True(t, keyed.Created)
+	b.waitStatus(t, keyed.ID, rbtype.RunbookFailed)
+	again = submit("my-key")
+	require.False(t, again.Created, "an Idempotency-Key names one runbook, whatever became of it")
+	require.Equal(t, keyed.ID, again.ID)
 }
