@@ -86,9 +86,26 @@ func (t *Tx) LoadForAdvance(ctx context.Context, ids []uuid.UUID, worker string,
 
 // WriteAdvance writes an advance's changes in one round trip and returns
 // the ids of the steps it leased. Each new invocation takes its
-// correlation key's lock first, as InsertInvocation does.
+// correlation key's lock first, as a notification does (see
+// InsertNotification).
 func (t *Tx) WriteAdvance(ctx context.Context, w driver.AdvanceWrite) ([]int64, error) {
 	var b pgx.Batch
+	var leased []int64
+	queueAdvance(&b, w, &leased)
+	if b.Len() == 0 {
+		return nil, nil
+	}
+	if err := t.tx.SendBatch(ctx, &b).Close(); err != nil {
+		return nil, translate(err)
+	}
+	return leased, nil
+}
+
+// queueAdvance queues an advance's statements; the ids of the steps leased
+// land in leased when the batch runs. Maps are walked in sorted order: the
+// same write always sends the same statements in the same order, which
+// keeps lock order and logs reproducible.
+func queueAdvance(b *pgx.Batch, w driver.AdvanceWrite, leased *[]int64) {
 	ignore := func(pgconn.CommandTag) error { return nil }
 	for _, inv := range w.NewInvocations {
 		b.Queue("SELECT pg_advisory_xact_lock($1)", correlationLockKey(inv.CorrelationKey)).Exec(ignore)
@@ -97,19 +114,17 @@ func (t *Tx) WriteAdvance(ctx context.Context, w driver.AdvanceWrite) ([]int64, 
 	for _, u := range w.InvocationUpdates {
 		b.Queue(updateInvocationSQL, u.ID, nullString(u.ExternalID), u.TimeoutAt, nullJSON(u.Context)).Exec(ignore)
 	}
-	// Maps are walked in sorted order: the same write always sends the
-	// same statements in the same order, which keeps lock order and logs
-	// reproducible.
 	for _, status := range slices.Sorted(maps.Keys(w.Finished)) {
-		b.Queue(finishInvocationsSQL, w.Finished[status], string(status)).Exec(ignore)
+		if ids := w.Finished[status]; len(ids) > 0 {
+			b.Queue(finishInvocationsSQL, ids, string(status)).Exec(ignore)
+		}
 	}
 	if len(w.Steps) > 0 {
 		b.Queue(updateStepsSQL, stepChangeArgs(w.Steps)...).Exec(ignore)
 	}
-	var leased []int64
 	if len(w.Leases) > 0 {
 		b.Queue(acquireLeasesSQL, acquireLeaseArgs(w.Worker, w.LeaseUntil, w.Leases)...).Query(func(rows pgx.Rows) (err error) {
-			leased, err = pgx.CollectRows(rows, pgx.RowTo[int64])
+			*leased, err = pgx.CollectRows(rows, pgx.RowTo[int64])
 			return err
 		})
 	}
@@ -126,18 +141,14 @@ func (t *Tx) WriteAdvance(ctx context.Context, w driver.AdvanceWrite) ([]int64, 
 		b.Queue(updateRunbookStatesSQL, runbookStateArgs(w.Runbooks)...).Exec(ignore)
 	}
 	for _, id := range slices.SortedFunc(maps.Keys(w.Compensate), compareUUID) {
-		keys := w.Compensate[id]
-		b.Queue(`UPDATE runbook_steps SET compensation_status = 'pending', updated_at = now()
-			WHERE runbook_id = $1 AND key = ANY($2) AND status = 'complete' AND NOT simulated`, id, keys).Exec(ignore)
+		b.Queue(markCompensationsSQL, id, w.Compensate[id]).Exec(ignore)
 	}
-	if b.Len() == 0 {
-		return nil, nil
-	}
-	if err := t.tx.SendBatch(ctx, &b).Close(); err != nil {
-		return nil, translate(err)
-	}
-	return leased, nil
 }
+
+// markCompensationsSQL marks a failed runbook's completed steps, by key,
+// as waiting to be undone.
+const markCompensationsSQL = `UPDATE runbook_steps SET compensation_status = 'pending', updated_at = now()
+	WHERE runbook_id = $1 AND key = ANY($2) AND status = 'complete' AND NOT simulated`
 
 func compareUUID(a, b uuid.UUID) int { return bytes.Compare(a[:], b[:]) }
 

@@ -1,9 +1,10 @@
 // Package durable is everything PostgreSQL: the connection pool, the
 // migration runner, the queries the runtime needs (runbooks, steps, leases,
 // invocations, the inbox, receipts, events, mutations), advisory locks, and
-// the LISTEN connection. It is the only package that imports pgx; its API
-// speaks in plain Go types, and errors from the driver are translated into
-// this package's own in one place (errors.go).
+// the LISTEN connection. It is the only package that imports pgx. Store
+// and Tx implement the interfaces of runtime/driver and speak in its row
+// types; pgx's errors are translated into driver's in one place
+// (errors.go).
 //
 // Every connection of a Store uses one schema (search_path), so tests give
 // each test its own schema and run in parallel against one server.

@@ -84,18 +84,6 @@ func (s *Store) Steps(ctx context.Context, runbookID uuid.UUID) ([]*driver.Step,
 	return querySteps(ctx, s.pool, "SELECT "+stepColumns+" FROM runbook_steps WHERE runbook_id = $1 ORDER BY position", runbookID)
 }
 
-// ChangeOf returns the change that writes s as it is.
-func ChangeOf(s *driver.Step) driver.StepChange {
-	return driver.StepChange{
-		ID: s.ID, Status: s.Status, Attempt: s.Attempt, NextAttemptAt: s.NextAttemptAt,
-		IdempotencyKey: s.IdempotencyKey, InvocationID: s.InvocationID, ResolvedArgs: s.ResolvedArgs,
-		Result: s.Result, ErrorCode: s.ErrorCode, ErrorMessage: s.ErrorMessage, Simulated: s.Simulated,
-		GateDecision: s.GateDecision, GateDecidedBy: s.GateDecidedBy, GateDecidedAt: s.GateDecidedAt,
-		GateComment: s.GateComment, CompensationStatus: s.CompensationStatus,
-		CompensationError: s.CompensationError, StartedAt: s.StartedAt, FinishedAt: s.FinishedAt,
-	}
-}
-
 // updateStepsSQL writes many steps' changes in one statement.
 const updateStepsSQL = `
 	UPDATE runbook_steps s SET

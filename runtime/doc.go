@@ -5,6 +5,13 @@
 // from the inbox; retries, timeouts, gates, cancellation, compensation and
 // dry runs are all transitions of the same state machine.
 //
+// The runtime reaches its database only through runtime/driver's
+// interfaces, which package durable implements for PostgreSQL. The state
+// machine itself (transition.go, round.go) reads nothing: an advance loads
+// the rows, hands them to a round, fetches what the round asks for between
+// its phases, and writes what it returns, so the transitions are tested
+// as functions of rows (machine_test.go).
+//
 // Nothing that matters lives only in memory. A worker may die at any
 // instruction: its leases expire, another worker reclaims the steps, and
 // because handlers receive the same idempotency key on every attempt, and

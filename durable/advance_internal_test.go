@@ -1,0 +1,55 @@
+package durable
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/runbookdev/runbook/runtime/driver"
+	"github.com/runbookdev/runbook/runtime/rbtype"
+)
+
+// An advance's write queues the same statements, with the same arguments,
+// in the same order, every time: its maps (invocations to finish by
+// status, steps to compensate by runbook) are walked sorted, not in Go's
+// random map order.
+func TestWriteAdvanceQueuesInOneOrder(t *testing.T) {
+	ids := func(n int) []uuid.UUID {
+		out := make([]uuid.UUID, n)
+		for i := range out {
+			out[i] = uuid.New()
+		}
+		return out
+	}
+	w := driver.AdvanceWrite{
+		Finished: map[rbtype.InvocationStatus][]uuid.UUID{
+			rbtype.InvocationCompleted: ids(2), rbtype.InvocationCancelled: ids(1), rbtype.InvocationTimedOut: ids(3),
+		},
+		Compensate: map[uuid.UUID][]string{},
+		Worker:     "w", LeaseUntil: time.Unix(0, 0),
+	}
+	for _, id := range ids(8) {
+		w.Compensate[id] = []string{"a", "b"}
+	}
+	queued := func() []*pgx.QueuedQuery {
+		var b pgx.Batch
+		var leased []int64
+		queueAdvance(&b, w, &leased)
+		return b.QueuedQueries
+	}
+	first := queued()
+	require.Len(t, first, 3+8)
+	for range 50 {
+		again := queued()
+		require.Len(t, again, len(first))
+		for i := range first {
+			require.Equal(t, first[i].SQL, again[i].SQL)
+			require.Equal(t, first[i].Arguments, again[i].Arguments)
+		}
+	}
+	require.Equal(t, string(rbtype.InvocationCancelled), first[0].Arguments[1], "statuses in sorted order")
+	require.Equal(t, string(rbtype.InvocationCompleted), first[1].Arguments[1])
+}
