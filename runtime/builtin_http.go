@@ -140,7 +140,10 @@ func withQuery(target string, payload map[string]any) (string, error) {
 		case string:
 			q.Set(k, v)
 		default:
-			b, _ := json.Marshal(v)
+			b, err := json.Marshal(v)
+			if err != nil {
+				return "", Errorf(rbtype.CodeInvalidInput, "argument %q does not encode as JSON: %v", k, err)
+			}
 			q.Set(k, string(b))
 		}
 	}

@@ -97,7 +97,13 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, id uuid.UUID, af
 			started = true
 		}
 		for _, ev := range toEvents(evs) {
-			data, _ := json.Marshal(ev)
+			data, err := json.Marshal(ev)
+			if err != nil {
+				// The stream has started: an error status cannot be sent.
+				// The event's data came from jsonb, so this is a bug; end
+				// the stream and let the client resume after the last id.
+				return nil
+			}
 			if _, err := fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", ev.ID, ev.Type, data); err != nil {
 				return nil // the client went away
 			}
@@ -111,7 +117,10 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, id uuid.UUID, af
 			continue // more are waiting
 		}
 		if finished {
-			data, _ := json.Marshal(StreamEnd{Status: status})
+			data, err := json.Marshal(StreamEnd{Status: status})
+			if err != nil {
+				return nil
+			}
 			_, _ = fmt.Fprintf(w, "event: end\ndata: %s\n\n", data)
 			_ = ctl.Flush()
 			return nil
