@@ -22,6 +22,9 @@ var (
 	// ErrBadRequest: a request that cannot be run as asked (a CRUD call
 	// naming a column its verb does not allow, a malformed page cursor).
 	ErrBadRequest = errors.New("bad request")
+	// ErrForbidden: the role lacks a privilege (pg.crud naming a table
+	// its role was not granted). Retrying will not grant it.
+	ErrForbidden = errors.New("permission denied")
 )
 
 // translate turns a driver error into the store's own, keeping the
@@ -39,6 +42,8 @@ func translate(err error) error {
 		switch pgErr.Code {
 		case "23505": // unique_violation
 			return fmt.Errorf("%w: %w", ErrConflict, err)
+		case "42501": // insufficient_privilege
+			return fmt.Errorf("%w: %w", ErrForbidden, err)
 		case "40001", "40P01", "55P03", "57P01", "57P02", "57P03", "53300": // serialization, deadlock, lock_not_available, shutdown, too many connections
 			return fmt.Errorf("%w: %w", ErrTransient, err)
 		}
