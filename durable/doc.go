@@ -8,4 +8,6 @@
 //
 // Every connection of a Store uses one schema (search_path), so tests give
 // each test its own schema and run in parallel against one server.
+// pg.crud runs on a CRUDPool of its own, with the application's role and
+// search path, never on the Store's.
 package durable

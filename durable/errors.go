@@ -25,6 +25,8 @@ func translate(err error) error {
 		switch pgErr.Code {
 		case "23505": // unique_violation
 			return fmt.Errorf("%w: %w", driver.ErrConflict, err)
+		case "42501": // insufficient_privilege
+			return fmt.Errorf("%w: %w", driver.ErrForbidden, err)
 		case "40001", "40P01", "55P03", "57P01", "57P02", "57P03", "53300": // serialization, deadlock, lock_not_available, shutdown, too many connections
 			return fmt.Errorf("%w: %w", driver.ErrTransient, err)
 		}

@@ -63,8 +63,8 @@ func (s *Store) MigrationStatus(ctx context.Context) (MigrationStatus, error) {
 	}
 	defer conn.Release()
 	var exists bool
-	err = conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_tables WHERE schemaname = $1 AND tablename = 'schema_version')`,
-		s.config.Schema).Scan(&exists)
+	err = conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_tables WHERE schemaname = $1 AND tablename = $2)`,
+		s.config.Schema, migrations.VersionTable).Scan(&exists)
 	if err != nil {
 		return MigrationStatus{}, translate(err)
 	}
@@ -76,12 +76,12 @@ func (s *Store) MigrationStatus(ctx context.Context) (MigrationStatus, error) {
 		return MigrationStatus{Latest: latest}, nil
 	}
 	var current int32
-	err = conn.QueryRow(ctx, "SELECT version FROM "+pgx.Identifier{s.config.Schema, "schema_version"}.Sanitize()).Scan(&current)
+	err = conn.QueryRow(ctx, "SELECT version FROM "+pgx.Identifier{s.config.Schema, migrations.VersionTable}.Sanitize()).Scan(&current)
 	return MigrationStatus{Current: current, Latest: latest}, translate(err)
 }
 
 func (s *Store) migrator(ctx context.Context, conn *pgx.Conn) (*migrate.Migrator, error) {
-	table := pgx.Identifier{s.config.Schema, "schema_version"}.Sanitize()
+	table := pgx.Identifier{s.config.Schema, migrations.VersionTable}.Sanitize()
 	m, err := migrate.NewMigrator(ctx, conn, table)
 	if err != nil {
 		return nil, fmt.Errorf("error preparing migrations: %w", translate(err))
@@ -112,12 +112,18 @@ func latestMigration() (int32, error) {
 
 // ensureSchema creates the schema if it is missing. Concurrent CREATE
 // SCHEMA IF NOT EXISTS can still collide in the catalog, so it runs under a
-// session advisory lock.
+// session advisory lock. An existing schema is left alone: rbd's role may
+// own its schema without the right to create schemas, which CREATE SCHEMA
+// IF NOT EXISTS demands even when there is nothing to create.
 func ensureSchema(ctx context.Context, conn *pgx.Conn, schema string) error {
 	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", migrationLockKey); err != nil {
 		return translate(err)
 	}
 	defer conn.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", migrationLockKey) //nolint:errcheck // released with the session at worst
+	var exists bool
+	if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)", schema).Scan(&exists); err != nil || exists {
+		return translate(err)
+	}
 	_, err := conn.Exec(ctx, "CREATE SCHEMA IF NOT EXISTS "+pgx.Identifier{schema}.Sanitize())
 	return translate(err)
 }

@@ -32,6 +32,9 @@ const (
 	VDuplicateVerb    Code = "V012"
 	VBadKeyField      Code = "V013"
 	VBadCompensation  Code = "V014"
+	// VDaemonTable: a pg.crud verb names a table of rbd's own (in rbd's
+	// schema, or one of its tables without a schema) or a system catalog.
+	VDaemonTable Code = "V015"
 )
 
 // CodeInfo describes a code for SARIF rule tables and `rbc` help.
@@ -69,4 +72,5 @@ var Codes = []CodeInfo{
 	{VDuplicateVerb, SeverityError, "verb defined twice"},
 	{VBadKeyField, SeverityError, "idempotency key field not in the input schema"},
 	{VBadCompensation, SeverityError, "compensation verb unknown, or its args do not fit it"},
+	{VDaemonTable, SeverityError, "pg.crud names one of rbd's own tables or a system catalog"},
 }

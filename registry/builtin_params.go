@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"net/url"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -27,7 +26,7 @@ func builtinSpecs() []HandlerSpec {
 			CheckParams: checkNoParams},
 		{Name: "timer.sleep", Kind: rbtype.KindDurable, Summary: "parks until a time or for a duration",
 			CheckParams: checkSleep},
-		{Name: "pg.crud", Kind: rbtype.KindSync, Summary: "insert, select, update, delete or upsert on one table",
+		{Name: CRUDHandler, Kind: rbtype.KindSync, Summary: "insert, select, update, delete or upsert on one table",
 			CheckParams: checkCRUD},
 	}
 }
@@ -105,7 +104,7 @@ func checkEcho(m map[string]any) error {
 			p.fail("param \"result\" must be a mapping merged into the echoed arguments")
 		}
 	}
-	if f := p.str("id_field", false); f != "" && !columnName.MatchString(f) {
+	if f := p.str("id_field", false); f != "" && CheckIdentifier(f) != nil {
 		p.fail("param \"id_field\" %q must be a plain field name", f)
 	}
 	return p.err()
@@ -157,42 +156,34 @@ func checkSleep(m map[string]any) error {
 	return p.err()
 }
 
-// CRUDOps are the operations pg.crud performs.
-var CRUDOps = []string{"insert", "select", "update", "delete", "upsert"}
-
-// columnName and tableName are the only identifiers pg.crud will put into
-// SQL. They come from verb files, never from runbook arguments, and are
-// checked here when the verb is loaded; values are always bound as
-// parameters.
-var (
-	columnName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
-	tableName  = regexp.MustCompile(`^([a-z_][a-z0-9_]{0,62}\.)?[a-z_][a-z0-9_]{0,62}$`)
-)
-
-// ValidTableName reports whether s may be used as a pg.crud table.
-func ValidTableName(s string) bool { return tableName.MatchString(s) }
-
-// ValidColumnName reports whether s may be used as a pg.crud column.
-func ValidColumnName(s string) bool { return columnName.MatchString(s) }
-
+// checkCRUD checks pg.crud's params but for the table's name, which the
+// catalogue checks (checkCRUDTable) because the rule needs rbd's schema.
+// Identifiers come from verb files, never from runbook arguments; values
+// are always bound as parameters.
 func checkCRUD(m map[string]any) error {
 	p := newParams(m, "op", "table", "key", "columns", "returning")
-	op := p.str("op", true)
-	if op != "" && !slices.Contains(CRUDOps, op) {
-		p.fail("param \"op\" %q must be one of %s", op, strings.Join(CRUDOps, ", "))
+	op := rbtype.CRUDOp(p.str("op", true))
+	if op != "" && !slices.Contains(rbtype.CRUDOps, op) {
+		p.fail("param \"op\" %q must be one of %s", op, joinOps(rbtype.CRUDOps))
 	}
-	if t := p.str("table", true); t != "" && !tableName.MatchString(t) {
-		p.fail("param \"table\" %q must be a lower-case SQL identifier, optionally schema-qualified", t)
-	}
+	p.str("table", true)
 	for _, key := range []string{"key", "columns", "returning"} {
 		for _, c := range p.strings(key) {
-			if !columnName.MatchString(c) {
+			if CheckIdentifier(c) != nil {
 				p.fail("param %q: %q is not a lower-case SQL column name", key, c)
 			}
 		}
 	}
-	if (op == "update" || op == "delete" || op == "upsert") && len(p.strings("key")) == 0 {
+	if (op == rbtype.CRUDUpdate || op == rbtype.CRUDDelete || op == rbtype.CRUDUpsert) && len(p.strings("key")) == 0 {
 		p.fail("op %q needs param \"key\": the columns that select the row", op)
 	}
 	return p.err()
+}
+
+func joinOps(ops []rbtype.CRUDOp) string {
+	names := make([]string, len(ops))
+	for i, op := range ops {
+		names[i] = string(op)
+	}
+	return strings.Join(names, ", ")
 }

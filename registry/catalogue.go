@@ -13,19 +13,20 @@ import (
 
 // Catalogue is the set of verbs a runbook may call.
 type Catalogue struct {
-	verbs    map[string]*verbs.Definition
-	names    []string
-	handlers *Handlers
+	verbs        map[string]*verbs.Definition
+	names        []string
+	handlers     *Handlers
+	daemonSchema string
 }
 
 // Load reads verb files from paths and builds a catalogue over handlers.
 // The sources are returned for rendering diagnostics.
-func Load(paths []string, handlers *Handlers) (*Catalogue, lang.Sources, lang.Diagnostics, error) {
+func Load(paths []string, handlers *Handlers, opts ...Option) (*Catalogue, lang.Sources, lang.Diagnostics, error) {
 	loaded, diags, err := verbs.LoadPaths(paths)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	cat, more := New(loaded.Definitions, handlers)
+	cat, more := New(loaded.Definitions, handlers, opts...)
 	diags.Append(more)
 	return cat, loaded.Sources, diags.Sorted(), nil
 }
@@ -33,8 +34,11 @@ func Load(paths []string, handlers *Handlers) (*Catalogue, lang.Sources, lang.Di
 // New builds a catalogue and runs the cross-definition checks. Definitions
 // with problems stay in the catalogue, so that runbooks calling them are
 // not also told the verb does not exist.
-func New(defs []*verbs.Definition, handlers *Handlers) (*Catalogue, lang.Diagnostics) {
+func New(defs []*verbs.Definition, handlers *Handlers, opts ...Option) (*Catalogue, lang.Diagnostics) {
 	c := &Catalogue{verbs: make(map[string]*verbs.Definition, len(defs)), handlers: handlers}
+	for _, o := range opts {
+		o(c)
+	}
 	for _, d := range defs {
 		c.verbs[d.FullName()] = d
 		c.names = append(c.names, d.FullName())
@@ -44,6 +48,7 @@ func New(defs []*verbs.Definition, handlers *Handlers) (*Catalogue, lang.Diagnos
 	for _, name := range c.names {
 		d := c.verbs[name]
 		c.checkHandler(d, &diags)
+		c.checkCRUDTable(d, &diags)
 		c.checkCompensation(d, &diags)
 	}
 	return c, diags

@@ -19,6 +19,9 @@ type BuiltinDeps struct {
 	// CRUD runs pg.crud; nil makes pg.crud fail with
 	// DEPENDENCY_UNAVAILABLE.
 	CRUD driver.CRUDExecutor
+	// DaemonSchema is the schema of rbd's own tables, which pg.crud
+	// refuses to touch; empty means migrations.DefaultSchema.
+	DaemonSchema string
 	// LookupEnv resolves ${env:NAME} in handler params, so that secrets
 	// live in the daemon's environment, never in verb files, plans or
 	// events. Nil means os.LookupEnv.
@@ -39,7 +42,7 @@ func builtinHandlers(deps BuiltinDeps) map[string]Handler {
 		"http.start":         &httpStart{deps: deps},
 		"await.notification": HandlerFunc(awaitNotification),
 		"timer.sleep":        HandlerFunc(sleep),
-		"pg.crud":            &crud{exec: deps.CRUD},
+		"pg.crud":            &crud{exec: deps.CRUD, daemonSchema: deps.DaemonSchema},
 	}
 }
 

@@ -3,27 +3,32 @@ package runtime
 import (
 	"context"
 	"errors"
+	"maps"
+	"slices"
+	"strings"
 
+	"github.com/runbookdev/runbook/registry"
 	"github.com/runbookdev/runbook/runtime/driver"
 	"github.com/runbookdev/runbook/runtime/rbtype"
 )
 
 // crud is pg.crud: one operation on one table, the table and columns from
-// the verb's params (checked when the verb was loaded), the values from the
-// arguments, always bound as parameters.
-type crud struct{ exec driver.CRUDExecutor }
+// the verb's params, the values from the arguments, always bound as
+// parameters. The names are checked again here, by the rule the catalogue
+// applied when the verb was loaded: the plan may have been compiled by
+// another rbc, against another schema, or written by hand.
+type crud struct {
+	exec         driver.CRUDExecutor
+	daemonSchema string
+}
 
 func (h *crud) Call(ctx context.Context, c *Call) (Result, error) {
+	req, err := h.request(c)
+	if err != nil {
+		return Result{}, err
+	}
 	if h.exec == nil {
 		return Result{}, Errorf(rbtype.CodeDependencyUnavailable, "pg.crud has no database")
-	}
-	req := driver.CRUDRequest{
-		Op:        rbtype.CRUDOp(stringParam(c.Params, "op")),
-		Table:     stringParam(c.Params, "table"),
-		Key:       stringsParam(c.Params, "key"),
-		Columns:   stringsParam(c.Params, "columns"),
-		Returning: stringsParam(c.Params, "returning"),
-		Values:    c.Args,
 	}
 	rows, err := h.exec.CRUD(ctx, req)
 	switch {
@@ -31,6 +36,8 @@ func (h *crud) Call(ctx context.Context, c *Call) (Result, error) {
 		return Result{}, &Error{Code: rbtype.CodeTransientDBLock, Message: err.Error(), Err: err}
 	case errors.Is(err, driver.ErrBadRequest):
 		return Result{}, &Error{Code: rbtype.CodeInvalidInput, Message: err.Error(), Err: err}
+	case errors.Is(err, driver.ErrForbidden):
+		return Result{}, &Error{Code: rbtype.CodeAuthForbidden, Message: err.Error(), Err: err}
 	case err != nil:
 		return Result{}, &Error{Code: rbtype.CodeDependencyUnavailable, Message: err.Error(), Err: err}
 	}
@@ -44,6 +51,39 @@ func (h *crud) Call(ctx context.Context, c *Call) (Result, error) {
 		return Complete(rows[0]), nil
 	}
 	return Complete(map[string]any{"count": 0}), nil
+}
+
+// request reads the call into a CRUD request, refusing rbd's own tables
+// (POLICY_DENIED) and names that are not identifiers (INVALID_INPUT);
+// both are final. Argument names may use dashes; they map to columns with
+// underscores.
+func (h *crud) request(c *Call) (driver.CRUDRequest, error) {
+	req := driver.CRUDRequest{
+		Op:        rbtype.CRUDOp(stringParam(c.Params, "op")),
+		Table:     stringParam(c.Params, "table"),
+		Key:       stringsParam(c.Params, "key"),
+		Columns:   stringsParam(c.Params, "columns"),
+		Returning: stringsParam(c.Params, "returning"),
+		Values:    make(map[string]any, len(c.Args)),
+	}
+	if err := registry.CheckCRUDTable(req.Table, h.daemonSchema); err != nil {
+		code := rbtype.CodeInvalidInput
+		if errors.Is(err, registry.ErrDaemonTable) {
+			code = rbtype.CodePolicyDenied
+		}
+		return req, &Error{Code: code, Message: err.Error(), Err: err}
+	}
+	for k, v := range c.Args {
+		req.Values[strings.ReplaceAll(k, "-", "_")] = v
+	}
+	for _, names := range [][]string{req.Key, req.Columns, req.Returning, slices.Sorted(maps.Keys(req.Values))} {
+		for _, name := range names {
+			if err := registry.CheckIdentifier(name); err != nil {
+				return req, &Error{Code: rbtype.CodeInvalidInput, Message: "pg.crud column " + err.Error(), Err: err}
+			}
+		}
+	}
+	return req, nil
 }
 
 func stringParam(p map[string]any, name string) string {

@@ -12,7 +12,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
-	"github.com/runbookdev/runbook/durable/pgtest"
 	"github.com/runbookdev/runbook/runtime"
 	"github.com/runbookdev/runbook/runtime/rbtype"
 )
@@ -141,46 +140,4 @@ func TestCoreHandlers(t *testing.T) {
 	_, err = callBuiltin(t, runtime.BuiltinDeps{}, "timer.sleep", &runtime.Call{})
 	require.ErrorAs(t, err, &e)
 	require.Equal(t, rbtype.CodeInvalidInput, e.Code)
-}
-
-func TestPGCRUD(t *testing.T) {
-	b := setup(t)
-	pgtest.Exec(t, b.store, `CREATE TABLE deals (deal_id serial PRIMARY KEY, company text UNIQUE, stage text, score numeric)`)
-	deps := runtime.BuiltinDeps{CRUD: b.store}
-	crud := func(params map[string]any, args map[string]any) (any, error) {
-		res, err := callBuiltin(t, deps, "pg.crud", &runtime.Call{Params: params, Args: args})
-		return res.Value(), err
-	}
-	got, err := crud(map[string]any{"op": "insert", "table": "deals", "returning": []any{"deal_id"}},
-		map[string]any{"company": "Acme", "stage": "sourced"})
-	require.NoError(t, err)
-	require.Equal(t, map[string]any{"deal_id": int32(1)}, got)
-
-	got, err = crud(map[string]any{"op": "upsert", "table": "deals", "key": []any{"company"}, "returning": []any{"deal_id", "stage"}},
-		map[string]any{"company": "Acme", "stage": "contacted"})
-	require.NoError(t, err)
-	require.Equal(t, map[string]any{"deal_id": int32(1), "stage": "contacted"}, got)
-
-	got, err = crud(map[string]any{"op": "select", "table": "deals", "key": []any{"company"}, "returning": []any{"stage"}},
-		map[string]any{"company": "Acme"})
-	require.NoError(t, err)
-	require.Equal(t, map[string]any{"rows": []map[string]any{{"stage": "contacted"}}, "count": 1}, got)
-
-	// A value is never SQL: a hostile string is just a string.
-	_, err = crud(map[string]any{"op": "update", "table": "deals", "key": []any{"company"}},
-		map[string]any{"company": "Acme", "stage": "x'; DROP TABLE deals; --"})
-	require.NoError(t, err)
-	got, err = crud(map[string]any{"op": "delete", "table": "deals", "key": []any{"company"}, "returning": []any{"stage"}},
-		map[string]any{"company": "Acme"})
-	require.NoError(t, err)
-	require.Equal(t, map[string]any{"stage": "x'; DROP TABLE deals; --"}, got)
-
-	// Names are checked, never interpolated as given.
-	_, err = crud(map[string]any{"op": "select", "table": "deals; drop"}, nil)
-	var e *runtime.Error
-	require.ErrorAs(t, err, &e)
-	require.Equal(t, rbtype.CodeInvalidInput, e.Code)
-	_, err = crud(map[string]any{"op": "insert", "table": "deals", "columns": []any{"company"}}, map[string]any{"score": 5})
-	require.ErrorAs(t, err, &e)
-	require.Contains(t, e.Message, `column "score" is not one the verb allows`)
 }

@@ -321,6 +321,11 @@ func (d *decoder) execution(n *yaml.Node, def *Definition) {
 		"params": {false, func(p string, v *yaml.Node) {
 			if params, ok := d.jsonObject(v, p, nil); ok {
 				e.Params = params
+				// Each param's own range, so that a handler's check can
+				// point at the value it refuses.
+				for i := 0; i+1 < len(v.Content); i += 2 {
+					def.fields[p+"."+v.Content[i].Value] = d.src.rangeOf(v.Content[i+1])
+				}
 			}
 		}},
 		"idempotency": {false, func(p string, v *yaml.Node) {

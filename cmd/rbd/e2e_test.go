@@ -269,7 +269,7 @@ func TestSIGTERMReleasesLeasesAndExitsZero(t *testing.T) {
 func TestEmbeddedPostgresSurvivesRestart(t *testing.T) {
 	t.Parallel()
 	e := newDaemonEnv(t)
-	e.env = append(e.env, "DATABASE_URL=", "RBD_SCHEMA=public")
+	e.env = append(e.env, "DATABASE_URL=", "RBD_SCHEMA=") // the defaults: the embedded server, schema rbd
 	// The server may run as the postgres user, who must reach the data.
 	root, err := os.MkdirTemp("", "rbd-embedded-")
 	require.NoError(t, err)
@@ -291,7 +291,7 @@ func TestEmbeddedPostgresSurvivesRestart(t *testing.T) {
 	require.Contains(t, d.logs.String(), "stopped the embedded PostgreSQL")
 
 	var out, errOut strings.Builder
-	require.Equal(t, exitOK, run([]string{"migrate", "--database-url=", "--data-dir", dataDir, "--schema", "public", "--log-format", "json"}, &out, &errOut), errOut.String())
+	require.Equal(t, exitOK, run([]string{"migrate", "--database-url=", "--data-dir", dataDir, "--log-format", "json"}, &out, &errOut), errOut.String())
 	require.Equal(t, "the database schema is current (version 1)\n", out.String())
 
 	again := e.start(t, "--data-dir", dataDir, "--verbs", verbs)

@@ -56,6 +56,7 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	f := &serveFlags{}
 	fs := cli.NewEnvFlags("rbd serve", serveUsage, stderr)
 	f.db.register(fs)
+	f.db.registerCRUD(fs)
 	fs.BoolVar(&f.migrate, "migrate", true, "run the database migrations at start")
 	fs.Env("migrate", "RBD_MIGRATE")
 	fs.BoolVar(&f.worker, "worker", true, "advance runbooks; with --worker=false this rbd only serves the API, and other rbd processes do the work")
@@ -156,9 +157,10 @@ func serve(ctx context.Context, f *serveFlags, log *slog.Logger) error {
 	// while running calls finish and leases are released.
 	base := context.WithoutCancel(ctx)
 	if f.db.maxConns <= 0 {
-		// Each advancer holds a connection for its transaction and the
-		// handlers it runs may want one (pg.crud); the listener, claims,
-		// sweeps, lease renewals and API requests need the rest.
+		// Two per advancer: one for its transaction, one of headroom
+		// (kept when pg.crud, which used it, got a pool of its own); the
+		// listener, claims, sweeps, lease renewals and API requests need
+		// the rest.
 		f.db.maxConns = 2*max(f.engine.Advancers, 1) + 8
 	}
 	db, err := f.db.open(ctx, log)
@@ -169,8 +171,8 @@ func serve(ctx context.Context, f *serveFlags, log *slog.Logger) error {
 	if err := prepareSchema(ctx, db.store, f.migrate, log); err != nil {
 		return err
 	}
-	handlers := runtime.NewHandlers(runtime.BuiltinDeps{CRUD: db.store})
-	cat, err := loadCatalogue(f.verbs, handlers, log)
+	handlers := runtime.NewHandlers(runtime.BuiltinDeps{CRUD: db.crud, DaemonSchema: f.db.schema})
+	cat, err := loadCatalogue(f.verbs, handlers, f.db.schema, log)
 	if err != nil {
 		return err
 	}
@@ -287,14 +289,15 @@ func schemaCurrent(ctx context.Context, store *durable.Store) error {
 	return nil
 }
 
-// loadCatalogue reads the verb definitions. Errors in them stop the
-// daemon, printed as rbc prints them; warnings are logged.
-func loadCatalogue(paths []string, handlers *runtime.Handlers, log *slog.Logger) (*registry.Catalogue, error) {
+// loadCatalogue reads the verb definitions, checking pg.crud's tables
+// against rbd's own schema. Errors in them stop the daemon, printed as rbc
+// prints them; warnings are logged.
+func loadCatalogue(paths []string, handlers *runtime.Handlers, daemonSchema string, log *slog.Logger) (*registry.Catalogue, error) {
 	if len(paths) == 0 {
 		log.Warn("no --verbs: submitted sources cannot be compiled; only plans compiled by rbc can be submitted")
 		return nil, nil
 	}
-	cat, sources, diags, err := registry.Load(paths, handlers.Specs())
+	cat, sources, diags, err := registry.Load(paths, handlers.Specs(), registry.DaemonSchema(daemonSchema))
 	if err != nil {
 		return nil, err
 	}

@@ -219,10 +219,10 @@ func ExampleStore() (store *durable.Store, done func()) {
 	}
 }
 
-// Exec runs a statement in the store's schema on a connection of its own:
-// for tests that need what the store never does (a table for pg.crud, a
-// setting), kept out of the store's API.
-func Exec(t testing.TB, store *durable.Store, sql string, args ...any) {
+// ExecIn runs a statement in the store's schema on a connection of its
+// own: for tests that need what the store never does, kept out of the
+// store's API.
+func ExecIn(t testing.TB, store *durable.Store, sql string, args ...any) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -245,6 +245,6 @@ func Exec(t testing.TB, store *durable.Store, sql string, args ...any) {
 // store's wake-up channel, as a network failure would.
 func TerminateListeners(t testing.TB, store *durable.Store) {
 	t.Helper()
-	Exec(t, store, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+	ExecIn(t, store, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
 		WHERE pid <> pg_backend_pid() AND query = $1`, "LISTEN "+pgx.Identifier{store.Channel()}.Sanitize())
 }

@@ -8,7 +8,8 @@ import (
 
 // CRUDRequest is one pg.crud operation. The table and columns come from
 // the verb's params, which the daemon's catalogue holds; the values come
-// from the step's arguments and are always bound as parameters.
+// from the step's arguments, keyed by column, and are always bound as
+// parameters.
 type CRUDRequest struct {
 	Op        rbtype.CRUDOp
 	Table     string   // optionally schema-qualified

@@ -17,4 +17,7 @@ var (
 	// ErrBadRequest: a request that cannot be run as asked (a CRUD call
 	// naming a column its verb does not allow, a malformed page cursor).
 	ErrBadRequest = errors.New("bad request")
+	// ErrForbidden: the role lacks a privilege (pg.crud naming a table
+	// its role was not granted). Retrying will not grant it.
+	ErrForbidden = errors.New("permission denied")
 )

@@ -1,0 +1,41 @@
+package migrations
+
+import "slices"
+
+// DefaultSchema is the schema rbd keeps its tables in unless told
+// otherwise. It is not public: the application's tables live there, and
+// pg.crud, which works on them, must never reach rbd's own.
+const DefaultSchema = "rbd"
+
+// VersionTable records which migrations have run; it lives in rbd's schema
+// beside the tables the migrations create.
+const VersionTable = "schema_version"
+
+// relations are the tables and sequences the migrations create, and the
+// version table. A test migrates a real database and compares.
+var relations = []string{
+	"action_receipts",
+	"completion_notifications",
+	"completion_notifications_id_seq",
+	"invocation_records",
+	"runbook_edges",
+	"runbook_events",
+	"runbook_events_id_seq",
+	"runbook_mutations",
+	"runbook_mutations_id_seq",
+	"runbook_steps",
+	"runbook_steps_completion_seq",
+	"runbook_steps_id_seq",
+	"runbooks",
+	VersionTable,
+	"step_leases",
+}
+
+// Relations lists, sorted, the names of every table and sequence rbd keeps
+// in its schema: the daemon's own state, which pg.crud may never name. The
+// slice is a copy; changing it changes nothing.
+func Relations() []string {
+	out := slices.Clone(relations)
+	slices.Sort(out)
+	return out
+}
