@@ -43,7 +43,7 @@ func ReadPlan(filename string, raw []byte, cat *registry.Catalogue) (*Plan, lang
 				"plan schema_version %d is not supported (this daemon reads %d)", *head.SchemaVersion, SchemaVersion)
 			return nil, diags
 		}
-		diags.Errorf(lang.EPlanUnreadable, spans.decodeError(err), "the plan cannot be read: %s",
+		diags.Errorf(lang.EPlanUnreadable, spans.decodeError(err), "not a readable plan: %s",
 			strings.TrimPrefix(err.Error(), "error reading plan: "))
 		return nil, diags
 	}

@@ -270,7 +270,7 @@ func TestReadPlanChecksVersionAndHash(t *testing.T) {
 	_, diags = ReadPlan("plan.json", []byte(`{"schema_version": 1, "steps": [}`), cat)
 	require.Len(t, diags, 1)
 	require.Equal(t, lang.EPlanUnreadable, diags[0].Code)
-	require.Equal(t, `the plan cannot be read: invalid character '}' looking for beginning of value`, diags[0].Message)
+	require.Equal(t, `not a readable plan: invalid character '}' looking for beginning of value`, diags[0].Message)
 	require.Equal(t, 33, diags[0].Range.Start.Column, "at the bracket")
 }
 
