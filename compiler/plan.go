@@ -11,7 +11,8 @@ import (
 	"maps"
 	"slices"
 	"strconv"
-	"sync"
+
+	lru "github.com/hashicorp/golang-lru/v2"
 
 	"github.com/runbookdev/runbook/runtime/rbtype"
 	"github.com/runbookdev/runbook/verbs"
@@ -153,8 +154,20 @@ func (v *VerbInfo) UnmarshalJSON(b []byte) error {
 
 // schemaCache holds compiled schemas by their JSON text and role. A daemon
 // reads the same few verbs' schemas in every plan it loads; compiling them
-// once keeps loading a plan cheap.
-var schemaCache sync.Map // schemaCacheKey → *verbs.Schema
+// once keeps loading a plan cheap. It is bounded: a plan submitted from
+// outside is decoded, schemas included, before it is checked against the
+// catalogue, and a stream of refused plans with schemas of their own must
+// not grow the daemon's memory without end.
+var schemaCache = func() *lru.Cache[schemaCacheKey, *verbs.Schema] {
+	c, err := lru.New[schemaCacheKey, *verbs.Schema](maxCachedSchemas)
+	if err != nil {
+		panic(err) // only for a size below one
+	}
+	return c
+}()
+
+// maxCachedSchemas is far more than the schemas of a catalogue.
+const maxCachedSchemas = 1024
 
 type schemaCacheKey struct {
 	role verbs.SchemaRole
@@ -166,8 +179,8 @@ func cachedSchema(name string, raw json.RawMessage, role verbs.SchemaRole) (*ver
 		return nil, nil
 	}
 	key := schemaCacheKey{role, string(raw)}
-	if s, ok := schemaCache.Load(key); ok {
-		return s.(*verbs.Schema), nil
+	if s, ok := schemaCache.Get(key); ok {
+		return s, nil
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
@@ -179,7 +192,7 @@ func cachedSchema(name string, raw json.RawMessage, role verbs.SchemaRole) (*ver
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	schemaCache.Store(key, s)
+	schemaCache.Add(key, s)
 	return s, nil
 }
 

@@ -116,6 +116,12 @@ func (c *planCheck) run() {
 			"plan schema_version %d is not supported (this daemon reads %d)", p.SchemaVersion, SchemaVersion)
 		return
 	}
+	for i, s := range p.Steps {
+		if s == nil { // a null in the steps: nothing below could look at it
+			c.report(lang.EPlanUnreadable, c.spans.step(i), "", 0, "step %d is null, not a step", i+1)
+			return
+		}
+	}
 	c.enc = p.encodeSteps()
 	if want := p.hash(c.enc); p.PlanHash != want {
 		c.report(lang.EPlanHash, c.spans.member("plan_hash"), "", 0,

@@ -267,6 +267,11 @@ func TestReadPlanChecksVersionAndHash(t *testing.T) {
 	_, diags = ReadPlan("plan.json", future, cat)
 	require.Equal(t, []string{"E070 plan schema_version 2 is not supported (this daemon reads 1)"}, codes(diags))
 
+	// A null where a step should be is refused, not a panic.
+	withNull := edit(t, raw, true, func(doc map[string]any) { doc["steps"] = append(doc["steps"].([]any), nil) })
+	_, diags = ReadPlan("plan.json", withNull, cat)
+	require.Equal(t, []string{"E070 step 5 is null, not a step"}, codes(diags))
+
 	_, diags = ReadPlan("plan.json", []byte(`{"schema_version": 1, "steps": [}`), cat)
 	require.Len(t, diags, 1)
 	require.Equal(t, lang.EPlanUnreadable, diags[0].Code)
@@ -360,4 +365,27 @@ func TestPlanHashCoversEachStepsOwnBlock(t *testing.T) {
 	// Compiling the same source twice gives the same hash.
 	again, _ := compileSource(t, cat, "check.rbk", []byte(checkSource))
 	require.Equal(t, before, again.PlanHash)
+}
+
+// TestDecodingForeignSchemasIsBounded: a plan's schemas are compiled as
+// it is decoded, before the check refuses it. They never make the daemon
+// read a file, and refused plans cannot grow the schema cache without end.
+func TestDecodingForeignSchemasIsBounded(t *testing.T) {
+	cat := checkCatalogue(t)
+	raw := edit(t, compiledPlan(t, cat), true, func(doc map[string]any) {
+		object := at(doc, "verbs", "t.echo", "input_schema", "properties")
+		object["v"] = map[string]any{"$ref": "file:///etc/hostname"}
+	})
+	_, diags := ReadPlan("plan.json", raw, cat)
+	require.Len(t, diags, 1)
+	require.Equal(t, "E070", string(diags[0].Code))
+	require.Contains(t, diags[0].Message, "file:///etc/hostname is outside the schema")
+
+	for i := range maxCachedSchemas + 50 {
+		plan := fmt.Sprintf(`{"schema_version":1,"plan_hash":"","sources":[],"inputs":[],"steps":[],"edges":[],
+			"verbs":{"x.y":{"hash":"h","input_schema":{"properties":{"p%d":{}}}}}}`, i)
+		_, err := DecodePlan([]byte(plan))
+		require.NoError(t, err)
+	}
+	require.LessOrEqual(t, schemaCache.Len(), maxCachedSchemas)
 }
