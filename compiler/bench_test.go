@@ -85,3 +85,24 @@ func BenchmarkGraphLibrary(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkParsePlan measures reading a compiled plan back, hash check
+// included: what the daemon does with a submitted plan before it checks
+// it against its catalogue.
+func BenchmarkParsePlan(b *testing.B) {
+	cat := benchCatalogue(b)
+	for _, n := range []int{10000, 100000} {
+		f, diags := lang.Parse("bench.rbk", langtest.GenerateRunbook(n))
+		require.Empty(b, diags)
+		plan, diags := Compile([]*lang.File{f}, cat)
+		require.NotNil(b, plan, diags)
+		raw := plan.JSON()
+		b.Run(fmt.Sprintf("steps=%d", n), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := ParsePlan(raw); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -11,7 +11,8 @@ import (
 	"maps"
 	"slices"
 	"strconv"
-	"sync"
+
+	lru "github.com/hashicorp/golang-lru/v2"
 
 	"github.com/runbookdev/runbook/runtime/rbtype"
 	"github.com/runbookdev/runbook/verbs"
@@ -49,11 +50,28 @@ type Plan struct {
 }
 
 // encodedSteps is each step's compact JSON with its position, and where
-// the position starts, so the hashed form (without it) is a prefix.
+// the position starts, so the hashed form (without it) is a prefix. It
+// also keeps the distinct execution blocks the steps carry, each encoded
+// once, so that a plan from outside can be compared with a catalogue
+// block by block rather than step by step.
 type encodedSteps struct {
 	hash  string
 	steps [][]byte
 	cut   []int
+	// blocks are the distinct (verb, execution block) pairs of the steps,
+	// in order of first use; block[i] indexes step i's.
+	blocks []encodedBlock
+	block  []int
+}
+
+// encodedBlock is one execution block as a step carries it, with the verb
+// the step names and its canonical JSON.
+type encodedBlock struct {
+	verb  string
+	first int // the first step that carries it
+	count int // how many steps carry it
+	exec  *verbs.Execution
+	json  []byte
 }
 
 // writeWithoutPos writes step i's JSON without its position.
@@ -136,8 +154,20 @@ func (v *VerbInfo) UnmarshalJSON(b []byte) error {
 
 // schemaCache holds compiled schemas by their JSON text and role. A daemon
 // reads the same few verbs' schemas in every plan it loads; compiling them
-// once keeps loading a plan cheap.
-var schemaCache sync.Map // schemaCacheKey → *verbs.Schema
+// once keeps loading a plan cheap. It is bounded: a plan submitted from
+// outside is decoded, schemas included, before it is checked against the
+// catalogue, and a stream of refused plans with schemas of their own must
+// not grow the daemon's memory without end.
+var schemaCache = func() *lru.Cache[schemaCacheKey, *verbs.Schema] {
+	c, err := lru.New[schemaCacheKey, *verbs.Schema](maxCachedSchemas)
+	if err != nil {
+		panic(err) // only for a size below one
+	}
+	return c
+}()
+
+// maxCachedSchemas is far more than the schemas of a catalogue.
+const maxCachedSchemas = 1024
 
 type schemaCacheKey struct {
 	role verbs.SchemaRole
@@ -149,8 +179,8 @@ func cachedSchema(name string, raw json.RawMessage, role verbs.SchemaRole) (*ver
 		return nil, nil
 	}
 	key := schemaCacheKey{role, string(raw)}
-	if s, ok := schemaCache.Load(key); ok {
-		return s.(*verbs.Schema), nil
+	if s, ok := schemaCache.Get(key); ok {
+		return s, nil
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
@@ -162,7 +192,7 @@ func cachedSchema(name string, raw json.RawMessage, role verbs.SchemaRole) (*ver
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	schemaCache.Store(key, s)
+	schemaCache.Add(key, s)
 	return s, nil
 }
 
@@ -183,9 +213,9 @@ func (p *Plan) Step(key string) *Step {
 // runbook keeps its identity, and so its request-level dedupe.
 //
 // The canonical JSON is exactly what encoding/json.Marshal writes for that
-// view of the plan (a test holds the two equal); it is built piecewise
-// here because at 100k steps reflection over every step dominated compile
-// time.
+// view of the plan (a test holds the two equal), every step with its own
+// execution block; it is built piecewise here because at 100k steps
+// reflection over every step dominated compile time.
 func (p *Plan) Hash() string {
 	return p.hash(p.encodeSteps())
 }
@@ -279,22 +309,47 @@ func writeLines(b *bufio.Writer, name string, n int, item func(int) []byte, open
 	b.WriteString(closing)
 }
 
-// encodeSteps renders each step as compact JSON, in parallel, reusing one
-// rendering of each verb's execution block.
+// encodeSteps renders each step as compact JSON, in parallel, with its
+// own execution block. Encoding one block per step by reflection would
+// dominate compile time at 100k steps, so a block is encoded once and
+// reused for every later step of the same verb whose block is Equal to
+// it. Compiled steps share their verb's maps and pointers, so that
+// comparison is a few word compares; a decoded plan's steps compare their
+// values. Either way every step is hashed and written with the block it
+// actually carries: an edited step never borrows another step's bytes.
 func (p *Plan) encodeSteps() *encodedSteps {
-	exec := map[string][]byte{}
-	for _, s := range p.Steps {
-		if _, ok := exec[s.VerbHash]; !ok {
-			exec[s.VerbHash] = mustJSON(s.Execution)
+	n := len(p.Steps)
+	out := &encodedSteps{steps: make([][]byte, n), cut: make([]int, n), block: make([]int, n)}
+	// last is the block each verb's previous step carried: generated
+	// runbooks call a verb many times with one block, so it is nearly
+	// always the one to compare with. byText finds a block again by its
+	// encoding, so a plan with many different blocks stays linear.
+	last := map[string]int{}
+	byText := map[string]int{}
+	for i, s := range p.Steps {
+		if j, ok := last[s.Verb]; ok && out.blocks[j].exec.Equal(&s.Execution) {
+			out.block[i] = j
+			out.blocks[j].count++
+			continue
 		}
+		text := mustJSON(s.Execution)
+		key := s.Verb + "\x00" + string(text)
+		j, seen := byText[key]
+		if !seen {
+			j = len(out.blocks)
+			byText[key] = j
+			out.blocks = append(out.blocks, encodedBlock{verb: s.Verb, first: i, exec: &s.Execution, json: text})
+		}
+		out.blocks[j].count++
+		out.block[i] = j
+		last[s.Verb] = j
 	}
-	out := &encodedSteps{steps: make([][]byte, len(p.Steps)), cut: make([]int, len(p.Steps))}
-	parallelRanges(len(p.Steps), func(lo, hi int) {
+	parallelRanges(n, func(lo, hi int) {
 		// Each step is built in a scratch buffer and copied out at its
 		// exact size: one allocation a step, no regrowth.
 		var scratch []byte
 		for i := lo; i < hi; i++ {
-			scratch = appendStep(scratch[:0], p.Steps[i], exec, &out.cut[i])
+			scratch = appendStep(scratch[:0], p.Steps[i], out.blocks[out.block[i]].json, &out.cut[i])
 			out.steps[i] = slices.Clone(scratch)
 		}
 	})
@@ -303,7 +358,7 @@ func (p *Plan) encodeSteps() *encodedSteps {
 
 // appendStep appends a step's compact JSON, position last, and records in
 // cut where the position starts.
-func appendStep(b []byte, s *Step, exec map[string][]byte, cut *int) []byte {
+func appendStep(b []byte, s *Step, exec []byte, cut *int) []byte {
 	b = append(b, `{"key":`...)
 	b = appendString(b, s.Key)
 	b = append(b, `,"verb":`...)
@@ -317,7 +372,7 @@ func appendStep(b []byte, s *Step, exec map[string][]byte, cut *int) []byte {
 	b = append(b, `,"gate":`...)
 	b = appendString(b, string(s.Gate))
 	b = append(b, `,"execution":`...)
-	b = append(b, exec[s.VerbHash]...)
+	b = append(b, exec...)
 	b = append(b, `,"verb_hash":`...)
 	b = appendString(b, s.VerbHash)
 	*cut = len(b)
@@ -342,8 +397,10 @@ func mustJSON(v any) []byte {
 	return b
 }
 
-// ParsePlan reads a plan written by JSON, checking its version and hash:
-// for plans from outside, such as a submission.
+// ParsePlan reads a plan written by JSON, checking its version and hash.
+// The hash only shows the plan is whole, not who wrote it: anyone can
+// recompute it. A daemon reads a submitted plan with ReadPlan, which also
+// holds the plan to its catalogue.
 func ParsePlan(b []byte) (*Plan, error) {
 	p, err := DecodePlan(b)
 	if err != nil {
@@ -356,7 +413,8 @@ func ParsePlan(b []byte) (*Plan, error) {
 }
 
 // DecodePlan reads a plan without checking its hash: for plans the daemon
-// stored itself, whose hash was checked when they came in.
+// stored itself, which were checked (ReadPlan) or compiled when they came
+// in.
 func DecodePlan(b []byte) (*Plan, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()

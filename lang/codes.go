@@ -4,7 +4,9 @@ package lang
 // agents match on them.
 type Code string
 
-// The codes of LANGUAGE.md (E and W series) and VERBS.md (V series).
+// The codes of LANGUAGE.md (E and W series) and VERBS.md (V series). E070
+// to E072 are the daemon's own: they refuse a plan submitted as JSON
+// (SEMANTICS.md section 9), in the same shape as a compile error.
 const (
 	ESyntax           Code = "E001"
 	EBadLiteral       Code = "E002"
@@ -20,6 +22,9 @@ const (
 	ECycle            Code = "E040"
 	EBadOption        Code = "E041"
 	EInputConflict    Code = "E050"
+	EPlanUnreadable   Code = "E070"
+	EPlanHash         Code = "E071"
+	EPlanCatalogue    Code = "E072"
 	WUnusedBinding    Code = "W001"
 	WImpliedAfter     Code = "W002"
 	VBadYAML          Code = "V001"
@@ -60,6 +65,9 @@ var Codes = []CodeInfo{
 	{ECycle, SeverityError, "dependency cycle"},
 	{EBadOption, SeverityError, "bad step option"},
 	{EInputConflict, SeverityError, "an input used with conflicting types"},
+	{EPlanUnreadable, SeverityError, "a submitted plan that cannot be read: not a plan, an unknown schema_version, or a malformed step or edge"},
+	{EPlanHash, SeverityError, "a submitted plan whose plan_hash does not match its content"},
+	{EPlanCatalogue, SeverityError, "a submitted plan compiled against another catalogue: a step's execution block, a verb hash or schema differs from this daemon's"},
 	{WUnusedBinding, SeverityWarning, "binding never referenced"},
 	{WImpliedAfter, SeverityWarning, ":after an already-implied dependency"},
 	{VBadYAML, SeverityError, "not valid YAML, or not a list of definitions"},

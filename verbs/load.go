@@ -64,6 +64,7 @@ func LoadPaths(paths []string) (*Loaded, lang.Diagnostics, error) {
 	files = slices.Compact(files)
 
 	out := &Loaded{Sources: lang.Sources{}}
+	var all []parsed
 	var diags lang.Diagnostics
 	for _, f := range files {
 		src, err := os.ReadFile(f)
@@ -71,38 +72,65 @@ func LoadPaths(paths []string) (*Loaded, lang.Diagnostics, error) {
 			return nil, nil, fmt.Errorf("error reading verb file %q: %w", f, err)
 		}
 		out.Sources[f] = src
-		defs, ds := Parse(f, src)
-		out.Definitions = append(out.Definitions, defs...)
+		defs, ds := parse(f, src)
+		all = append(all, defs...)
 		diags.Append(ds)
 	}
-	out.Definitions, diags = dedupe(out.Definitions, diags)
+	out.Definitions, diags = dedupe(all, diags)
 	return out, diags.Sorted(), nil
 }
 
-// dedupe reports every verb defined more than once (V012) and keeps the
-// first definition of each name.
-func dedupe(defs []*Definition, diags lang.Diagnostics) ([]*Definition, lang.Diagnostics) {
+// parsed is a definition as read. One with errors is kept, marked broken,
+// so that a second definition of its name is still reported (V012).
+type parsed struct {
+	def    *Definition
+	broken bool
+}
+
+// dedupe reports every verb defined more than once (V012), pointing at
+// the first definition, whether that one has errors of its own or not. It
+// keeps the first definition of each name without errors, so that
+// runbooks calling the verb are not also told it does not exist.
+func dedupe(all []parsed, diags lang.Diagnostics) ([]*Definition, lang.Diagnostics) {
 	first := map[string]*Definition{}
-	var kept []*Definition
-	for _, d := range defs {
-		if prev, ok := first[d.FullName()]; ok {
-			diags.Errorf(lang.VDuplicateVerb, d.FieldRange("name"), "verb %q is defined twice", d.FullName()).
+	kept := map[string]bool{}
+	var defs []*Definition
+	for _, p := range all {
+		name := p.def.FullName()
+		if prev, dup := first[name]; dup {
+			diags.Errorf(lang.VDuplicateVerb, p.def.FieldRange("name"), "verb %q is defined twice", name).
 				WithRelated(prev.FieldRange("name"), "first defined here")
-			continue
+		} else {
+			first[name] = p.def
 		}
-		first[d.FullName()] = d
-		kept = append(kept, d)
+		if !p.broken && !kept[name] {
+			kept[name] = true
+			defs = append(defs, p.def)
+		}
 	}
-	slices.SortFunc(kept, func(a, b *Definition) int { return strings.Compare(a.FullName(), b.FullName()) })
-	return kept, diags
+	slices.SortFunc(defs, func(a, b *Definition) int { return strings.Compare(a.FullName(), b.FullName()) })
+	return defs, diags
 }
 
 // Parse reads one verb file: a YAML list of definitions, or several YAML
 // documents each holding such a list. Definitions with errors are left out.
 func Parse(filename string, src []byte) ([]*Definition, lang.Diagnostics) {
+	all, diags := parse(filename, src)
+	var defs []*Definition
+	for _, p := range all {
+		if !p.broken {
+			defs = append(defs, p.def)
+		}
+	}
+	return defs, diags
+}
+
+// parse reads one verb file, keeping the definitions with errors whose
+// domain and name could be read, marked broken.
+func parse(filename string, src []byte) ([]parsed, lang.Diagnostics) {
 	d := &decoder{src: newSource(filename, src)}
 	dec := yaml.NewDecoder(bytes.NewReader(src))
-	var defs []*Definition
+	var defs []parsed
 	docs := 0
 	for {
 		var doc yaml.Node
@@ -121,8 +149,8 @@ func Parse(filename string, src []byte) ([]*Definition, lang.Diagnostics) {
 			continue
 		}
 		for _, item := range root.Content {
-			if def := d.definition(item); def != nil {
-				defs = append(defs, def)
+			if def, ok := d.definition(item); def != nil {
+				defs = append(defs, parsed{def: def, broken: !ok})
 			}
 		}
 	}
@@ -275,12 +303,15 @@ func (d *decoder) duration(n *yaml.Node, path string) *Duration {
 	return &dur
 }
 
-func (d *decoder) definition(item *yaml.Node) *Definition {
-	def := &Definition{Range: d.src.rangeOf(item), fields: map[string]lang.Range{}}
+// definition reads one definition. It returns it with ok when it has no
+// errors. With errors it returns it, not ok, when its domain and name
+// could be read, so that the duplicate check still sees it; else nil.
+func (d *decoder) definition(item *yaml.Node) (def *Definition, ok bool) {
+	def = &Definition{Range: d.src.rangeOf(item), fields: map[string]lang.Range{}}
 	before := len(d.diags)
 	var inputNode, outputNode *yaml.Node
 	var exec *yaml.Node
-	ok := d.mapping(item, "", def, map[string]field{
+	isMapping := d.mapping(item, "", def, map[string]field{
 		"name":          {true, func(p string, v *yaml.Node) { def.Name = d.identifier(v, p) }},
 		"domain":        {true, func(p string, v *yaml.Node) { def.Domain = d.identifier(v, p) }},
 		"description":   {false, func(p string, v *yaml.Node) { def.Description, _ = d.scalar(v, p) }},
@@ -288,8 +319,8 @@ func (d *decoder) definition(item *yaml.Node) *Definition {
 		"input_schema":  {false, func(p string, v *yaml.Node) { inputNode = v }},
 		"output_schema": {false, func(p string, v *yaml.Node) { outputNode = v }},
 	})
-	if !ok {
-		return nil
+	if !isMapping {
+		return nil, false
 	}
 	// Schemas first: the execution block's key fields are checked against
 	// the input schema.
@@ -303,10 +334,13 @@ func (d *decoder) definition(item *yaml.Node) *Definition {
 		d.execution(exec, def)
 	}
 	if len(d.diags) > before {
-		return nil
+		if identifier.MatchString(def.Domain) && identifier.MatchString(def.Name) {
+			return def, false
+		}
+		return nil, false
 	}
 	def.computeHash()
-	return def
+	return def, true
 }
 
 func (d *decoder) execution(n *yaml.Node, def *Definition) {

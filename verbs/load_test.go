@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -183,4 +184,52 @@ func TestLoadPathsDuplicateVerb(t *testing.T) {
 
 	_, _, err = LoadPaths([]string{filepath.Join(dir, "missing")})
 	require.ErrorContains(t, err, "error reading verbs")
+}
+
+// TestLoadPathsDuplicateOfABrokenVerb: a verb defined twice is V012 even
+// when one definition has errors of its own; the one without errors is
+// kept, so runbooks calling it are not also told it does not exist.
+func TestLoadPathsDuplicateOfABrokenVerb(t *testing.T) {
+	broken := strings.Replace(minimal, "kind: sync", "kind: syn", 1)
+	cases := []struct {
+		name  string
+		files map[string]string
+		want  []string // file:diagnostic
+	}{
+		{"broken first, in another file", map[string]string{"a.yaml": broken, "b.yaml": minimal}, []string{
+			`a.yaml:4:11-4:14 V004 unknown kind "syn" (expected sync, durable) (did you mean "sync"?)`,
+			`b.yaml:1:9-1:18 V012 verb "kyc.open-case" is defined twice (first: a.yaml:1:9)`,
+		}},
+		{"broken first, in the same file", map[string]string{"a.yaml": broken + minimal}, []string{
+			`a.yaml:4:11-4:14 V004 unknown kind "syn" (expected sync, durable) (did you mean "sync"?)`,
+			`a.yaml:7:9-7:18 V012 verb "kyc.open-case" is defined twice (first: a.yaml:1:9)`,
+		}},
+		{"broken second", map[string]string{"a.yaml": minimal, "b.yaml": broken}, []string{
+			`b.yaml:1:9-1:18 V012 verb "kyc.open-case" is defined twice (first: a.yaml:1:9)`,
+			`b.yaml:4:11-4:14 V004 unknown kind "syn" (expected sync, durable) (did you mean "sync"?)`,
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for name, src := range c.files {
+				require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644))
+			}
+			loaded, diags, err := LoadPaths([]string{dir})
+			require.NoError(t, err)
+			var got []string
+			for i, line := range diagLines(diags) {
+				d := diags[i]
+				if len(d.Related) > 0 {
+					r := d.Related[0].Range
+					line += fmt.Sprintf(" (first: %s:%d:%d)", filepath.Base(r.Filename), r.Start.Line, r.Start.Column)
+				}
+				got = append(got, filepath.Base(d.Range.Filename)+":"+line)
+			}
+			require.Equal(t, c.want, got)
+			require.Len(t, loaded.Definitions, 1)
+			require.Equal(t, "kyc.open-case", loaded.Definitions[0].FullName())
+			require.Equal(t, "sync", string(loaded.Definitions[0].Execution.Kind))
+		})
+	}
 }

@@ -66,6 +66,10 @@ func CompileSchema(name string, raw map[string]any, role SchemaRole) (*Schema, e
 		}
 	}
 	c := jsonschema.NewCompiler()
+	// The library would read file:// references from the local disk. A
+	// schema comes from a verb file or from a submitted plan, and neither
+	// may make the daemon read its files: schemas are self-contained.
+	c.UseLoader(selfContained{})
 	c.DefaultDraft(jsonschema.Draft2020)
 	c.AssertFormat()
 	loc := "mem:///" + url.PathEscape(name) + ".json"
@@ -87,6 +91,13 @@ func CompileSchema(name string, raw map[string]any, role SchemaRole) (*Schema, e
 		}
 	}
 	return s, nil
+}
+
+// selfContained loads no schema from outside the one being compiled.
+type selfContained struct{}
+
+func (selfContained) Load(url string) (any, error) {
+	return nil, fmt.Errorf("%s is outside the schema; a verb's schemas must be self-contained", url)
 }
 
 // schemaError extracts the innermost complaint of a metaschema failure and

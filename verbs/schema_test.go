@@ -2,6 +2,8 @@ package verbs
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -68,4 +70,19 @@ func TestSchemaTypes(t *testing.T) {
 	require.True(t, TypeAdmits([]string{"number"}, "integer"))
 	require.False(t, TypeAdmits([]string{"integer"}, "number"))
 	require.True(t, TypeAdmits(nil, "object"))
+}
+
+// TestSchemaLoadsNothingFromOutside: a $ref to a file is refused, not
+// read. Schemas come from verb files and from submitted plans, and the
+// schema library would otherwise read any file the daemon can.
+func TestSchemaLoadsNothingFromOutside(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "integer.json")
+	require.NoError(t, os.WriteFile(path, []byte(`{"type": "integer"}`), 0o644))
+	for _, ref := range []string{"file://" + path, "file:///dev/zero", "https://schemas.example/x.json"} {
+		_, err := CompileSchema("input_schema", map[string]any{"properties": map[string]any{"n": map[string]any{"$ref": ref}}}, InputRole)
+		require.ErrorContains(t, err, "is outside the schema; a verb's schemas must be self-contained", ref)
+	}
+	// References inside the schema still work.
+	s := compile(t, InputRole, `{"$defs":{"n":{"type":"integer"}},"properties":{"n":{"$ref":"#/$defs/n"}}}`)
+	require.Error(t, s.ValidateProperty("n", "seven"))
 }

@@ -294,7 +294,7 @@ func schemaCurrent(ctx context.Context, store *durable.Store) error {
 // prints them; warnings are logged.
 func loadCatalogue(paths []string, handlers *runtime.Handlers, daemonSchema string, log *slog.Logger) (*registry.Catalogue, error) {
 	if len(paths) == 0 {
-		log.Warn("no --verbs: submitted sources cannot be compiled; only plans compiled by rbc can be submitted")
+		log.Warn("no --verbs: submitted sources cannot be compiled, nor plans checked, so submissions are refused")
 		return nil, nil
 	}
 	cat, sources, diags, err := registry.Load(paths, handlers.Specs(), registry.DaemonSchema(daemonSchema))

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/runbookdev/runbook/lang"
 	"github.com/runbookdev/runbook/runtime"
 	"github.com/runbookdev/runbook/runtime/httpapi"
 	"github.com/runbookdev/runbook/runtime/rbtype"
@@ -46,7 +47,12 @@ func runSubmit(args []string, stdout, stderr io.Writer) int {
 	}
 	req := httpapi.SubmitRequest{Inputs: values, Actor: *actor}
 	if strings.HasSuffix(name, ".json") {
-		req.Plan = json.RawMessage(src)
+		req.Plan, req.Filename = json.RawMessage(src), name
+		// The body carries the plan compacted, as encoding/json writes a
+		// RawMessage, and the daemon's diagnostics point into that text.
+		if sent, err := json.Marshal(req.Plan); err == nil {
+			sources = lang.Sources{name: sent}
+		}
 	} else {
 		req.Source, req.Filename = string(src), name
 	}

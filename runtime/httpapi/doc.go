@@ -9,5 +9,6 @@
 //
 // Every error is JSON, {"error": {"code": "...", "message": "..."}}, with
 // a status code that says what kind of error it is (see errors.go); a
-// source that does not compile is 422 with its diagnostics in the error.
+// source that does not compile, or a plan that does not match the
+// daemon's catalogue, is 422 with its diagnostics in the error.
 package httpapi

@@ -1,13 +1,14 @@
 package httpapi
 
 import (
+	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"unicode"
 
 	"github.com/google/uuid"
 
-	"github.com/runbookdev/runbook/compiler"
 	"github.com/runbookdev/runbook/runtime"
 	"github.com/runbookdev/runbook/runtime/rbtype"
 )
@@ -20,7 +21,8 @@ const maxIdempotencyKey = 255
 
 // submit is POST /v1/runbooks: 201 for a new runbook, 200 for a repeat of
 // an earlier submission (same Idempotency-Key, or same plan, inputs and
-// mode without one), 422 for a source that does not compile.
+// mode without one), 422 for a source that does not compile or a plan
+// that does not match this daemon's catalogue.
 func (s *Server) submit(w http.ResponseWriter, r *http.Request) error {
 	body, err := readBody(w, r, s.cfg.MaxBody)
 	if err != nil {
@@ -46,12 +48,20 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request) error {
 		}
 		out, err = s.engine.SubmitSource(r.Context(), filename, []byte(req.Source), sub)
 	case len(req.Plan) > 0:
-		plan, perr := compiler.ParsePlan(req.Plan)
-		if perr != nil {
-			return errorf(http.StatusUnprocessableEntity, CodeInvalidPlan, "the plan cannot be run: %v", perr)
+		filename := req.Filename
+		if filename == "" {
+			filename = "plan.json"
 		}
-		sub.Plan = plan
-		out, err = s.engine.Submit(r.Context(), sub)
+		out, err = s.engine.SubmitPlan(r.Context(), filename, req.Plan, sub)
+		// A refused plan keeps its own code; its diagnostics have the
+		// shape a source's have.
+		if ce := (*runtime.CompileError)(nil); errors.As(err, &ce) && len(ce.Diagnostics) > 0 {
+			msg := "the plan cannot be run: " + ce.Diagnostics[0].Message
+			if more := len(ce.Diagnostics) - 1; more > 0 {
+				msg += fmt.Sprintf(" (and %d more problems; see diagnostics)", more)
+			}
+			return &apiError{status: http.StatusUnprocessableEntity, code: CodeInvalidPlan, message: msg, diagnostics: ce.Diagnostics}
+		}
 	default:
 		return errorf(http.StatusBadRequest, CodeInvalidRequest, `the body needs "source" (runbook text) or "plan" (a compiled plan)`)
 	}

@@ -14,10 +14,12 @@ import (
 // SubmitRequest is the body of POST /v1/runbooks: a source to compile with
 // the daemon's verb catalogue, or a plan compiled beforehand by rbc.
 type SubmitRequest struct {
-	Source   string `json:"source,omitempty"`
+	Source string `json:"source,omitempty"`
+	// Filename names the source, or the plan, in diagnostics.
 	Filename string `json:"filename,omitempty"`
-	// Plan is a frozen plan as `rbc compile` writes it; its plan_hash is
-	// checked.
+	// Plan is a frozen plan as `rbc compile` writes it. It runs only if it
+	// matches its plan_hash and this daemon's catalogue, block for block
+	// (compiler.ReadPlan); else 422 INVALID_PLAN with diagnostics.
 	Plan   json.RawMessage `json:"plan,omitempty"`
 	Inputs map[string]any  `json:"inputs,omitempty"`
 	// Mode is "execute" (the default) or "dry_run".
