@@ -45,10 +45,11 @@ func (p *planInfo) execution(verb string) (verbs.Execution, bool) {
 // planCache keeps decoded plans by their hash. Runbooks submitted from one
 // plan share its entry, so a worker advancing a thousand of them fetches
 // and decodes the plan once; an extension changes a runbook's plan and so
-// its hash. The hash is trusted because it was computed by the compiler, or
-// checked against the plan's content, every step's own execution block
-// included, when the plan came in (compiler.ReadPlan). The cache is bounded: a daemon with 100k parked runbooks of
-// many plans does not hold them all.
+// its hash. The hash is trusted because it was computed by the compiler,
+// or checked against the plan's content, every step's own execution block
+// included, when the plan came in (compiler.ReadPlan). The cache is
+// bounded: a daemon with 100k parked runbooks of many plans does not hold
+// them all.
 type planCache struct {
 	lru *lru.Cache[string, *planInfo]
 }
