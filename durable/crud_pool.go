@@ -2,12 +2,8 @@ package durable
 
 import (
 	"context"
-	"fmt"
-	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	pgxuuid "github.com/vgarvardt/pgx-google-uuid/v5"
 )
 
 // CRUDConfig says how pg.crud reaches the application's database.
@@ -35,35 +31,12 @@ type CRUDPool struct {
 
 // OpenCRUD connects pg.crud's pool and checks that the database answers.
 func OpenCRUD(ctx context.Context, cfg CRUDConfig) (*CRUDPool, error) {
-	pcfg, err := pgxpool.ParseConfig(cfg.URL)
-	if err != nil {
-		return nil, fmt.Errorf("error parsing pg.crud's database URL: %w", err)
-	}
 	if cfg.Schema == "" {
 		cfg.Schema = "public"
 	}
-	pcfg.ConnConfig.RuntimeParams["search_path"] = cfg.Schema
-	if pcfg.ConnConfig.RuntimeParams["application_name"] == "" {
-		pcfg.ConnConfig.RuntimeParams["application_name"] = "rbd pg.crud"
-	}
-	if cfg.MaxConns > 0 {
-		pcfg.MaxConns = cfg.MaxConns
-	}
-	// A uuid column comes back as uuid.UUID, which a step's result
-	// encodes as its canonical string, not as sixteen numbers.
-	pcfg.AfterConnect = func(_ context.Context, conn *pgx.Conn) error {
-		pgxuuid.Register(conn.TypeMap())
-		return nil
-	}
-	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
+	pool, err := openPool(ctx, poolConfig{url: cfg.URL, schema: cfg.Schema, appName: "rbd pg.crud", maxConns: cfg.MaxConns, what: "pg.crud's database"})
 	if err != nil {
-		return nil, fmt.Errorf("error connecting pg.crud to its database: %w", translate(err))
-	}
-	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	if err := pool.Ping(pingCtx); err != nil {
-		pool.Close()
-		return nil, fmt.Errorf("error connecting pg.crud to its database: %w", translate(err))
+		return nil, err
 	}
 	return &CRUDPool{pool: pool, schema: cfg.Schema}, nil
 }

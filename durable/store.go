@@ -4,11 +4,9 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	pgxuuid "github.com/vgarvardt/pgx-google-uuid/v5"
 
 	"github.com/runbookdev/runbook/runtime/driver"
 )
@@ -40,36 +38,12 @@ type Store struct {
 
 // Open connects to the database. It does not migrate; call Migrate.
 func Open(ctx context.Context, cfg Config) (*Store, error) {
-	pcfg, err := pgxpool.ParseConfig(cfg.URL)
-	if err != nil {
-		return nil, fmt.Errorf("error parsing database URL: %w", err)
-	}
 	if cfg.Schema == "" {
 		cfg.Schema = "public"
 	}
-	pcfg.ConnConfig.RuntimeParams["search_path"] = cfg.Schema
-	if pcfg.ConnConfig.RuntimeParams["application_name"] == "" {
-		pcfg.ConnConfig.RuntimeParams["application_name"] = "rbd"
-	}
-	if cfg.MaxConns > 0 {
-		pcfg.MaxConns = cfg.MaxConns
-	}
-	// google/uuid's UUID is encoded and decoded as binary uuid, not
-	// through its text form: at runtime throughput, the text path was a
-	// fifth of the worker's CPU.
-	pcfg.AfterConnect = func(_ context.Context, conn *pgx.Conn) error {
-		pgxuuid.Register(conn.TypeMap())
-		return nil
-	}
-	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
+	pool, err := openPool(ctx, poolConfig{url: cfg.URL, schema: cfg.Schema, appName: "rbd", maxConns: cfg.MaxConns, what: "the database"})
 	if err != nil {
-		return nil, fmt.Errorf("error connecting to the database: %w", translate(err))
-	}
-	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	if err := pool.Ping(pingCtx); err != nil {
-		pool.Close()
-		return nil, fmt.Errorf("error connecting to the database: %w", translate(err))
+		return nil, err
 	}
 	return &Store{pool: pool, config: cfg, channel: channelName(cfg.Schema)}, nil
 }
