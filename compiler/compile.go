@@ -38,6 +38,8 @@ type step struct {
 	args    []*lang.Arg
 	after   []*lang.Ref
 	gate    rbtype.Gate
+	// onFailure is the call's :on-failure, empty when it has none.
+	onFailure rbtype.OnFailure
 	// argJSON holds each of args as plan JSON, and literalErrs its schema
 	// validation result when it is a literal (see prepareArgs).
 	argJSON     []any
@@ -240,6 +242,10 @@ func (a *analysis) freeze(s *step) *Step {
 	if s.gate != "" {
 		gate = s.gate
 	}
+	onFailure := s.def.Execution.OnFailure
+	if s.onFailure != "" {
+		onFailure = s.onFailure
+	}
 	c := s.call
 	return &Step{
 		Key:       s.key,
@@ -247,6 +253,7 @@ func (a *analysis) freeze(s *step) *Step {
 		Pos:       &SourcePos{File: c.Span.Filename, Line: c.Span.Start.Line, Column: c.Span.Start.Column},
 		Args:      args,
 		Gate:      gate,
+		OnFailure: onFailure,
 		Execution: s.def.Execution,
 		VerbHash:  s.def.Hash,
 	}

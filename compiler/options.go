@@ -2,6 +2,7 @@ package compiler
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/runbookdev/runbook/lang"
 	"github.com/runbookdev/runbook/runtime/rbtype"
@@ -13,10 +14,13 @@ const (
 	optionAs    = "as"
 	optionAfter = "after"
 	optionGate  = "gate"
+	// optionOnFailure overrides the verb's execution.on_failure for one
+	// call (SEMANTICS.md section 5).
+	optionOnFailure = "on-failure"
 )
 
 func isOption(name string) bool {
-	return name == optionAs || name == optionAfter || name == optionGate
+	return name == optionAs || name == optionAfter || name == optionGate || name == optionOnFailure
 }
 
 // readOptions separates a call's step options from its arguments, checking
@@ -42,6 +46,8 @@ func (a *analysis) readOptions(s *step) {
 			s.after = a.afterRefs(arg.Value)
 		case optionGate:
 			a.readGate(s, arg)
+		case optionOnFailure:
+			a.readOnFailure(s, arg)
 		default:
 			s.args = append(s.args, arg)
 		}
@@ -91,6 +97,26 @@ func (a *analysis) readGate(s *step, arg *lang.Arg) {
 			d.Message += fmt.Sprintf(" (the only gate is %q)", rbtype.GateHumanConfirm)
 		}
 	}
+}
+
+// readOnFailure reads `:on-failure "isolate"`: one of the failure modes,
+// or E060 with the close ones.
+func (a *analysis) readOnFailure(s *step, arg *lang.Arg) {
+	str, ok := arg.Value.(*lang.String)
+	if !ok {
+		a.diags.Errorf(lang.EBadOnFailure, arg.Value.Range(), `:on-failure takes a string, as in :on-failure "isolate"`)
+		return
+	}
+	names := make([]string, len(rbtype.OnFailures))
+	for i, m := range rbtype.OnFailures {
+		names[i] = string(m)
+		if str.Value == names[i] {
+			s.onFailure = m
+			return
+		}
+	}
+	d := a.diags.Errorf(lang.EBadOnFailure, str.Span, "unknown :on-failure value %q (expected %s)", str.Value, strings.Join(names, ", "))
+	d.WithSuggestions(lang.Suggest(str.Value, names)...)
 }
 
 func displayArg(name string) string {

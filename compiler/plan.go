@@ -98,9 +98,12 @@ type Step struct {
 	Args map[string]any `json:"args"`
 	// Gate is the step's effective gate: the verb's, or human_confirm when
 	// the call adds one.
-	Gate      rbtype.Gate     `json:"gate"`
-	Execution verbs.Execution `json:"execution"`
-	VerbHash  string          `json:"verb_hash"`
+	Gate rbtype.Gate `json:"gate"`
+	// OnFailure is the step's effective failure mode: the verb's, or the
+	// call's :on-failure.
+	OnFailure rbtype.OnFailure `json:"on_failure"`
+	Execution verbs.Execution  `json:"execution"`
+	VerbHash  string           `json:"verb_hash"`
 	// Pos comes last so the encoder can append it to the hashed form.
 	Pos *SourcePos `json:"pos,omitempty"`
 }
@@ -371,6 +374,8 @@ func appendStep(b []byte, s *Step, exec []byte, cut *int) []byte {
 	}
 	b = append(b, `,"gate":`...)
 	b = appendString(b, string(s.Gate))
+	b = append(b, `,"on_failure":`...)
+	b = appendString(b, string(s.OnFailure))
 	b = append(b, `,"execution":`...)
 	b = append(b, exec...)
 	b = append(b, `,"verb_hash":`...)

@@ -229,7 +229,7 @@ func (c *planCheck) checkBlocks() {
 }
 
 // checkSteps checks what each step carries besides its block: the verb
-// hash and the gate.
+// hash, the gate and the failure mode.
 func (c *planCheck) checkSteps() {
 	for i, s := range c.p.Steps {
 		v, ok := c.lookup(s.Verb)
@@ -250,6 +250,12 @@ func (c *planCheck) checkSteps() {
 			c.report(lang.EPlanCatalogue, c.spans.step(i), "ungated\x00"+s.Verb, 1,
 				"step %q has gate %q, but %s declares gate %q, which no step can remove; %s",
 				s.Key, s.Gate, s.Verb, v.def.Execution.Gate, anotherCatalogue)
+		}
+		// Any mode may be chosen by a call (:on-failure); only a known one
+		// may be run.
+		if !slices.Contains(rbtype.OnFailures, s.OnFailure) {
+			c.report(lang.EBadOnFailure, c.spans.step(i), "on_failure\x00"+string(s.OnFailure), 1,
+				"step %q has on_failure %q (expected abort, isolate or continue)", s.Key, s.OnFailure)
 		}
 	}
 }

@@ -352,7 +352,7 @@ func TestPlanHashCoversEachStepsOwnBlock(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "none", string(back.Step("first").Execution.SideEffects))
 	require.Equal(t, "internal_db", string(back.Step("second").Execution.SideEffects))
-	require.Contains(t, string(back.JSON()), `{"key":"second","verb":"t.echo","args":{"v":{"$ref":"first.v"}},"gate":"none","execution":{"kind":"sync","handler":"core.echo","side_effects":"internal_db"`)
+	require.Contains(t, string(back.JSON()), `{"key":"second","verb":"t.echo","args":{"v":{"$ref":"first.v"}},"gate":"none","on_failure":"abort","execution":{"kind":"sync","handler":"core.echo","side_effects":"internal_db"`)
 
 	// In memory too: editing a step's block, not the first of its verb,
 	// changes the hash.

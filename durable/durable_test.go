@@ -416,3 +416,31 @@ func TestDatabaseStatsCountWork(t *testing.T) {
 	}, 10*time.Second, 100*time.Millisecond, "the runbook and its steps are counted once the server flushes its statistics")
 	require.Positive(t, diff.WALBytes)
 }
+
+// Every runbook status and event type the runtime may write fits the
+// tables' CHECK constraints: a value the schema does not know would make
+// its transaction fail again and again.
+func TestTheSchemaAdmitsEveryStatusAndEventType(t *testing.T) {
+	b := setup(t)
+	rb := b.create(t, newRunbook(1))
+	require.NoError(t, b.store.InTx(b.ctx, func(tx driver.Tx) error {
+		events := make([]driver.Event, len(rbtype.EventTypes))
+		for i, typ := range rbtype.EventTypes {
+			events[i] = driver.Event{RunbookID: rb.ID, Type: typ}
+		}
+		if _, err := tx.WriteAdvance(b.ctx, driver.AdvanceWrite{Events: events}); err != nil {
+			return err
+		}
+		// One write a status: an UPDATE changes a row once, however many
+		// of its inputs name it.
+		for _, st := range rbtype.RunbookStatuses {
+			if _, err := tx.WriteAdvance(b.ctx, driver.AdvanceWrite{Runbooks: []driver.RunbookChange{{ID: rb.ID, Status: &st}}}); err != nil {
+				return fmt.Errorf("status %s: %w", st, err)
+			}
+		}
+		return nil
+	}))
+	evs, err := b.store.Events(b.ctx, rb.ID, 0, 0)
+	require.NoError(t, err)
+	require.Len(t, evs, len(rbtype.EventTypes)+1)
+}

@@ -64,11 +64,18 @@ func (s *Store) Invocation(ctx context.Context, correlationKey string) (driver.I
 
 // InvocationsOf returns every invocation of a runbook, oldest first.
 func (s *Store) InvocationsOf(ctx context.Context, runbookID uuid.UUID) ([]driver.Invocation, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+invocationColumns+`
-		FROM invocation_records WHERE runbook_id = $1 ORDER BY parked_at, invocation_id`, runbookID)
+	rows, err := s.pool.Query(ctx, `SELECT `+invocationColumns+`,
+			i.status = 'active' AND EXISTS (SELECT 1 FROM completion_notifications n
+				WHERE n.correlation_key = i.correlation_key AND n.status = 'received')
+		FROM invocation_records i WHERE runbook_id = $1 ORDER BY parked_at, invocation_id`, runbookID)
 	if err != nil {
 		return nil, translate(err)
 	}
-	invs, err := pgx.CollectRows(rows, scanInvocation)
+	invs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (driver.Invocation, error) {
+		var i driver.Invocation
+		err := r.Scan(&i.InvocationID, &i.StepID, &i.RunbookID, &i.Attempt, &i.CorrelationKey, &i.Status, &i.ParkedAt,
+			&i.TimeoutAt, &i.Context, &i.ExternalID, &i.FinishedAt, &i.Notified)
+		return i, err
+	})
 	return invs, translate(err)
 }

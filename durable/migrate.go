@@ -110,6 +110,9 @@ func latestMigration() (int32, error) {
 	return int32(len(names)), err
 }
 
+// LatestSchemaVersion is the schema version this binary migrates to.
+func LatestSchemaVersion() (int32, error) { return latestMigration() }
+
 // ensureSchema creates the schema if it is missing. Concurrent CREATE
 // SCHEMA IF NOT EXISTS can still collide in the catalog, so it runs under a
 // session advisory lock. An existing schema is left alone: rbd's role may

@@ -22,6 +22,7 @@ const (
 	ECycle            Code = "E040"
 	EBadOption        Code = "E041"
 	EInputConflict    Code = "E050"
+	EBadOnFailure     Code = "E060"
 	EPlanUnreadable   Code = "E070"
 	EPlanHash         Code = "E071"
 	EPlanCatalogue    Code = "E072"
@@ -65,6 +66,7 @@ var Codes = []CodeInfo{
 	{ECycle, SeverityError, "dependency cycle"},
 	{EBadOption, SeverityError, "bad step option"},
 	{EInputConflict, SeverityError, "an input used with conflicting types"},
+	{EBadOnFailure, SeverityError, "unknown :on-failure value"},
 	{EPlanUnreadable, SeverityError, "a submitted plan that cannot be read: not a plan, an unknown schema_version, or a malformed step or edge"},
 	{EPlanHash, SeverityError, "a submitted plan whose plan_hash does not match its content"},
 	{EPlanCatalogue, SeverityError, "a submitted plan compiled against another catalogue: a step's execution block, a verb hash or schema differs from this daemon's"},

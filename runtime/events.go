@@ -70,6 +70,9 @@ type StepTimedOutData struct {
 type StepSkippedData struct {
 	Because string            `json:"because"`
 	Status  rbtype.StepStatus `json:"status"`
+	// Aborted: the runbook stopped because Because failed under
+	// on_failure: abort (also the data of a STEP_CANCELLED it causes).
+	Aborted bool `json:"aborted,omitempty"`
 }
 
 // GateRequestedData names the gate a step waits at.

@@ -36,6 +36,7 @@ const machineVerbs = `
     kind: sync
     handler: core.echo
     side_effects: external_call
+    on_failure: isolate
     retry: {max_attempts: 3, backoff: exponential, base_delay: PT1S, max_delay: PT10S}
 - name: send-once
   domain: m

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
@@ -497,4 +498,97 @@ func TestMachineEventDataEncodes(t *testing.T) {
 	require.JSONEq(t, `{"code":"INTERNAL","message":"x"}`, string(e.Data))
 	_, err = newEvent(uuid.Nil, rbtype.EventStepFailed, "w", nil, json.RawMessage(`{not json`))
 	require.Error(t, err, "an encoding error is returned, not dropped")
+}
+
+// The failure modes of SEMANTICS.md section 5 on one diamond: b fails for
+// good while c waits on the outside world; d reads b's result, e only runs
+// after b and c.
+func TestMachineFailureModesOnADiamond(t *testing.T) {
+	const diamond = `
+(m.echo :v "x" :as @a)
+(m.send :to @a.v :on-failure "%s" :as @b)
+(m.wait :after @a :as @c)
+(m.echo :got @b.to :after @c :as @d)
+(m.echo :v "e" :after [@b @c] :as @e)`
+	for _, tc := range []struct {
+		mode rbtype.OnFailure
+		// right after b fails
+		after map[string]rbtype.StepStatus
+		// once c's notification has come (when c is still parked)
+		end     map[string]rbtype.StepStatus
+		runbook rbtype.RunbookStatus
+	}{
+		{rbtype.OnFailureAbort,
+			map[string]rbtype.StepStatus{"a": "complete", "b": "failed", "c": "cancelled", "d": "skipped", "e": "skipped"},
+			nil, rbtype.RunbookFailed},
+		{rbtype.OnFailureIsolate,
+			map[string]rbtype.StepStatus{"a": "complete", "b": "failed", "c": "parked", "d": "skipped", "e": "skipped"},
+			map[string]rbtype.StepStatus{"a": "complete", "b": "failed", "c": "complete", "d": "skipped", "e": "skipped"},
+			rbtype.RunbookFailed},
+		{rbtype.OnFailureContinue,
+			map[string]rbtype.StepStatus{"a": "complete", "b": "failed", "c": "parked", "d": "skipped", "e": "pending"},
+			map[string]rbtype.StepStatus{"a": "complete", "b": "failed", "c": "complete", "d": "skipped", "e": "complete"},
+			rbtype.RunbookPartial},
+	} {
+		t.Run(string(tc.mode), func(t *testing.T) {
+			f := newFixture(t, fmt.Sprintf(diamond, tc.mode), nil)
+			require.Equal(t, tc.mode, f.plan.steps["b"].OnFailure, "the call's :on-failure is frozen into the step")
+			_, calls := f.advance()
+			_, calls = f.advance(succeed(callFor(t, calls, "a"), map[string]any{"v": "x"}))
+			c := callFor(t, calls, "c")
+			w, _ := f.advance(failWith(callFor(t, calls, "b"), rbtype.CodePolicyDenied), parked(c, ""))
+			require.Equal(t, tc.after, f.statuses())
+			if tc.end == nil {
+				require.Equal(t, tc.runbook, f.rb.Status)
+				require.Len(t, w.Finished[rbtype.InvocationCancelled], 1, "abort cancels the wait")
+				require.Equal(t, StepSkippedData{Because: "b", Status: rbtype.StepFailed, Aborted: true},
+					eventData[StepSkippedData](t, w.Events, "STEP_CANCELLED c"))
+				// A notification for the cancelled wait is kept and ignored.
+				f.notify("c", rbtype.OutcomeCompleted, `{}`, "")
+				w, _ = f.advance()
+				require.Empty(t, w.Processed)
+				return
+			}
+			require.Equal(t, rbtype.RunbookExecuting, f.rb.Status, "c still waits")
+			f.notify("c", rbtype.OutcomeCompleted, `{}`, "")
+			_, calls = f.advance()
+			if e := callsFor(calls, "e"); len(e) > 0 {
+				f.advance(succeed(e[0], map[string]any{"v": "e"}))
+			}
+			require.Equal(t, tc.end, f.statuses())
+			require.Equal(t, tc.runbook, f.rb.Status)
+			require.NotNil(t, f.rb.FinishedAt)
+		})
+	}
+}
+
+// Under abort a running call is recorded when it returns, but a failure
+// is not retried and a reclaimed call is not made again.
+func TestMachineAbortLetsRunningCallsFinishButStartsNothing(t *testing.T) {
+	f := newFixture(t, `
+(m.echo :v 1 :on-failure "abort" :as @a)
+(m.send :to "x" :as @b)
+(m.send :to "y" :as @c)
+(m.echo :after @b :as @later)`, nil)
+	_, calls := f.advance()
+	a, b, c := callFor(t, calls, "a"), callFor(t, calls, "b"), callFor(t, calls, "c")
+	f.advance(failWith(a, rbtype.CodeInvalidInput))
+	require.Equal(t, rbtype.StepSkipped, f.step("later").Status)
+	require.Equal(t, rbtype.StepRunning, f.step("b").Status, "a call in flight is not cut short")
+	require.Equal(t, rbtype.RunbookExecuting, f.rb.Status)
+
+	// b comes back with a retryable failure: under abort it is final.
+	w, calls := f.advance(failWith(b, rbtype.CodeRateLimit))
+	require.Empty(t, calls)
+	require.Equal(t, rbtype.StepFailed, f.step("b").Status)
+	require.NotContains(t, eventNames(w.Events), "STEP_RETRY_SCHEDULED b")
+
+	// c's worker died: the call is not made again.
+	f.now = f.now.Add(31 * time.Second)
+	w, calls = f.advance()
+	require.Empty(t, calls)
+	require.Equal(t, rbtype.StepCancelled, f.step("c").Status)
+	require.Equal(t, rbtype.RunbookFailed, f.rb.Status)
+	require.Contains(t, eventNames(w.Events), "RUNBOOK_FAILED")
+	_ = c
 }

@@ -3,6 +3,7 @@ package runtime_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
@@ -485,4 +486,58 @@ func TestRequestKeyDedupeEndsWhenTheRunbookFails(t *testing.T) {
 	again = submit("my-key")
 	require.False(t, again.Created, "an Idempotency-Key names one runbook, whatever became of it")
 	require.Equal(t, keyed.ID, again.ID)
+}
+
+// The failure modes on a diamond, against PostgreSQL: b fails for good
+// while c is parked; d reads b's result, e only runs after b and c. The
+// view lists the failure and, while c waits, the command that moves it.
+func TestFailureModesOnADiamond(t *testing.T) {
+	const diamond = `
+(t.echo :v "x" :as @a)
+(t.fail :after @a :on-failure "%s" :as @b)
+(t.wait :after @a :as @c)
+(t.echo :got @b.code :after @c :as @d)
+(t.echo :v "e" :after [@b @c] :as @e)`
+	statuses := func(v *runtime.RunbookView) map[string]rbtype.StepStatus {
+		out := map[string]rbtype.StepStatus{}
+		for _, s := range v.Steps {
+			out[s.Key] = s.Status
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		mode    rbtype.OnFailure
+		end     map[string]rbtype.StepStatus
+		runbook rbtype.RunbookStatus
+	}{
+		{rbtype.OnFailureAbort, map[string]rbtype.StepStatus{"a": "complete", "b": "failed", "c": "cancelled", "d": "skipped", "e": "skipped"}, rbtype.RunbookFailed},
+		{rbtype.OnFailureIsolate, map[string]rbtype.StepStatus{"a": "complete", "b": "failed", "c": "complete", "d": "skipped", "e": "skipped"}, rbtype.RunbookFailed},
+		{rbtype.OnFailureContinue, map[string]rbtype.StepStatus{"a": "complete", "b": "failed", "c": "complete", "d": "skipped", "e": "complete"}, rbtype.RunbookPartial},
+	} {
+		t.Run(string(tc.mode), func(t *testing.T) {
+			b := setup(t)
+			b.run(t)
+			id := b.submit(t, fmt.Sprintf(diamond, tc.mode), nil)
+			if tc.mode == rbtype.OnFailureAbort {
+				v := b.waitFor(t, id, "failed", func(v *runtime.RunbookView) bool {
+					return v.Status == rbtype.RunbookFailed && step(v, "c").Status == rbtype.StepCancelled
+				})
+				require.Equal(t, tc.end, statuses(v))
+				require.Equal(t, []runtime.FailureView{{Step: "b", Code: rbtype.CodePolicyDenied, Message: "no"}}, v.Failures)
+				require.Empty(t, v.NextActions)
+				return
+			}
+			v := b.waitState(t, id, "parked")
+			require.Equal(t, rbtype.StepFailed, step(v, "b").Status)
+			require.Equal(t, []runtime.FailureView{{Step: "b", Code: rbtype.CodePolicyDenied, Message: "no"}}, v.Failures)
+			key := step(v, "c").CorrelationKey
+			require.Equal(t, []runtime.ActionView{{Kind: runtime.ActionNotify, Step: "c",
+				Command: "rbd notify " + key + " --result '{...}'"}}, v.NextActions)
+			_, err := b.engine.Notify(b.ctx, runtime.Notification{CorrelationKey: key, Status: rbtype.OutcomeCompleted})
+			require.NoError(t, err)
+			v = b.waitStatus(t, id, tc.runbook)
+			require.Equal(t, tc.end, statuses(v))
+			require.NotNil(t, v.FinishedAt)
+		})
+	}
 }

@@ -2,11 +2,13 @@ package runtime
 
 import (
 	"fmt"
+	"slices"
 
 	lru "github.com/hashicorp/golang-lru/v2"
 
 	"github.com/runbookdev/runbook/compiler"
 	"github.com/runbookdev/runbook/runtime/driver"
+	"github.com/runbookdev/runbook/runtime/rbtype"
 	"github.com/runbookdev/runbook/verbs"
 )
 
@@ -15,17 +17,38 @@ type planInfo struct {
 	plan  *compiler.Plan
 	steps map[string]*compiler.Step
 	preds map[string][]string
+	// dataEdges holds the edges along which a result flows (to, from); the
+	// others only order the steps (:after).
+	dataEdges map[[2]string]bool
 }
 
 func newPlanInfo(p *compiler.Plan) *planInfo {
-	info := &planInfo{plan: p, steps: make(map[string]*compiler.Step, len(p.Steps)), preds: map[string][]string{}}
+	info := &planInfo{plan: p, steps: make(map[string]*compiler.Step, len(p.Steps)), preds: map[string][]string{},
+		dataEdges: map[[2]string]bool{}}
 	for _, s := range p.Steps {
 		info.steps[s.Key] = s
 	}
 	for _, e := range p.Edges {
-		info.preds[e.To] = append(info.preds[e.To], e.From)
+		if !slices.Contains(info.preds[e.To], e.From) {
+			info.preds[e.To] = append(info.preds[e.To], e.From)
+		}
+		if e.Kind != compiler.EdgeSequence {
+			info.dataEdges[[2]string{e.To, e.From}] = true
+		}
 	}
 	return info
+}
+
+// readsResult reports whether step to reads the result of step from, not
+// only runs after it.
+func (p *planInfo) readsResult(to, from string) bool { return p.dataEdges[[2]string{to, from}] }
+
+// onFailure is a step's effective failure mode.
+func (p *planInfo) onFailure(key string) rbtype.OnFailure {
+	if s, ok := p.steps[key]; ok {
+		return s.OnFailure.Effective()
+	}
+	return rbtype.OnFailureIsolate
 }
 
 // execution finds a verb's frozen execution block: on a step that calls

@@ -179,7 +179,7 @@ func (t *transition) failStep(s *driver.Step, e *Error) {
 	exec := t.execution(s)
 	s.ErrorCode, s.ErrorMessage = e.Code, e.Message
 	t.touch(s)
-	if e.Retryable() && s.Attempt < exec.Retry.MaxAttempts {
+	if e.Retryable() && s.Attempt < exec.Retry.MaxAttempts && !t.aborted() {
 		delay := RetryDelay(exec.Retry, s.ID, s.Attempt)
 		next := t.now.Add(delay)
 		s.Status, s.NextAttemptAt = rbtype.StepFailedRetryable, &next
@@ -191,6 +191,55 @@ func (t *transition) failStep(s *driver.Step, e *Error) {
 	s.Status, s.NextAttemptAt, s.FinishedAt = rbtype.StepFailed, nil, &t.now
 	t.finishInvocation(s, rbtype.InvocationCancelled)
 	t.event(rbtype.EventStepFailed, s, StepFailedData{Code: e.Code, Message: e.Message})
+	t.failed(s)
+}
+
+// failed applies a final failure's mode (SEMANTICS.md section 5). Under
+// abort the runbook stops: what has not started is skipped, what waits on
+// the outside world is cancelled, and calls in flight are recorded when
+// they return. Under isolate and continue only the step's dependents are
+// concerned, which propagate decides.
+func (t *transition) failed(s *driver.Step) {
+	if t.plan == nil || t.plan.onFailure(s.Key) != rbtype.OnFailureAbort {
+		return
+	}
+	for _, o := range t.steps {
+		switch o.Status {
+		case rbtype.StepPending, rbtype.StepReady, rbtype.StepWaitingApproval, rbtype.StepFailedRetryable:
+			o.Status, o.NextAttemptAt, o.FinishedAt = rbtype.StepSkipped, nil, &t.now
+			t.touch(o)
+			t.event(rbtype.EventStepSkipped, o, StepSkippedData{Because: s.Key, Status: s.Status, Aborted: true})
+		case rbtype.StepParked:
+			t.cancelAborted(o, s)
+		}
+	}
+}
+
+// cancelAborted cancels a step the runbook's abort leaves nothing to do
+// for: a park (its invocation is cancelled; a later notification is kept
+// and ignored) or a call whose worker died.
+func (t *transition) cancelAborted(o, failed *driver.Step) {
+	t.finishInvocation(o, rbtype.InvocationCancelled)
+	o.Status, o.FinishedAt = rbtype.StepCancelled, &t.now
+	t.touch(o)
+	t.event(rbtype.EventStepCancelled, o, StepSkippedData{Because: failed.Key, Status: failed.Status, Aborted: true})
+}
+
+// aborted reports whether a step failed for good under on_failure: abort:
+// then nothing new starts, and no failure is retried.
+func (t *transition) aborted() bool { return t.abortedBy() != nil }
+
+// abortedBy is the step whose failure aborted the runbook, or nil.
+func (t *transition) abortedBy() *driver.Step {
+	if t.plan == nil {
+		return nil
+	}
+	for _, s := range t.steps {
+		if s.Status == rbtype.StepFailed && t.plan.onFailure(s.Key) == rbtype.OnFailureAbort {
+			return s
+		}
+	}
+	return nil
 }
 
 // applyOutcome records what a handler call of this worker came back with.
@@ -275,6 +324,11 @@ func (t *transition) park(s *driver.Step, o *outcome) {
 	s.Status = rbtype.StepParked
 	t.touch(s)
 	t.event(rbtype.EventStepParked, s, StepParkedData{CorrelationKey: inv.CorrelationKey, TimeoutAt: inv.TimeoutAt})
+	if failed := t.abortedBy(); failed != nil {
+		// The call was in flight when the runbook aborted: its park is
+		// recorded, and its wait cancelled at once.
+		t.cancelAborted(s, failed)
+	}
 }
 
 // consumeNotifications resumes parked steps whose notification is in the
@@ -359,6 +413,7 @@ func (t *transition) timeouts() {
 		s.Status, s.FinishedAt = rbtype.StepFailed, &t.now
 		t.touch(s)
 		t.event(rbtype.EventStepFailed, s, StepFailedData{Code: rbtype.CodeParkTimeout, Message: s.ErrorMessage})
+		t.failed(s)
 	}
 }
 
@@ -390,6 +445,12 @@ func (t *transition) reclaim() {
 			continue
 		}
 		if _, held := t.leases[s.ID]; held {
+			continue
+		}
+		if failed := t.abortedBy(); failed != nil {
+			// Its worker died and the runbook is aborting: nothing new
+			// starts, so the call is not made again.
+			t.cancelAborted(s, failed)
 			continue
 		}
 		s.Status = rbtype.StepReady
@@ -434,6 +495,9 @@ func (t *transition) propagate() {
 			if ps == nil {
 				continue // not live: complete
 			}
+			if ps.Status == rbtype.StepFailed && t.plan.onFailure(p) == rbtype.OnFailureContinue && !t.plan.readsResult(s.Key, p) {
+				continue // an accepted failure: a step joined only by :after runs
+			}
 			if ps.Status.BlocksDependents() {
 				blocked = p
 				break
@@ -472,21 +536,24 @@ func (t *transition) gates() {
 }
 
 // settle ends the runbook when every step is final: failed if any failed
-// (its compensations then run), escalated if any escalated, complete
-// otherwise.
+// under abort or isolate (its compensations then run), escalated if any
+// escalated, partial if the only failures were accepted (continue),
+// complete otherwise.
 func (t *transition) settle() {
 	if !t.executing() {
 		return
 	}
-	var failed, escalated []string
+	var failed, accepted, escalated []string
 	for _, s := range t.steps {
 		if !s.Status.Done() {
 			return
 		}
-		switch s.Status {
-		case rbtype.StepFailed:
+		switch {
+		case s.Status == rbtype.StepFailed && t.plan.onFailure(s.Key) == rbtype.OnFailureContinue:
+			accepted = append(accepted, s.Key)
+		case s.Status == rbtype.StepFailed:
 			failed = append(failed, s.Key)
-		case rbtype.StepEscalated:
+		case s.Status == rbtype.StepEscalated:
 			escalated = append(escalated, s.Key)
 		}
 	}
@@ -504,6 +571,10 @@ func (t *transition) settle() {
 		status, event = rbtype.RunbookEscalated, rbtype.EventRunbookEscalated
 		data.EscalatedSteps = escalated
 		t.setRunbook(status, rbtype.CodeParkTimeout, "escalated to a person")
+	case len(accepted) > 0:
+		status, event = rbtype.RunbookPartial, rbtype.EventRunbookPartial
+		data.FailedSteps = accepted
+		t.setRunbook(status, "", "")
 	default:
 		t.setRunbook(status, "", "")
 	}

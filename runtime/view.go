@@ -45,6 +45,34 @@ type RunbookView struct {
 	Steps      []StepView                 `json:"steps"`
 	Outcomes   map[string]json.RawMessage `json:"outcomes"`
 	BlockedOn  []BlockedView              `json:"blocked_on"`
+	// Failures are the steps that failed or escalated, with why.
+	Failures []FailureView `json:"failures"`
+	// NextActions is what would move the runbook, each with the rbd
+	// command that does it (SEMANTICS.md section 5).
+	NextActions []ActionView `json:"next_actions"`
+}
+
+// FailureView is a step that failed or escalated.
+type FailureView struct {
+	Step    string           `json:"step"`
+	Code    rbtype.ErrorCode `json:"code"`
+	Message string           `json:"message,omitempty"`
+}
+
+// The kinds of next action.
+const (
+	// ActionApprove: a gate waits for a person's decision.
+	ActionApprove = "approve"
+	// ActionNotify: a parked step waits for the outside world's
+	// notification.
+	ActionNotify = "notify"
+)
+
+// ActionView is one thing that would move a runbook.
+type ActionView struct {
+	Kind    string `json:"kind"`
+	Step    string `json:"step"`
+	Command string `json:"command"`
 }
 
 // ErrorView is a failure's code and message.
@@ -125,6 +153,7 @@ func buildView(rb *driver.Runbook, steps []*driver.Step, invs []driver.Invocatio
 		ID: rb.ID, Status: rb.Status, State: string(rb.Status), Mode: rb.Mode, PlanHash: rb.PlanHash, Version: rb.Version,
 		Inputs: rb.Inputs, CreatedAt: rb.CreatedAt, UpdatedAt: rb.UpdatedAt, FinishedAt: rb.FinishedAt,
 		Steps: make([]StepView, 0, len(steps)), Outcomes: map[string]json.RawMessage{}, BlockedOn: []BlockedView{},
+		Failures: []FailureView{}, NextActions: []ActionView{},
 	}
 	if rb.ErrorCode != "" {
 		v.Error = &ErrorView{Code: rb.ErrorCode, Message: rb.ErrorMessage}
@@ -152,17 +181,29 @@ func buildView(rb *driver.Runbook, steps []*driver.Step, invs []driver.Invocatio
 		case rbtype.StepWaitingApproval:
 			approvals = true
 			v.BlockedOn = append(v.BlockedOn, BlockedView{Step: s.Key, Reason: BlockedRequiresApproval})
+			v.NextActions = append(v.NextActions, ActionView{Kind: ActionApprove, Step: s.Key,
+				Command: fmt.Sprintf("rbd approve %s %s", rb.ID, shellQuote(s.Key))})
 		case rbtype.StepParked:
-			parked = true
 			inv := active[s.ID]
 			sv.CorrelationKey = inv.CorrelationKey
+			if inv.Notified {
+				// Its notification came; a worker resumes it next. It
+				// waits on no one, so `rbd status --wait` does not stop
+				// here.
+				moving = true
+				break
+			}
+			parked = true
 			if until, ok := timerUntil(&inv); ok {
 				v.BlockedOn = append(v.BlockedOn, BlockedView{Step: s.Key, Reason: BlockedAwaitingTimer, Until: &until})
 			} else {
 				v.BlockedOn = append(v.BlockedOn, BlockedView{Step: s.Key, Reason: BlockedAwaitingNotification, CorrelationKey: inv.CorrelationKey})
+				v.NextActions = append(v.NextActions, ActionView{Kind: ActionNotify, Step: s.Key,
+					Command: fmt.Sprintf("rbd notify %s --result '{...}'", inv.CorrelationKey)})
 			}
 		case rbtype.StepFailed, rbtype.StepEscalated:
 			v.BlockedOn = append(v.BlockedOn, BlockedView{Step: s.Key, Reason: string(s.ErrorCode), Message: s.ErrorMessage})
+			v.Failures = append(v.Failures, FailureView{Step: s.Key, Code: s.ErrorCode, Message: s.ErrorMessage})
 		case rbtype.StepReady, rbtype.StepRunning, rbtype.StepFailedRetryable:
 			// Pending steps wait on these or on the outside world; only
 			// these move without it.
@@ -179,6 +220,15 @@ func buildView(rb *driver.Runbook, steps []*driver.Step, invs []driver.Invocatio
 		}
 	}
 	return v
+}
+
+// shellQuote quotes a step key for a shell when it needs it: keys of
+// unnamed calls hold '#'.
+func shellQuote(s string) string {
+	if strings.ContainsAny(s, "#'\"\\ $`*?[]{}()<>|&;!~") {
+		return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	}
+	return s
 }
 
 // Status returns a runbook's status, and whether it has finished: nothing

@@ -64,6 +64,7 @@ type Execution struct {
 	Timeouts     Timeouts           `json:"timeouts"`
 	Retry        Retry              `json:"retry"`
 	Gate         rbtype.Gate        `json:"gate"`
+	OnFailure    rbtype.OnFailure   `json:"on_failure"`
 	Compensation *Compensation      `json:"compensation,omitempty"`
 }
 
@@ -77,6 +78,7 @@ type Execution struct {
 // compared here; TestExecutionEqualSeesEveryField fails until it is.
 func (e *Execution) Equal(o *Execution) bool {
 	return e.Kind == o.Kind && e.Handler == o.Handler && e.SideEffects == o.SideEffects && e.Gate == o.Gate &&
+		e.OnFailure == o.OnFailure &&
 		sameValues(e.Params, o.Params) &&
 		e.Idempotency.Scope == o.Idempotency.Scope && slices.Equal(e.Idempotency.KeyFields, o.Idempotency.KeyFields) &&
 		e.Timeouts.equal(&o.Timeouts) && e.Retry == o.Retry && e.Compensation.equal(o.Compensation)

@@ -352,6 +352,7 @@ func (d *decoder) execution(n *yaml.Node, def *Definition) {
 		"handler":      {true, func(p string, v *yaml.Node) { e.Handler, _ = d.scalar(v, p) }},
 		"side_effects": {true, func(p string, v *yaml.Node) { e.SideEffects = enum(d, v, p, "side effect", rbtype.SideEffectsValues) }},
 		"gate":         {false, func(p string, v *yaml.Node) { e.Gate = enum(d, v, p, "gate", rbtype.Gates) }},
+		"on_failure":   {false, func(p string, v *yaml.Node) { e.OnFailure = enum(d, v, p, "on_failure mode", rbtype.OnFailures) }},
 		"params": {false, func(p string, v *yaml.Node) {
 			if params, ok := d.jsonObject(v, p, nil); ok {
 				e.Params = params
@@ -445,6 +446,9 @@ func applyDefaults(e *Execution) {
 	}
 	if e.Gate == "" {
 		e.Gate = rbtype.GateNone
+	}
+	if e.OnFailure == "" {
+		e.OnFailure = rbtype.OnFailureAbort
 	}
 }
 

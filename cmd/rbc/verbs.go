@@ -91,6 +91,7 @@ func describeVerb(out io.Writer, d *verbs.Definition) {
 		fmt.Fprintln(out, "  retry:        none")
 	}
 	fmt.Fprintf(out, "  gate:         %s\n", e.Gate)
+	fmt.Fprintf(out, "  on failure:   %s\n", e.OnFailure)
 	if e.Compensation != nil {
 		fmt.Fprintf(out, "  compensation: %s\n", e.Compensation.Verb)
 	}

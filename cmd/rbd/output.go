@@ -56,6 +56,9 @@ func printRunbook(w io.Writer, v *runtime.RunbookView) {
 	for _, b := range v.BlockedOn {
 		fmt.Fprintf(t, "blocked on\t%s: %s\n", b.Step, blockedText(b))
 	}
+	for _, a := range v.NextActions {
+		fmt.Fprintf(t, "next\t%s\n", a.Command)
+	}
 	_ = t.Flush()
 	fmt.Fprintln(w)
 	t = cli.NewTable(w)

@@ -106,6 +106,9 @@ type Invocation struct {
 	Context        json.RawMessage
 	ExternalID     string
 	FinishedAt     *time.Time
+	// Notified: the notification that ends this wait is in the inbox and
+	// the runbook is due to consume it (set by Store.InvocationsOf only).
+	Notified bool
 }
 
 // Notification is a row of completion_notifications: the inbox.

@@ -30,7 +30,19 @@ const (
 	// person (a park timeout with on_timeout: escalate). RUNTIME.md lists
 	// the status but no event for it.
 	EventRunbookEscalated EventType = "RUNBOOK_ESCALATED"
+	// EventRunbookPartial ends a runbook whose only failures were
+	// accepted (on_failure: continue).
+	EventRunbookPartial EventType = "RUNBOOK_PARTIAL"
 )
+
+// EventTypes lists every event type the runtime writes.
+var EventTypes = []EventType{
+	EventRunbookSubmitted, EventStepReady, EventStepStarted, EventStepSucceeded, EventStepFailed,
+	EventStepRetryScheduled, EventStepParked, EventStepResumed, EventStepTimedOut, EventGateRequested,
+	EventGateApproved, EventGateRejected, EventStepCancelled, EventStepSkipped, EventCompensationStarted,
+	EventCompensationSucceeded, EventCompensationFailed, EventRunbookExtended, EventRunbookCompleted,
+	EventRunbookFailed, EventRunbookCancelled, EventRunbookEscalated, EventRunbookPartial,
+}
 
 // MutationKind names an entry of a runbook's mutation log.
 type MutationKind string

@@ -54,10 +54,13 @@ const (
 	RunbookFailed    RunbookStatus = "failed"
 	RunbookCancelled RunbookStatus = "cancelled"
 	RunbookEscalated RunbookStatus = "escalated"
+	// RunbookPartial: finished, with steps that failed under
+	// on_failure: continue and nothing else failed.
+	RunbookPartial RunbookStatus = "partial"
 )
 
 // RunbookStatuses lists every runbook status.
-var RunbookStatuses = []RunbookStatus{RunbookExecuting, RunbookComplete, RunbookFailed, RunbookCancelled, RunbookEscalated}
+var RunbookStatuses = []RunbookStatus{RunbookExecuting, RunbookComplete, RunbookFailed, RunbookCancelled, RunbookEscalated, RunbookPartial}
 
 // RunbookState refines an executing runbook in views: what it waits for
 // when nothing can move without the outside world.

@@ -63,6 +63,33 @@ const (
 	OnTimeoutEscalate OnTimeout = "escalate"
 )
 
+// OnFailure is what a step's final failure does to its runbook
+// (SEMANTICS.md section 5).
+type OnFailure string
+
+// The failure modes.
+const (
+	// OnFailureAbort stops the runbook: nothing new starts, waiting steps
+	// are skipped, active waits cancelled; it ends failed and compensates.
+	OnFailureAbort OnFailure = "abort"
+	// OnFailureIsolate skips the step's dependents; independent branches
+	// go on; the runbook ends failed (v1's behaviour).
+	OnFailureIsolate OnFailure = "isolate"
+	// OnFailureContinue accepts the failure: dependents joined by :after
+	// run, those that read its result are skipped; the runbook ends
+	// partial if nothing else fails.
+	OnFailureContinue OnFailure = "continue"
+)
+
+// Effective is the mode a step frozen with this value runs under. A plan
+// frozen before failure modes existed has none, and keeps v1's behaviour.
+func (f OnFailure) Effective() OnFailure {
+	if f == "" {
+		return OnFailureIsolate
+	}
+	return f
+}
+
 // CRUDOp is the operation of a pg.crud verb.
 type CRUDOp string
 
@@ -84,5 +111,6 @@ var (
 	Backoffs          = []Backoff{BackoffExponential, BackoffFixed}
 	Gates             = []Gate{GateNone, GateHumanConfirm}
 	OnTimeouts        = []OnTimeout{OnTimeoutFail, OnTimeoutEscalate}
+	OnFailures        = []OnFailure{OnFailureAbort, OnFailureIsolate, OnFailureContinue}
 	CRUDOps           = []CRUDOp{CRUDInsert, CRUDSelect, CRUDUpdate, CRUDDelete, CRUDUpsert}
 )
