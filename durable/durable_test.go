@@ -417,9 +417,9 @@ func TestDatabaseStatsCountWork(t *testing.T) {
 	require.Positive(t, diff.WALBytes)
 }
 
-// Every runbook status and event type the runtime may write fits the
-// tables' CHECK constraints: a value the schema does not know would make
-// its transaction fail again and again.
+// Every runbook status, event type and mutation kind the runtime may
+// write fits the tables' CHECK constraints: a value the schema does not
+// know would make its transaction fail again and again.
 func TestTheSchemaAdmitsEveryStatusAndEventType(t *testing.T) {
 	b := setup(t)
 	rb := b.create(t, newRunbook(1))
@@ -430,6 +430,11 @@ func TestTheSchemaAdmitsEveryStatusAndEventType(t *testing.T) {
 		}
 		if _, err := tx.WriteAdvance(b.ctx, driver.AdvanceWrite{Events: events}); err != nil {
 			return err
+		}
+		for _, kind := range rbtype.MutationKinds {
+			if err := tx.ApplyChange(b.ctx, driver.Change{RunbookID: rb.ID, Mutations: []driver.Mutation{{RunbookID: rb.ID, Actor: "t", Kind: kind}}}); err != nil {
+				return fmt.Errorf("mutation %s: %w", kind, err)
+			}
 		}
 		// One write a status: an UPDATE changes a row once, however many
 		// of its inputs name it.

@@ -255,7 +255,7 @@ const updateRunbookSQL = `
 		status        = coalesce($2, status),
 		error_code    = coalesce($3, error_code),
 		error_message = coalesce($4, error_message),
-		finished_at   = CASE WHEN $5 THEN now() ELSE finished_at END,
+		finished_at   = CASE WHEN $5 THEN now() WHEN $12 THEN NULL ELSE finished_at END,
 		wake_at       = CASE WHEN $6 THEN $7 ELSE wake_at END,
 		plan          = coalesce($8::jsonb, plan),
 		plan_hash     = CASE WHEN $8::jsonb IS NULL THEN plan_hash ELSE $9 END,
@@ -269,7 +269,7 @@ func runbookChangeArgs(c driver.RunbookChange) []any {
 	if c.Plan != nil {
 		plan = string(c.Plan)
 	}
-	return []any{c.ID, c.Status, c.ErrorCode, c.ErrorMessage, c.Finished, c.SetWake, c.WakeAt, plan, c.PlanHash, c.Version, nullJSON(c.Inputs)}
+	return []any{c.ID, c.Status, c.ErrorCode, c.ErrorMessage, c.Finished, c.SetWake, c.WakeAt, plan, c.PlanHash, c.Version, nullJSON(c.Inputs), c.Reopen}
 }
 
 // Wake makes runbooks due now and signals the workers. The caller holds

@@ -18,3 +18,7 @@ ALTER TABLE runbook_events ADD CONSTRAINT runbook_events_type_check CHECK (type 
     'STEP_DRY_RUN', 'STEP_VERIFIED', 'STEP_VERIFY_FAILED', 'STEP_RECLAIMED', 'STEP_HEARTBEAT',
     'STEP_RESOLVED', 'ESCALATION_STARTED', 'ESCALATION_SUCCEEDED', 'ESCALATION_FAILED',
     'INVOCATION_CANCEL_SENT', 'INVOCATION_CANCEL_FAILED'));
+
+ALTER TABLE runbook_mutations DROP CONSTRAINT runbook_mutations_kind_check;
+ALTER TABLE runbook_mutations ADD CONSTRAINT runbook_mutations_kind_check
+    CHECK (kind IN ('extend', 'retry', 'resolve', 'close'));

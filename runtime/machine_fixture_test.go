@@ -319,6 +319,9 @@ func (f *fixture) apply(w driver.AdvanceWrite) {
 			at := f.now
 			f.rb.FinishedAt = &at
 		}
+		if c.Reopen {
+			f.rb.FinishedAt = nil
+		}
 		if c.SetWake {
 			f.rb.WakeAt = c.WakeAt
 		}

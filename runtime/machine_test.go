@@ -592,3 +592,45 @@ func TestMachineAbortLetsRunningCallsFinishButStartsNothing(t *testing.T) {
 	require.Contains(t, eventNames(w.Events), "RUNBOOK_FAILED")
 	_ = c
 }
+
+// Retry: a failed runbook's failed and skipped steps go back to pending,
+// attempts continue and keys stay; the runbook runs again and completes.
+// Named steps take their skipped descendants with them. A complete
+// runbook is a conflict.
+func TestMachineRetry(t *testing.T) {
+	f := newFixture(t, `(m.send :to "x" :as @s) (m.echo :after @s :as @next) (m.echo :v 2 :as @other)`, nil)
+	_, calls := f.advance()
+	first := callFor(t, calls, "s")
+	f.advance(failWith(first, rbtype.CodePolicyDenied), succeed(callFor(t, calls, "other"), map[string]any{"v": 2}))
+	require.Equal(t, rbtype.RunbookFailed, f.rb.Status)
+	require.Equal(t, rbtype.StepSkipped, f.step("next").Status)
+
+	_, _, err := retryRunbook(f.now, "api", f.rb, f.plan, f.steps, []string{"other"}, "ops")
+	require.ErrorIs(t, err, ErrConflict, "a complete step is not retried")
+	_, _, err = retryRunbook(f.now, "api", f.rb, f.plan, f.steps, []string{"nope"}, "ops")
+	require.ErrorIs(t, err, ErrNotFound)
+
+	c, keys, err := retryRunbook(f.now, "api", f.rb, f.plan, f.steps, []string{"s"}, "ops")
+	require.NoError(t, err)
+	require.Equal(t, []string{"s", "next"}, keys, "the named step takes its skipped dependent with it")
+	require.Equal(t, RunbookRetriedData{Steps: keys, By: "ops"}, eventData[RunbookRetriedData](t, c.Events, "RUNBOOK_RETRIED"))
+	require.Equal(t, rbtype.MutationRetry, c.Mutations[0].Kind)
+	require.True(t, c.Wake)
+	f.applyChange(c)
+	require.Equal(t, rbtype.RunbookExecuting, f.rb.Status)
+	require.Nil(t, f.rb.FinishedAt)
+	require.Equal(t, rbtype.StepPending, f.step("s").Status)
+	require.Empty(t, f.step("s").ErrorCode)
+
+	_, calls = f.advance()
+	again := callFor(t, calls, "s")
+	require.Equal(t, 2, again.attempt, "attempts continue")
+	require.Equal(t, first.call.IdempotencyKey, again.call.IdempotencyKey, "the key stays: an effect that happened returns its receipt")
+	_, calls = f.advance(succeed(again, map[string]any{"sent": true}))
+	f.advance(succeed(callFor(t, calls, "next"), map[string]any{}))
+	require.Equal(t, rbtype.RunbookComplete, f.rb.Status)
+	require.NotNil(t, f.rb.FinishedAt)
+
+	_, _, err = retryRunbook(f.now, "api", f.rb, f.plan, f.steps, nil, "ops")
+	require.ErrorIs(t, err, ErrConflict, "a complete runbook is not retried")
+}

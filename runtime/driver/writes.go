@@ -73,6 +73,8 @@ type RunbookChange struct {
 	ErrorCode    *rbtype.ErrorCode
 	ErrorMessage *string
 	Finished     bool
+	// Reopen clears finished_at: a finished runbook runs again (a retry).
+	Reopen bool
 	// WakeAt replaces wake_at when SetWake is true (nil clears it).
 	SetWake bool
 	WakeAt  *time.Time

@@ -33,6 +33,9 @@ const (
 	// EventRunbookPartial ends a runbook whose only failures were
 	// accepted (on_failure: continue).
 	EventRunbookPartial EventType = "RUNBOOK_PARTIAL"
+	// EventRunbookRetried: a failed, partial or escalated runbook's steps
+	// went back to pending (SEMANTICS.md section 6).
+	EventRunbookRetried EventType = "RUNBOOK_RETRIED"
 )
 
 // EventTypes lists every event type the runtime writes.
@@ -42,6 +45,7 @@ var EventTypes = []EventType{
 	EventGateApproved, EventGateRejected, EventStepCancelled, EventStepSkipped, EventCompensationStarted,
 	EventCompensationSucceeded, EventCompensationFailed, EventRunbookExtended, EventRunbookCompleted,
 	EventRunbookFailed, EventRunbookCancelled, EventRunbookEscalated, EventRunbookPartial,
+	EventRunbookRetried,
 }
 
 // MutationKind names an entry of a runbook's mutation log.
@@ -50,4 +54,8 @@ type MutationKind string
 // The mutation kinds.
 const (
 	MutationExtend MutationKind = "extend"
+	MutationRetry  MutationKind = "retry"
 )
+
+// MutationKinds lists every mutation kind the runtime writes.
+var MutationKinds = []MutationKind{MutationExtend, MutationRetry}

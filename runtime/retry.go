@@ -1,0 +1,147 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/runbookdev/runbook/runtime/driver"
+	"github.com/runbookdev/runbook/runtime/rbtype"
+)
+
+// Retried says what a retry sent back to pending.
+type Retried struct {
+	Steps []string
+}
+
+// RunbookRetriedData is the data of RUNBOOK_RETRIED, and the payload of
+// its mutation.
+type RunbookRetriedData struct {
+	Steps []string `json:"steps"`
+	By    string   `json:"by,omitempty"`
+}
+
+// Retry runs a failed, partial or escalated runbook again from where it
+// stopped (SEMANTICS.md section 6): its failed, skipped, cancelled and
+// escalated steps, or those named and the skipped or cancelled steps
+// downstream of them, return to pending. Attempts continue from where they
+// were and idempotency keys stay the same, so an effect that did happen
+// returns its receipt and is not repeated. A complete or cancelled
+// runbook, or one whose completed steps were compensated, is a conflict.
+func (e *Engine) Retry(ctx context.Context, runbookID uuid.UUID, steps []string, by string) (*Retried, error) {
+	var out *Retried
+	err := e.locked(ctx, runbookID, func(tx driver.Tx, rb *driver.Runbook, all []*driver.Step) error {
+		plan, err := e.planOf(rb)
+		if err != nil {
+			return err
+		}
+		c, keys, err := retryRunbook(time.Now(), e.workerID, rb, plan, all, steps, by)
+		if err != nil {
+			return err
+		}
+		if err := tx.ApplyChange(ctx, c); err != nil {
+			return err
+		}
+		out = &Retried{Steps: keys}
+		return nil
+	})
+	return out, err
+}
+
+// planOf decodes a runbook's plan, through the cache.
+func (e *Engine) planOf(rb *driver.Runbook) (*planInfo, error) {
+	if info, ok := e.plans.lookup(rb.PlanHash); ok {
+		return info, nil
+	}
+	return e.plans.decode(rb.PlanHash, rb.Plan)
+}
+
+// retryable are the final statuses a retry sends back to pending.
+var retryable = []rbtype.StepStatus{rbtype.StepFailed, rbtype.StepSkipped, rbtype.StepCancelled, rbtype.StepEscalated}
+
+// retryRunbook is the change a retry makes: the steps back to pending
+// with their errors cleared (a rejected gate asks again), the runbook
+// executing and due, its event and mutation. It returns the steps' keys in
+// plan order.
+func retryRunbook(now time.Time, worker string, rb *driver.Runbook, plan *planInfo, steps []*driver.Step, named []string, by string) (driver.Change, []string, error) {
+	switch rb.Status {
+	case rbtype.RunbookFailed, rbtype.RunbookPartial, rbtype.RunbookEscalated:
+	default:
+		return driver.Change{}, nil, fmt.Errorf("%w: runbook %s is %s; only a failed, partial or escalated runbook can be retried", ErrConflict, rb.ID, rb.Status)
+	}
+	byKey := map[string]*driver.Step{}
+	for _, s := range steps {
+		byKey[s.Key] = s
+		if s.CompensationStatus != rbtype.CompensationNone {
+			return driver.Change{}, nil, fmt.Errorf("%w: runbook %s compensated its completed steps (%s's among them); submit it again instead", ErrConflict, rb.ID, s.Key)
+		}
+	}
+	pick := map[string]bool{}
+	if len(named) == 0 {
+		for _, s := range steps {
+			if slices.Contains(retryable, s.Status) {
+				pick[s.Key] = true
+			}
+		}
+	} else {
+		for _, key := range named {
+			s := byKey[key]
+			switch {
+			case s == nil:
+				return driver.Change{}, nil, fmt.Errorf("%w: runbook %s has no step %q", ErrNotFound, rb.ID, key)
+			case !slices.Contains(retryable, s.Status):
+				return driver.Change{}, nil, fmt.Errorf("%w: step %q is %s; only failed, skipped, cancelled and escalated steps can be retried", ErrConflict, key, s.Status)
+			}
+			pick[key] = true
+		}
+		// What a named step's failure left skipped or cancelled downstream
+		// runs again with it; steps are in plan order, which is
+		// topological, so one pass finds every descendant.
+		for _, s := range steps {
+			if pick[s.Key] || (s.Status != rbtype.StepSkipped && s.Status != rbtype.StepCancelled) {
+				continue
+			}
+			for _, p := range plan.preds[s.Key] {
+				if pick[p] {
+					pick[s.Key] = true
+					break
+				}
+			}
+		}
+	}
+	if len(pick) == 0 {
+		return driver.Change{}, nil, fmt.Errorf("%w: runbook %s has no failed, skipped, cancelled or escalated step to retry", ErrConflict, rb.ID)
+	}
+	c := driver.Change{RunbookID: rb.ID, Wake: true}
+	var keys []string
+	for _, s := range steps {
+		if !pick[s.Key] {
+			continue
+		}
+		keys = append(keys, s.Key)
+		s.Status, s.NextAttemptAt, s.FinishedAt, s.StartedAt = rbtype.StepPending, nil, nil, nil
+		s.ErrorCode, s.ErrorMessage, s.InvocationID = "", "", nil
+		if s.GateDecision == rbtype.GateRejected {
+			s.GateDecision, s.GateDecidedBy, s.GateDecidedAt, s.GateComment = rbtype.GateUndecided, "", nil, ""
+		}
+		c.Steps = append(c.Steps, s.Change())
+	}
+	data := RunbookRetriedData{Steps: keys, By: by}
+	payload, err := json.Marshal(data)
+	if err != nil {
+		return driver.Change{}, nil, err
+	}
+	ev, err := newEvent(rb.ID, rbtype.EventRunbookRetried, worker, nil, data)
+	if err != nil {
+		return driver.Change{}, nil, err
+	}
+	c.Events = []driver.Event{ev}
+	c.Mutations = []driver.Mutation{{RunbookID: rb.ID, Actor: by, Kind: rbtype.MutationRetry, Payload: payload}}
+	status, code, msg := rbtype.RunbookExecuting, rbtype.ErrorCode(""), ""
+	c.Runbook = &driver.RunbookChange{ID: rb.ID, Status: &status, ErrorCode: &code, ErrorMessage: &msg, Reopen: true}
+	return c, keys, nil
+}

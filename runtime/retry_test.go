@@ -1,0 +1,83 @@
+package runtime_test
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/runbookdev/runbook/runtime"
+	"github.com/runbookdev/runbook/runtime/rbtype"
+)
+
+// effects is a test service that fails its first requests, then records
+// each effect by the Idempotency-Key it came with, as a provider that
+// dedupes on it would: a repeat of a key that took effect does not take
+// effect again.
+type effects struct {
+	mu       sync.Mutex
+	failures int            // requests still to fail with 503
+	byKey    map[string]int // effects taken, by key
+	requests int
+}
+
+func (s *effects) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.requests++
+	if s.failures > 0 {
+		s.failures--
+		http.Error(w, "down for maintenance", http.StatusServiceUnavailable)
+		return
+	}
+	key := r.Header.Get("Idempotency-Key")
+	if s.byKey[key] == 0 {
+		s.byKey[key]++
+	}
+	fmt.Fprintf(w, `{"sent":true,"key":%q}`, key)
+}
+
+// A runbook whose http.call fails until its attempts are used up fails;
+// the provider recovers; retry completes it, and the provider saw the
+// effect of the step's one idempotency key once.
+func TestRetryCompletesAfterTheProviderRecovers(t *testing.T) {
+	b := setup(t)
+	svc := &effects{failures: 2, byKey: map[string]int{}}
+	srv := httptest.NewServer(svc)
+	t.Cleanup(srv.Close)
+	b.extendCatalogue(t, fmt.Sprintf(`
+- name: post
+  domain: t
+  execution:
+    kind: sync
+    handler: http.call
+    params: {url: %q, method: POST}
+    side_effects: external_call
+    retry: {max_attempts: 2, backoff: fixed, base_delay: PT0.05S, max_delay: PT0.05S}
+`, srv.URL))
+	b.run(t)
+	id := b.submit(t, `(t.echo :v 1 :as @first) (t.post :n @first.v :as @send) (t.echo :after @send :as @after)`, nil)
+	v := b.waitStatus(t, id, rbtype.RunbookFailed)
+	require.Equal(t, rbtype.StepFailed, step(v, "send").Status)
+	require.Equal(t, 2, step(v, "send").Attempt)
+	require.Equal(t, rbtype.StepSkipped, step(v, "after").Status)
+	require.Empty(t, svc.byKey, "both attempts failed: no effect")
+
+	_, err := b.engine.Retry(b.ctx, mustID(id), nil, "test")
+	require.NoError(t, err)
+	v = b.waitStatus(t, id, rbtype.RunbookComplete)
+	require.Equal(t, 3, step(v, "send").Attempt, "attempts continue from where they were")
+	require.Equal(t, rbtype.StepComplete, step(v, "after").Status)
+	require.Len(t, svc.byKey, 1, "every attempt used the step's one key")
+	for key, n := range svc.byKey {
+		require.Equal(t, 1, n, "key %s took effect once", key)
+	}
+	require.Equal(t, 3, svc.requests)
+	require.Contains(t, b.eventTypes(t, id), "RUNBOOK_RETRIED")
+
+	_, err = b.engine.Retry(b.ctx, mustID(id), nil, "test")
+	require.ErrorIs(t, err, runtime.ErrConflict, "a complete runbook is not retried")
+}
