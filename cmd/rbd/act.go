@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 
+	"github.com/runbookdev/runbook/cmd/internal/cli"
 	"github.com/runbookdev/runbook/runtime/httpapi"
 	"github.com/runbookdev/runbook/runtime/rbtype"
 )
@@ -118,6 +120,37 @@ func runCancel(args []string, stdout, stderr io.Writer) int {
 		_ = writeJSON(stdout, res)
 	} else {
 		fmt.Fprintf(stdout, "%s %s\n", res.ID, res.Status)
+	}
+	return exitOK
+}
+
+const retryUsage = `Usage: rbd retry ID [flags]
+
+Runs a failed, partial or escalated runbook again from where it stopped:
+its failed, skipped, cancelled and escalated steps, or those given with
+--step and what their failure skipped, go back to pending. Attempts go on
+and idempotency keys stay, so an effect that happened is not repeated.
+`
+
+func runRetry(args []string, stdout, stderr io.Writer) int {
+	c := newClientCommand("retry", retryUsage, stdout, stderr)
+	by := c.fs.String("by", whoAmI(), "who asks for the retry")
+	var steps cli.ListFlag
+	c.fs.Var(&steps, "step", "a step to retry (repeatable; default: every failed, skipped, cancelled and escalated step)")
+	ids, status, ok := c.parse(args, 1, "one runbook ID")
+	if !ok {
+		return status
+	}
+	ctx, cancel := c.context()
+	defer cancel()
+	res, err := c.client().Retry(ctx, ids[0], steps, *by)
+	if err != nil {
+		return c.failed(err, nil)
+	}
+	if c.json() {
+		_ = writeJSON(stdout, res)
+	} else {
+		fmt.Fprintf(stdout, "%s %s: retrying %s\n", res.ID, res.Status, strings.Join(res.Steps, ", "))
 	}
 	return exitOK
 }

@@ -34,6 +34,7 @@ Client (--server URL, --token T; RBD_SERVER, RBD_TOKEN):
   rbd approve ID STEP [--by NAME] [--comment C]
   rbd reject  ID STEP [--by NAME] [--comment C]
   rbd cancel  ID [--by NAME]
+  rbd retry   ID [--step KEY]... [--by NAME]
   rbd extend  ID FILE.rbk [--input k=v]...
   rbd version
 
@@ -55,6 +56,7 @@ var commands = map[string]command{
 	"approve": func(a []string, o, e io.Writer) int { return runDecide("approve", a, o, e) },
 	"reject":  func(a []string, o, e io.Writer) int { return runDecide("reject", a, o, e) },
 	"cancel":  runCancel,
+	"retry":   runRetry,
 	"extend":  runExtend,
 	"version": runVersion,
 }

@@ -252,6 +252,14 @@ func (c *Client) Cancel(ctx context.Context, id, by string) (*CancelResponse, er
 	return &out, err
 }
 
+// Retry runs a failed, partial or escalated runbook again: the steps
+// named, or all its failed, skipped, cancelled and escalated ones.
+func (c *Client) Retry(ctx context.Context, id string, steps []string, by string) (*RetryResponse, error) {
+	var out RetryResponse
+	_, err := c.doJSON(ctx, http.MethodPost, "/v1/runbooks/"+url.PathEscape(id)+"/retry", RetryRequest{Steps: steps, By: by}, nil, &out)
+	return &out, err
+}
+
 // Decide approves or rejects a step waiting at a gate.
 func (c *Client) Decide(ctx context.Context, id, step string, approve bool, by, comment string) (*DecisionResponse, error) {
 	verb := "reject"

@@ -174,6 +174,23 @@ func (s *Server) cancel(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// retry is POST /v1/runbooks/{id}/retry.
+func (s *Server) retry(w http.ResponseWriter, r *http.Request) error {
+	id, req, err := runbookRequest[RetryRequest](s, w, r, true)
+	if err != nil {
+		return err
+	}
+	if req.By == "" {
+		req.By = "api"
+	}
+	res, err := s.engine.Retry(r.Context(), id, req.Steps, req.By)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, RetryResponse{ID: id, Status: rbtype.RunbookExecuting, Steps: res.Steps})
+	return nil
+}
+
 func (s *Server) approve(w http.ResponseWriter, r *http.Request) error { return s.decide(w, r, true) }
 func (s *Server) reject(w http.ResponseWriter, r *http.Request) error  { return s.decide(w, r, false) }
 

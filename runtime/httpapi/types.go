@@ -92,6 +92,21 @@ type CancelResponse struct {
 	Status rbtype.RunbookStatus `json:"status"`
 }
 
+// RetryRequest is the optional body of POST /v1/runbooks/{id}/retry:
+// the steps to retry (all failed, skipped, cancelled and escalated ones
+// when empty) and who asks.
+type RetryRequest struct {
+	Steps []string `json:"steps,omitempty"`
+	By    string   `json:"by,omitempty"`
+}
+
+// RetryResponse lists the steps a retry sent back to pending.
+type RetryResponse struct {
+	ID     uuid.UUID            `json:"id"`
+	Status rbtype.RunbookStatus `json:"status"`
+	Steps  []string             `json:"steps"`
+}
+
 // DecisionRequest is the body of POST .../steps/{key}/approve and /reject.
 // By is required: a gate's decision is only worth keeping with who made it.
 type DecisionRequest struct {
