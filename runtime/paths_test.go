@@ -524,7 +524,7 @@ func TestFailureModesOnADiamond(t *testing.T) {
 				})
 				require.Equal(t, tc.end, statuses(v))
 				require.Equal(t, []runtime.FailureView{{Step: "b", Code: rbtype.CodePolicyDenied, Message: "no"}}, v.Failures)
-				require.Empty(t, v.NextActions)
+				require.Equal(t, []runtime.ActionView{{Kind: runtime.ActionRetry, Step: "b", Command: "rbd retry " + id.String() + " --step b"}}, v.NextActions)
 				return
 			}
 			v := b.waitState(t, id, "parked")
@@ -538,6 +538,7 @@ func TestFailureModesOnADiamond(t *testing.T) {
 			v = b.waitStatus(t, id, tc.runbook)
 			require.Equal(t, tc.end, statuses(v))
 			require.NotNil(t, v.FinishedAt)
+			require.Equal(t, []runtime.ActionView{{Kind: runtime.ActionRetry, Step: "b", Command: "rbd retry " + id.String() + " --step b"}}, v.NextActions)
 		})
 	}
 }

@@ -66,6 +66,9 @@ const (
 	// ActionNotify: a parked step waits for the outside world's
 	// notification.
 	ActionNotify = "notify"
+	// ActionRetry: a failed, partial or escalated runbook may run its
+	// failed steps again.
+	ActionRetry = "retry"
 )
 
 // ActionView is one thing that would move a runbook.
@@ -219,7 +222,29 @@ func buildView(rb *driver.Runbook, steps []*driver.Step, invs []driver.Invocatio
 			v.State = string(rbtype.StateParked)
 		}
 	}
+	if retryableRunbook(rb, steps) {
+		for _, f := range v.Failures {
+			v.NextActions = append(v.NextActions, ActionView{Kind: ActionRetry, Step: f.Step,
+				Command: fmt.Sprintf("rbd retry %s --step %s", rb.ID, shellQuote(f.Step))})
+		}
+	}
 	return v
+}
+
+// retryableRunbook reports whether Retry would take the runbook: finished
+// failed, partial or escalated, with nothing compensated.
+func retryableRunbook(rb *driver.Runbook, steps []*driver.Step) bool {
+	switch rb.Status {
+	case rbtype.RunbookFailed, rbtype.RunbookPartial, rbtype.RunbookEscalated:
+	default:
+		return false
+	}
+	for _, s := range steps {
+		if s.CompensationStatus != rbtype.CompensationNone {
+			return false
+		}
+	}
+	return true
 }
 
 // shellQuote quotes a step key for a shell when it needs it: keys of
