@@ -20,6 +20,7 @@ const (
 	CodeNotFound         = "NOT_FOUND"          // 404
 	CodeMethodNotAllowed = "METHOD_NOT_ALLOWED" // 405
 	CodeConflict         = "CONFLICT"           // 409: does not fit the runbook's state, or a reused key
+	CodeRequestTimeout   = "REQUEST_TIMEOUT"    // 408: the body did not arrive within the body timeout
 	CodeBodyTooLarge     = "BODY_TOO_LARGE"     // 413
 	CodeCompileFailed    = "COMPILE_FAILED"     // 422: the source has errors; see diagnostics
 	CodeInvalidPlan      = "INVALID_PLAN"       // 422: a submitted plan that cannot be run
