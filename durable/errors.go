@@ -3,6 +3,8 @@ package durable
 import (
 	"errors"
 	"fmt"
+	"io"
+	"net"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -32,8 +34,25 @@ func translate(err error) error {
 		}
 		return err
 	}
-	if pgconn.SafeToRetry(err) || pgconn.Timeout(err) {
+	if connectionLost(err) {
 		return fmt.Errorf("%w: %w", driver.ErrTransient, err)
 	}
 	return err
+}
+
+// connectionLost reports an error of the connection rather than of the
+// statement: the server is down, restarting or unreachable, and the same
+// request may succeed later. With PostgreSQL stopped, a pooled connection
+// fails with a broken pipe or an unexpected EOF ("failed to receive
+// message") and a new one with "connection refused" (or a missing unix
+// socket), none of which pgconn calls safe to retry; they are transient
+// all the same, for the caller answers 503 and the client retries. A
+// ConnectError carrying the server's own refusal (a bad password) has
+// been sorted by its SQLSTATE before this.
+func connectionLost(err error) bool {
+	var connectErr *pgconn.ConnectError
+	var netErr net.Error
+	return pgconn.SafeToRetry(err) || pgconn.Timeout(err) ||
+		errors.As(err, &connectErr) || errors.As(err, &netErr) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
 }

@@ -68,6 +68,7 @@ type Server struct {
 	closeOnce sync.Once
 	// bodies holds a token for each request body being read or handled.
 	bodies chan struct{}
+	outage outage
 }
 
 // New builds the API's routes.
@@ -177,9 +178,15 @@ func (s *Server) wrap(route string, who access, h func(http.ResponseWriter, *htt
 			if rec.status == 0 {
 				writeError(rec, ae)
 			}
-			if ae.status >= 500 {
+			switch {
+			case ae.code == CodeUnavailable && ae.cause != nil:
+				s.outage.failed(s.log, ae.cause, time.Now())
+			case ae.status >= 500:
 				s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "status", ae.status, "err", errorText(ae))
 			}
+		} else if who != public {
+			// Every route but health and metrics reads the database.
+			s.outage.succeeded(s.log, time.Now())
 		}
 		took := time.Since(start)
 		s.metrics.observe(route, rec.statusCode(), took)
