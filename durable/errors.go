@@ -29,6 +29,14 @@ func translate(err error) error {
 			return fmt.Errorf("%w: %w", driver.ErrConflict, err)
 		case "42501": // insufficient_privilege
 			return fmt.Errorf("%w: %w", driver.ErrForbidden, err)
+		case "22P05", "22021", "22003", "22001", "54000":
+			// untranslatable_character (a NUL in jsonb),
+			// character_not_in_repertoire (a NUL or bad UTF-8 in text),
+			// numeric_value_out_of_range, string_data_right_truncation,
+			// program_limit_exceeded (an index row too large): a value
+			// the caller sent that cannot be stored. The API checks for
+			// these at the door; this is the backstop.
+			return fmt.Errorf("%w: %w", driver.ErrBadRequest, err)
 		case "40001", "40P01", "55P03", "57P01", "57P02", "57P03", "53300": // serialization, deadlock, lock_not_available, shutdown, too many connections
 			return fmt.Errorf("%w: %w", driver.ErrTransient, err)
 		}

@@ -38,6 +38,9 @@ func (e *Engine) Notify(ctx context.Context, n Notification) (rbtype.InboxResult
 	if n.CorrelationKey == "" {
 		return 0, fmt.Errorf("%w: correlation_key is required", ErrInvalid)
 	}
+	if len(n.CorrelationKey) > MaxKeyLength {
+		return 0, fmt.Errorf("%w: correlation_key is %d bytes long; at most %d are allowed", ErrInvalid, len(n.CorrelationKey), MaxKeyLength)
+	}
 	if n.Status != rbtype.OutcomeCompleted && n.Status != rbtype.OutcomeFailed {
 		return 0, fmt.Errorf("%w: status must be %q or %q", ErrInvalid, rbtype.OutcomeCompleted, rbtype.OutcomeFailed)
 	}

@@ -119,7 +119,7 @@ func decodeJSON(body []byte, v any, optional bool) error {
 	if _, err := dec.Token(); err != io.EOF {
 		return errorf(http.StatusBadRequest, CodeMalformedJSON, "the body holds more than one JSON value")
 	}
-	return nil
+	return checkStorable(body)
 }
 
 // describeJSONError says where and what went wrong, in the body's terms.
