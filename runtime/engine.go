@@ -410,7 +410,12 @@ func (e *Engine) execute(ctx context.Context, pc *pendingCall) (o *outcome) {
 		result: res, dryRun: pc.dryRun, idemKey: pc.call.IdempotencyKey}
 	if err != nil {
 		o.err = classify(err)
-		log.Info("call failed", "code", o.err.Code, "error", o.err.Message)
+		if o.err.Err != nil {
+			// The cause is for the log only: it may name tables or hosts.
+			log.Info("call failed", "code", o.err.Code, "error", o.err.Message, "cause", o.err.Err.Error())
+		} else {
+			log.Info("call failed", "code", o.err.Code, "error", o.err.Message)
+		}
 	} else if !res.IsParked() {
 		o.value, err = marshalResult(res.Value())
 		if err != nil {
