@@ -67,8 +67,9 @@ type Server struct {
 	closing   chan struct{}
 	closeOnce sync.Once
 	// bodies holds a token for each request body being read or handled.
-	bodies chan struct{}
-	outage outage
+	bodies    chan struct{}
+	outage    outage
+	readiness readiness
 }
 
 // New builds the API's routes.
@@ -181,6 +182,8 @@ func (s *Server) wrap(route string, who access, h func(http.ResponseWriter, *htt
 			switch {
 			case ae.code == CodeUnavailable && ae.cause != nil:
 				s.outage.failed(s.log, ae.cause, time.Now())
+			case ae.code == CodeNotReady:
+				// readyz logs its reason itself, when it changes.
 			case ae.status >= 500:
 				s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "status", ae.status, "err", errorText(ae))
 			}
