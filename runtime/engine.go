@@ -42,6 +42,10 @@ type Config struct {
 	// SweepInterval is how often the tables are swept for what wake-ups
 	// missed (5s).
 	SweepInterval time.Duration
+	// OrphanNotificationTTL is how long a notification for a key that no
+	// step has parked with is kept for the step that may yet park with it
+	// (30 days); the sweep deletes it after. Negative keeps them forever.
+	OrphanNotificationTTL time.Duration
 	// ShutdownGrace is how long running calls may finish after Run's
 	// context ends (10s).
 	ShutdownGrace time.Duration
@@ -80,6 +84,9 @@ func (c *Config) defaults() {
 	def(&c.PollInterval, time.Second)
 	def(&c.SweepInterval, 5*time.Second)
 	def(&c.ShutdownGrace, 10*time.Second)
+	if c.OrphanNotificationTTL == 0 {
+		c.OrphanNotificationTTL = 30 * 24 * time.Hour
+	}
 	defInt(&c.Advancers, 2)
 	defInt(&c.BatchSize, 64)
 	defInt(&c.ClaimBatch, 256)
@@ -284,12 +291,30 @@ func (e *Engine) sweepLoop(ctx context.Context) {
 		// NOTIFY was lost is already due, so the sweep does not count it.
 		e.signal(e.kick)
 		e.updateGauges(ctx)
+		e.pruneOrphans(ctx)
 		select {
 		case <-ctx.Done():
 		case <-e.sweepNow:
 		case <-time.After(e.cfg.SweepInterval):
 		}
 	}
+}
+
+// pruneOrphans deletes the notifications that waited past the orphan
+// TTL for a step to park with their key, and counts those still waiting.
+func (e *Engine) pruneOrphans(ctx context.Context) {
+	if e.cfg.OrphanNotificationTTL < 0 {
+		return
+	}
+	pruned, left, err := e.store.PruneOrphanNotifications(ctx, time.Now().Add(-e.cfg.OrphanNotificationTTL), 1000)
+	switch {
+	case err != nil && ctx.Err() == nil:
+		e.log.Error("pruning orphan notifications", "err", err)
+		return
+	case pruned > 0:
+		e.log.Info("pruned notifications no step parked with", "pruned", pruned, "ttl", e.cfg.OrphanNotificationTTL.String())
+	}
+	e.metrics.orphans(pruned, left)
 }
 
 func (e *Engine) updateGauges(ctx context.Context) {

@@ -98,6 +98,8 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.Env("poll-interval", "RBD_POLL_INTERVAL")
 	fs.DurationVar(&e.SweepInterval, "sweep-interval", 5*time.Second, "how often to sweep for expired leases, timeouts and unprocessed notifications")
 	fs.Env("sweep-interval", "RBD_SWEEP_INTERVAL")
+	fs.DurationVar(&e.OrphanNotificationTTL, "orphan-notification-ttl", 30*24*time.Hour, "how long a notification for a key no step has parked with is kept; negative keeps them forever")
+	fs.Env("orphan-notification-ttl", "RBD_ORPHAN_NOTIFICATION_TTL")
 	fs.DurationVar(&e.ShutdownGrace, "shutdown-grace", 10*time.Second, "how long running calls may finish after SIGTERM")
 	fs.Env("shutdown-grace", "RBD_SHUTDOWN_GRACE")
 	f.log.register(fs)
