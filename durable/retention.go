@@ -3,6 +3,9 @@ package durable
 import (
 	"context"
 	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 )
 
 // Orphan notifications are those received for a correlation key that no
@@ -41,4 +44,46 @@ func (s *Store) PruneOrphanNotifications(ctx context.Context, receivedBefore tim
 		return tag.RowsAffected(), 0, translate(err)
 	}
 	return tag.RowsAffected(), left, nil
+}
+
+// PruneFinished deletes up to limit runbooks that finished (with their
+// compensations) before finishedBefore, oldest first, and everything they
+// own: steps, edges, leases, invocations and events go with them (ON
+// DELETE CASCADE), and so do the notifications of their invocations,
+// which nothing references. Action receipts stay: a receipt of the global
+// scope is what keeps another runbook from repeating the side effect.
+// Each batch takes the runbooks' locks, so no advance sees one half gone.
+// It returns how many it deleted; call it again until that is 0.
+func (s *Store) PruneFinished(ctx context.Context, finishedBefore time.Time, limit int) (int64, error) {
+	var pruned int64
+	err := s.inTx(ctx, func(tx *Tx) error {
+		rows, err := tx.tx.Query(ctx, `
+			SELECT id FROM runbooks
+			WHERE finished_at < $1 AND status <> 'executing'
+			ORDER BY finished_at, id
+			LIMIT $2`, finishedBefore, limit)
+		if err != nil {
+			return translate(err)
+		}
+		ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+		if err != nil || len(ids) == 0 {
+			return translate(err)
+		}
+		if err := tx.LockRunbooks(ctx, ids); err != nil {
+			return err
+		}
+		if _, err := tx.tx.Exec(ctx, `
+			DELETE FROM completion_notifications n
+			USING invocation_records i
+			WHERE i.correlation_key = n.correlation_key AND i.runbook_id = ANY($1)`, ids); err != nil {
+			return translate(err)
+		}
+		tag, err := tx.tx.Exec(ctx, `DELETE FROM runbooks WHERE id = ANY($1) AND finished_at IS NOT NULL`, ids)
+		if err != nil {
+			return translate(err)
+		}
+		pruned = tag.RowsAffected()
+		return nil
+	})
+	return pruned, err
 }
