@@ -1,10 +1,12 @@
 package runtime
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -444,7 +446,7 @@ func (e *Engine) execute(ctx context.Context, pc *pendingCall) (o *outcome) {
 	} else if !res.IsParked() {
 		o.value, err = marshalResult(res.Value())
 		if err != nil {
-			o.err = Errorf(rbtype.CodeInternal, "the handler's result does not marshal to JSON: %v", err)
+			o.err = Errorf(rbtype.CodeInternal, "the handler's result cannot be stored as JSON: %v", err)
 		}
 	}
 	e.metrics.callFinished(pc.call.Verb, time.Since(began), o.err)
@@ -455,7 +457,28 @@ func marshalResult(v any) (json.RawMessage, error) {
 	if v == nil {
 		return json.RawMessage(`{}`), nil
 	}
-	return json.Marshal(v)
+	b, err := json.Marshal(v)
+	if err == nil && holdsNUL(b) {
+		// jsonb cannot store it: the advance that wrote this result would
+		// fail, and fail again at every retry, with the runbook stuck.
+		return nil, errors.New("it holds a NUL character (\\u0000), which cannot be stored")
+	}
+	return b, err
+}
+
+// holdsNUL reports a \u0000 escape in JSON that encoding/json wrote (a
+// raw NUL byte is always escaped there). An escaped backslash is skipped
+// whole, so the text \\u0000 (a backslash, then "u0000") is not one.
+func holdsNUL(b []byte) bool {
+	for i := 0; i < len(b); i++ {
+		if b[i] == '\\' {
+			if bytes.HasPrefix(b[i+1:], []byte("u0000")) {
+				return true
+			}
+			i++
+		}
+	}
+	return false
 }
 
 // renewLoop extends the leases of running calls every third of LeaseTTL.
