@@ -141,6 +141,7 @@ func TestRunbookCannotChangeRBDsTablesThroughPGCRUD(t *testing.T) {
     side_effects: internal_db
     params: {op: update, table: %[1]s.runbooks, key: [id], columns: [status, error_message]}
     retry: {max_attempts: 3, backoff: fixed, base_delay: PT0.01S, max_delay: PT0.01S}
+  input_schema: {required: [id]}
 - name: erase
   domain: evil
   execution:
@@ -149,6 +150,7 @@ func TestRunbookCannotChangeRBDsTablesThroughPGCRUD(t *testing.T) {
     side_effects: internal_db
     params: {op: delete, table: %[1]s.runbook_events, key: [runbook_id]}
     retry: {max_attempts: 3, backoff: fixed, base_delay: PT0.01S, max_delay: PT0.01S}
+  input_schema: {required: [runbook-id]}
 `, schema)))
 	require.Empty(t, diags)
 	cat, diags := registry.New(defs, b.handlers.Specs()) // checked against the default schema, not the daemon's
