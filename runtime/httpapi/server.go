@@ -171,8 +171,12 @@ func (s *Server) wrap(route string, who access, h func(http.ResponseWriter, *htt
 		} else if release, berr := s.takeBody(rec, r); berr != nil {
 			err = berr
 		} else {
-			err = h(rec, r)
-			release()
+			// Deferred, so that a handler's panic (which net/http
+			// recovers) does not keep the body's place for good.
+			func() {
+				defer release()
+				err = h(rec, r)
+			}()
 		}
 		if err != nil {
 			ae := classify(err)
