@@ -59,8 +59,9 @@ func buildCRUD(r driver.CRUDRequest) (crudStatement, error) {
 
 // splitCRUD quotes the names and sorts the value columns into key and set
 // columns. A value for a column that the verb's columns (or key) do not
-// list is refused: the verb file, not the runbook, decides what is
-// written.
+// list is refused, also when the verb lists no columns: the verb file,
+// not the runbook, decides what is written, and an open input_schema
+// would otherwise let arguments name any column.
 func splitCRUD(r driver.CRUDRequest) (crudParts, error) {
 	p := crudParts{
 		table:     pgx.Identifier(strings.Split(r.Table, ".")).Sanitize(),
@@ -71,7 +72,7 @@ func splitCRUD(r driver.CRUDRequest) (crudParts, error) {
 	}
 	for _, c := range p.cols {
 		isKey := slices.Contains(r.Key, c)
-		if len(r.Columns) > 0 && !isKey && !slices.Contains(r.Columns, c) {
+		if !isKey && !slices.Contains(r.Columns, c) {
 			return crudParts{}, fmt.Errorf("%w: column %q is not one the verb allows", driver.ErrBadRequest, c)
 		}
 		if isKey {
@@ -141,10 +142,15 @@ func buildDelete(p crudParts) (crudStatement, error) {
 }
 
 // buildSelect: SELECT the returning columns (or *) of the rows whose key
-// columns have the values given; some or none of them may be given.
-// Values for other columns are not conditions: only the verb's key
-// selects.
+// columns have the values given. Every key column needs a value, as for
+// update and delete: a key argument left out would otherwise select every
+// row. A verb without a key selects every row, up to the limit.
 func buildSelect(p crudParts) (crudStatement, error) {
+	if len(p.key) > 0 {
+		if err := needEveryKey(p, rbtype.CRUDSelect); err != nil {
+			return crudStatement{}, err
+		}
+	}
 	what := "*"
 	if len(p.returning) > 0 {
 		what = strings.Join(p.returning, ", ")

@@ -42,17 +42,17 @@ func TestCRUDRunsEachOperation(t *testing.T) {
 		return rows
 	}
 
-	rows := crud(driver.CRUDRequest{Op: rbtype.CRUDInsert, Returning: []string{"deal_id", "ref"},
+	rows := crud(driver.CRUDRequest{Op: rbtype.CRUDInsert, Columns: []string{"company", "stage"}, Returning: []string{"deal_id", "ref"},
 		Values: map[string]any{"company": "Acme", "stage": "sourced"}})
 	require.Len(t, rows, 1)
 	require.Equal(t, int32(1), rows[0]["deal_id"])
 	require.IsType(t, uuid.UUID{}, rows[0]["ref"], "a uuid comes back as one, so a result shows it as text")
 
-	rows = crud(driver.CRUDRequest{Op: rbtype.CRUDUpsert, Key: []string{"company"}, Returning: []string{"deal_id", "stage"},
+	rows = crud(driver.CRUDRequest{Op: rbtype.CRUDUpsert, Columns: []string{"stage"}, Key: []string{"company"}, Returning: []string{"deal_id", "stage"},
 		Values: map[string]any{"company": "Acme", "stage": "contacted"}})
 	require.Equal(t, []map[string]any{{"deal_id": int32(1), "stage": "contacted"}}, rows)
 
-	rows = crud(driver.CRUDRequest{Op: rbtype.CRUDUpdate, Key: []string{"company"}, Returning: []string{"stage"},
+	rows = crud(driver.CRUDRequest{Op: rbtype.CRUDUpdate, Columns: []string{"stage"}, Key: []string{"company"}, Returning: []string{"stage"},
 		Values: map[string]any{"company": "Acme", "stage": "x'; DROP TABLE deals; --"}})
 	require.Equal(t, []map[string]any{{"stage": "x'; DROP TABLE deals; --"}}, rows, "a value is never SQL")
 
@@ -67,7 +67,7 @@ func TestCRUDRunsEachOperation(t *testing.T) {
 
 	// Unqualified names resolve in the pool's schema, the application's.
 	inApp := pgtest.CRUD(t, app)
-	rows, err := inApp.CRUD(ctx, driver.CRUDRequest{Op: rbtype.CRUDInsert, Table: "deals", Returning: []string{"company"},
+	rows, err := inApp.CRUD(ctx, driver.CRUDRequest{Op: rbtype.CRUDInsert, Columns: []string{"company"}, Table: "deals", Returning: []string{"company"},
 		Values: map[string]any{"company": "Globex"}})
 	require.NoError(t, err)
 	require.Equal(t, []map[string]any{{"company": "Globex"}}, rows)
@@ -117,14 +117,14 @@ func TestCRUDRoleReachesOnlyItsGrants(t *testing.T) {
 	require.NoError(t, err)
 
 	pool := pgtest.CRUDAs(t, pgtest.URLAs(t, crudRole, "pw"), app)
-	_, err = pool.CRUD(ctx, driver.CRUDRequest{Op: rbtype.CRUDInsert, Table: "deals", Values: map[string]any{"company": "Acme"}})
+	_, err = pool.CRUD(ctx, driver.CRUDRequest{Op: rbtype.CRUDInsert, Columns: []string{"company"}, Table: "deals", Values: map[string]any{"company": "Acme"}})
 	require.NoError(t, err, "what it was granted, it may do")
 
 	for _, rel := range migrations.Relations() {
 		_, err := pool.CRUD(ctx, driver.CRUDRequest{Op: rbtype.CRUDSelect, Table: daemonSchema + "." + rel})
 		require.ErrorIs(t, err, driver.ErrForbidden, rel)
 	}
-	_, err = pool.CRUD(ctx, driver.CRUDRequest{Op: rbtype.CRUDUpdate, Table: daemonSchema + ".runbooks", Key: []string{"id"},
+	_, err = pool.CRUD(ctx, driver.CRUDRequest{Op: rbtype.CRUDUpdate, Columns: []string{"status"}, Table: daemonSchema + ".runbooks", Key: []string{"id"},
 		Values: map[string]any{"id": n.ID, "status": "cancelled"}})
 	require.ErrorIs(t, err, driver.ErrForbidden)
 	_, err = pool.CRUD(ctx, driver.CRUDRequest{Op: rbtype.CRUDDelete, Table: daemonSchema + ".runbooks", Key: []string{"id"},

@@ -51,6 +51,7 @@ func (t *Tx) Explain(ctx context.Context, sql string, args ...any) (string, erro
 // The sweep queries, for EXPLAIN.
 const (
 	SweepInboxQuery    = sweepInboxQuery
+	PruneOrphansQuery  = pruneOrphansQuery
 	SweepTimeoutsQuery = sweepTimeoutsQuery
 	SweepLeasesQuery   = sweepLeasesQuery
 	SweepRetriesQuery  = sweepRetriesQuery

@@ -71,6 +71,7 @@ func TestHotQueriesUseTheirIndexes(t *testing.T) {
 		{"timeout sweep", durable.SweepTimeoutsQuery, []any{100}, "invocation_records_timeout", "invocation_records"},
 		{"lease sweep", durable.SweepLeasesQuery, []any{100}, "step_leases_expiry", "step_leases"},
 		{"retry sweep", durable.SweepRetriesQuery, []any{100}, "runbook_steps_retry_due", "runbook_steps"},
+		{"orphan notifications", durable.PruneOrphansQuery, []any{time.Now(), 100}, "completion_notifications_unprocessed", "completion_notifications"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -49,6 +49,7 @@ func New(defs []*verbs.Definition, handlers *Handlers, opts ...Option) (*Catalog
 		d := c.verbs[name]
 		c.checkHandler(d, &diags)
 		c.checkCRUDTable(d, &diags)
+		c.checkCRUDKey(d, &diags)
 		c.checkCompensation(d, &diags)
 	}
 	return c, diags

@@ -31,15 +31,26 @@ func (h *crud) Call(ctx context.Context, c *Call) (Result, error) {
 		return Result{}, Errorf(rbtype.CodeDependencyUnavailable, "pg.crud has no database")
 	}
 	rows, err := h.exec.CRUD(ctx, req)
+	// The database's own text names tables and constraints; the step's
+	// error reaches API callers, so it carries the executor's safe
+	// message, and the engine logs the rest.
+	msg := ""
+	if err != nil {
+		msg = err.Error()
+		var stmt *driver.StatementError
+		if errors.As(err, &stmt) {
+			msg = stmt.Message
+		}
+	}
 	switch {
 	case errors.Is(err, driver.ErrTransient):
-		return Result{}, &Error{Code: rbtype.CodeTransientDBLock, Message: err.Error(), Err: err}
-	case errors.Is(err, driver.ErrBadRequest):
-		return Result{}, &Error{Code: rbtype.CodeInvalidInput, Message: err.Error(), Err: err}
+		return Result{}, &Error{Code: rbtype.CodeTransientDBLock, Message: msg, Err: err}
+	case errors.Is(err, driver.ErrBadRequest), errors.Is(err, driver.ErrConflict):
+		return Result{}, &Error{Code: rbtype.CodeInvalidInput, Message: msg, Err: err}
 	case errors.Is(err, driver.ErrForbidden):
-		return Result{}, &Error{Code: rbtype.CodeAuthForbidden, Message: err.Error(), Err: err}
+		return Result{}, &Error{Code: rbtype.CodeAuthForbidden, Message: msg, Err: err}
 	case err != nil:
-		return Result{}, &Error{Code: rbtype.CodeDependencyUnavailable, Message: err.Error(), Err: err}
+		return Result{}, &Error{Code: rbtype.CodeDependencyUnavailable, Message: msg, Err: err}
 	}
 	if req.Op == rbtype.CRUDSelect {
 		if rows == nil {

@@ -32,14 +32,14 @@ func TestPGCRUD(t *testing.T) {
 		res, err := callBuiltin(t, deps, "pg.crud", &runtime.Call{Params: params, Args: args})
 		return res.Value(), err
 	}
-	got, err := crud(map[string]any{"op": "insert", "table": "deals", "returning": []any{"deal_id"}},
+	got, err := crud(map[string]any{"op": "insert", "table": "deals", "columns": []any{"company", "stage"}, "returning": []any{"deal_id"}},
 		map[string]any{"company": "Acme", "stage": "sourced"})
 	require.NoError(t, err)
 	require.Equal(t, map[string]any{"deal_id": int32(1)}, got)
 
 	// Schema-qualified, as verb files name the application's tables; an
 	// argument's dashes are a column's underscores.
-	got, err = crud(map[string]any{"op": "upsert", "table": app + ".deals", "key": []any{"company"}, "returning": []any{"deal_id", "stage_note"}},
+	got, err = crud(map[string]any{"op": "upsert", "table": app + ".deals", "key": []any{"company"}, "columns": []any{"stage", "stage_note"}, "returning": []any{"deal_id", "stage_note"}},
 		map[string]any{"company": "Acme", "stage": "contacted", "stage-note": "called"})
 	require.NoError(t, err)
 	require.Equal(t, map[string]any{"deal_id": int32(1), "stage_note": "called"}, got)
@@ -50,7 +50,7 @@ func TestPGCRUD(t *testing.T) {
 	require.Equal(t, map[string]any{"rows": []map[string]any{{"stage": "contacted"}}, "count": 1}, got)
 
 	// A value is never SQL: a hostile string is just a string.
-	_, err = crud(map[string]any{"op": "update", "table": "deals", "key": []any{"company"}},
+	_, err = crud(map[string]any{"op": "update", "table": "deals", "key": []any{"company"}, "columns": []any{"stage"}},
 		map[string]any{"company": "Acme", "stage": "x'; DROP TABLE deals; --"})
 	require.NoError(t, err)
 	got, err = crud(map[string]any{"op": "delete", "table": "deals", "key": []any{"company"}, "returning": []any{"stage"}},
@@ -141,6 +141,7 @@ func TestRunbookCannotChangeRBDsTablesThroughPGCRUD(t *testing.T) {
     side_effects: internal_db
     params: {op: update, table: %[1]s.runbooks, key: [id], columns: [status, error_message]}
     retry: {max_attempts: 3, backoff: fixed, base_delay: PT0.01S, max_delay: PT0.01S}
+  input_schema: {required: [id]}
 - name: erase
   domain: evil
   execution:
@@ -149,6 +150,7 @@ func TestRunbookCannotChangeRBDsTablesThroughPGCRUD(t *testing.T) {
     side_effects: internal_db
     params: {op: delete, table: %[1]s.runbook_events, key: [runbook_id]}
     retry: {max_attempts: 3, backoff: fixed, base_delay: PT0.01S, max_delay: PT0.01S}
+  input_schema: {required: [runbook-id]}
 `, schema)))
 	require.Empty(t, diags)
 	cat, diags := registry.New(defs, b.handlers.Specs()) // checked against the default schema, not the daemon's
@@ -177,4 +179,72 @@ func TestRunbookCannotChangeRBDsTablesThroughPGCRUD(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, before, after, "the runbook aimed at is as it was")
 	require.Equal(t, eventsBefore, b.eventTypes(t, victim), "its events are all there")
+}
+
+// TestPGCRUDEdges is issue 13's attack on pg.crud: a key argument left
+// out must not widen a statement to every row, arguments may not choose
+// columns the verb does not list, and the database's own errors (table
+// and constraint names, SQLSTATEs) stay out of the step's error, which
+// API callers read.
+func TestPGCRUDEdges(t *testing.T) {
+	t.Parallel()
+	app := dealsSchema(t)
+	deps := runtime.BuiltinDeps{CRUD: pgtest.CRUD(t, app), DaemonSchema: "rbd"}
+	crud := func(params map[string]any, args map[string]any) (any, error) {
+		res, err := callBuiltin(t, deps, "pg.crud", &runtime.Call{Params: params, Args: args})
+		return res.Value(), err
+	}
+	insert := map[string]any{"op": "insert", "table": "deals", "columns": []any{"company", "stage"}}
+	for _, company := range []string{"Acme", "Globex"} {
+		_, err := crud(insert, map[string]any{"company": company, "stage": "sourced"})
+		require.NoError(t, err)
+	}
+	refused := func(params, args map[string]any, code rbtype.ErrorCode, msg string) *runtime.Error {
+		t.Helper()
+		_, err := crud(params, args)
+		var e *runtime.Error
+		require.ErrorAs(t, err, &e)
+		require.Equal(t, code, e.Code, e.Message)
+		require.Contains(t, e.Message, msg)
+		require.False(t, e.Retryable())
+		return e
+	}
+	key := []any{"company"}
+	for _, op := range []string{"select", "update", "delete"} {
+		params := map[string]any{"op": op, "table": "deals", "key": key, "columns": []any{"stage"}}
+		refused(params, map[string]any{"stage": "lost"}, rbtype.CodeInvalidInput, "every key column (company) needs a value")
+	}
+	refused(map[string]any{"op": "select", "table": "deals", "key": []any{"company", "stage"}},
+		map[string]any{"company": "Acme"}, rbtype.CodeInvalidInput, "every key column (company, stage) needs a value")
+
+	// Columns come from the verb's params, never from the arguments.
+	refused(map[string]any{"op": "insert", "table": "deals"},
+		map[string]any{"company": "Initech", "score": 99}, rbtype.CodeInvalidInput, `column "company" is not one the verb allows`)
+	refused(map[string]any{"op": "update", "table": "deals", "key": key},
+		map[string]any{"company": "Acme", "score": 99}, rbtype.CodeInvalidInput, `column "score" is not one the verb allows`)
+	refused(map[string]any{"op": "select", "table": "deals", "key": key},
+		map[string]any{"company": "Acme", "score": 99}, rbtype.CodeInvalidInput, `column "score" is not one the verb allows`)
+
+	got, err := crud(map[string]any{"op": "select", "table": "deals"}, nil)
+	require.NoError(t, err, "a verb without a key may select every row")
+	require.Equal(t, 2, got.(map[string]any)["count"])
+
+	// The database's errors reach callers as a code and a safe message.
+	for _, c := range []struct {
+		params map[string]any
+		args   map[string]any
+		code   rbtype.ErrorCode
+		secret []string
+	}{
+		{insert, map[string]any{"company": "Acme", "stage": "again"}, rbtype.CodeInvalidInput, []string{"deals_company_key", "23505", "SQLSTATE"}},
+		{map[string]any{"op": "insert", "table": "nosuch", "columns": []any{"a"}}, map[string]any{"a": 1}, rbtype.CodeInvalidInput, []string{"nosuch", "42P01", "SQLSTATE"}},
+		{map[string]any{"op": "insert", "table": "deals", "columns": []any{"nocolumn"}}, map[string]any{"nocolumn": 1}, rbtype.CodeInvalidInput, []string{"nocolumn", "42703", "SQLSTATE"}},
+		{map[string]any{"op": "update", "table": "deals", "key": key, "columns": []any{"score"}}, map[string]any{"company": "Acme", "score": "high"}, rbtype.CodeInvalidInput, []string{"numeric", "22P02", "SQLSTATE"}},
+	} {
+		e := refused(c.params, c.args, c.code, "")
+		for _, s := range c.secret {
+			require.NotContains(t, e.Message, s)
+		}
+		require.Error(t, e.Err, "the database's error is kept for the log")
+	}
 }

@@ -1,10 +1,12 @@
 package runtime
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -42,6 +44,10 @@ type Config struct {
 	// SweepInterval is how often the tables are swept for what wake-ups
 	// missed (5s).
 	SweepInterval time.Duration
+	// OrphanNotificationTTL is how long a notification for a key that no
+	// step has parked with is kept for the step that may yet park with it
+	// (30 days); the sweep deletes it after. Negative keeps them forever.
+	OrphanNotificationTTL time.Duration
 	// ShutdownGrace is how long running calls may finish after Run's
 	// context ends (10s).
 	ShutdownGrace time.Duration
@@ -80,6 +86,9 @@ func (c *Config) defaults() {
 	def(&c.PollInterval, time.Second)
 	def(&c.SweepInterval, 5*time.Second)
 	def(&c.ShutdownGrace, 10*time.Second)
+	if c.OrphanNotificationTTL == 0 {
+		c.OrphanNotificationTTL = 30 * 24 * time.Hour
+	}
 	defInt(&c.Advancers, 2)
 	defInt(&c.BatchSize, 64)
 	defInt(&c.ClaimBatch, 256)
@@ -284,12 +293,30 @@ func (e *Engine) sweepLoop(ctx context.Context) {
 		// NOTIFY was lost is already due, so the sweep does not count it.
 		e.signal(e.kick)
 		e.updateGauges(ctx)
+		e.pruneOrphans(ctx)
 		select {
 		case <-ctx.Done():
 		case <-e.sweepNow:
 		case <-time.After(e.cfg.SweepInterval):
 		}
 	}
+}
+
+// pruneOrphans deletes the notifications that waited past the orphan
+// TTL for a step to park with their key, and counts those still waiting.
+func (e *Engine) pruneOrphans(ctx context.Context) {
+	if e.cfg.OrphanNotificationTTL < 0 {
+		return
+	}
+	pruned, left, err := e.store.PruneOrphanNotifications(ctx, time.Now().Add(-e.cfg.OrphanNotificationTTL), 1000)
+	switch {
+	case err != nil && ctx.Err() == nil:
+		e.log.Error("pruning orphan notifications", "err", err)
+		return
+	case pruned > 0:
+		e.log.Info("pruned notifications no step parked with", "pruned", pruned, "ttl", e.cfg.OrphanNotificationTTL.String())
+	}
+	e.metrics.orphans(pruned, left)
 }
 
 func (e *Engine) updateGauges(ctx context.Context) {
@@ -410,11 +437,16 @@ func (e *Engine) execute(ctx context.Context, pc *pendingCall) (o *outcome) {
 		result: res, dryRun: pc.dryRun, idemKey: pc.call.IdempotencyKey}
 	if err != nil {
 		o.err = classify(err)
-		log.Info("call failed", "code", o.err.Code, "error", o.err.Message)
+		if o.err.Err != nil {
+			// The cause is for the log only: it may name tables or hosts.
+			log.Info("call failed", "code", o.err.Code, "error", o.err.Message, "cause", o.err.Err.Error())
+		} else {
+			log.Info("call failed", "code", o.err.Code, "error", o.err.Message)
+		}
 	} else if !res.IsParked() {
 		o.value, err = marshalResult(res.Value())
 		if err != nil {
-			o.err = Errorf(rbtype.CodeInternal, "the handler's result does not marshal to JSON: %v", err)
+			o.err = Errorf(rbtype.CodeInternal, "the handler's result cannot be stored as JSON: %v", err)
 		}
 	}
 	e.metrics.callFinished(pc.call.Verb, time.Since(began), o.err)
@@ -425,7 +457,28 @@ func marshalResult(v any) (json.RawMessage, error) {
 	if v == nil {
 		return json.RawMessage(`{}`), nil
 	}
-	return json.Marshal(v)
+	b, err := json.Marshal(v)
+	if err == nil && holdsNUL(b) {
+		// jsonb cannot store it: the advance that wrote this result would
+		// fail, and fail again at every retry, with the runbook stuck.
+		return nil, errors.New("it holds a NUL character (\\u0000), which cannot be stored")
+	}
+	return b, err
+}
+
+// holdsNUL reports a \u0000 escape in JSON that encoding/json wrote (a
+// raw NUL byte is always escaped there). An escaped backslash is skipped
+// whole, so the text \\u0000 (a backslash, then "u0000") is not one.
+func holdsNUL(b []byte) bool {
+	for i := 0; i < len(b); i++ {
+		if b[i] == '\\' {
+			if bytes.HasPrefix(b[i+1:], []byte("u0000")) {
+				return true
+			}
+			i++
+		}
+	}
+	return false
 }
 
 // renewLoop extends the leases of running calls every third of LeaseTTL.

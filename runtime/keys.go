@@ -21,6 +21,21 @@ var (
 	namespaceCorrelation = uuid.MustParse("d3a8e5b2-61c4-5f09-b7e2-4a1c8d9f0e63")
 )
 
+// MaxKeyLength bounds the keys a caller chooses: correlation keys,
+// idempotency keys and step keys, in bytes. Each is part of a database
+// index, whose entries PostgreSQL limits to about 2.7 kB; a longer key
+// would fail in the database rather than at the door, and no real key
+// comes near it.
+const MaxKeyLength = 255
+
+// shortKey quotes the start of a key too long to repeat in full.
+func shortKey(key string) string {
+	if len(key) > 32 {
+		return strconv.Quote(key[:32]) + "…"
+	}
+	return strconv.Quote(key)
+}
+
 // RunbookIDFor is the id of the runbook submitted under a request key: the
 // same key always names the same runbook, so concurrent duplicate
 // submissions meet on one row.

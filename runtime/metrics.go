@@ -20,6 +20,8 @@ type Metrics struct {
 	parked          prometheus.Gauge
 	inboxDepth      prometheus.Gauge
 	sweepDuration   *prometheus.HistogramVec
+	orphanCount     prometheus.Gauge
+	orphansPruned   prometheus.Counter
 }
 
 // NewMetrics creates the metrics and registers them with reg.
@@ -62,10 +64,17 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "rbd_sweep_duration_seconds", Help: "Duration of each sweep's query, by sweep (inbox, ignore, timeouts, leases, retries).",
 			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 18),
 		}, []string{"sweep"}),
+		orphanCount: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "rbd_orphan_notifications", Help: "Notifications received for keys that no step has parked with.",
+		}),
+		orphansPruned: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "rbd_orphan_notifications_pruned_total", Help: "Orphan notifications deleted after --orphan-notification-ttl.",
+		}),
 	}
 	if reg != nil {
 		reg.MustRegister(m.stepsStarted, m.stepsCompleted, m.stepsFailed, m.stepDuration, m.resumeLatency,
-			m.leaseReclaims, m.outcomesDropped, m.advanceLatency, m.parked, m.inboxDepth, m.sweepDuration)
+			m.leaseReclaims, m.outcomesDropped, m.advanceLatency, m.parked, m.inboxDepth, m.sweepDuration,
+			m.orphanCount, m.orphansPruned)
 	}
 	return m
 }
@@ -116,6 +125,13 @@ func (m *Metrics) gauges(parked, inbox int64) {
 	if m != nil {
 		m.parked.Set(float64(parked))
 		m.inboxDepth.Set(float64(inbox))
+	}
+}
+
+func (m *Metrics) orphans(pruned, left int64) {
+	if m != nil {
+		m.orphansPruned.Add(float64(pruned))
+		m.orphanCount.Set(float64(left))
 	}
 }
 

@@ -38,11 +38,17 @@ func (e *Engine) Notify(ctx context.Context, n Notification) (rbtype.InboxResult
 	if n.CorrelationKey == "" {
 		return 0, fmt.Errorf("%w: correlation_key is required", ErrInvalid)
 	}
+	if len(n.CorrelationKey) > MaxKeyLength {
+		return 0, fmt.Errorf("%w: correlation_key is %d bytes long; at most %d are allowed", ErrInvalid, len(n.CorrelationKey), MaxKeyLength)
+	}
 	if n.Status != rbtype.OutcomeCompleted && n.Status != rbtype.OutcomeFailed {
 		return 0, fmt.Errorf("%w: status must be %q or %q", ErrInvalid, rbtype.OutcomeCompleted, rbtype.OutcomeFailed)
 	}
 	if n.Status == rbtype.OutcomeFailed && n.ErrorCode == "" {
-		n.ErrorCode = rbtype.CodeInternal
+		// A failure that does not say why would fail the step as
+		// INTERNAL with no message, which nobody can act on, and it
+		// would take the key for good.
+		return 0, fmt.Errorf("%w: a failed notification needs error.code (and, best, error.message) saying why", ErrInvalid)
 	}
 	result, err := canonicalJSON(n.Result)
 	if err != nil {

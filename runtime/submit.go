@@ -147,6 +147,9 @@ func orEmpty(m map[string]any) map[string]any {
 func newSteps(steps []*compiler.Step, offset int) ([]driver.NewStep, error) {
 	out := make([]driver.NewStep, len(steps))
 	for i, s := range steps {
+		if len(s.Key) > MaxKeyLength {
+			return nil, fmt.Errorf("step key %s is %d bytes long; at most %d are allowed", shortKey(s.Key), len(s.Key), MaxKeyLength)
+		}
 		args, err := json.Marshal(s.Args)
 		if err != nil {
 			return nil, fmt.Errorf("step %q: its arguments do not encode: %w", s.Key, err)

@@ -143,6 +143,9 @@ func parse(filename string, src []byte) ([]parsed, lang.Diagnostics) {
 			return nil, d.diags
 		}
 		docs++
+		if !d.checkAliases(&doc) {
+			continue
+		}
 		root := doc.Content[0]
 		if root.Kind != yaml.SequenceNode {
 			d.diags.Errorf(lang.VBadYAML, d.src.rangeOf(root), "a verb file must be a YAML list of definitions (each item starting with \"- name:\")")

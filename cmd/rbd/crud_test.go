@@ -110,7 +110,7 @@ func TestEmbeddedRolesWallOffPGCRUD(t *testing.T) {
 	verbs := e.file(t, "verbs/app.yaml", `
 - name: add-deal
   domain: app
-  execution: {kind: sync, handler: pg.crud, side_effects: internal_db, params: {op: insert, table: deals, returning: [deal_id, company]}}
+  execution: {kind: sync, handler: pg.crud, side_effects: internal_db, params: {op: insert, table: deals, columns: [company], returning: [deal_id, company]}}
   input_schema:
     required: [company]
     properties:
@@ -204,7 +204,7 @@ func TestManagedRolesFromTheDocs(t *testing.T) {
 	verbs := e.file(t, "verbs/crm.yaml", `
 - name: apply
   domain: crm
-  execution: {kind: sync, handler: pg.crud, side_effects: internal_db, params: {op: upsert, table: crm.deals, key: [company], returning: [deal_id, stage]}}
+  execution: {kind: sync, handler: pg.crud, side_effects: internal_db, params: {op: upsert, table: crm.deals, key: [company], columns: [stage], returning: [deal_id, stage]}}
   input_schema:
     required: [company, stage]
     properties:

@@ -23,6 +23,7 @@ const usage = `rbd is the Runbook daemon and its client.
 Server:
   rbd serve    [--database-url URL] [--data-dir DIR] [--verbs DIR]... [--listen ADDR]
   rbd migrate  [--database-url URL] [--data-dir DIR]
+  rbd prune    --finished-before AGE|TIME [--database-url URL] [--data-dir DIR]
 
 Client (--server URL, --token T; RBD_SERVER, RBD_TOKEN):
   rbd submit  FILE.rbk|PLAN.json [--input k=v]... [--input k:=JSON]... [--inputs-file f.json]
@@ -48,6 +49,7 @@ type command func(args []string, stdout, stderr io.Writer) int
 var commands = map[string]command{
 	"serve":   runServe,
 	"migrate": runMigrate,
+	"prune":   runPrune,
 	"submit":  runSubmit,
 	"status":  runStatus,
 	"list":    runList,

@@ -47,6 +47,10 @@ type serveFlags struct {
 	tokenFile         string
 	webhookSecretFile string
 	maxBody           int64
+	bodyTimeout       time.Duration
+	maxBodies         int
+	headerTimeout     time.Duration
+	maxHeaderBytes    int
 	migrate           bool
 	worker            bool
 	engine            runtime.Config
@@ -73,6 +77,14 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.Env("webhook-secret-file", "RBD_WEBHOOK_SECRET_FILE")
 	fs.Int64Var(&f.maxBody, "max-body", httpapi.DefaultMaxBody, "largest request body accepted, in bytes")
 	fs.Env("max-body", "RBD_MAX_BODY")
+	fs.DurationVar(&f.bodyTimeout, "body-timeout", httpapi.DefaultBodyTimeout, "how long a client may take to send a request body")
+	fs.Env("body-timeout", "RBD_BODY_TIMEOUT")
+	fs.IntVar(&f.maxBodies, "max-concurrent-bodies", httpapi.DefaultMaxConcurrentBodies, "request bodies read and handled at once; beyond them a request is answered 503")
+	fs.Env("max-concurrent-bodies", "RBD_MAX_CONCURRENT_BODIES")
+	fs.DurationVar(&f.headerTimeout, "read-header-timeout", 10*time.Second, "how long a client may take to send a request's headers")
+	fs.Env("read-header-timeout", "RBD_READ_HEADER_TIMEOUT")
+	fs.IntVar(&f.maxHeaderBytes, "max-header-bytes", 64<<10, "largest request header accepted, in bytes")
+	fs.Env("max-header-bytes", "RBD_MAX_HEADER_BYTES")
 	e := &f.engine
 	fs.StringVar(&e.WorkerID, "worker-id", "", "this worker's name in leases and events (default host-pid-random)")
 	fs.Env("worker-id", "RBD_WORKER_ID")
@@ -86,6 +98,8 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.Env("poll-interval", "RBD_POLL_INTERVAL")
 	fs.DurationVar(&e.SweepInterval, "sweep-interval", 5*time.Second, "how often to sweep for expired leases, timeouts and unprocessed notifications")
 	fs.Env("sweep-interval", "RBD_SWEEP_INTERVAL")
+	fs.DurationVar(&e.OrphanNotificationTTL, "orphan-notification-ttl", 30*24*time.Hour, "how long a notification for a key no step has parked with is kept; negative keeps them forever")
+	fs.Env("orphan-notification-ttl", "RBD_ORPHAN_NOTIFICATION_TTL")
 	fs.DurationVar(&e.ShutdownGrace, "shutdown-grace", 10*time.Second, "how long running calls may finish after SIGTERM")
 	fs.Env("shutdown-grace", "RBD_SHUTDOWN_GRACE")
 	f.log.register(fs)
@@ -98,6 +112,9 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	}
 	if f.maxBody <= 0 {
 		return nil, errors.New("--max-body must be positive")
+	}
+	if f.bodyTimeout <= 0 || f.headerTimeout <= 0 || f.maxBodies <= 0 || f.maxHeaderBytes <= 0 {
+		return nil, errors.New("--body-timeout, --read-header-timeout, --max-concurrent-bodies and --max-header-bytes must be positive")
 	}
 	return f, nil
 }
@@ -202,11 +219,14 @@ func serve(ctx context.Context, f *serveFlags, log *slog.Logger) error {
 
 	api := httpapi.New(httpapi.Config{
 		Engine: engine, Tokens: tokens, WebhookSecrets: toBytes(secrets), MaxBody: f.maxBody, Logger: log,
+		BodyTimeout: f.bodyTimeout, MaxConcurrentBodies: f.maxBodies,
 		Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), Registerer: reg,
 		Ready: func(ctx context.Context) error { return schemaCurrent(ctx, db.store) },
 	})
+	// No ReadTimeout: it would also end live event streams. The API bounds
+	// each body's reading itself (--body-timeout).
 	srv := &http.Server{
-		Handler: api, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
+		Handler: api, ReadHeaderTimeout: f.headerTimeout, MaxHeaderBytes: f.maxHeaderBytes, IdleTimeout: 2 * time.Minute,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	srv.RegisterOnShutdown(api.CloseStreams)

@@ -2,6 +2,21 @@ package driver
 
 import "errors"
 
+// StatementError is a statement's failure told twice: Message is fit for
+// whoever reads the step's error (API callers, who must not learn table,
+// constraint or index names, nor the SQLSTATE), and Err is the database's
+// own error, for the daemon's log. Err is wrapped in one of the errors
+// below when one fits.
+type StatementError struct {
+	Message string
+	Err     error
+}
+
+func (e *StatementError) Error() string { return e.Message + ": " + e.Err.Error() }
+
+// Unwrap gives the database's error, and the sentinel wrapping it.
+func (e *StatementError) Unwrap() error { return e.Err }
+
 // The store's errors. An implementation wraps its own errors in these;
 // callers test for them with errors.Is.
 var (

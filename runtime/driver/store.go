@@ -29,6 +29,10 @@ type Store interface {
 	InsertNotification(ctx context.Context, n Notification) (rbtype.InboxResult, error)
 	// Sweep wakes the runbooks that lost wake-ups missed.
 	Sweep(ctx context.Context, limit int) (SweepResult, error)
+	// PruneOrphanNotifications deletes up to limit notifications received
+	// before receivedBefore for keys that no invocation has, and counts
+	// the orphans left.
+	PruneOrphanNotifications(ctx context.Context, receivedBefore time.Time, limit int) (pruned, left int64, err error)
 	// NewListener makes a listener for wake-ups; Run starts it.
 	NewListener(cfg ListenConfig) Listener
 	// Gauges counts the parked steps and the notifications waiting.

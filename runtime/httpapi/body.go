@@ -6,13 +6,85 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"time"
 )
 
 // DefaultMaxBody caps a request body (1 MiB): a runbook source, a plan or
 // a notification is far smaller, and a cap keeps one client from filling
 // the daemon's memory.
 const DefaultMaxBody = 1 << 20
+
+// DefaultBodyTimeout bounds the reading of one request body (30s): a
+// notification or a source arrives in milliseconds, and a client that
+// trickles its body holds memory and a connection for as long as it is
+// let.
+const DefaultBodyTimeout = 30 * time.Second
+
+// DefaultMaxConcurrentBodies bounds the request bodies read and handled at
+// once (32): with DefaultMaxBody that is at most a few tens of MiB, however
+// many connections send bodies and stall.
+const DefaultMaxConcurrentBodies = 32
+
+// takeBody reads a request's body into memory before its handler runs,
+// under the body deadline and within the bound on bodies read at once,
+// and puts it back as r.Body for the handler's readBody. release frees
+// the body's place when the handler is done; it is held while the handler
+// runs because the body's bytes are alive until then. Every endpoint goes
+// through it, so no route lets a client hold a connection open by sending
+// slowly.
+func (s *Server) takeBody(w http.ResponseWriter, r *http.Request) (release func(), err error) {
+	if r.Body == nil || r.Body == http.NoBody {
+		// No deadline: a body-less request may be a live event stream,
+		// and the connection's read deadline would also cut the server's
+		// background read, which cancels the request's context.
+		return func() {}, nil
+	}
+	select {
+	case s.bodies <- struct{}{}:
+	default:
+		s.leaveBody(w, r)
+		return nil, errorf(http.StatusServiceUnavailable, CodeUnavailable,
+			"the daemon is reading as many request bodies as it may (%d); retry", cap(s.bodies))
+	}
+	release = func() { <-s.bodies }
+	ctl := http.NewResponseController(w)
+	_ = ctl.SetReadDeadline(time.Now().Add(s.cfg.BodyTimeout))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBody))
+	var tooLarge *http.MaxBytesError
+	var netErr net.Error
+	switch {
+	case errors.As(err, &tooLarge):
+		err = errorf(http.StatusRequestEntityTooLarge, CodeBodyTooLarge, "the body is larger than the limit of %d bytes", s.cfg.MaxBody)
+	case errors.As(err, &netErr) && netErr.Timeout():
+		w.Header().Set("Connection", "close")
+		err = errorf(http.StatusRequestTimeout, CodeRequestTimeout, "the body did not arrive within %v", s.cfg.BodyTimeout)
+	case err != nil:
+		err = errorf(http.StatusBadRequest, CodeMalformedJSON, "error reading the body: %v", err)
+	}
+	if err != nil {
+		release()
+		return nil, err
+	}
+	// The whole body is in: lift the deadline, or the server's background
+	// read of the connection would time out under a slow handler and
+	// cancel its context.
+	_ = ctl.SetReadDeadline(time.Time{})
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	return release, nil
+}
+
+// leaveBody is for a request answered without reading its body: the
+// server would otherwise read up to 256 KiB of it after the answer, for as
+// long as the client cares to take. The connection is closed instead.
+func (s *Server) leaveBody(w http.ResponseWriter, r *http.Request) {
+	if r.Body == nil || r.Body == http.NoBody {
+		return
+	}
+	w.Header().Set("Connection", "close")
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now())
+}
 
 // readBody reads the whole body, refusing one over the cap with 413.
 func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
@@ -47,7 +119,7 @@ func decodeJSON(body []byte, v any, optional bool) error {
 	if _, err := dec.Token(); err != io.EOF {
 		return errorf(http.StatusBadRequest, CodeMalformedJSON, "the body holds more than one JSON value")
 	}
-	return nil
+	return checkStorable(body)
 }
 
 // describeJSONError says where and what went wrong, in the body's terms.

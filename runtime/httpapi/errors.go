@@ -20,6 +20,7 @@ const (
 	CodeNotFound         = "NOT_FOUND"          // 404
 	CodeMethodNotAllowed = "METHOD_NOT_ALLOWED" // 405
 	CodeConflict         = "CONFLICT"           // 409: does not fit the runbook's state, or a reused key
+	CodeRequestTimeout   = "REQUEST_TIMEOUT"    // 408: the body did not arrive within the body timeout
 	CodeBodyTooLarge     = "BODY_TOO_LARGE"     // 413
 	CodeCompileFailed    = "COMPILE_FAILED"     // 422: the source has errors; see diagnostics
 	CodeInvalidPlan      = "INVALID_PLAN"       // 422: a submitted plan that cannot be run
@@ -61,6 +62,10 @@ func classify(err error) *apiError {
 		return &apiError{status: http.StatusConflict, code: CodeConflict, message: without(err, runtime.ErrConflict)}
 	case errors.Is(err, runtime.ErrInvalid):
 		return &apiError{status: http.StatusBadRequest, code: CodeInvalidRequest, message: without(err, runtime.ErrInvalid)}
+	case errors.Is(err, driver.ErrBadRequest):
+		// The database's own text names tables and indexes; the log has it.
+		return &apiError{status: http.StatusBadRequest, code: CodeInvalidRequest, cause: err,
+			message: "a value in the request cannot be stored: a key too long, a number out of range, or text with a NUL character or invalid UTF-8"}
 	case errors.Is(err, driver.ErrTransient), errors.Is(err, context.DeadlineExceeded):
 		return &apiError{status: http.StatusServiceUnavailable, code: CodeUnavailable,
 			message: "the database is unavailable or busy; retry", cause: err}

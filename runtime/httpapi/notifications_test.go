@@ -107,3 +107,24 @@ func TestNotificationFailureFailsTheStep(t *testing.T) {
 	v = b.waitFor(t, sub.ID.String(), "failed", statusIs(rbtype.RunbookFailed))
 	require.Equal(t, []runtime.BlockedView{{Step: "docs", Reason: string(rbtype.CodePolicyDenied), Message: "client refused"}}, v.BlockedOn)
 }
+
+// TestFailedNotificationMustSayWhy: a failed notification without an
+// error code was accepted and failed the step as INTERNAL with no
+// message (issue 13); it is 400, and nothing is stored.
+func TestFailedNotificationMustSayWhy(t *testing.T) {
+	b := setup(t)
+	for _, body := range []string{
+		`{"correlation_key": "k-why", "status": "failed"}`,
+		`{"correlation_key": "k-why", "status": "failed", "error": {"message": "it broke"}}`,
+		`{"correlation_key": "k-why", "status": "failed", "error": {"code": "", "message": "it broke"}}`,
+	} {
+		status, out := b.raw(t, "POST", "/v1/notifications", body, httpapi.SignatureHeader, httpapi.Sign([]byte(testSecret), []byte(body), time.Now()))
+		require.Equal(t, http.StatusBadRequest, status, body)
+		require.Contains(t, out, `"code":"INVALID_REQUEST"`)
+		require.Contains(t, out, "error.code")
+	}
+	// The key is still free: the refusals stored nothing.
+	body := `{"correlation_key": "k-why", "status": "failed", "error": {"code": "POLICY_DENIED"}}`
+	status, out := b.raw(t, "POST", "/v1/notifications", body, httpapi.SignatureHeader, httpapi.Sign([]byte(testSecret), []byte(body), time.Now()))
+	require.Equal(t, http.StatusAccepted, status, out)
+}

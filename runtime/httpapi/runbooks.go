@@ -17,7 +17,7 @@ import (
 const IdempotencyKeyHeader = "Idempotency-Key"
 
 // maxIdempotencyKey bounds the header: it becomes part of a database key.
-const maxIdempotencyKey = 255
+const maxIdempotencyKey = runtime.MaxKeyLength
 
 // submit is POST /v1/runbooks: 201 for a new runbook, 200 for a repeat of
 // an earlier submission (same Idempotency-Key, or same plan, inputs and

@@ -1,11 +1,8 @@
 package httpapi_test
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -263,19 +260,6 @@ func TestTokensGuardTheAPIButNotHealthOrWebhook(t *testing.T) {
 	require.Contains(t, metrics, `rbd_http_requests_total{code="200",route="GET /v1/runbooks"}`)
 	require.Contains(t, metrics, `rbd_http_requests_total{code="401",route="GET /v1/runbooks"}`)
 	require.Contains(t, metrics, "rbd_parked_invocations")
-}
-
-func TestReadyzSaysWhyNot(t *testing.T) {
-	b := setup(t)
-	api := httpapi.New(httpapi.Config{Engine: b.engine, Ready: func(context.Context) error {
-		return errors.New("migrations are at version 0, this binary needs 1")
-	}})
-	rec := httptest.NewRecorder()
-	api.ServeHTTP(rec, httptest.NewRequest("GET", "/readyz", nil))
-	require.Equal(t, http.StatusServiceUnavailable, rec.Code)
-	require.Contains(t, rec.Body.String(), `"code":"NOT_READY"`)
-	require.Contains(t, rec.Body.String(), "migrations are at version 0")
-	require.Equal(t, "1", rec.Header().Get("Retry-After"))
 }
 
 func requireAPIError(t *testing.T, err error, status int, code, message string) {

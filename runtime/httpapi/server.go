@@ -30,6 +30,15 @@ type Config struct {
 	WebhookSecrets [][]byte
 	// MaxBody caps request bodies; zero means DefaultMaxBody.
 	MaxBody int64
+	// BodyTimeout bounds how long reading one request body may take;
+	// zero means DefaultBodyTimeout. It is a deadline on the body alone,
+	// not on the request, so live event streams may last for hours.
+	BodyTimeout time.Duration
+	// MaxConcurrentBodies bounds the request bodies being read and handled
+	// at once, so memory stays under it times MaxBody whatever clients
+	// send; beyond it a request is 503 with Retry-After. Zero means
+	// DefaultMaxConcurrentBodies.
+	MaxConcurrentBodies int
 	// Metrics serves /metrics; nil means 404.
 	Metrics http.Handler
 	// Registerer receives the HTTP request metrics; nil means none.
@@ -57,12 +66,22 @@ type Server struct {
 	// return on its own.
 	closing   chan struct{}
 	closeOnce sync.Once
+	// bodies holds a token for each request body being read or handled.
+	bodies    chan struct{}
+	outage    outage
+	readiness readiness
 }
 
 // New builds the API's routes.
 func New(cfg Config) *Server {
 	if cfg.MaxBody <= 0 {
 		cfg.MaxBody = DefaultMaxBody
+	}
+	if cfg.BodyTimeout <= 0 {
+		cfg.BodyTimeout = DefaultBodyTimeout
+	}
+	if cfg.MaxConcurrentBodies <= 0 {
+		cfg.MaxConcurrentBodies = DefaultMaxConcurrentBodies
 	}
 	if cfg.EventPoll <= 0 {
 		cfg.EventPoll = 200 * time.Millisecond
@@ -79,6 +98,7 @@ func New(cfg Config) *Server {
 	s := &Server{
 		cfg: cfg, engine: cfg.Engine, tokens: newTokens(cfg.Tokens), mux: http.NewServeMux(),
 		log: cfg.Logger, metrics: newHTTPMetrics(cfg.Registerer), closing: make(chan struct{}),
+		bodies: make(chan struct{}, cfg.MaxConcurrentBodies),
 	}
 	s.routes()
 	return s
@@ -148,17 +168,33 @@ func (s *Server) wrap(route string, who access, h func(http.ResponseWriter, *htt
 		if who == api && !s.tokens.allows(r) {
 			rec.Header().Set("WWW-Authenticate", `Bearer realm="rbd"`)
 			err = errorf(http.StatusUnauthorized, CodeUnauthorized, "a valid API token is required: Authorization: Bearer <token>")
+			s.leaveBody(rec, r)
+		} else if release, berr := s.takeBody(rec, r); berr != nil {
+			err = berr
 		} else {
-			err = h(rec, r)
+			// Deferred, so that a handler's panic (which net/http
+			// recovers) does not keep the body's place for good.
+			func() {
+				defer release()
+				err = h(rec, r)
+			}()
 		}
 		if err != nil {
 			ae := classify(err)
 			if rec.status == 0 {
 				writeError(rec, ae)
 			}
-			if ae.status >= 500 {
+			switch {
+			case ae.code == CodeUnavailable && ae.cause != nil:
+				s.outage.failed(s.log, ae.cause, time.Now())
+			case ae.code == CodeNotReady:
+				// readyz logs its reason itself, when it changes.
+			case ae.status >= 500:
 				s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "status", ae.status, "err", errorText(ae))
 			}
+		} else if who != public {
+			// Every route but health and metrics reads the database.
+			s.outage.succeeded(s.log, time.Now())
 		}
 		took := time.Since(start)
 		s.metrics.observe(route, rec.statusCode(), took)

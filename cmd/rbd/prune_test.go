@@ -1,0 +1,55 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/runbookdev/runbook/runtime/httpapi"
+	"github.com/runbookdev/runbook/runtime/rbtype"
+)
+
+// TestPruneFinishedRunbooks: rbd prune --finished-before deletes the
+// runbooks that finished before the cutoff, with their steps, events and
+// notifications, and leaves the others.
+func TestPruneFinishedRunbooks(t *testing.T) {
+	t.Parallel()
+	e := newDaemonEnv(t)
+	verbs := e.file(t, "verbs/t.yaml", e2eVerbs)
+	d := e.start(t, "--verbs", verbs)
+	client := d.client("")
+	ctx := context.Background()
+	done, err := client.Submit(ctx, httpapi.SubmitRequest{Source: `(t.echo :v "x")`}, "")
+	require.NoError(t, err)
+	parked, err := client.Submit(ctx, httpapi.SubmitRequest{Source: "(t.wait :as @w)"}, "")
+	require.NoError(t, err)
+	waitUntil(t, "one to finish and one to park", func() (bool, error) {
+		a, err := client.Get(ctx, done.ID.String())
+		if err != nil {
+			return false, err
+		}
+		b, err := client.Get(ctx, parked.ID.String())
+		return a.Status == rbtype.RunbookComplete && len(b.BlockedOn) > 0, err
+	})
+
+	status, out := e.exitOf(t, nil, "prune", "--finished-before", "720h")
+	require.Equal(t, 0, status, out)
+	require.Contains(t, out, "pruned 0 runbooks")
+	status, out = e.exitOf(t, nil, "prune", "--finished-before", "0s")
+	require.Equal(t, 0, status, out)
+	require.Contains(t, out, "pruned 1 runbook")
+
+	_, err = client.Get(ctx, done.ID.String())
+	var apiErr *httpapi.APIError
+	require.True(t, errors.As(err, &apiErr), "%v", err)
+	require.Equal(t, http.StatusNotFound, apiErr.Status)
+	v, err := client.Get(ctx, parked.ID.String())
+	require.NoError(t, err, "a runbook still running is left alone")
+	require.NotEmpty(t, v.BlockedOn)
+
+	status, out = e.exitOf(t, nil, "prune")
+	require.Equal(t, 2, status, "--finished-before is required: %s", out)
+}

@@ -1,0 +1,153 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/runbookdev/runbook/runtime/httpapi"
+)
+
+// dialRaw opens a TCP connection to the daemon for a client that writes
+// HTTP by hand, as an attacker would.
+func dialRaw(t *testing.T, d *daemon) net.Conn {
+	t.Helper()
+	conn, err := net.Dial("tcp", strings.TrimPrefix(d.server, "http://"))
+	require.NoError(t, err)
+	t.Cleanup(func() { conn.Close() })
+	return conn
+}
+
+// trickle writes b a byte at a time, every gap, until it is written or
+// the server closes the connection; it reports how long the server let it
+// go on. It stops by itself: b is short.
+func trickle(conn net.Conn, b string, gap time.Duration) (time.Duration, error) {
+	start := time.Now()
+	for i := 0; i < len(b); i++ {
+		if _, err := conn.Write([]byte{b[i]}); err != nil {
+			return time.Since(start), err
+		}
+		time.Sleep(gap)
+	}
+	return time.Since(start), nil
+}
+
+// answered waits up to wait for the server's first response line on conn,
+// or for it to close the connection.
+func answered(conn net.Conn, wait time.Duration) (string, error) {
+	_ = conn.SetReadDeadline(time.Now().Add(wait))
+	line, err := bufio.NewReader(conn).ReadString('\n')
+	return strings.TrimSpace(line), err
+}
+
+// TestSlowClientsAreCutOff is issue 13's webhook attack, with loopback
+// clients that send headers or bodies a byte at a time: the daemon cuts
+// them off after --read-header-timeout and --body-timeout, reads at most
+// --max-concurrent-bodies bodies at once (503 with Retry-After beyond),
+// refuses headers over --max-header-bytes, and still keeps a live event
+// stream open far longer than the body timeout.
+func TestSlowClientsAreCutOff(t *testing.T) {
+	t.Parallel()
+	e := newDaemonEnv(t)
+	e.env = append(e.env, "RBD_READ_HEADER_TIMEOUT=1s", "RBD_BODY_TIMEOUT=1s",
+		"RBD_MAX_CONCURRENT_BODIES=3", "RBD_MAX_HEADER_BYTES=8192")
+	verbs := e.file(t, "verbs/t.yaml", e2eVerbs)
+	d := e.start(t, "--verbs", verbs)
+	webhook := "POST /v1/notifications HTTP/1.1\r\nHost: rbd\r\nContent-Type: application/json\r\n"
+
+	t.Run("slow headers", func(t *testing.T) {
+		conn := dialRaw(t, d)
+		// 60 bytes at 100ms: 6s, far past the 1s header timeout.
+		took, err := trickle(conn, webhook+"X-Slow: "+strings.Repeat("a", 40), 100*time.Millisecond)
+		require.Error(t, err, "the daemon waited %v for the headers", took)
+		require.Less(t, took, 4*time.Second)
+	})
+
+	t.Run("slow body", func(t *testing.T) {
+		conn := dialRaw(t, d)
+		_, err := fmt.Fprintf(conn, "%sContent-Length: 1000\r\n\r\n{", webhook)
+		require.NoError(t, err)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			_, _ = trickle(conn, strings.Repeat(" ", 50), 100*time.Millisecond)
+		}()
+		line, err := answered(conn, 4*time.Second)
+		require.NoError(t, err, "the daemon still reads a body trickling in after 4s")
+		require.Equal(t, "HTTP/1.1 408 Request Timeout", line)
+		<-done
+	})
+
+	t.Run("bodies read at once", func(t *testing.T) {
+		var wg sync.WaitGroup
+		for i := 0; i < 3; i++ {
+			conn := dialRaw(t, d)
+			_, err := fmt.Fprintf(conn, "%sContent-Length: 1000\r\n\r\n{", webhook)
+			require.NoError(t, err)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, _ = trickle(conn, strings.Repeat(" ", 15), 100*time.Millisecond)
+			}()
+		}
+		time.Sleep(300 * time.Millisecond) // the three hold every slot
+		resp, err := http.Post(d.server+"/v1/notifications", "application/json",
+			strings.NewReader(`{"correlation_key": "k", "status": "completed"}`))
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+		require.Equal(t, "1", resp.Header.Get("Retry-After"))
+		wg.Wait()
+		waitUntil(t, "the slots to be free again", func() (bool, error) {
+			status, _ := send(t, "POST", d.server+"/v1/notifications", `{"correlation_key": "k", "status": "completed"}`)
+			return status == http.StatusAccepted, nil
+		})
+	})
+
+	t.Run("large headers", func(t *testing.T) {
+		status, _ := send(t, "GET", d.server+"/healthz", "", "X-Big", strings.Repeat("b", 32<<10))
+		require.Equal(t, http.StatusRequestHeaderFieldsTooLarge, status)
+	})
+
+	t.Run("event streams outlive the body timeout", func(t *testing.T) {
+		client := d.client("")
+		ctx := context.Background()
+		sub, err := client.Submit(ctx, httpapi.SubmitRequest{Source: "(t.wait :as @w)"}, "")
+		require.NoError(t, err)
+		var key string
+		waitUntil(t, "the step to park", func() (bool, error) {
+			v, err := client.Get(ctx, sub.ID.String())
+			if err != nil || len(v.BlockedOn) == 0 {
+				return false, err
+			}
+			key = v.BlockedOn[0].CorrelationKey
+			return true, nil
+		})
+		req, err := http.NewRequest("GET", d.server+"/v1/runbooks/"+sub.ID.String()+"/events", nil)
+		require.NoError(t, err)
+		req.Header.Set("Accept", "text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		time.Sleep(2500 * time.Millisecond) // past the header and body timeouts
+		_, err = client.Notify(ctx, httpapi.NotificationRequest{CorrelationKey: key, Status: "completed", Result: json.RawMessage(`{}`)})
+		require.NoError(t, err)
+		lines := bufio.NewScanner(resp.Body)
+		for lines.Scan() {
+			if lines.Text() == "event: end" {
+				return
+			}
+		}
+		t.Fatalf("the stream ended without its last event: %v", lines.Err())
+	})
+}
