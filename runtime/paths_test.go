@@ -455,34 +455,46 @@ func TestSubmitChecksInputsAndDedupes(t *testing.T) {
 func TestRequestKeyDedupeEndsWhenTheRunbookFails(t *testing.T) {
 	b := setup(t)
 	b.run(t)
-	source := []byte(`(t.fail :as @f)`)
+	// The runbook parks, so that "while it runs" is a state the test
+	// holds, not a race with its failure; a failed notification ends it.
+	source := []byte(`(t.wait :as @w)`)
 	submit := func(key string) *runtime.Submitted {
 		t.Helper()
-		sub, err := b.engine.SubmitSource(b.ctx, "f.rbk", source, runtime.Submission{Actor: "test", IdempotencyKey: key})
+		sub, err := b.engine.SubmitSource(b.ctx, "w.rbk", source, runtime.Submission{Actor: "test", IdempotencyKey: key})
 		require.NoError(t, err)
 		return sub
 	}
+	fail := func(id uuid.UUID) {
+		t.Helper()
+		key := step(b.waitState(t, id, "parked"), "w").CorrelationKey
+		_, err := b.engine.Notify(b.ctx, runtime.Notification{CorrelationKey: key, Status: rbtype.OutcomeFailed,
+			ErrorCode: rbtype.CodePolicyDenied, ErrorMessage: "refused"})
+		require.NoError(t, err)
+		b.waitStatus(t, id, rbtype.RunbookFailed)
+	}
 	first := submit("")
 	require.True(t, first.Created)
+	b.waitState(t, first.ID, "parked")
 	again := submit("")
 	require.False(t, again.Created, "while it runs, a repeat is the same runbook")
 	require.Equal(t, first.ID, again.ID)
-	b.waitStatus(t, first.ID, rbtype.RunbookFailed)
+	fail(first.ID)
 
 	second := submit("")
 	require.True(t, second.Created, "after a failure the same plan and inputs run again")
 	require.NotEqual(t, first.ID, second.ID)
+	b.waitState(t, second.ID, "parked")
 	repeat := submit("")
 	require.False(t, repeat.Created)
 	require.Equal(t, second.ID, repeat.ID, "repeats meet the new run, not the failed one")
-	b.waitStatus(t, second.ID, rbtype.RunbookFailed)
+	fail(second.ID)
 	third := submit("")
 	require.True(t, third.Created)
 	require.NotContains(t, []uuid.UUID{first.ID, second.ID}, third.ID)
 
 	keyed := submit("my-key")
 	require.True(t, keyed.Created)
-	b.waitStatus(t, keyed.ID, rbtype.RunbookFailed)
+	fail(keyed.ID)
 	again = submit("my-key")
 	require.False(t, again.Created, "an Idempotency-Key names one runbook, whatever became of it")
 	require.Equal(t, keyed.ID, again.ID)
