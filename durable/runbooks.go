@@ -28,11 +28,11 @@ func (t *Tx) CreateRunbook(ctx context.Context, n driver.NewRunbook) (rb *driver
 	var head pgx.Batch
 	head.Queue("SELECT pg_advisory_xact_lock($1)", RunbookLockKey(n.ID))
 	head.Queue(`
-		INSERT INTO runbooks (id, plan, plan_hash, inputs, mode, request_key, wake_at)
-		VALUES ($1, $2, $3, $4, $5, $6, now())
+		INSERT INTO runbooks (id, plan, plan_hash, inputs, mode, request_key, status, wake_at)
+		VALUES ($1, $2, $3, $4, $5, $6, coalesce($7, 'executing'), now())
 		ON CONFLICT (request_key) DO NOTHING
 		RETURNING `+runbookColumnsWithoutPlan,
-		n.ID, n.Plan, n.PlanHash, jsonOrEmpty(n.Inputs), n.Mode, n.RequestKey).QueryRow(func(row pgx.Row) error {
+		n.ID, n.Plan, n.PlanHash, jsonOrEmpty(n.Inputs), n.Mode, n.RequestKey, nullString(n.Status)).QueryRow(func(row pgx.Row) error {
 		rb, err = scanRunbook(row)
 		return err
 	})

@@ -36,7 +36,7 @@ func (e *Engine) Cancel(ctx context.Context, runbookID uuid.UUID, by string) err
 // cancelled, the steps not yet final cancelled, their events, and the
 // runbook finished as cancelled.
 func cancelRunbook(now time.Time, worker string, rb *driver.Runbook, steps []*driver.Step, invs []driver.Invocation, by string) (driver.Change, error) {
-	if rb.Status != rbtype.RunbookExecuting {
+	if !rb.Status.Running() {
 		return driver.Change{}, fmt.Errorf("%w: runbook %s is already %s", ErrConflict, rb.ID, rb.Status)
 	}
 	c := driver.Change{RunbookID: rb.ID, FinishStatus: rbtype.InvocationCancelled}

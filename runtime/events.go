@@ -110,6 +110,7 @@ type RunbookSubmittedData struct {
 	Actor    string      `json:"actor"`
 	Mode     rbtype.Mode `json:"mode"`
 	PlanHash string      `json:"plan_hash"`
+	HoldOpen bool        `json:"hold_open,omitempty"`
 }
 
 // RunbookExtendedData is an extension (also the payload of its mutation).

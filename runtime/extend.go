@@ -65,7 +65,7 @@ func (e *Engine) Extend(ctx context.Context, runbookID uuid.UUID, x Extension) (
 			if now.Version != rb.Version {
 				return errExtendedMeanwhile
 			}
-			if now.Status != rbtype.RunbookExecuting {
+			if !now.Status.Running() {
 				return fmt.Errorf("%w: runbook %s is %s; only a running runbook can be extended", ErrConflict, runbookID, now.Status)
 			}
 			c, err := ext.change(e.workerID, x.Actor)
@@ -107,7 +107,7 @@ type extension struct {
 // compileExtension compiles x against the runbook as read (its plan, its
 // inputs and its version), without any lock.
 func (e *Engine) compileExtension(rb *driver.Runbook, x Extension) (*extension, error) {
-	if rb.Status != rbtype.RunbookExecuting {
+	if !rb.Status.Running() {
 		return nil, fmt.Errorf("%w: runbook %s is %s; only a running runbook can be extended", ErrConflict, rb.ID, rb.Status)
 	}
 	base, err := compiler.DecodePlan(rb.Plan)

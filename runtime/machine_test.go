@@ -634,3 +634,42 @@ func TestMachineRetry(t *testing.T) {
 	_, _, err = retryRunbook(f.now, "api", f.rb, f.plan, f.steps, nil, "ops")
 	require.ErrorIs(t, err, ErrConflict, "a complete runbook is not retried")
 }
+
+// A runbook held open does not finish when its steps do; an extension
+// adds to it; once closed it finishes as its steps ended. Only a
+// held-open runbook can be closed.
+func TestMachineHoldOpenAndClose(t *testing.T) {
+	f := newFixture(t, `(m.echo :v 1 :as @a)`, nil)
+	f.rb.Status = rbtype.RunbookInProgress
+	_, calls := f.advance()
+	w, _ := f.advance(succeed(callFor(t, calls, "a"), map[string]any{"v": 1}))
+	require.Equal(t, []string{"STEP_SUCCEEDED a"}, eventNames(w.Events), "no RUNBOOK_COMPLETED while held open")
+	require.Equal(t, rbtype.RunbookInProgress, f.rb.Status)
+	require.Nil(t, f.rb.FinishedAt)
+
+	e := &Engine{cfg: Config{Catalogue: f.cat}}
+	rb := *f.rb
+	rb.Plan = f.plan.plan.JSON()
+	ext, err := e.compileExtension(&rb, Extension{Filename: "more.rbk", Source: []byte(`(m.echo :v @a.v :as @b)`)})
+	require.NoError(t, err, "an in_progress runbook can be extended")
+	c, err := ext.change("api", "agent")
+	require.NoError(t, err)
+	f.plan, f.rb.PlanHash = newPlanInfo(ext.plan), ext.plan.PlanHash
+	f.applyChange(c)
+	_, calls = f.advance()
+	f.advance(succeed(callFor(t, calls, "b"), map[string]any{"v": 1}))
+	require.Equal(t, rbtype.RunbookInProgress, f.rb.Status)
+
+	c, err = closeRunbook(f.now, "api", f.rb, "agent")
+	require.NoError(t, err)
+	require.Equal(t, RunbookClosedData{By: "agent"}, eventData[RunbookClosedData](t, c.Events, "RUNBOOK_CLOSED"))
+	require.Equal(t, rbtype.MutationClose, c.Mutations[0].Kind)
+	f.applyChange(c)
+	require.Equal(t, rbtype.RunbookExecuting, f.rb.Status)
+	w, _ = f.advance()
+	require.Equal(t, []string{"RUNBOOK_COMPLETED"}, eventNames(w.Events))
+	require.Equal(t, rbtype.RunbookComplete, f.rb.Status)
+
+	_, err = closeRunbook(f.now, "api", f.rb, "agent")
+	require.ErrorIs(t, err, ErrConflict, "a finished runbook cannot be closed")
+}

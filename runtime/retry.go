@@ -69,9 +69,9 @@ var retryable = []rbtype.StepStatus{rbtype.StepFailed, rbtype.StepSkipped, rbtyp
 // plan order.
 func retryRunbook(now time.Time, worker string, rb *driver.Runbook, plan *planInfo, steps []*driver.Step, named []string, by string) (driver.Change, []string, error) {
 	switch rb.Status {
-	case rbtype.RunbookFailed, rbtype.RunbookPartial, rbtype.RunbookEscalated:
+	case rbtype.RunbookFailed, rbtype.RunbookPartial, rbtype.RunbookEscalated, rbtype.RunbookInProgress:
 	default:
-		return driver.Change{}, nil, fmt.Errorf("%w: runbook %s is %s; only a failed, partial or escalated runbook can be retried", ErrConflict, rb.ID, rb.Status)
+		return driver.Change{}, nil, fmt.Errorf("%w: runbook %s is %s; only a failed, partial, escalated or held-open runbook can be retried", ErrConflict, rb.ID, rb.Status)
 	}
 	byKey := map[string]*driver.Step{}
 	for _, s := range steps {
@@ -142,6 +142,9 @@ func retryRunbook(now time.Time, worker string, rb *driver.Runbook, plan *planIn
 	c.Events = []driver.Event{ev}
 	c.Mutations = []driver.Mutation{{RunbookID: rb.ID, Actor: by, Kind: rbtype.MutationRetry, Payload: payload}}
 	status, code, msg := rbtype.RunbookExecuting, rbtype.ErrorCode(""), ""
+	if rb.Status == rbtype.RunbookInProgress {
+		status = rbtype.RunbookInProgress // still held open
+	}
 	c.Runbook = &driver.RunbookChange{ID: rb.ID, Status: &status, ErrorCode: &code, ErrorMessage: &msg, Reopen: true}
 	return c, keys, nil
 }

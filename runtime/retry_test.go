@@ -81,3 +81,36 @@ func TestRetryCompletesAfterTheProviderRecovers(t *testing.T) {
 	_, err = b.engine.Retry(b.ctx, mustID(id), nil, "test")
 	require.ErrorIs(t, err, runtime.ErrConflict, "a complete runbook is not retried")
 }
+
+// A runbook submitted held open stays in_progress after its steps finish,
+// accepts an extension, and completes after Close.
+func TestHeldOpenRunbookCompletesAfterClose(t *testing.T) {
+	b := setup(t)
+	b.run(t)
+	sub, err := b.engine.SubmitSource(b.ctx, "open.rbk", []byte(`(t.echo :v 1 :as @a)`), runtime.Submission{Actor: "agent", HoldOpen: true})
+	require.NoError(t, err)
+	require.Equal(t, rbtype.RunbookInProgress, sub.Status)
+	// The transaction that recorded a's result is the one that would have
+	// settled the runbook: once a is complete, the decision was made.
+	v := b.waitFor(t, sub.ID, "a complete", func(v *runtime.RunbookView) bool { return step(v, "a").Status == rbtype.StepComplete })
+	require.Equal(t, rbtype.RunbookInProgress, v.Status)
+	require.Nil(t, v.FinishedAt)
+
+	ext, err := b.engine.Extend(b.ctx, sub.ID, runtime.Extension{Filename: "more.rbk", Source: []byte(`(t.echo :v @a.v :as @b)`), Actor: "agent"})
+	require.NoError(t, err)
+	require.Equal(t, []string{"b"}, ext.Steps)
+	b.waitFor(t, sub.ID, "b complete", func(v *runtime.RunbookView) bool { return step(v, "b").Status == rbtype.StepComplete })
+
+	require.NoError(t, b.engine.Close(b.ctx, sub.ID, "agent"))
+	v = b.waitStatus(t, sub.ID, rbtype.RunbookComplete)
+	require.NotNil(t, v.FinishedAt)
+	require.ErrorIs(t, b.engine.Close(b.ctx, sub.ID, "agent"), runtime.ErrConflict)
+	types := b.eventTypes(t, sub.ID)
+	require.Contains(t, types, "RUNBOOK_CLOSED")
+	require.Equal(t, "RUNBOOK_COMPLETED", types[len(types)-1])
+
+	// Held open is another request than the same source not held open.
+	plain, err := b.engine.SubmitSource(b.ctx, "open.rbk", []byte(`(t.echo :v 1 :as @a)`), runtime.Submission{Actor: "agent"})
+	require.NoError(t, err)
+	require.NotEqual(t, sub.ID, plain.ID)
+}

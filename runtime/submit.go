@@ -31,6 +31,9 @@ type Submission struct {
 	// inputs and mode, for as long as that runbook has not failed.
 	IdempotencyKey string
 	Actor          string
+	// HoldOpen keeps the runbook in_progress after its steps finish, while
+	// an agent still adds steps, until Close (SEMANTICS.md section 8).
+	HoldOpen bool
 }
 
 // Submitted says which runbook a submission started, and whether it was
@@ -67,7 +70,11 @@ func (e *Engine) Submit(ctx context.Context, s Submission) (*Submitted, error) {
 	}
 	key := s.IdempotencyKey
 	if key == "" {
-		sum := sha256.Sum256([]byte(s.Plan.PlanHash + "\x00" + string(s.Mode) + "\x00" + string(inputs)))
+		material := s.Plan.PlanHash + "\x00" + string(s.Mode) + "\x00" + string(inputs)
+		if s.HoldOpen {
+			material += "\x00hold_open" // held open is another request
+		}
+		sum := sha256.Sum256([]byte(material))
 		key = "plan:" + hex.EncodeToString(sum[:])
 	}
 	steps, err := newSteps(s.Plan.Steps, 0)
@@ -76,9 +83,12 @@ func (e *Engine) Submit(ctx context.Context, s Submission) (*Submitted, error) {
 	}
 	n := driver.NewRunbook{
 		ID: RunbookIDFor(key), Plan: s.Plan.JSON(), PlanHash: s.Plan.PlanHash, Inputs: inputs, Mode: s.Mode,
-		RequestKey: key, WorkerID: e.workerID, Steps: steps, Edges: edgesOf(s.Plan.Edges, nil),
+		Status: rbtype.RunbookExecuting, RequestKey: key, WorkerID: e.workerID, Steps: steps, Edges: edgesOf(s.Plan.Edges, nil),
 	}
-	n.SubmittedData, err = json.Marshal(RunbookSubmittedData{Actor: s.Actor, Mode: s.Mode, PlanHash: s.Plan.PlanHash})
+	if s.HoldOpen {
+		n.Status = rbtype.RunbookInProgress
+	}
+	n.SubmittedData, err = json.Marshal(RunbookSubmittedData{Actor: s.Actor, Mode: s.Mode, PlanHash: s.Plan.PlanHash, HoldOpen: s.HoldOpen})
 	if err != nil {
 		return nil, err
 	}

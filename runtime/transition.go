@@ -78,7 +78,7 @@ func newTransition(m *machine, now time.Time, rb *driver.Runbook, plan *planInfo
 }
 
 // executing reports whether the runbook is still advancing its steps.
-func (t *transition) executing() bool { return t.rb.Status == rbtype.RunbookExecuting }
+func (t *transition) executing() bool { return t.rb.Status.Running() }
 
 // touch marks a step as changed.
 func (t *transition) touch(s *driver.Step) { t.dirty[s.ID] = true }
@@ -540,7 +540,9 @@ func (t *transition) gates() {
 // escalated, partial if the only failures were accepted (continue),
 // complete otherwise.
 func (t *transition) settle() {
-	if !t.executing() {
+	if t.rb.Status != rbtype.RunbookExecuting {
+		// Finished already, or held open: a held-open runbook finishes
+		// only after it is closed, however its steps end.
 		return
 	}
 	var failed, accepted, escalated []string

@@ -69,12 +69,14 @@ const (
 	// ActionRetry: a failed, partial or escalated runbook may run its
 	// failed steps again.
 	ActionRetry = "retry"
+	// ActionClose: a runbook held open finishes once closed.
+	ActionClose = "close"
 )
 
 // ActionView is one thing that would move a runbook.
 type ActionView struct {
 	Kind    string `json:"kind"`
-	Step    string `json:"step"`
+	Step    string `json:"step,omitempty"` // none for close
 	Command string `json:"command"`
 }
 
@@ -214,13 +216,18 @@ func buildView(rb *driver.Runbook, steps []*driver.Step, invs []driver.Invocatio
 		}
 		v.Steps = append(v.Steps, sv)
 	}
-	if rb.Status == rbtype.RunbookExecuting && !moving {
+	if rb.Status.Running() && !moving {
 		switch {
 		case approvals:
 			v.State = string(rbtype.StateAwaitingApproval)
 		case parked:
 			v.State = string(rbtype.StateParked)
+		case rb.Status == rbtype.RunbookInProgress && allDone(steps):
+			v.State = string(rbtype.StateHeldOpen)
 		}
+	}
+	if rb.Status == rbtype.RunbookInProgress {
+		v.NextActions = append(v.NextActions, ActionView{Kind: ActionClose, Command: fmt.Sprintf("rbd close %s", rb.ID)})
 	}
 	if retryableRunbook(rb, steps) {
 		for _, f := range v.Failures {
@@ -231,11 +238,21 @@ func buildView(rb *driver.Runbook, steps []*driver.Step, invs []driver.Invocatio
 	return v
 }
 
+// allDone reports whether every step has ended.
+func allDone(steps []*driver.Step) bool {
+	for _, s := range steps {
+		if !s.Status.Done() {
+			return false
+		}
+	}
+	return true
+}
+
 // retryableRunbook reports whether Retry would take the runbook: finished
 // failed, partial or escalated, with nothing compensated.
 func retryableRunbook(rb *driver.Runbook, steps []*driver.Step) bool {
 	switch rb.Status {
-	case rbtype.RunbookFailed, rbtype.RunbookPartial, rbtype.RunbookEscalated:
+	case rbtype.RunbookFailed, rbtype.RunbookPartial, rbtype.RunbookEscalated, rbtype.RunbookInProgress:
 	default:
 		return false
 	}

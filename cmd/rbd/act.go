@@ -124,6 +124,33 @@ func runCancel(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
+const closeUsage = `Usage: rbd close ID [flags]
+
+Lets a runbook submitted with --hold-open finish: it ends as its steps have
+ended, or will.
+`
+
+func runClose(args []string, stdout, stderr io.Writer) int {
+	c := newClientCommand("close", closeUsage, stdout, stderr)
+	by := c.fs.String("by", whoAmI(), "who closes")
+	ids, status, ok := c.parse(args, 1, "one runbook ID")
+	if !ok {
+		return status
+	}
+	ctx, cancel := c.context()
+	defer cancel()
+	res, err := c.client().Close(ctx, ids[0], *by)
+	if err != nil {
+		return c.failed(err, nil)
+	}
+	if c.json() {
+		_ = writeJSON(stdout, res)
+	} else {
+		fmt.Fprintf(stdout, "%s closed\n", res.ID)
+	}
+	return exitOK
+}
+
 const retryUsage = `Usage: rbd retry ID [flags]
 
 Runs a failed, partial or escalated runbook again from where it stopped:

@@ -13,7 +13,7 @@ import (
 
 // Exit statuses, as rbc's.
 const (
-	exitOK      = 0 // done (for submit --wait: complete, or waiting on a person or a notification)
+	exitOK      = 0 // done (for --wait: complete or partial, or waiting on a person, a notification or its agent)
 	exitFailed  = 1 // the daemon refused the request, or the runbook failed, was cancelled or escalated
 	exitCantRun = 2 // bad flags, an unreadable file, no daemon to talk to
 )
@@ -27,7 +27,7 @@ Server:
 
 Client (--server URL, --token T; RBD_SERVER, RBD_TOKEN):
   rbd submit  FILE.rbk|PLAN.json [--input k=v]... [--input k:=JSON]... [--inputs-file f.json]
-              [--idempotency-key K] [--dry-run] [--wait]
+              [--idempotency-key K] [--dry-run] [--hold-open] [--wait]
   rbd status  ID [--wait] [--format table|json]
   rbd list    [--status S] [--limit N] [--after CURSOR]
   rbd events  ID [--follow]
@@ -36,11 +36,12 @@ Client (--server URL, --token T; RBD_SERVER, RBD_TOKEN):
   rbd reject  ID STEP [--by NAME] [--comment C]
   rbd cancel  ID [--by NAME]
   rbd retry   ID [--step KEY]... [--by NAME]
+  rbd close   ID [--by NAME]
   rbd extend  ID FILE.rbk [--input k=v]...
   rbd version
 
 'rbd COMMAND -h' lists a command's flags and their environment variables.
-Exit status: 0 done, 1 refused or the runbook failed, 2 the command could not run.
+Exit status: 0 done (a partial runbook too), 1 refused or the runbook failed, 2 the command could not run.
 `
 
 // command runs with its arguments and returns the exit status.
@@ -59,6 +60,7 @@ var commands = map[string]command{
 	"reject":  func(a []string, o, e io.Writer) int { return runDecide("reject", a, o, e) },
 	"cancel":  runCancel,
 	"retry":   runRetry,
+	"close":   runClose,
 	"extend":  runExtend,
 	"version": runVersion,
 }

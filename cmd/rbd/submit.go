@@ -31,6 +31,7 @@ func runSubmit(args []string, stdout, stderr io.Writer) int {
 	inputs.register(c.fs)
 	key := c.fs.String("idempotency-key", "", "dedupes submissions: a repeat returns the runbook the first one started")
 	dryRun := c.fs.Bool("dry-run", false, "simulate: every step is recorded as simulated and no handler with side effects runs")
+	holdOpen := c.fs.Bool("hold-open", false, "keep the runbook in_progress after its steps finish, for rbd extend, until rbd close")
 	wait := c.fs.Bool("wait", false, "follow the runbook until it finishes or waits on a person or a notification")
 	actor := c.fs.String("actor", whoAmI(), "who submits, for the ledger")
 	files, status, ok := c.parse(args, 1, "one FILE.rbk or PLAN.json")
@@ -45,7 +46,7 @@ func runSubmit(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return cantRun(stderr, "%v", err)
 	}
-	req := httpapi.SubmitRequest{Inputs: values, Actor: *actor}
+	req := httpapi.SubmitRequest{Inputs: values, Actor: *actor, HoldOpen: *holdOpen}
 	if strings.HasSuffix(name, ".json") {
 		req.Plan, req.Filename = json.RawMessage(src), name
 		// The body carries the plan compacted, as encoding/json writes a
@@ -125,14 +126,20 @@ func follow(ctx context.Context, cl *httpapi.Client, id string, quiet bool, out 
 // settled reports whether a runbook has stopped moving by itself: it has
 // finished, or waits on a person or a notification.
 func settled(v *runtime.RunbookView) bool {
-	return v.FinishedAt != nil || v.State == "parked" || v.State == "awaiting_approval"
+	switch rbtype.RunbookState(v.State) {
+	case rbtype.StateParked, rbtype.StateAwaitingApproval, rbtype.StateHeldOpen:
+		return true
+	}
+	return v.FinishedAt != nil
 }
 
 // waitStatus is submit --wait's exit status: 0 when the runbook completed
 // or waits as designed, 1 when it failed, was cancelled or escalated.
 func waitStatus(v *runtime.RunbookView) int {
 	switch v.Status {
-	case rbtype.RunbookExecuting, rbtype.RunbookComplete:
+	case rbtype.RunbookExecuting, rbtype.RunbookInProgress, rbtype.RunbookComplete, rbtype.RunbookPartial:
+		// Partial: its only failures were ones the runbook accepts
+		// (on_failure: continue).
 		return exitOK
 	}
 	return exitFailed

@@ -14,11 +14,13 @@ import (
 // NewRunbook is what a submission stores: a runbook row, its steps in
 // plan order, and its edges.
 type NewRunbook struct {
-	ID         uuid.UUID
-	Plan       json.RawMessage
-	PlanHash   string
-	Inputs     json.RawMessage
-	Mode       rbtype.Mode
+	ID       uuid.UUID
+	Plan     json.RawMessage
+	PlanHash string
+	Inputs   json.RawMessage
+	Mode     rbtype.Mode
+	// Status is executing, or in_progress for a runbook held open.
+	Status     rbtype.RunbookStatus
 	RequestKey string
 	Steps      []NewStep
 	Edges      []Edge

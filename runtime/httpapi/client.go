@@ -252,6 +252,13 @@ func (c *Client) Cancel(ctx context.Context, id, by string) (*CancelResponse, er
 	return &out, err
 }
 
+// Close lets a runbook held open finish.
+func (c *Client) Close(ctx context.Context, id, by string) (*CancelResponse, error) {
+	var out CancelResponse
+	_, err := c.doJSON(ctx, http.MethodPost, "/v1/runbooks/"+url.PathEscape(id)+"/close", CloseRequest{By: by}, nil, &out)
+	return &out, err
+}
+
 // Retry runs a failed, partial or escalated runbook again: the steps
 // named, or all its failed, skipped, cancelled and escalated ones.
 func (c *Client) Retry(ctx context.Context, id string, steps []string, by string) (*RetryResponse, error) {

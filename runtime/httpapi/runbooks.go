@@ -36,7 +36,7 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request) error {
 	if err := checkIdempotencyKey(key); err != nil {
 		return err
 	}
-	sub := runtime.Submission{Inputs: req.Inputs, Mode: req.Mode, IdempotencyKey: key, Actor: req.Actor}
+	sub := runtime.Submission{Inputs: req.Inputs, Mode: req.Mode, IdempotencyKey: key, Actor: req.Actor, HoldOpen: req.HoldOpen}
 	var out *runtime.Submitted
 	switch {
 	case req.Source != "" && len(req.Plan) > 0:
@@ -171,6 +171,22 @@ func (s *Server) cancel(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	writeJSON(w, http.StatusOK, CancelResponse{ID: id, Status: rbtype.RunbookCancelled})
+	return nil
+}
+
+// close is POST /v1/runbooks/{id}/close.
+func (s *Server) close(w http.ResponseWriter, r *http.Request) error {
+	id, req, err := runbookRequest[CloseRequest](s, w, r, true)
+	if err != nil {
+		return err
+	}
+	if req.By == "" {
+		req.By = "api"
+	}
+	if err := s.engine.Close(r.Context(), id, req.By); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, CancelResponse{ID: id, Status: rbtype.RunbookExecuting})
 	return nil
 }
 

@@ -26,6 +26,9 @@ type SubmitRequest struct {
 	Mode rbtype.Mode `json:"mode,omitempty"`
 	// Actor names who submitted, for the ledger.
 	Actor string `json:"actor,omitempty"`
+	// HoldOpen keeps the runbook in_progress after its steps finish, while
+	// an agent still extends it, until POST .../close.
+	HoldOpen bool `json:"hold_open,omitempty"`
 }
 
 // SubmitResponse names the runbook a submission started. Created is false
@@ -86,10 +89,15 @@ type CancelRequest struct {
 	By string `json:"by,omitempty"`
 }
 
-// CancelResponse is the runbook's status after a cancel.
+// CancelResponse is the runbook's status after a cancel (or a close).
 type CancelResponse struct {
 	ID     uuid.UUID            `json:"id"`
 	Status rbtype.RunbookStatus `json:"status"`
+}
+
+// CloseRequest is the optional body of POST /v1/runbooks/{id}/close.
+type CloseRequest struct {
+	By string `json:"by,omitempty"`
 }
 
 // RetryRequest is the optional body of POST /v1/runbooks/{id}/retry:

@@ -36,6 +36,8 @@ const (
 	// EventRunbookRetried: a failed, partial or escalated runbook's steps
 	// went back to pending (SEMANTICS.md section 6).
 	EventRunbookRetried EventType = "RUNBOOK_RETRIED"
+	// EventRunbookClosed: a held-open runbook may finish now.
+	EventRunbookClosed EventType = "RUNBOOK_CLOSED"
 )
 
 // EventTypes lists every event type the runtime writes.
@@ -45,7 +47,7 @@ var EventTypes = []EventType{
 	EventGateApproved, EventGateRejected, EventStepCancelled, EventStepSkipped, EventCompensationStarted,
 	EventCompensationSucceeded, EventCompensationFailed, EventRunbookExtended, EventRunbookCompleted,
 	EventRunbookFailed, EventRunbookCancelled, EventRunbookEscalated, EventRunbookPartial,
-	EventRunbookRetried,
+	EventRunbookRetried, EventRunbookClosed,
 }
 
 // MutationKind names an entry of a runbook's mutation log.
@@ -55,7 +57,8 @@ type MutationKind string
 const (
 	MutationExtend MutationKind = "extend"
 	MutationRetry  MutationKind = "retry"
+	MutationClose  MutationKind = "close"
 )
 
 // MutationKinds lists every mutation kind the runtime writes.
-var MutationKinds = []MutationKind{MutationExtend, MutationRetry}
+var MutationKinds = []MutationKind{MutationExtend, MutationRetry, MutationClose}

@@ -57,10 +57,18 @@ const (
 	// RunbookPartial: finished, with steps that failed under
 	// on_failure: continue and nothing else failed.
 	RunbookPartial RunbookStatus = "partial"
+	// RunbookInProgress: held open (submitted with hold_open) while an
+	// agent still adds steps; it does not finish when its steps do, only
+	// after it is closed.
+	RunbookInProgress RunbookStatus = "in_progress"
 )
 
+// Running reports whether the runbook still advances its steps:
+// executing, or held open.
+func (s RunbookStatus) Running() bool { return s == RunbookExecuting || s == RunbookInProgress }
+
 // RunbookStatuses lists every runbook status.
-var RunbookStatuses = []RunbookStatus{RunbookExecuting, RunbookComplete, RunbookFailed, RunbookCancelled, RunbookEscalated, RunbookPartial}
+var RunbookStatuses = []RunbookStatus{RunbookExecuting, RunbookComplete, RunbookFailed, RunbookCancelled, RunbookEscalated, RunbookPartial, RunbookInProgress}
 
 // RunbookState refines an executing runbook in views: what it waits for
 // when nothing can move without the outside world.
@@ -70,6 +78,9 @@ type RunbookState string
 const (
 	StateParked           RunbookState = "parked"
 	StateAwaitingApproval RunbookState = "awaiting_approval"
+	// StateHeldOpen: a runbook held open whose steps have all ended; it
+	// waits for its agent to extend or close it.
+	StateHeldOpen RunbookState = "held_open"
 )
 
 // Mode is how a runbook was submitted to run.

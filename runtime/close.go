@@ -1,0 +1,58 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/runbookdev/runbook/runtime/driver"
+	"github.com/runbookdev/runbook/runtime/rbtype"
+)
+
+// RunbookClosedData is the data of RUNBOOK_CLOSED and the payload of its
+// mutation.
+type RunbookClosedData struct {
+	By string `json:"by,omitempty"`
+}
+
+// Close lets a runbook held open (submitted with HoldOpen) finish: it
+// becomes executing, and ends as its steps have ended or will end
+// (SEMANTICS.md section 8). A runbook that is not held open is a
+// conflict.
+func (e *Engine) Close(ctx context.Context, runbookID uuid.UUID, by string) error {
+	return e.locked(ctx, runbookID, func(tx driver.Tx, rb *driver.Runbook, _ []*driver.Step) error {
+		c, err := closeRunbook(time.Now(), e.workerID, rb, by)
+		if err != nil {
+			return err
+		}
+		return tx.ApplyChange(ctx, c)
+	})
+}
+
+// closeRunbook is the change a close makes: the runbook executing and due,
+// so that the next advance settles it, its event and mutation.
+func closeRunbook(_ time.Time, worker string, rb *driver.Runbook, by string) (driver.Change, error) {
+	if rb.Status != rbtype.RunbookInProgress {
+		return driver.Change{}, fmt.Errorf("%w: runbook %s is %s, not held open; only an in_progress runbook can be closed", ErrConflict, rb.ID, rb.Status)
+	}
+	data := RunbookClosedData{By: by}
+	payload, err := json.Marshal(data)
+	if err != nil {
+		return driver.Change{}, err
+	}
+	ev, err := newEvent(rb.ID, rbtype.EventRunbookClosed, worker, nil, data)
+	if err != nil {
+		return driver.Change{}, err
+	}
+	status := rbtype.RunbookExecuting
+	return driver.Change{
+		RunbookID: rb.ID,
+		Events:    []driver.Event{ev},
+		Mutations: []driver.Mutation{{RunbookID: rb.ID, Actor: by, Kind: rbtype.MutationClose, Payload: payload}},
+		Runbook:   &driver.RunbookChange{ID: rb.ID, Status: &status},
+		Wake:      true,
+	}, nil
+}
