@@ -20,6 +20,9 @@ func (t *Tx) ApplyChange(ctx context.Context, c driver.Change) error {
 	if len(c.Finish) > 0 {
 		b.Queue(finishInvocationsSQL, c.Finish, string(c.FinishStatus)).Exec(ignore)
 	}
+	for _, u := range c.Invocations {
+		b.Queue(updateInvocationSQL, u.ID, nullString(u.ExternalID), u.TimeoutAt, nullJSON(u.Context)).Exec(ignore)
+	}
 	if len(c.Steps) > 0 {
 		b.Queue(updateStepsSQL, stepChangeArgs(c.Steps)...).Exec(ignore)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/runbookdev/runbook/runtime/driver"
 	"github.com/runbookdev/runbook/runtime/rbtype"
+	"github.com/runbookdev/runbook/verbs"
 )
 
 // These tests run the state machine of RUNTIME.md without a database:
@@ -672,4 +673,39 @@ func TestMachineHoldOpenAndClose(t *testing.T) {
 
 	_, err = closeRunbook(f.now, "api", f.rb, "agent")
 	require.ErrorIs(t, err, ErrConflict, "a finished runbook cannot be closed")
+}
+
+// A heartbeat moves a park's timeout forward, never back and never past
+// parked_at + max_park (4 × park_timeout by default); an ended wait takes
+// none.
+func TestMachineHeartbeat(t *testing.T) {
+	f := newFixture(t, `(m.wait :as @w)`, nil)
+	require.Equal(t, 4*time.Hour, f.plan.steps["w"].Execution.Timeouts.MaxParkOrDefault())
+	_, calls := f.advance()
+	f.advance(parked(callFor(t, calls, "w"), ""))
+	inv := f.invs[*f.step("w").InvocationID]
+	active := []driver.Invocation{inv}
+	beat := func(extend string) (driver.Change, time.Time, error) {
+		return heartbeat(f.now, "api", f.rb, f.plan, f.steps, active, inv.CorrelationKey, verbs.MustDuration(extend))
+	}
+
+	f.now = f.now.Add(30 * time.Minute)
+	c, at, err := beat("PT2H")
+	require.NoError(t, err)
+	require.Equal(t, f.now.Add(2*time.Hour), at)
+	require.Equal(t, []driver.InvocationUpdate{{ID: inv.InvocationID, TimeoutAt: &at}}, c.Invocations)
+	require.Equal(t, StepHeartbeatData{CorrelationKey: inv.CorrelationKey, Extend: "PT2H", TimeoutAt: at},
+		eventData[StepHeartbeatData](t, c.Events, "STEP_HEARTBEAT w"))
+
+	_, at, err = beat("P3D")
+	require.NoError(t, err)
+	require.Equal(t, inv.ParkedAt.Add(4*time.Hour), at, "clamped at parked_at + max_park")
+
+	active[0].TimeoutAt = f.now.Add(3 * time.Hour)
+	_, at, err = beat("PT1M")
+	require.NoError(t, err)
+	require.Equal(t, f.now.Add(3*time.Hour), at, "never brought closer")
+
+	_, _, err = heartbeat(f.now, "api", f.rb, f.plan, f.steps, nil, inv.CorrelationKey, verbs.MustDuration("PT1H"))
+	require.ErrorIs(t, err, ErrConflict, "an ended wait takes no heartbeat")
 }

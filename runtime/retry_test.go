@@ -1,11 +1,13 @@
 package runtime_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -113,4 +115,59 @@ func TestHeldOpenRunbookCompletesAfterClose(t *testing.T) {
 	plain, err := b.engine.SubmitSource(b.ctx, "open.rbk", []byte(`(t.echo :v 1 :as @a)`), runtime.Submission{Actor: "agent"})
 	require.NoError(t, err)
 	require.NotEqual(t, sub.ID, plain.ID)
+}
+
+// A heartbeat extends a park's timeout; one past max_park is clamped at
+// parked_at + max_park, and the step times out then.
+func TestHeartbeatExtendsThenClampsAndTheStepTimesOut(t *testing.T) {
+	b := setup(t)
+	b.extendCatalogue(t, `
+- name: wait-long
+  domain: t
+  execution:
+    kind: durable
+    handler: await.notification
+    side_effects: human_process
+    timeouts: {park_timeout: PT5S, max_park: PT6S}
+`)
+	b.run(t)
+	id := b.submit(t, `(t.wait-long :as @w)`, nil)
+	key := step(b.waitState(t, id, "parked"), "w").CorrelationKey
+	inv, err := b.store.Invocation(b.ctx, key)
+	require.NoError(t, err)
+
+	at, err := b.engine.Heartbeat(b.ctx, key, "PT5.5S")
+	require.NoError(t, err)
+	require.True(t, at.After(inv.TimeoutAt), "the heartbeat moved the timeout forward")
+	at, err = b.engine.Heartbeat(b.ctx, key, "P1D")
+	require.NoError(t, err)
+	limit := inv.ParkedAt.Add(6 * time.Second)
+	require.WithinDuration(t, limit, at, time.Millisecond, "clamped at parked_at + max_park")
+	got, err := b.store.Invocation(b.ctx, key)
+	require.NoError(t, err)
+	require.WithinDuration(t, limit, got.TimeoutAt, time.Millisecond)
+
+	_, err = b.engine.Heartbeat(b.ctx, key, "soon")
+	require.ErrorIs(t, err, runtime.ErrInvalid)
+	_, err = b.engine.Heartbeat(b.ctx, "no-such-key", "PT1S")
+	require.ErrorIs(t, err, runtime.ErrNotFound)
+
+	v := b.waitStatus(t, id, rbtype.RunbookFailed)
+	require.Equal(t, rbtype.CodeParkTimeout, step(v, "w").Error.Code)
+	events, err := b.engine.Events(b.ctx, id, 0, 0)
+	require.NoError(t, err)
+	var beats int
+	for _, e := range events {
+		switch e.Type {
+		case rbtype.EventStepHeartbeat:
+			beats++
+		case rbtype.EventStepTimedOut:
+			var d runtime.StepTimedOutData
+			require.NoError(t, json.Unmarshal(e.Data, &d))
+			require.WithinDuration(t, limit, d.TimeoutAt, time.Millisecond, "it timed out at the clamped time")
+		}
+	}
+	require.Equal(t, 2, beats)
+	_, err = b.engine.Heartbeat(b.ctx, key, "PT1S")
+	require.ErrorIs(t, err, runtime.ErrConflict, "an ended wait takes no heartbeat")
 }

@@ -86,7 +86,11 @@ func (e *Execution) Equal(o *Execution) bool {
 
 func (t *Timeouts) equal(o *Timeouts) bool {
 	return t.RunTimeout == o.RunTimeout && t.OnTimeout == o.OnTimeout &&
-		(t.ParkTimeout == o.ParkTimeout || t.ParkTimeout != nil && o.ParkTimeout != nil && *t.ParkTimeout == *o.ParkTimeout)
+		sameDuration(t.ParkTimeout, o.ParkTimeout) && sameDuration(t.MaxPark, o.MaxPark)
+}
+
+func sameDuration(a, b *Duration) bool {
+	return a == b || a != nil && b != nil && *a == *b
 }
 
 func (c *Compensation) equal(o *Compensation) bool {
@@ -116,9 +120,24 @@ type Idempotency struct {
 
 // Timeouts bounds handler calls and parked waits.
 type Timeouts struct {
-	ParkTimeout *Duration        `json:"park_timeout,omitempty"`
-	RunTimeout  Duration         `json:"run_timeout"`
-	OnTimeout   rbtype.OnTimeout `json:"on_timeout"`
+	ParkTimeout *Duration `json:"park_timeout,omitempty"`
+	// MaxPark bounds how far heartbeats may move a park's timeout: never
+	// past parked_at + MaxPark (durable verbs; default 4 × park_timeout).
+	MaxPark    *Duration        `json:"max_park,omitempty"`
+	RunTimeout Duration         `json:"run_timeout"`
+	OnTimeout  rbtype.OnTimeout `json:"on_timeout"`
+}
+
+// MaxParkOrDefault is MaxPark, or 4 × ParkTimeout for a block frozen
+// before max_park existed; zero without a park timeout.
+func (t *Timeouts) MaxParkOrDefault() time.Duration {
+	switch {
+	case t.MaxPark != nil:
+		return t.MaxPark.D
+	case t.ParkTimeout != nil:
+		return 4 * t.ParkTimeout.D
+	}
+	return 0
 }
 
 // Retry is the retry policy for retryable failures.

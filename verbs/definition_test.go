@@ -12,12 +12,12 @@ import (
 
 // fullExecution sets every field of a block, each call with fresh maps.
 func fullExecution() Execution {
-	park := MustDuration("PT1H")
+	park, maxPark := MustDuration("PT1H"), MustDuration("PT4H")
 	return Execution{
 		Kind: rbtype.KindDurable, Handler: "http.start", Params: map[string]any{"url": "https://a.example/x"},
 		SideEffects:  rbtype.SideEffectsExternalCall,
 		Idempotency:  Idempotency{Scope: rbtype.ScopeRunbook, KeyFields: []string{"id"}},
-		Timeouts:     Timeouts{ParkTimeout: &park, RunTimeout: MustDuration("PT30S"), OnTimeout: rbtype.OnTimeoutEscalate},
+		Timeouts:     Timeouts{ParkTimeout: &park, MaxPark: &maxPark, RunTimeout: MustDuration("PT30S"), OnTimeout: rbtype.OnTimeoutEscalate},
 		Retry:        Retry{MaxAttempts: 3, Backoff: rbtype.BackoffFixed, BaseDelay: MustDuration("PT1S"), MaxDelay: MustDuration("PT5M")},
 		Gate:         rbtype.GateHumanConfirm,
 		Compensation: &Compensation{Verb: "t.undo", Args: map[string]any{"id": "@args.id"}},

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	iso "github.com/sosodev/duration"
@@ -36,6 +37,45 @@ func ParseDuration(s string) (Duration, error) {
 		return Duration{}, fmt.Errorf("%q is not longer than zero", s)
 	}
 	return Duration{ISO: s, D: td}, nil
+}
+
+// DurationOf is a length as a Duration, its text written in ISO 8601 (for
+// a default computed from another duration).
+func DurationOf(d time.Duration) Duration {
+	return Duration{ISO: formatISO(d), D: d}
+}
+
+// formatISO writes a positive length in days, hours, minutes and seconds
+// (never years, months or weeks, which ParseDuration refuses or which
+// vary).
+func formatISO(d time.Duration) string {
+	days := d / (24 * time.Hour)
+	d -= days * 24 * time.Hour
+	h := d / time.Hour
+	d -= h * time.Hour
+	m := d / time.Minute
+	d -= m * time.Minute
+	out := "P"
+	if days > 0 {
+		out += strconv.FormatInt(int64(days), 10) + "D"
+	}
+	if h == 0 && m == 0 && d == 0 {
+		if days == 0 {
+			return "PT0S"
+		}
+		return out
+	}
+	out += "T"
+	if h > 0 {
+		out += strconv.FormatInt(int64(h), 10) + "H"
+	}
+	if m > 0 {
+		out += strconv.FormatInt(int64(m), 10) + "M"
+	}
+	if d > 0 {
+		out += strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + "S"
+	}
+	return out
 }
 
 // MustDuration parses a duration known to be valid.

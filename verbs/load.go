@@ -348,7 +348,7 @@ func (d *decoder) definition(item *yaml.Node) (def *Definition, ok bool) {
 
 func (d *decoder) execution(n *yaml.Node, def *Definition) {
 	e := &def.Execution
-	var parkTimeout *yaml.Node
+	var parkTimeout, maxPark *yaml.Node
 	var keyFields []*yaml.Node
 	d.mapping(n, "execution", def, map[string]field{
 		"kind":         {true, func(p string, v *yaml.Node) { e.Kind = enum(d, v, p, "kind", rbtype.Kinds) }},
@@ -386,6 +386,7 @@ func (d *decoder) execution(n *yaml.Node, def *Definition) {
 		"timeouts": {false, func(p string, v *yaml.Node) {
 			d.mapping(v, p, def, map[string]field{
 				"park_timeout": {false, func(p string, v *yaml.Node) { parkTimeout = v; e.Timeouts.ParkTimeout = d.duration(v, p) }},
+				"max_park":     {false, func(p string, v *yaml.Node) { maxPark = v; e.Timeouts.MaxPark = d.duration(v, p) }},
 				"run_timeout": {false, func(p string, v *yaml.Node) {
 					if dur := d.duration(v, p); dur != nil {
 						e.Timeouts.RunTimeout = *dur
@@ -403,6 +404,11 @@ func (d *decoder) execution(n *yaml.Node, def *Definition) {
 	if e.Kind == rbtype.KindDurable && parkTimeout == nil {
 		d.diags.Errorf(lang.VNoParkTimeout, def.FieldRange("execution.kind"),
 			"durable verb %q has no timeouts.park_timeout; nothing may wait forever", def.FullName())
+	}
+	if maxPark != nil && e.Kind != rbtype.KindDurable {
+		d.diags.Errorf(lang.VBadValue, d.src.rangeOf(maxPark), "max_park applies only to durable verbs; %q is sync", def.FullName())
+	} else if maxPark != nil && e.Timeouts.MaxPark != nil && e.Timeouts.ParkTimeout != nil && e.Timeouts.MaxPark.D < e.Timeouts.ParkTimeout.D {
+		d.diags.Errorf(lang.VBadValue, d.src.rangeOf(maxPark), "timeouts.max_park %s is shorter than timeouts.park_timeout %s", e.Timeouts.MaxPark, e.Timeouts.ParkTimeout)
 	}
 	if e.Kind == rbtype.KindSync && parkTimeout != nil {
 		d.diags.Errorf(lang.VBadValue, d.src.rangeOf(parkTimeout), "park_timeout applies only to durable verbs; %q is sync", def.FullName())
@@ -452,6 +458,10 @@ func applyDefaults(e *Execution) {
 	}
 	if e.OnFailure == "" {
 		e.OnFailure = rbtype.OnFailureAbort
+	}
+	if e.Kind == rbtype.KindDurable && e.Timeouts.ParkTimeout != nil && e.Timeouts.MaxPark == nil {
+		maxPark := DurationOf(4 * e.Timeouts.ParkTimeout.D)
+		e.Timeouts.MaxPark = &maxPark
 	}
 }
 

@@ -14,8 +14,9 @@ import (
 const notifyUsage = `Usage: rbd notify KEY [flags]
 
 Delivers a notification for a correlation key, as an external process
-would through the webhook: completed with --result, or failed with
---failed CODE. It is signed when a webhook secret is given.
+would through the webhook: completed with --result, failed with --failed
+CODE, or, with --extend DURATION, a heartbeat that moves the wait's timeout
+(the work goes on). It is signed when a webhook secret is given.
 `
 
 func runNotify(args []string, stdout, stderr io.Writer) int {
@@ -23,6 +24,7 @@ func runNotify(args []string, stdout, stderr io.Writer) int {
 	result := c.fs.String("result", "", "the result, a JSON value (an object, usually)")
 	failedCode := c.fs.String("failed", "", "report a failure with this error code (a retryable code lets the step retry)")
 	message := c.fs.String("message", "", "the failure's message, with --failed")
+	extend := c.fs.String("extend", "", "a heartbeat: move the wait's timeout to now plus this ISO 8601 duration (P3D), within the verb's max_park")
 	secretFile := c.fs.String("webhook-secret-file", "", "sign with the first secret in this file, as rbd serve's --webhook-secret-file")
 	c.fs.Env("webhook-secret-file", "RBD_WEBHOOK_SECRET_FILE")
 	keys, status, ok := c.parse(args, 1, "one correlation KEY")
@@ -31,6 +33,10 @@ func runNotify(args []string, stdout, stderr io.Writer) int {
 	}
 	req := httpapi.NotificationRequest{CorrelationKey: keys[0], Status: "completed"}
 	switch {
+	case *extend != "" && (*failedCode != "" || *result != ""):
+		return cantRun(stderr, "--extend is a heartbeat: give it without --result or --failed")
+	case *extend != "":
+		req.Status, req.Extend = rbtype.OutcomeHeartbeat, *extend
 	case *failedCode != "" && *result != "":
 		return cantRun(stderr, "give --result or --failed, not both")
 	case *failedCode != "":
@@ -58,9 +64,12 @@ func runNotify(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return c.failed(err, nil)
 	}
-	if c.json() {
+	switch {
+	case c.json():
 		_ = writeJSON(stdout, res)
-	} else {
+	case res.TimeoutAt != nil:
+		fmt.Fprintf(stdout, "%s %s: the wait now times out at %s\n", keys[0], res.Status, stamp(*res.TimeoutAt))
+	default:
 		fmt.Fprintf(stdout, "%s %s\n", keys[0], res.Status)
 	}
 	return exitOK

@@ -31,7 +31,7 @@ Client (--server URL, --token T; RBD_SERVER, RBD_TOKEN):
   rbd status  ID [--wait] [--format table|json]
   rbd list    [--status S] [--limit N] [--after CURSOR]
   rbd events  ID [--follow]
-  rbd notify  KEY [--result JSON] [--failed CODE [--message M]]
+  rbd notify  KEY [--result JSON] [--failed CODE [--message M]] [--extend DURATION]
   rbd approve ID STEP [--by NAME] [--comment C]
   rbd reject  ID STEP [--by NAME] [--comment C]
   rbd cancel  ID [--by NAME]

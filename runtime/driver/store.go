@@ -94,12 +94,14 @@ type Change struct {
 	// Finish ends invocations with a status.
 	Finish       []uuid.UUID
 	FinishStatus rbtype.InvocationStatus
-	Steps        []StepChange
-	NewSteps     []NewStep
-	NewEdges     []Edge
-	Events       []Event
-	Mutations    []Mutation
-	Runbook      *RunbookChange
+	// Invocations updates active waits (a heartbeat's new timeout).
+	Invocations []InvocationUpdate
+	Steps       []StepChange
+	NewSteps    []NewStep
+	NewEdges    []Edge
+	Events      []Event
+	Mutations   []Mutation
+	Runbook     *RunbookChange
 	// Wake makes the runbook due now and signals the workers.
 	Wake bool
 }

@@ -29,6 +29,14 @@ func (s *Server) notify(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeJSON(body, &req, false); err != nil {
 		return err
 	}
+	if req.Status == rbtype.OutcomeHeartbeat {
+		at, err := s.engine.Heartbeat(r.Context(), req.CorrelationKey, req.Extend)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusAccepted, NotificationResponse{Status: "accepted", TimeoutAt: &at})
+		return nil
+	}
 	n := runtime.Notification{CorrelationKey: req.CorrelationKey, Status: req.Status, Result: req.Result}
 	if req.Error != nil {
 		n.ErrorCode, n.ErrorMessage = req.Error.Code, req.Error.Message

@@ -150,10 +150,13 @@ type ExtendResponse struct {
 // NotificationRequest is the body of POST /v1/notifications.
 type NotificationRequest struct {
 	CorrelationKey string `json:"correlation_key"`
-	// Status is "completed" or "failed".
+	// Status is "completed", "failed" or "heartbeat".
 	Status rbtype.NotificationOutcome `json:"status"`
 	Result json.RawMessage            `json:"result,omitempty"`
 	Error  *ErrorDetail               `json:"error,omitempty"`
+	// Extend, with status "heartbeat", moves the wait's timeout to now
+	// plus this ISO 8601 duration, within the verb's max_park.
+	Extend string `json:"extend,omitempty"`
 }
 
 // ErrorDetail is a failure's code and message, in a notification.
@@ -166,6 +169,8 @@ type ErrorDetail struct {
 // (202) or "duplicate" (200).
 type NotificationResponse struct {
 	Status string `json:"status"`
+	// TimeoutAt is the wait's timeout after a heartbeat.
+	TimeoutAt *time.Time `json:"timeout_at,omitempty"`
 }
 
 // ErrorBody is every error response.

@@ -38,6 +38,8 @@ const (
 	EventRunbookRetried EventType = "RUNBOOK_RETRIED"
 	// EventRunbookClosed: a held-open runbook may finish now.
 	EventRunbookClosed EventType = "RUNBOOK_CLOSED"
+	// EventStepHeartbeat: a parked step's external work said it goes on.
+	EventStepHeartbeat EventType = "STEP_HEARTBEAT"
 )
 
 // EventTypes lists every event type the runtime writes.
@@ -47,7 +49,7 @@ var EventTypes = []EventType{
 	EventGateApproved, EventGateRejected, EventStepCancelled, EventStepSkipped, EventCompensationStarted,
 	EventCompensationSucceeded, EventCompensationFailed, EventRunbookExtended, EventRunbookCompleted,
 	EventRunbookFailed, EventRunbookCancelled, EventRunbookEscalated, EventRunbookPartial,
-	EventRunbookRetried, EventRunbookClosed,
+	EventRunbookRetried, EventRunbookClosed, EventStepHeartbeat,
 }
 
 // MutationKind names an entry of a runbook's mutation log.

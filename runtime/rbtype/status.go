@@ -140,6 +140,9 @@ type NotificationOutcome string
 const (
 	OutcomeCompleted NotificationOutcome = "completed"
 	OutcomeFailed    NotificationOutcome = "failed"
+	// OutcomeHeartbeat is not an outcome: the work goes on, and the wait's
+	// timeout moves forward (SEMANTICS.md section 8).
+	OutcomeHeartbeat NotificationOutcome = "heartbeat"
 )
 
 // NotificationStatus is the state of a notification in the inbox.
