@@ -709,3 +709,65 @@ func TestMachineHeartbeat(t *testing.T) {
 	_, _, err = heartbeat(f.now, "api", f.rb, f.plan, f.steps, nil, inv.CorrelationKey, verbs.MustDuration("PT1H"))
 	require.ErrorIs(t, err, ErrConflict, "an ended wait takes no heartbeat")
 }
+
+// Resolving an escalated step: complete lets its dependents run, retry
+// parks it again under a new attempt, fail fails it; each reopens the
+// runbook the escalation had ended.
+func TestMachineResolve(t *testing.T) {
+	escalated := func(t *testing.T) *fixture {
+		f := newFixture(t, `(m.wait-escalate :as @w) (m.echo :after @w :as @next)`, nil)
+		_, calls := f.advance()
+		f.advance(parked(callFor(t, calls, "w"), ""))
+		f.now = f.now.Add(time.Hour)
+		f.advance()
+		require.Equal(t, rbtype.RunbookEscalated, f.rb.Status)
+		require.Equal(t, rbtype.StepSkipped, f.step("next").Status)
+		return f
+	}
+	t.Run("complete", func(t *testing.T) {
+		f := escalated(t)
+		c, err := resolveStep(f.now, "api", f.rb, f.plan, f.steps, "w", Resolution{Action: ResolveComplete, Result: json.RawMessage(`{"answer":"by hand"}`), By: "ops"})
+		require.NoError(t, err)
+		require.Equal(t, []string{"STEP_RESOLVED w", "STEP_SUCCEEDED w"}, eventNames(c.Events))
+		require.Equal(t, StepResolvedData{Action: ResolveComplete, By: "ops"}, eventData[StepResolvedData](t, c.Events, "STEP_RESOLVED w"))
+		f.applyChange(c)
+		require.Equal(t, rbtype.RunbookExecuting, f.rb.Status)
+		require.Equal(t, rbtype.StepPending, f.step("next").Status, "what the escalation skipped runs")
+		_, calls := f.advance()
+		f.advance(succeed(callFor(t, calls, "next"), map[string]any{}))
+		require.Equal(t, rbtype.RunbookComplete, f.rb.Status)
+		require.JSONEq(t, `{"answer":"by hand"}`, string(f.step("w").Result))
+	})
+	t.Run("retry", func(t *testing.T) {
+		f := escalated(t)
+		c, err := resolveStep(f.now, "api", f.rb, f.plan, f.steps, "w", Resolution{Action: ResolveRetry, By: "ops"})
+		require.NoError(t, err)
+		f.applyChange(c)
+		w, calls := f.advance()
+		again := callFor(t, calls, "w")
+		require.Equal(t, 2, again.attempt)
+		require.Len(t, w.NewInvocations, 1)
+		id, key := invocationIDs(f.rb.ID, "w", 2)
+		require.Equal(t, id, w.NewInvocations[0].InvocationID, "parks again under a new attempt")
+		require.Equal(t, key, again.call.CorrelationKey)
+	})
+	t.Run("fail", func(t *testing.T) {
+		f := escalated(t)
+		c, err := resolveStep(f.now, "api", f.rb, f.plan, f.steps, "w", Resolution{Action: ResolveFail, By: "ops"})
+		require.NoError(t, err)
+		f.applyChange(c)
+		require.Equal(t, rbtype.StepFailed, f.step("w").Status)
+		require.Equal(t, rbtype.CodeResolvedFailed, f.step("w").ErrorCode)
+		f.advance()
+		require.Equal(t, rbtype.RunbookFailed, f.rb.Status)
+	})
+	t.Run("refusals", func(t *testing.T) {
+		f := escalated(t)
+		_, err := resolveStep(f.now, "api", f.rb, f.plan, f.steps, "next", Resolution{Action: ResolveComplete})
+		require.ErrorIs(t, err, ErrConflict, "only an escalated step")
+		_, err = resolveStep(f.now, "api", f.rb, f.plan, f.steps, "w", Resolution{Action: "shrug"})
+		require.ErrorIs(t, err, ErrInvalid)
+		_, err = resolveStep(f.now, "api", f.rb, f.plan, f.steps, "nope", Resolution{Action: ResolveFail})
+		require.ErrorIs(t, err, ErrNotFound)
+	})
+}

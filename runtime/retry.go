@@ -63,6 +63,33 @@ func (e *Engine) planOf(rb *driver.Runbook) (*planInfo, error) {
 // retryable are the final statuses a retry sends back to pending.
 var retryable = []rbtype.StepStatus{rbtype.StepFailed, rbtype.StepSkipped, rbtype.StepCancelled, rbtype.StepEscalated}
 
+// addBlockedDescendants adds to pick the skipped and cancelled steps
+// downstream of those picked: what their failure left behind. Steps are in
+// plan order, which is topological, so one pass finds every descendant.
+func addBlockedDescendants(plan *planInfo, steps []*driver.Step, pick map[string]bool) {
+	for _, s := range steps {
+		if pick[s.Key] || (s.Status != rbtype.StepSkipped && s.Status != rbtype.StepCancelled) {
+			continue
+		}
+		for _, p := range plan.preds[s.Key] {
+			if pick[p] {
+				pick[s.Key] = true
+				break
+			}
+		}
+	}
+}
+
+// resetToPending makes a step pending again, its error and times cleared;
+// a rejected gate asks again. Attempts and the idempotency key stay.
+func resetToPending(s *driver.Step) {
+	s.Status, s.NextAttemptAt, s.FinishedAt, s.StartedAt = rbtype.StepPending, nil, nil, nil
+	s.ErrorCode, s.ErrorMessage, s.InvocationID = "", "", nil
+	if s.GateDecision == rbtype.GateRejected {
+		s.GateDecision, s.GateDecidedBy, s.GateDecidedAt, s.GateComment = rbtype.GateUndecided, "", nil, ""
+	}
+}
+
 // retryRunbook is the change a retry makes: the steps back to pending
 // with their errors cleared (a rejected gate asks again), the runbook
 // executing and due, its event and mutation. It returns the steps' keys in
@@ -99,19 +126,8 @@ func retryRunbook(now time.Time, worker string, rb *driver.Runbook, plan *planIn
 			pick[key] = true
 		}
 		// What a named step's failure left skipped or cancelled downstream
-		// runs again with it; steps are in plan order, which is
-		// topological, so one pass finds every descendant.
-		for _, s := range steps {
-			if pick[s.Key] || (s.Status != rbtype.StepSkipped && s.Status != rbtype.StepCancelled) {
-				continue
-			}
-			for _, p := range plan.preds[s.Key] {
-				if pick[p] {
-					pick[s.Key] = true
-					break
-				}
-			}
-		}
+		// runs again with it.
+		addBlockedDescendants(plan, steps, pick)
 	}
 	if len(pick) == 0 {
 		return driver.Change{}, nil, fmt.Errorf("%w: runbook %s has no failed, skipped, cancelled or escalated step to retry", ErrConflict, rb.ID)
@@ -123,11 +139,7 @@ func retryRunbook(now time.Time, worker string, rb *driver.Runbook, plan *planIn
 			continue
 		}
 		keys = append(keys, s.Key)
-		s.Status, s.NextAttemptAt, s.FinishedAt, s.StartedAt = rbtype.StepPending, nil, nil, nil
-		s.ErrorCode, s.ErrorMessage, s.InvocationID = "", "", nil
-		if s.GateDecision == rbtype.GateRejected {
-			s.GateDecision, s.GateDecidedBy, s.GateDecidedAt, s.GateComment = rbtype.GateUndecided, "", nil, ""
-		}
+		resetToPending(s)
 		c.Steps = append(c.Steps, s.Change())
 	}
 	data := RunbookRetriedData{Steps: keys, By: by}

@@ -171,3 +171,32 @@ func TestHeartbeatExtendsThenClampsAndTheStepTimesOut(t *testing.T) {
 	_, err = b.engine.Heartbeat(b.ctx, key, "PT1S")
 	require.ErrorIs(t, err, runtime.ErrConflict, "an ended wait takes no heartbeat")
 }
+
+// An escalated step resolved with retry parks again, under a new attempt
+// and a new correlation key; resolved then with complete, its dependents
+// run and the runbook completes.
+func TestResolveRetryParksAgainThenCompleteRunsDependents(t *testing.T) {
+	b := setup(t)
+	b.run(t)
+	id := b.submit(t, `(t.wait-escalate :as @w) (t.echo :after @w :as @n)`, nil)
+	b.waitStatus(t, id, rbtype.RunbookEscalated)
+
+	require.NoError(t, b.engine.Resolve(b.ctx, mustID(id), "w", runtime.Resolution{Action: runtime.ResolveRetry, By: "ops"}))
+	// It parks again and, its park timeout being short, escalates again:
+	// waiting for that is what the test can do without racing the park.
+	v := b.waitFor(t, id, "escalated again", func(v *runtime.RunbookView) bool {
+		return v.Status == rbtype.RunbookEscalated && step(v, "w").Attempt == 2
+	})
+	invs, err := b.store.InvocationsOf(b.ctx, mustID(id))
+	require.NoError(t, err)
+	require.Len(t, invs, 2, "parked again")
+	require.Equal(t, []int{1, 2}, []int{invs[0].Attempt, invs[1].Attempt})
+	require.NotEqual(t, invs[0].CorrelationKey, invs[1].CorrelationKey, "a new attempt, a new key")
+	require.Equal(t, rbtype.StepSkipped, step(v, "n").Status)
+
+	require.NoError(t, b.engine.Resolve(b.ctx, mustID(id), "w", runtime.Resolution{Action: runtime.ResolveComplete,
+		Result: json.RawMessage(`{"answer":"by hand"}`), By: "ops"}))
+	v = b.waitStatus(t, id, rbtype.RunbookComplete)
+	require.Equal(t, rbtype.StepComplete, step(v, "n").Status)
+	require.Contains(t, b.eventTypes(t, id), "STEP_RESOLVED w")
+}

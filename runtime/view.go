@@ -71,6 +71,9 @@ const (
 	ActionRetry = "retry"
 	// ActionClose: a runbook held open finishes once closed.
 	ActionClose = "close"
+	// ActionResolve: a step escalated to a person waits for their
+	// resolution (complete, retry or fail).
+	ActionResolve = "resolve"
 )
 
 // ActionView is one thing that would move a runbook.
@@ -209,6 +212,10 @@ func buildView(rb *driver.Runbook, steps []*driver.Step, invs []driver.Invocatio
 		case rbtype.StepFailed, rbtype.StepEscalated:
 			v.BlockedOn = append(v.BlockedOn, BlockedView{Step: s.Key, Reason: string(s.ErrorCode), Message: s.ErrorMessage})
 			v.Failures = append(v.Failures, FailureView{Step: s.Key, Code: s.ErrorCode, Message: s.ErrorMessage})
+			if s.Status == rbtype.StepEscalated {
+				v.NextActions = append(v.NextActions, ActionView{Kind: ActionResolve, Step: s.Key,
+					Command: fmt.Sprintf("rbd resolve %s %s --action complete --result '{...}'", rb.ID, shellQuote(s.Key))})
+			}
 		case rbtype.StepReady, rbtype.StepRunning, rbtype.StepFailedRetryable:
 			// Pending steps wait on these or on the outside world; only
 			// these move without it.

@@ -133,6 +133,43 @@ func runCancel(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
+const resolveUsage = `Usage: rbd resolve ID STEP --action complete|retry|fail [flags]
+
+Settles a step that escalated to a person: complete it with --result,
+run it again (a durable step parks again), or fail it. What its
+escalation skipped runs again.
+`
+
+func runResolve(args []string, stdout, stderr io.Writer) int {
+	c := newClientCommand("resolve", resolveUsage, stdout, stderr)
+	action := c.fs.String("action", "", "complete, retry or fail")
+	result := c.fs.String("result", "", "the step's result, a JSON value, with --action complete")
+	by := c.fs.String("by", whoAmI(), "who resolves")
+	pos, status, ok := c.parse(args, 2, "a runbook ID and a STEP")
+	if !ok {
+		return status
+	}
+	req := httpapi.ResolveRequest{Action: *action, By: *by}
+	if *result != "" {
+		if !json.Valid([]byte(*result)) {
+			return cantRun(stderr, "--result %q is not JSON", *result)
+		}
+		req.Result = json.RawMessage(*result)
+	}
+	ctx, cancel := c.context()
+	defer cancel()
+	res, err := c.client().Resolve(ctx, pos[0], pos[1], req)
+	if err != nil {
+		return c.failed(err, nil)
+	}
+	if c.json() {
+		_ = writeJSON(stdout, res)
+	} else {
+		fmt.Fprintf(stdout, "%s: step %s resolved: %s\n", res.ID, res.Step, res.Action)
+	}
+	return exitOK
+}
+
 const closeUsage = `Usage: rbd close ID [flags]
 
 Lets a runbook submitted with --hold-open finish: it ends as its steps have

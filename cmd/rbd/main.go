@@ -37,6 +37,7 @@ Client (--server URL, --token T; RBD_SERVER, RBD_TOKEN):
   rbd cancel  ID [--by NAME]
   rbd retry   ID [--step KEY]... [--by NAME]
   rbd close   ID [--by NAME]
+  rbd resolve ID STEP --action complete|retry|fail [--result JSON] [--by NAME]
   rbd extend  ID FILE.rbk [--input k=v]...
   rbd version
 
@@ -61,6 +62,7 @@ var commands = map[string]command{
 	"cancel":  runCancel,
 	"retry":   runRetry,
 	"close":   runClose,
+	"resolve": runResolve,
 	"extend":  runExtend,
 	"version": runVersion,
 }

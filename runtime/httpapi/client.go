@@ -252,6 +252,14 @@ func (c *Client) Cancel(ctx context.Context, id, by string) (*CancelResponse, er
 	return &out, err
 }
 
+// Resolve settles an escalated step: action is "complete" (with result),
+// "retry" or "fail".
+func (c *Client) Resolve(ctx context.Context, id, step string, req ResolveRequest) (*ResolveResponse, error) {
+	var out ResolveResponse
+	_, err := c.doJSON(ctx, http.MethodPost, "/v1/runbooks/"+url.PathEscape(id)+"/steps/"+url.PathEscape(step)+"/resolve", req, nil, &out)
+	return &out, err
+}
+
 // Close lets a runbook held open finish.
 func (c *Client) Close(ctx context.Context, id, by string) (*CancelResponse, error) {
 	var out CancelResponse

@@ -174,6 +174,23 @@ func (s *Server) cancel(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// resolve is POST /v1/runbooks/{id}/steps/{key}/resolve.
+func (s *Server) resolve(w http.ResponseWriter, r *http.Request) error {
+	id, req, err := runbookRequest[ResolveRequest](s, w, r, false)
+	if err != nil {
+		return err
+	}
+	if req.By == "" {
+		req.By = "api"
+	}
+	key := r.PathValue("key")
+	if err := s.engine.Resolve(r.Context(), id, key, runtime.Resolution{Action: req.Action, Result: req.Result, By: req.By}); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, ResolveResponse{ID: id, Step: key, Action: req.Action})
+	return nil
+}
+
 // close is POST /v1/runbooks/{id}/close.
 func (s *Server) close(w http.ResponseWriter, r *http.Request) error {
 	id, req, err := runbookRequest[CloseRequest](s, w, r, true)

@@ -134,6 +134,7 @@ func (s *Server) routes() {
 	route("POST", "/v1/runbooks/{id}/cancel", api, s.cancel)
 	route("POST", "/v1/runbooks/{id}/retry", api, s.retry)
 	route("POST", "/v1/runbooks/{id}/close", api, s.close)
+	route("POST", "/v1/runbooks/{id}/steps/{key}/resolve", api, s.resolve)
 	route("POST", "/v1/runbooks/{id}/steps/{key}/approve", api, s.approve)
 	route("POST", "/v1/runbooks/{id}/steps/{key}/reject", api, s.reject)
 	route("POST", "/v1/runbooks/{id}/steps", api, s.extend)

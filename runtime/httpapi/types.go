@@ -100,6 +100,21 @@ type CloseRequest struct {
 	By string `json:"by,omitempty"`
 }
 
+// ResolveRequest is the body of POST .../steps/{key}/resolve: what to do
+// with an escalated step ("complete" with a result, "retry" or "fail").
+type ResolveRequest struct {
+	Action string          `json:"action"`
+	Result json.RawMessage `json:"result,omitempty"`
+	By     string          `json:"by,omitempty"`
+}
+
+// ResolveResponse confirms a resolution.
+type ResolveResponse struct {
+	ID     uuid.UUID `json:"id"`
+	Step   string    `json:"step"`
+	Action string    `json:"action"`
+}
+
 // RetryRequest is the optional body of POST /v1/runbooks/{id}/retry:
 // the steps to retry (all failed, skipped, cancelled and escalated ones
 // when empty) and who asks.

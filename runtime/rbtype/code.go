@@ -24,6 +24,8 @@ const (
 	CodeParkTimeout ErrorCode = "PARK_TIMEOUT"
 	// CodeCancelled: the runbook was cancelled.
 	CodeCancelled ErrorCode = "CANCELLED"
+	// CodeResolvedFailed: a person resolved an escalated step as failed.
+	CodeResolvedFailed ErrorCode = "RESOLVED_FAILED"
 )
 
 // retryableCodes are the codes that send a step to failed_retryable while

@@ -40,6 +40,8 @@ const (
 	EventRunbookClosed EventType = "RUNBOOK_CLOSED"
 	// EventStepHeartbeat: a parked step's external work said it goes on.
 	EventStepHeartbeat EventType = "STEP_HEARTBEAT"
+	// EventStepResolved: a person resolved an escalated step.
+	EventStepResolved EventType = "STEP_RESOLVED"
 )
 
 // EventTypes lists every event type the runtime writes.
@@ -49,7 +51,7 @@ var EventTypes = []EventType{
 	EventGateApproved, EventGateRejected, EventStepCancelled, EventStepSkipped, EventCompensationStarted,
 	EventCompensationSucceeded, EventCompensationFailed, EventRunbookExtended, EventRunbookCompleted,
 	EventRunbookFailed, EventRunbookCancelled, EventRunbookEscalated, EventRunbookPartial,
-	EventRunbookRetried, EventRunbookClosed, EventStepHeartbeat,
+	EventRunbookRetried, EventRunbookClosed, EventStepHeartbeat, EventStepResolved,
 }
 
 // MutationKind names an entry of a runbook's mutation log.
@@ -57,10 +59,11 @@ type MutationKind string
 
 // The mutation kinds.
 const (
-	MutationExtend MutationKind = "extend"
-	MutationRetry  MutationKind = "retry"
-	MutationClose  MutationKind = "close"
+	MutationExtend  MutationKind = "extend"
+	MutationRetry   MutationKind = "retry"
+	MutationClose   MutationKind = "close"
+	MutationResolve MutationKind = "resolve"
 )
 
 // MutationKinds lists every mutation kind the runtime writes.
-var MutationKinds = []MutationKind{MutationExtend, MutationRetry, MutationClose}
+var MutationKinds = []MutationKind{MutationExtend, MutationRetry, MutationClose, MutationResolve}
