@@ -1,0 +1,197 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/runbookdev/runbook/runtime"
+	"github.com/runbookdev/runbook/runtime/httpapi"
+	"github.com/runbookdev/runbook/runtime/rbtype"
+)
+
+// updateScreenshots copies the console test's screenshots to docs/console,
+// where the README shows them: go test ./cmd/rbd -run TestConsole
+// -update-screenshots. Not by default, since every run's ids and times
+// differ and would dirty the work tree.
+var updateScreenshots = flag.Bool("update-screenshots", false, "copy the console test's screenshots to docs/console")
+
+const kycDir = "../../examples/runbooks/kyc-onboarding"
+
+// consoleDaemon starts rbd with the KYC example's verbs, a token and a
+// webhook secret, and submits the KYC runbook.
+func consoleDaemon(t *testing.T) (d *daemon, id string, notifier *httpapi.Client) {
+	t.Helper()
+	e := newDaemonEnv(t)
+	tokens := e.file(t, "tokens", "console-token\n")
+	secret := e.file(t, "secret", "console-secret\n")
+	d = e.start(t, "--verbs", filepath.Join(kycDir, "verbs"), "--api-token-file", tokens, "--webhook-secret-file", secret)
+	src, err := os.ReadFile(filepath.Join(kycDir, "kyc-onboarding.rbk"))
+	require.NoError(t, err)
+	sub, err := d.client("console-token").Submit(context.Background(), httpapi.SubmitRequest{
+		Source: string(src), Filename: "kyc-onboarding.rbk",
+		Inputs: map[string]any{"client_name": "Acme Holdings SA", "contact_email": "compliance@acme.example"},
+	}, "")
+	require.NoError(t, err)
+	notifier = &httpapi.Client{BaseURL: d.server, WebhookSecret: []byte("console-secret")}
+	return d, sub.ID.String(), notifier
+}
+
+// TestConsoleKYC walks the KYC example through the console in a real
+// browser: sign in, see the runbook in the list, see its six steps with
+// the documents step parked, deliver the documents by signed webhook and
+// watch the step turn complete without a reload, approve the gate with
+// the button, and see the runbook complete.
+func TestConsoleKYC(t *testing.T) {
+	t.Parallel()
+	b := newBrowser(t, 1280, 800)
+	d, id, notifier := consoleDaemon(t)
+	ui := d.server + "/ui/"
+
+	// No token: the login prompt, not data.
+	b.do(t, "open the console", chromedp.Navigate(ui), chromedp.WaitVisible(chromedp.ID("login")))
+	b.shot(t, "login")
+
+	// A wrong token is refused, and still no data.
+	b.do(t, "sign in with a wrong token",
+		chromedp.SendKeys(chromedp.ID("token"), "not-the-token"),
+		chromedp.Click(chromedp.CSS(`#login button[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.CSS("#login .error")))
+	require.Contains(t, eval[string](t, b, `document.querySelector("#login .error").textContent`), "refused")
+	require.False(t, eval[bool](t, b, `!!document.getElementById("runbooks")`), "a wrong token must not show runbooks")
+	require.Empty(t, eval[string](t, b, `sessionStorage.getItem("rbd-token") || ""`), "a refused token is forgotten")
+
+	// The right token: the list, with the runbook in it.
+	b.do(t, "sign in",
+		chromedp.SendKeys(chromedp.ID("token"), "console-token"),
+		chromedp.Click(chromedp.CSS(`#login button[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#runbooks a[href="#/runbooks/`+id+`"]`)))
+	require.Empty(t, eval[string](t, b, `document.cookie`), "the token is never a cookie")
+	b.shot(t, "list")
+
+	// The runbook: six steps, the documents step parked with its key.
+	b.do(t, "open the runbook",
+		chromedp.Click(chromedp.CSS(`#runbooks a[href="#/runbooks/`+id+`"]`)),
+		chromedp.WaitReady(chromedp.CSS(`.node[data-key="docs"][data-status="parked"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#blocked li[data-step="docs"]`)))
+	require.Equal(t, 6, eval[int](t, b, `document.querySelectorAll("#graph .node").length`))
+	require.Positive(t, eval[int](t, b, `document.querySelectorAll("#graph .edge.sequence").length`), "close-case runs :after the approval: a sequence edge")
+	require.Positive(t, eval[int](t, b, `document.querySelectorAll("#graph .edge.data").length`))
+	view, err := d.client("console-token").Get(context.Background(), id)
+	require.NoError(t, err)
+	key := view.BlockedOn[0].CorrelationKey
+	blocked := eval[string](t, b, `document.querySelector('#blocked li[data-step="docs"]').textContent`)
+	require.Contains(t, blocked, key)
+	require.Contains(t, blocked, "parked since")
+	require.Contains(t, blocked, "times out")
+	b.do(t, "the ledger follows", chromedp.WaitVisible(chromedp.CSS("#ledger tbody tr")), chromedp.WaitVisible(chromedp.CSS(".live.on")))
+	b.shot(t, "runbook-parked")
+
+	// The documents arrive by signed webhook: the step turns complete on
+	// the page that is open. The marker proves the page never reloaded.
+	eval[bool](t, b, `window.stillTheSamePage = true`)
+	_, err = notifier.Notify(context.Background(), httpapi.NotificationRequest{
+		CorrelationKey: key, Status: rbtype.OutcomeCompleted,
+		Result: json.RawMessage(`{"documents": [{"type": "passport", "url": "s3://kyc/acme/passport.pdf"}]}`),
+	})
+	require.NoError(t, err)
+	b.do(t, "see the documents step complete",
+		chromedp.WaitReady(chromedp.CSS(`.node[data-key="docs"][data-status="complete"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`button[data-action="approve"][data-step="approval"]`)))
+	require.True(t, eval[bool](t, b, `window.stillTheSamePage === true`), "the page reloaded")
+	b.shot(t, "runbook-gate")
+
+	// Approve with the button: the runbook completes, still without a reload.
+	b.do(t, "approve the gate",
+		chromedp.SendKeys(chromedp.CSS(`#blocked input`), "compliance-officer"),
+		chromedp.Click(chromedp.CSS(`button[data-action="approve"][data-step="approval"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`.toolbar .badge.s-complete`)),
+		chromedp.WaitReady(chromedp.CSS(`.node[data-key="approval"][data-status="complete"]`)))
+	require.True(t, eval[bool](t, b, `window.stillTheSamePage === true`), "the page reloaded")
+	require.Equal(t, 6, eval[int](t, b, `document.querySelectorAll('#graph .node[data-status="complete"]').length`))
+	view, err = d.client("console-token").Get(context.Background(), id)
+	require.NoError(t, err)
+	require.Equal(t, rbtype.RunbookComplete, view.Status)
+	require.Equal(t, "compliance-officer", view.Steps[stepIndex(t, view, "approval")].GateDecision.By)
+	b.do(t, "the ledger ends", chromedp.WaitVisible(chromedp.CSS(`#ledger tr[data-event]`)))
+	final := map[string]string{"runbook": b.shot(t, "runbook")}
+
+	// One step: its arguments, result, attempts, frozen execution block.
+	b.do(t, "open the documents step",
+		chromedp.Navigate(ui+"#/runbooks/"+id+"/steps/docs"),
+		chromedp.WaitVisible(chromedp.ID("step")))
+	page := eval[string](t, b, `document.querySelector("main").textContent`)
+	for _, want := range []string{"Arguments", "document-types", "Execution block", "await.notification", "passport", "attempts"} {
+		require.Contains(t, page, want)
+	}
+	final["step"] = b.shot(t, "step")
+
+	// A phone's width: the same page, one column.
+	b.do(t, "a phone's width",
+		chromedp.EmulateViewport(390, 844),
+		chromedp.Navigate(ui+"#/runbooks/"+id),
+		chromedp.WaitReady(chromedp.CSS(`.node[data-status="complete"]`)))
+	require.LessOrEqual(t, eval[int](t, b, `document.documentElement.scrollWidth`), 390, "the page scrolls sideways at 390px")
+	final["runbook-phone"] = b.shot(t, "runbook-phone")
+	b.do(t, "back to a laptop", chromedp.EmulateViewport(1280, 800), chromedp.Navigate(ui), chromedp.WaitVisible(chromedp.ID("runbooks")))
+	final["list"] = b.shot(t, "list")
+
+	// A token that stops working (rotated away): the login prompt again.
+	eval[bool](t, b, `(sessionStorage.setItem("rbd-token", "rotated-away"), true)`)
+	b.do(t, "a stale token", chromedp.Navigate(ui+"#/runbooks/"+id), chromedp.WaitVisible(chromedp.ID("login")))
+	require.False(t, eval[bool](t, b, `!!document.getElementById("graph")`))
+	final["login"] = b.shot(t, "login-refused")
+
+	require.Empty(t, b.problems(), "the page's console:\n%s", b.console())
+	if *updateScreenshots {
+		require.NoError(t, os.MkdirAll("../../docs/console", 0o755))
+		for name, p := range final {
+			raw, err := os.ReadFile(p)
+			require.NoError(t, err)
+			require.NoError(t, os.WriteFile(filepath.Join("../../docs/console", name+".png"), raw, 0o644))
+		}
+	}
+}
+
+func stepIndex(t *testing.T, v *runtime.RunbookView, key string) int {
+	t.Helper()
+	for i, s := range v.Steps {
+		if s.Key == key {
+			return i
+		}
+	}
+	t.Fatalf("no step %s", key)
+	return -1
+}
+
+// TestConsoleHeaders checks what the browser is told about the console's
+// files: a strict Content-Security-Policy, no sniffing, no framing; and
+// that --ui=false serves no console.
+func TestConsoleHeaders(t *testing.T) {
+	t.Parallel()
+	e := newDaemonEnv(t)
+	d := e.start(t)
+	for _, path := range []string{"/ui/", "/ui/console.js", "/ui/console.css"} {
+		resp, err := http.Get(d.server + path)
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode, path)
+		csp := resp.Header.Get("Content-Security-Policy")
+		require.Contains(t, csp, "default-src 'self'", path)
+		require.Contains(t, csp, "frame-ancestors 'none'", path)
+		require.NotContains(t, csp, "unsafe-inline", path)
+		require.Equal(t, "nosniff", resp.Header.Get("X-Content-Type-Options"), path)
+	}
+	off := e.start(t, "--ui=false")
+	resp, err := http.Get(off.server + "/ui/")
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusNotFound, resp.StatusCode)
+}
