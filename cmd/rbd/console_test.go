@@ -54,6 +54,7 @@ func TestConsoleKYC(t *testing.T) {
 	b := newBrowser(t, 1280, 800)
 	d, id, notifier := consoleDaemon(t)
 	ui := d.server + "/ui/"
+	final := map[string]string{} // the screenshots the README shows
 
 	// No token: the login prompt, not data.
 	b.do(t, "open the console", chromedp.Navigate(ui), chromedp.WaitVisible(chromedp.ID("login")))
@@ -106,7 +107,7 @@ func TestConsoleKYC(t *testing.T) {
 		chromedp.WaitReady(chromedp.CSS(`.node[data-key="docs"][data-status="complete"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`button[data-action="approve"][data-step="approval"]`)))
 	require.True(t, eval[bool](t, b, `window.stillTheSamePage === true`), "the page reloaded")
-	b.shot(t, "runbook-gate")
+	final["runbook-gate"] = b.shot(t, "runbook-gate")
 
 	// Approve with the button: the runbook completes, still without a reload.
 	b.do(t, "approve the gate",
@@ -121,7 +122,7 @@ func TestConsoleKYC(t *testing.T) {
 	require.Equal(t, rbtype.RunbookComplete, view.Status)
 	require.Equal(t, "compliance-officer", view.Steps[stepIndex(t, view, "approval")].GateDecision.By)
 	b.do(t, "the ledger ends", chromedp.WaitVisible(chromedp.CSS(`#ledger tr[data-event]`)))
-	final := map[string]string{"runbook": b.shot(t, "runbook")}
+	final["runbook"] = b.shot(t, "runbook")
 
 	// One step: its arguments, result, attempts, frozen execution block.
 	b.do(t, "open the documents step",

@@ -304,11 +304,26 @@
     const widest = Math.max(1, ...layers.map((l) => l.length));
     const width = PAD * 2 + widest * NODE_W + (widest - 1) * GAP_X;
     const at = new Map();
+    const right = []; // each layer's right edge, for routing long edges
     layers.forEach((l, li) => {
       const offset = (width - (l.length * NODE_W + (l.length - 1) * GAP_X)) / 2;
-      l.forEach((k, i) => at.set(k, { x: offset + i * (NODE_W + GAP_X), y: PAD + li * (NODE_H + GAP_Y) }));
+      l.forEach((k, i) => at.set(k, { x: offset + i * (NODE_W + GAP_X), y: PAD + li * (NODE_H + GAP_Y), layer: li }));
+      right[li] = offset + l.length * NODE_W + (l.length - 1) * GAP_X;
     });
-    return { at, width, height: PAD * 2 + layers.length * NODE_H + (layers.length - 1) * GAP_Y };
+    // An edge that skips layers would run under the nodes between: it
+    // goes round them on the right, each in a lane of its own.
+    const lanes = new Map();
+    let extra = 0, lane = 0;
+    for (const e of plan.edges || []) {
+      const a = at.get(e.from), b = at.get(e.to);
+      if (!a || !b || b.layer - a.layer < 2) continue;
+      let x = 0;
+      for (let li = a.layer + 1; li < b.layer; li++) x = Math.max(x, right[li]);
+      x += 14 + (lane++ % 8) * 8;
+      lanes.set(e, x);
+      extra = Math.max(extra, x + PAD - width);
+    }
+    return { at, lanes, width: width + extra, height: PAD * 2 + layers.length * NODE_H + (layers.length - 1) * GAP_Y };
   }
 
   function short(s, n) {
@@ -318,7 +333,7 @@
   // drawGraph returns the SVG and a map from step key to its node, whose
   // class the live updates change.
   function drawGraph(id, plan, view) {
-    const { at, width, height } = layout(plan);
+    const { at, lanes, width, height } = layout(plan);
     const status = new Map(view.steps.map((s) => [s.key, s.status]));
     const root = svg("svg", { width, height, viewBox: `0 0 ${width} ${height}`, role: "group", "aria-label": "Steps of the runbook" });
     root.append(svg("defs", {}, svg("marker", { id: "arrow", viewBox: "0 0 10 10", refX: 10, refY: 5, markerWidth: 7, markerHeight: 7, orient: "auto-start-reverse" },
@@ -328,9 +343,12 @@
       const a = at.get(e.from), b = at.get(e.to);
       if (!a || !b) continue;
       const x1 = a.x + NODE_W / 2, y1 = a.y + NODE_H, x2 = b.x + NODE_W / 2, y2 = b.y;
-      const my = (y1 + y2) / 2;
+      const my = (y1 + y2) / 2, lx = lanes.get(e);
+      const d = lx === undefined
+        ? `M${x1},${y1} C${x1},${my} ${x2},${my} ${x2},${y2}`
+        : `M${x1},${y1} C${x1},${y1 + GAP_Y / 2} ${lx},${y1} ${lx},${y1 + GAP_Y / 2} L${lx},${y2 - GAP_Y / 2} C${lx},${y2} ${x2},${y2 - GAP_Y / 2} ${x2},${y2}`;
       edges.append(svg("path", {
-        d: `M${x1},${y1} C${x1},${my} ${x2},${my} ${x2},${y2}`,
+        d,
         class: "edge " + (e.kind === "sequence" ? "sequence" : "data"),
         "marker-end": "url(#arrow)", "data-from": e.from, "data-to": e.to, "data-kind": e.kind,
       }));
