@@ -152,13 +152,19 @@ func TestConsoleKYC(t *testing.T) {
 
 	require.Empty(t, b.problems(), "the page's console:\n%s", b.console())
 	if *updateScreenshots {
-		require.NoError(t, os.MkdirAll("../../docs/console", 0o755))
 		for name, p := range final {
-			raw, err := os.ReadFile(p)
-			require.NoError(t, err)
-			require.NoError(t, os.WriteFile(filepath.Join("../../docs/console", name+".png"), raw, 0o644))
+			copyScreenshot(t, p, name)
 		}
 	}
+}
+
+// copyScreenshot copies a screenshot to docs/console/name.png.
+func copyScreenshot(t testing.TB, from, name string) {
+	t.Helper()
+	raw, err := os.ReadFile(from)
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll("../../docs/console", 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join("../../docs/console", name+".png"), raw, 0o644))
 }
 
 func stepIndex(t *testing.T, v *runtime.RunbookView, key string) int {
