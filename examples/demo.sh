@@ -72,6 +72,7 @@ done
 [ -n "$ADDR" ] || { echo "rbd serve did not start within 60s; see $WORK/rbd.log" >&2; exit 1; }
 sed -n 's/.*"msg":"\([^"]*\)".*/rbd: \1/p' "$WORK/rbd.log"
 echo "rbd is listening on http://$ADDR"
+echo "the console: http://$ADDR/ui/ (sign in with the token in $WORK/api-token)"
 
 export RBD_SERVER="http://$ADDR"
 RBD_TOKEN=$(cat "$WORK/api-token")

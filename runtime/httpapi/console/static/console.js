@@ -199,6 +199,14 @@
     input.focus();
   }
 
+  // refused forgets a token the API turned down (a typo, or rotated
+  // away) and asks for another.
+  function refused() {
+    current.abort.abort();
+    sessionStorage.removeItem(TOKEN_KEY);
+    showLogin("That token was refused.");
+  }
+
   logoutButton.addEventListener("click", () => {
     sessionStorage.removeItem(TOKEN_KEY);
     showLogin();
@@ -399,7 +407,7 @@
         msg.textContent = "";
         after();
       } catch (err) {
-        if (err instanceof Unauthorized) return showLogin("The token was refused.");
+        if (err instanceof Unauthorized) return refused();
         msg.textContent = err.message;
       }
     };
@@ -470,7 +478,7 @@
         try {
           onView(await api("GET", rb(id), null, signal));
         } catch (err) {
-          if (err instanceof Unauthorized) showLogin("The token was refused.");
+          if (err instanceof Unauthorized) refused();
         }
       }, 250);
     };
@@ -479,7 +487,7 @@
       liveLabel.setAttribute("class", "live" + (state === "live" ? " on" : ""));
       if (state === "ended") refresh();
     }, signal).catch((err) => {
-      if (err instanceof Unauthorized) showLogin("The token was refused.");
+      if (err instanceof Unauthorized) refused();
     });
     return refresh;
   }
