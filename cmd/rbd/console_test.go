@@ -124,10 +124,12 @@ func TestConsoleKYC(t *testing.T) {
 	b.do(t, "the ledger ends", chromedp.WaitVisible(chromedp.CSS(`#ledger tr[data-event]`)))
 	final["runbook"] = b.shot(t, "runbook")
 
-	// One step: its arguments, result, attempts, frozen execution block.
-	b.do(t, "open the documents step",
-		chromedp.Navigate(ui+"#/runbooks/"+id+"/steps/docs"),
-		chromedp.WaitVisible(chromedp.ID("step")))
+	// One step, reached from the graph with the keyboard: its arguments,
+	// result, attempts, frozen execution block.
+	require.True(t, eval[bool](t, b, `(() => { const n = document.querySelector('#graph .node[data-key="docs"]'); n.focus(); return document.activeElement === n; })()`),
+		"a step's node takes the keyboard's focus")
+	b.do(t, "open the documents step with Enter", chromedp.KeyEvent("\r"), chromedp.WaitVisible(chromedp.ID("step")))
+	require.Equal(t, ui+"#/runbooks/"+id+"/steps/docs", eval[string](t, b, `location.href`))
 	page := eval[string](t, b, `document.querySelector("main").textContent`)
 	for _, want := range []string{"Arguments", "document-types", "Execution block", "await.notification", "passport", "attempts"} {
 		require.Contains(t, page, want)
