@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -203,4 +204,75 @@ func TestConsoleHeaders(t *testing.T) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, http.StatusNotFound, resp.StatusCode)
+}
+
+// TestConsoleListPages pages through 120 runbooks 50 at a time with the
+// API's cursor, forwards and back, and filters them by status.
+func TestConsoleListPages(t *testing.T) {
+	t.Parallel()
+	b := newBrowser(t, 1280, 800)
+	e := newDaemonEnv(t)
+	verbs := e.file(t, "verbs/t.yaml", e2eVerbs)
+	// No worker: the runbooks stay executing, and the test decides what
+	// the list holds.
+	d := e.start(t, "--verbs", verbs, "--worker=false")
+	client := d.client("")
+	for i := range 120 {
+		_, err := client.Submit(context.Background(), httpapi.SubmitRequest{
+			Source: `(t.echo :v $n :as @e)`, Inputs: map[string]any{"n": strconv.Itoa(i)},
+		}, "")
+		require.NoError(t, err)
+	}
+	rows := func() int { return eval[int](t, b, `document.querySelectorAll("#runbooks tbody tr").length`) }
+	first := func() string { return eval[string](t, b, `document.querySelector("#runbooks tbody a").textContent`) }
+
+	// The API is open (no --api-token-file): no sign-in prompt.
+	b.do(t, "open the list", chromedp.Navigate(d.server+"/ui/"), chromedp.WaitVisible(chromedp.ID("runbooks")))
+	require.Equal(t, 50, rows())
+	newest := first()
+	seen := map[string]bool{}
+	collect := func() {
+		for _, id := range eval[[]string](t, b, `[...document.querySelectorAll("#runbooks tbody a")].map(a => a.textContent)`) {
+			require.False(t, seen[id], "runbook %s on two pages", id)
+			seen[id] = true
+		}
+	}
+	collect()
+	older := chromedp.CSS(`.toolbar button:nth-of-type(2)`)
+	newer := chromedp.CSS(`.toolbar button:nth-of-type(1)`)
+	// waitPage waits for a page of n rows other than the one shown.
+	waitPage := func(n int) {
+		t.Helper()
+		waitJS(t, b, `document.querySelectorAll("#runbooks tbody tr").length === `+strconv.Itoa(n)+
+			` && document.querySelector("#runbooks tbody a").textContent !== "`+first()+`"`)
+	}
+	b.do(t, "page 2", chromedp.Click(older))
+	waitPage(50)
+	require.Contains(t, eval[string](t, b, `location.hash`), "after=", "the cursor is in the page's address")
+	collect()
+	b.do(t, "page 3", chromedp.Click(older))
+	waitPage(20)
+	collect()
+	require.Len(t, seen, 120)
+	require.True(t, eval[bool](t, b, `document.querySelector(".toolbar button:nth-of-type(2)").disabled`), "the last page has no older one")
+	b.do(t, "back to page 2", chromedp.Click(newer))
+	waitPage(50)
+	b.do(t, "back to page 1", chromedp.Click(newer))
+	waitJS(t, b, `document.querySelector("#runbooks tbody a").textContent === "`+newest+`"`)
+	b.shot(t, "list-paged")
+
+	// Filtered: none is complete, all are executing.
+	eval[bool](t, b, `(() => { const s = document.getElementById("status-filter"); s.value = "complete"; return s.dispatchEvent(new Event("change")); })()`)
+	waitJS(t, b, `document.body.textContent.includes("No runbooks with status complete")`)
+	eval[bool](t, b, `(() => { const s = document.getElementById("status-filter"); s.value = "executing"; return s.dispatchEvent(new Event("change")); })()`)
+	waitJS(t, b, `location.hash === "#/?status=executing" && document.querySelectorAll("#runbooks tbody tr").length === 50`)
+	require.Empty(t, b.problems(), "the page's console:\n%s", b.console())
+}
+
+// waitJS waits until a JavaScript expression on the page is true.
+func waitJS(t *testing.T, b *browser, expr string) {
+	t.Helper()
+	if _, err := chromedp.Run(b.ctx, chromedp.Poll[bool](expr)); err != nil {
+		t.Fatalf("waiting for %s: %v\nconsole:\n%s", expr, err, b.console())
+	}
 }
