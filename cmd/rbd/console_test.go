@@ -94,7 +94,7 @@ func TestConsoleKYC(t *testing.T) {
 	require.Contains(t, blocked, "parked since")
 	require.Contains(t, blocked, "times out")
 	b.do(t, "the ledger follows", chromedp.WaitVisible(chromedp.CSS("#ledger tbody tr")), chromedp.WaitVisible(chromedp.CSS(".live.on")))
-	b.shot(t, "runbook-parked")
+	final["runbook-parked"] = b.shot(t, "runbook-parked")
 
 	// The documents arrive by signed webhook: the step turns complete on
 	// the page that is open. The marker proves the page never reloaded.
@@ -275,4 +275,37 @@ func waitJS(t *testing.T, b *browser, expr string) {
 	if _, err := chromedp.Run(b.ctx, chromedp.Poll[bool](expr)); err != nil {
 		t.Fatalf("waiting for %s: %v\nconsole:\n%s", expr, err, b.console())
 	}
+}
+
+// TestConsoleReject rejects a gate from the step's own page, using the
+// keyboard only: the decision reaches the API with who made it, and the
+// page shows it without a reload.
+func TestConsoleReject(t *testing.T) {
+	t.Parallel()
+	b := newBrowser(t, 390, 844)
+	e := newDaemonEnv(t)
+	verbs := e.file(t, "verbs/t.yaml", e2eVerbs)
+	d := e.start(t, "--verbs", verbs)
+	sub, err := d.client("").Submit(context.Background(), httpapi.SubmitRequest{Source: `(t.echo :v "x" :gate "human_confirm" :as @g)`}, "")
+	require.NoError(t, err)
+	id := sub.ID.String()
+
+	b.do(t, "open the step", chromedp.Navigate(d.server+"/ui/#/runbooks/"+id+"/steps/g"),
+		chromedp.WaitVisible(chromedp.CSS(`#step button[data-action="reject"]`)))
+	eval[bool](t, b, `window.stillTheSamePage = true`)
+	b.do(t, "reject with the keyboard",
+		chromedp.Focus(chromedp.CSS(`#step input[data-by="g"]`)),
+		chromedp.KeyEvent("risk-officer\t\t"), // the name, then past Approve to Reject
+		chromedp.KeyEvent("\r"))
+	waitJS(t, b, `document.querySelector("#step").textContent.includes("rejected by risk-officer")`)
+	require.True(t, eval[bool](t, b, `window.stillTheSamePage === true`), "the page reloaded")
+	v, err := d.client("").Get(context.Background(), id)
+	require.NoError(t, err)
+	g := v.Steps[stepIndex(t, v, "g")]
+	require.NotNil(t, g.GateDecision)
+	require.Equal(t, "risk-officer", g.GateDecision.By)
+	if shot := b.shot(t, "step-rejected-phone"); *updateScreenshots {
+		copyScreenshot(t, shot, "step-rejected-phone")
+	}
+	require.Empty(t, b.problems(), "the page's console:\n%s", b.console())
 }

@@ -584,7 +584,7 @@
     show(
       el("h1", {}, "Step ", key),
       el("div", { class: "toolbar" }, el("a", { href: "#/runbooks/" + encodeURIComponent(id) }, "← Runbook " + id.slice(0, 8)), live),
-      el("div", { class: "layout" },
+      el("div", { class: "layout step-layout" },
         el("section", {},
           el("div", { class: "card" }, el("h2", {}, "Arguments"), json(planStep.args)),
           el("div", { class: "card" }, el("h2", {}, "Execution block (frozen in the plan)"), json(planStep.execution),
