@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
@@ -308,4 +309,29 @@ func TestConsoleReject(t *testing.T) {
 		copyScreenshot(t, shot, "step-rejected-phone")
 	}
 	require.Empty(t, b.problems(), "the page's console:\n%s", b.console())
+}
+
+// TestConsolePolicyBlocksInlineCode checks that the browser enforces the
+// console's Content-Security-Policy: script and style that reach the page
+// as data (here, planted by the test) do not run, and the page reports
+// them, as the other tests' empty problem lists would.
+func TestConsolePolicyBlocksInlineCode(t *testing.T) {
+	t.Parallel()
+	b := newBrowser(t, 1280, 800)
+	d := newDaemonEnv(t).start(t)
+	b.do(t, "open the console", chromedp.Navigate(d.server+"/ui/"), chromedp.WaitVisible(chromedp.ID("status-filter")))
+	eval[bool](t, b, `(() => {
+		const s = document.createElement("script");
+		s.textContent = "window.planted = true";
+		document.body.append(s);
+		document.body.setAttribute("style", "display: none");
+		return true;
+	})()`)
+	require.False(t, eval[bool](t, b, `window.planted === true`), "an inline script ran")
+	require.True(t, eval[bool](t, b, `getComputedStyle(document.body).display !== "none"`), "an inline style applied")
+	deadline := time.Now().Add(10 * time.Second)
+	for len(b.problems()) < 2 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	require.Len(t, b.problems(), 2, "both violations are reported:\n%s", b.console())
 }
