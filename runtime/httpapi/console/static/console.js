@@ -43,7 +43,9 @@
   function setAttrs(e, attrs) {
     for (const [k, v] of Object.entries(attrs || {})) {
       if (v === undefined || v === null || v === false) continue;
-      if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
+      // A function is a listener ("onclick"); anything else is an
+      // attribute's text, never code.
+      if (typeof v === "function") e.addEventListener(k.replace(/^on/, ""), v);
       else e.setAttribute(k, v === true ? "" : String(v));
     }
   }
@@ -419,8 +421,8 @@
       }
     };
     return el("div", { class: "gate" }, by,
-      el("button", { type: "button", class: "approve", "data-action": "approve", "data-step": key, onclick: decide("approve") }, "Approve"),
-      el("button", { type: "button", class: "reject", "data-action": "reject", "data-step": key, onclick: decide("reject") }, "Reject"),
+      el("button", { type: "button", class: "approve", "data-action": "approve", "data-step": key, "aria-label": "Approve " + key, onclick: decide("approve") }, "Approve"),
+      el("button", { type: "button", class: "reject", "data-action": "reject", "data-step": key, "aria-label": "Reject " + key, onclick: decide("reject") }, "Reject"),
       msg);
   }
 
