@@ -241,23 +241,23 @@ func TestConsoleListPages(t *testing.T) {
 	collect()
 	older := chromedp.CSS(`.toolbar button:nth-of-type(2)`)
 	newer := chromedp.CSS(`.toolbar button:nth-of-type(1)`)
-	// waitPage waits for a page of n rows other than the one shown.
-	waitPage := func(n int) {
+	// turn clicks a paging button and waits for a page of n rows other
+	// than the one shown before the click.
+	turn := func(what string, button chromedp.CSS, n int) {
 		t.Helper()
+		before := first()
+		b.do(t, what, chromedp.Click(button))
 		waitJS(t, b, `document.querySelectorAll("#runbooks tbody tr").length === `+strconv.Itoa(n)+
-			` && document.querySelector("#runbooks tbody a").textContent !== "`+first()+`"`)
+			` && document.querySelector("#runbooks tbody a").textContent !== "`+before+`"`)
 	}
-	b.do(t, "page 2", chromedp.Click(older))
-	waitPage(50)
+	turn("page 2", older, 50)
 	require.Contains(t, eval[string](t, b, `location.hash`), "after=", "the cursor is in the page's address")
 	collect()
-	b.do(t, "page 3", chromedp.Click(older))
-	waitPage(20)
+	turn("page 3", older, 20)
 	collect()
 	require.Len(t, seen, 120)
 	require.True(t, eval[bool](t, b, `document.querySelector(".toolbar button:nth-of-type(2)").disabled`), "the last page has no older one")
-	b.do(t, "back to page 2", chromedp.Click(newer))
-	waitPage(50)
+	turn("back to page 2", newer, 50)
 	b.do(t, "back to page 1", chromedp.Click(newer))
 	waitJS(t, b, `document.querySelector("#runbooks tbody a").textContent === "`+newest+`"`)
 	b.shot(t, "list-paged")
