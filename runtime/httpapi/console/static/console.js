@@ -447,8 +447,9 @@
           ["steps", Object.entries(counts).map(([k, n]) => k + " " + n).join(", ")]])),
       el("div", { class: "card" }, el("h2", {}, "Blocked on"),
         blocked.length ? el("ul", { class: "blocked", id: "blocked" }, blocked) : el("p", { class: "muted", id: "blocked" }, "Nothing.")),
-      // HOOK(next_actions, failures, cost): later issues add these here,
-      // from fields the view does not have yet. Nothing is shown until then.
+      // HOOK(next_actions, failures, cost): a later issue shows these here.
+      // The view has carried failures and next_actions since the console
+      // was written; cost it does not have. Nothing is shown until then.
       el("div", { class: "card" }, el("h2", {}, "Outcomes"),
         Object.keys(view.outcomes).length ? json(view.outcomes) : el("p", { class: "muted" }, "None yet.")),
       el("div", { class: "card" }, el("h2", {}, "Inputs"), json(view.inputs)));
@@ -578,8 +579,8 @@
           ["decision", s.gate_decision ? s.gate_decision.decision + " by " + s.gate_decision.by + " at " + time(s.gate_decision.at) : ""],
           ["compensation", s.compensation ? s.compensation.status : ""]]),
         s.status === "waiting_approval" ? gateButtons(id, key, () => refresh()) : null),
-      // HOOK(retry, regenerate): later issues add these actions here, as
-      // calls to API endpoints that do not exist yet.
+      // HOOK(retry, regenerate): a later issue adds these buttons here
+      // (POST /v1/runbooks/{id}/retry exists; regenerate does not yet).
       el("div", { class: "card" }, el("h2", {}, "Result"), s.result !== undefined ? json(s.result) : el("p", { class: "muted" }, "None.")),
       el("div", { class: "card" }, el("h2", {}, "Error"), s.error ? json(s.error) : el("p", { class: "muted" }, "None.")));
     };
