@@ -8,7 +8,7 @@ BIN       := bin
 EXAMPLES  := examples/runbooks
 BENCHTIME ?= 5x
 
-.PHONY: help build test fmt lint bench bench-go demo examples clean postgres
+.PHONY: help build test fmt lint bench bench-go bench-console demo examples clean postgres chromium
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-9s %s\n", $$1, $$2}'
@@ -16,7 +16,7 @@ help: ## list the targets
 build: ## build rbc and rbd into bin/
 	$(GO) build -o $(BIN)/ ./cmd/...
 
-test: postgres ## run every test, with the race detector
+test: postgres chromium ## run every test, with the race detector
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l .)" || { echo "gofmt would change:"; gofmt -l .; exit 1; }
 	$(GO) test -race -count=1 ./...
@@ -52,6 +52,12 @@ examples: build ## compile, lint and draw every example runbook
 
 postgres: ## make sure PostgreSQL's binaries are installed (the tests start their own server)
 	@.ci/ensure-postgres
+
+chromium: ## make sure a headless Chromium is installed for the console's browser tests
+	@.ci/ensure-chromium
+
+bench-console: postgres chromium ## the console's render time for a 1,000-step runbook in headless Chromium
+	$(GO) test -run '^$$' -bench BenchmarkConsoleRender -benchtime 5x ./cmd/rbd
 
 clean: ## remove build output
 	rm -rf $(BIN)

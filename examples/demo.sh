@@ -72,6 +72,7 @@ done
 [ -n "$ADDR" ] || { echo "rbd serve did not start within 60s; see $WORK/rbd.log" >&2; exit 1; }
 sed -n 's/.*"msg":"\([^"]*\)".*/rbd: \1/p' "$WORK/rbd.log"
 echo "rbd is listening on http://$ADDR"
+echo "the console: http://$ADDR/ui/ (sign in with the token in $WORK/api-token; make demo KEEP=1 keeps it up after the demo)"
 
 export RBD_SERVER="http://$ADDR"
 RBD_TOKEN=$(cat "$WORK/api-token")
@@ -101,8 +102,21 @@ run "$BIN/rbd" status "$ID" --wait
 step "5. The event ledger"
 run "$BIN/rbd" events "$ID"
 
+if [ -n "${KEEP:-}" ]; then
+	step "The console stays up at http://$ADDR/ui/ (token: $WORK/api-token); Ctrl-C goes on"
+	trap ':' INT
+	sleep infinity &
+	keep=$!
+	wait "$keep" || true
+	kill "$keep" 2> /dev/null || true
+	trap - INT
+	# Ctrl-C reached rbd too, and a second signal would stop it at once.
+	sleep 0.5
+	grep -q '"msg":"shutting down"' "$WORK/rbd.log" && ALREADY_STOPPING=1
+fi
+
 step "6. Stop rbd with SIGTERM; it releases its leases and stops its PostgreSQL"
-kill -TERM "$RBD_PID"
+[ -n "${ALREADY_STOPPING:-}" ] || kill -TERM "$RBD_PID"
 status=0
 wait "$RBD_PID" || status=$?
 trap - EXIT

@@ -105,6 +105,11 @@ type StepView struct {
 	Compensation   *Compensation     `json:"compensation,omitempty"`
 	StartedAt      *time.Time        `json:"started_at,omitempty"`
 	FinishedAt     *time.Time        `json:"finished_at,omitempty"`
+
+	// ParkedAt and TimeoutAt are a parked step's: since when it waits, and
+	// when it gives up (its invocation's timeout).
+	ParkedAt  *time.Time `json:"parked_at,omitempty"`
+	TimeoutAt *time.Time `json:"timeout_at,omitempty"`
 }
 
 // GateDecision is who decided a gate, when, and why.
@@ -194,6 +199,9 @@ func buildView(rb *driver.Runbook, steps []*driver.Step, invs []driver.Invocatio
 		case rbtype.StepParked:
 			inv := active[s.ID]
 			sv.CorrelationKey = inv.CorrelationKey
+			if !inv.ParkedAt.IsZero() {
+				sv.ParkedAt, sv.TimeoutAt = &inv.ParkedAt, &inv.TimeoutAt
+			}
 			if inv.Notified {
 				// Its notification came; a worker resumes it next. It
 				// waits on no one, so `rbd status --wait` does not stop

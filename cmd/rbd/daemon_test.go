@@ -21,7 +21,7 @@ import (
 
 // daemon is a real `rbd serve` process: the test binary run as rbd.
 type daemon struct {
-	t      *testing.T
+	t      testing.TB
 	cmd    *exec.Cmd
 	server string
 	logs   *syncBuffer
@@ -36,7 +36,7 @@ type daemonEnv struct {
 	env    []string // RBD_* variables for every daemon of the test
 }
 
-func newDaemonEnv(t *testing.T) *daemonEnv {
+func newDaemonEnv(t testing.TB) *daemonEnv {
 	t.Helper()
 	return &daemonEnv{
 		schema: pgtest.Schema(t),
@@ -46,7 +46,7 @@ func newDaemonEnv(t *testing.T) *daemonEnv {
 }
 
 // file writes a file in the scratch directory and returns its path.
-func (e *daemonEnv) file(t *testing.T, name, content string) string {
+func (e *daemonEnv) file(t testing.TB, name, content string) string {
 	t.Helper()
 	p := filepath.Join(e.dir, name)
 	require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
@@ -56,7 +56,7 @@ func (e *daemonEnv) file(t *testing.T, name, content string) string {
 
 // start runs rbd serve against the test's schema with extra flags, and
 // waits until it is ready.
-func (e *daemonEnv) start(t *testing.T, flags ...string) *daemon {
+func (e *daemonEnv) start(t testing.TB, flags ...string) *daemon {
 	t.Helper()
 	port, err := freePort()
 	require.NoError(t, err)

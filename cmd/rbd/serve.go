@@ -52,6 +52,7 @@ type serveFlags struct {
 	headerTimeout     time.Duration
 	maxHeaderBytes    int
 	migrate           bool
+	ui                bool
 	worker            bool
 	engine            runtime.Config
 }
@@ -85,6 +86,8 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.Env("read-header-timeout", "RBD_READ_HEADER_TIMEOUT")
 	fs.IntVar(&f.maxHeaderBytes, "max-header-bytes", 64<<10, "largest request header accepted, in bytes")
 	fs.Env("max-header-bytes", "RBD_MAX_HEADER_BYTES")
+	fs.BoolVar(&f.ui, "ui", true, "serve the web console at /ui/")
+	fs.Env("ui", "RBD_UI")
 	e := &f.engine
 	fs.StringVar(&e.WorkerID, "worker-id", "", "this worker's name in leases and events (default host-pid-random)")
 	fs.Env("worker-id", "RBD_WORKER_ID")
@@ -219,7 +222,7 @@ func serve(ctx context.Context, f *serveFlags, log *slog.Logger) error {
 
 	api := httpapi.New(httpapi.Config{
 		Engine: engine, Tokens: tokens, WebhookSecrets: toBytes(secrets), MaxBody: f.maxBody, Logger: log,
-		BodyTimeout: f.bodyTimeout, MaxConcurrentBodies: f.maxBodies,
+		BodyTimeout: f.bodyTimeout, MaxConcurrentBodies: f.maxBodies, Console: consoleHandler(f.ui),
 		Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), Registerer: reg,
 		Ready: func(ctx context.Context) error { return schemaCurrent(ctx, db.store) },
 	})

@@ -51,6 +51,8 @@ type Config struct {
 	Heartbeat time.Duration
 	// Now is the clock signatures are checked against; nil means time.Now.
 	Now func() time.Time
+	// Console serves the web console under /ui/; nil means no console.
+	Console http.Handler
 }
 
 // Server is the HTTP API. It is an http.Handler.
@@ -131,6 +133,7 @@ func (s *Server) routes() {
 	route("GET", "/v1/runbooks", api, s.list)
 	route("GET", "/v1/runbooks/{id}", api, s.get)
 	route("GET", "/v1/runbooks/{id}/events", api, s.events)
+	route("GET", "/v1/runbooks/{id}/plan", api, s.plan)
 	route("POST", "/v1/runbooks/{id}/cancel", api, s.cancel)
 	route("POST", "/v1/runbooks/{id}/retry", api, s.retry)
 	route("POST", "/v1/runbooks/{id}/close", api, s.close)
@@ -154,6 +157,11 @@ func (s *Server) routes() {
 			w.Header().Set("Allow", allow)
 			return errorf(http.StatusMethodNotAllowed, CodeMethodNotAllowed, "%s %s is not allowed; use %s", r.Method, r.URL.Path, allow)
 		}))
+	}
+	if s.cfg.Console != nil {
+		// The page itself is public; the data it shows needs a token.
+		s.mux.Handle("GET /ui/", s.cfg.Console)
+		s.mux.Handle("GET /ui", http.RedirectHandler("/ui/", http.StatusMovedPermanently))
 	}
 	s.mux.Handle("/", s.wrap("/", public, func(w http.ResponseWriter, r *http.Request) error {
 		return errorf(http.StatusNotFound, CodeNotFound, "no endpoint %s %s", r.Method, r.URL.Path)
