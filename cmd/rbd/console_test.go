@@ -94,6 +94,8 @@ func TestConsoleKYC(t *testing.T) {
 	require.Contains(t, blocked, key)
 	require.Contains(t, blocked, "parked since")
 	require.Contains(t, blocked, "times out")
+	require.Contains(t, eval[string](t, b, `document.querySelector('#next li[data-kind="notify"]').textContent`), "rbd notify "+key,
+		"what would move it, with the command")
 	b.do(t, "the ledger follows", chromedp.WaitVisible(chromedp.CSS("#ledger tbody tr")), chromedp.WaitVisible(chromedp.CSS(".live.on")))
 	final["runbook-parked"] = b.shot(t, "runbook-parked")
 
@@ -308,6 +310,17 @@ func TestConsoleReject(t *testing.T) {
 	if shot := b.shot(t, "step-rejected-phone"); *updateScreenshots {
 		copyScreenshot(t, shot, "step-rejected-phone")
 	}
+
+	// The runbook's page lists the failure and offers a retry, which asks
+	// the gate again.
+	b.do(t, "open the runbook", chromedp.Navigate(d.server+"/ui/#/runbooks/"+id),
+		chromedp.WaitVisible(chromedp.CSS(`#failures li[data-step="g"]`)))
+	require.Contains(t, eval[string](t, b, `document.querySelector('#failures li[data-step="g"]').textContent`), "POLICY_DENIED")
+	b.do(t, "retry from the page", chromedp.Click(chromedp.CSS(`#next button[data-action="retry"][data-step="g"]`)))
+	waitJS(t, b, `!!document.querySelector('#blocked li[data-step="g"] button[data-action="approve"]')`)
+	v, err = d.client("").Get(context.Background(), id)
+	require.NoError(t, err)
+	require.Equal(t, rbtype.StepWaitingApproval, v.Steps[stepIndex(t, v, "g")].Status, "the retried gate asks again")
 	require.Empty(t, b.problems(), "the page's console:\n%s", b.console())
 }
 

@@ -426,6 +426,25 @@
       msg);
   }
 
+  // retryButton runs a failed step again, through the same endpoint as
+  // rbd retry, as the name in the gate's "by" box (or "console").
+  function retryButton(id, key, after) {
+    const msg = el("span", { class: "error", role: "status" });
+    const retry = async () => {
+      try {
+        await api("POST", rb(id) + "/retry", { steps: [key], by: decider || "console" });
+        msg.textContent = "";
+        after();
+      } catch (err) {
+        if (err instanceof Unauthorized) return refused();
+        msg.textContent = err.message;
+      }
+    };
+    return el("span", {}, " ",
+      el("button", { type: "button", class: "retry", "data-action": "retry", "data-step": key, "aria-label": "Retry " + key, onclick: retry }, "Retry"),
+      msg);
+  }
+
   function summary(id, view, refresh) {
     const byKey = new Map(view.steps.map((s) => [s.key, s]));
     const blocked = view.blocked_on.map((b) => {
@@ -447,9 +466,19 @@
           ["steps", Object.entries(counts).map(([k, n]) => k + " " + n).join(", ")]])),
       el("div", { class: "card" }, el("h2", {}, "Blocked on"),
         blocked.length ? el("ul", { class: "blocked", id: "blocked" }, blocked) : el("p", { class: "muted", id: "blocked" }, "Nothing.")),
-      // HOOK(next_actions, failures, cost): a later issue shows these here.
-      // The view has carried failures and next_actions since the console
-      // was written; cost it does not have. Nothing is shown until then.
+      el("div", { class: "card" }, el("h2", {}, "Next"),
+        view.next_actions && view.next_actions.length
+          ? el("ul", { class: "actions", id: "next" }, view.next_actions.map((n) => el("li", { "data-kind": n.kind, "data-step": n.step || "" },
+            el("span", { class: "muted" }, n.kind), " ", el("code", {}, n.command),
+            n.kind === "retry" ? retryButton(id, n.step, refresh) : null)))
+          : el("p", { class: "muted", id: "next" }, "Nothing: it moves by itself, or it has finished.")),
+      el("div", { class: "card" }, el("h2", {}, "Failures"),
+        view.failures && view.failures.length
+          ? el("ul", { class: "failures", id: "failures" }, view.failures.map((f) => el("li", { "data-step": f.step },
+            el("a", { href: "#/runbooks/" + encodeURIComponent(id) + "/steps/" + encodeURIComponent(f.step) }, f.step),
+            " ", el("span", { class: "muted" }, f.code), f.message ? " " + f.message : "")))
+          : el("p", { class: "muted", id: "failures" }, "None.")),
+      // HOOK(cost): the cost roll-up comes with tenants and the job ledger.
       el("div", { class: "card" }, el("h2", {}, "Outcomes"),
         Object.keys(view.outcomes).length ? json(view.outcomes) : el("p", { class: "muted" }, "None yet.")),
       el("div", { class: "card" }, el("h2", {}, "Inputs"), json(view.inputs)));
