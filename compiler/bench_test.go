@@ -7,14 +7,14 @@ import (
 	"github.com/dominikbraun/graph"
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/internal/benchgen"
 	"github.com/runbookdev/runbook/lang"
-	"github.com/runbookdev/runbook/lang/langtest"
 	"github.com/runbookdev/runbook/registry"
 	"github.com/runbookdev/runbook/verbs"
 )
 
 func benchCatalogue(tb testing.TB) *registry.Catalogue {
-	defs, diags := verbs.Parse("bench.yaml", []byte(langtest.BenchVerbs))
+	defs, diags := verbs.Parse("bench.yaml", []byte(benchgen.Verbs))
 	require.Empty(tb, diags)
 	cat, diags := registry.New(defs, registry.NewHandlers())
 	require.Empty(tb, diags)
@@ -26,7 +26,7 @@ func benchCatalogue(tb testing.TB) *registry.Catalogue {
 func BenchmarkCompile(b *testing.B) {
 	cat := benchCatalogue(b)
 	for _, n := range []int{1000, 10000, 100000} {
-		f, diags := lang.Parse("bench.rbk", langtest.GenerateRunbook(n))
+		f, diags := lang.Parse("bench.rbk", benchgen.Runbook(n))
 		require.Empty(b, diags)
 		b.Run(fmt.Sprintf("steps=%d", n), func(b *testing.B) {
 			for b.Loop() {

@@ -4,14 +4,14 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/runbookdev/runbook/lang/langtest"
+	"github.com/runbookdev/runbook/internal/benchgen"
 )
 
 // BenchmarkParse measures Parse, with the shape cache and with participle
 // parsing every call.
 func BenchmarkParse(b *testing.B) {
 	for _, n := range []int{1000, 10000, 100000} {
-		src := langtest.GenerateRunbook(n)
+		src := benchgen.Runbook(n)
 		for _, cached := range []bool{true, false} {
 			name := fmt.Sprintf("steps=%d/participle-only", n)
 			if cached {
@@ -31,8 +31,8 @@ func BenchmarkParse(b *testing.B) {
 	}
 }
 
-func TestGenerateRunbookParses(t *testing.T) {
-	f, diags := Parse("gen.rbk", langtest.GenerateRunbook(50))
+func TestBenchgenRunbookParses(t *testing.T) {
+	f, diags := Parse("gen.rbk", benchgen.Runbook(50))
 	if len(diags) > 0 || len(f.Calls) != 50 {
 		t.Fatalf("%d calls, %v", len(f.Calls), diags)
 	}
