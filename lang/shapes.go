@@ -13,10 +13,10 @@ import (
 // one shape have the same tree; and a tree records token indexes, not
 // text (see package syntax), so it serves them all.
 //
-// It is there for speed. Participle builds a tree by reflection at about
-// 3 µs a token; generated and agent-written runbooks repeat a handful of
-// shapes thousands of times. Parsing 100k generated steps took 3.57 s with
-// participle parsing every call and 0.35 s with this cache (BenchmarkParse,
+// It is there for speed. Participle builds a tree by reflection, at about
+// 1.6 µs a token; generated and agent-written runbooks repeat a handful of
+// shapes thousands of times. Parsing 100k generated steps took 2.1 s with
+// participle parsing every call and 0.15 s with this cache (BenchmarkParse,
 // BENCHMARKS.md), and the budget for all of `rbc compile` is 2 s.
 //
 // Every distinct shape is still parsed by participle, and only trees that
