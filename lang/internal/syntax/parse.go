@@ -25,7 +25,7 @@ func ParseCall(toks []lexer.Token) (*Call, error) {
 		}
 		return nil, err
 	}
-	// The tokens begin with "(" and hold no other, so a tree that parsed
+	// The tokens begin with "(" and hold no other "(", so a tree that parsed
 	// holds exactly one call.
 	return tree.Calls[0], nil
 }
