@@ -7,14 +7,14 @@ import (
 	"github.com/dominikbraun/graph"
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/examples/runbooks/synthetic"
 	"github.com/runbookdev/runbook/lang"
-	"github.com/runbookdev/runbook/lang/langtest"
 	"github.com/runbookdev/runbook/registry"
 	"github.com/runbookdev/runbook/verbs"
 )
 
 func benchCatalogue(tb testing.TB) *registry.Catalogue {
-	defs, diags := verbs.Parse("bench.yaml", []byte(langtest.BenchVerbs))
+	defs, diags := verbs.Parse("bench.yaml", []byte(synthetic.Verbs))
 	require.Empty(tb, diags)
 	cat, diags := registry.New(defs, registry.NewHandlers())
 	require.Empty(tb, diags)
@@ -26,7 +26,7 @@ func benchCatalogue(tb testing.TB) *registry.Catalogue {
 func BenchmarkCompile(b *testing.B) {
 	cat := benchCatalogue(b)
 	for _, n := range []int{1000, 10000, 100000} {
-		f, diags := lang.Parse("bench.rbk", langtest.GenerateRunbook(n))
+		f, diags := lang.Parse("bench.rbk", synthetic.Runbook(n))
 		require.Empty(b, diags)
 		b.Run(fmt.Sprintf("steps=%d", n), func(b *testing.B) {
 			for b.Loop() {
@@ -92,7 +92,7 @@ func BenchmarkGraphLibrary(b *testing.B) {
 func BenchmarkParsePlan(b *testing.B) {
 	cat := benchCatalogue(b)
 	for _, n := range []int{10000, 100000} {
-		f, diags := lang.Parse("bench.rbk", langtest.GenerateRunbook(n))
+		f, diags := lang.Parse("bench.rbk", synthetic.Runbook(n))
 		require.Empty(b, diags)
 		plan, diags := Compile([]*lang.File{f}, cat)
 		require.NotNil(b, plan, diags)

@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/runbookdev/runbook/lang/langtest"
+	"github.com/runbookdev/runbook/examples/runbooks/synthetic"
 )
 
 // BenchmarkRbcCompile measures `rbc compile --verbs DIR FILE.rbk -o plan.json`
@@ -21,10 +21,10 @@ func BenchmarkRbcCompile(b *testing.B) {
 	tuneGC()
 	dir := b.TempDir()
 	verbs := filepath.Join(dir, "bench.yaml")
-	require.NoError(b, os.WriteFile(verbs, []byte(langtest.BenchVerbs), 0o644))
+	require.NoError(b, os.WriteFile(verbs, []byte(synthetic.Verbs), 0o644))
 	for _, n := range []int{1000, 10000, 100000} {
 		src := filepath.Join(dir, fmt.Sprintf("bench%d.rbk", n))
-		require.NoError(b, os.WriteFile(src, langtest.GenerateRunbook(n), 0o644))
+		require.NoError(b, os.WriteFile(src, synthetic.Runbook(n), 0o644))
 		out := filepath.Join(dir, fmt.Sprintf("plan%d.json", n))
 		b.Run(fmt.Sprintf("steps=%d", n), func(b *testing.B) {
 			for b.Loop() {

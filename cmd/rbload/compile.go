@@ -9,7 +9,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/runbookdev/runbook/lang/langtest"
+	"github.com/runbookdev/runbook/examples/runbooks/synthetic"
 )
 
 // compileScaling times `rbc compile` on generated runbooks of growing
@@ -19,12 +19,12 @@ func (l *lab) compileScaling(ctx context.Context, r *report) error {
 	if err := os.MkdirAll(filepath.Join(dir, "verbs"), 0o755); err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, "verbs", "bench.yaml"), []byte(langtest.BenchVerbs), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "verbs", "bench.yaml"), []byte(synthetic.Verbs), 0o644); err != nil {
 		return err
 	}
 	for _, n := range l.o.compileSizes {
 		src := filepath.Join(dir, fmt.Sprintf("gen%d.rbk", n))
-		if err := os.WriteFile(src, langtest.GenerateRunbook(n), 0o644); err != nil {
+		if err := os.WriteFile(src, synthetic.Runbook(n), 0o644); err != nil {
 			return err
 		}
 		figures := runs{}

@@ -1,15 +1,22 @@
-// Package langtest holds what tests and benchmarks of several packages
-// share about runbook sources: a generator of large runbooks and the verb
-// definition they call.
-package langtest
+// Package synthetic generates example runbooks of any size, and the verb
+// definition they call, for the compile benchmarks. The Go benchmarks of
+// lang, compiler and rbc use it, and so does rbload, which times the rbc
+// binary for `make bench`; that is why it is an ordinary package and not
+// test code: a shipped binary must not import a test helper. It lives
+// beside the example runbooks because that is what it makes (the top-level
+// layout is fixed, and an internal/ package could not serve lang and
+// compiler).
+package synthetic
 
 import (
 	"fmt"
 	"strings"
 )
 
-// BenchVerbs defines bench.step, the verb GenerateRunbook calls.
-const BenchVerbs = `- name: step
+// Verbs defines bench.step, the verb Runbook calls, as a verb file
+// (VERBS.md). It has an input and an output schema, so that compiling a
+// generated runbook checks arguments and references as a real one would.
+const Verbs = `- name: step
   domain: bench
   description: A no-op step for benchmarks.
   execution:
@@ -32,11 +39,12 @@ const BenchVerbs = `- name: step
       value: {type: integer}
 `
 
-// GenerateRunbook writes a runbook of n steps in which each step depends on
-// the one before it, and every fourth also on one further back, in four
-// call shapes (two references; a literal list; a map over two lines; an
-// :after), the way generated runbooks look.
-func GenerateRunbook(n int) []byte {
+// Runbook writes a runbook of n steps in which each step depends on the
+// one before it, and every fourth also on one further back, in four call
+// shapes (two references; a literal list; a map over two lines; an
+// :after), the way generated runbooks look. The same n gives the same
+// bytes.
+func Runbook(n int) []byte {
 	var b strings.Builder
 	b.Grow(n * 64)
 	b.WriteString(";; generated benchmark runbook\n")
