@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"net/url"
@@ -21,7 +22,7 @@ func builtinSpecs() []HandlerSpec {
 		{Name: "http.call", Kind: rbtype.KindSync, Summary: "one HTTP request, with the Idempotency-Key header",
 			CheckParams: checkHTTP},
 		{Name: "http.start", Kind: rbtype.KindDurable, Summary: "POSTs a task with a correlation key and callback, then parks",
-			CheckParams: checkHTTP},
+			CheckParams: checkStart},
 		{Name: "await.notification", Kind: rbtype.KindDurable, Summary: "parks until a notification arrives",
 			CheckParams: checkNoParams},
 		{Name: "timer.sleep", Kind: rbtype.KindDurable, Summary: "parks until a time or for a duration",
@@ -144,6 +145,26 @@ func checkHTTP(m map[string]any) error {
 		}
 	}
 	return p.err()
+}
+
+// checkStart checks http.start's params: http.call's, and an optional
+// cancel_url, where a cancelled runbook tells the outside world to stop.
+func checkStart(m map[string]any) error {
+	rest := make(map[string]any, len(m))
+	for k, v := range m {
+		if k != "cancel_url" {
+			rest[k] = v
+		}
+	}
+	errs := []error{checkHTTP(rest)}
+	if raw, ok := m["cancel_url"]; ok {
+		u, isStr := raw.(string)
+		parsed, err := url.Parse(u)
+		if !isStr || err != nil || (parsed.Scheme != "http" && parsed.Scheme != "https") || parsed.Host == "" {
+			errs = append(errs, fmt.Errorf("param \"cancel_url\" %v must be an absolute http or https URL", raw))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 func checkSleep(m map[string]any) error {

@@ -136,3 +136,19 @@ func TestRegisterHandler(t *testing.T) {
 	require.Equal(t, rbtype.KindSync, spec.Kind)
 	require.Contains(t, h.Names(), "acme.crm")
 }
+
+// http.start takes http.call's params and an optional cancel_url, which
+// must be an absolute http or https URL.
+func TestStartCancelURL(t *testing.T) {
+	_, diags := catalogue(t, `
+- name: ok
+  domain: d
+  execution: {kind: durable, handler: http.start, side_effects: external_call, params: {url: "http://x", cancel_url: "https://x/cancel"}, timeouts: {park_timeout: P1D}}
+- name: bad
+  domain: d
+  execution: {kind: durable, handler: http.start, side_effects: external_call, params: {url: "http://x", cancel_url: "/cancel"}, timeouts: {park_timeout: P1D}}
+`)
+	require.Len(t, diags, 1)
+	require.Equal(t, lang.VBadValue, diags[0].Code)
+	require.Contains(t, diags[0].Message, `param "cancel_url" /cancel must be an absolute http or https URL`)
+}

@@ -57,6 +57,24 @@ func (h *httpStart) Call(ctx context.Context, c *Call) (Result, error) {
 	return Parked(id), nil
 }
 
+// Cancel asks the outside world to stop the work a start began: a POST to
+// params.cancel_url naming the correlation key (also the request's
+// Idempotency-Key, so a repeat is harmless), the invocation and the
+// external id.
+func (h *httpStart) Cancel(ctx context.Context, c *Call) (bool, error) {
+	target, _ := c.Params["cancel_url"].(string)
+	if target == "" {
+		return false, nil
+	}
+	cc := *c
+	cc.Params = map[string]any{"url": target, "method": http.MethodPost, "headers": c.Params["headers"]}
+	cc.IdempotencyKey = c.CorrelationKey
+	_, err := send(ctx, h.deps, &cc, map[string]any{
+		"correlation_key": c.CorrelationKey, "invocation_id": c.InvocationID.String(), "external_id": c.ExternalID,
+	})
+	return true, err
+}
+
 // requestLine resolves the method and URL of a call.
 func requestLine(deps BuiltinDeps, c *Call) (string, string, error) {
 	method, _ := c.Params["method"].(string)

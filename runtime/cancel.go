@@ -15,8 +15,16 @@ import (
 // not yet final is cancelled, and later notifications for it are kept and
 // ignored. Completed work stays readable. Cancelling a cancelled runbook
 // is a no-op; a finished one is a conflict.
+//
+// Once that has committed, each cancelled wait whose handler can ask the
+// outside world to stop (a Canceller: http.start with params.cancel_url)
+// is asked, best effort, and the answer recorded as
+// INVOCATION_CANCEL_SENT or INVOCATION_CANCEL_FAILED. A daemon that dies
+// in between does not ask: the runbook is cancelled either way, and later
+// notifications for it are ignored.
 func (e *Engine) Cancel(ctx context.Context, runbookID uuid.UUID, by string) error {
-	return e.locked(ctx, runbookID, func(tx driver.Tx, rb *driver.Runbook, steps []*driver.Step) error {
+	var asks []*pendingCall
+	err := e.locked(ctx, runbookID, func(tx driver.Tx, rb *driver.Runbook, steps []*driver.Step) error {
 		if rb.Status == rbtype.RunbookCancelled {
 			return nil
 		}
@@ -28,8 +36,90 @@ func (e *Engine) Cancel(ctx context.Context, runbookID uuid.UUID, by string) err
 		if err != nil {
 			return err
 		}
+		if asks, err = e.cancelAsks(rb, steps, invs); err != nil {
+			return err
+		}
 		return tx.ApplyChange(ctx, c)
 	})
+	if err != nil {
+		return err
+	}
+	for _, a := range asks {
+		e.askToCancel(ctx, a)
+	}
+	return nil
+}
+
+// maxCancelWait bounds one request asking the outside world to stop.
+const maxCancelWait = 10 * time.Second
+
+// cancelAsks lists the cancelled waits whose handlers can ask the outside
+// world to stop, each as the call to make.
+func (e *Engine) cancelAsks(rb *driver.Runbook, steps []*driver.Step, invs []driver.Invocation) ([]*pendingCall, error) {
+	if len(invs) == 0 {
+		return nil, nil
+	}
+	plan, err := e.planOf(rb)
+	if err != nil {
+		return nil, err
+	}
+	byID := map[int64]*driver.Step{}
+	for _, s := range steps {
+		byID[s.ID] = s
+	}
+	var asks []*pendingCall
+	for _, inv := range invs {
+		s := byID[inv.StepID]
+		if s == nil {
+			continue
+		}
+		ps, ok := plan.steps[s.Key]
+		if !ok {
+			continue
+		}
+		h, ok := e.handlers.lookup(ps.Execution.Handler)
+		if _, can := h.(Canceller); !ok || !can {
+			continue
+		}
+		timeout := maxCancelWait
+		if d := ps.Execution.Timeouts.RunTimeout.D; d > 0 && d < timeout {
+			timeout = d
+		}
+		asks = append(asks, &pendingCall{runbookID: rb.ID, stepID: s.ID, attempt: inv.Attempt, handler: h, timeout: timeout,
+			call: &Call{RunbookID: rb.ID, StepKey: s.Key, Verb: s.Verb, Attempt: inv.Attempt, Params: ps.Execution.Params,
+				IdempotencyKey: s.IdempotencyKey, InvocationID: inv.InvocationID, CorrelationKey: inv.CorrelationKey,
+				ExternalID: inv.ExternalID, Execution: ps.Execution}})
+	}
+	return asks, nil
+}
+
+// askToCancel asks the outside world to stop one wait's work and records
+// the answer. Failures are recorded, never returned: the runbook is
+// cancelled already.
+func (e *Engine) askToCancel(ctx context.Context, a *pendingCall) {
+	bg := context.WithoutCancel(ctx) // the cancellation committed: finish what follows from it
+	callCtx, cancel := context.WithTimeout(bg, a.timeout)
+	defer cancel()
+	sent, err := a.handler.(Canceller).Cancel(callCtx, a.call)
+	if !sent && err == nil {
+		return // the verb names no way to cancel
+	}
+	typ, data := rbtype.EventInvocationCancelSent, any(InvocationCancelData{CorrelationKey: a.call.CorrelationKey})
+	if err != nil {
+		f := classify(err)
+		typ = rbtype.EventInvocationCancelFailed
+		data = InvocationCancelData{CorrelationKey: a.call.CorrelationKey, Code: f.Code, Message: f.Message}
+	}
+	step := &driver.Step{Key: a.call.StepKey, Attempt: a.attempt}
+	ev, err := newEvent(a.runbookID, typ, e.workerID, step, data)
+	if err == nil {
+		err = e.store.InTx(bg, func(tx driver.Tx) error {
+			return tx.ApplyChange(bg, driver.Change{RunbookID: a.runbookID, Events: []driver.Event{ev}})
+		})
+	}
+	if err != nil {
+		e.log.Warn("recording a cancel request to the outside world", "runbook_id", a.runbookID, "step", a.call.StepKey, "err", err)
+	}
 }
 
 // cancelRunbook is the change a cancellation makes: the invocations

@@ -100,6 +100,14 @@ type RunbookFinishedData struct {
 	EscalatedSteps []string `json:"escalated_steps,omitempty"`
 }
 
+// InvocationCancelData is what a cancelled runbook's request to stop a
+// wait's external work came to (INVOCATION_CANCEL_SENT, _FAILED).
+type InvocationCancelData struct {
+	CorrelationKey string           `json:"correlation_key"`
+	Code           rbtype.ErrorCode `json:"code,omitempty"`
+	Message        string           `json:"message,omitempty"`
+}
+
 // RunbookCancelledData is who cancelled the runbook.
 type RunbookCancelledData struct {
 	By string `json:"by"`

@@ -30,6 +30,14 @@ type DryRunner interface {
 	DryRun(ctx context.Context, c *Call) (Result, error)
 }
 
+// Canceller is implemented by durable handlers that can ask the outside
+// world to stop the work they started: a cancelled runbook calls it, best
+// effort, for each wait it cancels. sent is false when there was nothing
+// to ask (the verb names no way to cancel).
+type Canceller interface {
+	Cancel(ctx context.Context, c *Call) (sent bool, err error)
+}
+
 // HandlerFunc adapts a function to Handler.
 type HandlerFunc func(ctx context.Context, c *Call) (Result, error)
 
@@ -58,6 +66,9 @@ type Call struct {
 	// Execution is the verb's frozen execution block.
 	Execution verbs.Execution
 	DryRun    bool
+	// ExternalID is what the external system called the work, when it
+	// said (for Canceller).
+	ExternalID string
 }
 
 // Result is a handler's success.

@@ -200,3 +200,71 @@ func TestResolveRetryParksAgainThenCompleteRunsDependents(t *testing.T) {
 	require.Equal(t, rbtype.StepComplete, step(v, "n").Status)
 	require.Contains(t, b.eventTypes(t, id), "STEP_RESOLVED w")
 }
+
+// Cancelling a runbook asks the outside world to stop a parked
+// http.start's work at its cancel_url, with the correlation key, and
+// records the answer; a refusal is recorded too, and the runbook is
+// cancelled either way.
+func TestCancelAsksTheOutsideWorldToStop(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		status int
+		event  rbtype.EventType
+	}{
+		{"sent", http.StatusOK, rbtype.EventInvocationCancelSent},
+		{"refused", http.StatusConflict, rbtype.EventInvocationCancelFailed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := setup(t)
+			var mu sync.Mutex
+			var cancels []map[string]any
+			var keys []string
+			start := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				fmt.Fprint(w, `{"id":"job-7"}`)
+			}))
+			t.Cleanup(start.Close)
+			stop := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				var body map[string]any
+				_ = json.NewDecoder(r.Body).Decode(&body)
+				mu.Lock()
+				cancels, keys = append(cancels, body), append(keys, r.Header.Get("Idempotency-Key"))
+				mu.Unlock()
+				w.WriteHeader(tc.status)
+				fmt.Fprint(w, `{}`)
+			}))
+			t.Cleanup(stop.Close)
+			b.extendCatalogue(t, fmt.Sprintf(`
+- name: job
+  domain: t
+  execution:
+    kind: durable
+    handler: http.start
+    params: {url: %q, cancel_url: %q}
+    side_effects: external_call
+    timeouts: {park_timeout: PT1H}
+`, start.URL, stop.URL))
+			b.run(t)
+			id := b.submit(t, `(t.job :as @j)`, nil)
+			key := step(b.waitState(t, id, "parked"), "j").CorrelationKey
+			require.NoError(t, b.engine.Cancel(b.ctx, mustID(id), "ops"))
+
+			mu.Lock()
+			require.Len(t, cancels, 1)
+			require.Equal(t, key, cancels[0]["correlation_key"])
+			require.Equal(t, "job-7", cancels[0]["external_id"])
+			require.Equal(t, []string{key}, keys, "the correlation key is the request's Idempotency-Key")
+			mu.Unlock()
+			v, err := b.engine.Get(b.ctx, mustID(id))
+			require.NoError(t, err)
+			require.Equal(t, rbtype.RunbookCancelled, v.Status)
+			events, err := b.engine.Events(b.ctx, mustID(id), 0, 0)
+			require.NoError(t, err)
+			last := events[len(events)-1]
+			require.Equal(t, tc.event, last.Type)
+			require.Equal(t, "j", last.StepKey)
+			var d runtime.InvocationCancelData
+			require.NoError(t, json.Unmarshal(last.Data, &d))
+			require.Equal(t, key, d.CorrelationKey)
+		})
+	}
+}

@@ -42,6 +42,11 @@ const (
 	EventStepHeartbeat EventType = "STEP_HEARTBEAT"
 	// EventStepResolved: a person resolved an escalated step.
 	EventStepResolved EventType = "STEP_RESOLVED"
+	// EventInvocationCancelSent: a cancelled runbook asked the outside
+	// world to stop a wait's work (best effort).
+	EventInvocationCancelSent EventType = "INVOCATION_CANCEL_SENT"
+	// EventInvocationCancelFailed: asking it failed.
+	EventInvocationCancelFailed EventType = "INVOCATION_CANCEL_FAILED"
 )
 
 // EventTypes lists every event type the runtime writes.
@@ -52,6 +57,7 @@ var EventTypes = []EventType{
 	EventCompensationSucceeded, EventCompensationFailed, EventRunbookExtended, EventRunbookCompleted,
 	EventRunbookFailed, EventRunbookCancelled, EventRunbookEscalated, EventRunbookPartial,
 	EventRunbookRetried, EventRunbookClosed, EventStepHeartbeat, EventStepResolved,
+	EventInvocationCancelSent, EventInvocationCancelFailed,
 }
 
 // MutationKind names an entry of a runbook's mutation log.
