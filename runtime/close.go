@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -39,11 +38,7 @@ func closeRunbook(_ time.Time, worker string, rb *driver.Runbook, by string) (dr
 		return driver.Change{}, fmt.Errorf("%w: runbook %s is %s, not held open; only an in_progress runbook can be closed", ErrConflict, rb.ID, rb.Status)
 	}
 	data := RunbookClosedData{By: by}
-	payload, err := json.Marshal(data)
-	if err != nil {
-		return driver.Change{}, err
-	}
-	ev, err := newEvent(rb.ID, rbtype.EventRunbookClosed, worker, nil, data)
+	ev, m, err := logged(rb.ID, rbtype.EventRunbookClosed, rbtype.MutationClose, worker, by, nil, data)
 	if err != nil {
 		return driver.Change{}, err
 	}
@@ -51,7 +46,7 @@ func closeRunbook(_ time.Time, worker string, rb *driver.Runbook, by string) (dr
 	return driver.Change{
 		RunbookID: rb.ID,
 		Events:    []driver.Event{ev},
-		Mutations: []driver.Mutation{{RunbookID: rb.ID, Actor: by, Kind: rbtype.MutationClose, Payload: payload}},
+		Mutations: []driver.Mutation{m},
 		Runbook:   &driver.RunbookChange{ID: rb.ID, Status: &status},
 		Wake:      true,
 	}, nil

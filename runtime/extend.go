@@ -166,11 +166,7 @@ func (e *Engine) compileExtension(rb *driver.Runbook, x Extension) (*extension, 
 // mutation and its event, the new plan, version and inputs, and a wake-up.
 func (x *extension) change(worker, actor string) (driver.Change, error) {
 	data := RunbookExtendedData{Source: x.source, Steps: x.keys, PlanHash: x.plan.PlanHash, Version: x.version}
-	payload, err := json.Marshal(data)
-	if err != nil {
-		return driver.Change{}, err
-	}
-	ev, err := newEvent(x.runbookID, rbtype.EventRunbookExtended, worker, nil, data)
+	ev, m, err := logged(x.runbookID, rbtype.EventRunbookExtended, rbtype.MutationExtend, worker, actor, nil, data)
 	if err != nil {
 		return driver.Change{}, err
 	}
@@ -178,7 +174,7 @@ func (x *extension) change(worker, actor string) (driver.Change, error) {
 		RunbookID: x.runbookID,
 		NewSteps:  x.added,
 		NewEdges:  x.edges,
-		Mutations: []driver.Mutation{{RunbookID: x.runbookID, Actor: actor, Kind: rbtype.MutationExtend, Payload: payload}},
+		Mutations: []driver.Mutation{m},
 		Events:    []driver.Event{ev},
 		Runbook: &driver.RunbookChange{
 			ID: x.runbookID, Plan: x.plan.JSON(), PlanHash: x.plan.PlanHash, Version: x.version, Inputs: x.inputs,

@@ -110,35 +110,29 @@ func resolveStep(now time.Time, worker string, rb *driver.Runbook, plan *planInf
 			c.Steps = append(c.Steps, o.Change())
 		}
 	}
-	data := StepResolvedData{Action: r.Action, By: r.By}
-	payload, err := json.Marshal(data)
+	ev, m, err := logged(rb.ID, rbtype.EventStepResolved, rbtype.MutationResolve, worker, r.By, s,
+		StepResolvedData{Action: r.Action, By: r.By})
 	if err != nil {
 		return driver.Change{}, err
 	}
-	type event struct {
-		typ  rbtype.EventType
-		data any
-	}
-	events := []event{{rbtype.EventStepResolved, data}}
+	c.Events, c.Mutations = []driver.Event{ev}, []driver.Mutation{m}
+	var outcome driver.Event
 	switch r.Action {
 	case ResolveComplete:
-		events = append(events, event{rbtype.EventStepSucceeded, nil})
+		outcome, err = newEvent(rb.ID, rbtype.EventStepSucceeded, worker, s, nil)
 	case ResolveFail:
-		events = append(events, event{rbtype.EventStepFailed, StepFailedData{Code: s.ErrorCode, Message: s.ErrorMessage}})
+		outcome, err = newEvent(rb.ID, rbtype.EventStepFailed, worker, s, StepFailedData{Code: s.ErrorCode, Message: s.ErrorMessage})
 	}
-	for _, ev := range events {
-		e, err := newEvent(rb.ID, ev.typ, worker, s, ev.data)
-		if err != nil {
-			return driver.Change{}, err
-		}
-		c.Events = append(c.Events, e)
+	if err != nil {
+		return driver.Change{}, err
 	}
-	c.Mutations = []driver.Mutation{{RunbookID: rb.ID, Actor: r.By, Kind: rbtype.MutationResolve, Payload: payload}}
+	if outcome.Type != "" {
+		c.Events = append(c.Events, outcome)
+	}
 	if rb.Status == rbtype.RunbookEscalated {
 		// The escalation had ended the runbook: it runs until it settles
 		// anew, as the resolution leaves it.
-		status, code, msg := rbtype.RunbookExecuting, rbtype.ErrorCode(""), ""
-		c.Runbook = &driver.RunbookChange{ID: rb.ID, Status: &status, ErrorCode: &code, ErrorMessage: &msg, Reopen: true}
+		c.Runbook = reopened(rb.ID, rbtype.RunbookExecuting)
 	}
 	return c, nil
 }

@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"time"
@@ -143,20 +142,15 @@ func retryRunbook(now time.Time, worker string, rb *driver.Runbook, plan *planIn
 		c.Steps = append(c.Steps, s.Change())
 	}
 	data := RunbookRetriedData{Steps: keys, By: by}
-	payload, err := json.Marshal(data)
+	ev, m, err := logged(rb.ID, rbtype.EventRunbookRetried, rbtype.MutationRetry, worker, by, nil, data)
 	if err != nil {
 		return driver.Change{}, nil, err
 	}
-	ev, err := newEvent(rb.ID, rbtype.EventRunbookRetried, worker, nil, data)
-	if err != nil {
-		return driver.Change{}, nil, err
-	}
-	c.Events = []driver.Event{ev}
-	c.Mutations = []driver.Mutation{{RunbookID: rb.ID, Actor: by, Kind: rbtype.MutationRetry, Payload: payload}}
-	status, code, msg := rbtype.RunbookExecuting, rbtype.ErrorCode(""), ""
+	c.Events, c.Mutations = []driver.Event{ev}, []driver.Mutation{m}
+	status := rbtype.RunbookExecuting
 	if rb.Status == rbtype.RunbookInProgress {
 		status = rbtype.RunbookInProgress // still held open
 	}
-	c.Runbook = &driver.RunbookChange{ID: rb.ID, Status: &status, ErrorCode: &code, ErrorMessage: &msg, Reopen: true}
+	c.Runbook = reopened(rb.ID, status)
 	return c, keys, nil
 }
