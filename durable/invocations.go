@@ -12,10 +12,15 @@ import (
 const invocationColumns = `invocation_id, step_id, runbook_id, attempt, correlation_key, status, parked_at,
 	timeout_at, context, coalesce(external_id, ''), finished_at`
 
+// invocationFields are where invocationColumns scan to.
+func invocationFields(i *driver.Invocation) []any {
+	return []any{&i.InvocationID, &i.StepID, &i.RunbookID, &i.Attempt, &i.CorrelationKey, &i.Status, &i.ParkedAt,
+		&i.TimeoutAt, &i.Context, &i.ExternalID, &i.FinishedAt}
+}
+
 func scanInvocation(r pgx.CollectableRow) (driver.Invocation, error) {
 	var i driver.Invocation
-	err := r.Scan(&i.InvocationID, &i.StepID, &i.RunbookID, &i.Attempt, &i.CorrelationKey, &i.Status, &i.ParkedAt,
-		&i.TimeoutAt, &i.Context, &i.ExternalID, &i.FinishedAt)
+	err := r.Scan(invocationFields(&i)...)
 	return i, err
 }
 
@@ -73,8 +78,7 @@ func (s *Store) InvocationsOf(ctx context.Context, runbookID uuid.UUID) ([]drive
 	}
 	invs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (driver.Invocation, error) {
 		var i driver.Invocation
-		err := r.Scan(&i.InvocationID, &i.StepID, &i.RunbookID, &i.Attempt, &i.CorrelationKey, &i.Status, &i.ParkedAt,
-			&i.TimeoutAt, &i.Context, &i.ExternalID, &i.FinishedAt, &i.Notified)
+		err := r.Scan(append(invocationFields(&i), &i.Notified)...)
 		return i, err
 	})
 	return invs, translate(err)
