@@ -17,21 +17,31 @@ daemons may migrate at once; they take turns. A database migrated by a
 newer rbd is refused.
 `
 
+// parseNoArgs reads the flags of a database command that takes no
+// positional arguments. When the command should not go on, status is its
+// exit status: 0 after -h, 2 for bad flags or stray arguments.
+func parseNoArgs(fs *cli.EnvFlags, args []string, name string, stderr io.Writer) (status int, ok bool) {
+	rest, err := fs.Parse(args)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK, false
+	}
+	if err != nil {
+		return exitCantRun, false
+	}
+	if len(rest) > 0 {
+		return cantRun(stderr, "%s takes no arguments, got %q", name, rest), false
+	}
+	return 0, true
+}
+
 func runMigrate(args []string, stdout, stderr io.Writer) int {
 	var db databaseFlags
 	var logs logFlags
 	fs := cli.NewEnvFlags("rbd migrate", migrateUsage, stderr)
 	db.register(fs)
 	logs.register(fs)
-	rest, err := fs.Parse(args)
-	if errors.Is(err, flag.ErrHelp) {
-		return exitOK
-	}
-	if err != nil {
-		return exitCantRun
-	}
-	if len(rest) > 0 {
-		return cantRun(stderr, "migrate takes no arguments, got %q", rest)
+	if status, ok := parseNoArgs(fs, args, "migrate", stderr); !ok {
+		return status
 	}
 	log := logs.logger(stderr)
 	ctx := context.Background()

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"time"
@@ -32,15 +31,8 @@ func runPrune(args []string, stdout, stderr io.Writer) int {
 	db.register(fs)
 	logs.register(fs)
 	fs.StringVar(&before, "finished-before", "", "prune runbooks finished before this age (720h) or RFC 3339 time; required")
-	rest, err := fs.Parse(args)
-	if errors.Is(err, flag.ErrHelp) {
-		return exitOK
-	}
-	if err != nil {
-		return exitCantRun
-	}
-	if len(rest) > 0 {
-		return cantRun(stderr, "prune takes no arguments, got %q", rest)
+	if status, ok := parseNoArgs(fs, args, "prune", stderr); !ok {
+		return status
 	}
 	cutoff, err := pruneCutoff(before, time.Now())
 	if err != nil {
