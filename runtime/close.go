@@ -22,7 +22,7 @@ type RunbookClosedData struct {
 // (SEMANTICS.md section 8). A runbook that is not held open is a
 // conflict.
 func (e *Engine) Close(ctx context.Context, runbookID uuid.UUID, by string) error {
-	return e.locked(ctx, runbookID, func(tx driver.Tx, rb *driver.Runbook, _ []*driver.Step) error {
+	return e.lockedRunbook(ctx, runbookID, func(tx driver.Tx, rb *driver.Runbook) error {
 		c, err := closeRunbook(time.Now(), e.workerID, rb, by)
 		if err != nil {
 			return err

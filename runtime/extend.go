@@ -61,7 +61,7 @@ func (e *Engine) Extend(ctx context.Context, runbookID uuid.UUID, x Extension) (
 			return nil, err
 		}
 		var out *Extended
-		err = e.locked(ctx, runbookID, func(tx driver.Tx, now *driver.Runbook, _ []*driver.Step) error {
+		err = e.lockedRunbook(ctx, runbookID, func(tx driver.Tx, now *driver.Runbook) error {
 			if now.Version != rb.Version {
 				return errExtendedMeanwhile
 			}
@@ -183,8 +183,21 @@ func (x *extension) change(worker, actor string) (driver.Change, error) {
 	}, nil
 }
 
-// locked runs fn under the runbook's lock with its state loaded.
+// locked runs fn under the runbook's lock with its row and steps loaded.
 func (e *Engine) locked(ctx context.Context, id uuid.UUID, fn func(driver.Tx, *driver.Runbook, []*driver.Step) error) error {
+	return e.lockedRunbook(ctx, id, func(tx driver.Tx, rb *driver.Runbook) error {
+		steps, err := tx.Steps(ctx, id)
+		if err != nil {
+			return err
+		}
+		return fn(tx, rb, steps)
+	})
+}
+
+// lockedRunbook runs fn under the runbook's lock with its row loaded, for
+// the changes that do not look at its steps (an extension's version check,
+// a close): a large runbook's steps are not read for nothing.
+func (e *Engine) lockedRunbook(ctx context.Context, id uuid.UUID, fn func(driver.Tx, *driver.Runbook) error) error {
 	err := e.store.InTx(ctx, func(tx driver.Tx) error {
 		if err := tx.LockRunbooks(ctx, []uuid.UUID{id}); err != nil {
 			return err
@@ -193,11 +206,7 @@ func (e *Engine) locked(ctx context.Context, id uuid.UUID, fn func(driver.Tx, *d
 		if err != nil {
 			return err
 		}
-		steps, err := tx.Steps(ctx, id)
-		if err != nil {
-			return err
-		}
-		return fn(tx, rb, steps)
+		return fn(tx, rb)
 	})
 	if errors.Is(err, driver.ErrNotFound) {
 		return fmt.Errorf("%w: no runbook %s", ErrNotFound, id)
