@@ -417,8 +417,8 @@ func TestDatabaseStatsCountWork(t *testing.T) {
 	require.Positive(t, diff.WALBytes)
 }
 
-// Every runbook status, event type and mutation kind the runtime may
-// write fits the tables' CHECK constraints: a value the schema does not
+// Every step and runbook status, event type and mutation kind the
+// runtime may write fits the tables' CHECK constraints: a value the schema does not
 // know would make its transaction fail again and again.
 func TestTheSchemaAdmitsEveryStatusAndEventType(t *testing.T) {
 	b := setup(t)
@@ -434,6 +434,17 @@ func TestTheSchemaAdmitsEveryStatusAndEventType(t *testing.T) {
 		for _, kind := range rbtype.MutationKinds {
 			if err := tx.ApplyChange(b.ctx, driver.Change{RunbookID: rb.ID, Mutations: []driver.Mutation{{RunbookID: rb.ID, Actor: "t", Kind: kind}}}); err != nil {
 				return fmt.Errorf("mutation %s: %w", kind, err)
+			}
+		}
+		steps, err := tx.Steps(b.ctx, rb.ID)
+		if err != nil {
+			return err
+		}
+		for _, st := range rbtype.StepStatuses {
+			c := steps[0].Change()
+			c.Status = st
+			if _, err := tx.WriteAdvance(b.ctx, driver.AdvanceWrite{Steps: []driver.StepChange{c}}); err != nil {
+				return fmt.Errorf("step status %s: %w", st, err)
 			}
 		}
 		// One write a status: an UPDATE changes a row once, however many

@@ -34,7 +34,7 @@ func (s *Server) notify(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		writeJSON(w, http.StatusAccepted, NotificationResponse{Status: "accepted", TimeoutAt: &at})
+		writeJSON(w, http.StatusAccepted, NotificationResponse{Status: rbtype.InboxAccepted.String(), TimeoutAt: &at})
 		return nil
 	}
 	n := runtime.Notification{CorrelationKey: req.CorrelationKey, Status: req.Status, Result: req.Result}
@@ -47,12 +47,12 @@ func (s *Server) notify(w http.ResponseWriter, r *http.Request) error {
 	}
 	switch res {
 	case rbtype.InboxDuplicate:
-		writeJSON(w, http.StatusOK, NotificationResponse{Status: "duplicate"})
+		writeJSON(w, http.StatusOK, NotificationResponse{Status: res.String()})
 	case rbtype.InboxConflict:
 		return errorf(http.StatusConflict, CodeConflict,
 			"correlation key %q was notified before with another payload; the first notification stands", req.CorrelationKey)
 	default:
-		writeJSON(w, http.StatusAccepted, NotificationResponse{Status: "accepted"})
+		writeJSON(w, http.StatusAccepted, NotificationResponse{Status: res.String()})
 	}
 	return nil
 }
