@@ -58,6 +58,9 @@ const (
 	ClaimDueQuery      = claimDueQuery
 )
 
+// ReleaseLeasesSQL is the query that releases an advance's leases.
+var ReleaseLeasesSQL = releaseAttemptLeasesSQL
+
 // LiveStepsSQL is the query that loads an advance's steps.
 var LiveStepsSQL = liveStepsSQL
 

@@ -66,6 +66,7 @@ func TestHotQueriesUseTheirIndexes(t *testing.T) {
 		table string
 	}{
 		{"live steps of an advance", durable.LiveStepsSQL, []any{someRunbooks}, "runbook_steps_runbook_id_", "runbook_steps"},
+		{"release an advance's leases", durable.ReleaseLeasesSQL, []any{"w", []int64{1, 2, 3}, []int32{1, 1, 1}}, "step_leases_expiry", "step_leases"},
 		{"claim due runbooks", durable.ClaimDueQuery, []any{10, time.Minute}, "runbooks_wake_at", "runbooks"},
 		{"inbox sweep", durable.SweepInboxQuery, []any{100}, "completion_notifications_unprocessed", "completion_notifications"},
 		{"timeout sweep", durable.SweepTimeoutsQuery, []any{100}, "invocation_records_timeout", "invocation_records"},
