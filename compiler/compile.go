@@ -213,19 +213,24 @@ func (a *analysis) plan(files []*lang.File, order []*step) *Plan {
 			p.Verbs[s.def.FullName()] = &VerbInfo{Hash: s.def.Hash, InputSchema: s.def.InputSchema, OutputSchema: s.def.OutputSchema}
 		}
 	}
-	// Compensation verbs no step calls are frozen with their execution
-	// block, so a failing runbook can be undone from the plan alone.
+	// Compensation and escalation verbs no step calls are frozen with
+	// their execution block, so a failing runbook can be undone, and an
+	// escalating wait page someone, from the plan alone.
 	for _, s := range order {
-		if s.def == nil || s.def.Execution.Compensation == nil {
+		if s.def == nil {
 			continue
 		}
-		name := s.def.Execution.Compensation.Verb
-		if _, ok := p.Verbs[name]; ok {
-			continue
-		}
-		if def, ok := a.cat.Lookup(name); ok {
-			exec := def.Execution
-			p.Verbs[name] = &VerbInfo{Hash: def.Hash, InputSchema: def.InputSchema, OutputSchema: def.OutputSchema, Execution: &exec}
+		for _, call := range []*verbs.Compensation{s.def.Execution.Compensation, s.def.Execution.Timeouts.Escalation} {
+			if call == nil {
+				continue
+			}
+			if _, ok := p.Verbs[call.Verb]; ok {
+				continue
+			}
+			if def, ok := a.cat.Lookup(call.Verb); ok {
+				exec := def.Execution
+				p.Verbs[call.Verb] = &VerbInfo{Hash: def.Hash, InputSchema: def.InputSchema, OutputSchema: def.OutputSchema, Execution: &exec}
+			}
 		}
 	}
 	p.Edges = a.edges.list(order)

@@ -315,6 +315,13 @@ func (c *planCheck) checkVerbs() {
 					comp.Verb, p.Steps[b.first].Key, anotherCatalogue)
 			}
 		}
+		if esc := b.exec.Timeouts.Escalation; esc != nil {
+			if _, ok := p.Verbs[esc.Verb]; !ok {
+				c.report(lang.EPlanCatalogue, c.spans.step(b.first), "lacks\x00"+esc.Verb, 0,
+					"the plan's verbs table lacks %s, which step %q escalates to: without it nobody would be paged; %s",
+					esc.Verb, p.Steps[b.first].Key, anotherCatalogue)
+			}
+		}
 	}
 }
 

@@ -94,7 +94,7 @@ func (t *transition) prepareCompensation() *prepared {
 			t.failCompensation(s, classify(err))
 			continue
 		}
-		key := idempotencyKey(t.rb.ID, compensationKey(s.Key), comp.Verb,
+		key := idempotencyKey(originOf(t.rb, &exec), compensationKey(s.Key), comp.Verb,
 			verbs.Idempotency{Scope: rbtype.ScopeRunbookStep}, args)
 		return &prepared{step: s, args: args, exec: exec, receipt: driver.ReceiptKey{Handler: exec.Handler, IdempotencyKey: key}}
 	}
@@ -112,7 +112,7 @@ func (t *transition) startCompensation(p *prepared, receipts map[driver.ReceiptK
 	t.touch(s)
 	t.event(rbtype.EventCompensationStarted, s, CompensationStartedData{Verb: comp.Verb})
 	if _, ok := receipts[p.receipt]; ok {
-		t.applyCompensation(s, &outcome{compensation: true, stepID: s.ID})
+		t.applyCompensation(s, &outcome{purpose: callCompensation, stepID: s.ID})
 		return
 	}
 	handler, ok := t.m.handler(p.exec.Handler)
@@ -124,7 +124,7 @@ func (t *transition) startCompensation(p *prepared, receipts map[driver.ReceiptK
 		RunbookID: t.rb.ID, StepKey: s.Key, Verb: comp.Verb, Attempt: s.Attempt, Args: p.args,
 		Params: p.exec.Params, IdempotencyKey: p.receipt.IdempotencyKey, Execution: p.exec,
 	}
-	t.lease(s, call, handler, p.exec.Timeouts.RunTimeout.D, false, true)
+	t.lease(s, call, handler, p.exec.Timeouts.RunTimeout.D, false, callCompensation)
 }
 
 // applyCompensation records a compensation's outcome. A failed one is

@@ -433,7 +433,7 @@ func (e *Engine) execute(ctx context.Context, pc *pendingCall) (o *outcome) {
 		log.Info("call cut short by shutdown; its step will run again")
 		return nil
 	}
-	o = &outcome{runbookID: pc.runbookID, stepID: pc.stepID, attempt: pc.attempt, compensation: pc.compensation,
+	o = &outcome{runbookID: pc.runbookID, stepID: pc.stepID, attempt: pc.attempt, purpose: pc.purpose,
 		result: res, dryRun: pc.dryRun, idemKey: pc.call.IdempotencyKey}
 	if err != nil {
 		o.err = classify(err)

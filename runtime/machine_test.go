@@ -67,7 +67,8 @@ func TestMachineRetriesWithBackoffThenFailsForGood(t *testing.T) {
 	w, _ := f.advance(failWith(s1, rbtype.CodeRateLimit), succeed(other, map[string]any{"v": 2}))
 	require.Equal(t, rbtype.StepFailedRetryable, f.step("s").Status)
 	retry := eventData[RetryScheduledData](t, w.Events, "STEP_RETRY_SCHEDULED s")
-	delay := RetryDelay(f.plan.steps["s"].Execution.Retry, f.step("s").ID, 1)
+	exec := f.plan.steps["s"].Execution
+	delay := RetryDelay(exec.Retry, stepSeed(originOf(f.rb, &exec), "s", 1), 1)
 	require.Equal(t, rbtype.CodeRateLimit, retry.Code)
 	require.Equal(t, delay.Milliseconds(), retry.DelayMS)
 	require.True(t, retry.NextAttemptAt.Equal(f.now.Add(delay)))
@@ -417,7 +418,7 @@ func TestMachineCompensatesInReverseOrder(t *testing.T) {
 	// The newest completion first: hotel, with its own arguments.
 	w, calls = f.advance()
 	hotel := callFor(t, calls, "hotel")
-	require.True(t, hotel.compensation)
+	require.Equal(t, callCompensation, hotel.purpose)
 	require.Equal(t, "m.undo", hotel.call.Verb)
 	require.Equal(t, map[string]any{"what": "hotel"}, hotel.call.Args)
 	require.Equal(t, CompensationStartedData{Verb: "m.undo"}, eventData[CompensationStartedData](t, w.Events, "COMPENSATION_STARTED hotel"))

@@ -72,6 +72,9 @@ func resolveStep(now time.Time, worker string, rb *driver.Runbook, plan *planInf
 	case !rb.Status.Running() && rb.Status != rbtype.RunbookEscalated:
 		return driver.Change{}, fmt.Errorf("%w: runbook %s is %s", ErrConflict, rb.ID, rb.Status)
 	}
+	if err := escalationRunning(s); err != nil {
+		return driver.Change{}, err
+	}
 	pick := map[string]bool{}
 	switch r.Action {
 	case ResolveComplete:

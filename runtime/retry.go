@@ -105,6 +105,9 @@ func retryRunbook(now time.Time, worker string, rb *driver.Runbook, plan *planIn
 		if s.CompensationStatus != rbtype.CompensationNone {
 			return driver.Change{}, nil, fmt.Errorf("%w: runbook %s compensated its completed steps (%s's among them); submit it again instead", ErrConflict, rb.ID, s.Key)
 		}
+		if err := escalationRunning(s); err != nil {
+			return driver.Change{}, nil, err
+		}
 	}
 	pick := map[string]bool{}
 	if len(named) == 0 {

@@ -28,6 +28,7 @@ type round struct {
 
 	ready         []*prepared
 	compensations map[uuid.UUID]*prepared
+	escalations   map[uuid.UUID]*prepared
 	receipts      map[driver.ReceiptKey]driver.Receipt
 }
 
@@ -36,7 +37,8 @@ type round struct {
 // leases for, and runs the first phase: notifications, timeouts, retries,
 // readiness and gates, and the reclaim of abandoned steps.
 func newRound(m *machine, now time.Time, loaded *driver.AdvanceState, plans map[string]*planInfo, outcomes []*outcome) (*round, []*outcome) {
-	r := &round{m: m, now: now, byID: map[uuid.UUID]*transition{}, compensations: map[uuid.UUID]*prepared{}}
+	r := &round{m: m, now: now, byID: map[uuid.UUID]*transition{}, compensations: map[uuid.UUID]*prepared{},
+		escalations: map[uuid.UUID]*prepared{}}
 	stepsOf := map[uuid.UUID][]*driver.Step{}
 	for _, s := range loaded.Steps {
 		stepsOf[s.RunbookID] = append(stepsOf[s.RunbookID], s)
@@ -124,7 +126,7 @@ func (r *round) wantedData(cached func(driver.StepKey) (driver.StepData, bool)) 
 						want(p, false)
 					}
 				}
-			case s.CompensationStatus.Due():
+			case s.CompensationStatus.Due(), s.EscalationStatus.Due():
 				want(s.Key, true)
 			}
 		}
@@ -157,6 +159,9 @@ func (r *round) supplyData(data map[driver.StepKey]driver.StepData) {
 		if c := t.prepareCompensation(); c != nil {
 			r.compensations[t.rb.ID] = c
 		}
+		if e := t.prepareEscalation(); e != nil {
+			r.escalations[t.rb.ID] = e
+		}
 	}
 }
 
@@ -164,11 +169,12 @@ func (r *round) supplyData(data map[driver.StepKey]driver.StepData) {
 // without a call. A step-scoped key is the step's own, and so is a
 // compensation's: its receipt is written with its completion, in the same
 // transaction, so a step or compensation still to run has none to find.
-// Only other scopes, whose keys steps share, are looked up.
+// Only other scopes, whose keys steps share, are looked up, and the keys a
+// regeneration inherited from its parent, whose receipts are the parent's.
 func (r *round) receiptKeys() []driver.ReceiptKey {
 	var keys []driver.ReceiptKey
 	for _, p := range r.ready {
-		if p.exec.Idempotency.Scope != rbtype.ScopeRunbookStep {
+		if p.exec.Idempotency.Scope != rbtype.ScopeRunbookStep || r.byID[p.step.RunbookID].rb.Lineage.Generation > 0 {
 			keys = append(keys, p.receipt)
 		}
 	}
@@ -191,6 +197,7 @@ func (r *round) write() (driver.AdvanceWrite, []*pendingCall, error) {
 	for _, t := range r.states {
 		t.start(byRunbook[t.rb.ID], r.receipts)
 		t.startCompensation(r.compensations[t.rb.ID], r.receipts)
+		t.startEscalation(r.escalations[t.rb.ID])
 		// Steps that completed from receipts may have readied others;
 		// those start on the next round, which their wake-up schedules.
 		t.propagate()

@@ -68,6 +68,26 @@ const testVerbs = `
     handler: await.notification
     side_effects: human_process
     timeouts: {park_timeout: PT0.3S, on_timeout: escalate}
+- name: page
+  domain: t
+  execution: {kind: sync, handler: test.count, side_effects: external_call}
+  input_schema:
+    properties:
+      who: {type: string}
+      what: {type: string}
+- name: wait-and-page
+  domain: t
+  execution:
+    kind: durable
+    handler: await.notification
+    side_effects: human_process
+    timeouts:
+      park_timeout: PT0.3S
+      on_timeout: escalate
+      escalation: {verb: t.page, args: {who: oncall, what: "@args.case"}}
+  input_schema:
+    properties:
+      case: {type: string}
 - name: sleep
   domain: t
   execution:

@@ -16,28 +16,39 @@ import (
 // pendingCall is a handler call a transaction leased, to run once it
 // commits.
 type pendingCall struct {
-	runbookID    uuid.UUID
-	stepID       int64
-	attempt      int
-	handler      Handler
-	call         *Call
-	timeout      time.Duration
-	dryRun       bool
-	compensation bool
+	runbookID uuid.UUID
+	stepID    int64
+	attempt   int
+	handler   Handler
+	call      *Call
+	timeout   time.Duration
+	dryRun    bool
+	purpose   callPurpose
 }
+
+// callPurpose says what a handler call does for its step: run it, undo
+// it, or page someone about it. Its outcome is applied accordingly.
+type callPurpose int
+
+// The purposes of a call.
+const (
+	callStep callPurpose = iota
+	callCompensation
+	callEscalation
+)
 
 // outcome is what a handler call came back with.
 type outcome struct {
-	runbookID    uuid.UUID
-	stepID       int64
-	attempt      int
-	compensation bool
-	result       Result
-	value        json.RawMessage // the result's value as JSON
-	idemKey      string
-	err          *Error
-	dryRun       bool
-	simulated    bool
+	runbookID uuid.UUID
+	stepID    int64
+	attempt   int
+	purpose   callPurpose
+	result    Result
+	value     json.RawMessage // the result's value as JSON
+	idemKey   string
+	err       *Error
+	dryRun    bool
+	simulated bool
 }
 
 // prepared is a ready step whose arguments are resolved and whose keys are
@@ -102,7 +113,9 @@ func (t *transition) prepare() []*prepared {
 			}
 		}
 		exec := ps.Execution
-		s.IdempotencyKey = idempotencyKey(t.rb.ID, s.Key, s.Verb, exec.Idempotency, args)
+		if !t.keepsKey(s, &exec) {
+			s.IdempotencyKey = idempotencyKey(originOf(t.rb, &exec), s.Key, s.Verb, exec.Idempotency, args)
+		}
 		if s.ResolvedArgs, err = json.Marshal(args); err != nil {
 			t.failStep(s, Errorf(rbtype.CodeInvalidInput, "the resolved arguments do not encode as JSON: %v", err))
 			continue
@@ -112,6 +125,17 @@ func (t *transition) prepare() []*prepared {
 			receipt: driver.ReceiptKey{Handler: exec.Handler, IdempotencyKey: s.IdempotencyKey}})
 	}
 	return out
+}
+
+// keepsKey reports whether a step keeps the idempotency key it has. In a
+// regeneration, a step that does not regenerate keeps the key it
+// inherited from its parent (or derived when it first ran, if the parent
+// never ran it), even though its arguments may differ: they follow from
+// a regenerated draft, and the effect that happened under that key must
+// not happen again. Everywhere else the key is derived from the
+// arguments on every start, as it always was.
+func (t *transition) keepsKey(s *driver.Step, exec *verbs.Execution) bool {
+	return s.IdempotencyKey != "" && t.rb.Lineage.Generation > 0 && !regenerates(exec)
 }
 
 // dependsOnSimulated reports whether any predecessor of s was only
@@ -162,13 +186,14 @@ func (t *transition) start(steps []*prepared, receipts map[driver.ReceiptKey]dri
 		call := &Call{
 			RunbookID: t.rb.ID, StepKey: s.Key, Verb: s.Verb, Attempt: s.Attempt, Args: p.args,
 			Params: p.exec.Params, IdempotencyKey: s.IdempotencyKey, Execution: p.exec, DryRun: dryRun,
+			Seed: stepSeed(originOf(t.rb, &p.exec), s.Key, s.Attempt),
 		}
 		if p.exec.Kind == rbtype.KindDurable && !dryRun {
 			inv := t.invocationFor(s, p.exec)
 			call.InvocationID, call.CorrelationKey = inv.InvocationID, inv.CorrelationKey
 			call.CallbackURL = t.m.callbackURL
 		}
-		t.lease(s, call, handler, p.exec.Timeouts.RunTimeout.D, dryRun, false)
+		t.lease(s, call, handler, p.exec.Timeouts.RunTimeout.D, dryRun, callStep)
 		t.started(s)
 	}
 }
@@ -197,13 +222,13 @@ func (t *transition) invocationFor(s *driver.Step, exec verbs.Execution) *driver
 }
 
 // lease asks for the step's lease and queues the call.
-func (t *transition) lease(s *driver.Step, call *Call, h Handler, timeout time.Duration, dryRun, compensation bool) {
+func (t *transition) lease(s *driver.Step, call *Call, h Handler, timeout time.Duration, dryRun bool, purpose callPurpose) {
 	t.leaseRequests = append(t.leaseRequests, driver.LeaseRequest{StepID: s.ID, RunbookID: t.rb.ID, Attempt: s.Attempt})
 	t.leases[s.ID] = driver.Lease{StepID: s.ID, RunbookID: t.rb.ID, WorkerID: t.m.worker, Attempt: s.Attempt,
 		ExpiresAt: t.now.Add(t.m.leaseTTL)}
 	t.calls = append(t.calls, &pendingCall{
 		runbookID: t.rb.ID, stepID: s.ID, attempt: s.Attempt, handler: h, call: call,
-		timeout: timeout, dryRun: dryRun, compensation: compensation,
+		timeout: timeout, dryRun: dryRun, purpose: purpose,
 	})
 }
 

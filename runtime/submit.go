@@ -42,6 +42,7 @@ type Submitted struct {
 	ID      uuid.UUID
 	Created bool
 	Status  rbtype.RunbookStatus
+	Lineage LineageView
 }
 
 // Submit stores a runbook and makes it due.
@@ -94,26 +95,34 @@ func (e *Engine) Submit(ctx context.Context, s Submission) (*Submitted, error) {
 	}
 	var out *Submitted
 	err = e.store.InTx(ctx, func(tx driver.Tx) error {
-		n := n
-		for {
-			rb, created, err := tx.CreateRunbook(ctx, n)
-			if err != nil {
-				return err
-			}
-			if !created && s.IdempotencyKey == "" && rb.Status == rbtype.RunbookFailed {
-				n.RequestKey = retryKey(key, rb.ID)
-				n.ID = RunbookIDFor(n.RequestKey)
-				continue
-			}
-			if !created && s.IdempotencyKey != "" && !sameRequest(rb, n) {
-				return fmt.Errorf("%w: idempotency key %q was used for another request (a different plan, inputs or mode)",
-					ErrConflict, s.IdempotencyKey)
-			}
-			out = &Submitted{ID: rb.ID, Created: created, Status: rb.Status}
-			return nil
-		}
+		out, err = createRunbook(ctx, tx, n, s.IdempotencyKey != "")
+		return err
 	})
 	return out, err
+}
+
+// createRunbook stores a new runbook under its request key, in tx. A
+// repeat returns the runbook the key names; without a caller's key, a
+// repeat of a failed run starts a new run, keyed after the failed one; a
+// caller's key used for another request is ErrConflict.
+func createRunbook(ctx context.Context, tx driver.Tx, n driver.NewRunbook, callerKey bool) (*Submitted, error) {
+	key := n.RequestKey
+	for {
+		rb, created, err := tx.CreateRunbook(ctx, n)
+		if err != nil {
+			return nil, err
+		}
+		if !created && !callerKey && rb.Status == rbtype.RunbookFailed {
+			n.RequestKey = retryKey(key, rb.ID)
+			n.ID = RunbookIDFor(n.RequestKey)
+			continue
+		}
+		if !created && callerKey && !sameRequest(rb, n) {
+			return nil, fmt.Errorf("%w: idempotency key %q was used for another request (a different plan, inputs or mode)",
+				ErrConflict, key)
+		}
+		return &Submitted{ID: rb.ID, Created: created, Status: rb.Status, Lineage: lineageView(rb)}, nil
+	}
 }
 
 // retryKey is the request key of the run of a plan and inputs that comes

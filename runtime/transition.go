@@ -180,7 +180,7 @@ func (t *transition) failStep(s *driver.Step, e *Error) {
 	s.ErrorCode, s.ErrorMessage = e.Code, e.Message
 	t.touch(s)
 	if e.Retryable() && s.Attempt < exec.Retry.MaxAttempts && !t.aborted() {
-		delay := RetryDelay(exec.Retry, s.ID, s.Attempt)
+		delay := RetryDelay(exec.Retry, stepSeed(originOf(t.rb, &exec), s.Key, s.Attempt), s.Attempt)
 		next := t.now.Add(delay)
 		s.Status, s.NextAttemptAt = rbtype.StepFailedRetryable, &next
 		t.event(rbtype.EventStepRetryScheduled, s, RetryScheduledData{
@@ -251,8 +251,12 @@ func (t *transition) applyOutcome(o *outcome) {
 	if s == nil {
 		return
 	}
-	if o.compensation {
+	switch o.purpose {
+	case callCompensation:
 		t.applyCompensation(s, o)
+		return
+	case callEscalation:
+		t.applyEscalation(s, o)
 		return
 	}
 	if s.Status != rbtype.StepRunning || s.Attempt != o.attempt || !t.executing() {
@@ -406,6 +410,7 @@ func (t *transition) timeouts() {
 		if exec.Timeouts.OnTimeout == rbtype.OnTimeoutEscalate {
 			s.Status, s.FinishedAt = rbtype.StepEscalated, &t.now
 			s.ErrorCode, s.ErrorMessage = rbtype.CodeParkTimeout, "no notification before the park timeout; escalated to a person"
+			t.scheduleEscalation(s, &exec)
 			t.touch(s)
 			continue
 		}
@@ -465,6 +470,14 @@ func (t *transition) reclaim() {
 					s.CompensationStatus = rbtype.CompensationPending
 					t.touch(s)
 				}
+			}
+		}
+	}
+	for _, s := range t.steps {
+		if s.EscalationStatus == rbtype.CompensationRunning {
+			if _, held := t.leases[s.ID]; !held {
+				s.EscalationStatus = rbtype.CompensationPending
+				t.touch(s)
 			}
 		}
 	}
@@ -573,6 +586,7 @@ func (t *transition) settle() {
 		status, event = rbtype.RunbookEscalated, rbtype.EventRunbookEscalated
 		data.EscalatedSteps = escalated
 		t.setRunbook(status, rbtype.CodeParkTimeout, "escalated to a person")
+		t.runbook.Finished = !t.escalationsLeft() // an escalation still to page keeps it going
 	case len(accepted) > 0:
 		status, event = rbtype.RunbookPartial, rbtype.EventRunbookPartial
 		data.FailedSteps = accepted
@@ -626,6 +640,13 @@ func (t *transition) nextWake() *time.Time {
 				if inv, ok := t.invocations[s.ID]; ok {
 					consider(inv.TimeoutAt)
 				}
+			}
+		}
+	}
+	if t.rb.Status != rbtype.RunbookCancelled {
+		for _, s := range t.steps {
+			if s.EscalationStatus == rbtype.CompensationPending {
+				consider(t.now)
 			}
 		}
 	}

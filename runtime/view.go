@@ -38,6 +38,7 @@ type RunbookView struct {
 	PlanHash   string                     `json:"plan_hash"`
 	Version    int                        `json:"version"`
 	Inputs     json.RawMessage            `json:"inputs"`
+	Lineage    LineageView                `json:"lineage"`
 	Error      *ErrorView                 `json:"error,omitempty"`
 	CreatedAt  time.Time                  `json:"created_at"`
 	UpdatedAt  time.Time                  `json:"updated_at"`
@@ -50,6 +51,24 @@ type RunbookView struct {
 	// NextActions is what would move the runbook, each with the rbd
 	// command that does it (SEMANTICS.md section 5).
 	NextActions []ActionView `json:"next_actions"`
+}
+
+// LineageView is where a runbook came from (SEMANTICS.md section 6): an
+// original is its own root, with no parent and generation 0; each
+// regeneration is one generation more than its parent.
+type LineageView struct {
+	Root       uuid.UUID  `json:"root"`
+	Parent     *uuid.UUID `json:"parent"`
+	Generation int        `json:"generation"`
+}
+
+func lineageView(rb *driver.Runbook) LineageView {
+	v := LineageView{Root: rb.Lineage.RootOf(rb.ID), Generation: rb.Lineage.Generation}
+	if rb.Lineage.Parent != uuid.Nil {
+		parent := rb.Lineage.Parent
+		v.Parent = &parent
+	}
+	return v
 }
 
 // FailureView is a step that failed or escalated.
@@ -103,8 +122,10 @@ type StepView struct {
 	NextAttemptAt  *time.Time        `json:"next_attempt_at,omitempty"`
 	GateDecision   *GateDecision     `json:"gate_decision,omitempty"`
 	Compensation   *Compensation     `json:"compensation,omitempty"`
-	StartedAt      *time.Time        `json:"started_at,omitempty"`
-	FinishedAt     *time.Time        `json:"finished_at,omitempty"`
+	// Escalation is the state of the page an escalating wait sent.
+	Escalation *Compensation `json:"escalation,omitempty"`
+	StartedAt  *time.Time    `json:"started_at,omitempty"`
+	FinishedAt *time.Time    `json:"finished_at,omitempty"`
 
 	// ParkedAt and TimeoutAt are a parked step's: since when it waits, and
 	// when it gives up (its invocation's timeout).
@@ -120,7 +141,7 @@ type GateDecision struct {
 	Comment  string              `json:"comment,omitempty"`
 }
 
-// Compensation is the state of a step's undoing.
+// Compensation is the state of a step's undoing, or of its escalation.
 type Compensation struct {
 	Status rbtype.CompensationStatus `json:"status"`
 	Error  string                    `json:"error,omitempty"`
@@ -164,7 +185,7 @@ func buildView(rb *driver.Runbook, steps []*driver.Step, invs []driver.Invocatio
 	}
 	v := &RunbookView{
 		ID: rb.ID, Status: rb.Status, State: string(rb.Status), Mode: rb.Mode, PlanHash: rb.PlanHash, Version: rb.Version,
-		Inputs: rb.Inputs, CreatedAt: rb.CreatedAt, UpdatedAt: rb.UpdatedAt, FinishedAt: rb.FinishedAt,
+		Inputs: rb.Inputs, Lineage: lineageView(rb), CreatedAt: rb.CreatedAt, UpdatedAt: rb.UpdatedAt, FinishedAt: rb.FinishedAt,
 		Steps: make([]StepView, 0, len(steps)), Outcomes: map[string]json.RawMessage{}, BlockedOn: []BlockedView{},
 		Failures: []FailureView{}, NextActions: []ActionView{},
 	}
@@ -189,6 +210,9 @@ func buildView(rb *driver.Runbook, steps []*driver.Step, invs []driver.Invocatio
 		}
 		if s.CompensationStatus != "" {
 			sv.Compensation = &Compensation{Status: s.CompensationStatus, Error: s.CompensationError}
+		}
+		if s.EscalationStatus != "" {
+			sv.Escalation = &Compensation{Status: s.EscalationStatus, Error: s.EscalationError}
 		}
 		switch s.Status {
 		case rbtype.StepWaitingApproval:

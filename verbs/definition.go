@@ -65,6 +65,10 @@ type Execution struct {
 	Retry        Retry              `json:"retry"`
 	Gate         rbtype.Gate        `json:"gate"`
 	OnFailure    rbtype.OnFailure   `json:"on_failure"`
+	// Determinism is left out of the JSON when the verb does not declare
+	// it (external), so that plans frozen before it existed keep their
+	// hashes.
+	Determinism  rbtype.Determinism `json:"determinism,omitempty"`
 	Compensation *Compensation      `json:"compensation,omitempty"`
 }
 
@@ -78,7 +82,7 @@ type Execution struct {
 // compared here; TestExecutionEqualSeesEveryField fails until it is.
 func (e *Execution) Equal(o *Execution) bool {
 	return e.Kind == o.Kind && e.Handler == o.Handler && e.SideEffects == o.SideEffects && e.Gate == o.Gate &&
-		e.OnFailure == o.OnFailure &&
+		e.OnFailure == o.OnFailure && e.Determinism == o.Determinism &&
 		sameValues(e.Params, o.Params) &&
 		e.Idempotency.Scope == o.Idempotency.Scope && slices.Equal(e.Idempotency.KeyFields, o.Idempotency.KeyFields) &&
 		e.Timeouts.equal(&o.Timeouts) && e.Retry == o.Retry && e.Compensation.equal(o.Compensation)
@@ -86,7 +90,8 @@ func (e *Execution) Equal(o *Execution) bool {
 
 func (t *Timeouts) equal(o *Timeouts) bool {
 	return t.RunTimeout == o.RunTimeout && t.OnTimeout == o.OnTimeout &&
-		sameDuration(t.ParkTimeout, o.ParkTimeout) && sameDuration(t.MaxPark, o.MaxPark)
+		sameDuration(t.ParkTimeout, o.ParkTimeout) && sameDuration(t.MaxPark, o.MaxPark) &&
+		t.Escalation.equal(o.Escalation)
 }
 
 func sameDuration(a, b *Duration) bool {
@@ -126,6 +131,10 @@ type Timeouts struct {
 	MaxPark    *Duration        `json:"max_park,omitempty"`
 	RunTimeout Duration         `json:"run_timeout"`
 	OnTimeout  rbtype.OnTimeout `json:"on_timeout"`
+	// Escalation is the verb run when a park times out and escalates (a
+	// page to whoever is on call), with args written as a compensation's:
+	// literals and "@args.<path>" (SEMANTICS.md section 8).
+	Escalation *Compensation `json:"escalation,omitempty"`
 }
 
 // MaxParkOrDefault is MaxPark, or 4 × ParkTimeout for a block frozen

@@ -348,7 +348,7 @@ func (d *decoder) definition(item *yaml.Node) (def *Definition, ok bool) {
 
 func (d *decoder) execution(n *yaml.Node, def *Definition) {
 	e := &def.Execution
-	var parkTimeout, maxPark *yaml.Node
+	var parkTimeout, maxPark, escalation *yaml.Node
 	var keyFields []*yaml.Node
 	d.mapping(n, "execution", def, map[string]field{
 		"kind":         {true, func(p string, v *yaml.Node) { e.Kind = enum(d, v, p, "kind", rbtype.Kinds) }},
@@ -356,6 +356,7 @@ func (d *decoder) execution(n *yaml.Node, def *Definition) {
 		"side_effects": {true, func(p string, v *yaml.Node) { e.SideEffects = enum(d, v, p, "side effect", rbtype.SideEffectsValues) }},
 		"gate":         {false, func(p string, v *yaml.Node) { e.Gate = enum(d, v, p, "gate", rbtype.Gates) }},
 		"on_failure":   {false, func(p string, v *yaml.Node) { e.OnFailure = enum(d, v, p, "on_failure mode", rbtype.OnFailures) }},
+		"determinism":  {false, func(p string, v *yaml.Node) { e.Determinism = enum(d, v, p, "determinism", rbtype.Determinisms) }},
 		"params": {false, func(p string, v *yaml.Node) {
 			if params, ok := d.jsonObject(v, p, nil); ok {
 				e.Params = params
@@ -395,10 +396,11 @@ func (d *decoder) execution(n *yaml.Node, def *Definition) {
 				"on_timeout": {false, func(p string, v *yaml.Node) {
 					e.Timeouts.OnTimeout = enum(d, v, p, "on_timeout action", rbtype.OnTimeouts)
 				}},
+				"escalation": {false, func(p string, v *yaml.Node) { escalation = v; e.Timeouts.Escalation = d.verbCall(v, p, def) }},
 			})
 		}},
 		"retry":        {false, func(p string, v *yaml.Node) { d.retry(v, p, def) }},
-		"compensation": {false, func(p string, v *yaml.Node) { d.compensation(v, p, def) }},
+		"compensation": {false, func(p string, v *yaml.Node) { e.Compensation = d.verbCall(v, p, def) }},
 	})
 
 	if e.Kind == rbtype.KindDurable && parkTimeout == nil {
@@ -409,6 +411,20 @@ func (d *decoder) execution(n *yaml.Node, def *Definition) {
 		d.diags.Errorf(lang.VBadValue, d.src.rangeOf(maxPark), "max_park applies only to durable verbs; %q is sync", def.FullName())
 	} else if maxPark != nil && e.Timeouts.MaxPark != nil && e.Timeouts.ParkTimeout != nil && e.Timeouts.MaxPark.D < e.Timeouts.ParkTimeout.D {
 		d.diags.Errorf(lang.VBadValue, d.src.rangeOf(maxPark), "timeouts.max_park %s is shorter than timeouts.park_timeout %s", e.Timeouts.MaxPark, e.Timeouts.ParkTimeout)
+	}
+	if escalation != nil && e.Timeouts.OnTimeout != rbtype.OnTimeoutEscalate {
+		d.diags.Errorf(lang.VBadValue, d.src.rangeOf(escalation),
+			"timeouts.escalation runs only when a park escalates; %q needs timeouts.on_timeout: escalate", def.FullName())
+	}
+	if esc := e.Timeouts.Escalation; esc != nil {
+		// An escalation runs because nothing came back: there is no
+		// result to refer to.
+		for name, v := range esc.Args {
+			if s, ok := v.(string); ok && strings.HasPrefix(s, "@result") {
+				d.diags.Errorf(lang.VBadCompensation, def.FieldRange("execution.timeouts.escalation.args."+name),
+					"escalation arg %q: %q refers to a result, and a step that escalates has none; use \"@args.<path>\" or a literal", name, s)
+			}
+		}
 	}
 	if e.Kind == rbtype.KindSync && parkTimeout != nil {
 		d.diags.Errorf(lang.VBadValue, d.src.rangeOf(parkTimeout), "park_timeout applies only to durable verbs; %q is sync", def.FullName())
@@ -501,7 +517,10 @@ func (d *decoder) retry(n *yaml.Node, path string, def *Definition) {
 // hold.
 var compensationRef = regexp.MustCompile(`^@(args|result)(\.[A-Za-z_][A-Za-z0-9_-]*|\[[0-9]+\])*$`)
 
-func (d *decoder) compensation(n *yaml.Node, path string, def *Definition) {
+// verbCall reads a compensation or an escalation: a verb and its args,
+// each a literal or a reference to the step's arguments or result. It
+// returns nil when the block is malformed (the diagnostics say why).
+func (d *decoder) verbCall(n *yaml.Node, path string, def *Definition) *Compensation {
 	c := &Compensation{}
 	ok := d.mapping(n, path, def, map[string]field{
 		"verb": {true, func(p string, v *yaml.Node) { c.Verb, _ = d.scalar(v, p) }},
@@ -516,14 +535,15 @@ func (d *decoder) compensation(n *yaml.Node, path string, def *Definition) {
 				def.fields[p+"."+v.Content[i].Value] = d.src.rangeOf(val)
 				if s, isStr := args[v.Content[i].Value].(string); isStr && strings.HasPrefix(s, "@") && !compensationRef.MatchString(s) {
 					d.diags.Errorf(lang.VBadCompensation, d.src.rangeOf(val),
-						"compensation arg %q must be a literal, \"@args.<path>\" or \"@result.<path>\"", s)
+						"%s arg %q must be a literal, \"@args.<path>\" or \"@result.<path>\"", path[strings.LastIndex(path, ".")+1:], s)
 				}
 			}
 		}},
 	})
-	if ok {
-		def.Execution.Compensation = c
+	if !ok {
+		return nil
 	}
+	return c
 }
 
 // jsonObject converts a mapping to JSON values; index, when not nil,

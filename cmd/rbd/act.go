@@ -214,9 +214,13 @@ func runRetry(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return status
 	}
+	return retry(c, ids[0], steps, *by, stdout)
+}
+
+func retry(c *clientCommand, id string, steps []string, by string, stdout io.Writer) int {
 	ctx, cancel := c.context()
 	defer cancel()
-	res, err := c.client().Retry(ctx, ids[0], steps, *by)
+	res, err := c.client().Retry(ctx, id, steps, by)
 	if err != nil {
 		return c.failed(err, nil)
 	}

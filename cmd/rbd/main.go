@@ -36,6 +36,8 @@ Client (--server URL, --token T; RBD_SERVER, RBD_TOKEN):
   rbd reject  ID STEP [--by NAME] [--comment C]
   rbd cancel  ID [--by NAME]
   rbd retry   ID [--step KEY]... [--by NAME]
+  rbd regenerate ID [--input k=v]... [--idempotency-key K] [--by NAME]
+  rbd replay  ID --mode reproduce|retry|regenerate
   rbd close   ID [--by NAME]
   rbd resolve ID STEP --action complete|retry|fail [--result JSON] [--by NAME]
   rbd extend  ID FILE.rbk [--input k=v]...
@@ -49,22 +51,24 @@ Exit status: 0 done (a partial runbook too), 1 refused or the runbook failed, 2 
 type command func(args []string, stdout, stderr io.Writer) int
 
 var commands = map[string]command{
-	"serve":   runServe,
-	"migrate": runMigrate,
-	"prune":   runPrune,
-	"submit":  runSubmit,
-	"status":  runStatus,
-	"list":    runList,
-	"events":  runEvents,
-	"notify":  runNotify,
-	"approve": func(a []string, o, e io.Writer) int { return runDecide("approve", a, o, e) },
-	"reject":  func(a []string, o, e io.Writer) int { return runDecide("reject", a, o, e) },
-	"cancel":  runCancel,
-	"retry":   runRetry,
-	"close":   runClose,
-	"resolve": runResolve,
-	"extend":  runExtend,
-	"version": runVersion,
+	"serve":      runServe,
+	"migrate":    runMigrate,
+	"prune":      runPrune,
+	"submit":     runSubmit,
+	"status":     runStatus,
+	"list":       runList,
+	"events":     runEvents,
+	"notify":     runNotify,
+	"approve":    func(a []string, o, e io.Writer) int { return runDecide("approve", a, o, e) },
+	"reject":     func(a []string, o, e io.Writer) int { return runDecide("reject", a, o, e) },
+	"cancel":     runCancel,
+	"retry":      runRetry,
+	"regenerate": runRegenerate,
+	"replay":     runReplay,
+	"close":      runClose,
+	"resolve":    runResolve,
+	"extend":     runExtend,
+	"version":    runVersion,
 }
 
 func main() {

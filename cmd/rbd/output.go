@@ -46,6 +46,9 @@ func printRunbook(w io.Writer, v *runtime.RunbookView) {
 	if v.Version > 1 {
 		fmt.Fprintf(t, "version\t%d\n", v.Version)
 	}
+	if v.Lineage.Parent != nil {
+		fmt.Fprintf(t, "lineage\tgeneration %d of %s, regenerated from %s\n", v.Lineage.Generation, v.Lineage.Root, *v.Lineage.Parent)
+	}
 	fmt.Fprintf(t, "created\t%s\n", stamp(v.CreatedAt))
 	if v.FinishedAt != nil {
 		fmt.Fprintf(t, "finished\t%s\n", stamp(*v.FinishedAt))
@@ -106,6 +109,9 @@ func stepDetail(s runtime.StepView) string {
 	}
 	if c := s.Compensation; c != nil {
 		parts = append(parts, "compensation "+string(c.Status))
+	}
+	if e := s.Escalation; e != nil {
+		parts = append(parts, "escalation "+string(e.Status))
 	}
 	return strings.Join(parts, "; ")
 }

@@ -28,6 +28,25 @@ type Runbook struct {
 	CreatedAt    time.Time
 	UpdatedAt    time.Time
 	FinishedAt   *time.Time
+	Lineage      Lineage
+}
+
+// Lineage is where a regenerated runbook came from (SEMANTICS.md section
+// 6). An original runbook is its own root: its Root and Parent are
+// uuid.Nil and its Generation 0.
+type Lineage struct {
+	Root       uuid.UUID
+	Parent     uuid.UUID
+	Generation int
+}
+
+// RootOf is the id of the lineage's root: the runbook's own id when it is
+// an original.
+func (l Lineage) RootOf(id uuid.UUID) uuid.UUID {
+	if l.Root == uuid.Nil {
+		return id
+	}
+	return l.Root
 }
 
 // Step is a row of runbook_steps.
@@ -57,6 +76,8 @@ type Step struct {
 	CompletionSeq      *int64
 	CompensationStatus rbtype.CompensationStatus
 	CompensationError  string
+	EscalationStatus   rbtype.EscalationStatus
+	EscalationError    string
 	CreatedAt          time.Time
 	UpdatedAt          time.Time
 	StartedAt          *time.Time
@@ -71,7 +92,8 @@ func (s *Step) Change() StepChange {
 		Result: s.Result, ErrorCode: s.ErrorCode, ErrorMessage: s.ErrorMessage, Simulated: s.Simulated,
 		GateDecision: s.GateDecision, GateDecidedBy: s.GateDecidedBy, GateDecidedAt: s.GateDecidedAt,
 		GateComment: s.GateComment, CompensationStatus: s.CompensationStatus,
-		CompensationError: s.CompensationError, StartedAt: s.StartedAt, FinishedAt: s.FinishedAt,
+		CompensationError: s.CompensationError, EscalationStatus: s.EscalationStatus, EscalationError: s.EscalationError,
+		StartedAt: s.StartedAt, FinishedAt: s.FinishedAt,
 	}
 }
 

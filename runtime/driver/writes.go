@@ -22,7 +22,10 @@ type NewRunbook struct {
 	// Status is executing, or in_progress for a runbook held open.
 	Status     rbtype.RunbookStatus
 	RequestKey string
-	Steps      []NewStep
+	// Lineage is zero for an original; a regeneration's names its root,
+	// its parent and its generation.
+	Lineage Lineage
+	Steps   []NewStep
 	Edges      []Edge
 	// WorkerID and SubmittedData go into the RUNBOOK_SUBMITTED event.
 	WorkerID      string
@@ -37,6 +40,10 @@ type NewStep struct {
 	Args      json.RawMessage
 	Execution json.RawMessage
 	Gate      rbtype.Gate
+	// IdempotencyKey is empty, except in a regeneration, whose steps that
+	// do not regenerate inherit their parent's key (SEMANTICS.md section
+	// 6): an effect the parent had returns its receipt.
+	IdempotencyKey string
 }
 
 // StepChange is the new state of a step's mutable columns. It is the
@@ -61,6 +68,8 @@ type StepChange struct {
 	GateComment        string
 	CompensationStatus rbtype.CompensationStatus
 	CompensationError  string
+	EscalationStatus   rbtype.EscalationStatus
+	EscalationError    string
 	StartedAt          *time.Time
 	FinishedAt         *time.Time
 	// Completed assigns the step its place in the order of completions,

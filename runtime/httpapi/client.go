@@ -275,6 +275,18 @@ func (c *Client) Retry(ctx context.Context, id string, steps []string, by string
 	return &out, err
 }
 
+// Regenerate starts a new runbook of a finished runbook's lineage, with
+// inputs overriding the parent's.
+func (c *Client) Regenerate(ctx context.Context, id string, req RegenerateRequest, idempotencyKey string) (*RegenerateResponse, error) {
+	header := http.Header{}
+	if idempotencyKey != "" {
+		header.Set(IdempotencyKeyHeader, idempotencyKey)
+	}
+	var out RegenerateResponse
+	_, err := c.doJSON(ctx, http.MethodPost, "/v1/runbooks/"+url.PathEscape(id)+"/regenerate", req, header, &out)
+	return &out, err
+}
+
 // Decide approves or rejects a step waiting at a gate.
 func (c *Client) Decide(ctx context.Context, id, step string, approve bool, by, comment string) (*DecisionResponse, error) {
 	verb := "reject"

@@ -224,6 +224,32 @@ func (s *Server) retry(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// regenerate is POST /v1/runbooks/{id}/regenerate.
+func (s *Server) regenerate(w http.ResponseWriter, r *http.Request) error {
+	id, req, err := runbookRequest[RegenerateRequest](s, w, r, true)
+	if err != nil {
+		return err
+	}
+	key := r.Header.Get(IdempotencyKeyHeader)
+	if err := checkIdempotencyKey(key); err != nil {
+		return err
+	}
+	if req.By == "" {
+		req.By = "api"
+	}
+	out, err := s.engine.Regenerate(r.Context(), id, runtime.Regeneration{Inputs: req.Inputs, IdempotencyKey: key, Actor: req.By})
+	if err != nil {
+		return err
+	}
+	status := http.StatusOK
+	if out.Created {
+		status = http.StatusCreated
+		w.Header().Set("Location", "/v1/runbooks/"+out.ID.String())
+	}
+	writeJSON(w, status, RegenerateResponse{ID: out.ID, Status: out.Status, Created: out.Created, Lineage: out.Lineage})
+	return nil
+}
+
 func (s *Server) approve(w http.ResponseWriter, r *http.Request) error { return s.decide(w, r, true) }
 func (s *Server) reject(w http.ResponseWriter, r *http.Request) error  { return s.decide(w, r, false) }
 

@@ -136,6 +136,7 @@ func (s *Server) routes() {
 	route("GET", "/v1/runbooks/{id}/plan", api, s.plan)
 	route("POST", "/v1/runbooks/{id}/cancel", api, s.cancel)
 	route("POST", "/v1/runbooks/{id}/retry", api, s.retry)
+	route("POST", "/v1/runbooks/{id}/regenerate", api, s.regenerate)
 	route("POST", "/v1/runbooks/{id}/close", api, s.close)
 	route("POST", "/v1/runbooks/{id}/steps/{key}/resolve", api, s.resolve)
 	route("POST", "/v1/runbooks/{id}/steps/{key}/approve", api, s.approve)

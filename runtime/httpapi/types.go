@@ -130,6 +130,25 @@ type RetryResponse struct {
 	Steps  []string             `json:"steps"`
 }
 
+// RegenerateRequest is the optional body of POST
+// /v1/runbooks/{id}/regenerate: inputs that override the parent's, name by
+// name, and who asks. An Idempotency-Key header dedupes it as it does a
+// submission.
+type RegenerateRequest struct {
+	Inputs map[string]any `json:"inputs,omitempty"`
+	By     string         `json:"by,omitempty"`
+}
+
+// RegenerateResponse names the runbook a regeneration started and its
+// lineage. Created is false when the request repeated an earlier one
+// (status 200, not 201).
+type RegenerateResponse struct {
+	ID      uuid.UUID            `json:"id"`
+	Status  rbtype.RunbookStatus `json:"status"`
+	Created bool                 `json:"created"`
+	Lineage runtime.LineageView  `json:"lineage"`
+}
+
 // DecisionRequest is the body of POST .../steps/{key}/approve and /reject.
 // By is required: a gate's decision is only worth keeping with who made it.
 type DecisionRequest struct {

@@ -36,6 +36,15 @@ const (
 	// EventRunbookRetried: a failed, partial or escalated runbook's steps
 	// went back to pending (SEMANTICS.md section 6).
 	EventRunbookRetried EventType = "RUNBOOK_RETRIED"
+	// EventRunbookRegenerated: on a regeneration, naming its parent and
+	// root; on the parent, naming the regeneration.
+	EventRunbookRegenerated EventType = "RUNBOOK_REGENERATED"
+	// EventEscalationStarted: an escalating wait's escalation verb runs.
+	EventEscalationStarted EventType = "ESCALATION_STARTED"
+	// EventEscalationSucceeded: it returned.
+	EventEscalationSucceeded EventType = "ESCALATION_SUCCEEDED"
+	// EventEscalationFailed: it failed; the step stays escalated.
+	EventEscalationFailed EventType = "ESCALATION_FAILED"
 	// EventRunbookClosed: a held-open runbook may finish now.
 	EventRunbookClosed EventType = "RUNBOOK_CLOSED"
 	// EventStepHeartbeat: a parked step's external work said it goes on.
@@ -57,7 +66,8 @@ var EventTypes = []EventType{
 	EventCompensationSucceeded, EventCompensationFailed, EventRunbookExtended, EventRunbookCompleted,
 	EventRunbookFailed, EventRunbookCancelled, EventRunbookEscalated, EventRunbookPartial,
 	EventRunbookRetried, EventRunbookClosed, EventStepHeartbeat, EventStepResolved,
-	EventInvocationCancelSent, EventInvocationCancelFailed,
+	EventInvocationCancelSent, EventInvocationCancelFailed, EventRunbookRegenerated,
+	EventEscalationStarted, EventEscalationSucceeded, EventEscalationFailed,
 }
 
 // MutationKind names an entry of a runbook's mutation log.
@@ -69,7 +79,9 @@ const (
 	MutationRetry   MutationKind = "retry"
 	MutationClose   MutationKind = "close"
 	MutationResolve MutationKind = "resolve"
+	// MutationRegenerate is logged on the parent of a regeneration.
+	MutationRegenerate MutationKind = "regenerate"
 )
 
 // MutationKinds lists every mutation kind the runtime writes.
-var MutationKinds = []MutationKind{MutationExtend, MutationRetry, MutationClose, MutationResolve}
+var MutationKinds = []MutationKind{MutationExtend, MutationRetry, MutationClose, MutationResolve, MutationRegenerate}

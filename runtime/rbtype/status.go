@@ -111,6 +111,11 @@ const (
 // Due reports whether the compensation is still to run or running.
 func (c CompensationStatus) Due() bool { return c == CompensationPending || c == CompensationRunning }
 
+// EscalationStatus is the state of an escalating wait's escalation verb
+// (SEMANTICS.md section 8): the same states as a compensation's, empty
+// when there is none to run.
+type EscalationStatus = CompensationStatus
+
 // GateDecision is what a person decided at a gate; empty until someone
 // did.
 type GateDecision string

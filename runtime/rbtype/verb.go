@@ -90,6 +90,31 @@ func (f OnFailure) Effective() OnFailure {
 	return f
 }
 
+// Determinism says how far a verb's output follows from its input
+// (SEMANTICS.md section 4). It decides, with side effects, which steps a
+// regeneration runs afresh.
+type Determinism string
+
+// The determinisms.
+const (
+	// DeterminismPure verbs give byte-identical output for identical input.
+	DeterminismPure Determinism = "pure"
+	// DeterminismStable verbs may vary, but a stored result is acceptable
+	// (a model's draft).
+	DeterminismStable Determinism = "stable"
+	// DeterminismExternal verbs answer from a world that may change: the
+	// default.
+	DeterminismExternal Determinism = "external"
+)
+
+// Effective is the determinism of a verb that may not have declared one.
+func (d Determinism) Effective() Determinism {
+	if d == "" {
+		return DeterminismExternal
+	}
+	return d
+}
+
 // CRUDOp is the operation of a pg.crud verb.
 type CRUDOp string
 
@@ -112,5 +137,6 @@ var (
 	Gates             = []Gate{GateNone, GateHumanConfirm}
 	OnTimeouts        = []OnTimeout{OnTimeoutFail, OnTimeoutEscalate}
 	OnFailures        = []OnFailure{OnFailureAbort, OnFailureIsolate, OnFailureContinue}
+	Determinisms      = []Determinism{DeterminismPure, DeterminismStable, DeterminismExternal}
 	CRUDOps           = []CRUDOp{CRUDInsert, CRUDSelect, CRUDUpdate, CRUDDelete, CRUDUpsert}
 )
