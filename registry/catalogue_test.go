@@ -110,6 +110,47 @@ func TestCompensationChecks(t *testing.T) {
 	}, diagLines(diags))
 }
 
+// An escalation is checked as a compensation is: its verb exists and is
+// sync, and its args fit it.
+func TestEscalationChecks(t *testing.T) {
+	_, diags := catalogue(t, `
+- name: page
+  domain: ops
+  execution: {kind: sync, handler: core.echo, side_effects: external_call}
+  input_schema:
+    required: [who]
+    properties:
+      who: {type: string}
+- name: wait
+  domain: d
+  execution:
+    kind: durable
+    handler: await.notification
+    side_effects: human_process
+    timeouts: {park_timeout: PT1H, on_timeout: escalate, escalation: {verb: ops.pgae}}
+- name: wait-too
+  domain: d
+  execution:
+    kind: durable
+    handler: await.notification
+    side_effects: human_process
+    timeouts: {park_timeout: PT1H, on_timeout: escalate, escalation: {verb: d.wait, args: {who: 1}}}
+- name: wait-ok
+  domain: d
+  execution:
+    kind: durable
+    handler: await.notification
+    side_effects: human_process
+    timeouts: {park_timeout: PT1H, on_timeout: escalate, escalation: {verb: ops.page, args: {whom: x}}}
+`)
+	require.Equal(t, []string{
+		`15:77 V014 escalation verb "ops.pgae" is not defined (did you mean "ops.page"?)`,
+		`22:77 V014 escalation verb "d.wait" is durable; escalations must be sync so the page goes out as soon as the wait times out`,
+		`29:77 V014 escalation verb "ops.page" needs argument "who"`,
+		`29:100 V014 escalation verb "ops.page" has no argument "whom" (valid: who) (did you mean "who"?)`,
+	}, diagLines(diags))
+}
+
 func TestCatalogueLookup(t *testing.T) {
 	cat, diags := catalogue(t, `
 - {name: open-case, domain: kyc, execution: {kind: sync, handler: core.echo, side_effects: none}}

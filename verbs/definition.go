@@ -56,15 +56,15 @@ func (d *Definition) FieldRange(path string) lang.Range {
 // Execution is the block the compiler freezes into every step that calls
 // the verb. Its JSON form is the plan's.
 type Execution struct {
-	Kind         rbtype.Kind        `json:"kind"`
-	Handler      string             `json:"handler"`
-	Params       map[string]any     `json:"params,omitempty"`
-	SideEffects  rbtype.SideEffects `json:"side_effects"`
-	Idempotency  Idempotency        `json:"idempotency"`
-	Timeouts     Timeouts           `json:"timeouts"`
-	Retry        Retry              `json:"retry"`
-	Gate         rbtype.Gate        `json:"gate"`
-	OnFailure    rbtype.OnFailure   `json:"on_failure"`
+	Kind        rbtype.Kind        `json:"kind"`
+	Handler     string             `json:"handler"`
+	Params      map[string]any     `json:"params,omitempty"`
+	SideEffects rbtype.SideEffects `json:"side_effects"`
+	Idempotency Idempotency        `json:"idempotency"`
+	Timeouts    Timeouts           `json:"timeouts"`
+	Retry       Retry              `json:"retry"`
+	Gate        rbtype.Gate        `json:"gate"`
+	OnFailure   rbtype.OnFailure   `json:"on_failure"`
 	// Determinism is left out of the JSON when the verb does not declare
 	// it (external), so that plans frozen before it existed keep their
 	// hashes.

@@ -104,6 +104,17 @@ func TestParseDefinitionDiagnostics(t *testing.T) {
 		{"bad compensation reference", minimal + "    compensation: {verb: kyc.undo, args: {x: \"@arg.x\"}}\n", []string{
 			`7:46-7:54 V014 compensation arg "@arg.x" must be a literal, "@args.<path>" or "@result.<path>"`,
 		}},
+		{"bad determinism", minimal + "    determinism: stabel\n", []string{
+			`7:18-7:24 V004 unknown determinism "stabel" (expected pure, stable, external) (did you mean "stable"?)`,
+		}},
+		{"escalation without escalating", minimal + "    timeouts: {escalation: {verb: ops.page}}\n", []string{
+			`7:28-7:45 V004 timeouts.escalation runs only when a park escalates; "kyc.open-case" needs timeouts.on_timeout: escalate`,
+		}},
+		{"escalation reading a result", "- name: wait\n  domain: kyc\n  execution:\n    kind: durable\n    handler: await.notification\n    side_effects: none\n" +
+			"    timeouts:\n      park_timeout: P1D\n      on_timeout: escalate\n      escalation: {verb: ops.page, args: {x: \"@result.id\", y: \"@argz\"}}\n", []string{
+			`10:63-10:70 V014 escalation arg "@argz" must be a literal, "@args.<path>" or "@result.<path>"`,
+			`10:46-10:58 V014 escalation arg "x": "@result.id" refers to a result, and a step that escalates has none; use "@args.<path>" or a literal`,
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

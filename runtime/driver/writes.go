@@ -26,7 +26,7 @@ type NewRunbook struct {
 	// its parent and its generation.
 	Lineage Lineage
 	Steps   []NewStep
-	Edges      []Edge
+	Edges   []Edge
 	// WorkerID and SubmittedData go into the RUNBOOK_SUBMITTED event.
 	WorkerID      string
 	SubmittedData json.RawMessage
