@@ -132,12 +132,48 @@ func resolveStep(now time.Time, worker string, rb *driver.Runbook, plan *planInf
 	if outcome.Type != "" {
 		c.Events = append(c.Events, outcome)
 	}
+	if r.Action == ResolveFail && plan.onFailure(s.Key) == rbtype.OnFailureAbort {
+		if err := abortFromResolve(now, worker, rb.ID, steps, s, &c); err != nil {
+			return driver.Change{}, err
+		}
+	}
 	if rb.Status == rbtype.RunbookEscalated {
 		// The escalation had ended the runbook: it runs until it settles
 		// anew, as the resolution leaves it.
 		c.Runbook = reopened(rb.ID, rbtype.RunbookExecuting)
 	}
 	return c, nil
+}
+
+// abortFromResolve does to the other steps what an abort inside an advance
+// does (transition.failed) when a person fails a step under on_failure:
+// abort: what has not started is skipped, parks are cancelled with their
+// invocations, so that the runbook ends failed at once, and compensates,
+// rather than after its other branches ran.
+func abortFromResolve(now time.Time, worker string, runbookID uuid.UUID, steps []*driver.Step, failed *driver.Step, c *driver.Change) error {
+	data := StepSkippedData{Because: failed.Key, Status: failed.Status, Aborted: true}
+	for _, o := range steps {
+		to := abortsTo(o)
+		if to == "" || o == failed {
+			continue
+		}
+		typ := rbtype.EventStepSkipped
+		if to == rbtype.StepCancelled {
+			typ = rbtype.EventStepCancelled
+			if o.InvocationID != nil {
+				c.Finish = append(c.Finish, *o.InvocationID)
+				c.FinishStatus = rbtype.InvocationCancelled
+			}
+		}
+		o.Status, o.NextAttemptAt, o.FinishedAt = to, nil, &now
+		ev, err := newEvent(runbookID, typ, worker, o, data)
+		if err != nil {
+			return err
+		}
+		c.Steps = append(c.Steps, o.Change())
+		c.Events = append(c.Events, ev)
+	}
+	return nil
 }
 
 // addBlockedAfter adds to pick the skipped and cancelled steps downstream

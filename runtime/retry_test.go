@@ -268,3 +268,31 @@ func TestCancelAsksTheOutsideWorldToStop(t *testing.T) {
 		})
 	}
 }
+
+// A person who fails an escalated step under on_failure: abort aborts the
+// runbook as a failure inside an advance would: a parked branch is
+// cancelled, what has not started is skipped, and the runbook fails at
+// once rather than after its other branches ran.
+func TestResolveFailAborts(t *testing.T) {
+	b := setup(t)
+	b.run(t)
+	id := b.submit(t, `(t.wait-escalate :as @w) (t.wait :as @other) (t.echo :after @w :as @n)`, nil)
+	b.waitFor(t, id, "w escalated, other parked", func(v *runtime.RunbookView) bool {
+		return step(v, "w").Status == rbtype.StepEscalated && step(v, "other").Status == rbtype.StepParked
+	})
+	require.NoError(t, b.engine.Resolve(b.ctx, id, "w", runtime.Resolution{Action: runtime.ResolveFail, By: "ops"}))
+	v := b.waitStatus(t, id, rbtype.RunbookFailed)
+	require.Equal(t, rbtype.StepFailed, step(v, "w").Status)
+	require.Equal(t, rbtype.StepCancelled, step(v, "other").Status)
+	require.Equal(t, rbtype.StepSkipped, step(v, "n").Status)
+	invs, err := b.store.InvocationsOf(b.ctx, id)
+	require.NoError(t, err)
+	require.Len(t, invs, 2)
+	for _, inv := range invs {
+		require.NotEqual(t, rbtype.InvocationActive, inv.Status, "the wait for %s ended with the abort", inv.CorrelationKey)
+	}
+	types := b.eventTypes(t, id)
+	require.Contains(t, types, "STEP_CANCELLED other")
+	require.Contains(t, types, "STEP_SKIPPED n")
+	require.Equal(t, "RUNBOOK_FAILED", types[len(types)-1])
+}

@@ -204,15 +204,29 @@ func (t *transition) failed(s *driver.Step) {
 		return
 	}
 	for _, o := range t.steps {
-		switch o.Status {
-		case rbtype.StepPending, rbtype.StepReady, rbtype.StepWaitingApproval, rbtype.StepFailedRetryable:
+		switch abortsTo(o) {
+		case rbtype.StepSkipped:
 			o.Status, o.NextAttemptAt, o.FinishedAt = rbtype.StepSkipped, nil, &t.now
 			t.touch(o)
 			t.event(rbtype.EventStepSkipped, o, StepSkippedData{Because: s.Key, Status: s.Status, Aborted: true})
-		case rbtype.StepParked:
+		case rbtype.StepCancelled:
 			t.cancelAborted(o, s)
 		}
 	}
+}
+
+// abortsTo is what an abort makes of a step: a step that has not started
+// (or waits to start again) is skipped, a park is cancelled; anything else
+// keeps its status (a running call is recorded when it returns). It
+// returns "" for those.
+func abortsTo(o *driver.Step) rbtype.StepStatus {
+	switch o.Status {
+	case rbtype.StepPending, rbtype.StepReady, rbtype.StepWaitingApproval, rbtype.StepFailedRetryable:
+		return rbtype.StepSkipped
+	case rbtype.StepParked:
+		return rbtype.StepCancelled
+	}
+	return ""
 }
 
 // cancelAborted cancels a step the runbook's abort leaves nothing to do
