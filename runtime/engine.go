@@ -331,6 +331,11 @@ func (e *Engine) updateGauges(ctx context.Context) {
 // maxTries bounds how often a work item's transaction is retried.
 const maxTries = 8
 
+// poisonTries is how often an outcome's transaction fails alone, with an
+// error not known to be transient, before the outcome is recorded as its
+// step's failure.
+const poisonTries = 3
+
 // advancer takes batches of work from the queue, advances them in one
 // transaction, and starts the calls the transaction leased.
 func (e *Engine) advancer(ctx, calls context.Context) {
@@ -367,12 +372,30 @@ func (e *Engine) advancer(ctx, calls context.Context) {
 // retry puts a failed transaction's items back, after a pause that grows
 // with their tries. An outcome given up on is not lost: its lease expires
 // and the step runs again, with the same idempotency key.
+//
+// A failure that is not known to be transient may be a poison pill: one
+// runbook's write the database refuses every time (a handler's result
+// holding a NUL, which jsonb cannot store). Its batch is split, each item
+// retried alone, so that the others' work goes through; and an outcome
+// that still cannot be written alone is recorded as the step's failure
+// instead, rather than given up on, which would let its lease expire and
+// the call be made again, forever.
 func (e *Engine) retry(items []workItem, err error) {
 	e.log.Warn("advance transaction failed; retrying", "err", err, "runbooks", len(items))
+	suspect := !errors.Is(err, driver.ErrTransient) && !errors.Is(err, errLeaseRefused) &&
+		!errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
 	var again []workItem
 	for _, it := range items {
 		it.tries++
-		if it.tries >= maxTries {
+		switch {
+		case suspect && len(items) > 1:
+			it.alone = true
+		case suspect && it.outcome != nil && it.outcome.err == nil && it.tries >= poisonTries:
+			e.log.Error("a call's outcome cannot be recorded; failing its step", "runbook_id", it.runbookID,
+				"step_id", it.outcome.stepID, "attempt", it.outcome.attempt, "err", err)
+			it.outcome = it.outcome.unrecordable(err)
+			it.tries = 0
+		case it.tries >= maxTries:
 			e.log.Error("giving up on a work item", "runbook_id", it.runbookID, "err", err)
 			continue
 		}

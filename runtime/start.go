@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"time"
 
 	"github.com/google/uuid"
@@ -49,6 +50,21 @@ type outcome struct {
 	err       *Error
 	dryRun    bool
 	simulated bool
+}
+
+// unrecordable is the outcome that replaces one the database refused to
+// record, again and again (engine.retry): the step fails, for good, with
+// a message that names the kind of problem but not the database's words,
+// which may name tables or hold the value itself.
+func (o *outcome) unrecordable(err error) *outcome {
+	why := "the database refused to record it"
+	if errors.Is(err, driver.ErrBadRequest) {
+		why = "it holds a value the database cannot store (a NUL character, invalid UTF-8, a number out of range, or a value too large)"
+	}
+	return &outcome{
+		runbookID: o.runbookID, stepID: o.stepID, attempt: o.attempt, purpose: o.purpose, idemKey: o.idemKey,
+		err: Errorf(rbtype.CodeInternal, "the call returned, but its result could not be recorded: %s; the call is not made again", why),
+	}
 }
 
 // prepared is a ready step whose arguments are resolved and whose keys are
