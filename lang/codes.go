@@ -41,6 +41,13 @@ const (
 	// VDaemonTable: a pg.crud verb names a table of rbd's own (in rbd's
 	// schema, or one of its tables without a schema) or a system catalog.
 	VDaemonTable Code = "V015"
+	// VCacheEffects: a cache on a verb whose effects must happen each time
+	// (external_call, human_process) or on a durable verb.
+	VCacheEffects Code = "V020"
+	// VCacheExternal: an external verb's result reused forever.
+	VCacheExternal Code = "V021"
+	// VCacheTTL: a ttl cache without its duration.
+	VCacheTTL Code = "V022"
 )
 
 // CodeInfo describes a code for SARIF rule tables and `rbc` help.
@@ -83,4 +90,7 @@ var Codes = []CodeInfo{
 	{VBadKeyField, SeverityError, "idempotency key field not in the input schema"},
 	{VBadCompensation, SeverityError, "compensation verb unknown, or its args do not fit it"},
 	{VDaemonTable, SeverityError, "pg.crud names one of rbd's own tables or a system catalog"},
+	{VCacheEffects, SeverityError, "a cache on a verb with outside effects, or on a durable verb"},
+	{VCacheExternal, SeverityError, "an external verb's result reused with no ttl"},
+	{VCacheTTL, SeverityError, "cache policy ttl without a ttl"},
 }

@@ -59,6 +59,10 @@ type Config struct {
 	// DataCacheSize is the number of steps whose arguments and results are
 	// kept (65536).
 	DataCacheSize int
+	// Clock is the time an advance decides by: retry delays, park and
+	// cache expiries (time.Now). Tests move it; the database's own clock
+	// still decides what is due.
+	Clock func() time.Time
 	// Catalogue compiles submitted and extension sources.
 	Catalogue *registry.Catalogue
 	Logger    *slog.Logger
@@ -97,6 +101,9 @@ func (c *Config) defaults() {
 	defInt(&c.DataCacheSize, 65536)
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Clock == nil {
+		c.Clock = time.Now
 	}
 }
 
@@ -294,11 +301,24 @@ func (e *Engine) sweepLoop(ctx context.Context) {
 		e.signal(e.kick)
 		e.updateGauges(ctx)
 		e.pruneOrphans(ctx)
+		e.pruneCache(ctx)
 		select {
 		case <-ctx.Done():
 		case <-e.sweepNow:
 		case <-time.After(e.cfg.SweepInterval):
 		}
+	}
+}
+
+// pruneCache deletes expired result cache entries: lookups already ignore
+// them, so this only bounds the table.
+func (e *Engine) pruneCache(ctx context.Context) {
+	pruned, err := e.store.PruneCache(ctx, e.cfg.Clock(), 1000)
+	switch {
+	case err != nil && ctx.Err() == nil:
+		e.log.Error("pruning the result cache", "err", err)
+	case pruned > 0:
+		e.log.Info("pruned expired cache entries", "pruned", pruned)
 	}
 }
 
@@ -457,6 +477,7 @@ func (e *Engine) execute(ctx context.Context, pc *pendingCall) (o *outcome) {
 		return nil
 	}
 	o = &outcome{runbookID: pc.runbookID, stepID: pc.stepID, attempt: pc.attempt, purpose: pc.purpose,
+		cacheKey: pc.cacheKey, definitionHash: pc.definitionHash,
 		result: res, dryRun: pc.dryRun, idemKey: pc.call.IdempotencyKey}
 	if err != nil {
 		o.err = classify(err)

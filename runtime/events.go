@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"github.com/google/uuid"
 	"time"
 
 	"github.com/runbookdev/runbook/runtime/rbtype"
@@ -23,6 +24,10 @@ type StepReadyData struct {
 type StepSucceededData struct {
 	// Receipt: a stored receipt for its idempotency key was its result.
 	Receipt bool `json:"receipt,omitempty"`
+	// Cache is "hit" when a cached result was its result, and Source says
+	// where that result came from (SEMANTICS.md section 4).
+	Cache  string       `json:"cache,omitempty"`
+	Source *CacheSource `json:"source,omitempty"`
 	// Simulated: a dry run recorded it without calling its handler.
 	Simulated bool `json:"simulated,omitempty"`
 	// Reason says why it was simulated, when not because of side effects.
@@ -127,4 +132,16 @@ type RunbookExtendedData struct {
 	Steps    []string `json:"steps"`
 	PlanHash string   `json:"plan_hash"`
 	Version  int      `json:"version"`
+}
+
+// CacheSource is the provenance of a cached result: the step and attempt
+// that computed it, when, until when it lives, and under which definition
+// of its verb.
+type CacheSource struct {
+	RunbookID      uuid.UUID  `json:"runbook_id"`
+	Step           string     `json:"step"`
+	Attempt        int        `json:"attempt"`
+	CreatedAt      time.Time  `json:"created_at"`
+	ExpiresAt      *time.Time `json:"expires_at,omitempty"`
+	DefinitionHash string     `json:"definition_hash"`
 }

@@ -30,6 +30,7 @@ type round struct {
 	compensations map[uuid.UUID]*prepared
 	escalations   map[uuid.UUID]*prepared
 	receipts      map[driver.ReceiptKey]driver.Receipt
+	cached        map[string]driver.CacheEntry
 }
 
 // newRound builds each runbook's transition from what was loaded (plans
@@ -184,6 +185,20 @@ func (r *round) receiptKeys() []driver.ReceiptKey {
 // supplyReceipts hands over the receipts found for receiptKeys.
 func (r *round) supplyReceipts(receipts map[driver.ReceiptKey]driver.Receipt) { r.receipts = receipts }
 
+// cacheKeys lists the result cache keys of prepared steps to look up.
+func (r *round) cacheKeys() []string {
+	var keys []string
+	for _, p := range r.ready {
+		if p.cacheKey != "" && p.cacheLookup {
+			keys = append(keys, p.cacheKey)
+		}
+	}
+	return keys
+}
+
+// supplyCache hands over the cache entries found for cacheKeys.
+func (r *round) supplyCache(entries map[string]driver.CacheEntry) { r.cached = entries }
+
 // write starts the prepared steps (completing those with receipts, leasing
 // the rest), settles finished runbooks, and returns everything the
 // transaction writes and the calls to make once it commits.
@@ -195,7 +210,7 @@ func (r *round) write() (driver.AdvanceWrite, []*pendingCall, error) {
 	w := driver.AdvanceWrite{Worker: r.m.worker, LeaseUntil: r.now.Add(r.m.leaseTTL), Finished: map[rbtype.InvocationStatus][]uuid.UUID{}}
 	var calls []*pendingCall
 	for _, t := range r.states {
-		t.start(byRunbook[t.rb.ID], r.receipts)
+		t.start(byRunbook[t.rb.ID], r.receipts, r.cached)
 		t.startCompensation(r.compensations[t.rb.ID], r.receipts)
 		t.startEscalation(r.escalations[t.rb.ID])
 		// Steps that completed from receipts may have readied others;
@@ -227,6 +242,7 @@ func (t *transition) writeTo(w *driver.AdvanceWrite) {
 	}
 	w.Events = append(w.Events, t.ledger()...)
 	w.Receipts = append(w.Receipts, t.receipts...)
+	w.Cache = append(w.Cache, t.cacheWrites...)
 	w.Leases = append(w.Leases, t.leaseRequests...)
 	w.Processed = append(w.Processed, t.processed...)
 	if len(t.compensate) > 0 {

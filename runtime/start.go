@@ -25,6 +25,9 @@ type pendingCall struct {
 	timeout   time.Duration
 	dryRun    bool
 	purpose   callPurpose
+	// cacheKey, when set, stores the call's result in the result cache
+	// under this key, for its verb definition's hash.
+	cacheKey, definitionHash string
 }
 
 // callPurpose says what a handler call does for its step: run it, undo
@@ -44,12 +47,15 @@ type outcome struct {
 	stepID    int64
 	attempt   int
 	purpose   callPurpose
-	result    Result
-	value     json.RawMessage // the result's value as JSON
-	idemKey   string
-	err       *Error
-	dryRun    bool
-	simulated bool
+	// cacheKey and definitionHash come from the call: where to store its
+	// result for reuse.
+	cacheKey, definitionHash string
+	result                   Result
+	value                    json.RawMessage // the result's value as JSON
+	idemKey                  string
+	err                      *Error
+	dryRun                   bool
+	simulated                bool
 }
 
 // unrecordable is the outcome that replaces one the database refused to
@@ -74,6 +80,10 @@ type prepared struct {
 	args    map[string]any
 	exec    verbs.Execution
 	receipt driver.ReceiptKey
+	// cacheKey is set when the verb caches (cache.go): cacheLookup says
+	// whether to look it up first, definitionHash goes with the entry.
+	cacheKey, definitionHash string
+	cacheLookup              bool
 }
 
 // simulatedInputs is why a dry run simulates a step whose arguments it
@@ -137,8 +147,10 @@ func (t *transition) prepare() []*prepared {
 			continue
 		}
 		t.touch(s)
-		out = append(out, &prepared{step: s, args: args, exec: exec,
-			receipt: driver.ReceiptKey{Handler: exec.Handler, IdempotencyKey: s.IdempotencyKey}})
+		p := &prepared{step: s, args: args, exec: exec,
+			receipt: driver.ReceiptKey{Handler: exec.Handler, IdempotencyKey: s.IdempotencyKey}}
+		t.prepareCache(p)
+		out = append(out, p)
 	}
 	return out
 }
@@ -171,11 +183,14 @@ func (t *transition) dependsOnSimulated(s *driver.Step) bool {
 // marked running, and handed to the worker to call. A durable step's
 // invocation is persisted here, before its handler starts the external
 // work (park step 2 of RUNTIME.md).
-func (t *transition) start(steps []*prepared, receipts map[driver.ReceiptKey]driver.Receipt) {
+func (t *transition) start(steps []*prepared, receipts map[driver.ReceiptKey]driver.Receipt, cached map[string]driver.CacheEntry) {
 	for _, p := range steps {
 		s := p.step
 		if r, ok := receipts[p.receipt]; ok && t.rb.Mode != rbtype.ModeDryRun {
 			t.complete(s, r.Result, false, StepSucceededData{Receipt: true})
+			continue
+		}
+		if t.fromCache(p, cached) {
 			continue
 		}
 		handler, ok := t.m.handler(p.exec.Handler)
@@ -210,6 +225,11 @@ func (t *transition) start(steps []*prepared, receipts map[driver.ReceiptKey]dri
 			call.CallbackURL = t.m.callbackURL
 		}
 		t.lease(s, call, handler, p.exec.Timeouts.RunTimeout.D, dryRun, callStep)
+		if !dryRun {
+			// The call's result goes to the cache under the key looked up.
+			leased := t.calls[len(t.calls)-1]
+			leased.cacheKey, leased.definitionHash = p.cacheKey, p.definitionHash
+		}
 		t.started(s)
 	}
 }

@@ -41,6 +41,7 @@ type transition struct {
 	finishInvocations map[rbtype.InvocationStatus][]uuid.UUID
 	processed         []int64 // notifications consumed
 	receipts          []driver.Receipt
+	cacheWrites       []driver.CacheEntry
 	newInvocations    []driver.Invocation
 	invocationUpdates []driver.InvocationUpdate
 	leaseRequests     []driver.LeaseRequest
@@ -288,12 +289,14 @@ func (t *transition) applyOutcome(o *outcome) {
 		t.failStep(s, err)
 		return
 	}
-	if !o.dryRun && !o.simulated && t.execution(s).SideEffects != rbtype.SideEffectsNone {
+	exec := t.execution(s)
+	if !o.dryRun && !o.simulated && exec.SideEffects != rbtype.SideEffectsNone {
 		t.receipts = append(t.receipts, driver.Receipt{
-			Handler: t.execution(s).Handler, IdempotencyKey: s.IdempotencyKey, RunbookID: t.rb.ID,
+			Handler: exec.Handler, IdempotencyKey: s.IdempotencyKey, RunbookID: t.rb.ID,
 			StepKey: s.Key, Result: o.value, ResultHash: hashJSON(o.value),
 		})
 	}
+	t.storeInCache(s, o, &exec)
 	t.complete(s, o.value, o.dryRun || o.simulated, StepSucceededData{})
 }
 

@@ -68,8 +68,11 @@ type Execution struct {
 	// Determinism is left out of the JSON when the verb does not declare
 	// it (external), so that plans frozen before it existed keep their
 	// hashes.
-	Determinism  rbtype.Determinism `json:"determinism,omitempty"`
-	Compensation *Compensation      `json:"compensation,omitempty"`
+	Determinism rbtype.Determinism `json:"determinism,omitempty"`
+	// Cache is nil unless the verb declares one (as with Determinism, so
+	// that older plans keep their hashes).
+	Cache        *Cache        `json:"cache,omitempty"`
+	Compensation *Compensation `json:"compensation,omitempty"`
 }
 
 // Equal reports whether two execution blocks hold the same values, so
@@ -82,7 +85,7 @@ type Execution struct {
 // compared here; TestExecutionEqualSeesEveryField fails until it is.
 func (e *Execution) Equal(o *Execution) bool {
 	return e.Kind == o.Kind && e.Handler == o.Handler && e.SideEffects == o.SideEffects && e.Gate == o.Gate &&
-		e.OnFailure == o.OnFailure && e.Determinism == o.Determinism &&
+		e.OnFailure == o.OnFailure && e.Determinism == o.Determinism && e.Cache.equal(o.Cache) &&
 		sameValues(e.Params, o.Params) &&
 		e.Idempotency.Scope == o.Idempotency.Scope && slices.Equal(e.Idempotency.KeyFields, o.Idempotency.KeyFields) &&
 		e.Timeouts.equal(&o.Timeouts) && e.Retry == o.Retry && e.Compensation.equal(o.Compensation)
@@ -115,6 +118,23 @@ func sameValues(a, b map[string]any) bool {
 		return true
 	}
 	return reflect.DeepEqual(a, b)
+}
+
+// Cache is a verb's result cache (SEMANTICS.md section 4).
+type Cache struct {
+	Policy rbtype.CachePolicy `json:"policy"`
+	// TTL is how long an entry lives, for policy ttl.
+	TTL *Duration `json:"ttl,omitempty"`
+}
+
+// Reuses reports whether results are reused at all.
+func (c *Cache) Reuses() bool { return c != nil && c.Policy != "" && c.Policy != rbtype.CacheNever }
+
+func (c *Cache) equal(o *Cache) bool {
+	if c == nil || o == nil {
+		return c == o
+	}
+	return c.Policy == o.Policy && sameDuration(c.TTL, o.TTL)
 }
 
 // Idempotency says how a step's idempotency key is derived.

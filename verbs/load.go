@@ -348,7 +348,7 @@ func (d *decoder) definition(item *yaml.Node) (def *Definition, ok bool) {
 
 func (d *decoder) execution(n *yaml.Node, def *Definition) {
 	e := &def.Execution
-	var parkTimeout, maxPark, escalation *yaml.Node
+	var parkTimeout, maxPark, escalation, cachePolicy *yaml.Node
 	var keyFields []*yaml.Node
 	d.mapping(n, "execution", def, map[string]field{
 		"kind":         {true, func(p string, v *yaml.Node) { e.Kind = enum(d, v, p, "kind", rbtype.Kinds) }},
@@ -357,6 +357,18 @@ func (d *decoder) execution(n *yaml.Node, def *Definition) {
 		"gate":         {false, func(p string, v *yaml.Node) { e.Gate = enum(d, v, p, "gate", rbtype.Gates) }},
 		"on_failure":   {false, func(p string, v *yaml.Node) { e.OnFailure = enum(d, v, p, "on_failure mode", rbtype.OnFailures) }},
 		"determinism":  {false, func(p string, v *yaml.Node) { e.Determinism = enum(d, v, p, "determinism", rbtype.Determinisms) }},
+		"cache": {false, func(p string, v *yaml.Node) {
+			c := &Cache{}
+			if d.mapping(v, p, def, map[string]field{
+				"policy": {true, func(p string, v *yaml.Node) {
+					cachePolicy = v
+					c.Policy = enum(d, v, p, "cache policy", rbtype.CachePolicies)
+				}},
+				"ttl": {false, func(p string, v *yaml.Node) { c.TTL = d.duration(v, p) }},
+			}) {
+				e.Cache = c
+			}
+		}},
 		"params": {false, func(p string, v *yaml.Node) {
 			if params, ok := d.jsonObject(v, p, nil); ok {
 				e.Params = params
@@ -426,6 +438,7 @@ func (d *decoder) execution(n *yaml.Node, def *Definition) {
 			}
 		}
 	}
+	d.checkCache(e, cachePolicy, def)
 	if e.Kind == rbtype.KindSync && parkTimeout != nil {
 		d.diags.Errorf(lang.VBadValue, d.src.rangeOf(parkTimeout), "park_timeout applies only to durable verbs; %q is sync", def.FullName())
 	}
@@ -640,4 +653,34 @@ func (d *decoder) scalarJSON(n *yaml.Node) (any, bool) {
 func (d *decoder) badScalar(n *yaml.Node, err error) bool {
 	d.diags.Errorf(lang.VBadValue, d.src.rangeOf(n), "bad value %q: %v", n.Value, err)
 	return false
+}
+
+// checkCache applies SEMANTICS.md section 4's load-time rules to a verb's
+// cache: a result is reused only where running the handler again would
+// change nothing outside (V020), an external verb's result never forever
+// (V021), and a ttl policy needs its ttl (V022). at is the policy's node.
+func (d *decoder) checkCache(e *Execution, at *yaml.Node, def *Definition) {
+	c := e.Cache
+	if c == nil || at == nil {
+		return
+	}
+	where := d.src.rangeOf(at)
+	if c.Reuses() {
+		switch {
+		case e.Kind == rbtype.KindDurable:
+			d.diags.Errorf(lang.VCacheEffects, where,
+				"cache policy %q on durable verb %q: a wait's answer comes from the outside world each time; use policy never", c.Policy, def.FullName())
+		case e.SideEffects == rbtype.SideEffectsExternalCall || e.SideEffects == rbtype.SideEffectsHuman:
+			d.diags.Errorf(lang.VCacheEffects, where,
+				"cache policy %q on verb %q, whose side_effects are %s: a cache hit would skip the effect; use policy never, or the global idempotency scope for an effect that must happen once ever",
+				c.Policy, def.FullName(), e.SideEffects)
+		}
+	}
+	if c.Policy == rbtype.CacheReuse && e.Determinism.Effective() == rbtype.DeterminismExternal {
+		d.diags.Errorf(lang.VCacheExternal, where,
+			"cache policy reuse on verb %q, whose determinism is external: the world it reads may change, so its results may only be reused for a while; use policy ttl with a ttl, or declare determinism pure or stable", def.FullName())
+	}
+	if c.Policy == rbtype.CacheTTL && c.TTL == nil {
+		d.diags.Errorf(lang.VCacheTTL, where, "cache policy ttl on verb %q needs a ttl (an ISO 8601 duration such as PT6H)", def.FullName())
+	}
 }

@@ -104,6 +104,19 @@ func TestParseDefinitionDiagnostics(t *testing.T) {
 		{"bad compensation reference", minimal + "    compensation: {verb: kyc.undo, args: {x: \"@arg.x\"}}\n", []string{
 			`7:46-7:54 V014 compensation arg "@arg.x" must be a literal, "@args.<path>" or "@result.<path>"`,
 		}},
+		{"a cache on an external call", strings.Replace(minimal, "none", "external_call", 1) + "    cache: {policy: ttl, ttl: PT1H}\n", []string{
+			`7:21-7:24 V020 cache policy "ttl" on verb "kyc.open-case", whose side_effects are external_call: a cache hit would skip the effect; use policy never, or the global idempotency scope for an effect that must happen once ever`,
+		}},
+		{"a cache on a durable verb", "- name: wait\n  domain: kyc\n  execution:\n    kind: durable\n    handler: await.notification\n    side_effects: none\n" +
+			"    timeouts: {park_timeout: P1D}\n    cache: {policy: ttl, ttl: PT1H}\n", []string{
+			`8:21-8:24 V020 cache policy "ttl" on durable verb "kyc.wait": a wait's answer comes from the outside world each time; use policy never`,
+		}},
+		{"external results reused forever", "- name: look\n  domain: kyc\n  execution: {kind: sync, handler: core.echo, side_effects: none, cache: {policy: reuse}}\n", []string{
+			`3:83-3:88 V021 cache policy reuse on verb "kyc.look", whose determinism is external: the world it reads may change, so its results may only be reused for a while; use policy ttl with a ttl, or declare determinism pure or stable`,
+		}},
+		{"ttl without a ttl", "- name: look\n  domain: kyc\n  execution: {kind: sync, handler: core.echo, side_effects: none, cache: {policy: ttl}}\n", []string{
+			`3:83-3:86 V022 cache policy ttl on verb "kyc.look" needs a ttl (an ISO 8601 duration such as PT6H)`,
+		}},
 		{"bad determinism", minimal + "    determinism: stabel\n", []string{
 			`7:18-7:24 V004 unknown determinism "stabel" (expected pure, stable, external) (did you mean "stable"?)`,
 		}},

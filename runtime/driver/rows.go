@@ -193,3 +193,22 @@ type RunbookPage struct {
 	// Next is the cursor of the next page, empty on the last.
 	Next string
 }
+
+// CacheEntry is a row of result_cache: a verb's result for a cache key,
+// and where it came from (SEMANTICS.md section 4).
+type CacheEntry struct {
+	Tenant         string
+	Key            string
+	Verb           string
+	DefinitionHash string
+	Result         json.RawMessage
+	RunbookID      uuid.UUID
+	StepKey        string
+	Attempt        int
+	CreatedAt      time.Time
+	// ExpiresAt is nil for an entry that never expires (policy reuse).
+	ExpiresAt *time.Time
+}
+
+// Live reports whether the entry may still be used at now.
+func (c CacheEntry) Live(now time.Time) bool { return c.ExpiresAt == nil || now.Before(*c.ExpiresAt) }

@@ -33,6 +33,9 @@ type Store interface {
 	// before receivedBefore for keys that no invocation has, and counts
 	// the orphans left.
 	PruneOrphanNotifications(ctx context.Context, receivedBefore time.Time, limit int) (pruned, left int64, err error)
+	// PruneCache deletes up to limit cache entries that expired before
+	// now, and says how many it deleted.
+	PruneCache(ctx context.Context, now time.Time, limit int) (int64, error)
 	// NewListener makes a listener for wake-ups; Run starts it.
 	NewListener(cfg ListenConfig) Listener
 	// Gauges counts the parked steps and the notifications waiting.
@@ -68,6 +71,9 @@ type Tx interface {
 	Plans(ctx context.Context, ids []uuid.UUID) (map[uuid.UUID][]byte, error)
 	// Receipts returns the stored receipts for keys.
 	Receipts(ctx context.Context, keys []ReceiptKey) (map[ReceiptKey]Receipt, error)
+	// CacheEntries returns the stored cache entries for keys, live or not,
+	// by key, for one tenant.
+	CacheEntries(ctx context.Context, tenant string, keys []string) (map[string]CacheEntry, error)
 
 	// CreateRunbook stores a new runbook, due at once, unless one with the
 	// same request key exists: then it returns that one, created=false.

@@ -115,6 +115,20 @@ func (d Determinism) Effective() Determinism {
 	return d
 }
 
+// CachePolicy says whether a verb's results are reused (SEMANTICS.md
+// section 4).
+type CachePolicy string
+
+// The cache policies.
+const (
+	// CacheNever: every call runs the handler (the default).
+	CacheNever CachePolicy = "never"
+	// CacheReuse: a result is reused for equal arguments, forever.
+	CacheReuse CachePolicy = "reuse"
+	// CacheTTL: a result is reused for equal arguments until its ttl.
+	CacheTTL CachePolicy = "ttl"
+)
+
 // CRUDOp is the operation of a pg.crud verb.
 type CRUDOp string
 
@@ -138,5 +152,6 @@ var (
 	OnTimeouts        = []OnTimeout{OnTimeoutFail, OnTimeoutEscalate}
 	OnFailures        = []OnFailure{OnFailureAbort, OnFailureIsolate, OnFailureContinue}
 	Determinisms      = []Determinism{DeterminismPure, DeterminismStable, DeterminismExternal}
+	CachePolicies     = []CachePolicy{CacheNever, CacheReuse, CacheTTL}
 	CRUDOps           = []CRUDOp{CRUDInsert, CRUDSelect, CRUDUpdate, CRUDDelete, CRUDUpsert}
 )
