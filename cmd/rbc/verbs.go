@@ -76,6 +76,14 @@ func describeVerb(out io.Writer, d *verbs.Definition) {
 	}
 	fmt.Fprintln(out, "\nExecution:")
 	fmt.Fprintf(out, "  side effects: %s\n", e.SideEffects)
+	fmt.Fprintf(out, "  determinism:  %s\n", e.Determinism.Effective())
+	if c := e.Cache; c.Reuses() {
+		if c.TTL != nil {
+			fmt.Fprintf(out, "  cache:        %s, %s\n", c.Policy, c.TTL)
+		} else {
+			fmt.Fprintf(out, "  cache:        %s\n", c.Policy)
+		}
+	}
 	idem := string(e.Idempotency.Scope)
 	if len(e.Idempotency.KeyFields) > 0 {
 		idem += " on " + strings.Join(e.Idempotency.KeyFields, ", ")
@@ -84,6 +92,9 @@ func describeVerb(out io.Writer, d *verbs.Definition) {
 	fmt.Fprintf(out, "  run timeout:  %s\n", e.Timeouts.RunTimeout)
 	if e.Timeouts.ParkTimeout != nil {
 		fmt.Fprintf(out, "  park timeout: %s, then %s\n", e.Timeouts.ParkTimeout, e.Timeouts.OnTimeout)
+	}
+	if esc := e.Timeouts.Escalation; esc != nil {
+		fmt.Fprintf(out, "  escalation:   %s\n", esc.Verb)
 	}
 	if e.Retry.MaxAttempts > 1 {
 		fmt.Fprintf(out, "  retry:        %d attempts, %s backoff from %s to %s\n", e.Retry.MaxAttempts, e.Retry.Backoff, e.Retry.BaseDelay, e.Retry.MaxDelay)
