@@ -34,6 +34,17 @@ type StepSucceededData struct {
 	Reason string `json:"reason,omitempty"`
 }
 
+// StepReclaimedData is the data of STEP_RECLAIMED. SuspectCommit says
+// that the call may have taken effect without its result being recorded:
+// an external_call step whose call was cut off (its worker died, or gave
+// the call up at a shutdown) has no receipt, since a receipt is written
+// with the completion. Audit fails closed: the call is repeated with the
+// same idempotency key, which the provider must honour, and the ledger
+// says so first.
+type StepReclaimedData struct {
+	SuspectCommit bool `json:"suspect_commit"`
+}
+
 // StepFailedData is a failure's code and message (STEP_FAILED,
 // COMPENSATION_FAILED).
 type StepFailedData struct {

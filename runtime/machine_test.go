@@ -165,7 +165,9 @@ func TestMachineReclaimsAbandonedStepsAndDropsStaleOutcomes(t *testing.T) {
 	first := callFor(t, calls, "s")
 	f.now = f.now.Add(31 * time.Second) // the lease expired: the worker died
 	w, calls := f.advance()
-	require.Equal(t, []string{"STEP_STARTED s"}, eventNames(w.Events), "the reclaim's STEP_READY is elided by the start")
+	require.Equal(t, []string{"STEP_RECLAIMED s", "STEP_STARTED s"}, eventNames(w.Events), "the reclaim's STEP_READY is elided by the start")
+	reclaimed := eventData[StepReclaimedData](t, w.Events, "STEP_RECLAIMED s")
+	require.True(t, reclaimed.SuspectCommit, "m.send is an external call with no receipt: it may have taken effect")
 	again := callFor(t, calls, "s")
 	require.Equal(t, 2, again.attempt)
 	require.Equal(t, first.call.IdempotencyKey, again.call.IdempotencyKey)

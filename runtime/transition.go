@@ -478,6 +478,7 @@ func (t *transition) reclaim() {
 		s.Status = rbtype.StepReady
 		t.touch(s)
 		t.m.observe.leaseReclaimed()
+		t.event(rbtype.EventStepReclaimed, s, StepReclaimedData{SuspectCommit: t.execution(s).SideEffects == rbtype.SideEffectsExternalCall})
 		t.readied(s, &StepReadyData{Reclaimed: true})
 	}
 	if t.rb.Status == rbtype.RunbookFailed {

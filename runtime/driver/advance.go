@@ -39,9 +39,9 @@ type AdvanceWrite struct {
 	Receipts   []Receipt
 	// Cache stores results for reuse; an entry for a key that exists
 	// replaces it (a regeneration refreshes what it bypassed).
-	Cache      []CacheEntry
-	Events     []Event
-	Runbooks   []RunbookChange
+	Cache    []CacheEntry
+	Events   []Event
+	Runbooks []RunbookChange
 	// Compensate marks completed steps, by runbook and key, as waiting to
 	// be undone.
 	Compensate map[uuid.UUID][]string

@@ -45,6 +45,9 @@ const (
 	EventEscalationSucceeded EventType = "ESCALATION_SUCCEEDED"
 	// EventEscalationFailed: it failed; the step stays escalated.
 	EventEscalationFailed EventType = "ESCALATION_FAILED"
+	// EventStepReclaimed: a running step's worker died or gave it up; it
+	// runs again under the same key (SEMANTICS.md section 7).
+	EventStepReclaimed EventType = "STEP_RECLAIMED"
 	// EventRunbookClosed: a held-open runbook may finish now.
 	EventRunbookClosed EventType = "RUNBOOK_CLOSED"
 	// EventStepHeartbeat: a parked step's external work said it goes on.
@@ -67,7 +70,7 @@ var EventTypes = []EventType{
 	EventRunbookFailed, EventRunbookCancelled, EventRunbookEscalated, EventRunbookPartial,
 	EventRunbookRetried, EventRunbookClosed, EventStepHeartbeat, EventStepResolved,
 	EventInvocationCancelSent, EventInvocationCancelFailed, EventRunbookRegenerated,
-	EventEscalationStarted, EventEscalationSucceeded, EventEscalationFailed,
+	EventEscalationStarted, EventEscalationSucceeded, EventEscalationFailed, EventStepReclaimed,
 }
 
 // MutationKind names an entry of a runbook's mutation log.
