@@ -279,6 +279,7 @@ const updateRunbookSQL = `
 		plan_hash     = CASE WHEN $8::jsonb IS NULL THEN plan_hash ELSE $9 END,
 		version       = CASE WHEN $8::jsonb IS NULL THEN version ELSE $10 END,
 		inputs        = coalesce($11::jsonb, inputs),
+		mode          = coalesce($13, mode),
 		updated_at    = now()
 	WHERE id = $1`
 
@@ -287,7 +288,7 @@ func runbookChangeArgs(c driver.RunbookChange) []any {
 	if c.Plan != nil {
 		plan = string(c.Plan)
 	}
-	return []any{c.ID, c.Status, c.ErrorCode, c.ErrorMessage, c.Finished, c.SetWake, c.WakeAt, plan, c.PlanHash, c.Version, nullJSON(c.Inputs), c.Reopen}
+	return []any{c.ID, c.Status, c.ErrorCode, c.ErrorMessage, c.Finished, c.SetWake, c.WakeAt, plan, c.PlanHash, c.Version, nullJSON(c.Inputs), c.Reopen, c.Mode}
 }
 
 // Wake makes runbooks due now and signals the workers. The caller holds

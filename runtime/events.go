@@ -84,8 +84,11 @@ type StepTimedOutData struct {
 
 // StepSkippedData names the predecessor that can never complete.
 type StepSkippedData struct {
-	Because string            `json:"because"`
-	Status  rbtype.StepStatus `json:"status"`
+	Because string            `json:"because,omitempty"`
+	Status  rbtype.StepStatus `json:"status,omitempty"`
+	// Reason is DRAFT_ONLY for a step a draft_only runbook does not run
+	// (Because and Status are then empty: nothing upstream stopped it).
+	Reason rbtype.ErrorCode `json:"reason,omitempty"`
 	// Aborted: the runbook stopped because Because failed under
 	// on_failure: abort (also the data of a STEP_CANCELLED it causes).
 	Aborted bool `json:"aborted,omitempty"`

@@ -167,10 +167,10 @@ func TestRetryHandsTheSameSeedsAgain(t *testing.T) {
 	b.run(t)
 	id := b.submit(t, `(t.draft :to "ada" :as @draft)`, nil)
 	b.waitStatus(t, id, rbtype.RunbookFailed)
-	_, err := b.engine.Retry(b.ctx, id, nil, "test")
+	_, err := b.engine.Retry(b.ctx, id, runtime.RetryOptions{By: "test"})
 	require.NoError(t, err)
 	b.waitStatus(t, id, rbtype.RunbookFailed)
-	_, err = b.engine.Retry(b.ctx, id, nil, "test")
+	_, err = b.engine.Retry(b.ctx, id, runtime.RetryOptions{By: "test"})
 	require.NoError(t, err)
 	b.waitStatus(t, id, rbtype.RunbookComplete)
 

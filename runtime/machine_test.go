@@ -609,12 +609,12 @@ func TestMachineRetry(t *testing.T) {
 	require.Equal(t, rbtype.RunbookFailed, f.rb.Status)
 	require.Equal(t, rbtype.StepSkipped, f.step("next").Status)
 
-	_, _, err := retryRunbook(f.now, "api", f.rb, f.plan, f.steps, []string{"other"}, "ops")
+	_, _, err := retryRunbook(f.now, "api", f.rb, f.plan, f.steps, RetryOptions{Steps: []string{"other"}, By: "ops"})
 	require.ErrorIs(t, err, ErrConflict, "a complete step is not retried")
-	_, _, err = retryRunbook(f.now, "api", f.rb, f.plan, f.steps, []string{"nope"}, "ops")
+	_, _, err = retryRunbook(f.now, "api", f.rb, f.plan, f.steps, RetryOptions{Steps: []string{"nope"}, By: "ops"})
 	require.ErrorIs(t, err, ErrNotFound)
 
-	c, keys, err := retryRunbook(f.now, "api", f.rb, f.plan, f.steps, []string{"s"}, "ops")
+	c, keys, err := retryRunbook(f.now, "api", f.rb, f.plan, f.steps, RetryOptions{Steps: []string{"s"}, By: "ops"})
 	require.NoError(t, err)
 	require.Equal(t, []string{"s", "next"}, keys, "the named step takes its skipped dependent with it")
 	require.Equal(t, RunbookRetriedData{Steps: keys, By: "ops"}, eventData[RunbookRetriedData](t, c.Events, "RUNBOOK_RETRIED"))
@@ -635,7 +635,7 @@ func TestMachineRetry(t *testing.T) {
 	require.Equal(t, rbtype.RunbookComplete, f.rb.Status)
 	require.NotNil(t, f.rb.FinishedAt)
 
-	_, _, err = retryRunbook(f.now, "api", f.rb, f.plan, f.steps, nil, "ops")
+	_, _, err = retryRunbook(f.now, "api", f.rb, f.plan, f.steps, RetryOptions{By: "ops"})
 	require.ErrorIs(t, err, ErrConflict, "a complete runbook is not retried")
 }
 

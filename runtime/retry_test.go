@@ -68,7 +68,7 @@ func TestRetryCompletesAfterTheProviderRecovers(t *testing.T) {
 	require.Equal(t, rbtype.StepSkipped, step(v, "after").Status)
 	require.Empty(t, svc.byKey, "both attempts failed: no effect")
 
-	_, err := b.engine.Retry(b.ctx, mustID(id), nil, "test")
+	_, err := b.engine.Retry(b.ctx, mustID(id), runtime.RetryOptions{By: "test"})
 	require.NoError(t, err)
 	v = b.waitStatus(t, id, rbtype.RunbookComplete)
 	require.Equal(t, 3, step(v, "send").Attempt, "attempts continue from where they were")
@@ -80,7 +80,7 @@ func TestRetryCompletesAfterTheProviderRecovers(t *testing.T) {
 	require.Equal(t, 3, svc.requests)
 	require.Contains(t, b.eventTypes(t, id), "RUNBOOK_RETRIED")
 
-	_, err = b.engine.Retry(b.ctx, mustID(id), nil, "test")
+	_, err = b.engine.Retry(b.ctx, mustID(id), runtime.RetryOptions{By: "test"})
 	require.ErrorIs(t, err, runtime.ErrConflict, "a complete runbook is not retried")
 }
 

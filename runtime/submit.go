@@ -57,7 +57,7 @@ func (e *Engine) Submit(ctx context.Context, s Submission) (*Submitted, error) {
 		s.Mode = rbtype.ModeExecute
 	}
 	if !slices.Contains(rbtype.Modes, s.Mode) {
-		return nil, fmt.Errorf("%w: mode %q must be %q or %q", ErrInvalid, s.Mode, rbtype.ModeExecute, rbtype.ModeDryRun)
+		return nil, fmt.Errorf("%w: mode %q must be %q, %q or %q", ErrInvalid, s.Mode, rbtype.ModeExecute, rbtype.ModeDryRun, rbtype.ModeDraftOnly)
 	}
 	if s.Plan == nil {
 		return nil, fmt.Errorf("%w: no plan", ErrInvalid)

@@ -542,6 +542,8 @@ func (t *transition) propagate() {
 			s.Status, s.FinishedAt = rbtype.StepSkipped, &t.now
 			t.touch(s)
 			t.event(rbtype.EventStepSkipped, s, StepSkippedData{Because: blocked, Status: t.byKey[blocked].Status})
+		case ready && t.draftOnly(s):
+			t.skipDraft(s)
 		case ready:
 			s.Status = rbtype.StepReady
 			t.touch(s)

@@ -86,7 +86,8 @@ const (
 	// notification.
 	ActionNotify = "notify"
 	// ActionRetry: a failed, partial or escalated runbook may run its
-	// failed steps again.
+	// failed steps again; a finished draft_only runbook may run the steps
+	// it skipped for real (rbd retry ID --execute).
 	ActionRetry = "retry"
 	// ActionClose: a runbook held open finishes once closed.
 	ActionClose = "close"
@@ -272,6 +273,16 @@ func buildView(rb *driver.Runbook, steps []*driver.Step, invs []driver.Invocatio
 		for _, f := range v.Failures {
 			v.NextActions = append(v.NextActions, ActionView{Kind: ActionRetry, Step: f.Step,
 				Command: fmt.Sprintf("rbd retry %s --step %s", rb.ID, shellQuote(f.Step))})
+		}
+	}
+	if rb.Mode == rbtype.ModeDraftOnly && !rb.Status.Running() && rb.Status != rbtype.RunbookCancelled {
+		// What the draft did not run, for a person to run for real once
+		// they have read the drafts.
+		for _, s := range steps {
+			if s.Status == rbtype.StepSkipped && s.ErrorCode == rbtype.CodeDraftOnly {
+				v.NextActions = append(v.NextActions, ActionView{Kind: ActionRetry, Step: s.Key,
+					Command: fmt.Sprintf("rbd retry %s --execute --step %s", rb.ID, shellQuote(s.Key))})
+			}
 		}
 	}
 	return v

@@ -27,7 +27,7 @@ Server:
 
 Client (--server URL, --token T; RBD_SERVER, RBD_TOKEN):
   rbd submit  FILE.rbk|PLAN.json [--input k=v]... [--input k:=JSON]... [--inputs-file f.json]
-              [--idempotency-key K] [--dry-run] [--hold-open] [--wait]
+              [--idempotency-key K] [--dry-run|--draft-only] [--hold-open] [--wait]
   rbd status  ID [--wait] [--format table|json]
   rbd list    [--status S] [--limit N] [--after CURSOR]
   rbd events  ID [--follow]
@@ -35,7 +35,7 @@ Client (--server URL, --token T; RBD_SERVER, RBD_TOKEN):
   rbd approve ID STEP [--by NAME] [--comment C]
   rbd reject  ID STEP [--by NAME] [--comment C]
   rbd cancel  ID [--by NAME]
-  rbd retry   ID [--step KEY]... [--by NAME]
+  rbd retry   ID [--step KEY]... [--execute] [--by NAME]
   rbd regenerate ID [--input k=v]... [--idempotency-key K] [--by NAME]
   rbd replay  ID --mode reproduce|retry|regenerate
   rbd close   ID [--by NAME]

@@ -84,7 +84,7 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 	}
 	switch *mode {
 	case "retry":
-		return retry(c, ids[0], nil, *by, stdout)
+		return retry(c, ids[0], httpapi.RetryRequest{By: *by}, stdout)
 	case "regenerate":
 		return regenerate(c, ids[0], httpapi.RegenerateRequest{By: *by}, "", stdout)
 	}

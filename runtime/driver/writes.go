@@ -86,6 +86,8 @@ type RunbookChange struct {
 	Finished     bool
 	// Reopen clears finished_at: a finished runbook runs again (a retry).
 	Reopen bool
+	// Mode, when set, replaces the mode (a draft run for real).
+	Mode *rbtype.Mode
 	// WakeAt replaces wake_at when SetWake is true (nil clears it).
 	SetWake bool
 	WakeAt  *time.Time

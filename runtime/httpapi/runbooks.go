@@ -216,7 +216,7 @@ func (s *Server) retry(w http.ResponseWriter, r *http.Request) error {
 	if req.By == "" {
 		req.By = "api"
 	}
-	res, err := s.engine.Retry(r.Context(), id, req.Steps, req.By)
+	res, err := s.engine.Retry(r.Context(), id, runtime.RetryOptions{Steps: req.Steps, By: req.By, Execute: req.Execute})
 	if err != nil {
 		return err
 	}

@@ -121,6 +121,9 @@ type ResolveResponse struct {
 type RetryRequest struct {
 	Steps []string `json:"steps,omitempty"`
 	By    string   `json:"by,omitempty"`
+	// Execute runs a draft_only runbook for real: it becomes an execute
+	// runbook and its DRAFT_ONLY steps (or those named) run.
+	Execute bool `json:"execute,omitempty"`
 }
 
 // RetryResponse lists the steps a retry sent back to pending.

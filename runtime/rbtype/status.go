@@ -90,10 +90,15 @@ type Mode string
 const (
 	ModeExecute Mode = "execute"
 	ModeDryRun  Mode = "dry_run"
+	// ModeDraftOnly runs everything but the steps whose side effects reach
+	// the outside world (external_call, human_process): those end skipped
+	// with DRAFT_ONLY, for a person to review the drafts first
+	// (SEMANTICS.md section 7).
+	ModeDraftOnly Mode = "draft_only"
 )
 
 // Modes lists every mode.
-var Modes = []Mode{ModeExecute, ModeDryRun}
+var Modes = []Mode{ModeExecute, ModeDryRun, ModeDraftOnly}
 
 // CompensationStatus is the state of a completed step's undoing; empty
 // when there is none to do.
