@@ -17,6 +17,12 @@ var (
 	ErrConflict = errors.New("conflict")
 	// ErrInvalid: the request itself is wrong (bad inputs, bad mode).
 	ErrInvalid = errors.New("invalid request")
+	// ErrSchema: a value in a well-formed request does not fit the schema
+	// it will be checked against later (an input against the arguments
+	// it feeds, a notification's result against the parked verb's
+	// output_schema). Refused at the door, nothing stored, so the sender
+	// can fix it and send again.
+	ErrSchema = errors.New("does not match its schema")
 )
 
 // CompileError carries the diagnostics of a source that did not compile,

@@ -82,6 +82,9 @@ func (e *Engine) regeneration(parent *driver.Runbook, plan *planInfo, parentStep
 	if err := checkInputs(plan.plan.Inputs, inputs, nil); err != nil {
 		return driver.NewRunbook{}, err
 	}
+	if err := checkInputsFit(plan.plan, inputs); err != nil {
+		return driver.NewRunbook{}, err
+	}
 	encoded, err := json.Marshal(inputs)
 	if err != nil {
 		return driver.NewRunbook{}, fmt.Errorf("%w: inputs do not marshal: %v", ErrInvalid, err)

@@ -65,6 +65,9 @@ func (e *Engine) Submit(ctx context.Context, s Submission) (*Submitted, error) {
 	if err := checkInputs(s.Plan.Inputs, s.Inputs, nil); err != nil {
 		return nil, err
 	}
+	if err := checkInputsFit(s.Plan, s.Inputs); err != nil {
+		return nil, err
+	}
 	inputs, err := json.Marshal(orEmpty(s.Inputs))
 	if err != nil {
 		return nil, fmt.Errorf("%w: inputs do not marshal: %v", ErrInvalid, err)
@@ -239,4 +242,41 @@ func inputTypeProblem(in compiler.Input, v any) string {
 		}
 	}
 	return ""
+}
+
+// checkInputsFit checks each input against the schemas of the arguments it
+// is passed to whole (`:email $contact`), as the step's own check would
+// after the steps before it ran: an address that is not an email is
+// refused at the door, not after the runbook has done half its work.
+func checkInputsFit(plan *compiler.Plan, inputs map[string]any) error {
+	var problems []string
+	seen := map[string]bool{}
+	for _, s := range plan.Steps {
+		info, ok := plan.Verbs[s.Verb]
+		if !ok || info.InputSchema == nil {
+			continue
+		}
+		for _, arg := range slices.Sorted(maps.Keys(s.Args)) {
+			ref, ok := s.Args[arg].(map[string]any)
+			if !ok || len(ref) != 1 {
+				continue
+			}
+			name, ok := ref[compiler.InputKey].(string)
+			if !ok {
+				continue
+			}
+			v, given := inputs[name]
+			if !given || seen[name+"\x00"+s.Verb+"\x00"+arg] {
+				continue
+			}
+			seen[name+"\x00"+s.Verb+"\x00"+arg] = true
+			if err := info.InputSchema.ValidateProperty(arg, v); err != nil {
+				problems = append(problems, fmt.Sprintf("input $%s, passed to %s's argument %s (step %q): %v", name, s.Verb, arg, s.Key, err))
+			}
+		}
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("%w: %s", ErrSchema, strings.Join(problems, "; "))
+	}
+	return nil
 }

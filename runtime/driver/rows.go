@@ -212,3 +212,13 @@ type CacheEntry struct {
 
 // Live reports whether the entry may still be used at now.
 func (c CacheEntry) Live(now time.Time) bool { return c.ExpiresAt == nil || now.Before(*c.ExpiresAt) }
+
+// WaitTarget is what a correlation key waits on: the invocation's runbook,
+// its plan's hash, the step and its verb, and whether the wait is active.
+type WaitTarget struct {
+	RunbookID uuid.UUID
+	PlanHash  string
+	StepKey   string
+	Verb      string
+	Status    rbtype.InvocationStatus
+}

@@ -48,6 +48,9 @@ type Store interface {
 	Events(ctx context.Context, runbookID uuid.UUID, afterID int64, limit int) ([]Event, error)
 	ListRunbooks(ctx context.Context, status rbtype.RunbookStatus, limit int, after string) (*RunbookPage, error)
 	Invocation(ctx context.Context, correlationKey string) (Invocation, error)
+	// WaitTarget says which step and verb a correlation key's wait is
+	// for; ErrNotFound when no step has parked with it (yet).
+	WaitTarget(ctx context.Context, correlationKey string) (WaitTarget, error)
 	InvocationsOf(ctx context.Context, runbookID uuid.UUID) ([]Invocation, error)
 }
 
