@@ -3,8 +3,13 @@ package runtime
 import (
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/google/uuid"
 
 	"github.com/runbookdev/runbook/lang"
+	"github.com/runbookdev/runbook/runtime/driver"
 )
 
 // Errors the API reports; callers test with errors.Is.
@@ -34,4 +39,23 @@ type CompileError struct {
 func (e *CompileError) Error() string {
 	n, _ := e.Diagnostics.Count()
 	return fmt.Sprintf("the source has %d errors", n)
+}
+
+// noStep is ErrNotFound for a step key a runbook lacks, with the keys
+// closest to it, as rbc suggests names: `rbd approve ID aproval` asks
+// whether `approval` was meant.
+func noStep(runbookID uuid.UUID, key string, steps []*driver.Step) error {
+	keys := make([]string, len(steps))
+	for i, s := range steps {
+		keys[i] = s.Key
+	}
+	msg := fmt.Sprintf("runbook %s has no step %q", runbookID, key)
+	if close := lang.Suggest(key, keys); len(close) > 0 {
+		quoted := make([]string, len(close))
+		for i, c := range close {
+			quoted[i] = strconv.Quote(c)
+		}
+		msg += " (did you mean " + strings.Join(quoted, " or ") + "?)"
+	}
+	return fmt.Errorf("%w: %s", ErrNotFound, msg)
 }

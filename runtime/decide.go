@@ -33,7 +33,7 @@ func decideGate(now time.Time, worker string, runbookID uuid.UUID, steps []*driv
 		}
 	}
 	if s == nil {
-		return driver.Change{}, fmt.Errorf("%w: runbook %s has no step %q", ErrNotFound, runbookID, stepKey)
+		return driver.Change{}, noStep(runbookID, stepKey, steps)
 	}
 	if s.Status != rbtype.StepWaitingApproval {
 		return driver.Change{}, fmt.Errorf("%w: step %q is %s, not waiting for approval", ErrConflict, stepKey, s.Status)

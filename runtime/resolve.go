@@ -66,7 +66,7 @@ func resolveStep(now time.Time, worker string, rb *driver.Runbook, plan *planInf
 	}
 	switch {
 	case s == nil:
-		return driver.Change{}, fmt.Errorf("%w: runbook %s has no step %q", ErrNotFound, rb.ID, key)
+		return driver.Change{}, noStep(rb.ID, key, steps)
 	case s.Status != rbtype.StepEscalated:
 		return driver.Change{}, fmt.Errorf("%w: step %q is %s, not escalated", ErrConflict, key, s.Status)
 	case !rb.Status.Running() && rb.Status != rbtype.RunbookEscalated:

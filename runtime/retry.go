@@ -150,7 +150,7 @@ func retryRunbook(now time.Time, worker string, rb *driver.Runbook, plan *planIn
 			s := byKey[key]
 			switch {
 			case s == nil:
-				return driver.Change{}, nil, fmt.Errorf("%w: runbook %s has no step %q", ErrNotFound, rb.ID, key)
+				return driver.Change{}, nil, noStep(rb.ID, key, steps)
 			case !slices.Contains(retryable, s.Status):
 				return driver.Change{}, nil, fmt.Errorf("%w: step %q is %s; only failed, skipped, cancelled and escalated steps can be retried", ErrConflict, key, s.Status)
 			}

@@ -57,7 +57,7 @@ func printRunbook(w io.Writer, v *runtime.RunbookView) {
 		fmt.Fprintf(t, "error\t%s\n", errorText(v.Error))
 	}
 	for _, b := range v.BlockedOn {
-		fmt.Fprintf(t, "blocked on\t%s: %s\n", b.Step, blockedText(b))
+		fmt.Fprintf(t, "%s\t%s: %s\n", blockedLabel(v.Status), b.Step, blockedText(b))
 	}
 	for _, a := range v.NextActions {
 		fmt.Fprintf(t, "next\t%s\n", a.Command)
@@ -70,6 +70,18 @@ func printRunbook(w io.Writer, v *runtime.RunbookView) {
 		fmt.Fprintf(t, "%s\t%s\t%s\t%d\t%s\n", s.Key, s.Verb, s.Status, s.Attempt, stepDetail(s))
 	}
 	_ = t.Flush()
+}
+
+// blockedLabel names what a blocked-on line is: what a running runbook
+// waits on, where a finished one failed or escalated.
+func blockedLabel(status rbtype.RunbookStatus) string {
+	switch status {
+	case rbtype.RunbookFailed, rbtype.RunbookPartial:
+		return "failed at"
+	case rbtype.RunbookEscalated:
+		return "escalated at"
+	}
+	return "blocked on"
 }
 
 func blockedText(b runtime.BlockedView) string {
