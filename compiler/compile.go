@@ -46,7 +46,12 @@ type step struct {
 	literalErrs []error
 	index       int // position in the runbook: base steps first, then calls
 	id          int // position in analysis.steps: the step's vertex in the DAG
-	frozen      *Step
+	// rank orders steps that are ready together (see order): base steps
+	// first, then calls in the order they end, so that a nested call comes
+	// where its hand-flattened twin would be written, before its parent.
+	// For calls without nested calls it is the order of index.
+	rank   int
+	frozen *Step
 }
 
 // outputSchema is the schema references into this step are checked with.
@@ -74,6 +79,10 @@ type analysis struct {
 	// references to bindings they define, and bindings they use, are not
 	// reported, since the syntax error already was.
 	unparsed lang.Names
+	// nested maps the reference a nested call's value was lowered to onto
+	// the nested call's step (see lowerNested).
+	nested map[*lang.Ref]*step
+	ranked int // ranks given so far
 }
 
 func compile(base *Plan, files []*lang.File, cat *registry.Catalogue) (*Plan, lang.Diagnostics) {
@@ -86,6 +95,7 @@ func compile(base *Plan, files []*lang.File, cat *registry.Catalogue) (*Plan, la
 		inputs:   newInputTypes(),
 		edges:    newEdgeSet(2 * callCount(files)),
 		unparsed: lang.Names{Bound: map[string]bool{}, Referenced: map[string]bool{}},
+		nested:   map[*lang.Ref]*step{},
 	}
 	for _, f := range files {
 		maps.Copy(a.unparsed.Bound, f.Unparsed.Bound)
@@ -94,13 +104,14 @@ func compile(base *Plan, files []*lang.File, cat *registry.Catalogue) (*Plan, la
 	a.addBase()
 	firstNew := len(a.steps)
 	// Unnamed steps are keyed <verb>#<n>, n counting calls across the
-	// runbook's files, after any steps it already has.
+	// runbook's files, nested ones included, after any steps it already
+	// has.
 	offset := len(a.steps)
 	for _, f := range files {
 		last := 0
 		for _, c := range f.Calls {
-			a.addCall(c, offset+c.Index)
-			last = c.Index
+			a.addCall(c, offset)
+			last = max(last, lastIndex(c))
 		}
 		offset += last
 	}
@@ -126,7 +137,8 @@ func (a *analysis) addBase() {
 		return
 	}
 	for i, fs := range a.base.Steps {
-		s := &step{key: fs.Key, index: i + 1, id: len(a.steps), frozen: fs, info: a.base.Verbs[fs.Verb]}
+		a.ranked++
+		s := &step{key: fs.Key, index: i + 1, rank: a.ranked, id: len(a.steps), frozen: fs, info: a.base.Verbs[fs.Verb]}
 		a.steps = append(a.steps, s)
 		a.byKey[s.key] = s
 		if !strings.Contains(s.key, "#") {
@@ -145,8 +157,11 @@ func (a *analysis) addBase() {
 	}
 }
 
-// addCall reads a call's verb and options and registers its step.
-func (a *analysis) addCall(c *lang.Call, index int) {
+// addCall reads a call's verb and options and registers its step, then
+// the steps of the calls nested in its arguments. offset is the number of
+// calls before the call's file.
+func (a *analysis) addCall(c *lang.Call, offset int) *step {
+	index := offset + c.Index
 	s := &step{call: c, index: index, id: len(a.steps)}
 	if def, ok := a.cat.Lookup(c.Verb); ok {
 		s.def = def
@@ -174,6 +189,10 @@ func (a *analysis) addCall(c *lang.Call, index int) {
 	if _, taken := a.byKey[s.key]; !taken {
 		a.byKey[s.key] = s
 	}
+	a.lowerNested(s, offset)
+	a.ranked++
+	s.rank = a.ranked
+	return s
 }
 
 // warnUnused reports bindings nothing refers to (W001). Such a binding is

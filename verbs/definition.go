@@ -29,6 +29,11 @@ type Definition struct {
 	Execution    Execution `json:"execution"`
 	InputSchema  *Schema   `json:"input_schema,omitempty"`
 	OutputSchema *Schema   `json:"output_schema,omitempty"`
+	// Returns names the field of the result that a nested call of the verb
+	// stands for (LANGUAGE.md v1.1); empty, the whole result. It is left
+	// out of the JSON when empty so that the hashes of definitions without
+	// it are what they were before it existed.
+	Returns string `json:"returns,omitempty"`
 
 	// Hash is "sha256:" and the hex digest of the definition's canonical
 	// JSON, defaults included. Plans record it to show which definition

@@ -321,6 +321,10 @@ func (d *decoder) definition(item *yaml.Node) (def *Definition, ok bool) {
 		"execution":     {true, func(p string, v *yaml.Node) { exec = v }},
 		"input_schema":  {false, func(p string, v *yaml.Node) { inputNode = v }},
 		"output_schema": {false, func(p string, v *yaml.Node) { outputNode = v }},
+		// A field name of the result, so an identifier; whether the
+		// output_schema has it is checked where a nested call uses it
+		// (E034), since a verb never called nested never needs it.
+		"returns": {false, func(p string, v *yaml.Node) { def.Returns = d.identifier(v, p) }},
 	})
 	if !isMapping {
 		return nil, false
