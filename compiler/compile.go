@@ -31,6 +31,7 @@ func Extend(base *Plan, files []*lang.File, cat *registry.Catalogue) (*Plan, lan
 // step is a call under analysis.
 type step struct {
 	call    *lang.Call
+	file    *lang.File // the file the call is in, for its comments (see removal)
 	key     string
 	binding *lang.Ref // the :as reference, or nil
 	def     *verbs.Definition
@@ -110,7 +111,7 @@ func compile(base *Plan, files []*lang.File, cat *registry.Catalogue) (*Plan, la
 	for _, f := range files {
 		last := 0
 		for _, c := range f.Calls {
-			a.addCall(c, offset)
+			a.addCall(f, c, offset)
 			last = max(last, lastIndex(c))
 		}
 		offset += last
@@ -160,14 +161,14 @@ func (a *analysis) addBase() {
 // addCall reads a call's verb and options and registers its step, then
 // the steps of the calls nested in its arguments. offset is the number of
 // calls before the call's file.
-func (a *analysis) addCall(c *lang.Call, offset int) *step {
+func (a *analysis) addCall(f *lang.File, c *lang.Call, offset int) *step {
 	index := offset + c.Index
-	s := &step{call: c, index: index, id: len(a.steps)}
+	s := &step{call: c, file: f, index: index, id: len(a.steps)}
 	if def, ok := a.cat.Lookup(c.Verb); ok {
 		s.def = def
 	} else {
 		a.diags.Errorf(lang.EUnknownVerb, c.VerbRange, "unknown verb %q", c.Verb).
-			WithSuggestions(a.cat.Suggest(c.Verb)...)
+			WithReplacements(c.VerbRange, c.Verb, a.cat.Suggest(c.Verb), nil)
 	}
 	a.readOptions(s)
 	if s.binding == nil {

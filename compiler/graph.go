@@ -244,13 +244,16 @@ func (a *analysis) warnImpliedAfter(order []*step) {
 	search := &ancestorSearch{preds: preds, pos: pos, mark: make([]int, len(a.steps)), budget: impliedSearchBudget}
 	for _, af := range a.edges.afters {
 		from := a.steps[af.key.from].key
+		to := a.steps[af.key.to]
 		if a.edges.kind(af.key) == EdgeData {
-			a.diags.Warnf(lang.WImpliedAfter, af.ref, ":after @%s is implied: this step already uses @%s's result", from, from)
+			d := a.diags.Warnf(lang.WImpliedAfter, af.ref, ":after @%s is implied: this step already uses @%s's result", from, from)
+			removeAfterFix(d, to.file, to.call, af.ref)
 			continue
 		}
 		if via, ok := search.reachesAvoiding(af.key); ok {
-			a.diags.Warnf(lang.WImpliedAfter, af.ref, ":after @%s is implied: this step already runs after @%s, which runs after @%s",
+			d := a.diags.Warnf(lang.WImpliedAfter, af.ref, ":after @%s is implied: this step already runs after @%s, which runs after @%s",
 				from, a.steps[via].key, from)
+			removeAfterFix(d, to.file, to.call, af.ref)
 		}
 	}
 }

@@ -20,7 +20,7 @@ func (a *analysis) lowerNested(s *step, offset int) {
 			continue
 		}
 		lowered := *arg
-		lowered.Value = a.lower(arg.Value, offset)
+		lowered.Value = a.lower(s.file, arg.Value, offset)
 		s.args[i] = &lowered
 	}
 }
@@ -37,17 +37,17 @@ func hasNestedCall(v lang.Value) bool {
 
 // lower returns v with every nested call replaced by a reference to its
 // step, copying only the lists and maps on the way to one.
-func (a *analysis) lower(v lang.Value, offset int) lang.Value {
+func (a *analysis) lower(f *lang.File, v lang.Value, offset int) lang.Value {
 	switch v := v.(type) {
 	case *lang.Call:
-		return a.nestedRef(a.addCall(v, offset))
+		return a.nestedRef(a.addCall(f, v, offset))
 	case *lang.List:
 		if !hasNestedCall(v) {
 			return v
 		}
 		out := &lang.List{Span: v.Span, Items: make([]lang.Value, len(v.Items))}
 		for i, item := range v.Items {
-			out.Items[i] = a.lower(item, offset)
+			out.Items[i] = a.lower(f, item, offset)
 		}
 		return out
 	case *lang.Map:
@@ -57,7 +57,7 @@ func (a *analysis) lower(v lang.Value, offset int) lang.Value {
 		out := &lang.Map{Span: v.Span, Entries: make([]*lang.Arg, len(v.Entries))}
 		for i, e := range v.Entries {
 			lowered := *e
-			lowered.Value = a.lower(e.Value, offset)
+			lowered.Value = a.lower(f, e.Value, offset)
 			out.Entries[i] = &lowered
 		}
 		return out

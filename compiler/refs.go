@@ -21,7 +21,7 @@ func (a *analysis) resolve(s *step, ref *lang.Ref) *step {
 	}
 	if !ok {
 		a.diags.Errorf(lang.EUndefinedBinding, ref.NameRange, "@%s is not defined by any step's :as", ref.Name).
-			WithSuggestions(prefixAll("@", lang.Suggest(ref.Name, a.bindingNames()))...)
+			WithReplacements(ref.NameRange, "@"+ref.Name, prefixAll("@", lang.Suggest(ref.Name, a.bindingNames())), nil)
 		return nil
 	}
 	a.used[ref.Name] = true
@@ -138,7 +138,7 @@ func (a *analysis) refSchema(target *step, ref *lang.Ref) (map[string]any, bool)
 			what = walked + " (from " + quote(producer) + ")"
 		}
 		a.diags.Errorf(lang.EUnknownField, p.Span, "the %s has no field %q (fields: %s)", what, p.Field, strings.Join(fields, ", ")).
-			WithSuggestions(lang.Suggest(p.Field, fields)...)
+			WithReplacements(p.Span, p.String(), lang.Suggest(p.Field, fields), func(f string) string { return "." + f })
 		return nil, false
 	}
 	return cur, true

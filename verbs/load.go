@@ -220,7 +220,7 @@ func (d *decoder) mapping(n *yaml.Node, path string, def *Definition, fields map
 			names := slices.Sorted(maps.Keys(fields))
 			d.diags.Errorf(lang.VUnknownField, d.src.rangeOf(key), "unknown field %q in %s (valid fields: %s)",
 				key.Value, describePath(path), strings.Join(names, ", ")).
-				WithSuggestions(lang.Suggest(key.Value, names)...)
+				WithReplacements(d.src.rangeOf(key), key.Value, lang.Suggest(key.Value, names), nil)
 			continue
 		}
 		sub := joinPath(path, key.Value)
