@@ -24,6 +24,7 @@ Usage:
   rbc compile --verbs DIR FILE.rbk [-o plan.json] [--format text|json|sarif]
   rbc lint    --verbs DIR [FILE.rbk...] [--format text|json|sarif]
   rbc fmt     [-w] [-l] FILE.rbk...
+  rbc fix     --verbs DIR [-w] FILE.rbk... [--format text|json|sarif]
   rbc graph   --verbs DIR FILE.rbk [--format dot|mermaid]
   rbc verbs   --verbs DIR [NAME] [--format text|json]
   rbc version
@@ -81,6 +82,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		"compile": runCompile,
 		"lint":    runLint,
 		"fmt":     runFmt,
+		"fix":     runFix,
 		"graph":   runGraph,
 		"verbs":   runVerbs,
 		"version": runVersion,
