@@ -230,7 +230,7 @@ func (a *analysis) plan(files []*lang.File, order []*step) *Plan {
 		}
 		p.Steps = append(p.Steps, a.freeze(s))
 		if _, ok := p.Verbs[s.def.FullName()]; !ok {
-			p.Verbs[s.def.FullName()] = &VerbInfo{Hash: s.def.Hash, InputSchema: s.def.InputSchema, OutputSchema: s.def.OutputSchema}
+			p.Verbs[s.def.FullName()] = &VerbInfo{Hash: s.def.Hash, InputSchema: s.def.InputSchema, OutputSchema: s.def.OutputSchema, Risk: s.def.Risk}
 		}
 	}
 	// Compensation and escalation verbs no step calls are frozen with
@@ -249,11 +249,12 @@ func (a *analysis) plan(files []*lang.File, order []*step) *Plan {
 			}
 			if def, ok := a.cat.Lookup(call.Verb); ok {
 				exec := def.Execution
-				p.Verbs[call.Verb] = &VerbInfo{Hash: def.Hash, InputSchema: def.InputSchema, OutputSchema: def.OutputSchema, Execution: &exec}
+				p.Verbs[call.Verb] = &VerbInfo{Hash: def.Hash, InputSchema: def.InputSchema, OutputSchema: def.OutputSchema, Execution: &exec, Risk: def.Risk}
 			}
 		}
 	}
 	p.Edges = a.edges.list(order)
+	p.Effects = Effects(p)
 	p.seal()
 	return p
 }
@@ -263,7 +264,7 @@ func (a *analysis) freeze(s *step) *Step {
 	for i, arg := range s.args {
 		args[arg.Name] = s.argJSON[i]
 	}
-	gate := s.def.Execution.Gate
+	gate := s.def.Gate() // the block's, or human_confirm for a high-risk verb
 	if s.gate != "" {
 		gate = s.gate
 	}

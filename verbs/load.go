@@ -325,6 +325,7 @@ func (d *decoder) definition(item *yaml.Node) (def *Definition, ok bool) {
 		// output_schema has it is checked where a nested call uses it
 		// (E034), since a verb never called nested never needs it.
 		"returns": {false, func(p string, v *yaml.Node) { def.Returns = d.identifier(v, p) }},
+		"risk":    {false, func(p string, v *yaml.Node) { def.Risk = enum(d, v, p, "risk", rbtype.Risks) }},
 	})
 	if !isMapping {
 		return nil, false
