@@ -26,6 +26,7 @@ Usage:
   rbc fmt     [-w] [-l] FILE.rbk...
   rbc fix     --verbs DIR [-w] FILE.rbk... [--format text|json|sarif]
   rbc graph   --verbs DIR FILE.rbk [--format dot|mermaid]
+  rbc effects --verbs DIR FILE.rbk [--format text|json]
   rbc verbs   --verbs DIR [NAME] [--format text|json]
   rbc version
 
@@ -84,6 +85,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		"fmt":     runFmt,
 		"fix":     runFix,
 		"graph":   runGraph,
+		"effects": runEffects,
 		"verbs":   runVerbs,
 		"version": runVersion,
 	}
