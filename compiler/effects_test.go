@@ -7,7 +7,6 @@ import (
 
 	"github.com/runbookdev/runbook/registry"
 	"github.com/runbookdev/runbook/runtime/rbtype"
-	"github.com/runbookdev/runbook/verbs"
 )
 
 // effectVerbs: a step with no effect, an HTTP call, a table write, a
@@ -42,15 +41,6 @@ const effectVerbs = `
   execution: {kind: sync, handler: core.echo, side_effects: human_process, gate: human_confirm}
 `
 
-func effectCatalogue(t *testing.T) *registry.Catalogue {
-	t.Helper()
-	defs, diags := verbs.Parse("effects.yaml", []byte(effectVerbs))
-	require.Empty(t, diags)
-	cat, diags := registry.New(defs, registry.NewHandlers())
-	require.Empty(t, diags)
-	return cat
-}
-
 // gates summarises a plan's effects as step → "gate by gated_by".
 func gates(t *testing.T, cat *registry.Catalogue, src string) map[string]string {
 	t.Helper()
@@ -68,7 +58,7 @@ func gates(t *testing.T, cat *registry.Catalogue, src string) map[string]string 
 // branch, and the accepted failure that lets a step run past a rejected
 // gate.
 func TestEffectGates(t *testing.T) {
-	cat := effectCatalogue(t)
+	cat := catalogueOf(t, "effects.yaml", effectVerbs)
 	tests := []struct {
 		name string
 		src  string
@@ -131,7 +121,7 @@ func TestEffectGates(t *testing.T) {
 }
 
 func TestEffectEntries(t *testing.T) {
-	cat := effectCatalogue(t)
+	cat := catalogueOf(t, "effects.yaml", effectVerbs)
 	plan, diags := compileSource(t, cat, "e.rbk", []byte(`(s.plain :as @p)
 (s.call :v @p.v :as @c)
 (s.write :name "x" :gate "human_confirm" :as @w)

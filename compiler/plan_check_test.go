@@ -59,7 +59,14 @@ const checkSource = `(t.echo :v "a" :as @first)
 
 func checkCatalogue(t testing.TB) *registry.Catalogue {
 	t.Helper()
-	defs, diags := verbs.Parse("check.yaml", []byte(checkVerbs))
+	return catalogueOf(t, "check.yaml", checkVerbs)
+}
+
+// catalogueOf is the catalogue of the verb file src, which must load
+// without diagnostics.
+func catalogueOf(t testing.TB, name, src string) *registry.Catalogue {
+	t.Helper()
+	defs, diags := verbs.Parse(name, []byte(src))
 	require.Empty(t, diags)
 	cat, diags := registry.New(defs, registry.NewHandlers())
 	require.Empty(t, diags)

@@ -16,15 +16,7 @@ func runEffects(args []string, stdout, stderr io.Writer) int {
 	c := newCatalogueCommand("effects", stderr)
 	format := cli.Choice("text", "text", "json")
 	c.fs.Var(format, "format", "output format: text or json")
-	files, w, ok := c.open(args, stderr, 1, 1, "one FILE.rbk")
-	if !ok {
-		return exitCantRun
-	}
-	plan, err := w.compileFile(files[0])
-	if err != nil {
-		return cantRun(stderr, "%v", err)
-	}
-	status := w.report(stderr, "text")
+	plan, status := c.compileOne(args, stderr)
 	if plan == nil {
 		return status
 	}
@@ -32,7 +24,7 @@ func runEffects(args []string, stdout, stderr io.Writer) int {
 		_ = cli.WriteJSON(stdout, plan.Effects)
 		return status
 	}
-	writeEffects(stdout, files[0], plan.Effects)
+	writeEffects(stdout, plan.Sources[0], plan.Effects)
 	return status
 }
 
