@@ -431,3 +431,26 @@ func TestReadPlanChecksEffects(t *testing.T) {
 	require.Len(t, diags, 1)
 	require.Contains(t, diags[0].Message, "differs from this daemon's catalogue in risk")
 }
+
+// TestReadPlanKeepsAHighRiskGate: a high-risk verb's steps always wait at
+// a gate (SEMANTICS.md section 7), even when its block declares none, so a
+// submitted plan cannot drop it.
+func TestReadPlanKeepsAHighRiskGate(t *testing.T) {
+	cat := catalogueOf(t, "risk.yaml", `
+- name: wire
+  domain: t
+  risk: high
+  execution: {kind: sync, handler: core.echo, side_effects: external_call}
+`)
+	plan, diags := compileSource(t, cat, "risk.rbk", []byte(`(t.wire :as @w)`))
+	require.False(t, diags.HasErrors(), diags.Error())
+	require.Equal(t, "human_confirm", string(plan.Step("w").Gate))
+	_, diags = ReadPlan("plan.json", plan.JSON(), cat)
+	require.Empty(t, diags)
+
+	ungated := edit(t, plan.JSON(), false, func(doc map[string]any) { stepNamed(doc, "w")["gate"] = "none" })
+	_, diags = ReadPlan("plan.json", ungated, cat)
+	require.Len(t, diags, 1)
+	require.Equal(t, lang.EPlanCatalogue, diags[0].Code)
+	require.Contains(t, diags[0].Message, `step "w" has gate "none", but t.wire declares gate "human_confirm"`)
+}
