@@ -18,6 +18,10 @@ type builder struct {
 	start  int // the index in ts.toks of the top-level call's "("
 	opened int // how many calls the file opened before it
 	diags  *Diagnostics
+	// dropped is called with the tokens [start, end) of a nested call
+	// left out for a bad verb name, so that the names it binds and uses
+	// are noted as unparsed (parser.noteUnparsed).
+	dropped func(start, end int)
 }
 
 // at is the index in ts.toks of a token of the tree.
@@ -82,6 +86,9 @@ func (b *builder) value(n *syntax.Value) Value {
 		}
 		// A nested call with a bad verb name was reported; it stands as a
 		// bad value so that the call around it is still checked.
+		if b.dropped != nil {
+			b.dropped(b.at(n.Call.Open), b.at(n.Call.Close)+1)
+		}
 		return &Bad{Span: b.rangeOf(n.Call.Open).Through(b.rangeOf(n.Call.Close))}
 	}
 	i := b.at(*n.Scalar)

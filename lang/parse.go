@@ -135,12 +135,12 @@ func (p *parser) parseCall(start, end, opened int) *Call {
 		p.syntaxError(err, start, end)
 		return nil
 	}
-	b := &builder{ts: p.ts, start: start, opened: opened, diags: &p.diags}
+	b := &builder{ts: p.ts, start: start, opened: opened, diags: &p.diags, dropped: p.noteUnparsed}
 	return b.call(tree)
 }
 
-// noteUnparsed records the names a call that failed to parse binds and
-// refers to.
+// noteUnparsed records the names a call that failed to parse (or a nested
+// call left out) binds and refers to.
 func (p *parser) noteUnparsed(start, end int) {
 	u := &p.file.Unparsed
 	if u.Bound == nil {

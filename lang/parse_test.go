@@ -260,3 +260,11 @@ func TestParseNestedCallRecovery(t *testing.T) {
 		require.Len(t, f.Calls, 1, "the next call still parses")
 	})
 }
+
+func TestParseNestedCallLeftOutNotesItsNames(t *testing.T) {
+	f, diags := Parse("t.rbk", []byte("(a.b :x (cd :y @used.f :as @bound))\n(c.d :z @bound.v)"))
+	require.Len(t, diags, 1)
+	require.Len(t, f.Calls, 2)
+	require.Equal(t, map[string]bool{"bound": true}, f.Unparsed.Bound, "so @bound below is not also E030")
+	require.Equal(t, map[string]bool{"used": true}, f.Unparsed.Referenced)
+}
