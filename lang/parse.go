@@ -88,7 +88,10 @@ func (p *parser) parseCalls() {
 //
 // A "(" where a value may stand (after an argument name, or among a list's
 // items) opens a nested call. Anywhere else it cannot continue the call, so
-// the call was left open and the "(" starts the next one.
+// the call was left open and the "(" starts the next one. So does a "(" in
+// the first column, wherever it stands: top-level calls start there, nested
+// ones never do in canonical layout, and without this a list left open
+// would swallow every call after it into one syntax error.
 func (p *parser) segment(start int) (end, deep int) {
 	toks := p.ts.toks
 	stack := []int{start}
@@ -101,7 +104,7 @@ func (p *parser) segment(start int) (end, deep int) {
 		}
 		switch t.text {
 		case "(":
-			if toks[i-1].typ != syntax.Keyword && !toks[stack[len(stack)-1]].is("[") {
+			if t.start.Column == 1 || toks[i-1].typ != syntax.Keyword && !toks[stack[len(stack)-1]].is("[") {
 				return i, deep
 			}
 			fallthrough

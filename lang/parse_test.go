@@ -268,3 +268,17 @@ func TestParseNestedCallLeftOutNotesItsNames(t *testing.T) {
 	require.Equal(t, map[string]bool{"bound": true}, f.Unparsed.Bound, "so @bound below is not also E030")
 	require.Equal(t, map[string]bool{"used": true}, f.Unparsed.Referenced)
 }
+
+// A "(" in the first column starts a call, so a list or call left open
+// does not take the calls after it down with it.
+func TestParseRecoversAtTheFirstColumn(t *testing.T) {
+	f, diags := Parse("t.rbk", []byte("(a.b :x [1 2\n(c.d :y 1)\n(e.f :x\n(g.h))"))
+	require.Equal(t, []string{
+		`1:13-1:13 E001 missing "]" before "("`,
+		`3:6-3:8 E001 expected a value after :x, found nothing`,
+		`4:6-4:7 E001 expected "(" to start a call, found ")"`,
+	}, diagLines(diags))
+	require.Len(t, f.Calls, 2)
+	require.Equal(t, "c.d", f.Calls[0].Verb)
+	require.Equal(t, "g.h", f.Calls[1].Verb)
+}
