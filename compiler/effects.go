@@ -91,7 +91,7 @@ func Effects(p *Plan) []Effect {
 		if s.Execution.SideEffects == rbtype.SideEffectsNone {
 			continue
 		}
-		e := Effect{Step: s.Key, Verb: s.Verb, SideEffects: s.Execution.SideEffects, Risk: rbtype.RiskLow, Gate: rbtype.GateNone, Target: target(s)}
+		e := Effect{Step: s.Key, Verb: s.Verb, SideEffects: s.Execution.SideEffects, Risk: rbtype.RiskLow, Gate: rbtype.GateNone, Target: Target(s)}
 		if info := p.Verbs[s.Verb]; info != nil && info.Risk != "" {
 			e.Risk = info.Risk
 		}
@@ -103,8 +103,11 @@ func Effects(p *Plan) []Effect {
 	return effects
 }
 
-// target names what a step's handler acts on, from its static params.
-func target(s *Step) string {
+// Target names what a step's handler acts on, from its static params: host
+// and path of an http.* handler's url, the table of pg.crud, else "". A
+// step without side effects can have one too (a model call that changes
+// nothing still sends its arguments there), which rbc effects shows apart.
+func Target(s *Step) string {
 	params := s.Execution.Params
 	switch {
 	case strings.HasPrefix(s.Execution.Handler, "http."):

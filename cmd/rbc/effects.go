@@ -6,6 +6,7 @@ import (
 
 	"github.com/runbookdev/runbook/cmd/internal/cli"
 	"github.com/runbookdev/runbook/compiler"
+	"github.com/runbookdev/runbook/runtime/rbtype"
 )
 
 // runEffects prints what a runbook can do to the world outside it, and the
@@ -25,6 +26,7 @@ func runEffects(args []string, stdout, stderr io.Writer) int {
 		return status
 	}
 	writeEffects(stdout, plan.Sources[0], plan.Effects)
+	writeReaches(stdout, plan)
 	return status
 }
 
@@ -56,6 +58,29 @@ func writeEffects(out io.Writer, name string, effects []compiler.Effect) {
 			target = "-"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", e.Step, e.Verb, e.SideEffects, e.Risk, gate, target)
+	}
+	_ = tw.Flush()
+}
+
+// writeReaches lists, after the effects, the steps that declare no side
+// effects but whose handler still names a target: a model call that
+// changes nothing still sends its arguments out, which a reviewer wants to
+// see. They are not effects (LANGUAGE.md v1.1 lists only side effects), so
+// only the text shows them, and the plan does not carry them.
+func writeReaches(out io.Writer, plan *compiler.Plan) {
+	tw := cli.NewTable(out)
+	n := 0
+	for _, s := range plan.Steps {
+		target := compiler.Target(s)
+		if s.Execution.SideEffects != rbtype.SideEffectsNone || target == "" {
+			continue
+		}
+		if n == 0 {
+			fmt.Fprintln(out, "\nDeclared without side effects, but reaching out:")
+			fmt.Fprintln(tw, "STEP\tVERB\tTARGET")
+		}
+		n++
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", s.Key, s.Verb, target)
 	}
 	_ = tw.Flush()
 }
