@@ -137,3 +137,18 @@ func TestEffectEntries(t *testing.T) {
 	_, diags = compileSource(t, cat, "e.rbk", []byte(`(s.risky :gate "none")`))
 	require.Equal(t, []string{`E041 verb "s.risky" is high risk, so its steps always wait at gate "human_confirm", which a call cannot remove`}, codes(diags))
 }
+
+// TestEffectsOfAnExtension: an extension's plan lists the effects of the
+// steps it adds, behind the running runbook's gates where they follow them.
+func TestEffectsOfAnExtension(t *testing.T) {
+	cat := testCatalogue(t)
+	base, diags := compileSource(t, cat, "base.rbk", []byte(`(t.approve :as @ok)`))
+	require.False(t, diags.HasErrors(), diags.Error())
+	extended, diags := ExtendSource(base, "more.rbk", []byte(`(t.make :name "x" :after @ok :as @made) (t.make :name "y" :as @free)`), cat)
+	require.False(t, diags.HasErrors(), diags.Error())
+	require.Equal(t, []Effect{
+		{Step: "ok", Verb: "t.approve", SideEffects: rbtype.SideEffectsExternalCall, Risk: rbtype.RiskLow, Gate: rbtype.GateHumanConfirm, GatedBy: "ok"},
+		{Step: "made", Verb: "t.make", SideEffects: rbtype.SideEffectsInternalDB, Risk: rbtype.RiskLow, Gate: rbtype.GateHumanConfirm, GatedBy: "ok"},
+		{Step: "free", Verb: "t.make", SideEffects: rbtype.SideEffectsInternalDB, Risk: rbtype.RiskLow, Gate: rbtype.GateNone},
+	}, extended.Effects)
+}
