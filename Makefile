@@ -41,13 +41,14 @@ bench-go: postgres ## the packages' Go benchmarks: parser, compiler, rbc, runtim
 demo: build postgres ## run the KYC example end to end on rbd with its own PostgreSQL
 	@BIN=$(BIN) examples/demo.sh
 
-examples: build ## compile, lint and draw every example runbook
+examples: build ## compile, lint, draw and summarise the effects of every example runbook
 	@for ex in kyc-onboarding funding-outreach incident-response; do \
 		echo "== $$ex"; \
 		$(BIN)/rbc lint --verbs $(EXAMPLES)/$$ex/verbs $(EXAMPLES)/$$ex/$$ex.rbk && \
 		$(BIN)/rbc compile --verbs $(EXAMPLES)/$$ex/verbs $(EXAMPLES)/$$ex/$$ex.rbk -o $(BIN)/$$ex.plan.json && \
 		echo "plan: $(BIN)/$$ex.plan.json ($$(grep -c '"key":' $(BIN)/$$ex.plan.json) steps)" && \
-		$(BIN)/rbc graph --verbs $(EXAMPLES)/$$ex/verbs $(EXAMPLES)/$$ex/$$ex.rbk --format mermaid || exit 1; \
+		$(BIN)/rbc graph --verbs $(EXAMPLES)/$$ex/verbs $(EXAMPLES)/$$ex/$$ex.rbk --format mermaid && \
+		$(BIN)/rbc effects --verbs $(EXAMPLES)/$$ex/verbs $(EXAMPLES)/$$ex/$$ex.rbk || exit 1; \
 	done
 
 postgres: ## make sure PostgreSQL's binaries are installed (the tests start their own server)

@@ -2,6 +2,7 @@ package compiler
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/runbookdev/runbook/lang"
@@ -27,10 +28,11 @@ func isOption(name string) bool {
 // the options' shapes (E041) and repeats (E023).
 func (a *analysis) readOptions(s *step) {
 	seen := map[string]*lang.Arg{}
-	for _, arg := range s.call.Args {
+	for i, arg := range s.call.Args {
 		if prev, dup := seen[arg.Name]; dup {
-			a.diags.Errorf(lang.EDuplicateArg, arg.NameRange, "%s is given twice", displayArg(arg.Name)).
+			d := a.diags.Errorf(lang.EDuplicateArg, arg.NameRange, "%s is given twice", displayArg(arg.Name)).
 				WithRelated(prev.NameRange, "first given here")
+			removeArgFix(d, s.file, s.call.VerbRange.End, s.call.Args, i, ":"+arg.Name)
 			continue
 		}
 		seen[arg.Name] = arg
@@ -85,6 +87,8 @@ func (a *analysis) readGate(s *step, arg *lang.Arg) {
 		a.diags.Errorf(lang.EBadOption, arg.Value.Range(), `:gate takes a string, as in :gate "human_confirm"`)
 	case gate == rbtype.GateHumanConfirm:
 		s.gate = gate
+	case gate == rbtype.GateNone && s.def != nil && s.def.Risk == rbtype.RiskHigh && s.def.Execution.Gate == rbtype.GateNone:
+		a.diags.Errorf(lang.EBadOption, str.Span, "verb %q is high risk, so its steps always wait at gate %q, which a call cannot remove", s.def.FullName(), rbtype.GateHumanConfirm)
 	case gate == rbtype.GateNone && s.def != nil && s.def.Execution.Gate != rbtype.GateNone:
 		a.diags.Errorf(lang.EBadOption, str.Span, "verb %q declares gate %q, which a call cannot remove", s.def.FullName(), s.def.Execution.Gate)
 	case gate == rbtype.GateNone:
@@ -92,7 +96,7 @@ func (a *analysis) readGate(s *step, arg *lang.Arg) {
 	default:
 		d := a.diags.Errorf(lang.EBadOption, str.Span, "unknown gate %q", str.Value)
 		if close := lang.Suggest(str.Value, []string{string(rbtype.GateHumanConfirm)}); len(close) > 0 {
-			d.WithSuggestions(close...)
+			d.WithReplacements(str.Span, str.Raw, close, strconv.Quote)
 		} else {
 			d.Message += fmt.Sprintf(" (the only gate is %q)", rbtype.GateHumanConfirm)
 		}
@@ -116,7 +120,7 @@ func (a *analysis) readOnFailure(s *step, arg *lang.Arg) {
 		}
 	}
 	d := a.diags.Errorf(lang.EBadOnFailure, str.Span, "unknown :on-failure value %q (expected %s)", str.Value, strings.Join(names, ", "))
-	d.WithSuggestions(lang.Suggest(str.Value, names)...)
+	d.WithReplacements(str.Span, str.Raw, lang.Suggest(str.Value, names), strconv.Quote)
 }
 
 func displayArg(name string) string {

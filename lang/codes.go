@@ -19,25 +19,28 @@ const (
 	EDuplicateBinding Code = "E031"
 	EUnknownField     Code = "E032"
 	ERefType          Code = "E033"
-	ECycle            Code = "E040"
-	EBadOption        Code = "E041"
-	EInputConflict    Code = "E050"
-	EBadOnFailure     Code = "E060"
-	EPlanUnreadable   Code = "E070"
-	EPlanHash         Code = "E071"
-	EPlanCatalogue    Code = "E072"
-	WUnusedBinding    Code = "W001"
-	WImpliedAfter     Code = "W002"
-	VBadYAML          Code = "V001"
-	VUnknownField     Code = "V002"
-	VMissingField     Code = "V003"
-	VBadValue         Code = "V004"
-	VBadSchema        Code = "V005"
-	VNoParkTimeout    Code = "V010"
-	VUnknownHandler   Code = "V011"
-	VDuplicateVerb    Code = "V012"
-	VBadKeyField      Code = "V013"
-	VBadCompensation  Code = "V014"
+	// EReturnsField: a nested call's verb names in `returns:` a field its
+	// output_schema does not have (LANGUAGE.md v1.1).
+	EReturnsField    Code = "E034"
+	ECycle           Code = "E040"
+	EBadOption       Code = "E041"
+	EInputConflict   Code = "E050"
+	EBadOnFailure    Code = "E060"
+	EPlanUnreadable  Code = "E070"
+	EPlanHash        Code = "E071"
+	EPlanCatalogue   Code = "E072"
+	WUnusedBinding   Code = "W001"
+	WImpliedAfter    Code = "W002"
+	VBadYAML         Code = "V001"
+	VUnknownField    Code = "V002"
+	VMissingField    Code = "V003"
+	VBadValue        Code = "V004"
+	VBadSchema       Code = "V005"
+	VNoParkTimeout   Code = "V010"
+	VUnknownHandler  Code = "V011"
+	VDuplicateVerb   Code = "V012"
+	VBadKeyField     Code = "V013"
+	VBadCompensation Code = "V014"
 	// VDaemonTable: a pg.crud verb names a table of rbd's own (in rbd's
 	// schema, or one of its tables without a schema) or a system catalog.
 	VDaemonTable Code = "V015"
@@ -70,6 +73,7 @@ var Codes = []CodeInfo{
 	{EDuplicateBinding, SeverityError, "binding defined twice"},
 	{EUnknownField, SeverityError, "reference to a field the producer's output_schema does not have"},
 	{ERefType, SeverityError, "reference whose type does not match the parameter"},
+	{EReturnsField, SeverityError, "`returns` field missing from the output"},
 	{ECycle, SeverityError, "dependency cycle"},
 	{EBadOption, SeverityError, "bad step option"},
 	{EInputConflict, SeverityError, "an input used with conflicting types"},

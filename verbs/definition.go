@@ -29,6 +29,16 @@ type Definition struct {
 	Execution    Execution `json:"execution"`
 	InputSchema  *Schema   `json:"input_schema,omitempty"`
 	OutputSchema *Schema   `json:"output_schema,omitempty"`
+	// Returns names the field of the result that a nested call of the verb
+	// stands for (LANGUAGE.md v1.1); empty, the whole result. It is left
+	// out of the JSON when empty so that the hashes of definitions without
+	// it are what they were before it existed.
+	Returns string `json:"returns,omitempty"`
+	// Risk is the verb's declared risk (SEMANTICS.md section 7), empty
+	// when the file does not say, which means low (see RiskOrDefault). It
+	// is left out of the JSON when empty, like Returns, so that existing
+	// definitions keep their hashes.
+	Risk rbtype.Risk `json:"risk,omitempty"`
 
 	// Hash is "sha256:" and the hex digest of the definition's canonical
 	// JSON, defaults included. Plans record it to show which definition
@@ -39,6 +49,23 @@ type Definition struct {
 	// fields maps a dotted field path ("execution.handler") to the range of
 	// its value, so later checks can point at it.
 	fields map[string]lang.Range
+}
+
+// RiskOrDefault is the verb's risk: low unless it declares one.
+func (d *Definition) RiskOrDefault() rbtype.Risk {
+	if d.Risk == "" {
+		return rbtype.RiskLow
+	}
+	return d.Risk
+}
+
+// Gate is the gate every step of the verb has at least: the execution
+// block's, or human_confirm for a high-risk verb, which no call removes.
+func (d *Definition) Gate() rbtype.Gate {
+	if d.Risk == rbtype.RiskHigh {
+		return rbtype.GateHumanConfirm
+	}
+	return d.Execution.Gate
 }
 
 // FullName is domain.name, the name runbooks call.

@@ -220,7 +220,7 @@ func (d *decoder) mapping(n *yaml.Node, path string, def *Definition, fields map
 			names := slices.Sorted(maps.Keys(fields))
 			d.diags.Errorf(lang.VUnknownField, d.src.rangeOf(key), "unknown field %q in %s (valid fields: %s)",
 				key.Value, describePath(path), strings.Join(names, ", ")).
-				WithSuggestions(lang.Suggest(key.Value, names)...)
+				WithReplacements(d.src.rangeOf(key), key.Value, lang.Suggest(key.Value, names), nil)
 			continue
 		}
 		sub := joinPath(path, key.Value)
@@ -321,6 +321,11 @@ func (d *decoder) definition(item *yaml.Node) (def *Definition, ok bool) {
 		"execution":     {true, func(p string, v *yaml.Node) { exec = v }},
 		"input_schema":  {false, func(p string, v *yaml.Node) { inputNode = v }},
 		"output_schema": {false, func(p string, v *yaml.Node) { outputNode = v }},
+		// A field name of the result, so an identifier; whether the
+		// output_schema has it is checked where a nested call uses it
+		// (E034), since a verb never called nested never needs it.
+		"returns": {false, func(p string, v *yaml.Node) { def.Returns = d.identifier(v, p) }},
+		"risk":    {false, func(p string, v *yaml.Node) { def.Risk = enum(d, v, p, "risk", rbtype.Risks) }},
 	})
 	if !isMapping {
 		return nil, false

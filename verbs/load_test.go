@@ -51,7 +51,19 @@ func TestParseDefinitionDiagnostics(t *testing.T) {
 			`7:3-7:7 V001 field "name" is given twice`,
 		}},
 		{"unknown field with suggestion", minimal + "  descripton: hi\n", []string{
-			`7:3-7:13 V002 unknown field "descripton" in the definition (valid fields: description, domain, execution, input_schema, name, output_schema) (did you mean "description"?)`,
+			`7:3-7:13 V002 unknown field "descripton" in the definition (valid fields: description, domain, execution, input_schema, name, output_schema, returns, risk) (did you mean "description"?)`,
+		}},
+		{"returns misspelt", minimal + "  return: case_id\n", []string{
+			`7:3-7:9 V002 unknown field "return" in the definition (valid fields: description, domain, execution, input_schema, name, output_schema, returns, risk) (did you mean "returns"?)`,
+		}},
+		{"returns not a field name", minimal + "  returns: case.id\n", []string{
+			`7:12-7:19 V004 returns "case.id" is not an identifier ([A-Za-z_][A-Za-z0-9_-]*)`,
+		}},
+		{"unknown risk", minimal + "  risk: hihg\n", []string{
+			`7:9-7:13 V004 unknown risk "hihg" (expected low, medium, high) (did you mean "high"?)`,
+		}},
+		{"returns not a single value", minimal + "  returns: [a, b]\n", []string{
+			`7:12-7:18 V004 returns must be a single value`,
 		}},
 		{"unknown nested field", minimal + "    retry: {max_attempt: 3}\n", []string{
 			`7:13-7:24 V002 unknown field "max_attempt" in execution.retry (valid fields: backoff, base_delay, max_attempts, max_delay) (did you mean "max_attempts"?)`,
@@ -256,4 +268,19 @@ func TestLoadPathsDuplicateOfABrokenVerb(t *testing.T) {
 			require.Equal(t, "sync", string(loaded.Definitions[0].Execution.Kind))
 		})
 	}
+}
+
+func TestParseDefinitionReturns(t *testing.T) {
+	defs, diags := Parse("v.yaml", []byte(minimal+"  returns: case_id\n"))
+	require.Empty(t, diags)
+	require.Equal(t, "case_id", defs[0].Returns)
+	require.Equal(t, 7, defs[0].FieldRange("returns").Start.Line)
+
+	// A verb without returns hashes as it did before the field existed.
+	plain, diags := Parse("v.yaml", []byte(minimal))
+	require.Empty(t, diags)
+	b, err := json.Marshal(plain[0])
+	require.NoError(t, err)
+	require.NotContains(t, string(b), "returns")
+	require.NotEqual(t, plain[0].Hash, defs[0].Hash, "returns changes what a nested call means, so it is part of the definition's hash")
 }

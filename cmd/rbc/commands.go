@@ -167,19 +167,27 @@ func runLint(args []string, stdout, stderr io.Writer) int {
 	return w.report(stdout, format.Value)
 }
 
+// compileOne is what the commands that show a plan share: it parses the
+// flags, compiles one runbook and reports its diagnostics on stderr. The
+// plan is nil when there is nothing to show; status is the exit status
+// either way.
+func (c *catalogueCommand) compileOne(args []string, stderr io.Writer) (plan *compiler.Plan, status int) {
+	files, w, ok := c.open(args, stderr, 1, 1, "one FILE.rbk")
+	if !ok {
+		return nil, exitCantRun
+	}
+	plan, err := w.compileFile(files[0])
+	if err != nil {
+		return nil, cantRun(stderr, "%v", err)
+	}
+	return plan, w.report(stderr, "text")
+}
+
 func runGraph(args []string, stdout, stderr io.Writer) int {
 	c := newCatalogueCommand("graph", stderr)
 	format := cli.Choice("dot", "dot", "mermaid")
 	c.fs.Var(format, "format", "picture format: dot or mermaid")
-	files, w, ok := c.open(args, stderr, 1, 1, "one FILE.rbk")
-	if !ok {
-		return exitCantRun
-	}
-	plan, err := w.compileFile(files[0])
-	if err != nil {
-		return cantRun(stderr, "%v", err)
-	}
-	status := w.report(stderr, "text")
+	plan, status := c.compileOne(args, stderr)
 	if plan == nil {
 		return status
 	}

@@ -24,7 +24,9 @@ Usage:
   rbc compile --verbs DIR FILE.rbk [-o plan.json] [--format text|json|sarif]
   rbc lint    --verbs DIR [FILE.rbk...] [--format text|json|sarif]
   rbc fmt     [-w] [-l] FILE.rbk...
+  rbc fix     --verbs DIR [-w] FILE.rbk... [--format text|json|sarif]
   rbc graph   --verbs DIR FILE.rbk [--format dot|mermaid]
+  rbc effects --verbs DIR FILE.rbk [--format text|json]
   rbc verbs   --verbs DIR [NAME] [--format text|json]
   rbc version
 
@@ -81,7 +83,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		"compile": runCompile,
 		"lint":    runLint,
 		"fmt":     runFmt,
+		"fix":     runFix,
 		"graph":   runGraph,
+		"effects": runEffects,
 		"verbs":   runVerbs,
 		"version": runVersion,
 	}

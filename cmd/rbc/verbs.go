@@ -74,8 +74,12 @@ func describeVerb(out io.Writer, d *verbs.Definition) {
 		fmt.Fprintln(out, "\nResult:")
 		describeFields(out, d.OutputSchema, "")
 	}
+	if d.Returns != "" {
+		fmt.Fprintf(out, "\nNested in another call, it stands for its result's %s.\n", d.Returns)
+	}
 	fmt.Fprintln(out, "\nExecution:")
 	fmt.Fprintf(out, "  side effects: %s\n", e.SideEffects)
+	fmt.Fprintf(out, "  risk:         %s\n", d.RiskOrDefault())
 	fmt.Fprintf(out, "  determinism:  %s\n", e.Determinism.Effective())
 	if c := e.Cache; c.Reuses() {
 		if c.TTL != nil {
@@ -101,7 +105,7 @@ func describeVerb(out io.Writer, d *verbs.Definition) {
 	} else {
 		fmt.Fprintln(out, "  retry:        none")
 	}
-	fmt.Fprintf(out, "  gate:         %s\n", e.Gate)
+	fmt.Fprintf(out, "  gate:         %s\n", d.Gate())
 	fmt.Fprintf(out, "  on failure:   %s\n", e.OnFailure)
 	if e.Compensation != nil {
 		fmt.Fprintf(out, "  compensation: %s\n", e.Compensation.Verb)

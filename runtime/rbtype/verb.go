@@ -26,6 +26,18 @@ const (
 	SideEffectsHuman        SideEffects = "human_process"
 )
 
+// Risk is how much harm a verb's step could do if it went wrong
+// (SEMANTICS.md section 7). A verb declares it; the default is low.
+type Risk string
+
+// The risks.
+const (
+	RiskLow    Risk = "low"
+	RiskMedium Risk = "medium"
+	// RiskHigh steps always wait at a human_confirm gate.
+	RiskHigh Risk = "high"
+)
+
 // Scope says what an idempotency key is unique within.
 type Scope string
 
@@ -146,6 +158,7 @@ const (
 var (
 	Kinds             = []Kind{KindSync, KindDurable}
 	SideEffectsValues = []SideEffects{SideEffectsNone, SideEffectsInternalDB, SideEffectsExternalCall, SideEffectsHuman}
+	Risks             = []Risk{RiskLow, RiskMedium, RiskHigh}
 	Scopes            = []Scope{ScopeRunbookStep, ScopeRunbook, ScopeGlobal}
 	Backoffs          = []Backoff{BackoffExponential, BackoffFixed}
 	Gates             = []Gate{GateNone, GateHumanConfirm}
