@@ -41,6 +41,8 @@ type step struct {
 	gate    rbtype.Gate
 	// onFailure is the call's :on-failure, empty when it has none.
 	onFailure rbtype.OnFailure
+	// expect is the call's :expect, nil when it has none.
+	expect map[string]any
 	// argJSON holds each of args as plan JSON, and literalErrs its schema
 	// validation result when it is a literal (see prepareArgs).
 	argJSON     []any
@@ -280,6 +282,7 @@ func (a *analysis) freeze(s *step) *Step {
 		Args:      args,
 		Gate:      gate,
 		OnFailure: onFailure,
+		Expect:    s.expect,
 		Execution: s.def.Execution,
 		VerbHash:  s.def.Hash,
 	}

@@ -35,7 +35,7 @@ const effectVerbs = `
 - name: risky
   domain: s
   risk: high
-  execution: {kind: sync, handler: core.echo, side_effects: external_call}
+  execution: {kind: sync, handler: core.echo, side_effects: external_call, level: guarded}
 - name: signed
   domain: s
   execution: {kind: sync, handler: core.echo, side_effects: human_process, gate: human_confirm}

@@ -106,8 +106,12 @@ type Step struct {
 	// OnFailure is the step's effective failure mode: the verb's, or the
 	// call's :on-failure.
 	OnFailure rbtype.OnFailure `json:"on_failure"`
-	Execution verbs.Execution  `json:"execution"`
-	VerbHash  string           `json:"verb_hash"`
+	// Expect maps result fields (dotted paths) to the values a full
+	// step's dry run must return before it commits (:expect; SEMANTICS.md
+	// section 7). Left out when the call has none.
+	Expect    map[string]any  `json:"expect,omitempty"`
+	Execution verbs.Execution `json:"execution"`
+	VerbHash  string          `json:"verb_hash"`
 	// Pos comes last so the encoder can append it to the hashed form.
 	Pos *SourcePos `json:"pos,omitempty"`
 }
@@ -388,6 +392,10 @@ func appendStep(b []byte, s *Step, exec []byte, cut *int) []byte {
 	b = appendString(b, string(s.Gate))
 	b = append(b, `,"on_failure":`...)
 	b = appendString(b, string(s.OnFailure))
+	if s.Expect != nil {
+		b = append(b, `,"expect":`...)
+		b = appendJSON(b, s.Expect)
+	}
 	b = append(b, `,"execution":`...)
 	b = append(b, exec...)
 	b = append(b, `,"verb_hash":`...)

@@ -440,7 +440,7 @@ func TestReadPlanKeepsAHighRiskGate(t *testing.T) {
 - name: wire
   domain: t
   risk: high
-  execution: {kind: sync, handler: core.echo, side_effects: external_call}
+  execution: {kind: sync, handler: core.echo, side_effects: external_call, level: guarded}
 `)
 	plan, diags := compileSource(t, cat, "risk.rbk", []byte(`(t.wire :as @w)`))
 	require.False(t, diags.HasErrors(), diags.Error())

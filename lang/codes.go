@@ -21,11 +21,14 @@ const (
 	ERefType          Code = "E033"
 	// EReturnsField: a nested call's verb names in `returns:` a field its
 	// output_schema does not have (LANGUAGE.md v1.1).
-	EReturnsField    Code = "E034"
-	ECycle           Code = "E040"
-	EBadOption       Code = "E041"
-	EInputConflict   Code = "E050"
-	EBadOnFailure    Code = "E060"
+	EReturnsField  Code = "E034"
+	ECycle         Code = "E040"
+	EBadOption     Code = "E041"
+	EInputConflict Code = "E050"
+	EBadOnFailure  Code = "E060"
+	// EExpectNotFull: `:expect` on a step whose verb's execution level is
+	// not full, so nothing would check it (SEMANTICS.md section 7).
+	EExpectNotFull   Code = "E061"
 	EPlanUnreadable  Code = "E070"
 	EPlanHash        Code = "E071"
 	EPlanCatalogue   Code = "E072"
@@ -51,6 +54,10 @@ const (
 	VCacheExternal Code = "V021"
 	// VCacheTTL: a ttl cache without its duration.
 	VCacheTTL Code = "V022"
+	// VOpaqueHighRisk: a high-risk verb at execution level opaque.
+	VOpaqueHighRisk Code = "V030"
+	// VNoDryRun: execution level full on a handler that cannot dry-run.
+	VNoDryRun Code = "V031"
 )
 
 // CodeInfo describes a code for SARIF rule tables and `rbc` help.
@@ -78,6 +85,7 @@ var Codes = []CodeInfo{
 	{EBadOption, SeverityError, "bad step option"},
 	{EInputConflict, SeverityError, "an input used with conflicting types"},
 	{EBadOnFailure, SeverityError, "unknown :on-failure value"},
+	{EExpectNotFull, SeverityError, ":expect on a step whose verb is not at execution level full"},
 	{EPlanUnreadable, SeverityError, "a submitted plan that cannot be read: not a plan, an unknown schema_version, or a malformed step or edge"},
 	{EPlanHash, SeverityError, "a submitted plan whose plan_hash does not match its content"},
 	{EPlanCatalogue, SeverityError, "a submitted plan compiled against another catalogue: a step's execution block, a verb hash or schema differs from this daemon's"},
@@ -97,4 +105,6 @@ var Codes = []CodeInfo{
 	{VCacheEffects, SeverityError, "a cache on a verb with outside effects, or on a durable verb"},
 	{VCacheExternal, SeverityError, "an external verb's result reused with no ttl"},
 	{VCacheTTL, SeverityError, "cache policy ttl without a ttl"},
+	{VOpaqueHighRisk, SeverityError, "a high-risk verb at execution level opaque"},
+	{VNoDryRun, SeverityError, "execution level full on a handler without a dry run"},
 }

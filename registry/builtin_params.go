@@ -16,11 +16,11 @@ import (
 func builtinSpecs() []HandlerSpec {
 	return []HandlerSpec{
 		{Name: "core.echo", Kind: rbtype.KindSync, Summary: "returns its arguments (tests, wiring, constants)",
-			CheckParams: checkEcho},
+			CheckParams: checkEcho, DryRun: true},
 		{Name: "core.fail", Kind: rbtype.KindSync, Summary: "fails with the code given in params (tests, drills)",
 			CheckParams: checkFail},
 		{Name: "http.call", Kind: rbtype.KindSync, Summary: "one HTTP request, with the Idempotency-Key header",
-			CheckParams: checkHTTP},
+			CheckParams: checkHTTP, DryRun: true},
 		{Name: "http.start", Kind: rbtype.KindDurable, Summary: "POSTs a task with a correlation key and callback, then parks",
 			CheckParams: checkStart},
 		{Name: "await.notification", Kind: rbtype.KindDurable, Summary: "parks until a notification arrives",

@@ -92,6 +92,10 @@ func (c *Catalogue) checkHandler(d *verbs.Definition, diags *lang.Diagnostics) {
 			"%s verb %q names handler %q, which is %s; make the verb %s or pick a %s handler",
 			e.Kind, d.FullName(), spec.Name, spec.Kind, spec.Kind, e.Kind)
 	}
+	if e.Level == rbtype.LevelFull && !spec.DryRun {
+		diags.Errorf(lang.VNoDryRun, d.FieldRange("execution.level"),
+			"verb %q is at execution level full, but handler %q cannot dry-run, so nothing could be verified before the commit; use level guarded, or a handler with a dry run", d.FullName(), spec.Name)
+	}
 	if spec.CheckParams != nil {
 		if err := spec.CheckParams(e.Params); err != nil {
 			diags.Errorf(lang.VBadValue, d.FieldRange("execution.params"), "bad params for handler %q: %v", spec.Name, err)

@@ -151,6 +151,21 @@ func TestEscalationChecks(t *testing.T) {
 	}, diagLines(diags))
 }
 
+// Execution level full needs a handler that can dry-run (V031).
+func TestLevelFullNeedsADryRun(t *testing.T) {
+	_, diags := catalogue(t, `
+- name: wait
+  domain: d
+  execution: {kind: durable, handler: await.notification, side_effects: human_process, level: full, timeouts: {park_timeout: PT1H}}
+- name: post
+  domain: d
+  execution: {kind: sync, handler: http.call, params: {url: "https://x.example/p"}, side_effects: external_call, level: full}
+`)
+	require.Equal(t, []string{
+		`4:95 V031 verb "d.wait" is at execution level full, but handler "await.notification" cannot dry-run, so nothing could be verified before the commit; use level guarded, or a handler with a dry run`,
+	}, diagLines(diags))
+}
+
 func TestCatalogueLookup(t *testing.T) {
 	cat, diags := catalogue(t, `
 - {name: open-case, domain: kyc, execution: {kind: sync, handler: core.echo, side_effects: none}}

@@ -98,7 +98,11 @@ type Execution struct {
 	Determinism rbtype.Determinism `json:"determinism,omitempty"`
 	// Cache is nil unless the verb declares one (as with Determinism, so
 	// that older plans keep their hashes).
-	Cache        *Cache        `json:"cache,omitempty"`
+	Cache *Cache `json:"cache,omitempty"`
+	// Level is how each attempt is rehearsed (SEMANTICS.md section 7);
+	// empty means opaque, and is left out of the JSON so that older plans
+	// keep their hashes.
+	Level        rbtype.Level  `json:"level,omitempty"`
 	Compensation *Compensation `json:"compensation,omitempty"`
 }
 
@@ -112,7 +116,7 @@ type Execution struct {
 // compared here; TestExecutionEqualSeesEveryField fails until it is.
 func (e *Execution) Equal(o *Execution) bool {
 	return e.Kind == o.Kind && e.Handler == o.Handler && e.SideEffects == o.SideEffects && e.Gate == o.Gate &&
-		e.OnFailure == o.OnFailure && e.Determinism == o.Determinism && e.Cache.equal(o.Cache) &&
+		e.OnFailure == o.OnFailure && e.Determinism == o.Determinism && e.Cache.equal(o.Cache) && e.Level == o.Level &&
 		sameValues(e.Params, o.Params) &&
 		e.Idempotency.Scope == o.Idempotency.Scope && slices.Equal(e.Idempotency.KeyFields, o.Idempotency.KeyFields) &&
 		e.Timeouts.equal(&o.Timeouts) && e.Retry == o.Retry && e.Compensation.equal(o.Compensation)

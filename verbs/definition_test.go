@@ -23,6 +23,7 @@ func fullExecution() Execution {
 		Gate:         rbtype.GateHumanConfirm,
 		OnFailure:    rbtype.OnFailureContinue,
 		Determinism:  rbtype.DeterminismStable,
+		Level:        rbtype.LevelFull,
 		Cache:        &Cache{Policy: rbtype.CacheTTL, TTL: &maxPark},
 		Compensation: &Compensation{Verb: "t.undo", Args: map[string]any{"id": "@args.id"}},
 	}

@@ -341,6 +341,10 @@ func (d *decoder) definition(item *yaml.Node) (def *Definition, ok bool) {
 	if exec != nil {
 		d.execution(exec, def)
 	}
+	if def.Risk == rbtype.RiskHigh && def.Execution.Level.Effective() == rbtype.LevelOpaque {
+		d.diags.Errorf(lang.VOpaqueHighRisk, def.FieldRange("risk"),
+			"verb %q is risk high at execution level opaque: a high-risk call must be rehearsed; declare execution.level full (dry run, verify, commit) or guarded", def.FullName())
+	}
 	if len(d.diags) > before {
 		if identifier.MatchString(def.Domain) && identifier.MatchString(def.Name) {
 			return def, false
@@ -362,6 +366,7 @@ func (d *decoder) execution(n *yaml.Node, def *Definition) {
 		"gate":         {false, func(p string, v *yaml.Node) { e.Gate = enum(d, v, p, "gate", rbtype.Gates) }},
 		"on_failure":   {false, func(p string, v *yaml.Node) { e.OnFailure = enum(d, v, p, "on_failure mode", rbtype.OnFailures) }},
 		"determinism":  {false, func(p string, v *yaml.Node) { e.Determinism = enum(d, v, p, "determinism", rbtype.Determinisms) }},
+		"level":        {false, func(p string, v *yaml.Node) { e.Level = enum(d, v, p, "execution level", rbtype.Levels) }},
 		"cache": {false, func(p string, v *yaml.Node) {
 			c := &Cache{}
 			if d.mapping(v, p, def, map[string]field{

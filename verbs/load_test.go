@@ -129,6 +129,9 @@ func TestParseDefinitionDiagnostics(t *testing.T) {
 		{"ttl without a ttl", "- name: look\n  domain: kyc\n  execution: {kind: sync, handler: core.echo, side_effects: none, cache: {policy: ttl}}\n", []string{
 			`3:83-3:86 V022 cache policy ttl on verb "kyc.look" needs a ttl (an ISO 8601 duration such as PT6H)`,
 		}},
+		{"a high-risk verb at level opaque", strings.Replace(minimal, "  execution:", "  risk: high\n  execution:", 1), []string{
+			`3:9-3:13 V030 verb "kyc.open-case" is risk high at execution level opaque: a high-risk call must be rehearsed; declare execution.level full (dry run, verify, commit) or guarded`,
+		}},
 		{"bad determinism", minimal + "    determinism: stabel\n", []string{
 			`7:18-7:24 V004 unknown determinism "stabel" (expected pure, stable, external) (did you mean "stable"?)`,
 		}},

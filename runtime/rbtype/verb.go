@@ -38,6 +38,30 @@ const (
 	RiskHigh Risk = "high"
 )
 
+// Level is how a step's call is rehearsed before it commits (SEMANTICS.md
+// section 7).
+type Level string
+
+// The execution levels.
+const (
+	// LevelFull: dry run, verify the dry run's output against the
+	// output_schema and the step's :expect, then commit, on every attempt.
+	LevelFull Level = "full"
+	// LevelGuarded: dry run when the handler can, then commit; the events
+	// carry the argument and result hashes.
+	LevelGuarded Level = "guarded"
+	// LevelOpaque: the call is made as it is (the default).
+	LevelOpaque Level = "opaque"
+)
+
+// Effective is the level of a verb that may not have declared one.
+func (l Level) Effective() Level {
+	if l == "" {
+		return LevelOpaque
+	}
+	return l
+}
+
 // Scope says what an idempotency key is unique within.
 type Scope string
 
@@ -159,6 +183,7 @@ var (
 	Kinds             = []Kind{KindSync, KindDurable}
 	SideEffectsValues = []SideEffects{SideEffectsNone, SideEffectsInternalDB, SideEffectsExternalCall, SideEffectsHuman}
 	Risks             = []Risk{RiskLow, RiskMedium, RiskHigh}
+	Levels            = []Level{LevelFull, LevelGuarded, LevelOpaque}
 	Scopes            = []Scope{ScopeRunbookStep, ScopeRunbook, ScopeGlobal}
 	Backoffs          = []Backoff{BackoffExponential, BackoffFixed}
 	Gates             = []Gate{GateNone, GateHumanConfirm}
