@@ -460,15 +460,21 @@ func (e *Engine) execute(ctx context.Context, pc *pendingCall) (o *outcome) {
 	began := time.Now()
 	var res Result
 	var err error
+	var seen *rehearsed
 	func() {
 		defer func() {
 			if p := recover(); p != nil {
 				err = Errorf(rbtype.CodeInternal, "the handler panicked: %v", p)
 			}
 		}()
-		if pc.dryRun {
+		switch {
+		case pc.dryRun:
 			res, err = pc.handler.(DryRunner).DryRun(callCtx, pc.call)
-		} else {
+		case pc.rehearsal != nil:
+			if seen, err = pc.rehearsal.rehearse(callCtx, pc.handler, pc.call); err == nil {
+				res, err = pc.handler.Call(callCtx, pc.call)
+			}
+		default:
 			res, err = pc.handler.Call(callCtx, pc.call)
 		}
 	}()
@@ -477,7 +483,7 @@ func (e *Engine) execute(ctx context.Context, pc *pendingCall) (o *outcome) {
 		return nil
 	}
 	o = &outcome{runbookID: pc.runbookID, stepID: pc.stepID, attempt: pc.attempt, purpose: pc.purpose,
-		cacheKey: pc.cacheKey, definitionHash: pc.definitionHash,
+		cacheKey: pc.cacheKey, definitionHash: pc.definitionHash, rehearsed: seen,
 		result: res, dryRun: pc.dryRun, idemKey: pc.call.IdempotencyKey}
 	if err != nil {
 		o.err = classify(err)

@@ -28,6 +28,9 @@ type pendingCall struct {
 	// cacheKey, when set, stores the call's result in the result cache
 	// under this key, for its verb definition's hash.
 	cacheKey, definitionHash string
+	// rehearsal, when set, dry-runs (and verifies) the call before it
+	// commits (execution levels full and guarded; rehearse.go).
+	rehearsal *rehearsal
 }
 
 // callPurpose says what a handler call does for its step: run it, undo
@@ -50,12 +53,14 @@ type outcome struct {
 	// cacheKey and definitionHash come from the call: where to store its
 	// result for reuse.
 	cacheKey, definitionHash string
-	result                   Result
-	value                    json.RawMessage // the result's value as JSON
-	idemKey                  string
-	err                      *Error
-	dryRun                   bool
-	simulated                bool
+	// rehearsed is what the call's rehearsal saw, if it had one.
+	rehearsed *rehearsed
+	result    Result
+	value     json.RawMessage // the result's value as JSON
+	idemKey   string
+	err       *Error
+	dryRun    bool
+	simulated bool
 }
 
 // unrecordable is the outcome that replaces one the database refused to
@@ -229,6 +234,7 @@ func (t *transition) start(steps []*prepared, receipts map[driver.ReceiptKey]dri
 			// The call's result goes to the cache under the key looked up.
 			leased := t.calls[len(t.calls)-1]
 			leased.cacheKey, leased.definitionHash = p.cacheKey, p.definitionHash
+			leased.rehearsal = t.rehearsalFor(p, dryRun)
 		}
 		t.started(s)
 	}

@@ -277,6 +277,7 @@ func (t *transition) applyOutcome(o *outcome) {
 	if s.Status != rbtype.StepRunning || s.Attempt != o.attempt || !t.executing() {
 		return
 	}
+	t.recordRehearsal(s, o.rehearsed)
 	if o.err != nil {
 		t.failStep(s, o.err)
 		return

@@ -45,6 +45,12 @@ const (
 	EventEscalationSucceeded EventType = "ESCALATION_SUCCEEDED"
 	// EventEscalationFailed: it failed; the step stays escalated.
 	EventEscalationFailed EventType = "ESCALATION_FAILED"
+	// EventStepDryRun: a full or guarded step's handler dry-ran.
+	EventStepDryRun EventType = "STEP_DRY_RUN"
+	// EventStepVerified: a full step's dry run passed verification.
+	EventStepVerified EventType = "STEP_VERIFIED"
+	// EventStepVerifyFailed: it did not; nothing was committed.
+	EventStepVerifyFailed EventType = "STEP_VERIFY_FAILED"
 	// EventStepReclaimed: a running step's worker died or gave it up; it
 	// runs again under the same key (SEMANTICS.md section 7).
 	EventStepReclaimed EventType = "STEP_RECLAIMED"
@@ -71,6 +77,7 @@ var EventTypes = []EventType{
 	EventRunbookRetried, EventRunbookClosed, EventStepHeartbeat, EventStepResolved,
 	EventInvocationCancelSent, EventInvocationCancelFailed, EventRunbookRegenerated,
 	EventEscalationStarted, EventEscalationSucceeded, EventEscalationFailed, EventStepReclaimed,
+	EventStepDryRun, EventStepVerified, EventStepVerifyFailed,
 }
 
 // MutationKind names an entry of a runbook's mutation log.
