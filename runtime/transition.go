@@ -539,6 +539,10 @@ func (t *transition) propagate() {
 			}
 		}
 		switch {
+		case blocked != "" && t.draftOnly(s):
+			// Skipped either way; DRAFT_ONLY says what running the draft
+			// for real would run.
+			t.skipDraft(s)
 		case blocked != "":
 			s.Status, s.FinishedAt = rbtype.StepSkipped, &t.now
 			t.touch(s)
