@@ -197,14 +197,16 @@ func chargeVerbs(url string) string {
     kind: sync
     handler: http.call
     side_effects: external_call
+    level: guarded
     params: {url: "%s/charge"}
     timeouts: {run_timeout: PT60S}
 `, url)
 }
 
 // TestKilledDaemonRepeatsNoSideEffect kills rbd (SIGKILL) in the middle
-// of an http.call to a slow server, and starts it again: the runbook
-// completes, and the server saw one idempotency key throughout.
+// of a guarded http.call to a slow server, and starts it again: the
+// runbook completes, the server saw one idempotency key throughout, and
+// the ledger says the first call may have committed (issue 11).
 func TestKilledDaemonRepeatsNoSideEffect(t *testing.T) {
 	t.Parallel()
 	e := newDaemonEnv(t)
