@@ -22,7 +22,29 @@ func (p *CRUDPool) CRUD(ctx context.Context, r driver.CRUDRequest) ([]map[string
 	if err != nil {
 		return nil, err
 	}
+	if r.DryRun {
+		return p.dryRun(ctx, stmt)
+	}
 	rows, err := p.pool.Query(ctx, stmt.sql, stmt.args...)
+	if err != nil {
+		return nil, crudError(err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowToMap)
+	if err != nil {
+		return nil, crudError(err)
+	}
+	return out, nil
+}
+
+// dryRun runs a statement in a transaction it always rolls back: the rows
+// it would return, with every constraint checked, and nothing changed.
+func (p *CRUDPool) dryRun(ctx context.Context, stmt crudStatement) ([]map[string]any, error) {
+	tx, err := p.pool.Begin(ctx)
+	if err != nil {
+		return nil, crudError(err)
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }() // the point of a dry run; its error changes nothing
+	rows, err := tx.Query(ctx, stmt.sql, stmt.args...)
 	if err != nil {
 		return nil, crudError(err)
 	}

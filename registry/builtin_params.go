@@ -28,7 +28,7 @@ func builtinSpecs() []HandlerSpec {
 		{Name: "timer.sleep", Kind: rbtype.KindDurable, Summary: "parks until a time or for a duration",
 			CheckParams: checkSleep},
 		{Name: CRUDHandler, Kind: rbtype.KindSync, Summary: "insert, select, update, delete or upsert on one table",
-			CheckParams: checkCRUD},
+			CheckParams: checkCRUD, DryRun: true},
 	}
 }
 

@@ -81,6 +81,7 @@ func describeVerb(out io.Writer, d *verbs.Definition) {
 	fmt.Fprintf(out, "  side effects: %s\n", e.SideEffects)
 	fmt.Fprintf(out, "  risk:         %s\n", d.RiskOrDefault())
 	fmt.Fprintf(out, "  determinism:  %s\n", e.Determinism.Effective())
+	fmt.Fprintf(out, "  level:        %s\n", e.Level.Effective())
 	if c := e.Cache; c.Reuses() {
 		if c.TTL != nil {
 			fmt.Fprintf(out, "  cache:        %s, %s\n", c.Policy, c.TTL)
