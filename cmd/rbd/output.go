@@ -135,7 +135,7 @@ func errorText(e *runtime.ErrorView) string {
 	return string(e.Code) + ": " + e.Message
 }
 
-// printEvents shows events one per line (id, time, type, step, attempt,
+// printEvents shows events one per line (its number in the runbook, time, type, step, attempt,
 // data), in fixed columns so that lines printed one at a time by --follow
 // line up too.
 func printEvents(w io.Writer, evs []httpapi.Event) {
@@ -145,7 +145,7 @@ func printEvents(w io.Writer, evs []httpapi.Event) {
 			attempt = strconv.Itoa(ev.Attempt)
 		}
 		line := fmt.Sprintf("%6d  %s  %-22s  %-20s  %2s  %s",
-			ev.ID, ev.At.Local().Format("15:04:05.000"), ev.Type, ev.Step, attempt, compact(ev.Data))
+			ev.Seq, ev.At.Local().Format("15:04:05.000"), ev.Type, ev.Step, attempt, compact(ev.Data))
 		fmt.Fprintln(w, strings.TrimRight(line, " "))
 	}
 }

@@ -167,7 +167,10 @@ type ReceiptKey struct {
 
 // Event is a row of runbook_events.
 type Event struct {
-	ID        int64
+	ID int64
+	// Seq numbers the runbook's own events from 1 (set when read; ID is
+	// global and stays the cursor).
+	Seq       int64
 	RunbookID uuid.UUID
 	Type      rbtype.EventType
 	StepKey   string

@@ -62,7 +62,10 @@ type ListResponse struct {
 // Event is one entry of a runbook's ledger. IDs grow with time; a reader
 // continues after the last id it saw.
 type Event struct {
+	// ID is global, the cursor of ?after= and of the live stream; Seq
+	// numbers the runbook's own events from 1.
 	ID      int64            `json:"id"`
+	Seq     int64            `json:"seq"`
 	Type    rbtype.EventType `json:"type"`
 	Step    string           `json:"step,omitempty"`
 	Attempt int              `json:"attempt,omitempty"`
