@@ -28,6 +28,7 @@ Usage:
   rbc graph   --verbs DIR FILE.rbk [--format dot|mermaid]
   rbc effects --verbs DIR FILE.rbk [--format text|json]
   rbc verbs   --verbs DIR [NAME] [--format text|json]
+  rbc lsp     [--verbs DIR]     (a language server on standard input and output)
   rbc version
 
 --verbs may be repeated; RBC_VERBS (a list separated by %q) is its default.
@@ -87,6 +88,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		"graph":   runGraph,
 		"effects": runEffects,
 		"verbs":   runVerbs,
+		"lsp":     runLsp,
 		"version": runVersion,
 	}
 	if len(args) == 0 {

@@ -1,0 +1,166 @@
+package lsp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"go.lsp.dev/jsonrpc2"
+	"go.lsp.dev/protocol"
+)
+
+// Options says where the verb catalogue is when the workspace does not:
+// the catalogue paths given as --verbs, which win over everything, and
+// those of RBC_VERBS, which the workspace's WorkspaceFile overrides.
+type Options struct {
+	Verbs    []string
+	EnvVerbs []string
+	// Version is reported to the client as the server's version.
+	Version string
+}
+
+// Server is one language server session: the documents the client has
+// open and the catalogue they are checked against.
+type Server struct {
+	conn     jsonrpc2.Conn
+	opts     Options
+	docs     map[protocol.DocumentURI]*document
+	cat      *catalogue
+	shutdown bool // the client asked for shutdown
+	exited   bool // and then said exit
+	// done is closed on exit. Serve waits for it as well as for the
+	// connection: closing standard input does not wake a blocked read.
+	done chan struct{}
+}
+
+// Serve runs a server on rw, a stream of LSP messages with their
+// Content-Length headers, until the client says exit or closes the
+// stream. It returns nil after a shutdown and exit, as the protocol asks.
+func Serve(ctx context.Context, rw io.ReadWriteCloser, opts Options) error {
+	conn := jsonrpc2.NewConn(jsonrpc2.NewStream(rw))
+	s := &Server{conn: conn, opts: opts, docs: map[protocol.DocumentURI]*document{}, cat: &catalogue{}, done: make(chan struct{})}
+	conn.Go(ctx, s.handle)
+	select {
+	case <-conn.Done():
+	case <-s.done:
+		_ = conn.Close()
+	}
+	switch {
+	case s.exited && s.shutdown:
+		return nil
+	case s.exited:
+		return errors.New("the client said exit without shutdown")
+	}
+	if err := conn.Err(); err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	return errors.New("the client closed the connection without exit")
+}
+
+// handle dispatches one message. A method the server does not know is
+// answered with MethodNotFound when it is a request and ignored when it is
+// a notification ($/cancelRequest, $/setTrace and the like).
+func (s *Server) handle(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc2.Request) error {
+	switch req.Method() {
+	case protocol.MethodInitialize:
+		return answer(ctx, reply, req, s.initialize)
+	case protocol.MethodInitialized:
+		return reply(ctx, nil, nil)
+	case protocol.MethodShutdown:
+		s.shutdown = true
+		return reply(ctx, nil, nil)
+	case protocol.MethodExit:
+		if !s.exited {
+			s.exited = true
+			close(s.done)
+		}
+		return nil
+	case protocol.MethodTextDocumentDidOpen:
+		return notified(ctx, reply, req, s.didOpen)
+	case protocol.MethodTextDocumentDidChange:
+		return notified(ctx, reply, req, s.didChange)
+	case protocol.MethodTextDocumentDidSave:
+		return notified(ctx, reply, req, s.didSave)
+	case protocol.MethodTextDocumentDidClose:
+		return notified(ctx, reply, req, s.didClose)
+	case protocol.MethodTextDocumentCompletion:
+		return answer(ctx, reply, req, s.completion)
+	case protocol.MethodTextDocumentHover:
+		return answer(ctx, reply, req, s.hover)
+	case protocol.MethodTextDocumentDefinition:
+		return answer(ctx, reply, req, s.definition)
+	case protocol.MethodTextDocumentDocumentSymbol:
+		return answer(ctx, reply, req, s.documentSymbols)
+	case protocol.MethodTextDocumentFormatting:
+		return answer(ctx, reply, req, s.formatting)
+	case protocol.MethodTextDocumentPrepareRename:
+		return answer(ctx, reply, req, s.prepareRename)
+	case protocol.MethodTextDocumentRename:
+		return answer(ctx, reply, req, s.rename)
+	}
+	if _, isCall := req.(*jsonrpc2.Call); isCall {
+		return jsonrpc2.MethodNotFoundHandler(ctx, reply, req)
+	}
+	return reply(ctx, nil, nil)
+}
+
+// answer decodes a request's params, runs fn and replies with its result.
+// A handler's error goes to the client; only a failure to write the reply
+// ends the connection.
+func answer[P, R any](ctx context.Context, reply jsonrpc2.Replier, req jsonrpc2.Request, fn func(context.Context, *P) (R, error)) error {
+	var params P
+	if err := json.Unmarshal(req.Params(), &params); err != nil {
+		return reply(ctx, nil, fmt.Errorf("%w: %v", jsonrpc2.ErrInvalidParams, err))
+	}
+	result, err := fn(ctx, &params)
+	return reply(ctx, result, err)
+}
+
+// notified is answer for notifications, which have no result.
+func notified[P any](ctx context.Context, reply jsonrpc2.Replier, req jsonrpc2.Request, fn func(context.Context, *P) error) error {
+	return answer(ctx, reply, req, func(ctx context.Context, p *P) (any, error) { return nil, fn(ctx, p) })
+}
+
+func (s *Server) initialize(ctx context.Context, p *protocol.InitializeParams) (*protocol.InitializeResult, error) {
+	s.loadCatalogue(ctx, workspaceRoot(p))
+	return &protocol.InitializeResult{
+		Capabilities: protocol.ServerCapabilities{
+			TextDocumentSync: &protocol.TextDocumentSyncOptions{
+				OpenClose: true,
+				// Whole texts: a 1,000-step runbook is 60 kB, and
+				// re-analysing it costs more than receiving it.
+				Change: protocol.TextDocumentSyncKindFull,
+				Save:   &protocol.SaveOptions{},
+			},
+			CompletionProvider:         &protocol.CompletionOptions{TriggerCharacters: []string{"(", ":", "@", "$", "."}},
+			HoverProvider:              true,
+			DefinitionProvider:         true,
+			DocumentSymbolProvider:     true,
+			DocumentFormattingProvider: true,
+			RenameProvider:             &protocol.RenameOptions{PrepareProvider: true},
+		},
+		ServerInfo: &protocol.ServerInfo{Name: "rbc", Version: s.opts.Version},
+	}, nil
+}
+
+// workspaceRoot is the directory of the client's first workspace folder,
+// or its root, or "" when it opened a single file.
+func workspaceRoot(p *protocol.InitializeParams) string {
+	for _, f := range p.WorkspaceFolders {
+		if name, ok := fileName(protocol.DocumentURI(f.URI)); ok {
+			return name
+		}
+	}
+	if name, ok := fileName(p.RootURI); ok {
+		return name
+	}
+	return p.RootPath
+}
+
+// showMessage tells the person at the editor something they must act on,
+// such as a catalogue that could not be read.
+func (s *Server) showMessage(ctx context.Context, typ protocol.MessageType, format string, args ...any) {
+	_ = s.conn.Notify(ctx, protocol.MethodWindowShowMessage, &protocol.ShowMessageParams{Type: typ, Message: fmt.Sprintf(format, args...)})
+}
