@@ -125,8 +125,8 @@ func (s *Server) completeArguments(c *cursor, add func(protocol.CompletionItem))
 // completeRef offers the bindings, or, once the word is "@name." or
 // deeper, the fields the producing verb's output schema gives at that path.
 func (s *Server) completeRef(c *cursor, add func(protocol.CompletionItem)) {
-	name, path, _, partial := parseRef(c.word)
-	if !partial {
+	dot := strings.LastIndexByte(c.word, '.')
+	if dot < 0 {
 		for _, b := range slices.Sorted(maps.Keys(c.o.bindings)) {
 			if producer := c.o.bindings[b]; producer != c.call {
 				add(protocol.CompletionItem{
@@ -139,6 +139,10 @@ func (s *Server) completeRef(c *cursor, add func(protocol.CompletionItem)) {
 		}
 		return
 	}
+	// The fields after the last '.': "@docs.files[0]." is the start of a
+	// field of docs' files[0].
+	base := c.word[:dot+1]
+	name, path := parseRef(c.word[:dot])
 	producer, ok := c.o.bindings[name]
 	if !ok {
 		return
@@ -148,7 +152,6 @@ func (s *Server) completeRef(c *cursor, add func(protocol.CompletionItem)) {
 		return
 	}
 	sub := schemaAt(def.OutputSchema, path)
-	base := c.word[:strings.LastIndexByte(c.word, '.')+1]
 	for _, f := range fields(sub) {
 		field, _ := verbs.Field(sub, f)
 		add(protocol.CompletionItem{

@@ -72,7 +72,7 @@ func (s *Server) argumentDoc(o *outline, i int) string {
 // type of what its path reaches in that verb's output schema.
 func (s *Server) refDoc(d *document, o *outline, i int) string {
 	tok := o.toks[i]
-	name, path, _, _ := parseRef(tok.Text)
+	name, path := parseRef(tok.Text)
 	producer, ok := o.bindings[name]
 	if !ok {
 		return fmt.Sprintf("`@%s` is not bound by any step's `:as`", name)

@@ -11,37 +11,38 @@ import (
 	"github.com/runbookdev/runbook/verbs"
 )
 
-// parseRef splits a reference as written ("@docs.files[0].u") into its
-// binding's name, its complete path steps, and what follows the last
-// '.' when the reference is still being typed (rest, "u" here; after
-// "@docs." it is "" and partial is true). Lang's scanner has checked
-// complete references; this reads references in the making too.
-func parseRef(ref string) (name string, path []lang.PathStep, rest string, partial bool) {
-	s := strings.TrimPrefix(ref, "@")
+// parseRef splits a reference as written ("@docs.files[0].url") into
+// its binding's name and its path. Lang's scanner has checked complete
+// references; this also reads the start of one being typed, and stops at
+// what it cannot read.
+func parseRef(ref string) (name string, path []lang.PathStep) {
 	name = refName(ref)
-	s = s[len(name):]
+	s := strings.TrimPrefix(ref, "@")[len(name):]
 	for s != "" {
 		switch s[0] {
 		case '.':
 			end := strings.IndexAny(s[1:], ".[")
 			if end < 0 {
-				return name, path, s[1:], true
+				end = len(s) - 1
 			}
 			path = append(path, lang.PathStep{Field: s[1 : end+1]})
 			s = s[end+1:]
 		case '[':
 			end := strings.IndexByte(s, ']')
-			n, err := strconv.Atoi(s[1:max(end, 1)])
-			if end < 0 || err != nil {
-				return name, path, "", false
+			if end < 0 {
+				return name, path
+			}
+			n, err := strconv.Atoi(s[1:end])
+			if err != nil {
+				return name, path
 			}
 			path = append(path, lang.PathStep{Index: n, IsIndex: true})
 			s = s[end+1:]
 		default:
-			return name, path, "", false
+			return name, path
 		}
 	}
-	return name, path, "", false
+	return name, path
 }
 
 // schemaAt follows a reference path through an output schema and returns

@@ -43,8 +43,10 @@ func readWorkspaceFile(root string) ([]string, error) {
 	}
 	var cfg workspaceConfig
 	dec := yaml.NewDecoder(bytes.NewReader(src))
-	dec.KnownFields(true) // a misspelt key must not silently mean "no catalogue"
-	if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) { // io.EOF: an empty file
+	// A misspelt key must not silently mean "no catalogue"; an empty file
+	// (io.EOF) names none.
+	dec.KnownFields(true)
+	if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("error reading %q: %w", path, err)
 	}
 	paths := make([]string, len(cfg.Verbs))
