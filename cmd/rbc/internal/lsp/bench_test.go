@@ -3,7 +3,6 @@ package lsp
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -49,51 +48,18 @@ func BenchmarkDiagnosticsAfterChange(b *testing.B) {
 	}
 }
 
-// benchSession starts a server in process, on a pipe, with the synthetic
-// catalogue, and opens an n-step runbook in it. base is how many
-// diagnostics the runbook has: a warning that its last binding is unused.
+// benchSession starts a server in process with the synthetic catalogue,
+// and opens an n-step runbook in it. base is how many diagnostics the
+// runbook has: a warning that its last binding is unused.
 func benchSession(b *testing.B, ctx context.Context, n int) (client *lsptest.Client, doc protocol.DocumentURI, base int) {
 	dir := b.TempDir()
 	verbs := filepath.Join(dir, "bench.yaml")
 	require.NoError(b, os.WriteFile(verbs, []byte(synthetic.Verbs), 0o644))
-	serverSide, clientSide := duplex()
-	done := make(chan error, 1)
-	go func() { done <- Serve(ctx, serverSide, Options{Verbs: []string{verbs}}) }()
-	client = lsptest.New(ctx, clientSide)
-	b.Cleanup(func() {
-		require.NoError(b, client.Call(ctx, protocol.MethodShutdown, nil, nil))
-		require.NoError(b, client.Notify(ctx, protocol.MethodExit, nil))
-		require.NoError(b, <-done)
-		_ = client.Close()
-	})
-	require.NoError(b, client.Call(ctx, protocol.MethodInitialize, &protocol.InitializeParams{}, nil))
+	client = startServer(b, ctx, Options{Verbs: []string{verbs}}, "")
 	doc = uri.File(filepath.Join(dir, "bench.rbk"))
-	require.NoError(b, client.Notify(ctx, protocol.MethodTextDocumentDidOpen, &protocol.DidOpenTextDocumentParams{
-		TextDocument: protocol.TextDocumentItem{URI: doc, LanguageID: "runbook", Version: 1, Text: string(synthetic.Runbook(n))},
-	}))
-	diags, err := client.Diagnostics(ctx, doc)
-	require.NoError(b, err)
+	diags := openDoc(b, ctx, client, doc, string(synthetic.Runbook(n)))
 	for _, d := range diags.Diagnostics {
 		require.Equal(b, "W001", d.Code)
 	}
 	return client, doc, len(diags.Diagnostics)
-}
-
-// duplex is two ends of an in-memory connection.
-func duplex() (io.ReadWriteCloser, io.ReadWriteCloser) {
-	r1, w1 := io.Pipe()
-	r2, w2 := io.Pipe()
-	return pipeEnd{r1, w2}, pipeEnd{r2, w1}
-}
-
-type pipeEnd struct {
-	r *io.PipeReader
-	w *io.PipeWriter
-}
-
-func (p pipeEnd) Read(b []byte) (int, error)  { return p.r.Read(b) }
-func (p pipeEnd) Write(b []byte) (int, error) { return p.w.Write(b) }
-func (p pipeEnd) Close() error {
-	p.r.Close()
-	return p.w.Close()
 }

@@ -28,8 +28,9 @@ type Server struct {
 	opts     Options
 	docs     map[protocol.DocumentURI]*document
 	cat      *catalogue
-	shutdown bool // the client asked for shutdown
-	exited   bool // and then said exit
+	root     string // the workspace's directory, "" without one
+	shutdown bool   // the client asked for shutdown
+	exited   bool   // and then said exit
 	// done is closed on exit. Serve waits for it as well as for the
 	// connection: closing standard input does not wake a blocked read.
 	done chan struct{}
@@ -67,6 +68,10 @@ func (s *Server) handle(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc
 	case protocol.MethodInitialize:
 		return answer(ctx, reply, req, s.initialize)
 	case protocol.MethodInitialized:
+		// The catalogue is read now, not in initialize: reading it
+		// publishes the verb files' diagnostics, and the protocol lets a
+		// server send those only once initialize has been answered.
+		s.loadCatalogue(ctx, s.root)
 		return reply(ctx, nil, nil)
 	case protocol.MethodShutdown:
 		s.shutdown = true
@@ -124,7 +129,7 @@ func notified[P any](ctx context.Context, reply jsonrpc2.Replier, req jsonrpc2.R
 }
 
 func (s *Server) initialize(ctx context.Context, p *protocol.InitializeParams) (*protocol.InitializeResult, error) {
-	s.loadCatalogue(ctx, workspaceRoot(p))
+	s.root = workspaceRoot(p)
 	return &protocol.InitializeResult{
 		Capabilities: protocol.ServerCapabilities{
 			TextDocumentSync: &protocol.TextDocumentSyncOptions{
