@@ -46,34 +46,8 @@ func newCursor(d *document, off int) *cursor {
 			c.call = call
 		}
 	}
-	if c.call != nil {
-		c.level = c.bracketAt()
-	}
+	c.level = c.o.inside[c.prev]
 	return c
-}
-
-// bracketAt finds the innermost bracket open at the cursor, from the
-// call's "(".
-func (c *cursor) bracketAt() string {
-	var stack []string
-	for i := c.call.open; i <= c.prev; i++ {
-		t := c.o.toks[i]
-		if t.Kind != lang.TokenPunct {
-			continue
-		}
-		switch t.Text {
-		case "(", "[", "{":
-			stack = append(stack, t.Text)
-		default:
-			if len(stack) > 0 {
-				stack = stack[:len(stack)-1]
-			}
-		}
-	}
-	if len(stack) == 0 {
-		return "("
-	}
-	return stack[len(stack)-1]
 }
 
 // isWordByte reports whether b may be part of a word being completed: a

@@ -11,12 +11,7 @@ import (
 // definition goes from a reference to the :as that binds it, and from a
 // verb name to its definition in the catalogue's YAML.
 func (s *Server) definition(ctx context.Context, p *protocol.DefinitionParams) ([]protocol.Location, error) {
-	d := s.runbook(p.TextDocument.URI)
-	if d == nil {
-		return nil, nil
-	}
-	o := d.tokens()
-	i := o.at(d.text.offset(p.Position))
+	_, o, i := s.tokenAt(p.TextDocumentPositionParams)
 	if i < 0 {
 		return nil, nil
 	}

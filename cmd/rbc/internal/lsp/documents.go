@@ -145,3 +145,13 @@ func (s *Server) runbook(u protocol.DocumentURI) *document {
 	}
 	return nil
 }
+
+// tokenAt finds the open runbook of a request and the token at its
+// position: i is -1 when there is no such runbook or no token there.
+func (s *Server) tokenAt(p protocol.TextDocumentPositionParams) (d *document, o *outline, i int) {
+	if d = s.runbook(p.TextDocument.URI); d == nil {
+		return nil, nil, -1
+	}
+	o = d.tokens()
+	return d, o, o.at(d.text.offset(p.Position))
+}

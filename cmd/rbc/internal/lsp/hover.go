@@ -14,12 +14,7 @@ import (
 // arguments, result and execution), an argument keyword (its schema), or
 // a reference (the step producing it and the type of the field it reaches).
 func (s *Server) hover(ctx context.Context, p *protocol.HoverParams) (*protocol.Hover, error) {
-	d := s.runbook(p.TextDocument.URI)
-	if d == nil {
-		return nil, nil
-	}
-	o := d.tokens()
-	i := o.at(d.text.offset(p.Position))
+	d, o, i := s.tokenAt(p.TextDocumentPositionParams)
 	if i < 0 {
 		return nil, nil
 	}

@@ -17,6 +17,10 @@ type outline struct {
 	calls []*callInfo
 	// bindings maps a name to the first call binding it with :as.
 	bindings map[string]*callInfo
+	// inside is, for each token, the innermost bracket open just after
+	// it: "(" at a call's own level, "[" or "{" in a list or map, "" at
+	// the top level.
+	inside []string
 }
 
 // callInfo is one call as its tokens show it.
@@ -32,65 +36,80 @@ type callInfo struct {
 // newOutline walks the tokens with a stack of open brackets, so that a
 // keyword inside a map is not taken for one of the call's arguments.
 func newOutline(toks []lang.Token) *outline {
-	o := &outline{toks: toks, bindings: map[string]*callInfo{}}
-	type frame struct {
-		punct string
-		call  *callInfo
-	}
-	var stack []frame
-	closeCall := func(c *callInfo, at int) {
-		c.close = at
-		if c.name != "" && o.bindings[c.name] == nil {
-			o.bindings[c.name] = c
-		}
-	}
+	b := &outlineBuilder{o: &outline{toks: toks, bindings: map[string]*callInfo{}, inside: make([]string, len(toks))}}
 	for i, t := range toks {
-		if t.Kind != lang.TokenPunct {
-			if len(stack) == 0 || stack[len(stack)-1].call == nil {
-				continue
-			}
-			c := stack[len(stack)-1].call
-			switch {
-			case t.Kind == lang.TokenName && i == c.open+1:
-				c.verb = i
-			case t.Kind == lang.TokenKeyword:
-				c.keywords = append(c.keywords, i)
-			case t.Kind == lang.TokenRef && i > 0 && toks[i-1].Kind == lang.TokenKeyword && toks[i-1].Text == ":as" && c.binding < 0:
-				c.binding, c.name = i, refName(t.Text)
-			}
-			continue
+		if t.Kind == lang.TokenPunct {
+			b.punct(i, t.Text)
+		} else if top := len(b.stack) - 1; top >= 0 && b.stack[top].call != nil {
+			b.token(b.stack[top].call, i, t)
 		}
-		switch t.Text {
-		case "(":
-			c := &callInfo{open: i, index: len(o.calls) + 1, verb: -1, binding: -1, close: len(toks) - 1}
-			o.calls = append(o.calls, c)
-			stack = append(stack, frame{punct: "(", call: c})
-		case "[", "{":
-			stack = append(stack, frame{punct: t.Text})
-		case ")", "]", "}":
-			open := map[string]string{")": "(", "]": "[", "}": "{"}[t.Text]
-			// Pop to the matching bracket; one left open inside is
-			// closed with it, as the parser would recover.
-			for j := len(stack) - 1; j >= 0; j-- {
-				if stack[j].punct != open {
-					continue
-				}
-				for _, f := range stack[j:] {
-					if f.call != nil {
-						closeCall(f.call, i)
-					}
-				}
-				stack = stack[:j]
-				break
+		if top := len(b.stack) - 1; top >= 0 {
+			b.o.inside[i] = b.stack[top].punct
+		}
+	}
+	b.closeFrom(0, len(toks)-1)
+	return b.o
+}
+
+// outlineBuilder is the state of newOutline's walk.
+type outlineBuilder struct {
+	o     *outline
+	stack []frame
+}
+
+// frame is a bracket left open: a call's "(" with its call, or a list's
+// or map's.
+type frame struct {
+	punct string
+	call  *callInfo
+}
+
+func (b *outlineBuilder) punct(i int, p string) {
+	switch p {
+	case "(":
+		c := &callInfo{open: i, index: len(b.o.calls) + 1, verb: -1, binding: -1, close: len(b.o.toks) - 1}
+		b.o.calls = append(b.o.calls, c)
+		b.stack = append(b.stack, frame{punct: "(", call: c})
+	case "[", "{":
+		b.stack = append(b.stack, frame{punct: p})
+	default:
+		// Pop to the matching bracket; one left open inside is closed
+		// with it, as the parser recovers.
+		open := map[string]string{")": "(", "]": "[", "}": "{"}[p]
+		for j := len(b.stack) - 1; j >= 0; j-- {
+			if b.stack[j].punct == open {
+				b.closeFrom(j, i)
+				return
 			}
 		}
 	}
-	for _, f := range stack {
-		if f.call != nil {
-			closeCall(f.call, len(toks)-1)
+}
+
+// token notes what a token at a call's own level says about the call.
+func (b *outlineBuilder) token(c *callInfo, i int, t lang.Token) {
+	toks := b.o.toks
+	switch {
+	case t.Kind == lang.TokenName && i == c.open+1:
+		c.verb = i
+	case t.Kind == lang.TokenKeyword:
+		c.keywords = append(c.keywords, i)
+	case t.Kind == lang.TokenRef && i > 0 && toks[i-1].Kind == lang.TokenKeyword && toks[i-1].Text == ":as" && c.binding < 0:
+		c.binding, c.name = i, refName(t.Text)
+	}
+}
+
+// closeFrom closes the brackets from stack[j] up, the calls among them
+// at token i.
+func (b *outlineBuilder) closeFrom(j, i int) {
+	for _, f := range b.stack[j:] {
+		if c := f.call; c != nil {
+			c.close = i
+			if c.name != "" && b.o.bindings[c.name] == nil {
+				b.o.bindings[c.name] = c
+			}
 		}
 	}
-	return o
+	b.stack = b.stack[:j]
 }
 
 // refName is the binding a reference names: "case" in "@case.case_id".

@@ -51,12 +51,7 @@ func (s *Server) rename(ctx context.Context, p *protocol.RenameParams) (*protoco
 
 // bindingAt finds the reference token at a position, or -1.
 func (s *Server) bindingAt(p protocol.TextDocumentPositionParams) (*document, *outline, int) {
-	d := s.runbook(p.TextDocument.URI)
-	if d == nil {
-		return nil, nil, -1
-	}
-	o := d.tokens()
-	i := o.at(d.text.offset(p.Position))
+	d, o, i := s.tokenAt(p)
 	if i < 0 || o.toks[i].Kind != lang.TokenRef {
 		return d, o, -1
 	}

@@ -33,7 +33,8 @@ type Server struct {
 	exited   bool   // and then said exit
 	// done is closed on exit. Serve waits for it as well as for the
 	// connection: closing standard input does not wake a blocked read.
-	done chan struct{}
+	done    chan struct{}
+	methods map[string]jsonrpc2.Handler
 }
 
 // Serve runs a server on rw, a stream of LSP messages with their
@@ -42,6 +43,7 @@ type Server struct {
 func Serve(ctx context.Context, rw io.ReadWriteCloser, opts Options) error {
 	conn := jsonrpc2.NewConn(jsonrpc2.NewStream(rw))
 	s := &Server{conn: conn, opts: opts, docs: map[protocol.DocumentURI]*document{}, cat: &catalogue{}, done: make(chan struct{})}
+	s.methods = s.methodTable()
 	conn.Go(ctx, s.handle)
 	select {
 	case <-conn.Done():
@@ -64,46 +66,8 @@ func Serve(ctx context.Context, rw io.ReadWriteCloser, opts Options) error {
 // answered with MethodNotFound when it is a request and ignored when it is
 // a notification ($/cancelRequest, $/setTrace and the like).
 func (s *Server) handle(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc2.Request) error {
-	switch req.Method() {
-	case protocol.MethodInitialize:
-		return answer(ctx, reply, req, s.initialize)
-	case protocol.MethodInitialized:
-		// The catalogue is read now, not in initialize: reading it
-		// publishes the verb files' diagnostics, and the protocol lets a
-		// server send those only once initialize has been answered.
-		s.loadCatalogue(ctx, s.root)
-		return reply(ctx, nil, nil)
-	case protocol.MethodShutdown:
-		s.shutdown = true
-		return reply(ctx, nil, nil)
-	case protocol.MethodExit:
-		if !s.exited {
-			s.exited = true
-			close(s.done)
-		}
-		return nil
-	case protocol.MethodTextDocumentDidOpen:
-		return notified(ctx, reply, req, s.didOpen)
-	case protocol.MethodTextDocumentDidChange:
-		return notified(ctx, reply, req, s.didChange)
-	case protocol.MethodTextDocumentDidSave:
-		return notified(ctx, reply, req, s.didSave)
-	case protocol.MethodTextDocumentDidClose:
-		return notified(ctx, reply, req, s.didClose)
-	case protocol.MethodTextDocumentCompletion:
-		return answer(ctx, reply, req, s.completion)
-	case protocol.MethodTextDocumentHover:
-		return answer(ctx, reply, req, s.hover)
-	case protocol.MethodTextDocumentDefinition:
-		return answer(ctx, reply, req, s.definition)
-	case protocol.MethodTextDocumentDocumentSymbol:
-		return answer(ctx, reply, req, s.documentSymbols)
-	case protocol.MethodTextDocumentFormatting:
-		return answer(ctx, reply, req, s.formatting)
-	case protocol.MethodTextDocumentPrepareRename:
-		return answer(ctx, reply, req, s.prepareRename)
-	case protocol.MethodTextDocumentRename:
-		return answer(ctx, reply, req, s.rename)
+	if h, ok := s.methods[req.Method()]; ok {
+		return h(ctx, reply, req)
 	}
 	if _, isCall := req.(*jsonrpc2.Call); isCall {
 		return jsonrpc2.MethodNotFoundHandler(ctx, reply, req)
@@ -111,21 +75,68 @@ func (s *Server) handle(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc
 	return reply(ctx, nil, nil)
 }
 
-// answer decodes a request's params, runs fn and replies with its result.
-// A handler's error goes to the client; only a failure to write the reply
-// ends the connection.
-func answer[P, R any](ctx context.Context, reply jsonrpc2.Replier, req jsonrpc2.Request, fn func(context.Context, *P) (R, error)) error {
-	var params P
-	if err := json.Unmarshal(req.Params(), &params); err != nil {
-		return reply(ctx, nil, fmt.Errorf("%w: %v", jsonrpc2.ErrInvalidParams, err))
+// methodTable is every method the server answers.
+func (s *Server) methodTable() map[string]jsonrpc2.Handler {
+	return map[string]jsonrpc2.Handler{
+		protocol.MethodInitialize:                 answer(s.initialize),
+		protocol.MethodInitialized:                notified(s.initialized),
+		protocol.MethodShutdown:                   answer(s.shutdownRequest),
+		protocol.MethodExit:                       notified(s.exit),
+		protocol.MethodTextDocumentDidOpen:        notified(s.didOpen),
+		protocol.MethodTextDocumentDidChange:      notified(s.didChange),
+		protocol.MethodTextDocumentDidSave:        notified(s.didSave),
+		protocol.MethodTextDocumentDidClose:       notified(s.didClose),
+		protocol.MethodTextDocumentCompletion:     answer(s.completion),
+		protocol.MethodTextDocumentHover:          answer(s.hover),
+		protocol.MethodTextDocumentDefinition:     answer(s.definition),
+		protocol.MethodTextDocumentDocumentSymbol: answer(s.documentSymbols),
+		protocol.MethodTextDocumentFormatting:     answer(s.formatting),
+		protocol.MethodTextDocumentPrepareRename:  answer(s.prepareRename),
+		protocol.MethodTextDocumentRename:         answer(s.rename),
 	}
-	result, err := fn(ctx, &params)
-	return reply(ctx, result, err)
+}
+
+// answer makes a handler of fn: it decodes the request's params, runs fn
+// and replies with its result. fn's error goes to the client; only a
+// failure to write the reply ends the connection.
+func answer[P, R any](fn func(context.Context, *P) (R, error)) jsonrpc2.Handler {
+	return func(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc2.Request) error {
+		var params P
+		if raw := req.Params(); len(raw) > 0 && string(raw) != "null" {
+			if err := json.Unmarshal(raw, &params); err != nil {
+				return reply(ctx, nil, fmt.Errorf("%w: %v", jsonrpc2.ErrInvalidParams, err))
+			}
+		}
+		result, err := fn(ctx, &params)
+		return reply(ctx, result, err)
+	}
 }
 
 // notified is answer for notifications, which have no result.
-func notified[P any](ctx context.Context, reply jsonrpc2.Replier, req jsonrpc2.Request, fn func(context.Context, *P) error) error {
-	return answer(ctx, reply, req, func(ctx context.Context, p *P) (any, error) { return nil, fn(ctx, p) })
+func notified[P any](fn func(context.Context, *P) error) jsonrpc2.Handler {
+	return answer(func(ctx context.Context, p *P) (any, error) { return nil, fn(ctx, p) })
+}
+
+// initialized reads the catalogue. It is not read in initialize: reading
+// it publishes the verb files' diagnostics, and the protocol lets a server
+// send those only once initialize has been answered.
+func (s *Server) initialized(ctx context.Context, _ *protocol.InitializedParams) error {
+	s.loadCatalogue(ctx, s.root)
+	return nil
+}
+
+func (s *Server) shutdownRequest(context.Context, *struct{}) (any, error) {
+	s.shutdown = true
+	return nil, nil
+}
+
+// exit ends Serve; it returns an error unless shutdown came first.
+func (s *Server) exit(context.Context, *struct{}) error {
+	if !s.exited {
+		s.exited = true
+		close(s.done)
+	}
+	return nil
 }
 
 func (s *Server) initialize(ctx context.Context, p *protocol.InitializeParams) (*protocol.InitializeResult, error) {
