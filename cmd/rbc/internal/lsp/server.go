@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"runtime/debug"
 
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
@@ -19,6 +21,10 @@ type Options struct {
 	EnvVerbs []string
 	// Version is reported to the client as the server's version.
 	Version string
+	// Log receives what the server has to say outside the protocol: the
+	// stack of a request that panicked. Editors show a server's standard
+	// error in their logs; nil means os.Stderr.
+	Log io.Writer
 }
 
 // Server is one language server session: the documents the client has
@@ -65,7 +71,16 @@ func Serve(ctx context.Context, rw io.ReadWriteCloser, opts Options) error {
 // handle dispatches one message. A method the server does not know is
 // answered with MethodNotFound when it is a request and ignored when it is
 // a notification ($/cancelRequest, $/setTrace and the like).
-func (s *Server) handle(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc2.Request) error {
+func (s *Server) handle(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc2.Request) (err error) {
+	defer func() {
+		// A bug met by one request must not end the session (and with it
+		// the diagnostics of every open file): answer it with an error,
+		// and leave the stack where the editor logs the server's stderr.
+		if p := recover(); p != nil {
+			fmt.Fprintf(s.log(), "rbc lsp: %s: panic: %v\n%s", req.Method(), p, debug.Stack())
+			err = reply(ctx, nil, fmt.Errorf("%w: rbc lsp: %s: %v", jsonrpc2.ErrInternal, req.Method(), p))
+		}
+	}()
 	if h, ok := s.methods[req.Method()]; ok {
 		return h(ctx, reply, req)
 	}
@@ -73,6 +88,13 @@ func (s *Server) handle(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc
 		return jsonrpc2.MethodNotFoundHandler(ctx, reply, req)
 	}
 	return reply(ctx, nil, nil)
+}
+
+func (s *Server) log() io.Writer {
+	if s.opts.Log != nil {
+		return s.opts.Log
+	}
+	return os.Stderr
 }
 
 // methodTable is every method the server answers.
