@@ -2,6 +2,7 @@ package lsp
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/runbookdev/runbook/lang"
+	"github.com/runbookdev/runbook/runtime/rbtype"
 	"github.com/runbookdev/runbook/verbs"
 )
 
@@ -53,6 +55,7 @@ func (s *Server) completion(ctx context.Context, p *protocol.CompletionParams) (
 	case c.atArgument():
 		s.completeArguments(c, add)
 	case c.atValue():
+		s.completeLiterals(c, add)
 		s.completeRef(c, add)
 		completeInputs(c, add)
 	}
@@ -189,4 +192,53 @@ func firstLine(s string) string {
 		return s[:i]
 	}
 	return s
+}
+
+// completeLiterals offers the values a keyword right before the cursor
+// admits when there are few: the gates, the failure modes, an argument's
+// enum or a boolean's true and false.
+func (s *Server) completeLiterals(c *cursor, add func(protocol.CompletionItem)) {
+	kw := c.o.toks[c.prev]
+	if kw.Kind != lang.TokenKeyword {
+		return
+	}
+	var values []any
+	switch name := strings.TrimPrefix(kw.Text, ":"); name {
+	case "gate":
+		for _, g := range rbtype.Gates {
+			values = append(values, string(g))
+		}
+	case "on-failure":
+		for _, f := range rbtype.OnFailures {
+			values = append(values, string(f))
+		}
+	default:
+		def, ok := s.cat.definition(c.o.verbName(c.call))
+		if !ok || def.InputSchema == nil {
+			return
+		}
+		sub, _ := def.InputSchema.Property(name)
+		if enum, ok := sub["enum"].([]any); ok {
+			values = enum
+		} else if sub["type"] == "boolean" {
+			values = []any{true, false}
+		}
+	}
+	for i, v := range values {
+		// A runbook's strings, numbers and booleans are written as JSON's;
+		// a '<' stays a '<'.
+		var literal strings.Builder
+		enc := json.NewEncoder(&literal)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(v); err != nil {
+			continue
+		}
+		text := strings.TrimSuffix(literal.String(), "\n")
+		add(protocol.CompletionItem{
+			Label:      text,
+			Kind:       protocol.CompletionItemKindValue,
+			InsertText: text,
+			SortText:   fmt.Sprintf("0%03d", i),
+		})
+	}
 }
