@@ -300,6 +300,12 @@ func TestLSPHoverDescribesAVerbAndAReference(t *testing.T) {
 		TextDocumentPositionParams: params(s.doc, at(t, kycRunbook, "@docs.documents", 0, 2)),
 	}, &hover))
 	require.Equal(t, "`@docs.documents`: the result of step `docs` (`kyc.request-documents`, line 2)\n\ntype: `array of object`", hover.Contents.Value)
+
+	// An input: the type the compiler inferred from :contact-email.
+	require.NoError(t, s.client.Call(ctx, protocol.MethodTextDocumentHover, &protocol.HoverParams{
+		TextDocumentPositionParams: params(s.doc, at(t, kycRunbook, "$email", 0, 1)),
+	}, &hover))
+	require.Equal(t, "`$email`: an input, supplied when the runbook is submitted\n\ntype: `string`", hover.Contents.Value)
 }
 
 func TestLSPDefinitionGoesToTheBindingAndTheYAML(t *testing.T) {

@@ -21,9 +21,16 @@ func (s *Server) check(ctx context.Context, d *document) {
 // unknown verb.
 func (s *Server) analyse(d *document) {
 	file, diags := lang.Parse(d.name, []byte(d.text.src))
+	d.inputs = nil
 	if s.cat.reg != nil {
-		_, more := compiler.Compile([]*lang.File{file}, s.cat.reg)
+		plan, more := compiler.Compile([]*lang.File{file}, s.cat.reg)
 		diags.Append(more)
+		if plan != nil {
+			d.inputs = map[string]compiler.Input{}
+			for _, in := range plan.Inputs {
+				d.inputs[in.Name] = in
+			}
+		}
 	}
 	d.file, d.diags = file, diags.Sorted()
 }

@@ -8,6 +8,7 @@ import (
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
 
+	"github.com/runbookdev/runbook/compiler"
 	"github.com/runbookdev/runbook/lang"
 )
 
@@ -23,6 +24,9 @@ type document struct {
 	// made of it, and every diagnostic rbc lint would print.
 	file  *lang.File
 	diags lang.Diagnostics
+	// inputs are the plan's inputs with their inferred types, by name;
+	// nil when the runbook does not compile.
+	inputs map[string]compiler.Input
 	// outline is the current version's calls and bindings, built on the
 	// first request that needs them.
 	outline *outline

@@ -27,7 +27,9 @@ func (s *Server) hover(ctx context.Context, p *protocol.HoverParams) (*protocol.
 	case lang.TokenKeyword:
 		text = s.argumentDoc(o, i)
 	case lang.TokenRef:
-		text = s.refDoc(d, o, i)
+		text = s.refDoc(o, i)
+	case lang.TokenInput:
+		text = inputDoc(d, o.toks[i].Text)
 	}
 	if text == "" {
 		return nil, nil
@@ -65,7 +67,7 @@ func (s *Server) argumentDoc(o *outline, i int) string {
 
 // refDoc describes a reference: the step whose result it reads, and the
 // type of what its path reaches in that verb's output schema.
-func (s *Server) refDoc(d *document, o *outline, i int) string {
+func (s *Server) refDoc(o *outline, i int) string {
 	tok := o.toks[i]
 	name, path := parseRef(tok.Text)
 	producer, ok := o.bindings[name]
@@ -83,4 +85,19 @@ func (s *Server) refDoc(d *document, o *outline, i int) string {
 		fmt.Fprintf(&b, "\n\ntype: `%s`", typeOf(schemaAt(def.OutputSchema, path)))
 	}
 	return b.String()
+}
+
+// inputDoc describes an input: its type as the compiler inferred it from
+// the parameters it is passed to, when the runbook compiles.
+func inputDoc(d *document, input string) string {
+	doc := fmt.Sprintf("`%s`: an input, supplied when the runbook is submitted", input)
+	in, ok := d.inputs[strings.TrimPrefix(input, "$")]
+	if !ok {
+		return doc + "\n\ntype: known once the runbook compiles"
+	}
+	typ := in.Type
+	if in.Format != "" {
+		typ += " (" + in.Format + ")"
+	}
+	return doc + "\n\ntype: `" + typ + "`"
 }
