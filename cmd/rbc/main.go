@@ -36,7 +36,11 @@ Exit status: 0 no errors, 1 errors found, 2 the command could not run.
 `
 
 func main() {
-	tuneGC()
+	// The language server is no batch job: it lives as long as the
+	// editor, so it keeps Go's default heap growth.
+	if len(os.Args) < 2 || os.Args[1] != "lsp" {
+		tuneGC()
+	}
 	stop := startProfile(os.Getenv("RBC_CPUPROFILE"))
 	status := run(os.Args[1:], os.Stdout, os.Stderr)
 	stop()
