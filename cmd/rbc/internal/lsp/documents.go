@@ -32,10 +32,14 @@ type document struct {
 	outline *outline
 }
 
+// LanguageID is the language identifier of runbooks, as editors/vscode
+// declares it; a document in it is a runbook whatever its name.
+const LanguageID = "runbook"
+
 // isRunbook reports whether the document is a runbook source, by its
 // extension or the language the client says it is in.
 func (d *document) isRunbook(languageID protocol.LanguageIdentifier) bool {
-	return filepath.Ext(d.name) == ".rbk" || languageID == "runbook"
+	return filepath.Ext(d.name) == ".rbk" || languageID == LanguageID
 }
 
 // tokens returns the document's outline, building it if need be.
