@@ -22,6 +22,11 @@ function activate(context) {
       // The server checks only the YAML files under the catalogue's paths.
       { scheme: 'file', language: 'yaml' },
     ],
+    // Verb files and runbook.yaml changed on disk (a checkout, another
+    // program) reload the catalogue.
+    synchronize: {
+      fileEvents: vscode.workspace.createFileSystemWatcher('**/*.{yaml,yml}'),
+    },
   });
   context.subscriptions.push(client);
   return client.start();

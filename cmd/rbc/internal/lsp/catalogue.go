@@ -97,7 +97,6 @@ func (s *Server) loadCatalogue(ctx context.Context, root string) {
 	if len(paths) == 0 {
 		s.showMessage(ctx, protocol.MessageTypeWarning,
 			"rbc lsp: no verb catalogue (pass --verbs, set RBC_VERBS, or name it in %s at the workspace root); only syntax is checked", WorkspaceFile)
-		return
 	}
 	s.reloadCatalogue(ctx)
 }
@@ -107,17 +106,16 @@ func (s *Server) loadCatalogue(ctx context.Context, root string) {
 // open runbook against the new catalogue.
 func (s *Server) reloadCatalogue(ctx context.Context) {
 	c := s.cat
-	if len(c.paths) == 0 {
-		return
-	}
 	c.reg, c.sources, c.texts, c.diags = nil, nil, nil, nil
-	loaded, diags, err := verbs.LoadPathsWith(c.paths, s.read)
-	if err != nil {
-		s.showMessage(ctx, protocol.MessageTypeError, "rbc lsp: verb catalogue (from %s): %v", c.from, err)
-	} else {
-		reg, more := registry.New(loaded.Definitions, registry.NewHandlers())
-		diags.Append(more)
-		c.reg, c.sources, c.diags = reg, loaded.Sources, diags.Sorted()
+	if len(c.paths) > 0 {
+		loaded, diags, err := verbs.LoadPathsWith(c.paths, s.read)
+		if err != nil {
+			s.showMessage(ctx, protocol.MessageTypeError, "rbc lsp: verb catalogue (from %s): %v", c.from, err)
+		} else {
+			reg, more := registry.New(loaded.Definitions, registry.NewHandlers())
+			diags.Append(more)
+			c.reg, c.sources, c.diags = reg, loaded.Sources, diags.Sorted()
+		}
 	}
 	s.publishCatalogue(ctx)
 	for _, d := range s.docs {
@@ -162,4 +160,23 @@ func (s *Server) publishCatalogue(ctx context.Context) {
 		}
 		s.publish(ctx, s.uriOf(name), version, byFile[name])
 	}
+}
+
+// didChangeWatchedFiles follows changes on disk the editor saw (a
+// checkout, another program): the workspace's WorkspaceFile changing
+// finds the catalogue again, and a verb file changing reloads it.
+func (s *Server) didChangeWatchedFiles(ctx context.Context, p *protocol.DidChangeWatchedFilesParams) error {
+	reload := false
+	for _, ch := range p.Changes {
+		name := nameOf(ch.URI)
+		if s.root != "" && name == filepath.Join(s.root, WorkspaceFile) {
+			s.loadCatalogue(ctx, s.root)
+			return nil
+		}
+		reload = reload || s.cat.holds(name)
+	}
+	if reload {
+		s.reloadCatalogue(ctx)
+	}
+	return nil
 }

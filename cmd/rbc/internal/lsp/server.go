@@ -100,21 +100,22 @@ func (s *Server) log() io.Writer {
 // methodTable is every method the server answers.
 func (s *Server) methodTable() map[string]jsonrpc2.Handler {
 	return map[string]jsonrpc2.Handler{
-		protocol.MethodInitialize:                 answer(s.initialize),
-		protocol.MethodInitialized:                notified(s.initialized),
-		protocol.MethodShutdown:                   answer(s.shutdownRequest),
-		protocol.MethodExit:                       notified(s.exit),
-		protocol.MethodTextDocumentDidOpen:        notified(s.didOpen),
-		protocol.MethodTextDocumentDidChange:      notified(s.didChange),
-		protocol.MethodTextDocumentDidSave:        notified(s.didSave),
-		protocol.MethodTextDocumentDidClose:       notified(s.didClose),
-		protocol.MethodTextDocumentCompletion:     answer(s.completion),
-		protocol.MethodTextDocumentHover:          answer(s.hover),
-		protocol.MethodTextDocumentDefinition:     answer(s.definition),
-		protocol.MethodTextDocumentDocumentSymbol: answer(s.documentSymbols),
-		protocol.MethodTextDocumentFormatting:     answer(s.formatting),
-		protocol.MethodTextDocumentPrepareRename:  answer(s.prepareRename),
-		protocol.MethodTextDocumentRename:         answer(s.rename),
+		protocol.MethodInitialize:                     answer(s.initialize),
+		protocol.MethodInitialized:                    notified(s.initialized),
+		protocol.MethodShutdown:                       answer(s.shutdownRequest),
+		protocol.MethodExit:                           notified(s.exit),
+		protocol.MethodTextDocumentDidOpen:            notified(s.didOpen),
+		protocol.MethodTextDocumentDidChange:          notified(s.didChange),
+		protocol.MethodTextDocumentDidSave:            notified(s.didSave),
+		protocol.MethodTextDocumentDidClose:           notified(s.didClose),
+		protocol.MethodWorkspaceDidChangeWatchedFiles: notified(s.didChangeWatchedFiles),
+		protocol.MethodTextDocumentCompletion:         answer(s.completion),
+		protocol.MethodTextDocumentHover:              answer(s.hover),
+		protocol.MethodTextDocumentDefinition:         answer(s.definition),
+		protocol.MethodTextDocumentDocumentSymbol:     answer(s.documentSymbols),
+		protocol.MethodTextDocumentFormatting:         answer(s.formatting),
+		protocol.MethodTextDocumentPrepareRename:      answer(s.prepareRename),
+		protocol.MethodTextDocumentRename:             answer(s.rename),
 	}
 }
 
