@@ -354,6 +354,20 @@ func TestLSPRenameABinding(t *testing.T) {
 	// The renamed runbook is still clean.
 	require.Empty(t, s.change(t, ctx, 2, renamed).Diagnostics)
 
+	// The references to it, declaration included, are the places renamed.
+	var refs []protocol.Location
+	require.NoError(t, s.client.Call(ctx, protocol.MethodTextDocumentReferences, &protocol.ReferenceParams{
+		TextDocumentPositionParams: params(s.doc, at(t, renamed, "@kase", 1, 2)),
+		Context:                    protocol.ReferenceContext{IncludeDeclaration: true},
+	}, &refs))
+	require.Len(t, refs, strings.Count(renamed, "@kase"))
+	require.Equal(t, at(t, renamed, "@kase", 0, 0), refs[0].Range.Start)
+	require.NoError(t, s.client.Call(ctx, protocol.MethodTextDocumentReferences, &protocol.ReferenceParams{
+		TextDocumentPositionParams: params(s.doc, at(t, renamed, "@kase", 1, 2)),
+	}, &refs))
+	require.Len(t, refs, strings.Count(renamed, "@kase")-1)
+	require.Equal(t, at(t, renamed, "@kase", 1, 0), refs[0].Range.Start)
+
 	// A name already bound is refused.
 	err := s.client.Call(ctx, protocol.MethodTextDocumentRename, &protocol.RenameParams{
 		TextDocumentPositionParams: params(s.doc, at(t, renamed, "@kase", 0, 2)),
