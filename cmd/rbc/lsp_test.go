@@ -301,6 +301,12 @@ func TestLSPHoverDescribesAVerbAndAReference(t *testing.T) {
 	}, &hover))
 	require.Equal(t, "`@docs.documents`: the result of step `docs` (`kyc.request-documents`, line 2)\n\ntype: `array of object`", hover.Contents.Value)
 
+	// An argument keyword: its schema.
+	require.NoError(t, s.client.Call(ctx, protocol.MethodTextDocumentHover, &protocol.HoverParams{
+		TextDocumentPositionParams: params(s.doc, at(t, kycRunbook, ":contact-email", 0, 3)),
+	}, &hover))
+	require.Equal(t, "`:contact-email` string (email), required\n\nargument of `kyc.request-documents`", hover.Contents.Value)
+
 	// An input: the type the compiler inferred from :contact-email.
 	require.NoError(t, s.client.Call(ctx, protocol.MethodTextDocumentHover, &protocol.HoverParams{
 		TextDocumentPositionParams: params(s.doc, at(t, kycRunbook, "$email", 0, 1)),

@@ -3,6 +3,7 @@ package lsp
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"go.lsp.dev/protocol"
@@ -58,11 +59,8 @@ func (s *Server) argumentDoc(o *outline, i int) string {
 	if _, ok := def.InputSchema.Property(name); !ok {
 		return ""
 	}
-	required := false
-	for _, r := range def.InputSchema.Required() {
-		required = required || r == name
-	}
-	return fieldLine(def.InputSchema.Raw(), ":", name, required)[2:] + "\n\nargument of `" + def.FullName() + "`"
+	required := slices.Contains(def.InputSchema.Required(), name)
+	return fieldLine(def.InputSchema.Raw(), ":", name, required) + "\n\nargument of `" + def.FullName() + "`"
 }
 
 // refDoc describes a reference: the step whose result it reads, and the

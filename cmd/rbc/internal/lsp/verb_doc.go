@@ -75,16 +75,16 @@ func writeFields(b *strings.Builder, schema map[string]any, prefix string, names
 	}
 	required, _ := schema["required"].([]any)
 	for _, name := range names {
-		b.WriteString(fieldLine(schema, prefix, name, slices.Contains(required, any(name))))
-		b.WriteString("\n")
+		b.WriteString("- " + fieldLine(schema, prefix, name, slices.Contains(required, any(name))) + "\n")
 	}
 	b.WriteString("\n")
 }
 
-// fieldLine is one property as a Markdown list item.
+// fieldLine describes one property in Markdown: its name, type, whether
+// it is required, and its description.
 func fieldLine(schema map[string]any, prefix, name string, required bool) string {
 	sub, _ := verbs.Field(schema, name)
-	line := fmt.Sprintf("- `%s%s` %s", prefix, name, typeOf(sub))
+	line := fmt.Sprintf("`%s%s` %s", prefix, name, typeOf(sub))
 	if required {
 		line += ", required"
 	}
