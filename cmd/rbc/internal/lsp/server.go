@@ -169,7 +169,7 @@ func (s *Server) initialize(ctx context.Context, p *protocol.InitializeParams) (
 		Capabilities: protocol.ServerCapabilities{
 			TextDocumentSync: &protocol.TextDocumentSyncOptions{
 				OpenClose: true,
-				// Whole texts: a 1,000-step runbook is 60 kB, and
+				// Whole texts: a 1,000-step runbook is 70 kB, and
 				// re-analysing it costs more than receiving it.
 				Change: protocol.TextDocumentSyncKindFull,
 				Save:   &protocol.SaveOptions{},
