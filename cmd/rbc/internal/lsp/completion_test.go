@@ -2,7 +2,6 @@ package lsp
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,8 +17,6 @@ import (
 func TestCompletionOffersTheValuesAKeywordAdmits(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	dir := t.TempDir()
-	verbs := filepath.Join(dir, "v.yaml")
 	def := `- name: page
   domain: ops
   execution: {kind: sync, handler: core.echo, side_effects: none}
@@ -28,8 +25,7 @@ func TestCompletionOffersTheValuesAKeywordAdmits(t *testing.T) {
       severity: {type: string, enum: [sev1, "<sev2>"]}
       loud: {type: boolean}
 `
-	require.NoError(t, os.WriteFile(verbs, []byte(def), 0o644))
-	client := startServer(t, ctx, Options{Verbs: []string{verbs}}, "")
+	client, dir := startWithVerbs(t, ctx, def)
 	doc := uri.File(filepath.Join(dir, "t.rbk"))
 	text := "(ops.page :severity $sev :as @p)\n(ops.page :severity  :loud  :gate  :on-failure  :after @p)"
 	openDoc(t, ctx, client, doc, text)

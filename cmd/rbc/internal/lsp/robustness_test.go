@@ -2,7 +2,6 @@ package lsp
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -18,8 +17,6 @@ import (
 func TestEveryPositionGetsAnAnswer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	dir := t.TempDir()
-	verbs := filepath.Join(dir, "v.yaml")
 	def := `- name: go
   domain: a
   execution: {kind: sync, handler: core.echo, side_effects: none}
@@ -29,8 +26,7 @@ func TestEveryPositionGetsAnAnswer(t *testing.T) {
   output_schema:
     properties: {out: {type: array, items: {type: object, properties: {u: {type: string}}}}}
 `
-	require.NoError(t, os.WriteFile(verbs, []byte(def), 0o644))
-	client := startServer(t, ctx, Options{Verbs: []string{verbs}}, "")
+	client, dir := startWithVerbs(t, ctx, def)
 	texts := []string{
 		"(a.go :x 1 :as @p) ;; é 😀 (\n(a.go :x @p.out[0]. :m {:as @q} :as @r\n(a.go :x @ $",
 		"(a.go :x \"unterminated ( 😀\n(a.",

@@ -3,6 +3,8 @@ package lsp
 import (
 	"context"
 	"io"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -37,6 +39,16 @@ func startServer(tb testing.TB, ctx context.Context, opts Options, root string) 
 	require.NoError(tb, client.Call(ctx, protocol.MethodInitialize, params, nil))
 	require.NoError(tb, client.Notify(ctx, protocol.MethodInitialized, &protocol.InitializedParams{}))
 	return client
+}
+
+// startWithVerbs starts a server whose catalogue is one verb file holding
+// def, in a new directory, and returns the directory for the runbooks.
+func startWithVerbs(t *testing.T, ctx context.Context, def string) (*lsptest.Client, string) {
+	t.Helper()
+	dir := t.TempDir()
+	verbs := filepath.Join(dir, "v.yaml")
+	require.NoError(t, os.WriteFile(verbs, []byte(def), 0o644))
+	return startServer(t, ctx, Options{Verbs: []string{verbs}}, ""), dir
 }
 
 // openDoc opens a runbook and returns its first diagnostics.
