@@ -25,7 +25,7 @@ type outline struct {
 
 // callInfo is one call as its tokens show it.
 type callInfo struct {
-	open, close int    // token indexes of "(" and ")"; close is the last token when it is missing
+	open, close int    // token indexes of "(" and ")"; of what closed an outer bracket, or the last token, when ")" is missing
 	index       int    // 1-based position among the file's calls, as Parse numbers them
 	verb        int    // token index of the verb name, or -1
 	binding     int    // token index of the :as reference, or -1
@@ -34,7 +34,10 @@ type callInfo struct {
 }
 
 // newOutline walks the tokens with a stack of open brackets, so that a
-// keyword inside a map is not taken for one of the call's arguments.
+// keyword inside a map is not taken for one of the call's arguments. A "("
+// inside a call opens a call nested in it, as LANGUAGE.md v1.1 allows; v1's
+// parser instead ends the open call there. Either way the calls are
+// numbered in the order of their "(", as Parse numbers them.
 func newOutline(toks []lang.Token) *outline {
 	b := &outlineBuilder{o: &outline{toks: toks, bindings: map[string]*callInfo{}, inside: make([]string, len(toks))}}
 	for i, t := range toks {
