@@ -288,6 +288,7 @@ func TestLSPHoverDescribesAVerbAndAReference(t *testing.T) {
 		"- `:message` string",
 		"- `.documents` array of object, required",
 		"- side effects: `human_process`",
+		"- determinism: `",
 		"- compensation: `kyc.cancel-request`",
 		"Defined in kyc.yaml:30",
 	} {

@@ -30,6 +30,14 @@ func verbDoc(d *verbs.Definition) string {
 	}
 	b.WriteString("**Execution**\n\n")
 	fmt.Fprintf(&b, "- side effects: `%s`\n", e.SideEffects)
+	fmt.Fprintf(&b, "- determinism: `%s`\n", e.Determinism.Effective())
+	if c := e.Cache; c.Reuses() {
+		fmt.Fprintf(&b, "- cache: `%s`", c.Policy)
+		if c.TTL != nil {
+			fmt.Fprintf(&b, " for %s", c.TTL)
+		}
+		b.WriteString("\n")
+	}
 	idem := "`" + string(e.Idempotency.Scope) + "`"
 	if len(e.Idempotency.KeyFields) > 0 {
 		idem += " on " + strings.Join(e.Idempotency.KeyFields, ", ")
@@ -38,6 +46,9 @@ func verbDoc(d *verbs.Definition) string {
 	fmt.Fprintf(&b, "- run timeout: %s", e.Timeouts.RunTimeout)
 	if e.Timeouts.ParkTimeout != nil {
 		fmt.Fprintf(&b, "; parks up to %s, then %s", e.Timeouts.ParkTimeout, e.Timeouts.OnTimeout)
+	}
+	if esc := e.Timeouts.Escalation; esc != nil {
+		fmt.Fprintf(&b, "; escalates to `%s`", esc.Verb)
 	}
 	b.WriteString("\n")
 	if e.Retry.MaxAttempts > 1 {
