@@ -7,6 +7,7 @@ import (
 
 	"github.com/runbookdev/runbook/cmd/internal/cli"
 	"github.com/runbookdev/runbook/cmd/rbc/internal/lsp"
+	"github.com/runbookdev/runbook/registry"
 )
 
 // runLsp serves the Language Server Protocol on standard input and
@@ -25,7 +26,7 @@ func runLsp(args []string, stdout, stderr io.Writer) int {
 	if len(rest) > 0 {
 		return cantRun(stderr, "lsp takes no FILE arguments, got %d", len(rest))
 	}
-	opts := lsp.Options{Verbs: flagged, EnvVerbs: envVerbPaths(), Version: version()}
+	opts := lsp.Options{Verbs: flagged, EnvVerbs: envVerbPaths(), Version: version(), FixAll: fixAll}
 	if err := lsp.Serve(context.Background(), stdio{}, opts); err != nil {
 		return cantRun(stderr, "lsp: %v", err)
 	}
@@ -38,3 +39,10 @@ type stdio struct{}
 func (stdio) Read(p []byte) (int, error)  { return os.Stdin.Read(p) }
 func (stdio) Write(p []byte) (int, error) { return os.Stdout.Write(p) }
 func (stdio) Close() error                { return nil }
+
+// fixAll is rbc fix's repair of one source, for the language server's
+// "fix all" action.
+func fixAll(cat *registry.Catalogue, name string, src []byte) []byte {
+	fixed, _, _ := fixSource(cat, name, src)
+	return fixed
+}

@@ -477,3 +477,43 @@ func TestLSPReportsVerbFileDiagnostics(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, diags.Diagnostics)
 }
+
+func TestLSPCodeActionsApplyTheDiagnosticsFixes(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s := startLSP(t, ctx)
+	// One misspelt argument (one close name: one preferred fix) after an
+	// emoji, and a redundant :after.
+	text := "(kyc.open-case :client-name \"😀\" :jurisdicton \"LU\" :as @case)\n(kyc.close-case :case-id @case.case_id :after @case)\n"
+	diags := s.open(t, ctx, text)
+	require.NotEmpty(t, diags.Diagnostics)
+
+	var actions []protocol.CodeAction
+	require.NoError(t, s.client.Call(ctx, protocol.MethodTextDocumentCodeAction, &protocol.CodeActionParams{
+		TextDocument: protocol.TextDocumentIdentifier{URI: s.doc},
+		Range:        protocol.Range{Start: at(t, text, ":jurisdicton", 0, 3), End: at(t, text, ":jurisdicton", 0, 3)},
+		Context:      protocol.CodeActionContext{Only: []protocol.CodeActionKind{protocol.QuickFix}},
+	}, &actions))
+	require.Len(t, actions, 1)
+	fix := actions[0]
+	require.Equal(t, protocol.QuickFix, fix.Kind)
+	require.True(t, fix.IsPreferred)
+	require.Equal(t, `replace ":jurisdicton" with ":jurisdiction"`, fix.Title)
+	require.Equal(t, "E021", fix.Diagnostics[0].Code)
+	require.Equal(t, strings.Replace(text, "jurisdicton", "jurisdiction", 1), applyEdits(t, text, fix.Edit.Changes[s.doc]))
+
+	// The whole file, as rbc fix repairs it.
+	require.NoError(t, s.client.Call(ctx, protocol.MethodTextDocumentCodeAction, &protocol.CodeActionParams{
+		TextDocument: protocol.TextDocumentIdentifier{URI: s.doc},
+		Context:      protocol.CodeActionContext{Only: []protocol.CodeActionKind{"source"}},
+	}, &actions))
+	require.Len(t, actions, 1)
+	require.Equal(t, protocol.CodeActionKind("source.fixAll"), actions[0].Kind)
+	require.NoError(t, os.WriteFile(s.runbook, []byte(text), 0o644))
+	cmd := exec.Command(s.rbc, "fix", "--verbs", filepath.Join(s.root, "verbs"), s.runbook)
+	want, err := cmd.Output()
+	require.NoError(t, err)
+	require.NotEqual(t, text, string(want))
+	require.NotContains(t, string(want), ":after", "the redundant :after is fixed too")
+	require.Equal(t, string(want), applyEdits(t, text, actions[0].Edit.Changes[s.doc]))
+}

@@ -64,6 +64,10 @@ func TestEveryPositionGetsAnAnswer(t *testing.T) {
 			}
 			var locs []protocol.Location
 			require.NoError(t, client.Call(ctx, protocol.MethodTextDocumentDefinition, &protocol.DefinitionParams{TextDocumentPositionParams: pos}, &locs))
+			var actions []protocol.CodeAction
+			require.NoError(t, client.Call(ctx, protocol.MethodTextDocumentCodeAction, &protocol.CodeActionParams{
+				TextDocument: pos.TextDocument, Range: protocol.Range{Start: pos.Position, End: pos.Position},
+			}, &actions))
 			var symbols []protocol.DocumentSymbol
 			require.NoError(t, client.Call(ctx, protocol.MethodTextDocumentDocumentSymbol, &protocol.DocumentSymbolParams{TextDocument: pos.TextDocument}, &symbols))
 		}

@@ -11,6 +11,8 @@ import (
 
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
+
+	"github.com/runbookdev/runbook/registry"
 )
 
 // Options says where the verb catalogue is when the workspace does not:
@@ -21,6 +23,11 @@ type Options struct {
 	EnvVerbs []string
 	// Version is reported to the client as the server's version.
 	Version string
+	// FixAll is `rbc fix`: it applies, round after round, every fix that
+	// is the only one offered for its diagnostic, and returns the fixed
+	// source. The server offers it as a source.fixAll code action; nil
+	// offers none.
+	FixAll func(cat *registry.Catalogue, name string, src []byte) []byte
 	// Log receives what the server has to say outside the protocol: the
 	// stack of a request that panicked. Editors show a server's standard
 	// error in their logs; nil means os.Stderr.
@@ -114,6 +121,7 @@ func (s *Server) methodTable() map[string]jsonrpc2.Handler {
 		protocol.MethodTextDocumentReferences:         answer(s.references),
 		protocol.MethodTextDocumentDefinition:         answer(s.definition),
 		protocol.MethodTextDocumentDocumentSymbol:     answer(s.documentSymbols),
+		protocol.MethodTextDocumentCodeAction:         answer(s.codeAction),
 		protocol.MethodTextDocumentFormatting:         answer(s.formatting),
 		protocol.MethodTextDocumentPrepareRename:      answer(s.prepareRename),
 		protocol.MethodTextDocumentRename:             answer(s.rename),
@@ -180,7 +188,10 @@ func (s *Server) initialize(ctx context.Context, p *protocol.InitializeParams) (
 			ReferencesProvider:         true,
 			DocumentSymbolProvider:     true,
 			DocumentFormattingProvider: true,
-			RenameProvider:             &protocol.RenameOptions{PrepareProvider: true},
+			CodeActionProvider: &protocol.CodeActionOptions{
+				CodeActionKinds: []protocol.CodeActionKind{protocol.QuickFix, sourceFixAll},
+			},
+			RenameProvider: &protocol.RenameOptions{PrepareProvider: true},
 		},
 		ServerInfo: &protocol.ServerInfo{Name: "rbc", Version: s.opts.Version},
 	}, nil
