@@ -34,8 +34,8 @@ bench: build postgres ## measure rbd and rbc on this machine and print the table
 	@echo "Where rbd's CPU went in the first chain throughput run ($(BIN)/bench/rbd.pprof):"
 	@$(GO) tool pprof -top -nodecount=25 $(BIN)/rbd $(BIN)/bench/rbd.pprof 2>/dev/null | sed -n '4,31p'
 
-bench-go: postgres ## the packages' Go benchmarks: parser, compiler, rbc, runtime
-	$(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) ./lang ./compiler ./cmd/rbc
+bench-go: postgres ## the packages' Go benchmarks: parser, compiler, rbc, rbc lsp, runtime
+	$(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) ./lang ./compiler ./cmd/rbc ./cmd/rbc/internal/lsp
 	PGTEST_DURABLE=1 $(GO) test -run '^$$' -bench . -benchtime 3x ./runtime
 
 demo: build postgres ## run the KYC example end to end on rbd with its own PostgreSQL

@@ -37,6 +37,13 @@ type Loaded struct {
 // recursively for *.yaml and *.yml, a file is read as it is. Problems in the
 // files are diagnostics; an unreadable path is an error.
 func LoadPaths(paths []string) (*Loaded, lang.Diagnostics, error) {
+	return LoadPathsWith(paths, os.ReadFile)
+}
+
+// LoadPathsWith is LoadPaths reading each verb file's contents with read.
+// The language server passes the text of the files open in the editor,
+// so that a definition being edited is checked before it is saved.
+func LoadPathsWith(paths []string, read func(path string) ([]byte, error)) (*Loaded, lang.Diagnostics, error) {
 	var files []string
 	for _, p := range paths {
 		info, err := os.Stat(p)
@@ -67,7 +74,7 @@ func LoadPaths(paths []string) (*Loaded, lang.Diagnostics, error) {
 	var all []parsed
 	var diags lang.Diagnostics
 	for _, f := range files {
-		src, err := os.ReadFile(f)
+		src, err := read(f)
 		if err != nil {
 			return nil, nil, fmt.Errorf("error reading verb file %q: %w", f, err)
 		}

@@ -22,10 +22,18 @@ func verbPaths(flagged cli.ListFlag) ([]string, error) {
 	if len(flagged) > 0 {
 		return flagged, nil
 	}
-	if env := os.Getenv("RBC_VERBS"); env != "" {
-		return strings.Split(env, string(os.PathListSeparator)), nil
+	if env := envVerbPaths(); env != nil {
+		return env, nil
 	}
 	return nil, errors.New("no verb definitions: pass --verbs DIR or set RBC_VERBS")
+}
+
+// envVerbPaths is RBC_VERBS split into paths, or nil when it is not set.
+func envVerbPaths() []string {
+	if env := os.Getenv("RBC_VERBS"); env != "" {
+		return strings.Split(env, string(os.PathListSeparator))
+	}
+	return nil
 }
 
 // cantRun reports why a command could not run and returns exit status 2.
