@@ -29,7 +29,7 @@ func runFix(args []string, stdout, stderr io.Writer) int {
 	c.fs.Var(format, "format", "format of the diagnostics left after fixing: text, json or sarif")
 	files, w, ok := c.open(args, stderr, 1, -1, "at least one FILE.rbk")
 	if !ok {
-		return exitCantRun
+		return c.status
 	}
 	for _, path := range files {
 		src, err := os.ReadFile(path)

@@ -36,6 +36,15 @@ func envVerbPaths() []string {
 	return nil
 }
 
+// parseFailed is the exit status after flags did not parse: 0 for -h,
+// whose help was printed as asked, 2 for a bad flag.
+func parseFailed(err error) int {
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	return exitCantRun
+}
+
 // cantRun reports why a command could not run and returns exit status 2.
 func cantRun(stderr io.Writer, format string, args ...any) int {
 	fmt.Fprintf(stderr, "rbc: "+format+"\n", args...)

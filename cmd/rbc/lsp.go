@@ -21,7 +21,7 @@ func runLsp(args []string, stdout, stderr io.Writer) int {
 	fs.Bool("stdio", true, "talk LSP on standard input and output (the only transport)")
 	rest, err := cli.Parse(fs, args)
 	if err != nil {
-		return exitCantRun
+		return parseFailed(err)
 	}
 	if len(rest) > 0 {
 		return cantRun(stderr, "lsp takes no FILE arguments, got %d", len(rest))

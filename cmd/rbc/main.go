@@ -100,6 +100,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitCantRun
 	}
 	switch args[0] {
+	case "--version", "-version":
+		return runVersion(nil, stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprintf(stdout, usage, string(os.PathListSeparator))
 		return exitOK

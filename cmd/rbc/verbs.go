@@ -17,7 +17,7 @@ func runVerbs(args []string, stdout, stderr io.Writer) int {
 	c.fs.Var(format, "format", "output format: text or json")
 	names, w, ok := c.open(args, stderr, 0, 1, "at most one NAME")
 	if !ok {
-		return exitCantRun
+		return c.status
 	}
 	status := exitOK
 	if len(w.diags) > 0 {
