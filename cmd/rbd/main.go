@@ -8,7 +8,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/debug"
+
+	"github.com/runbookdev/runbook/cmd/internal/cli"
 )
 
 // Exit statuses, as rbc's.
@@ -21,6 +22,7 @@ const (
 const usage = `rbd is the Runbook daemon and its client.
 
 Server:
+  rbd init     [--data-dir DIR]
   rbd serve    [--database-url URL] [--data-dir DIR] [--verbs DIR]... [--listen ADDR]
   rbd migrate  [--database-url URL] [--data-dir DIR]
   rbd prune    --finished-before AGE|TIME [--database-url URL] [--data-dir DIR]
@@ -51,6 +53,7 @@ Exit status: 0 done (a partial runbook too), 1 refused or the runbook failed, 2 
 type command func(args []string, stdout, stderr io.Writer) int
 
 var commands = map[string]command{
+	"init":       runInit,
 	"serve":      runServe,
 	"migrate":    runMigrate,
 	"prune":      runPrune,
@@ -81,6 +84,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitCantRun
 	}
 	switch args[0] {
+	case "--version", "-version":
+		return runVersion(nil, stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK
@@ -98,22 +103,8 @@ func runVersion(_ []string, stdout, _ io.Writer) int {
 	return exitOK
 }
 
-// version is the module version, or the VCS revision of a source build.
-func version() string {
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "(unknown)"
-	}
-	if v := info.Main.Version; v != "" && v != "(devel)" {
-		return v
-	}
-	for _, s := range info.Settings {
-		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-			return "devel-" + s.Value[:12]
-		}
-	}
-	return "devel"
-}
+// version is the version rbd and rbc both report.
+func version() string { return cli.Version() }
 
 // cantRun reports why a command could not run and returns its status.
 func cantRun(stderr io.Writer, format string, args ...any) int {

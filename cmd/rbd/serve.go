@@ -183,6 +183,27 @@ func serve(ctx context.Context, f *serveFlags, log *slog.Logger) error {
 		// the rest.
 		f.db.maxConns = 2*max(f.engine.Advancers, 1) + 8
 	}
+	// What the operator gave is checked before PostgreSQL starts (which,
+	// embedded, takes seconds, and migrates): a missing token file, a bad
+	// verb file or a port in use is said at once.
+	tokens, err := readLines(f.tokenFile, "--api-token-file")
+	if err != nil {
+		return err
+	}
+	secrets, err := readLines(f.webhookSecretFile, "--webhook-secret-file")
+	if err != nil {
+		return err
+	}
+	if _, err := loadCatalogue(f.verbs, runtime.NewHandlers(runtime.BuiltinDeps{}), f.db.schema, slog.New(slog.DiscardHandler)); err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", f.listen)
+	if err != nil {
+		return fmt.Errorf("error listening on %s: %w", f.listen, err)
+	}
+	defer ln.Close() // closed already when the server ran; not when the database failed to open
+	addr := ln.Addr().String()
+
 	db, err := f.db.open(ctx, log)
 	if err != nil {
 		return err
@@ -196,19 +217,6 @@ func serve(ctx context.Context, f *serveFlags, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	tokens, err := readLines(f.tokenFile, "--api-token-file")
-	if err != nil {
-		return err
-	}
-	secrets, err := readLines(f.webhookSecretFile, "--webhook-secret-file")
-	if err != nil {
-		return err
-	}
-	ln, err := net.Listen("tcp", f.listen)
-	if err != nil {
-		return fmt.Errorf("error listening on %s: %w", f.listen, err)
-	}
-	addr := ln.Addr().String()
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
