@@ -129,4 +129,3 @@ func helperServer(dir string) {
 	os.Stdout.WriteString(strconv.Itoa(srv.cmd.Process.Pid) + "\n")
 	select {}
 }
-
