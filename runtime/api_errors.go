@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -59,3 +60,25 @@ func noStep(runbookID uuid.UUID, key string, steps []*driver.Step) error {
 	}
 	return fmt.Errorf("%w: %s", ErrNotFound, msg)
 }
+
+// noRunbook is ErrNotFound for a runbook id nobody stored, with the ids of
+// the most recent runbooks that are close to it: a character mistyped or
+// two swapped in a pasted id. Only the newest runbooks are compared, so a
+// miss costs one small query.
+func (e *Engine) noRunbook(ctx context.Context, id uuid.UUID) error {
+	msg := fmt.Sprintf("no runbook %s", id)
+	if page, err := e.store.ListRunbooks(ctx, "", recentForSuggestions, ""); err == nil {
+		ids := make([]string, len(page.Runbooks))
+		for i, rb := range page.Runbooks {
+			ids[i] = rb.ID.String()
+		}
+		if close := lang.Suggest(id.String(), ids); len(close) > 0 {
+			msg += " (did you mean " + strings.Join(close, " or ") + "?)"
+		}
+	}
+	return fmt.Errorf("%w: %s", ErrNotFound, msg)
+}
+
+// recentForSuggestions is how many of the newest runbooks a mistyped id is
+// compared with.
+const recentForSuggestions = 200

@@ -51,7 +51,7 @@ func (e *Engine) Extend(ctx context.Context, runbookID uuid.UUID, x Extension) (
 	for try := 1; ; try++ {
 		rb, err := e.store.Runbook(ctx, runbookID)
 		if errors.Is(err, driver.ErrNotFound) {
-			return nil, fmt.Errorf("%w: no runbook %s", ErrNotFound, runbookID)
+			return nil, e.noRunbook(ctx, runbookID)
 		}
 		if err != nil {
 			return nil, err
@@ -209,7 +209,7 @@ func (e *Engine) lockedRunbook(ctx context.Context, id uuid.UUID, fn func(driver
 		return fn(tx, rb)
 	})
 	if errors.Is(err, driver.ErrNotFound) {
-		return fmt.Errorf("%w: no runbook %s", ErrNotFound, id)
+		return e.noRunbook(ctx, id)
 	}
 	return err
 }

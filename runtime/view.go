@@ -161,7 +161,7 @@ type BlockedView struct {
 func (e *Engine) Get(ctx context.Context, id uuid.UUID) (*RunbookView, error) {
 	rb, err := e.store.Runbook(ctx, id)
 	if errors.Is(err, driver.ErrNotFound) {
-		return nil, fmt.Errorf("%w: no runbook %s", ErrNotFound, id)
+		return nil, e.noRunbook(ctx, id)
 	}
 	if err != nil {
 		return nil, err
@@ -329,7 +329,7 @@ func shellQuote(s string) string {
 func (e *Engine) Status(ctx context.Context, id uuid.UUID) (status rbtype.RunbookStatus, finished bool, err error) {
 	status, finished, err = e.store.RunbookStatus(ctx, id)
 	if errors.Is(err, driver.ErrNotFound) {
-		return "", false, fmt.Errorf("%w: no runbook %s", ErrNotFound, id)
+		return "", false, e.noRunbook(ctx, id)
 	}
 	return status, finished, err
 }
@@ -340,7 +340,7 @@ func (e *Engine) Events(ctx context.Context, id uuid.UUID, after int64, limit in
 	// row holds the whole plan.
 	if _, _, err := e.store.RunbookStatus(ctx, id); err != nil {
 		if errors.Is(err, driver.ErrNotFound) {
-			return nil, fmt.Errorf("%w: no runbook %s", ErrNotFound, id)
+			return nil, e.noRunbook(ctx, id)
 		}
 		return nil, err
 	}
