@@ -367,7 +367,7 @@ func TestListRunbooksPages(t *testing.T) {
 	var seen []uuid.UUID
 	cursor := ""
 	for {
-		page, err := b.store.ListRunbooks(b.ctx, "executing", 2, cursor)
+		page, err := b.store.ListRunbooks(b.ctx, driver.RunbookQuery{Status: "executing", Limit: 2, After: cursor})
 		require.NoError(t, err)
 		for _, r := range page.Runbooks {
 			seen = append(seen, r.ID)
@@ -381,10 +381,10 @@ func TestListRunbooksPages(t *testing.T) {
 	require.ElementsMatch(t, ids, seen)
 	require.Equal(t, ids[4], seen[0], "newest first")
 
-	none, err := b.store.ListRunbooks(b.ctx, "complete", 10, "")
+	none, err := b.store.ListRunbooks(b.ctx, driver.RunbookQuery{Status: "complete", Limit: 10})
 	require.NoError(t, err)
 	require.Empty(t, none.Runbooks)
-	_, err = b.store.ListRunbooks(b.ctx, "", 10, "garbage")
+	_, err = b.store.ListRunbooks(b.ctx, driver.RunbookQuery{Limit: 10, After: "garbage"})
 	require.ErrorIs(t, err, driver.ErrBadRequest)
 	require.ErrorContains(t, err, `"garbage" is not a page cursor`)
 }

@@ -29,12 +29,12 @@ func (t *Tx) CreateRunbook(ctx context.Context, n driver.NewRunbook) (rb *driver
 	head.Queue("SELECT pg_advisory_xact_lock($1)", RunbookLockKey(n.ID))
 	head.Queue(`
 		INSERT INTO runbooks (id, plan, plan_hash, inputs, mode, request_key, status, wake_at,
-			lineage_root, lineage_parent, generation)
-		VALUES ($1, $2, $3, $4, $5, $6, coalesce($7, 'executing'), now(), $8, $9, $10)
+			lineage_root, lineage_parent, generation, tenant)
+		VALUES ($1, $2, $3, $4, $5, $6, coalesce($7, 'executing'), now(), $8, $9, $10, coalesce($11, 'default'))
 		ON CONFLICT (request_key) DO NOTHING
 		RETURNING `+runbookColumnsWithoutPlan,
 		n.ID, n.Plan, n.PlanHash, jsonOrEmpty(n.Inputs), n.Mode, n.RequestKey, nullString(n.Status),
-		nullUUID(n.Lineage.Root), nullUUID(n.Lineage.Parent), n.Lineage.Generation).QueryRow(func(row pgx.Row) error {
+		nullUUID(n.Lineage.Root), nullUUID(n.Lineage.Parent), n.Lineage.Generation, nullString(n.Tenant)).QueryRow(func(row pgx.Row) error {
 		rb, err = scanRunbook(row)
 		return err
 	})
@@ -133,13 +133,13 @@ func queueInsertEdges(b *pgx.Batch, runbookID uuid.UUID, edges []driver.Edge) {
 
 const runbookColumns = `id, plan, plan_hash, inputs, status, mode, request_key, version, wake_at,
 	coalesce(error_code, ''), coalesce(error_message, ''), created_at, updated_at, finished_at,
-	lineage_root, lineage_parent, generation`
+	lineage_root, lineage_parent, generation, tenant`
 
 func scanRunbook(row pgx.Row) (*driver.Runbook, error) {
 	var r driver.Runbook
 	var root, parent *uuid.UUID
 	err := row.Scan(&r.ID, &r.Plan, &r.PlanHash, &r.Inputs, &r.Status, &r.Mode, &r.RequestKey, &r.Version, &r.WakeAt,
-		&r.ErrorCode, &r.ErrorMessage, &r.CreatedAt, &r.UpdatedAt, &r.FinishedAt, &root, &parent, &r.Lineage.Generation)
+		&r.ErrorCode, &r.ErrorMessage, &r.CreatedAt, &r.UpdatedAt, &r.FinishedAt, &root, &parent, &r.Lineage.Generation, &r.Tenant)
 	if err != nil {
 		return nil, translate(err)
 	}
@@ -199,18 +199,20 @@ func (t *Tx) Plans(ctx context.Context, ids []uuid.UUID) (map[uuid.UUID][]byte, 
 // RunbookStatus returns a runbook's status, and whether it has finished
 // (nothing more will happen to it: a failed runbook still compensating has
 // not), without loading its plan: what a live event stream polls.
-func (s *Store) RunbookStatus(ctx context.Context, id uuid.UUID) (status rbtype.RunbookStatus, finished bool, err error) {
-	err = s.pool.QueryRow(ctx, `SELECT status, finished_at IS NOT NULL FROM runbooks WHERE id = $1`, id).Scan(&status, &finished)
-	return status, finished, translate(err)
+func (s *Store) RunbookStatus(ctx context.Context, id uuid.UUID) (driver.RunbookState, error) {
+	var st driver.RunbookState
+	err := s.pool.QueryRow(ctx, `SELECT status, finished_at IS NOT NULL, tenant FROM runbooks WHERE id = $1`, id).Scan(&st.Status, &st.Finished, &st.Tenant)
+	return st, translate(err)
 }
 
 // ListRunbooks lists runbooks newest first, optionally only those in a
 // status, after a cursor from a previous page. Plans are left out.
-func (s *Store) ListRunbooks(ctx context.Context, status rbtype.RunbookStatus, limit int, after string) (*driver.RunbookPage, error) {
+func (s *Store) ListRunbooks(ctx context.Context, q driver.RunbookQuery) (*driver.RunbookPage, error) {
+	limit := q.Limit
 	if limit <= 0 || limit > 1000 {
 		limit = 50
 	}
-	afterTime, afterID, err := decodeCursor(after)
+	afterTime, afterID, err := decodeCursor(q.After)
 	if err != nil {
 		return nil, err
 	}
@@ -218,9 +220,10 @@ func (s *Store) ListRunbooks(ctx context.Context, status rbtype.RunbookStatus, l
 		SELECT `+runbookColumnsWithoutPlan+`
 		FROM runbooks
 		WHERE ($1 = '' OR status = $1)
+		  AND ($5 = '' OR tenant = $5)
 		  AND ($2::timestamptz IS NULL OR (created_at, id) < ($2, $3))
 		ORDER BY created_at DESC, id DESC
-		LIMIT $4`, string(status), afterTime, afterID, limit+1)
+		LIMIT $4`, string(q.Status), afterTime, afterID, limit+1, q.Tenant)
 	if err != nil {
 		return nil, translate(err)
 	}

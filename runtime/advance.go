@@ -73,8 +73,8 @@ func (e *Engine) advance(ctx context.Context, ids []uuid.UUID, outcomes []*outco
 			return err
 		}
 		r.supplyReceipts(receipts)
-		if keys := r.cacheKeys(); len(keys) > 0 {
-			cached, err := tx.CacheEntries(ctx, cacheTenant, keys)
+		for tenant, keys := range r.cacheKeys() {
+			cached, err := tx.CacheEntries(ctx, tenant, keys)
 			if err != nil {
 				return err
 			}

@@ -67,7 +67,8 @@ func noStep(runbookID uuid.UUID, key string, steps []*driver.Step) error {
 // miss costs one small query.
 func (e *Engine) noRunbook(ctx context.Context, id uuid.UUID) error {
 	msg := fmt.Sprintf("no runbook %s", id)
-	if page, err := e.store.ListRunbooks(ctx, "", recentForSuggestions, ""); err == nil {
+	// Only the caller's tenant's: another's ids are not to be seen.
+	if page, err := e.store.ListRunbooks(ctx, driver.RunbookQuery{Tenant: listTenant(ctx, ""), Limit: recentForSuggestions}); err == nil {
 		ids := make([]string, len(page.Runbooks))
 		for i, rb := range page.Runbooks {
 			ids[i] = rb.ID.String()

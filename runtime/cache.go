@@ -17,10 +17,6 @@ import (
 // transaction. A receipt is not a cache: it dedupes one effect under one
 // key, where the cache reuses a result across runbooks.
 
-// cacheTenant is the tenant every entry belongs to until tenants exist
-// (SEMANTICS.md section 1); the key and the table already carry it.
-const cacheTenant = ""
-
 // cacheKey is SHA-256 of the tenant, the verb, its definition's hash
 // (execution block and schemas: a changed definition never reuses an old
 // result) and the resolved arguments, canonically encoded (encoding/json
@@ -51,7 +47,7 @@ func (t *transition) prepareCache(p *prepared) {
 	if !ok {
 		return
 	}
-	key, err := cacheKey(cacheTenant, p.step.Verb, info.Hash, p.args)
+	key, err := cacheKey(t.rb.Tenant, p.step.Verb, info.Hash, p.args)
 	if err != nil {
 		return // arguments that do not encode were refused before this
 	}
@@ -85,7 +81,7 @@ func (t *transition) storeInCache(s *driver.Step, o *outcome, exec *verbs.Execut
 		return
 	}
 	entry := driver.CacheEntry{
-		Tenant: cacheTenant, Key: o.cacheKey, Verb: s.Verb, DefinitionHash: o.definitionHash, Result: o.value,
+		Tenant: t.rb.Tenant, Key: o.cacheKey, Verb: s.Verb, DefinitionHash: o.definitionHash, Result: o.value,
 		RunbookID: t.rb.ID, StepKey: s.Key, Attempt: s.Attempt, CreatedAt: t.now,
 	}
 	if exec.Cache.Policy == rbtype.CacheTTL && exec.Cache.TTL != nil {

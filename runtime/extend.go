@@ -56,6 +56,9 @@ func (e *Engine) Extend(ctx context.Context, runbookID uuid.UUID, x Extension) (
 		if err != nil {
 			return nil, err
 		}
+		if err := e.visible(ctx, rb); err != nil {
+			return nil, err
+		}
 		ext, err := e.compileExtension(rb, x)
 		if err != nil {
 			return nil, err
@@ -205,6 +208,9 @@ func (e *Engine) lockedRunbook(ctx context.Context, id uuid.UUID, fn func(driver
 		rb, err := tx.Runbook(ctx, id)
 		if err != nil {
 			return err
+		}
+		if !sees(ctx, rb.Tenant) {
+			return driver.ErrNotFound // another tenant's: as if it were not there
 		}
 		return fn(tx, rb)
 	})

@@ -62,12 +62,18 @@ func invocationIDs(runbookID uuid.UUID, stepKey string, attempt int) (uuid.UUID,
 // regenerates, the generation, so that it runs afresh.
 type keyOrigin struct {
 	root       uuid.UUID
-	generation int // 0 for the root, and for steps that do not regenerate
+	generation int    // 0 for the root, and for steps that do not regenerate
+	tenant     string // "" for the default tenant, whose keys are as they were
 }
 
 // originOf is the key origin of a step of rb whose verb has exec.
 func originOf(rb *driver.Runbook, exec *verbs.Execution) keyOrigin {
 	o := keyOrigin{root: rb.Lineage.RootOf(rb.ID)}
+	if rb.Tenant != DefaultTenant {
+		// A global-scope key names no runbook: the tenant keeps two
+		// tenants' effects apart (SEMANTICS.md section 1).
+		o.tenant = rb.Tenant
+	}
 	if regenerates(exec) {
 		o.generation = rb.Lineage.Generation
 	}
@@ -103,6 +109,9 @@ func idempotencyKey(o keyOrigin, stepKey, verb string, idem verbs.Idempotency, a
 	}
 	if o.generation > 0 {
 		material["generation"] = o.generation
+	}
+	if o.tenant != "" {
+		material["tenant"] = o.tenant
 	}
 	fields := args
 	if len(idem.KeyFields) > 0 {

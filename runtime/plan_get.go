@@ -22,5 +22,8 @@ func (e *Engine) Plan(ctx context.Context, id uuid.UUID) (json.RawMessage, error
 	if err != nil {
 		return nil, err
 	}
+	if err := e.visible(ctx, rb); err != nil {
+		return nil, err
+	}
 	return rb.Plan, nil
 }

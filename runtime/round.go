@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"maps"
 	"slices"
 	"time"
 
@@ -185,19 +186,26 @@ func (r *round) receiptKeys() []driver.ReceiptKey {
 // supplyReceipts hands over the receipts found for receiptKeys.
 func (r *round) supplyReceipts(receipts map[driver.ReceiptKey]driver.Receipt) { r.receipts = receipts }
 
-// cacheKeys lists the result cache keys of prepared steps to look up.
-func (r *round) cacheKeys() []string {
-	var keys []string
+// cacheKeys lists the result cache keys of prepared steps to look up, by
+// tenant: two tenants never share an entry.
+func (r *round) cacheKeys() map[string][]string {
+	keys := map[string][]string{}
 	for _, p := range r.ready {
 		if p.cacheKey != "" && p.cacheLookup {
-			keys = append(keys, p.cacheKey)
+			tenant := r.byID[p.step.RunbookID].rb.Tenant
+			keys[tenant] = append(keys[tenant], p.cacheKey)
 		}
 	}
 	return keys
 }
 
 // supplyCache hands over the cache entries found for cacheKeys.
-func (r *round) supplyCache(entries map[string]driver.CacheEntry) { r.cached = entries }
+func (r *round) supplyCache(entries map[string]driver.CacheEntry) {
+	if r.cached == nil {
+		r.cached = map[string]driver.CacheEntry{}
+	}
+	maps.Copy(r.cached, entries)
+}
 
 // write starts the prepared steps (completing those with receipts, leasing
 // the rest), settles finished runbooks, and returns everything the

@@ -81,12 +81,14 @@ func (e *Engine) Submit(ctx context.Context, s Submission) (*Submitted, error) {
 		sum := sha256.Sum256([]byte(material))
 		key = "plan:" + hex.EncodeToString(sum[:])
 	}
+	tenant := tenantOf(ctx)
+	key = tenantKey(tenant, key)
 	steps, err := newSteps(s.Plan.Steps, 0)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	n := driver.NewRunbook{
-		ID: RunbookIDFor(key), Plan: s.Plan.JSON(), PlanHash: s.Plan.PlanHash, Inputs: inputs, Mode: s.Mode,
+		ID: RunbookIDFor(key), Tenant: tenant, Plan: s.Plan.JSON(), PlanHash: s.Plan.PlanHash, Inputs: inputs, Mode: s.Mode,
 		Status: rbtype.RunbookExecuting, RequestKey: key, WorkerID: e.workerID, Steps: steps, Edges: edgesOf(s.Plan.Edges, nil),
 	}
 	if s.HoldOpen {
@@ -126,6 +128,17 @@ func createRunbook(ctx context.Context, tx driver.Tx, n driver.NewRunbook, calle
 		}
 		return &Submitted{ID: rb.ID, Created: created, Status: rb.Status, Lineage: lineageView(rb)}, nil
 	}
+}
+
+// tenantKey scopes a request key to its tenant (SEMANTICS.md section 1):
+// two tenants' requests never meet on one runbook, whatever key they
+// chose. The default tenant's keys are what they were before tenants, so
+// its runbooks keep their ids.
+func tenantKey(tenant, key string) string {
+	if tenant == "" || tenant == DefaultTenant {
+		return key
+	}
+	return "tenant:" + tenant + ":" + key
 }
 
 // retryKey is the request key of the run of a plan and inputs that comes

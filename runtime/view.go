@@ -166,6 +166,9 @@ func (e *Engine) Get(ctx context.Context, id uuid.UUID) (*RunbookView, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := e.visible(ctx, rb); err != nil {
+		return nil, err
+	}
 	steps, err := e.store.Steps(ctx, id)
 	if err != nil {
 		return nil, err
@@ -327,28 +330,26 @@ func shellQuote(s string) string {
 // more will happen to it (a failed runbook still running compensations has
 // not). It is cheap: it loads neither the plan nor the steps.
 func (e *Engine) Status(ctx context.Context, id uuid.UUID) (status rbtype.RunbookStatus, finished bool, err error) {
-	status, finished, err = e.store.RunbookStatus(ctx, id)
-	if errors.Is(err, driver.ErrNotFound) {
+	st, err := e.store.RunbookStatus(ctx, id)
+	if errors.Is(err, driver.ErrNotFound) || err == nil && !sees(ctx, st.Tenant) {
 		return "", false, e.noRunbook(ctx, id)
 	}
-	return status, finished, err
+	return st.Status, st.Finished, err
 }
 
 // Events returns a runbook's ledger after an event id.
 func (e *Engine) Events(ctx context.Context, id uuid.UUID, after int64, limit int) ([]driver.Event, error) {
 	// Only whether it exists: the status is one narrow row, the runbook
 	// row holds the whole plan.
-	if _, _, err := e.store.RunbookStatus(ctx, id); err != nil {
-		if errors.Is(err, driver.ErrNotFound) {
-			return nil, e.noRunbook(ctx, id)
-		}
+	if _, _, err := e.Status(ctx, id); err != nil {
 		return nil, err
 	}
 	return e.store.Events(ctx, id, after, limit)
 }
 
-// List returns a page of runbooks, newest first.
-func (e *Engine) List(ctx context.Context, status rbtype.RunbookStatus, limit int, after string) (*driver.RunbookPage, error) {
+// List returns a page of runbooks, newest first: the caller's tenant's,
+// or, for an admin, tenant's ("" for every tenant's).
+func (e *Engine) List(ctx context.Context, status rbtype.RunbookStatus, tenant string, limit int, after string) (*driver.RunbookPage, error) {
 	if status != "" && !slices.Contains(rbtype.RunbookStatuses, status) {
 		names := make([]string, len(rbtype.RunbookStatuses))
 		for i, s := range rbtype.RunbookStatuses {
@@ -356,7 +357,7 @@ func (e *Engine) List(ctx context.Context, status rbtype.RunbookStatus, limit in
 		}
 		return nil, fmt.Errorf("%w: status %q is not one of %s", ErrInvalid, status, strings.Join(names, ", "))
 	}
-	page, err := e.store.ListRunbooks(ctx, status, limit, after)
+	page, err := e.store.ListRunbooks(ctx, driver.RunbookQuery{Status: status, Tenant: listTenant(ctx, tenant), Limit: limit, After: after})
 	if errors.Is(err, driver.ErrBadRequest) {
 		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}

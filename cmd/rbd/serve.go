@@ -190,6 +190,9 @@ func serve(ctx context.Context, f *serveFlags, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	if _, _, err := httpapi.ParseTokens(tokens); err != nil {
+		return fmt.Errorf("--api-token-file: %w", err)
+	}
 	secrets, err := readLines(f.webhookSecretFile, "--webhook-secret-file")
 	if err != nil {
 		return err

@@ -29,6 +29,8 @@ type Runbook struct {
 	UpdatedAt    time.Time
 	FinishedAt   *time.Time
 	Lineage      Lineage
+	// Tenant owns the runbook (SEMANTICS.md section 1).
+	Tenant string
 }
 
 // Lineage is where a regenerated runbook came from (SEMANTICS.md section
@@ -224,4 +226,23 @@ type WaitTarget struct {
 	StepKey   string
 	Verb      string
 	Status    rbtype.InvocationStatus
+}
+
+// RunbookState is a runbook's status, whether it has finished (nothing
+// more will happen to it), and its tenant: what a live event stream polls,
+// without the plan.
+type RunbookState struct {
+	Status   rbtype.RunbookStatus
+	Finished bool
+	Tenant   string
+}
+
+// RunbookQuery selects a page of runbooks, newest first: those in a
+// status and of a tenant ("" for any), after a cursor from a previous
+// page.
+type RunbookQuery struct {
+	Status rbtype.RunbookStatus
+	Tenant string
+	Limit  int
+	After  string
 }

@@ -43,10 +43,10 @@ type Store interface {
 
 	// The reads of the API.
 	Runbook(ctx context.Context, id uuid.UUID) (*Runbook, error)
-	RunbookStatus(ctx context.Context, id uuid.UUID) (status rbtype.RunbookStatus, finished bool, err error)
+	RunbookStatus(ctx context.Context, id uuid.UUID) (RunbookState, error)
 	Steps(ctx context.Context, runbookID uuid.UUID) ([]*Step, error)
 	Events(ctx context.Context, runbookID uuid.UUID, afterID int64, limit int) ([]Event, error)
-	ListRunbooks(ctx context.Context, status rbtype.RunbookStatus, limit int, after string) (*RunbookPage, error)
+	ListRunbooks(ctx context.Context, q RunbookQuery) (*RunbookPage, error)
 	Invocation(ctx context.Context, correlationKey string) (Invocation, error)
 	// WaitTarget says which step and verb a correlation key's wait is
 	// for; ErrNotFound when no step has parked with it (yet).

@@ -25,8 +25,10 @@ type NewRunbook struct {
 	// Lineage is zero for an original; a regeneration's names its root,
 	// its parent and its generation.
 	Lineage Lineage
-	Steps   []NewStep
-	Edges   []Edge
+	// Tenant owns the runbook; empty is the default tenant.
+	Tenant string
+	Steps  []NewStep
+	Edges  []Edge
 	// WorkerID and SubmittedData go into the RUNBOOK_SUBMITTED event.
 	WorkerID      string
 	SubmittedData json.RawMessage

@@ -24,6 +24,7 @@ const (
 	CodeBodyTooLarge     = "BODY_TOO_LARGE"           // 413
 	CodeCompileFailed    = "COMPILE_FAILED"           // 422: the source has errors; see diagnostics
 	CodeInvalidPlan      = "INVALID_PLAN"             // 422: a submitted plan that cannot be run
+	CodeForbidden        = "FORBIDDEN"                // 403: the token lacks the role the endpoint needs
 	CodeSchemaMismatch   = "SCHEMA_VALIDATION_FAILED" // 422: an input or a notification's result does not fit its schema
 	CodeUnavailable      = "UNAVAILABLE"              // 503: the database is unreachable or busy; retry
 	CodeNotReady         = "NOT_READY"                // 503, from /readyz

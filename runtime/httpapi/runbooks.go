@@ -139,7 +139,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) error {
 		}
 		limit = n
 	}
-	page, err := s.engine.List(r.Context(), rbtype.RunbookStatus(q.Get("status")), limit, q.Get("after"))
+	page, err := s.engine.List(r.Context(), rbtype.RunbookStatus(q.Get("status")), q.Get("tenant"), limit, q.Get("after"))
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,186 @@
+package httpapi_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/runbookdev/runbook/runtime/httpapi"
+	"github.com/runbookdev/runbook/runtime/rbtype"
+)
+
+// tenantTokens are the tokens setup adds for the tenant tests: two
+// tenants, a reader without the submit and approve roles, an admin.
+var tenantTokens = []string{
+	"tok-acme tenant=acme actor=alice roles=read,submit,approve",
+	"tok-globex tenant=globex actor=bob roles=read,submit,approve",
+	"tok-reader tenant=acme actor=rita roles=read",
+	"tok-admin tenant=ops actor=root roles=admin",
+}
+
+// Every token-checked route needs a role: a route added without one would
+// be refused to everyone but admins, and the table would lie.
+func TestEveryAPIRouteNeedsARole(t *testing.T) {
+	b := setup(t)
+	api := httpapi.New(httpapi.Config{Engine: b.engine})
+	routes := httpapi.APIRoutes(api)
+	require.NotEmpty(t, routes)
+	roles := httpapi.RouteRoles()
+	for _, r := range routes {
+		require.Contains(t, roles, r, "route %s has no role", r)
+	}
+	for r := range roles {
+		require.True(t, slices.Contains(routes, r), "the role table names %s, which is not a route", r)
+	}
+}
+
+// Bad token lines are refused with the line's number, never granted more
+// or less than written.
+func TestParseTokens(t *testing.T) {
+	ps, _, err := httpapi.ParseTokens([]string{"bare", "t2 tenant=acme actor=ci roles=read,submit"})
+	require.NoError(t, err)
+	require.Equal(t, httpapi.Principal{Tenant: "default", Actor: "token-1",
+		Roles: []httpapi.Role{httpapi.RoleRead, httpapi.RoleSubmit, httpapi.RoleApprove, httpapi.RoleNotify, httpapi.RoleAdmin}}, ps[0])
+	require.Equal(t, httpapi.Principal{Tenant: "acme", Actor: "ci", Roles: []httpapi.Role{httpapi.RoleRead, httpapi.RoleSubmit}}, ps[1])
+	for line, want := range map[string]string{
+		"t tenant=Acme!":                      `token 1: tenant "Acme!" must be lower-case`,
+		"t roles=read,root":                   `token 1: unknown role "root"`,
+		"t team=ops":                          `token 1: unknown attribute "team"`,
+		"t tenant":                            `token 1: "tenant" is not name=value`,
+		"t roles=":                            `token 1: "roles=" is not name=value`,
+		"t tenant=" + strings.Repeat("a", 65): "must be lower-case letters, digits",
+	} {
+		_, _, err := httpapi.ParseTokens([]string{line})
+		require.ErrorContains(t, err, want, line)
+	}
+}
+
+// SEMANTICS.md section 1, as an attacker with a valid token would try it:
+// every endpoint against acme's runbook, as acme (works), as globex (404:
+// as if it did not exist), as acme's reader (403 for what needs a role it
+// lacks) and as an admin (works).
+func TestTenantsAndRolesOnEveryEndpoint(t *testing.T) {
+	b := setup(t)
+	as := func(token string) *httpapi.Client {
+		return &httpapi.Client{BaseURL: b.srv.URL, Token: token, WebhookSecret: []byte(testSecret)}
+	}
+	acme, globex := as("tok-acme"), as("tok-globex")
+	// A runbook of acme's, parked, with a gate after it.
+	sub, err := acme.Submit(b.ctx, httpapi.SubmitRequest{Source: "(t.wait :as @w) (t.approve :after @w :as @g)\n"}, "")
+	require.NoError(t, err)
+	id := sub.ID.String()
+	b.waitFor(t, id, "parked", stateIs("parked"))
+
+	type call struct {
+		method, path, body string
+		role               httpapi.Role
+	}
+	calls := []call{
+		{"GET", "/v1/runbooks/" + id, "", httpapi.RoleRead},
+		{"GET", "/v1/runbooks/" + id + "/events", "", httpapi.RoleRead},
+		{"GET", "/v1/runbooks/" + id + "/plan", "", httpapi.RoleRead},
+		{"POST", "/v1/runbooks/" + id + "/steps", `{"source": "(t.echo :v \"x\")"}`, httpapi.RoleSubmit},
+		{"POST", "/v1/runbooks/" + id + "/steps/g/approve", `{"by": "x"}`, httpapi.RoleApprove},
+		{"POST", "/v1/runbooks/" + id + "/steps/g/reject", `{"by": "x"}`, httpapi.RoleApprove},
+		{"POST", "/v1/runbooks/" + id + "/steps/w/resolve", `{"action": "complete"}`, httpapi.RoleApprove},
+		{"POST", "/v1/runbooks/" + id + "/retry", `{}`, httpapi.RoleSubmit},
+		{"POST", "/v1/runbooks/" + id + "/regenerate", `{}`, httpapi.RoleSubmit},
+		{"POST", "/v1/runbooks/" + id + "/close", `{}`, httpapi.RoleSubmit},
+		{"POST", "/v1/runbooks/" + id + "/cancel", `{}`, httpapi.RoleSubmit},
+	}
+	send := func(token string, c call) (int, string) {
+		req, err := http.NewRequestWithContext(b.ctx, c.method, b.srv.URL+c.path, strings.NewReader(c.body))
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		var out strings.Builder
+		_, _ = fmt.Fprint(&out, resp.Status)
+		return resp.StatusCode, out.String()
+	}
+	for _, c := range calls {
+		name := c.method + " " + c.path
+		status, _ := send("tok-globex", c)
+		require.Equal(t, http.StatusNotFound, status, "another tenant: %s", name)
+		status, _ = send("tok-reader", c)
+		if c.role == httpapi.RoleRead {
+			require.Equal(t, http.StatusOK, status, "a reader reads: %s", name)
+		} else {
+			require.Equal(t, http.StatusForbidden, status, "a reader may not: %s", name)
+		}
+	}
+	// The owner and the admin get past the door: whatever the runbook's
+	// state says (200, or 409 for what does not fit it), never 403 or 404.
+	for _, token := range []string{"tok-acme", "tok-admin"} {
+		for _, c := range calls[:len(calls)-1] { // cancel last, below
+			status, _ := send(token, c)
+			require.NotContains(t, []int{http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound}, status, "%s: %s %s", token, c.method, c.path)
+		}
+	}
+
+	// Listing: each tenant sees its own; the admin sees all, or one.
+	gsub, err := globex.Submit(b.ctx, httpapi.SubmitRequest{Source: "(t.echo :v \"g\")\n"}, "")
+	require.NoError(t, err)
+	ids := func(c *httpapi.Client, tenant string) []string {
+		path := "/v1/runbooks"
+		if tenant != "" {
+			path += "?tenant=" + tenant
+		}
+		var page httpapi.ListResponse
+		status, body := b.rawAs(t, c.Token, "GET", path)
+		require.Equal(t, http.StatusOK, status, body)
+		require.NoError(t, jsonUnmarshal(body, &page))
+		var out []string
+		for _, r := range page.Runbooks {
+			out = append(out, r.ID.String())
+		}
+		return out
+	}
+	require.Contains(t, ids(acme, ""), id)
+	require.NotContains(t, ids(acme, ""), gsub.ID.String())
+	require.NotContains(t, ids(acme, "globex"), gsub.ID.String(), "?tenant= is for admins only")
+	require.NotContains(t, ids(globex, ""), id)
+	require.Subset(t, ids(as("tok-admin"), ""), []string{id, gsub.ID.String()})
+	require.Equal(t, []string{gsub.ID.String()}, ids(as("tok-admin"), "globex"))
+
+	// The same request in two tenants is two runbooks, whatever key they
+	// chose; a mistyped id does not suggest another tenant's.
+	one, err := acme.Submit(b.ctx, httpapi.SubmitRequest{Source: "(t.echo :v \"same\")\n"}, "order-1")
+	require.NoError(t, err)
+	two, err := globex.Submit(b.ctx, httpapi.SubmitRequest{Source: "(t.echo :v \"same\")\n"}, "order-1")
+	require.NoError(t, err)
+	require.NotEqual(t, one.ID, two.ID)
+	require.True(t, two.Created)
+	_, err = globex.Get(b.ctx, one.ID.String())
+	requireAPIError(t, err, http.StatusNotFound, httpapi.CodeNotFound, "no runbook "+one.ID.String())
+	require.NotContains(t, err.Error(), "did you mean")
+
+	// Cancel, by the owner, ends it; the other tenant still cannot see it.
+	status, body := send("tok-acme", calls[len(calls)-1])
+	require.Equal(t, http.StatusOK, status, body)
+	v := b.waitFor(t, id, "cancelled", statusIs(rbtype.RunbookCancelled))
+	require.Equal(t, rbtype.RunbookCancelled, v.Status)
+}
+
+// rawAs makes a request with a token of the test's choosing.
+func (b *testBundle) rawAs(t *testing.T, token, method, path string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(b.ctx, method, b.srv.URL+path, nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp.StatusCode, string(body)
+}
+
+func jsonUnmarshal(body string, v any) error { return json.Unmarshal([]byte(body), v) }
