@@ -8,3 +8,8 @@ ALTER TABLE runbooks ADD COLUMN tenant text NOT NULL DEFAULT 'default'
 
 -- A tenant's listing, newest first, optionally by status.
 CREATE INDEX runbooks_tenant_created ON runbooks (tenant, created_at DESC, id DESC);
+
+-- A notification signed with a tenant's webhook secret resolves only that
+-- tenant's waits; one that arrives before its step parks keeps the tenant
+-- for the park to check. NULL: a secret of no tenant, any wait.
+ALTER TABLE completion_notifications ADD COLUMN tenant text;

@@ -66,10 +66,18 @@ func (e *Engine) Notify(ctx context.Context, n Notification) (rbtype.InboxResult
 	if err != nil {
 		return 0, fmt.Errorf("%w: result: %v", ErrInvalid, err)
 	}
-	return e.store.InsertNotification(ctx, driver.Notification{
+	var tenant string
+	if s, ok := scopeOf(ctx); ok && !s.All {
+		tenant = s.Tenant
+	}
+	res, err := e.store.InsertNotification(ctx, driver.Notification{
 		CorrelationKey: n.CorrelationKey, PayloadHash: hashJSON(payload), Outcome: n.Status,
-		Result: n.Result, ErrorCode: n.ErrorCode, ErrorMessage: n.ErrorMessage,
+		Result: n.Result, ErrorCode: n.ErrorCode, ErrorMessage: n.ErrorMessage, Tenant: tenant,
 	})
+	if errors.Is(err, driver.ErrNotFound) {
+		return 0, noWait(n.CorrelationKey)
+	}
+	return res, err
 }
 
 // checkNotifiedResult refuses a result that does not fit the output_schema
@@ -81,6 +89,9 @@ func (e *Engine) Notify(ctx context.Context, n Notification) (rbtype.InboxResult
 // or ignored, and the step's own check still applies when it is consumed.
 func (e *Engine) checkNotifiedResult(ctx context.Context, key string, result any) error {
 	target, err := e.store.WaitTarget(ctx, key)
+	if err == nil && !sees(ctx, target.Tenant) {
+		return noWait(key) // another tenant's: nothing about it is said
+	}
 	if errors.Is(err, driver.ErrNotFound) || err == nil && target.Status != rbtype.InvocationActive {
 		return nil
 	}
@@ -108,6 +119,13 @@ func (e *Engine) checkNotifiedResult(ctx context.Context, key string, result any
 		return fmt.Errorf("%w: the result does not match %s's output_schema (step %q waits on this key): %v", ErrSchema, target.Verb, target.StepKey, err)
 	}
 	return nil
+}
+
+// noWait is ErrNotFound for a correlation key a tenant-scoped webhook
+// secret may not resolve: another tenant's wait, told apart from no wait
+// at all by nothing.
+func noWait(key string) error {
+	return fmt.Errorf("%w: no step of this webhook secret's tenant waits on correlation key %s", ErrNotFound, shortKey(key))
 }
 
 // canonicalJSON decodes JSON, so that two payloads that differ only in

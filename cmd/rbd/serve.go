@@ -193,9 +193,13 @@ func serve(ctx context.Context, f *serveFlags, log *slog.Logger) error {
 	if _, _, err := httpapi.ParseTokens(tokens); err != nil {
 		return fmt.Errorf("--api-token-file: %w", err)
 	}
-	secrets, err := readLines(f.webhookSecretFile, "--webhook-secret-file")
+	secretLines, err := readLines(f.webhookSecretFile, "--webhook-secret-file")
 	if err != nil {
 		return err
+	}
+	secrets, secretTenants, err := httpapi.ParseWebhookSecrets(secretLines)
+	if err != nil {
+		return fmt.Errorf("--webhook-secret-file: %w", err)
 	}
 	if _, err := loadCatalogue(f.verbs, runtime.NewHandlers(runtime.BuiltinDeps{}), f.db.schema, slog.New(slog.DiscardHandler)); err != nil {
 		return err
@@ -232,7 +236,7 @@ func serve(ctx context.Context, f *serveFlags, log *slog.Logger) error {
 	engine := runtime.New(db.store, handlers, cfg)
 
 	api := httpapi.New(httpapi.Config{
-		Engine: engine, Tokens: tokens, WebhookSecrets: toBytes(secrets), MaxBody: f.maxBody, Logger: log,
+		Engine: engine, Tokens: tokens, WebhookSecrets: secrets, WebhookTenants: secretTenants, MaxBody: f.maxBody, Logger: log,
 		BodyTimeout: f.bodyTimeout, MaxConcurrentBodies: f.maxBodies, Console: consoleHandler(f.ui),
 		Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), Registerer: reg,
 		Ready: func(ctx context.Context) error { return schemaCurrent(ctx, db.store) },
@@ -374,14 +378,6 @@ func readLines(path, flagName string) ([]string, error) {
 		return nil, fmt.Errorf("%s: %s holds no value", flagName, path)
 	}
 	return out, nil
-}
-
-func toBytes(ss []string) [][]byte {
-	out := make([][]byte, len(ss))
-	for i, s := range ss {
-		out[i] = []byte(s)
-	}
-	return out
 }
 
 // startProfile writes a CPU profile of the daemon to path until it stops,

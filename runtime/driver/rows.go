@@ -147,6 +147,9 @@ type Notification struct {
 	Status         rbtype.NotificationStatus
 	ReceivedAt     time.Time
 	ProcessedAt    *time.Time
+	// Tenant is the tenant of the webhook secret that signed it; empty
+	// for a secret of no tenant, which may resolve any wait.
+	Tenant string
 }
 
 // Receipt is a row of action_receipts: a handler's result for an
@@ -222,6 +225,7 @@ func (c CacheEntry) Live(now time.Time) bool { return c.ExpiresAt == nil || now.
 // its plan's hash, the step and its verb, and whether the wait is active.
 type WaitTarget struct {
 	RunbookID uuid.UUID
+	Tenant    string // the runbook's
 	PlanHash  string
 	StepKey   string
 	Verb      string

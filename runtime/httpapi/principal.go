@@ -110,3 +110,25 @@ var routeRoles = map[string]Role{
 	"POST /v1/runbooks/{id}/steps/{key}/approve": RoleApprove,
 	"POST /v1/runbooks/{id}/steps/{key}/reject":  RoleApprove,
 }
+
+// ParseWebhookSecrets reads --webhook-secret-file's lines: a secret, then
+// optionally `tenant=T`, whose notifications end only that tenant's waits.
+func ParseWebhookSecrets(lines []string) (secrets [][]byte, tenants []string, err error) {
+	for i, line := range lines {
+		fields := strings.Fields(line)
+		if len(fields) == 0 {
+			continue
+		}
+		tenant := ""
+		for _, attr := range fields[1:] {
+			name, value, ok := strings.Cut(attr, "=")
+			if !ok || name != "tenant" || !tenantName.MatchString(value) {
+				return nil, nil, fmt.Errorf("secret %d: %q is not tenant=T (lower-case letters, digits, - and _)", i+1, attr)
+			}
+			tenant = value
+		}
+		secrets = append(secrets, []byte(fields[0]))
+		tenants = append(tenants, tenant)
+	}
+	return secrets, tenants, nil
+}

@@ -28,6 +28,9 @@ type Config struct {
 	// than one while rotating). Empty means notifications are accepted
 	// unsigned, which rbd serve warns about.
 	WebhookSecrets [][]byte
+	// WebhookTenants, beside WebhookSecrets, names the tenant each secret
+	// is for ("" or missing: any tenant's waits).
+	WebhookTenants []string
 	// MaxBody caps request bodies; zero means DefaultMaxBody.
 	MaxBody int64
 	// BodyTimeout bounds how long reading one request body may take;

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -184,3 +185,51 @@ func (b *testBundle) rawAs(t *testing.T, token, method, path string) (int, strin
 }
 
 func jsonUnmarshal(body string, v any) error { return json.Unmarshal([]byte(body), v) }
+
+// A webhook secret of a tenant ends only that tenant's waits: another
+// tenant's correlation key is 404 (and the step keeps waiting), its own is
+// accepted; a secret of no tenant ends any wait. A heartbeat is held to
+// the same rule.
+func TestTenantWebhookSecrets(t *testing.T) {
+	b := setup(t)
+	secrets, tenants, err := httpapi.ParseWebhookSecrets([]string{"whsec-any", "whsec-acme tenant=acme"})
+	require.NoError(t, err)
+	require.Equal(t, []string{"", "acme"}, tenants)
+	_, _, err = httpapi.ParseWebhookSecrets([]string{"whsec tenant=Nope!"})
+	require.ErrorContains(t, err, `secret 1: "tenant=Nope!" is not tenant=T`)
+	api := httpapi.New(httpapi.Config{Engine: b.engine, Tokens: tenantTokens, WebhookSecrets: secrets, WebhookTenants: tenants})
+	srv := httptest.NewServer(api)
+	t.Cleanup(srv.Close)
+
+	park := func(token string) (id, key string) {
+		c := &httpapi.Client{BaseURL: srv.URL, Token: token}
+		sub, err := c.Submit(b.ctx, httpapi.SubmitRequest{Source: "(t.wait :as @w)\n"}, "")
+		require.NoError(t, err)
+		v := b.waitFor(t, sub.ID.String(), "parked", stateIs("parked"))
+		return sub.ID.String(), v.BlockedOn[0].CorrelationKey
+	}
+	acmeID, acmeKey := park("tok-acme")
+	globexID, globexKey := park("tok-globex")
+	as := func(secret string) *httpapi.Client {
+		return &httpapi.Client{BaseURL: srv.URL, WebhookSecret: []byte(secret)}
+	}
+	answer := func(key string) httpapi.NotificationRequest {
+		return httpapi.NotificationRequest{CorrelationKey: key, Status: rbtype.OutcomeCompleted, Result: []byte(`{"answer":"yes"}`)}
+	}
+
+	_, err = as("whsec-acme").Notify(b.ctx, answer(globexKey))
+	requireAPIError(t, err, http.StatusNotFound, httpapi.CodeNotFound, "no step of this webhook secret's tenant waits on correlation key")
+	_, err = as("whsec-acme").Notify(b.ctx, httpapi.NotificationRequest{CorrelationKey: globexKey, Status: rbtype.OutcomeHeartbeat, Extend: "PT1H"})
+	requireAPIError(t, err, http.StatusNotFound, httpapi.CodeNotFound, "no step of this webhook secret's tenant waits")
+	res, err := as("whsec-acme").Notify(b.ctx, answer(acmeKey))
+	require.NoError(t, err)
+	require.Equal(t, "accepted", res.Status)
+	b.waitFor(t, acmeID, "complete", statusIs(rbtype.RunbookComplete))
+	v := b.waitFor(t, globexID, "still parked", stateIs("parked"))
+	require.Equal(t, rbtype.RunbookExecuting, v.Status)
+
+	// The secret of no tenant ends globex's wait.
+	_, err = as("whsec-any").Notify(b.ctx, answer(globexKey))
+	require.NoError(t, err)
+	b.waitFor(t, globexID, "complete", statusIs(rbtype.RunbookComplete))
+}
