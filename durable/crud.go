@@ -25,7 +25,12 @@ func (p *CRUDPool) CRUD(ctx context.Context, r driver.CRUDRequest) ([]map[string
 	if r.DryRun {
 		return p.dryRun(ctx, stmt)
 	}
-	rows, err := p.pool.Query(ctx, stmt.sql, stmt.args...)
+	return runCRUD(ctx, p.pool, stmt)
+}
+
+// runCRUD runs a statement and collects its rows.
+func runCRUD(ctx context.Context, q querier, stmt crudStatement) ([]map[string]any, error) {
+	rows, err := q.Query(ctx, stmt.sql, stmt.args...)
 	if err != nil {
 		return nil, crudError(err)
 	}
@@ -44,15 +49,7 @@ func (p *CRUDPool) dryRun(ctx context.Context, stmt crudStatement) ([]map[string
 		return nil, crudError(err)
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }() // the point of a dry run; its error changes nothing
-	rows, err := tx.Query(ctx, stmt.sql, stmt.args...)
-	if err != nil {
-		return nil, crudError(err)
-	}
-	out, err := pgx.CollectRows(rows, pgx.RowToMap)
-	if err != nil {
-		return nil, crudError(err)
-	}
-	return out, nil
+	return runCRUD(ctx, tx, stmt)
 }
 
 // crudError turns the database's refusal of a pg.crud statement into a

@@ -76,28 +76,14 @@ func (t *transition) prepareEscalation() *prepared {
 			t.failEscalation(s, Errorf(rbtype.CodeInternal, "the step's execution block has no escalation"))
 			continue
 		}
-		exec, ok := t.plan.execution(esc.Verb)
-		if !ok {
-			t.failEscalation(s, Errorf(rbtype.CodeInternal, "the plan has no execution block for %s", esc.Verb))
-			continue
-		}
-		args, err := t.compensationArgs(s, esc.Args)
-		if err == nil {
-			if info, ok := t.plan.plan.Verbs[esc.Verb]; ok && info.InputSchema != nil {
-				if verr := info.InputSchema.Validate(args); verr != nil {
-					err = Errorf(rbtype.CodeSchemaValidationFailed, "escalation arguments do not match %s's input_schema: %v", esc.Verb, verr)
-				}
-			}
-		}
-		if err != nil {
-			t.failEscalation(s, classify(err))
-			continue
-		}
 		// One escalation per timed-out attempt: a retry that times out
 		// again pages again.
-		key := idempotencyKey(originOf(t.rb, &exec), escalationKey(s.Key, s.Attempt), esc.Verb,
-			verbs.Idempotency{Scope: rbtype.ScopeRunbookStep}, args)
-		return &prepared{step: s, args: args, exec: exec, receipt: driver.ReceiptKey{Handler: exec.Handler, IdempotencyKey: key}}
+		p, err := t.prepareVerbCall(s, esc, "escalation", escalationKey(s.Key, s.Attempt))
+		if err != nil {
+			t.failEscalation(s, err)
+			continue
+		}
+		return p
 	}
 	return nil
 }
