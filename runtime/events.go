@@ -104,6 +104,8 @@ type GateRequestedData struct {
 type GateDecidedData struct {
 	By      string `json:"by"`
 	Comment string `json:"comment"`
+	// Note is the "by" a request claimed when its token's actor differs.
+	Note string `json:"note,omitempty"`
 }
 
 // CompensationStartedData names the verb that undoes the step.
@@ -129,12 +131,14 @@ type InvocationCancelData struct {
 
 // RunbookCancelledData is who cancelled the runbook.
 type RunbookCancelledData struct {
-	By string `json:"by"`
+	By   string `json:"by"`
+	Note string `json:"note,omitempty"`
 }
 
 // RunbookSubmittedData is the submission.
 type RunbookSubmittedData struct {
 	Actor    string      `json:"actor"`
+	Note     string      `json:"note,omitempty"`
 	Mode     rbtype.Mode `json:"mode"`
 	PlanHash string      `json:"plan_hash"`
 	HoldOpen bool        `json:"hold_open,omitempty"`

@@ -45,6 +45,7 @@ const extendTries = 3
 // under the lock checks that the version is still the one compiled
 // against (compiling again if another extension came first).
 func (e *Engine) Extend(ctx context.Context, runbookID uuid.UUID, x Extension) (*Extended, error) {
+	x.Actor, _ = actorOf(ctx, x.Actor) // the mutation's actor is the token's, when it names one
 	if e.cfg.Catalogue == nil {
 		return nil, fmt.Errorf("%w: this daemon has no verb catalogue to compile sources with", ErrInvalid)
 	}

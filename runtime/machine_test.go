@@ -323,13 +323,13 @@ func TestMachineGates(t *testing.T) {
 		require.Contains(t, eventNames(w.Events), "STEP_READY g", "a step that waits keeps its STEP_READY")
 		require.Len(t, callsFor(calls, "free"), 1, "other branches go on")
 
-		c, err := decideGate(f.now, "api", f.rb.ID, f.steps, "free", approve, "ops", "")
+		c, err := decideGate(f.now, "api", f.rb.ID, f.steps, "free", approve, "ops", "", "")
 		require.ErrorIs(t, err, ErrConflict, "only a waiting step can be decided")
 		require.Empty(t, c.Steps)
-		_, err = decideGate(f.now, "api", f.rb.ID, f.steps, "nope", approve, "ops", "")
+		_, err = decideGate(f.now, "api", f.rb.ID, f.steps, "nope", approve, "ops", "", "")
 		require.ErrorIs(t, err, ErrNotFound)
 
-		c, err = decideGate(f.now, "api", f.rb.ID, f.steps, "g", approve, "ops", "looks right")
+		c, err = decideGate(f.now, "api", f.rb.ID, f.steps, "g", approve, "ops", "", "looks right")
 		require.NoError(t, err)
 		require.True(t, c.Wake)
 		f.applyChange(c)
@@ -379,7 +379,7 @@ func TestMachineCancel(t *testing.T) {
 	for _, inv := range f.invs {
 		active = append(active, inv)
 	}
-	c, err := cancelRunbook(f.now, "api", f.rb, f.steps, active, "ops")
+	c, err := cancelRunbook(f.now, "api", f.rb, f.steps, active, "ops", "")
 	require.NoError(t, err)
 	require.Equal(t, []string{"STEP_CANCELLED w", "STEP_CANCELLED later", "RUNBOOK_CANCELLED"}, eventNames(c.Events))
 	require.Equal(t, RunbookCancelledData{By: "ops"}, eventData[RunbookCancelledData](t, c.Events, "RUNBOOK_CANCELLED"))
@@ -397,7 +397,7 @@ func TestMachineCancel(t *testing.T) {
 	require.Empty(t, w.Processed)
 	require.Empty(t, w.Events)
 
-	_, err = cancelRunbook(f.now, "api", f.rb, f.steps, nil, "ops")
+	_, err = cancelRunbook(f.now, "api", f.rb, f.steps, nil, "ops", "")
 	require.ErrorIs(t, err, ErrConflict)
 }
 
@@ -666,7 +666,7 @@ func TestMachineHoldOpenAndClose(t *testing.T) {
 	f.advance(succeed(callFor(t, calls, "b"), map[string]any{"v": 1}))
 	require.Equal(t, rbtype.RunbookInProgress, f.rb.Status)
 
-	c, err = closeRunbook(f.now, "api", f.rb, "agent")
+	c, err = closeRunbook(f.now, "api", f.rb, "agent", "")
 	require.NoError(t, err)
 	require.Equal(t, RunbookClosedData{By: "agent"}, eventData[RunbookClosedData](t, c.Events, "RUNBOOK_CLOSED"))
 	require.Equal(t, rbtype.MutationClose, c.Mutations[0].Kind)
@@ -676,7 +676,7 @@ func TestMachineHoldOpenAndClose(t *testing.T) {
 	require.Equal(t, []string{"RUNBOOK_COMPLETED"}, eventNames(w.Events))
 	require.Equal(t, rbtype.RunbookComplete, f.rb.Status)
 
-	_, err = closeRunbook(f.now, "api", f.rb, "agent")
+	_, err = closeRunbook(f.now, "api", f.rb, "agent", "")
 	require.ErrorIs(t, err, ErrConflict, "a finished runbook cannot be closed")
 }
 

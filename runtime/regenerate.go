@@ -25,6 +25,8 @@ type Regeneration struct {
 	// returns the same new runbook, until that one fails.
 	IdempotencyKey string
 	Actor          string
+	// note is the claimed Actor when the token's actor differs.
+	note string
 }
 
 // RunbookRegeneratedData is the data of RUNBOOK_REGENERATED: on the new
@@ -36,6 +38,7 @@ type RunbookRegeneratedData struct {
 	Child      *uuid.UUID `json:"child,omitempty"`
 	Generation int        `json:"generation"`
 	By         string     `json:"by,omitempty"`
+	Note       string     `json:"note,omitempty"`
 }
 
 // Regenerate starts a new runbook with a finished runbook's plan, its
@@ -46,6 +49,7 @@ type RunbookRegeneratedData struct {
 // returns its receipt and does not happen again. A runbook still running
 // is a conflict: regenerating it would race its own steps.
 func (e *Engine) Regenerate(ctx context.Context, parentID uuid.UUID, r Regeneration) (*Submitted, error) {
+	r.Actor, r.note = actorOf(ctx, r.Actor)
 	var out *Submitted
 	err := e.locked(ctx, parentID, func(tx driver.Tx, parent *driver.Runbook, parentSteps []*driver.Step) error {
 		if parent.Status.Running() {
@@ -116,7 +120,7 @@ func (e *Engine) regeneration(parent *driver.Runbook, plan *planInfo, parentStep
 		Status: rbtype.RunbookExecuting, RequestKey: key, Lineage: lineage, WorkerID: e.workerID,
 		Steps: steps, Edges: edgesOf(plan.plan.Edges, nil),
 	}
-	n.SubmittedData, err = json.Marshal(RunbookSubmittedData{Actor: r.Actor, Mode: parent.Mode, PlanHash: parent.PlanHash})
+	n.SubmittedData, err = json.Marshal(RunbookSubmittedData{Actor: r.Actor, Note: r.note, Mode: parent.Mode, PlanHash: parent.PlanHash})
 	return n, err
 }
 

@@ -29,6 +29,8 @@ type Resolution struct {
 	// Result is the step's result, for ResolveComplete ({} when empty).
 	Result json.RawMessage
 	By     string
+	// note is the claimed "by" when the token's actor differs.
+	note string
 }
 
 // StepResolvedData is the data of STEP_RESOLVED and the payload of its
@@ -36,6 +38,7 @@ type Resolution struct {
 type StepResolvedData struct {
 	Action string `json:"action"`
 	By     string `json:"by,omitempty"`
+	Note   string `json:"note,omitempty"`
 }
 
 // Resolve settles an escalated step as a person decided: complete with a
@@ -43,6 +46,7 @@ type StepResolvedData struct {
 // (complete, retry), and the runbook, if the escalation had ended it,
 // runs again until it settles anew.
 func (e *Engine) Resolve(ctx context.Context, runbookID uuid.UUID, stepKey string, r Resolution) error {
+	r.By, r.note = actorOf(ctx, r.By)
 	return e.locked(ctx, runbookID, func(tx driver.Tx, rb *driver.Runbook, steps []*driver.Step) error {
 		plan, err := e.planOf(rb)
 		if err != nil {
@@ -114,7 +118,7 @@ func resolveStep(now time.Time, worker string, rb *driver.Runbook, plan *planInf
 		}
 	}
 	ev, m, err := logged(rb.ID, rbtype.EventStepResolved, rbtype.MutationResolve, worker, r.By, s,
-		StepResolvedData{Action: r.Action, By: r.By})
+		StepResolvedData{Action: r.Action, By: r.By, Note: r.note})
 	if err != nil {
 		return driver.Change{}, err
 	}

@@ -23,7 +23,8 @@ type RunbookRetriedData struct {
 	Steps []string `json:"steps"`
 	By    string   `json:"by,omitempty"`
 	// Execute: a draft_only runbook now runs for real.
-	Execute bool `json:"execute,omitempty"`
+	Execute bool   `json:"execute,omitempty"`
+	Note    string `json:"note,omitempty"`
 }
 
 // RetryOptions says what a retry runs again, and who asks.
@@ -36,6 +37,8 @@ type RetryOptions struct {
 	// becomes execute and the steps the draft skipped run, with the
 	// drafts it made.
 	Execute bool
+	// note is the claimed By when the token's actor differs.
+	note string
 }
 
 // Retry runs a failed, partial or escalated runbook again from where it
@@ -46,6 +49,7 @@ type RetryOptions struct {
 // returns its receipt and is not repeated. A complete or cancelled
 // runbook, or one whose completed steps were compensated, is a conflict.
 func (e *Engine) Retry(ctx context.Context, runbookID uuid.UUID, o RetryOptions) (*Retried, error) {
+	o.By, o.note = actorOf(ctx, o.By)
 	var out *Retried
 	err := e.locked(ctx, runbookID, func(tx driver.Tx, rb *driver.Runbook, all []*driver.Step) error {
 		plan, err := e.planOf(rb)
@@ -173,7 +177,7 @@ func retryRunbook(now time.Time, worker string, rb *driver.Runbook, plan *planIn
 		resetToPending(s)
 		c.Steps = append(c.Steps, s.Change())
 	}
-	data := RunbookRetriedData{Steps: keys, By: by, Execute: o.Execute}
+	data := RunbookRetriedData{Steps: keys, By: by, Execute: o.Execute, Note: o.note}
 	ev, m, err := logged(rb.ID, rbtype.EventRunbookRetried, rbtype.MutationRetry, worker, by, nil, data)
 	if err != nil {
 		return driver.Change{}, nil, err

@@ -19,6 +19,9 @@ type Scope struct {
 	// All lets an admin see every tenant; Tenant, if set, is then the
 	// tenant its submissions belong to.
 	All bool
+	// Actor, when the token names one, is who the ledger records as
+	// having acted, whatever a request's "by" says.
+	Actor string
 }
 
 type scopeKey struct{}
@@ -40,6 +43,19 @@ func tenantOf(ctx context.Context) string {
 		return s.Tenant
 	}
 	return DefaultTenant
+}
+
+// actorOf is who a request in ctx acted as, and what it claimed when that
+// differs (kept as a note): the token's actor when the token names one
+// (SEMANTICS.md section 1), else the claim, as before tokens had actors.
+func actorOf(ctx context.Context, claimed string) (by, note string) {
+	if s, ok := scopeOf(ctx); ok && s.Actor != "" {
+		if claimed != "" && claimed != s.Actor {
+			return s.Actor, claimed
+		}
+		return s.Actor, ""
+	}
+	return claimed, ""
 }
 
 // sees reports whether ctx may see a runbook of tenant. Another tenant's

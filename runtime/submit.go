@@ -94,7 +94,8 @@ func (e *Engine) Submit(ctx context.Context, s Submission) (*Submitted, error) {
 	if s.HoldOpen {
 		n.Status = rbtype.RunbookInProgress
 	}
-	n.SubmittedData, err = json.Marshal(RunbookSubmittedData{Actor: s.Actor, Mode: s.Mode, PlanHash: s.Plan.PlanHash, HoldOpen: s.HoldOpen})
+	actor, note := actorOf(ctx, s.Actor)
+	n.SubmittedData, err = json.Marshal(RunbookSubmittedData{Actor: actor, Note: note, Mode: s.Mode, PlanHash: s.Plan.PlanHash, HoldOpen: s.HoldOpen})
 	if err != nil {
 		return nil, err
 	}

@@ -30,6 +30,11 @@ type Principal struct {
 	Tenant string
 	Actor  string
 	Roles  []Role
+	// NamedActor says the token line named its actor: the ledger then
+	// records it as who acted, and a request's "by" only as a note. A
+	// token that names none (actor token-<n>) leaves "by" as the request
+	// says, as before tokens had actors: there is no one else to record.
+	NamedActor bool
 }
 
 // has reports whether the principal holds role (admin holds every one).
@@ -39,7 +44,11 @@ func (p *Principal) has(role Role) bool {
 
 // scope is the engine's view of the principal.
 func (p *Principal) scope() runtime.Scope {
-	return runtime.Scope{Tenant: p.Tenant, All: slices.Contains(p.Roles, RoleAdmin)}
+	s := runtime.Scope{Tenant: p.Tenant, All: slices.Contains(p.Roles, RoleAdmin)}
+	if p.NamedActor {
+		s.Actor = p.Actor
+	}
+	return s
 }
 
 // tenantName is what a tenant may be called: it goes into keys and rows.
@@ -71,7 +80,7 @@ func ParseTokens(lines []string) ([]Principal, [][sha256.Size]byte, error) {
 				}
 				p.Tenant = value
 			case name == "actor":
-				p.Actor = value
+				p.Actor, p.NamedActor = value, true
 			case name == "roles":
 				p.Roles = nil
 				for _, r := range strings.Split(value, ",") {

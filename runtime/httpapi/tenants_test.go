@@ -48,7 +48,7 @@ func TestParseTokens(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, httpapi.Principal{Tenant: "default", Actor: "token-1",
 		Roles: []httpapi.Role{httpapi.RoleRead, httpapi.RoleSubmit, httpapi.RoleApprove, httpapi.RoleNotify, httpapi.RoleAdmin}}, ps[0])
-	require.Equal(t, httpapi.Principal{Tenant: "acme", Actor: "ci", Roles: []httpapi.Role{httpapi.RoleRead, httpapi.RoleSubmit}}, ps[1])
+	require.Equal(t, httpapi.Principal{Tenant: "acme", Actor: "ci", Roles: []httpapi.Role{httpapi.RoleRead, httpapi.RoleSubmit}, NamedActor: true}, ps[1])
 	for line, want := range map[string]string{
 		"t tenant=Acme!":                      `token 1: tenant "Acme!" must be lower-case`,
 		"t roles=read,root":                   `token 1: unknown role "root"`,
@@ -232,4 +232,41 @@ func TestTenantWebhookSecrets(t *testing.T) {
 	_, err = as("whsec-any").Notify(b.ctx, answer(globexKey))
 	require.NoError(t, err)
 	b.waitFor(t, globexID, "complete", statusIs(rbtype.RunbookComplete))
+}
+
+// A token that names its actor is who the ledger records; a request's
+// "by" is kept as a note. A token that names none leaves "by" as it is.
+func TestTheTokensActorIsWhoActed(t *testing.T) {
+	b := setup(t)
+	acme := &httpapi.Client{BaseURL: b.srv.URL, Token: "tok-acme"}
+	sub, err := acme.Submit(b.ctx, httpapi.SubmitRequest{Source: "(t.approve :as @g)\n", Actor: "someone-else"}, "")
+	require.NoError(t, err)
+	id := sub.ID.String()
+	b.waitFor(t, id, "at the gate", stateIs("awaiting_approval"))
+	_, err = acme.Decide(b.ctx, id, "g", true, "mallory", "ok")
+	require.NoError(t, err)
+	b.waitFor(t, id, "complete", statusIs(rbtype.RunbookComplete))
+	evs, err := acme.Events(b.ctx, id, 0)
+	require.NoError(t, err)
+	data := map[rbtype.EventType]string{}
+	for _, e := range evs {
+		data[e.Type] = string(e.Data)
+	}
+	require.JSONEq(t, `{"by":"alice","comment":"ok","note":"mallory"}`, data[rbtype.EventGateApproved])
+	require.Contains(t, data[rbtype.EventRunbookSubmitted], `"actor":"alice"`)
+	require.Contains(t, data[rbtype.EventRunbookSubmitted], `"note":"someone-else"`)
+
+	// The bare test token names no actor: "by" stands.
+	sub, err = b.client.Submit(b.ctx, httpapi.SubmitRequest{Source: "(t.approve :as @h)\n"}, "")
+	require.NoError(t, err)
+	b.waitFor(t, sub.ID.String(), "at the gate", stateIs("awaiting_approval"))
+	_, err = b.client.Decide(b.ctx, sub.ID.String(), "h", true, "ops", "")
+	require.NoError(t, err)
+	evs, err = b.client.Events(b.ctx, sub.ID.String(), 0)
+	require.NoError(t, err)
+	for _, e := range evs {
+		if e.Type == rbtype.EventGateApproved {
+			require.JSONEq(t, `{"by":"ops","comment":""}`, string(e.Data))
+		}
+	}
 }
