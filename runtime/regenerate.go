@@ -63,7 +63,7 @@ func (e *Engine) Regenerate(ctx context.Context, parentID uuid.UUID, r Regenerat
 		if err != nil {
 			return err
 		}
-		out, err = createRunbook(ctx, tx, n, r.IdempotencyKey != "")
+		out, err = createRunbook(ctx, tx, n, r.IdempotencyKey)
 		if err != nil || !out.Created {
 			return err
 		}

@@ -101,7 +101,7 @@ func (e *Engine) Submit(ctx context.Context, s Submission) (*Submitted, error) {
 	}
 	var out *Submitted
 	err = e.store.InTx(ctx, func(tx driver.Tx) error {
-		out, err = createRunbook(ctx, tx, n, s.IdempotencyKey != "")
+		out, err = createRunbook(ctx, tx, n, s.IdempotencyKey)
 		return err
 	})
 	return out, err
@@ -110,22 +110,23 @@ func (e *Engine) Submit(ctx context.Context, s Submission) (*Submitted, error) {
 // createRunbook stores a new runbook under its request key, in tx. A
 // repeat returns the runbook the key names; without a caller's key, a
 // repeat of a failed run starts a new run, keyed after the failed one; a
-// caller's key used for another request is ErrConflict.
-func createRunbook(ctx context.Context, tx driver.Tx, n driver.NewRunbook, callerKey bool) (*Submitted, error) {
+// caller's key (callerKey, as the caller wrote it) used for another
+// request is ErrConflict.
+func createRunbook(ctx context.Context, tx driver.Tx, n driver.NewRunbook, callerKey string) (*Submitted, error) {
 	key := n.RequestKey
 	for {
 		rb, created, err := tx.CreateRunbook(ctx, n)
 		if err != nil {
 			return nil, err
 		}
-		if !created && !callerKey && rb.Status == rbtype.RunbookFailed {
+		if !created && callerKey == "" && rb.Status == rbtype.RunbookFailed {
 			n.RequestKey = retryKey(key, rb.ID)
 			n.ID = RunbookIDFor(n.RequestKey)
 			continue
 		}
-		if !created && callerKey && !sameRequest(rb, n) {
+		if !created && callerKey != "" && !sameRequest(rb, n) {
 			return nil, fmt.Errorf("%w: idempotency key %q was used for another request (a different plan, inputs or mode)",
-				ErrConflict, key)
+				ErrConflict, callerKey)
 		}
 		return &Submitted{ID: rb.ID, Created: created, Status: rb.Status, Lineage: lineageView(rb)}, nil
 	}
