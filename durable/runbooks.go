@@ -29,12 +29,12 @@ func (t *Tx) CreateRunbook(ctx context.Context, n driver.NewRunbook) (rb *driver
 	head.Queue("SELECT pg_advisory_xact_lock($1)", RunbookLockKey(n.ID))
 	head.Queue(`
 		INSERT INTO runbooks (id, plan, plan_hash, inputs, mode, request_key, status, wake_at,
-			lineage_root, lineage_parent, generation, tenant)
-		VALUES ($1, $2, $3, $4, $5, $6, coalesce($7, 'executing'), now(), $8, $9, $10, coalesce($11, 'default'))
+			lineage_root, lineage_parent, generation, tenant, actor)
+		VALUES ($1, $2, $3, $4, $5, $6, coalesce($7, 'executing'), now(), $8, $9, $10, coalesce($11, 'default'), $12)
 		ON CONFLICT (request_key) DO NOTHING
 		RETURNING `+runbookColumnsWithoutPlan,
 		n.ID, n.Plan, n.PlanHash, jsonOrEmpty(n.Inputs), n.Mode, n.RequestKey, nullString(n.Status),
-		nullUUID(n.Lineage.Root), nullUUID(n.Lineage.Parent), n.Lineage.Generation, nullString(n.Tenant)).QueryRow(func(row pgx.Row) error {
+		nullUUID(n.Lineage.Root), nullUUID(n.Lineage.Parent), n.Lineage.Generation, nullString(n.Tenant), n.Actor).QueryRow(func(row pgx.Row) error {
 		rb, err = scanRunbook(row)
 		return err
 	})
@@ -133,13 +133,13 @@ func queueInsertEdges(b *pgx.Batch, runbookID uuid.UUID, edges []driver.Edge) {
 
 const runbookColumns = `id, plan, plan_hash, inputs, status, mode, request_key, version, wake_at,
 	coalesce(error_code, ''), coalesce(error_message, ''), created_at, updated_at, finished_at,
-	lineage_root, lineage_parent, generation, tenant`
+	lineage_root, lineage_parent, generation, tenant, actor`
 
 func scanRunbook(row pgx.Row) (*driver.Runbook, error) {
 	var r driver.Runbook
 	var root, parent *uuid.UUID
 	err := row.Scan(&r.ID, &r.Plan, &r.PlanHash, &r.Inputs, &r.Status, &r.Mode, &r.RequestKey, &r.Version, &r.WakeAt,
-		&r.ErrorCode, &r.ErrorMessage, &r.CreatedAt, &r.UpdatedAt, &r.FinishedAt, &root, &parent, &r.Lineage.Generation, &r.Tenant)
+		&r.ErrorCode, &r.ErrorMessage, &r.CreatedAt, &r.UpdatedAt, &r.FinishedAt, &root, &parent, &r.Lineage.Generation, &r.Tenant, &r.Actor)
 	if err != nil {
 		return nil, translate(err)
 	}

@@ -29,6 +29,7 @@ var relations = []string{
 	"runbook_steps_id_seq",
 	"runbooks",
 	VersionTable,
+	"step_attempts",
 	"step_leases",
 }
 

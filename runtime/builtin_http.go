@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/runbookdev/runbook/runtime/driver"
 	"github.com/runbookdev/runbook/runtime/rbtype"
 )
 
@@ -23,11 +24,31 @@ const maxResponseBody = 10 << 20
 type httpCall struct{ deps BuiltinDeps }
 
 func (h *httpCall) Call(ctx context.Context, c *Call) (Result, error) {
-	resp, err := send(ctx, h.deps, c, c.Args)
+	resp, header, err := sendFor(ctx, h.deps, c, c.Args)
 	if err != nil {
 		return Result{}, err
 	}
-	return Complete(resp), nil
+	return Complete(resp).WithUsage(usageOf(header)), nil
+}
+
+// UsageHeader is the response header a service behind http.call reports
+// what the call used in (SEMANTICS.md section 3), as JSON:
+// {"tokens_in":..,"tokens_out":..,"model":"..","cost_usd":..,"credits":..}.
+const UsageHeader = "Rbd-Usage"
+
+// usageOf reads a response's usage header. One that is missing, too long
+// or not that JSON reports nothing: what a call used is accounting, and a
+// provider's malformed header must not fail a call that succeeded.
+func usageOf(h http.Header) driver.Usage {
+	var u driver.Usage
+	raw := h.Get(UsageHeader)
+	if raw == "" || len(raw) > 4096 || json.Unmarshal([]byte(raw), &u) != nil {
+		return driver.Usage{}
+	}
+	if u.TokensIn < 0 || u.TokensOut < 0 || u.CostUSD < 0 || u.Credits < 0 || len(u.Model) > 200 {
+		return driver.Usage{}
+	}
+	return u
 }
 
 // DryRun rehearses the call as params.dry_run says (SEMANTICS.md section
@@ -125,26 +146,32 @@ func requestLine(deps BuiltinDeps, c *Call) (string, string, error) {
 // 401 and 403 AUTH_FORBIDDEN, other 4xx INVALID_INPUT (final); a timeout is
 // NETWORK_TIMEOUT and a refused connection DEPENDENCY_UNAVAILABLE.
 func send(ctx context.Context, deps BuiltinDeps, c *Call, payload map[string]any) (map[string]any, error) {
+	resp, _, err := sendFor(ctx, deps, c, payload)
+	return resp, err
+}
+
+// sendFor is send, with the response's header.
+func sendFor(ctx context.Context, deps BuiltinDeps, c *Call, payload map[string]any) (map[string]any, http.Header, error) {
 	method, target, err := requestLine(deps, c)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var body io.Reader
 	if method == http.MethodGet || method == http.MethodDelete || method == http.MethodHead {
 		target, err = withQuery(target, payload)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	} else {
 		b, err := json.Marshal(payload)
 		if err != nil {
-			return nil, Errorf(rbtype.CodeInvalidInput, "arguments do not marshal to JSON: %v", err)
+			return nil, nil, Errorf(rbtype.CodeInvalidInput, "arguments do not marshal to JSON: %v", err)
 		}
 		body = bytes.NewReader(b)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, target, body)
 	if err != nil {
-		return nil, Errorf(rbtype.CodeInvalidInput, "bad request for %s: %v", redactURL(target), err)
+		return nil, nil, Errorf(rbtype.CodeInvalidInput, "bad request for %s: %v", redactURL(target), err)
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
@@ -159,24 +186,24 @@ func send(ctx context.Context, deps BuiltinDeps, c *Call, payload map[string]any
 			s, _ := v.(string)
 			value, err := expandEnv(s, deps.LookupEnv)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			req.Header.Set(name, value)
 		}
 	}
 	resp, err := deps.HTTP.Do(req)
 	if err != nil {
-		return nil, transportError(err, target)
+		return nil, nil, transportError(err, target)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBody))
 	if err != nil {
-		return nil, transportError(err, target)
+		return nil, nil, transportError(err, target)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return nil, statusError(resp.StatusCode, data, target)
+		return nil, nil, statusError(resp.StatusCode, data, target)
 	}
-	return decodeResponse(data), nil
+	return decodeResponse(data), resp.Header, nil
 }
 
 func withQuery(target string, payload map[string]any) (string, error) {

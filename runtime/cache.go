@@ -67,6 +67,7 @@ func (t *transition) fromCache(p *prepared, entries map[string]driver.CacheEntry
 	if !hit {
 		return false
 	}
+	t.record(p.step, 0, attemptSucceeded, "", "hit", driver.Usage{}) // a hit costs nothing
 	t.complete(p.step, entry.Result, false, StepSucceededData{Cache: "hit", Source: &CacheSource{
 		RunbookID: entry.RunbookID, Step: entry.StepKey, Attempt: entry.Attempt, CreatedAt: entry.CreatedAt,
 		ExpiresAt: entry.ExpiresAt, DefinitionHash: entry.DefinitionHash,

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/runbookdev/runbook/registry"
+	"github.com/runbookdev/runbook/runtime/driver"
 	"github.com/runbookdev/runbook/verbs"
 )
 
@@ -81,6 +82,16 @@ type Result struct {
 	value      any
 	externalID string
 	until      *time.Time
+	// Usage is what the call used, when the handler says (WithUsage).
+	Usage driver.Usage
+}
+
+// WithUsage is the result with what its call used: tokens, a model, a
+// cost (SEMANTICS.md section 3). The job ledger records it with the
+// attempt.
+func (r Result) WithUsage(u driver.Usage) Result {
+	r.Usage = u
+	return r
 }
 
 // Complete is a finished step with its result, which must marshal to JSON.

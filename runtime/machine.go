@@ -2,6 +2,8 @@ package runtime
 
 import (
 	"time"
+
+	"github.com/runbookdev/runbook/runtime/driver"
 )
 
 // machine is what the state machine needs of the engine around it, and no
@@ -31,6 +33,8 @@ type observer interface {
 	// cacheLookup: a step's verb caches, and its result was (hit) or was
 	// not in the cache.
 	cacheLookup(verb string, hit bool)
+	// used: an attempt of a step of verb used this much.
+	used(verb string, u driver.Usage)
 }
 
 // observerOf is the observer of an engine's metrics; nil metrics observe
@@ -45,6 +49,7 @@ func observerOf(m *Metrics) observer {
 // noObserver counts nothing.
 type noObserver struct{}
 
-func (noObserver) resumed(time.Duration)    {}
-func (noObserver) leaseReclaimed()          {}
-func (noObserver) cacheLookup(string, bool) {}
+func (noObserver) resumed(time.Duration)     {}
+func (noObserver) leaseReclaimed()           {}
+func (noObserver) cacheLookup(string, bool)  {}
+func (noObserver) used(string, driver.Usage) {}

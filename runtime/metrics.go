@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/runbookdev/runbook/runtime/driver"
 )
 
 // Metrics are the runtime's Prometheus metrics (DAEMON.md, "Operating it").
@@ -23,6 +24,8 @@ type Metrics struct {
 	orphanCount     prometheus.Gauge
 	orphansPruned   prometheus.Counter
 	cacheLookups    *prometheus.CounterVec
+	costUSD         *prometheus.CounterVec
+	tokens          *prometheus.CounterVec
 }
 
 // NewMetrics creates the metrics and registers them with reg.
@@ -74,11 +77,17 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		cacheLookups: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "rbd_cache_lookups_total", Help: "Result cache lookups before a handler call, by verb and result (hit, miss).",
 		}, []string{"verb", "result"}),
+		costUSD: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "rbd_cost_usd_total", Help: "Cost in USD that attempts reported, by verb.",
+		}, []string{"verb"}),
+		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "rbd_tokens_total", Help: "Tokens that attempts reported, by verb and direction (in, out).",
+		}, []string{"verb", "direction"}),
 	}
 	if reg != nil {
 		reg.MustRegister(m.stepsStarted, m.stepsCompleted, m.stepsFailed, m.stepDuration, m.resumeLatency,
 			m.leaseReclaims, m.outcomesDropped, m.advanceLatency, m.parked, m.inboxDepth, m.sweepDuration,
-			m.orphanCount, m.orphansPruned, m.cacheLookups)
+			m.orphanCount, m.orphansPruned, m.cacheLookups, m.costUSD, m.tokens)
 	}
 	return m
 }
@@ -114,6 +123,21 @@ func (m *Metrics) cacheLookup(verb string, hit bool) {
 			result = "hit"
 		}
 		m.cacheLookups.WithLabelValues(verb, result).Inc()
+	}
+}
+
+func (m *Metrics) used(verb string, u driver.Usage) {
+	if m == nil {
+		return
+	}
+	if u.CostUSD > 0 {
+		m.costUSD.WithLabelValues(verb).Add(u.CostUSD)
+	}
+	if u.TokensIn > 0 {
+		m.tokens.WithLabelValues(verb, "in").Add(float64(u.TokensIn))
+	}
+	if u.TokensOut > 0 {
+		m.tokens.WithLabelValues(verb, "out").Add(float64(u.TokensOut))
 	}
 }
 

@@ -116,7 +116,7 @@ func (e *Engine) regeneration(parent *driver.Runbook, plan *planInfo, parentStep
 	}
 	key = tenantKey(parent.Tenant, key)
 	n := driver.NewRunbook{
-		ID: RunbookIDFor(key), Tenant: parent.Tenant, Plan: parent.Plan, PlanHash: parent.PlanHash, Inputs: encoded, Mode: parent.Mode,
+		ID: RunbookIDFor(key), Tenant: parent.Tenant, Actor: r.Actor, Plan: parent.Plan, PlanHash: parent.PlanHash, Inputs: encoded, Mode: parent.Mode,
 		Status: rbtype.RunbookExecuting, RequestKey: key, Lineage: lineage, WorkerID: e.workerID,
 		Steps: steps, Edges: edgesOf(plan.plan.Edges, nil),
 	}

@@ -251,6 +251,7 @@ func (t *transition) writeTo(w *driver.AdvanceWrite) {
 	w.Events = append(w.Events, t.ledger()...)
 	w.Receipts = append(w.Receipts, t.receipts...)
 	w.Cache = append(w.Cache, t.cacheWrites...)
+	w.Attempts = append(w.Attempts, t.attempts...)
 	w.Leases = append(w.Leases, t.leaseRequests...)
 	w.Processed = append(w.Processed, t.processed...)
 	if len(t.compensate) > 0 {

@@ -95,6 +95,7 @@ func (e *Engine) Submit(ctx context.Context, s Submission) (*Submitted, error) {
 		n.Status = rbtype.RunbookInProgress
 	}
 	actor, note := actorOf(ctx, s.Actor)
+	n.Actor = actor
 	n.SubmittedData, err = json.Marshal(RunbookSubmittedData{Actor: actor, Note: note, Mode: s.Mode, PlanHash: s.Plan.PlanHash, HoldOpen: s.HoldOpen})
 	if err != nil {
 		return nil, err

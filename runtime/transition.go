@@ -42,6 +42,7 @@ type transition struct {
 	processed         []int64 // notifications consumed
 	receipts          []driver.Receipt
 	cacheWrites       []driver.CacheEntry
+	attempts          []driver.Attempt
 	newInvocations    []driver.Invocation
 	invocationUpdates []driver.InvocationUpdate
 	leaseRequests     []driver.LeaseRequest
@@ -278,6 +279,7 @@ func (t *transition) applyOutcome(o *outcome) {
 		return
 	}
 	t.recordRehearsal(s, o.rehearsed)
+	t.recordOutcome(s, o)
 	if o.err != nil {
 		t.failStep(s, o.err)
 		return
@@ -384,6 +386,7 @@ func (t *transition) consumeNotifications() {
 			if code == "" {
 				code = rbtype.CodeInternal
 			}
+			t.record(s, s.Attempt, attemptFailed, code, "off", driver.Usage{})
 			t.failStep(s, &Error{Code: code, Message: n.ErrorMessage})
 			continue
 		}
@@ -392,6 +395,7 @@ func (t *transition) consumeNotifications() {
 			result = json.RawMessage(`{}`)
 		}
 		if err := t.checkOutput(s, result); err != nil {
+			t.record(s, s.Attempt, attemptFailed, err.Code, "off", driver.Usage{})
 			t.failStep(s, err)
 			continue
 		}
@@ -401,6 +405,7 @@ func (t *transition) consumeNotifications() {
 				StepKey: s.Key, Result: result, ResultHash: hashJSON(result),
 			})
 		}
+		t.record(s, s.Attempt, attemptSucceeded, "", "off", driver.Usage{})
 		t.complete(s, result, false, StepSucceededData{})
 	}
 }

@@ -33,12 +33,14 @@ type RunbookView struct {
 	Status rbtype.RunbookStatus `json:"status"`
 	// State refines an executing runbook: "parked" or "awaiting_approval"
 	// when nothing can move until the outside world acts.
-	State      string                     `json:"state"`
-	Mode       rbtype.Mode                `json:"mode"`
-	PlanHash   string                     `json:"plan_hash"`
-	Version    int                        `json:"version"`
-	Inputs     json.RawMessage            `json:"inputs"`
-	Lineage    LineageView                `json:"lineage"`
+	State    string          `json:"state"`
+	Mode     rbtype.Mode     `json:"mode"`
+	PlanHash string          `json:"plan_hash"`
+	Version  int             `json:"version"`
+	Inputs   json.RawMessage `json:"inputs"`
+	Lineage  LineageView     `json:"lineage"`
+	// Cost sums what the runbook's attempts used (SEMANTICS.md section 3).
+	Cost       driver.Cost                `json:"cost"`
 	Error      *ErrorView                 `json:"error,omitempty"`
 	CreatedAt  time.Time                  `json:"created_at"`
 	UpdatedAt  time.Time                  `json:"updated_at"`
@@ -169,6 +171,10 @@ func (e *Engine) Get(ctx context.Context, id uuid.UUID) (*RunbookView, error) {
 	if err := e.visible(ctx, rb); err != nil {
 		return nil, err
 	}
+	cost, err := e.store.RunbookCost(ctx, id)
+	if err != nil {
+		return nil, err
+	}
 	steps, err := e.store.Steps(ctx, id)
 	if err != nil {
 		return nil, err
@@ -177,7 +183,9 @@ func (e *Engine) Get(ctx context.Context, id uuid.UUID) (*RunbookView, error) {
 	if err != nil {
 		return nil, err
 	}
-	return buildView(rb, steps, invs), nil
+	v := buildView(rb, steps, invs)
+	v.Cost = cost
+	return v, nil
 }
 
 func buildView(rb *driver.Runbook, steps []*driver.Step, invs []driver.Invocation) *RunbookView {
@@ -363,3 +371,16 @@ func (e *Engine) List(ctx context.Context, status rbtype.RunbookStatus, tenant s
 	}
 	return page, err
 }
+
+// Costs sums the attempts of the caller's tenant's runbooks (an admin's:
+// tenant's, or every tenant's for "") by tenant, actor, verb, day or
+// month, finished in [from, to) when given (SEMANTICS.md section 3).
+func (e *Engine) Costs(ctx context.Context, groupBy, tenant string, from, to *time.Time) ([]driver.Cost, error) {
+	if !slices.Contains(CostGroups, groupBy) {
+		return nil, fmt.Errorf("%w: group_by %q must be one of %s", ErrInvalid, groupBy, strings.Join(CostGroups, ", "))
+	}
+	return e.store.Costs(ctx, driver.CostQuery{GroupBy: groupBy, Tenant: listTenant(ctx, tenant), From: from, To: to})
+}
+
+// CostGroups are what costs may be grouped by.
+var CostGroups = []string{"tenant", "actor", "verb", "day", "month"}

@@ -33,6 +33,7 @@ Client (--server URL, --token T; RBD_SERVER, RBD_TOKEN):
   rbd status  ID [--wait] [--format table|json]
   rbd list    [--status S] [--limit N] [--after CURSOR]
   rbd events  ID [--follow]
+  rbd costs   [--group-by tenant|actor|verb|day|month] [--from T] [--to T]
   rbd notify  KEY [--result JSON] [--failed CODE [--message M]] [--extend DURATION]
   rbd approve ID STEP [--by NAME] [--comment C]
   rbd reject  ID STEP [--by NAME] [--comment C]
@@ -61,6 +62,7 @@ var commands = map[string]command{
 	"status":     runStatus,
 	"list":       runList,
 	"events":     runEvents,
+	"costs":      runCosts,
 	"notify":     runNotify,
 	"approve":    func(a []string, o, e io.Writer) int { return runDecide("approve", a, o, e) },
 	"reject":     func(a []string, o, e io.Writer) int { return runDecide("reject", a, o, e) },

@@ -39,7 +39,10 @@ type AdvanceWrite struct {
 	Receipts   []Receipt
 	// Cache stores results for reuse; an entry for a key that exists
 	// replaces it (a regeneration refreshes what it bypassed).
-	Cache    []CacheEntry
+	Cache []CacheEntry
+	// Attempts records finished attempts in the job ledger; a row for an
+	// attempt that exists (a park, then its resume) is completed.
+	Attempts []Attempt
 	Events   []Event
 	Runbooks []RunbookChange
 	// Compensate marks completed steps, by runbook and key, as waiting to
@@ -50,6 +53,6 @@ type AdvanceWrite struct {
 // Empty reports whether the write changes nothing.
 func (w *AdvanceWrite) Empty() bool {
 	return len(w.NewInvocations) == 0 && len(w.InvocationUpdates) == 0 && len(w.Finished) == 0 &&
-		len(w.Steps) == 0 && len(w.Leases) == 0 && len(w.Processed) == 0 && len(w.Receipts) == 0 && len(w.Cache) == 0 &&
+		len(w.Steps) == 0 && len(w.Leases) == 0 && len(w.Processed) == 0 && len(w.Receipts) == 0 && len(w.Cache) == 0 && len(w.Attempts) == 0 &&
 		len(w.Events) == 0 && len(w.Runbooks) == 0 && len(w.Compensate) == 0
 }

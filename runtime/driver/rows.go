@@ -31,6 +31,8 @@ type Runbook struct {
 	Lineage      Lineage
 	// Tenant owns the runbook (SEMANTICS.md section 1).
 	Tenant string
+	// Actor submitted it.
+	Actor string
 }
 
 // Lineage is where a regenerated runbook came from (SEMANTICS.md section
@@ -249,4 +251,52 @@ type RunbookQuery struct {
 	Tenant string
 	Limit  int
 	After  string
+}
+
+// Usage is what an attempt used, as its handler reported it (SEMANTICS.md
+// section 3); zero values are what it did not report.
+type Usage struct {
+	TokensIn  int64   `json:"tokens_in,omitempty"`
+	TokensOut int64   `json:"tokens_out,omitempty"`
+	Model     string  `json:"model,omitempty"`
+	CostUSD   float64 `json:"cost_usd,omitempty"`
+	Credits   float64 `json:"credits,omitempty"`
+}
+
+// Attempt is a row of step_attempts: one attempt of a step, the job.
+type Attempt struct {
+	ID         uuid.UUID
+	RunbookID  uuid.UUID
+	Tenant     string
+	Actor      string
+	StepKey    string
+	Verb       string
+	Attempt    int
+	WorkerID   string
+	StartedAt  *time.Time
+	FinishedAt time.Time
+	Outcome    string // succeeded, failed or parked
+	ErrorCode  rbtype.ErrorCode
+	Cache      string // hit, miss or off
+	Usage      Usage
+}
+
+// Cost is a sum over attempts: what they used, how many there were, how
+// many were cache hits.
+type Cost struct {
+	Group     string  `json:"group,omitempty"`
+	CostUSD   float64 `json:"cost_usd"`
+	Credits   float64 `json:"credits"`
+	TokensIn  int64   `json:"tokens_in"`
+	TokensOut int64   `json:"tokens_out"`
+	Attempts  int64   `json:"attempts"`
+	CacheHits int64   `json:"cache_hits"`
+}
+
+// CostQuery groups attempts finished in [From, To) by tenant, actor, verb,
+// day or month, for one tenant ("" for all).
+type CostQuery struct {
+	GroupBy  string
+	Tenant   string
+	From, To *time.Time
 }

@@ -47,6 +47,10 @@ type Store interface {
 	Steps(ctx context.Context, runbookID uuid.UUID) ([]*Step, error)
 	Events(ctx context.Context, runbookID uuid.UUID, afterID int64, limit int) ([]Event, error)
 	ListRunbooks(ctx context.Context, q RunbookQuery) (*RunbookPage, error)
+	// RunbookCost sums a runbook's attempts.
+	RunbookCost(ctx context.Context, id uuid.UUID) (Cost, error)
+	// Costs sums attempts by the query's group.
+	Costs(ctx context.Context, q CostQuery) ([]Cost, error)
 	Invocation(ctx context.Context, correlationKey string) (Invocation, error)
 	// WaitTarget says which step and verb a correlation key's wait is
 	// for; ErrNotFound when no step has parked with it (yet).

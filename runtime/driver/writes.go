@@ -27,8 +27,10 @@ type NewRunbook struct {
 	Lineage Lineage
 	// Tenant owns the runbook; empty is the default tenant.
 	Tenant string
-	Steps  []NewStep
-	Edges  []Edge
+	// Actor submits it.
+	Actor string
+	Steps []NewStep
+	Edges []Edge
 	// WorkerID and SubmittedData go into the RUNBOOK_SUBMITTED event.
 	WorkerID      string
 	SubmittedData json.RawMessage

@@ -326,3 +326,17 @@ func (c *Client) Notify(ctx context.Context, req NotificationRequest) (*Notifica
 	_, err = c.do(ctx, http.MethodPost, "/v1/notifications", body, header, &out)
 	return &out, err
 }
+
+// Costs sums the job ledger by group_by (tenant, actor, verb, day or
+// month), between from and to when given (RFC 3339 times or dates).
+func (c *Client) Costs(ctx context.Context, groupBy, from, to, tenant string) (*CostsResponse, error) {
+	q := url.Values{}
+	for k, v := range map[string]string{"group_by": groupBy, "from": from, "to": to, "tenant": tenant} {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	var out CostsResponse
+	_, err := c.do(ctx, http.MethodGet, "/v1/costs?"+q.Encode(), nil, nil, &out)
+	return &out, err
+}

@@ -107,6 +107,7 @@ func ParseTokens(lines []string) ([]Principal, [][sha256.Size]byte, error) {
 var routeRoles = map[string]Role{
 	"POST /v1/runbooks":                          RoleSubmit,
 	"GET /v1/runbooks":                           RoleRead,
+	"GET /v1/costs":                              RoleRead,
 	"GET /v1/runbooks/{id}":                      RoleRead,
 	"GET /v1/runbooks/{id}/events":               RoleRead,
 	"GET /v1/runbooks/{id}/plan":                 RoleRead,

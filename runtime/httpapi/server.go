@@ -145,6 +145,7 @@ func (s *Server) routes() {
 	}
 	route("POST", "/v1/runbooks", api, s.submit)
 	route("GET", "/v1/runbooks", api, s.list)
+	route("GET", "/v1/costs", api, s.costs)
 	route("GET", "/v1/runbooks/{id}", api, s.get)
 	route("GET", "/v1/runbooks/{id}/events", api, s.events)
 	route("GET", "/v1/runbooks/{id}/plan", api, s.plan)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/runbookdev/runbook/lang"
 	"github.com/runbookdev/runbook/runtime"
+	"github.com/runbookdev/runbook/runtime/driver"
 	"github.com/runbookdev/runbook/runtime/rbtype"
 )
 
@@ -229,4 +230,11 @@ type ErrorInfo struct {
 // Health is the body of /healthz and of a ready /readyz.
 type Health struct {
 	Status string `json:"status"`
+}
+
+// CostsResponse is GET /v1/costs: what attempts used, by the group asked
+// for, in the group's order.
+type CostsResponse struct {
+	GroupBy string        `json:"group_by"`
+	Costs   []driver.Cost `json:"costs"`
 }

@@ -1,0 +1,104 @@
+package durable
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/runbookdev/runbook/runtime/driver"
+)
+
+// writeAttemptsSQL records finished attempts in the job ledger. An attempt
+// recorded when it parked is completed when it resumes: its outcome, end
+// and error are the resume's, and usage the resume reports is added to
+// what the park reported.
+const writeAttemptsSQL = `
+	INSERT INTO step_attempts (attempt_id, runbook_id, tenant, actor, step_key, verb, attempt, worker_id,
+		started_at, finished_at, outcome, error_code, cache, tokens_in, tokens_out, model, cost_usd, credits)
+	SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int[], $8::text[],
+		$9::timestamptz[], $10::timestamptz[], $11::text[], $12::text[], $13::text[], $14::bigint[], $15::bigint[],
+		$16::text[], $17::numeric[], $18::numeric[])
+	ON CONFLICT (attempt_id) DO UPDATE SET
+		outcome = excluded.outcome, finished_at = excluded.finished_at, error_code = excluded.error_code,
+		tokens_in = nullif(coalesce(step_attempts.tokens_in, 0) + coalesce(excluded.tokens_in, 0), 0),
+		tokens_out = nullif(coalesce(step_attempts.tokens_out, 0) + coalesce(excluded.tokens_out, 0), 0),
+		model = coalesce(excluded.model, step_attempts.model),
+		cost_usd = nullif(coalesce(step_attempts.cost_usd, 0) + coalesce(excluded.cost_usd, 0), 0),
+		credits = nullif(coalesce(step_attempts.credits, 0) + coalesce(excluded.credits, 0), 0)`
+
+func attemptArgs(as []driver.Attempt) []any {
+	n := len(as)
+	ids, runbooks := make([]uuid.UUID, n), make([]uuid.UUID, n)
+	tenants, actors, steps, verbs, workers := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]*string, n)
+	attempts := make([]int32, n)
+	started, finished := make([]*time.Time, n), make([]time.Time, n)
+	outcomes, codes, caches, models := make([]string, n), make([]*string, n), make([]string, n), make([]*string, n)
+	tokIn, tokOut := make([]*int64, n), make([]*int64, n)
+	costs, credits := make([]*float64, n), make([]*float64, n)
+	for i, a := range as {
+		ids[i], runbooks[i], tenants[i], actors[i], steps[i], verbs[i] = a.ID, a.RunbookID, a.Tenant, a.Actor, a.StepKey, a.Verb
+		attempts[i], workers[i], started[i], finished[i] = int32(a.Attempt), nullString(a.WorkerID), a.StartedAt, a.FinishedAt
+		outcomes[i], codes[i], caches[i], models[i] = a.Outcome, nullString(a.ErrorCode), a.Cache, nullString(a.Usage.Model)
+		tokIn[i], tokOut[i] = nonZero(a.Usage.TokensIn), nonZero(a.Usage.TokensOut)
+		costs[i], credits[i] = nonZero(a.Usage.CostUSD), nonZero(a.Usage.Credits)
+	}
+	return []any{ids, runbooks, tenants, actors, steps, verbs, attempts, workers, started, finished, outcomes, codes, caches,
+		tokIn, tokOut, models, costs, credits}
+}
+
+// nonZero is nil for a quantity not reported (zero).
+func nonZero[T int64 | float64](v T) *T {
+	if v == 0 {
+		return nil
+	}
+	return &v
+}
+
+// costColumns sum attempts into a driver.Cost.
+const costColumns = `coalesce(sum(cost_usd), 0)::float8, coalesce(sum(credits), 0)::float8,
+	coalesce(sum(tokens_in), 0)::bigint, coalesce(sum(tokens_out), 0)::bigint, count(*),
+	count(*) FILTER (WHERE cache = 'hit')`
+
+// RunbookCost sums a runbook's attempts.
+func (s *Store) RunbookCost(ctx context.Context, id uuid.UUID) (driver.Cost, error) {
+	var c driver.Cost
+	err := s.pool.QueryRow(ctx, `SELECT `+costColumns+` FROM step_attempts WHERE runbook_id = $1`, id).
+		Scan(&c.CostUSD, &c.Credits, &c.TokensIn, &c.TokensOut, &c.Attempts, &c.CacheHits)
+	return c, translate(err)
+}
+
+// costGroups are the expressions attempts are grouped by.
+var costGroups = map[string]string{
+	"tenant": "tenant",
+	"actor":  "actor",
+	"verb":   "verb",
+	"day":    "to_char(finished_at AT TIME ZONE 'UTC', 'YYYY-MM-DD')",
+	"month":  "to_char(finished_at AT TIME ZONE 'UTC', 'YYYY-MM')",
+}
+
+// Costs sums attempts by tenant, actor, verb, day or month (UTC).
+func (s *Store) Costs(ctx context.Context, q driver.CostQuery) ([]driver.Cost, error) {
+	group, ok := costGroups[q.GroupBy]
+	if !ok {
+		return nil, fmt.Errorf("%w: group_by %q must be tenant, actor, verb, day or month", driver.ErrBadRequest, q.GroupBy)
+	}
+	rows, err := s.pool.Query(ctx, `
+		SELECT `+group+` AS g, `+costColumns+`
+		FROM step_attempts
+		WHERE ($1 = '' OR tenant = $1)
+		  AND ($2::timestamptz IS NULL OR finished_at >= $2)
+		  AND ($3::timestamptz IS NULL OR finished_at < $3)
+		GROUP BY g ORDER BY g`, q.Tenant, q.From, q.To)
+	if err != nil {
+		return nil, translate(err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (driver.Cost, error) {
+		var c driver.Cost
+		err := r.Scan(&c.Group, &c.CostUSD, &c.Credits, &c.TokensIn, &c.TokensOut, &c.Attempts, &c.CacheHits)
+		return c, err
+	})
+	return out, translate(err)
+}
