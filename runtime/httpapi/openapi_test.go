@@ -1,0 +1,161 @@
+package httpapi_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/runbookdev/runbook/runtime/httpapi"
+	"github.com/runbookdev/runbook/runtime/rbtype"
+)
+
+// openapiDoc fetches the document as a client would: without a token from
+// a server that requires one, since it is public.
+func openapiDoc(t *testing.T) (*httpapi.Server, map[string]any) {
+	t.Helper()
+	srv := httpapi.New(httpapi.Config{Tokens: []string{"secret"}})
+	rec := httptest.NewRecorder()
+	srv.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/v1/openapi.json", nil))
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.Equal(t, "application/json", rec.Header().Get("Content-Type"))
+	var doc map[string]any
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &doc))
+	require.Equal(t, "3.1.0", doc["openapi"])
+	return srv, doc
+}
+
+var operationMethods = []string{"get", "put", "post", "delete", "options", "head", "patch", "trace"}
+
+func TestOpenAPIMatchesRoutes(t *testing.T) {
+	srv, doc := openapiDoc(t)
+	var documented []string
+	paths, ok := doc["paths"].(map[string]any)
+	require.True(t, ok, "paths is an object")
+	for path, item := range paths {
+		for method := range item.(map[string]any) {
+			if slices.Contains(operationMethods, method) {
+				documented = append(documented, strings.ToUpper(method)+" "+path)
+			}
+		}
+	}
+	var routes []string
+	for _, r := range srv.Routes() {
+		routes = append(routes, r.Method+" "+r.Path)
+	}
+	slices.Sort(documented)
+	slices.Sort(routes)
+	require.Equal(t, routes, documented, "openapi.yaml's operations are not the server's routes")
+}
+
+// TestOpenAPIIsWellFormed checks what a validator would that the document
+// can get wrong by hand: every $ref resolves, every path wildcard is a
+// declared path parameter, every operation answers something, and the
+// enums copy the Go values they describe.
+func TestOpenAPIIsWellFormed(t *testing.T) {
+	_, doc := openapiDoc(t)
+	var refs []string
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			if ref, ok := v["$ref"].(string); ok {
+				refs = append(refs, ref)
+			}
+			for _, x := range v {
+				walk(x)
+			}
+		case []any:
+			for _, x := range v {
+				walk(x)
+			}
+		}
+	}
+	walk(doc)
+	require.NotEmpty(t, refs)
+	for _, ref := range refs {
+		require.True(t, strings.HasPrefix(ref, "#/"), "%s is not local", ref)
+		_, ok := lookup(doc, ref)
+		require.True(t, ok, "%s does not resolve", ref)
+	}
+
+	wildcard := regexp.MustCompile(`\{([a-z]+)\}`)
+	for path, item := range doc["paths"].(map[string]any) {
+		var want []string
+		for _, m := range wildcard.FindAllStringSubmatch(path, -1) {
+			want = append(want, m[1])
+		}
+		for method, op := range item.(map[string]any) {
+			op := op.(map[string]any)
+			require.NotEmpty(t, op["responses"], "%s %s answers nothing", method, path)
+			require.NotEmpty(t, op["operationId"], "%s %s has no operationId", method, path)
+			var got []string
+			params, _ := op["parameters"].([]any)
+			for _, p := range params {
+				p := p.(map[string]any)
+				if ref, ok := p["$ref"].(string); ok {
+					resolved, _ := lookup(doc, ref)
+					p = resolved.(map[string]any)
+				}
+				if p["in"] == "path" {
+					require.Equal(t, true, p["required"], "%s %s: path parameter %s must be required", method, path, p["name"])
+					got = append(got, p["name"].(string))
+				}
+			}
+			require.ElementsMatch(t, want, got, "%s %s: path parameters", method, path)
+		}
+	}
+
+	schemas := doc["components"].(map[string]any)["schemas"].(map[string]any)
+	enum := func(name string) []string {
+		var out []string
+		for _, v := range schemas[name].(map[string]any)["enum"].([]any) {
+			out = append(out, v.(string))
+		}
+		return out
+	}
+	var statuses []string
+	for _, s := range rbtype.RunbookStatuses {
+		statuses = append(statuses, string(s))
+	}
+	require.ElementsMatch(t, statuses, enum("RunbookStatus"))
+	require.ElementsMatch(t, []string{string(rbtype.ModeExecute), string(rbtype.ModeDryRun), string(rbtype.ModeDraftOnly)}, enum("Mode"))
+
+	var codes []any
+	errorProps := schemas["ErrorBody"].(map[string]any)["properties"].(map[string]any)["error"].(map[string]any)["properties"].(map[string]any)
+	codes = errorProps["code"].(map[string]any)["enum"].([]any)
+	var got []string
+	for _, c := range codes {
+		got = append(got, c.(string))
+	}
+	require.ElementsMatch(t, apiErrorCodes, got)
+}
+
+// apiErrorCodes are the codes of errors.go, which Go cannot list.
+var apiErrorCodes = []string{
+	httpapi.CodeMalformedJSON, httpapi.CodeInvalidRequest, httpapi.CodeUnauthorized, httpapi.CodeNotFound,
+	httpapi.CodeMethodNotAllowed, httpapi.CodeConflict, httpapi.CodeRequestTimeout, httpapi.CodeBodyTooLarge,
+	httpapi.CodeCompileFailed, httpapi.CodeInvalidPlan, httpapi.CodeSchemaMismatch, httpapi.CodeUnavailable,
+	httpapi.CodeNotReady, httpapi.CodeInternal,
+}
+
+// lookup follows a local JSON pointer (#/a/b) through doc.
+func lookup(doc map[string]any, ref string) (any, bool) {
+	var cur any = doc
+	for _, part := range strings.Split(strings.TrimPrefix(ref, "#/"), "/") {
+		part = strings.ReplaceAll(strings.ReplaceAll(part, "~1", "/"), "~0", "~")
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if cur, ok = m[part]; !ok {
+			return nil, false
+		}
+	}
+	return cur, true
+}
