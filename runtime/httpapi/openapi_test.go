@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/stretchr/testify/require"
 
 	"github.com/runbookdev/runbook/runtime/httpapi"
@@ -53,10 +55,22 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 	require.Equal(t, routes, documented, "openapi.yaml's operations are not the server's routes")
 }
 
-// TestOpenAPIIsWellFormed checks what a validator would that the document
-// can get wrong by hand: every $ref resolves, every path wildcard is a
-// declared path parameter, every operation answers something, and the
-// enums copy the Go values they describe.
+// TestOpenAPIIsValid checks the document against the OpenAPI 3.1
+// specification with kin-openapi's validator: its objects, fields, $refs,
+// parameters and schemas.
+func TestOpenAPIIsValid(t *testing.T) {
+	raw, err := httpapi.OpenAPI()
+	require.NoError(t, err)
+	doc, err := openapi3.NewLoader().LoadFromData(raw)
+	require.NoError(t, err)
+	require.True(t, doc.IsOpenAPI31OrLater(), "the document says openapi %q", doc.OpenAPI)
+	require.NoError(t, doc.Validate(context.Background()))
+}
+
+// TestOpenAPIIsWellFormed checks what the validator does not: every $ref
+// resolves, every path wildcard is a declared path parameter, every
+// operation has an id and answers something, and the enums copy the Go
+// values they describe.
 func TestOpenAPIIsWellFormed(t *testing.T) {
 	_, doc := openapiDoc(t)
 	var refs []string
