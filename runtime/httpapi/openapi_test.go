@@ -3,10 +3,14 @@ package httpapi_test
 import (
 	"context"
 	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -53,6 +57,24 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 	slices.Sort(documented)
 	slices.Sort(routes)
 	require.Equal(t, routes, documented, "openapi.yaml's operations are not the server's routes")
+}
+
+// TestOpenAPIRoles checks that each operation names, as x-rbd-role, the
+// role its route needs, and answers 403 when it needs one.
+func TestOpenAPIRoles(t *testing.T) {
+	_, doc := openapiDoc(t)
+	roles := httpapi.RouteRoles()
+	for path, item := range doc["paths"].(map[string]any) {
+		for method, op := range item.(map[string]any) {
+			op := op.(map[string]any)
+			route := strings.ToUpper(method) + " " + path
+			want, needs := roles[route]
+			got, _ := op["x-rbd-role"].(string)
+			require.Equal(t, string(want), got, "%s: x-rbd-role", route)
+			_, forbidden := op["responses"].(map[string]any)["403"]
+			require.Equal(t, needs, forbidden, "%s: a 403 answer exactly when the route needs a role", route)
+		}
+	}
 }
 
 // TestOpenAPIIsValid checks the document against the OpenAPI 3.1
@@ -147,15 +169,37 @@ func TestOpenAPIIsWellFormed(t *testing.T) {
 	for _, c := range codes {
 		got = append(got, c.(string))
 	}
-	require.ElementsMatch(t, apiErrorCodes, got)
+	require.ElementsMatch(t, apiErrorCodes(t), got, "the ErrorBody code enum is not errors.go's codes")
 }
 
-// apiErrorCodes are the codes of errors.go, which Go cannot list.
-var apiErrorCodes = []string{
-	httpapi.CodeMalformedJSON, httpapi.CodeInvalidRequest, httpapi.CodeUnauthorized, httpapi.CodeNotFound,
-	httpapi.CodeMethodNotAllowed, httpapi.CodeConflict, httpapi.CodeRequestTimeout, httpapi.CodeBodyTooLarge,
-	httpapi.CodeCompileFailed, httpapi.CodeInvalidPlan, httpapi.CodeSchemaMismatch, httpapi.CodeUnavailable,
-	httpapi.CodeNotReady, httpapi.CodeInternal,
+// apiErrorCodes reads the error codes the API answers with from the
+// package's source (the Code constants), so a new one cannot be left out
+// of the document or the reference.
+func apiErrorCodes(t *testing.T) []string {
+	t.Helper()
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "errors.go", nil, 0)
+	require.NoError(t, err)
+	var codes []string
+	for _, decl := range f.Decls {
+		gen, ok := decl.(*ast.GenDecl)
+		if !ok || gen.Tok != token.CONST {
+			continue
+		}
+		for _, spec := range gen.Specs {
+			vs := spec.(*ast.ValueSpec)
+			for i, name := range vs.Names {
+				lit, ok := vs.Values[i].(*ast.BasicLit)
+				if strings.HasPrefix(name.Name, "Code") && ok && lit.Kind == token.STRING {
+					code, err := strconv.Unquote(lit.Value)
+					require.NoError(t, err)
+					codes = append(codes, code)
+				}
+			}
+		}
+	}
+	require.Contains(t, codes, httpapi.CodeNotFound, "no error codes found in errors.go")
+	return codes
 }
 
 // lookup follows a local JSON pointer (#/a/b) through doc.

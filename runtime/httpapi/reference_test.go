@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"os"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -27,7 +28,22 @@ func TestHTTPReferenceCoversEveryRoute(t *testing.T) {
 	}
 	require.ElementsMatch(t, routes, documented, "the sections of http-api.md are not the server's routes")
 
-	for _, code := range apiErrorCodes {
-		require.Regexp(t, "(?m)^\\| `"+code+"` \\| [0-9]{3} \\|", page, "http-api.md's table of errors has no row for %s", code)
+	roles := httpapi.RouteRoles()
+	for _, route := range routes {
+		section := page[strings.Index(page, "### `"+route+"`\n"):]
+		if end := regexp.MustCompile("(?m)^##").FindAllStringIndex(section, 2); len(end) == 2 {
+			section = section[:end[1][0]]
+		}
+		role, needs := roles[route]
+		if needs {
+			require.Contains(t, section, "Role: `"+string(role)+"`.", "http-api.md: %s needs the role %s", route, role)
+		} else {
+			require.NotContains(t, section, "Role: ", "http-api.md: %s needs no role", route)
+		}
+	}
+
+	for _, code := range apiErrorCodes(t) {
+		row := regexp.MustCompile("(?m)^\\| `" + code + "` \\| [0-9]{3} \\|")
+		require.True(t, row.MatchString(page), "http-api.md's table of errors has no row for %s", code)
 	}
 }
