@@ -19,7 +19,10 @@ var openapiYAML []byte
 
 // OpenAPI returns the API's OpenAPI 3.1 document as JSON, as GET
 // /v1/openapi.json serves it.
-var OpenAPI = sync.OnceValues(func() ([]byte, error) {
+func OpenAPI() ([]byte, error) { return openapiJSON() }
+
+// openapiJSON converts the document once.
+var openapiJSON = sync.OnceValues(func() ([]byte, error) {
 	var doc any
 	if err := yaml.Unmarshal(openapiYAML, &doc); err != nil {
 		return nil, fmt.Errorf("openapi.yaml: %w", err)
