@@ -77,6 +77,8 @@ type Server struct {
 	bodies    chan struct{}
 	outage    outage
 	readiness readiness
+	// table is every route registered, in order, for Routes.
+	table []Route
 }
 
 // New builds the API's routes. Its tokens must parse (ParseTokens, which
@@ -141,6 +143,7 @@ func (s *Server) routes() {
 		if who == api {
 			s.apiRoutes = append(s.apiRoutes, method+" "+path)
 		}
+		s.table = append(s.table, Route{Method: method, Path: path})
 		s.mux.Handle(method+" "+path, s.wrap(method+" "+path, who, h))
 	}
 	route("POST", "/v1/runbooks", api, s.submit)
@@ -161,6 +164,7 @@ func (s *Server) routes() {
 	route("GET", "/healthz", public, s.healthz)
 	route("GET", "/readyz", public, s.readyz)
 	route("GET", "/metrics", public, s.serveMetrics)
+	route("GET", "/v1/openapi.json", public, s.openapi)
 
 	// ServeMux answers a wrong method or an unknown path in plain text;
 	// these answer in JSON like every other error.
