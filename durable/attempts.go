@@ -21,7 +21,7 @@ const writeAttemptsSQL = `
 	SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int[], $8::text[],
 		$9::timestamptz[], $10::timestamptz[], $11::text[], $12::text[], $13::text[], $14::bigint[], $15::bigint[],
 		$16::text[], $17::numeric[], $18::numeric[])
-	ON CONFLICT (attempt_id) DO UPDATE SET
+	ON CONFLICT (runbook_id, step_key, attempt) DO UPDATE SET
 		outcome = excluded.outcome, finished_at = excluded.finished_at, error_code = excluded.error_code,
 		tokens_in = nullif(coalesce(step_attempts.tokens_in, 0) + coalesce(excluded.tokens_in, 0), 0),
 		tokens_out = nullif(coalesce(step_attempts.tokens_out, 0) + coalesce(excluded.tokens_out, 0), 0),

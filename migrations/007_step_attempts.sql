@@ -3,7 +3,7 @@
 -- came to and what it used: costs attach to attempts, never to messages.
 -- The trace columns are ready for section 2.
 CREATE TABLE step_attempts (
-    attempt_id     uuid        PRIMARY KEY,  -- UUIDv5 of runbook, step and attempt
+    attempt_id     uuid        NOT NULL,     -- UUIDv5 of runbook, step and attempt
     -- No foreign key: the ledger is the bill, and outlives rbd prune.
     runbook_id     uuid        NOT NULL,
     tenant         text        NOT NULL,
@@ -24,12 +24,16 @@ CREATE TABLE step_attempts (
     tokens_out     bigint,
     model          text,
     cost_usd       numeric,
-    credits        numeric
+    credits        numeric,
+    -- One index, whose prefix is also a runbook's roll-up: every row
+    -- costs the advance that writes it an entry in each index, and the
+    -- ledger is written for every attempt.
+    PRIMARY KEY (runbook_id, step_key, attempt)
 );
 
--- A runbook's roll-up, and the costs report by tenant and time.
-CREATE INDEX step_attempts_runbook ON step_attempts (runbook_id);
-CREATE INDEX step_attempts_tenant_finished ON step_attempts (tenant, finished_at);
+-- The costs report reads a window of time: rows are written in time
+-- order, which a BRIN index summarizes for next to nothing.
+CREATE INDEX step_attempts_finished ON step_attempts USING brin (finished_at);
 
 -- Who submitted a runbook, for the costs report by actor.
 ALTER TABLE runbooks ADD COLUMN actor text NOT NULL DEFAULT '';
