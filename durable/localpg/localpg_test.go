@@ -54,6 +54,41 @@ func TestStartStopRestart(t *testing.T) {
 	require.NoError(t, again.Stop())
 }
 
+// TestRestartImmediate crashes the server with Restart and checks that it
+// serves again at the same address, after crash recovery, with what was
+// committed before: the fault rbsoak injects.
+func TestRestartImmediate(t *testing.T) {
+	if _, err := FindBinaries(); err != nil {
+		t.Fatalf("the tests need PostgreSQL's binaries: %v", err)
+	}
+	dir, err := os.MkdirTemp("", "localpg-test-")
+	require.NoError(t, err)
+	require.NoError(t, os.Chmod(dir, 0o755))
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	srv, err := Start(ctx, Options{Dir: filepath.Join(dir, "data")})
+	require.NoError(t, err)
+	defer srv.Stop()
+	psql := filepath.Join(srv.binDir, "psql")
+	sql := func(q string) string {
+		out, err := exec.Command(psql, srv.URL("postgres"), "-Atc", q).CombinedOutput()
+		require.NoError(t, err, string(out))
+		return strings.TrimSpace(string(out))
+	}
+	sql("create table kept (n int); insert into kept values (7)")
+	url, pid := srv.URL("postgres"), srv.Pid()
+	require.NotZero(t, pid)
+
+	require.NoError(t, srv.Restart(ctx))
+	require.Equal(t, url, srv.URL("postgres"), "clients reconnect to the same address")
+	require.NotEqual(t, pid, srv.Pid(), "a new postmaster")
+	require.Equal(t, "7", sql("select n from kept"), "what was committed survives the crash")
+	log, err := os.ReadFile(filepath.Join(srv.Dir(), "server.log"))
+	require.NoError(t, err)
+	require.Contains(t, string(log), "not properly shut down", "the new server ran crash recovery")
+	require.NoError(t, srv.Stop())
+}
+
 func requireServes(t *testing.T, s *Server) {
 	t.Helper()
 	sock := filepath.Join(s.socketDir, ".s.PGSQL."+itoa(s.port))
