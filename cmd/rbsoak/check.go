@@ -160,8 +160,13 @@ func load(ctx context.Context, url string) (*stored, error) {
 		if err := rows.Err(); err != nil {
 			return err
 		}
-		return conn.QueryRow(ctx, `SELECT count(*) FILTER (WHERE status = 'active'), count(*) FILTER (WHERE status = 'reclaimed')
-			FROM rbd.step_leases`).Scan(&st.activeLeases, &st.reclaimed)
+		// A step's lease row is replaced at its next lease, so reclaims
+		// are counted in the ledger, where each is a STEP_READY.
+		if err := conn.QueryRow(ctx, `SELECT count(*) FROM rbd.runbook_events
+			WHERE type = 'STEP_READY' AND (data->>'reclaimed')::boolean`).Scan(&st.reclaimed); err != nil {
+			return err
+		}
+		return conn.QueryRow(ctx, `SELECT count(*) FROM rbd.step_leases WHERE status = 'active'`).Scan(&st.activeLeases)
 	})
 	return st, err
 }

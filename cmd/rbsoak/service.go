@@ -123,6 +123,16 @@ type taskRequest struct {
 	} `json:"args"`
 }
 
+// latency is how long the service takes over a request, up to 250 ms:
+// a call is in flight long enough that a worker killed at a random moment
+// often holds some, which is what makes its leases be reclaimed.
+func (s *service) latency() {
+	s.mu.Lock()
+	d := time.Duration(s.rng.IntN(250)) * time.Millisecond
+	s.mu.Unlock()
+	time.Sleep(d)
+}
+
 // fault decides, before and after the work, whether this request fails:
 // before means nothing happened, after means the work was done and only
 // the answer is lost.
@@ -167,6 +177,7 @@ func (s *service) handleEffect(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
+	s.latency()
 	before, after := s.fault()
 	if before && s.misbehave(w, r) {
 		return
@@ -195,6 +206,7 @@ func (s *service) handleTask(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "a task needs correlation_key and callback_url", http.StatusBadRequest)
 		return
 	}
+	s.latency()
 	before, after := s.fault()
 	if before && s.misbehave(w, r) {
 		return
