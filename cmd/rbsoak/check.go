@@ -19,7 +19,27 @@ type stored struct {
 	runbooks      map[uuid.UUID]*storedRunbook
 	notifications map[string]storedNotification // by correlation key
 	activeLeases  int
-	reclaimed     int
+}
+
+// reclaims counts the steps taken back from a worker whose lease ran out
+// (it died, or lost its database): in the ledger, a step that was running
+// becomes ready, or starts again, with nothing in between. The lease rows
+// cannot tell, since a step's row is replaced at its next lease.
+func (st *stored) reclaims() int {
+	n := 0
+	for _, rb := range st.runbooks {
+		last := map[string]rbtype.EventType{}
+		for _, e := range rb.events {
+			if e.step == "" {
+				continue
+			}
+			if last[e.step] == rbtype.EventStepStarted && (e.typ == rbtype.EventStepStarted || e.typ == rbtype.EventStepReady) {
+				n++
+			}
+			last[e.step] = e.typ
+		}
+	}
+	return n
 }
 
 type storedRunbook struct {
@@ -158,12 +178,6 @@ func load(ctx context.Context, url string) (*stored, error) {
 			st.notifications[key] = n
 		}
 		if err := rows.Err(); err != nil {
-			return err
-		}
-		// A step's lease row is replaced at its next lease, so reclaims
-		// are counted in the ledger, where each is a STEP_READY.
-		if err := conn.QueryRow(ctx, `SELECT count(*) FROM rbd.runbook_events
-			WHERE type = 'STEP_READY' AND (data->>'reclaimed')::boolean`).Scan(&st.reclaimed); err != nil {
 			return err
 		}
 		return conn.QueryRow(ctx, `SELECT count(*) FROM rbd.step_leases WHERE status = 'active'`).Scan(&st.activeLeases)

@@ -102,8 +102,10 @@ func (c *cluster) startDaemons(ctx context.Context, verbsDir string) error {
 		if err != nil {
 			return err
 		}
-		w := &daemon{name: fmt.Sprintf("worker%d", i+1), addr: addr,
-			args: append([]string{"--worker-id", fmt.Sprintf("worker%d", i+1)}, c.flags...)}
+		// No --worker-id: a restarted worker is a new worker, as in a
+		// deployment (host-pid-random), and the dead one's leases are left
+		// to expire.
+		w := &daemon{name: fmt.Sprintf("worker%d", i+1), addr: addr, args: c.flags}
 		if err := c.start(ctx, w); err != nil {
 			return err
 		}

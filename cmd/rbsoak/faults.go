@@ -13,13 +13,13 @@ import (
 
 // The kinds of fault, as the figures name them.
 const (
-	faultKill9       = "worker kill -9"
-	faultSIGTERM     = "worker SIGTERM"
-	faultPGRestart   = "postgres restart -m immediate"
-	faultPGPause     = "postgres SIGSTOP"
-	faultTerminate   = "pg_terminate_backend"
-	faultService500  = "service 500s"
-	faultServiceHang = "service hangs"
+	faultKill9       = "kill9"
+	faultSIGTERM     = "sigterm"
+	faultPGRestart   = "pg-restart"
+	faultPGPause     = "pg-pause"
+	faultTerminate   = "pg-terminate"
+	faultService500  = "service-500"
+	faultServiceHang = "service-hang"
 )
 
 var faultKinds = []string{faultKill9, faultSIGTERM, faultPGRestart, faultPGPause, faultTerminate, faultService500, faultServiceHang}
@@ -29,9 +29,10 @@ var faultKinds = []string{faultKill9, faultSIGTERM, faultPGRestart, faultPGPause
 // once would not tell which broke what. Every fault is undone before the
 // next (a killed worker restarted, the server resumed).
 type injector struct {
-	c   *cluster
-	svc *service
-	rng *rand.Rand
+	c     *cluster
+	svc   *service
+	rng   *rand.Rand
+	kinds []string // what may be injected
 
 	mu     sync.Mutex
 	counts map[string]int
@@ -39,8 +40,8 @@ type injector struct {
 	errors []string // a fault that could not be carried out or undone
 }
 
-func newInjector(c *cluster, svc *service, seed uint64) *injector {
-	return &injector{c: c, svc: svc, rng: rand.New(rand.NewPCG(seed, 0xfa17)), counts: map[string]int{}}
+func newInjector(c *cluster, svc *service, seed uint64, kinds []string) *injector {
+	return &injector{c: c, svc: svc, rng: rand.New(rand.NewPCG(seed, 0xfa17)), kinds: kinds, counts: map[string]int{}}
 }
 
 // run injects faults until ctx ends, a pause of gap (±50%) between them.
@@ -51,7 +52,7 @@ func (in *injector) run(ctx context.Context, gap time.Duration) {
 		if ctx.Err() != nil {
 			return
 		}
-		kind := faultKinds[in.rng.IntN(len(faultKinds))]
+		kind := in.kinds[in.rng.IntN(len(in.kinds))]
 		err := in.inject(ctx, kind)
 		in.mu.Lock()
 		in.counts[kind]++

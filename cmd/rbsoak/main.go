@@ -24,6 +24,8 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -39,7 +41,7 @@ type options struct {
 	out       string
 	maxRSS    int64
 	keepLogs  bool
-	quietLogs bool
+	faults    []string
 }
 
 func main() {
@@ -54,7 +56,14 @@ func main() {
 	flag.StringVar(&o.out, "out", "bin/soak", "where a failing run's seed, figures and logs are kept (in a directory named after the seed)")
 	maxRSS := flag.Int64("max-rss-mib", 512, "no rbd process may exceed this resident set size, in MiB")
 	flag.BoolVar(&o.keepLogs, "keep", false, "keep the logs of a run without violations too")
+	only := flag.String("faults", strings.Join(faultKinds, ","), "the kinds of fault to inject, comma-separated")
 	flag.Parse()
+	o.faults = strings.Split(*only, ",")
+	for _, f := range o.faults {
+		if !slices.Contains(faultKinds, f) {
+			fatalf("--faults: unknown kind %q; the kinds are %s", f, strings.Join(faultKinds, ","))
+		}
+	}
 	o.maxRSS = *maxRSS << 20
 	if o.seed == 0 {
 		o.seed = uint64(time.Now().UnixNano())
@@ -125,10 +134,13 @@ func soak(ctx context.Context, o options) (*report, error) {
 	if err := c.startDaemons(ctx, verbsDir); err != nil {
 		return nil, err
 	}
+	for _, d := range c.workers {
+		n.daemons = append(n.daemons, "http://"+d.addr+"/v1/notifications")
+	}
 
 	began := time.Now()
 	drv := newDriver(c, pc, o.seed)
-	inj := newInjector(c, svc, o.seed)
+	inj := newInjector(c, svc, o.seed, o.faults)
 	mem := &memory{}
 	loadCtx, stopLoad := context.WithTimeout(ctx, o.duration)
 	defer stopLoad()

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"net/http"
 	"sync"
@@ -32,6 +33,9 @@ type notifier struct {
 	secret []byte
 	http   *http.Client
 	ctx    context.Context
+	// daemons are every daemon's webhook: a sender behind a load balancer
+	// reaches any of them, the workers (killed now and then) included.
+	daemons []string
 
 	accepted   atomic.Int64 // 202
 	duplicates atomic.Int64 // 200 duplicate
@@ -101,8 +105,12 @@ func (n *notifier) deliver(callbackURL, key string, result map[string]any, varia
 func (n *notifier) send(callbackURL, key string, payload json.RawMessage) string {
 	body, _ := json.Marshal(httpapi.NotificationRequest{CorrelationKey: key, Status: "completed", Result: payload})
 	deadline := time.Now().Add(5 * time.Minute)
-	for {
-		answer, retry := n.attempt(callbackURL, body)
+	targets := append([]string{callbackURL}, n.daemons...)
+	h := fnv.New32a()
+	h.Write([]byte(key))
+	first := int(h.Sum32() % uint32(len(targets)))
+	for i := 0; ; i++ {
+		answer, retry := n.attempt(targets[(first+i)%len(targets)], body)
 		if !retry {
 			switch answer {
 			case "accepted":

@@ -58,7 +58,7 @@ func newReport(o options, took time.Duration, drv *driver, st *stored, svc *serv
 	r := &report{
 		Command: fmt.Sprintf("rbsoak --duration %s --seed %d --workers %d --rate %g --fault-gap %s", o.duration, o.seed, o.workers, o.rate, o.faultGap),
 		Seed:    o.seed, Took: took.Round(time.Second).String(),
-		Runbooks: map[string]int{}, Steps: map[string]int{}, Faults: inj.summary(), Reclaims: st.reclaimed,
+		Runbooks: map[string]int{}, Steps: map[string]int{}, Faults: inj.summary(), Reclaims: st.reclaims(),
 		Violations: []string{},
 	}
 	for _, sb := range drv.all() {

@@ -34,7 +34,7 @@ func TestSoak(t *testing.T) {
 	require.NoError(t, err, string(out))
 
 	o := options{rbd: bin, duration: duration, seed: seed, workers: 3, rate: 4, faultGap: 4 * time.Second,
-		settle: 3 * time.Minute, out: filepath.Join(os.TempDir(), "rbsoak-failures"), maxRSS: 512 << 20}
+		settle: 3 * time.Minute, faults: faultKinds, out: filepath.Join(os.TempDir(), "rbsoak-failures"), maxRSS: 512 << 20}
 	rep, err := soak(context.Background(), o)
 	require.NoError(t, err)
 	var b strings.Builder
