@@ -101,3 +101,21 @@ func TestEveryCheckCanFail(t *testing.T) {
 		})
 	}
 }
+
+// A step started again with nothing in between was taken back from its
+// worker; a retry after a failure was not.
+func TestReclaimsCountsStepsTakenBack(t *testing.T) {
+	st, subs, _, _ := soundState(t)
+	require.Zero(t, st.reclaims())
+	rb := st.runbooks[subs[0].id]
+	rb.events = []storedEvent{
+		{1, rbtype.EventRunbookSubmitted, ""},
+		{2, rbtype.EventStepStarted, "s1"}, {3, rbtype.EventStepStarted, "s1"}, // taken back at once
+		{4, rbtype.EventStepSucceeded, "s1"},
+		{5, rbtype.EventStepStarted, "s2"}, {6, rbtype.EventStepFailed, "s2"}, {7, rbtype.EventStepRetryScheduled, "s2"},
+		{8, rbtype.EventStepReady, "s2"}, {9, rbtype.EventStepStarted, "s2"}, // a retry
+		{10, rbtype.EventStepReady, "s2"}, {11, rbtype.EventStepStarted, "s2"}, // taken back later
+		{12, rbtype.EventStepSucceeded, "s2"}, {13, rbtype.EventRunbookCompleted, ""},
+	}
+	require.Equal(t, 2, st.reclaims())
+}

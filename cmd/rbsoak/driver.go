@@ -79,7 +79,7 @@ func (d *driver) submitLoop(ctx context.Context, interval time.Duration) {
 			d.plans[src] = plan
 		}
 		sb := &submitted{kind: k, run: fmt.Sprintf("r%d", n)}
-		if k.name == "cancel" {
+		if k.name == "cancel" || k.race {
 			sb.cancelAt = time.Now().Add(time.Duration(d.rng.IntN(4000)) * time.Millisecond)
 		}
 		client := d.clients[d.rng.IntN(len(d.clients))]
@@ -120,7 +120,7 @@ func (d *driver) actLoop(ctx context.Context) {
 		d.mu.Lock()
 		pending := make([]*submitted, 0, len(d.runbooks))
 		for _, sb := range d.runbooks {
-			if !sb.settled.Load() && (sb.kind.name == "gate" || sb.kind.name == "cancel") {
+			if !sb.settled.Load() && (sb.kind.name == "gate" || sb.kind.name == "cancel" || sb.kind.race) {
 				pending = append(pending, sb)
 			}
 		}
@@ -138,8 +138,8 @@ func (d *driver) actLoop(ctx context.Context) {
 // act does the driver's part for one runbook, if it is time.
 func (d *driver) act(ctx context.Context, sb *submitted) {
 	client := d.clients[0]
-	switch sb.kind.name {
-	case "cancel":
+	switch {
+	case sb.kind.name == "cancel" || sb.kind.race:
 		if time.Now().Before(sb.cancelAt) {
 			return
 		}
@@ -148,11 +148,14 @@ func (d *driver) act(ctx context.Context, sb *submitted) {
 		case err == nil && res.Status == rbtype.RunbookCancelled:
 			d.cancels.Add(1)
 			sb.settled.Store(true)
+		case sb.kind.race && isConflict(err):
+			// It finished first: the race went the other way.
+			sb.settled.Store(true)
 		case err != nil && !retryable(err) && ctx.Err() == nil:
 			d.problem("cancelling %s (%s): %v", sb.run, sb.id, err)
 			sb.settled.Store(true)
 		}
-	case "gate":
+	case sb.kind.name == "gate":
 		view, err := client.Get(ctx, sb.id.String())
 		if err != nil || view.State != "awaiting_approval" {
 			return // not yet, or a fault: the next round asks again

@@ -31,17 +31,17 @@ import (
 )
 
 type options struct {
-	rbd       string
-	duration  time.Duration
-	seed      uint64
-	workers   int
-	rate      float64
-	faultGap  time.Duration
-	settle    time.Duration
-	out       string
-	maxRSS    int64
-	keepLogs  bool
-	faults    []string
+	rbd      string
+	duration time.Duration
+	seed     uint64
+	workers  int
+	rate     float64
+	faultGap time.Duration
+	settle   time.Duration
+	out      string
+	maxRSS   int64
+	keepLogs bool
+	faults   []string
 }
 
 func main() {
@@ -164,8 +164,8 @@ func soak(ctx context.Context, o options) (*report, error) {
 			}
 		}
 	}
+	n.wait() // every notification has its final answers
 	running, settleErr := waitSettled(ctx, c.url, o.settle)
-	n.wait()
 	stopActing()
 	<-done
 	<-done

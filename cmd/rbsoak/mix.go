@@ -82,6 +82,9 @@ type kind struct {
 	name   string
 	weight int
 	want   rbtype.RunbookStatus
+	// race: the driver cancels it at a random moment, racing its
+	// completion, so cancelled is as right as want.
+	race bool
 	// source writes a runbook of this kind; rng picks its size.
 	source func(rng *rand.Rand) string
 }
@@ -91,12 +94,11 @@ type kind struct {
 var kinds = []kind{
 	{name: "chain", weight: 30, want: rbtype.RunbookComplete, source: chainSource},
 	{name: "fanout", weight: 20, want: rbtype.RunbookComplete, source: fanSource},
-	{name: "durable", weight: 20, want: rbtype.RunbookComplete, source: func(*rand.Rand) string {
-		return `(soak.effect :run $run :step "a" :as @a)
-(soak.task :run $run :step "t" :prev @a.effect_id :as @t)
-(soak.effect :run $run :step "b" :prev @t.effect_id :as @b)
-`
-	}},
+	{name: "durable", weight: 20, want: rbtype.RunbookComplete, source: durableSource},
+	// A durable runbook cancelled while its notification is on its way:
+	// the notification must still be consumed (processed, or ignored once
+	// its wait was cancelled), never left waiting.
+	{name: "cancel-race", weight: 5, want: rbtype.RunbookComplete, race: true, source: durableSource},
 	{name: "gate", weight: 10, want: rbtype.RunbookComplete, source: func(*rand.Rand) string {
 		return `(soak.effect :run $run :step "a" :as @a)
 (soak.approve :run $run :gate "human_confirm" :after @a :as @ok)
@@ -124,6 +126,13 @@ var kinds = []kind{
 (soak.effect :run $run :step "b" :prev @t.effect_id :as @b)
 `
 	}},
+}
+
+func durableSource(*rand.Rand) string {
+	return `(soak.effect :run $run :step "a" :as @a)
+(soak.task :run $run :step "t" :prev @a.effect_id :as @t)
+(soak.effect :run $run :step "b" :prev @t.effect_id :as @b)
+`
 }
 
 func chainSource(rng *rand.Rand) string {
