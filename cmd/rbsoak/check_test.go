@@ -85,6 +85,9 @@ func TestEveryCheckCanFail(t *testing.T) {
 		{"an accepted notification left unprocessed", func(st *stored, _ []*submitted, _ *service, _ *notifier) {
 			st.notifications["ck"] = storedNotification{status: "received", result: json.RawMessage(`{"effect_id":"e9"}`)}
 		}, "not processed"},
+		{"an accepted notification ignored, its runbook not cancelled", func(st *stored, _ []*submitted, _ *service, _ *notifier) {
+			st.notifications["ck"] = storedNotification{status: "ignored", result: json.RawMessage(`{"effect_id":"e9"}`)}
+		}, "is ignored, not processed"},
 		{"an accepted notification with another payload", func(st *stored, _ []*submitted, _ *service, _ *notifier) {
 			st.notifications["ck"] = storedNotification{status: "processed", result: json.RawMessage(`{"effect_id":"conflicting"}`)}
 		}, "the first payload sent was"},
