@@ -25,7 +25,7 @@ const soakVerbs = `
     params: {url: "SERVICE/effect", method: POST}
     side_effects: external_call
     timeouts: {run_timeout: PT2S}
-    retry: {max_attempts: 40, backoff: exponential, base_delay: PT0.2S, max_delay: PT2S}
+    retry: &retry {max_attempts: 40, backoff: exponential, base_delay: PT0.2S, max_delay: PT2S}
   input_schema:
     required: [run, step]
     properties:
@@ -46,7 +46,7 @@ const soakVerbs = `
     params: {url: "SERVICE/task", method: POST, cancel_url: "SERVICE/cancel"}
     side_effects: external_call
     timeouts: {run_timeout: PT2S, park_timeout: PT30M}
-    retry: {max_attempts: 40, backoff: exponential, base_delay: PT0.2S, max_delay: PT2S}
+    retry: *retry
   input_schema:
     required: [run, step]
     properties:

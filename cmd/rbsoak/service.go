@@ -147,6 +147,15 @@ func (s *service) fault() (before, after bool) {
 	return r == 0, r == 1
 }
 
+// begin takes the service's time over a request and carries out a fault
+// that strikes before the work; answered says the request was answered
+// by it, after that a fault is due once the work is done.
+func (s *service) begin(w http.ResponseWriter, r *http.Request) (after, answered bool) {
+	s.latency()
+	before, after := s.fault()
+	return after, before && s.misbehave(w, r)
+}
+
 // misbehave carries out a fault on w; true when the request was answered.
 func (s *service) misbehave(w http.ResponseWriter, r *http.Request) bool {
 	switch serviceFault(s.faultMode.Load()) {
@@ -177,9 +186,8 @@ func (s *service) handleEffect(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	s.latency()
-	before, after := s.fault()
-	if before && s.misbehave(w, r) {
+	after, answered := s.begin(w, r)
+	if answered {
 		return
 	}
 	if req.Mode == "reject" {
@@ -206,9 +214,8 @@ func (s *service) handleTask(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "a task needs correlation_key and callback_url", http.StatusBadRequest)
 		return
 	}
-	s.latency()
-	before, after := s.fault()
-	if before && s.misbehave(w, r) {
+	after, answered := s.begin(w, r)
+	if answered {
 		return
 	}
 	e := s.record(key, req.Args.Run, req.Args.Step, req.Args.Prev, body)

@@ -179,13 +179,7 @@ func (s *Server) Restart(ctx context.Context) error {
 	if s.cmd == nil || s.cmd.Process == nil {
 		return errors.New("localpg: the server is not running")
 	}
-	_ = s.cmd.Process.Signal(syscall.SIGQUIT)
-	select {
-	case <-s.exited:
-	case <-time.After(30 * time.Second):
-		_ = s.cmd.Process.Kill()
-		<-s.exited
-	}
+	s.shutdown(syscall.SIGQUIT)
 	s.release()
 	s.exited = make(chan struct{})
 	if err := s.spawn(s.owner, s.opts); err != nil {
@@ -344,16 +338,26 @@ func (s *Server) Stop() error {
 		if s.cmd == nil || s.cmd.Process == nil {
 			return
 		}
-		_ = s.cmd.Process.Signal(syscall.SIGINT)
-		select {
-		case <-s.exited:
-		case <-time.After(30 * time.Second):
-			_ = s.cmd.Process.Kill()
-			<-s.exited
+		if !s.shutdown(syscall.SIGINT) {
 			err = errors.New("postgres did not stop within 30s and was killed")
 		}
 	})
 	return err
+}
+
+// shutdown sends the postmaster sig (SIGINT a fast shutdown, SIGQUIT an
+// immediate one) and waits for it to exit; false when it had to be killed
+// after 30 seconds.
+func (s *Server) shutdown(sig syscall.Signal) bool {
+	_ = s.cmd.Process.Signal(sig)
+	select {
+	case <-s.exited:
+		return true
+	case <-time.After(30 * time.Second):
+		_ = s.cmd.Process.Kill()
+		<-s.exited
+		return false
+	}
 }
 
 // freePort asks the kernel for a port number no one is listening on. The

@@ -28,14 +28,7 @@ func TestFindBinariesSaysHowToInstall(t *testing.T) {
 // TestStartStopRestart starts a cluster, stops it, and starts it again
 // from the same directory, as `rbd serve` does across restarts.
 func TestStartStopRestart(t *testing.T) {
-	if _, err := FindBinaries(); err != nil {
-		t.Fatalf("the tests need PostgreSQL's binaries: %v", err)
-	}
-	dir, err := os.MkdirTemp("", "localpg-test-")
-	require.NoError(t, err)
-	require.NoError(t, os.Chmod(dir, 0o755))
-	defer os.RemoveAll(dir)
-	data := filepath.Join(dir, "data")
+	data := filepath.Join(clusterParent(t), "data")
 	ctx := context.Background()
 
 	srv, err := Start(ctx, Options{Dir: data, Settings: map[string]string{"fsync": "off"}})
@@ -58,15 +51,8 @@ func TestStartStopRestart(t *testing.T) {
 // serves again at the same address, after crash recovery, with what was
 // committed before: the fault rbsoak injects.
 func TestRestartImmediate(t *testing.T) {
-	if _, err := FindBinaries(); err != nil {
-		t.Fatalf("the tests need PostgreSQL's binaries: %v", err)
-	}
-	dir, err := os.MkdirTemp("", "localpg-test-")
-	require.NoError(t, err)
-	require.NoError(t, os.Chmod(dir, 0o755))
-	defer os.RemoveAll(dir)
 	ctx := context.Background()
-	srv, err := Start(ctx, Options{Dir: filepath.Join(dir, "data")})
+	srv, err := Start(ctx, Options{Dir: filepath.Join(clusterParent(t), "data")})
 	require.NoError(t, err)
 	defer srv.Stop()
 	psql := filepath.Join(srv.binDir, "psql")
@@ -87,6 +73,20 @@ func TestRestartImmediate(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, string(log), "not properly shut down", "the new server ran crash recovery")
 	require.NoError(t, srv.Stop())
+}
+
+// clusterParent is a directory for a test's cluster that the postgres
+// user can pass through, removed after the test.
+func clusterParent(t *testing.T) string {
+	t.Helper()
+	if _, err := FindBinaries(); err != nil {
+		t.Fatalf("the tests need PostgreSQL's binaries: %v", err)
+	}
+	dir, err := os.MkdirTemp("", "localpg-test-")
+	require.NoError(t, err)
+	require.NoError(t, os.Chmod(dir, 0o755))
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
 }
 
 func requireServes(t *testing.T, s *Server) {
