@@ -10,9 +10,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	goruntime "runtime"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -34,6 +36,16 @@ type cluster struct {
 	api     *daemon
 	workers []*daemon
 	flags   []string // flags every rbd gets
+
+	mu      sync.Mutex
+	crashes []string // daemons that exited without being told to
+}
+
+func (c *cluster) unexpected(what string) {
+	logf("%s", what)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.crashes = append(c.crashes, what)
 }
 
 // daemon is one rbd serve process, restarted under the same name and
@@ -48,6 +60,9 @@ type daemon struct {
 	done   chan struct{}
 	starts int
 	peak   int64 // the largest RSS sampled, bytes
+	// expectExit is set when rbsoak signals the daemon: any other exit is
+	// a crash, and a violation.
+	expectExit atomic.Bool
 }
 
 func startCluster(ctx context.Context, o options, dir string) (*cluster, error) {
@@ -129,19 +144,34 @@ func (c *cluster) start(ctx context.Context, d *daemon) error {
 	cmd := exec.Command(c.o.rbd, args...)
 	cmd.Stdout, cmd.Stderr = d.logs, d.logs
 	// Its own process group: a Ctrl-C at the terminal is rbsoak's to
-	// handle, and rbsoak stops the daemons itself.
+	// handle. The parent-death signal ends the daemon if rbsoak dies; Linux
+	// sends it when the thread that started the child exits, so the child
+	// is started from a goroutine locked to its thread, which ends only
+	// once the child has. (Started from any thread, a daemon was killed
+	// when the thread that had started it ended: localpg's goroutine that
+	// runs PostgreSQL locks a thread and lets it exit at each restart.)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+	done, started := make(chan struct{}), make(chan error, 1)
+	d.expectExit.Store(false)
+	go func() {
+		goruntime.LockOSThread() // never unlocked: the thread ends with the child
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
+		err := cmd.Wait()
+		if !d.expectExit.Load() {
+			c.unexpected(fmt.Sprintf("%s (pid %d) exited on its own: %v", d.name, cmd.Process.Pid, err))
+		}
+		close(done)
+	}()
+	if err := <-started; err != nil {
 		d.mu.Unlock()
 		return err
 	}
-	d.cmd, d.done = cmd, make(chan struct{})
+	d.cmd, d.done = cmd, done
 	d.starts++
-	done := d.done
-	go func() {
-		_ = cmd.Wait()
-		close(done)
-	}()
 	d.mu.Unlock()
 	return d.waitReady(ctx, 2*time.Minute)
 }
@@ -181,6 +211,7 @@ func (d *daemon) signal(sig syscall.Signal, wait time.Duration) error {
 	d.mu.Lock()
 	cmd, done := d.cmd, d.done
 	d.mu.Unlock()
+	d.expectExit.Store(true)
 	if err := cmd.Process.Signal(sig); err != nil {
 		return err
 	}

@@ -188,6 +188,11 @@ func soak(ctx context.Context, o options) (*report, error) {
 	for _, v := range inj.errors {
 		rep.violation("fault not carried out or undone: %s", v)
 	}
+	c.mu.Lock()
+	for _, v := range c.crashes {
+		rep.violation("%s", v)
+	}
+	c.mu.Unlock()
 	for _, v := range drv.problems {
 		rep.violation("driver: %s", v)
 	}
