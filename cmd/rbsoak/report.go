@@ -56,7 +56,7 @@ type driverFigures struct {
 
 func newReport(o options, took time.Duration, drv *driver, st *stored, svc *service, n *notifier, inj *injector, c *cluster) *report {
 	r := &report{
-		Command: fmt.Sprintf("rbsoak --duration %s --seed %d --workers %d --rate %g --fault-gap %s", o.duration, o.seed, o.workers, o.rate, o.faultGap),
+		Command: command(o),
 		Seed:    o.seed, Took: took.Round(time.Second).String(),
 		Runbooks: map[string]int{}, Steps: map[string]int{}, Faults: inj.summary(), Reclaims: st.reclaims(),
 		Violations: []string{},
@@ -88,6 +88,15 @@ func newReport(o options, took time.Duration, drv *driver, st *stored, svc *serv
 	r.Driver = driverFigures{SubmitRetries: drv.submitRetries.Load(), Approvals: drv.approvals.Load(), Cancels: drv.cancels.Load()}
 	r.LogErrors = countErrorLines(c.logDir)
 	return r
+}
+
+// command is the command line that repeats the run.
+func command(o options) string {
+	cmd := fmt.Sprintf("rbsoak --duration %s --seed %d --workers %d --rate %g --fault-gap %s", o.duration, o.seed, o.workers, o.rate, o.faultGap)
+	if len(o.faults) != len(faultKinds) {
+		cmd += " --faults " + strings.Join(o.faults, ",")
+	}
+	return cmd
 }
 
 func (r *report) violation(format string, args ...any) {
