@@ -176,14 +176,9 @@ func (s *service) misbehave(w http.ResponseWriter, r *http.Request) bool {
 }
 
 func (s *service) handleEffect(w http.ResponseWriter, r *http.Request) {
-	s.requests.Add(1)
-	body, key, ok := readRequest(w, r)
-	if !ok {
-		return
-	}
 	var req effectRequest
-	if err := json.Unmarshal(body, &req); err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
+	body, key, ok := s.readRequest(w, r, &req)
+	if !ok {
 		return
 	}
 	after, answered := s.begin(w, r)
@@ -204,13 +199,12 @@ func (s *service) handleEffect(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *service) handleTask(w http.ResponseWriter, r *http.Request) {
-	s.requests.Add(1)
-	body, key, ok := readRequest(w, r)
+	var req taskRequest
+	body, key, ok := s.readRequest(w, r, &req)
 	if !ok {
 		return
 	}
-	var req taskRequest
-	if err := json.Unmarshal(body, &req); err != nil || req.CorrelationKey == "" || req.CallbackURL == "" {
+	if req.CorrelationKey == "" || req.CallbackURL == "" {
 		http.Error(w, "a task needs correlation_key and callback_url", http.StatusBadRequest)
 		return
 	}
@@ -248,16 +242,10 @@ func (s *service) handleTask(w http.ResponseWriter, r *http.Request) {
 
 // handleCancel records that a cancelled runbook asked the work to stop.
 func (s *service) handleCancel(w http.ResponseWriter, r *http.Request) {
-	s.requests.Add(1)
-	body, _, ok := readRequest(w, r)
-	if !ok {
-		return
-	}
 	var req struct {
 		CorrelationKey string `json:"correlation_key"`
 	}
-	if err := json.Unmarshal(body, &req); err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
+	if _, _, ok := s.readRequest(w, r, &req); !ok {
 		return
 	}
 	s.mu.Lock()
@@ -294,13 +282,20 @@ func (s *service) record(key, run, step, prev string, body []byte) *effect {
 	return e
 }
 
-func readRequest(w http.ResponseWriter, r *http.Request) ([]byte, string, bool) {
-	key := r.Header.Get("Idempotency-Key")
+// readRequest counts a request and reads its body into v; it answers 400
+// itself, and ok is false, when the request has no Idempotency-Key or
+// its body is not v's JSON.
+func (s *service) readRequest(w http.ResponseWriter, r *http.Request, v any) (body []byte, key string, ok bool) {
+	s.requests.Add(1)
+	key = r.Header.Get("Idempotency-Key")
 	if key == "" {
 		http.Error(w, "Idempotency-Key is required", http.StatusBadRequest)
 		return nil, "", false
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	if err == nil {
+		err = json.Unmarshal(body, v)
+	}
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return nil, "", false
