@@ -36,8 +36,8 @@ bench: build postgres ## measure rbd and rbc on this machine and print the table
 	@echo "Where rbd's CPU went in the first chain throughput run ($(BIN)/bench/rbd.pprof):"
 	@$(GO) tool pprof -top -nodecount=25 $(BIN)/rbd $(BIN)/bench/rbd.pprof 2>/dev/null | sed -n '4,31p'
 
-bench-go: postgres ## the packages' Go benchmarks: parser, compiler, rbc, runtime
-	$(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) ./lang ./compiler ./cmd/rbc
+bench-go: postgres ## the packages' Go benchmarks: parser, compiler, rbc, rbc lsp, runtime
+	$(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) ./lang ./compiler ./cmd/rbc ./cmd/rbc/internal/lsp
 	PGTEST_DURABLE=1 $(GO) test -run '^$$' -bench . -benchtime 3x ./runtime
 
 soak: build postgres ## rbd under load and random faults, then check nothing repeated or was lost (SOAK_DURATION, SOAK_SEED; docs/reliability.md)
@@ -46,13 +46,14 @@ soak: build postgres ## rbd under load and random faults, then check nothing rep
 demo: build postgres ## run the KYC example end to end on rbd with its own PostgreSQL
 	@BIN=$(BIN) examples/demo.sh
 
-examples: build ## compile, lint and draw every example runbook
+examples: build ## compile, lint, draw and summarise the effects of every example runbook
 	@for ex in kyc-onboarding funding-outreach incident-response; do \
 		echo "== $$ex"; \
 		$(BIN)/rbc lint --verbs $(EXAMPLES)/$$ex/verbs $(EXAMPLES)/$$ex/$$ex.rbk && \
 		$(BIN)/rbc compile --verbs $(EXAMPLES)/$$ex/verbs $(EXAMPLES)/$$ex/$$ex.rbk -o $(BIN)/$$ex.plan.json && \
 		echo "plan: $(BIN)/$$ex.plan.json ($$(grep -c '"key":' $(BIN)/$$ex.plan.json) steps)" && \
-		$(BIN)/rbc graph --verbs $(EXAMPLES)/$$ex/verbs $(EXAMPLES)/$$ex/$$ex.rbk --format mermaid || exit 1; \
+		$(BIN)/rbc graph --verbs $(EXAMPLES)/$$ex/verbs $(EXAMPLES)/$$ex/$$ex.rbk --format mermaid && \
+		$(BIN)/rbc effects --verbs $(EXAMPLES)/$$ex/verbs $(EXAMPLES)/$$ex/$$ex.rbk || exit 1; \
 	done
 
 postgres: ## make sure PostgreSQL's binaries are installed (the tests start their own server)

@@ -27,14 +27,14 @@ func (a *analysis) checkArgs(s *step) {
 				valid := schema.Properties()
 				a.diags.Errorf(lang.EUnknownArg, arg.NameRange, "verb %q has no argument :%s (valid: %s)",
 					s.def.FullName(), arg.Name, joinArgs(valid)).
-					WithSuggestions(prefixAll(":", lang.Suggest(arg.Name, valid))...)
+					WithReplacements(arg.NameRange, ":"+arg.Name, prefixAll(":", lang.Suggest(arg.Name, valid)), nil)
 			}
 		}
 		if schema != nil && sub != nil && isLiteral(arg.Value) {
 			if err := s.literalErrs[i]; err != nil {
 				a.diags.Errorf(lang.EArgSchema, arg.Value.Range(), "argument :%s does not match its schema: %v", arg.Name, err)
 			}
-			a.checkMapKeys(arg.Value)
+			a.checkMapKeys(s, arg.Value)
 			continue
 		}
 		a.checkValue(s, arg.Name, arg.Value, sub)
@@ -98,13 +98,13 @@ func (a *analysis) checkValue(s *step, param string, v lang.Value, sub map[strin
 		}
 	case *lang.Map:
 		a.checkType(param, v, "object", sub)
-		a.checkMapKeys(v)
+		a.checkMapKeys(s, v)
 		for _, e := range v.Entries {
 			field, ok := verbs.Field(sub, e.Name)
 			if !ok && sub != nil && verbs.IsClosed(sub) {
 				props := propertyNames(sub)
 				a.diags.Errorf(lang.EArgSchema, e.NameRange, "argument :%s has no field :%s (valid: %s)", param, e.Name, joinArgs(props)).
-					WithSuggestions(prefixAll(":", lang.Suggest(e.Name, props))...)
+					WithReplacements(e.NameRange, ":"+e.Name, prefixAll(":", lang.Suggest(e.Name, props)), nil)
 			}
 			a.checkValue(s, param, e.Value, field)
 		}
@@ -122,17 +122,22 @@ func (a *analysis) checkType(param string, v lang.Value, have string, sub map[st
 
 // checkMapKeys reports a key given twice in a map literal (E023), anywhere
 // inside v.
-func (a *analysis) checkMapKeys(v lang.Value) {
+func (a *analysis) checkMapKeys(s *step, v lang.Value) {
 	lang.Walk(v, func(v lang.Value) {
 		m, ok := v.(*lang.Map)
 		if !ok {
 			return
 		}
 		seen := map[string]*lang.Arg{}
-		for _, e := range m.Entries {
+		for i, e := range m.Entries {
 			if prev, dup := seen[e.Name]; dup {
-				a.diags.Errorf(lang.EDuplicateArg, e.NameRange, "key :%s is given twice", e.Name).
+				d := a.diags.Errorf(lang.EDuplicateArg, e.NameRange, "key :%s is given twice", e.Name).
 					WithRelated(prev.NameRange, "first given here")
+				// "{" is one byte and one column.
+				open := m.Span.Start
+				open.Byte++
+				open.Column++
+				removeArgFix(d, s.file, open, m.Entries, i, "key :"+e.Name)
 				continue
 			}
 			seen[e.Name] = e

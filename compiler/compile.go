@@ -31,6 +31,7 @@ func Extend(base *Plan, files []*lang.File, cat *registry.Catalogue) (*Plan, lan
 // step is a call under analysis.
 type step struct {
 	call    *lang.Call
+	file    *lang.File // the file the call is in, for its comments (see removal)
 	key     string
 	binding *lang.Ref // the :as reference, or nil
 	def     *verbs.Definition
@@ -40,13 +41,20 @@ type step struct {
 	gate    rbtype.Gate
 	// onFailure is the call's :on-failure, empty when it has none.
 	onFailure rbtype.OnFailure
+	// expect is the call's :expect, nil when it has none.
+	expect map[string]any
 	// argJSON holds each of args as plan JSON, and literalErrs its schema
 	// validation result when it is a literal (see prepareArgs).
 	argJSON     []any
 	literalErrs []error
 	index       int // position in the runbook: base steps first, then calls
 	id          int // position in analysis.steps: the step's vertex in the DAG
-	frozen      *Step
+	// rank orders steps that are ready together (see order): base steps
+	// first, then calls in the order they end, so that a nested call comes
+	// where its hand-flattened twin would be written, before its parent.
+	// For calls without nested calls it is the order of index.
+	rank   int
+	frozen *Step
 }
 
 // outputSchema is the schema references into this step are checked with.
@@ -74,6 +82,10 @@ type analysis struct {
 	// references to bindings they define, and bindings they use, are not
 	// reported, since the syntax error already was.
 	unparsed lang.Names
+	// nested maps the reference a nested call's value was lowered to onto
+	// the nested call's step (see lowerNested).
+	nested map[*lang.Ref]*step
+	ranked int // ranks given so far
 }
 
 func compile(base *Plan, files []*lang.File, cat *registry.Catalogue) (*Plan, lang.Diagnostics) {
@@ -86,6 +98,7 @@ func compile(base *Plan, files []*lang.File, cat *registry.Catalogue) (*Plan, la
 		inputs:   newInputTypes(),
 		edges:    newEdgeSet(2 * callCount(files)),
 		unparsed: lang.Names{Bound: map[string]bool{}, Referenced: map[string]bool{}},
+		nested:   map[*lang.Ref]*step{},
 	}
 	for _, f := range files {
 		maps.Copy(a.unparsed.Bound, f.Unparsed.Bound)
@@ -94,13 +107,14 @@ func compile(base *Plan, files []*lang.File, cat *registry.Catalogue) (*Plan, la
 	a.addBase()
 	firstNew := len(a.steps)
 	// Unnamed steps are keyed <verb>#<n>, n counting calls across the
-	// runbook's files, after any steps it already has.
+	// runbook's files, nested ones included, after any steps it already
+	// has.
 	offset := len(a.steps)
 	for _, f := range files {
 		last := 0
 		for _, c := range f.Calls {
-			a.addCall(c, offset+c.Index)
-			last = c.Index
+			a.addCall(f, c, offset)
+			last = max(last, lastIndex(c))
 		}
 		offset += last
 	}
@@ -126,7 +140,8 @@ func (a *analysis) addBase() {
 		return
 	}
 	for i, fs := range a.base.Steps {
-		s := &step{key: fs.Key, index: i + 1, id: len(a.steps), frozen: fs, info: a.base.Verbs[fs.Verb]}
+		a.ranked++
+		s := &step{key: fs.Key, index: i + 1, rank: a.ranked, id: len(a.steps), frozen: fs, info: a.base.Verbs[fs.Verb]}
 		a.steps = append(a.steps, s)
 		a.byKey[s.key] = s
 		if !strings.Contains(s.key, "#") {
@@ -145,14 +160,17 @@ func (a *analysis) addBase() {
 	}
 }
 
-// addCall reads a call's verb and options and registers its step.
-func (a *analysis) addCall(c *lang.Call, index int) {
-	s := &step{call: c, index: index, id: len(a.steps)}
+// addCall reads a call's verb and options and registers its step, then
+// the steps of the calls nested in its arguments. offset is the number of
+// calls before the call's file.
+func (a *analysis) addCall(f *lang.File, c *lang.Call, offset int) *step {
+	index := offset + c.Index
+	s := &step{call: c, file: f, index: index, id: len(a.steps)}
 	if def, ok := a.cat.Lookup(c.Verb); ok {
 		s.def = def
 	} else {
 		a.diags.Errorf(lang.EUnknownVerb, c.VerbRange, "unknown verb %q", c.Verb).
-			WithSuggestions(a.cat.Suggest(c.Verb)...)
+			WithReplacements(c.VerbRange, c.Verb, a.cat.Suggest(c.Verb), nil)
 	}
 	a.readOptions(s)
 	if s.binding == nil {
@@ -174,6 +192,10 @@ func (a *analysis) addCall(c *lang.Call, index int) {
 	if _, taken := a.byKey[s.key]; !taken {
 		a.byKey[s.key] = s
 	}
+	a.lowerNested(s, offset)
+	a.ranked++
+	s.rank = a.ranked
+	return s
 }
 
 // warnUnused reports bindings nothing refers to (W001). Such a binding is
@@ -210,25 +232,31 @@ func (a *analysis) plan(files []*lang.File, order []*step) *Plan {
 		}
 		p.Steps = append(p.Steps, a.freeze(s))
 		if _, ok := p.Verbs[s.def.FullName()]; !ok {
-			p.Verbs[s.def.FullName()] = &VerbInfo{Hash: s.def.Hash, InputSchema: s.def.InputSchema, OutputSchema: s.def.OutputSchema}
+			p.Verbs[s.def.FullName()] = &VerbInfo{Hash: s.def.Hash, InputSchema: s.def.InputSchema, OutputSchema: s.def.OutputSchema, Risk: s.def.Risk}
 		}
 	}
-	// Compensation verbs no step calls are frozen with their execution
-	// block, so a failing runbook can be undone from the plan alone.
+	// Compensation and escalation verbs no step calls are frozen with
+	// their execution block, so a failing runbook can be undone, and an
+	// escalating wait page someone, from the plan alone.
 	for _, s := range order {
-		if s.def == nil || s.def.Execution.Compensation == nil {
+		if s.def == nil {
 			continue
 		}
-		name := s.def.Execution.Compensation.Verb
-		if _, ok := p.Verbs[name]; ok {
-			continue
-		}
-		if def, ok := a.cat.Lookup(name); ok {
-			exec := def.Execution
-			p.Verbs[name] = &VerbInfo{Hash: def.Hash, InputSchema: def.InputSchema, OutputSchema: def.OutputSchema, Execution: &exec}
+		for _, call := range []*verbs.Compensation{s.def.Execution.Compensation, s.def.Execution.Timeouts.Escalation} {
+			if call == nil {
+				continue
+			}
+			if _, ok := p.Verbs[call.Verb]; ok {
+				continue
+			}
+			if def, ok := a.cat.Lookup(call.Verb); ok {
+				exec := def.Execution
+				p.Verbs[call.Verb] = &VerbInfo{Hash: def.Hash, InputSchema: def.InputSchema, OutputSchema: def.OutputSchema, Execution: &exec, Risk: def.Risk}
+			}
 		}
 	}
 	p.Edges = a.edges.list(order)
+	p.Effects = Effects(p)
 	p.seal()
 	return p
 }
@@ -238,7 +266,7 @@ func (a *analysis) freeze(s *step) *Step {
 	for i, arg := range s.args {
 		args[arg.Name] = s.argJSON[i]
 	}
-	gate := s.def.Execution.Gate
+	gate := s.def.Gate() // the block's, or human_confirm for a high-risk verb
 	if s.gate != "" {
 		gate = s.gate
 	}
@@ -254,6 +282,7 @@ func (a *analysis) freeze(s *step) *Step {
 		Args:      args,
 		Gate:      gate,
 		OnFailure: onFailure,
+		Expect:    s.expect,
 		Execution: s.def.Execution,
 		VerbHash:  s.def.Hash,
 	}

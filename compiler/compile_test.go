@@ -34,8 +34,9 @@ func compileSource(t testing.TB, cat *registry.Catalogue, name string, src []byt
 }
 
 // TestGolden compiles testdata/cases/*.rbk against testdata/verbs and pins
-// the diagnostics (text, with carets) and the plan in *.golden. Regenerate
-// with go test ./compiler -update.
+// the diagnostics (text, with carets), the source with every fix applied
+// that is the only one offered for its diagnostic (what rbc fix writes),
+// and the plan in *.golden. Regenerate with go test ./compiler -update.
 func TestGolden(t *testing.T) {
 	cat := testCatalogue(t)
 	cases, err := filepath.Glob("testdata/cases/*.rbk")
@@ -48,6 +49,10 @@ func TestGolden(t *testing.T) {
 			plan, diags := compileSource(t, cat, path, src)
 			var out bytes.Buffer
 			require.NoError(t, lang.WriteText(&out, diags, lang.Sources{path: src}))
+			if fixed, applied := lang.ApplyFixes(path, src, diags); len(applied) > 0 {
+				out.WriteString("---- with the fixes applied\n")
+				out.Write(fixed)
+			}
 			if plan != nil {
 				out.WriteString("---- plan\n")
 				out.Write(plan.JSON())
@@ -132,6 +137,9 @@ func TestHashIsCanonicalJSON(t *testing.T) {
 	view.PlanHash = ""
 	view.Sources = nil
 	view.sealed = nil
+	// Effects are derived from what is hashed, and left out like positions.
+	require.NotEmpty(t, view.Effects)
+	view.Effects = nil
 	view.Steps = nil
 	for _, s := range plan.Steps {
 		c := *s

@@ -63,9 +63,10 @@ func (e *edgeSet) addRef(from, to *step, kind string, at lang.Range) {
 }
 
 // order returns the steps in a stable topological order: among steps that
-// are ready together, the one written first comes first. When steps are
-// left over, they are on or behind a cycle: the cycles are reported (E040)
-// and order returns nil.
+// are ready together, the one written first comes first, a nested call
+// before the call it is nested in (see step.rank). When steps are left
+// over, they are on or behind a cycle: the cycles are reported (E040) and
+// order returns nil.
 //
 // The order is Kahn's algorithm with a heap over flat adjacency lists.
 // dominikbraun/graph holds the DAG for cycle analysis, its Tarjan SCC naming
@@ -149,14 +150,15 @@ func (a *analysis) reportCycles(stuck []int) {
 	}
 }
 
-// stepHeap orders step ids by their position in the runbook.
+// stepHeap orders step ids by their rank: their position in the runbook,
+// with nested calls before the calls they are nested in.
 type stepHeap struct {
 	ids   []int
 	steps []*step
 }
 
 func (h *stepHeap) Len() int           { return len(h.ids) }
-func (h *stepHeap) Less(i, j int) bool { return h.steps[h.ids[i]].index < h.steps[h.ids[j]].index }
+func (h *stepHeap) Less(i, j int) bool { return h.steps[h.ids[i]].rank < h.steps[h.ids[j]].rank }
 func (h *stepHeap) Swap(i, j int)      { h.ids[i], h.ids[j] = h.ids[j], h.ids[i] }
 func (h *stepHeap) Push(x any)         { h.ids = append(h.ids, x.(int)) }
 func (h *stepHeap) Pop() any {
@@ -242,13 +244,16 @@ func (a *analysis) warnImpliedAfter(order []*step) {
 	search := &ancestorSearch{preds: preds, pos: pos, mark: make([]int, len(a.steps)), budget: impliedSearchBudget}
 	for _, af := range a.edges.afters {
 		from := a.steps[af.key.from].key
+		to := a.steps[af.key.to]
 		if a.edges.kind(af.key) == EdgeData {
-			a.diags.Warnf(lang.WImpliedAfter, af.ref, ":after @%s is implied: this step already uses @%s's result", from, from)
+			d := a.diags.Warnf(lang.WImpliedAfter, af.ref, ":after @%s is implied: this step already uses @%s's result", from, from)
+			removeAfterFix(d, to.file, to.call, af.ref)
 			continue
 		}
 		if via, ok := search.reachesAvoiding(af.key); ok {
-			a.diags.Warnf(lang.WImpliedAfter, af.ref, ":after @%s is implied: this step already runs after @%s, which runs after @%s",
+			d := a.diags.Warnf(lang.WImpliedAfter, af.ref, ":after @%s is implied: this step already runs after @%s, which runs after @%s",
 				from, a.steps[via].key, from)
+			removeAfterFix(d, to.file, to.call, af.ref)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package compiler
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/runbookdev/runbook/lang"
@@ -17,20 +18,24 @@ const (
 	// optionOnFailure overrides the verb's execution.on_failure for one
 	// call (SEMANTICS.md section 5).
 	optionOnFailure = "on-failure"
+	// optionExpect gives a full step's dry run the values it must return
+	// (SEMANTICS.md section 7).
+	optionExpect = "expect"
 )
 
 func isOption(name string) bool {
-	return name == optionAs || name == optionAfter || name == optionGate || name == optionOnFailure
+	return name == optionAs || name == optionAfter || name == optionGate || name == optionOnFailure || name == optionExpect
 }
 
 // readOptions separates a call's step options from its arguments, checking
 // the options' shapes (E041) and repeats (E023).
 func (a *analysis) readOptions(s *step) {
 	seen := map[string]*lang.Arg{}
-	for _, arg := range s.call.Args {
+	for i, arg := range s.call.Args {
 		if prev, dup := seen[arg.Name]; dup {
-			a.diags.Errorf(lang.EDuplicateArg, arg.NameRange, "%s is given twice", displayArg(arg.Name)).
+			d := a.diags.Errorf(lang.EDuplicateArg, arg.NameRange, "%s is given twice", displayArg(arg.Name)).
 				WithRelated(prev.NameRange, "first given here")
+			removeArgFix(d, s.file, s.call.VerbRange.End, s.call.Args, i, ":"+arg.Name)
 			continue
 		}
 		seen[arg.Name] = arg
@@ -48,6 +53,8 @@ func (a *analysis) readOptions(s *step) {
 			a.readGate(s, arg)
 		case optionOnFailure:
 			a.readOnFailure(s, arg)
+		case optionExpect:
+			a.readExpect(s, arg)
 		default:
 			s.args = append(s.args, arg)
 		}
@@ -85,6 +92,8 @@ func (a *analysis) readGate(s *step, arg *lang.Arg) {
 		a.diags.Errorf(lang.EBadOption, arg.Value.Range(), `:gate takes a string, as in :gate "human_confirm"`)
 	case gate == rbtype.GateHumanConfirm:
 		s.gate = gate
+	case gate == rbtype.GateNone && s.def != nil && s.def.Risk == rbtype.RiskHigh && s.def.Execution.Gate == rbtype.GateNone:
+		a.diags.Errorf(lang.EBadOption, str.Span, "verb %q is high risk, so its steps always wait at gate %q, which a call cannot remove", s.def.FullName(), rbtype.GateHumanConfirm)
 	case gate == rbtype.GateNone && s.def != nil && s.def.Execution.Gate != rbtype.GateNone:
 		a.diags.Errorf(lang.EBadOption, str.Span, "verb %q declares gate %q, which a call cannot remove", s.def.FullName(), s.def.Execution.Gate)
 	case gate == rbtype.GateNone:
@@ -92,7 +101,7 @@ func (a *analysis) readGate(s *step, arg *lang.Arg) {
 	default:
 		d := a.diags.Errorf(lang.EBadOption, str.Span, "unknown gate %q", str.Value)
 		if close := lang.Suggest(str.Value, []string{string(rbtype.GateHumanConfirm)}); len(close) > 0 {
-			d.WithSuggestions(close...)
+			d.WithReplacements(str.Span, str.Raw, close, strconv.Quote)
 		} else {
 			d.Message += fmt.Sprintf(" (the only gate is %q)", rbtype.GateHumanConfirm)
 		}
@@ -116,7 +125,34 @@ func (a *analysis) readOnFailure(s *step, arg *lang.Arg) {
 		}
 	}
 	d := a.diags.Errorf(lang.EBadOnFailure, str.Span, "unknown :on-failure value %q (expected %s)", str.Value, strings.Join(names, ", "))
-	d.WithSuggestions(lang.Suggest(str.Value, names)...)
+	d.WithReplacements(str.Span, str.Raw, lang.Suggest(str.Value, names), strconv.Quote)
+}
+
+// readExpect reads `:expect {:status "approved"}`: a map of result fields
+// (a dotted path names a nested one) to literal values, which the step's
+// dry run must return before the call commits. Only a verb at execution
+// level full is verified, so anywhere else it is E061.
+func (a *analysis) readExpect(s *step, arg *lang.Arg) {
+	m, ok := arg.Value.(*lang.Map)
+	if !ok || len(m.Entries) == 0 {
+		a.diags.Errorf(lang.EBadOption, arg.Value.Range(), `:expect takes a map of result fields to values, as in :expect {:status "approved"}`)
+		return
+	}
+	expect := make(map[string]any, len(m.Entries))
+	for _, e := range m.Entries {
+		if !isLiteral(e.Value) {
+			a.diags.Errorf(lang.EBadOption, e.Value.Range(), ":expect's values are literals: what the dry run must return is known when the runbook is written")
+			return
+		}
+		expect[e.Name] = jsonValue(e.Value)
+	}
+	if s.def != nil && s.def.Execution.Level.Effective() != rbtype.LevelFull {
+		a.diags.Errorf(lang.EExpectNotFull, arg.NameRange,
+			":expect on %s, whose execution level is %s: only a full verb's dry run is verified before it commits; remove :expect, or make the verb level full",
+			s.def.FullName(), s.def.Execution.Level.Effective())
+		return
+	}
+	s.expect = expect
 }
 
 func displayArg(name string) string {

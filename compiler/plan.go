@@ -38,6 +38,10 @@ type Plan struct {
 	Inputs  []Input  `json:"inputs"`
 	Steps   []*Step  `json:"steps"`
 	Edges   []Edge   `json:"edges"`
+	// Effects lists the steps that act on the world, with the gate in
+	// front of each (effects.go). Derived from the rest, it is left out of
+	// the hash; plans compiled before it existed have none (nil).
+	Effects []Effect `json:"effects,omitempty"`
 	// Verbs holds, for each verb the steps call, its definition hash and
 	// schemas. The runtime validates resolved arguments against them, and an
 	// extension checks references into existing steps with them, without
@@ -102,8 +106,12 @@ type Step struct {
 	// OnFailure is the step's effective failure mode: the verb's, or the
 	// call's :on-failure.
 	OnFailure rbtype.OnFailure `json:"on_failure"`
-	Execution verbs.Execution  `json:"execution"`
-	VerbHash  string           `json:"verb_hash"`
+	// Expect maps result fields (dotted paths) to the values a full
+	// step's dry run must return before it commits (:expect; SEMANTICS.md
+	// section 7). Left out when the call has none.
+	Expect    map[string]any  `json:"expect,omitempty"`
+	Execution verbs.Execution `json:"execution"`
+	VerbHash  string          `json:"verb_hash"`
 	// Pos comes last so the encoder can append it to the hashed form.
 	Pos *SourcePos `json:"pos,omitempty"`
 }
@@ -132,6 +140,9 @@ type VerbInfo struct {
 	// no step carries their block, and a failing runbook must be undone
 	// without reading verb files again.
 	Execution *verbs.Execution `json:"execution,omitempty"`
+	// Risk is the verb's declared risk, for the plan's effects; empty (and
+	// left out) when the verb declares none, which means low.
+	Risk rbtype.Risk `json:"risk,omitempty"`
 }
 
 // UnmarshalJSON compiles the schemas as they are read, so a stored plan is
@@ -142,11 +153,12 @@ func (v *VerbInfo) UnmarshalJSON(b []byte) error {
 		InputSchema  json.RawMessage  `json:"input_schema"`
 		OutputSchema json.RawMessage  `json:"output_schema"`
 		Execution    *verbs.Execution `json:"execution"`
+		Risk         rbtype.Risk      `json:"risk"`
 	}
 	if err := json.Unmarshal(b, &raw); err != nil {
 		return err
 	}
-	v.Hash, v.Execution = raw.Hash, raw.Execution
+	v.Hash, v.Execution, v.Risk = raw.Hash, raw.Execution, raw.Risk
 	var err error
 	if v.InputSchema, err = cachedSchema("input_schema", raw.InputSchema, verbs.InputRole); err != nil {
 		return err
@@ -288,6 +300,10 @@ func (p *Plan) WriteJSON(out io.Writer) error {
 	w.WriteString(",\n")
 	writeLines(w, "edges", len(p.Edges), func(i int) []byte { return mustJSON(p.Edges[i]) }, "[", "]")
 	w.WriteString(",\n")
+	if p.Effects != nil { // a plan compiled before effects existed has none
+		writeLines(w, "effects", len(p.Effects), func(i int) []byte { return mustJSON(p.Effects[i]) }, "[", "]")
+		w.WriteString(",\n")
+	}
 	names := slices.Sorted(maps.Keys(p.Verbs))
 	writeLines(w, "verbs", len(names), func(i int) []byte {
 		return append(append(mustJSON(names[i]), ": "...), mustJSON(p.Verbs[names[i]])...)
@@ -376,6 +392,10 @@ func appendStep(b []byte, s *Step, exec []byte, cut *int) []byte {
 	b = appendString(b, string(s.Gate))
 	b = append(b, `,"on_failure":`...)
 	b = appendString(b, string(s.OnFailure))
+	if s.Expect != nil {
+		b = append(b, `,"expect":`...)
+		b = appendJSON(b, s.Expect)
+	}
 	b = append(b, `,"execution":`...)
 	b = append(b, exec...)
 	b = append(b, `,"verb_hash":`...)

@@ -131,6 +131,7 @@ func (c *planCheck) run() {
 	c.checkBlocks()
 	c.checkSteps()
 	c.checkVerbs()
+	c.checkEffects()
 	for _, f := range c.counts {
 		if f.more > 0 && f.d != nil {
 			f.d.Message += fmt.Sprintf(" (%d more steps have the same problem)", f.more)
@@ -245,11 +246,13 @@ func (c *planCheck) checkSteps() {
 		case !slices.Contains(rbtype.Gates, s.Gate):
 			c.report(lang.EBadOption, c.spans.step(i), "gate\x00"+string(s.Gate), 1,
 				"step %q has gate %q (expected %s)", s.Key, s.Gate, joinGates())
-		case s.Gate != v.def.Execution.Gate && s.Gate != rbtype.GateHumanConfirm:
-			// A call may add a gate (LANGUAGE.md), never remove its verb's.
+		case s.Gate != v.def.Gate() && s.Gate != rbtype.GateHumanConfirm:
+			// A call may add a gate (LANGUAGE.md), never remove its verb's,
+			// nor the one a high-risk verb always has (SEMANTICS.md
+			// section 7).
 			c.report(lang.EPlanCatalogue, c.spans.step(i), "ungated\x00"+s.Verb, 1,
 				"step %q has gate %q, but %s declares gate %q, which no step can remove; %s",
-				s.Key, s.Gate, s.Verb, v.def.Execution.Gate, anotherCatalogue)
+				s.Key, s.Gate, s.Verb, v.def.Gate(), anotherCatalogue)
 		}
 		// Any mode may be chosen by a call (:on-failure); only a known one
 		// may be run.
@@ -283,6 +286,9 @@ func (c *planCheck) checkVerbs() {
 		if info.Hash != v.def.Hash {
 			differ = append(differ, "hash")
 		}
+		if info.Risk != v.def.Risk {
+			differ = append(differ, "risk")
+		}
 		if !bytes.Equal(mustJSON(info.InputSchema), v.input) {
 			differ = append(differ, "input_schema")
 		}
@@ -315,7 +321,46 @@ func (c *planCheck) checkVerbs() {
 					comp.Verb, p.Steps[b.first].Key, anotherCatalogue)
 			}
 		}
+		if esc := b.exec.Timeouts.Escalation; esc != nil {
+			if _, ok := p.Verbs[esc.Verb]; !ok {
+				c.report(lang.EPlanCatalogue, c.spans.step(b.first), "lacks\x00"+esc.Verb, 0,
+					"the plan's verbs table lacks %s, which step %q escalates to: without it nobody would be paged; %s",
+					esc.Verb, p.Steps[b.first].Key, anotherCatalogue)
+			}
+		}
 	}
+}
+
+// checkEffects holds a plan's effects to what its steps, edges and verbs
+// table say (Effects). They are not hashed, being derived; but a reviewer
+// decides on them, so a list that hides an effect or a missing gate must
+// not pass. A plan compiled before effects existed has none, and is read
+// as it is. A plan already refused is not checked: its effects follow from
+// the edit reported, and would only repeat it.
+func (c *planCheck) checkEffects() {
+	if c.p.Effects == nil || c.diags.HasErrors() || c.hidden > 0 {
+		return
+	}
+	want := Effects(c.p)
+	if slices.Equal(want, c.p.Effects) {
+		return
+	}
+	what := "they differ"
+	for i := range max(len(want), len(c.p.Effects)) {
+		switch {
+		case i >= len(c.p.Effects):
+			what = fmt.Sprintf("step %q is missing", want[i].Step)
+		case i >= len(want):
+			what = fmt.Sprintf("step %q is not an effect", c.p.Effects[i].Step)
+		case want[i] != c.p.Effects[i]:
+			what = fmt.Sprintf("the entry for step %q differs", c.p.Effects[i].Step)
+		default:
+			continue
+		}
+		break
+	}
+	c.report(lang.EPlanUnreadable, c.spans.member("effects"), "", 0,
+		"the plan's effects do not match its steps (%s): the plan was edited after it was compiled", what)
 }
 
 func joinGates() string {

@@ -59,7 +59,14 @@ const checkSource = `(t.echo :v "a" :as @first)
 
 func checkCatalogue(t testing.TB) *registry.Catalogue {
 	t.Helper()
-	defs, diags := verbs.Parse("check.yaml", []byte(checkVerbs))
+	return catalogueOf(t, "check.yaml", checkVerbs)
+}
+
+// catalogueOf is the catalogue of the verb file src, which must load
+// without diagnostics.
+func catalogueOf(t testing.TB, name, src string) *registry.Catalogue {
+	t.Helper()
+	defs, diags := verbs.Parse(name, []byte(src))
 	require.Empty(t, diags)
 	cat, diags := registry.New(defs, registry.NewHandlers())
 	require.Empty(t, diags)
@@ -262,7 +269,7 @@ func TestReadPlanChecksVersionAndHash(t *testing.T) {
 	// A version this build does not read, with a field it does not know.
 	future := edit(t, raw, true, func(doc map[string]any) {
 		doc["schema_version"] = json.Number("2")
-		doc["effects"] = []any{}
+		doc["frobs"] = []any{}
 	})
 	_, diags = ReadPlan("plan.json", future, cat)
 	require.Equal(t, []string{"E070 plan schema_version 2 is not supported (this daemon reads 1)"}, codes(diags))
@@ -388,4 +395,62 @@ func TestDecodingForeignSchemasIsBounded(t *testing.T) {
 		require.NoError(t, err)
 	}
 	require.LessOrEqual(t, schemaCache.Len(), maxCachedSchemas)
+}
+
+// TestReadPlanChecksEffects: effects are not hashed, being derived, so the
+// check derives them again; a plan from before they existed still reads.
+func TestReadPlanChecksEffects(t *testing.T) {
+	cat := checkCatalogue(t)
+	raw := compiledPlan(t, cat)
+	p, diags := ReadPlan("plan.json", raw, cat)
+	require.Empty(t, diags)
+	require.Equal(t, []Effect{
+		{Step: "got", Verb: "t.fetch", SideEffects: "external_call", Risk: "low", Gate: "none", Target: "api.example/v1/things"},
+		{Step: "signed", Verb: "t.sign", SideEffects: "external_call", Risk: "low", Gate: "human_confirm", GatedBy: "signed"},
+	}, p.Effects)
+
+	old := edit(t, raw, false, func(doc map[string]any) { delete(doc, "effects") })
+	p, diags = ReadPlan("plan.json", old, cat)
+	require.Empty(t, diags, "a plan compiled before effects existed")
+	require.Nil(t, p.Effects)
+	require.NotContains(t, string(p.JSON()), `"effects"`, "and it is written back without them")
+
+	hidden := edit(t, raw, false, func(doc map[string]any) { doc["effects"] = doc["effects"].([]any)[1:] })
+	_, diags = ReadPlan("plan.json", hidden, cat)
+	require.Equal(t, []string{`E070 the plan's effects do not match its steps (the entry for step "signed" differs): the plan was edited after it was compiled`}, codes(diags))
+
+	gated := edit(t, raw, false, func(doc map[string]any) {
+		at(doc, "effects", 0)["gate"] = "human_confirm"
+		at(doc, "effects", 0)["gated_by"] = "got"
+	})
+	_, diags = ReadPlan("plan.json", gated, cat)
+	require.Equal(t, []string{`E070 the plan's effects do not match its steps (the entry for step "got" differs): the plan was edited after it was compiled`}, codes(diags))
+
+	risky := edit(t, raw, false, func(doc map[string]any) { at(doc, "verbs", "t.fetch")["risk"] = "low" })
+	_, diags = ReadPlan("plan.json", risky, cat)
+	require.Len(t, diags, 1)
+	require.Contains(t, diags[0].Message, "differs from this daemon's catalogue in risk")
+}
+
+// TestReadPlanKeepsAHighRiskGate: a high-risk verb's steps always wait at
+// a gate (SEMANTICS.md section 7), even when its block declares none, so a
+// submitted plan cannot drop it.
+func TestReadPlanKeepsAHighRiskGate(t *testing.T) {
+	cat := catalogueOf(t, "risk.yaml", `
+- name: wire
+  domain: t
+  risk: high
+  execution: {kind: sync, handler: core.echo, side_effects: external_call, level: guarded}
+`)
+	plan, diags := compileSource(t, cat, "risk.rbk", []byte(`(t.wire :as @w)`))
+	require.False(t, diags.HasErrors(), diags.Error())
+	require.Equal(t, "human_confirm", string(plan.Step("w").Gate))
+	_, diags = ReadPlan("plan.json", plan.JSON(), cat)
+	require.Empty(t, diags)
+
+	ungated := edit(t, plan.JSON(), false, func(doc map[string]any) { stepNamed(doc, "w")["gate"] = "none" })
+	_, diags = ReadPlan("plan.json", ungated, cat)
+	require.Len(t, diags, 1)
+	require.Equal(t, lang.EPlanCatalogue, diags[0].Code)
+	require.Contains(t, diags[0].Message, `step "w" has gate "none", but t.wire declares gate "human_confirm"`)
 }

@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -11,13 +12,16 @@ import (
 // resolve finds the step a reference names (E030 when none does), marks
 // the binding used, and reports a step that depends on itself (E040).
 func (a *analysis) resolve(s *step, ref *lang.Ref) *step {
+	if target, ok := a.nested[ref]; ok {
+		return target // a nested call's value: its step, named or not
+	}
 	target, ok := a.bindings[ref.Name]
 	if !ok && a.unparsed.Bound[ref.Name] {
 		return nil // defined in a call with a syntax error
 	}
 	if !ok {
 		a.diags.Errorf(lang.EUndefinedBinding, ref.NameRange, "@%s is not defined by any step's :as", ref.Name).
-			WithSuggestions(prefixAll("@", lang.Suggest(ref.Name, a.bindingNames()))...)
+			WithReplacements(ref.NameRange, "@"+ref.Name, prefixAll("@", lang.Suggest(ref.Name, a.bindingNames())), nil)
 		return nil
 	}
 	a.used[ref.Name] = true
@@ -61,8 +65,15 @@ func (a *analysis) checkRef(s *step, param string, ref *lang.Ref, sub map[string
 			return
 		}
 	}
-	a.diags.Errorf(lang.ERefType, ref.Span, "@%s is %s, but :%s expects %s",
-		ref.PathString(), strings.Join(got, " or "), param, strings.Join(want, " or "))
+	what := "@" + ref.PathString() + " is"
+	if _, nested := a.nested[ref]; nested {
+		what = fmt.Sprintf("the nested call (%s) gives its whole result, which is", target.call.Verb)
+		if len(ref.Path) > 0 {
+			what = fmt.Sprintf("the nested call (%s) gives its result's %q, which is", target.call.Verb, ref.Path[0].Field)
+		}
+	}
+	a.diags.Errorf(lang.ERefType, ref.Span, "%s %s, but :%s expects %s",
+		what, strings.Join(got, " or "), param, strings.Join(want, " or "))
 }
 
 // refSchema follows a reference's path through the producer's
@@ -127,7 +138,7 @@ func (a *analysis) refSchema(target *step, ref *lang.Ref) (map[string]any, bool)
 			what = walked + " (from " + quote(producer) + ")"
 		}
 		a.diags.Errorf(lang.EUnknownField, p.Span, "the %s has no field %q (fields: %s)", what, p.Field, strings.Join(fields, ", ")).
-			WithSuggestions(lang.Suggest(p.Field, fields)...)
+			WithReplacements(p.Span, p.String(), lang.Suggest(p.Field, fields), func(f string) string { return "." + f })
 		return nil, false
 	}
 	return cur, true

@@ -56,7 +56,7 @@ func isLiteral(v lang.Value) bool {
 	literal := true
 	lang.Walk(v, func(v lang.Value) {
 		switch v.(type) {
-		case *lang.Ref, *lang.Input, *lang.Bad:
+		case *lang.Ref, *lang.Input, *lang.Bad, *lang.Call:
 			literal = false
 		}
 	})

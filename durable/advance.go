@@ -131,6 +131,9 @@ func queueAdvance(b *pgx.Batch, w driver.AdvanceWrite, leased *[]int64) {
 	if len(w.Processed) > 0 {
 		b.Queue(markNotificationsSQL, w.Processed, string(rbtype.NotificationProcessed)).Exec(ignore)
 	}
+	if len(w.Cache) > 0 {
+		b.Queue(writeCacheSQL, cacheArgs(w.Cache)...).Exec(ignore)
+	}
 	if len(w.Receipts) > 0 {
 		b.Queue(writeReceiptsSQL, receiptArgs(w.Receipts)...).Exec(ignore)
 	}

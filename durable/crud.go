@@ -22,7 +22,15 @@ func (p *CRUDPool) CRUD(ctx context.Context, r driver.CRUDRequest) ([]map[string
 	if err != nil {
 		return nil, err
 	}
-	rows, err := p.pool.Query(ctx, stmt.sql, stmt.args...)
+	if r.DryRun {
+		return p.dryRun(ctx, stmt)
+	}
+	return runCRUD(ctx, p.pool, stmt)
+}
+
+// runCRUD runs a statement and collects its rows.
+func runCRUD(ctx context.Context, q querier, stmt crudStatement) ([]map[string]any, error) {
+	rows, err := q.Query(ctx, stmt.sql, stmt.args...)
 	if err != nil {
 		return nil, crudError(err)
 	}
@@ -31,6 +39,17 @@ func (p *CRUDPool) CRUD(ctx context.Context, r driver.CRUDRequest) ([]map[string
 		return nil, crudError(err)
 	}
 	return out, nil
+}
+
+// dryRun runs a statement in a transaction it always rolls back: the rows
+// it would return, with every constraint checked, and nothing changed.
+func (p *CRUDPool) dryRun(ctx context.Context, stmt crudStatement) ([]map[string]any, error) {
+	tx, err := p.pool.Begin(ctx)
+	if err != nil {
+		return nil, crudError(err)
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }() // the point of a dry run; its error changes nothing
+	return runCRUD(ctx, tx, stmt)
 }
 
 // crudError turns the database's refusal of a pg.crud statement into a

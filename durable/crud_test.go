@@ -156,3 +156,29 @@ func TestRelationsAreRBDsTables(t *testing.T) {
 	require.Equal(t, got, migrations.Relations())
 	require.Contains(t, got, migrations.VersionTable)
 }
+
+// A dry run of a pg.crud statement says what it would return, with the
+// table's constraints checked, and changes nothing.
+func TestCRUDDryRunRollsBack(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	app := appSchema(t)
+	pool := pgtest.CRUD(t, "public")
+	table := app + ".deals"
+	insert := driver.CRUDRequest{Op: rbtype.CRUDInsert, Table: table, Columns: []string{"company", "stage"}, Returning: []string{"company", "stage"},
+		Values: map[string]any{"company": "Acme", "stage": "sourced"}, DryRun: true}
+	rows, err := pool.CRUD(ctx, insert)
+	require.NoError(t, err)
+	require.Equal(t, []map[string]any{{"company": "Acme", "stage": "sourced"}}, rows, "what the insert would return")
+	rows, err = pool.CRUD(ctx, driver.CRUDRequest{Op: rbtype.CRUDSelect, Table: table})
+	require.NoError(t, err)
+	require.Empty(t, rows, "nothing was inserted")
+
+	// A constraint the commit would break, the dry run breaks too.
+	insert.DryRun = false
+	_, err = pool.CRUD(ctx, insert)
+	require.NoError(t, err)
+	insert.DryRun = true
+	_, err = pool.CRUD(ctx, insert)
+	require.ErrorIs(t, err, driver.ErrConflict, "company is unique")
+}

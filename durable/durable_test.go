@@ -367,7 +367,7 @@ func TestListRunbooksPages(t *testing.T) {
 	var seen []uuid.UUID
 	cursor := ""
 	for {
-		page, err := b.store.ListRunbooks(b.ctx, "executing", 2, cursor)
+		page, err := b.store.ListRunbooks(b.ctx, driver.RunbookQuery{Status: "executing", Limit: 2, After: cursor})
 		require.NoError(t, err)
 		for _, r := range page.Runbooks {
 			seen = append(seen, r.ID)
@@ -381,10 +381,10 @@ func TestListRunbooksPages(t *testing.T) {
 	require.ElementsMatch(t, ids, seen)
 	require.Equal(t, ids[4], seen[0], "newest first")
 
-	none, err := b.store.ListRunbooks(b.ctx, "complete", 10, "")
+	none, err := b.store.ListRunbooks(b.ctx, driver.RunbookQuery{Status: "complete", Limit: 10})
 	require.NoError(t, err)
 	require.Empty(t, none.Runbooks)
-	_, err = b.store.ListRunbooks(b.ctx, "", 10, "garbage")
+	_, err = b.store.ListRunbooks(b.ctx, driver.RunbookQuery{Limit: 10, After: "garbage"})
 	require.ErrorIs(t, err, driver.ErrBadRequest)
 	require.ErrorContains(t, err, `"garbage" is not a page cursor`)
 }
@@ -459,4 +459,58 @@ func TestTheSchemaAdmitsEveryStatusAndEventType(t *testing.T) {
 	evs, err := b.store.Events(b.ctx, rb.ID, 0, 0)
 	require.NoError(t, err)
 	require.Len(t, evs, len(rbtype.EventTypes)+1)
+}
+
+// The result cache: a write for a key that exists replaces it (two in one
+// write keep the later), lookups return entries live or not, tenants are
+// apart, and pruning deletes only what expired.
+func TestResultCacheEntries(t *testing.T) {
+	b := setup(t)
+	rb := b.create(t, newRunbook(1))
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	soon, past := now.Add(time.Hour), now.Add(-time.Minute)
+	entry := func(tenant, key, result string, expires *time.Time) driver.CacheEntry {
+		return driver.CacheEntry{Tenant: tenant, Key: key, Verb: "t.draft", DefinitionHash: "sha256:d", Result: json.RawMessage(result),
+			RunbookID: rb.ID, StepKey: "s1", Attempt: 1, CreatedAt: now, ExpiresAt: expires}
+	}
+	require.NoError(t, b.store.InTx(b.ctx, func(tx driver.Tx) error {
+		_, err := tx.WriteAdvance(b.ctx, driver.AdvanceWrite{Cache: []driver.CacheEntry{
+			entry("", "forever", `{"v":1}`, nil),
+			entry("", "expired", `{"v":2}`, &past),
+			entry("", "live", `{"v":3}`, &soon),
+			entry("", "live", `{"v":4}`, &soon), // the same key twice in one write: the later wins
+			entry("acme", "live", `{"v":5}`, &soon),
+		}})
+		return err
+	}))
+	var got map[string]driver.CacheEntry
+	require.NoError(t, b.store.InTx(b.ctx, func(tx driver.Tx) error {
+		var err error
+		got, err = tx.CacheEntries(b.ctx, "", []string{"forever", "expired", "live", "missing"})
+		return err
+	}))
+	require.Len(t, got, 3)
+	require.JSONEq(t, `{"v":4}`, string(got["live"].Result))
+	require.Nil(t, got["forever"].ExpiresAt)
+	require.True(t, got["forever"].Live(now.Add(1000*time.Hour)))
+	require.False(t, got["expired"].Live(now))
+	require.True(t, got["live"].Live(now))
+	require.Equal(t, rb.ID, got["live"].RunbookID)
+
+	pruned, err := b.store.PruneCache(b.ctx, now, 100)
+	require.NoError(t, err)
+	require.Equal(t, int64(1), pruned, "only the expired entry")
+	require.NoError(t, b.store.InTx(b.ctx, func(tx driver.Tx) error {
+		var err error
+		got, err = tx.CacheEntries(b.ctx, "", []string{"forever", "expired", "live"})
+		return err
+	}))
+	require.Len(t, got, 2)
+	require.NotContains(t, got, "expired")
+	require.NoError(t, b.store.InTx(b.ctx, func(tx driver.Tx) error {
+		var err error
+		got, err = tx.CacheEntries(b.ctx, "acme", []string{"live"})
+		return err
+	}))
+	require.JSONEq(t, `{"v":5}`, string(got["live"].Result), "another tenant's entry is its own")
 }

@@ -42,15 +42,18 @@ func (s *Store) Events(ctx context.Context, runbookID uuid.UUID, afterID int64, 
 	if limit <= 0 {
 		limit = 1000
 	}
+	// Seq is the event's place in its runbook's ledger: those before the
+	// page, counted on the (runbook_id, id) index, plus its place in it.
 	rows, err := s.pool.Query(ctx, `
-		SELECT id, runbook_id, type, coalesce(step_key, ''), coalesce(attempt, 0), coalesce(worker_id, ''), data, at
+		SELECT id, runbook_id, type, coalesce(step_key, ''), coalesce(attempt, 0), coalesce(worker_id, ''), data, at,
+			(SELECT count(*) FROM runbook_events b WHERE b.runbook_id = $1 AND b.id <= $2) + row_number() OVER (ORDER BY id)
 		FROM runbook_events WHERE runbook_id = $1 AND id > $2 ORDER BY id LIMIT $3`, runbookID, afterID, limit)
 	if err != nil {
 		return nil, translate(err)
 	}
 	events, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (driver.Event, error) {
 		var e driver.Event
-		err := r.Scan(&e.ID, &e.RunbookID, &e.Type, &e.StepKey, &e.Attempt, &e.WorkerID, &e.Data, &e.At)
+		err := r.Scan(&e.ID, &e.RunbookID, &e.Type, &e.StepKey, &e.Attempt, &e.WorkerID, &e.Data, &e.At, &e.Seq)
 		return e, err
 	})
 	return events, translate(err)

@@ -65,17 +65,30 @@ func (s *Store) insertNotification(ctx context.Context, n driver.Notification) (
 			if err := t.LockRunbooks(ctx, []uuid.UUID{locked}); err != nil {
 				return err
 			}
+			if n.Tenant != "" {
+				// A tenant's secret resolves only its tenant's waits;
+				// checked under the runbook's lock, so a wait found here
+				// is the one the notification would end.
+				var tenant string
+				if err := t.tx.QueryRow(ctx, `SELECT tenant FROM runbooks WHERE id = $1`, locked).Scan(&tenant); err != nil {
+					return translate(err)
+				}
+				if tenant != n.Tenant {
+					return fmt.Errorf("%w: the wait belongs to another tenant", driver.ErrNotFound)
+				}
+			}
 		}
 		if err := t.lockKeys(ctx, []int64{correlationLockKey(n.CorrelationKey)}); err != nil {
 			return err
 		}
 		var id int64
 		err = t.tx.QueryRow(ctx, `
-			INSERT INTO completion_notifications (correlation_key, payload_hash, outcome, result, error_code, error_message)
-			VALUES ($1, $2, $3, $4, $5, $6)
+			INSERT INTO completion_notifications (correlation_key, payload_hash, outcome, result, error_code, error_message, tenant)
+			VALUES ($1, $2, $3, $4, $5, $6, $7)
 			ON CONFLICT (correlation_key) DO NOTHING
 			RETURNING id`,
-			n.CorrelationKey, n.PayloadHash, n.Outcome, nullJSON(n.Result), nullString(n.ErrorCode), nullString(n.ErrorMessage)).Scan(&id)
+			n.CorrelationKey, n.PayloadHash, n.Outcome, nullJSON(n.Result), nullString(n.ErrorCode), nullString(n.ErrorMessage),
+			nullString(n.Tenant)).Scan(&id)
 		if errors.Is(err, pgx.ErrNoRows) {
 			var hash string
 			if err := t.tx.QueryRow(ctx, `SELECT payload_hash FROM completion_notifications WHERE correlation_key = $1`,
@@ -121,12 +134,12 @@ func (s *Store) insertNotification(ctx context.Context, n driver.Notification) (
 }
 
 const notificationColumns = `id, correlation_key, payload_hash, outcome, result, coalesce(error_code, ''),
-	coalesce(error_message, ''), status, received_at, processed_at`
+	coalesce(error_message, ''), status, received_at, processed_at, coalesce(tenant, '')`
 
 func scanNotification(r pgx.CollectableRow) (driver.Notification, error) {
 	var n driver.Notification
 	err := r.Scan(&n.ID, &n.CorrelationKey, &n.PayloadHash, &n.Outcome, &n.Result, &n.ErrorCode, &n.ErrorMessage,
-		&n.Status, &n.ReceivedAt, &n.ProcessedAt)
+		&n.Status, &n.ReceivedAt, &n.ProcessedAt, &n.Tenant)
 	return n, err
 }
 

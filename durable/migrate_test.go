@@ -31,7 +31,7 @@ func TestMigrateAppliesOnceAndReapplyIsANoop(t *testing.T) {
 	require.Equal(t, status, again)
 
 	// The tables are there and usable.
-	_, err = store.ListRunbooks(ctx, "", 10, "")
+	_, err = store.ListRunbooks(ctx, driver.RunbookQuery{Limit: 10})
 	require.NoError(t, err)
 }
 

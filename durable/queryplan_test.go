@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/runbookdev/runbook/durable"
+	"github.com/runbookdev/runbook/runtime/driver"
 )
 
 // TestHotQueriesUseTheirIndexes fills the tables with 100k runbooks, 200k
@@ -52,7 +53,7 @@ func TestHotQueriesUseTheirIndexes(t *testing.T) {
 	}))
 
 	someRunbooks := make([]uuid.UUID, 0, 3)
-	page, err := b.store.ListRunbooks(b.ctx, "", 3, "")
+	page, err := b.store.ListRunbooks(b.ctx, driver.RunbookQuery{Limit: 3})
 	require.NoError(t, err)
 	for _, r := range page.Runbooks {
 		someRunbooks = append(someRunbooks, r.ID)

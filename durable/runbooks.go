@@ -28,11 +28,13 @@ func (t *Tx) CreateRunbook(ctx context.Context, n driver.NewRunbook) (rb *driver
 	var head pgx.Batch
 	head.Queue("SELECT pg_advisory_xact_lock($1)", RunbookLockKey(n.ID))
 	head.Queue(`
-		INSERT INTO runbooks (id, plan, plan_hash, inputs, mode, request_key, status, wake_at)
-		VALUES ($1, $2, $3, $4, $5, $6, coalesce($7, 'executing'), now())
+		INSERT INTO runbooks (id, plan, plan_hash, inputs, mode, request_key, status, wake_at,
+			lineage_root, lineage_parent, generation, tenant)
+		VALUES ($1, $2, $3, $4, $5, $6, coalesce($7, 'executing'), now(), $8, $9, $10, coalesce($11, 'default'))
 		ON CONFLICT (request_key) DO NOTHING
 		RETURNING `+runbookColumnsWithoutPlan,
-		n.ID, n.Plan, n.PlanHash, jsonOrEmpty(n.Inputs), n.Mode, n.RequestKey, nullString(n.Status)).QueryRow(func(row pgx.Row) error {
+		n.ID, n.Plan, n.PlanHash, jsonOrEmpty(n.Inputs), n.Mode, n.RequestKey, nullString(n.Status),
+		nullUUID(n.Lineage.Root), nullUUID(n.Lineage.Parent), n.Lineage.Generation, nullString(n.Tenant)).QueryRow(func(row pgx.Row) error {
 		rb, err = scanRunbook(row)
 		return err
 	})
@@ -82,10 +84,10 @@ const copyThreshold = 64
 func (t *Tx) copySteps(ctx context.Context, runbookID uuid.UUID, steps []driver.NewStep) error {
 	rows := make([][]any, len(steps))
 	for i, s := range steps {
-		rows[i] = []any{runbookID, s.Key, s.Position, s.Verb, string(s.Args), string(s.Execution), string(s.Gate)}
+		rows[i] = []any{runbookID, s.Key, s.Position, s.Verb, string(s.Args), string(s.Execution), string(s.Gate), nullString(s.IdempotencyKey)}
 	}
 	_, err := t.tx.CopyFrom(ctx, pgx.Identifier{"runbook_steps"},
-		[]string{"runbook_id", "key", "position", "verb", "args", "execution", "gate"}, pgx.CopyFromRows(rows))
+		[]string{"runbook_id", "key", "position", "verb", "args", "execution", "gate", "idempotency_key"}, pgx.CopyFromRows(rows))
 	return translate(err)
 }
 
@@ -100,14 +102,16 @@ func queueInsertSteps(b *pgx.Batch, runbookID uuid.UUID, steps []driver.NewStep)
 	args := make([]string, len(steps))
 	execs := make([]string, len(steps))
 	gates := make([]string, len(steps))
+	idem := make([]string, len(steps))
 	for i, s := range steps {
 		keys[i], positions[i], verbs[i], args[i], execs[i], gates[i] = s.Key, int32(s.Position), s.Verb, string(s.Args), string(s.Execution), string(s.Gate)
+		idem[i] = s.IdempotencyKey
 	}
 	b.Queue(`
-		INSERT INTO runbook_steps (runbook_id, key, position, verb, args, execution, gate)
-		SELECT $1, k, p, v, a::jsonb, e::jsonb, g
-		FROM unnest($2::text[], $3::int[], $4::text[], $5::text[], $6::text[], $7::text[]) AS u(k, p, v, a, e, g)`,
-		runbookID, keys, positions, verbs, args, execs, gates)
+		INSERT INTO runbook_steps (runbook_id, key, position, verb, args, execution, gate, idempotency_key)
+		SELECT $1, k, p, v, a::jsonb, e::jsonb, g, nullif(i, '')
+		FROM unnest($2::text[], $3::int[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[]) AS u(k, p, v, a, e, g, i)`,
+		runbookID, keys, positions, verbs, args, execs, gates, idem)
 }
 
 // queueInsertEdges adds the insert of edges to a batch.
@@ -128,16 +132,33 @@ func queueInsertEdges(b *pgx.Batch, runbookID uuid.UUID, edges []driver.Edge) {
 }
 
 const runbookColumns = `id, plan, plan_hash, inputs, status, mode, request_key, version, wake_at,
-	coalesce(error_code, ''), coalesce(error_message, ''), created_at, updated_at, finished_at`
+	coalesce(error_code, ''), coalesce(error_message, ''), created_at, updated_at, finished_at,
+	lineage_root, lineage_parent, generation, tenant`
 
 func scanRunbook(row pgx.Row) (*driver.Runbook, error) {
 	var r driver.Runbook
+	var root, parent *uuid.UUID
 	err := row.Scan(&r.ID, &r.Plan, &r.PlanHash, &r.Inputs, &r.Status, &r.Mode, &r.RequestKey, &r.Version, &r.WakeAt,
-		&r.ErrorCode, &r.ErrorMessage, &r.CreatedAt, &r.UpdatedAt, &r.FinishedAt)
+		&r.ErrorCode, &r.ErrorMessage, &r.CreatedAt, &r.UpdatedAt, &r.FinishedAt, &root, &parent, &r.Lineage.Generation, &r.Tenant)
 	if err != nil {
 		return nil, translate(err)
 	}
+	if root != nil {
+		r.Lineage.Root = *root
+	}
+	if parent != nil {
+		r.Lineage.Parent = *parent
+	}
 	return &r, nil
+}
+
+// nullUUID stores uuid.Nil as NULL: an original runbook has no lineage
+// root or parent.
+func nullUUID(id uuid.UUID) *uuid.UUID {
+	if id == uuid.Nil {
+		return nil
+	}
+	return &id
 }
 
 // Runbook loads one runbook.
@@ -154,9 +175,7 @@ func (s *Store) Runbook(ctx context.Context, id uuid.UUID) (*driver.Runbook, err
 	return scanRunbook(s.pool.QueryRow(ctx, "SELECT "+runbookColumns+" FROM runbooks WHERE id = $1", id))
 }
 
-const runbookStatesSQL = `SELECT id, 'null'::jsonb, plan_hash, inputs, status, mode, request_key, version, wake_at,
-	coalesce(error_code, ''), coalesce(error_message, ''), created_at, updated_at, finished_at
-	FROM runbooks WHERE id = ANY($1)`
+var runbookStatesSQL = `SELECT ` + runbookColumnsWithoutPlan + ` FROM runbooks WHERE id = ANY($1)`
 
 // Plans loads the plans of runbooks.
 func (t *Tx) Plans(ctx context.Context, ids []uuid.UUID) (map[uuid.UUID][]byte, error) {
@@ -180,29 +199,31 @@ func (t *Tx) Plans(ctx context.Context, ids []uuid.UUID) (map[uuid.UUID][]byte, 
 // RunbookStatus returns a runbook's status, and whether it has finished
 // (nothing more will happen to it: a failed runbook still compensating has
 // not), without loading its plan: what a live event stream polls.
-func (s *Store) RunbookStatus(ctx context.Context, id uuid.UUID) (status rbtype.RunbookStatus, finished bool, err error) {
-	err = s.pool.QueryRow(ctx, `SELECT status, finished_at IS NOT NULL FROM runbooks WHERE id = $1`, id).Scan(&status, &finished)
-	return status, finished, translate(err)
+func (s *Store) RunbookStatus(ctx context.Context, id uuid.UUID) (driver.RunbookState, error) {
+	var st driver.RunbookState
+	err := s.pool.QueryRow(ctx, `SELECT status, finished_at IS NOT NULL, tenant FROM runbooks WHERE id = $1`, id).Scan(&st.Status, &st.Finished, &st.Tenant)
+	return st, translate(err)
 }
 
 // ListRunbooks lists runbooks newest first, optionally only those in a
 // status, after a cursor from a previous page. Plans are left out.
-func (s *Store) ListRunbooks(ctx context.Context, status rbtype.RunbookStatus, limit int, after string) (*driver.RunbookPage, error) {
+func (s *Store) ListRunbooks(ctx context.Context, q driver.RunbookQuery) (*driver.RunbookPage, error) {
+	limit := q.Limit
 	if limit <= 0 || limit > 1000 {
 		limit = 50
 	}
-	afterTime, afterID, err := decodeCursor(after)
+	afterTime, afterID, err := decodeCursor(q.After)
 	if err != nil {
 		return nil, err
 	}
 	rows, err := s.pool.Query(ctx, `
-		SELECT id, 'null'::jsonb, plan_hash, inputs, status, mode, request_key, version, wake_at,
-			coalesce(error_code, ''), coalesce(error_message, ''), created_at, updated_at, finished_at
+		SELECT `+runbookColumnsWithoutPlan+`
 		FROM runbooks
 		WHERE ($1 = '' OR status = $1)
+		  AND ($5 = '' OR tenant = $5)
 		  AND ($2::timestamptz IS NULL OR (created_at, id) < ($2, $3))
 		ORDER BY created_at DESC, id DESC
-		LIMIT $4`, string(status), afterTime, afterID, limit+1)
+		LIMIT $4`, string(q.Status), afterTime, afterID, limit+1, q.Tenant)
 	if err != nil {
 		return nil, translate(err)
 	}
@@ -261,6 +282,7 @@ const updateRunbookSQL = `
 		plan_hash     = CASE WHEN $8::jsonb IS NULL THEN plan_hash ELSE $9 END,
 		version       = CASE WHEN $8::jsonb IS NULL THEN version ELSE $10 END,
 		inputs        = coalesce($11::jsonb, inputs),
+		mode          = coalesce($13, mode),
 		updated_at    = now()
 	WHERE id = $1`
 
@@ -269,7 +291,7 @@ func runbookChangeArgs(c driver.RunbookChange) []any {
 	if c.Plan != nil {
 		plan = string(c.Plan)
 	}
-	return []any{c.ID, c.Status, c.ErrorCode, c.ErrorMessage, c.Finished, c.SetWake, c.WakeAt, plan, c.PlanHash, c.Version, nullJSON(c.Inputs), c.Reopen}
+	return []any{c.ID, c.Status, c.ErrorCode, c.ErrorMessage, c.Finished, c.SetWake, c.WakeAt, plan, c.PlanHash, c.Version, nullJSON(c.Inputs), c.Reopen, c.Mode}
 }
 
 // Wake makes runbooks due now and signals the workers. The caller holds

@@ -16,7 +16,8 @@ const stepColumns = `id, runbook_id, key, position, verb, args, execution, gate,
 	coalesce(idempotency_key, ''), invocation_id, resolved_args, result, coalesce(error_code, ''),
 	coalesce(error_message, ''), simulated, coalesce(gate_decision, ''), coalesce(gate_decided_by, ''),
 	gate_decided_at, coalesce(gate_comment, ''), completion_seq, coalesce(compensation_status, ''),
-	coalesce(compensation_error, ''), created_at, updated_at, started_at, finished_at`
+	coalesce(compensation_error, ''), coalesce(escalation_status, ''), coalesce(escalation_error, ''),
+	created_at, updated_at, started_at, finished_at`
 
 func scanStep(row pgx.Row) (*driver.Step, error) {
 	var s driver.Step
@@ -26,7 +27,7 @@ func scanStep(row pgx.Row) (*driver.Step, error) {
 	err := row.Scan(&s.ID, &s.RunbookID, &s.Key, &s.Position, &s.Verb, &args, &exec, &s.Gate, &s.Status,
 		&s.Attempt, &s.NextAttemptAt, &s.IdempotencyKey, &s.InvocationID, &resolved, &result, &s.ErrorCode,
 		&s.ErrorMessage, &s.Simulated, &s.GateDecision, &s.GateDecidedBy, &s.GateDecidedAt, &s.GateComment,
-		&s.CompletionSeq, &s.CompensationStatus, &s.CompensationError, &s.CreatedAt, &s.UpdatedAt, &s.StartedAt,
+		&s.CompletionSeq, &s.CompensationStatus, &s.CompensationError, &s.EscalationStatus, &s.EscalationError, &s.CreatedAt, &s.UpdatedAt, &s.StartedAt,
 		&s.FinishedAt)
 	if err != nil {
 		return nil, translate(err)
@@ -93,15 +94,17 @@ const updateStepsSQL = `
 		error_code = u.err_code, error_message = u.err_msg, simulated = u.simulated,
 		gate_decision = u.decision, gate_decided_by = u.decided_by, gate_decided_at = u.decided_at,
 		gate_comment = u.comment, compensation_status = u.comp_status, compensation_error = u.comp_err,
+		escalation_status = u.esc_status, escalation_error = u.esc_err,
 		started_at = u.started_at, finished_at = u.finished_at,
 		completion_seq = CASE WHEN u.completed THEN nextval('runbook_steps_completion_seq') ELSE s.completion_seq END,
 		updated_at = now()
 	FROM unnest($1::bigint[], $2::text[], $3::int[], $4::timestamptz[], $5::text[], $6::uuid[], $7::text[],
 		$8::text[], $9::text[], $10::text[], $11::bool[], $12::text[], $13::text[], $14::timestamptz[],
-		$15::text[], $16::text[], $17::text[], $18::timestamptz[], $19::timestamptz[], $20::bool[])
+		$15::text[], $16::text[], $17::text[], $18::timestamptz[], $19::timestamptz[], $20::bool[],
+		$21::text[], $22::text[])
 		AS u(id, status, attempt, next_at, idem_key, invocation, resolved, result, err_code, err_msg,
 			simulated, decision, decided_by, decided_at, comment, comp_status, comp_err, started_at,
-			finished_at, completed)
+			finished_at, completed, esc_status, esc_err)
 	WHERE s.id = u.id`
 
 // stepChangeArgs lays the changes out as the columns of updateStepsSQL.
@@ -125,6 +128,8 @@ func stepChangeArgs(changes []driver.StepChange) []any {
 		comment    = make([]*string, n)
 		compStatus = make([]*string, n)
 		compErr    = make([]*string, n)
+		escStatus  = make([]*string, n)
+		escErr     = make([]*string, n)
 		startedAt  = make([]*time.Time, n)
 		finishedAt = make([]*time.Time, n)
 		completed  = make([]bool, n)
@@ -136,10 +141,11 @@ func stepChangeArgs(changes []driver.StepChange) []any {
 		errCode[i], errMsg[i], simulated[i] = nullString(c.ErrorCode), nullString(c.ErrorMessage), c.Simulated
 		decision[i], decidedBy[i], decidedAt[i], comment[i] = nullString(c.GateDecision), nullString(c.GateDecidedBy), c.GateDecidedAt, nullString(c.GateComment)
 		compStatus[i], compErr[i] = nullString(c.CompensationStatus), nullString(c.CompensationError)
+		escStatus[i], escErr[i] = nullString(c.EscalationStatus), nullString(c.EscalationError)
 		startedAt[i], finishedAt[i], completed[i] = c.StartedAt, c.FinishedAt, c.Completed
 	}
 	return []any{ids, status, attempt, nextAt, idemKey, invocation, resolved, result, errCode, errMsg, simulated,
-		decision, decidedBy, decidedAt, comment, compStatus, compErr, startedAt, finishedAt, completed}
+		decision, decidedBy, decidedAt, comment, compStatus, compErr, startedAt, finishedAt, completed, escStatus, escErr}
 }
 
 func nullString[T ~string](s T) *string {

@@ -28,13 +28,18 @@ type Comment struct {
 	Span Range
 }
 
-// Call is one verb call: one step of the runbook.
+// Call is one verb call: one step of the runbook. A call may also stand as
+// a value, nested in another call's arguments (LANGUAGE.md v1.1); it is
+// still a step of its own, whose result the value refers to.
 type Call struct {
 	Span      Range  // from "(" to ")"
 	Verb      string // domain.verb, as written
 	VerbRange Range
 	Args      []*Arg // in source order, step options included
-	Index     int    // 1-based position among the file's calls
+	// Index is the 1-based position of the call's "(" among the calls the
+	// file opens, nested ones included: for a file without nested calls,
+	// its position among the file's calls.
+	Index int
 }
 
 // Arg is a keyword and its value, in a call or a map.
@@ -132,6 +137,9 @@ func (v *List) Range() Range    { return v.Span }
 func (v *Map) Range() Range     { return v.Span }
 func (v *Bad) Range() Range     { return v.Span }
 
+// Range is the call's span, so that a nested call can stand as a value.
+func (c *Call) Range() Range { return c.Span }
+
 func (*String) isValue()  {}
 func (*Int) isValue()     {}
 func (*Decimal) isValue() {}
@@ -142,6 +150,7 @@ func (*Input) isValue()   {}
 func (*List) isValue()    {}
 func (*Map) isValue()     {}
 func (*Bad) isValue()     {}
+func (*Call) isValue()    {}
 
 // PathString renders the path without the leading '@': "docs.files[0].url".
 func (r *Ref) PathString() string {
@@ -161,10 +170,15 @@ func (p PathStep) String() string {
 	return "." + p.Field
 }
 
-// Walk calls fn for v and every value nested in it, depth first.
+// Walk calls fn for v and every value nested in it, depth first: items of
+// lists, values of maps, and the argument values of nested calls.
 func Walk(v Value, fn func(Value)) {
 	fn(v)
 	switch v := v.(type) {
+	case *Call:
+		for _, a := range v.Args {
+			Walk(a.Value, fn)
+		}
 	case *List:
 		for _, item := range v.Items {
 			Walk(item, fn)

@@ -14,9 +14,14 @@ import (
 // range of every node come from the tokens themselves. So a tree cached for
 // a call shape builds the AST of any call of that shape.
 type builder struct {
-	ts    *tokenStream
-	start int // the index in ts.toks of the call's "("
-	diags *Diagnostics
+	ts     *tokenStream
+	start  int // the index in ts.toks of the top-level call's "("
+	opened int // how many calls the file opened before it
+	diags  *Diagnostics
+	// dropped is called with the tokens [start, end) of a nested call
+	// left out for a bad verb name, so that the names it binds and uses
+	// are noted as unparsed (parser.noteUnparsed).
+	dropped func(start, end int)
 }
 
 // at is the index in ts.toks of a token of the tree.
@@ -24,14 +29,14 @@ func (b *builder) at(t lexer.Token) int { return b.start + syntax.Index(t) }
 
 func (b *builder) rangeOf(t lexer.Token) Range { return b.ts.rangeOf(b.at(t)) }
 
-// call builds the index-th call of the file. It returns nil, having
+// call builds a call, top-level or nested. It returns nil, having
 // reported why, for a verb name that is not domain.verb.
-func (b *builder) call(n *syntax.Call, index int) *Call {
+func (b *builder) call(n *syntax.Call) *Call {
 	c := &Call{
 		Span:      b.rangeOf(n.Open).Through(b.rangeOf(n.Close)),
 		Verb:      b.ts.toks[b.at(n.Verb)].text,
 		VerbRange: b.rangeOf(n.Verb),
-		Index:     index,
+		Index:     b.index(n.Open),
 	}
 	c.Args = b.args(n.Args)
 	if strings.Count(c.Verb, ".") != 1 {
@@ -41,6 +46,19 @@ func (b *builder) call(n *syntax.Call, index int) *Call {
 		return nil
 	}
 	return c
+}
+
+// index is the position of the call opened by open among the calls the
+// file opens: the calls before the top-level one, and the "(" tokens from
+// its own up to open.
+func (b *builder) index(open lexer.Token) int {
+	n := b.opened
+	for i := b.start; i <= b.at(open); i++ {
+		if b.ts.toks[i].is("(") {
+			n++
+		}
+	}
+	return n
 }
 
 func (b *builder) args(ns []*syntax.Arg) []*Arg {
@@ -62,6 +80,16 @@ func (b *builder) value(n *syntax.Value) Value {
 		return l
 	case n.Map != nil:
 		return &Map{Span: b.rangeOf(n.Map.Open).Through(b.rangeOf(n.Map.Close)), Entries: b.args(n.Map.Entries)}
+	case n.Call != nil:
+		if c := b.call(n.Call); c != nil {
+			return c
+		}
+		// A nested call with a bad verb name was reported; it stands as a
+		// bad value so that the call around it is still checked.
+		if b.dropped != nil {
+			b.dropped(b.at(n.Call.Open), b.at(n.Call.Close)+1)
+		}
+		return &Bad{Span: b.rangeOf(n.Call.Open).Through(b.rangeOf(n.Call.Close))}
 	}
 	i := b.at(*n.Scalar)
 	tok := b.ts.toks[i]

@@ -19,28 +19,45 @@ const (
 	EDuplicateBinding Code = "E031"
 	EUnknownField     Code = "E032"
 	ERefType          Code = "E033"
-	ECycle            Code = "E040"
-	EBadOption        Code = "E041"
-	EInputConflict    Code = "E050"
-	EBadOnFailure     Code = "E060"
-	EPlanUnreadable   Code = "E070"
-	EPlanHash         Code = "E071"
-	EPlanCatalogue    Code = "E072"
-	WUnusedBinding    Code = "W001"
-	WImpliedAfter     Code = "W002"
-	VBadYAML          Code = "V001"
-	VUnknownField     Code = "V002"
-	VMissingField     Code = "V003"
-	VBadValue         Code = "V004"
-	VBadSchema        Code = "V005"
-	VNoParkTimeout    Code = "V010"
-	VUnknownHandler   Code = "V011"
-	VDuplicateVerb    Code = "V012"
-	VBadKeyField      Code = "V013"
-	VBadCompensation  Code = "V014"
+	// EReturnsField: a nested call's verb names in `returns:` a field its
+	// output_schema does not have (LANGUAGE.md v1.1).
+	EReturnsField  Code = "E034"
+	ECycle         Code = "E040"
+	EBadOption     Code = "E041"
+	EInputConflict Code = "E050"
+	EBadOnFailure  Code = "E060"
+	// EExpectNotFull: `:expect` on a step whose verb's execution level is
+	// not full, so nothing would check it (SEMANTICS.md section 7).
+	EExpectNotFull   Code = "E061"
+	EPlanUnreadable  Code = "E070"
+	EPlanHash        Code = "E071"
+	EPlanCatalogue   Code = "E072"
+	WUnusedBinding   Code = "W001"
+	WImpliedAfter    Code = "W002"
+	VBadYAML         Code = "V001"
+	VUnknownField    Code = "V002"
+	VMissingField    Code = "V003"
+	VBadValue        Code = "V004"
+	VBadSchema       Code = "V005"
+	VNoParkTimeout   Code = "V010"
+	VUnknownHandler  Code = "V011"
+	VDuplicateVerb   Code = "V012"
+	VBadKeyField     Code = "V013"
+	VBadCompensation Code = "V014"
 	// VDaemonTable: a pg.crud verb names a table of rbd's own (in rbd's
 	// schema, or one of its tables without a schema) or a system catalog.
 	VDaemonTable Code = "V015"
+	// VCacheEffects: a cache on a verb whose effects must happen each time
+	// (external_call, human_process) or on a durable verb.
+	VCacheEffects Code = "V020"
+	// VCacheExternal: an external verb's result reused forever.
+	VCacheExternal Code = "V021"
+	// VCacheTTL: a ttl cache without its duration.
+	VCacheTTL Code = "V022"
+	// VOpaqueHighRisk: a high-risk verb at execution level opaque.
+	VOpaqueHighRisk Code = "V030"
+	// VNoDryRun: execution level full on a handler that cannot dry-run.
+	VNoDryRun Code = "V031"
 )
 
 // CodeInfo describes a code for SARIF rule tables and `rbc` help.
@@ -63,10 +80,12 @@ var Codes = []CodeInfo{
 	{EDuplicateBinding, SeverityError, "binding defined twice"},
 	{EUnknownField, SeverityError, "reference to a field the producer's output_schema does not have"},
 	{ERefType, SeverityError, "reference whose type does not match the parameter"},
+	{EReturnsField, SeverityError, "`returns` field missing from the output"},
 	{ECycle, SeverityError, "dependency cycle"},
 	{EBadOption, SeverityError, "bad step option"},
 	{EInputConflict, SeverityError, "an input used with conflicting types"},
 	{EBadOnFailure, SeverityError, "unknown :on-failure value"},
+	{EExpectNotFull, SeverityError, ":expect on a step whose verb is not at execution level full"},
 	{EPlanUnreadable, SeverityError, "a submitted plan that cannot be read: not a plan, an unknown schema_version, or a malformed step or edge"},
 	{EPlanHash, SeverityError, "a submitted plan whose plan_hash does not match its content"},
 	{EPlanCatalogue, SeverityError, "a submitted plan compiled against another catalogue: a step's execution block, a verb hash or schema differs from this daemon's"},
@@ -83,4 +102,9 @@ var Codes = []CodeInfo{
 	{VBadKeyField, SeverityError, "idempotency key field not in the input schema"},
 	{VBadCompensation, SeverityError, "compensation verb unknown, or its args do not fit it"},
 	{VDaemonTable, SeverityError, "pg.crud names one of rbd's own tables or a system catalog"},
+	{VCacheEffects, SeverityError, "a cache on a verb with outside effects, or on a durable verb"},
+	{VCacheExternal, SeverityError, "an external verb's result reused with no ttl"},
+	{VCacheTTL, SeverityError, "cache policy ttl without a ttl"},
+	{VOpaqueHighRisk, SeverityError, "a high-risk verb at execution level opaque"},
+	{VNoDryRun, SeverityError, "execution level full on a handler without a dry run"},
 }

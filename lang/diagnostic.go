@@ -56,6 +56,9 @@ type Diagnostic struct {
 	Range       Range     `json:"range"`
 	Related     []Related `json:"related,omitempty"`
 	Suggestions []string  `json:"suggestions,omitempty"`
+	// Fixes are machine-applicable repairs (fix.go): one per close name of
+	// a did-you-mean, or the one obvious edit.
+	Fixes []Fix `json:"fixes,omitempty"`
 }
 
 // WithRelated adds a related range and returns d, for chaining.

@@ -17,8 +17,10 @@ const lineWidth = 100
 // comment; otherwise the verb on the first line and one argument per line,
 // indented two spaces, with ")" after the last argument. Lists and maps
 // that do not fit put one item per line and their closing bracket on a
-// line of its own. One blank line between top-level items survives; more
-// collapse to one.
+// line of its own. A nested call stays nested: on one line when it fits,
+// else laid out like a top-level call, its arguments indented two spaces
+// past the argument it is the value of. One blank line between top-level
+// items survives; more collapse to one.
 func Format(f *File) []byte {
 	p := &printer{comments: f.Comments, lastLine: -1}
 	for _, c := range f.Calls {
@@ -167,6 +169,8 @@ func (p *printer) value(v Value, indent string) Pos {
 	inner := indent + "  "
 	var closer string
 	switch v := v.(type) {
+	case *Call:
+		return p.nestedCall(v, indent)
 	case *List:
 		p.write("[")
 		closer = "]"
@@ -202,9 +206,35 @@ func (p *printer) value(v Value, indent string) Pos {
 	return v.Range().End
 }
 
+// nestedCall prints a nested call that does not fit on the line: the verb,
+// then one argument a line at indent plus two spaces, and ")" after the
+// last, unless comments follow it inside the call, which keep ")" on a
+// line of its own.
+func (p *printer) nestedCall(c *Call, indent string) Pos {
+	inner := indent + "  "
+	p.write("(" + c.Verb)
+	lineEnd := c.VerbRange.End
+	for _, a := range c.Args {
+		p.trailing(lineEnd, a.NameRange.Start)
+		p.write("\n")
+		p.leading(a.NameRange.Start, inner)
+		p.write(inner + ":" + a.Name + " ")
+		lineEnd = p.value(a.Value, inner)
+	}
+	if p.countComments(c.Span.End) == 0 {
+		p.write(")")
+		return c.Span.End
+	}
+	p.trailing(lineEnd, c.Span.End)
+	p.write("\n")
+	p.leading(c.Span.End, inner)
+	p.write(indent + ")")
+	return c.Span.End
+}
+
 func isContainer(v Value) bool {
 	switch v.(type) {
-	case *List, *Map:
+	case *List, *Map, *Call:
 		return true
 	}
 	return false
@@ -245,6 +275,8 @@ func flatValue(v Value) string {
 		return "@" + v.PathString()
 	case *Input:
 		return "$" + v.Name
+	case *Call:
+		return flatCall(v)
 	case *List:
 		items := make([]string, len(v.Items))
 		for i, item := range v.Items {

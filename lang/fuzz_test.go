@@ -33,6 +33,12 @@ func FuzzParse(f *testing.F) {
 		"# ~ ( ) ] } { [",
 		"(a.b :x 1\r\n:y 2)\r\n",
 		"(a.b\x00)",
+		// Nested calls (LANGUAGE.md v1.1), well formed and not.
+		"(a.b :x (c.d :y (e.f :as @e) :as @c) :z [(g.h) {:k (i.j)}])",
+		"(a.b :x (c.d :y 1)\n(e.f :z 2)",
+		"(a.b :x (c.d ; note\n  :y 1\n  ; before the close\n  ) :z (e))",
+		"(a.b :x (c.d :y [1 2) :z 3)",
+		"(a.b :x ((c.d)))",
 	}
 	for _, s := range seeds {
 		f.Add([]byte(s))

@@ -39,10 +39,10 @@ type parser struct {
 	shapes shapes
 }
 
-// parseCalls splits the tokens into calls and parses each. A call ends at
-// its closing ")" or, when that is missing, just before the next "(": calls
-// never nest in v1, so a "(" inside a call always means the previous one was
-// left open.
+// parseCalls splits the tokens into top-level calls and parses each. A call
+// ends at its closing ")" or, when that is missing, just before the next
+// "(" that cannot be a nested call (see segment), so that a mistake in one
+// call does not hide mistakes in the next.
 //
 // Calls are parsed one after another. Parsing them in parallel saved about
 // 35 ms of 290 ms at 100k steps on two cores, and nothing measurable in
@@ -50,7 +50,10 @@ type parser struct {
 // buffered results and a worker pool.
 func (p *parser) parseCalls() {
 	toks := p.ts.toks
-	index := 0 // the call's 1-based position in the file, parsed or not
+	// opened counts the calls opened so far, nested ones included: a call's
+	// Index is the position of its "(" among them (LANGUAGE.md v1.1), which
+	// for a file without nested calls is its position among the calls.
+	opened := 0
 	for i := 0; i < len(toks); {
 		if !toks[i].is("(") {
 			p.diags.Errorf(ESyntax, p.ts.rangeOf(i), "expected \"(\" to start a call, found %s", describe(toks[i]))
@@ -60,17 +63,21 @@ func (p *parser) parseCalls() {
 			continue
 		}
 		end, deep := p.segment(i)
-		index++
 		var call *Call
 		if deep >= 0 {
-			p.diags.Errorf(ESyntax, p.ts.rangeOf(deep), "lists and maps nest more than %d levels deep", MaxNesting)
+			p.diags.Errorf(ESyntax, p.ts.rangeOf(deep), "lists, maps and nested calls nest more than %d levels deep", MaxNesting)
 		} else {
-			call = p.parseCall(i, end, index)
+			call = p.parseCall(i, end, opened)
 		}
 		if call != nil {
 			p.file.Calls = append(p.file.Calls, call)
 		} else {
 			p.noteUnparsed(i, end)
+		}
+		for j := i; j < end; j++ {
+			if toks[j].is("(") {
+				opened++
+			}
 		}
 		i = end
 	}
@@ -78,6 +85,13 @@ func (p *parser) parseCalls() {
 
 // segment finds the end (exclusive) of the call opened at token start. deep
 // is the index of a token nested past MaxNesting, or -1.
+//
+// A "(" where a value may stand (after an argument name, or among a list's
+// items) opens a nested call. Anywhere else it cannot continue the call, so
+// the call was left open and the "(" starts the next one. So does a "(" in
+// the first column, wherever it stands: top-level calls start there, nested
+// ones never do in canonical layout, and without this a list left open
+// would swallow every call after it into one syntax error.
 func (p *parser) segment(start int) (end, deep int) {
 	toks := p.ts.toks
 	stack := []int{start}
@@ -90,17 +104,25 @@ func (p *parser) segment(start int) (end, deep int) {
 		}
 		switch t.text {
 		case "(":
-			return i, deep
+			if t.start.Column == 1 || toks[i-1].typ != syntax.Keyword && !toks[stack[len(stack)-1]].is("[") {
+				return i, deep
+			}
+			fallthrough
 		case "[", "{":
 			stack = append(stack, i)
 			if len(stack) > MaxNesting+1 && deep < 0 {
 				deep = i
 			}
-		case ")":
-			return i + 1, deep
-		case "]", "}":
+		case ")", "]", "}":
 			top := stack[len(stack)-1]
-			if (t.text == "]" && toks[top].is("[")) || (t.text == "}" && toks[top].is("{")) {
+			if (t.text == ")" && toks[top].is("(")) || (t.text == "]" && toks[top].is("[")) || (t.text == "}" && toks[top].is("{")) {
+				stack = stack[:len(stack)-1]
+			} else if t.text == ")" {
+				// A ")" closing a list or map left open ends the call it
+				// is in; participle reports what is missing.
+				for len(stack) > 0 && !toks[stack[len(stack)-1]].is("(") {
+					stack = stack[:len(stack)-1]
+				}
 				stack = stack[:len(stack)-1]
 			}
 		}
@@ -108,20 +130,20 @@ func (p *parser) segment(start int) (end, deep int) {
 	return i, deep
 }
 
-// parseCall parses the call in tokens [start, end), the index-th of the
-// file. It returns nil, having reported why, if the call did not parse.
-func (p *parser) parseCall(start, end, index int) *Call {
+// parseCall parses the call in tokens [start, end), after opened calls of
+// the file. It returns nil, having reported why, if the call did not parse.
+func (p *parser) parseCall(start, end, opened int) *Call {
 	tree, err := p.shapes.tree(p.ts.toks[start:end])
 	if err != nil {
 		p.syntaxError(err, start, end)
 		return nil
 	}
-	b := &builder{ts: p.ts, start: start, diags: &p.diags}
-	return b.call(tree, index)
+	b := &builder{ts: p.ts, start: start, opened: opened, diags: &p.diags, dropped: p.noteUnparsed}
+	return b.call(tree)
 }
 
-// noteUnparsed records the names a call that failed to parse binds and
-// refers to.
+// noteUnparsed records the names a call that failed to parse (or a nested
+// call left out) binds and refers to.
 func (p *parser) noteUnparsed(start, end int) {
 	u := &p.file.Unparsed
 	if u.Bound == nil {

@@ -189,7 +189,7 @@ func TestParseHostileInputs(t *testing.T) {
 	t.Run("deep nesting", func(t *testing.T) {
 		src := "(a.b :x " + strings.Repeat("[", 100000) + strings.Repeat("]", 100000) + ")\n(c.d :y 1)"
 		f, diags := Parse("t.rbk", []byte(src))
-		require.Equal(t, []string{"1:73-1:74 E001 lists and maps nest more than 64 levels deep"}, diagLines(diags))
+		require.Equal(t, []string{"1:73-1:74 E001 lists, maps and nested calls nest more than 64 levels deep"}, diagLines(diags))
 		require.Len(t, f.Calls, 1, "the next call still parses")
 	})
 	t.Run("nesting at the limit", func(t *testing.T) {
@@ -211,4 +211,74 @@ func TestParseNumbersCallsAcrossFile(t *testing.T) {
 	require.Len(t, f.Calls, 2)
 	require.Equal(t, 1, f.Calls[0].Index)
 	require.Equal(t, 3, f.Calls[1].Index, "a call that failed to parse keeps its number")
+}
+
+func TestParseNestedCalls(t *testing.T) {
+	src := "(a.b :x (c.d :y (e.f) :as @cd) :z [(g.h) 1])\n(i.j)"
+	f, diags := Parse("t.rbk", []byte(src))
+	require.Empty(t, diags)
+	require.Len(t, f.Calls, 2)
+	outer := f.Calls[0]
+	require.Equal(t, 1, outer.Index)
+	cd := outer.Args[0].Value.(*Call)
+	require.Equal(t, "c.d", cd.Verb)
+	require.Equal(t, 2, cd.Index, "numbered by the position of its opening parenthesis")
+	require.Equal(t, 3, cd.Args[0].Value.(*Call).Index)
+	require.Equal(t, "cd", cd.Args[1].Value.(*Ref).Name)
+	gh := outer.Args[1].Value.(*List).Items[0].(*Call)
+	require.Equal(t, "g.h", gh.Verb)
+	require.Equal(t, 4, gh.Index)
+	require.Equal(t, 5, f.Calls[1].Index)
+	require.Equal(t, Pos{1, 9, 8}, cd.Span.Start)
+	require.Equal(t, Pos{1, 31, 30}, cd.Span.End)
+}
+
+func TestParseNestedCallRecovery(t *testing.T) {
+	t.Run("a call left open before the next", func(t *testing.T) {
+		// The "(" after a value cannot be nested, so the first call was
+		// left open and the second still parses.
+		f, diags := Parse("t.rbk", []byte("(a.b :x (c.d :y 1)\n(e.f :z 2)"))
+		require.Equal(t, []string{`1:19-1:19 E001 missing ")" before "("`}, diagLines(diags))
+		require.Len(t, f.Calls, 1)
+		require.Equal(t, "e.f", f.Calls[0].Verb)
+		require.Equal(t, 3, f.Calls[0].Index)
+	})
+	t.Run("a nested call with a bad verb name", func(t *testing.T) {
+		f, diags := Parse("t.rbk", []byte("(a.b :x (cd :y 1) :w 2)"))
+		require.Equal(t, []string{`1:10-1:12 E001 verb name "cd" must be two identifiers joined by one dot, as in kyc.open-case`}, diagLines(diags))
+		require.IsType(t, &Bad{}, f.Calls[0].Args[0].Value)
+	})
+	t.Run("a value after a nested call", func(t *testing.T) {
+		_, diags := Parse("t.rbk", []byte("(a.b :x (c.d :y 1 2))"))
+		require.Equal(t, []string{`1:19-1:20 E001 expected an argument name (:name) or ")", found number 2`}, diagLines(diags))
+	})
+	t.Run("nested calls past the limit", func(t *testing.T) {
+		src := "(a.b" + strings.Repeat(" :x (a.b", 100) + strings.Repeat(")", 101) + "\n(c.d :y 1)"
+		f, diags := Parse("t.rbk", []byte(src))
+		require.Len(t, diags, 1)
+		require.Contains(t, diags[0].Message, "nest more than 64 levels deep")
+		require.Len(t, f.Calls, 1, "the next call still parses")
+	})
+}
+
+func TestParseNestedCallLeftOutNotesItsNames(t *testing.T) {
+	f, diags := Parse("t.rbk", []byte("(a.b :x (cd :y @used.f :as @bound))\n(c.d :z @bound.v)"))
+	require.Len(t, diags, 1)
+	require.Len(t, f.Calls, 2)
+	require.Equal(t, map[string]bool{"bound": true}, f.Unparsed.Bound, "so @bound below is not also E030")
+	require.Equal(t, map[string]bool{"used": true}, f.Unparsed.Referenced)
+}
+
+// A "(" in the first column starts a call, so a list or call left open
+// does not take the calls after it down with it.
+func TestParseRecoversAtTheFirstColumn(t *testing.T) {
+	f, diags := Parse("t.rbk", []byte("(a.b :x [1 2\n(c.d :y 1)\n(e.f :x\n(g.h))"))
+	require.Equal(t, []string{
+		`1:13-1:13 E001 missing "]" before "("`,
+		`3:6-3:8 E001 expected a value after :x, found nothing`,
+		`4:6-4:7 E001 expected "(" to start a call, found ")"`,
+	}, diagLines(diags))
+	require.Len(t, f.Calls, 2)
+	require.Equal(t, "c.d", f.Calls[0].Verb)
+	require.Equal(t, "g.h", f.Calls[1].Verb)
 }

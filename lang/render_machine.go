@@ -42,18 +42,43 @@ func WriteSARIF(w io.Writer, ds Diagnostics, toolName, version string) error {
 			loc.Message = sarif.NewTextMessage(rel.Message)
 			result.AddRelatedLocation(loc)
 		}
+		for _, f := range d.Fixes {
+			result.AddFix(sarifFix(f))
+		}
 	}
 	report.AddRun(run)
 	return report.PrettyWrite(w)
 }
 
 func sarifLocation(r Range) *sarif.Location {
-	region := sarif.NewRegion().
-		WithStartLine(r.Start.Line).WithStartColumn(r.Start.Column).
-		WithEndLine(r.End.Line).WithEndColumn(r.End.Column).
-		WithByteOffset(r.Start.Byte).WithByteLength(r.Len())
 	return sarif.NewLocationWithPhysicalLocation(
 		sarif.NewPhysicalLocation().
 			WithArtifactLocation(sarif.NewSimpleArtifactLocation(r.Filename)).
-			WithRegion(region))
+			WithRegion(sarifRegion(r)))
+}
+
+func sarifRegion(r Range) *sarif.Region {
+	return sarif.NewRegion().
+		WithStartLine(r.Start.Line).WithStartColumn(r.Start.Column).
+		WithEndLine(r.End.Line).WithEndColumn(r.End.Column).
+		WithByteOffset(r.Start.Byte).WithByteLength(r.Len())
+}
+
+// sarifFix renders a fix as SARIF's: one artifact change per file, each
+// edit a replacement of its region (its byte offset and length, which
+// SARIF prefers for replacements, and its lines and columns).
+func sarifFix(f Fix) *sarif.Fix {
+	fix := sarif.NewFix().WithDescriptionText(f.Message)
+	changes := map[string]*sarif.ArtifactChange{}
+	for _, e := range f.Edits {
+		change, ok := changes[e.Range.Filename]
+		if !ok {
+			change = sarif.NewArtifactChange(sarif.NewSimpleArtifactLocation(e.Range.Filename))
+			changes[e.Range.Filename] = change
+			fix.AddArtifactChanges(change)
+		}
+		change.WithReplacement(sarif.NewReplacement(sarifRegion(e.Range)).
+			WithInsertedContent(sarif.NewArtifactContent().WithText(e.Text)))
+	}
+	return fix
 }

@@ -21,7 +21,7 @@ func TestWriteText(t *testing.T) {
 	}
 	var ds Diagnostics
 	ds.Errorf(EUnknownVerb, Range{"a.rbk", Pos{1, 2, 1}, Pos{1, 15, 14}}, "unknown verb %q", "kyc.opne-case").
-		WithSuggestions("kyc.open-case")
+		WithReplacements(Range{"a.rbk", Pos{1, 2, 1}, Pos{1, 15, 14}}, "kyc.opne-case", []string{"kyc.open-case", "kyc.open-cases"}, nil)
 	ds.Errorf(ESyntax, Range{"a.rbk", Pos{2, 8, 59}, Pos{2, 9, 60}}, `expected a value after :x, found ")"`).
 		WithRelated(Range{"a.rbk", Pos{2, 2, 53}, Pos{2, 3, 54}}, "the call starts here")
 	ds.Warnf(WUnusedBinding, Range{"a.rbk", Pos{1, 46, 45}, Pos{2, 3, 54}}, "a range that spans lines")
@@ -39,6 +39,8 @@ func TestWriteJSONAndSARIF(t *testing.T) {
 	ds.Errorf(EDuplicateBinding, Range{"a.rbk", Pos{2, 10, 30}, Pos{2, 15, 35}}, "binding @case is defined twice").
 		WithRelated(Range{"a.rbk", Pos{1, 10, 9}, Pos{1, 15, 14}}, "@case is first defined here")
 	ds.Warnf(WUnusedBinding, Range{"a.rbk", Pos{3, 1, 40}, Pos{3, 6, 45}}, "binding @x is never referenced")
+	ds.Errorf(EUnknownArg, Range{"a.rbk", Pos{4, 6, 50}, Pos{4, 12, 56}}, "verb %q has no argument :cuont", "t.make").
+		WithReplacements(Range{"a.rbk", Pos{4, 6, 50}, Pos{4, 12, 56}}, ":cuont", []string{":count"}, nil)
 
 	var js bytes.Buffer
 	require.NoError(t, WriteJSON(&js, ds))

@@ -19,7 +19,8 @@ const maxShownColumns = 120
 
 // WriteText renders diagnostics in the text format of LANGUAGE.md: one
 // header line each, then the source line and a caret under the range.
-// Related ranges follow as notes in the same shape.
+// Related ranges follow as notes in the same shape, then one "= help:"
+// line for each fix the diagnostic offers.
 func WriteText(w io.Writer, ds Diagnostics, src Sources) error {
 	var b strings.Builder
 	for _, d := range ds {
@@ -28,6 +29,9 @@ func WriteText(w io.Writer, ds Diagnostics, src Sources) error {
 		for _, rel := range d.Related {
 			fmt.Fprintf(&b, "%s: note: %s\n", rel.Range, rel.Message)
 			writeExcerpt(&b, rel.Range, src)
+		}
+		for _, f := range d.Fixes {
+			fmt.Fprintf(&b, "%5s = help: %s\n", "", f.Message)
 		}
 	}
 	_, err := io.WriteString(w, b.String())

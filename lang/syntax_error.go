@@ -90,14 +90,11 @@ func (p *parser) context(start, i int) string {
 			continue
 		}
 		switch t.text {
-		case "]", "}":
+		case "]", "}", ")":
 			depth++
-		case "[", "{":
+		case "[", "{", "(":
 			if depth == 0 {
-				if t.text == "[" {
-					return `"]"`
-				}
-				return `"}"`
+				return map[string]string{"(": `")"`, "[": `"]"`, "{": `"}"`}[t.text]
 			}
 			depth--
 		}

@@ -18,6 +18,7 @@ var relations = []string{
 	"completion_notifications",
 	"completion_notifications_id_seq",
 	"invocation_records",
+	"result_cache",
 	"runbook_edges",
 	"runbook_events",
 	"runbook_events_id_seq",

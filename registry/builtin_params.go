@@ -16,11 +16,11 @@ import (
 func builtinSpecs() []HandlerSpec {
 	return []HandlerSpec{
 		{Name: "core.echo", Kind: rbtype.KindSync, Summary: "returns its arguments (tests, wiring, constants)",
-			CheckParams: checkEcho},
+			CheckParams: checkEcho, DryRun: true},
 		{Name: "core.fail", Kind: rbtype.KindSync, Summary: "fails with the code given in params (tests, drills)",
 			CheckParams: checkFail},
 		{Name: "http.call", Kind: rbtype.KindSync, Summary: "one HTTP request, with the Idempotency-Key header",
-			CheckParams: checkHTTP},
+			CheckParams: checkHTTP, DryRun: true},
 		{Name: "http.start", Kind: rbtype.KindDurable, Summary: "POSTs a task with a correlation key and callback, then parks",
 			CheckParams: checkStart},
 		{Name: "await.notification", Kind: rbtype.KindDurable, Summary: "parks until a notification arrives",
@@ -28,7 +28,7 @@ func builtinSpecs() []HandlerSpec {
 		{Name: "timer.sleep", Kind: rbtype.KindDurable, Summary: "parks until a time or for a duration",
 			CheckParams: checkSleep},
 		{Name: CRUDHandler, Kind: rbtype.KindSync, Summary: "insert, select, update, delete or upsert on one table",
-			CheckParams: checkCRUD},
+			CheckParams: checkCRUD, DryRun: true},
 	}
 }
 
@@ -123,12 +123,23 @@ func checkFail(m map[string]any) error {
 var httpMethods = []string{"GET", "POST", "PUT", "PATCH", "DELETE"}
 
 func checkHTTP(m map[string]any) error {
-	p := newParams(m, "url", "method", "headers")
+	p := newParams(m, "url", "method", "headers", "dry_run", "dry_run_url")
 	if u := p.str("url", true); u != "" {
 		parsed, err := url.Parse(u)
 		if err != nil || (parsed.Scheme != "http" && parsed.Scheme != "https") || parsed.Host == "" {
 			p.fail("param \"url\" %q must be an absolute http or https URL", u)
 		}
+	}
+	switch mode := p.str("dry_run", false); mode {
+	case "", "none", "head":
+	case "url":
+		u := p.str("dry_run_url", false)
+		parsed, err := url.Parse(u)
+		if u == "" || err != nil || (parsed.Scheme != "http" && parsed.Scheme != "https") || parsed.Host == "" {
+			p.fail("param \"dry_run\" url needs \"dry_run_url\", an absolute http or https URL of the validation endpoint")
+		}
+	default:
+		p.fail("param \"dry_run\" %q must be none, head or url", mode)
 	}
 	if method := p.str("method", false); method != "" && !slices.Contains(httpMethods, method) {
 		p.fail("param \"method\" %q must be one of %s", method, strings.Join(httpMethods, ", "))

@@ -92,6 +92,10 @@ func (c *Catalogue) checkHandler(d *verbs.Definition, diags *lang.Diagnostics) {
 			"%s verb %q names handler %q, which is %s; make the verb %s or pick a %s handler",
 			e.Kind, d.FullName(), spec.Name, spec.Kind, spec.Kind, e.Kind)
 	}
+	if e.Level == rbtype.LevelFull && !spec.DryRun {
+		diags.Errorf(lang.VNoDryRun, d.FieldRange("execution.level"),
+			"verb %q is at execution level full, but handler %q cannot dry-run, so nothing could be verified before the commit; use level guarded, or a handler with a dry run", d.FullName(), spec.Name)
+	}
 	if spec.CheckParams != nil {
 		if err := spec.CheckParams(e.Params); err != nil {
 			diags.Errorf(lang.VBadValue, d.FieldRange("execution.params"), "bad params for handler %q: %v", spec.Name, err)
@@ -99,51 +103,63 @@ func (c *Catalogue) checkHandler(d *verbs.Definition, diags *lang.Diagnostics) {
 	}
 }
 
-// checkCompensation checks that the compensation verb exists, is sync, and
-// that its args fit: every name is an argument of that verb, every required
-// argument is given, literals match their schema, and @args/@result paths
-// start with a field this verb has.
+// checkCompensation checks a verb's compensation and its escalation: each
+// names a sync verb of the catalogue, with args that fit it.
 func (c *Catalogue) checkCompensation(d *verbs.Definition, diags *lang.Diagnostics) {
-	comp := d.Execution.Compensation
+	c.checkVerbCall(d, d.Execution.Compensation, "compensation", "execution.compensation", diags)
+	c.checkVerbCall(d, d.Execution.Timeouts.Escalation, "escalation", "execution.timeouts.escalation", diags)
+}
+
+// whySync says why a compensation or an escalation cannot wait.
+var whySync = map[string]string{
+	"compensation": "a failing runbook can be undone without waiting",
+	"escalation":   "the page goes out as soon as the wait times out",
+}
+
+// checkVerbCall checks that a compensation's or escalation's verb exists,
+// is sync, and that its args fit: every name is an argument of that verb,
+// every required argument is given, literals match their schema, and
+// @args/@result paths start with a field this verb has.
+func (c *Catalogue) checkVerbCall(d *verbs.Definition, comp *verbs.Compensation, what, path string, diags *lang.Diagnostics) {
 	if comp == nil {
 		return
 	}
-	at := d.FieldRange("execution.compensation.verb")
+	at := d.FieldRange(path + ".verb")
 	target, ok := c.verbs[comp.Verb]
 	if !ok {
-		diags.Errorf(lang.VBadCompensation, at, "compensation verb %q is not defined", comp.Verb).
+		diags.Errorf(lang.VBadCompensation, at, "%s verb %q is not defined", what, comp.Verb).
 			WithSuggestions(c.Suggest(comp.Verb)...)
 		return
 	}
 	if target.Execution.Kind != rbtype.KindSync {
-		diags.Errorf(lang.VBadCompensation, at, "compensation verb %q is durable; compensations must be sync so a failing runbook can be undone without waiting", comp.Verb)
+		diags.Errorf(lang.VBadCompensation, at, "%s verb %q is durable; %ss must be sync so %s", what, comp.Verb, what, whySync[what])
 	}
 	schema := target.InputSchema
 	for _, name := range slices.Sorted(maps.Keys(comp.Args)) {
-		argAt := d.FieldRange("execution.compensation.args." + name)
+		argAt := d.FieldRange(path + ".args." + name)
 		value := comp.Args[name]
 		if schema != nil && schema.Closed() && !slices.Contains(schema.Properties(), name) {
-			diags.Errorf(lang.VBadCompensation, argAt, "compensation verb %q has no argument %q (valid: %s)",
-				comp.Verb, name, strings.Join(schema.Properties(), ", ")).
+			diags.Errorf(lang.VBadCompensation, argAt, "%s verb %q has no argument %q (valid: %s)",
+				what, comp.Verb, name, strings.Join(schema.Properties(), ", ")).
 				WithSuggestions(lang.Suggest(name, schema.Properties())...)
 			continue
 		}
 		if s, isStr := value.(string); isStr && strings.HasPrefix(s, "@") {
 			if err := checkCompensationRef(d, s); err != nil {
-				diags.Errorf(lang.VBadCompensation, argAt, "compensation arg %q: %v", name, err)
+				diags.Errorf(lang.VBadCompensation, argAt, "%s arg %q: %v", what, name, err)
 			}
 			continue
 		}
 		if schema != nil {
 			if err := schema.ValidateProperty(name, value); err != nil {
-				diags.Errorf(lang.VBadCompensation, argAt, "compensation arg %q does not fit %q: %v", name, comp.Verb, err)
+				diags.Errorf(lang.VBadCompensation, argAt, "%s arg %q does not fit %q: %v", what, name, comp.Verb, err)
 			}
 		}
 	}
 	if schema != nil {
 		for _, req := range schema.Required() {
 			if _, given := comp.Args[req]; !given {
-				diags.Errorf(lang.VBadCompensation, at, "compensation verb %q needs argument %q", comp.Verb, req)
+				diags.Errorf(lang.VBadCompensation, at, "%s verb %q needs argument %q", what, comp.Verb, req)
 			}
 		}
 	}

@@ -49,7 +49,7 @@ func TestHandlerChecks(t *testing.T) {
 	require.Equal(t, []string{
 		`4:36 V011 handler "core.ecko" is not registered (did you mean "core.echo"?)`,
 		`7:36 V004 sync verb "d.b" names handler "http.start", which is durable; make the verb durable or pick a sync handler`,
-		`10:84 V004 bad params for handler "http.call": unknown param "timeout" (valid: url, method, headers); param "url" is required; param "method" "FETCH" must be one of GET, POST, PUT, PATCH, DELETE`,
+		`10:84 V004 bad params for handler "http.call": unknown param "timeout" (valid: url, method, headers, dry_run, dry_run_url); param "url" is required; param "method" "FETCH" must be one of GET, POST, PUT, PATCH, DELETE`,
 		`13:80 V004 bad params for handler "pg.crud": op "update" needs param "key": the columns that select the row`,
 		`13:100 V004 bad params for handler "pg.crud": table "Users; drop" is not a lower-case SQL identifier, optionally schema-qualified`,
 		`16:80 V004 bad params for handler "timer.sleep": param "duration": "soon" is not an ISO 8601 duration (examples: PT30S, PT5M, P14D)`,
@@ -107,6 +107,62 @@ func TestCompensationChecks(t *testing.T) {
 		`32:26 V014 compensation verb "d.wait" is durable; compensations must be sync so a failing runbook can be undone without waiting`,
 		`32:44 V014 compensation arg "x": "@args.nope" names field "nope", which "d.other"'s input_schema does not list`,
 		`42:26 V014 compensation verb "d.udno" is not defined (did you mean "d.undo" or "d.do"?)`,
+	}, diagLines(diags))
+}
+
+// An escalation is checked as a compensation is: its verb exists and is
+// sync, and its args fit it.
+func TestEscalationChecks(t *testing.T) {
+	_, diags := catalogue(t, `
+- name: page
+  domain: ops
+  execution: {kind: sync, handler: core.echo, side_effects: external_call}
+  input_schema:
+    required: [who]
+    properties:
+      who: {type: string}
+- name: wait
+  domain: d
+  execution:
+    kind: durable
+    handler: await.notification
+    side_effects: human_process
+    timeouts: {park_timeout: PT1H, on_timeout: escalate, escalation: {verb: ops.pgae}}
+- name: wait-too
+  domain: d
+  execution:
+    kind: durable
+    handler: await.notification
+    side_effects: human_process
+    timeouts: {park_timeout: PT1H, on_timeout: escalate, escalation: {verb: d.wait, args: {who: 1}}}
+- name: wait-ok
+  domain: d
+  execution:
+    kind: durable
+    handler: await.notification
+    side_effects: human_process
+    timeouts: {park_timeout: PT1H, on_timeout: escalate, escalation: {verb: ops.page, args: {whom: x}}}
+`)
+	require.Equal(t, []string{
+		`15:77 V014 escalation verb "ops.pgae" is not defined (did you mean "ops.page"?)`,
+		`22:77 V014 escalation verb "d.wait" is durable; escalations must be sync so the page goes out as soon as the wait times out`,
+		`29:77 V014 escalation verb "ops.page" needs argument "who"`,
+		`29:100 V014 escalation verb "ops.page" has no argument "whom" (valid: who) (did you mean "who"?)`,
+	}, diagLines(diags))
+}
+
+// Execution level full needs a handler that can dry-run (V031).
+func TestLevelFullNeedsADryRun(t *testing.T) {
+	_, diags := catalogue(t, `
+- name: wait
+  domain: d
+  execution: {kind: durable, handler: await.notification, side_effects: human_process, level: full, timeouts: {park_timeout: PT1H}}
+- name: post
+  domain: d
+  execution: {kind: sync, handler: http.call, params: {url: "https://x.example/p"}, side_effects: external_call, level: full}
+`)
+	require.Equal(t, []string{
+		`4:95 V031 verb "d.wait" is at execution level full, but handler "await.notification" cannot dry-run, so nothing could be verified before the commit; use level guarded, or a handler with a dry run`,
 	}, diagLines(diags))
 }
 

@@ -19,6 +19,9 @@ type HandlerSpec struct {
 	// loaded, so a bad table name or URL is found by `rbc lint`, not at
 	// three in the morning. Nil accepts any params.
 	CheckParams func(params map[string]any) error
+	// DryRun says the handler can say what it would do without doing it,
+	// which execution level full requires (V031).
+	DryRun bool
 }
 
 // Handlers is the set of handler names a build knows.

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"time"
 
 	"github.com/google/uuid"
 
@@ -39,7 +38,7 @@ func (e *Engine) advance(ctx context.Context, ids []uuid.UUID, outcomes []*outco
 	var settled *round
 	err := e.store.InTx(ctx, func(tx driver.Tx) error {
 		calls, settled = nil, nil
-		now := time.Now()
+		now := e.cfg.Clock()
 		if err := tx.LockRunbooks(ctx, ids); err != nil {
 			return err
 		}
@@ -74,6 +73,13 @@ func (e *Engine) advance(ctx context.Context, ids []uuid.UUID, outcomes []*outco
 			return err
 		}
 		r.supplyReceipts(receipts)
+		for tenant, keys := range r.cacheKeys() {
+			cached, err := tx.CacheEntries(ctx, tenant, keys)
+			if err != nil {
+				return err
+			}
+			r.supplyCache(cached)
+		}
 		w, leasedCalls, err := r.write()
 		if err != nil {
 			return err

@@ -1,10 +1,16 @@
 package runtime
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/google/uuid"
 
 	"github.com/runbookdev/runbook/lang"
+	"github.com/runbookdev/runbook/runtime/driver"
 )
 
 // Errors the API reports; callers test with errors.Is.
@@ -17,6 +23,12 @@ var (
 	ErrConflict = errors.New("conflict")
 	// ErrInvalid: the request itself is wrong (bad inputs, bad mode).
 	ErrInvalid = errors.New("invalid request")
+	// ErrSchema: a value in a well-formed request does not fit the schema
+	// it will be checked against later (an input against the arguments
+	// it feeds, a notification's result against the parked verb's
+	// output_schema). Refused at the door, nothing stored, so the sender
+	// can fix it and send again.
+	ErrSchema = errors.New("does not match its schema")
 )
 
 // CompileError carries the diagnostics of a source that did not compile,
@@ -29,3 +41,45 @@ func (e *CompileError) Error() string {
 	n, _ := e.Diagnostics.Count()
 	return fmt.Sprintf("the source has %d errors", n)
 }
+
+// noStep is ErrNotFound for a step key a runbook lacks, with the keys
+// closest to it, as rbc suggests names: `rbd approve ID aproval` asks
+// whether `approval` was meant.
+func noStep(runbookID uuid.UUID, key string, steps []*driver.Step) error {
+	keys := make([]string, len(steps))
+	for i, s := range steps {
+		keys[i] = s.Key
+	}
+	msg := fmt.Sprintf("runbook %s has no step %q", runbookID, key)
+	if close := lang.Suggest(key, keys); len(close) > 0 {
+		quoted := make([]string, len(close))
+		for i, c := range close {
+			quoted[i] = strconv.Quote(c)
+		}
+		msg += " (did you mean " + strings.Join(quoted, " or ") + "?)"
+	}
+	return fmt.Errorf("%w: %s", ErrNotFound, msg)
+}
+
+// noRunbook is ErrNotFound for a runbook id nobody stored, with the ids of
+// the most recent runbooks that are close to it: a character mistyped or
+// two swapped in a pasted id. Only the newest runbooks are compared, so a
+// miss costs one small query.
+func (e *Engine) noRunbook(ctx context.Context, id uuid.UUID) error {
+	msg := fmt.Sprintf("no runbook %s", id)
+	// Only the caller's tenant's: another's ids are not to be seen.
+	if page, err := e.store.ListRunbooks(ctx, driver.RunbookQuery{Tenant: listTenant(ctx, ""), Limit: recentForSuggestions}); err == nil {
+		ids := make([]string, len(page.Runbooks))
+		for i, rb := range page.Runbooks {
+			ids[i] = rb.ID.String()
+		}
+		if close := lang.Suggest(id.String(), ids); len(close) > 0 {
+			msg += " (did you mean " + strings.Join(close, " or ") + "?)"
+		}
+	}
+	return fmt.Errorf("%w: %s", ErrNotFound, msg)
+}
+
+// recentForSuggestions is how many of the newest runbooks a mistyped id is
+// compared with.
+const recentForSuggestions = 200

@@ -106,9 +106,17 @@ func (b *binder) ref(path string) (any, error) {
 	return cur, nil
 }
 
+// splitRef splits a reference into the step key and the path after it. A
+// key is a binding name, which holds no "." or "[", or, for a reference to
+// an unnamed nested call (LANGUAGE.md v1.1), "<verb>#<n>", whose verb holds
+// one dot: there the key ends after the "#" and its digits.
 func splitRef(path string) (name, rest string) {
-	if i := strings.IndexAny(path, ".["); i >= 0 {
-		return path[:i], path[i:]
+	from := 0
+	if hash := strings.IndexByte(path, '#'); hash >= 0 {
+		from = hash
+	}
+	if i := strings.IndexAny(path[from:], ".["); i >= 0 {
+		return path[:from+i], path[from+i:]
 	}
 	return path, ""
 }

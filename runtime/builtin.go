@@ -36,7 +36,7 @@ func builtinHandlers(deps BuiltinDeps) map[string]Handler {
 		deps.LookupEnv = os.LookupEnv
 	}
 	return map[string]Handler{
-		"core.echo":          HandlerFunc(echo),
+		"core.echo":          echoHandler{},
 		"core.fail":          HandlerFunc(fail),
 		"http.call":          &httpCall{deps: deps},
 		"http.start":         &httpStart{deps: deps},

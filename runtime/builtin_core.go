@@ -31,6 +31,13 @@ func echo(_ context.Context, c *Call) (Result, error) {
 	return Complete(out), nil
 }
 
+// echoHandler is core.echo. Its dry run is its call: it touches nothing,
+// so a rehearsal (execution level full) says exactly what it will return.
+type echoHandler struct{}
+
+func (echoHandler) Call(ctx context.Context, c *Call) (Result, error)   { return echo(ctx, c) }
+func (echoHandler) DryRun(ctx context.Context, c *Call) (Result, error) { return echo(ctx, c) }
+
 // fail fails with the code in params (tests, drills).
 func fail(_ context.Context, c *Call) (Result, error) {
 	code, _ := c.Params["code"].(string)

@@ -27,6 +27,21 @@ func (h *crud) Call(ctx context.Context, c *Call) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	return h.run(ctx, req)
+}
+
+// DryRun runs the statement in a transaction that rolls back: what it
+// would return, constraints checked, nothing changed.
+func (h *crud) DryRun(ctx context.Context, c *Call) (Result, error) {
+	req, err := h.request(c)
+	if err != nil {
+		return Result{}, err
+	}
+	req.DryRun = true
+	return h.run(ctx, req)
+}
+
+func (h *crud) run(ctx context.Context, req driver.CRUDRequest) (Result, error) {
 	if h.exec == nil {
 		return Result{}, Errorf(rbtype.CodeDependencyUnavailable, "pg.crud has no database")
 	}

@@ -30,13 +30,47 @@ func (h *httpCall) Call(ctx context.Context, c *Call) (Result, error) {
 	return Complete(resp), nil
 }
 
-// DryRun says what request would be sent, without sending it.
-func (h *httpCall) DryRun(_ context.Context, c *Call) (Result, error) {
+// DryRun rehearses the call as params.dry_run says (SEMANTICS.md section
+// 7): "none" (the default) says what request would be sent without
+// sending anything; "head" sends a HEAD request to the URL, to show it
+// answers; "url" sends the same request, body and all, to
+// params.dry_run_url, a validation endpoint whose JSON answer is the dry
+// run's result (what :expect checks). Requests a dry run sends carry
+// Rbd-Dry-Run: true.
+func (h *httpCall) DryRun(ctx context.Context, c *Call) (Result, error) {
 	method, target, err := requestLine(h.deps, c)
 	if err != nil {
 		return Result{}, err
 	}
+	mode, _ := c.Params["dry_run"].(string)
+	switch mode {
+	case "head":
+		cc := *c
+		cc.Params = withParam(c.Params, "method", http.MethodHead)
+		if _, err := send(ctx, h.deps, &cc, nil); err != nil {
+			return Result{}, err
+		}
+		return Complete(map[string]any{"dry_run": true, "method": http.MethodHead, "url": redactURL(target), "reachable": true}), nil
+	case "url":
+		cc := *c
+		cc.Params = withParam(c.Params, "url", c.Params["dry_run_url"])
+		resp, err := send(ctx, h.deps, &cc, c.Args)
+		if err != nil {
+			return Result{}, err
+		}
+		return Complete(resp), nil
+	}
 	return Complete(map[string]any{"dry_run": true, "method": method, "url": redactURL(target)}), nil
+}
+
+// withParam is a copy of params with one of them replaced.
+func withParam(params map[string]any, name string, value any) map[string]any {
+	out := make(map[string]any, len(params)+1)
+	for k, v := range params {
+		out[k] = v
+	}
+	out[name] = value
+	return out
 }
 
 // httpStart POSTs a task to an external system, with the correlation key
@@ -96,7 +130,7 @@ func send(ctx context.Context, deps BuiltinDeps, c *Call, payload map[string]any
 		return nil, err
 	}
 	var body io.Reader
-	if method == http.MethodGet || method == http.MethodDelete {
+	if method == http.MethodGet || method == http.MethodDelete || method == http.MethodHead {
 		target, err = withQuery(target, payload)
 		if err != nil {
 			return nil, err
@@ -117,6 +151,9 @@ func send(ctx context.Context, deps BuiltinDeps, c *Call, payload map[string]any
 	}
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("Idempotency-Key", c.IdempotencyKey)
+	if c.DryRun {
+		req.Header.Set("Rbd-Dry-Run", "true")
+	}
 	if headers, ok := c.Params["headers"].(map[string]any); ok {
 		for name, v := range headers {
 			s, _ := v.(string)

@@ -23,6 +23,7 @@ import (
 // in between does not ask: the runbook is cancelled either way, and later
 // notifications for it are ignored.
 func (e *Engine) Cancel(ctx context.Context, runbookID uuid.UUID, by string) error {
+	by, note := actorOf(ctx, by)
 	var asks []*pendingCall
 	err := e.locked(ctx, runbookID, func(tx driver.Tx, rb *driver.Runbook, steps []*driver.Step) error {
 		if rb.Status == rbtype.RunbookCancelled {
@@ -32,7 +33,7 @@ func (e *Engine) Cancel(ctx context.Context, runbookID uuid.UUID, by string) err
 		if err != nil {
 			return err
 		}
-		c, err := cancelRunbook(time.Now(), e.workerID, rb, steps, invs, by)
+		c, err := cancelRunbook(time.Now(), e.workerID, rb, steps, invs, by, note)
 		if err != nil {
 			return err
 		}
@@ -125,7 +126,7 @@ func (e *Engine) askToCancel(ctx context.Context, a *pendingCall) {
 // cancelRunbook is the change a cancellation makes: the invocations
 // cancelled, the steps not yet final cancelled, their events, and the
 // runbook finished as cancelled.
-func cancelRunbook(now time.Time, worker string, rb *driver.Runbook, steps []*driver.Step, invs []driver.Invocation, by string) (driver.Change, error) {
+func cancelRunbook(now time.Time, worker string, rb *driver.Runbook, steps []*driver.Step, invs []driver.Invocation, by, note string) (driver.Change, error) {
 	if !rb.Status.Running() {
 		return driver.Change{}, fmt.Errorf("%w: runbook %s is already %s", ErrConflict, rb.ID, rb.Status)
 	}
@@ -145,7 +146,7 @@ func cancelRunbook(now time.Time, worker string, rb *driver.Runbook, steps []*dr
 		}
 		c.Events = append(c.Events, ev)
 	}
-	ev, err := newEvent(rb.ID, rbtype.EventRunbookCancelled, worker, nil, RunbookCancelledData{By: by})
+	ev, err := newEvent(rb.ID, rbtype.EventRunbookCancelled, worker, nil, RunbookCancelledData{By: by, Note: note})
 	if err != nil {
 		return driver.Change{}, err
 	}

@@ -76,28 +76,35 @@ func (t *transition) prepareCompensation() *prepared {
 			}
 			return nil
 		}
-		comp := t.execution(s).Compensation
-		exec, ok := t.plan.execution(comp.Verb)
-		if !ok {
-			t.failCompensation(s, Errorf(rbtype.CodeInternal, "the plan has no execution block for %s", comp.Verb))
-			continue
-		}
-		args, err := t.compensationArgs(s, comp.Args)
-		if err == nil {
-			if info, ok := t.plan.plan.Verbs[comp.Verb]; ok && info.InputSchema != nil {
-				if verr := info.InputSchema.Validate(args); verr != nil {
-					err = Errorf(rbtype.CodeSchemaValidationFailed, "compensation arguments do not match %s's input_schema: %v", comp.Verb, verr)
-				}
-			}
-		}
+		p, err := t.prepareVerbCall(s, t.execution(s).Compensation, "compensation", compensationKey(s.Key))
 		if err != nil {
-			t.failCompensation(s, classify(err))
+			t.failCompensation(s, err)
 			continue
 		}
-		key := idempotencyKey(t.rb.ID, compensationKey(s.Key), comp.Verb,
-			verbs.Idempotency{Scope: rbtype.ScopeRunbookStep}, args)
-		return &prepared{step: s, args: args, exec: exec, receipt: driver.ReceiptKey{Handler: exec.Handler, IdempotencyKey: key}}
+		return p
 	}
+}
+
+// prepareVerbCall resolves a compensation's or an escalation's arguments
+// from the step's own (what is "@args" and "@result"), checks them against
+// its verb's input_schema, and derives its key from keyStep, a step key of
+// its own. The error says why it cannot run.
+func (t *transition) prepareVerbCall(s *driver.Step, call *verbs.Compensation, what, keyStep string) (*prepared, *Error) {
+	exec, ok := t.plan.execution(call.Verb)
+	if !ok {
+		return nil, Errorf(rbtype.CodeInternal, "the plan has no execution block for %s", call.Verb)
+	}
+	args, err := t.compensationArgs(s, call.Args)
+	if err != nil {
+		return nil, classify(err)
+	}
+	if info, ok := t.plan.plan.Verbs[call.Verb]; ok && info.InputSchema != nil {
+		if verr := info.InputSchema.Validate(args); verr != nil {
+			return nil, Errorf(rbtype.CodeSchemaValidationFailed, "%s arguments do not match %s's input_schema: %v", what, call.Verb, verr)
+		}
+	}
+	key := idempotencyKey(originOf(t.rb, &exec), keyStep, call.Verb, verbs.Idempotency{Scope: rbtype.ScopeRunbookStep}, args)
+	return &prepared{step: s, args: args, exec: exec, receipt: driver.ReceiptKey{Handler: exec.Handler, IdempotencyKey: key}}, nil
 }
 
 // startCompensation runs a prepared compensation, or completes it from a
@@ -112,7 +119,7 @@ func (t *transition) startCompensation(p *prepared, receipts map[driver.ReceiptK
 	t.touch(s)
 	t.event(rbtype.EventCompensationStarted, s, CompensationStartedData{Verb: comp.Verb})
 	if _, ok := receipts[p.receipt]; ok {
-		t.applyCompensation(s, &outcome{compensation: true, stepID: s.ID})
+		t.applyCompensation(s, &outcome{purpose: callCompensation, stepID: s.ID})
 		return
 	}
 	handler, ok := t.m.handler(p.exec.Handler)
@@ -124,7 +131,7 @@ func (t *transition) startCompensation(p *prepared, receipts map[driver.ReceiptK
 		RunbookID: t.rb.ID, StepKey: s.Key, Verb: comp.Verb, Attempt: s.Attempt, Args: p.args,
 		Params: p.exec.Params, IdempotencyKey: p.receipt.IdempotencyKey, Execution: p.exec,
 	}
-	t.lease(s, call, handler, p.exec.Timeouts.RunTimeout.D, false, true)
+	t.lease(s, call, handler, p.exec.Timeouts.RunTimeout.D, false, callCompensation)
 }
 
 // applyCompensation records a compensation's outcome. A failed one is

@@ -14,8 +14,9 @@ import (
 // Decide records a person's decision on a gate: an approval lets the step
 // run; a rejection fails it with POLICY_DENIED.
 func (e *Engine) Decide(ctx context.Context, runbookID uuid.UUID, stepKey string, approve bool, by, comment string) error {
+	by, note := actorOf(ctx, by)
 	return e.locked(ctx, runbookID, func(tx driver.Tx, rb *driver.Runbook, steps []*driver.Step) error {
-		c, err := decideGate(time.Now(), e.workerID, runbookID, steps, stepKey, approve, by, comment)
+		c, err := decideGate(time.Now(), e.workerID, runbookID, steps, stepKey, approve, by, note, comment)
 		if err != nil {
 			return err
 		}
@@ -25,7 +26,7 @@ func (e *Engine) Decide(ctx context.Context, runbookID uuid.UUID, stepKey string
 
 // decideGate is the change a gate's decision makes: the step ready to run,
 // or failed with POLICY_DENIED, its events, and a wake-up.
-func decideGate(now time.Time, worker string, runbookID uuid.UUID, steps []*driver.Step, stepKey string, approve bool, by, comment string) (driver.Change, error) {
+func decideGate(now time.Time, worker string, runbookID uuid.UUID, steps []*driver.Step, stepKey string, approve bool, by, note, comment string) (driver.Change, error) {
 	var s *driver.Step
 	for _, st := range steps {
 		if st.Key == stepKey {
@@ -33,13 +34,13 @@ func decideGate(now time.Time, worker string, runbookID uuid.UUID, steps []*driv
 		}
 	}
 	if s == nil {
-		return driver.Change{}, fmt.Errorf("%w: runbook %s has no step %q", ErrNotFound, runbookID, stepKey)
+		return driver.Change{}, noStep(runbookID, stepKey, steps)
 	}
 	if s.Status != rbtype.StepWaitingApproval {
 		return driver.Change{}, fmt.Errorf("%w: step %q is %s, not waiting for approval", ErrConflict, stepKey, s.Status)
 	}
 	s.GateDecidedBy, s.GateDecidedAt, s.GateComment = by, &now, comment
-	decided := GateDecidedData{By: by, Comment: comment}
+	decided := GateDecidedData{By: by, Comment: comment, Note: note}
 	var events []driver.Event
 	add := func(typ rbtype.EventType, data any) error {
 		ev, err := newEvent(runbookID, typ, worker, s, data)

@@ -59,6 +59,10 @@ type Config struct {
 	// DataCacheSize is the number of steps whose arguments and results are
 	// kept (65536).
 	DataCacheSize int
+	// Clock is the time an advance decides by: retry delays, park and
+	// cache expiries (time.Now). Tests move it; the database's own clock
+	// still decides what is due.
+	Clock func() time.Time
 	// Catalogue compiles submitted and extension sources.
 	Catalogue *registry.Catalogue
 	Logger    *slog.Logger
@@ -97,6 +101,9 @@ func (c *Config) defaults() {
 	defInt(&c.DataCacheSize, 65536)
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Clock == nil {
+		c.Clock = time.Now
 	}
 }
 
@@ -294,11 +301,24 @@ func (e *Engine) sweepLoop(ctx context.Context) {
 		e.signal(e.kick)
 		e.updateGauges(ctx)
 		e.pruneOrphans(ctx)
+		e.pruneCache(ctx)
 		select {
 		case <-ctx.Done():
 		case <-e.sweepNow:
 		case <-time.After(e.cfg.SweepInterval):
 		}
+	}
+}
+
+// pruneCache deletes expired result cache entries: lookups already ignore
+// them, so this only bounds the table.
+func (e *Engine) pruneCache(ctx context.Context) {
+	pruned, err := e.store.PruneCache(ctx, e.cfg.Clock(), 1000)
+	switch {
+	case err != nil && ctx.Err() == nil:
+		e.log.Error("pruning the result cache", "err", err)
+	case pruned > 0:
+		e.log.Info("pruned expired cache entries", "pruned", pruned)
 	}
 }
 
@@ -330,6 +350,11 @@ func (e *Engine) updateGauges(ctx context.Context) {
 
 // maxTries bounds how often a work item's transaction is retried.
 const maxTries = 8
+
+// poisonTries is how often an outcome's transaction fails alone, with an
+// error not known to be transient, before the outcome is recorded as its
+// step's failure.
+const poisonTries = 3
 
 // advancer takes batches of work from the queue, advances them in one
 // transaction, and starts the calls the transaction leased.
@@ -367,12 +392,30 @@ func (e *Engine) advancer(ctx, calls context.Context) {
 // retry puts a failed transaction's items back, after a pause that grows
 // with their tries. An outcome given up on is not lost: its lease expires
 // and the step runs again, with the same idempotency key.
+//
+// A failure that is not known to be transient may be a poison pill: one
+// runbook's write the database refuses every time (a handler's result
+// holding a NUL, which jsonb cannot store). Its batch is split, each item
+// retried alone, so that the others' work goes through; and an outcome
+// that still cannot be written alone is recorded as the step's failure
+// instead, rather than given up on, which would let its lease expire and
+// the call be made again, forever.
 func (e *Engine) retry(items []workItem, err error) {
 	e.log.Warn("advance transaction failed; retrying", "err", err, "runbooks", len(items))
+	suspect := !errors.Is(err, driver.ErrTransient) && !errors.Is(err, errLeaseRefused) &&
+		!errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
 	var again []workItem
 	for _, it := range items {
 		it.tries++
-		if it.tries >= maxTries {
+		switch {
+		case suspect && len(items) > 1:
+			it.alone = true
+		case suspect && it.outcome != nil && it.outcome.err == nil && it.tries >= poisonTries:
+			e.log.Error("a call's outcome cannot be recorded; failing its step", "runbook_id", it.runbookID,
+				"step_id", it.outcome.stepID, "attempt", it.outcome.attempt, "err", err)
+			it.outcome = it.outcome.unrecordable(err)
+			it.tries = 0
+		case it.tries >= maxTries:
 			e.log.Error("giving up on a work item", "runbook_id", it.runbookID, "err", err)
 			continue
 		}
@@ -417,15 +460,21 @@ func (e *Engine) execute(ctx context.Context, pc *pendingCall) (o *outcome) {
 	began := time.Now()
 	var res Result
 	var err error
+	var seen *rehearsed
 	func() {
 		defer func() {
 			if p := recover(); p != nil {
 				err = Errorf(rbtype.CodeInternal, "the handler panicked: %v", p)
 			}
 		}()
-		if pc.dryRun {
+		switch {
+		case pc.dryRun:
 			res, err = pc.handler.(DryRunner).DryRun(callCtx, pc.call)
-		} else {
+		case pc.rehearsal != nil:
+			if seen, err = pc.rehearsal.rehearse(callCtx, pc.handler, pc.call); err == nil {
+				res, err = pc.handler.Call(callCtx, pc.call)
+			}
+		default:
 			res, err = pc.handler.Call(callCtx, pc.call)
 		}
 	}()
@@ -433,7 +482,8 @@ func (e *Engine) execute(ctx context.Context, pc *pendingCall) (o *outcome) {
 		log.Info("call cut short by shutdown; its step will run again")
 		return nil
 	}
-	o = &outcome{runbookID: pc.runbookID, stepID: pc.stepID, attempt: pc.attempt, compensation: pc.compensation,
+	o = &outcome{runbookID: pc.runbookID, stepID: pc.stepID, attempt: pc.attempt, purpose: pc.purpose,
+		cacheKey: pc.cacheKey, definitionHash: pc.definitionHash, rehearsed: seen,
 		result: res, dryRun: pc.dryRun, idemKey: pc.call.IdempotencyKey}
 	if err != nil {
 		o.err = classify(err)

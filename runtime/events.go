@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"github.com/google/uuid"
 	"time"
 
 	"github.com/runbookdev/runbook/runtime/rbtype"
@@ -23,10 +24,25 @@ type StepReadyData struct {
 type StepSucceededData struct {
 	// Receipt: a stored receipt for its idempotency key was its result.
 	Receipt bool `json:"receipt,omitempty"`
+	// Cache is "hit" when a cached result was its result, and Source says
+	// where that result came from (SEMANTICS.md section 4).
+	Cache  string       `json:"cache,omitempty"`
+	Source *CacheSource `json:"source,omitempty"`
 	// Simulated: a dry run recorded it without calling its handler.
 	Simulated bool `json:"simulated,omitempty"`
 	// Reason says why it was simulated, when not because of side effects.
 	Reason string `json:"reason,omitempty"`
+}
+
+// StepReclaimedData is the data of STEP_RECLAIMED. SuspectCommit says
+// that the call may have taken effect without its result being recorded:
+// an external_call step whose call was cut off (its worker died, or gave
+// the call up at a shutdown) has no receipt, since a receipt is written
+// with the completion. Audit fails closed: the call is repeated with the
+// same idempotency key, which the provider must honour, and the ledger
+// says so first.
+type StepReclaimedData struct {
+	SuspectCommit bool `json:"suspect_commit"`
 }
 
 // StepFailedData is a failure's code and message (STEP_FAILED,
@@ -68,8 +84,11 @@ type StepTimedOutData struct {
 
 // StepSkippedData names the predecessor that can never complete.
 type StepSkippedData struct {
-	Because string            `json:"because"`
-	Status  rbtype.StepStatus `json:"status"`
+	Because string            `json:"because,omitempty"`
+	Status  rbtype.StepStatus `json:"status,omitempty"`
+	// Reason is DRAFT_ONLY for a step a draft_only runbook does not run
+	// (Because and Status are then empty: nothing upstream stopped it).
+	Reason rbtype.ErrorCode `json:"reason,omitempty"`
 	// Aborted: the runbook stopped because Because failed under
 	// on_failure: abort (also the data of a STEP_CANCELLED it causes).
 	Aborted bool `json:"aborted,omitempty"`
@@ -85,6 +104,8 @@ type GateRequestedData struct {
 type GateDecidedData struct {
 	By      string `json:"by"`
 	Comment string `json:"comment"`
+	// Note is the "by" a request claimed when its token's actor differs.
+	Note string `json:"note,omitempty"`
 }
 
 // CompensationStartedData names the verb that undoes the step.
@@ -110,12 +131,14 @@ type InvocationCancelData struct {
 
 // RunbookCancelledData is who cancelled the runbook.
 type RunbookCancelledData struct {
-	By string `json:"by"`
+	By   string `json:"by"`
+	Note string `json:"note,omitempty"`
 }
 
 // RunbookSubmittedData is the submission.
 type RunbookSubmittedData struct {
 	Actor    string      `json:"actor"`
+	Note     string      `json:"note,omitempty"`
 	Mode     rbtype.Mode `json:"mode"`
 	PlanHash string      `json:"plan_hash"`
 	HoldOpen bool        `json:"hold_open,omitempty"`
@@ -127,4 +150,16 @@ type RunbookExtendedData struct {
 	Steps    []string `json:"steps"`
 	PlanHash string   `json:"plan_hash"`
 	Version  int      `json:"version"`
+}
+
+// CacheSource is the provenance of a cached result: the step and attempt
+// that computed it, when, until when it lives, and under which definition
+// of its verb.
+type CacheSource struct {
+	RunbookID      uuid.UUID  `json:"runbook_id"`
+	Step           string     `json:"step"`
+	Attempt        int        `json:"attempt"`
+	CreatedAt      time.Time  `json:"created_at"`
+	ExpiresAt      *time.Time `json:"expires_at,omitempty"`
+	DefinitionHash string     `json:"definition_hash"`
 }

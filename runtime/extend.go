@@ -45,15 +45,19 @@ const extendTries = 3
 // under the lock checks that the version is still the one compiled
 // against (compiling again if another extension came first).
 func (e *Engine) Extend(ctx context.Context, runbookID uuid.UUID, x Extension) (*Extended, error) {
+	x.Actor, _ = actorOf(ctx, x.Actor) // the mutation's actor is the token's, when it names one
 	if e.cfg.Catalogue == nil {
 		return nil, fmt.Errorf("%w: this daemon has no verb catalogue to compile sources with", ErrInvalid)
 	}
 	for try := 1; ; try++ {
 		rb, err := e.store.Runbook(ctx, runbookID)
 		if errors.Is(err, driver.ErrNotFound) {
-			return nil, fmt.Errorf("%w: no runbook %s", ErrNotFound, runbookID)
+			return nil, e.noRunbook(ctx, runbookID)
 		}
 		if err != nil {
+			return nil, err
+		}
+		if err := e.visible(ctx, rb); err != nil {
 			return nil, err
 		}
 		ext, err := e.compileExtension(rb, x)
@@ -206,10 +210,13 @@ func (e *Engine) lockedRunbook(ctx context.Context, id uuid.UUID, fn func(driver
 		if err != nil {
 			return err
 		}
+		if !sees(ctx, rb.Tenant) {
+			return driver.ErrNotFound // another tenant's: as if it were not there
+		}
 		return fn(tx, rb)
 	})
 	if errors.Is(err, driver.ErrNotFound) {
-		return fmt.Errorf("%w: no runbook %s", ErrNotFound, id)
+		return e.noRunbook(ctx, id)
 	}
 	return err
 }

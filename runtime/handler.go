@@ -58,6 +58,10 @@ type Call struct {
 	// IdempotencyKey is the same on every attempt of the same logical
 	// call; pass it to the system the handler calls.
 	IdempotencyKey string
+	// Seed is this attempt's deterministic seed (for a model's sampling,
+	// say): the same on every replay of the attempt, new for the next
+	// attempt and for a regeneration of a step that regenerates.
+	Seed uint64
 	// For durable handlers: the key the outside world notifies with, and
 	// where it sends the notification.
 	InvocationID   uuid.UUID

@@ -38,6 +38,9 @@ func (e *Engine) Heartbeat(ctx context.Context, correlationKey, extend string) (
 	if err != nil {
 		return time.Time{}, fmt.Errorf("%w: extend: %v", ErrInvalid, err)
 	}
+	if target, err := e.store.WaitTarget(ctx, correlationKey); err == nil && !sees(ctx, target.Tenant) {
+		return time.Time{}, noWait(correlationKey)
+	}
 	inv, err := e.store.Invocation(ctx, correlationKey)
 	if errors.Is(err, driver.ErrNotFound) {
 		return time.Time{}, fmt.Errorf("%w: no step waits on correlation key %q", ErrNotFound, correlationKey)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/runbookdev/runbook/runtime/driver"
 	"github.com/runbookdev/runbook/runtime/rbtype"
 	"github.com/runbookdev/runbook/verbs"
 )
@@ -54,17 +55,63 @@ func invocationIDs(runbookID uuid.UUID, stepKey string, attempt int) (uuid.UUID,
 	return uuid.NewSHA1(namespaceInvocation, material), uuid.NewSHA1(namespaceCorrelation, material).String()
 }
 
+// keyOrigin is what a step's idempotency key and seed derive from besides
+// the step itself (SEMANTICS.md section 6): the lineage root, never the
+// runbook's own id, so that a regenerated runbook's external effects keep
+// the root's keys and return its receipts; and, for a step that
+// regenerates, the generation, so that it runs afresh.
+type keyOrigin struct {
+	root       uuid.UUID
+	generation int    // 0 for the root, and for steps that do not regenerate
+	tenant     string // "" for the default tenant, whose keys are as they were
+}
+
+// originOf is the key origin of a step of rb whose verb has exec.
+func originOf(rb *driver.Runbook, exec *verbs.Execution) keyOrigin {
+	o := keyOrigin{root: rb.Lineage.RootOf(rb.ID)}
+	if rb.Tenant != DefaultTenant {
+		// A global-scope key names no runbook: the tenant keeps two
+		// tenants' effects apart (SEMANTICS.md section 1).
+		o.tenant = rb.Tenant
+	}
+	if regenerates(exec) {
+		o.generation = rb.Lineage.Generation
+	}
+	return o
+}
+
+// regenerates reports whether a regeneration runs a step of this verb
+// again under new keys: a verb whose output follows from its input (pure)
+// or may be produced again (stable, a model's draft), and that changes
+// nothing outside the daemon's own database. Anything else keeps its
+// root's key, so an effect that happened is never repeated.
+func regenerates(exec *verbs.Execution) bool {
+	switch exec.Determinism.Effective() {
+	case rbtype.DeterminismPure, rbtype.DeterminismStable:
+		return exec.SideEffects == rbtype.SideEffectsNone || exec.SideEffects == rbtype.SideEffectsInternalDB
+	}
+	return false
+}
+
 // idempotencyKey derives a step's idempotency key from its verb's scope and
 // key fields (all arguments when the verb names none), so that the same
-// logical call always gets the same key: across attempts, and, for the
-// global scope, across runbooks.
-func idempotencyKey(runbookID uuid.UUID, stepKey, verb string, idem verbs.Idempotency, args map[string]any) string {
+// logical call always gets the same key: across attempts and retries, for
+// the global scope across runbooks, and for a step that does not
+// regenerate across a lineage. An original runbook's keys are those it
+// had before lineages existed: its root is itself, its generation 0.
+func idempotencyKey(o keyOrigin, stepKey, verb string, idem verbs.Idempotency, args map[string]any) string {
 	material := map[string]any{"verb": verb, "scope": idem.Scope}
 	switch idem.Scope {
 	case rbtype.ScopeRunbookStep:
-		material["runbook"], material["step"] = runbookID.String(), stepKey
+		material["runbook"], material["step"] = o.root.String(), stepKey
 	case rbtype.ScopeRunbook:
-		material["runbook"] = runbookID.String()
+		material["runbook"] = o.root.String()
+	}
+	if o.generation > 0 {
+		material["generation"] = o.generation
+	}
+	if o.tenant != "" {
+		material["tenant"] = o.tenant
 	}
 	fields := args
 	if len(idem.KeyFields) > 0 {
@@ -85,12 +132,25 @@ func idempotencyKey(runbookID uuid.UUID, stepKey, verb string, idem verbs.Idempo
 // compensationKey is the idempotency key of the compensation of a step.
 func compensationKey(stepKey string) string { return stepKey + ":compensate" }
 
-// jitterFraction is a pure function of the step and attempt in [0, 1), so
-// a replay computes the same delays.
-func jitterFraction(stepID int64, attempt int) float64 {
-	var b [16]byte
-	binary.BigEndian.PutUint64(b[:8], uint64(stepID))
-	binary.BigEndian.PutUint64(b[8:], uint64(attempt))
-	sum := sha256.Sum256(b[:])
-	return float64(binary.BigEndian.Uint64(sum[:8])>>11) / float64(1<<53)
+// stepSeed is the seed of one attempt of a step, handed to its handler
+// (a model's sampling seed, say) and behind its retry jitter. It derives
+// from the key origin, the step key and the attempt, never from row ids,
+// so a retry or a replay computes the same seed and the same delays. A
+// regeneration's steps that regenerate get new seeds with their new keys:
+// a model asked to draft again should not be handed the seed of the draft
+// it is replacing.
+func stepSeed(o keyOrigin, stepKey string, attempt int) uint64 {
+	material := make([]byte, 0, 16+len(stepKey)+24)
+	material = append(material, o.root[:]...)
+	material = append(material, stepKey...)
+	material = append(material, 0)
+	material = binary.BigEndian.AppendUint64(material, uint64(attempt))
+	material = binary.BigEndian.AppendUint64(material, uint64(o.generation))
+	sum := sha256.Sum256(material)
+	return binary.BigEndian.Uint64(sum[:8])
+}
+
+// jitterFraction maps a seed to [0, 1).
+func jitterFraction(seed uint64) float64 {
+	return float64(seed>>11) / float64(1<<53)
 }

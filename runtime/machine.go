@@ -28,6 +28,9 @@ type observer interface {
 	resumed(latency time.Duration)
 	// leaseReclaimed: a running step's lease was found expired.
 	leaseReclaimed()
+	// cacheLookup: a step's verb caches, and its result was (hit) or was
+	// not in the cache.
+	cacheLookup(verb string, hit bool)
 }
 
 // observerOf is the observer of an engine's metrics; nil metrics observe
@@ -42,5 +45,6 @@ func observerOf(m *Metrics) observer {
 // noObserver counts nothing.
 type noObserver struct{}
 
-func (noObserver) resumed(time.Duration) {}
-func (noObserver) leaseReclaimed()       {}
+func (noObserver) resumed(time.Duration)    {}
+func (noObserver) leaseReclaimed()          {}
+func (noObserver) cacheLookup(string, bool) {}

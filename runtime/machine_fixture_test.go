@@ -397,13 +397,13 @@ func succeed(c *pendingCall, value any) *outcome {
 	if err != nil {
 		panic(err)
 	}
-	return &outcome{runbookID: c.runbookID, stepID: c.stepID, attempt: c.attempt, compensation: c.compensation,
+	return &outcome{runbookID: c.runbookID, stepID: c.stepID, attempt: c.attempt, purpose: c.purpose,
 		result: Complete(value), value: b, idemKey: c.call.IdempotencyKey, dryRun: c.dryRun}
 }
 
 // failWith is the outcome of a call that failed with code.
 func failWith(c *pendingCall, code rbtype.ErrorCode) *outcome {
-	return &outcome{runbookID: c.runbookID, stepID: c.stepID, attempt: c.attempt, compensation: c.compensation,
+	return &outcome{runbookID: c.runbookID, stepID: c.stepID, attempt: c.attempt, purpose: c.purpose,
 		err: Errorf(code, "failed with %s", code), idemKey: c.call.IdempotencyKey}
 }
 

@@ -67,7 +67,8 @@ func TestMachineRetriesWithBackoffThenFailsForGood(t *testing.T) {
 	w, _ := f.advance(failWith(s1, rbtype.CodeRateLimit), succeed(other, map[string]any{"v": 2}))
 	require.Equal(t, rbtype.StepFailedRetryable, f.step("s").Status)
 	retry := eventData[RetryScheduledData](t, w.Events, "STEP_RETRY_SCHEDULED s")
-	delay := RetryDelay(f.plan.steps["s"].Execution.Retry, f.step("s").ID, 1)
+	exec := f.plan.steps["s"].Execution
+	delay := RetryDelay(exec.Retry, stepSeed(originOf(f.rb, &exec), "s", 1), 1)
 	require.Equal(t, rbtype.CodeRateLimit, retry.Code)
 	require.Equal(t, delay.Milliseconds(), retry.DelayMS)
 	require.True(t, retry.NextAttemptAt.Equal(f.now.Add(delay)))
@@ -164,7 +165,9 @@ func TestMachineReclaimsAbandonedStepsAndDropsStaleOutcomes(t *testing.T) {
 	first := callFor(t, calls, "s")
 	f.now = f.now.Add(31 * time.Second) // the lease expired: the worker died
 	w, calls := f.advance()
-	require.Equal(t, []string{"STEP_STARTED s"}, eventNames(w.Events), "the reclaim's STEP_READY is elided by the start")
+	require.Equal(t, []string{"STEP_RECLAIMED s", "STEP_STARTED s"}, eventNames(w.Events), "the reclaim's STEP_READY is elided by the start")
+	reclaimed := eventData[StepReclaimedData](t, w.Events, "STEP_RECLAIMED s")
+	require.True(t, reclaimed.SuspectCommit, "m.send is an external call with no receipt: it may have taken effect")
 	again := callFor(t, calls, "s")
 	require.Equal(t, 2, again.attempt)
 	require.Equal(t, first.call.IdempotencyKey, again.call.IdempotencyKey)
@@ -320,13 +323,13 @@ func TestMachineGates(t *testing.T) {
 		require.Contains(t, eventNames(w.Events), "STEP_READY g", "a step that waits keeps its STEP_READY")
 		require.Len(t, callsFor(calls, "free"), 1, "other branches go on")
 
-		c, err := decideGate(f.now, "api", f.rb.ID, f.steps, "free", approve, "ops", "")
+		c, err := decideGate(f.now, "api", f.rb.ID, f.steps, "free", approve, "ops", "", "")
 		require.ErrorIs(t, err, ErrConflict, "only a waiting step can be decided")
 		require.Empty(t, c.Steps)
-		_, err = decideGate(f.now, "api", f.rb.ID, f.steps, "nope", approve, "ops", "")
+		_, err = decideGate(f.now, "api", f.rb.ID, f.steps, "nope", approve, "ops", "", "")
 		require.ErrorIs(t, err, ErrNotFound)
 
-		c, err = decideGate(f.now, "api", f.rb.ID, f.steps, "g", approve, "ops", "looks right")
+		c, err = decideGate(f.now, "api", f.rb.ID, f.steps, "g", approve, "ops", "", "looks right")
 		require.NoError(t, err)
 		require.True(t, c.Wake)
 		f.applyChange(c)
@@ -350,13 +353,15 @@ func TestMachineGates(t *testing.T) {
 func TestMachineDryRun(t *testing.T) {
 	f := newFixture(t, `(m.approve :what "wire" :as @g) (m.wait :after @g :as @w) (m.echo :v 1 :as @pure)`, nil).dryRun()
 	w, calls := f.advance()
-	require.Equal(t, rbtype.StepComplete, f.step("g").Status)
-	require.True(t, f.step("g").Simulated)
-	require.Equal(t, StepSucceededData{Simulated: true}, eventData[StepSucceededData](t, w.Events, "STEP_SUCCEEDED g"))
-	require.NotContains(t, eventNames(w.Events), "GATE_REQUESTED g")
+	require.NotContains(t, eventNames(w.Events), "GATE_REQUESTED g", "a dry run asks no one")
+	g := callFor(t, calls, "g")
+	require.True(t, g.dryRun, "core.echo can dry-run: its dry run is called, not its call")
 	require.Len(t, callsFor(calls, "pure"), 1, "a step without side effects really runs")
 	require.Empty(t, w.NewInvocations)
-	w, _ = f.advance(succeed(callFor(t, calls, "pure"), map[string]any{"v": 1}))
+	w, _ = f.advance(succeed(g, map[string]any{"what": "wire"}), succeed(callFor(t, calls, "pure"), map[string]any{"v": 1}))
+	require.Equal(t, rbtype.StepComplete, f.step("g").Status)
+	require.True(t, f.step("g").Simulated)
+	// m.wait's handler cannot dry-run: it is simulated without a call.
 	require.True(t, f.step("w").Simulated, "a durable step does not park in a dry run")
 	require.Empty(t, w.NewInvocations)
 	require.Empty(t, f.receipts, "a dry run keeps no receipts")
@@ -374,7 +379,7 @@ func TestMachineCancel(t *testing.T) {
 	for _, inv := range f.invs {
 		active = append(active, inv)
 	}
-	c, err := cancelRunbook(f.now, "api", f.rb, f.steps, active, "ops")
+	c, err := cancelRunbook(f.now, "api", f.rb, f.steps, active, "ops", "")
 	require.NoError(t, err)
 	require.Equal(t, []string{"STEP_CANCELLED w", "STEP_CANCELLED later", "RUNBOOK_CANCELLED"}, eventNames(c.Events))
 	require.Equal(t, RunbookCancelledData{By: "ops"}, eventData[RunbookCancelledData](t, c.Events, "RUNBOOK_CANCELLED"))
@@ -392,7 +397,7 @@ func TestMachineCancel(t *testing.T) {
 	require.Empty(t, w.Processed)
 	require.Empty(t, w.Events)
 
-	_, err = cancelRunbook(f.now, "api", f.rb, f.steps, nil, "ops")
+	_, err = cancelRunbook(f.now, "api", f.rb, f.steps, nil, "ops", "")
 	require.ErrorIs(t, err, ErrConflict)
 }
 
@@ -417,7 +422,7 @@ func TestMachineCompensatesInReverseOrder(t *testing.T) {
 	// The newest completion first: hotel, with its own arguments.
 	w, calls = f.advance()
 	hotel := callFor(t, calls, "hotel")
-	require.True(t, hotel.compensation)
+	require.Equal(t, callCompensation, hotel.purpose)
 	require.Equal(t, "m.undo", hotel.call.Verb)
 	require.Equal(t, map[string]any{"what": "hotel"}, hotel.call.Args)
 	require.Equal(t, CompensationStartedData{Verb: "m.undo"}, eventData[CompensationStartedData](t, w.Events, "COMPENSATION_STARTED hotel"))
@@ -606,12 +611,12 @@ func TestMachineRetry(t *testing.T) {
 	require.Equal(t, rbtype.RunbookFailed, f.rb.Status)
 	require.Equal(t, rbtype.StepSkipped, f.step("next").Status)
 
-	_, _, err := retryRunbook(f.now, "api", f.rb, f.plan, f.steps, []string{"other"}, "ops")
+	_, _, err := retryRunbook(f.now, "api", f.rb, f.plan, f.steps, RetryOptions{Steps: []string{"other"}, By: "ops"})
 	require.ErrorIs(t, err, ErrConflict, "a complete step is not retried")
-	_, _, err = retryRunbook(f.now, "api", f.rb, f.plan, f.steps, []string{"nope"}, "ops")
+	_, _, err = retryRunbook(f.now, "api", f.rb, f.plan, f.steps, RetryOptions{Steps: []string{"nope"}, By: "ops"})
 	require.ErrorIs(t, err, ErrNotFound)
 
-	c, keys, err := retryRunbook(f.now, "api", f.rb, f.plan, f.steps, []string{"s"}, "ops")
+	c, keys, err := retryRunbook(f.now, "api", f.rb, f.plan, f.steps, RetryOptions{Steps: []string{"s"}, By: "ops"})
 	require.NoError(t, err)
 	require.Equal(t, []string{"s", "next"}, keys, "the named step takes its skipped dependent with it")
 	require.Equal(t, RunbookRetriedData{Steps: keys, By: "ops"}, eventData[RunbookRetriedData](t, c.Events, "RUNBOOK_RETRIED"))
@@ -632,7 +637,7 @@ func TestMachineRetry(t *testing.T) {
 	require.Equal(t, rbtype.RunbookComplete, f.rb.Status)
 	require.NotNil(t, f.rb.FinishedAt)
 
-	_, _, err = retryRunbook(f.now, "api", f.rb, f.plan, f.steps, nil, "ops")
+	_, _, err = retryRunbook(f.now, "api", f.rb, f.plan, f.steps, RetryOptions{By: "ops"})
 	require.ErrorIs(t, err, ErrConflict, "a complete runbook is not retried")
 }
 
@@ -661,7 +666,7 @@ func TestMachineHoldOpenAndClose(t *testing.T) {
 	f.advance(succeed(callFor(t, calls, "b"), map[string]any{"v": 1}))
 	require.Equal(t, rbtype.RunbookInProgress, f.rb.Status)
 
-	c, err = closeRunbook(f.now, "api", f.rb, "agent")
+	c, err = closeRunbook(f.now, "api", f.rb, "agent", "")
 	require.NoError(t, err)
 	require.Equal(t, RunbookClosedData{By: "agent"}, eventData[RunbookClosedData](t, c.Events, "RUNBOOK_CLOSED"))
 	require.Equal(t, rbtype.MutationClose, c.Mutations[0].Kind)
@@ -671,7 +676,7 @@ func TestMachineHoldOpenAndClose(t *testing.T) {
 	require.Equal(t, []string{"RUNBOOK_COMPLETED"}, eventNames(w.Events))
 	require.Equal(t, rbtype.RunbookComplete, f.rb.Status)
 
-	_, err = closeRunbook(f.now, "api", f.rb, "agent")
+	_, err = closeRunbook(f.now, "api", f.rb, "agent", "")
 	require.ErrorIs(t, err, ErrConflict, "a finished runbook cannot be closed")
 }
 

@@ -22,6 +22,7 @@ type Metrics struct {
 	sweepDuration   *prometheus.HistogramVec
 	orphanCount     prometheus.Gauge
 	orphansPruned   prometheus.Counter
+	cacheLookups    *prometheus.CounterVec
 }
 
 // NewMetrics creates the metrics and registers them with reg.
@@ -70,11 +71,14 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		orphansPruned: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "rbd_orphan_notifications_pruned_total", Help: "Orphan notifications deleted after --orphan-notification-ttl.",
 		}),
+		cacheLookups: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "rbd_cache_lookups_total", Help: "Result cache lookups before a handler call, by verb and result (hit, miss).",
+		}, []string{"verb", "result"}),
 	}
 	if reg != nil {
 		reg.MustRegister(m.stepsStarted, m.stepsCompleted, m.stepsFailed, m.stepDuration, m.resumeLatency,
 			m.leaseReclaims, m.outcomesDropped, m.advanceLatency, m.parked, m.inboxDepth, m.sweepDuration,
-			m.orphanCount, m.orphansPruned)
+			m.orphanCount, m.orphansPruned, m.cacheLookups)
 	}
 	return m
 }
@@ -100,6 +104,16 @@ func (m *Metrics) callFinished(verb string, took time.Duration, err *Error) {
 func (m *Metrics) resumed(latency time.Duration) {
 	if m != nil {
 		m.resumeLatency.Observe(latency.Seconds())
+	}
+}
+
+func (m *Metrics) cacheLookup(verb string, hit bool) {
+	if m != nil {
+		result := "miss"
+		if hit {
+			result = "hit"
+		}
+		m.cacheLookups.WithLabelValues(verb, result).Inc()
 	}
 }
 

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/runbookdev/runbook/runtime/driver"
@@ -54,16 +55,77 @@ func (e *Engine) Notify(ctx context.Context, n Notification) (rbtype.InboxResult
 	if err != nil {
 		return 0, fmt.Errorf("%w: result: %v", ErrInvalid, err)
 	}
+	if n.Status == rbtype.OutcomeCompleted {
+		if err := e.checkNotifiedResult(ctx, n.CorrelationKey, result); err != nil {
+			return 0, err
+		}
+	}
 	payload, err := json.Marshal(notificationPayload{
 		Status: n.Status, Result: result, ErrorCode: n.ErrorCode, ErrorMessage: n.ErrorMessage,
 	})
 	if err != nil {
 		return 0, fmt.Errorf("%w: result: %v", ErrInvalid, err)
 	}
-	return e.store.InsertNotification(ctx, driver.Notification{
+	var tenant string
+	if s, ok := scopeOf(ctx); ok && !s.All {
+		tenant = s.Tenant
+	}
+	res, err := e.store.InsertNotification(ctx, driver.Notification{
 		CorrelationKey: n.CorrelationKey, PayloadHash: hashJSON(payload), Outcome: n.Status,
-		Result: n.Result, ErrorCode: n.ErrorCode, ErrorMessage: n.ErrorMessage,
+		Result: n.Result, ErrorCode: n.ErrorCode, ErrorMessage: n.ErrorMessage, Tenant: tenant,
 	})
+	if errors.Is(err, driver.ErrNotFound) {
+		return 0, noWait(n.CorrelationKey)
+	}
+	return res, err
+}
+
+// checkNotifiedResult refuses a result that does not fit the output_schema
+// of the verb whose wait it ends: accepted, it would fail the step when
+// consumed, and take the key for good; refused (ErrSchema, 422), nothing
+// is stored and the sender can fix it and send again. A key no step has
+// parked with yet, or whose wait has ended, is not checked here: the
+// first is kept for the step that will park, the second is a duplicate
+// or ignored, and the step's own check still applies when it is consumed.
+func (e *Engine) checkNotifiedResult(ctx context.Context, key string, result any) error {
+	target, err := e.store.WaitTarget(ctx, key)
+	if err == nil && !sees(ctx, target.Tenant) {
+		return noWait(key) // another tenant's: nothing about it is said
+	}
+	if errors.Is(err, driver.ErrNotFound) || err == nil && target.Status != rbtype.InvocationActive {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	plan, ok := e.plans.lookup(target.PlanHash)
+	if !ok {
+		rb, err := e.store.Runbook(ctx, target.RunbookID)
+		if err != nil {
+			return err
+		}
+		if plan, err = e.planOf(rb); err != nil {
+			return err
+		}
+	}
+	info, ok := plan.plan.Verbs[target.Verb]
+	if !ok || info.OutputSchema == nil {
+		return nil
+	}
+	if result == nil {
+		result = map[string]any{} // an empty result completes a step with {}
+	}
+	if err := info.OutputSchema.Validate(result); err != nil {
+		return fmt.Errorf("%w: the result does not match %s's output_schema (step %q waits on this key): %v", ErrSchema, target.Verb, target.StepKey, err)
+	}
+	return nil
+}
+
+// noWait is ErrNotFound for a correlation key a tenant-scoped webhook
+// secret may not resolve: another tenant's wait, told apart from no wait
+// at all by nothing.
+func noWait(key string) error {
+	return fmt.Errorf("%w: no step of this webhook secret's tenant waits on correlation key %s", ErrNotFound, shortKey(key))
 }
 
 // canonicalJSON decodes JSON, so that two payloads that differ only in

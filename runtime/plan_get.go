@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 
 	"github.com/google/uuid"
 
@@ -18,9 +17,12 @@ import (
 func (e *Engine) Plan(ctx context.Context, id uuid.UUID) (json.RawMessage, error) {
 	rb, err := e.store.Runbook(ctx, id)
 	if errors.Is(err, driver.ErrNotFound) {
-		return nil, fmt.Errorf("%w: no runbook %s", ErrNotFound, id)
+		return nil, e.noRunbook(ctx, id)
 	}
 	if err != nil {
+		return nil, err
+	}
+	if err := e.visible(ctx, rb); err != nil {
 		return nil, err
 	}
 	return rb.Plan, nil

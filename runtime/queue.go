@@ -12,6 +12,10 @@ type workItem struct {
 	runbookID uuid.UUID
 	outcome   *outcome
 	tries     int // transactions that failed with this item in them
+	// alone puts the item in a transaction of its own: a transaction it
+	// was part of failed in a way a retry may not cure, and alone it
+	// cannot take other runbooks' work down with it (engine.retry).
+	alone bool
 }
 
 // workQueue is an unbounded queue of work items. Pushing never blocks, so
@@ -44,7 +48,8 @@ func (q *workQueue) push(items ...workItem) {
 }
 
 // pop waits for work and takes the items of up to maxRunbooks runbooks, in
-// arrival order. It returns false once the queue is closed and empty.
+// arrival order, or one item marked alone, by itself. It returns false
+// once the queue is closed and empty.
 func (q *workQueue) pop(maxRunbooks int) ([]workItem, bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -56,13 +61,23 @@ func (q *workQueue) pop(maxRunbooks int) ([]workItem, bool) {
 	}
 	seen := map[uuid.UUID]bool{}
 	var taken, kept []workItem
-	for _, it := range q.items {
-		if seen[it.runbookID] || len(seen) < maxRunbooks {
+	for i, it := range q.items {
+		switch {
+		case it.alone && len(taken) == 0:
+			taken = []workItem{it}
+			kept = append(kept, q.items[i+1:]...)
+		case it.alone:
+			kept = append(kept, it)
+			continue
+		case seen[it.runbookID] || len(seen) < maxRunbooks:
 			seen[it.runbookID] = true
 			taken = append(taken, it)
-		} else {
+			continue
+		default:
 			kept = append(kept, it)
+			continue
 		}
+		break
 	}
 	q.items = kept
 	if q.runningLow != nil && len(kept) < q.lowWater {

@@ -29,6 +29,8 @@ type Resolution struct {
 	// Result is the step's result, for ResolveComplete ({} when empty).
 	Result json.RawMessage
 	By     string
+	// note is the claimed "by" when the token's actor differs.
+	note string
 }
 
 // StepResolvedData is the data of STEP_RESOLVED and the payload of its
@@ -36,6 +38,7 @@ type Resolution struct {
 type StepResolvedData struct {
 	Action string `json:"action"`
 	By     string `json:"by,omitempty"`
+	Note   string `json:"note,omitempty"`
 }
 
 // Resolve settles an escalated step as a person decided: complete with a
@@ -43,6 +46,7 @@ type StepResolvedData struct {
 // (complete, retry), and the runbook, if the escalation had ended it,
 // runs again until it settles anew.
 func (e *Engine) Resolve(ctx context.Context, runbookID uuid.UUID, stepKey string, r Resolution) error {
+	r.By, r.note = actorOf(ctx, r.By)
 	return e.locked(ctx, runbookID, func(tx driver.Tx, rb *driver.Runbook, steps []*driver.Step) error {
 		plan, err := e.planOf(rb)
 		if err != nil {
@@ -66,11 +70,14 @@ func resolveStep(now time.Time, worker string, rb *driver.Runbook, plan *planInf
 	}
 	switch {
 	case s == nil:
-		return driver.Change{}, fmt.Errorf("%w: runbook %s has no step %q", ErrNotFound, rb.ID, key)
+		return driver.Change{}, noStep(rb.ID, key, steps)
 	case s.Status != rbtype.StepEscalated:
 		return driver.Change{}, fmt.Errorf("%w: step %q is %s, not escalated", ErrConflict, key, s.Status)
 	case !rb.Status.Running() && rb.Status != rbtype.RunbookEscalated:
 		return driver.Change{}, fmt.Errorf("%w: runbook %s is %s", ErrConflict, rb.ID, rb.Status)
+	}
+	if err := escalationRunning(s); err != nil {
+		return driver.Change{}, err
 	}
 	pick := map[string]bool{}
 	switch r.Action {
@@ -111,7 +118,7 @@ func resolveStep(now time.Time, worker string, rb *driver.Runbook, plan *planInf
 		}
 	}
 	ev, m, err := logged(rb.ID, rbtype.EventStepResolved, rbtype.MutationResolve, worker, r.By, s,
-		StepResolvedData{Action: r.Action, By: r.By})
+		StepResolvedData{Action: r.Action, By: r.By, Note: r.note})
 	if err != nil {
 		return driver.Change{}, err
 	}
@@ -129,12 +136,48 @@ func resolveStep(now time.Time, worker string, rb *driver.Runbook, plan *planInf
 	if outcome.Type != "" {
 		c.Events = append(c.Events, outcome)
 	}
+	if r.Action == ResolveFail && plan.onFailure(s.Key) == rbtype.OnFailureAbort {
+		if err := abortFromResolve(now, worker, rb.ID, steps, s, &c); err != nil {
+			return driver.Change{}, err
+		}
+	}
 	if rb.Status == rbtype.RunbookEscalated {
 		// The escalation had ended the runbook: it runs until it settles
 		// anew, as the resolution leaves it.
 		c.Runbook = reopened(rb.ID, rbtype.RunbookExecuting)
 	}
 	return c, nil
+}
+
+// abortFromResolve does to the other steps what an abort inside an advance
+// does (transition.failed) when a person fails a step under on_failure:
+// abort: what has not started is skipped, parks are cancelled with their
+// invocations, so that the runbook ends failed at once, and compensates,
+// rather than after its other branches ran.
+func abortFromResolve(now time.Time, worker string, runbookID uuid.UUID, steps []*driver.Step, failed *driver.Step, c *driver.Change) error {
+	data := StepSkippedData{Because: failed.Key, Status: failed.Status, Aborted: true}
+	for _, o := range steps {
+		to := abortsTo(o)
+		if to == "" || o == failed {
+			continue
+		}
+		typ := rbtype.EventStepSkipped
+		if to == rbtype.StepCancelled {
+			typ = rbtype.EventStepCancelled
+			if o.InvocationID != nil {
+				c.Finish = append(c.Finish, *o.InvocationID)
+				c.FinishStatus = rbtype.InvocationCancelled
+			}
+		}
+		o.Status, o.NextAttemptAt, o.FinishedAt = to, nil, &now
+		ev, err := newEvent(runbookID, typ, worker, o, data)
+		if err != nil {
+			return err
+		}
+		c.Steps = append(c.Steps, o.Change())
+		c.Events = append(c.Events, ev)
+	}
+	return nil
 }
 
 // addBlockedAfter adds to pick the skipped and cancelled steps downstream

@@ -22,6 +22,23 @@ type Retried struct {
 type RunbookRetriedData struct {
 	Steps []string `json:"steps"`
 	By    string   `json:"by,omitempty"`
+	// Execute: a draft_only runbook now runs for real.
+	Execute bool   `json:"execute,omitempty"`
+	Note    string `json:"note,omitempty"`
+}
+
+// RetryOptions says what a retry runs again, and who asks.
+type RetryOptions struct {
+	// Steps to retry; empty means every failed, skipped, cancelled and
+	// escalated step (with Execute: every DRAFT_ONLY step).
+	Steps []string
+	By    string
+	// Execute runs a finished draft_only runbook for real: its mode
+	// becomes execute and the steps the draft skipped run, with the
+	// drafts it made.
+	Execute bool
+	// note is the claimed By when the token's actor differs.
+	note string
 }
 
 // Retry runs a failed, partial or escalated runbook again from where it
@@ -31,14 +48,15 @@ type RunbookRetriedData struct {
 // were and idempotency keys stay the same, so an effect that did happen
 // returns its receipt and is not repeated. A complete or cancelled
 // runbook, or one whose completed steps were compensated, is a conflict.
-func (e *Engine) Retry(ctx context.Context, runbookID uuid.UUID, steps []string, by string) (*Retried, error) {
+func (e *Engine) Retry(ctx context.Context, runbookID uuid.UUID, o RetryOptions) (*Retried, error) {
+	o.By, o.note = actorOf(ctx, o.By)
 	var out *Retried
 	err := e.locked(ctx, runbookID, func(tx driver.Tx, rb *driver.Runbook, all []*driver.Step) error {
 		plan, err := e.planOf(rb)
 		if err != nil {
 			return err
 		}
-		c, keys, err := retryRunbook(time.Now(), e.workerID, rb, plan, all, steps, by)
+		c, keys, err := retryRunbook(time.Now(), e.workerID, rb, plan, all, o)
 		if err != nil {
 			return err
 		}
@@ -93,9 +111,17 @@ func resetToPending(s *driver.Step) {
 // with their errors cleared (a rejected gate asks again), the runbook
 // executing and due, its event and mutation. It returns the steps' keys in
 // plan order.
-func retryRunbook(now time.Time, worker string, rb *driver.Runbook, plan *planInfo, steps []*driver.Step, named []string, by string) (driver.Change, []string, error) {
-	switch rb.Status {
-	case rbtype.RunbookFailed, rbtype.RunbookPartial, rbtype.RunbookEscalated, rbtype.RunbookInProgress:
+func retryRunbook(now time.Time, worker string, rb *driver.Runbook, plan *planInfo, steps []*driver.Step, o RetryOptions) (driver.Change, []string, error) {
+	named, by := o.Steps, o.By
+	switch {
+	case o.Execute && rb.Mode != rbtype.ModeDraftOnly:
+		return driver.Change{}, nil, fmt.Errorf("%w: runbook %s runs in mode %s; only a draft_only runbook can be run for real", ErrConflict, rb.ID, rb.Mode)
+	case o.Execute && rb.Status.Running():
+		return driver.Change{}, nil, fmt.Errorf("%w: runbook %s is %s; run its draft for real once it has finished", ErrConflict, rb.ID, rb.Status)
+	case o.Execute && rb.Status == rbtype.RunbookCancelled:
+		return driver.Change{}, nil, fmt.Errorf("%w: runbook %s is cancelled", ErrConflict, rb.ID)
+	case o.Execute:
+	case rb.Status == rbtype.RunbookFailed, rb.Status == rbtype.RunbookPartial, rb.Status == rbtype.RunbookEscalated, rb.Status == rbtype.RunbookInProgress:
 	default:
 		return driver.Change{}, nil, fmt.Errorf("%w: runbook %s is %s; only a failed, partial, escalated or held-open runbook can be retried", ErrConflict, rb.ID, rb.Status)
 	}
@@ -105,9 +131,19 @@ func retryRunbook(now time.Time, worker string, rb *driver.Runbook, plan *planIn
 		if s.CompensationStatus != rbtype.CompensationNone {
 			return driver.Change{}, nil, fmt.Errorf("%w: runbook %s compensated its completed steps (%s's among them); submit it again instead", ErrConflict, rb.ID, s.Key)
 		}
+		if err := escalationRunning(s); err != nil {
+			return driver.Change{}, nil, err
+		}
 	}
 	pick := map[string]bool{}
-	if len(named) == 0 {
+	if len(named) == 0 && o.Execute {
+		for _, s := range steps {
+			if s.Status == rbtype.StepSkipped && s.ErrorCode == rbtype.CodeDraftOnly {
+				pick[s.Key] = true
+			}
+		}
+		addBlockedDescendants(plan, steps, pick)
+	} else if len(named) == 0 {
 		for _, s := range steps {
 			if slices.Contains(retryable, s.Status) {
 				pick[s.Key] = true
@@ -118,7 +154,7 @@ func retryRunbook(now time.Time, worker string, rb *driver.Runbook, plan *planIn
 			s := byKey[key]
 			switch {
 			case s == nil:
-				return driver.Change{}, nil, fmt.Errorf("%w: runbook %s has no step %q", ErrNotFound, rb.ID, key)
+				return driver.Change{}, nil, noStep(rb.ID, key, steps)
 			case !slices.Contains(retryable, s.Status):
 				return driver.Change{}, nil, fmt.Errorf("%w: step %q is %s; only failed, skipped, cancelled and escalated steps can be retried", ErrConflict, key, s.Status)
 			}
@@ -141,7 +177,7 @@ func retryRunbook(now time.Time, worker string, rb *driver.Runbook, plan *planIn
 		resetToPending(s)
 		c.Steps = append(c.Steps, s.Change())
 	}
-	data := RunbookRetriedData{Steps: keys, By: by}
+	data := RunbookRetriedData{Steps: keys, By: by, Execute: o.Execute, Note: o.note}
 	ev, m, err := logged(rb.ID, rbtype.EventRunbookRetried, rbtype.MutationRetry, worker, by, nil, data)
 	if err != nil {
 		return driver.Change{}, nil, err
@@ -152,5 +188,9 @@ func retryRunbook(now time.Time, worker string, rb *driver.Runbook, plan *planIn
 		status = rbtype.RunbookInProgress // still held open
 	}
 	c.Runbook = reopened(rb.ID, status)
+	if o.Execute {
+		mode := rbtype.ModeExecute
+		c.Runbook.Mode = &mode
+	}
 	return c, keys, nil
 }

@@ -68,7 +68,7 @@ func TestRetryCompletesAfterTheProviderRecovers(t *testing.T) {
 	require.Equal(t, rbtype.StepSkipped, step(v, "after").Status)
 	require.Empty(t, svc.byKey, "both attempts failed: no effect")
 
-	_, err := b.engine.Retry(b.ctx, mustID(id), nil, "test")
+	_, err := b.engine.Retry(b.ctx, mustID(id), runtime.RetryOptions{By: "test"})
 	require.NoError(t, err)
 	v = b.waitStatus(t, id, rbtype.RunbookComplete)
 	require.Equal(t, 3, step(v, "send").Attempt, "attempts continue from where they were")
@@ -80,7 +80,7 @@ func TestRetryCompletesAfterTheProviderRecovers(t *testing.T) {
 	require.Equal(t, 3, svc.requests)
 	require.Contains(t, b.eventTypes(t, id), "RUNBOOK_RETRIED")
 
-	_, err = b.engine.Retry(b.ctx, mustID(id), nil, "test")
+	_, err = b.engine.Retry(b.ctx, mustID(id), runtime.RetryOptions{By: "test"})
 	require.ErrorIs(t, err, runtime.ErrConflict, "a complete runbook is not retried")
 }
 
@@ -267,4 +267,32 @@ func TestCancelAsksTheOutsideWorldToStop(t *testing.T) {
 			require.Equal(t, key, d.CorrelationKey)
 		})
 	}
+}
+
+// A person who fails an escalated step under on_failure: abort aborts the
+// runbook as a failure inside an advance would: a parked branch is
+// cancelled, what has not started is skipped, and the runbook fails at
+// once rather than after its other branches ran.
+func TestResolveFailAborts(t *testing.T) {
+	b := setup(t)
+	b.run(t)
+	id := b.submit(t, `(t.wait-escalate :as @w) (t.wait :as @other) (t.echo :after @w :as @n)`, nil)
+	b.waitFor(t, id, "w escalated, other parked", func(v *runtime.RunbookView) bool {
+		return step(v, "w").Status == rbtype.StepEscalated && step(v, "other").Status == rbtype.StepParked
+	})
+	require.NoError(t, b.engine.Resolve(b.ctx, id, "w", runtime.Resolution{Action: runtime.ResolveFail, By: "ops"}))
+	v := b.waitStatus(t, id, rbtype.RunbookFailed)
+	require.Equal(t, rbtype.StepFailed, step(v, "w").Status)
+	require.Equal(t, rbtype.StepCancelled, step(v, "other").Status)
+	require.Equal(t, rbtype.StepSkipped, step(v, "n").Status)
+	invs, err := b.store.InvocationsOf(b.ctx, id)
+	require.NoError(t, err)
+	require.Len(t, invs, 2)
+	for _, inv := range invs {
+		require.NotEqual(t, rbtype.InvocationActive, inv.Status, "the wait for %s ended with the abort", inv.CorrelationKey)
+	}
+	types := b.eventTypes(t, id)
+	require.Contains(t, types, "STEP_CANCELLED other")
+	require.Contains(t, types, "STEP_SKIPPED n")
+	require.Equal(t, "RUNBOOK_FAILED", types[len(types)-1])
 }

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"maps"
 	"slices"
 	"time"
 
@@ -28,7 +29,9 @@ type round struct {
 
 	ready         []*prepared
 	compensations map[uuid.UUID]*prepared
+	escalations   map[uuid.UUID]*prepared
 	receipts      map[driver.ReceiptKey]driver.Receipt
+	cached        map[string]driver.CacheEntry
 }
 
 // newRound builds each runbook's transition from what was loaded (plans
@@ -36,7 +39,8 @@ type round struct {
 // leases for, and runs the first phase: notifications, timeouts, retries,
 // readiness and gates, and the reclaim of abandoned steps.
 func newRound(m *machine, now time.Time, loaded *driver.AdvanceState, plans map[string]*planInfo, outcomes []*outcome) (*round, []*outcome) {
-	r := &round{m: m, now: now, byID: map[uuid.UUID]*transition{}, compensations: map[uuid.UUID]*prepared{}}
+	r := &round{m: m, now: now, byID: map[uuid.UUID]*transition{}, compensations: map[uuid.UUID]*prepared{},
+		escalations: map[uuid.UUID]*prepared{}}
 	stepsOf := map[uuid.UUID][]*driver.Step{}
 	for _, s := range loaded.Steps {
 		stepsOf[s.RunbookID] = append(stepsOf[s.RunbookID], s)
@@ -124,7 +128,7 @@ func (r *round) wantedData(cached func(driver.StepKey) (driver.StepData, bool)) 
 						want(p, false)
 					}
 				}
-			case s.CompensationStatus.Due():
+			case s.CompensationStatus.Due(), s.EscalationStatus.Due():
 				want(s.Key, true)
 			}
 		}
@@ -157,6 +161,9 @@ func (r *round) supplyData(data map[driver.StepKey]driver.StepData) {
 		if c := t.prepareCompensation(); c != nil {
 			r.compensations[t.rb.ID] = c
 		}
+		if e := t.prepareEscalation(); e != nil {
+			r.escalations[t.rb.ID] = e
+		}
 	}
 }
 
@@ -164,11 +171,12 @@ func (r *round) supplyData(data map[driver.StepKey]driver.StepData) {
 // without a call. A step-scoped key is the step's own, and so is a
 // compensation's: its receipt is written with its completion, in the same
 // transaction, so a step or compensation still to run has none to find.
-// Only other scopes, whose keys steps share, are looked up.
+// Only other scopes, whose keys steps share, are looked up, and the keys a
+// regeneration inherited from its parent, whose receipts are the parent's.
 func (r *round) receiptKeys() []driver.ReceiptKey {
 	var keys []driver.ReceiptKey
 	for _, p := range r.ready {
-		if p.exec.Idempotency.Scope != rbtype.ScopeRunbookStep {
+		if p.exec.Idempotency.Scope != rbtype.ScopeRunbookStep || r.byID[p.step.RunbookID].rb.Lineage.Generation > 0 {
 			keys = append(keys, p.receipt)
 		}
 	}
@@ -177,6 +185,27 @@ func (r *round) receiptKeys() []driver.ReceiptKey {
 
 // supplyReceipts hands over the receipts found for receiptKeys.
 func (r *round) supplyReceipts(receipts map[driver.ReceiptKey]driver.Receipt) { r.receipts = receipts }
+
+// cacheKeys lists the result cache keys of prepared steps to look up, by
+// tenant: two tenants never share an entry.
+func (r *round) cacheKeys() map[string][]string {
+	keys := map[string][]string{}
+	for _, p := range r.ready {
+		if p.cacheKey != "" && p.cacheLookup {
+			tenant := r.byID[p.step.RunbookID].rb.Tenant
+			keys[tenant] = append(keys[tenant], p.cacheKey)
+		}
+	}
+	return keys
+}
+
+// supplyCache hands over the cache entries found for cacheKeys.
+func (r *round) supplyCache(entries map[string]driver.CacheEntry) {
+	if r.cached == nil {
+		r.cached = map[string]driver.CacheEntry{}
+	}
+	maps.Copy(r.cached, entries)
+}
 
 // write starts the prepared steps (completing those with receipts, leasing
 // the rest), settles finished runbooks, and returns everything the
@@ -189,8 +218,9 @@ func (r *round) write() (driver.AdvanceWrite, []*pendingCall, error) {
 	w := driver.AdvanceWrite{Worker: r.m.worker, LeaseUntil: r.now.Add(r.m.leaseTTL), Finished: map[rbtype.InvocationStatus][]uuid.UUID{}}
 	var calls []*pendingCall
 	for _, t := range r.states {
-		t.start(byRunbook[t.rb.ID], r.receipts)
+		t.start(byRunbook[t.rb.ID], r.receipts, r.cached)
 		t.startCompensation(r.compensations[t.rb.ID], r.receipts)
+		t.startEscalation(r.escalations[t.rb.ID])
 		// Steps that completed from receipts may have readied others;
 		// those start on the next round, which their wake-up schedules.
 		t.propagate()
@@ -220,6 +250,7 @@ func (t *transition) writeTo(w *driver.AdvanceWrite) {
 	}
 	w.Events = append(w.Events, t.ledger()...)
 	w.Receipts = append(w.Receipts, t.receipts...)
+	w.Cache = append(w.Cache, t.cacheWrites...)
 	w.Leases = append(w.Leases, t.leaseRequests...)
 	w.Processed = append(w.Processed, t.processed...)
 	if len(t.compensate) > 0 {

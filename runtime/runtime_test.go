@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -68,6 +69,26 @@ const testVerbs = `
     handler: await.notification
     side_effects: human_process
     timeouts: {park_timeout: PT0.3S, on_timeout: escalate}
+- name: page
+  domain: t
+  execution: {kind: sync, handler: test.count, side_effects: external_call}
+  input_schema:
+    properties:
+      who: {type: string}
+      what: {type: string}
+- name: wait-and-page
+  domain: t
+  execution:
+    kind: durable
+    handler: await.notification
+    side_effects: human_process
+    timeouts:
+      park_timeout: PT0.3S
+      on_timeout: escalate
+      escalation: {verb: t.page, args: {who: oncall, what: "@args.case"}}
+  input_schema:
+    properties:
+      case: {type: string}
 - name: sleep
   domain: t
   execution:
@@ -322,4 +343,22 @@ func mustID(v any) uuid.UUID {
 		return uuid.MustParse(v)
 	}
 	panic("not an id")
+}
+
+// useCatalogue replaces the bundle's catalogue with verb files, each with
+// its text rewritten by rewrite (a test server's address for a host's).
+func (b *testBundle) useCatalogue(t *testing.T, files []string, rewrite func(string) string) {
+	t.Helper()
+	var defs []*verbs.Definition
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		require.NoError(t, err)
+		d, diags := verbs.Parse(f, []byte(rewrite(string(src))))
+		require.Empty(t, diags)
+		defs = append(defs, d...)
+	}
+	cat, diags := registry.New(defs, b.handlers.Specs())
+	require.Empty(t, diags)
+	b.cat = cat
+	b.newEngine()
 }

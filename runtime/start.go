@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"time"
 
 	"github.com/google/uuid"
@@ -16,28 +17,65 @@ import (
 // pendingCall is a handler call a transaction leased, to run once it
 // commits.
 type pendingCall struct {
-	runbookID    uuid.UUID
-	stepID       int64
-	attempt      int
-	handler      Handler
-	call         *Call
-	timeout      time.Duration
-	dryRun       bool
-	compensation bool
+	runbookID uuid.UUID
+	stepID    int64
+	attempt   int
+	handler   Handler
+	call      *Call
+	timeout   time.Duration
+	dryRun    bool
+	purpose   callPurpose
+	// cacheKey, when set, stores the call's result in the result cache
+	// under this key, for its verb definition's hash.
+	cacheKey, definitionHash string
+	// rehearsal, when set, dry-runs (and verifies) the call before it
+	// commits (execution levels full and guarded; rehearse.go).
+	rehearsal *rehearsal
 }
+
+// callPurpose says what a handler call does for its step: run it, undo
+// it, or page someone about it. Its outcome is applied accordingly.
+type callPurpose int
+
+// The purposes of a call.
+const (
+	callStep callPurpose = iota
+	callCompensation
+	callEscalation
+)
 
 // outcome is what a handler call came back with.
 type outcome struct {
-	runbookID    uuid.UUID
-	stepID       int64
-	attempt      int
-	compensation bool
-	result       Result
-	value        json.RawMessage // the result's value as JSON
-	idemKey      string
-	err          *Error
-	dryRun       bool
-	simulated    bool
+	runbookID uuid.UUID
+	stepID    int64
+	attempt   int
+	purpose   callPurpose
+	// cacheKey and definitionHash come from the call: where to store its
+	// result for reuse.
+	cacheKey, definitionHash string
+	// rehearsed is what the call's rehearsal saw, if it had one.
+	rehearsed *rehearsed
+	result    Result
+	value     json.RawMessage // the result's value as JSON
+	idemKey   string
+	err       *Error
+	dryRun    bool
+	simulated bool
+}
+
+// unrecordable is the outcome that replaces one the database refused to
+// record, again and again (engine.retry): the step fails, for good, with
+// a message that names the kind of problem but not the database's words,
+// which may name tables or hold the value itself.
+func (o *outcome) unrecordable(err error) *outcome {
+	why := "the database refused to record it"
+	if errors.Is(err, driver.ErrBadRequest) {
+		why = "it holds a value the database cannot store (a NUL character, invalid UTF-8, a number out of range, or a value too large)"
+	}
+	return &outcome{
+		runbookID: o.runbookID, stepID: o.stepID, attempt: o.attempt, purpose: o.purpose, idemKey: o.idemKey,
+		err: Errorf(rbtype.CodeInternal, "the call returned, but its result could not be recorded: %s; the call is not made again", why),
+	}
 }
 
 // prepared is a ready step whose arguments are resolved and whose keys are
@@ -47,6 +85,10 @@ type prepared struct {
 	args    map[string]any
 	exec    verbs.Execution
 	receipt driver.ReceiptKey
+	// cacheKey is set when the verb caches (cache.go): cacheLookup says
+	// whether to look it up first, definitionHash goes with the entry.
+	cacheKey, definitionHash string
+	cacheLookup              bool
 }
 
 // simulatedInputs is why a dry run simulates a step whose arguments it
@@ -102,16 +144,31 @@ func (t *transition) prepare() []*prepared {
 			}
 		}
 		exec := ps.Execution
-		s.IdempotencyKey = idempotencyKey(t.rb.ID, s.Key, s.Verb, exec.Idempotency, args)
+		if !t.keepsKey(s, &exec) {
+			s.IdempotencyKey = idempotencyKey(originOf(t.rb, &exec), s.Key, s.Verb, exec.Idempotency, args)
+		}
 		if s.ResolvedArgs, err = json.Marshal(args); err != nil {
 			t.failStep(s, Errorf(rbtype.CodeInvalidInput, "the resolved arguments do not encode as JSON: %v", err))
 			continue
 		}
 		t.touch(s)
-		out = append(out, &prepared{step: s, args: args, exec: exec,
-			receipt: driver.ReceiptKey{Handler: exec.Handler, IdempotencyKey: s.IdempotencyKey}})
+		p := &prepared{step: s, args: args, exec: exec,
+			receipt: driver.ReceiptKey{Handler: exec.Handler, IdempotencyKey: s.IdempotencyKey}}
+		t.prepareCache(p)
+		out = append(out, p)
 	}
 	return out
+}
+
+// keepsKey reports whether a step keeps the idempotency key it has. In a
+// regeneration, a step that does not regenerate keeps the key it
+// inherited from its parent (or derived when it first ran, if the parent
+// never ran it), even though its arguments may differ: they follow from
+// a regenerated draft, and the effect that happened under that key must
+// not happen again. Everywhere else the key is derived from the
+// arguments on every start, as it always was.
+func (t *transition) keepsKey(s *driver.Step, exec *verbs.Execution) bool {
+	return s.IdempotencyKey != "" && t.rb.Lineage.Generation > 0 && !regenerates(exec)
 }
 
 // dependsOnSimulated reports whether any predecessor of s was only
@@ -131,11 +188,14 @@ func (t *transition) dependsOnSimulated(s *driver.Step) bool {
 // marked running, and handed to the worker to call. A durable step's
 // invocation is persisted here, before its handler starts the external
 // work (park step 2 of RUNTIME.md).
-func (t *transition) start(steps []*prepared, receipts map[driver.ReceiptKey]driver.Receipt) {
+func (t *transition) start(steps []*prepared, receipts map[driver.ReceiptKey]driver.Receipt, cached map[string]driver.CacheEntry) {
 	for _, p := range steps {
 		s := p.step
 		if r, ok := receipts[p.receipt]; ok && t.rb.Mode != rbtype.ModeDryRun {
 			t.complete(s, r.Result, false, StepSucceededData{Receipt: true})
+			continue
+		}
+		if t.fromCache(p, cached) {
 			continue
 		}
 		handler, ok := t.m.handler(p.exec.Handler)
@@ -162,13 +222,20 @@ func (t *transition) start(steps []*prepared, receipts map[driver.ReceiptKey]dri
 		call := &Call{
 			RunbookID: t.rb.ID, StepKey: s.Key, Verb: s.Verb, Attempt: s.Attempt, Args: p.args,
 			Params: p.exec.Params, IdempotencyKey: s.IdempotencyKey, Execution: p.exec, DryRun: dryRun,
+			Seed: stepSeed(originOf(t.rb, &p.exec), s.Key, s.Attempt),
 		}
 		if p.exec.Kind == rbtype.KindDurable && !dryRun {
 			inv := t.invocationFor(s, p.exec)
 			call.InvocationID, call.CorrelationKey = inv.InvocationID, inv.CorrelationKey
 			call.CallbackURL = t.m.callbackURL
 		}
-		t.lease(s, call, handler, p.exec.Timeouts.RunTimeout.D, dryRun, false)
+		t.lease(s, call, handler, p.exec.Timeouts.RunTimeout.D, dryRun, callStep)
+		if !dryRun {
+			// The call's result goes to the cache under the key looked up.
+			leased := t.calls[len(t.calls)-1]
+			leased.cacheKey, leased.definitionHash = p.cacheKey, p.definitionHash
+			leased.rehearsal = t.rehearsalFor(p, dryRun)
+		}
 		t.started(s)
 	}
 }
@@ -197,13 +264,13 @@ func (t *transition) invocationFor(s *driver.Step, exec verbs.Execution) *driver
 }
 
 // lease asks for the step's lease and queues the call.
-func (t *transition) lease(s *driver.Step, call *Call, h Handler, timeout time.Duration, dryRun, compensation bool) {
+func (t *transition) lease(s *driver.Step, call *Call, h Handler, timeout time.Duration, dryRun bool, purpose callPurpose) {
 	t.leaseRequests = append(t.leaseRequests, driver.LeaseRequest{StepID: s.ID, RunbookID: t.rb.ID, Attempt: s.Attempt})
 	t.leases[s.ID] = driver.Lease{StepID: s.ID, RunbookID: t.rb.ID, WorkerID: t.m.worker, Attempt: s.Attempt,
 		ExpiresAt: t.now.Add(t.m.leaseTTL)}
 	t.calls = append(t.calls, &pendingCall{
 		runbookID: t.rb.ID, stepID: s.ID, attempt: s.Attempt, handler: h, call: call,
-		timeout: timeout, dryRun: dryRun, compensation: compensation,
+		timeout: timeout, dryRun: dryRun, purpose: purpose,
 	})
 }
 

@@ -42,6 +42,7 @@ type Submitted struct {
 	ID      uuid.UUID
 	Created bool
 	Status  rbtype.RunbookStatus
+	Lineage LineageView
 }
 
 // Submit stores a runbook and makes it due.
@@ -56,12 +57,15 @@ func (e *Engine) Submit(ctx context.Context, s Submission) (*Submitted, error) {
 		s.Mode = rbtype.ModeExecute
 	}
 	if !slices.Contains(rbtype.Modes, s.Mode) {
-		return nil, fmt.Errorf("%w: mode %q must be %q or %q", ErrInvalid, s.Mode, rbtype.ModeExecute, rbtype.ModeDryRun)
+		return nil, fmt.Errorf("%w: mode %q must be %q, %q or %q", ErrInvalid, s.Mode, rbtype.ModeExecute, rbtype.ModeDryRun, rbtype.ModeDraftOnly)
 	}
 	if s.Plan == nil {
 		return nil, fmt.Errorf("%w: no plan", ErrInvalid)
 	}
 	if err := checkInputs(s.Plan.Inputs, s.Inputs, nil); err != nil {
+		return nil, err
+	}
+	if err := checkInputsFit(s.Plan, s.Inputs); err != nil {
 		return nil, err
 	}
 	inputs, err := json.Marshal(orEmpty(s.Inputs))
@@ -77,43 +81,66 @@ func (e *Engine) Submit(ctx context.Context, s Submission) (*Submitted, error) {
 		sum := sha256.Sum256([]byte(material))
 		key = "plan:" + hex.EncodeToString(sum[:])
 	}
+	tenant := tenantOf(ctx)
+	key = tenantKey(tenant, key)
 	steps, err := newSteps(s.Plan.Steps, 0)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	n := driver.NewRunbook{
-		ID: RunbookIDFor(key), Plan: s.Plan.JSON(), PlanHash: s.Plan.PlanHash, Inputs: inputs, Mode: s.Mode,
+		ID: RunbookIDFor(key), Tenant: tenant, Plan: s.Plan.JSON(), PlanHash: s.Plan.PlanHash, Inputs: inputs, Mode: s.Mode,
 		Status: rbtype.RunbookExecuting, RequestKey: key, WorkerID: e.workerID, Steps: steps, Edges: edgesOf(s.Plan.Edges, nil),
 	}
 	if s.HoldOpen {
 		n.Status = rbtype.RunbookInProgress
 	}
-	n.SubmittedData, err = json.Marshal(RunbookSubmittedData{Actor: s.Actor, Mode: s.Mode, PlanHash: s.Plan.PlanHash, HoldOpen: s.HoldOpen})
+	actor, note := actorOf(ctx, s.Actor)
+	n.SubmittedData, err = json.Marshal(RunbookSubmittedData{Actor: actor, Note: note, Mode: s.Mode, PlanHash: s.Plan.PlanHash, HoldOpen: s.HoldOpen})
 	if err != nil {
 		return nil, err
 	}
 	var out *Submitted
 	err = e.store.InTx(ctx, func(tx driver.Tx) error {
-		n := n
-		for {
-			rb, created, err := tx.CreateRunbook(ctx, n)
-			if err != nil {
-				return err
-			}
-			if !created && s.IdempotencyKey == "" && rb.Status == rbtype.RunbookFailed {
-				n.RequestKey = retryKey(key, rb.ID)
-				n.ID = RunbookIDFor(n.RequestKey)
-				continue
-			}
-			if !created && s.IdempotencyKey != "" && !sameRequest(rb, n) {
-				return fmt.Errorf("%w: idempotency key %q was used for another request (a different plan, inputs or mode)",
-					ErrConflict, s.IdempotencyKey)
-			}
-			out = &Submitted{ID: rb.ID, Created: created, Status: rb.Status}
-			return nil
-		}
+		out, err = createRunbook(ctx, tx, n, s.IdempotencyKey)
+		return err
 	})
 	return out, err
+}
+
+// createRunbook stores a new runbook under its request key, in tx. A
+// repeat returns the runbook the key names; without a caller's key, a
+// repeat of a failed run starts a new run, keyed after the failed one; a
+// caller's key (callerKey, as the caller wrote it) used for another
+// request is ErrConflict.
+func createRunbook(ctx context.Context, tx driver.Tx, n driver.NewRunbook, callerKey string) (*Submitted, error) {
+	key := n.RequestKey
+	for {
+		rb, created, err := tx.CreateRunbook(ctx, n)
+		if err != nil {
+			return nil, err
+		}
+		if !created && callerKey == "" && rb.Status == rbtype.RunbookFailed {
+			n.RequestKey = retryKey(key, rb.ID)
+			n.ID = RunbookIDFor(n.RequestKey)
+			continue
+		}
+		if !created && callerKey != "" && !sameRequest(rb, n) {
+			return nil, fmt.Errorf("%w: idempotency key %q was used for another request (a different plan, inputs or mode)",
+				ErrConflict, callerKey)
+		}
+		return &Submitted{ID: rb.ID, Created: created, Status: rb.Status, Lineage: lineageView(rb)}, nil
+	}
+}
+
+// tenantKey scopes a request key to its tenant (SEMANTICS.md section 1):
+// two tenants' requests never meet on one runbook, whatever key they
+// chose. The default tenant's keys are what they were before tenants, so
+// its runbooks keep their ids.
+func tenantKey(tenant, key string) string {
+	if tenant == "" || tenant == DefaultTenant {
+		return key
+	}
+	return "tenant:" + tenant + ":" + key
 }
 
 // retryKey is the request key of the run of a plan and inputs that comes
@@ -230,4 +257,41 @@ func inputTypeProblem(in compiler.Input, v any) string {
 		}
 	}
 	return ""
+}
+
+// checkInputsFit checks each input against the schemas of the arguments it
+// is passed to whole (`:email $contact`), as the step's own check would
+// after the steps before it ran: an address that is not an email is
+// refused at the door, not after the runbook has done half its work.
+func checkInputsFit(plan *compiler.Plan, inputs map[string]any) error {
+	var problems []string
+	seen := map[string]bool{}
+	for _, s := range plan.Steps {
+		info, ok := plan.Verbs[s.Verb]
+		if !ok || info.InputSchema == nil {
+			continue
+		}
+		for _, arg := range slices.Sorted(maps.Keys(s.Args)) {
+			ref, ok := s.Args[arg].(map[string]any)
+			if !ok || len(ref) != 1 {
+				continue
+			}
+			name, ok := ref[compiler.InputKey].(string)
+			if !ok {
+				continue
+			}
+			v, given := inputs[name]
+			if !given || seen[name+"\x00"+s.Verb+"\x00"+arg] {
+				continue
+			}
+			seen[name+"\x00"+s.Verb+"\x00"+arg] = true
+			if err := info.InputSchema.ValidateProperty(arg, v); err != nil {
+				problems = append(problems, fmt.Sprintf("input $%s, passed to %s's argument %s (step %q): %v", name, s.Verb, arg, s.Key, err))
+			}
+		}
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("%w: %s", ErrSchema, strings.Join(problems, "; "))
+	}
+	return nil
 }

@@ -41,6 +41,7 @@ type transition struct {
 	finishInvocations map[rbtype.InvocationStatus][]uuid.UUID
 	processed         []int64 // notifications consumed
 	receipts          []driver.Receipt
+	cacheWrites       []driver.CacheEntry
 	newInvocations    []driver.Invocation
 	invocationUpdates []driver.InvocationUpdate
 	leaseRequests     []driver.LeaseRequest
@@ -180,7 +181,7 @@ func (t *transition) failStep(s *driver.Step, e *Error) {
 	s.ErrorCode, s.ErrorMessage = e.Code, e.Message
 	t.touch(s)
 	if e.Retryable() && s.Attempt < exec.Retry.MaxAttempts && !t.aborted() {
-		delay := RetryDelay(exec.Retry, s.ID, s.Attempt)
+		delay := RetryDelay(exec.Retry, stepSeed(originOf(t.rb, &exec), s.Key, s.Attempt), s.Attempt)
 		next := t.now.Add(delay)
 		s.Status, s.NextAttemptAt = rbtype.StepFailedRetryable, &next
 		t.event(rbtype.EventStepRetryScheduled, s, RetryScheduledData{
@@ -204,15 +205,29 @@ func (t *transition) failed(s *driver.Step) {
 		return
 	}
 	for _, o := range t.steps {
-		switch o.Status {
-		case rbtype.StepPending, rbtype.StepReady, rbtype.StepWaitingApproval, rbtype.StepFailedRetryable:
+		switch abortsTo(o) {
+		case rbtype.StepSkipped:
 			o.Status, o.NextAttemptAt, o.FinishedAt = rbtype.StepSkipped, nil, &t.now
 			t.touch(o)
 			t.event(rbtype.EventStepSkipped, o, StepSkippedData{Because: s.Key, Status: s.Status, Aborted: true})
-		case rbtype.StepParked:
+		case rbtype.StepCancelled:
 			t.cancelAborted(o, s)
 		}
 	}
+}
+
+// abortsTo is what an abort makes of a step: a step that has not started
+// (or waits to start again) is skipped, a park is cancelled; anything else
+// keeps its status (a running call is recorded when it returns). It
+// returns "" for those.
+func abortsTo(o *driver.Step) rbtype.StepStatus {
+	switch o.Status {
+	case rbtype.StepPending, rbtype.StepReady, rbtype.StepWaitingApproval, rbtype.StepFailedRetryable:
+		return rbtype.StepSkipped
+	case rbtype.StepParked:
+		return rbtype.StepCancelled
+	}
+	return ""
 }
 
 // cancelAborted cancels a step the runbook's abort leaves nothing to do
@@ -251,13 +266,18 @@ func (t *transition) applyOutcome(o *outcome) {
 	if s == nil {
 		return
 	}
-	if o.compensation {
+	switch o.purpose {
+	case callCompensation:
 		t.applyCompensation(s, o)
+		return
+	case callEscalation:
+		t.applyEscalation(s, o)
 		return
 	}
 	if s.Status != rbtype.StepRunning || s.Attempt != o.attempt || !t.executing() {
 		return
 	}
+	t.recordRehearsal(s, o.rehearsed)
 	if o.err != nil {
 		t.failStep(s, o.err)
 		return
@@ -270,12 +290,14 @@ func (t *transition) applyOutcome(o *outcome) {
 		t.failStep(s, err)
 		return
 	}
-	if !o.dryRun && !o.simulated && t.execution(s).SideEffects != rbtype.SideEffectsNone {
+	exec := t.execution(s)
+	if !o.dryRun && !o.simulated && exec.SideEffects != rbtype.SideEffectsNone {
 		t.receipts = append(t.receipts, driver.Receipt{
-			Handler: t.execution(s).Handler, IdempotencyKey: s.IdempotencyKey, RunbookID: t.rb.ID,
+			Handler: exec.Handler, IdempotencyKey: s.IdempotencyKey, RunbookID: t.rb.ID,
 			StepKey: s.Key, Result: o.value, ResultHash: hashJSON(o.value),
 		})
 	}
+	t.storeInCache(s, o, &exec)
 	t.complete(s, o.value, o.dryRun || o.simulated, StepSucceededData{})
 }
 
@@ -348,6 +370,12 @@ func (t *transition) consumeNotifications() {
 		}
 		t.processed = append(t.processed, n.ID)
 		delete(t.notes, inv.CorrelationKey)
+		if n.Tenant != "" && n.Tenant != t.rb.Tenant {
+			// Sent early, signed by another tenant's secret: it resolves
+			// nothing here (it is marked processed, and the step keeps
+			// waiting; docs/daemon.md says what that leaves open).
+			continue
+		}
 		t.m.observe.resumed(t.now.Sub(n.ReceivedAt))
 		t.finishInvocation(s, rbtype.InvocationCompleted)
 		t.event(rbtype.EventStepResumed, s, StepResumedData{CorrelationKey: inv.CorrelationKey, Outcome: n.Outcome})
@@ -406,6 +434,7 @@ func (t *transition) timeouts() {
 		if exec.Timeouts.OnTimeout == rbtype.OnTimeoutEscalate {
 			s.Status, s.FinishedAt = rbtype.StepEscalated, &t.now
 			s.ErrorCode, s.ErrorMessage = rbtype.CodeParkTimeout, "no notification before the park timeout; escalated to a person"
+			t.scheduleEscalation(s, &exec)
 			t.touch(s)
 			continue
 		}
@@ -456,6 +485,7 @@ func (t *transition) reclaim() {
 		s.Status = rbtype.StepReady
 		t.touch(s)
 		t.m.observe.leaseReclaimed()
+		t.event(rbtype.EventStepReclaimed, s, StepReclaimedData{SuspectCommit: t.execution(s).SideEffects == rbtype.SideEffectsExternalCall})
 		t.readied(s, &StepReadyData{Reclaimed: true})
 	}
 	if t.rb.Status == rbtype.RunbookFailed {
@@ -465,6 +495,14 @@ func (t *transition) reclaim() {
 					s.CompensationStatus = rbtype.CompensationPending
 					t.touch(s)
 				}
+			}
+		}
+	}
+	for _, s := range t.steps {
+		if s.EscalationStatus == rbtype.CompensationRunning {
+			if _, held := t.leases[s.ID]; !held {
+				s.EscalationStatus = rbtype.CompensationPending
+				t.touch(s)
 			}
 		}
 	}
@@ -507,10 +545,16 @@ func (t *transition) propagate() {
 			}
 		}
 		switch {
+		case blocked != "" && t.draftOnly(s):
+			// Skipped either way; DRAFT_ONLY says what running the draft
+			// for real would run.
+			t.skipDraft(s)
 		case blocked != "":
 			s.Status, s.FinishedAt = rbtype.StepSkipped, &t.now
 			t.touch(s)
 			t.event(rbtype.EventStepSkipped, s, StepSkippedData{Because: blocked, Status: t.byKey[blocked].Status})
+		case ready && t.draftOnly(s):
+			t.skipDraft(s)
 		case ready:
 			s.Status = rbtype.StepReady
 			t.touch(s)
@@ -573,6 +617,7 @@ func (t *transition) settle() {
 		status, event = rbtype.RunbookEscalated, rbtype.EventRunbookEscalated
 		data.EscalatedSteps = escalated
 		t.setRunbook(status, rbtype.CodeParkTimeout, "escalated to a person")
+		t.runbook.Finished = !t.escalationsLeft() // an escalation still to page keeps it going
 	case len(accepted) > 0:
 		status, event = rbtype.RunbookPartial, rbtype.EventRunbookPartial
 		data.FailedSteps = accepted
@@ -626,6 +671,13 @@ func (t *transition) nextWake() *time.Time {
 				if inv, ok := t.invocations[s.ID]; ok {
 					consider(inv.TimeoutAt)
 				}
+			}
+		}
+	}
+	if t.rb.Status != rbtype.RunbookCancelled {
+		for _, s := range t.steps {
+			if s.EscalationStatus == rbtype.CompensationPending {
+				consider(t.now)
 			}
 		}
 	}

@@ -38,6 +38,7 @@ type RunbookView struct {
 	PlanHash   string                     `json:"plan_hash"`
 	Version    int                        `json:"version"`
 	Inputs     json.RawMessage            `json:"inputs"`
+	Lineage    LineageView                `json:"lineage"`
 	Error      *ErrorView                 `json:"error,omitempty"`
 	CreatedAt  time.Time                  `json:"created_at"`
 	UpdatedAt  time.Time                  `json:"updated_at"`
@@ -50,6 +51,24 @@ type RunbookView struct {
 	// NextActions is what would move the runbook, each with the rbd
 	// command that does it (SEMANTICS.md section 5).
 	NextActions []ActionView `json:"next_actions"`
+}
+
+// LineageView is where a runbook came from (SEMANTICS.md section 6): an
+// original is its own root, with no parent and generation 0; each
+// regeneration is one generation more than its parent.
+type LineageView struct {
+	Root       uuid.UUID  `json:"root"`
+	Parent     *uuid.UUID `json:"parent"`
+	Generation int        `json:"generation"`
+}
+
+func lineageView(rb *driver.Runbook) LineageView {
+	v := LineageView{Root: rb.Lineage.RootOf(rb.ID), Generation: rb.Lineage.Generation}
+	if rb.Lineage.Parent != uuid.Nil {
+		parent := rb.Lineage.Parent
+		v.Parent = &parent
+	}
+	return v
 }
 
 // FailureView is a step that failed or escalated.
@@ -67,7 +86,8 @@ const (
 	// notification.
 	ActionNotify = "notify"
 	// ActionRetry: a failed, partial or escalated runbook may run its
-	// failed steps again.
+	// failed steps again; a finished draft_only runbook may run the steps
+	// it skipped for real (rbd retry ID --execute).
 	ActionRetry = "retry"
 	// ActionClose: a runbook held open finishes once closed.
 	ActionClose = "close"
@@ -103,8 +123,10 @@ type StepView struct {
 	NextAttemptAt  *time.Time        `json:"next_attempt_at,omitempty"`
 	GateDecision   *GateDecision     `json:"gate_decision,omitempty"`
 	Compensation   *Compensation     `json:"compensation,omitempty"`
-	StartedAt      *time.Time        `json:"started_at,omitempty"`
-	FinishedAt     *time.Time        `json:"finished_at,omitempty"`
+	// Escalation is the state of the page an escalating wait sent.
+	Escalation *Compensation `json:"escalation,omitempty"`
+	StartedAt  *time.Time    `json:"started_at,omitempty"`
+	FinishedAt *time.Time    `json:"finished_at,omitempty"`
 
 	// ParkedAt and TimeoutAt are a parked step's: since when it waits, and
 	// when it gives up (its invocation's timeout).
@@ -120,7 +142,7 @@ type GateDecision struct {
 	Comment  string              `json:"comment,omitempty"`
 }
 
-// Compensation is the state of a step's undoing.
+// Compensation is the state of a step's undoing, or of its escalation.
 type Compensation struct {
 	Status rbtype.CompensationStatus `json:"status"`
 	Error  string                    `json:"error,omitempty"`
@@ -139,9 +161,12 @@ type BlockedView struct {
 func (e *Engine) Get(ctx context.Context, id uuid.UUID) (*RunbookView, error) {
 	rb, err := e.store.Runbook(ctx, id)
 	if errors.Is(err, driver.ErrNotFound) {
-		return nil, fmt.Errorf("%w: no runbook %s", ErrNotFound, id)
+		return nil, e.noRunbook(ctx, id)
 	}
 	if err != nil {
+		return nil, err
+	}
+	if err := e.visible(ctx, rb); err != nil {
 		return nil, err
 	}
 	steps, err := e.store.Steps(ctx, id)
@@ -164,7 +189,7 @@ func buildView(rb *driver.Runbook, steps []*driver.Step, invs []driver.Invocatio
 	}
 	v := &RunbookView{
 		ID: rb.ID, Status: rb.Status, State: string(rb.Status), Mode: rb.Mode, PlanHash: rb.PlanHash, Version: rb.Version,
-		Inputs: rb.Inputs, CreatedAt: rb.CreatedAt, UpdatedAt: rb.UpdatedAt, FinishedAt: rb.FinishedAt,
+		Inputs: rb.Inputs, Lineage: lineageView(rb), CreatedAt: rb.CreatedAt, UpdatedAt: rb.UpdatedAt, FinishedAt: rb.FinishedAt,
 		Steps: make([]StepView, 0, len(steps)), Outcomes: map[string]json.RawMessage{}, BlockedOn: []BlockedView{},
 		Failures: []FailureView{}, NextActions: []ActionView{},
 	}
@@ -189,6 +214,9 @@ func buildView(rb *driver.Runbook, steps []*driver.Step, invs []driver.Invocatio
 		}
 		if s.CompensationStatus != "" {
 			sv.Compensation = &Compensation{Status: s.CompensationStatus, Error: s.CompensationError}
+		}
+		if s.EscalationStatus != "" {
+			sv.Escalation = &Compensation{Status: s.EscalationStatus, Error: s.EscalationError}
 		}
 		switch s.Status {
 		case rbtype.StepWaitingApproval:
@@ -250,6 +278,16 @@ func buildView(rb *driver.Runbook, steps []*driver.Step, invs []driver.Invocatio
 				Command: fmt.Sprintf("rbd retry %s --step %s", rb.ID, shellQuote(f.Step))})
 		}
 	}
+	if rb.Mode == rbtype.ModeDraftOnly && !rb.Status.Running() && rb.Status != rbtype.RunbookCancelled {
+		// What the draft did not run, for a person to run for real once
+		// they have read the drafts.
+		for _, s := range steps {
+			if s.Status == rbtype.StepSkipped && s.ErrorCode == rbtype.CodeDraftOnly {
+				v.NextActions = append(v.NextActions, ActionView{Kind: ActionRetry, Step: s.Key,
+					Command: fmt.Sprintf("rbd retry %s --execute --step %s", rb.ID, shellQuote(s.Key))})
+			}
+		}
+	}
 	return v
 }
 
@@ -292,28 +330,26 @@ func shellQuote(s string) string {
 // more will happen to it (a failed runbook still running compensations has
 // not). It is cheap: it loads neither the plan nor the steps.
 func (e *Engine) Status(ctx context.Context, id uuid.UUID) (status rbtype.RunbookStatus, finished bool, err error) {
-	status, finished, err = e.store.RunbookStatus(ctx, id)
-	if errors.Is(err, driver.ErrNotFound) {
-		return "", false, fmt.Errorf("%w: no runbook %s", ErrNotFound, id)
+	st, err := e.store.RunbookStatus(ctx, id)
+	if errors.Is(err, driver.ErrNotFound) || err == nil && !sees(ctx, st.Tenant) {
+		return "", false, e.noRunbook(ctx, id)
 	}
-	return status, finished, err
+	return st.Status, st.Finished, err
 }
 
 // Events returns a runbook's ledger after an event id.
 func (e *Engine) Events(ctx context.Context, id uuid.UUID, after int64, limit int) ([]driver.Event, error) {
 	// Only whether it exists: the status is one narrow row, the runbook
 	// row holds the whole plan.
-	if _, _, err := e.store.RunbookStatus(ctx, id); err != nil {
-		if errors.Is(err, driver.ErrNotFound) {
-			return nil, fmt.Errorf("%w: no runbook %s", ErrNotFound, id)
-		}
+	if _, _, err := e.Status(ctx, id); err != nil {
 		return nil, err
 	}
 	return e.store.Events(ctx, id, after, limit)
 }
 
-// List returns a page of runbooks, newest first.
-func (e *Engine) List(ctx context.Context, status rbtype.RunbookStatus, limit int, after string) (*driver.RunbookPage, error) {
+// List returns a page of runbooks, newest first: the caller's tenant's,
+// or, for an admin, tenant's ("" for every tenant's).
+func (e *Engine) List(ctx context.Context, status rbtype.RunbookStatus, tenant string, limit int, after string) (*driver.RunbookPage, error) {
 	if status != "" && !slices.Contains(rbtype.RunbookStatuses, status) {
 		names := make([]string, len(rbtype.RunbookStatuses))
 		for i, s := range rbtype.RunbookStatuses {
@@ -321,7 +357,7 @@ func (e *Engine) List(ctx context.Context, status rbtype.RunbookStatus, limit in
 		}
 		return nil, fmt.Errorf("%w: status %q is not one of %s", ErrInvalid, status, strings.Join(names, ", "))
 	}
-	page, err := e.store.ListRunbooks(ctx, status, limit, after)
+	page, err := e.store.ListRunbooks(ctx, driver.RunbookQuery{Status: status, Tenant: listTenant(ctx, tenant), Limit: limit, After: after})
 	if errors.Is(err, driver.ErrBadRequest) {
 		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}

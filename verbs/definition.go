@@ -29,6 +29,16 @@ type Definition struct {
 	Execution    Execution `json:"execution"`
 	InputSchema  *Schema   `json:"input_schema,omitempty"`
 	OutputSchema *Schema   `json:"output_schema,omitempty"`
+	// Returns names the field of the result that a nested call of the verb
+	// stands for (LANGUAGE.md v1.1); empty, the whole result. It is left
+	// out of the JSON when empty so that the hashes of definitions without
+	// it are what they were before it existed.
+	Returns string `json:"returns,omitempty"`
+	// Risk is the verb's declared risk (SEMANTICS.md section 7), empty
+	// when the file does not say, which means low (see RiskOrDefault). It
+	// is left out of the JSON when empty, like Returns, so that existing
+	// definitions keep their hashes.
+	Risk rbtype.Risk `json:"risk,omitempty"`
 
 	// Hash is "sha256:" and the hex digest of the definition's canonical
 	// JSON, defaults included. Plans record it to show which definition
@@ -39,6 +49,23 @@ type Definition struct {
 	// fields maps a dotted field path ("execution.handler") to the range of
 	// its value, so later checks can point at it.
 	fields map[string]lang.Range
+}
+
+// RiskOrDefault is the verb's risk: low unless it declares one.
+func (d *Definition) RiskOrDefault() rbtype.Risk {
+	if d.Risk == "" {
+		return rbtype.RiskLow
+	}
+	return d.Risk
+}
+
+// Gate is the gate every step of the verb has at least: the execution
+// block's, or human_confirm for a high-risk verb, which no call removes.
+func (d *Definition) Gate() rbtype.Gate {
+	if d.Risk == rbtype.RiskHigh {
+		return rbtype.GateHumanConfirm
+	}
+	return d.Execution.Gate
 }
 
 // FullName is domain.name, the name runbooks call.
@@ -56,16 +83,27 @@ func (d *Definition) FieldRange(path string) lang.Range {
 // Execution is the block the compiler freezes into every step that calls
 // the verb. Its JSON form is the plan's.
 type Execution struct {
-	Kind         rbtype.Kind        `json:"kind"`
-	Handler      string             `json:"handler"`
-	Params       map[string]any     `json:"params,omitempty"`
-	SideEffects  rbtype.SideEffects `json:"side_effects"`
-	Idempotency  Idempotency        `json:"idempotency"`
-	Timeouts     Timeouts           `json:"timeouts"`
-	Retry        Retry              `json:"retry"`
-	Gate         rbtype.Gate        `json:"gate"`
-	OnFailure    rbtype.OnFailure   `json:"on_failure"`
-	Compensation *Compensation      `json:"compensation,omitempty"`
+	Kind        rbtype.Kind        `json:"kind"`
+	Handler     string             `json:"handler"`
+	Params      map[string]any     `json:"params,omitempty"`
+	SideEffects rbtype.SideEffects `json:"side_effects"`
+	Idempotency Idempotency        `json:"idempotency"`
+	Timeouts    Timeouts           `json:"timeouts"`
+	Retry       Retry              `json:"retry"`
+	Gate        rbtype.Gate        `json:"gate"`
+	OnFailure   rbtype.OnFailure   `json:"on_failure"`
+	// Determinism is left out of the JSON when the verb does not declare
+	// it (external), so that plans frozen before it existed keep their
+	// hashes.
+	Determinism rbtype.Determinism `json:"determinism,omitempty"`
+	// Cache is nil unless the verb declares one (as with Determinism, so
+	// that older plans keep their hashes).
+	Cache *Cache `json:"cache,omitempty"`
+	// Level is how each attempt is rehearsed (SEMANTICS.md section 7);
+	// empty means opaque, and is left out of the JSON so that older plans
+	// keep their hashes.
+	Level        rbtype.Level  `json:"level,omitempty"`
+	Compensation *Compensation `json:"compensation,omitempty"`
 }
 
 // Equal reports whether two execution blocks hold the same values, so
@@ -78,7 +116,7 @@ type Execution struct {
 // compared here; TestExecutionEqualSeesEveryField fails until it is.
 func (e *Execution) Equal(o *Execution) bool {
 	return e.Kind == o.Kind && e.Handler == o.Handler && e.SideEffects == o.SideEffects && e.Gate == o.Gate &&
-		e.OnFailure == o.OnFailure &&
+		e.OnFailure == o.OnFailure && e.Determinism == o.Determinism && e.Cache.equal(o.Cache) && e.Level == o.Level &&
 		sameValues(e.Params, o.Params) &&
 		e.Idempotency.Scope == o.Idempotency.Scope && slices.Equal(e.Idempotency.KeyFields, o.Idempotency.KeyFields) &&
 		e.Timeouts.equal(&o.Timeouts) && e.Retry == o.Retry && e.Compensation.equal(o.Compensation)
@@ -86,7 +124,8 @@ func (e *Execution) Equal(o *Execution) bool {
 
 func (t *Timeouts) equal(o *Timeouts) bool {
 	return t.RunTimeout == o.RunTimeout && t.OnTimeout == o.OnTimeout &&
-		sameDuration(t.ParkTimeout, o.ParkTimeout) && sameDuration(t.MaxPark, o.MaxPark)
+		sameDuration(t.ParkTimeout, o.ParkTimeout) && sameDuration(t.MaxPark, o.MaxPark) &&
+		t.Escalation.equal(o.Escalation)
 }
 
 func sameDuration(a, b *Duration) bool {
@@ -112,6 +151,23 @@ func sameValues(a, b map[string]any) bool {
 	return reflect.DeepEqual(a, b)
 }
 
+// Cache is a verb's result cache (SEMANTICS.md section 4).
+type Cache struct {
+	Policy rbtype.CachePolicy `json:"policy"`
+	// TTL is how long an entry lives, for policy ttl.
+	TTL *Duration `json:"ttl,omitempty"`
+}
+
+// Reuses reports whether results are reused at all.
+func (c *Cache) Reuses() bool { return c != nil && c.Policy != "" && c.Policy != rbtype.CacheNever }
+
+func (c *Cache) equal(o *Cache) bool {
+	if c == nil || o == nil {
+		return c == o
+	}
+	return c.Policy == o.Policy && sameDuration(c.TTL, o.TTL)
+}
+
 // Idempotency says how a step's idempotency key is derived.
 type Idempotency struct {
 	Scope     rbtype.Scope `json:"scope"`
@@ -126,6 +182,10 @@ type Timeouts struct {
 	MaxPark    *Duration        `json:"max_park,omitempty"`
 	RunTimeout Duration         `json:"run_timeout"`
 	OnTimeout  rbtype.OnTimeout `json:"on_timeout"`
+	// Escalation is the verb run when a park times out and escalates (a
+	// page to whoever is on call), with args written as a compensation's:
+	// literals and "@args.<path>" (SEMANTICS.md section 8).
+	Escalation *Compensation `json:"escalation,omitempty"`
 }
 
 // MaxParkOrDefault is MaxPark, or 4 × ParkTimeout for a block frozen

@@ -15,11 +15,16 @@ func fullExecution() Execution {
 	park, maxPark := MustDuration("PT1H"), MustDuration("PT4H")
 	return Execution{
 		Kind: rbtype.KindDurable, Handler: "http.start", Params: map[string]any{"url": "https://a.example/x"},
-		SideEffects:  rbtype.SideEffectsExternalCall,
-		Idempotency:  Idempotency{Scope: rbtype.ScopeRunbook, KeyFields: []string{"id"}},
-		Timeouts:     Timeouts{ParkTimeout: &park, MaxPark: &maxPark, RunTimeout: MustDuration("PT30S"), OnTimeout: rbtype.OnTimeoutEscalate},
+		SideEffects: rbtype.SideEffectsExternalCall,
+		Idempotency: Idempotency{Scope: rbtype.ScopeRunbook, KeyFields: []string{"id"}},
+		Timeouts: Timeouts{ParkTimeout: &park, MaxPark: &maxPark, RunTimeout: MustDuration("PT30S"), OnTimeout: rbtype.OnTimeoutEscalate,
+			Escalation: &Compensation{Verb: "t.page", Args: map[string]any{"who": "@args.id"}}},
 		Retry:        Retry{MaxAttempts: 3, Backoff: rbtype.BackoffFixed, BaseDelay: MustDuration("PT1S"), MaxDelay: MustDuration("PT5M")},
 		Gate:         rbtype.GateHumanConfirm,
+		OnFailure:    rbtype.OnFailureContinue,
+		Determinism:  rbtype.DeterminismStable,
+		Level:        rbtype.LevelFull,
+		Cache:        &Cache{Policy: rbtype.CacheTTL, TTL: &maxPark},
 		Compensation: &Compensation{Verb: "t.undo", Args: map[string]any{"id": "@args.id"}},
 	}
 }

@@ -37,6 +37,13 @@ type Loaded struct {
 // recursively for *.yaml and *.yml, a file is read as it is. Problems in the
 // files are diagnostics; an unreadable path is an error.
 func LoadPaths(paths []string) (*Loaded, lang.Diagnostics, error) {
+	return LoadPathsWith(paths, os.ReadFile)
+}
+
+// LoadPathsWith is LoadPaths reading each verb file's contents with read.
+// The language server passes the text of the files open in the editor,
+// so that a definition being edited is checked before it is saved.
+func LoadPathsWith(paths []string, read func(path string) ([]byte, error)) (*Loaded, lang.Diagnostics, error) {
 	var files []string
 	for _, p := range paths {
 		info, err := os.Stat(p)
@@ -67,7 +74,7 @@ func LoadPaths(paths []string) (*Loaded, lang.Diagnostics, error) {
 	var all []parsed
 	var diags lang.Diagnostics
 	for _, f := range files {
-		src, err := os.ReadFile(f)
+		src, err := read(f)
 		if err != nil {
 			return nil, nil, fmt.Errorf("error reading verb file %q: %w", f, err)
 		}
@@ -220,7 +227,7 @@ func (d *decoder) mapping(n *yaml.Node, path string, def *Definition, fields map
 			names := slices.Sorted(maps.Keys(fields))
 			d.diags.Errorf(lang.VUnknownField, d.src.rangeOf(key), "unknown field %q in %s (valid fields: %s)",
 				key.Value, describePath(path), strings.Join(names, ", ")).
-				WithSuggestions(lang.Suggest(key.Value, names)...)
+				WithReplacements(d.src.rangeOf(key), key.Value, lang.Suggest(key.Value, names), nil)
 			continue
 		}
 		sub := joinPath(path, key.Value)
@@ -321,6 +328,11 @@ func (d *decoder) definition(item *yaml.Node) (def *Definition, ok bool) {
 		"execution":     {true, func(p string, v *yaml.Node) { exec = v }},
 		"input_schema":  {false, func(p string, v *yaml.Node) { inputNode = v }},
 		"output_schema": {false, func(p string, v *yaml.Node) { outputNode = v }},
+		// A field name of the result, so an identifier; whether the
+		// output_schema has it is checked where a nested call uses it
+		// (E034), since a verb never called nested never needs it.
+		"returns": {false, func(p string, v *yaml.Node) { def.Returns = d.identifier(v, p) }},
+		"risk":    {false, func(p string, v *yaml.Node) { def.Risk = enum(d, v, p, "risk", rbtype.Risks) }},
 	})
 	if !isMapping {
 		return nil, false
@@ -336,6 +348,10 @@ func (d *decoder) definition(item *yaml.Node) (def *Definition, ok bool) {
 	if exec != nil {
 		d.execution(exec, def)
 	}
+	if def.Risk == rbtype.RiskHigh && def.Execution.Level.Effective() == rbtype.LevelOpaque {
+		d.diags.Errorf(lang.VOpaqueHighRisk, def.FieldRange("risk"),
+			"verb %q is risk high at execution level opaque: a high-risk call must be rehearsed; declare execution.level full (dry run, verify, commit) or guarded", def.FullName())
+	}
 	if len(d.diags) > before {
 		if identifier.MatchString(def.Domain) && identifier.MatchString(def.Name) {
 			return def, false
@@ -348,7 +364,7 @@ func (d *decoder) definition(item *yaml.Node) (def *Definition, ok bool) {
 
 func (d *decoder) execution(n *yaml.Node, def *Definition) {
 	e := &def.Execution
-	var parkTimeout, maxPark *yaml.Node
+	var parkTimeout, maxPark, escalation, cachePolicy *yaml.Node
 	var keyFields []*yaml.Node
 	d.mapping(n, "execution", def, map[string]field{
 		"kind":         {true, func(p string, v *yaml.Node) { e.Kind = enum(d, v, p, "kind", rbtype.Kinds) }},
@@ -356,6 +372,20 @@ func (d *decoder) execution(n *yaml.Node, def *Definition) {
 		"side_effects": {true, func(p string, v *yaml.Node) { e.SideEffects = enum(d, v, p, "side effect", rbtype.SideEffectsValues) }},
 		"gate":         {false, func(p string, v *yaml.Node) { e.Gate = enum(d, v, p, "gate", rbtype.Gates) }},
 		"on_failure":   {false, func(p string, v *yaml.Node) { e.OnFailure = enum(d, v, p, "on_failure mode", rbtype.OnFailures) }},
+		"determinism":  {false, func(p string, v *yaml.Node) { e.Determinism = enum(d, v, p, "determinism", rbtype.Determinisms) }},
+		"level":        {false, func(p string, v *yaml.Node) { e.Level = enum(d, v, p, "execution level", rbtype.Levels) }},
+		"cache": {false, func(p string, v *yaml.Node) {
+			c := &Cache{}
+			if d.mapping(v, p, def, map[string]field{
+				"policy": {true, func(p string, v *yaml.Node) {
+					cachePolicy = v
+					c.Policy = enum(d, v, p, "cache policy", rbtype.CachePolicies)
+				}},
+				"ttl": {false, func(p string, v *yaml.Node) { c.TTL = d.duration(v, p) }},
+			}) {
+				e.Cache = c
+			}
+		}},
 		"params": {false, func(p string, v *yaml.Node) {
 			if params, ok := d.jsonObject(v, p, nil); ok {
 				e.Params = params
@@ -395,10 +425,11 @@ func (d *decoder) execution(n *yaml.Node, def *Definition) {
 				"on_timeout": {false, func(p string, v *yaml.Node) {
 					e.Timeouts.OnTimeout = enum(d, v, p, "on_timeout action", rbtype.OnTimeouts)
 				}},
+				"escalation": {false, func(p string, v *yaml.Node) { escalation = v; e.Timeouts.Escalation = d.verbCall(v, p, def) }},
 			})
 		}},
 		"retry":        {false, func(p string, v *yaml.Node) { d.retry(v, p, def) }},
-		"compensation": {false, func(p string, v *yaml.Node) { d.compensation(v, p, def) }},
+		"compensation": {false, func(p string, v *yaml.Node) { e.Compensation = d.verbCall(v, p, def) }},
 	})
 
 	if e.Kind == rbtype.KindDurable && parkTimeout == nil {
@@ -410,6 +441,21 @@ func (d *decoder) execution(n *yaml.Node, def *Definition) {
 	} else if maxPark != nil && e.Timeouts.MaxPark != nil && e.Timeouts.ParkTimeout != nil && e.Timeouts.MaxPark.D < e.Timeouts.ParkTimeout.D {
 		d.diags.Errorf(lang.VBadValue, d.src.rangeOf(maxPark), "timeouts.max_park %s is shorter than timeouts.park_timeout %s", e.Timeouts.MaxPark, e.Timeouts.ParkTimeout)
 	}
+	if escalation != nil && e.Timeouts.OnTimeout != rbtype.OnTimeoutEscalate {
+		d.diags.Errorf(lang.VBadValue, d.src.rangeOf(escalation),
+			"timeouts.escalation runs only when a park escalates; %q needs timeouts.on_timeout: escalate", def.FullName())
+	}
+	if esc := e.Timeouts.Escalation; esc != nil {
+		// An escalation runs because nothing came back: there is no
+		// result to refer to.
+		for name, v := range esc.Args {
+			if s, ok := v.(string); ok && strings.HasPrefix(s, "@result") {
+				d.diags.Errorf(lang.VBadCompensation, def.FieldRange("execution.timeouts.escalation.args."+name),
+					"escalation arg %q: %q refers to a result, and a step that escalates has none; use \"@args.<path>\" or a literal", name, s)
+			}
+		}
+	}
+	d.checkCache(e, cachePolicy, def)
 	if e.Kind == rbtype.KindSync && parkTimeout != nil {
 		d.diags.Errorf(lang.VBadValue, d.src.rangeOf(parkTimeout), "park_timeout applies only to durable verbs; %q is sync", def.FullName())
 	}
@@ -501,7 +547,10 @@ func (d *decoder) retry(n *yaml.Node, path string, def *Definition) {
 // hold.
 var compensationRef = regexp.MustCompile(`^@(args|result)(\.[A-Za-z_][A-Za-z0-9_-]*|\[[0-9]+\])*$`)
 
-func (d *decoder) compensation(n *yaml.Node, path string, def *Definition) {
+// verbCall reads a compensation or an escalation: a verb and its args,
+// each a literal or a reference to the step's arguments or result. It
+// returns nil when the block is malformed (the diagnostics say why).
+func (d *decoder) verbCall(n *yaml.Node, path string, def *Definition) *Compensation {
 	c := &Compensation{}
 	ok := d.mapping(n, path, def, map[string]field{
 		"verb": {true, func(p string, v *yaml.Node) { c.Verb, _ = d.scalar(v, p) }},
@@ -516,14 +565,15 @@ func (d *decoder) compensation(n *yaml.Node, path string, def *Definition) {
 				def.fields[p+"."+v.Content[i].Value] = d.src.rangeOf(val)
 				if s, isStr := args[v.Content[i].Value].(string); isStr && strings.HasPrefix(s, "@") && !compensationRef.MatchString(s) {
 					d.diags.Errorf(lang.VBadCompensation, d.src.rangeOf(val),
-						"compensation arg %q must be a literal, \"@args.<path>\" or \"@result.<path>\"", s)
+						"%s arg %q must be a literal, \"@args.<path>\" or \"@result.<path>\"", path[strings.LastIndex(path, ".")+1:], s)
 				}
 			}
 		}},
 	})
-	if ok {
-		def.Execution.Compensation = c
+	if !ok {
+		return nil
 	}
+	return c
 }
 
 // jsonObject converts a mapping to JSON values; index, when not nil,
@@ -620,4 +670,34 @@ func (d *decoder) scalarJSON(n *yaml.Node) (any, bool) {
 func (d *decoder) badScalar(n *yaml.Node, err error) bool {
 	d.diags.Errorf(lang.VBadValue, d.src.rangeOf(n), "bad value %q: %v", n.Value, err)
 	return false
+}
+
+// checkCache applies SEMANTICS.md section 4's load-time rules to a verb's
+// cache: a result is reused only where running the handler again would
+// change nothing outside (V020), an external verb's result never forever
+// (V021), and a ttl policy needs its ttl (V022). at is the policy's node.
+func (d *decoder) checkCache(e *Execution, at *yaml.Node, def *Definition) {
+	c := e.Cache
+	if c == nil || at == nil {
+		return
+	}
+	where := d.src.rangeOf(at)
+	if c.Reuses() {
+		switch {
+		case e.Kind == rbtype.KindDurable:
+			d.diags.Errorf(lang.VCacheEffects, where,
+				"cache policy %q on durable verb %q: a wait's answer comes from the outside world each time; use policy never", c.Policy, def.FullName())
+		case e.SideEffects == rbtype.SideEffectsExternalCall || e.SideEffects == rbtype.SideEffectsHuman:
+			d.diags.Errorf(lang.VCacheEffects, where,
+				"cache policy %q on verb %q, whose side_effects are %s: a cache hit would skip the effect; use policy never, or the global idempotency scope for an effect that must happen once ever",
+				c.Policy, def.FullName(), e.SideEffects)
+		}
+	}
+	if c.Policy == rbtype.CacheReuse && e.Determinism.Effective() == rbtype.DeterminismExternal {
+		d.diags.Errorf(lang.VCacheExternal, where,
+			"cache policy reuse on verb %q, whose determinism is external: the world it reads may change, so its results may only be reused for a while; use policy ttl with a ttl, or declare determinism pure or stable", def.FullName())
+	}
+	if c.Policy == rbtype.CacheTTL && c.TTL == nil {
+		d.diags.Errorf(lang.VCacheTTL, where, "cache policy ttl on verb %q needs a ttl (an ISO 8601 duration such as PT6H)", def.FullName())
+	}
 }

@@ -51,7 +51,19 @@ func TestParseDefinitionDiagnostics(t *testing.T) {
 			`7:3-7:7 V001 field "name" is given twice`,
 		}},
 		{"unknown field with suggestion", minimal + "  descripton: hi\n", []string{
-			`7:3-7:13 V002 unknown field "descripton" in the definition (valid fields: description, domain, execution, input_schema, name, output_schema) (did you mean "description"?)`,
+			`7:3-7:13 V002 unknown field "descripton" in the definition (valid fields: description, domain, execution, input_schema, name, output_schema, returns, risk) (did you mean "description"?)`,
+		}},
+		{"returns misspelt", minimal + "  return: case_id\n", []string{
+			`7:3-7:9 V002 unknown field "return" in the definition (valid fields: description, domain, execution, input_schema, name, output_schema, returns, risk) (did you mean "returns"?)`,
+		}},
+		{"returns not a field name", minimal + "  returns: case.id\n", []string{
+			`7:12-7:19 V004 returns "case.id" is not an identifier ([A-Za-z_][A-Za-z0-9_-]*)`,
+		}},
+		{"unknown risk", minimal + "  risk: hihg\n", []string{
+			`7:9-7:13 V004 unknown risk "hihg" (expected low, medium, high) (did you mean "high"?)`,
+		}},
+		{"returns not a single value", minimal + "  returns: [a, b]\n", []string{
+			`7:12-7:18 V004 returns must be a single value`,
 		}},
 		{"unknown nested field", minimal + "    retry: {max_attempt: 3}\n", []string{
 			`7:13-7:24 V002 unknown field "max_attempt" in execution.retry (valid fields: backoff, base_delay, max_attempts, max_delay) (did you mean "max_attempts"?)`,
@@ -103,6 +115,33 @@ func TestParseDefinitionDiagnostics(t *testing.T) {
 		}},
 		{"bad compensation reference", minimal + "    compensation: {verb: kyc.undo, args: {x: \"@arg.x\"}}\n", []string{
 			`7:46-7:54 V014 compensation arg "@arg.x" must be a literal, "@args.<path>" or "@result.<path>"`,
+		}},
+		{"a cache on an external call", strings.Replace(minimal, "none", "external_call", 1) + "    cache: {policy: ttl, ttl: PT1H}\n", []string{
+			`7:21-7:24 V020 cache policy "ttl" on verb "kyc.open-case", whose side_effects are external_call: a cache hit would skip the effect; use policy never, or the global idempotency scope for an effect that must happen once ever`,
+		}},
+		{"a cache on a durable verb", "- name: wait\n  domain: kyc\n  execution:\n    kind: durable\n    handler: await.notification\n    side_effects: none\n" +
+			"    timeouts: {park_timeout: P1D}\n    cache: {policy: ttl, ttl: PT1H}\n", []string{
+			`8:21-8:24 V020 cache policy "ttl" on durable verb "kyc.wait": a wait's answer comes from the outside world each time; use policy never`,
+		}},
+		{"external results reused forever", "- name: look\n  domain: kyc\n  execution: {kind: sync, handler: core.echo, side_effects: none, cache: {policy: reuse}}\n", []string{
+			`3:83-3:88 V021 cache policy reuse on verb "kyc.look", whose determinism is external: the world it reads may change, so its results may only be reused for a while; use policy ttl with a ttl, or declare determinism pure or stable`,
+		}},
+		{"ttl without a ttl", "- name: look\n  domain: kyc\n  execution: {kind: sync, handler: core.echo, side_effects: none, cache: {policy: ttl}}\n", []string{
+			`3:83-3:86 V022 cache policy ttl on verb "kyc.look" needs a ttl (an ISO 8601 duration such as PT6H)`,
+		}},
+		{"a high-risk verb at level opaque", strings.Replace(minimal, "  execution:", "  risk: high\n  execution:", 1), []string{
+			`3:9-3:13 V030 verb "kyc.open-case" is risk high at execution level opaque: a high-risk call must be rehearsed; declare execution.level full (dry run, verify, commit) or guarded`,
+		}},
+		{"bad determinism", minimal + "    determinism: stabel\n", []string{
+			`7:18-7:24 V004 unknown determinism "stabel" (expected pure, stable, external) (did you mean "stable"?)`,
+		}},
+		{"escalation without escalating", minimal + "    timeouts: {escalation: {verb: ops.page}}\n", []string{
+			`7:28-7:45 V004 timeouts.escalation runs only when a park escalates; "kyc.open-case" needs timeouts.on_timeout: escalate`,
+		}},
+		{"escalation reading a result", "- name: wait\n  domain: kyc\n  execution:\n    kind: durable\n    handler: await.notification\n    side_effects: none\n" +
+			"    timeouts:\n      park_timeout: P1D\n      on_timeout: escalate\n      escalation: {verb: ops.page, args: {x: \"@result.id\", y: \"@argz\"}}\n", []string{
+			`10:63-10:70 V014 escalation arg "@argz" must be a literal, "@args.<path>" or "@result.<path>"`,
+			`10:46-10:58 V014 escalation arg "x": "@result.id" refers to a result, and a step that escalates has none; use "@args.<path>" or a literal`,
 		}},
 	}
 	for _, tt := range tests {
@@ -232,4 +271,19 @@ func TestLoadPathsDuplicateOfABrokenVerb(t *testing.T) {
 			require.Equal(t, "sync", string(loaded.Definitions[0].Execution.Kind))
 		})
 	}
+}
+
+func TestParseDefinitionReturns(t *testing.T) {
+	defs, diags := Parse("v.yaml", []byte(minimal+"  returns: case_id\n"))
+	require.Empty(t, diags)
+	require.Equal(t, "case_id", defs[0].Returns)
+	require.Equal(t, 7, defs[0].FieldRange("returns").Start.Line)
+
+	// A verb without returns hashes as it did before the field existed.
+	plain, diags := Parse("v.yaml", []byte(minimal))
+	require.Empty(t, diags)
+	b, err := json.Marshal(plain[0])
+	require.NoError(t, err)
+	require.NotContains(t, string(b), "returns")
+	require.NotEqual(t, plain[0].Hash, defs[0].Hash, "returns changes what a nested call means, so it is part of the definition's hash")
 }

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 
 	"github.com/runbookdev/runbook/cmd/internal/cli"
 	"github.com/runbookdev/runbook/compiler"
@@ -89,6 +88,9 @@ type catalogueCommand struct {
 	name  string
 	fs    *flag.FlagSet
 	verbs cli.ListFlag
+	// status is the exit status when open said the command cannot go on:
+	// 0 after -h, which printed the help asked for.
+	status int
 }
 
 func newCatalogueCommand(name string, stderr io.Writer) *catalogueCommand {
@@ -102,8 +104,10 @@ func newCatalogueCommand(name string, stderr io.Writer) *catalogueCommand {
 // and loads the catalogue. When the command cannot run, it has reported
 // why and ok is false.
 func (c *catalogueCommand) open(args []string, stderr io.Writer, least, most int, what string) (positional []string, w *workspace, ok bool) {
+	c.status = exitCantRun
 	positional, err := cli.Parse(c.fs, args)
 	if err != nil {
+		c.status = parseFailed(err)
 		return nil, nil, false
 	}
 	if len(positional) < least || (most >= 0 && len(positional) > most) {
@@ -128,7 +132,7 @@ func runCompile(args []string, stdout, stderr io.Writer) int {
 	c.fs.Var(format, "format", "diagnostics format: text, json or sarif")
 	files, w, ok := c.open(args, stderr, 1, 1, "one FILE.rbk")
 	if !ok {
-		return exitCantRun
+		return c.status
 	}
 	plan, err := w.compileFile(files[0])
 	if err != nil {
@@ -154,9 +158,10 @@ func runLint(args []string, stdout, stderr io.Writer) int {
 	c := newCatalogueCommand("lint", stderr)
 	format := diagFormatFlag()
 	c.fs.Var(format, "format", "diagnostics format: text, json or sarif")
+	quiet := c.fs.Bool("q", false, "print nothing when there are no problems")
 	files, w, ok := c.open(args, stderr, 0, -1, "any number of FILE.rbk")
 	if !ok {
-		return exitCantRun
+		return c.status
 	}
 	// Each file is its own runbook.
 	for _, f := range files {
@@ -164,22 +169,36 @@ func runLint(args []string, stdout, stderr io.Writer) int {
 			return cantRun(stderr, "%v", err)
 		}
 	}
-	return w.report(stdout, format.Value)
+	status := w.report(stdout, format.Value)
+	// A clean run says so, so that silence is never mistaken for it
+	// (text only: a machine reads the empty list).
+	if errs, warns := w.diags.Count(); errs+warns == 0 && format.Value == "text" && !*quiet {
+		fmt.Fprintf(stdout, "no problems: %s, %s\n", plural(len(files), "runbook"), plural(len(w.cat.Names()), "verb"))
+	}
+	return status
+}
+
+// compileOne is what the commands that show a plan share: it parses the
+// flags, compiles one runbook and reports its diagnostics on stderr. The
+// plan is nil when there is nothing to show; status is the exit status
+// either way.
+func (c *catalogueCommand) compileOne(args []string, stderr io.Writer) (plan *compiler.Plan, status int) {
+	files, w, ok := c.open(args, stderr, 1, 1, "one FILE.rbk")
+	if !ok {
+		return nil, c.status
+	}
+	plan, err := w.compileFile(files[0])
+	if err != nil {
+		return nil, cantRun(stderr, "%v", err)
+	}
+	return plan, w.report(stderr, "text")
 }
 
 func runGraph(args []string, stdout, stderr io.Writer) int {
 	c := newCatalogueCommand("graph", stderr)
 	format := cli.Choice("dot", "dot", "mermaid")
 	c.fs.Var(format, "format", "picture format: dot or mermaid")
-	files, w, ok := c.open(args, stderr, 1, 1, "one FILE.rbk")
-	if !ok {
-		return exitCantRun
-	}
-	plan, err := w.compileFile(files[0])
-	if err != nil {
-		return cantRun(stderr, "%v", err)
-	}
-	status := w.report(stderr, "text")
+	plan, status := c.compileOne(args, stderr)
 	if plan == nil {
 		return status
 	}
@@ -197,7 +216,7 @@ func runFmt(args []string, stdout, stderr io.Writer) int {
 	list := fs.Bool("l", false, "list the files whose layout would change")
 	files, err := cli.Parse(fs, args)
 	if err != nil {
-		return exitCantRun
+		return parseFailed(err)
 	}
 	if len(files) == 0 {
 		return cantRun(stderr, "fmt takes at least one FILE.rbk")
@@ -245,13 +264,8 @@ func runVersion(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-// version is the module version the binary was built from, or "dev".
-func version() string {
-	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" && info.Main.Version != "(devel)" {
-		return info.Main.Version
-	}
-	return "dev"
-}
+// version is the version rbc and rbd both report.
+func version() string { return cli.Version() }
 
 // writeBytes adapts a byte slice to writeFileAtomic.
 func writeBytes(data []byte) func(io.Writer) error {

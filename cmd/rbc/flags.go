@@ -22,10 +22,27 @@ func verbPaths(flagged cli.ListFlag) ([]string, error) {
 	if len(flagged) > 0 {
 		return flagged, nil
 	}
-	if env := os.Getenv("RBC_VERBS"); env != "" {
-		return strings.Split(env, string(os.PathListSeparator)), nil
+	if env := envVerbPaths(); env != nil {
+		return env, nil
 	}
 	return nil, errors.New("no verb definitions: pass --verbs DIR or set RBC_VERBS")
+}
+
+// envVerbPaths is RBC_VERBS split into paths, or nil when it is not set.
+func envVerbPaths() []string {
+	if env := os.Getenv("RBC_VERBS"); env != "" {
+		return strings.Split(env, string(os.PathListSeparator))
+	}
+	return nil
+}
+
+// parseFailed is the exit status after flags did not parse: 0 for -h,
+// whose help was printed as asked, 2 for a bad flag.
+func parseFailed(err error) int {
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	return exitCantRun
 }
 
 // cantRun reports why a command could not run and returns exit status 2.

@@ -27,7 +27,7 @@ func TestHostileInputs(t *testing.T) {
 		{"binary", []byte("\x7fELF\x02\x01\x01\x00\x00\x00\x00\x00\x03\x00>\x00"), 1, "this is not a text file (NUL byte at offset 7)"},
 		{"empty", nil, 0, ""},
 		{"10 MB string literal", []byte(`(demo.say :text "` + strings.Repeat("x", 10<<20) + `")`), 0, ""},
-		{"deep nesting", []byte("(demo.say :x " + strings.Repeat("[", 1<<20) + ")"), 1, "lists and maps nest more than 64 levels deep"},
+		{"deep nesting", []byte("(demo.say :x " + strings.Repeat("[", 1<<20) + ")"), 1, "lists, maps and nested calls nest more than 64 levels deep"},
 		{"invalid UTF-8", []byte("(demo.say :x \xc3\x28 :y \"\xa0\xa1\")"), 1, "invalid UTF-8 byte 0xC3"},
 		{"a directory", nil, 2, "error reading"},
 	}

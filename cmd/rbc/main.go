@@ -24,8 +24,11 @@ Usage:
   rbc compile --verbs DIR FILE.rbk [-o plan.json] [--format text|json|sarif]
   rbc lint    --verbs DIR [FILE.rbk...] [--format text|json|sarif]
   rbc fmt     [-w] [-l] FILE.rbk...
+  rbc fix     --verbs DIR [-w] FILE.rbk... [--format text|json|sarif]
   rbc graph   --verbs DIR FILE.rbk [--format dot|mermaid]
+  rbc effects --verbs DIR FILE.rbk [--format text|json]
   rbc verbs   --verbs DIR [NAME] [--format text|json]
+  rbc lsp     [--verbs DIR]     (a language server on standard input and output)
   rbc version
 
 --verbs may be repeated; RBC_VERBS (a list separated by %q) is its default.
@@ -33,7 +36,11 @@ Exit status: 0 no errors, 1 errors found, 2 the command could not run.
 `
 
 func main() {
-	tuneGC()
+	// The language server is no batch job: it lives as long as the
+	// editor, so it keeps Go's default heap growth.
+	if len(os.Args) < 2 || os.Args[1] != "lsp" {
+		tuneGC()
+	}
 	stop := startProfile(os.Getenv("RBC_CPUPROFILE"))
 	status := run(os.Args[1:], os.Stdout, os.Stderr)
 	stop()
@@ -81,8 +88,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		"compile": runCompile,
 		"lint":    runLint,
 		"fmt":     runFmt,
+		"fix":     runFix,
 		"graph":   runGraph,
+		"effects": runEffects,
 		"verbs":   runVerbs,
+		"lsp":     runLsp,
 		"version": runVersion,
 	}
 	if len(args) == 0 {
@@ -90,6 +100,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitCantRun
 	}
 	switch args[0] {
+	case "--version", "-version":
+		return runVersion(nil, stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprintf(stdout, usage, string(os.PathListSeparator))
 		return exitOK

@@ -21,7 +21,9 @@ func TestMain(m *testing.M) {
 
 // TestScripts runs testdata/script/*.txtar. Besides testscript's built-in
 // commands, a script may say `status N rbc ...` to require that rbc exits
-// with status N (0, 1 or 2), its output kept for stdout/stderr/cmp.
+// with status N (0, 1 or 2), its output kept for stdout/stderr/cmp, and
+// `applyfixes FILE` applies the fixes of `rbc lint --format json` as an
+// agent would (agent_test.go).
 func TestScripts(t *testing.T) {
 	examples, err := filepath.Abs("../../examples/runbooks")
 	if err != nil {
@@ -35,7 +37,8 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"status": clitest.Status,
+			"status":     clitest.Status,
+			"applyfixes": applyFixes,
 		},
 	})
 }

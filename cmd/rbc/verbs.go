@@ -17,7 +17,7 @@ func runVerbs(args []string, stdout, stderr io.Writer) int {
 	c.fs.Var(format, "format", "output format: text or json")
 	names, w, ok := c.open(args, stderr, 0, 1, "at most one NAME")
 	if !ok {
-		return exitCantRun
+		return c.status
 	}
 	status := exitOK
 	if len(w.diags) > 0 {
@@ -74,8 +74,21 @@ func describeVerb(out io.Writer, d *verbs.Definition) {
 		fmt.Fprintln(out, "\nResult:")
 		describeFields(out, d.OutputSchema, "")
 	}
+	if d.Returns != "" {
+		fmt.Fprintf(out, "\nNested in another call, it stands for its result's %s.\n", d.Returns)
+	}
 	fmt.Fprintln(out, "\nExecution:")
 	fmt.Fprintf(out, "  side effects: %s\n", e.SideEffects)
+	fmt.Fprintf(out, "  risk:         %s\n", d.RiskOrDefault())
+	fmt.Fprintf(out, "  determinism:  %s\n", e.Determinism.Effective())
+	fmt.Fprintf(out, "  level:        %s\n", e.Level.Effective())
+	if c := e.Cache; c.Reuses() {
+		if c.TTL != nil {
+			fmt.Fprintf(out, "  cache:        %s, %s\n", c.Policy, c.TTL)
+		} else {
+			fmt.Fprintf(out, "  cache:        %s\n", c.Policy)
+		}
+	}
 	idem := string(e.Idempotency.Scope)
 	if len(e.Idempotency.KeyFields) > 0 {
 		idem += " on " + strings.Join(e.Idempotency.KeyFields, ", ")
@@ -85,12 +98,15 @@ func describeVerb(out io.Writer, d *verbs.Definition) {
 	if e.Timeouts.ParkTimeout != nil {
 		fmt.Fprintf(out, "  park timeout: %s, then %s\n", e.Timeouts.ParkTimeout, e.Timeouts.OnTimeout)
 	}
+	if esc := e.Timeouts.Escalation; esc != nil {
+		fmt.Fprintf(out, "  escalation:   %s\n", esc.Verb)
+	}
 	if e.Retry.MaxAttempts > 1 {
 		fmt.Fprintf(out, "  retry:        %d attempts, %s backoff from %s to %s\n", e.Retry.MaxAttempts, e.Retry.Backoff, e.Retry.BaseDelay, e.Retry.MaxDelay)
 	} else {
 		fmt.Fprintln(out, "  retry:        none")
 	}
-	fmt.Fprintf(out, "  gate:         %s\n", e.Gate)
+	fmt.Fprintf(out, "  gate:         %s\n", d.Gate())
 	fmt.Fprintf(out, "  on failure:   %s\n", e.OnFailure)
 	if e.Compensation != nil {
 		fmt.Fprintf(out, "  compensation: %s\n", e.Compensation.Verb)

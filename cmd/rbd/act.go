@@ -210,13 +210,18 @@ func runRetry(args []string, stdout, stderr io.Writer) int {
 	by := c.fs.String("by", whoAmI(), "who asks for the retry")
 	var steps cli.ListFlag
 	c.fs.Var(&steps, "step", "a step to retry (repeatable; default: every failed, skipped, cancelled and escalated step)")
+	execute := c.fs.Bool("execute", false, "run a finished draft_only runbook for real: the steps the draft skipped run, with its drafts")
 	ids, status, ok := c.parse(args, 1, "one runbook ID")
 	if !ok {
 		return status
 	}
+	return retry(c, ids[0], httpapi.RetryRequest{Steps: steps, By: *by, Execute: *execute}, stdout)
+}
+
+func retry(c *clientCommand, id string, req httpapi.RetryRequest, stdout io.Writer) int {
 	ctx, cancel := c.context()
 	defer cancel()
-	res, err := c.client().Retry(ctx, ids[0], steps, *by)
+	res, err := c.client().Retry(ctx, id, req)
 	if err != nil {
 		return c.failed(err, nil)
 	}

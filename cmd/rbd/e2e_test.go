@@ -197,14 +197,16 @@ func chargeVerbs(url string) string {
     kind: sync
     handler: http.call
     side_effects: external_call
+    level: guarded
     params: {url: "%s/charge"}
     timeouts: {run_timeout: PT60S}
 `, url)
 }
 
 // TestKilledDaemonRepeatsNoSideEffect kills rbd (SIGKILL) in the middle
-// of an http.call to a slow server, and starts it again: the runbook
-// completes, and the server saw one idempotency key throughout.
+// of a guarded http.call to a slow server, and starts it again: the
+// runbook completes, the server saw one idempotency key throughout, and
+// the ledger says the first call may have committed (issue 11).
 func TestKilledDaemonRepeatsNoSideEffect(t *testing.T) {
 	t.Parallel()
 	e := newDaemonEnv(t)
@@ -228,6 +230,23 @@ func TestKilledDaemonRepeatsNoSideEffect(t *testing.T) {
 	require.NotEmpty(t, keys[0])
 	require.Equal(t, keys[0], keys[1], "the server saw a single idempotency key")
 	require.JSONEq(t, `{"charged": true}`, string(v.Outcomes["charge"]))
+	// The ledger says, before the call was repeated, that the first may
+	// have taken effect (SEMANTICS.md section 7: audit fails closed).
+	evs, err := second.client("").Events(ctx, sub.ID.String(), 0)
+	require.NoError(t, err)
+	var reclaimed, restarted int
+	for i, ev := range evs {
+		switch {
+		case ev.Type == rbtype.EventStepReclaimed:
+			require.Equal(t, "charge", ev.Step)
+			require.JSONEq(t, `{"suspect_commit": true}`, string(ev.Data))
+			reclaimed = i
+		case ev.Type == rbtype.EventStepStarted && ev.Attempt == 2:
+			restarted = i
+		}
+	}
+	require.NotZero(t, reclaimed, "STEP_RECLAIMED is in the ledger")
+	require.Less(t, reclaimed, restarted, "before the call is made again")
 	require.Equal(t, 0, second.stop(syscall.SIGTERM))
 }
 

@@ -8,7 +8,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/debug"
+
+	"github.com/runbookdev/runbook/cmd/internal/cli"
 )
 
 // Exit statuses, as rbc's.
@@ -21,13 +22,14 @@ const (
 const usage = `rbd is the Runbook daemon and its client.
 
 Server:
+  rbd init     [--data-dir DIR]
   rbd serve    [--database-url URL] [--data-dir DIR] [--verbs DIR]... [--listen ADDR]
   rbd migrate  [--database-url URL] [--data-dir DIR]
   rbd prune    --finished-before AGE|TIME [--database-url URL] [--data-dir DIR]
 
 Client (--server URL, --token T; RBD_SERVER, RBD_TOKEN):
   rbd submit  FILE.rbk|PLAN.json [--input k=v]... [--input k:=JSON]... [--inputs-file f.json]
-              [--idempotency-key K] [--dry-run] [--hold-open] [--wait]
+              [--idempotency-key K] [--dry-run|--draft-only] [--hold-open] [--wait]
   rbd status  ID [--wait] [--format table|json]
   rbd list    [--status S] [--limit N] [--after CURSOR]
   rbd events  ID [--follow]
@@ -35,7 +37,9 @@ Client (--server URL, --token T; RBD_SERVER, RBD_TOKEN):
   rbd approve ID STEP [--by NAME] [--comment C]
   rbd reject  ID STEP [--by NAME] [--comment C]
   rbd cancel  ID [--by NAME]
-  rbd retry   ID [--step KEY]... [--by NAME]
+  rbd retry   ID [--step KEY]... [--execute] [--by NAME]
+  rbd regenerate ID [--input k=v]... [--idempotency-key K] [--by NAME]
+  rbd replay  ID --mode reproduce|retry|regenerate
   rbd close   ID [--by NAME]
   rbd resolve ID STEP --action complete|retry|fail [--result JSON] [--by NAME]
   rbd extend  ID FILE.rbk [--input k=v]...
@@ -49,22 +53,25 @@ Exit status: 0 done (a partial runbook too), 1 refused or the runbook failed, 2 
 type command func(args []string, stdout, stderr io.Writer) int
 
 var commands = map[string]command{
-	"serve":   runServe,
-	"migrate": runMigrate,
-	"prune":   runPrune,
-	"submit":  runSubmit,
-	"status":  runStatus,
-	"list":    runList,
-	"events":  runEvents,
-	"notify":  runNotify,
-	"approve": func(a []string, o, e io.Writer) int { return runDecide("approve", a, o, e) },
-	"reject":  func(a []string, o, e io.Writer) int { return runDecide("reject", a, o, e) },
-	"cancel":  runCancel,
-	"retry":   runRetry,
-	"close":   runClose,
-	"resolve": runResolve,
-	"extend":  runExtend,
-	"version": runVersion,
+	"init":       runInit,
+	"serve":      runServe,
+	"migrate":    runMigrate,
+	"prune":      runPrune,
+	"submit":     runSubmit,
+	"status":     runStatus,
+	"list":       runList,
+	"events":     runEvents,
+	"notify":     runNotify,
+	"approve":    func(a []string, o, e io.Writer) int { return runDecide("approve", a, o, e) },
+	"reject":     func(a []string, o, e io.Writer) int { return runDecide("reject", a, o, e) },
+	"cancel":     runCancel,
+	"retry":      runRetry,
+	"regenerate": runRegenerate,
+	"replay":     runReplay,
+	"close":      runClose,
+	"resolve":    runResolve,
+	"extend":     runExtend,
+	"version":    runVersion,
 }
 
 func main() {
@@ -77,6 +84,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitCantRun
 	}
 	switch args[0] {
+	case "--version", "-version":
+		return runVersion(nil, stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK
@@ -94,22 +103,8 @@ func runVersion(_ []string, stdout, _ io.Writer) int {
 	return exitOK
 }
 
-// version is the module version, or the VCS revision of a source build.
-func version() string {
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "(unknown)"
-	}
-	if v := info.Main.Version; v != "" && v != "(devel)" {
-		return v
-	}
-	for _, s := range info.Settings {
-		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-			return "devel-" + s.Value[:12]
-		}
-	}
-	return "devel"
-}
+// version is the version rbd and rbc both report.
+func version() string { return cli.Version() }
 
 // cantRun reports why a command could not run and returns its status.
 func cantRun(stderr io.Writer, format string, args ...any) int {

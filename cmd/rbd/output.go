@@ -46,6 +46,9 @@ func printRunbook(w io.Writer, v *runtime.RunbookView) {
 	if v.Version > 1 {
 		fmt.Fprintf(t, "version\t%d\n", v.Version)
 	}
+	if v.Lineage.Parent != nil {
+		fmt.Fprintf(t, "lineage\tgeneration %d of %s, regenerated from %s\n", v.Lineage.Generation, v.Lineage.Root, *v.Lineage.Parent)
+	}
 	fmt.Fprintf(t, "created\t%s\n", stamp(v.CreatedAt))
 	if v.FinishedAt != nil {
 		fmt.Fprintf(t, "finished\t%s\n", stamp(*v.FinishedAt))
@@ -54,7 +57,7 @@ func printRunbook(w io.Writer, v *runtime.RunbookView) {
 		fmt.Fprintf(t, "error\t%s\n", errorText(v.Error))
 	}
 	for _, b := range v.BlockedOn {
-		fmt.Fprintf(t, "blocked on\t%s: %s\n", b.Step, blockedText(b))
+		fmt.Fprintf(t, "%s\t%s: %s\n", blockedLabel(v.Status), b.Step, blockedText(b))
 	}
 	for _, a := range v.NextActions {
 		fmt.Fprintf(t, "next\t%s\n", a.Command)
@@ -67,6 +70,18 @@ func printRunbook(w io.Writer, v *runtime.RunbookView) {
 		fmt.Fprintf(t, "%s\t%s\t%s\t%d\t%s\n", s.Key, s.Verb, s.Status, s.Attempt, stepDetail(s))
 	}
 	_ = t.Flush()
+}
+
+// blockedLabel names what a blocked-on line is: what a running runbook
+// waits on, where a finished one failed or escalated.
+func blockedLabel(status rbtype.RunbookStatus) string {
+	switch status {
+	case rbtype.RunbookFailed, rbtype.RunbookPartial:
+		return "failed at"
+	case rbtype.RunbookEscalated:
+		return "escalated at"
+	}
+	return "blocked on"
 }
 
 func blockedText(b runtime.BlockedView) string {
@@ -107,6 +122,9 @@ func stepDetail(s runtime.StepView) string {
 	if c := s.Compensation; c != nil {
 		parts = append(parts, "compensation "+string(c.Status))
 	}
+	if e := s.Escalation; e != nil {
+		parts = append(parts, "escalation "+string(e.Status))
+	}
 	return strings.Join(parts, "; ")
 }
 
@@ -117,7 +135,7 @@ func errorText(e *runtime.ErrorView) string {
 	return string(e.Code) + ": " + e.Message
 }
 
-// printEvents shows events one per line (id, time, type, step, attempt,
+// printEvents shows events one per line (its number in the runbook, time, type, step, attempt,
 // data), in fixed columns so that lines printed one at a time by --follow
 // line up too.
 func printEvents(w io.Writer, evs []httpapi.Event) {
@@ -127,7 +145,7 @@ func printEvents(w io.Writer, evs []httpapi.Event) {
 			attempt = strconv.Itoa(ev.Attempt)
 		}
 		line := fmt.Sprintf("%6d  %s  %-22s  %-20s  %2s  %s",
-			ev.ID, ev.At.Local().Format("15:04:05.000"), ev.Type, ev.Step, attempt, compact(ev.Data))
+			ev.Seq, ev.At.Local().Format("15:04:05.000"), ev.Type, ev.Step, attempt, compact(ev.Data))
 		fmt.Fprintln(w, strings.TrimRight(line, " "))
 	}
 }

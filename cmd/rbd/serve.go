@@ -183,6 +183,34 @@ func serve(ctx context.Context, f *serveFlags, log *slog.Logger) error {
 		// the rest.
 		f.db.maxConns = 2*max(f.engine.Advancers, 1) + 8
 	}
+	// What the operator gave is checked before PostgreSQL starts (which,
+	// embedded, takes seconds, and migrates): a missing token file, a bad
+	// verb file or a port in use is said at once.
+	tokens, err := readLines(f.tokenFile, "--api-token-file")
+	if err != nil {
+		return err
+	}
+	if _, _, err := httpapi.ParseTokens(tokens); err != nil {
+		return fmt.Errorf("--api-token-file: %w", err)
+	}
+	secretLines, err := readLines(f.webhookSecretFile, "--webhook-secret-file")
+	if err != nil {
+		return err
+	}
+	secrets, secretTenants, err := httpapi.ParseWebhookSecrets(secretLines)
+	if err != nil {
+		return fmt.Errorf("--webhook-secret-file: %w", err)
+	}
+	if _, err := loadCatalogue(f.verbs, runtime.NewHandlers(runtime.BuiltinDeps{}), f.db.schema, slog.New(slog.DiscardHandler)); err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", f.listen)
+	if err != nil {
+		return fmt.Errorf("error listening on %s: %w", f.listen, err)
+	}
+	defer ln.Close() // closed already when the server ran; not when the database failed to open
+	addr := ln.Addr().String()
+
 	db, err := f.db.open(ctx, log)
 	if err != nil {
 		return err
@@ -196,19 +224,6 @@ func serve(ctx context.Context, f *serveFlags, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	tokens, err := readLines(f.tokenFile, "--api-token-file")
-	if err != nil {
-		return err
-	}
-	secrets, err := readLines(f.webhookSecretFile, "--webhook-secret-file")
-	if err != nil {
-		return err
-	}
-	ln, err := net.Listen("tcp", f.listen)
-	if err != nil {
-		return fmt.Errorf("error listening on %s: %w", f.listen, err)
-	}
-	addr := ln.Addr().String()
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -221,7 +236,7 @@ func serve(ctx context.Context, f *serveFlags, log *slog.Logger) error {
 	engine := runtime.New(db.store, handlers, cfg)
 
 	api := httpapi.New(httpapi.Config{
-		Engine: engine, Tokens: tokens, WebhookSecrets: toBytes(secrets), MaxBody: f.maxBody, Logger: log,
+		Engine: engine, Tokens: tokens, WebhookSecrets: secrets, WebhookTenants: secretTenants, MaxBody: f.maxBody, Logger: log,
 		BodyTimeout: f.bodyTimeout, MaxConcurrentBodies: f.maxBodies, Console: consoleHandler(f.ui),
 		Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), Registerer: reg,
 		Ready: func(ctx context.Context) error { return schemaCurrent(ctx, db.store) },
@@ -363,14 +378,6 @@ func readLines(path, flagName string) ([]string, error) {
 		return nil, fmt.Errorf("%s: %s holds no value", flagName, path)
 	}
 	return out, nil
-}
-
-func toBytes(ss []string) [][]byte {
-	out := make([][]byte, len(ss))
-	for i, s := range ss {
-		out[i] = []byte(s)
-	}
-	return out
 }
 
 // startProfile writes a CPU profile of the daemon to path until it stops,

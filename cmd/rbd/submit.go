@@ -31,6 +31,7 @@ func runSubmit(args []string, stdout, stderr io.Writer) int {
 	inputs.register(c.fs)
 	key := c.fs.String("idempotency-key", "", "dedupes submissions: a repeat returns the runbook the first one started")
 	dryRun := c.fs.Bool("dry-run", false, "simulate: every step is recorded as simulated and no handler with side effects runs")
+	draftOnly := c.fs.Bool("draft-only", false, "draft: run everything but the steps with outside effects (external calls, people's work), which end skipped with DRAFT_ONLY")
 	holdOpen := c.fs.Bool("hold-open", false, "keep the runbook in_progress after its steps finish, for rbd extend, until rbd close")
 	wait := c.fs.Bool("wait", false, "follow the runbook until it finishes or waits on a person or a notification")
 	actor := c.fs.String("actor", whoAmI(), "who submits, for the ledger")
@@ -57,8 +58,13 @@ func runSubmit(args []string, stdout, stderr io.Writer) int {
 	} else {
 		req.Source, req.Filename = string(src), name
 	}
-	if *dryRun {
+	switch {
+	case *dryRun && *draftOnly:
+		return cantRun(stderr, "--dry-run and --draft-only are two modes; give one")
+	case *dryRun:
 		req.Mode = rbtype.ModeDryRun
+	case *draftOnly:
+		req.Mode = rbtype.ModeDraftOnly
 	}
 	ctx, cancel := c.context()
 	defer cancel()

@@ -140,6 +140,9 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 			return nil, err
 		}
 	}
+	if err := checkNotInUse(dir); err != nil {
+		return nil, err
+	}
 	socketDir, err := os.MkdirTemp("", "rbd-pg-sock-")
 	if err != nil {
 		return nil, err

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -44,6 +43,12 @@ func TestStartStopRestart(t *testing.T) {
 	again, err := Start(ctx, Options{Dir: data})
 	require.NoError(t, err)
 	requireServes(t, again)
+
+	// A second server on the same directory is refused before it starts,
+	// naming the server that holds it and the program that started it.
+	_, err = Start(ctx, Options{Dir: data})
+	require.ErrorIs(t, err, ErrInUse)
+	require.Regexp(t, `PostgreSQL \(pid [0-9]+\), started by ".*localpg.*" \(pid `+strconv.Itoa(os.Getpid())+`\) runs on `, err.Error())
 	require.NoError(t, again.Stop())
 }
 
@@ -158,8 +163,4 @@ func helperServer(dir string) {
 	}
 	os.Stdout.WriteString(strconv.Itoa(srv.cmd.Process.Pid) + "\n")
 	select {}
-}
-
-func alive(pid int) bool {
-	return syscall.Kill(pid, 0) == nil
 }

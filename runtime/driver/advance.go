@@ -37,8 +37,11 @@ type AdvanceWrite struct {
 	Leases     []LeaseRequest
 	Processed  []int64 // notifications consumed
 	Receipts   []Receipt
-	Events     []Event
-	Runbooks   []RunbookChange
+	// Cache stores results for reuse; an entry for a key that exists
+	// replaces it (a regeneration refreshes what it bypassed).
+	Cache    []CacheEntry
+	Events   []Event
+	Runbooks []RunbookChange
 	// Compensate marks completed steps, by runbook and key, as waiting to
 	// be undone.
 	Compensate map[uuid.UUID][]string
@@ -47,6 +50,6 @@ type AdvanceWrite struct {
 // Empty reports whether the write changes nothing.
 func (w *AdvanceWrite) Empty() bool {
 	return len(w.NewInvocations) == 0 && len(w.InvocationUpdates) == 0 && len(w.Finished) == 0 &&
-		len(w.Steps) == 0 && len(w.Leases) == 0 && len(w.Processed) == 0 && len(w.Receipts) == 0 &&
+		len(w.Steps) == 0 && len(w.Leases) == 0 && len(w.Processed) == 0 && len(w.Receipts) == 0 && len(w.Cache) == 0 &&
 		len(w.Events) == 0 && len(w.Runbooks) == 0 && len(w.Compensate) == 0
 }

@@ -17,6 +17,10 @@ type CRUDRequest struct {
 	Columns   []string // the columns values may set; empty means any
 	Returning []string // columns to return
 	Values    map[string]any
+	// DryRun runs the statement in a transaction that rolls back: it says
+	// what the statement would return, constraints checked, and changes
+	// nothing (execution levels; SEMANTICS.md section 7).
+	DryRun bool
 }
 
 // CRUDExecutor runs one pg.crud operation on the application's database

@@ -28,6 +28,27 @@ type Runbook struct {
 	CreatedAt    time.Time
 	UpdatedAt    time.Time
 	FinishedAt   *time.Time
+	Lineage      Lineage
+	// Tenant owns the runbook (SEMANTICS.md section 1).
+	Tenant string
+}
+
+// Lineage is where a regenerated runbook came from (SEMANTICS.md section
+// 6). An original runbook is its own root: its Root and Parent are
+// uuid.Nil and its Generation 0.
+type Lineage struct {
+	Root       uuid.UUID
+	Parent     uuid.UUID
+	Generation int
+}
+
+// RootOf is the id of the lineage's root: the runbook's own id when it is
+// an original.
+func (l Lineage) RootOf(id uuid.UUID) uuid.UUID {
+	if l.Root == uuid.Nil {
+		return id
+	}
+	return l.Root
 }
 
 // Step is a row of runbook_steps.
@@ -57,6 +78,8 @@ type Step struct {
 	CompletionSeq      *int64
 	CompensationStatus rbtype.CompensationStatus
 	CompensationError  string
+	EscalationStatus   rbtype.EscalationStatus
+	EscalationError    string
 	CreatedAt          time.Time
 	UpdatedAt          time.Time
 	StartedAt          *time.Time
@@ -71,7 +94,8 @@ func (s *Step) Change() StepChange {
 		Result: s.Result, ErrorCode: s.ErrorCode, ErrorMessage: s.ErrorMessage, Simulated: s.Simulated,
 		GateDecision: s.GateDecision, GateDecidedBy: s.GateDecidedBy, GateDecidedAt: s.GateDecidedAt,
 		GateComment: s.GateComment, CompensationStatus: s.CompensationStatus,
-		CompensationError: s.CompensationError, StartedAt: s.StartedAt, FinishedAt: s.FinishedAt,
+		CompensationError: s.CompensationError, EscalationStatus: s.EscalationStatus, EscalationError: s.EscalationError,
+		StartedAt: s.StartedAt, FinishedAt: s.FinishedAt,
 	}
 }
 
@@ -123,6 +147,9 @@ type Notification struct {
 	Status         rbtype.NotificationStatus
 	ReceivedAt     time.Time
 	ProcessedAt    *time.Time
+	// Tenant is the tenant of the webhook secret that signed it; empty
+	// for a secret of no tenant, which may resolve any wait.
+	Tenant string
 }
 
 // Receipt is a row of action_receipts: a handler's result for an
@@ -145,7 +172,10 @@ type ReceiptKey struct {
 
 // Event is a row of runbook_events.
 type Event struct {
-	ID        int64
+	ID int64
+	// Seq numbers the runbook's own events from 1 (set when read; ID is
+	// global and stays the cursor).
+	Seq       int64
 	RunbookID uuid.UUID
 	Type      rbtype.EventType
 	StepKey   string
@@ -170,4 +200,53 @@ type RunbookPage struct {
 	Runbooks []*Runbook // without plans, newest first
 	// Next is the cursor of the next page, empty on the last.
 	Next string
+}
+
+// CacheEntry is a row of result_cache: a verb's result for a cache key,
+// and where it came from (SEMANTICS.md section 4).
+type CacheEntry struct {
+	Tenant         string
+	Key            string
+	Verb           string
+	DefinitionHash string
+	Result         json.RawMessage
+	RunbookID      uuid.UUID
+	StepKey        string
+	Attempt        int
+	CreatedAt      time.Time
+	// ExpiresAt is nil for an entry that never expires (policy reuse).
+	ExpiresAt *time.Time
+}
+
+// Live reports whether the entry may still be used at now.
+func (c CacheEntry) Live(now time.Time) bool { return c.ExpiresAt == nil || now.Before(*c.ExpiresAt) }
+
+// WaitTarget is what a correlation key waits on: the invocation's runbook,
+// its plan's hash, the step and its verb, and whether the wait is active.
+type WaitTarget struct {
+	RunbookID uuid.UUID
+	Tenant    string // the runbook's
+	PlanHash  string
+	StepKey   string
+	Verb      string
+	Status    rbtype.InvocationStatus
+}
+
+// RunbookState is a runbook's status, whether it has finished (nothing
+// more will happen to it), and its tenant: what a live event stream polls,
+// without the plan.
+type RunbookState struct {
+	Status   rbtype.RunbookStatus
+	Finished bool
+	Tenant   string
+}
+
+// RunbookQuery selects a page of runbooks, newest first: those in a
+// status and of a tenant ("" for any), after a cursor from a previous
+// page.
+type RunbookQuery struct {
+	Status rbtype.RunbookStatus
+	Tenant string
+	Limit  int
+	After  string
 }

@@ -33,6 +33,9 @@ type Store interface {
 	// before receivedBefore for keys that no invocation has, and counts
 	// the orphans left.
 	PruneOrphanNotifications(ctx context.Context, receivedBefore time.Time, limit int) (pruned, left int64, err error)
+	// PruneCache deletes up to limit cache entries that expired before
+	// now, and says how many it deleted.
+	PruneCache(ctx context.Context, now time.Time, limit int) (int64, error)
 	// NewListener makes a listener for wake-ups; Run starts it.
 	NewListener(cfg ListenConfig) Listener
 	// Gauges counts the parked steps and the notifications waiting.
@@ -40,11 +43,14 @@ type Store interface {
 
 	// The reads of the API.
 	Runbook(ctx context.Context, id uuid.UUID) (*Runbook, error)
-	RunbookStatus(ctx context.Context, id uuid.UUID) (status rbtype.RunbookStatus, finished bool, err error)
+	RunbookStatus(ctx context.Context, id uuid.UUID) (RunbookState, error)
 	Steps(ctx context.Context, runbookID uuid.UUID) ([]*Step, error)
 	Events(ctx context.Context, runbookID uuid.UUID, afterID int64, limit int) ([]Event, error)
-	ListRunbooks(ctx context.Context, status rbtype.RunbookStatus, limit int, after string) (*RunbookPage, error)
+	ListRunbooks(ctx context.Context, q RunbookQuery) (*RunbookPage, error)
 	Invocation(ctx context.Context, correlationKey string) (Invocation, error)
+	// WaitTarget says which step and verb a correlation key's wait is
+	// for; ErrNotFound when no step has parked with it (yet).
+	WaitTarget(ctx context.Context, correlationKey string) (WaitTarget, error)
 	InvocationsOf(ctx context.Context, runbookID uuid.UUID) ([]Invocation, error)
 }
 
@@ -68,6 +74,9 @@ type Tx interface {
 	Plans(ctx context.Context, ids []uuid.UUID) (map[uuid.UUID][]byte, error)
 	// Receipts returns the stored receipts for keys.
 	Receipts(ctx context.Context, keys []ReceiptKey) (map[ReceiptKey]Receipt, error)
+	// CacheEntries returns the stored cache entries for keys, live or not,
+	// by key, for one tenant.
+	CacheEntries(ctx context.Context, tenant string, keys []string) (map[string]CacheEntry, error)
 
 	// CreateRunbook stores a new runbook, due at once, unless one with the
 	// same request key exists: then it returns that one, created=false.

@@ -22,8 +22,13 @@ type NewRunbook struct {
 	// Status is executing, or in_progress for a runbook held open.
 	Status     rbtype.RunbookStatus
 	RequestKey string
-	Steps      []NewStep
-	Edges      []Edge
+	// Lineage is zero for an original; a regeneration's names its root,
+	// its parent and its generation.
+	Lineage Lineage
+	// Tenant owns the runbook; empty is the default tenant.
+	Tenant string
+	Steps  []NewStep
+	Edges  []Edge
 	// WorkerID and SubmittedData go into the RUNBOOK_SUBMITTED event.
 	WorkerID      string
 	SubmittedData json.RawMessage
@@ -37,6 +42,10 @@ type NewStep struct {
 	Args      json.RawMessage
 	Execution json.RawMessage
 	Gate      rbtype.Gate
+	// IdempotencyKey is empty, except in a regeneration, whose steps that
+	// do not regenerate inherit their parent's key (SEMANTICS.md section
+	// 6): an effect the parent had returns its receipt.
+	IdempotencyKey string
 }
 
 // StepChange is the new state of a step's mutable columns. It is the
@@ -61,6 +70,8 @@ type StepChange struct {
 	GateComment        string
 	CompensationStatus rbtype.CompensationStatus
 	CompensationError  string
+	EscalationStatus   rbtype.EscalationStatus
+	EscalationError    string
 	StartedAt          *time.Time
 	FinishedAt         *time.Time
 	// Completed assigns the step its place in the order of completions,
@@ -77,6 +88,8 @@ type RunbookChange struct {
 	Finished     bool
 	// Reopen clears finished_at: a finished runbook runs again (a retry).
 	Reopen bool
+	// Mode, when set, replaces the mode (a draft run for real).
+	Mode *rbtype.Mode
 	// WakeAt replaces wake_at when SetWake is true (nil clears it).
 	SetWake bool
 	WakeAt  *time.Time

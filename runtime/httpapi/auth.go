@@ -8,34 +8,37 @@ import (
 )
 
 // tokens are the API's bearer tokens, kept as SHA-256 digests so that
-// comparing them takes the same time whatever the length of the guess.
-type tokens [][sha256.Size]byte
-
-func newTokens(plain []string) tokens {
-	var t tokens
-	for _, p := range plain {
-		if p != "" {
-			t = append(t, sha256.Sum256([]byte(p)))
-		}
-	}
-	return t
+// comparing them takes the same time whatever the length of the guess,
+// each with the principal it speaks for.
+type tokens struct {
+	digests    [][sha256.Size]byte
+	principals []Principal
 }
 
-// allows reports whether the request carries one of the tokens. With no
-// tokens configured every request is allowed (rbd serve warns about it).
-func (t tokens) allows(r *http.Request) bool {
-	if len(t) == 0 {
-		return true
+// anyone is who calls when no tokens are configured: every role, every
+// tenant, as before tokens (rbd serve warns about it).
+var anyone = Principal{Tenant: "default", Actor: "anonymous", Roles: []Role{RoleAdmin}}
+
+// principal finds the request's token and says who it speaks for; false
+// when the request carries none of the tokens.
+func (t tokens) principal(r *http.Request) (*Principal, bool) {
+	if len(t.digests) == 0 {
+		return &anyone, true
 	}
 	scheme, given, ok := strings.Cut(r.Header.Get("Authorization"), " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return false
+		return nil, false
 	}
 	sum := sha256.Sum256([]byte(strings.TrimSpace(given)))
-	found := 0
-	for i := range t {
+	found := -1
+	for i := range t.digests {
 		// Check every token, so the time taken does not say which matched.
-		found |= subtle.ConstantTimeCompare(sum[:], t[i][:])
+		if subtle.ConstantTimeCompare(sum[:], t.digests[i][:]) == 1 {
+			found = i
+		}
 	}
-	return found == 1
+	if found < 0 {
+		return nil, false
+	}
+	return &t.principals[found], true
 }

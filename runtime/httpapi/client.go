@@ -269,9 +269,21 @@ func (c *Client) Close(ctx context.Context, id, by string) (*CancelResponse, err
 
 // Retry runs a failed, partial or escalated runbook again: the steps
 // named, or all its failed, skipped, cancelled and escalated ones.
-func (c *Client) Retry(ctx context.Context, id string, steps []string, by string) (*RetryResponse, error) {
+func (c *Client) Retry(ctx context.Context, id string, req RetryRequest) (*RetryResponse, error) {
 	var out RetryResponse
-	_, err := c.doJSON(ctx, http.MethodPost, "/v1/runbooks/"+url.PathEscape(id)+"/retry", RetryRequest{Steps: steps, By: by}, nil, &out)
+	_, err := c.doJSON(ctx, http.MethodPost, "/v1/runbooks/"+url.PathEscape(id)+"/retry", req, nil, &out)
+	return &out, err
+}
+
+// Regenerate starts a new runbook of a finished runbook's lineage, with
+// inputs overriding the parent's.
+func (c *Client) Regenerate(ctx context.Context, id string, req RegenerateRequest, idempotencyKey string) (*RegenerateResponse, error) {
+	header := http.Header{}
+	if idempotencyKey != "" {
+		header.Set(IdempotencyKeyHeader, idempotencyKey)
+	}
+	var out RegenerateResponse
+	_, err := c.doJSON(ctx, http.MethodPost, "/v1/runbooks/"+url.PathEscape(id)+"/regenerate", req, header, &out)
 	return &out, err
 }
 

@@ -14,19 +14,21 @@ import (
 
 // The error codes of the API's error bodies.
 const (
-	CodeMalformedJSON    = "MALFORMED_JSON"     // 400: the body is not the JSON asked for
-	CodeInvalidRequest   = "INVALID_REQUEST"    // 400: well-formed, but wrong (bad inputs, bad id)
-	CodeUnauthorized     = "UNAUTHORIZED"       // 401: no or wrong token, bad webhook signature
-	CodeNotFound         = "NOT_FOUND"          // 404
-	CodeMethodNotAllowed = "METHOD_NOT_ALLOWED" // 405
-	CodeConflict         = "CONFLICT"           // 409: does not fit the runbook's state, or a reused key
-	CodeRequestTimeout   = "REQUEST_TIMEOUT"    // 408: the body did not arrive within the body timeout
-	CodeBodyTooLarge     = "BODY_TOO_LARGE"     // 413
-	CodeCompileFailed    = "COMPILE_FAILED"     // 422: the source has errors; see diagnostics
-	CodeInvalidPlan      = "INVALID_PLAN"       // 422: a submitted plan that cannot be run
-	CodeUnavailable      = "UNAVAILABLE"        // 503: the database is unreachable or busy; retry
-	CodeNotReady         = "NOT_READY"          // 503, from /readyz
-	CodeInternal         = "INTERNAL"           // 500: a bug; the log has the details
+	CodeMalformedJSON    = "MALFORMED_JSON"           // 400: the body is not the JSON asked for
+	CodeInvalidRequest   = "INVALID_REQUEST"          // 400: well-formed, but wrong (bad inputs, bad id)
+	CodeUnauthorized     = "UNAUTHORIZED"             // 401: no or wrong token, bad webhook signature
+	CodeNotFound         = "NOT_FOUND"                // 404
+	CodeMethodNotAllowed = "METHOD_NOT_ALLOWED"       // 405
+	CodeConflict         = "CONFLICT"                 // 409: does not fit the runbook's state, or a reused key
+	CodeRequestTimeout   = "REQUEST_TIMEOUT"          // 408: the body did not arrive within the body timeout
+	CodeBodyTooLarge     = "BODY_TOO_LARGE"           // 413
+	CodeCompileFailed    = "COMPILE_FAILED"           // 422: the source has errors; see diagnostics
+	CodeInvalidPlan      = "INVALID_PLAN"             // 422: a submitted plan that cannot be run
+	CodeForbidden        = "FORBIDDEN"                // 403: the token lacks the role the endpoint needs
+	CodeSchemaMismatch   = "SCHEMA_VALIDATION_FAILED" // 422: an input or a notification's result does not fit its schema
+	CodeUnavailable      = "UNAVAILABLE"              // 503: the database is unreachable or busy; retry
+	CodeNotReady         = "NOT_READY"                // 503, from /readyz
+	CodeInternal         = "INTERNAL"                 // 500: a bug; the log has the details
 )
 
 // apiError is an error with the status and code to answer it with.
@@ -60,6 +62,8 @@ func classify(err error) *apiError {
 		return &apiError{status: http.StatusNotFound, code: CodeNotFound, message: without(err, runtime.ErrNotFound)}
 	case errors.Is(err, runtime.ErrConflict):
 		return &apiError{status: http.StatusConflict, code: CodeConflict, message: without(err, runtime.ErrConflict)}
+	case errors.Is(err, runtime.ErrSchema):
+		return &apiError{status: http.StatusUnprocessableEntity, code: CodeSchemaMismatch, message: without(err, runtime.ErrSchema)}
 	case errors.Is(err, runtime.ErrInvalid):
 		return &apiError{status: http.StatusBadRequest, code: CodeInvalidRequest, message: without(err, runtime.ErrInvalid)}
 	case errors.Is(err, driver.ErrBadRequest):

@@ -147,7 +147,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, id uuid.UUID, af
 func toEvents(evs []driver.Event) []Event {
 	out := make([]Event, len(evs))
 	for i, e := range evs {
-		out[i] = Event{ID: e.ID, Type: e.Type, Step: e.StepKey, Attempt: e.Attempt, Worker: e.WorkerID, Data: e.Data, At: e.At}
+		out[i] = Event{ID: e.ID, Seq: e.Seq, Type: e.Type, Step: e.StepKey, Attempt: e.Attempt, Worker: e.WorkerID, Data: e.Data, At: e.At}
 		if string(e.Data) == "{}" || string(e.Data) == "null" {
 			out[i].Data = nil
 		}

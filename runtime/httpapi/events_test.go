@@ -79,3 +79,31 @@ func TestFollowSeesEveryEventLiveAndEnds(t *testing.T) {
 	require.Equal(t, append(types, "end"), names)
 	require.Contains(t, out, "event: end\ndata: {\"status\":\"complete\"}\n\n")
 }
+
+// Each runbook's ledger is numbered from 1 (seq), whatever other runbooks
+// wrote meanwhile; the global id stays the cursor (issue 14).
+func TestEventsAreNumberedPerRunbook(t *testing.T) {
+	b := setup(t)
+	var ids []string
+	for _, who := range []string{"ada", "grace"} {
+		sub, err := b.client.Submit(b.ctx, httpapi.SubmitRequest{Source: "(t.echo :v $who)\n", Inputs: map[string]any{"who": who}}, "")
+		require.NoError(t, err)
+		b.waitFor(t, sub.ID.String(), "complete", statusIs(rbtype.RunbookComplete))
+		ids = append(ids, sub.ID.String())
+	}
+	for _, id := range ids {
+		evs, err := b.client.Events(b.ctx, id, 0)
+		require.NoError(t, err)
+		require.NotEmpty(t, evs)
+		for i, ev := range evs {
+			require.Equal(t, int64(i+1), ev.Seq)
+		}
+		// A page after a cursor goes on counting.
+		rest, err := b.client.Events(b.ctx, id, evs[0].ID)
+		require.NoError(t, err)
+		require.Equal(t, int64(2), rest[0].Seq)
+	}
+	first, err := b.client.Events(b.ctx, ids[1], 0)
+	require.NoError(t, err)
+	require.Greater(t, first[0].ID, int64(1), "the second runbook's ids go on from the first's")
+}

@@ -19,10 +19,14 @@ func (s *Server) notify(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if len(s.cfg.WebhookSecrets) > 0 {
-		err := VerifySignature(r.Header.Get(SignatureHeader), body, s.cfg.WebhookSecrets, s.cfg.Now())
+		i, err := verifySignature(r.Header.Get(SignatureHeader), body, s.cfg.WebhookSecrets, s.cfg.Now())
 		if err != nil {
 			s.log.Warn("notification refused", "reason", err, "remote", r.RemoteAddr)
 			return errorf(http.StatusUnauthorized, CodeUnauthorized, "%v", err)
+		}
+		if i < len(s.cfg.WebhookTenants) && s.cfg.WebhookTenants[i] != "" {
+			// A tenant's secret ends only its tenant's waits.
+			r = r.WithContext(runtime.WithScope(r.Context(), runtime.Scope{Tenant: s.cfg.WebhookTenants[i]}))
 		}
 	}
 	var req NotificationRequest

@@ -128,3 +128,27 @@ func TestFailedNotificationMustSayWhy(t *testing.T) {
 	status, out := b.raw(t, "POST", "/v1/notifications", body, httpapi.SignatureHeader, httpapi.Sign([]byte(testSecret), []byte(body), time.Now()))
 	require.Equal(t, http.StatusAccepted, status, out)
 }
+
+// A signed notification whose result does not fit the parked verb's
+// output_schema is 422 SCHEMA_VALIDATION_FAILED, and stores nothing: the
+// same bad body is 422 again, and the fixed one is accepted (issue 14).
+func TestNotificationResultMustFitTheVerb(t *testing.T) {
+	b := setup(t)
+	sub, err := b.client.Submit(b.ctx, httpapi.SubmitRequest{Source: "(t.wait :as @docs)\n"}, "")
+	require.NoError(t, err)
+	v := b.waitFor(t, sub.ID.String(), "parked", stateIs("parked"))
+	key := v.BlockedOn[0].CorrelationKey
+	send := func(body string) (int, string) {
+		return b.raw(t, "POST", "/v1/notifications", body, httpapi.SignatureHeader, httpapi.Sign([]byte(testSecret), []byte(body), time.Now()))
+	}
+	bad := `{"correlation_key": "` + key + `", "status": "completed", "result": {"answer": ["yes"]}}`
+	for range 2 {
+		status, out := send(bad)
+		require.Equal(t, http.StatusUnprocessableEntity, status, out)
+		require.Contains(t, out, `"code":"SCHEMA_VALIDATION_FAILED"`)
+		require.Contains(t, out, `t.wait's output_schema (step \"docs\" waits on this key)`)
+	}
+	status, out := send(`{"correlation_key": "` + key + `", "status": "completed", "result": {"answer": "yes"}}`)
+	require.Equal(t, http.StatusAccepted, status, out)
+	b.waitFor(t, sub.ID.String(), "complete", statusIs(rbtype.RunbookComplete))
+}

@@ -139,7 +139,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) error {
 		}
 		limit = n
 	}
-	page, err := s.engine.List(r.Context(), rbtype.RunbookStatus(q.Get("status")), limit, q.Get("after"))
+	page, err := s.engine.List(r.Context(), rbtype.RunbookStatus(q.Get("status")), q.Get("tenant"), limit, q.Get("after"))
 	if err != nil {
 		return err
 	}
@@ -216,11 +216,37 @@ func (s *Server) retry(w http.ResponseWriter, r *http.Request) error {
 	if req.By == "" {
 		req.By = "api"
 	}
-	res, err := s.engine.Retry(r.Context(), id, req.Steps, req.By)
+	res, err := s.engine.Retry(r.Context(), id, runtime.RetryOptions{Steps: req.Steps, By: req.By, Execute: req.Execute})
 	if err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, RetryResponse{ID: id, Status: rbtype.RunbookExecuting, Steps: res.Steps})
+	return nil
+}
+
+// regenerate is POST /v1/runbooks/{id}/regenerate.
+func (s *Server) regenerate(w http.ResponseWriter, r *http.Request) error {
+	id, req, err := runbookRequest[RegenerateRequest](s, w, r, true)
+	if err != nil {
+		return err
+	}
+	key := r.Header.Get(IdempotencyKeyHeader)
+	if err := checkIdempotencyKey(key); err != nil {
+		return err
+	}
+	if req.By == "" {
+		req.By = "api"
+	}
+	out, err := s.engine.Regenerate(r.Context(), id, runtime.Regeneration{Inputs: req.Inputs, IdempotencyKey: key, Actor: req.By})
+	if err != nil {
+		return err
+	}
+	status := http.StatusOK
+	if out.Created {
+		status = http.StatusCreated
+		w.Header().Set("Location", "/v1/runbooks/"+out.ID.String())
+	}
+	writeJSON(w, status, RegenerateResponse{ID: out.ID, Status: out.Status, Created: out.Created, Lineage: out.Lineage})
 	return nil
 }
 

@@ -278,3 +278,61 @@ func ids(page *httpapi.ListResponse) []string {
 	}
 	return out
 }
+
+// POST /v1/runbooks/{id}/regenerate, as a client with a valid token might
+// call it: the new runbook and its lineage, a repeat, and every bad
+// request answered with its own status and nothing created.
+func TestRegenerateOverHTTP(t *testing.T) {
+	b := setup(t)
+	first, err := b.client.Submit(b.ctx, httpapi.SubmitRequest{Source: chain, Inputs: map[string]any{"who": "ada"}}, "")
+	require.NoError(t, err)
+	b.waitFor(t, first.ID.String(), "complete", statusIs(rbtype.RunbookComplete))
+	path := "/v1/runbooks/" + first.ID.String() + "/regenerate"
+
+	status, out := b.raw(t, "POST", path, `{"inputs": {"who": "grace"}, "by": "ops"}`)
+	require.Equal(t, http.StatusCreated, status, out)
+	var res httpapi.RegenerateResponse
+	require.NoError(t, json.Unmarshal([]byte(out), &res))
+	require.True(t, res.Created)
+	require.Equal(t, runtime.LineageView{Root: first.ID, Parent: &first.ID, Generation: 1}, res.Lineage)
+	v := b.waitFor(t, res.ID.String(), "complete", statusIs(rbtype.RunbookComplete))
+	require.JSONEq(t, `{"v":"grace"}`, string(v.Outcomes["second"]))
+	require.Equal(t, res.Lineage, v.Lineage)
+
+	// The same request again: the same runbook, 200.
+	status, out = b.raw(t, "POST", path, `{"inputs": {"who": "grace"}, "by": "ops"}`)
+	require.Equal(t, http.StatusOK, status, out)
+	require.Contains(t, out, res.ID.String())
+
+	for _, c := range []struct {
+		name, path, body string
+		header           []string
+		status           int
+		code             string
+	}{
+		{"an input the plan does not take", path, `{"inputs": {"nope": 1}}`, nil, http.StatusBadRequest, httpapi.CodeInvalidRequest},
+		{"a field the request has not", path, `{"input": {"who": "x"}}`, nil, http.StatusBadRequest, httpapi.CodeMalformedJSON},
+		{"inputs that are not an object", path, `{"inputs": ["who"]}`, nil, http.StatusBadRequest, httpapi.CodeMalformedJSON},
+		{"a NUL PostgreSQL cannot store", path, `{"inputs": {"who": "a\u0000b"}}`, nil, http.StatusBadRequest, httpapi.CodeInvalidRequest},
+		{"an idempotency key too long", path, `{}`, []string{"Idempotency-Key", strings.Repeat("k", 300)}, http.StatusBadRequest, httpapi.CodeInvalidRequest},
+		{"not a runbook id", "/v1/runbooks/nope/regenerate", `{}`, nil, http.StatusBadRequest, httpapi.CodeInvalidRequest},
+		{"no such runbook", "/v1/runbooks/6f1c1f43-3d7e-4b59-9a3c-4bb0d6e7a001/regenerate", `{}`, nil, http.StatusNotFound, httpapi.CodeNotFound},
+	} {
+		status, out := b.raw(t, "POST", c.path, c.body, c.header...)
+		require.Equal(t, c.status, status, "%s: %s", c.name, out)
+		var eb httpapi.ErrorBody
+		require.NoError(t, json.Unmarshal([]byte(out), &eb), out)
+		require.Equal(t, c.code, eb.Error.Code, "%s: %s", c.name, out)
+	}
+
+	// A running runbook is not regenerated.
+	parked, err := b.client.Submit(b.ctx, httpapi.SubmitRequest{Source: `(t.wait :as @w)`}, "")
+	require.NoError(t, err)
+	_, err = b.client.Regenerate(b.ctx, parked.ID.String(), httpapi.RegenerateRequest{}, "")
+	requireAPIError(t, err, http.StatusConflict, httpapi.CodeConflict, "regenerate it once it has finished")
+
+	// Nothing the refused requests asked for was created.
+	page, err := b.client.List(b.ctx, "", 100, "")
+	require.NoError(t, err)
+	require.Len(t, page.Runbooks, 3)
+}

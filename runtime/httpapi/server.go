@@ -28,6 +28,9 @@ type Config struct {
 	// than one while rotating). Empty means notifications are accepted
 	// unsigned, which rbd serve warns about.
 	WebhookSecrets [][]byte
+	// WebhookTenants, beside WebhookSecrets, names the tenant each secret
+	// is for ("" or missing: any tenant's waits).
+	WebhookTenants []string
 	// MaxBody caps request bodies; zero means DefaultMaxBody.
 	MaxBody int64
 	// BodyTimeout bounds how long reading one request body may take;
@@ -57,12 +60,14 @@ type Config struct {
 
 // Server is the HTTP API. It is an http.Handler.
 type Server struct {
-	cfg     Config
-	engine  *runtime.Engine
-	tokens  tokens
-	mux     *http.ServeMux
-	log     *slog.Logger
-	metrics *httpMetrics
+	cfg    Config
+	engine *runtime.Engine
+	tokens tokens
+	// apiRoutes are the token-checked routes, each needing a role.
+	apiRoutes []string
+	mux       *http.ServeMux
+	log       *slog.Logger
+	metrics   *httpMetrics
 	// closing ends live event streams when the daemon shuts down:
 	// http.Server.Shutdown waits for handlers, and a stream would never
 	// return on its own.
@@ -74,8 +79,14 @@ type Server struct {
 	readiness readiness
 }
 
-// New builds the API's routes.
+// New builds the API's routes. Its tokens must parse (ParseTokens, which
+// rbd serve calls before it starts anything): New panics otherwise, as a
+// daemon must never run with fewer restrictions than its operator wrote.
 func New(cfg Config) *Server {
+	principals, digests, err := ParseTokens(cfg.Tokens)
+	if err != nil {
+		panic("httpapi: --api-token-file: " + err.Error())
+	}
 	if cfg.MaxBody <= 0 {
 		cfg.MaxBody = DefaultMaxBody
 	}
@@ -98,7 +109,7 @@ func New(cfg Config) *Server {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{
-		cfg: cfg, engine: cfg.Engine, tokens: newTokens(cfg.Tokens), mux: http.NewServeMux(),
+		cfg: cfg, engine: cfg.Engine, tokens: tokens{digests: digests, principals: principals}, mux: http.NewServeMux(),
 		log: cfg.Logger, metrics: newHTTPMetrics(cfg.Registerer), closing: make(chan struct{}),
 		bodies: make(chan struct{}, cfg.MaxConcurrentBodies),
 	}
@@ -127,6 +138,9 @@ func (s *Server) routes() {
 	methods := map[string][]string{}
 	route := func(method, path string, who access, h func(http.ResponseWriter, *http.Request) error) {
 		methods[path] = append(methods[path], method)
+		if who == api {
+			s.apiRoutes = append(s.apiRoutes, method+" "+path)
+		}
 		s.mux.Handle(method+" "+path, s.wrap(method+" "+path, who, h))
 	}
 	route("POST", "/v1/runbooks", api, s.submit)
@@ -136,6 +150,7 @@ func (s *Server) routes() {
 	route("GET", "/v1/runbooks/{id}/plan", api, s.plan)
 	route("POST", "/v1/runbooks/{id}/cancel", api, s.cancel)
 	route("POST", "/v1/runbooks/{id}/retry", api, s.retry)
+	route("POST", "/v1/runbooks/{id}/regenerate", api, s.regenerate)
 	route("POST", "/v1/runbooks/{id}/close", api, s.close)
 	route("POST", "/v1/runbooks/{id}/steps/{key}/resolve", api, s.resolve)
 	route("POST", "/v1/runbooks/{id}/steps/{key}/approve", api, s.approve)
@@ -175,15 +190,27 @@ func (s *Server) wrap(route string, who access, h func(http.ResponseWriter, *htt
 		start := time.Now()
 		rec := &recorder{ResponseWriter: w}
 		var err error
-		if who == api && !s.tokens.allows(r) {
+		var caller *Principal
+		var known bool
+		if who == api {
+			caller, known = s.tokens.principal(r)
+		}
+		if who == api && !known {
 			rec.Header().Set("WWW-Authenticate", `Bearer realm="rbd"`)
 			err = errorf(http.StatusUnauthorized, CodeUnauthorized, "a valid API token is required: Authorization: Bearer <token>")
+			s.leaveBody(rec, r)
+		} else if role := routeRoles[route]; who == api && !caller.has(role) {
+			err = errorf(http.StatusForbidden, CodeForbidden, "this token (actor %s) lacks the %s role that %s needs", caller.Actor, role, route)
 			s.leaveBody(rec, r)
 		} else if release, berr := s.takeBody(rec, r); berr != nil {
 			err = berr
 		} else {
 			// Deferred, so that a handler's panic (which net/http
 			// recovers) does not keep the body's place for good.
+			if who == api {
+				// The engine answers for this principal's tenant only.
+				r = r.WithContext(runtime.WithScope(r.Context(), caller.scope()))
+			}
 			func() {
 				defer release()
 				err = h(rec, r)

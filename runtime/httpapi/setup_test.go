@@ -88,7 +88,7 @@ func setup(t *testing.T) *testBundle {
 	})
 	b := &testBundle{ctx: ctx, store: store, engine: engine, cat: cat}
 	api := httpapi.New(httpapi.Config{
-		Engine: engine, Tokens: []string{"old-token", testToken}, WebhookSecrets: [][]byte{[]byte(testSecret)},
+		Engine: engine, Tokens: append([]string{"old-token", testToken}, tenantTokens...), WebhookSecrets: [][]byte{[]byte(testSecret)},
 		Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), Registerer: reg, MaxBody: 64 << 10,
 		EventPoll: 20 * time.Millisecond, Ready: store.Ping,
 	})

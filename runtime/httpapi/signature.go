@@ -47,15 +47,22 @@ var (
 // rotated). Several v1 values are allowed, for the same reason on the
 // sender's side. The comparison is constant-time.
 func VerifySignature(header string, body []byte, secrets [][]byte, now time.Time) error {
+	_, err := verifySignature(header, body, secrets, now)
+	return err
+}
+
+// verifySignature is VerifySignature, saying which secret matched (its
+// tenant decides which waits the notification may end).
+func verifySignature(header string, body []byte, secrets [][]byte, now time.Time) (int, error) {
 	if header == "" {
-		return ErrNoSignature
+		return -1, ErrNoSignature
 	}
 	var ts string
 	var sigs [][]byte
 	for _, part := range strings.Split(header, ",") {
 		k, v, ok := strings.Cut(strings.TrimSpace(part), "=")
 		if !ok {
-			return ErrMalformedSigHead
+			return -1, ErrMalformedSigHead
 		}
 		switch k {
 		case "t":
@@ -63,7 +70,7 @@ func VerifySignature(header string, body []byte, secrets [][]byte, now time.Time
 		case "v1":
 			sig, err := hex.DecodeString(v)
 			if err != nil {
-				return fmt.Errorf("%w: v1 is not hex", ErrMalformedSigHead)
+				return -1, fmt.Errorf("%w: v1 is not hex", ErrMalformedSigHead)
 			}
 			sigs = append(sigs, sig)
 		}
@@ -71,18 +78,18 @@ func VerifySignature(header string, body []byte, secrets [][]byte, now time.Time
 	}
 	unix, err := strconv.ParseInt(ts, 10, 64)
 	if err != nil || len(sigs) == 0 {
-		return ErrMalformedSigHead
+		return -1, ErrMalformedSigHead
 	}
 	if d := now.Sub(time.Unix(unix, 0)); d > SignatureWindow || d < -SignatureWindow {
-		return ErrStaleSignature
+		return -1, ErrStaleSignature
 	}
-	for _, secret := range secrets {
+	for i, secret := range secrets {
 		want := mac(secret, ts, body)
 		for _, sig := range sigs {
 			if hmac.Equal(sig, want) {
-				return nil
+				return i, nil
 			}
 		}
 	}
-	return ErrBadSignature
+	return -1, ErrBadSignature
 }

@@ -62,7 +62,10 @@ type ListResponse struct {
 // Event is one entry of a runbook's ledger. IDs grow with time; a reader
 // continues after the last id it saw.
 type Event struct {
+	// ID is global, the cursor of ?after= and of the live stream; Seq
+	// numbers the runbook's own events from 1.
 	ID      int64            `json:"id"`
+	Seq     int64            `json:"seq"`
 	Type    rbtype.EventType `json:"type"`
 	Step    string           `json:"step,omitempty"`
 	Attempt int              `json:"attempt,omitempty"`
@@ -121,6 +124,9 @@ type ResolveResponse struct {
 type RetryRequest struct {
 	Steps []string `json:"steps,omitempty"`
 	By    string   `json:"by,omitempty"`
+	// Execute runs a draft_only runbook for real: it becomes an execute
+	// runbook and its DRAFT_ONLY steps (or those named) run.
+	Execute bool `json:"execute,omitempty"`
 }
 
 // RetryResponse lists the steps a retry sent back to pending.
@@ -128,6 +134,25 @@ type RetryResponse struct {
 	ID     uuid.UUID            `json:"id"`
 	Status rbtype.RunbookStatus `json:"status"`
 	Steps  []string             `json:"steps"`
+}
+
+// RegenerateRequest is the optional body of POST
+// /v1/runbooks/{id}/regenerate: inputs that override the parent's, name by
+// name, and who asks. An Idempotency-Key header dedupes it as it does a
+// submission.
+type RegenerateRequest struct {
+	Inputs map[string]any `json:"inputs,omitempty"`
+	By     string         `json:"by,omitempty"`
+}
+
+// RegenerateResponse names the runbook a regeneration started and its
+// lineage. Created is false when the request repeated an earlier one
+// (status 200, not 201).
+type RegenerateResponse struct {
+	ID      uuid.UUID            `json:"id"`
+	Status  rbtype.RunbookStatus `json:"status"`
+	Created bool                 `json:"created"`
+	Lineage runtime.LineageView  `json:"lineage"`
 }
 
 // DecisionRequest is the body of POST .../steps/{key}/approve and /reject.

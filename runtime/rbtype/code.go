@@ -26,6 +26,12 @@ const (
 	CodeCancelled ErrorCode = "CANCELLED"
 	// CodeResolvedFailed: a person resolved an escalated step as failed.
 	CodeResolvedFailed ErrorCode = "RESOLVED_FAILED"
+	// CodeDraftOnly is a reason, not a failure: a draft_only runbook
+	// skipped a step with outside effects.
+	CodeDraftOnly ErrorCode = "DRAFT_ONLY"
+	// CodeVerifyFailed: a full step's dry run did not pass verification;
+	// nothing was committed, and it is not retried.
+	CodeVerifyFailed ErrorCode = "VERIFY_FAILED"
 )
 
 // retryableCodes are the codes that send a step to failed_retryable while

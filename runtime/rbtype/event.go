@@ -36,6 +36,24 @@ const (
 	// EventRunbookRetried: a failed, partial or escalated runbook's steps
 	// went back to pending (SEMANTICS.md section 6).
 	EventRunbookRetried EventType = "RUNBOOK_RETRIED"
+	// EventRunbookRegenerated: on a regeneration, naming its parent and
+	// root; on the parent, naming the regeneration.
+	EventRunbookRegenerated EventType = "RUNBOOK_REGENERATED"
+	// EventEscalationStarted: an escalating wait's escalation verb runs.
+	EventEscalationStarted EventType = "ESCALATION_STARTED"
+	// EventEscalationSucceeded: it returned.
+	EventEscalationSucceeded EventType = "ESCALATION_SUCCEEDED"
+	// EventEscalationFailed: it failed; the step stays escalated.
+	EventEscalationFailed EventType = "ESCALATION_FAILED"
+	// EventStepDryRun: a full or guarded step's handler dry-ran.
+	EventStepDryRun EventType = "STEP_DRY_RUN"
+	// EventStepVerified: a full step's dry run passed verification.
+	EventStepVerified EventType = "STEP_VERIFIED"
+	// EventStepVerifyFailed: it did not; nothing was committed.
+	EventStepVerifyFailed EventType = "STEP_VERIFY_FAILED"
+	// EventStepReclaimed: a running step's worker died or gave it up; it
+	// runs again under the same key (SEMANTICS.md section 7).
+	EventStepReclaimed EventType = "STEP_RECLAIMED"
 	// EventRunbookClosed: a held-open runbook may finish now.
 	EventRunbookClosed EventType = "RUNBOOK_CLOSED"
 	// EventStepHeartbeat: a parked step's external work said it goes on.
@@ -57,7 +75,9 @@ var EventTypes = []EventType{
 	EventCompensationSucceeded, EventCompensationFailed, EventRunbookExtended, EventRunbookCompleted,
 	EventRunbookFailed, EventRunbookCancelled, EventRunbookEscalated, EventRunbookPartial,
 	EventRunbookRetried, EventRunbookClosed, EventStepHeartbeat, EventStepResolved,
-	EventInvocationCancelSent, EventInvocationCancelFailed,
+	EventInvocationCancelSent, EventInvocationCancelFailed, EventRunbookRegenerated,
+	EventEscalationStarted, EventEscalationSucceeded, EventEscalationFailed, EventStepReclaimed,
+	EventStepDryRun, EventStepVerified, EventStepVerifyFailed,
 }
 
 // MutationKind names an entry of a runbook's mutation log.
@@ -69,7 +89,9 @@ const (
 	MutationRetry   MutationKind = "retry"
 	MutationClose   MutationKind = "close"
 	MutationResolve MutationKind = "resolve"
+	// MutationRegenerate is logged on the parent of a regeneration.
+	MutationRegenerate MutationKind = "regenerate"
 )
 
 // MutationKinds lists every mutation kind the runtime writes.
-var MutationKinds = []MutationKind{MutationExtend, MutationRetry, MutationClose, MutationResolve}
+var MutationKinds = []MutationKind{MutationExtend, MutationRetry, MutationClose, MutationResolve, MutationRegenerate}

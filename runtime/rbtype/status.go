@@ -90,10 +90,15 @@ type Mode string
 const (
 	ModeExecute Mode = "execute"
 	ModeDryRun  Mode = "dry_run"
+	// ModeDraftOnly runs everything but the steps whose side effects reach
+	// the outside world (external_call, human_process): those end skipped
+	// with DRAFT_ONLY, for a person to review the drafts first
+	// (SEMANTICS.md section 7).
+	ModeDraftOnly Mode = "draft_only"
 )
 
 // Modes lists every mode.
-var Modes = []Mode{ModeExecute, ModeDryRun}
+var Modes = []Mode{ModeExecute, ModeDryRun, ModeDraftOnly}
 
 // CompensationStatus is the state of a completed step's undoing; empty
 // when there is none to do.
@@ -110,6 +115,11 @@ const (
 
 // Due reports whether the compensation is still to run or running.
 func (c CompensationStatus) Due() bool { return c == CompensationPending || c == CompensationRunning }
+
+// EscalationStatus is the state of an escalating wait's escalation verb
+// (SEMANTICS.md section 8): the same states as a compensation's, empty
+// when there is none to run.
+type EscalationStatus = CompensationStatus
 
 // GateDecision is what a person decided at a gate; empty until someone
 // did.

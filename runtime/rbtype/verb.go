@@ -26,6 +26,42 @@ const (
 	SideEffectsHuman        SideEffects = "human_process"
 )
 
+// Risk is how much harm a verb's step could do if it went wrong
+// (SEMANTICS.md section 7). A verb declares it; the default is low.
+type Risk string
+
+// The risks.
+const (
+	RiskLow    Risk = "low"
+	RiskMedium Risk = "medium"
+	// RiskHigh steps always wait at a human_confirm gate.
+	RiskHigh Risk = "high"
+)
+
+// Level is how a step's call is rehearsed before it commits (SEMANTICS.md
+// section 7).
+type Level string
+
+// The execution levels.
+const (
+	// LevelFull: dry run, verify the dry run's output against the
+	// output_schema and the step's :expect, then commit, on every attempt.
+	LevelFull Level = "full"
+	// LevelGuarded: dry run when the handler can, then commit; the events
+	// carry the argument and result hashes.
+	LevelGuarded Level = "guarded"
+	// LevelOpaque: the call is made as it is (the default).
+	LevelOpaque Level = "opaque"
+)
+
+// Effective is the level of a verb that may not have declared one.
+func (l Level) Effective() Level {
+	if l == "" {
+		return LevelOpaque
+	}
+	return l
+}
+
 // Scope says what an idempotency key is unique within.
 type Scope string
 
@@ -90,6 +126,45 @@ func (f OnFailure) Effective() OnFailure {
 	return f
 }
 
+// Determinism says how far a verb's output follows from its input
+// (SEMANTICS.md section 4). It decides, with side effects, which steps a
+// regeneration runs afresh.
+type Determinism string
+
+// The determinisms.
+const (
+	// DeterminismPure verbs give byte-identical output for identical input.
+	DeterminismPure Determinism = "pure"
+	// DeterminismStable verbs may vary, but a stored result is acceptable
+	// (a model's draft).
+	DeterminismStable Determinism = "stable"
+	// DeterminismExternal verbs answer from a world that may change: the
+	// default.
+	DeterminismExternal Determinism = "external"
+)
+
+// Effective is the determinism of a verb that may not have declared one.
+func (d Determinism) Effective() Determinism {
+	if d == "" {
+		return DeterminismExternal
+	}
+	return d
+}
+
+// CachePolicy says whether a verb's results are reused (SEMANTICS.md
+// section 4).
+type CachePolicy string
+
+// The cache policies.
+const (
+	// CacheNever: every call runs the handler (the default).
+	CacheNever CachePolicy = "never"
+	// CacheReuse: a result is reused for equal arguments, forever.
+	CacheReuse CachePolicy = "reuse"
+	// CacheTTL: a result is reused for equal arguments until its ttl.
+	CacheTTL CachePolicy = "ttl"
+)
+
 // CRUDOp is the operation of a pg.crud verb.
 type CRUDOp string
 
@@ -107,10 +182,14 @@ const (
 var (
 	Kinds             = []Kind{KindSync, KindDurable}
 	SideEffectsValues = []SideEffects{SideEffectsNone, SideEffectsInternalDB, SideEffectsExternalCall, SideEffectsHuman}
+	Risks             = []Risk{RiskLow, RiskMedium, RiskHigh}
+	Levels            = []Level{LevelFull, LevelGuarded, LevelOpaque}
 	Scopes            = []Scope{ScopeRunbookStep, ScopeRunbook, ScopeGlobal}
 	Backoffs          = []Backoff{BackoffExponential, BackoffFixed}
 	Gates             = []Gate{GateNone, GateHumanConfirm}
 	OnTimeouts        = []OnTimeout{OnTimeoutFail, OnTimeoutEscalate}
 	OnFailures        = []OnFailure{OnFailureAbort, OnFailureIsolate, OnFailureContinue}
+	Determinisms      = []Determinism{DeterminismPure, DeterminismStable, DeterminismExternal}
+	CachePolicies     = []CachePolicy{CacheNever, CacheReuse, CacheTTL}
 	CRUDOps           = []CRUDOp{CRUDInsert, CRUDSelect, CRUDUpdate, CRUDDelete, CRUDUpsert}
 )

@@ -25,8 +25,9 @@ func ParseCall(toks []lexer.Token) (*Call, error) {
 		}
 		return nil, err
 	}
-	// The tokens begin with "(" and hold no other "(", so a tree that parsed
-	// holds exactly one call.
+	// The tokens begin with "(" and end where that call ends (package
+	// lang's segment), so a tree that parsed holds exactly one top-level
+	// call; any other "(" in them opens a call nested in it.
 	return tree.Calls[0], nil
 }
 

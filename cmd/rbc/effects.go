@@ -1,0 +1,86 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/runbookdev/runbook/cmd/internal/cli"
+	"github.com/runbookdev/runbook/compiler"
+	"github.com/runbookdev/runbook/runtime/rbtype"
+)
+
+// runEffects prints what a runbook can do to the world outside it, and the
+// gate in front of each effect (LANGUAGE.md v1.1): for a person deciding
+// whether to let an agent's runbook run. It compiles the runbook and reads
+// the plan's effects, so it shows exactly what rbd would be given.
+func runEffects(args []string, stdout, stderr io.Writer) int {
+	c := newCatalogueCommand("effects", stderr)
+	format := cli.Choice("text", "text", "json")
+	c.fs.Var(format, "format", "output format: text or json")
+	plan, status := c.compileOne(args, stderr)
+	if plan == nil {
+		return status
+	}
+	if format.Value == "json" {
+		_ = cli.WriteJSON(stdout, plan.Effects)
+		return status
+	}
+	writeEffects(stdout, plan.Sources[0], plan.Effects)
+	writeReaches(stdout, plan)
+	return status
+}
+
+// writeEffects prints one effect a line, ungated ones marked, under a
+// count a reviewer reads first.
+func writeEffects(out io.Writer, name string, effects []compiler.Effect) {
+	ungated := 0
+	for _, e := range effects {
+		if e.GatedBy == "" {
+			ungated++
+		}
+	}
+	fmt.Fprintf(out, "%s: %s, %d ungated\n", name, plural(len(effects), "effect"), ungated)
+	if len(effects) == 0 {
+		return
+	}
+	tw := cli.NewTable(out)
+	fmt.Fprintln(tw, "STEP\tVERB\tSIDE EFFECTS\tRISK\tGATE\tTARGET")
+	for _, e := range effects {
+		gate := "UNGATED"
+		switch {
+		case e.GatedBy == e.Step:
+			gate = string(e.Gate) + " (its own)"
+		case e.GatedBy != "":
+			gate = fmt.Sprintf("%s at @%s", e.Gate, e.GatedBy)
+		}
+		target := e.Target
+		if target == "" {
+			target = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", e.Step, e.Verb, e.SideEffects, e.Risk, gate, target)
+	}
+	_ = tw.Flush()
+}
+
+// writeReaches lists, after the effects, the steps that declare no side
+// effects but whose handler still names a target: a model call that
+// changes nothing still sends its arguments out, which a reviewer wants to
+// see. They are not effects (LANGUAGE.md v1.1 lists only side effects), so
+// only the text shows them, and the plan does not carry them.
+func writeReaches(out io.Writer, plan *compiler.Plan) {
+	tw := cli.NewTable(out)
+	n := 0
+	for _, s := range plan.Steps {
+		target := compiler.Target(s)
+		if s.Execution.SideEffects != rbtype.SideEffectsNone || target == "" {
+			continue
+		}
+		if n == 0 {
+			fmt.Fprintln(out, "\nDeclared without side effects, but reaching out:")
+			fmt.Fprintln(tw, "STEP\tVERB\tTARGET")
+		}
+		n++
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", s.Key, s.Verb, target)
+	}
+	_ = tw.Flush()
+}

@@ -1,0 +1,92 @@
+package runtime
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+
+	"github.com/runbookdev/runbook/runtime/driver"
+	"github.com/runbookdev/runbook/runtime/rbtype"
+	"github.com/runbookdev/runbook/verbs"
+)
+
+// The result cache (SEMANTICS.md section 4). A step whose verb caches
+// looks its key up before its handler is called: a live entry completes it
+// without a call (and without a receipt: nothing happened); a miss runs the
+// handler and stores the result with its completion, in the same
+// transaction. A receipt is not a cache: it dedupes one effect under one
+// key, where the cache reuses a result across runbooks.
+
+// cacheKey is SHA-256 of the tenant, the verb, its definition's hash
+// (execution block and schemas: a changed definition never reuses an old
+// result) and the resolved arguments, canonically encoded (encoding/json
+// sorts map keys, and numbers keep their text).
+func cacheKey(tenant, verb, definitionHash string, args map[string]any) (string, error) {
+	b, err := json.Marshal(struct {
+		Tenant     string         `json:"tenant"`
+		Verb       string         `json:"verb"`
+		Definition string         `json:"definition"`
+		Args       map[string]any `json:"args"`
+	}{tenant, verb, definitionHash, args})
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return "rbc-" + hex.EncodeToString(sum[:]), nil
+}
+
+// prepareCache gives a prepared step its cache key when its verb caches:
+// it is looked up unless the runbook is a dry run (whose results are not
+// real) or a regeneration of a step that regenerates (SEMANTICS.md
+// section 6: it bypasses the cache, and its new result replaces the old).
+func (t *transition) prepareCache(p *prepared) {
+	if !p.exec.Cache.Reuses() || t.rb.Mode == rbtype.ModeDryRun {
+		return
+	}
+	info, ok := t.plan.plan.Verbs[p.step.Verb]
+	if !ok {
+		return
+	}
+	key, err := cacheKey(t.rb.Tenant, p.step.Verb, info.Hash, p.args)
+	if err != nil {
+		return // arguments that do not encode were refused before this
+	}
+	p.cacheKey, p.definitionHash = key, info.Hash
+	p.cacheLookup = !(t.rb.Lineage.Generation > 0 && regenerates(&p.exec))
+}
+
+// fromCache completes a prepared step from a live cache entry, and reports
+// whether it did. Every lookup is counted, hit or miss.
+func (t *transition) fromCache(p *prepared, entries map[string]driver.CacheEntry) bool {
+	if p.cacheKey == "" || !p.cacheLookup {
+		return false
+	}
+	entry, ok := entries[p.cacheKey]
+	hit := ok && entry.Live(t.now)
+	t.m.observe.cacheLookup(p.step.Verb, hit)
+	if !hit {
+		return false
+	}
+	t.complete(p.step, entry.Result, false, StepSucceededData{Cache: "hit", Source: &CacheSource{
+		RunbookID: entry.RunbookID, Step: entry.StepKey, Attempt: entry.Attempt, CreatedAt: entry.CreatedAt,
+		ExpiresAt: entry.ExpiresAt, DefinitionHash: entry.DefinitionHash,
+	}})
+	return true
+}
+
+// storeInCache keeps a step's successful result for reuse, when its call
+// was made with a cache key.
+func (t *transition) storeInCache(s *driver.Step, o *outcome, exec *verbs.Execution) {
+	if o.cacheKey == "" || o.dryRun || o.simulated || !exec.Cache.Reuses() {
+		return
+	}
+	entry := driver.CacheEntry{
+		Tenant: t.rb.Tenant, Key: o.cacheKey, Verb: s.Verb, DefinitionHash: o.definitionHash, Result: o.value,
+		RunbookID: t.rb.ID, StepKey: s.Key, Attempt: s.Attempt, CreatedAt: t.now,
+	}
+	if exec.Cache.Policy == rbtype.CacheTTL && exec.Cache.TTL != nil {
+		expires := t.now.Add(exec.Cache.TTL.D)
+		entry.ExpiresAt = &expires
+	}
+	t.cacheWrites = append(t.cacheWrites, entry)
+}

@@ -1,0 +1,143 @@
+package httpapi
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/runbookdev/runbook/runtime"
+)
+
+// Role is what a token may do (SEMANTICS.md section 1).
+type Role string
+
+// The roles. Admin sees and acts on every tenant and has every role.
+const (
+	RoleRead    Role = "read"    // GET
+	RoleSubmit  Role = "submit"  // submit, extend, retry, regenerate, cancel, close
+	RoleApprove Role = "approve" // gate decisions, resolving escalations
+	RoleNotify  Role = "notify"  // named by the contract's example; the webhook is signed, not token-checked
+	RoleAdmin   Role = "admin"
+)
+
+// Roles lists every role.
+var Roles = []Role{RoleRead, RoleSubmit, RoleApprove, RoleNotify, RoleAdmin}
+
+// Principal is who a token speaks for: a tenant, an actor, its roles.
+type Principal struct {
+	Tenant string
+	Actor  string
+	Roles  []Role
+	// NamedActor says the token line named its actor: the ledger then
+	// records it as who acted, and a request's "by" only as a note. A
+	// token that names none (actor token-<n>) leaves "by" as the request
+	// says, as before tokens had actors: there is no one else to record.
+	NamedActor bool
+}
+
+// has reports whether the principal holds role (admin holds every one).
+func (p *Principal) has(role Role) bool {
+	return slices.Contains(p.Roles, role) || slices.Contains(p.Roles, RoleAdmin)
+}
+
+// scope is the engine's view of the principal.
+func (p *Principal) scope() runtime.Scope {
+	s := runtime.Scope{Tenant: p.Tenant, All: slices.Contains(p.Roles, RoleAdmin)}
+	if p.NamedActor {
+		s.Actor = p.Actor
+	}
+	return s
+}
+
+// tenantName is what a tenant may be called: it goes into keys and rows.
+var tenantName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+
+// ParseTokens reads --api-token-file's lines (comments and blank lines
+// already dropped): a token, then optionally `tenant=T actor=A
+// roles=r1,r2`. A bare token is the default tenant's, actor token-<n> (n
+// its place among the tokens, from 1), with every role. A mistake is an
+// error naming the line, so that rbd refuses to start rather than grant
+// less, or more, than meant.
+func ParseTokens(lines []string) ([]Principal, [][sha256.Size]byte, error) {
+	principals := make([]Principal, 0, len(lines))
+	digests := make([][sha256.Size]byte, 0, len(lines))
+	for i, line := range lines {
+		fields := strings.Fields(line)
+		if len(fields) == 0 {
+			continue
+		}
+		p := Principal{Tenant: runtime.DefaultTenant, Actor: fmt.Sprintf("token-%d", i+1), Roles: []Role{RoleRead, RoleSubmit, RoleApprove, RoleNotify}}
+		for _, attr := range fields[1:] {
+			name, value, ok := strings.Cut(attr, "=")
+			switch {
+			case !ok || value == "":
+				return nil, nil, fmt.Errorf("token %d: %q is not name=value (tenant=, actor=, roles=)", i+1, attr)
+			case name == "tenant":
+				if !tenantName.MatchString(value) {
+					return nil, nil, fmt.Errorf("token %d: tenant %q must be lower-case letters, digits, - and _, at most 64", i+1, value)
+				}
+				p.Tenant = value
+			case name == "actor":
+				p.Actor, p.NamedActor = value, true
+			case name == "roles":
+				p.Roles = nil
+				for _, r := range strings.Split(value, ",") {
+					if !slices.Contains(Roles, Role(r)) {
+						return nil, nil, fmt.Errorf("token %d: unknown role %q (roles: read, submit, approve, notify, admin)", i+1, r)
+					}
+					p.Roles = append(p.Roles, Role(r))
+				}
+			default:
+				return nil, nil, fmt.Errorf("token %d: unknown attribute %q (tenant, actor, roles)", i+1, name)
+			}
+		}
+		if len(fields) == 1 {
+			p.Roles = append(p.Roles, RoleAdmin) // a bare token: every role, as before tenants
+		}
+		principals = append(principals, p)
+		digests = append(digests, sha256.Sum256([]byte(fields[0])))
+	}
+	return principals, digests, nil
+}
+
+// routeRoles is the role each token-checked route needs.
+// TestEveryAPIRouteNeedsARole keeps it in step with the routes.
+var routeRoles = map[string]Role{
+	"POST /v1/runbooks":                          RoleSubmit,
+	"GET /v1/runbooks":                           RoleRead,
+	"GET /v1/runbooks/{id}":                      RoleRead,
+	"GET /v1/runbooks/{id}/events":               RoleRead,
+	"GET /v1/runbooks/{id}/plan":                 RoleRead,
+	"POST /v1/runbooks/{id}/cancel":              RoleSubmit,
+	"POST /v1/runbooks/{id}/retry":               RoleSubmit,
+	"POST /v1/runbooks/{id}/regenerate":          RoleSubmit,
+	"POST /v1/runbooks/{id}/close":               RoleSubmit,
+	"POST /v1/runbooks/{id}/steps":               RoleSubmit,
+	"POST /v1/runbooks/{id}/steps/{key}/resolve": RoleApprove,
+	"POST /v1/runbooks/{id}/steps/{key}/approve": RoleApprove,
+	"POST /v1/runbooks/{id}/steps/{key}/reject":  RoleApprove,
+}
+
+// ParseWebhookSecrets reads --webhook-secret-file's lines: a secret, then
+// optionally `tenant=T`, whose notifications end only that tenant's waits.
+func ParseWebhookSecrets(lines []string) (secrets [][]byte, tenants []string, err error) {
+	for i, line := range lines {
+		fields := strings.Fields(line)
+		if len(fields) == 0 {
+			continue
+		}
+		tenant := ""
+		for _, attr := range fields[1:] {
+			name, value, ok := strings.Cut(attr, "=")
+			if !ok || name != "tenant" || !tenantName.MatchString(value) {
+				return nil, nil, fmt.Errorf("secret %d: %q is not tenant=T (lower-case letters, digits, - and _)", i+1, attr)
+			}
+			tenant = value
+		}
+		secrets = append(secrets, []byte(fields[0]))
+		tenants = append(tenants, tenant)
+	}
+	return secrets, tenants, nil
+}

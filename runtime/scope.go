@@ -1,0 +1,88 @@
+package runtime
+
+import (
+	"context"
+
+	"github.com/runbookdev/runbook/runtime/driver"
+)
+
+// DefaultTenant owns the runbooks of a token that names no tenant, and
+// every runbook stored before tenants existed (SEMANTICS.md section 1).
+const DefaultTenant = "default"
+
+// Scope is whose runbooks a request may see and change: one tenant's, or,
+// for an admin, every tenant's. The HTTP API puts the caller's scope in
+// each request's context; a context without one (the engine's own work,
+// tools and tests in the same process) is not restricted.
+type Scope struct {
+	Tenant string
+	// All lets an admin see every tenant; Tenant, if set, is then the
+	// tenant its submissions belong to.
+	All bool
+	// Actor, when the token names one, is who the ledger records as
+	// having acted, whatever a request's "by" says.
+	Actor string
+}
+
+type scopeKey struct{}
+
+// WithScope returns a context whose requests are limited to scope.
+func WithScope(ctx context.Context, s Scope) context.Context {
+	return context.WithValue(ctx, scopeKey{}, s)
+}
+
+// scopeOf is the context's scope, if it has one.
+func scopeOf(ctx context.Context) (Scope, bool) {
+	s, ok := ctx.Value(scopeKey{}).(Scope)
+	return s, ok
+}
+
+// tenantOf is the tenant a submission in ctx belongs to.
+func tenantOf(ctx context.Context) string {
+	if s, ok := scopeOf(ctx); ok && s.Tenant != "" {
+		return s.Tenant
+	}
+	return DefaultTenant
+}
+
+// actorOf is who a request in ctx acted as, and what it claimed when that
+// differs (kept as a note): the token's actor when the token names one
+// (SEMANTICS.md section 1), else the claim, as before tokens had actors.
+func actorOf(ctx context.Context, claimed string) (by, note string) {
+	if s, ok := scopeOf(ctx); ok && s.Actor != "" {
+		if claimed != "" && claimed != s.Actor {
+			return s.Actor, claimed
+		}
+		return s.Actor, ""
+	}
+	return claimed, ""
+}
+
+// sees reports whether ctx may see a runbook of tenant. Another tenant's
+// runbook is answered as if it did not exist (404), never as forbidden,
+// so that ids do not leak across tenants.
+func sees(ctx context.Context, tenant string) bool {
+	s, ok := scopeOf(ctx)
+	return !ok || s.All || s.Tenant == tenant || (s.Tenant == "" && tenant == DefaultTenant)
+}
+
+// listTenant is the tenant a listing is limited to: the caller's, or for
+// an admin the one asked for ("" for all).
+func listTenant(ctx context.Context, asked string) string {
+	s, ok := scopeOf(ctx)
+	switch {
+	case !ok || s.All:
+		return asked
+	case s.Tenant == "":
+		return DefaultTenant
+	}
+	return s.Tenant
+}
+
+// visible is ErrNotFound, with suggestions, when ctx may not see rb.
+func (e *Engine) visible(ctx context.Context, rb *driver.Runbook) error {
+	if sees(ctx, rb.Tenant) {
+		return nil
+	}
+	return e.noRunbook(ctx, rb.ID)
+}
