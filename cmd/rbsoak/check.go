@@ -22,9 +22,10 @@ type stored struct {
 }
 
 // reclaims counts the steps taken back from a worker whose lease ran out
-// (it died, or lost its database): in the ledger, a step that was running
-// becomes ready, or starts again, with nothing in between. The lease rows
-// cannot tell, since a step's row is replaced at its next lease.
+// (it died, or lost its database). rbd records each as STEP_RECLAIMED;
+// before that event existed, a step that was running became ready, or
+// started again, with nothing in between, which is counted too. The lease
+// rows cannot tell, since a step's row is replaced at its next lease.
 func (st *stored) reclaims() int {
 	n := 0
 	for _, rb := range st.runbooks {
@@ -33,7 +34,10 @@ func (st *stored) reclaims() int {
 			if e.step == "" {
 				continue
 			}
-			if last[e.step] == rbtype.EventStepStarted && (e.typ == rbtype.EventStepStarted || e.typ == rbtype.EventStepReady) {
+			switch {
+			case e.typ == rbtype.EventStepReclaimed:
+				n++
+			case last[e.step] == rbtype.EventStepStarted && (e.typ == rbtype.EventStepStarted || e.typ == rbtype.EventStepReady):
 				n++
 			}
 			last[e.step] = e.typ

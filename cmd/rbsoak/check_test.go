@@ -105,8 +105,8 @@ func TestEveryCheckCanFail(t *testing.T) {
 	}
 }
 
-// A step started again with nothing in between was taken back from its
-// worker; a retry after a failure was not.
+// A step reclaimed, or (in older ledgers) started again with nothing in
+// between, was taken back from its worker; a retry after a failure was not.
 func TestReclaimsCountsStepsTakenBack(t *testing.T) {
 	st, subs, _, _ := soundState(t)
 	require.Zero(t, st.reclaims())
@@ -118,7 +118,8 @@ func TestReclaimsCountsStepsTakenBack(t *testing.T) {
 		{5, rbtype.EventStepStarted, "s2"}, {6, rbtype.EventStepFailed, "s2"}, {7, rbtype.EventStepRetryScheduled, "s2"},
 		{8, rbtype.EventStepReady, "s2"}, {9, rbtype.EventStepStarted, "s2"}, // a retry
 		{10, rbtype.EventStepReady, "s2"}, {11, rbtype.EventStepStarted, "s2"}, // taken back later
-		{12, rbtype.EventStepSucceeded, "s2"}, {13, rbtype.EventRunbookCompleted, ""},
+		{12, rbtype.EventStepReclaimed, "s2"}, {13, rbtype.EventStepStarted, "s2"}, // as rbd records it now
+		{14, rbtype.EventStepSucceeded, "s2"}, {15, rbtype.EventRunbookCompleted, ""},
 	}
-	require.Equal(t, 2, st.reclaims())
+	require.Equal(t, 3, st.reclaims())
 }
