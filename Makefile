@@ -7,8 +7,10 @@ GO        ?= go
 BIN       := bin
 EXAMPLES  := examples/runbooks
 BENCHTIME ?= 5x
+SOAK_DURATION ?= 10m
+SOAK_SEED ?= 0
 
-.PHONY: help build test fmt lint bench bench-go bench-console demo examples clean postgres chromium
+.PHONY: help build test fmt lint bench bench-go bench-console soak demo examples clean postgres chromium
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-9s %s\n", $$1, $$2}'
@@ -37,6 +39,9 @@ bench: build postgres ## measure rbd and rbc on this machine and print the table
 bench-go: postgres ## the packages' Go benchmarks: parser, compiler, rbc, rbc lsp, runtime
 	$(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) ./lang ./compiler ./cmd/rbc ./cmd/rbc/internal/lsp
 	PGTEST_DURABLE=1 $(GO) test -run '^$$' -bench . -benchtime 3x ./runtime
+
+soak: build postgres ## rbd under load and random faults, then check nothing repeated or was lost (SOAK_DURATION, SOAK_SEED; docs/reliability.md)
+	$(BIN)/rbsoak --duration $(SOAK_DURATION) --seed $(SOAK_SEED)
 
 demo: build postgres ## run the KYC example end to end on rbd with its own PostgreSQL
 	@BIN=$(BIN) examples/demo.sh

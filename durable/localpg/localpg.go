@@ -58,6 +58,8 @@ type Server struct {
 	exitErr   error
 	stopOnce  sync.Once
 	release   func() // lets the goroutine that owns the child's thread return
+	owner     *account
+	opts      Options
 }
 
 // ErrNoBinaries means no PostgreSQL server binaries were found.
@@ -152,20 +154,52 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{dir: dir, socketDir: socketDir, port: port, binDir: binDir, exited: make(chan struct{})}
+	s := &Server{dir: dir, socketDir: socketDir, port: port, binDir: binDir, exited: make(chan struct{}), owner: owner, opts: opts}
 	if err := s.spawn(owner, opts); err != nil {
 		os.RemoveAll(socketDir)
 		return nil, err
 	}
-	timeout := opts.StartTimeout
-	if timeout == 0 {
-		timeout = 30 * time.Second
-	}
-	if err := s.waitReady(ctx, timeout); err != nil {
+	if err := s.waitReady(ctx, s.startTimeout()); err != nil {
 		_ = s.Stop()
 		return nil, err
 	}
 	return s, nil
+}
+
+func (s *Server) startTimeout() time.Duration {
+	if s.opts.StartTimeout == 0 {
+		return 30 * time.Second
+	}
+	return s.opts.StartTimeout
+}
+
+// Restart crashes the server and starts it again, as `pg_ctl restart -m
+// immediate` does: SIGQUIT ends every session at once without a
+// checkpoint, so the new server runs crash recovery. It listens on the
+// same socket and port, so connection strings stay valid. It is for
+// fault-injection tests (`rbsoak`); it must not run beside Stop.
+func (s *Server) Restart(ctx context.Context) error {
+	if s.cmd == nil || s.cmd.Process == nil {
+		return errors.New("localpg: the server is not running")
+	}
+	s.shutdown(syscall.SIGQUIT)
+	s.release()
+	s.exited = make(chan struct{})
+	if err := s.spawn(s.owner, s.opts); err != nil {
+		return err
+	}
+	return s.waitReady(ctx, s.startTimeout())
+}
+
+// Pid is the postmaster's process id, which is also the process group of
+// every server process (it is started with its own group): signalling
+// -Pid reaches them all, as a test pausing the whole server with SIGSTOP
+// needs.
+func (s *Server) Pid() int {
+	if s.cmd == nil || s.cmd.Process == nil {
+		return 0
+	}
+	return s.cmd.Process.Pid
 }
 
 // initdb creates the cluster with trust authentication: the server listens
@@ -307,16 +341,26 @@ func (s *Server) Stop() error {
 		if s.cmd == nil || s.cmd.Process == nil {
 			return
 		}
-		_ = s.cmd.Process.Signal(syscall.SIGINT)
-		select {
-		case <-s.exited:
-		case <-time.After(30 * time.Second):
-			_ = s.cmd.Process.Kill()
-			<-s.exited
+		if !s.shutdown(syscall.SIGINT) {
 			err = errors.New("postgres did not stop within 30s and was killed")
 		}
 	})
 	return err
+}
+
+// shutdown sends the postmaster sig (SIGINT a fast shutdown, SIGQUIT an
+// immediate one) and waits for it to exit; false when it had to be killed
+// after 30 seconds.
+func (s *Server) shutdown(sig syscall.Signal) bool {
+	_ = s.cmd.Process.Signal(sig)
+	select {
+	case <-s.exited:
+		return true
+	case <-time.After(30 * time.Second):
+		_ = s.cmd.Process.Kill()
+		<-s.exited
+		return false
+	}
 }
 
 // freePort asks the kernel for a port number no one is listening on. The

@@ -27,14 +27,7 @@ func TestFindBinariesSaysHowToInstall(t *testing.T) {
 // TestStartStopRestart starts a cluster, stops it, and starts it again
 // from the same directory, as `rbd serve` does across restarts.
 func TestStartStopRestart(t *testing.T) {
-	if _, err := FindBinaries(); err != nil {
-		t.Fatalf("the tests need PostgreSQL's binaries: %v", err)
-	}
-	dir, err := os.MkdirTemp("", "localpg-test-")
-	require.NoError(t, err)
-	require.NoError(t, os.Chmod(dir, 0o755))
-	defer os.RemoveAll(dir)
-	data := filepath.Join(dir, "data")
+	data := filepath.Join(clusterParent(t), "data")
 	ctx := context.Background()
 
 	srv, err := Start(ctx, Options{Dir: data, Settings: map[string]string{"fsync": "off"}})
@@ -57,6 +50,48 @@ func TestStartStopRestart(t *testing.T) {
 	require.ErrorIs(t, err, ErrInUse)
 	require.Regexp(t, `PostgreSQL \(pid [0-9]+\), started by ".*localpg.*" \(pid `+strconv.Itoa(os.Getpid())+`\) runs on `, err.Error())
 	require.NoError(t, again.Stop())
+}
+
+// TestRestartImmediate crashes the server with Restart and checks that it
+// serves again at the same address, after crash recovery, with what was
+// committed before: the fault rbsoak injects.
+func TestRestartImmediate(t *testing.T) {
+	ctx := context.Background()
+	srv, err := Start(ctx, Options{Dir: filepath.Join(clusterParent(t), "data")})
+	require.NoError(t, err)
+	defer srv.Stop()
+	psql := filepath.Join(srv.binDir, "psql")
+	sql := func(q string) string {
+		out, err := exec.Command(psql, srv.URL("postgres"), "-Atc", q).CombinedOutput()
+		require.NoError(t, err, string(out))
+		return strings.TrimSpace(string(out))
+	}
+	sql("create table kept (n int); insert into kept values (7)")
+	url, pid := srv.URL("postgres"), srv.Pid()
+	require.NotZero(t, pid)
+
+	require.NoError(t, srv.Restart(ctx))
+	require.Equal(t, url, srv.URL("postgres"), "clients reconnect to the same address")
+	require.NotEqual(t, pid, srv.Pid(), "a new postmaster")
+	require.Equal(t, "7", sql("select n from kept"), "what was committed survives the crash")
+	log, err := os.ReadFile(filepath.Join(srv.Dir(), "server.log"))
+	require.NoError(t, err)
+	require.Contains(t, string(log), "not properly shut down", "the new server ran crash recovery")
+	require.NoError(t, srv.Stop())
+}
+
+// clusterParent is a directory for a test's cluster that the postgres
+// user can pass through, removed after the test.
+func clusterParent(t *testing.T) string {
+	t.Helper()
+	if _, err := FindBinaries(); err != nil {
+		t.Fatalf("the tests need PostgreSQL's binaries: %v", err)
+	}
+	dir, err := os.MkdirTemp("", "localpg-test-")
+	require.NoError(t, err)
+	require.NoError(t, os.Chmod(dir, 0o755))
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
 }
 
 func requireServes(t *testing.T, s *Server) {
