@@ -416,7 +416,14 @@ func (e *Engine) retry(items []workItem, err error) {
 			it.outcome = it.outcome.unrecordable(err)
 			it.tries = 0
 		case it.tries >= maxTries:
-			e.log.Error("giving up on a work item", "runbook_id", it.runbookID, "err", err)
+			// During an outage every item gives up alike, and nothing is
+			// lost (the lease expires, the step runs again under its
+			// key): a warning each, not an error each.
+			level := slog.LevelError
+			if errors.Is(err, driver.ErrTransient) {
+				level = slog.LevelWarn
+			}
+			e.log.Log(context.Background(), level, "giving up on a work item; its step runs again when its lease expires", "runbook_id", it.runbookID, "err", err)
 			continue
 		}
 		again = append(again, it)
