@@ -50,14 +50,8 @@ func (e *Engine) Extend(ctx context.Context, runbookID uuid.UUID, x Extension) (
 		return nil, fmt.Errorf("%w: this daemon has no verb catalogue to compile sources with", ErrInvalid)
 	}
 	for try := 1; ; try++ {
-		rb, err := e.store.Runbook(ctx, runbookID)
-		if errors.Is(err, driver.ErrNotFound) {
-			return nil, e.noRunbook(ctx, runbookID)
-		}
+		rb, err := e.visibleRunbook(ctx, runbookID)
 		if err != nil {
-			return nil, err
-		}
-		if err := e.visible(ctx, rb); err != nil {
 			return nil, err
 		}
 		ext, err := e.compileExtension(rb, x)

@@ -2,7 +2,9 @@ package runtime
 
 import (
 	"context"
+	"errors"
 
+	"github.com/google/uuid"
 	"github.com/runbookdev/runbook/runtime/driver"
 )
 
@@ -79,10 +81,19 @@ func listTenant(ctx context.Context, asked string) string {
 	return s.Tenant
 }
 
-// visible is ErrNotFound, with suggestions, when ctx may not see rb.
-func (e *Engine) visible(ctx context.Context, rb *driver.Runbook) error {
-	if sees(ctx, rb.Tenant) {
-		return nil
+// visibleRunbook loads runbook id for a reader. It is ErrNotFound, with
+// suggestions, both when there is no such runbook and when ctx may not see
+// it: another tenant's runbook must look exactly like a missing one.
+func (e *Engine) visibleRunbook(ctx context.Context, id uuid.UUID) (*driver.Runbook, error) {
+	rb, err := e.store.Runbook(ctx, id)
+	if errors.Is(err, driver.ErrNotFound) {
+		return nil, e.noRunbook(ctx, id)
 	}
-	return e.noRunbook(ctx, rb.ID)
+	if err != nil {
+		return nil, err
+	}
+	if !sees(ctx, rb.Tenant) {
+		return nil, e.noRunbook(ctx, id)
+	}
+	return rb, nil
 }

@@ -161,14 +161,8 @@ type BlockedView struct {
 
 // Get returns a runbook's view.
 func (e *Engine) Get(ctx context.Context, id uuid.UUID) (*RunbookView, error) {
-	rb, err := e.store.Runbook(ctx, id)
-	if errors.Is(err, driver.ErrNotFound) {
-		return nil, e.noRunbook(ctx, id)
-	}
+	rb, err := e.visibleRunbook(ctx, id)
 	if err != nil {
-		return nil, err
-	}
-	if err := e.visible(ctx, rb); err != nil {
 		return nil, err
 	}
 	cost, err := e.store.RunbookCost(ctx, id)
