@@ -32,8 +32,8 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeJSON(body, &req, false); err != nil {
 		return err
 	}
-	key := r.Header.Get(IdempotencyKeyHeader)
-	if err := checkIdempotencyKey(key); err != nil {
+	key, err := idempotencyKeyOf(r)
+	if err != nil {
 		return err
 	}
 	sub := runtime.Submission{Inputs: req.Inputs, Mode: req.Mode, IdempotencyKey: key, Actor: req.Actor, HoldOpen: req.HoldOpen}
@@ -68,25 +68,42 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	status := http.StatusOK
-	if out.Created {
-		status = http.StatusCreated
-		w.Header().Set("Location", "/v1/runbooks/"+out.ID.String())
-	}
-	writeJSON(w, status, SubmitResponse{ID: out.ID, Status: out.Status, Created: out.Created})
+	writeMaybeCreated(w, out.Created, out.ID, SubmitResponse{ID: out.ID, Status: out.Status, Created: out.Created})
 	return nil
 }
 
-func checkIdempotencyKey(key string) error {
-	if len(key) > maxIdempotencyKey {
-		return errorf(http.StatusBadRequest, CodeInvalidRequest, "the %s header is longer than %d bytes", IdempotencyKeyHeader, maxIdempotencyKey)
+// writeMaybeCreated answers a request that may have made a runbook: 201
+// with its Location when it did, 200 when an earlier request had.
+func writeMaybeCreated(w http.ResponseWriter, created bool, id uuid.UUID, body any) {
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
+		w.Header().Set("Location", "/v1/runbooks/"+id.String())
 	}
-	for _, r := range key {
-		if !unicode.IsPrint(r) {
-			return errorf(http.StatusBadRequest, CodeInvalidRequest, "the %s header holds a control character", IdempotencyKeyHeader)
+	writeJSON(w, status, body)
+}
+
+// byOrAPI names who acts on a request that did not say: the API itself.
+func byOrAPI(by string) string {
+	if by == "" {
+		return "api"
+	}
+	return by
+}
+
+// idempotencyKeyOf reads and checks a request's Idempotency-Key header
+// ("" when there is none).
+func idempotencyKeyOf(r *http.Request) (string, error) {
+	key := r.Header.Get(IdempotencyKeyHeader)
+	if len(key) > maxIdempotencyKey {
+		return "", errorf(http.StatusBadRequest, CodeInvalidRequest, "the %s header is longer than %d bytes", IdempotencyKeyHeader, maxIdempotencyKey)
+	}
+	for _, c := range key {
+		if !unicode.IsPrint(c) {
+			return "", errorf(http.StatusBadRequest, CodeInvalidRequest, "the %s header holds a control character", IdempotencyKeyHeader)
 		}
 	}
-	return nil
+	return key, nil
 }
 
 // runbookRequest reads what a POST on a runbook carries: the {id} of the
@@ -164,10 +181,7 @@ func (s *Server) cancel(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if req.By == "" {
-		req.By = "api"
-	}
-	if err := s.engine.Cancel(r.Context(), id, req.By); err != nil {
+	if err := s.engine.Cancel(r.Context(), id, byOrAPI(req.By)); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, CancelResponse{ID: id, Status: rbtype.RunbookCancelled})
@@ -180,11 +194,8 @@ func (s *Server) resolve(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if req.By == "" {
-		req.By = "api"
-	}
 	key := r.PathValue("key")
-	if err := s.engine.Resolve(r.Context(), id, key, runtime.Resolution{Action: req.Action, Result: req.Result, By: req.By}); err != nil {
+	if err := s.engine.Resolve(r.Context(), id, key, runtime.Resolution{Action: req.Action, Result: req.Result, By: byOrAPI(req.By)}); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, ResolveResponse{ID: id, Step: key, Action: req.Action})
@@ -197,10 +208,7 @@ func (s *Server) close(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if req.By == "" {
-		req.By = "api"
-	}
-	if err := s.engine.Close(r.Context(), id, req.By); err != nil {
+	if err := s.engine.Close(r.Context(), id, byOrAPI(req.By)); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, CancelResponse{ID: id, Status: rbtype.RunbookExecuting})
@@ -213,10 +221,7 @@ func (s *Server) retry(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if req.By == "" {
-		req.By = "api"
-	}
-	res, err := s.engine.Retry(r.Context(), id, runtime.RetryOptions{Steps: req.Steps, By: req.By, Execute: req.Execute})
+	res, err := s.engine.Retry(r.Context(), id, runtime.RetryOptions{Steps: req.Steps, By: byOrAPI(req.By), Execute: req.Execute})
 	if err != nil {
 		return err
 	}
@@ -230,23 +235,15 @@ func (s *Server) regenerate(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	key := r.Header.Get(IdempotencyKeyHeader)
-	if err := checkIdempotencyKey(key); err != nil {
-		return err
-	}
-	if req.By == "" {
-		req.By = "api"
-	}
-	out, err := s.engine.Regenerate(r.Context(), id, runtime.Regeneration{Inputs: req.Inputs, IdempotencyKey: key, Actor: req.By})
+	key, err := idempotencyKeyOf(r)
 	if err != nil {
 		return err
 	}
-	status := http.StatusOK
-	if out.Created {
-		status = http.StatusCreated
-		w.Header().Set("Location", "/v1/runbooks/"+out.ID.String())
+	out, err := s.engine.Regenerate(r.Context(), id, runtime.Regeneration{Inputs: req.Inputs, IdempotencyKey: key, Actor: byOrAPI(req.By)})
+	if err != nil {
+		return err
 	}
-	writeJSON(w, status, RegenerateResponse{ID: out.ID, Status: out.Status, Created: out.Created, Lineage: out.Lineage})
+	writeMaybeCreated(w, out.Created, out.ID, RegenerateResponse{ID: out.ID, Status: out.Status, Created: out.Created, Lineage: out.Lineage})
 	return nil
 }
 
