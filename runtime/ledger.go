@@ -33,16 +33,19 @@ func attemptID(runbookID uuid.UUID, stepKey string, attempt int) uuid.UUID {
 func (t *transition) record(s *driver.Step, attempt int, outcome string, code rbtype.ErrorCode, cache string, u driver.Usage) {
 	t.m.observe.used(s.Verb, u)
 	id := attemptID(t.rb.ID, s.Key, attempt)
-	for i := range t.attempts {
-		if a := &t.attempts[i]; a.ID == id {
-			// Parked and resumed in one transaction (a notification that
-			// came first): one row, as the upsert would have made of two,
-			// and which one statement may not touch twice.
-			a.Outcome, a.ErrorCode, a.FinishedAt = outcome, code, t.now
-			a.Usage = addUsage(a.Usage, u)
-			return
-		}
+	if i, ok := t.attemptAt[id]; ok {
+		// Parked and resumed in one transaction (a notification that came
+		// first): one row, as the upsert would have made of two, and which
+		// one statement may not touch twice.
+		a := &t.attempts[i]
+		a.Outcome, a.ErrorCode, a.FinishedAt = outcome, code, t.now
+		a.Usage = addUsage(a.Usage, u)
+		return
 	}
+	if t.attemptAt == nil {
+		t.attemptAt = make(map[uuid.UUID]int)
+	}
+	t.attemptAt[id] = len(t.attempts)
 	t.attempts = append(t.attempts, driver.Attempt{
 		ID: id, RunbookID: t.rb.ID, Tenant: t.rb.Tenant, Actor: t.rb.Actor,
 		StepKey: s.Key, Verb: s.Verb, Attempt: attempt, WorkerID: t.m.worker, StartedAt: s.StartedAt,

@@ -43,6 +43,9 @@ type transition struct {
 	receipts          []driver.Receipt
 	cacheWrites       []driver.CacheEntry
 	attempts          []driver.Attempt
+	// attemptAt is where an attempt stands in attempts, by id, so that a
+	// park and its resume in one transaction make one row without a scan.
+	attemptAt         map[uuid.UUID]int
 	newInvocations    []driver.Invocation
 	invocationUpdates []driver.InvocationUpdate
 	leaseRequests     []driver.LeaseRequest
