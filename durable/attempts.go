@@ -3,6 +3,7 @@ package durable
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -70,7 +71,8 @@ func (s *Store) RunbookCost(ctx context.Context, id uuid.UUID) (driver.Cost, err
 	return c, translate(err)
 }
 
-// costGroups are the expressions attempts are grouped by.
+// costGroups are the expressions attempts are grouped by, one for each of
+// driver.CostGroups (TestCostGroupsAllKnown holds them together).
 var costGroups = map[string]string{
 	"tenant": "tenant",
 	"actor":  "actor",
@@ -83,7 +85,7 @@ var costGroups = map[string]string{
 func (s *Store) Costs(ctx context.Context, q driver.CostQuery) ([]driver.Cost, error) {
 	group, ok := costGroups[q.GroupBy]
 	if !ok {
-		return nil, fmt.Errorf("%w: group_by %q must be tenant, actor, verb, day or month", driver.ErrBadRequest, q.GroupBy)
+		return nil, fmt.Errorf("%w: group_by %q must be one of %s", driver.ErrBadRequest, q.GroupBy, strings.Join(driver.CostGroups, ", "))
 	}
 	rows, err := s.pool.Query(ctx, `
 		SELECT `+group+` AS g, `+costColumns+`

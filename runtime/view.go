@@ -370,11 +370,8 @@ func (e *Engine) List(ctx context.Context, status rbtype.RunbookStatus, tenant s
 // tenant's, or every tenant's for "") by tenant, actor, verb, day or
 // month, finished in [from, to) when given (SEMANTICS.md section 3).
 func (e *Engine) Costs(ctx context.Context, groupBy, tenant string, from, to *time.Time) ([]driver.Cost, error) {
-	if !slices.Contains(CostGroups, groupBy) {
-		return nil, fmt.Errorf("%w: group_by %q must be one of %s", ErrInvalid, groupBy, strings.Join(CostGroups, ", "))
+	if !slices.Contains(driver.CostGroups, groupBy) {
+		return nil, fmt.Errorf("%w: group_by %q must be one of %s", ErrInvalid, groupBy, strings.Join(driver.CostGroups, ", "))
 	}
 	return e.store.Costs(ctx, driver.CostQuery{GroupBy: groupBy, Tenant: listTenant(ctx, tenant), From: from, To: to})
 }
-
-// CostGroups are what costs may be grouped by.
-var CostGroups = []string{"tenant", "actor", "verb", "day", "month"}

@@ -293,8 +293,12 @@ type Cost struct {
 	CacheHits int64   `json:"cache_hits"`
 }
 
-// CostQuery groups attempts finished in [From, To) by tenant, actor, verb,
-// day or month, for one tenant ("" for all).
+// CostGroups are what a CostQuery may group by: a store knows each, and
+// refuses anything else with ErrBadRequest.
+var CostGroups = []string{"tenant", "actor", "verb", "day", "month"}
+
+// CostQuery groups attempts finished in [From, To) by one of CostGroups
+// (day and month are UTC), for one tenant ("" for all).
 type CostQuery struct {
 	GroupBy  string
 	Tenant   string
