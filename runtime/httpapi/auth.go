@@ -5,6 +5,8 @@ import (
 	"crypto/subtle"
 	"net/http"
 	"strings"
+
+	"github.com/runbookdev/runbook/runtime"
 )
 
 // tokens are the API's bearer tokens, kept as SHA-256 digests so that
@@ -17,7 +19,7 @@ type tokens struct {
 
 // anyone is who calls when no tokens are configured: every role, every
 // tenant, as before tokens (rbd serve warns about it).
-var anyone = Principal{Tenant: "default", Actor: "anonymous", Roles: []Role{RoleAdmin}}
+var anyone = Principal{Tenant: runtime.DefaultTenant, Actor: "anonymous", Roles: []Role{RoleAdmin}}
 
 // principal finds the request's token and says who it speaks for; false
 // when the request carries none of the tokens.
