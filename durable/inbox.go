@@ -28,12 +28,27 @@ import (
 // The locks are taken in the order an advance takes them, the runbook's
 // before the correlation key's; see insertNotification.
 func (s *Store) InsertNotification(ctx context.Context, n driver.Notification) (rbtype.InboxResult, error) {
+	res, _, err := s.InsertNotificationResuming(ctx, n, nil)
+	return res, err
+}
+
+// InsertNotificationResuming is InsertNotification that may resume the
+// waiting runbook in the same transaction (issue 15: a resume in one
+// transaction instead of three). When the notification is accepted for an
+// active wait, resume is handed the transaction, which holds the runbook's
+// lock, inside a savepoint: it advances the runbook there. If it fails,
+// the savepoint is rolled back and the runbook is woken as
+// InsertNotification would, so a resume that cannot be written never
+// costs the notification. resumed says whether resume's work committed.
+// resume may run more than once when the transaction is tried again; only
+// its last run can have committed.
+func (s *Store) InsertNotificationResuming(ctx context.Context, n driver.Notification, resume func(driver.Tx, uuid.UUID) error) (result rbtype.InboxResult, resumed bool, err error) {
 	for tries := 1; ; tries++ {
-		result, err := s.insertNotification(ctx, n)
+		result, resumed, err = s.insertNotification(ctx, n, resume)
 		if errors.Is(err, errParkedMeanwhile) && tries < 3 {
 			continue
 		}
-		return result, err
+		return result, resumed && err == nil, err
 	}
 }
 
@@ -45,10 +60,10 @@ func (s *Store) InsertNotification(ctx context.Context, n driver.Notification) (
 // tries it is transient: the sender retries (the API answers 503).
 var errParkedMeanwhile = fmt.Errorf("%w: the step parked meanwhile; retry in lock order", driver.ErrTransient)
 
-func (s *Store) insertNotification(ctx context.Context, n driver.Notification) (rbtype.InboxResult, error) {
-	result := rbtype.InboxAccepted
+func (s *Store) insertNotification(ctx context.Context, n driver.Notification, resume func(driver.Tx, uuid.UUID) error) (rbtype.InboxResult, bool, error) {
+	result, resumed := rbtype.InboxAccepted, false
 	err := s.inTx(ctx, func(t *Tx) error {
-		result = rbtype.InboxAccepted
+		result, resumed = rbtype.InboxAccepted, false
 		// An advance locks its runbook, then the correlation keys of the
 		// parks it writes. Taking the correlation key's lock first and the
 		// runbook's second would deadlock with one, so the runbook is
@@ -128,9 +143,28 @@ func (s *Store) insertNotification(ctx context.Context, n driver.Notification) (
 				return errParkedMeanwhile
 			}
 		}
+		if resume != nil && t.resumeInPlace(ctx, runbookID, resume) {
+			resumed = true
+			return nil
+		}
 		return t.Wake(ctx, []uuid.UUID{runbookID})
 	})
-	return result, err
+	return result, resumed, err
+}
+
+// resumeInPlace runs resume for a runbook this transaction holds the lock
+// of, in a savepoint, and says whether it took: on an error the savepoint
+// is rolled back and the caller wakes the runbook instead.
+func (t *Tx) resumeInPlace(ctx context.Context, runbookID uuid.UUID, resume func(driver.Tx, uuid.UUID) error) bool {
+	sp, err := t.tx.Begin(ctx)
+	if err != nil {
+		return false
+	}
+	if err := resume(&Tx{tx: sp, store: t.store}, runbookID); err != nil {
+		_ = sp.Rollback(ctx)
+		return false
+	}
+	return sp.Commit(ctx) == nil
 }
 
 const notificationColumns = `id, correlation_key, payload_hash, outcome, result, coalesce(error_code, ''),

@@ -34,83 +34,100 @@ var errLeaseRefused = errors.New("runtime: a step's lease was refused under its 
 // calls leased, to run after the commit.
 func (e *Engine) advance(ctx context.Context, ids []uuid.UUID, outcomes []*outcome) ([]*pendingCall, error) {
 	slices.SortFunc(ids, compareUUID)
-	var calls []*pendingCall
-	var settled *round
-	err := e.store.InTx(ctx, func(tx driver.Tx) error {
-		calls, settled = nil, nil
-		now := e.cfg.Clock()
-		if err := tx.LockRunbooks(ctx, ids); err != nil {
-			return err
-		}
-		release := make([]driver.LeaseRequest, len(outcomes))
-		for i, o := range outcomes {
-			release[i] = driver.LeaseRequest{StepID: o.stepID, RunbookID: o.runbookID, Attempt: o.attempt}
-		}
-		loaded, err := tx.LoadForAdvance(ctx, ids, e.workerID, release, now)
-		if err != nil {
-			return err
-		}
-		plans, err := e.plansOf(ctx, tx, loaded.Runbooks)
-		if err != nil {
-			return err
-		}
-		r, dropped := newRound(&e.machine, now, loaded, plans, outcomes)
-		for range dropped {
-			e.metrics.outcomeDropped()
-		}
-		var data map[driver.StepKey]driver.StepData
-		if missing := r.wantedData(e.data.lru.Get); len(missing) > 0 {
-			if data, err = tx.StepDataByKey(ctx, missing); err != nil {
-				return err
-			}
-			for _, k := range missing {
-				e.data.remember(k, data[k])
-			}
-		}
-		r.supplyData(data)
-		receipts, err := tx.Receipts(ctx, r.receiptKeys())
-		if err != nil {
-			return err
-		}
-		r.supplyReceipts(receipts)
-		for tenant, keys := range r.cacheKeys() {
-			cached, err := tx.CacheEntries(ctx, tenant, keys)
-			if err != nil {
-				return err
-			}
-			r.supplyCache(cached)
-		}
-		w, leasedCalls, err := r.write()
-		if err != nil {
-			return err
-		}
-		if !w.Empty() {
-			leased, err := tx.WriteAdvance(ctx, w)
-			if err != nil {
-				return err
-			}
-			if len(leased) != len(w.Leases) {
-				// Under the runbook locks no one else can lease these
-				// steps; a refusal means the state is not what this
-				// worker believes.
-				return errLeaseRefused
-			}
-		}
-		calls, settled = leasedCalls, r
-		return nil
+	var done advanced
+	err := e.store.InTx(ctx, func(tx driver.Tx) (err error) {
+		done, err = e.advanceIn(ctx, tx, ids, outcomes)
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	// Committed: what these steps resolved and returned is final.
-	for _, t := range settled.states {
+	e.committed(done)
+	return done.calls, nil
+}
+
+// advanced is what an advance's transaction leaves to do once it commits:
+// the calls it leased, and the round whose settled data is now final.
+type advanced struct {
+	calls   []*pendingCall
+	settled *round
+}
+
+// advanceIn is the body of an advance, in a transaction the caller owns:
+// the advancers' own, or a notification's (resumeInPlace). ids must be
+// sorted. Nothing it returns may be used unless the transaction commits.
+func (e *Engine) advanceIn(ctx context.Context, tx driver.Tx, ids []uuid.UUID, outcomes []*outcome) (advanced, error) {
+	now := e.cfg.Clock()
+	if err := tx.LockRunbooks(ctx, ids); err != nil {
+		return advanced{}, err
+	}
+	release := make([]driver.LeaseRequest, len(outcomes))
+	for i, o := range outcomes {
+		release[i] = driver.LeaseRequest{StepID: o.stepID, RunbookID: o.runbookID, Attempt: o.attempt}
+	}
+	loaded, err := tx.LoadForAdvance(ctx, ids, e.workerID, release, now)
+	if err != nil {
+		return advanced{}, err
+	}
+	plans, err := e.plansOf(ctx, tx, loaded.Runbooks)
+	if err != nil {
+		return advanced{}, err
+	}
+	r, dropped := newRound(&e.machine, now, loaded, plans, outcomes)
+	for range dropped {
+		e.metrics.outcomeDropped()
+	}
+	var data map[driver.StepKey]driver.StepData
+	if missing := r.wantedData(e.data.lru.Get); len(missing) > 0 {
+		if data, err = tx.StepDataByKey(ctx, missing); err != nil {
+			return advanced{}, err
+		}
+		for _, k := range missing {
+			e.data.remember(k, data[k])
+		}
+	}
+	r.supplyData(data)
+	receipts, err := tx.Receipts(ctx, r.receiptKeys())
+	if err != nil {
+		return advanced{}, err
+	}
+	r.supplyReceipts(receipts)
+	for tenant, keys := range r.cacheKeys() {
+		cached, err := tx.CacheEntries(ctx, tenant, keys)
+		if err != nil {
+			return advanced{}, err
+		}
+		r.supplyCache(cached)
+	}
+	w, leasedCalls, err := r.write()
+	if err != nil {
+		return advanced{}, err
+	}
+	if !w.Empty() {
+		leased, err := tx.WriteAdvance(ctx, w)
+		if err != nil {
+			return advanced{}, err
+		}
+		if len(leased) != len(w.Leases) {
+			// Under the runbook locks no one else can lease these
+			// steps; a refusal means the state is not what this
+			// worker believes.
+			return advanced{}, errLeaseRefused
+		}
+	}
+	return advanced{calls: leasedCalls, settled: r}, nil
+}
+
+// committed keeps, once an advance has committed, what its steps resolved
+// and returned: it is final.
+func (e *Engine) committed(done advanced) {
+	for _, t := range done.settled.states {
 		for _, s := range t.steps {
 			if t.dirty[s.ID] && (s.Result != nil || s.ResolvedArgs != nil) {
 				e.data.remember(driver.StepKey{RunbookID: s.RunbookID, Key: s.Key}, driver.StepData{ResolvedArgs: s.ResolvedArgs, Result: s.Result})
 			}
 		}
 	}
-	return calls, nil
 }
 
 // plansOf returns the decoded plans of the loaded runbooks, by plan hash,

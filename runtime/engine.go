@@ -127,7 +127,11 @@ type Engine struct {
 	slots    chan struct{}
 	inflight calls
 	draining atomic.Bool // shutting down: leased calls are not started
-	running  sync.Map    // step id → *pendingCall, for lease renewal
+	// working holds the context calls run in while Run takes work, and
+	// nil otherwise: a notification resumes its runbook in place only
+	// when this engine's worker is there to make the calls it leases.
+	working atomic.Pointer[context.Context]
+	running sync.Map // step id → *pendingCall, for lease renewal
 }
 
 // calls counts the handler calls in flight. Unlike a WaitGroup it may be
@@ -201,6 +205,8 @@ func (e *Engine) Run(ctx context.Context) error {
 	work := context.WithoutCancel(ctx)
 	calls, cancelCalls := context.WithCancel(work)
 	defer cancelCalls()
+	e.working.Store(&calls)
+	defer e.working.Store(nil)
 
 	listener := e.store.NewListener(driver.ListenConfig{
 		OnNotify: func(string) { e.signal(e.kick) },
@@ -223,6 +229,7 @@ func (e *Engine) Run(ctx context.Context) error {
 
 	<-ctx.Done()
 	e.log.Info("stopping: no new work; waiting for running calls", "grace", e.cfg.ShutdownGrace.String())
+	e.working.Store(nil)
 	stopIntake()
 	intakeLoops.Wait()
 	e.draining.Store(true)

@@ -15,6 +15,7 @@ type Metrics struct {
 	stepsFailed     *prometheus.CounterVec
 	stepDuration    *prometheus.HistogramVec
 	resumeLatency   prometheus.Histogram
+	resumesInPlace  prometheus.Counter
 	leaseReclaims   prometheus.Counter
 	outcomesDropped prometheus.Counter
 	advanceLatency  prometheus.Histogram
@@ -47,6 +48,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		resumeLatency: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: "rbd_notification_resume_latency_seconds", Help: "From a notification's arrival to its step's resumption.",
 			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 18),
+		}),
+		resumesInPlace: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "rbd_resumes_in_place_total",
+			Help: "Notifications whose runbook was resumed in the notification's own transaction, without a wake-up.",
 		}),
 		leaseReclaims: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "rbd_lease_reclaims_total", Help: "Running steps taken back after their worker's lease expired or was released.",
@@ -86,7 +91,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	}
 	if reg != nil {
 		reg.MustRegister(m.stepsStarted, m.stepsCompleted, m.stepsFailed, m.stepDuration, m.resumeLatency,
-			m.leaseReclaims, m.outcomesDropped, m.advanceLatency, m.parked, m.inboxDepth, m.sweepDuration,
+			m.resumesInPlace, m.leaseReclaims, m.outcomesDropped, m.advanceLatency, m.parked, m.inboxDepth, m.sweepDuration,
 			m.orphanCount, m.orphansPruned, m.cacheLookups, m.costUSD, m.tokens)
 	}
 	return m
@@ -138,6 +143,12 @@ func (m *Metrics) used(verb string, u driver.Usage) {
 	}
 	if u.TokensOut > 0 {
 		m.tokens.WithLabelValues(verb, "out").Add(float64(u.TokensOut))
+	}
+}
+
+func (m *Metrics) resumedInPlace() {
+	if m != nil {
+		m.resumesInPlace.Inc()
 	}
 }
 

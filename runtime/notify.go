@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/google/uuid"
+
 	"github.com/runbookdev/runbook/runtime/driver"
 	"github.com/runbookdev/runbook/runtime/rbtype"
 )
@@ -70,14 +72,43 @@ func (e *Engine) Notify(ctx context.Context, n Notification) (rbtype.InboxResult
 	if s, ok := scopeOf(ctx); ok && !s.All {
 		tenant = s.Tenant
 	}
-	res, err := e.store.InsertNotification(ctx, driver.Notification{
+	stored := driver.Notification{
 		CorrelationKey: n.CorrelationKey, PayloadHash: hashJSON(payload), Outcome: n.Status,
 		Result: n.Result, ErrorCode: n.ErrorCode, ErrorMessage: n.ErrorMessage, Tenant: tenant,
-	})
-	if errors.Is(err, driver.ErrNotFound) {
-		return 0, noWait(n.CorrelationKey)
 	}
-	return res, err
+	calls := e.working.Load()
+	if calls == nil {
+		// No worker here (rbd --worker=false, or stopping): the inbox
+		// row and its wake-up are the whole of it; a worker resumes.
+		res, err := e.store.InsertNotification(ctx, stored)
+		return res, notFoundAsNoWait(err, n.CorrelationKey)
+	}
+	var done advanced
+	res, resumed, err := e.store.InsertNotificationResuming(ctx, stored, func(tx driver.Tx, id uuid.UUID) (err error) {
+		done, err = e.advanceIn(ctx, tx, []uuid.UUID{id}, nil)
+		return err
+	})
+	if err != nil || !resumed {
+		return res, notFoundAsNoWait(err, n.CorrelationKey)
+	}
+	// Resumed in the notification's own transaction (issue 15): one
+	// commit instead of a wake-up, a claim and an advance; the steps it
+	// readied are leased to this worker and start now, with no NOTIFY
+	// round trip.
+	e.committed(done)
+	e.metrics.resumedInPlace()
+	for _, pc := range done.calls {
+		go e.startCall(*calls, pc)
+	}
+	return res, nil
+}
+
+// notFoundAsNoWait words the store's not-found for a notification's key.
+func notFoundAsNoWait(err error, key string) error {
+	if errors.Is(err, driver.ErrNotFound) {
+		return noWait(key)
+	}
+	return err
 }
 
 // checkNotifiedResult refuses a result that does not fit the output_schema

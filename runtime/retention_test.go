@@ -47,12 +47,5 @@ func TestOrphanNotificationsExpire(t *testing.T) {
 // orphans reads the rbd_orphan_notifications gauge; -1 when it is absent.
 func orphans(t *testing.T, reg *prometheus.Registry) float64 {
 	t.Helper()
-	families, err := reg.Gather()
-	require.NoError(t, err)
-	for _, f := range families {
-		if f.GetName() == "rbd_orphan_notifications" {
-			return f.GetMetric()[0].GetGauge().GetValue()
-		}
-	}
-	return -1
+	return metric(t, reg, "rbd_orphan_notifications")
 }

@@ -250,6 +250,54 @@ func TestKilledDaemonRepeatsNoSideEffect(t *testing.T) {
 	require.Equal(t, 0, second.stop(syscall.SIGTERM))
 }
 
+// TestKilledDaemonAfterAResumeInPlace kills rbd (SIGKILL) in the call
+// that a notification's own transaction leased to it (issue 15: the
+// resume in one transaction, with no wake-up or claim): the next daemon
+// reclaims the step, and the server sees one idempotency key.
+func TestKilledDaemonAfterAResumeInPlace(t *testing.T) {
+	t.Parallel()
+	e := newDaemonEnv(t)
+	server := newKeyServer(t)
+	verbs := e.file(t, "verbs/t.yaml", e2eVerbs+chargeVerbs(server.URL))
+	first := e.start(t, "--verbs", verbs, "--lease-ttl", "1s")
+	ctx := context.Background()
+	client := first.client("")
+	sub, err := client.Submit(ctx, httpapi.SubmitRequest{Source: `(t.wait :as @w) (t.charge :amount 10 :after @w :as @charge)`}, "")
+	require.NoError(t, err)
+	var key string
+	waitUntil(t, "the wait to park", func() (bool, error) {
+		v, err := client.Get(ctx, sub.ID.String())
+		if err != nil || len(v.BlockedOn) == 0 {
+			return false, err
+		}
+		key = v.BlockedOn[0].CorrelationKey
+		return true, nil
+	})
+	_, err = client.Notify(ctx, httpapi.NotificationRequest{CorrelationKey: key, Status: rbtype.OutcomeCompleted, Result: json.RawMessage(`{}`)})
+	require.NoError(t, err)
+	server.waitArrived(t, first)
+	status, metrics := send(t, "GET", first.server+"/metrics", "")
+	require.Equal(t, http.StatusOK, status)
+	require.Contains(t, metrics, "rbd_resumes_in_place_total 1", "the notification resumed its runbook in place")
+	require.Equal(t, -1, first.stop(syscall.SIGKILL))
+
+	second := e.start(t, "--verbs", verbs, "--lease-ttl", "1s")
+	var v *runtime.RunbookView
+	waitUntil(t, "the runbook to complete after the restart", func() (bool, error) {
+		v, err = second.client("").Get(ctx, sub.ID.String())
+		return err == nil && v.Status == rbtype.RunbookComplete, err
+	})
+	keys := server.seen()
+	require.Len(t, keys, 2, "the call ran again after the kill")
+	require.Equal(t, keys[0], keys[1], "the server saw a single idempotency key")
+	for _, st := range v.Steps {
+		if st.Key == "charge" {
+			require.Equal(t, 2, st.Attempt, "the second daemon's attempt")
+		}
+	}
+	require.Equal(t, 0, second.stop(syscall.SIGTERM))
+}
+
 // TestSIGTERMReleasesLeasesAndExitsZero stops rbd with SIGTERM while a
 // call hangs: the call gets the grace period, then rbd releases its lease
 // and exits 0. The next daemon takes the step at once rather than after

@@ -151,7 +151,7 @@ func resumeOneByOne(ctx context.Context, front, worker *daemon, ids []uuid.UUID)
 	}
 	var out []float64
 	for i, key := range keys {
-		accepted, err := notifyAtRate(ctx, worker.client, []string{key}, 1000)
+		sent, _, err := notifyAtRate(ctx, worker.client, []string{key}, 1000)
 		if err != nil {
 			return nil, err
 		}
@@ -162,7 +162,7 @@ func resumeOneByOne(ctx context.Context, front, worker *daemon, ids []uuid.UUID)
 				return nil, err
 			}
 			if started, ok := firstEvent(evs, rbtype.EventStepStarted, "next"); ok {
-				out = append(out, ms(started.At.Sub(accepted[0])))
+				out = append(out, ms(started.At.Sub(sent[0])))
 				break
 			}
 			if time.Now().After(deadline) {

@@ -14,8 +14,11 @@ import (
 
 // resume measures resume latency: K runbooks park, then their
 // notifications arrive through the webhook at a steady rate; the latency
-// is from the webhook's 202 (as the sender sees it) to the dependent
-// step's STEP_STARTED in the ledger.
+// is from the moment the sender sends the webhook to the dependent step's
+// STEP_STARTED in the ledger. (Until issue 15 it was from the webhook's
+// 202; since rbd resumes a runbook in the webhook's own transaction, the
+// step starts before the 202, so the clock now starts at the send and
+// includes the webhook's round trip.)
 func (l *lab) resume(ctx context.Context, r *report) error {
 	plan, err := compilePlan(parkSource)
 	if err != nil {
@@ -35,17 +38,22 @@ func (l *lab) resume(ctx context.Context, r *report) error {
 		if err != nil {
 			return err
 		}
-		accepted, err := notifyAtRate(ctx, d.client, keys, l.o.rate)
+		sent, accepted, err := notifyAtRate(ctx, d.client, keys, l.o.rate)
 		if err != nil {
 			return err
 		}
 		if err := waitNoneExecuting(ctx, d.client, 5*time.Minute); err != nil {
 			return err
 		}
-		latencies, err := resumeLatencies(ctx, d.client, ids, accepted)
+		latencies, err := resumeLatencies(ctx, d.client, ids, sent)
 		if err != nil {
 			return err
 		}
+		webhook := make([]float64, len(sent))
+		for i := range sent {
+			webhook[i] = ms(accepted[i].Sub(sent[i]))
+		}
+		figures.add("webhook p50", percentile(webhook, 50))
 		if err := d.stop(); err != nil {
 			return err
 		}
@@ -59,14 +67,15 @@ func (l *lab) resume(ctx context.Context, r *report) error {
 	r.add(label+"p90", figures.median("p90"), "ms")
 	r.add(label+"p99", figures.median("p99"), "ms").atMost(15, "p99 ≤ 15 ms").note("%s", figures.spread("p99"))
 	r.add(label+"max", figures.median("p100"), "ms")
+	r.add("webhook sent → 202 during the resume run, p50", figures.median("webhook p50"), "ms")
 	return nil
 }
 
 // notifyAtRate sends one completed notification per key, rate per
 // second, each from its own goroutine so that a slow answer does not
-// delay the next, and returns when each was accepted.
-func notifyAtRate(ctx context.Context, c *httpapi.Client, keys []string, rate int) ([]time.Time, error) {
-	accepted := make([]time.Time, len(keys))
+// delay the next, and returns when each was sent and when accepted.
+func notifyAtRate(ctx context.Context, c *httpapi.Client, keys []string, rate int) (sent, accepted []time.Time, err error) {
+	sent, accepted = make([]time.Time, len(keys)), make([]time.Time, len(keys))
 	errs := make(chan error, len(keys))
 	tick := time.NewTicker(time.Second / time.Duration(rate))
 	defer tick.Stop()
@@ -74,10 +83,11 @@ func notifyAtRate(ctx context.Context, c *httpapi.Client, keys []string, rate in
 	for i, key := range keys {
 		select {
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return nil, nil, ctx.Err()
 		case <-tick.C:
 		}
 		wg.Go(func() {
+			sent[i] = time.Now()
 			res, err := c.Notify(ctx, httpapi.NotificationRequest{CorrelationKey: key, Status: "completed", Result: []byte(`{}`)})
 			accepted[i] = time.Now()
 			if err == nil && res.Status != "accepted" {
@@ -91,15 +101,15 @@ func notifyAtRate(ctx context.Context, c *httpapi.Client, keys []string, rate in
 	wg.Wait()
 	select {
 	case err := <-errs:
-		return nil, err
+		return nil, nil, err
 	default:
-		return accepted, nil
+		return sent, accepted, nil
 	}
 }
 
 // resumeLatencies reads each runbook's ledger for its dependent step's
-// STEP_STARTED, in milliseconds after the notification was accepted.
-func resumeLatencies(ctx context.Context, c *httpapi.Client, ids []uuid.UUID, accepted []time.Time) ([]float64, error) {
+// STEP_STARTED, in milliseconds after the notification was sent.
+func resumeLatencies(ctx context.Context, c *httpapi.Client, ids []uuid.UUID, sent []time.Time) ([]float64, error) {
 	ledgers, err := eventsOf(ctx, c, ids)
 	if err != nil {
 		return nil, err
@@ -110,7 +120,7 @@ func resumeLatencies(ctx context.Context, c *httpapi.Client, ids []uuid.UUID, ac
 		if !ok {
 			return nil, fmt.Errorf("runbook %s never started its step after the notification", ids[i])
 		}
-		out[i] = ms(started.At.Sub(accepted[i]))
+		out[i] = ms(started.At.Sub(sent[i]))
 	}
 	return out, nil
 }

@@ -27,6 +27,13 @@ type Store interface {
 	// InsertNotification stores a notification in the inbox, idempotently
 	// on its correlation key, and wakes the runbook waiting for it.
 	InsertNotification(ctx context.Context, n Notification) (rbtype.InboxResult, error)
+	// InsertNotificationResuming is InsertNotification that, when the
+	// notification is accepted for an active wait, hands resume the
+	// transaction (holding the runbook's lock, inside a savepoint) to
+	// advance the runbook in place. If resume fails its work is undone
+	// and the runbook is woken instead; the notification is kept either
+	// way. resumed says whether resume's work committed.
+	InsertNotificationResuming(ctx context.Context, n Notification, resume func(Tx, uuid.UUID) error) (result rbtype.InboxResult, resumed bool, err error)
 	// Sweep wakes the runbooks that lost wake-ups missed.
 	Sweep(ctx context.Context, limit int) (SweepResult, error)
 	// PruneOrphanNotifications deletes up to limit notifications received

@@ -1,0 +1,115 @@
+package runtime_test
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/require"
+
+	"github.com/runbookdev/runbook/runtime"
+	"github.com/runbookdev/runbook/runtime/rbtype"
+)
+
+// The resume of issue 15: a notification that arrives at a daemon whose
+// worker runs resumes its runbook in the notification's own transaction,
+// and the steps it readies start on this worker, with no wake-up, no claim
+// and no second transaction. Without a worker (rbd --worker=false) the
+// inbox row and its wake-up are all it writes, and a worker elsewhere
+// resumes. Both paths are tested here.
+
+const resumeSource = `(t.wait :as @w) (t.count :answer @w.answer :as @next)`
+
+// TestANotificationResumesItsRunbookInItsOwnTransaction runs a worker that
+// polls and sweeps once an hour: after the first claim, which parks the
+// step, nothing but the notification itself can move the runbook on.
+func TestANotificationResumesItsRunbookInItsOwnTransaction(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	b := setup(t, func(c *runtime.Config) {
+		c.Metrics = runtime.NewMetrics(reg)
+		c.PollInterval, c.SweepInterval = time.Hour, time.Hour
+	})
+	b.run(t)
+	id := b.submit(t, resumeSource, nil)
+	v := b.waitState(t, id, "parked")
+	key := step(v, "w").CorrelationKey
+
+	res, err := b.engine.Notify(b.ctx, runtime.Notification{CorrelationKey: key, Status: rbtype.OutcomeCompleted,
+		Result: json.RawMessage(`{"answer": "yes"}`)})
+	require.NoError(t, err)
+	require.Equal(t, rbtype.InboxAccepted, res)
+	require.Equal(t, 1.0, metric(t, reg, "rbd_resumes_in_place_total"))
+
+	// By the time Notify returned, the resume had committed: the wait is
+	// over and the next step is leased to this worker.
+	v, err = b.engine.Get(b.ctx, id)
+	require.NoError(t, err)
+	require.Equal(t, rbtype.StepComplete, step(v, "w").Status)
+	require.Contains(t, []rbtype.StepStatus{rbtype.StepRunning, rbtype.StepComplete}, step(v, "next").Status)
+
+	v = b.waitStatus(t, id, rbtype.RunbookComplete)
+	require.Equal(t, 1, b.rec.callsOf(id, "next"))
+	require.JSONEq(t, `{"answer": "yes"}`, string(v.Outcomes["w"]))
+	var started []string
+	events, err := b.engine.Events(b.ctx, id, 0, 0)
+	require.NoError(t, err)
+	for _, e := range events {
+		if e.Type == rbtype.EventStepStarted && e.StepKey == "next" {
+			started = append(started, e.WorkerID)
+		}
+	}
+	require.Equal(t, []string{b.engine.WorkerID()}, started, "the notified worker started the next step, once")
+
+	// A repeat is a duplicate and resumes nothing.
+	res, err = b.engine.Notify(b.ctx, runtime.Notification{CorrelationKey: key, Status: rbtype.OutcomeCompleted,
+		Result: json.RawMessage(`{"answer": "yes"}`)})
+	require.NoError(t, err)
+	require.Equal(t, rbtype.InboxDuplicate, res)
+	require.Equal(t, 1.0, metric(t, reg, "rbd_resumes_in_place_total"))
+	require.Equal(t, 1, b.rec.callsOf(id, "next"))
+}
+
+// TestANotificationWithoutAWorkerWakesOne: the notification reaches an
+// engine that does not run (an API-only rbd); it stores the notification
+// and wakes the runbook, and the worker, another engine on the same
+// database, resumes it.
+func TestANotificationWithoutAWorkerWakesOne(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	b := setup(t, func(c *runtime.Config) { c.Metrics = runtime.NewMetrics(reg) })
+	front := b.engine
+	b.opts = nil
+	b.newEngine()
+	b.run(t) // the worker: b.engine from here on
+	id := b.submit(t, resumeSource, nil)
+	v := b.waitState(t, id, "parked")
+
+	res, err := front.Notify(b.ctx, runtime.Notification{CorrelationKey: step(v, "w").CorrelationKey,
+		Status: rbtype.OutcomeCompleted, Result: json.RawMessage(`{"answer": "no"}`)})
+	require.NoError(t, err)
+	require.Equal(t, rbtype.InboxAccepted, res)
+	require.Equal(t, 0.0, metric(t, reg, "rbd_resumes_in_place_total"), "the front has no worker to resume in place")
+
+	v = b.waitStatus(t, id, rbtype.RunbookComplete)
+	require.Equal(t, 1, b.rec.callsOf(id, "next"))
+	require.JSONEq(t, `{"answer": "no"}`, string(v.Outcomes["w"]))
+}
+
+// metric reads a counter or gauge with no labels from reg; -1 when it is
+// absent.
+func metric(t *testing.T, reg *prometheus.Registry, name string) float64 {
+	t.Helper()
+	families, err := reg.Gather()
+	require.NoError(t, err)
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		m := f.GetMetric()[0]
+		if c := m.GetCounter(); c != nil {
+			return c.GetValue()
+		}
+		return m.GetGauge().GetValue()
+	}
+	return -1
+}
