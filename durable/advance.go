@@ -30,19 +30,16 @@ var liveStepsSQL = "SELECT " + stepStateColumns + ` FROM runbook_steps
 	  AND (status <> 'complete' OR simulated OR compensation_status IN ('pending', 'running'))
 	ORDER BY runbook_id, position`
 
-// LoadForAdvance releases the worker's leases on the steps whose outcomes
-// it brings, reclaims the runbooks' expired leases (exactly once, against
-// any other worker), and reads their state.
+// LoadForAdvance reads the runbooks' state, and from the steps' lease
+// columns works out which of this worker's leases its outcomes release
+// (those held for the attempt each outcome is for, expired or not: no one
+// has taken the step since) and which other leases have expired; both end
+// when the advance is written. A lease that expired is left out of
+// Leases, so the advance reclaims its step, exactly once: it holds the
+// runbook's lock.
 func (t *Tx) LoadForAdvance(ctx context.Context, ids []uuid.UUID, worker string, release []driver.LeaseRequest, now time.Time) (*driver.AdvanceState, error) {
 	st := &driver.AdvanceState{Released: map[int64]int{}}
 	var b pgx.Batch
-	if len(release) > 0 {
-		b.Queue(releaseAttemptLeasesSQL, releaseArgs(worker, release)...).Query(func(rows pgx.Rows) (err error) {
-			st.Released, err = scanHeld(rows)
-			return err
-		})
-	}
-	b.Queue(reclaimLeasesSQL, now, ids).Exec(func(pgconn.CommandTag) error { return nil })
 	b.Queue(runbookStatesSQL, ids).Query(func(rows pgx.Rows) error {
 		defer rows.Close()
 		for rows.Next() {
@@ -70,10 +67,6 @@ func (t *Tx) LoadForAdvance(ctx context.Context, ids []uuid.UUID, worker string,
 		st.Invocations, err = pgx.CollectRows(rows, scanInvocation)
 		return err
 	})
-	b.Queue(activeLeasesSQL, ids).Query(func(rows pgx.Rows) (err error) {
-		st.Leases, err = pgx.CollectRows(rows, scanLease)
-		return err
-	})
 	b.Queue(notificationsForRunbooksSQL, ids).Query(func(rows pgx.Rows) (err error) {
 		st.Notifications, err = pgx.CollectRows(rows, scanNotification)
 		return err
@@ -81,7 +74,34 @@ func (t *Tx) LoadForAdvance(ctx context.Context, ids []uuid.UUID, worker string,
 	if err := t.tx.SendBatch(ctx, &b).Close(); err != nil {
 		return nil, translate(err)
 	}
+	t.sortLeases(st, worker, release, now)
 	return st, nil
+}
+
+// sortLeases splits the loaded steps' leases into those this worker's
+// outcomes release, those that expired, and those still held (Leases).
+func (t *Tx) sortLeases(st *driver.AdvanceState, worker string, release []driver.LeaseRequest, now time.Time) {
+	releasing := make(map[int64]int, len(release))
+	for _, r := range release {
+		releasing[r.StepID] = r.Attempt
+	}
+	t.leaseEnds = map[int64]bool{}
+	for _, s := range st.Steps {
+		l := s.Lease
+		if l == nil {
+			continue
+		}
+		if attempt, ok := releasing[s.ID]; ok && l.WorkerID == worker && l.Attempt == attempt {
+			st.Released[s.ID] = attempt
+			t.leaseEnds[s.ID] = true
+			continue
+		}
+		if l.ExpiresAt.Before(now) {
+			t.leaseEnds[s.ID] = true
+			continue
+		}
+		st.Leases = append(st.Leases, *l)
+	}
 }
 
 // WriteAdvance writes an advance's changes in one round trip and returns
@@ -91,7 +111,7 @@ func (t *Tx) LoadForAdvance(ctx context.Context, ids []uuid.UUID, worker string,
 func (t *Tx) WriteAdvance(ctx context.Context, w driver.AdvanceWrite) ([]int64, error) {
 	var b pgx.Batch
 	var leased []int64
-	queueAdvance(&b, w, &leased)
+	queueAdvance(&b, w, t.leaseOps(w), &leased)
 	if b.Len() == 0 {
 		return nil, nil
 	}
@@ -101,11 +121,26 @@ func (t *Tx) WriteAdvance(ctx context.Context, w driver.AdvanceWrite) ([]int64, 
 	return leased, nil
 }
 
+// leaseOps says what the write does to each step's lease: take the leases
+// asked for, and clear those LoadForAdvance found ended. A step whose
+// lease ended but that the advance did not change gets a change of its
+// own that keeps it as it is, so that the clear is written.
+func (t *Tx) leaseOps(w driver.AdvanceWrite) (ops map[int64]string) {
+	ops = make(map[int64]string, len(w.Leases)+len(t.leaseEnds))
+	for id := range t.leaseEnds {
+		ops[id] = leaseClear
+	}
+	for _, l := range w.Leases {
+		ops[l.StepID] = leaseTake
+	}
+	return ops
+}
+
 // queueAdvance queues an advance's statements; the ids of the steps leased
 // land in leased when the batch runs. Maps are walked in sorted order: the
 // same write always sends the same statements in the same order, which
 // keeps lock order and logs reproducible.
-func queueAdvance(b *pgx.Batch, w driver.AdvanceWrite, leased *[]int64) {
+func queueAdvance(b *pgx.Batch, w driver.AdvanceWrite, leaseOps map[int64]string, leased *[]int64) {
 	ignore := func(pgconn.CommandTag) error { return nil }
 	for _, inv := range w.NewInvocations {
 		b.Queue("SELECT pg_advisory_xact_lock($1)", correlationLockKey(inv.CorrelationKey)).Exec(ignore)
@@ -119,13 +154,31 @@ func queueAdvance(b *pgx.Batch, w driver.AdvanceWrite, leased *[]int64) {
 			b.Queue(finishInvocationsSQL, ids, string(status)).Exec(ignore)
 		}
 	}
-	if len(w.Steps) > 0 {
-		b.Queue(updateStepsSQL, stepChangeArgs(w.Steps)...).Exec(ignore)
+	clears, takes := leasesOfUnchangedSteps(w.Steps, leaseOps)
+	if len(clears) > 0 {
+		b.Queue(clearLeasesSQL, clears).Exec(ignore)
 	}
-	if len(w.Leases) > 0 {
-		b.Queue(acquireLeasesSQL, acquireLeaseArgs(w.Worker, w.LeaseUntil, w.Leases)...).Query(func(rows pgx.Rows) (err error) {
-			*leased, err = pgx.CollectRows(rows, pgx.RowTo[int64])
+	if len(takes) > 0 {
+		b.Queue(takeLeasesSQL, takes, w.Worker, w.LeaseUntil, leaseAttempts(w.Leases, takes)).Query(func(rows pgx.Rows) error {
+			ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+			*leased = append(*leased, ids...)
 			return err
+		})
+	}
+	if len(w.Steps) > 0 {
+		b.Queue(updateStepsSQL, stepChangeArgs(w.Steps, leaseOps, w.Worker, w.LeaseUntil)...).Query(func(rows pgx.Rows) error {
+			defer rows.Close()
+			for rows.Next() {
+				var id int64
+				var took bool
+				if err := rows.Scan(&id, &took); err != nil {
+					return err
+				}
+				if took {
+					*leased = append(*leased, id)
+				}
+			}
+			return rows.Err()
 		})
 	}
 	if len(w.Processed) > 0 {
@@ -150,6 +203,71 @@ func queueAdvance(b *pgx.Batch, w driver.AdvanceWrite, leased *[]int64) {
 		b.Queue(markCompensationsSQL, id, w.Compensate[id]).Exec(ignore)
 	}
 }
+
+// leasesOfUnchangedSteps lists, sorted, the steps whose leases end or are
+// taken that the advance does not otherwise change. The runtime changes
+// every step it leases and most whose leases ended (it reclaims them);
+// these statements do the rest.
+func leasesOfUnchangedSteps(steps []driver.StepChange, ops map[int64]string) (clears, takes []int64) {
+	changed := make(map[int64]bool, len(steps))
+	for _, c := range steps {
+		changed[c.ID] = true
+	}
+	for id, op := range ops {
+		switch {
+		case changed[id]:
+		case op == leaseClear:
+			clears = append(clears, id)
+		case op == leaseTake:
+			takes = append(takes, id)
+		}
+	}
+	slices.Sort(clears)
+	slices.Sort(takes)
+	return clears, takes
+}
+
+// leaseAttempts gives the attempt asked for of each step in ids.
+func leaseAttempts(reqs []driver.LeaseRequest, ids []int64) []int32 {
+	byStep := make(map[int64]int, len(reqs))
+	for _, r := range reqs {
+		byStep[r.StepID] = r.Attempt
+	}
+	out := make([]int32, len(ids))
+	for i, id := range ids {
+		out[i] = int32(byStep[id])
+	}
+	return out
+}
+
+// takeLeasesSQL takes leases on steps, under the guard updateStepsSQL
+// takes them under.
+const takeLeasesSQL = `UPDATE runbook_steps s
+	SET lease_worker = $2, lease_attempt = u.attempt, lease_acquired_at = now(), lease_expires_at = $3
+	FROM unnest($1::bigint[], $4::int[]) AS u(id, attempt)
+	WHERE s.id = u.id AND (s.lease_worker IS NULL OR s.lease_worker = $2 OR s.lease_expires_at < now())
+	RETURNING s.id`
+
+// clearLeasesSQL ends those.
+func unchangedLeaseEnds(steps []driver.StepChange, ops map[int64]string) []int64 {
+	changed := make(map[int64]bool, len(steps))
+	for _, c := range steps {
+		changed[c.ID] = true
+	}
+	var ids []int64
+	for id, op := range ops {
+		if op == leaseClear && !changed[id] {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// clearLeasesSQL ends the leases of steps.
+const clearLeasesSQL = `UPDATE runbook_steps
+	SET lease_worker = NULL, lease_attempt = NULL, lease_acquired_at = NULL, lease_expires_at = NULL
+	WHERE id = ANY($1)`
 
 // markCompensationsSQL marks a failed runbook's completed steps, by key,
 // as waiting to be undone.

@@ -14,8 +14,8 @@ import (
 
 // An advance's write queues the same statements, with the same arguments,
 // in the same order, every time: its maps (invocations to finish by
-// status, steps to compensate by runbook) are walked sorted, not in Go's
-// random map order.
+// status, leases to end, steps to compensate by runbook) are walked
+// sorted, not in Go's random map order.
 func TestWriteAdvanceQueuesInOneOrder(t *testing.T) {
 	ids := func(n int) []uuid.UUID {
 		out := make([]uuid.UUID, n)
@@ -37,11 +37,11 @@ func TestWriteAdvanceQueuesInOneOrder(t *testing.T) {
 	queued := func() []*pgx.QueuedQuery {
 		var b pgx.Batch
 		var leased []int64
-		queueAdvance(&b, w, &leased)
+		queueAdvance(&b, w, map[int64]string{9: leaseClear, 3: leaseClear, 5: leaseClear, 4: leaseTake}, &leased)
 		return b.QueuedQueries
 	}
 	first := queued()
-	require.Len(t, first, 3+8)
+	require.Len(t, first, 2+3+8)
 	for range 50 {
 		again := queued()
 		require.Len(t, again, len(first))
@@ -52,4 +52,7 @@ func TestWriteAdvanceQueuesInOneOrder(t *testing.T) {
 	}
 	require.Equal(t, string(rbtype.InvocationCancelled), first[0].Arguments[1], "statuses in sorted order")
 	require.Equal(t, string(rbtype.InvocationCompleted), first[1].Arguments[1])
+	require.Equal(t, clearLeasesSQL, first[3].SQL)
+	require.Equal(t, []int64{3, 5, 9}, first[3].Arguments[0], "ended leases of unchanged steps, sorted")
+	require.Equal(t, takeLeasesSQL, first[4].SQL)
 }

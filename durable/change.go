@@ -2,6 +2,7 @@ package durable
 
 import (
 	"context"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -24,7 +25,10 @@ func (t *Tx) ApplyChange(ctx context.Context, c driver.Change) error {
 		b.Queue(updateInvocationSQL, u.ID, nullString(u.ExternalID), u.TimeoutAt, nullJSON(u.Context)).Exec(ignore)
 	}
 	if len(c.Steps) > 0 {
-		b.Queue(updateStepsSQL, stepChangeArgs(c.Steps)...).Exec(ignore)
+		// A gate's decision, a cancellation or an extension leaves leases
+		// as they are: a cancelled step's call still gives its lease up
+		// with its outcome.
+		b.Queue(updateStepsSQL, stepChangeArgs(c.Steps, nil, "", time.Time{})...).Exec(ignore)
 	}
 	if len(c.NewSteps) >= copyThreshold {
 		// COPY is a round trip of its own; what a large extension saves

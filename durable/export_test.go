@@ -53,13 +53,9 @@ const (
 	SweepInboxQuery    = sweepInboxQuery
 	PruneOrphansQuery  = pruneOrphansQuery
 	SweepTimeoutsQuery = sweepTimeoutsQuery
-	SweepLeasesQuery   = sweepLeasesQuery
 	SweepRetriesQuery  = sweepRetriesQuery
 	ClaimDueQuery      = claimDueQuery
 )
-
-// ReleaseLeasesSQL is the query that releases an advance's leases.
-var ReleaseLeasesSQL = releaseAttemptLeasesSQL
 
 // LiveStepsSQL is the query that loads an advance's steps.
 var LiveStepsSQL = liveStepsSQL

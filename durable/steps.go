@@ -17,20 +17,28 @@ const stepColumns = `id, runbook_id, key, position, verb, args, execution, gate,
 	coalesce(error_message, ''), simulated, coalesce(gate_decision, ''), coalesce(gate_decided_by, ''),
 	gate_decided_at, coalesce(gate_comment, ''), completion_seq, coalesce(compensation_status, ''),
 	coalesce(compensation_error, ''), coalesce(escalation_status, ''), coalesce(escalation_error, ''),
-	created_at, updated_at, started_at, finished_at`
+	created_at, updated_at, started_at, finished_at,
+	lease_worker, lease_attempt, lease_acquired_at, lease_expires_at`
 
 func scanStep(row pgx.Row) (*driver.Step, error) {
 	var s driver.Step
 	// JSON columns are scanned as bytes: into a json.RawMessage, pgx would
 	// run them through encoding/json to check them.
 	var args, exec, resolved, result []byte
+	var leaseWorker *string
+	var leaseAttempt *int32
+	var leaseAcquired, leaseExpires *time.Time
 	err := row.Scan(&s.ID, &s.RunbookID, &s.Key, &s.Position, &s.Verb, &args, &exec, &s.Gate, &s.Status,
 		&s.Attempt, &s.NextAttemptAt, &s.IdempotencyKey, &s.InvocationID, &resolved, &result, &s.ErrorCode,
 		&s.ErrorMessage, &s.Simulated, &s.GateDecision, &s.GateDecidedBy, &s.GateDecidedAt, &s.GateComment,
 		&s.CompletionSeq, &s.CompensationStatus, &s.CompensationError, &s.EscalationStatus, &s.EscalationError, &s.CreatedAt, &s.UpdatedAt, &s.StartedAt,
-		&s.FinishedAt)
+		&s.FinishedAt, &leaseWorker, &leaseAttempt, &leaseAcquired, &leaseExpires)
 	if err != nil {
 		return nil, translate(err)
+	}
+	if leaseWorker != nil && leaseAttempt != nil && leaseAcquired != nil && leaseExpires != nil {
+		s.Lease = &driver.Lease{StepID: s.ID, RunbookID: s.RunbookID, WorkerID: *leaseWorker, Attempt: int(*leaseAttempt),
+			Status: "active", AcquiredAt: *leaseAcquired, ExpiresAt: *leaseExpires}
 	}
 	s.Args, s.Execution, s.ResolvedArgs, s.Result = rawJSON(args), rawJSON(exec), rawJSON(resolved), rawJSON(result)
 	return &s, nil
@@ -97,18 +105,37 @@ const updateStepsSQL = `
 		escalation_status = u.esc_status, escalation_error = u.esc_err,
 		started_at = u.started_at, finished_at = u.finished_at,
 		completion_seq = CASE WHEN u.completed THEN nextval('runbook_steps_completion_seq') ELSE s.completion_seq END,
+		lease_worker      = CASE u.lease WHEN 'take' THEN $23 WHEN 'clear' THEN NULL ELSE s.lease_worker END,
+		lease_attempt     = CASE u.lease WHEN 'take' THEN u.attempt WHEN 'clear' THEN NULL ELSE s.lease_attempt END,
+		lease_acquired_at = CASE u.lease WHEN 'take' THEN now() WHEN 'clear' THEN NULL ELSE s.lease_acquired_at END,
+		lease_expires_at  = CASE u.lease WHEN 'take' THEN $24 WHEN 'clear' THEN NULL ELSE s.lease_expires_at END,
 		updated_at = now()
 	FROM unnest($1::bigint[], $2::text[], $3::int[], $4::timestamptz[], $5::text[], $6::uuid[], $7::text[],
 		$8::text[], $9::text[], $10::text[], $11::bool[], $12::text[], $13::text[], $14::timestamptz[],
 		$15::text[], $16::text[], $17::text[], $18::timestamptz[], $19::timestamptz[], $20::bool[],
-		$21::text[], $22::text[])
+		$21::text[], $22::text[], $25::text[])
 		AS u(id, status, attempt, next_at, idem_key, invocation, resolved, result, err_code, err_msg,
 			simulated, decision, decided_by, decided_at, comment, comp_status, comp_err, started_at,
-			finished_at, completed, esc_status, esc_err)
-	WHERE s.id = u.id`
+			finished_at, completed, esc_status, esc_err, lease)
+	WHERE s.id = u.id
+	  -- A lease is taken only from no one, from this worker, or from a
+	  -- lease that expired: under the runbook's lock nothing else can
+	  -- hold it, and a refusal says the advance's view is wrong.
+	  AND (u.lease <> 'take' OR s.lease_worker IS NULL OR s.lease_worker = $23 OR s.lease_expires_at < now())
+	RETURNING s.id, u.lease = 'take'`
 
-// stepChangeArgs lays the changes out as the columns of updateStepsSQL.
-func stepChangeArgs(changes []driver.StepChange) []any {
+// Lease operations on a step's row (updateStepsSQL): keep the lease as it
+// is, take it for this worker and the step's attempt, or clear it.
+const (
+	leaseKeep  = ""
+	leaseTake  = "take"
+	leaseClear = "clear"
+)
+
+// stepChangeArgs lays the changes out as the columns of updateStepsSQL;
+// lease says what happens to each step's lease (leaseKeep when absent),
+// taken by worker until expiresAt.
+func stepChangeArgs(changes []driver.StepChange, lease map[int64]string, worker string, expiresAt time.Time) []any {
 	n := len(changes)
 	var (
 		ids        = make([]int64, n)
@@ -133,6 +160,7 @@ func stepChangeArgs(changes []driver.StepChange) []any {
 		startedAt  = make([]*time.Time, n)
 		finishedAt = make([]*time.Time, n)
 		completed  = make([]bool, n)
+		leaseOp    = make([]string, n)
 	)
 	for i, c := range changes {
 		ids[i], status[i], attempt[i], nextAt[i] = c.ID, string(c.Status), int32(c.Attempt), c.NextAttemptAt
@@ -143,9 +171,11 @@ func stepChangeArgs(changes []driver.StepChange) []any {
 		compStatus[i], compErr[i] = nullString(c.CompensationStatus), nullString(c.CompensationError)
 		escStatus[i], escErr[i] = nullString(c.EscalationStatus), nullString(c.EscalationError)
 		startedAt[i], finishedAt[i], completed[i] = c.StartedAt, c.FinishedAt, c.Completed
+		leaseOp[i] = lease[c.ID]
 	}
 	return []any{ids, status, attempt, nextAt, idemKey, invocation, resolved, result, errCode, errMsg, simulated,
-		decision, decidedBy, decidedAt, comment, compStatus, compErr, startedAt, finishedAt, completed, escStatus, escErr}
+		decision, decidedBy, decidedAt, comment, compStatus, compErr, startedAt, finishedAt, completed, escStatus, escErr,
+		worker, expiresAt, leaseOp}
 }
 
 func nullString[T ~string](s T) *string {

@@ -63,6 +63,9 @@ func (s *Store) Ping(ctx context.Context) error { return translate(s.pool.Ping(c
 type Tx struct {
 	tx    pgx.Tx
 	store *Store
+	// leaseEnds are the steps whose leases LoadForAdvance found released
+	// by this worker's outcomes or expired: WriteAdvance clears them.
+	leaseEnds map[int64]bool
 }
 
 // InTx runs fn in a transaction, committing when fn returns nil and rolling

@@ -9,7 +9,8 @@ import (
 
 // The sweeps are the safety net under wake-ups: whatever a lost NOTIFY or
 // a crash left behind, they find by scanning a partial index and make the
-// runbook due again. Each query is a constant so that a test can EXPLAIN it;
+// runbook due again. (Expired leases need no sweep: a runbook with a call
+// out keeps a wake-up no later than its leases expire; see migration 008.) Each query is a constant so that a test can EXPLAIN it;
 // each joins the runbooks it found back by primary key (UPDATE ... FROM).
 const (
 	// sweepInboxQuery wakes runbooks whose active invocations have a
@@ -42,17 +43,6 @@ const (
 			LIMIT $1) found) due
 		WHERE r.id = due.runbook_id AND (r.wake_at IS NULL OR r.wake_at > now())`
 
-	// sweepLeasesQuery wakes runbooks with a lease that expired: a worker
-	// died with the step in hand.
-	sweepLeasesQuery = `
-		UPDATE runbooks r SET wake_at = now()
-		FROM (SELECT DISTINCT runbook_id FROM (
-			SELECT runbook_id FROM step_leases
-			WHERE status = 'active' AND expires_at < now()
-			ORDER BY expires_at
-			LIMIT $1) found) due
-		WHERE r.id = due.runbook_id AND (r.wake_at IS NULL OR r.wake_at > now())`
-
 	// sweepRetriesQuery wakes runbooks with a retry that is due.
 	sweepRetriesQuery = `
 		UPDATE runbooks r SET wake_at = now()
@@ -66,7 +56,7 @@ const (
 
 // Sweep runs every sweep once, waking at most limit runbooks for each.
 func (s *Store) Sweep(ctx context.Context, limit int) (driver.SweepResult, error) {
-	r := driver.SweepResult{Took: make(map[string]time.Duration, 5)}
+	r := driver.SweepResult{Took: make(map[string]time.Duration, 4)}
 	for _, q := range []struct {
 		name string
 		sql  string
@@ -76,7 +66,6 @@ func (s *Store) Sweep(ctx context.Context, limit int) (driver.SweepResult, error
 		{"inbox", sweepInboxQuery, &r.Inbox, []any{limit}},
 		{"ignore", ignoreStaleQuery, &r.Ignored, nil},
 		{"timeouts", sweepTimeoutsQuery, &r.Timeouts, []any{limit}},
-		{"leases", sweepLeasesQuery, &r.Leases, []any{limit}},
 		{"retries", sweepRetriesQuery, &r.Retries, []any{limit}},
 	} {
 		start := time.Now()

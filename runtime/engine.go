@@ -301,7 +301,7 @@ func (e *Engine) sweepLoop(ctx context.Context) {
 		case err != nil && ctx.Err() == nil:
 			e.log.Error("sweeping", "err", err)
 		case res.Total() > 0:
-			e.log.Info("sweep woke runbooks", "inbox", res.Inbox, "timeouts", res.Timeouts, "leases", res.Leases, "retries", res.Retries)
+			e.log.Info("sweep woke runbooks", "inbox", res.Inbox, "timeouts", res.Timeouts, "retries", res.Retries)
 		}
 		// Claim after every sweep: a runbook made due by a wake-up whose
 		// NOTIFY was lost is already due, so the sweep does not count it.

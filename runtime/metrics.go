@@ -70,7 +70,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "rbd_inbox_depth", Help: "Notifications received and not yet processed.",
 		}),
 		sweepDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "rbd_sweep_duration_seconds", Help: "Duration of each sweep's query, by sweep (inbox, ignore, timeouts, leases, retries).",
+			Name: "rbd_sweep_duration_seconds", Help: "Duration of each sweep's query, by sweep (inbox, ignore, timeouts, retries).",
 			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 18),
 		}, []string{"sweep"}),
 		orphanCount: prometheus.NewGauge(prometheus.GaugeOpts{

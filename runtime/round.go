@@ -262,7 +262,7 @@ func (t *transition) writeTo(w *driver.AdvanceWrite) {
 	}
 	// The runbook row is written only when something about it changed:
 	// most transactions of a running runbook change only steps.
-	if next := t.nextWake(); t.runbook != nil || t.wakeChanged(next) {
+	if next := t.boundByLeases(t.nextWake()); t.runbook != nil || t.wakeChanged(next) {
 		c := t.runbookChange()
 		c.SetWake, c.WakeAt = true, next
 		w.Runbooks = append(w.Runbooks, *c)

@@ -704,6 +704,31 @@ func (t *transition) nextWake() *time.Time {
 
 // wakeChanged reports whether next differs from the stored wake-up, to
 // microseconds, which is what the database keeps.
+// boundByLeases makes sure a runbook with calls out is looked at once
+// their leases could have expired: no sweep looks for expired leases (they
+// are columns of unindexed step rows), so a dead worker's steps are found
+// by the claim this wake-up brings. Writing the runbook row whenever a
+// lease is taken would cost a row per step; a wake-up already set no later
+// than the earliest lease's expiry is kept instead. That is the common
+// case: the claim that handed the runbook out set one, LeaseTTL ahead,
+// before any of its leases were taken.
+func (t *transition) boundByLeases(next *time.Time) *time.Time {
+	var bound *time.Time
+	for _, l := range t.leases {
+		if bound == nil || l.ExpiresAt.Before(*bound) {
+			at := l.ExpiresAt
+			bound = &at
+		}
+	}
+	if bound == nil || next != nil && !next.After(*bound) {
+		return next
+	}
+	if old := t.rb.WakeAt; old != nil && !old.After(*bound) {
+		return old
+	}
+	return bound
+}
+
 func (t *transition) wakeChanged(next *time.Time) bool {
 	old := t.rb.WakeAt
 	if old == nil || next == nil {

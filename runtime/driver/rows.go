@@ -86,6 +86,10 @@ type Step struct {
 	UpdatedAt          time.Time
 	StartedAt          *time.Time
 	FinishedAt         *time.Time
+	// Lease is the step's active lease, as loaded; nil when no worker
+	// holds it. An advance takes and gives up leases through
+	// AdvanceWrite.Leases and the outcomes it records, not through this.
+	Lease *Lease
 }
 
 // Change returns the change that writes the step as it is.
@@ -108,7 +112,9 @@ type Edge struct {
 	Kind string
 }
 
-// Lease is a row of step_leases.
+// Lease is a step's lease: which worker holds it, for which attempt, until
+// when (the lease columns of runbook_steps, readable as the view
+// step_leases).
 type Lease struct {
 	StepID     int64
 	RunbookID  uuid.UUID

@@ -72,9 +72,11 @@ type Tx interface {
 	// the transaction ends.
 	LockRunbooks(ctx context.Context, ids []uuid.UUID) error
 
-	// LoadForAdvance releases the worker's leases on the attempts whose
-	// outcomes it brings (a lease for another attempt of the step stays),
-	// reclaims the runbooks' expired leases, and reads their state.
+	// LoadForAdvance reads the runbooks' state. Of the steps' leases, it
+	// releases the worker's on the attempts whose outcomes it brings (a
+	// lease for another attempt of the step stays) and ends those that
+	// expired, both when the advance is written (WriteAdvance), and
+	// reports the rest as Leases.
 	LoadForAdvance(ctx context.Context, ids []uuid.UUID, worker string, release []LeaseRequest, now time.Time) (*AdvanceState, error)
 	// WriteAdvance writes an advance's changes and returns the steps it
 	// leased.
@@ -151,13 +153,12 @@ type SweepResult struct {
 	Inbox    int64 // runbooks woken for waiting notifications
 	Ignored  int64 // notifications marked ignored
 	Timeouts int64 // runbooks woken for expired parks
-	Leases   int64 // runbooks woken for expired leases
 	Retries  int64 // runbooks woken for due retries
 	// Took is how long each sweep's query ran, by name: inbox, ignore,
-	// timeouts, leases, retries. A sweep that slows as parked runbooks
+	// timeouts, retries. A sweep that slows as parked runbooks
 	// pile up is a missing index.
 	Took map[string]time.Duration
 }
 
 // Total is the number of runbooks woken.
-func (r SweepResult) Total() int64 { return r.Inbox + r.Timeouts + r.Leases + r.Retries }
+func (r SweepResult) Total() int64 { return r.Inbox + r.Timeouts + r.Retries }
