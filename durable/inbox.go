@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/google/uuid"
@@ -160,7 +161,9 @@ func (t *Tx) resumeInPlace(ctx context.Context, runbookID uuid.UUID, resume func
 	if err != nil {
 		return false
 	}
-	if err := resume(&Tx{tx: sp, store: t.store}, runbookID); err != nil {
+	// The savepoint sees the locks its transaction holds; a lock it takes
+	// itself is forgotten with it, as a rollback to it may release it.
+	if err := resume(&Tx{tx: sp, store: t.store, held: maps.Clone(t.held)}, runbookID); err != nil {
 		_ = sp.Rollback(ctx)
 		return false
 	}

@@ -40,6 +40,21 @@ func (t *Tx) lockKeys(ctx context.Context, keys []int64) error {
 	keys = slices.Clone(keys)
 	slices.Sort(keys)
 	keys = slices.Compact(keys)
+	// A lock this transaction holds is held until it ends: taking it
+	// again is a round trip for nothing (a notification's transaction
+	// locks its runbook, then advances it in place).
+	keys = slices.DeleteFunc(keys, func(k int64) bool { return t.held[k] })
+	if len(keys) == 0 {
+		return nil
+	}
+	defer func() {
+		if t.held == nil {
+			t.held = map[int64]bool{}
+		}
+		for _, k := range keys {
+			t.held[k] = true
+		}
+	}()
 	if len(keys) == 1 {
 		_, err := t.tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", keys[0])
 		return translate(err)
@@ -57,5 +72,11 @@ func (t *Tx) lockKeys(ctx context.Context, keys []int64) error {
 func (t *Tx) TryLockRunbook(ctx context.Context, id uuid.UUID) (bool, error) {
 	var ok bool
 	err := t.tx.QueryRow(ctx, "SELECT pg_try_advisory_xact_lock($1)", RunbookLockKey(id)).Scan(&ok)
+	if ok && err == nil {
+		if t.held == nil {
+			t.held = map[int64]bool{}
+		}
+		t.held[RunbookLockKey(id)] = true
+	}
 	return ok, translate(err)
 }

@@ -48,8 +48,9 @@ func (s *Store) PruneOrphanNotifications(ctx context.Context, receivedBefore tim
 
 // PruneFinished deletes up to limit runbooks that finished (with their
 // compensations) before finishedBefore, oldest first, and everything they
-// own: steps, edges, leases, invocations and events go with them (ON
-// DELETE CASCADE), and so do the notifications of their invocations,
+// own: steps, edges, invocations and mutations go with them (ON DELETE
+// CASCADE), events are deleted with them, and so are the notifications of
+// their invocations,
 // which nothing references. Action receipts stay: a receipt of the global
 // scope is what keeps another runbook from repeating the side effect.
 // Each batch takes the runbooks' locks, so no advance sees one half gone.
@@ -76,6 +77,13 @@ func (s *Store) PruneFinished(ctx context.Context, finishedBefore time.Time, lim
 			DELETE FROM completion_notifications n
 			USING invocation_records i
 			WHERE i.correlation_key = n.correlation_key AND i.runbook_id = ANY($1)`, ids); err != nil {
+			return translate(err)
+		}
+		// Events check no foreign key (migration 008): they go first, by
+		// hand, with the runbooks still there to be sure of.
+		if _, err := tx.tx.Exec(ctx, `
+			DELETE FROM runbook_events e USING runbooks r
+			WHERE e.runbook_id = r.id AND r.id = ANY($1) AND r.finished_at IS NOT NULL`, ids); err != nil {
 			return translate(err)
 		}
 		tag, err := tx.tx.Exec(ctx, `DELETE FROM runbooks WHERE id = ANY($1) AND finished_at IS NOT NULL`, ids)

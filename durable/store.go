@@ -66,6 +66,8 @@ type Tx struct {
 	// leaseEnds are the steps whose leases LoadForAdvance found released
 	// by this worker's outcomes or expired: WriteAdvance clears them.
 	leaseEnds map[int64]bool
+	// held are the advisory locks this transaction has taken (lockKeys).
+	held map[int64]bool
 }
 
 // InTx runs fn in a transaction, committing when fn returns nil and rolling

@@ -37,3 +37,10 @@ CREATE VIEW step_leases AS
            'active'::text AS status, lease_acquired_at AS acquired_at, lease_expires_at AS expires_at
     FROM runbook_steps
     WHERE lease_worker IS NOT NULL;
+
+-- The append-only event ledger checks no foreign key. Every event written
+-- checked that its runbook exists with a FOR KEY SHARE lock on the runbook
+-- row, which writes the row's header and a WAL record: two of them for
+-- every step, for a runbook that is, by construction, locked and present.
+-- Pruning deletes a runbook's events itself (durable.PruneFinished).
+ALTER TABLE runbook_events DROP CONSTRAINT runbook_events_runbook_id_fkey;

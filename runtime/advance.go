@@ -103,17 +103,17 @@ func (e *Engine) advanceIn(ctx context.Context, tx driver.Tx, ids []uuid.UUID, o
 	if err != nil {
 		return advanced{}, err
 	}
-	if !w.Empty() {
-		leased, err := tx.WriteAdvance(ctx, w)
-		if err != nil {
-			return advanced{}, err
-		}
-		if len(leased) != len(w.Leases) {
-			// Under the runbook locks no one else can lease these
-			// steps; a refusal means the state is not what this
-			// worker believes.
-			return advanced{}, errLeaseRefused
-		}
+	// Written even when the round changed nothing: the leases the load
+	// found released or expired end with the write (an outcome that a
+	// cancelled step ignores still gives its lease up).
+	leased, err := tx.WriteAdvance(ctx, w)
+	if err != nil {
+		return advanced{}, err
+	}
+	if len(leased) != len(w.Leases) {
+		// Under the runbook locks no one else can lease these steps; a
+		// refusal means the state is not what this worker believes.
+		return advanced{}, errLeaseRefused
 	}
 	return advanced{calls: leasedCalls, settled: r}, nil
 }

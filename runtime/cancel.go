@@ -152,6 +152,22 @@ func cancelRunbook(now time.Time, worker string, rb *driver.Runbook, steps []*dr
 	}
 	c.Events = append(c.Events, ev)
 	status, code, msg := rbtype.RunbookCancelled, rbtype.CodeCancelled, "cancelled by "+by
-	c.Runbook = &driver.RunbookChange{ID: rb.ID, Status: &status, ErrorCode: &code, ErrorMessage: &msg, Finished: true, SetWake: true}
+	c.Runbook = &driver.RunbookChange{ID: rb.ID, Status: &status, ErrorCode: &code, ErrorMessage: &msg, Finished: true, SetWake: true,
+		WakeAt: leasesEnd(steps)}
 	return c, nil
+}
+
+// leasesEnd is when the last of the steps' leases expires, nil when none
+// is held. A cancelled runbook is woken then, and not before: a call still
+// out gives its lease up with its outcome, but a dead worker's lease ends
+// only in an advance after it expired (no sweep looks for it).
+func leasesEnd(steps []*driver.Step) *time.Time {
+	var end *time.Time
+	for _, s := range steps {
+		if s.Lease != nil && (end == nil || s.Lease.ExpiresAt.After(*end)) {
+			at := s.Lease.ExpiresAt
+			end = &at
+		}
+	}
+	return end
 }

@@ -1,13 +1,17 @@
 package runtime_test
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/durable/pgtest"
+	"github.com/runbookdev/runbook/registry"
 	"github.com/runbookdev/runbook/runtime"
 	"github.com/runbookdev/runbook/runtime/rbtype"
 )
@@ -112,4 +116,61 @@ func metric(t *testing.T, reg *prometheus.Registry, name string) float64 {
 		return m.GetGauge().GetValue()
 	}
 	return -1
+}
+
+// TestACancelledRunbookLeavesNoLease: a step's lease is columns of its
+// row, and no sweep looks for expired ones, so each way a lease can be
+// left behind by a cancellation is tried. A call still out when its
+// runbook is cancelled gives its lease up with its outcome, which the
+// cancelled step otherwise ignores; a lease whose worker died is ended by
+// the advance the cancellation schedules for when it expires.
+func TestACancelledRunbookLeavesNoLease(t *testing.T) {
+	b := setup(t, func(c *runtime.Config) { c.LeaseTTL = time.Second })
+	release := make(chan struct{})
+	started := make(chan struct{}, 1)
+	require.NoError(t, b.handlers.Register(registry.HandlerSpec{Name: "test.block", Kind: rbtype.KindSync}, runtime.HandlerFunc(
+		func(ctx context.Context, c *runtime.Call) (runtime.Result, error) {
+			started <- struct{}{}
+			<-release
+			return runtime.Complete(map[string]any{}), nil
+		})))
+	b.extendCatalogue(t, `
+- name: block
+  domain: t
+  execution: {kind: sync, handler: test.block, side_effects: external_call}`)
+	b.run(t)
+	id := b.submit(t, `(t.block :as @b) (t.count :after @b)`, nil)
+	<-started
+	require.NoError(t, b.engine.Cancel(b.ctx, id, "carol"))
+	leases, err := b.store.WorkerLeases(b.ctx, b.engine.WorkerID())
+	require.NoError(t, err)
+	require.Len(t, leases, 1, "the call is still out, and holds its lease")
+	close(release)
+	waitNoLeases(t, b, b.engine.WorkerID())
+
+	// A worker that died with the step in hand: its lease is taken by
+	// hand, as a dead worker's would stand, on a runbook cancelled after.
+	id = b.submit(t, `(t.wait :as @w)`, nil)
+	v := b.waitState(t, id, "parked")
+	pgtest.Exec(t, fmt.Sprintf(`UPDATE %s.runbook_steps SET status = 'running', lease_worker = 'dead', lease_attempt = 1,
+		lease_acquired_at = now(), lease_expires_at = now() + interval '1 second' WHERE runbook_id = '%s' AND key = 'w'`,
+		b.store.Schema(), v.ID))
+	require.NoError(t, b.engine.Cancel(b.ctx, id, "carol"))
+	waitNoLeases(t, b, "dead")
+}
+
+// waitNoLeases waits until the worker holds no lease, failing after 20
+// seconds.
+func waitNoLeases(t *testing.T, b *testBundle, worker string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		leases, err := b.store.WorkerLeases(b.ctx, worker)
+		require.NoError(t, err)
+		if len(leases) == 0 {
+			return
+		}
+		require.True(t, time.Now().Before(deadline), "%s still holds %d leases", worker, len(leases))
+		time.Sleep(20 * time.Millisecond)
+	}
 }

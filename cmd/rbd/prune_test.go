@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/durable/pgtest"
 	"github.com/runbookdev/runbook/runtime/httpapi"
 	"github.com/runbookdev/runbook/runtime/rbtype"
 )
@@ -49,6 +50,15 @@ func TestPruneFinishedRunbooks(t *testing.T) {
 	v, err := client.Get(ctx, parked.ID.String())
 	require.NoError(t, err, "a runbook still running is left alone")
 	require.NotEmpty(t, v.BlockedOn)
+	// The event ledger has no foreign key to cascade (migration 008): its
+	// rows go with their runbook by hand.
+	store := pgtest.Open(t, e.schema)
+	events, err := store.Events(ctx, done.ID, 0, 0)
+	require.NoError(t, err)
+	require.Empty(t, events, "the pruned runbook's events went with it")
+	events, err = store.Events(ctx, parked.ID, 0, 0)
+	require.NoError(t, err)
+	require.NotEmpty(t, events, "and the running one's stay")
 
 	status, out = e.exitOf(t, nil, "prune")
 	require.Equal(t, 2, status, "--finished-before is required: %s", out)
