@@ -131,6 +131,11 @@ type Engine struct {
 	// nil otherwise: a notification resumes its runbook in place only
 	// when this engine's worker is there to make the calls it leases.
 	working atomic.Pointer[context.Context]
+	// resumers bounds the notifications resumed in place at once (one per
+	// advancer): past that, a notification takes the inbox path, whose
+	// advances batch many runbooks into one commit, so that a burst of
+	// webhooks is answered at the speed of an insert, not of an advance.
+	resumers chan struct{}
 	running sync.Map // step id → *pendingCall, for lease renewal
 }
 
@@ -181,7 +186,7 @@ func New(store driver.Store, handlers *Handlers, cfg Config) *Engine {
 			handler: handlers.lookup, observe: observerOf(cfg.Metrics)},
 		plans: newPlanCache(cfg.PlanCacheSize), data: newDataCache(cfg.DataCacheSize), log: cfg.Logger, metrics: cfg.Metrics,
 		queue: newWorkQueue(), kick: make(chan struct{}, 1), sweepNow: make(chan struct{}, 1),
-		slots: make(chan struct{}, cfg.MaxCalls),
+		slots: make(chan struct{}, cfg.MaxCalls), resumers: make(chan struct{}, cfg.Advancers),
 	}
 	// Half a claim left: claim the next while the advancers work on it.
 	e.queue.lowWater, e.queue.runningLow = cfg.ClaimBatch/2, func() { e.signal(e.kick) }

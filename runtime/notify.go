@@ -77,12 +77,14 @@ func (e *Engine) Notify(ctx context.Context, n Notification) (rbtype.InboxResult
 		Result: n.Result, ErrorCode: n.ErrorCode, ErrorMessage: n.ErrorMessage, Tenant: tenant,
 	}
 	calls := e.working.Load()
-	if calls == nil {
-		// No worker here (rbd --worker=false, or stopping): the inbox
-		// row and its wake-up are the whole of it; a worker resumes.
+	if calls == nil || !e.takeResumer() {
+		// No worker here (rbd --worker=false, or stopping), or as many
+		// resumes in place as advancers already: the inbox row and its
+		// wake-up are the whole of it, and a worker resumes.
 		res, err := e.store.InsertNotification(ctx, stored)
 		return res, notFoundAsNoWait(err, n.CorrelationKey)
 	}
+	defer func() { <-e.resumers }()
 	var done advanced
 	res, resumed, err := e.store.InsertNotificationResuming(ctx, stored, func(tx driver.Tx, id uuid.UUID) (err error) {
 		done, err = e.advanceIn(ctx, tx, []uuid.UUID{id}, nil)
@@ -101,6 +103,17 @@ func (e *Engine) Notify(ctx context.Context, n Notification) (rbtype.InboxResult
 		go e.startCall(*calls, pc)
 	}
 	return res, nil
+}
+
+// takeResumer takes a place among the notifications resumed in place, if
+// one is free, without waiting.
+func (e *Engine) takeResumer() bool {
+	select {
+	case e.resumers <- struct{}{}:
+		return true
+	default:
+		return false
+	}
 }
 
 // notFoundAsNoWait words the store's not-found for a notification's key.
