@@ -136,7 +136,7 @@ type Engine struct {
 	// advances batch many runbooks into one commit, so that a burst of
 	// webhooks is answered at the speed of an insert, not of an advance.
 	resumers chan struct{}
-	running sync.Map // step id → *pendingCall, for lease renewal
+	running  sync.Map // step id → *pendingCall, for lease renewal
 }
 
 // calls counts the handler calls in flight. Unlike a WaitGroup it may be
