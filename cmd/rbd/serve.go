@@ -99,7 +99,7 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.Env("lease-ttl", "RBD_LEASE_TTL")
 	fs.DurationVar(&e.PollInterval, "poll-interval", time.Second, "how often to look for due runbooks when no wake-up arrives")
 	fs.Env("poll-interval", "RBD_POLL_INTERVAL")
-	fs.DurationVar(&e.SweepInterval, "sweep-interval", 5*time.Second, "how often to sweep for expired leases, timeouts and unprocessed notifications")
+	fs.DurationVar(&e.SweepInterval, "sweep-interval", 5*time.Second, "how often to sweep for park timeouts, due retries and unprocessed notifications (expired leases are found by their runbooks' wake-ups)")
 	fs.Env("sweep-interval", "RBD_SWEEP_INTERVAL")
 	fs.DurationVar(&e.OrphanNotificationTTL, "orphan-notification-ttl", 30*24*time.Hour, "how long a notification for a key no step has parked with is kept; negative keeps them forever")
 	fs.Env("orphan-notification-ttl", "RBD_ORPHAN_NOTIFICATION_TTL")
