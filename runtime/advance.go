@@ -102,7 +102,9 @@ func (e *Engine) advance(ctx context.Context, ids []uuid.UUID, outcomes []*outco
 	if err != nil {
 		return nil, err
 	}
-	// Committed: what these steps resolved and returned is final.
+	// Committed: what these steps resolved and returned is final, and what
+	// finished may be traced.
+	e.emitSpans(ctx, settled)
 	for _, t := range settled.states {
 		for _, s := range t.steps {
 			if t.dirty[s.ID] && (s.Result != nil || s.ResolvedArgs != nil) {

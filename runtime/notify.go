@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/runbookdev/runbook/runtime/driver"
 	"github.com/runbookdev/runbook/runtime/rbtype"
 )
@@ -20,6 +22,10 @@ type Notification struct {
 	// the step retry.
 	ErrorCode    rbtype.ErrorCode
 	ErrorMessage string
+	// Sender is the span of the process that sent it (its traceparent
+	// header); the resume it causes links to it. It is not part of the
+	// payload: a repeat from another span is the same notification.
+	Sender trace.SpanContext
 }
 
 // notificationPayload is what a notification's payload hash covers. Its
@@ -73,6 +79,7 @@ func (e *Engine) Notify(ctx context.Context, n Notification) (rbtype.InboxResult
 	res, err := e.store.InsertNotification(ctx, driver.Notification{
 		CorrelationKey: n.CorrelationKey, PayloadHash: hashJSON(payload), Outcome: n.Status,
 		Result: n.Result, ErrorCode: n.ErrorCode, ErrorMessage: n.ErrorMessage, Tenant: tenant,
+		TraceParent: traceParentOf(n.Sender),
 	})
 	if errors.Is(err, driver.ErrNotFound) {
 		return 0, noWait(n.CorrelationKey)
