@@ -255,3 +255,55 @@ func TestTraceparentIsSentWithTracingOff(t *testing.T) {
 	v := b.waitStatus(t, id, rbtype.RunbookComplete)
 	require.Equal(t, []string{fmt.Sprintf("00-%x-%s-01", id[:], step(v, "c").SpanID)}, seen.of("/call"))
 }
+
+// spansOf are the exported spans of a trace, by name.
+func spansOf(exp *tracetest.InMemoryExporter, traceID trace.TraceID) map[string][]tracetest.SpanStub {
+	out := map[string][]tracetest.SpanStub{}
+	for _, s := range exp.GetSpans() {
+		if s.SpanContext.TraceID() == traceID {
+			out[s.Name] = append(out[s.Name], s)
+		}
+	}
+	return out
+}
+
+// A regeneration's span begins a trace of its own, linked to its parent
+// runbook's span; a cancellation emits the runbook's span and its wait's,
+// both ended in error, the wait's with its park as an event.
+func TestRegenerationsLinkAndCancellationsEndSpans(t *testing.T) {
+	exp := tracetest.NewInMemoryExporter()
+	b := setup(t, traced(exp))
+	b.run(t)
+	parent := b.submit(t, `(t.echo :v "p" :as @e)`, nil)
+	b.waitStatus(t, parent, rbtype.RunbookComplete)
+	parentSpan := spanNamed(t, exp, "runbook")
+
+	sub, err := b.engine.Regenerate(b.ctx, parent, runtime.Regeneration{Actor: "ops"})
+	require.NoError(t, err)
+	v := b.waitStatus(t, sub.ID, rbtype.RunbookComplete)
+	require.Equal(t, fmt.Sprintf("%x", sub.ID[:]), v.TraceID)
+	require.Equal(t, parent.String(), v.CorrelationID, "a regeneration keeps its parent's correlation id")
+	var child tracetest.SpanStub
+	require.Eventually(t, func() bool {
+		rb := spansOf(exp, trace.TraceID(sub.ID))["runbook"]
+		if len(rb) == 1 {
+			child = rb[0]
+		}
+		return len(rb) == 1
+	}, 10*time.Second, 10*time.Millisecond)
+	require.Len(t, child.Links, 1)
+	require.Equal(t, parentSpan.SpanContext.TraceID(), child.Links[0].SpanContext.TraceID())
+	require.Equal(t, parentSpan.SpanContext.SpanID(), child.Links[0].SpanContext.SpanID())
+
+	waiting := b.submit(t, `(t.wait :as @w)`, nil)
+	b.waitState(t, waiting, "parked")
+	require.NoError(t, b.engine.Cancel(b.ctx, waiting, "carol"))
+	spans := spansOf(exp, trace.TraceID(waiting))
+	require.Len(t, spans["runbook"], 1)
+	require.Len(t, spans["t.wait"], 1)
+	w := spans["t.wait"][0]
+	require.Equal(t, "Error", w.Status.Code.String())
+	require.Equal(t, spans["runbook"][0].SpanContext.SpanID(), w.Parent.SpanID())
+	require.Len(t, w.Events, 1)
+	require.Equal(t, "parked", w.Events[0].Name)
+}
