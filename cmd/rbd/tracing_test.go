@@ -152,3 +152,14 @@ func TestRbdExportsSpansWithOTLP(t *testing.T) {
 	require.Equal(t, v.Steps[0].AttemptID, line["attempt_id"])
 
 }
+
+// A client command passes on the trace its environment carries
+// (TRACEPARENT, TRACESTATE) and the correlation id it was given.
+func TestClientCommandsPassTheTraceOn(t *testing.T) {
+	env := map[string]string{"TRACEPARENT": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "TRACESTATE": "v=1"}
+	h := traceHeader(func(k string) string { return env[k] }, "order-9")
+	require.Equal(t, env["TRACEPARENT"], h.Get("traceparent"))
+	require.Equal(t, "v=1", h.Get("tracestate"))
+	require.Equal(t, "order-9", h.Get("X-Correlation-Id"))
+	require.Empty(t, traceHeader(func(string) string { return "" }, ""))
+}
