@@ -477,8 +477,12 @@ func (e *Engine) startCall(ctx context.Context, pc *pendingCall) {
 func (e *Engine) execute(ctx context.Context, pc *pendingCall) (o *outcome) {
 	callCtx, cancel := context.WithTimeout(trace.ContextWithSpanContext(ctx, pc.span), pc.timeout)
 	defer cancel()
-	log := e.log.With(append([]any{"runbook_id", pc.runbookID, "step", pc.call.StepKey, "attempt", pc.attempt},
-		traceAttrs(pc.span, pc.call.AttemptID)...)...)
+	// The step's logger is made only for a line to write: a handler's
+	// With formats its attributes at once, and most calls log nothing.
+	log := func() *slog.Logger {
+		return e.log.With(append([]any{"runbook_id", pc.runbookID, "step", pc.call.StepKey, "attempt", pc.attempt},
+			traceAttrs(pc.span, pc.call.AttemptID)...)...)
+	}
 	began := time.Now()
 	var res Result
 	var err error
@@ -501,7 +505,7 @@ func (e *Engine) execute(ctx context.Context, pc *pendingCall) (o *outcome) {
 		}
 	}()
 	if err != nil && ctx.Err() != nil {
-		log.Info("call cut short by shutdown; its step will run again")
+		log().Info("call cut short by shutdown; its step will run again")
 		return nil
 	}
 	o = &outcome{runbookID: pc.runbookID, stepID: pc.stepID, attempt: pc.attempt, purpose: pc.purpose, span: pc.span, attemptID: pc.call.AttemptID,
@@ -511,9 +515,9 @@ func (e *Engine) execute(ctx context.Context, pc *pendingCall) (o *outcome) {
 		o.err = classify(err)
 		if o.err.Err != nil {
 			// The cause is for the log only: it may name tables or hosts.
-			log.Info("call failed", "code", o.err.Code, "error", o.err.Message, "cause", o.err.Err.Error())
+			log().Info("call failed", "code", o.err.Code, "error", o.err.Message, "cause", o.err.Err.Error())
 		} else {
-			log.Info("call failed", "code", o.err.Code, "error", o.err.Message)
+			log().Info("call failed", "code", o.err.Code, "error", o.err.Message)
 		}
 	} else if !res.IsParked() {
 		o.value, err = marshalResult(res.Value())
