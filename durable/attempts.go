@@ -18,10 +18,11 @@ import (
 // what the park reported.
 const writeAttemptsSQL = `
 	INSERT INTO step_attempts (attempt_id, runbook_id, tenant, actor, step_key, verb, attempt, worker_id,
-		started_at, finished_at, outcome, error_code, cache, tokens_in, tokens_out, model, cost_usd, credits)
+		started_at, finished_at, outcome, error_code, cache, tokens_in, tokens_out, model, cost_usd, credits,
+		correlation_id, trace_id, span_id)
 	SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int[], $8::text[],
 		$9::timestamptz[], $10::timestamptz[], $11::text[], $12::text[], $13::text[], $14::bigint[], $15::bigint[],
-		$16::text[], $17::numeric[], $18::numeric[])
+		$16::text[], $17::numeric[], $18::numeric[], $19::text[], $20::text[], $21::text[])
 	ON CONFLICT (runbook_id, step_key, attempt) DO UPDATE SET
 		outcome = excluded.outcome, finished_at = excluded.finished_at, error_code = excluded.error_code,
 		tokens_in = nullif(coalesce(step_attempts.tokens_in, 0) + coalesce(excluded.tokens_in, 0), 0),
@@ -39,7 +40,9 @@ func attemptArgs(as []driver.Attempt) []any {
 	outcomes, codes, caches, models := make([]string, n), make([]*string, n), make([]string, n), make([]*string, n)
 	tokIn, tokOut := make([]*int64, n), make([]*int64, n)
 	costs, credits := make([]*float64, n), make([]*float64, n)
+	correlations, traces, spans := make([]*string, n), make([]*string, n), make([]*string, n)
 	for i, a := range as {
+		correlations[i], traces[i], spans[i] = nullString(a.CorrelationID), nullString(a.TraceID), nullString(a.SpanID)
 		ids[i], runbooks[i], tenants[i], actors[i], steps[i], verbs[i] = a.ID, a.RunbookID, a.Tenant, a.Actor, a.StepKey, a.Verb
 		attempts[i], workers[i], started[i], finished[i] = int32(a.Attempt), nullString(a.WorkerID), a.StartedAt, a.FinishedAt
 		outcomes[i], codes[i], caches[i], models[i] = a.Outcome, nullString(a.ErrorCode), a.Cache, nullString(a.Usage.Model)
@@ -47,7 +50,7 @@ func attemptArgs(as []driver.Attempt) []any {
 		costs[i], credits[i] = nonZero(a.Usage.CostUSD), nonZero(a.Usage.Credits)
 	}
 	return []any{ids, runbooks, tenants, actors, steps, verbs, attempts, workers, started, finished, outcomes, codes, caches,
-		tokIn, tokOut, models, costs, credits}
+		tokIn, tokOut, models, costs, credits, correlations, traces, spans}
 }
 
 // nonZero is nil for a quantity not reported (zero).

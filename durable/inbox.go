@@ -99,12 +99,13 @@ func (s *Store) insertNotification(ctx context.Context, n driver.Notification, r
 		}
 		var id int64
 		err = t.tx.QueryRow(ctx, `
-			INSERT INTO completion_notifications (correlation_key, payload_hash, outcome, result, error_code, error_message, tenant)
-			VALUES ($1, $2, $3, $4, $5, $6, $7)
+			INSERT INTO completion_notifications (correlation_key, payload_hash, outcome, result, error_code, error_message, tenant,
+				traceparent)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
 			ON CONFLICT (correlation_key) DO NOTHING
 			RETURNING id`,
 			n.CorrelationKey, n.PayloadHash, n.Outcome, nullJSON(n.Result), nullString(n.ErrorCode), nullString(n.ErrorMessage),
-			nullString(n.Tenant)).Scan(&id)
+			nullString(n.Tenant), nullString(n.TraceParent)).Scan(&id)
 		if errors.Is(err, pgx.ErrNoRows) {
 			var hash string
 			if err := t.tx.QueryRow(ctx, `SELECT payload_hash FROM completion_notifications WHERE correlation_key = $1`,
@@ -171,12 +172,12 @@ func (t *Tx) resumeInPlace(ctx context.Context, runbookID uuid.UUID, resume func
 }
 
 const notificationColumns = `id, correlation_key, payload_hash, outcome, result, coalesce(error_code, ''),
-	coalesce(error_message, ''), status, received_at, processed_at, coalesce(tenant, '')`
+	coalesce(error_message, ''), status, received_at, processed_at, coalesce(tenant, ''), coalesce(traceparent, '')`
 
 func scanNotification(r pgx.CollectableRow) (driver.Notification, error) {
 	var n driver.Notification
 	err := r.Scan(&n.ID, &n.CorrelationKey, &n.PayloadHash, &n.Outcome, &n.Result, &n.ErrorCode, &n.ErrorMessage,
-		&n.Status, &n.ReceivedAt, &n.ProcessedAt, &n.Tenant)
+		&n.Status, &n.ReceivedAt, &n.ProcessedAt, &n.Tenant, &n.TraceParent)
 	return n, err
 }
 

@@ -29,12 +29,16 @@ func (t *Tx) CreateRunbook(ctx context.Context, n driver.NewRunbook) (rb *driver
 	head.Queue("SELECT pg_advisory_xact_lock($1)", RunbookLockKey(n.ID))
 	head.Queue(`
 		INSERT INTO runbooks (id, plan, plan_hash, inputs, mode, request_key, status, wake_at,
-			lineage_root, lineage_parent, generation, tenant, actor)
-		VALUES ($1, $2, $3, $4, $5, $6, coalesce($7, 'executing'), now(), $8, $9, $10, coalesce($11, 'default'), $12)
+			lineage_root, lineage_parent, generation, tenant, actor,
+			trace_id, parent_span_id, trace_flags, tracestate, correlation_id)
+		VALUES ($1, $2, $3, $4, $5, $6, coalesce($7, 'executing'), now(), $8, $9, $10, coalesce($11, 'default'), $12,
+			$13, $14, $15, $16, $17)
 		ON CONFLICT (request_key) DO NOTHING
 		RETURNING `+runbookColumnsWithoutPlan,
 		n.ID, n.Plan, n.PlanHash, jsonOrEmpty(n.Inputs), n.Mode, n.RequestKey, nullString(n.Status),
-		nullUUID(n.Lineage.Root), nullUUID(n.Lineage.Parent), n.Lineage.Generation, nullString(n.Tenant), n.Actor).QueryRow(func(row pgx.Row) error {
+		nullUUID(n.Lineage.Root), nullUUID(n.Lineage.Parent), n.Lineage.Generation, nullString(n.Tenant), n.Actor,
+		nullString(n.Trace.TraceID), nullString(n.Trace.ParentSpanID), traceFlags(n.Trace), nullString(n.Trace.State),
+		nullString(n.Trace.CorrelationID)).QueryRow(func(row pgx.Row) error {
 		rb, err = scanRunbook(row)
 		return err
 	})
@@ -63,6 +67,15 @@ func (t *Tx) CreateRunbook(ctx context.Context, n driver.NewRunbook) (rb *driver
 		return nil, false, translate(err)
 	}
 	return rb, true, nil
+}
+
+// traceFlags stores a trace's flags with its trace id: none without one.
+func traceFlags(t driver.Trace) *int16 {
+	if t.TraceID == "" {
+		return nil
+	}
+	f := int16(t.Flags)
+	return &f
 }
 
 // runbookColumnsWithoutPlan are runbookColumns with the plan left out
@@ -133,16 +146,24 @@ func queueInsertEdges(b *pgx.Batch, runbookID uuid.UUID, edges []driver.Edge) {
 
 const runbookColumns = `id, plan, plan_hash, inputs, status, mode, request_key, version, wake_at,
 	coalesce(error_code, ''), coalesce(error_message, ''), created_at, updated_at, finished_at,
-	lineage_root, lineage_parent, generation, tenant, actor`
+	lineage_root, lineage_parent, generation, tenant, actor, ` + traceColumns
+
+// traceColumns are a runbook's trace context (migration 009); NULLs, a
+// runbook stored before it, read as empty.
+const traceColumns = `coalesce(trace_id, ''), coalesce(parent_span_id, ''), coalesce(trace_flags, 1),
+	coalesce(tracestate, ''), coalesce(correlation_id, '')`
 
 func scanRunbook(row pgx.Row) (*driver.Runbook, error) {
 	var r driver.Runbook
 	var root, parent *uuid.UUID
+	var flags int16
 	err := row.Scan(&r.ID, &r.Plan, &r.PlanHash, &r.Inputs, &r.Status, &r.Mode, &r.RequestKey, &r.Version, &r.WakeAt,
-		&r.ErrorCode, &r.ErrorMessage, &r.CreatedAt, &r.UpdatedAt, &r.FinishedAt, &root, &parent, &r.Lineage.Generation, &r.Tenant, &r.Actor)
+		&r.ErrorCode, &r.ErrorMessage, &r.CreatedAt, &r.UpdatedAt, &r.FinishedAt, &root, &parent, &r.Lineage.Generation, &r.Tenant, &r.Actor,
+		&r.Trace.TraceID, &r.Trace.ParentSpanID, &flags, &r.Trace.State, &r.Trace.CorrelationID)
 	if err != nil {
 		return nil, translate(err)
 	}
+	r.Trace.Flags = byte(flags)
 	if root != nil {
 		r.Lineage.Root = *root
 	}
@@ -201,7 +222,8 @@ func (t *Tx) Plans(ctx context.Context, ids []uuid.UUID) (map[uuid.UUID][]byte, 
 // not), without loading its plan: what a live event stream polls.
 func (s *Store) RunbookStatus(ctx context.Context, id uuid.UUID) (driver.RunbookState, error) {
 	var st driver.RunbookState
-	err := s.pool.QueryRow(ctx, `SELECT status, finished_at IS NOT NULL, tenant FROM runbooks WHERE id = $1`, id).Scan(&st.Status, &st.Finished, &st.Tenant)
+	err := s.pool.QueryRow(ctx, `SELECT status, finished_at IS NOT NULL, tenant, coalesce(trace_id, ''), coalesce(correlation_id, '')
+		FROM runbooks WHERE id = $1`, id).Scan(&st.Status, &st.Finished, &st.Tenant, &st.TraceID, &st.CorrelationID)
 	return st, translate(err)
 }
 

@@ -10,8 +10,9 @@ import (
 // The sweeps are the safety net under wake-ups: whatever a lost NOTIFY or
 // a crash left behind, they find by scanning a partial index and make the
 // runbook due again. (Expired leases need no sweep: a runbook with a call
-// out keeps a wake-up no later than its leases expire; see migration 008.) Each query is a constant so that a test can EXPLAIN it;
-// each joins the runbooks it found back by primary key (UPDATE ... FROM).
+// out keeps a wake-up no later than its leases expire; see migration 008.)
+// Each query is a constant so that a test can EXPLAIN it; each joins the
+// runbooks it found back by primary key (UPDATE ... FROM).
 const (
 	// sweepInboxQuery wakes runbooks whose active invocations have a
 	// notification waiting.

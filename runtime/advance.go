@@ -42,7 +42,7 @@ func (e *Engine) advance(ctx context.Context, ids []uuid.UUID, outcomes []*outco
 	if err != nil {
 		return nil, err
 	}
-	e.committed(done)
+	e.committed(ctx, done)
 	return done.calls, nil
 }
 
@@ -119,8 +119,9 @@ func (e *Engine) advanceIn(ctx context.Context, tx driver.Tx, ids []uuid.UUID, o
 }
 
 // committed keeps, once an advance has committed, what its steps resolved
-// and returned: it is final.
-func (e *Engine) committed(done advanced) {
+// and returned: it is final; and it traces what finished.
+func (e *Engine) committed(ctx context.Context, done advanced) {
+	e.emitSpans(ctx, done.settled)
 	for _, t := range done.settled.states {
 		for _, s := range t.steps {
 			if t.dirty[s.ID] && (s.Result != nil || s.ResolvedArgs != nil) {

@@ -13,6 +13,8 @@ import (
 	"sort"
 	"strings"
 
+	"go.opentelemetry.io/otel/propagation"
+
 	"github.com/runbookdev/runbook/runtime/driver"
 	"github.com/runbookdev/runbook/runtime/rbtype"
 )
@@ -191,6 +193,9 @@ func sendFor(ctx context.Context, deps BuiltinDeps, c *Call, payload map[string]
 			req.Header.Set(name, value)
 		}
 	}
+	// The attempt's span, after the verb's own headers: the service joins
+	// the runbook's trace (SEMANTICS.md section 2).
+	propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(req.Header))
 	resp, err := deps.HTTP.Do(req)
 	if err != nil {
 		return nil, nil, transportError(err, target)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/runbookdev/runbook/runtime/driver"
 	"github.com/runbookdev/runbook/runtime/rbtype"
@@ -25,7 +26,9 @@ import (
 func (e *Engine) Cancel(ctx context.Context, runbookID uuid.UUID, by string) error {
 	by, note := actorOf(ctx, by)
 	var asks []*pendingCall
+	var traced func()
 	err := e.locked(ctx, runbookID, func(tx driver.Tx, rb *driver.Runbook, steps []*driver.Step) error {
+		traced = nil
 		if rb.Status == rbtype.RunbookCancelled {
 			return nil
 		}
@@ -33,7 +36,9 @@ func (e *Engine) Cancel(ctx context.Context, runbookID uuid.UUID, by string) err
 		if err != nil {
 			return err
 		}
-		c, err := cancelRunbook(time.Now(), e.workerID, rb, steps, invs, by, note)
+		now := time.Now()
+		traced = func() { e.emitCancelled(ctx, rb, steps, invs, now) }
+		c, err := cancelRunbook(now, e.workerID, rb, steps, invs, by, note)
 		if err != nil {
 			return err
 		}
@@ -44,6 +49,9 @@ func (e *Engine) Cancel(ctx context.Context, runbookID uuid.UUID, by string) err
 	})
 	if err != nil {
 		return err
+	}
+	if traced != nil {
+		traced()
 	}
 	for _, a := range asks {
 		e.askToCancel(ctx, a)
@@ -87,6 +95,7 @@ func (e *Engine) cancelAsks(rb *driver.Runbook, steps []*driver.Step, invs []dri
 			timeout = d
 		}
 		asks = append(asks, &pendingCall{runbookID: rb.ID, stepID: s.ID, attempt: inv.Attempt, handler: h, timeout: timeout,
+			span: traceOf(rb).attemptSpan(attemptID(rb.ID, s.Key, inv.Attempt)),
 			call: &Call{RunbookID: rb.ID, StepKey: s.Key, Verb: s.Verb, Attempt: inv.Attempt, Params: ps.Execution.Params,
 				IdempotencyKey: s.IdempotencyKey, InvocationID: inv.InvocationID, CorrelationKey: inv.CorrelationKey,
 				ExternalID: inv.ExternalID, Execution: ps.Execution}})
@@ -99,7 +108,7 @@ func (e *Engine) cancelAsks(rb *driver.Runbook, steps []*driver.Step, invs []dri
 // cancelled already.
 func (e *Engine) askToCancel(ctx context.Context, a *pendingCall) {
 	bg := context.WithoutCancel(ctx) // the cancellation committed: finish what follows from it
-	callCtx, cancel := context.WithTimeout(bg, a.timeout)
+	callCtx, cancel := context.WithTimeout(trace.ContextWithSpanContext(bg, a.span), a.timeout)
 	defer cancel()
 	sent, err := a.handler.(Canceller).Cancel(callCtx, a.call)
 	if !sent && err == nil {
@@ -119,7 +128,8 @@ func (e *Engine) askToCancel(ctx context.Context, a *pendingCall) {
 		})
 	}
 	if err != nil {
-		e.log.Warn("recording a cancel request to the outside world", "runbook_id", a.runbookID, "step", a.call.StepKey, "err", err)
+		e.log.Warn("recording a cancel request to the outside world", append([]any{"runbook_id", a.runbookID, "step", a.call.StepKey,
+			"err", err}, traceAttrs(a.span, uuid.Nil)...)...)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/runbookdev/runbook/registry"
 	"github.com/runbookdev/runbook/runtime/driver"
@@ -67,6 +68,12 @@ type Config struct {
 	Catalogue *registry.Catalogue
 	Logger    *slog.Logger
 	Metrics   *Metrics
+	// TracerProvider receives the spans of runbooks and step attempts
+	// (SEMANTICS.md section 2). It should give each span the ids that
+	// tracing.ContextWithIDs asks for (an SDK provider with
+	// tracing.IDGenerator). Nil, the default, emits no spans; trace ids
+	// are still kept, logged and sent.
+	TracerProvider trace.TracerProvider
 }
 
 func (c *Config) defaults() {
@@ -176,6 +183,9 @@ func (c *calls) idle() <-chan struct{} {
 	return c.zero
 }
 
+// TracerName is the instrumentation scope of the engine's spans.
+const TracerName = "github.com/runbookdev/runbook/runtime"
+
 // New makes an engine. Run it to work; its other methods may be called
 // without running it.
 func New(store driver.Store, handlers *Handlers, cfg Config) *Engine {
@@ -187,6 +197,9 @@ func New(store driver.Store, handlers *Handlers, cfg Config) *Engine {
 		plans: newPlanCache(cfg.PlanCacheSize), data: newDataCache(cfg.DataCacheSize), log: cfg.Logger, metrics: cfg.Metrics,
 		queue: newWorkQueue(), kick: make(chan struct{}, 1), sweepNow: make(chan struct{}, 1),
 		slots: make(chan struct{}, cfg.MaxCalls), resumers: make(chan struct{}, cfg.Advancers),
+	}
+	if cfg.TracerProvider != nil {
+		e.machine.tracer = cfg.TracerProvider.Tracer(TracerName)
 	}
 	// Half a claim left: claim the next while the advancers work on it.
 	e.queue.lowWater, e.queue.runningLow = cfg.ClaimBatch/2, func() { e.signal(e.kick) }
@@ -423,8 +436,9 @@ func (e *Engine) retry(items []workItem, err error) {
 		case suspect && len(items) > 1:
 			it.alone = true
 		case suspect && it.outcome != nil && it.outcome.err == nil && it.tries >= poisonTries:
-			e.log.Error("a call's outcome cannot be recorded; failing its step", "runbook_id", it.runbookID,
-				"step_id", it.outcome.stepID, "attempt", it.outcome.attempt, "err", err)
+			e.log.Error("a call's outcome cannot be recorded; failing its step", append([]any{"runbook_id", it.runbookID,
+				"step_id", it.outcome.stepID, "attempt", it.outcome.attempt, "err", err},
+				traceAttrs(it.outcome.span, it.outcome.attemptID)...)...)
 			it.outcome = it.outcome.unrecordable(err)
 			it.tries = 0
 		case it.tries >= maxTries:
@@ -473,9 +487,14 @@ func (e *Engine) startCall(ctx context.Context, pc *pendingCall) {
 // what it returns into an outcome. A call cut short by shutdown has no
 // outcome: its lease is released and another worker runs it again.
 func (e *Engine) execute(ctx context.Context, pc *pendingCall) (o *outcome) {
-	callCtx, cancel := context.WithTimeout(ctx, pc.timeout)
+	callCtx, cancel := context.WithTimeout(trace.ContextWithSpanContext(ctx, pc.span), pc.timeout)
 	defer cancel()
-	log := e.log.With("runbook_id", pc.runbookID, "step", pc.call.StepKey, "attempt", pc.attempt)
+	// The step's logger is made only for a line to write: a handler's
+	// With formats its attributes at once, and most calls log nothing.
+	log := func() *slog.Logger {
+		return e.log.With(append([]any{"runbook_id", pc.runbookID, "step", pc.call.StepKey, "attempt", pc.attempt},
+			traceAttrs(pc.span, pc.call.AttemptID)...)...)
+	}
 	began := time.Now()
 	var res Result
 	var err error
@@ -498,19 +517,19 @@ func (e *Engine) execute(ctx context.Context, pc *pendingCall) (o *outcome) {
 		}
 	}()
 	if err != nil && ctx.Err() != nil {
-		log.Info("call cut short by shutdown; its step will run again")
+		log().Info("call cut short by shutdown; its step will run again")
 		return nil
 	}
-	o = &outcome{runbookID: pc.runbookID, stepID: pc.stepID, attempt: pc.attempt, purpose: pc.purpose,
+	o = &outcome{runbookID: pc.runbookID, stepID: pc.stepID, attempt: pc.attempt, purpose: pc.purpose, span: pc.span, attemptID: pc.call.AttemptID,
 		cacheKey: pc.cacheKey, definitionHash: pc.definitionHash, rehearsed: seen,
 		result: res, dryRun: pc.dryRun, idemKey: pc.call.IdempotencyKey}
 	if err != nil {
 		o.err = classify(err)
 		if o.err.Err != nil {
 			// The cause is for the log only: it may name tables or hosts.
-			log.Info("call failed", "code", o.err.Code, "error", o.err.Message, "cause", o.err.Err.Error())
+			log().Info("call failed", "code", o.err.Code, "error", o.err.Message, "cause", o.err.Err.Error())
 		} else {
-			log.Info("call failed", "code", o.err.Code, "error", o.err.Message)
+			log().Info("call failed", "code", o.err.Code, "error", o.err.Message)
 		}
 	} else if !res.IsParked() {
 		o.value, err = marshalResult(res.Value())

@@ -51,6 +51,12 @@ type Call struct {
 	StepKey   string
 	Verb      string
 	Attempt   int
+	// AttemptID names this attempt in the job ledger, its events and its
+	// span (SEMANTICS.md section 2): UUIDv5 of runbook, step and attempt.
+	// The call's context carries the attempt's span context
+	// (trace.SpanContextFromContext), for a handler that passes the trace
+	// on; a compensation's or an escalation's carries the runbook's.
+	AttemptID uuid.UUID
 	// Args are the step's arguments, references and inputs resolved and
 	// validated against the verb's input_schema.
 	Args map[string]any

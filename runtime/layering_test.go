@@ -25,3 +25,21 @@ func TestLayeringKeepsDurableBehindTheDriver(t *testing.T) {
 		}
 	}
 }
+
+// The engine makes spans through the OpenTelemetry API alone: the SDK and
+// the OTLP exporter are rbd's wiring (cmd/rbd), and a program embedding the
+// runtime without tracing links neither.
+func TestLayeringKeepsTheOpenTelemetrySDKOut(t *testing.T) {
+	for _, pkg := range []string{
+		"github.com/runbookdev/runbook/runtime",
+		"github.com/runbookdev/runbook/runtime/httpapi",
+		"github.com/runbookdev/runbook/runtime/tracing",
+	} {
+		out, err := exec.Command("go", "list", "-deps", pkg).CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		for _, dep := range strings.Fields(string(out)) {
+			require.False(t, strings.HasPrefix(dep, "go.opentelemetry.io/otel/sdk"), "%s depends on %s", pkg, dep)
+			require.False(t, strings.HasPrefix(dep, "go.opentelemetry.io/otel/exporters"), "%s depends on %s", pkg, dep)
+		}
+	}
+}

@@ -33,6 +33,9 @@ func attemptID(runbookID uuid.UUID, stepKey string, attempt int) uuid.UUID {
 func (t *transition) record(s *driver.Step, attempt int, outcome string, code rbtype.ErrorCode, cache string, u driver.Usage) {
 	t.m.observe.used(s.Verb, u)
 	id := attemptID(t.rb.ID, s.Key, attempt)
+	if outcome != attemptParked {
+		t.attemptEnded(s, attempt, id, outcome, code, cache)
+	}
 	if i, ok := t.attemptAt[id]; ok {
 		// Parked and resumed in one transaction (a notification that came
 		// first): one row, as the upsert would have made of two, and which
@@ -46,10 +49,12 @@ func (t *transition) record(s *driver.Step, attempt int, outcome string, code rb
 		t.attemptAt = make(map[uuid.UUID]int)
 	}
 	t.attemptAt[id] = len(t.attempts)
+	rt := t.runbookTrace()
 	t.attempts = append(t.attempts, driver.Attempt{
 		ID: id, RunbookID: t.rb.ID, Tenant: t.rb.Tenant, Actor: t.rb.Actor,
 		StepKey: s.Key, Verb: s.Verb, Attempt: attempt, WorkerID: t.m.worker, StartedAt: s.StartedAt,
 		FinishedAt: t.now, Outcome: outcome, ErrorCode: code, Cache: cache, Usage: u,
+		CorrelationID: rt.correlationID, TraceID: rt.span.TraceID().String(), SpanID: attemptSpanID(id).String(),
 	})
 }
 

@@ -3,6 +3,8 @@ package runtime
 import (
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/runbookdev/runbook/runtime/driver"
 )
 
@@ -21,6 +23,9 @@ type machine struct {
 	handler func(name string) (Handler, bool)
 	// observe counts what the metrics show; nil counts nothing.
 	observe observer
+	// tracer makes the spans of finished attempts and runbooks; nil (the
+	// default) makes none, and the transitions collect nothing for it.
+	tracer trace.Tracer
 }
 
 // observer receives what the state machine sees happen.

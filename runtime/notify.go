@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/google/uuid"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/runbookdev/runbook/runtime/driver"
 	"github.com/runbookdev/runbook/runtime/rbtype"
@@ -22,6 +23,10 @@ type Notification struct {
 	// the step retry.
 	ErrorCode    rbtype.ErrorCode
 	ErrorMessage string
+	// Sender is the span of the process that sent it (its traceparent
+	// header); the resume it causes links to it. It is not part of the
+	// payload: a repeat from another span is the same notification.
+	Sender trace.SpanContext
 }
 
 // notificationPayload is what a notification's payload hash covers. Its
@@ -75,6 +80,7 @@ func (e *Engine) Notify(ctx context.Context, n Notification) (rbtype.InboxResult
 	stored := driver.Notification{
 		CorrelationKey: n.CorrelationKey, PayloadHash: hashJSON(payload), Outcome: n.Status,
 		Result: n.Result, ErrorCode: n.ErrorCode, ErrorMessage: n.ErrorMessage, Tenant: tenant,
+		TraceParent: traceParentOf(n.Sender),
 	}
 	calls := e.working.Load()
 	if calls == nil || !e.takeResumer() {
@@ -97,7 +103,7 @@ func (e *Engine) Notify(ctx context.Context, n Notification) (rbtype.InboxResult
 	// commit instead of a wake-up, a claim and an advance; the steps it
 	// readied are leased to this worker and start now, with no NOTIFY
 	// round trip.
-	e.committed(done)
+	e.committed(ctx, done)
 	e.metrics.resumedInPlace()
 	for _, pc := range done.calls {
 		go e.startCall(*calls, pc)

@@ -9,6 +9,7 @@ import (
 	"maps"
 
 	"github.com/google/uuid"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/runbookdev/runbook/runtime/driver"
 	"github.com/runbookdev/runbook/runtime/rbtype"
@@ -25,6 +26,13 @@ type Regeneration struct {
 	// returns the same new runbook, until that one fails.
 	IdempotencyKey string
 	Actor          string
+	// Parent and CorrelationID are the request's trace context, as a
+	// Submission's. A regeneration is a request of its own: it begins its
+	// own trace unless Parent names one, and its span links to its
+	// parent runbook's. Without a CorrelationID it keeps its parent
+	// runbook's, since it redoes the same work.
+	Parent        trace.SpanContext
+	CorrelationID string
 	// note is the claimed Actor when the token's actor differs.
 	note string
 }
@@ -50,6 +58,9 @@ type RunbookRegeneratedData struct {
 // is a conflict: regenerating it would race its own steps.
 func (e *Engine) Regenerate(ctx context.Context, parentID uuid.UUID, r Regeneration) (*Submitted, error) {
 	r.Actor, r.note = actorOf(ctx, r.Actor)
+	if problem := CheckCorrelationID(r.CorrelationID); problem != "" {
+		return nil, fmt.Errorf("%w: the correlation id %s", ErrInvalid, problem)
+	}
 	var out *Submitted
 	err := e.locked(ctx, parentID, func(tx driver.Tx, parent *driver.Runbook, parentSteps []*driver.Step) error {
 		if parent.Status.Running() {
@@ -119,6 +130,10 @@ func (e *Engine) regeneration(parent *driver.Runbook, plan *planInfo, parentStep
 		ID: RunbookIDFor(key), Tenant: parent.Tenant, Actor: r.Actor, Plan: parent.Plan, PlanHash: parent.PlanHash, Inputs: encoded, Mode: parent.Mode,
 		Status: rbtype.RunbookExecuting, RequestKey: key, Lineage: lineage, WorkerID: e.workerID,
 		Steps: steps, Edges: edgesOf(plan.plan.Edges, nil),
+		Trace: newTrace(r.Parent, r.CorrelationID),
+	}
+	if r.CorrelationID == "" {
+		n.Trace.CorrelationID = traceOf(parent).correlationID
 	}
 	n.SubmittedData, err = json.Marshal(RunbookSubmittedData{Actor: r.Actor, Note: r.note, Mode: parent.Mode, PlanHash: parent.PlanHash})
 	return n, err

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/runbookdev/runbook/runtime/driver"
 	"github.com/runbookdev/runbook/runtime/rbtype"
@@ -31,6 +32,10 @@ type pendingCall struct {
 	// rehearsal, when set, dry-runs (and verifies) the call before it
 	// commits (execution levels full and guarded; rehearse.go).
 	rehearsal *rehearsal
+	// span is the span the call runs in, which the handler's context
+	// carries (http.call sends it as traceparent): a step call's attempt's,
+	// a compensation's or an escalation's runbook's.
+	span trace.SpanContext
 }
 
 // callPurpose says what a handler call does for its step: run it, undo
@@ -55,6 +60,9 @@ type outcome struct {
 	cacheKey, definitionHash string
 	// rehearsed is what the call's rehearsal saw, if it had one.
 	rehearsed *rehearsed
+	// span and attemptID are the call's, for log lines about it.
+	span      trace.SpanContext
+	attemptID uuid.UUID
 	result    Result
 	value     json.RawMessage // the result's value as JSON
 	idemKey   string
@@ -74,6 +82,7 @@ func (o *outcome) unrecordable(err error) *outcome {
 	}
 	return &outcome{
 		runbookID: o.runbookID, stepID: o.stepID, attempt: o.attempt, purpose: o.purpose, idemKey: o.idemKey,
+		span: o.span, attemptID: o.attemptID,
 		err: Errorf(rbtype.CodeInternal, "the call returned, but its result could not be recorded: %s; the call is not made again", why),
 	}
 }
@@ -268,9 +277,14 @@ func (t *transition) lease(s *driver.Step, call *Call, h Handler, timeout time.D
 	t.leaseRequests = append(t.leaseRequests, driver.LeaseRequest{StepID: s.ID, RunbookID: t.rb.ID, Attempt: s.Attempt})
 	t.leases[s.ID] = driver.Lease{StepID: s.ID, RunbookID: t.rb.ID, WorkerID: t.m.worker, Attempt: s.Attempt,
 		ExpiresAt: t.now.Add(t.m.leaseTTL)}
+	span := t.runbookTrace().span
+	if purpose == callStep {
+		call.AttemptID = attemptID(t.rb.ID, s.Key, s.Attempt)
+		span = t.runbookTrace().attemptSpan(call.AttemptID)
+	}
 	t.calls = append(t.calls, &pendingCall{
 		runbookID: t.rb.ID, stepID: s.ID, attempt: s.Attempt, handler: h, call: call,
-		timeout: timeout, dryRun: dryRun, purpose: purpose,
+		timeout: timeout, dryRun: dryRun, purpose: purpose, span: span,
 	})
 }
 

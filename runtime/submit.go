@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/runbookdev/runbook/compiler"
 	"github.com/runbookdev/runbook/runtime/driver"
@@ -34,6 +35,13 @@ type Submission struct {
 	// HoldOpen keeps the runbook in_progress after its steps finish, while
 	// an agent still adds steps, until Close (SEMANTICS.md section 8).
 	HoldOpen bool
+	// Parent is the submitter's span (a W3C traceparent and tracestate):
+	// the runbook's span is its child, in its trace. Invalid (the zero
+	// value) begins a trace of the runbook's own (SEMANTICS.md section 2).
+	Parent trace.SpanContext
+	// CorrelationID is the submitter's X-Correlation-Id; it defaults to
+	// the runbook's id. At most MaxCorrelationID printable bytes.
+	CorrelationID string
 }
 
 // Submitted says which runbook a submission started, and whether it was
@@ -61,6 +69,9 @@ func (e *Engine) Submit(ctx context.Context, s Submission) (*Submitted, error) {
 	}
 	if s.Plan == nil {
 		return nil, fmt.Errorf("%w: no plan", ErrInvalid)
+	}
+	if problem := CheckCorrelationID(s.CorrelationID); problem != "" {
+		return nil, fmt.Errorf("%w: the correlation id %s", ErrInvalid, problem)
 	}
 	if err := checkInputs(s.Plan.Inputs, s.Inputs, nil); err != nil {
 		return nil, err
@@ -90,6 +101,7 @@ func (e *Engine) Submit(ctx context.Context, s Submission) (*Submitted, error) {
 	n := driver.NewRunbook{
 		ID: RunbookIDFor(key), Tenant: tenant, Plan: s.Plan.JSON(), PlanHash: s.Plan.PlanHash, Inputs: inputs, Mode: s.Mode,
 		Status: rbtype.RunbookExecuting, RequestKey: key, WorkerID: e.workerID, Steps: steps, Edges: edgesOf(s.Plan.Edges, nil),
+		Trace: newTrace(s.Parent, s.CorrelationID),
 	}
 	if s.HoldOpen {
 		n.Status = rbtype.RunbookInProgress

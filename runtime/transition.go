@@ -59,6 +59,12 @@ type transition struct {
 	data map[string]driver.StepData
 	// compensate lists completed steps to mark for compensation.
 	compensate []string
+	// trace is the runbook's trace context, once worked out; parks and
+	// spans are the attempts' spans to emit after the commit, collected
+	// only when spans are emitted (spans.go).
+	trace *runbookTrace
+	parks map[int64]*parkWait
+	spans []finishedAttempt
 	// err is the first error met building what to write (an event whose
 	// data does not encode); the transaction is abandoned with it.
 	err error
@@ -382,6 +388,7 @@ func (t *transition) consumeNotifications() {
 			continue
 		}
 		t.m.observe.resumed(t.now.Sub(n.ReceivedAt))
+		t.sawPark(s, inv, n.TraceParent)
 		t.finishInvocation(s, rbtype.InvocationCompleted)
 		t.event(rbtype.EventStepResumed, s, StepResumedData{CorrelationKey: inv.CorrelationKey, Outcome: n.Outcome})
 		if n.Outcome == rbtype.OutcomeFailed {
@@ -424,7 +431,9 @@ func (t *transition) timeouts() {
 		if !ok || inv.TimeoutAt.After(t.now) {
 			continue
 		}
+		t.sawPark(s, inv, "")
 		if until, ok := timerUntil(inv); ok && !until.After(t.now) {
+			t.attemptEnded(s, s.Attempt, attemptID(t.rb.ID, s.Key, s.Attempt), attemptSucceeded, "", "off")
 			t.finishInvocation(s, rbtype.InvocationCompleted)
 			t.event(rbtype.EventStepResumed, s, StepResumedData{CorrelationKey: inv.CorrelationKey, Timer: true})
 			result, err := json.Marshal(timerResult{SleptUntil: until})
@@ -435,6 +444,7 @@ func (t *transition) timeouts() {
 			continue
 		}
 		exec := t.execution(s)
+		t.attemptEnded(s, s.Attempt, attemptID(t.rb.ID, s.Key, s.Attempt), attemptFailed, rbtype.CodeParkTimeout, "off")
 		t.finishInvocation(s, rbtype.InvocationTimedOut)
 		t.event(rbtype.EventStepTimedOut, s, StepTimedOutData{
 			CorrelationKey: inv.CorrelationKey, TimeoutAt: inv.TimeoutAt, OnTimeout: exec.Timeouts.OnTimeout,

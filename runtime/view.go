@@ -40,14 +40,22 @@ type RunbookView struct {
 	Inputs   json.RawMessage `json:"inputs"`
 	Lineage  LineageView     `json:"lineage"`
 	// Cost sums what the runbook's attempts used (SEMANTICS.md section 3).
-	Cost       driver.Cost                `json:"cost"`
-	Error      *ErrorView                 `json:"error,omitempty"`
-	CreatedAt  time.Time                  `json:"created_at"`
-	UpdatedAt  time.Time                  `json:"updated_at"`
-	FinishedAt *time.Time                 `json:"finished_at,omitempty"`
-	Steps      []StepView                 `json:"steps"`
-	Outcomes   map[string]json.RawMessage `json:"outcomes"`
-	BlockedOn  []BlockedView              `json:"blocked_on"`
+	Cost driver.Cost `json:"cost"`
+	// TraceID, SpanID and CorrelationID place the runbook in a
+	// distributed trace (SEMANTICS.md section 2): its trace (the
+	// submitter's, or its own), its span, and the submitter's
+	// X-Correlation-Id (or its id). ParentSpanID is the submitter's span.
+	TraceID       string                     `json:"trace_id"`
+	SpanID        string                     `json:"span_id"`
+	ParentSpanID  string                     `json:"parent_span_id,omitempty"`
+	CorrelationID string                     `json:"correlation_id"`
+	Error         *ErrorView                 `json:"error,omitempty"`
+	CreatedAt     time.Time                  `json:"created_at"`
+	UpdatedAt     time.Time                  `json:"updated_at"`
+	FinishedAt    *time.Time                 `json:"finished_at,omitempty"`
+	Steps         []StepView                 `json:"steps"`
+	Outcomes      map[string]json.RawMessage `json:"outcomes"`
+	BlockedOn     []BlockedView              `json:"blocked_on"`
 	// Failures are the steps that failed or escalated, with why.
 	Failures []FailureView `json:"failures"`
 	// NextActions is what would move the runbook, each with the rbd
@@ -113,18 +121,22 @@ type ErrorView struct {
 
 // StepView is one step.
 type StepView struct {
-	Key            string            `json:"key"`
-	Verb           string            `json:"verb"`
-	Status         rbtype.StepStatus `json:"status"`
-	Attempt        int               `json:"attempt"`
-	Gate           rbtype.Gate       `json:"gate"`
-	Result         json.RawMessage   `json:"result,omitempty"`
-	Error          *ErrorView        `json:"error,omitempty"`
-	Simulated      bool              `json:"simulated,omitempty"`
-	CorrelationKey string            `json:"correlation_key,omitempty"`
-	NextAttemptAt  *time.Time        `json:"next_attempt_at,omitempty"`
-	GateDecision   *GateDecision     `json:"gate_decision,omitempty"`
-	Compensation   *Compensation     `json:"compensation,omitempty"`
+	Key     string            `json:"key"`
+	Verb    string            `json:"verb"`
+	Status  rbtype.StepStatus `json:"status"`
+	Attempt int               `json:"attempt"`
+	// AttemptID and SpanID name its latest attempt in the job ledger and
+	// in the trace; absent before its first attempt.
+	AttemptID      *uuid.UUID      `json:"attempt_id,omitempty"`
+	SpanID         string          `json:"span_id,omitempty"`
+	Gate           rbtype.Gate     `json:"gate"`
+	Result         json.RawMessage `json:"result,omitempty"`
+	Error          *ErrorView      `json:"error,omitempty"`
+	Simulated      bool            `json:"simulated,omitempty"`
+	CorrelationKey string          `json:"correlation_key,omitempty"`
+	NextAttemptAt  *time.Time      `json:"next_attempt_at,omitempty"`
+	GateDecision   *GateDecision   `json:"gate_decision,omitempty"`
+	Compensation   *Compensation   `json:"compensation,omitempty"`
 	// Escalation is the state of the page an escalating wait sent.
 	Escalation *Compensation `json:"escalation,omitempty"`
 	StartedAt  *time.Time    `json:"started_at,omitempty"`
@@ -198,11 +210,20 @@ func buildView(rb *driver.Runbook, steps []*driver.Step, invs []driver.Invocatio
 	if rb.ErrorCode != "" {
 		v.Error = &ErrorView{Code: rb.ErrorCode, Message: rb.ErrorMessage}
 	}
+	rt := traceOf(rb)
+	v.TraceID, v.SpanID, v.CorrelationID = rt.span.TraceID().String(), rt.span.SpanID().String(), rt.correlationID
+	if rt.parent.IsValid() {
+		v.ParentSpanID = rt.parent.SpanID().String()
+	}
 	moving, approvals, parked := false, false, false
 	for _, s := range steps {
 		sv := StepView{
 			Key: s.Key, Verb: s.Verb, Status: s.Status, Attempt: s.Attempt, Gate: s.Gate, Simulated: s.Simulated,
 			NextAttemptAt: s.NextAttemptAt, StartedAt: s.StartedAt, FinishedAt: s.FinishedAt,
+		}
+		if s.Attempt > 0 {
+			id := attemptID(rb.ID, s.Key, s.Attempt)
+			sv.AttemptID, sv.SpanID = &id, attemptSpanID(id).String()
 		}
 		if s.Status == rbtype.StepComplete {
 			sv.Result = s.Result
@@ -332,21 +353,37 @@ func shellQuote(s string) string {
 // more will happen to it (a failed runbook still running compensations has
 // not). It is cheap: it loads neither the plan nor the steps.
 func (e *Engine) Status(ctx context.Context, id uuid.UUID) (status rbtype.RunbookStatus, finished bool, err error) {
+	st, err := e.state(ctx, id)
+	return st.Status, st.Finished, err
+}
+
+// state is a runbook's narrow row, if the caller may see it.
+func (e *Engine) state(ctx context.Context, id uuid.UUID) (driver.RunbookState, error) {
 	st, err := e.store.RunbookStatus(ctx, id)
 	if errors.Is(err, driver.ErrNotFound) || err == nil && !sees(ctx, st.Tenant) {
-		return "", false, e.noRunbook(ctx, id)
+		return driver.RunbookState{}, e.noRunbook(ctx, id)
 	}
-	return st.Status, st.Finished, err
+	return st, err
 }
 
 // Events returns a runbook's ledger after an event id.
 func (e *Engine) Events(ctx context.Context, id uuid.UUID, after int64, limit int) ([]driver.Event, error) {
-	// Only whether it exists: the status is one narrow row, the runbook
-	// row holds the whole plan.
-	if _, _, err := e.Status(ctx, id); err != nil {
-		return nil, err
+	evs, _, err := e.TracedEvents(ctx, id, after, limit)
+	return evs, err
+}
+
+// TracedEvents returns a runbook's ledger after an event id, with the
+// trace context its events carry (SEMANTICS.md section 2): the runbook's,
+// read with its state rather than stored on every event.
+func (e *Engine) TracedEvents(ctx context.Context, id uuid.UUID, after int64, limit int) ([]driver.Event, EventTrace, error) {
+	// Only whether it exists, and its trace: the state is one narrow row,
+	// the runbook row holds the whole plan.
+	st, err := e.state(ctx, id)
+	if err != nil {
+		return nil, EventTrace{}, err
 	}
-	return e.store.Events(ctx, id, after, limit)
+	evs, err := e.store.Events(ctx, id, after, limit)
+	return evs, eventTraceOf(id, st), err
 }
 
 // List returns a page of runbooks, newest first: the caller's tenant's,

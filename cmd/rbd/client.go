@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -26,8 +27,11 @@ type clientCommand struct {
 	server string
 	token  string
 	format *cli.ChoiceFlag
-	stdout io.Writer
-	stderr io.Writer
+	// correlationID is sent as X-Correlation-Id (submit and regenerate's
+	// --correlation-id).
+	correlationID string
+	stdout        io.Writer
+	stderr        io.Writer
 }
 
 func newClientCommand(name, usage string, stdout, stderr io.Writer) *clientCommand {
@@ -58,7 +62,25 @@ func (c *clientCommand) parse(args []string, want int, what string) (positional 
 }
 
 func (c *clientCommand) client() *httpapi.Client {
-	return &httpapi.Client{BaseURL: c.server, Token: c.token}
+	return &httpapi.Client{BaseURL: c.server, Token: c.token, Header: traceHeader(os.Getenv, c.correlationID)}
+}
+
+// traceHeader is the trace context a client command passes on: TRACEPARENT
+// and TRACESTATE from its environment (OpenTelemetry's convention for
+// carrying a trace into a process, which a CI job or a script that traces
+// itself sets), and the correlation id given.
+func traceHeader(getenv func(string) string, correlationID string) http.Header {
+	h := http.Header{}
+	if v := getenv("TRACEPARENT"); v != "" {
+		h.Set(httpapi.TraceParentHeader, v)
+		if s := getenv("TRACESTATE"); s != "" {
+			h.Set(httpapi.TraceStateHeader, s)
+		}
+	}
+	if correlationID != "" {
+		h.Set(httpapi.CorrelationIDHeader, correlationID)
+	}
+	return h
 }
 
 // context ends at SIGINT or SIGTERM, so that --wait and --follow stop

@@ -32,6 +32,7 @@ func runRegenerate(args []string, stdout, stderr io.Writer) int {
 	inputs.register(c.fs)
 	key := c.fs.String("idempotency-key", "", "dedupes the request: a repeat returns the runbook the first one started")
 	by := c.fs.String("by", whoAmI(), "who asks for the regeneration")
+	c.fs.StringVar(&c.correlationID, "correlation-id", "", "your id for the work (X-Correlation-Id); default the parent's")
 	ids, status, ok := c.parse(args, 1, "one runbook ID")
 	if !ok {
 		return status

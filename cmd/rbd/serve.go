@@ -233,6 +233,11 @@ func serve(ctx context.Context, f *serveFlags, log *slog.Logger) error {
 	if cfg.CallbackURL == "" {
 		cfg.CallbackURL = "http://" + addr + "/v1/notifications"
 	}
+	tp, stopTracing, err := startTracing(ctx, os.Getenv, log)
+	if err != nil {
+		return err
+	}
+	cfg.TracerProvider = tp
 	engine := runtime.New(db.store, handlers, cfg)
 
 	api := httpapi.New(httpapi.Config{
@@ -290,6 +295,10 @@ func serve(ctx context.Context, f *serveFlags, log *slog.Logger) error {
 		log.Warn("HTTP requests still open at shutdown were cut", "err", err)
 	}
 	wg.Wait()
+	// The engine has stopped: its last spans are queued. Flush them.
+	if err := stopTracing(shutdownCtx); err != nil {
+		log.Warn("tracing: spans still queued at shutdown were lost", "err", err)
+	}
 	close(errs)
 	if failed == nil {
 		failed = <-errs

@@ -35,6 +35,7 @@ func runSubmit(args []string, stdout, stderr io.Writer) int {
 	holdOpen := c.fs.Bool("hold-open", false, "keep the runbook in_progress after its steps finish, for rbd extend, until rbd close")
 	wait := c.fs.Bool("wait", false, "follow the runbook until it finishes or waits on a person or a notification")
 	actor := c.fs.String("actor", whoAmI(), "who submits, for the ledger")
+	c.fs.StringVar(&c.correlationID, "correlation-id", "", "your id for the work (X-Correlation-Id), shown on the runbook, its events and its ledger; default the runbook's id")
 	files, status, ok := c.parse(args, 1, "one FILE.rbk or PLAN.json")
 	if !ok {
 		return status

@@ -33,6 +33,22 @@ type Runbook struct {
 	Tenant string
 	// Actor submitted it.
 	Actor string
+	// Trace is the runbook's place in a distributed trace (SEMANTICS.md
+	// section 2); zero for a runbook stored before traces were kept.
+	Trace Trace
+}
+
+// Trace is what a runbook keeps of the trace context it was submitted
+// in, as the W3C headers spell it: lower-case hex ids. Empty fields are
+// ones not known (the runtime supplies their defaults).
+type Trace struct {
+	TraceID      string // 32 hex digits
+	ParentSpanID string // 16 hex digits: the submitter's span; "" for a root
+	Flags        byte   // the traceparent's trace flags (1: sampled)
+	State        string // W3C tracestate
+	// CorrelationID is the submitter's X-Correlation-Id, or the
+	// runbook's id.
+	CorrelationID string
 }
 
 // Lineage is where a regenerated runbook came from (SEMANTICS.md section
@@ -158,6 +174,9 @@ type Notification struct {
 	// Tenant is the tenant of the webhook secret that signed it; empty
 	// for a secret of no tenant, which may resolve any wait.
 	Tenant string
+	// TraceParent is the W3C traceparent it came with, checked; the
+	// resume it causes links to that span.
+	TraceParent string
 }
 
 // Receipt is a row of action_receipts: a handler's result for an
@@ -247,6 +266,9 @@ type RunbookState struct {
 	Status   rbtype.RunbookStatus
 	Finished bool
 	Tenant   string
+	// TraceID and CorrelationID are the runbook's (Trace), for the
+	// events read with its state.
+	TraceID, CorrelationID string
 }
 
 // RunbookQuery selects a page of runbooks, newest first: those in a
@@ -285,6 +307,9 @@ type Attempt struct {
 	ErrorCode  rbtype.ErrorCode
 	Cache      string // hit, miss or off
 	Usage      Usage
+	// CorrelationID and TraceID are the runbook's; SpanID is the
+	// attempt's span (hex), derived from its id.
+	CorrelationID, TraceID, SpanID string
 }
 
 // Cost is a sum over attempts: what they used, how many there were, how

@@ -29,6 +29,8 @@ type NewRunbook struct {
 	Tenant string
 	// Actor submits it.
 	Actor string
+	// Trace is the trace context it runs in (SEMANTICS.md section 2).
+	Trace Trace
 	Steps []NewStep
 	Edges []Edge
 	// WorkerID and SubmittedData go into the RUNBOOK_SUBMITTED event.

@@ -32,6 +32,10 @@ type Client struct {
 	HTTP *http.Client
 	// Now is the clock signatures are made with; nil means time.Now.
 	Now func() time.Time
+	// Header is sent with every request, before a call's own headers:
+	// the caller's trace context (traceparent, tracestate,
+	// X-Correlation-Id), say.
+	Header http.Header
 }
 
 func (c *Client) http() *http.Client {
@@ -51,6 +55,9 @@ func (c *Client) do(ctx context.Context, method, path string, body []byte, heade
 	req, err := http.NewRequestWithContext(ctx, method, strings.TrimSuffix(c.BaseURL, "/")+path, rd)
 	if err != nil {
 		return 0, err
+	}
+	for k, v := range c.Header {
+		req.Header[k] = v
 	}
 	for k, v := range header {
 		req.Header[k] = v

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/runbookdev/runbook/runtime"
 	"github.com/runbookdev/runbook/runtime/driver"
 )
 
@@ -44,11 +45,11 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	evs, err := s.engine.Events(r.Context(), id, after, int(limit))
+	evs, tr, err := s.engine.TracedEvents(r.Context(), id, after, int(limit))
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, EventsResponse{Events: toEvents(evs)})
+	writeJSON(w, http.StatusOK, EventsResponse{Events: toEvents(evs, tr)})
 	return nil
 }
 
@@ -77,7 +78,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, id uuid.UUID, af
 			}
 			return err
 		}
-		evs, err := s.engine.Events(ctx, id, after, maxEventLimit)
+		evs, tr, err := s.engine.TracedEvents(ctx, id, after, maxEventLimit)
 		if err != nil {
 			if started {
 				return nil
@@ -96,7 +97,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, id uuid.UUID, af
 			w.WriteHeader(http.StatusOK)
 			started = true
 		}
-		for _, ev := range toEvents(evs) {
+		for _, ev := range toEvents(evs, tr) {
 			data, err := json.Marshal(ev)
 			if err != nil {
 				// The stream has started: an error status cannot be sent.
@@ -144,12 +145,20 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, id uuid.UUID, af
 	}
 }
 
-func toEvents(evs []driver.Event) []Event {
+// toEvents makes the API's events of the ledger's, with the trace context
+// each carries: the runbook's trace and correlation ids, and a step
+// attempt's id and span.
+func toEvents(evs []driver.Event, tr runtime.EventTrace) []Event {
 	out := make([]Event, len(evs))
 	for i, e := range evs {
-		out[i] = Event{ID: e.ID, Seq: e.Seq, Type: e.Type, Step: e.StepKey, Attempt: e.Attempt, Worker: e.WorkerID, Data: e.Data, At: e.At}
+		out[i] = Event{ID: e.ID, Seq: e.Seq, Type: e.Type, Step: e.StepKey, Attempt: e.Attempt, Worker: e.WorkerID, Data: e.Data, At: e.At,
+			TraceID: tr.TraceID, CorrelationID: tr.CorrelationID}
 		if string(e.Data) == "{}" || string(e.Data) == "null" {
 			out[i].Data = nil
+		}
+		if e.StepKey != "" && e.Attempt > 0 {
+			id, span := tr.Attempt(e.StepKey, e.Attempt)
+			out[i].AttemptID, out[i].SpanID = &id, span
 		}
 	}
 	return out

@@ -41,7 +41,7 @@ func (s *Server) notify(w http.ResponseWriter, r *http.Request) error {
 		writeJSON(w, http.StatusAccepted, NotificationResponse{Status: rbtype.InboxAccepted.String(), TimeoutAt: &at})
 		return nil
 	}
-	n := runtime.Notification{CorrelationKey: req.CorrelationKey, Status: req.Status, Result: req.Result}
+	n := runtime.Notification{CorrelationKey: req.CorrelationKey, Status: req.Status, Result: req.Result, Sender: senderSpan(r)}
 	if req.Error != nil {
 		n.ErrorCode, n.ErrorMessage = req.Error.Code, req.Error.Message
 	}

@@ -36,7 +36,12 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	sub := runtime.Submission{Inputs: req.Inputs, Mode: req.Mode, IdempotencyKey: key, Actor: req.Actor, HoldOpen: req.HoldOpen}
+	correlationID, err := correlationIDOf(r)
+	if err != nil {
+		return err
+	}
+	sub := runtime.Submission{Inputs: req.Inputs, Mode: req.Mode, IdempotencyKey: key, Actor: req.Actor, HoldOpen: req.HoldOpen,
+		Parent: senderSpan(r), CorrelationID: correlationID}
 	var out *runtime.Submitted
 	switch {
 	case req.Source != "" && len(req.Plan) > 0:
@@ -239,7 +244,12 @@ func (s *Server) regenerate(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out, err := s.engine.Regenerate(r.Context(), id, runtime.Regeneration{Inputs: req.Inputs, IdempotencyKey: key, Actor: byOrAPI(req.By)})
+	correlationID, err := correlationIDOf(r)
+	if err != nil {
+		return err
+	}
+	out, err := s.engine.Regenerate(r.Context(), id, runtime.Regeneration{Inputs: req.Inputs, IdempotencyKey: key, Actor: byOrAPI(req.By),
+		Parent: senderSpan(r), CorrelationID: correlationID})
 	if err != nil {
 		return err
 	}

@@ -73,6 +73,15 @@ type Event struct {
 	Worker  string           `json:"worker,omitempty"`
 	Data    json.RawMessage  `json:"data,omitempty"`
 	At      time.Time        `json:"at"`
+	// TraceID and CorrelationID are the runbook's (SEMANTICS.md section
+	// 2); a step's event also names its attempt (AttemptID, UUIDv5 of
+	// runbook, step and attempt, the job ledger's attempt_id) and the
+	// attempt's span (SpanID). They are derived when the event is read,
+	// not stored with it.
+	TraceID       string     `json:"trace_id"`
+	CorrelationID string     `json:"correlation_id"`
+	SpanID        string     `json:"span_id,omitempty"`
+	AttemptID     *uuid.UUID `json:"attempt_id,omitempty"`
 }
 
 // EventsResponse is a page of a runbook's ledger, oldest first. When it
