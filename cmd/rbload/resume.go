@@ -59,6 +59,7 @@ func (l *lab) resume(ctx context.Context, r *report) error {
 	r.add(label+"p90", figures.median("p90"), "ms")
 	r.add(label+"p99", figures.median("p99"), "ms").atMost(15, "p99 ≤ 15 ms").note("%s", figures.spread("p99"))
 	r.add(label+"max", figures.median("p100"), "ms")
+	l.rbdResumeP50 = figures.median("p50")
 	return nil
 }
 

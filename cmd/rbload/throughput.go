@@ -41,6 +41,7 @@ func (l *lab) throughput(ctx context.Context, r *report) error {
 		label := fmt.Sprintf("throughput, %s (%d runbooks × %d no-op steps)", shape.name, l.o.runbooks, l.o.steps)
 		r.add(label, figures.median("steps/s"), "steps/s").atLeast(10000, "≥ 10,000 steps/s").
 			note("1 rbd, %s advancers; %s", advancersText(l.o.advancers), figures.spread("steps/s"))
+		l.rbdStepsPerSecond[shape.name] = figures.median("steps/s")
 		if si == 0 {
 			r.add("  PostgreSQL commits per step (chain)", figures.median("commits/step"), "")
 			r.add("  rows written per step (chain)", figures.median("rows/step"), "").
