@@ -36,6 +36,7 @@ type options struct {
 	runbooks  int // throughput: runbooks per run
 	steps     int // throughput: steps per runbook
 	advancers int
+	workers   int // throughput: the several-worker variant's worker rbds
 
 	parkedCount int // resume: runbooks parked
 	rate        int // resume: notifications per second
@@ -68,6 +69,7 @@ func main() {
 	flag.IntVar(&o.runbooks, "runbooks", 1000, "throughput: runbooks per run")
 	flag.IntVar(&o.steps, "steps", 10, "throughput: steps per runbook")
 	flag.IntVar(&o.advancers, "advancers", 0, "rbd --advancers (0: rbd's default)")
+	flag.IntVar(&o.workers, "workers", 3, "throughput: also run with this many worker rbds on one schema (1: don't)")
 	flag.IntVar(&o.parkedCount, "parked", 1000, "resume: runbooks parked, one notification each")
 	flag.IntVar(&o.rate, "rate", 200, "resume: notifications per second")
 	flag.IntVar(&o.scale, "scale", 100000, "parked scale: runbooks parked at once")
@@ -171,7 +173,7 @@ func run(ctx context.Context, o options) error {
 
 func (o options) summary() map[string]any {
 	return map[string]any{
-		"runs": o.runs, "runbooks": o.runbooks, "steps": o.steps, "advancers": o.advancers,
+		"runs": o.runs, "runbooks": o.runbooks, "steps": o.steps, "advancers": o.advancers, "workers": o.workers,
 		"parked": o.parkedCount, "rate": o.rate, "scale": o.scale, "compile_sizes": o.compileSizes,
 		"river_jobs": o.riverJobs, "river_workers": o.riverWorkers, "river_inserts": o.riverInserts,
 	}
