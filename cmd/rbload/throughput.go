@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -99,14 +100,24 @@ func (l *lab) throughputRun(ctx context.Context, plan []byte, profile string, wo
 		return nil, err
 	}
 	if err := waitNoneExecuting(ctx, front.client, 5*time.Minute); err != nil {
+		for _, worker := range started {
+			_ = worker.kill()
+		}
 		return nil, err
 	}
+	// Every worker is stopped, even after one fails to: none may outlive
+	// the run.
 	var rbdCPU time.Duration
+	var stopErrs []error
 	for _, worker := range started {
 		if err := worker.stop(); err != nil {
-			return nil, err
+			stopErrs = append(stopErrs, err)
+			continue
 		}
 		rbdCPU += worker.cmd.ProcessState.UserTime() + worker.cmd.ProcessState.SystemTime()
+	}
+	if err := errors.Join(stopErrs...); err != nil {
+		return nil, err
 	}
 	// PostgreSQL publishes a backend's counters at most once a second;
 	// the worker's backends have exited meanwhile, their CPU counted.
