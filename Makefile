@@ -15,8 +15,10 @@ SOAK_SEED ?= 0
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-9s %s\n", $$1, $$2}'
 
-build: ## build rbc and rbd into bin/
+build: ## build rbc, rbd and the bench's tools into bin/
 	$(GO) build -o $(BIN)/ ./cmd/...
+	@# River, for make bench only, is a module of its own that ./... leaves out.
+	cd cmd/rbload/rbriver && $(GO) build -o $(abspath $(BIN))/ .
 
 test: postgres chromium ## run every test, with the race detector
 	$(GO) vet ./...
@@ -28,6 +30,7 @@ fmt: ## format the Go code
 
 lint: ## go vet and gofmt -l
 	$(GO) vet ./...
+	cd cmd/rbload/rbriver && $(GO) vet ./...
 	@out="$$(gofmt -l .)"; if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
 bench: build postgres ## measure rbd and rbc on this machine and print the table (BENCHMARKS.md)

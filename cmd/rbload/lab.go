@@ -48,6 +48,11 @@ type lab struct {
 	url     string
 	stats   *durable.Store // reads the database's counters
 	schemas int
+
+	// rbd's headline figures of this run, kept for the rows that set
+	// River's beside them (river.go): steps/s by shape, and resume p50.
+	rbdStepsPerSecond map[string]float64
+	rbdResumeP50      float64
 }
 
 func newLab(ctx context.Context, o options) (*lab, error) {
@@ -59,7 +64,7 @@ func newLab(ctx context.Context, o options) (*lab, error) {
 	if err := os.Chmod(dir, 0o755); err != nil {
 		return nil, err
 	}
-	l := &lab{o: o, dir: dir, url: o.databaseURL}
+	l := &lab{o: o, dir: dir, url: o.databaseURL, rbdStepsPerSecond: map[string]float64{}}
 	l.verbs = filepath.Join(dir, "verbs", "b.yaml")
 	if err := os.MkdirAll(filepath.Dir(l.verbs), 0o755); err != nil {
 		return nil, err

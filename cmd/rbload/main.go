@@ -1,7 +1,8 @@
 // Command rbload measures rbd on the machine it runs on, for `make bench`
 // and BENCHMARKS.md: throughput of no-op steps, resume latency, the
 // engine's per-step overhead, a daemon holding 100k parked runbooks, and
-// how compile time scales.
+// how compile time scales; and, beside them, River, a PostgreSQL job
+// queue, on the same server in the same run (bin/rbriver, river.go).
 //
 // It starts its own PostgreSQL with a deployment's durability (fsync and
 // synchronous commit on), runs the real rbd binary against it, and drives
@@ -25,6 +26,7 @@ import (
 
 type options struct {
 	rbd, rbc    string
+	rbriver     string
 	runs        int
 	only        []string
 	databaseURL string
@@ -34,21 +36,30 @@ type options struct {
 	runbooks  int // throughput: runbooks per run
 	steps     int // throughput: steps per runbook
 	advancers int
+	workers   int // throughput: the several-worker variant's worker rbds
 
 	parkedCount int // resume: runbooks parked
 	rate        int // resume: notifications per second
 
 	scale int // parked scale
 
+	riverJobs    int // river: jobs burned down
+	riverWorkers int // river: the queue's MaxWorkers in the burn-down
+	riverInserts int // river: jobs timed from insert to work
+
 	compileSizes []int
 }
 
-var scenarios = []string{"compile", "throughput", "overhead", "resume", "parked"}
+// scenarios run in this order. river follows throughput and resume, whose
+// figures its ratios divide, and comes before parked, which leaves 100k
+// runbooks behind in the cluster.
+var scenarios = []string{"compile", "throughput", "overhead", "resume", "river", "parked"}
 
 func main() {
 	o := options{}
 	flag.StringVar(&o.rbd, "rbd", "bin/rbd", "the rbd binary to measure")
 	flag.StringVar(&o.rbc, "rbc", "bin/rbc", "the rbc binary to measure")
+	flag.StringVar(&o.rbriver, "rbriver", "bin/rbriver", "river: the River runner (cmd/rbload/rbriver, a module of its own)")
 	flag.IntVar(&o.runs, "runs", 3, "runs of each repeated measurement; the median is reported")
 	only := flag.String("only", strings.Join(scenarios, ","), "measurements to run: "+strings.Join(scenarios, ", "))
 	flag.StringVar(&o.databaseURL, "database-url", "", "use this PostgreSQL instead of starting one (its database's counters are read too)")
@@ -58,9 +69,13 @@ func main() {
 	flag.IntVar(&o.runbooks, "runbooks", 1000, "throughput: runbooks per run")
 	flag.IntVar(&o.steps, "steps", 10, "throughput: steps per runbook")
 	flag.IntVar(&o.advancers, "advancers", 0, "rbd --advancers (0: rbd's default)")
+	flag.IntVar(&o.workers, "workers", 3, "throughput: also run with this many worker rbds on one schema (1: don't)")
 	flag.IntVar(&o.parkedCount, "parked", 1000, "resume: runbooks parked, one notification each")
 	flag.IntVar(&o.rate, "rate", 200, "resume: notifications per second")
 	flag.IntVar(&o.scale, "scale", 100000, "parked scale: runbooks parked at once")
+	flag.IntVar(&o.riverJobs, "river-jobs", 50000, "river: no-op jobs pre-inserted for the burn-down")
+	flag.IntVar(&o.riverWorkers, "river-workers", 1000, "river: the queue's MaxWorkers in the burn-down")
+	flag.IntVar(&o.riverInserts, "river-inserts", 1000, "river: jobs timed from insert to work, at -rate a second")
 	sizes := flag.String("compile-sizes", "1000,10000,100000", "compile scaling: runbook sizes in steps")
 	flag.Parse()
 	o.only = strings.Split(*only, ",")
@@ -84,7 +99,11 @@ func main() {
 }
 
 func run(ctx context.Context, o options) error {
-	for _, bin := range []string{o.rbd, o.rbc} {
+	bins := []string{o.rbd, o.rbc}
+	if slices.Contains(o.only, "river") {
+		bins = append(bins, o.rbriver)
+	}
+	for _, bin := range bins {
 		if _, err := os.Stat(bin); err != nil {
 			return fmt.Errorf("%v (make build makes it)", err)
 		}
@@ -129,6 +148,8 @@ func run(ctx context.Context, o options) error {
 			err = lab.overhead(ctx, report)
 		case "resume":
 			err = lab.resume(ctx, report)
+		case "river":
+			err = lab.river(ctx, report)
 		case "parked":
 			err = lab.parkedScale(ctx, report)
 		}
@@ -152,8 +173,9 @@ func run(ctx context.Context, o options) error {
 
 func (o options) summary() map[string]any {
 	return map[string]any{
-		"runs": o.runs, "runbooks": o.runbooks, "steps": o.steps, "advancers": o.advancers,
+		"runs": o.runs, "runbooks": o.runbooks, "steps": o.steps, "advancers": o.advancers, "workers": o.workers,
 		"parked": o.parkedCount, "rate": o.rate, "scale": o.scale, "compile_sizes": o.compileSizes,
+		"river_jobs": o.riverJobs, "river_workers": o.riverWorkers, "river_inserts": o.riverInserts,
 	}
 }
 

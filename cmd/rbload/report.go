@@ -170,3 +170,15 @@ func joinFormatted(vs []float64) string {
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// notes joins the parts of a note that are not empty with "; ", so that a
+// single run's empty spread leaves no dangling separator.
+func notes(parts ...string) string {
+	kept := parts[:0:0]
+	for _, p := range parts {
+		if p != "" {
+			kept = append(kept, p)
+		}
+	}
+	return strings.Join(kept, "; ")
+}

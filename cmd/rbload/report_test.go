@@ -39,3 +39,8 @@ func TestTargets(t *testing.T) {
 	require.False(t, *r.add("y", 4, "ms").atMost(3, "≤ 3").Met)
 	require.Nil(t, r.add("z", 1, "").Met)
 }
+
+func TestNotesLeaveOutEmptyParts(t *testing.T) {
+	require.Equal(t, "a; b", notes("a", "", "b", ""))
+	require.Equal(t, "", notes("", ""))
+}

@@ -70,6 +70,7 @@ func (l *lab) resume(ctx context.Context, r *report) error {
 	r.add(label+"p99", figures.median("p99"), "ms").atMost(15, "p99 ≤ 15 ms").note("%s", figures.spread("p99"))
 	r.add(label+"max", figures.median("p100"), "ms")
 	r.add("webhook sent → 202 during the resume run, p50", figures.median("webhook p50"), "ms")
+	l.rbdResumeP50 = figures.median("p50")
 	return nil
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -13,7 +14,9 @@ import (
 // through an API-only rbd first (--worker=false), then one worker rbd is
 // started and runs them all; the figure is the steps over the time from
 // the first STEP_STARTED to the last RUNBOOK_COMPLETED in the ledger, so
-// neither submission nor polling is timed.
+// neither submission nor polling is timed. Then the same again with
+// several worker rbds on the schema at once (-workers), which must share
+// the steps without running any twice.
 func (l *lab) throughput(ctx context.Context, r *report) error {
 	shapes := []struct {
 		name string
@@ -33,7 +36,7 @@ func (l *lab) throughput(ctx context.Context, r *report) error {
 			if si == 0 && run == 0 {
 				profile = l.o.profile
 			}
-			if err := l.throughputRun(ctx, plan, profile, figures); err != nil {
+			if _, err := l.throughputRun(ctx, plan, profile, 1, figures); err != nil {
 				return err
 			}
 			logf("%s run %d: %s steps/s", shape.name, run+1, format(figures["steps/s"][run]))
@@ -41,6 +44,7 @@ func (l *lab) throughput(ctx context.Context, r *report) error {
 		label := fmt.Sprintf("throughput, %s (%d runbooks × %d no-op steps)", shape.name, l.o.runbooks, l.o.steps)
 		r.add(label, figures.median("steps/s"), "steps/s").atLeast(10000, "≥ 10,000 steps/s").
 			note("1 rbd, %s advancers; %s", advancersText(l.o.advancers), figures.spread("steps/s"))
+		l.rbdStepsPerSecond[shape.name] = figures.median("steps/s")
 		if si == 0 {
 			r.add("  PostgreSQL commits per step (chain)", figures.median("commits/step"), "")
 			r.add("  rows written per step (chain)", figures.median("rows/step"), "").
@@ -53,6 +57,11 @@ func (l *lab) throughput(ctx context.Context, r *report) error {
 			r.add(fmt.Sprintf("  PostgreSQL CPU per step (%s)", shape.name), figures.median("pg cpu/step"), "µs").
 				note("at least: backends and autovacuum workers that exited; not the checkpointer or WAL writer")
 		}
+		if l.o.workers > 1 {
+			if err := l.throughputWorkers(ctx, r, shape.name, plan, figures.median("steps/s")); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
@@ -64,56 +73,80 @@ func advancersText(n int) string {
 	return fmt.Sprint(n)
 }
 
-func (l *lab) throughputRun(ctx context.Context, plan []byte, profile string, figures runs) error {
+// throughputRun submits the runbooks, runs them with `workers` worker
+// rbds on one schema, checks that every step ran once, and adds the run's
+// figures. It returns how many steps each worker started.
+func (l *lab) throughputRun(ctx context.Context, plan []byte, profile string, workers int, figures runs) (map[string]int, error) {
 	schema := l.schema("tp")
 	front, err := l.startRBD(ctx, schema, nil, "--worker=false")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer front.stop()
 	ids, err := submitAll(ctx, front.client, plan, l.o.runbooks, 8, "tp")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	before, err := l.stats.DatabaseStats(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	pgBefore, err := l.postgresCPU()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	worker, err := l.startRBD(ctx, schema, profileEnv(profile))
+	started, err := l.startWorkers(ctx, schema, profile, workers)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := waitNoneExecuting(ctx, front.client, 5*time.Minute); err != nil {
-		return err
+		for _, worker := range started {
+			_ = worker.kill()
+		}
+		return nil, err
 	}
-	if err := worker.stop(); err != nil {
-		return err
+	// Every worker is stopped, even after one fails to: none may outlive
+	// the run.
+	var rbdCPU time.Duration
+	var stopErrs []error
+	for _, worker := range started {
+		if err := worker.stop(); err != nil {
+			stopErrs = append(stopErrs, err)
+			continue
+		}
+		rbdCPU += worker.cmd.ProcessState.UserTime() + worker.cmd.ProcessState.SystemTime()
+	}
+	if err := errors.Join(stopErrs...); err != nil {
+		return nil, err
 	}
 	// PostgreSQL publishes a backend's counters at most once a second;
 	// the worker's backends have exited meanwhile, their CPU counted.
 	time.Sleep(1500 * time.Millisecond)
 	pgAfter, err := l.postgresCPU()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	after, err := l.stats.DatabaseStats(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	ledgers, err := eventsOf(ctx, front.client, ids)
 	if err != nil {
-		return err
+		return nil, err
+	}
+	byWorker, err := stepsOnce(ids, ledgers, l.o.steps)
+	if err != nil {
+		return nil, err
+	}
+	if err := l.attemptsOnce(ctx, schema, l.o.runbooks*l.o.steps); err != nil {
+		return nil, err
 	}
 	var first, last time.Time
 	for i, evs := range ledgers {
 		started, ok1 := firstEvent(evs, rbtype.EventStepStarted, "")
 		done, ok2 := firstEvent(evs, rbtype.EventRunbookCompleted, "")
 		if !ok1 || !ok2 {
-			return fmt.Errorf("runbook %s did not complete", ids[i])
+			return nil, fmt.Errorf("runbook %s did not complete", ids[i])
 		}
 		if first.IsZero() || started.At.Before(first) {
 			first = started.At
@@ -131,10 +164,9 @@ func (l *lab) throughputRun(ctx context.Context, plan []byte, profile string, fi
 	figures.add("upd/step", float64(d.RowsUpdated)/steps)
 	figures.add("del/step", float64(d.RowsDeleted)/steps)
 	figures.add("wal/step", float64(d.WALBytes)/steps)
-	rbdCPU := worker.cmd.ProcessState.UserTime() + worker.cmd.ProcessState.SystemTime()
 	figures.add("rbd cpu/step", float64(rbdCPU.Microseconds())/steps)
 	if l.pg != nil { // its CPU is counted only for the server rbload started
 		figures.add("pg cpu/step", float64((pgAfter-pgBefore).Microseconds())/steps)
 	}
-	return nil
+	return byWorker, nil
 }
