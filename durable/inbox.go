@@ -2,6 +2,7 @@ package durable
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -100,12 +101,12 @@ func (s *Store) insertNotification(ctx context.Context, n driver.Notification, r
 		var id int64
 		err = t.tx.QueryRow(ctx, `
 			INSERT INTO completion_notifications (correlation_key, payload_hash, outcome, result, error_code, error_message, tenant,
-				traceparent)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+				traceparent, usage)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
 			ON CONFLICT (correlation_key) DO NOTHING
 			RETURNING id`,
 			n.CorrelationKey, n.PayloadHash, n.Outcome, nullJSON(n.Result), nullString(n.ErrorCode), nullString(n.ErrorMessage),
-			nullString(n.Tenant), nullString(n.TraceParent)).Scan(&id)
+			nullString(n.Tenant), nullString(n.TraceParent), usageJSON(n.Usage)).Scan(&id)
 		if errors.Is(err, pgx.ErrNoRows) {
 			var hash string
 			if err := t.tx.QueryRow(ctx, `SELECT payload_hash FROM completion_notifications WHERE correlation_key = $1`,
@@ -172,13 +173,28 @@ func (t *Tx) resumeInPlace(ctx context.Context, runbookID uuid.UUID, resume func
 }
 
 const notificationColumns = `id, correlation_key, payload_hash, outcome, result, coalesce(error_code, ''),
-	coalesce(error_message, ''), status, received_at, processed_at, coalesce(tenant, ''), coalesce(traceparent, '')`
+	coalesce(error_message, ''), status, received_at, processed_at, coalesce(tenant, ''), coalesce(traceparent, ''), usage`
 
 func scanNotification(r pgx.CollectableRow) (driver.Notification, error) {
 	var n driver.Notification
+	var usage []byte
 	err := r.Scan(&n.ID, &n.CorrelationKey, &n.PayloadHash, &n.Outcome, &n.Result, &n.ErrorCode, &n.ErrorMessage,
-		&n.Status, &n.ReceivedAt, &n.ProcessedAt, &n.Tenant, &n.TraceParent)
+		&n.Status, &n.ReceivedAt, &n.ProcessedAt, &n.Tenant, &n.TraceParent, &usage)
+	if err == nil && len(usage) > 0 {
+		err = json.Unmarshal(usage, &n.Usage)
+	}
 	return n, err
+}
+
+// usageJSON is a notification's usage as stored: NULL when it reports
+// none.
+func usageJSON(u driver.Usage) *string {
+	if u == (driver.Usage{}) {
+		return nil
+	}
+	b, _ := json.Marshal(u) // numbers and a string: it cannot fail
+	s := string(b)
+	return &s
 }
 
 const markNotificationsSQL = `

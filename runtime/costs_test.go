@@ -1,14 +1,17 @@
 package runtime_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/runbookdev/runbook/runtime"
+	"github.com/runbookdev/runbook/runtime/driver"
 	"github.com/runbookdev/runbook/runtime/rbtype"
 )
 
@@ -76,4 +79,47 @@ func TestTheJobLedgerSumsWhatAttemptsUsed(t *testing.T) {
 	other, err := b.engine.Costs(runtime.WithScope(b.ctx, runtime.Scope{Tenant: "acme"}), "verb", "", nil, nil)
 	require.NoError(t, err)
 	require.Empty(t, other, "another tenant's costs are not there")
+}
+
+// TestANotificationReportsWhatTheWaitUsed: a notification's usage is added
+// to the ledger row of the attempt whose wait it ends, a repeat that
+// reports other usage is a conflict, a notification without usage hashes
+// as it always did, and usage no work could have made is refused with
+// nothing stored.
+func TestANotificationReportsWhatTheWaitUsed(t *testing.T) {
+	b := setup(t)
+	b.run(t)
+	id := b.submit(t, `(t.wait :as @w)`, nil)
+	key := step(b.waitState(t, id, "parked"), "w").CorrelationKey
+	notify := func(usage driver.Usage) (rbtype.InboxResult, error) {
+		return b.engine.Notify(b.ctx, runtime.Notification{CorrelationKey: key, Status: rbtype.OutcomeCompleted,
+			Result: json.RawMessage(`{"answer": "yes"}`), Usage: usage})
+	}
+	for _, bad := range []driver.Usage{{TokensIn: -1}, {CostUSD: -0.5}, {Model: "m\x00"}, {Model: strings.Repeat("m", 201)}} {
+		_, err := notify(bad)
+		require.ErrorIs(t, err, runtime.ErrInvalid, "%+v", bad)
+	}
+	used := driver.Usage{TokensIn: 900, TokensOut: 100, Model: "reviewer-1", CostUSD: 0.25, Credits: 1}
+	res, err := notify(used)
+	require.NoError(t, err)
+	require.Equal(t, rbtype.InboxAccepted, res, "nothing was stored by the refusals")
+	v := b.waitStatus(t, id, rbtype.RunbookComplete)
+	require.Equal(t, int64(1), v.Cost.Attempts)
+	require.Equal(t, int64(900), v.Cost.TokensIn)
+	require.Equal(t, int64(100), v.Cost.TokensOut)
+	require.InDelta(t, 0.25, v.Cost.CostUSD, 1e-9)
+	require.InDelta(t, 1, v.Cost.Credits, 1e-9)
+
+	res, err = notify(used)
+	require.NoError(t, err)
+	require.Equal(t, rbtype.InboxDuplicate, res)
+	res, err = notify(driver.Usage{TokensIn: 1})
+	require.NoError(t, err)
+	require.Equal(t, rbtype.InboxConflict, res, "another report of what it used is another notification")
+
+	byVerb, err := b.engine.Costs(b.ctx, "verb", "", nil, nil)
+	require.NoError(t, err)
+	require.Len(t, byVerb, 1)
+	require.Equal(t, "t.wait", byVerb[0].Group)
+	require.InDelta(t, 0.25, byVerb[0].CostUSD, 1e-9)
 }

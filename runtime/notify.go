@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"go.opentelemetry.io/otel/trace"
@@ -23,6 +26,9 @@ type Notification struct {
 	// the step retry.
 	ErrorCode    rbtype.ErrorCode
 	ErrorMessage string
+	// Usage is what the external work used, if it says (SEMANTICS.md
+	// section 3): added to the resumed attempt's ledger row.
+	Usage driver.Usage
 	// Sender is the span of the process that sent it (its traceparent
 	// header); the resume it causes links to it. It is not part of the
 	// payload: a repeat from another span is the same notification.
@@ -37,6 +43,10 @@ type notificationPayload struct {
 	ErrorMessage string                     `json:"error_message"`
 	Result       any                        `json:"result"`
 	Status       rbtype.NotificationOutcome `json:"status"`
+	// Usage is part of what the external work reports: a repeat that says
+	// it used something else is another report, a conflict. Absent, it
+	// leaves the hash as it was before notifications carried usage.
+	Usage *driver.Usage `json:"usage,omitempty"`
 }
 
 // Notify stores a notification in the inbox and wakes the runbook waiting
@@ -67,9 +77,14 @@ func (e *Engine) Notify(ctx context.Context, n Notification) (rbtype.InboxResult
 			return 0, err
 		}
 	}
-	payload, err := json.Marshal(notificationPayload{
-		Status: n.Status, Result: result, ErrorCode: n.ErrorCode, ErrorMessage: n.ErrorMessage,
-	})
+	if err := checkUsage(n.Usage); err != nil {
+		return 0, err
+	}
+	body := notificationPayload{Status: n.Status, Result: result, ErrorCode: n.ErrorCode, ErrorMessage: n.ErrorMessage}
+	if n.Usage != (driver.Usage{}) {
+		body.Usage = &n.Usage
+	}
+	payload, err := json.Marshal(body)
 	if err != nil {
 		return 0, fmt.Errorf("%w: result: %v", ErrInvalid, err)
 	}
@@ -80,7 +95,7 @@ func (e *Engine) Notify(ctx context.Context, n Notification) (rbtype.InboxResult
 	stored := driver.Notification{
 		CorrelationKey: n.CorrelationKey, PayloadHash: hashJSON(payload), Outcome: n.Status,
 		Result: n.Result, ErrorCode: n.ErrorCode, ErrorMessage: n.ErrorMessage, Tenant: tenant,
-		TraceParent: traceParentOf(n.Sender),
+		TraceParent: traceParentOf(n.Sender), Usage: n.Usage,
 	}
 	calls := e.working.Load()
 	if calls == nil || !e.takeResumer() {
@@ -109,6 +124,27 @@ func (e *Engine) Notify(ctx context.Context, n Notification) (rbtype.InboxResult
 		go e.startCall(*calls, pc)
 	}
 	return res, nil
+}
+
+// maxModelLength bounds the model a notification's usage names: it is a
+// label in the ledger and the costs report, not a document.
+const maxModelLength = 200
+
+// checkUsage refuses a usage report no external work could have made: a
+// negative count or cost, or a model name that is not a short printable
+// label. The sender is not trusted, however it signed.
+func checkUsage(u driver.Usage) error {
+	switch {
+	case u.TokensIn < 0 || u.TokensOut < 0:
+		return fmt.Errorf("%w: usage: tokens_in and tokens_out may not be negative", ErrInvalid)
+	case u.CostUSD < 0 || u.Credits < 0:
+		return fmt.Errorf("%w: usage: cost_usd and credits may not be negative", ErrInvalid)
+	case len(u.Model) > maxModelLength:
+		return fmt.Errorf("%w: usage: model is %d bytes long; at most %d are allowed", ErrInvalid, len(u.Model), maxModelLength)
+	case !utf8.ValidString(u.Model) || strings.IndexFunc(u.Model, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0:
+		return fmt.Errorf("%w: usage: model must be printable text", ErrInvalid)
+	}
+	return nil
 }
 
 // takeResumer takes a place among the notifications resumed in place, if

@@ -396,7 +396,7 @@ func (t *transition) consumeNotifications() {
 			if code == "" {
 				code = rbtype.CodeInternal
 			}
-			t.record(s, s.Attempt, attemptFailed, code, "off", driver.Usage{})
+			t.record(s, s.Attempt, attemptFailed, code, "off", n.Usage)
 			t.failStep(s, &Error{Code: code, Message: n.ErrorMessage})
 			continue
 		}
@@ -405,7 +405,7 @@ func (t *transition) consumeNotifications() {
 			result = json.RawMessage(`{}`)
 		}
 		if err := t.checkOutput(s, result); err != nil {
-			t.record(s, s.Attempt, attemptFailed, err.Code, "off", driver.Usage{})
+			t.record(s, s.Attempt, attemptFailed, err.Code, "off", n.Usage)
 			t.failStep(s, err)
 			continue
 		}
@@ -415,7 +415,7 @@ func (t *transition) consumeNotifications() {
 				StepKey: s.Key, Result: result, ResultHash: hashJSON(result),
 			})
 		}
-		t.record(s, s.Attempt, attemptSucceeded, "", "off", driver.Usage{})
+		t.record(s, s.Attempt, attemptSucceeded, "", "off", n.Usage)
 		t.complete(s, result, false, StepSucceededData{})
 	}
 }

@@ -81,7 +81,7 @@ func (l *lab) parkedScale(ctx context.Context, r *report) error {
 		return err
 	}
 	r.add(fmt.Sprintf("parked scale: resuming one runbook among %d, median", l.o.scale), median(one), "ms").
-		note("202 → STEP_STARTED, 20 notifications one at a time; max %s ms", format(percentile(one, 100)))
+		note("webhook sent → STEP_STARTED, 20 notifications one at a time; max %s ms", format(percentile(one, 100)))
 
 	// Restart: SIGTERM, then a new process until /readyz answers 200.
 	if err := worker.stop(); err != nil {

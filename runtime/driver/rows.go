@@ -177,6 +177,9 @@ type Notification struct {
 	// TraceParent is the W3C traceparent it came with, checked; the
 	// resume it causes links to that span.
 	TraceParent string
+	// Usage is what the external work reported it used; it is added to
+	// the ledger row of the attempt the notification resumes.
+	Usage Usage
 }
 
 // Receipt is a row of action_receipts: a handler's result for an

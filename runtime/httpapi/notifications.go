@@ -45,6 +45,9 @@ func (s *Server) notify(w http.ResponseWriter, r *http.Request) error {
 	if req.Error != nil {
 		n.ErrorCode, n.ErrorMessage = req.Error.Code, req.Error.Message
 	}
+	if req.Usage != nil {
+		n.Usage = *req.Usage
+	}
 	res, err := s.engine.Notify(r.Context(), n)
 	if err != nil {
 		return err

@@ -152,3 +152,27 @@ func TestNotificationResultMustFitTheVerb(t *testing.T) {
 	require.Equal(t, http.StatusAccepted, status, out)
 	b.waitFor(t, sub.ID.String(), "complete", statusIs(rbtype.RunbookComplete))
 }
+
+// A notification's usage, over HTTP: impossible usage is 400 naming the
+// field, with nothing stored; a possible one is accepted and counted in
+// the resumed runbook's cost (SEMANTICS.md section 3).
+func TestNotificationUsageOverHTTP(t *testing.T) {
+	b := setup(t)
+	sub, err := b.client.Submit(b.ctx, httpapi.SubmitRequest{Source: "(t.wait :as @docs)\n"}, "")
+	require.NoError(t, err)
+	v := b.waitFor(t, sub.ID.String(), "parked", stateIs("parked"))
+	key := v.BlockedOn[0].CorrelationKey
+	send := func(usage string) (int, string) {
+		body := `{"correlation_key": "` + key + `", "status": "completed", "result": {"documents": []}, "usage": ` + usage + `}`
+		return b.raw(t, "POST", "/v1/notifications", body, httpapi.SignatureHeader, httpapi.Sign([]byte(testSecret), []byte(body), time.Now()))
+	}
+	status, out := send(`{"tokens_in": -5}`)
+	require.Equal(t, http.StatusBadRequest, status, out)
+	require.Contains(t, out, `"code":"INVALID_REQUEST"`)
+	require.Contains(t, out, "usage")
+	status, out = send(`{"tokens_in": 700, "tokens_out": 70, "model": "ocr-2", "cost_usd": 0.07}`)
+	require.Equal(t, http.StatusAccepted, status, out)
+	v = b.waitFor(t, sub.ID.String(), "complete", statusIs(rbtype.RunbookComplete))
+	require.Equal(t, int64(700), v.Cost.TokensIn)
+	require.InDelta(t, 0.07, v.Cost.CostUSD, 1e-9)
+}

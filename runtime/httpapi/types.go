@@ -207,7 +207,14 @@ type NotificationRequest struct {
 	// Extend, with status "heartbeat", moves the wait's timeout to now
 	// plus this ISO 8601 duration, within the verb's max_park.
 	Extend string `json:"extend,omitempty"`
+	// Usage is what the external work used (SEMANTICS.md section 3),
+	// added to the ledger row of the attempt the notification resumes.
+	Usage *Usage `json:"usage,omitempty"`
 }
+
+// Usage is what a step's work used, as a notification reports it: the
+// fields of the Rbd-Usage header.
+type Usage = driver.Usage
 
 // ErrorDetail is a failure's code and message, in a notification.
 type ErrorDetail struct {
