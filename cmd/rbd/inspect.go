@@ -57,13 +57,14 @@ func runList(args []string, stdout, stderr io.Writer) int {
 	statusFilter := c.fs.String("status", "", "only runbooks in this status: executing, complete, failed, cancelled or escalated")
 	limit := c.fs.Int("limit", 20, "runbooks per page, at most 1000")
 	after := c.fs.String("after", "", "the cursor of the page to show, from the previous page")
+	tenant := c.fs.String("tenant", "", "only this tenant's runbooks (an admin token; another token lists its own tenant's)")
 	_, status, ok := c.parse(args, 0, "no arguments")
 	if !ok {
 		return status
 	}
 	ctx, cancel := c.context()
 	defer cancel()
-	page, err := c.client().List(ctx, rbtype.RunbookStatus(*statusFilter), *limit, *after)
+	page, err := c.client().ListTenant(ctx, *tenant, rbtype.RunbookStatus(*statusFilter), *limit, *after)
 	if err != nil {
 		return c.failed(err, nil)
 	}

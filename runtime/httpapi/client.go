@@ -126,7 +126,17 @@ func (c *Client) Get(ctx context.Context, id string) (*runtime.RunbookView, erro
 
 // List returns a page of runbooks, newest first.
 func (c *Client) List(ctx context.Context, status rbtype.RunbookStatus, limit int, after string) (*ListResponse, error) {
+	return c.ListTenant(ctx, "", status, limit, after)
+}
+
+// ListTenant is List of one tenant's runbooks, for an admin token; a
+// token of one tenant lists its own whatever it names (tenant "" lists
+// every tenant's for an admin).
+func (c *Client) ListTenant(ctx context.Context, tenant string, status rbtype.RunbookStatus, limit int, after string) (*ListResponse, error) {
 	q := url.Values{}
+	if tenant != "" {
+		q.Set("tenant", tenant)
+	}
 	if status != "" {
 		q.Set("status", string(status))
 	}
