@@ -219,16 +219,7 @@ func TestKilledDaemonRepeatsNoSideEffect(t *testing.T) {
 	server.waitArrived(t, first)
 	require.Equal(t, -1, first.stop(syscall.SIGKILL), "killed by the signal, no exit status")
 
-	second := e.start(t, "--verbs", verbs, "--lease-ttl", "1s")
-	var v *runtime.RunbookView
-	waitUntil(t, "the runbook to complete after the restart", func() (bool, error) {
-		v, err = second.client("").Get(ctx, sub.ID.String())
-		return err == nil && v.Status == rbtype.RunbookComplete, err
-	})
-	keys := server.seen()
-	require.Len(t, keys, 2, "the call ran again after the kill")
-	require.NotEmpty(t, keys[0])
-	require.Equal(t, keys[0], keys[1], "the server saw a single idempotency key")
+	second, v := completeAfterKill(t, e, verbs, server, sub.ID.String())
 	require.JSONEq(t, `{"charged": true}`, string(v.Outcomes["charge"]))
 	// The ledger says, before the call was repeated, that the first may
 	// have taken effect (SEMANTICS.md section 7: audit fails closed).
@@ -248,6 +239,25 @@ func TestKilledDaemonRepeatsNoSideEffect(t *testing.T) {
 	require.NotZero(t, reclaimed, "STEP_RECLAIMED is in the ledger")
 	require.Less(t, reclaimed, restarted, "before the call is made again")
 	require.Equal(t, 0, second.stop(syscall.SIGTERM))
+}
+
+// completeAfterKill starts a daemon after one was killed in a call to
+// server, waits for the runbook to complete, and checks that the call was
+// made again with the idempotency key of the first.
+func completeAfterKill(t *testing.T, e *daemonEnv, verbs string, server *keyServer, id string) (*daemon, *runtime.RunbookView) {
+	t.Helper()
+	second := e.start(t, "--verbs", verbs, "--lease-ttl", "1s")
+	var v *runtime.RunbookView
+	waitUntil(t, "the runbook to complete after the restart", func() (bool, error) {
+		var err error
+		v, err = second.client("").Get(context.Background(), id)
+		return err == nil && v.Status == rbtype.RunbookComplete, err
+	})
+	keys := server.seen()
+	require.Len(t, keys, 2, "the call ran again after the kill")
+	require.NotEmpty(t, keys[0])
+	require.Equal(t, keys[0], keys[1], "the server saw a single idempotency key")
+	return second, v
 }
 
 // TestKilledDaemonAfterAResumeInPlace kills rbd (SIGKILL) in the call
@@ -281,15 +291,7 @@ func TestKilledDaemonAfterAResumeInPlace(t *testing.T) {
 	require.Contains(t, metrics, "rbd_resumes_in_place_total 1", "the notification resumed its runbook in place")
 	require.Equal(t, -1, first.stop(syscall.SIGKILL))
 
-	second := e.start(t, "--verbs", verbs, "--lease-ttl", "1s")
-	var v *runtime.RunbookView
-	waitUntil(t, "the runbook to complete after the restart", func() (bool, error) {
-		v, err = second.client("").Get(ctx, sub.ID.String())
-		return err == nil && v.Status == rbtype.RunbookComplete, err
-	})
-	keys := server.seen()
-	require.Len(t, keys, 2, "the call ran again after the kill")
-	require.Equal(t, keys[0], keys[1], "the server saw a single idempotency key")
+	second, v := completeAfterKill(t, e, verbs, server, sub.ID.String())
 	for _, st := range v.Steps {
 		if st.Key == "charge" {
 			require.Equal(t, 2, st.Attempt, "the second daemon's attempt")
