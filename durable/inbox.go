@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/runbookdev/runbook/runtime/driver"
 	"github.com/runbookdev/runbook/runtime/rbtype"
@@ -95,46 +96,26 @@ func (s *Store) insertNotification(ctx context.Context, n driver.Notification, r
 				}
 			}
 		}
-		if err := t.lockKeys(ctx, []int64{correlationLockKey(n.CorrelationKey)}); err != nil {
+		// The key's lock, the insert, what the key held before and the
+		// wait it ends go as one pipelined round trip; so does the
+		// savepoint a resume in place starts from (resumeInPlace).
+		st, err := t.storeNotification(ctx, n, resume != nil)
+		if err != nil {
 			return err
 		}
-		var id int64
-		err = t.tx.QueryRow(ctx, `
-			INSERT INTO completion_notifications (correlation_key, payload_hash, outcome, result, error_code, error_message, tenant,
-				traceparent, usage)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-			ON CONFLICT (correlation_key) DO NOTHING
-			RETURNING id`,
-			n.CorrelationKey, n.PayloadHash, n.Outcome, nullJSON(n.Result), nullString(n.ErrorCode), nullString(n.ErrorMessage),
-			nullString(n.Tenant), nullString(n.TraceParent), usageJSON(n.Usage)).Scan(&id)
-		if errors.Is(err, pgx.ErrNoRows) {
-			var hash string
-			if err := t.tx.QueryRow(ctx, `SELECT payload_hash FROM completion_notifications WHERE correlation_key = $1`,
-				n.CorrelationKey).Scan(&hash); err != nil {
-				return translate(err)
-			}
-			if hash == n.PayloadHash {
-				result = rbtype.InboxDuplicate
-			} else {
-				result = rbtype.InboxConflict
-			}
-			return nil
-		}
-		if err != nil {
-			return translate(err)
-		}
-		var runbookID uuid.UUID
-		var status rbtype.InvocationStatus
-		err = t.tx.QueryRow(ctx, `SELECT runbook_id, status FROM invocation_records WHERE correlation_key = $1`,
-			n.CorrelationKey).Scan(&runbookID, &status)
 		switch {
-		case errors.Is(err, pgx.ErrNoRows):
+		case !st.inserted && st.hash == n.PayloadHash:
+			result = rbtype.InboxDuplicate
+			return nil
+		case !st.inserted:
+			result = rbtype.InboxConflict
+			return nil
+		case !st.parked:
 			return nil // not parked yet: the park will consume it
-		case err != nil:
-			return translate(err)
-		case status != rbtype.InvocationActive:
-			return t.markNotifications(ctx, []int64{id}, rbtype.NotificationIgnored)
+		case st.status != rbtype.InvocationActive:
+			return t.markNotifications(ctx, []int64{st.id}, rbtype.NotificationIgnored)
 		}
+		runbookID := st.runbookID
 		if runbookID != locked {
 			// Parked since the first look: its advance has committed,
 			// but another may hold the runbook now.
@@ -155,21 +136,82 @@ func (s *Store) insertNotification(ctx context.Context, n driver.Notification, r
 	return result, resumed, err
 }
 
+// storedNotification is what storeNotification found: whether the
+// notification was inserted (with its id) or its key held another (with
+// that one's payload hash), and the wait it ends, if a step parked.
+type storedNotification struct {
+	inserted  bool
+	id        int64
+	hash      string
+	parked    bool
+	runbookID uuid.UUID
+	status    rbtype.InvocationStatus
+}
+
+const insertNotificationSQL = `
+	INSERT INTO completion_notifications (correlation_key, payload_hash, outcome, result, error_code, error_message, tenant,
+		traceparent, usage)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+	ON CONFLICT (correlation_key) DO NOTHING
+	RETURNING id`
+
+// resumeSavepoint is where a resume in place rolls back to.
+const resumeSavepoint = "resume_in_place"
+
+// storeNotification takes the correlation key's lock, inserts the
+// notification unless the key has one, and reads the key's payload hash
+// and its wait, in one round trip; with savepoint, it also starts the
+// savepoint a resume in place rolls back to.
+func (t *Tx) storeNotification(ctx context.Context, n driver.Notification, savepoint bool) (storedNotification, error) {
+	var st storedNotification
+	var b pgx.Batch
+	key := correlationLockKey(n.CorrelationKey)
+	b.Queue("SELECT pg_advisory_xact_lock($1)", key).Exec(func(pgconn.CommandTag) error { return nil })
+	b.Queue(insertNotificationSQL,
+		n.CorrelationKey, n.PayloadHash, n.Outcome, nullJSON(n.Result), nullString(n.ErrorCode), nullString(n.ErrorMessage),
+		nullString(n.Tenant), nullString(n.TraceParent), usageJSON(n.Usage)).Query(func(rows pgx.Rows) error {
+		defer rows.Close()
+		if rows.Next() {
+			st.inserted = true
+			return rows.Scan(&st.id)
+		}
+		return rows.Err()
+	})
+	b.Queue(`SELECT payload_hash FROM completion_notifications WHERE correlation_key = $1`, n.CorrelationKey).
+		QueryRow(func(row pgx.Row) error { return row.Scan(&st.hash) })
+	b.Queue(`SELECT runbook_id, status FROM invocation_records WHERE correlation_key = $1`, n.CorrelationKey).
+		Query(func(rows pgx.Rows) error {
+			defer rows.Close()
+			if rows.Next() {
+				st.parked = true
+				return rows.Scan(&st.runbookID, &st.status)
+			}
+			return rows.Err()
+		})
+	if savepoint {
+		b.Queue("SAVEPOINT " + resumeSavepoint).Exec(func(pgconn.CommandTag) error { return nil })
+	}
+	if err := t.tx.SendBatch(ctx, &b).Close(); err != nil {
+		return st, translate(err)
+	}
+	t.markHeld(key)
+	return st, nil
+}
+
 // resumeInPlace runs resume for a runbook this transaction holds the lock
-// of, in a savepoint, and says whether it took: on an error the savepoint
-// is rolled back and the caller wakes the runbook instead.
+// of, after the savepoint storeNotification started, and says whether it
+// took: on an error the transaction rolls back to the savepoint and the
+// caller wakes the runbook instead. On success the savepoint is left for
+// the commit to release: one round trip fewer.
 func (t *Tx) resumeInPlace(ctx context.Context, runbookID uuid.UUID, resume func(driver.Tx, uuid.UUID) error) bool {
-	sp, err := t.tx.Begin(ctx)
-	if err != nil {
+	// The resume sees the locks its transaction holds; a lock it takes
+	// itself is forgotten with it, as the rollback to the savepoint
+	// releases it.
+	if err := resume(&Tx{tx: t.tx, store: t.store, held: maps.Clone(t.held)}, runbookID); err != nil {
+		_, _ = t.tx.Exec(ctx, "ROLLBACK TO SAVEPOINT "+resumeSavepoint)
 		return false
 	}
-	// The savepoint sees the locks its transaction holds; a lock it takes
-	// itself is forgotten with it, as a rollback to it may release it.
-	if err := resume(&Tx{tx: sp, store: t.store, held: maps.Clone(t.held)}, runbookID); err != nil {
-		_ = sp.Rollback(ctx)
-		return false
-	}
-	return sp.Commit(ctx) == nil
+	return true
 }
 
 const notificationColumns = `id, correlation_key, payload_hash, outcome, result, coalesce(error_code, ''),

@@ -47,14 +47,7 @@ func (t *Tx) lockKeys(ctx context.Context, keys []int64) error {
 	if len(keys) == 0 {
 		return nil
 	}
-	defer func() {
-		if t.held == nil {
-			t.held = map[int64]bool{}
-		}
-		for _, k := range keys {
-			t.held[k] = true
-		}
-	}()
+	defer t.markHeld(keys...)
 	if len(keys) == 1 {
 		_, err := t.tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", keys[0])
 		return translate(err)
@@ -67,16 +60,23 @@ func (t *Tx) lockKeys(ctx context.Context, keys []int64) error {
 	return translate(t.tx.SendBatch(ctx, &b).Close())
 }
 
+// markHeld remembers advisory locks this transaction has taken.
+func (t *Tx) markHeld(keys ...int64) {
+	if t.held == nil {
+		t.held = map[int64]bool{}
+	}
+	for _, k := range keys {
+		t.held[k] = true
+	}
+}
+
 // TryLockRunbook takes a runbook's advisory lock if it is free, and
 // reports whether it did.
 func (t *Tx) TryLockRunbook(ctx context.Context, id uuid.UUID) (bool, error) {
 	var ok bool
 	err := t.tx.QueryRow(ctx, "SELECT pg_try_advisory_xact_lock($1)", RunbookLockKey(id)).Scan(&ok)
 	if ok && err == nil {
-		if t.held == nil {
-			t.held = map[int64]bool{}
-		}
-		t.held[RunbookLockKey(id)] = true
+		t.markHeld(RunbookLockKey(id))
 	}
 	return ok, translate(err)
 }
