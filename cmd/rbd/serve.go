@@ -123,15 +123,17 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	return f, nil
 }
 
-// tuneGC lets the daemon's heap grow to three times its live data between
-// collections, unless GOGC says otherwise. The advance allocates a lot that
-// dies at once (rows, batches, events); at Go's default of twice,
-// collection took a sixth of rbd's CPU per step. Measured (BENCHMARKS.md,
-// "Issue 15"): rbd CPU per chain step 74-87 -> 61-63 us, RSS with 100k
-// parked runbooks 64 -> 82 MiB.
+// tuneGC lets the daemon's heap grow to two and a half times its live
+// data between collections, unless GOGC says otherwise. The advance
+// allocates a lot that dies at once (rows, batches, events); at Go's
+// default of twice, collection took a sixth of rbd's CPU per step.
+// Measured (BENCHMARKS.md, "Issue 15"): rbd CPU per chain step 74-87 us at
+// GOGC=100, 61-63 at 200, and 150 level with 200 in two pairs; RSS with
+// 100k parked runbooks 64 MiB at 100, 73 at 150, 82-91 at 200, against a
+// target of 100 MB: 150 keeps the room.
 func tuneGC() {
 	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(200)
+		debug.SetGCPercent(150)
 	}
 }
 
