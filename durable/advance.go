@@ -122,9 +122,9 @@ func (t *Tx) WriteAdvance(ctx context.Context, w driver.AdvanceWrite) ([]int64, 
 }
 
 // leaseOps says what the write does to each step's lease: take the leases
-// asked for, and clear those LoadForAdvance found ended. A step whose
-// lease ended but that the advance did not change gets a change of its
-// own that keeps it as it is, so that the clear is written.
+// asked for, and clear those LoadForAdvance found ended. The step's own
+// update carries the operation; a step the advance does not otherwise
+// change gets a statement of its own (leasesOfUnchangedSteps).
 func (t *Tx) leaseOps(w driver.AdvanceWrite) (ops map[int64]string) {
 	ops = make(map[int64]string, len(w.Leases)+len(t.leaseEnds))
 	for id := range t.leaseEnds {
