@@ -22,9 +22,10 @@ var errLeaseRefused = errors.New("runtime: a step's lease was refused under its 
 // steps that became ready (step 1):
 //
 //   - take the runbooks' advisory locks, in key order;
-//   - load their live steps, active invocations, leases and waiting
-//     notifications, releasing this worker's leases on the finished calls
-//     and reclaiming expired leases;
+//   - load their live steps (with their leases), active invocations and
+//     waiting notifications; the leases of this worker's finished calls,
+//     and expired ones, end with the write, and the expired leases' steps
+//     are reclaimed;
 //   - run the state machine (round.go), fetching between its phases the
 //     step data and receipts it asks for;
 //   - write it all with its events and receipts, set each runbook's next

@@ -665,9 +665,11 @@ func (t *transition) runbookChange() *driver.RunbookChange {
 
 // nextWake is when the runbook needs a worker again: now if a step can
 // start; else the earliest retry or park timeout; else never (only the
-// outside world can move it). Lease expiries are left to the lease sweep:
-// keeping them here would rewrite the runbook row, and its wake_at index,
-// in every transaction of a busy runbook, for the rare worker that dies.
+// outside world can move it). Lease expiries are not here: keeping them
+// would rewrite the runbook row, and its wake_at index, in every
+// transaction of a busy runbook, for the rare worker that dies;
+// boundByLeases keeps a wake-up no later than they expire, mostly by
+// leaving the one the claim set.
 func (t *transition) nextWake() *time.Time {
 	var next *time.Time
 	consider := func(at time.Time) {
