@@ -776,3 +776,38 @@ func TestMachineResolve(t *testing.T) {
 		require.ErrorIs(t, err, ErrNotFound)
 	})
 }
+
+// A runbook with a call out keeps a wake-up no later than its lease
+// expires, so that a dead worker's step is found without a lease sweep
+// (boundByLeases), and writes its row for it only when it has none that
+// early: the one a claim set is kept.
+func TestMachineWakeUpCoversTheLeases(t *testing.T) {
+	f := newFixture(t, `(m.send :to "x" :as @a) (m.send :to "y" :after @a :as @b)`, nil)
+	claimed := f.now.Add(f.m.leaseTTL) // what ClaimDue leaves, before the advance
+	f.rb.WakeAt = &claimed
+	w, calls := f.advance()
+	require.Empty(t, w.Runbooks, "the claim's wake-up is no later than the lease: the runbook row is not written")
+	require.Equal(t, claimed, *f.rb.WakeAt)
+
+	// A later advance (the call's outcome) leases the next step: the
+	// claim's wake-up still comes first.
+	f.now = f.now.Add(time.Second)
+	w, _ = f.advance(succeed(callFor(t, calls, "a"), map[string]any{}))
+	require.Equal(t, []string{"b"}, f.leasedKeys(w))
+	require.Empty(t, w.Runbooks)
+
+	// Without a wake-up (a resume by notification, say), the advance sets
+	// one at the lease's expiry.
+	f.rb.WakeAt = nil
+	f.now = f.now.Add(time.Second)
+	w, _ = f.advance()
+	require.Len(t, w.Runbooks, 1)
+	require.Equal(t, f.leases[f.step("b").ID].ExpiresAt, *f.rb.WakeAt)
+
+	// A wake-up later than the lease is brought forward to it.
+	late := f.now.Add(time.Hour)
+	f.rb.WakeAt = &late
+	w, _ = f.advance()
+	require.Len(t, w.Runbooks, 1)
+	require.Equal(t, f.leases[f.step("b").ID].ExpiresAt, *f.rb.WakeAt)
+}
