@@ -143,7 +143,10 @@ type Engine struct {
 	// advances batch many runbooks into one commit, so that a burst of
 	// webhooks is answered at the speed of an insert, not of an advance.
 	resumers chan struct{}
-	running  sync.Map // step id → *pendingCall, for lease renewal
+	// retryLines and giveUpLines write the warnings of an outage once in
+	// a while rather than once a work item (loglimit.go).
+	retryLines, giveUpLines *lineLimit
+	running                 sync.Map // step id → *pendingCall, for lease renewal
 }
 
 // calls counts the handler calls in flight. Unlike a WaitGroup it may be
@@ -197,6 +200,7 @@ func New(store driver.Store, handlers *Handlers, cfg Config) *Engine {
 		plans: newPlanCache(cfg.PlanCacheSize), data: newDataCache(cfg.DataCacheSize), log: cfg.Logger, metrics: cfg.Metrics,
 		queue: newWorkQueue(), kick: make(chan struct{}, 1), sweepNow: make(chan struct{}, 1),
 		slots: make(chan struct{}, cfg.MaxCalls), resumers: make(chan struct{}, cfg.Advancers),
+		retryLines: newLineLimit(10 * time.Second), giveUpLines: newLineLimit(10 * time.Second),
 	}
 	if cfg.TracerProvider != nil {
 		e.machine.tracer = cfg.TracerProvider.Tracer(TracerName)
@@ -426,8 +430,11 @@ func (e *Engine) advancer(ctx, calls context.Context) {
 // instead, rather than given up on, which would let its lease expire and
 // the call be made again, forever.
 func (e *Engine) retry(items []workItem, err error) {
-	e.log.Warn("advance transaction failed; retrying", "err", err, "runbooks", len(items))
-	suspect := !errors.Is(err, driver.ErrTransient) && !errors.Is(err, errLeaseRefused) &&
+	transient := errors.Is(err, driver.ErrTransient)
+	if write, held := e.retryLines.allow(); write || !transient {
+		e.log.Warn("advance transaction failed; retrying", "err", err, "runbooks", len(items), "held_back", held)
+	}
+	suspect := !transient && !errors.Is(err, errLeaseRefused) &&
 		!errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
 	var again []workItem
 	for _, it := range items {
@@ -444,12 +451,14 @@ func (e *Engine) retry(items []workItem, err error) {
 		case it.tries >= maxTries:
 			// During an outage every item gives up alike, and nothing is
 			// lost (the lease expires, the step runs again under its
-			// key): a warning each, not an error each.
-			level := slog.LevelError
-			if errors.Is(err, driver.ErrTransient) {
-				level = slog.LevelWarn
+			// key): a warning once in a while with how many, not an
+			// error each. Anything else stays an error, each.
+			if !transient {
+				e.log.Error("giving up on a work item; its step runs again when its lease expires", "runbook_id", it.runbookID, "err", err)
+			} else if write, held := e.giveUpLines.allow(); write {
+				e.log.Warn("giving up on work items during an outage; their steps run again when their leases expire",
+					"runbook_id", it.runbookID, "err", err, "held_back", held)
 			}
-			e.log.Log(context.Background(), level, "giving up on a work item; its step runs again when its lease expires", "runbook_id", it.runbookID, "err", err)
 			continue
 		}
 		again = append(again, it)
