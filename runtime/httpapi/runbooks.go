@@ -32,16 +32,12 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeJSON(body, &req, false); err != nil {
 		return err
 	}
-	key, err := idempotencyKeyOf(r)
+	from, err := originOf(r)
 	if err != nil {
 		return err
 	}
-	correlationID, err := correlationIDOf(r)
-	if err != nil {
-		return err
-	}
-	sub := runtime.Submission{Inputs: req.Inputs, Mode: req.Mode, IdempotencyKey: key, Actor: req.Actor, HoldOpen: req.HoldOpen,
-		Parent: senderSpan(r), CorrelationID: correlationID}
+	sub := runtime.Submission{Inputs: req.Inputs, Mode: req.Mode, IdempotencyKey: from.idempotencyKey, Actor: req.Actor, HoldOpen: req.HoldOpen,
+		Parent: from.parent, CorrelationID: from.correlationID}
 	var out *runtime.Submitted
 	switch {
 	case req.Source != "" && len(req.Plan) > 0:
@@ -240,16 +236,12 @@ func (s *Server) regenerate(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	key, err := idempotencyKeyOf(r)
+	from, err := originOf(r)
 	if err != nil {
 		return err
 	}
-	correlationID, err := correlationIDOf(r)
-	if err != nil {
-		return err
-	}
-	out, err := s.engine.Regenerate(r.Context(), id, runtime.Regeneration{Inputs: req.Inputs, IdempotencyKey: key, Actor: byOrAPI(req.By),
-		Parent: senderSpan(r), CorrelationID: correlationID})
+	out, err := s.engine.Regenerate(r.Context(), id, runtime.Regeneration{Inputs: req.Inputs, IdempotencyKey: from.idempotencyKey,
+		Actor: byOrAPI(req.By), Parent: from.parent, CorrelationID: from.correlationID})
 	if err != nil {
 		return err
 	}

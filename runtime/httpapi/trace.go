@@ -39,3 +39,25 @@ func correlationIDOf(r *http.Request) (string, error) {
 	}
 	return id, nil
 }
+
+// origin is what a request that starts a runbook says about where it came
+// from, in its headers: its Idempotency-Key, its X-Correlation-Id and the
+// span that sent it. Submit and regenerate read the same three.
+type origin struct {
+	idempotencyKey string
+	correlationID  string
+	parent         trace.SpanContext
+}
+
+// originOf reads and checks a request's origin headers.
+func originOf(r *http.Request) (origin, error) {
+	key, err := idempotencyKeyOf(r)
+	if err != nil {
+		return origin{}, err
+	}
+	correlationID, err := correlationIDOf(r)
+	if err != nil {
+		return origin{}, err
+	}
+	return origin{idempotencyKey: key, correlationID: correlationID, parent: senderSpan(r)}, nil
+}
