@@ -242,10 +242,10 @@ func leaseAttempts(reqs []driver.LeaseRequest, ids []int64) []int32 {
 
 // takeLeasesSQL takes leases on steps, under the guard updateStepsSQL
 // takes them under.
-const takeLeasesSQL = `UPDATE runbook_steps s
+var takeLeasesSQL = `UPDATE runbook_steps s
 	SET lease_worker = $2, lease_attempt = u.attempt, lease_acquired_at = now(), lease_expires_at = $3
 	FROM unnest($1::bigint[], $4::int[]) AS u(id, attempt)
-	WHERE s.id = u.id AND (s.lease_worker IS NULL OR s.lease_worker = $2 OR s.lease_expires_at < now())
+	WHERE s.id = u.id AND ` + leaseIsFreeFor("$2") + `
 	RETURNING s.id`
 
 // clearLeasesSQL ends those.

@@ -94,7 +94,7 @@ func (s *Store) Steps(ctx context.Context, runbookID uuid.UUID) ([]*driver.Step,
 }
 
 // updateStepsSQL writes many steps' changes in one statement.
-const updateStepsSQL = `
+var updateStepsSQL = `
 	UPDATE runbook_steps s SET
 		status = u.status, attempt = u.attempt, next_attempt_at = u.next_at,
 		idempotency_key = u.idem_key, invocation_id = u.invocation,
@@ -117,12 +117,16 @@ const updateStepsSQL = `
 		AS u(id, status, attempt, next_at, idem_key, invocation, resolved, result, err_code, err_msg,
 			simulated, decision, decided_by, decided_at, comment, comp_status, comp_err, started_at,
 			finished_at, completed, esc_status, esc_err, lease)
-	WHERE s.id = u.id
-	  -- A lease is taken only from no one, from this worker, or from a
-	  -- lease that expired: under the runbook's lock nothing else can
-	  -- hold it, and a refusal says the advance's view is wrong.
-	  AND (u.lease <> 'take' OR s.lease_worker IS NULL OR s.lease_worker = $23 OR s.lease_expires_at < now())
+	WHERE s.id = u.id AND (u.lease <> 'take' OR ` + leaseIsFreeFor("$23") + `)
 	RETURNING s.id, u.lease = 'take'`
+
+// leaseIsFreeFor is the guard under which a step's lease is taken by the
+// worker named by param: from no one, from that worker, or from a lease
+// that expired. Under the runbook's lock nothing else can hold it; a
+// refusal says the advance's view of the step is wrong.
+func leaseIsFreeFor(param string) string {
+	return "(s.lease_worker IS NULL OR s.lease_worker = " + param + " OR s.lease_expires_at < now())"
+}
 
 // Lease operations on a step's row (updateStepsSQL): keep the lease as it
 // is, take it for this worker and the step's attempt, or clear it.
