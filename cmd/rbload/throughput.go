@@ -36,7 +36,7 @@ func (l *lab) throughput(ctx context.Context, r *report) error {
 			if si == 0 && run == 0 {
 				profile = l.o.profile
 			}
-			if _, err := l.throughputRun(ctx, plan, profile, 1, figures); err != nil {
+			if _, err := l.throughputRun(ctx, plan, profile, l.o.runbooks, 1, figures); err != nil {
 				return err
 			}
 			logf("%s run %d: %s steps/s", shape.name, run+1, format(figures["steps/s"][run]))
@@ -73,17 +73,17 @@ func advancersText(n int) string {
 	return fmt.Sprint(n)
 }
 
-// throughputRun submits the runbooks, runs them with `workers` worker
-// rbds on one schema, checks that every step ran once, and adds the run's
+// throughputRun submits n runbooks, runs them with `workers` worker rbds
+// on one schema, checks that every step ran once, and adds the run's
 // figures. It returns how many steps each worker started.
-func (l *lab) throughputRun(ctx context.Context, plan []byte, profile string, workers int, figures runs) (map[string]int, error) {
+func (l *lab) throughputRun(ctx context.Context, plan []byte, profile string, n, workers int, figures runs) (map[string]int, error) {
 	schema := l.schema("tp")
 	front, err := l.startRBD(ctx, schema, nil, "--worker=false")
 	if err != nil {
 		return nil, err
 	}
 	defer front.stop()
-	ids, err := submitAll(ctx, front.client, plan, l.o.runbooks, 8, "tp")
+	ids, err := submitAll(ctx, front.client, plan, n, 8, "tp")
 	if err != nil {
 		return nil, err
 	}
@@ -138,7 +138,7 @@ func (l *lab) throughputRun(ctx context.Context, plan []byte, profile string, wo
 	if err != nil {
 		return nil, err
 	}
-	if err := l.attemptsOnce(ctx, schema, l.o.runbooks*l.o.steps); err != nil {
+	if err := l.attemptsOnce(ctx, schema, n*l.o.steps); err != nil {
 		return nil, err
 	}
 	var first, last time.Time
@@ -155,7 +155,7 @@ func (l *lab) throughputRun(ctx context.Context, plan []byte, profile string, wo
 			last = done.At
 		}
 	}
-	steps := float64(l.o.runbooks * l.o.steps)
+	steps := float64(n * l.o.steps)
 	figures.add("steps/s", steps/last.Sub(first).Seconds())
 	d := after.Sub(before)
 	figures.add("commits/step", float64(d.Commits)/steps)
