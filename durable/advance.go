@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/runbookdev/runbook/runtime/driver"
 	"github.com/runbookdev/runbook/runtime/rbtype"
@@ -40,7 +41,8 @@ var liveStepsSQL = "SELECT " + stepStateColumns + ` FROM runbook_steps
 func (t *Tx) LoadForAdvance(ctx context.Context, ids []uuid.UUID, worker string, release []driver.LeaseRequest, now time.Time) (*driver.AdvanceState, error) {
 	st := &driver.AdvanceState{Released: map[int64]int{}}
 	var b pgx.Batch
-	b.Queue(runbookStatesSQL, ids).Query(func(rows pgx.Rows) error {
+	ids16 := uuidArray(ids) // encoded four times below
+	b.Queue(runbookStatesSQL, ids16).Query(func(rows pgx.Rows) error {
 		defer rows.Close()
 		for rows.Next() {
 			r, err := scanRunbook(rows)
@@ -51,11 +53,12 @@ func (t *Tx) LoadForAdvance(ctx context.Context, ids []uuid.UUID, worker string,
 		}
 		return rows.Err()
 	})
-	b.Queue(liveStepsSQL, ids).
+	b.Queue(liveStepsSQL, ids16).
 		Query(func(rows pgx.Rows) error {
 			defer rows.Close()
+			sc := newStepScanner()
 			for rows.Next() {
-				s, err := scanStep(rows)
+				s, err := sc.scan(rows)
 				if err != nil {
 					return err
 				}
@@ -63,11 +66,11 @@ func (t *Tx) LoadForAdvance(ctx context.Context, ids []uuid.UUID, worker string,
 			}
 			return rows.Err()
 		})
-	b.Queue(activeInvocationsSQL, ids).Query(func(rows pgx.Rows) (err error) {
+	b.Queue(activeInvocationsSQL, ids16).Query(func(rows pgx.Rows) (err error) {
 		st.Invocations, err = pgx.CollectRows(rows, scanInvocation)
 		return err
 	})
-	b.Queue(notificationsForRunbooksSQL, ids).Query(func(rows pgx.Rows) (err error) {
+	b.Queue(notificationsForRunbooksSQL, ids16).Query(func(rows pgx.Rows) (err error) {
 		st.Notifications, err = pgx.CollectRows(rows, scanNotification)
 		return err
 	})
@@ -292,13 +295,13 @@ const updateRunbookStatesSQL = `
 
 func runbookStateArgs(changes []driver.RunbookChange) []any {
 	n := len(changes)
-	ids := make([]uuid.UUID, n)
-	status, codes, msgs := make([]*string, n), make([]*string, n), make([]*string, n)
+	ids := make([][16]byte, n)
+	status, codes, msgs := make(pgtype.FlatArray[pgtype.Text], n), make(pgtype.FlatArray[pgtype.Text], n), make(pgtype.FlatArray[pgtype.Text], n)
 	finished, setWake := make([]bool, n), make([]bool, n)
-	wake := make([]*time.Time, n)
+	wake := make(pgtype.FlatArray[pgtype.Timestamptz], n)
 	for i, c := range changes {
-		ids[i], status[i], codes[i], msgs[i] = c.ID, (*string)(c.Status), (*string)(c.ErrorCode), c.ErrorMessage
-		finished[i], setWake[i], wake[i] = c.Finished, c.SetWake, c.WakeAt
+		ids[i], status[i], codes[i], msgs[i] = c.ID, textOrNull(c.Status), textOrNull(c.ErrorCode), textOrNull(c.ErrorMessage)
+		finished[i], setWake[i], wake[i] = c.Finished, c.SetWake, nullableTime(c.WakeAt)
 	}
 	return []any{ids, status, codes, msgs, finished, setWake, wake}
 }
@@ -306,7 +309,7 @@ func runbookStateArgs(changes []driver.RunbookChange) []any {
 // StepDataByKey loads the resolved arguments and results of steps named by
 // runbook and key.
 func (t *Tx) StepDataByKey(ctx context.Context, keys []driver.StepKey) (map[driver.StepKey]driver.StepData, error) {
-	runbooks := make([]uuid.UUID, len(keys))
+	runbooks := make([][16]byte, len(keys))
 	names := make([]string, len(keys))
 	for i, k := range keys {
 		runbooks[i], names[i] = k.RunbookID, k.Key

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/runbookdev/runbook/runtime/driver"
 )
@@ -33,32 +34,26 @@ const writeAttemptsSQL = `
 
 func attemptArgs(as []driver.Attempt) []any {
 	n := len(as)
-	ids, runbooks := make([]uuid.UUID, n), make([]uuid.UUID, n)
-	tenants, actors, steps, verbs, workers := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]*string, n)
+	ids, runbooks := make([][16]byte, n), make([][16]byte, n)
+	tenants, actors, steps, verbs := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	workers := make(pgtype.FlatArray[pgtype.Text], n)
 	attempts := make([]int32, n)
-	started, finished := make([]*time.Time, n), make([]time.Time, n)
-	outcomes, codes, caches, models := make([]string, n), make([]*string, n), make([]string, n), make([]*string, n)
-	tokIn, tokOut := make([]*int64, n), make([]*int64, n)
-	costs, credits := make([]*float64, n), make([]*float64, n)
-	correlations, traces, spans := make([]*string, n), make([]*string, n), make([]*string, n)
+	started, finished := make(pgtype.FlatArray[pgtype.Timestamptz], n), make([]time.Time, n)
+	outcomes, caches := make([]string, n), make([]string, n)
+	codes, models := make(pgtype.FlatArray[pgtype.Text], n), make(pgtype.FlatArray[pgtype.Text], n)
+	tokIn, tokOut := make(pgtype.FlatArray[pgtype.Int8], n), make(pgtype.FlatArray[pgtype.Int8], n)
+	costs, credits := make(pgtype.FlatArray[pgtype.Float8], n), make(pgtype.FlatArray[pgtype.Float8], n)
+	correlations, traces, spans := make(pgtype.FlatArray[pgtype.Text], n), make(pgtype.FlatArray[pgtype.Text], n), make(pgtype.FlatArray[pgtype.Text], n)
 	for i, a := range as {
-		correlations[i], traces[i], spans[i] = nullString(a.CorrelationID), nullString(a.TraceID), nullString(a.SpanID)
+		correlations[i], traces[i], spans[i] = nullableText(a.CorrelationID), nullableText(a.TraceID), nullableText(a.SpanID)
 		ids[i], runbooks[i], tenants[i], actors[i], steps[i], verbs[i] = a.ID, a.RunbookID, a.Tenant, a.Actor, a.StepKey, a.Verb
-		attempts[i], workers[i], started[i], finished[i] = int32(a.Attempt), nullString(a.WorkerID), a.StartedAt, a.FinishedAt
-		outcomes[i], codes[i], caches[i], models[i] = a.Outcome, nullString(a.ErrorCode), a.Cache, nullString(a.Usage.Model)
-		tokIn[i], tokOut[i] = nonZero(a.Usage.TokensIn), nonZero(a.Usage.TokensOut)
-		costs[i], credits[i] = nonZero(a.Usage.CostUSD), nonZero(a.Usage.Credits)
+		attempts[i], workers[i], started[i], finished[i] = int32(a.Attempt), nullableText(a.WorkerID), nullableTime(a.StartedAt), a.FinishedAt
+		outcomes[i], codes[i], caches[i], models[i] = a.Outcome, nullableText(a.ErrorCode), a.Cache, nullableText(a.Usage.Model)
+		tokIn[i], tokOut[i] = nullableInt(a.Usage.TokensIn), nullableInt(a.Usage.TokensOut)
+		costs[i], credits[i] = nullableFloat(a.Usage.CostUSD), nullableFloat(a.Usage.Credits)
 	}
 	return []any{ids, runbooks, tenants, actors, steps, verbs, attempts, workers, started, finished, outcomes, codes, caches,
 		tokIn, tokOut, models, costs, credits, correlations, traces, spans}
-}
-
-// nonZero is nil for a quantity not reported (zero).
-func nonZero[T int64 | float64](v T) *T {
-	if v == 0 {
-		return nil
-	}
-	return &v
 }
 
 // costColumns sum attempts into a driver.Cost.

@@ -5,6 +5,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/runbookdev/runbook/runtime/driver"
 )
@@ -21,18 +22,15 @@ const appendEventsSQL = `
 
 func eventArgs(events []driver.Event) []any {
 	n := len(events)
-	runbooks := make([]uuid.UUID, n)
+	runbooks := make([][16]byte, n)
 	types := make([]string, n)
-	steps := make([]*string, n)
-	attempts := make([]*int32, n)
-	workers := make([]*string, n)
-	data := make([]*string, n)
+	steps := make(pgtype.FlatArray[pgtype.Text], n)
+	attempts := make(pgtype.FlatArray[pgtype.Int4], n)
+	workers := make(pgtype.FlatArray[pgtype.Text], n)
+	data := make(pgtype.FlatArray[pgtype.Text], n)
 	for i, e := range events {
-		runbooks[i], types[i], steps[i], workers[i], data[i] = e.RunbookID, string(e.Type), nullString(e.StepKey), nullString(e.WorkerID), nullJSON(e.Data)
-		if e.Attempt > 0 {
-			a := int32(e.Attempt)
-			attempts[i] = &a
-		}
+		runbooks[i], types[i], steps[i], workers[i], data[i] = e.RunbookID, string(e.Type), nullableText(e.StepKey), nullableText(e.WorkerID), nullableJSON(e.Data)
+		attempts[i] = pgtype.Int4{Int32: int32(e.Attempt), Valid: e.Attempt > 0}
 	}
 	return []any{runbooks, types, steps, attempts, workers, data}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/runbookdev/runbook/runtime/driver"
 )
@@ -19,30 +20,6 @@ const stepColumns = `id, runbook_id, key, position, verb, args, execution, gate,
 	coalesce(compensation_error, ''), coalesce(escalation_status, ''), coalesce(escalation_error, ''),
 	created_at, updated_at, started_at, finished_at,
 	lease_worker, lease_attempt, lease_acquired_at, lease_expires_at`
-
-func scanStep(row pgx.Row) (*driver.Step, error) {
-	var s driver.Step
-	// JSON columns are scanned as bytes: into a json.RawMessage, pgx would
-	// run them through encoding/json to check them.
-	var args, exec, resolved, result []byte
-	var leaseWorker *string
-	var leaseAttempt *int32
-	var leaseAcquired, leaseExpires *time.Time
-	err := row.Scan(&s.ID, &s.RunbookID, &s.Key, &s.Position, &s.Verb, &args, &exec, &s.Gate, &s.Status,
-		&s.Attempt, &s.NextAttemptAt, &s.IdempotencyKey, &s.InvocationID, &resolved, &result, &s.ErrorCode,
-		&s.ErrorMessage, &s.Simulated, &s.GateDecision, &s.GateDecidedBy, &s.GateDecidedAt, &s.GateComment,
-		&s.CompletionSeq, &s.CompensationStatus, &s.CompensationError, &s.EscalationStatus, &s.EscalationError, &s.CreatedAt, &s.UpdatedAt, &s.StartedAt,
-		&s.FinishedAt, &leaseWorker, &leaseAttempt, &leaseAcquired, &leaseExpires)
-	if err != nil {
-		return nil, translate(err)
-	}
-	if leaseWorker != nil && leaseAttempt != nil && leaseAcquired != nil && leaseExpires != nil {
-		s.Lease = &driver.Lease{StepID: s.ID, RunbookID: s.RunbookID, WorkerID: *leaseWorker, Attempt: int(*leaseAttempt),
-			Status: "active", AcquiredAt: *leaseAcquired, ExpiresAt: *leaseExpires}
-	}
-	s.Args, s.Execution, s.ResolvedArgs, s.Result = rawJSON(args), rawJSON(exec), rawJSON(resolved), rawJSON(result)
-	return &s, nil
-}
 
 // rawJSON keeps a JSON column's bytes; SQL NULL and JSON null are empty.
 func rawJSON(b []byte) json.RawMessage {
@@ -63,8 +40,9 @@ func querySteps(ctx context.Context, q querier, sql string, args ...any) ([]*dri
 	}
 	defer rows.Close()
 	var out []*driver.Step
+	sc := newStepScanner()
 	for rows.Next() {
-		s, err := scanStep(rows)
+		s, err := sc.scan(rows)
 		if err != nil {
 			return nil, err
 		}
@@ -79,8 +57,8 @@ func querySteps(ctx context.Context, q querier, sql string, args ...any) ([]*dri
 // StepData when it needs them: loading every step's result in every
 // transaction cost more than anything else on the hot path.
 var stepStateColumns = strings.NewReplacer(
-	"args, execution", "'null'::jsonb, 'null'::jsonb",
-	"resolved_args, result", "'null'::jsonb, 'null'::jsonb",
+	"args, execution", "NULL::jsonb, NULL::jsonb",
+	"resolved_args, result", "NULL::jsonb, NULL::jsonb",
 ).Replace(stepColumns)
 
 // Steps loads a runbook's steps, in plan order, under its lock.
@@ -145,36 +123,37 @@ func stepChangeArgs(changes []driver.StepChange, lease map[int64]string, worker 
 		ids        = make([]int64, n)
 		status     = make([]string, n)
 		attempt    = make([]int32, n)
-		nextAt     = make([]*time.Time, n)
-		idemKey    = make([]*string, n)
-		invocation = make([]*uuid.UUID, n)
-		resolved   = make([]*string, n)
-		result     = make([]*string, n)
-		errCode    = make([]*string, n)
-		errMsg     = make([]*string, n)
+		nextAt     = make(pgtype.FlatArray[pgtype.Timestamptz], n)
+		idemKey    = make(pgtype.FlatArray[pgtype.Text], n)
+		invocation = make(pgtype.FlatArray[pgtype.UUID], n)
+		resolved   = make(pgtype.FlatArray[pgtype.Text], n)
+		result     = make(pgtype.FlatArray[pgtype.Text], n)
+		errCode    = make(pgtype.FlatArray[pgtype.Text], n)
+		errMsg     = make(pgtype.FlatArray[pgtype.Text], n)
 		simulated  = make([]bool, n)
-		decision   = make([]*string, n)
-		decidedBy  = make([]*string, n)
-		decidedAt  = make([]*time.Time, n)
-		comment    = make([]*string, n)
-		compStatus = make([]*string, n)
-		compErr    = make([]*string, n)
-		escStatus  = make([]*string, n)
-		escErr     = make([]*string, n)
-		startedAt  = make([]*time.Time, n)
-		finishedAt = make([]*time.Time, n)
+		decision   = make(pgtype.FlatArray[pgtype.Text], n)
+		decidedBy  = make(pgtype.FlatArray[pgtype.Text], n)
+		decidedAt  = make(pgtype.FlatArray[pgtype.Timestamptz], n)
+		comment    = make(pgtype.FlatArray[pgtype.Text], n)
+		compStatus = make(pgtype.FlatArray[pgtype.Text], n)
+		compErr    = make(pgtype.FlatArray[pgtype.Text], n)
+		escStatus  = make(pgtype.FlatArray[pgtype.Text], n)
+		escErr     = make(pgtype.FlatArray[pgtype.Text], n)
+		startedAt  = make(pgtype.FlatArray[pgtype.Timestamptz], n)
+		finishedAt = make(pgtype.FlatArray[pgtype.Timestamptz], n)
 		completed  = make([]bool, n)
 		leaseOp    = make([]string, n)
 	)
 	for i, c := range changes {
-		ids[i], status[i], attempt[i], nextAt[i] = c.ID, string(c.Status), int32(c.Attempt), c.NextAttemptAt
-		idemKey[i], invocation[i] = nullString(c.IdempotencyKey), c.InvocationID
-		resolved[i], result[i] = nullJSON(c.ResolvedArgs), nullJSON(c.Result)
-		errCode[i], errMsg[i], simulated[i] = nullString(c.ErrorCode), nullString(c.ErrorMessage), c.Simulated
-		decision[i], decidedBy[i], decidedAt[i], comment[i] = nullString(c.GateDecision), nullString(c.GateDecidedBy), c.GateDecidedAt, nullString(c.GateComment)
-		compStatus[i], compErr[i] = nullString(c.CompensationStatus), nullString(c.CompensationError)
-		escStatus[i], escErr[i] = nullString(c.EscalationStatus), nullString(c.EscalationError)
-		startedAt[i], finishedAt[i], completed[i] = c.StartedAt, c.FinishedAt, c.Completed
+		ids[i], status[i], attempt[i], nextAt[i] = c.ID, string(c.Status), int32(c.Attempt), nullableTime(c.NextAttemptAt)
+		idemKey[i], invocation[i] = nullableText(c.IdempotencyKey), nullableUUID(c.InvocationID)
+		resolved[i], result[i] = nullableJSON(c.ResolvedArgs), nullableJSON(c.Result)
+		errCode[i], errMsg[i], simulated[i] = nullableText(c.ErrorCode), nullableText(c.ErrorMessage), c.Simulated
+		decision[i], decidedBy[i] = nullableText(c.GateDecision), nullableText(c.GateDecidedBy)
+		decidedAt[i], comment[i] = nullableTime(c.GateDecidedAt), nullableText(c.GateComment)
+		compStatus[i], compErr[i] = nullableText(c.CompensationStatus), nullableText(c.CompensationError)
+		escStatus[i], escErr[i] = nullableText(c.EscalationStatus), nullableText(c.EscalationError)
+		startedAt[i], finishedAt[i], completed[i] = nullableTime(c.StartedAt), nullableTime(c.FinishedAt), c.Completed
 		leaseOp[i] = lease[c.ID]
 	}
 	return []any{ids, status, attempt, nextAt, idemKey, invocation, resolved, result, errCode, errMsg, simulated,

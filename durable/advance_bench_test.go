@@ -1,0 +1,53 @@
+package durable_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/runbookdev/runbook/durable/pgtest"
+	"github.com/runbookdev/runbook/runtime/driver"
+)
+
+// BenchmarkLoadAndWriteAdvance is the store's half of an advance of 64
+// runbooks of a 10-step chain, all steps pending: load their state (640
+// steps), then write two steps of each back unchanged, as an advance that
+// records an outcome and starts the next step writes two. The database's
+// half is in the figure too (a local socket), but what changes from one
+// commit to the next is mostly the scanning and the encoding (issue 15's
+// profile: LoadForAdvance was a quarter of rbd's CPU in the chain run).
+func BenchmarkLoadAndWriteAdvance(b *testing.B) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	store := pgtest.Store(b)
+	ids := make([]uuid.UUID, 64)
+	require.NoError(b, store.InTx(ctx, func(tx driver.Tx) error {
+		for i := range ids {
+			rb, _, err := tx.CreateRunbook(ctx, newRunbook(10))
+			if err != nil {
+				return err
+			}
+			ids[i] = rb.ID
+		}
+		return nil
+	}))
+	b.ReportAllocs()
+	for b.Loop() {
+		require.NoError(b, store.InTx(ctx, func(tx driver.Tx) error {
+			st, err := tx.LoadForAdvance(ctx, ids, "bench", nil, time.Now())
+			if err != nil {
+				return err
+			}
+			w := driver.AdvanceWrite{Worker: "bench", LeaseUntil: time.Now().Add(time.Minute)}
+			for _, s := range st.Steps[:2*len(ids)] {
+				w.Steps = append(w.Steps, s.Change())
+			}
+			_, err = tx.WriteAdvance(ctx, w)
+			return err
+		}))
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(ids)), "ns/runbook")
+}
