@@ -10,14 +10,16 @@ import (
 
 // latencyResult is what an insert-to-work run measured: for each job, the
 // time from its insert's commit (when Insert returned to the inserting
-// goroutine, as rbd's resume run takes the webhook's 202 as the sender
-// sees it) to its Work call, on one process's monotonic clock.
+// goroutine) to its Work call, and the time from the call to Insert (the
+// producer acting, as rbd's resume run times from the webhook's send) to
+// the Work call, on one process's monotonic clock.
 type latencyResult struct {
 	Jobs                  int       `json:"jobs"`
 	Rate                  int       `json:"rate"`
 	FetchCooldownMS       float64   `json:"fetch_cooldown_ms"`
 	FetchPollIntervalMS   float64   `json:"fetch_poll_interval_ms"`
 	InsertToWorkMS        []float64 `json:"insert_to_work_ms"`
+	InsertSentToWorkMS    []float64 `json:"insert_sent_to_work_ms"`
 	InsertCommitMedianMS  float64   `json:"insert_commit_median_ms"`
 	InsertCommitSlowestMS float64   `json:"insert_commit_slowest_ms"`
 }
@@ -95,6 +97,7 @@ func latency(ctx context.Context, o options) (*latencyResult, error) {
 			return nil, fmt.Errorf("job %d was inserted but not worked", in.id)
 		}
 		out.InsertToWorkMS = append(out.InsertToWorkMS, ms(started.Sub(in.commit)))
+		out.InsertSentToWorkMS = append(out.InsertSentToWorkMS, ms(started.Sub(in.began)))
 		commits = append(commits, ms(in.commit.Sub(in.began)))
 	}
 	out.InsertCommitMedianMS, out.InsertCommitSlowestMS = medianAndMax(commits)
