@@ -120,6 +120,9 @@ type fixture struct {
 	receipts map[driver.ReceiptKey]driver.Receipt
 	events   []string // "TYPE step" of every event written, in order
 	mode     rbtype.Mode
+	// fetched are the step data the last advance read from the table
+	// (wantedData's answer).
+	fetched []string
 }
 
 // newFixture compiles source and stores it as a new runbook, every step
@@ -216,7 +219,9 @@ func (f *fixture) advance(outcomes ...*outcome) (driver.AdvanceWrite, []*pending
 	r, _ := newRound(f.m, f.now, loaded, map[string]*planInfo{f.rb.PlanHash: f.plan}, outcomes)
 	missing := r.wantedData(func(driver.StepKey) (driver.StepData, bool) { return driver.StepData{}, false })
 	data := map[driver.StepKey]driver.StepData{}
+	f.fetched = nil
 	for _, k := range missing {
+		f.fetched = append(f.fetched, k.Key)
 		s := f.step(k.Key)
 		data[k] = driver.StepData{ResolvedArgs: s.ResolvedArgs, Result: s.Result}
 	}

@@ -55,6 +55,23 @@ func TestMachineStartsReadyStepsAndChainsResults(t *testing.T) {
 	require.Nil(t, f.rb.WakeAt, "a finished runbook needs no worker")
 }
 
+// A step readied by a predecessor that completed in the same transaction
+// takes that result from the step in hand: the table does not have it
+// yet, and reading it would be a round trip for nothing. A predecessor
+// that completed in an earlier transaction is read.
+func TestMachineTakesAResultOfThisRoundFromTheStep(t *testing.T) {
+	f := newFixture(t, `(m.echo :v $who :as @a) (m.echo :v @a.v :as @b) (m.send :to @a.v :after @b :as @c)`, map[string]any{"who": "ada"})
+	_, calls := f.advance()
+	_, calls = f.advance(succeed(callFor(t, calls, "a"), map[string]any{"v": "ada"}))
+	require.Empty(t, f.fetched, "a completed in this transaction")
+	b := callFor(t, calls, "b")
+	require.Equal(t, map[string]any{"v": "ada"}, b.call.Args)
+
+	_, calls = f.advance(succeed(b, map[string]any{"v": "ada"}))
+	require.Equal(t, []string{"a"}, f.fetched, "a, from an earlier transaction, is read; b, from this one, is not")
+	require.Equal(t, map[string]any{"to": "ada"}, callFor(t, calls, "c").call.Args)
+}
+
 // running → failed_retryable → ready → running: a retryable failure with
 // attempts left waits out its backoff (base * 2^(attempt-1) plus jitter
 // from the step and attempt), then runs again with the same key.

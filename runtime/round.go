@@ -124,7 +124,12 @@ func (r *round) wantedData(cached func(driver.StepKey) (driver.StepData, bool)) 
 			switch {
 			case s.Status == rbtype.StepReady && t.executing():
 				for _, p := range t.plan.preds[s.Key] {
-					if ps := t.byKey[p]; ps == nil || ps.Status == rbtype.StepComplete {
+					switch ps := t.byKey[p]; {
+					case ps != nil && ps.Status == rbtype.StepComplete && ps.Result != nil:
+						// Completed in this round (a loaded step's result is
+						// not read otherwise): prepare takes its result from
+						// the step, and the table does not have it yet.
+					case ps == nil || ps.Status == rbtype.StepComplete:
 						want(p, false)
 					}
 				}
