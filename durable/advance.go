@@ -38,9 +38,36 @@ var liveStepsSQL = "SELECT " + stepStateColumns + ` FROM runbook_steps
 // when the advance is written. A lease that expired is left out of
 // Leases, so the advance reclaims its step, exactly once: it holds the
 // runbook's lock.
+//
+// A notification's transaction that resumes its runbook in place has
+// already read that runbook's state, pipelined with its insert
+// (storeNotification); the load it then asks for is answered from that.
 func (t *Tx) LoadForAdvance(ctx context.Context, ids []uuid.UUID, worker string, release []driver.LeaseRequest, now time.Time) (*driver.AdvanceState, error) {
-	st := &driver.AdvanceState{Released: map[int64]int{}}
+	if p := t.preloaded; p != nil && len(ids) == 1 && ids[0] == p.runbookID && len(release) == 0 {
+		t.preloaded = nil
+		t.sortLeases(p.state, worker, release, now)
+		return p.state, nil
+	}
 	var b pgx.Batch
+	st := queueLoad(&b, ids)
+	if err := t.tx.SendBatch(ctx, &b).Close(); err != nil {
+		return nil, translate(err)
+	}
+	t.sortLeases(st, worker, release, now)
+	return st, nil
+}
+
+// preloadedState is a runbook's state read ahead of the advance that will
+// ask for it, in the same transaction under the runbook's lock.
+type preloadedState struct {
+	runbookID uuid.UUID
+	state     *driver.AdvanceState
+}
+
+// queueLoad queues the reads of the runbooks' state; the state returned
+// is filled in when the batch runs.
+func queueLoad(b *pgx.Batch, ids []uuid.UUID) *driver.AdvanceState {
+	st := &driver.AdvanceState{Released: map[int64]int{}}
 	ids16 := uuidArray(ids) // encoded four times below
 	b.Queue(runbookStatesSQL, ids16).Query(func(rows pgx.Rows) error {
 		defer rows.Close()
@@ -74,11 +101,7 @@ func (t *Tx) LoadForAdvance(ctx context.Context, ids []uuid.UUID, worker string,
 		st.Notifications, err = pgx.CollectRows(rows, scanNotification)
 		return err
 	})
-	if err := t.tx.SendBatch(ctx, &b).Close(); err != nil {
-		return nil, translate(err)
-	}
-	t.sortLeases(st, worker, release, now)
-	return st, nil
+	return st
 }
 
 // sortLeases splits the loaded steps' leases into those this worker's

@@ -2,6 +2,7 @@ package durable_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -12,18 +13,27 @@ import (
 	"github.com/runbookdev/runbook/runtime/driver"
 )
 
-// BenchmarkLoadAndWriteAdvance is the store's half of an advance of 64
-// runbooks of a 10-step chain, all steps pending: load their state (640
-// steps), then write two steps of each back unchanged, as an advance that
-// records an outcome and starts the next step writes two. The database's
+// BenchmarkLoadAndWriteAdvance is the store's half of an advance of 1 or
+// 64 runbooks of a 10-step chain, all steps pending: load their state (10
+// steps a runbook), then write two steps of each back unchanged, as an
+// advance that records an outcome and starts the next step writes two.
+// One runbook is a resume's or a quiet daemon's transaction, where
+// PostgreSQL's planning of each statement weighs most; 64 is a busy
+// advancer's. The database's
 // half is in the figure too (a local socket), but what changes from one
 // commit to the next is mostly the scanning and the encoding (issue 15's
 // profile: LoadForAdvance was a quarter of rbd's CPU in the chain run).
 func BenchmarkLoadAndWriteAdvance(b *testing.B) {
+	for _, n := range []int{1, 64} {
+		b.Run(fmt.Sprintf("runbooks=%d", n), func(b *testing.B) { benchmarkLoadAndWriteAdvance(b, n) })
+	}
+}
+
+func benchmarkLoadAndWriteAdvance(b *testing.B, n int) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	store := pgtest.Store(b)
-	ids := make([]uuid.UUID, 64)
+	ids := make([]uuid.UUID, n)
 	require.NoError(b, store.InTx(ctx, func(tx driver.Tx) error {
 		for i := range ids {
 			rb, _, err := tx.CreateRunbook(ctx, newRunbook(10))
@@ -39,6 +49,9 @@ func BenchmarkLoadAndWriteAdvance(b *testing.B) {
 		require.NoError(b, store.InTx(ctx, func(tx driver.Tx) error {
 			st, err := tx.LoadForAdvance(ctx, ids, "bench", nil, time.Now())
 			if err != nil {
+				return err
+			}
+			if err := tx.LockRunbooks(ctx, ids); err != nil {
 				return err
 			}
 			w := driver.AdvanceWrite{Worker: "bench", LeaseUntil: time.Now().Add(time.Minute)}

@@ -3,6 +3,7 @@ package durable
 import (
 	"context"
 
+	"github.com/google/uuid"
 	"github.com/runbookdev/runbook/runtime/driver"
 
 	"github.com/jackc/pgx/v5"
@@ -78,4 +79,10 @@ func (s *Store) SettingForTest(ctx context.Context, name string) (string, error)
 	var v string
 	err := s.pool.QueryRow(ctx, "SELECT current_setting($1)", name).Scan(&v)
 	return v, translate(err)
+}
+
+// PreloadedFor reports whether the next LoadForAdvance of the runbook
+// would be answered from state read ahead (storeNotification).
+func (t *Tx) PreloadedFor(id uuid.UUID) bool {
+	return t.preloaded != nil && t.preloaded.runbookID == id
 }

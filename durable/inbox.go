@@ -31,11 +31,14 @@ import (
 // The locks are taken in the order an advance takes them, the runbook's
 // before the correlation key's; see insertNotification.
 func (s *Store) InsertNotification(ctx context.Context, n driver.Notification) (rbtype.InboxResult, error) {
-	res, _, err := s.InsertNotificationResuming(ctx, n, nil)
+	res, _, err := s.InsertNotificationResuming(ctx, n, nil, nil)
 	return res, err
 }
 
-// InsertNotificationResuming is InsertNotification that may resume the
+// InsertNotificationResuming is InsertNotification that first hands the
+// wait the key ends, if a step has parked with it, to check, with the
+// transaction (before any lock is taken: check only reads), which may
+// refuse the notification (nothing is stored), and may then resume the
 // waiting runbook in the same transaction (issue 15: a resume in one
 // transaction instead of three). When the notification is accepted for an
 // active wait, resume is handed the transaction, which holds the runbook's
@@ -43,11 +46,11 @@ func (s *Store) InsertNotification(ctx context.Context, n driver.Notification) (
 // the savepoint is rolled back and the runbook is woken as
 // InsertNotification would, so a resume that cannot be written never
 // costs the notification. resumed says whether resume's work committed.
-// resume may run more than once when the transaction is tried again; only
-// its last run can have committed.
-func (s *Store) InsertNotificationResuming(ctx context.Context, n driver.Notification, resume func(driver.Tx, uuid.UUID) error) (result rbtype.InboxResult, resumed bool, err error) {
+// check and resume may run more than once when the transaction is tried
+// again; only their last run counts. Either may be nil.
+func (s *Store) InsertNotificationResuming(ctx context.Context, n driver.Notification, check func(driver.Tx, driver.WaitTarget) error, resume func(driver.Tx, uuid.UUID) error) (result rbtype.InboxResult, resumed bool, err error) {
 	for tries := 1; ; tries++ {
-		result, resumed, err = s.insertNotification(ctx, n, resume)
+		result, resumed, err = s.insertNotification(ctx, n, check, resume)
 		if errors.Is(err, errParkedMeanwhile) && tries < 3 {
 			continue
 		}
@@ -63,7 +66,27 @@ func (s *Store) InsertNotificationResuming(ctx context.Context, n driver.Notific
 // tries it is transient: the sender retries (the API answers 503).
 var errParkedMeanwhile = fmt.Errorf("%w: the step parked meanwhile; retry in lock order", driver.ErrTransient)
 
-func (s *Store) insertNotification(ctx context.Context, n driver.Notification, resume func(driver.Tx, uuid.UUID) error) (rbtype.InboxResult, bool, error) {
+// waitTargetSQL finds the wait a correlation key ends, in one indexed
+// look-up (the key is unique).
+const waitTargetSQL = `
+	SELECT i.runbook_id, r.tenant, r.plan_hash, st.key, st.verb, i.status
+	FROM invocation_records i
+	JOIN runbook_steps st ON st.id = i.step_id
+	JOIN runbooks r ON r.id = i.runbook_id
+	WHERE i.correlation_key = $1`
+
+func scanWaitTarget(row pgx.Row) (driver.WaitTarget, error) {
+	var w driver.WaitTarget
+	err := row.Scan(&w.RunbookID, &w.Tenant, &w.PlanHash, &w.StepKey, &w.Verb, &w.Status)
+	return w, translate(err)
+}
+
+// insertNotification is one try of InsertNotificationResuming. Before the
+// resume, it costs three round trips besides BEGIN: the wait's look-up;
+// then, pipelined, the runbook's lock, the key's lock, the insert, what
+// the key held before, the savepoint and, for a resume, the runbook's
+// state; then the resume's write.
+func (s *Store) insertNotification(ctx context.Context, n driver.Notification, check func(driver.Tx, driver.WaitTarget) error, resume func(driver.Tx, uuid.UUID) error) (rbtype.InboxResult, bool, error) {
 	result, resumed := rbtype.InboxAccepted, false
 	err := s.inTx(ctx, func(t *Tx) error {
 		result, resumed = rbtype.InboxAccepted, false
@@ -72,34 +95,27 @@ func (s *Store) insertNotification(ctx context.Context, n driver.Notification, r
 		// runbook's second would deadlock with one, so the runbook is
 		// found first (an invocation's runbook never changes) and locked
 		// before the key.
+		target, err := scanWaitTarget(t.tx.QueryRow(ctx, waitTargetSQL, n.CorrelationKey))
 		var locked uuid.UUID
-		err := t.tx.QueryRow(ctx, `SELECT runbook_id FROM invocation_records WHERE correlation_key = $1`,
-			n.CorrelationKey).Scan(&locked)
 		switch {
-		case errors.Is(err, pgx.ErrNoRows):
+		case errors.Is(err, driver.ErrNotFound):
 		case err != nil:
-			return translate(err)
+			return err
 		default:
-			if err := t.LockRunbooks(ctx, []uuid.UUID{locked}); err != nil {
-				return err
+			// A tenant's secret resolves only its tenant's waits. A
+			// runbook's tenant, like an invocation's runbook, never
+			// changes, so what this look-up found holds under the lock.
+			if n.Tenant != "" && target.Tenant != n.Tenant {
+				return fmt.Errorf("%w: the wait belongs to another tenant", driver.ErrNotFound)
 			}
-			if n.Tenant != "" {
-				// A tenant's secret resolves only its tenant's waits;
-				// checked under the runbook's lock, so a wait found here
-				// is the one the notification would end.
-				var tenant string
-				if err := t.tx.QueryRow(ctx, `SELECT tenant FROM runbooks WHERE id = $1`, locked).Scan(&tenant); err != nil {
-					return translate(err)
-				}
-				if tenant != n.Tenant {
-					return fmt.Errorf("%w: the wait belongs to another tenant", driver.ErrNotFound)
+			if check != nil {
+				if err := check(t, target); err != nil {
+					return err
 				}
 			}
+			locked = target.RunbookID
 		}
-		// The key's lock, the insert, what the key held before and the
-		// wait it ends go as one pipelined round trip; so does the
-		// savepoint a resume in place starts from (resumeInPlace).
-		st, err := t.storeNotification(ctx, n, resume != nil)
+		st, err := t.storeNotification(ctx, n, locked, resume != nil)
 		if err != nil {
 			return err
 		}
@@ -158,15 +174,24 @@ const insertNotificationSQL = `
 // resumeSavepoint is where a resume in place rolls back to.
 const resumeSavepoint = "resume_in_place"
 
-// storeNotification takes the correlation key's lock, inserts the
-// notification unless the key has one, and reads the key's payload hash
-// and its wait, in one round trip; with savepoint, it also starts the
-// savepoint a resume in place rolls back to.
-func (t *Tx) storeNotification(ctx context.Context, n driver.Notification, savepoint bool) (storedNotification, error) {
+// storeNotification takes the runbook's lock (when locked names the
+// runbook the key's wait was found in) and the correlation key's, inserts
+// the notification unless the key has one, and reads the key's payload
+// hash and its wait, in one round trip. With savepoint, it also starts the
+// savepoint a resume in place rolls back to, and reads the runbook's state
+// for that resume (LoadForAdvance answers from it).
+func (t *Tx) storeNotification(ctx context.Context, n driver.Notification, locked uuid.UUID, savepoint bool) (storedNotification, error) {
 	var st storedNotification
 	var b pgx.Batch
-	key := correlationLockKey(n.CorrelationKey)
-	b.Queue("SELECT pg_advisory_xact_lock($1)", key).Exec(func(pgconn.CommandTag) error { return nil })
+	ignore := func(pgconn.CommandTag) error { return nil }
+	locks := []int64{correlationLockKey(n.CorrelationKey)}
+	if locked != uuid.Nil {
+		if runbookKey := RunbookLockKey(locked); !t.held[runbookKey] {
+			b.Queue("SELECT pg_advisory_xact_lock($1)", runbookKey).Exec(ignore)
+			locks = append(locks, runbookKey)
+		}
+	}
+	b.Queue("SELECT pg_advisory_xact_lock($1)", locks[0]).Exec(ignore)
 	b.Queue(insertNotificationSQL,
 		n.CorrelationKey, n.PayloadHash, n.Outcome, nullJSON(n.Result), nullString(n.ErrorCode), nullString(n.ErrorMessage),
 		nullString(n.Tenant), nullString(n.TraceParent), usageJSON(n.Usage)).Query(func(rows pgx.Rows) error {
@@ -188,13 +213,21 @@ func (t *Tx) storeNotification(ctx context.Context, n driver.Notification, savep
 			}
 			return rows.Err()
 		})
+	var preload *preloadedState
 	if savepoint {
-		b.Queue("SAVEPOINT " + resumeSavepoint).Exec(func(pgconn.CommandTag) error { return nil })
+		b.Queue("SAVEPOINT " + resumeSavepoint).Exec(ignore)
+		if locked != uuid.Nil {
+			// Read after the insert, so the resume finds its notification;
+			// wasted on a duplicate, a conflict or a wait that ended, all
+			// of them rare and cheap to read.
+			preload = &preloadedState{runbookID: locked, state: queueLoad(&b, []uuid.UUID{locked})}
+		}
 	}
 	if err := t.tx.SendBatch(ctx, &b).Close(); err != nil {
 		return st, translate(err)
 	}
-	t.markHeld(key)
+	t.markHeld(locks...)
+	t.preloaded = preload
 	return st, nil
 }
 
@@ -207,7 +240,9 @@ func (t *Tx) resumeInPlace(ctx context.Context, runbookID uuid.UUID, resume func
 	// The resume sees the locks its transaction holds; a lock it takes
 	// itself is forgotten with it, as the rollback to the savepoint
 	// releases it.
-	if err := resume(&Tx{tx: t.tx, store: t.store, held: maps.Clone(t.held)}, runbookID); err != nil {
+	preloaded := t.preloaded
+	t.preloaded = nil
+	if err := resume(&Tx{tx: t.tx, store: t.store, held: maps.Clone(t.held), preloaded: preloaded}, runbookID); err != nil {
 		_, _ = t.tx.Exec(ctx, "ROLLBACK TO SAVEPOINT "+resumeSavepoint)
 		return false
 	}

@@ -3,6 +3,7 @@ package durable_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -257,4 +258,58 @@ func TestNotificationAndAdvanceTakeLocksInOneOrder(t *testing.T) {
 	invs, err := b.store.InvocationsOf(b.ctx, rb.ID)
 	require.NoError(t, err)
 	require.Len(t, invs, 1, "the repeated park created no second invocation")
+}
+
+// A notification's transaction reads the wait first, hands it to check,
+// and reads the runbook's state pipelined with its insert: the resume in
+// place then loads nothing, and what it gets is what a load would read.
+func TestAResumeInPlaceFindsItsRunbookAlreadyRead(t *testing.T) {
+	b := setup(t)
+	rb := b.create(t, newRunbook(2))
+	b.park(t, rb, "ck-pre")
+	var checked driver.WaitTarget
+	res, resumed, err := b.store.InsertNotificationResuming(b.ctx, notification("ck-pre", `{"ok":true}`),
+		func(_ driver.Tx, target driver.WaitTarget) error {
+			checked = target
+			return nil
+		},
+		func(tx driver.Tx, id uuid.UUID) error {
+			require.Equal(t, rb.ID, id)
+			require.True(t, tx.(*durable.Tx).PreloadedFor(id), "read with the insert")
+			now := time.Now()
+			pre, err := tx.LoadForAdvance(b.ctx, []uuid.UUID{id}, "w", nil, now)
+			require.NoError(t, err)
+			require.False(t, tx.(*durable.Tx).PreloadedFor(id), "used once")
+			loaded, err := tx.LoadForAdvance(b.ctx, []uuid.UUID{id}, "w", nil, now)
+			require.NoError(t, err)
+			require.Equal(t, loaded, pre)
+			require.Len(t, pre.Steps, 2)
+			require.Len(t, pre.Notifications, 1, "the load comes after the insert")
+			require.Equal(t, "ck-pre", pre.Notifications[0].CorrelationKey)
+			return nil
+		})
+	require.NoError(t, err)
+	require.Equal(t, rbtype.InboxAccepted, res)
+	require.True(t, resumed)
+	require.Equal(t, driver.WaitTarget{RunbookID: rb.ID, Tenant: rb.Tenant, PlanHash: rb.PlanHash, StepKey: "s1",
+		Verb: "t.step", Status: rbtype.InvocationActive}, checked)
+}
+
+// A check that refuses the notification stores nothing: the sender can
+// send a corrected one under the same key.
+func TestANotificationRefusedByItsCheckStoresNothing(t *testing.T) {
+	b := setup(t)
+	rb := b.create(t, newRunbook(1))
+	b.park(t, rb, "ck-refused")
+	refused := errors.New("does not fit the output schema")
+	_, resumed, err := b.store.InsertNotificationResuming(b.ctx, notification("ck-refused", `{"bad":true}`),
+		func(driver.Tx, driver.WaitTarget) error { return refused },
+		func(driver.Tx, uuid.UUID) error { t.Fatal("a refused notification resumes nothing"); return nil })
+	require.ErrorIs(t, err, refused)
+	require.False(t, resumed)
+	_, err = b.store.Notification(b.ctx, "ck-refused")
+	require.ErrorIs(t, err, driver.ErrNotFound)
+	res, err := b.store.InsertNotification(b.ctx, notification("ck-refused", `{"good":true}`))
+	require.NoError(t, err)
+	require.Equal(t, rbtype.InboxAccepted, res, "the corrected one is the first")
 }

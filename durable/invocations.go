@@ -87,12 +87,5 @@ func (s *Store) InvocationsOf(ctx context.Context, runbookID uuid.UUID) ([]drive
 // WaitTarget says which step, verb and plan a correlation key's wait is
 // for, in one indexed look-up (the key is unique).
 func (s *Store) WaitTarget(ctx context.Context, correlationKey string) (driver.WaitTarget, error) {
-	var w driver.WaitTarget
-	err := s.pool.QueryRow(ctx, `
-		SELECT i.runbook_id, r.tenant, r.plan_hash, st.key, st.verb, i.status
-		FROM invocation_records i
-		JOIN runbook_steps st ON st.id = i.step_id
-		JOIN runbooks r ON r.id = i.runbook_id
-		WHERE i.correlation_key = $1`, correlationKey).Scan(&w.RunbookID, &w.Tenant, &w.PlanHash, &w.StepKey, &w.Verb, &w.Status)
-	return w, translate(err)
+	return scanWaitTarget(s.pool.QueryRow(ctx, waitTargetSQL, correlationKey))
 }

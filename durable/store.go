@@ -68,6 +68,9 @@ type Tx struct {
 	leaseEnds map[int64]bool
 	// held are the advisory locks this transaction has taken (lockKeys).
 	held map[int64]bool
+	// preloaded is a runbook's state read with a notification's insert,
+	// for the resume in place that follows (LoadForAdvance).
+	preloaded *preloadedState
 }
 
 // InTx runs fn in a transaction, committing when fn returns nil and rolling

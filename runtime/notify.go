@@ -69,11 +69,6 @@ func (e *Engine) Notify(ctx context.Context, n Notification) (rbtype.InboxResult
 	if err != nil {
 		return 0, fmt.Errorf("%w: result: %v", ErrInvalid, err)
 	}
-	if n.Status == rbtype.OutcomeCompleted {
-		if err := e.checkNotifiedResult(ctx, n.CorrelationKey, result); err != nil {
-			return 0, err
-		}
-	}
 	if err := checkUsage(n.Usage); err != nil {
 		return 0, err
 	}
@@ -94,17 +89,29 @@ func (e *Engine) Notify(ctx context.Context, n Notification) (rbtype.InboxResult
 		Result: n.Result, ErrorCode: n.ErrorCode, ErrorMessage: n.ErrorMessage, Tenant: tenant,
 		TraceParent: traceParentOf(n.Sender), Usage: n.Usage,
 	}
+	// The wait the key ends is checked inside the notification's
+	// transaction, where the store finds it anyway: one round trip
+	// instead of two.
+	check := func(tx driver.Tx, target driver.WaitTarget) error {
+		if !sees(ctx, target.Tenant) {
+			return noWait(n.CorrelationKey) // another tenant's: nothing about it is said
+		}
+		if n.Status != rbtype.OutcomeCompleted {
+			return nil
+		}
+		return e.checkNotifiedResult(ctx, tx, target, result)
+	}
 	calls := e.working.Load()
 	if calls == nil || !e.takeResumer() {
 		// No worker here (rbd --worker=false, or stopping), or as many
 		// resumes in place as advancers already: the inbox row and its
 		// wake-up are the whole of it, and a worker resumes.
-		res, err := e.store.InsertNotification(ctx, stored)
+		res, _, err := e.store.InsertNotificationResuming(ctx, stored, check, nil)
 		return res, notFoundAsNoWait(err, n.CorrelationKey)
 	}
 	defer func() { <-e.resumers }()
 	var done advanced
-	res, resumed, err := e.store.InsertNotificationResuming(ctx, stored, func(tx driver.Tx, id uuid.UUID) (err error) {
+	res, resumed, err := e.store.InsertNotificationResuming(ctx, stored, check, func(tx driver.Tx, id uuid.UUID) (err error) {
 		done, err = e.advanceIn(ctx, tx, []uuid.UUID{id}, nil)
 		return err
 	})
@@ -149,28 +156,19 @@ func notFoundAsNoWait(err error, key string) error {
 // parked with yet, or whose wait has ended, is not checked here: the
 // first is kept for the step that will park, the second is a duplicate
 // or ignored, and the step's own check still applies when it is consumed.
-func (e *Engine) checkNotifiedResult(ctx context.Context, key string, result any) error {
-	target, err := e.store.WaitTarget(ctx, key)
-	if err == nil && !sees(ctx, target.Tenant) {
-		return noWait(key) // another tenant's: nothing about it is said
-	}
-	if errors.Is(err, driver.ErrNotFound) || err == nil && target.Status != rbtype.InvocationActive {
+//
+// It reads in the notification's transaction, tx: a second connection
+// from the pool, taken while this one is held, could wait for ever when
+// every connection is held by a webhook doing the same.
+func (e *Engine) checkNotifiedResult(ctx context.Context, tx driver.Tx, target driver.WaitTarget, result any) error {
+	if target.Status != rbtype.InvocationActive {
 		return nil
 	}
+	plans, err := e.plansOf(ctx, tx, []*driver.Runbook{{ID: target.RunbookID, PlanHash: target.PlanHash}})
 	if err != nil {
 		return err
 	}
-	plan, ok := e.plans.lookup(target.PlanHash)
-	if !ok {
-		rb, err := e.store.Runbook(ctx, target.RunbookID)
-		if err != nil {
-			return err
-		}
-		if plan, err = e.planOf(rb); err != nil {
-			return err
-		}
-	}
-	info, ok := plan.plan.Verbs[target.Verb]
+	info, ok := plans[target.PlanHash].plan.Verbs[target.Verb]
 	if !ok || info.OutputSchema == nil {
 		return nil
 	}

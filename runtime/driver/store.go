@@ -27,13 +27,17 @@ type Store interface {
 	// InsertNotification stores a notification in the inbox, idempotently
 	// on its correlation key, and wakes the runbook waiting for it.
 	InsertNotification(ctx context.Context, n Notification) (rbtype.InboxResult, error)
-	// InsertNotificationResuming is InsertNotification that, when the
+	// InsertNotificationResuming is InsertNotification that first hands
+	// the wait the key ends (if a step parked with it) to check, with the
+	// transaction (no lock taken yet), whose
+	// error refuses the notification with nothing stored; and, when the
 	// notification is accepted for an active wait, hands resume the
 	// transaction (holding the runbook's lock, inside a savepoint) to
 	// advance the runbook in place. If resume fails its work is undone
 	// and the runbook is woken instead; the notification is kept either
-	// way. resumed says whether resume's work committed.
-	InsertNotificationResuming(ctx context.Context, n Notification, resume func(Tx, uuid.UUID) error) (result rbtype.InboxResult, resumed bool, err error)
+	// way. resumed says whether resume's work committed. Either function
+	// may be nil.
+	InsertNotificationResuming(ctx context.Context, n Notification, check func(Tx, WaitTarget) error, resume func(Tx, uuid.UUID) error) (result rbtype.InboxResult, resumed bool, err error)
 	// Sweep wakes the runbooks that lost wake-ups missed.
 	Sweep(ctx context.Context, limit int) (SweepResult, error)
 	// PruneOrphanNotifications deletes up to limit notifications received
