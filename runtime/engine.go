@@ -202,6 +202,14 @@ func New(store driver.Store, handlers *Handlers, cfg Config) *Engine {
 		slots: make(chan struct{}, cfg.MaxCalls), resumers: make(chan struct{}, cfg.Advancers),
 		retryLines: newLineLimit(10 * time.Second), giveUpLines: newLineLimit(10 * time.Second),
 	}
+	// An inline call is made inside the advance, never cut short by a
+	// shutdown: it has no outcome to lose, and its transaction commits or
+	// not with it.
+	e.machine.inline = func(pc *pendingCall) *outcome {
+		e.metrics.callStarted(pc.call.Verb)
+		e.metrics.inlineStep(pc.call.Verb)
+		return e.execute(context.Background(), pc)
+	}
 	if cfg.TracerProvider != nil {
 		e.machine.tracer = cfg.TracerProvider.Tracer(TracerName)
 	}
@@ -495,9 +503,7 @@ func (e *Engine) startCall(ctx context.Context, pc *pendingCall) {
 // execute calls the handler, bounded by the verb's run_timeout, and turns
 // what it returns into an outcome. A call cut short by shutdown has no
 // outcome: its lease is released and another worker runs it again.
-func (e *Engine) execute(ctx context.Context, pc *pendingCall) (o *outcome) {
-	callCtx, cancel := context.WithTimeout(trace.ContextWithSpanContext(ctx, pc.span), pc.timeout)
-	defer cancel()
+func (e *Engine) execute(ctx context.Context, pc *pendingCall) *outcome {
 	// The step's logger is made only for a line to write: a handler's
 	// With formats its attributes at once, and most calls log nothing.
 	log := func() *slog.Logger {
@@ -505,6 +511,29 @@ func (e *Engine) execute(ctx context.Context, pc *pendingCall) (o *outcome) {
 			traceAttrs(pc.span, pc.call.AttemptID)...)...)
 	}
 	began := time.Now()
+	o := makeCall(ctx, pc)
+	if o == nil {
+		log().Info("call cut short by shutdown; its step will run again")
+		return nil
+	}
+	if o.err != nil {
+		if o.err.Err != nil {
+			// The cause is for the log only: it may name tables or hosts.
+			log().Info("call failed", "code", o.err.Code, "error", o.err.Message, "cause", o.err.Err.Error())
+		} else {
+			log().Info("call failed", "code", o.err.Code, "error", o.err.Message)
+		}
+	}
+	e.metrics.callFinished(pc.call.Verb, time.Since(began), o.err)
+	return o
+}
+
+// makeCall is execute's call, without its log lines and metrics: the
+// handler's result (or its dry run's, or its rehearsal's and then its
+// own), as an outcome; nil for a call cut short by ctx's end.
+func makeCall(ctx context.Context, pc *pendingCall) *outcome {
+	callCtx, cancel := context.WithTimeout(trace.ContextWithSpanContext(ctx, pc.span), pc.timeout)
+	defer cancel()
 	var res Result
 	var err error
 	var seen *rehearsed
@@ -526,27 +555,19 @@ func (e *Engine) execute(ctx context.Context, pc *pendingCall) (o *outcome) {
 		}
 	}()
 	if err != nil && ctx.Err() != nil {
-		log().Info("call cut short by shutdown; its step will run again")
 		return nil
 	}
-	o = &outcome{runbookID: pc.runbookID, stepID: pc.stepID, attempt: pc.attempt, purpose: pc.purpose, span: pc.span, attemptID: pc.call.AttemptID,
+	o := &outcome{runbookID: pc.runbookID, stepID: pc.stepID, attempt: pc.attempt, purpose: pc.purpose, span: pc.span, attemptID: pc.call.AttemptID,
 		cacheKey: pc.cacheKey, definitionHash: pc.definitionHash, rehearsed: seen,
 		result: res, dryRun: pc.dryRun, idemKey: pc.call.IdempotencyKey}
 	if err != nil {
 		o.err = classify(err)
-		if o.err.Err != nil {
-			// The cause is for the log only: it may name tables or hosts.
-			log().Info("call failed", "code", o.err.Code, "error", o.err.Message, "cause", o.err.Err.Error())
-		} else {
-			log().Info("call failed", "code", o.err.Code, "error", o.err.Message)
-		}
 	} else if !res.IsParked() {
 		o.value, err = marshalResult(res.Value())
 		if err != nil {
 			o.err = Errorf(rbtype.CodeInternal, "the handler's result cannot be stored as JSON: %v", err)
 		}
 	}
-	e.metrics.callFinished(pc.call.Verb, time.Since(began), o.err)
 	return o
 }
 

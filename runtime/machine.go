@@ -21,6 +21,10 @@ type machine struct {
 	callbackURL string
 	// handler finds the implementation of a handler name.
 	handler func(name string) (Handler, bool)
+	// inline calls a handler inside the advance's transaction and turns
+	// what it returns into an outcome (inline.go); nil runs no step
+	// inline.
+	inline func(*pendingCall) *outcome
 	// observe counts what the metrics show; nil counts nothing.
 	observe observer
 	// tracer makes the spans of finished attempts and runbooks; nil (the

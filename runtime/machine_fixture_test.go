@@ -30,6 +30,12 @@ const machineVerbs = `
 - name: echo
   domain: m
   execution: {kind: sync, handler: core.echo, side_effects: none}
+- name: pure
+  domain: m
+  execution: {kind: sync, handler: core.echo, side_effects: none, determinism: pure}
+- name: pure-cached
+  domain: m
+  execution: {kind: sync, handler: core.echo, side_effects: none, determinism: pure, cache: {policy: reuse}}
 - name: send
   domain: m
   execution:

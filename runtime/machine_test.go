@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"testing"
@@ -70,6 +71,53 @@ func TestMachineTakesAResultOfThisRoundFromTheStep(t *testing.T) {
 	_, calls = f.advance(succeed(b, map[string]any{"v": "ada"}))
 	require.Equal(t, []string{"a"}, f.fetched, "a, from an earlier transaction, is read; b, from this one, is not")
 	require.Equal(t, map[string]any{"to": "ada"}, callFor(t, calls, "c").call.Args)
+}
+
+// A pure step with no side effects whose handler may run inline is called
+// in the transaction that starts it, and the steps it readies start there
+// too when they need nothing read: a chain of pure steps finishes in one
+// transaction, and a step of another verb is leased in it. A step whose
+// verb caches waits for the next transaction's cache lookup.
+func TestMachineRunsPureStepsInline(t *testing.T) {
+	f := newFixture(t, `(m.pure :v $who :as @a) (m.pure :v @a.v :as @b) (m.echo :v @b.v :as @c)
+		(m.pure :v @c.v :as @d) (m.pure-cached :v @d.v :as @e)`, map[string]any{"who": "ada"})
+	f.m.inline = func(pc *pendingCall) *outcome { return makeCall(context.Background(), pc) }
+
+	w, calls := f.advance()
+	require.Equal(t, []string{"STEP_STARTED a", "STEP_SUCCEEDED a", "STEP_STARTED b", "STEP_SUCCEEDED b", "STEP_STARTED c"},
+		eventNames(w.Events))
+	require.Equal(t, []string{"c"}, f.leasedKeys(w), "a and b took no lease")
+	require.Len(t, calls, 1)
+	require.Equal(t, map[string]any{"v": "ada"}, callFor(t, calls, "c").call.Args)
+	require.Len(t, w.Attempts, 2, "each inline call has its ledger row")
+	for _, a := range w.Attempts {
+		require.Equal(t, "succeeded", a.Outcome)
+		require.Equal(t, f.m.worker, a.WorkerID)
+		require.Equal(t, attemptID(f.rb.ID, a.StepKey, 1), a.ID, "the attempt id a leased call would have")
+	}
+	require.JSONEq(t, `{"v":"ada"}`, string(f.step("b").Result))
+
+	w, calls = f.advance(succeed(callFor(t, calls, "c"), map[string]any{"v": "ada"}))
+	require.Equal(t, []string{"STEP_SUCCEEDED c", "STEP_STARTED d", "STEP_SUCCEEDED d", "STEP_READY e"}, eventNames(w.Events),
+		"d runs inline; e's verb caches, so it waits for the next transaction's cache lookup")
+	require.Empty(t, f.leasedKeys(w))
+	require.Empty(t, calls)
+	require.Equal(t, f.now, *f.rb.WakeAt, "e is ready: the runbook is due at once")
+
+	w, calls = f.advance()
+	require.Equal(t, []string{"STEP_STARTED e"}, eventNames(w.Events))
+	w, _ = f.advance(succeed(callFor(t, calls, "e"), map[string]any{"v": "ada"}))
+	require.Equal(t, []string{"STEP_SUCCEEDED e", "RUNBOOK_COMPLETED"}, eventNames(w.Events))
+}
+
+// Without an inline caller (a machine that has none), pure steps are
+// leased like any other.
+func TestMachineLeasesPureStepsWithoutAnInlineCaller(t *testing.T) {
+	f := newFixture(t, `(m.pure :v $who :as @a) (m.pure :v @a.v :as @b)`, map[string]any{"who": "ada"})
+	w, calls := f.advance()
+	require.Equal(t, []string{"STEP_STARTED a"}, eventNames(w.Events))
+	require.Equal(t, []string{"a"}, f.leasedKeys(w))
+	require.Len(t, calls, 1)
 }
 
 // running → failed_retryable → ready → running: a retryable failure with

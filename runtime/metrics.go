@@ -16,6 +16,7 @@ type Metrics struct {
 	stepDuration    *prometheus.HistogramVec
 	resumeLatency   prometheus.Histogram
 	resumesInPlace  prometheus.Counter
+	inlineSteps     *prometheus.CounterVec
 	leaseReclaims   prometheus.Counter
 	outcomesDropped prometheus.Counter
 	advanceLatency  prometheus.Histogram
@@ -53,6 +54,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "rbd_resumes_in_place_total",
 			Help: "Notifications whose runbook was resumed in the notification's own transaction, without a wake-up.",
 		}),
+		inlineSteps: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "rbd_steps_inline_total",
+			Help: "Steps of pure, side-effect-free verbs called inside the advance that started them, without a lease (also counted in rbd_steps_started_total).",
+		}, []string{"verb"}),
 		leaseReclaims: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "rbd_lease_reclaims_total", Help: "Running steps taken back after their worker's lease expired or was released.",
 		}),
@@ -91,7 +96,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	}
 	if reg != nil {
 		reg.MustRegister(m.stepsStarted, m.stepsCompleted, m.stepsFailed, m.stepDuration, m.resumeLatency,
-			m.resumesInPlace, m.leaseReclaims, m.outcomesDropped, m.advanceLatency, m.parked, m.inboxDepth, m.sweepDuration,
+			m.resumesInPlace, m.inlineSteps, m.leaseReclaims, m.outcomesDropped, m.advanceLatency, m.parked, m.inboxDepth, m.sweepDuration,
 			m.orphanCount, m.orphansPruned, m.cacheLookups, m.costUSD, m.tokens)
 	}
 	return m
@@ -143,6 +148,12 @@ func (m *Metrics) used(verb string, u driver.Usage) {
 	}
 	if u.TokensOut > 0 {
 		m.tokens.WithLabelValues(verb, "out").Add(float64(u.TokensOut))
+	}
+}
+
+func (m *Metrics) inlineStep(verb string) {
+	if m != nil {
+		m.inlineSteps.WithLabelValues(verb).Inc()
 	}
 }
 

@@ -226,8 +226,17 @@ func (r *round) write() (driver.AdvanceWrite, []*pendingCall, error) {
 		t.start(byRunbook[t.rb.ID], r.receipts, r.cached)
 		t.startCompensation(r.compensations[t.rb.ID], r.receipts)
 		t.startEscalation(r.escalations[t.rb.ID])
-		// Steps that completed from receipts may have readied others;
-		// those start on the next round, which their wake-up schedules.
+		// Steps that completed inline may have readied others, which start
+		// here too when they need nothing read (inline.go).
+		for depth := 0; t.inlined > 0 && depth < inlineDepth; depth++ {
+			t.inlined = 0
+			t.propagate()
+			t.gates()
+			t.start(t.prepareReadied(), nil, nil)
+		}
+		// Steps that completed from receipts or inline may have readied
+		// others; those start on the next round, which their wake-up
+		// schedules.
 		t.propagate()
 		t.settle()
 		if t.err != nil {

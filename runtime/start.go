@@ -108,6 +108,11 @@ const simulatedInputs = "its inputs come from simulated steps"
 // derives its idempotency key. A step whose arguments cannot be resolved
 // or do not fit its schema fails for good: retrying cannot change them.
 func (t *transition) prepare() []*prepared {
+	return t.prepareWhere(func(*driver.Step) bool { return true })
+}
+
+// prepareWhere is prepare for the ready steps that want says to.
+func (t *transition) prepareWhere(want func(*driver.Step) bool) []*prepared {
 	if !t.executing() {
 		return nil
 	}
@@ -124,7 +129,7 @@ func (t *transition) prepare() []*prepared {
 	}
 	var out []*prepared
 	for _, s := range t.steps {
-		if s.Status != rbtype.StepReady {
+		if s.Status != rbtype.StepReady || !want(s) {
 			continue
 		}
 		ps := t.plan.steps[s.Key]
@@ -237,6 +242,10 @@ func (t *transition) start(steps []*prepared, receipts map[driver.ReceiptKey]dri
 			inv := t.invocationFor(s, p.exec)
 			call.InvocationID, call.CorrelationKey = inv.InvocationID, inv.CorrelationKey
 			call.CallbackURL = t.m.callbackURL
+		}
+		if t.runsInline(p, handler, dryRun) {
+			t.callInline(s, call, handler, p.exec.Timeouts.RunTimeout.D)
+			continue
 		}
 		t.lease(s, call, handler, p.exec.Timeouts.RunTimeout.D, dryRun, callStep)
 		if !dryRun {

@@ -50,6 +50,8 @@ type transition struct {
 	invocationUpdates []driver.InvocationUpdate
 	leaseRequests     []driver.LeaseRequest
 	calls             []*pendingCall
+	// inlined counts the steps called inside this transaction (inline.go).
+	inlined int
 	// readyEvent is where a step's STEP_READY stands in events, so that
 	// starting it in the same transaction can drop it: STEP_STARTED says
 	// as much, and the ledger stays minimal.
