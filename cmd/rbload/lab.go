@@ -21,13 +21,18 @@ import (
 	"github.com/runbookdev/runbook/runtime/httpapi"
 )
 
-// benchVerbs are what the measured runbooks call: a no-op sync step and a
-// step that parks until notified.
+// benchVerbs are what the measured runbooks call: a no-op sync step, the
+// same declared pure (which runs inside the advance, without a lease:
+// issue 15's inline steps), and a step that parks until notified.
 const benchVerbs = `
 - name: noop
   domain: b
   description: A no-op sync step (core.echo).
   execution: {kind: sync, handler: core.echo, side_effects: none}
+- name: pure
+  domain: b
+  description: A no-op sync step declared pure, which rbd calls inside the advance.
+  execution: {kind: sync, handler: core.echo, side_effects: none, determinism: pure}
 - name: wait
   domain: b
   description: Parks until a notification arrives.

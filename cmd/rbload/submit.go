@@ -39,11 +39,14 @@ func compilePlan(src string) ([]byte, error) {
 	return plan.JSON(), nil
 }
 
-func chainSource(steps int) string {
+func chainSource(steps int) string { return chainOf("b.noop", steps) }
+
+// chainOf is steps calls of verb, each after the one before.
+func chainOf(verb string, steps int) string {
 	var b strings.Builder
-	b.WriteString("(b.noop :as @s1)\n")
+	fmt.Fprintf(&b, "(%s :as @s1)\n", verb)
 	for i := 2; i <= steps; i++ {
-		fmt.Fprintf(&b, "(b.noop :after @s%d :as @s%d)\n", i-1, i)
+		fmt.Fprintf(&b, "(%s :after @s%d :as @s%d)\n", verb, i-1, i)
 	}
 	return b.String()
 }

@@ -63,6 +63,33 @@ func (l *lab) throughput(ctx context.Context, r *report) error {
 			}
 		}
 	}
+	return l.inlineThroughput(ctx, r)
+}
+
+// inlineThroughput measures the same chains with a verb declared pure,
+// whose steps rbd calls inside the advance that starts them, with no
+// lease and no second transaction (issue 15's inline steps). Reported
+// apart: it is not the leased path the River comparison is about.
+func (l *lab) inlineThroughput(ctx context.Context, r *report) error {
+	plan, err := compilePlan(chainOf("b.pure", l.o.steps))
+	if err != nil {
+		return err
+	}
+	figures := runs{}
+	for run := range l.o.runs {
+		if _, err := l.throughputRun(ctx, plan, "", l.o.runbooks, 1, figures); err != nil {
+			return fmt.Errorf("inline: %w", err)
+		}
+		logf("inline chain run %d: %s steps/s", run+1, format(figures["steps/s"][run]))
+	}
+	r.add(fmt.Sprintf("inline steps, chain (%d runbooks × %d pure no-op steps)", l.o.runbooks, l.o.steps), figures.median("steps/s"), "steps/s").
+		note("%s", notes("1 rbd; b.pure is core.echo with determinism: pure, called inside the advance without a lease; not the leased target", figures.spread("steps/s")))
+	r.add("  rows written per step (inline chain)", figures.median("rows/step"), "").
+		note("inserted %s, updated %s, deleted %s", format(figures.median("ins/step")), format(figures.median("upd/step")), format(figures.median("del/step")))
+	r.add("  rbd CPU per step (inline chain)", figures.median("rbd cpu/step"), "µs")
+	if len(figures["pg cpu/step"]) > 0 {
+		r.add("  PostgreSQL CPU per step (inline chain)", figures.median("pg cpu/step"), "µs")
+	}
 	return nil
 }
 
