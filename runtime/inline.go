@@ -68,17 +68,15 @@ func (t *transition) callInline(s *driver.Step, call *Call, h Handler, timeout t
 // their predecessors' results are in hand (completed in this transaction,
 // or fetched for it), their receipts are their own (a step-scoped key, in
 // an original runbook: see round.receiptKeys) and their verbs do not
-// cache. start then calls them inline or leases them. The others stay
-// ready for the next transaction, which reads what they need.
+// cache. start then calls them inline or leases them. The others are left
+// as they are, ready for the next transaction, which reads what they
+// need.
 func (t *transition) prepareReadied() []*prepared {
-	var out []*prepared
-	for _, p := range t.prepareWhere(t.inputsInHand) {
-		if p.exec.Idempotency.Scope != rbtype.ScopeRunbookStep || t.rb.Lineage.Generation > 0 || p.cacheKey != "" {
-			continue
-		}
-		out = append(out, p)
-	}
-	return out
+	return t.prepareWhere(func(s *driver.Step) bool {
+		exec := t.execution(s)
+		return exec.Idempotency.Scope == rbtype.ScopeRunbookStep && t.rb.Lineage.Generation == 0 &&
+			!exec.Cache.Reuses() && t.inputsInHand(s)
+	})
 }
 
 // inputsInHand reports whether every predecessor's result is in hand.
