@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
 	"github.com/runbookdev/runbook/durable/pgtest"
@@ -88,8 +89,8 @@ func TestKilledWorkerLosesNothing(t *testing.T) {
     handler: http.call
     side_effects: external_call
     params: {url: "%s/charge"}
-    timeouts: {run_timeout: PT60S}`, server.URL))
-	id := b.submit(t, `(t.charge :amount 10 :as @charge) (t.count :after @charge)`, nil)
+    timeouts: {run_timeout: PT60S}`, server.URL)+pureVerbs)
+	id := b.submit(t, `(t.charge :amount 10 :as @charge) (t.pure :v @charge.charged :as @p) (t.count :after @p)`, nil)
 
 	helper := exec.Command(os.Args[0], "-test.run=^TestHelperWorker$", "-test.v")
 	helper.Env = append(os.Environ(), "RUNTIME_HELPER_SCHEMA="+b.store.Schema(), "TEST_DATABASE_URL="+pgtest.ServerURL(t))
@@ -127,17 +128,25 @@ func TestKilledWorkerLosesNothing(t *testing.T) {
 		}
 	}
 	require.Equal(t, []string{"doomed", b.engine.WorkerID()}, workers)
+	// The pure step after it ran once, inside the surviving worker's advance.
+	require.JSONEq(t, `{"v": true}`, string(v.Outcomes["p"]))
+	require.Equal(t, 1, step(v, "p").Attempt)
 }
 
 // TestThreeWorkersRunEveryStepOnce runs three workers against one database
-// on 300 runbooks of three steps each, counting every handler call.
+// on 300 runbooks of four steps each, one of them pure and so called
+// inside an advance (inline.go), counting every handler call and every
+// STEP_STARTED.
 func TestThreeWorkersRunEveryStepOnce(t *testing.T) {
 	// Small claims, so that the work spreads over the workers.
-	b := setup(t, func(c *runtime.Config) { c.ClaimBatch, c.BatchSize = 8, 8 })
+	reg := prometheus.NewRegistry()
+	metrics := runtime.NewMetrics(reg)
+	b := setup(t, func(c *runtime.Config) { c.ClaimBatch, c.BatchSize, c.Metrics = 8, 8, metrics })
+	b.extendCatalogue(t, pureVerbs)
 	engines := []*runtime.Engine{b.engine}
 	for i := range 2 {
 		engines = append(engines, runtime.New(b.store, b.handlers, runtime.Config{
-			WorkerID: fmt.Sprintf("worker-%d", i+2), Catalogue: b.cat, ClaimBatch: 8, BatchSize: 8,
+			WorkerID: fmt.Sprintf("worker-%d", i+2), Catalogue: b.cat, ClaimBatch: 8, BatchSize: 8, Metrics: metrics,
 			PollInterval: 20 * time.Millisecond, SweepInterval: 200 * time.Millisecond, LeaseTTL: 5 * time.Second,
 		}))
 	}
@@ -146,7 +155,8 @@ func TestThreeWorkersRunEveryStepOnce(t *testing.T) {
 	for i := range ids {
 		ids[i] = b.submit(t, fmt.Sprintf(`
 (t.count :n %d :as @one)
-(t.count :after @one :as @two)
+(t.pure :v @one :as @pure)
+(t.count :after @pure :as @two)
 (t.count :after @one :as @three)`, i), nil)
 	}
 	ctx, cancel := context.WithCancel(b.ctx)
@@ -166,13 +176,17 @@ func TestThreeWorkersRunEveryStepOnce(t *testing.T) {
 		}
 		events, err := b.engine.Events(b.ctx, id, 0, 0)
 		require.NoError(t, err)
+		started := map[string]int{}
 		for _, e := range events {
 			if e.Type == rbtype.EventStepStarted {
 				workers[e.WorkerID]++
+				started[e.StepKey]++
 			}
 		}
+		require.Equal(t, map[string]int{"one": 1, "pure": 1, "two": 1, "three": 1}, started, "runbook %s", id)
 	}
 	require.Len(t, workers, 3, "all three workers took work: %v", workers)
+	require.Equal(t, float64(runbooks), metric(t, reg, "rbd_steps_inline_total"), "every pure step ran inline")
 }
 
 // TestNotificationsSurviveAListenerCut parks runbooks, cuts the worker's
