@@ -25,11 +25,21 @@ import (
 // but the plainly completed ones. A completed step can only matter as a
 // predecessor (it is complete; its result is fetched by key when a
 // dependent starts) or for compensation and dry runs (then it is read).
-// A chain of n steps thus reads a step or two a transaction, not n.
-var liveStepsSQL = "SELECT " + stepStateColumns + ` FROM runbook_steps
-	WHERE runbook_id = ANY($1)
+// A chain of n steps thus returns a step or two a transaction, not n.
+//
+// Each runbook's steps are looked up on their own, through the
+// (runbook_id, position) index: OFFSET 0 keeps PostgreSQL from folding
+// the lookup into a join it plans from the table's statistics. Those go
+// stale whenever the table grows faster than autovacuum analyzes it
+// (submissions in bulk): planned as `runbook_id = ANY($1)`, a batch of 64
+// runbooks was then estimated at thousands of rows and read by a parallel
+// scan of the whole table (TestTheAdvanceLoadKeepsToItsIndexWhenStatisticsAreStale).
+var liveStepsSQL = `SELECT s.* FROM unnest($1::uuid[]) AS r(id), LATERAL (
+	SELECT ` + stepStateColumns + ` FROM runbook_steps
+	WHERE runbook_id = r.id
 	  AND (status <> 'complete' OR simulated OR compensation_status IN ('pending', 'running'))
-	ORDER BY runbook_id, position`
+	OFFSET 0) s
+	ORDER BY s.runbook_id, s.position`
 
 // LoadForAdvance reads the runbooks' state, and from the steps' lease
 // columns works out which of this worker's leases its outcomes release

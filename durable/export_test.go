@@ -23,6 +23,16 @@ func (t *Tx) SetSchemaVersionForTest(ctx context.Context, version int32) error {
 	return translate(err)
 }
 
+// RunbookIDsForTest returns the ids of up to n runbooks, in no order.
+func (t *Tx) RunbookIDsForTest(ctx context.Context, n int) ([]uuid.UUID, error) {
+	rows, err := t.tx.Query(ctx, "SELECT id FROM runbooks LIMIT $1", n)
+	if err != nil {
+		return nil, translate(err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	return ids, translate(err)
+}
+
 // DropSchemaForTest drops a schema.
 func (t *Tx) DropSchemaForTest(ctx context.Context, schema string) error {
 	_, err := t.tx.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE")
