@@ -25,7 +25,7 @@ import (
 // but the plainly completed ones. A completed step can only matter as a
 // predecessor (it is complete; its result is fetched by key when a
 // dependent starts) or for compensation and dry runs (then it is read).
-// A chain of n steps thus returns a step or two a transaction, not n.
+// A chain returns the steps it has not finished, fewer each transaction.
 //
 // Each runbook's steps are looked up on their own, through the
 // (runbook_id, position) index: OFFSET 0 keeps PostgreSQL from folding
