@@ -94,7 +94,7 @@ func TestHotQueriesUseTheirIndexes(t *testing.T) {
 // a few hundred runbooks, then filled with thousands more before
 // autovacuum looked again. PostgreSQL then took a runbook id to stand for
 // hundreds of steps and loaded an advance's 64 runbooks by reading the
-// whole table, in parallel: 53 % of the database's time, 325 ms a load.
+// whole table, in parallel: 53 % of the statements' time, 325 ms a load.
 // The load must find its steps through the index whatever the statistics
 // say, in a custom plan and in a generic one.
 func TestTheAdvanceLoadKeepsToItsIndexWhenStatisticsAreStale(t *testing.T) {
