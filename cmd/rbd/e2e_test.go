@@ -138,6 +138,10 @@ func TestStatusCodesOfTheRealDaemon(t *testing.T) {
 	require.Contains(t, metrics, `rbd_steps_completed_total{verb="t.wait"} 1`)
 	require.Contains(t, metrics, "rbd_notification_resume_latency_seconds_count 1")
 	require.Contains(t, metrics, "process_resident_memory_bytes")
+	require.Regexp(t, `(?m)^rbd_db_acquires_total [1-9]`, metrics, "the pool counts what it handed out")
+	require.Regexp(t, `(?m)^rbd_db_max_connections 12$`, metrics, "2 per advancer (2) plus 8")
+	require.Regexp(t, `(?m)^rbd_db_connections\{state="idle"\} \d`, metrics)
+	require.Contains(t, metrics, "rbd_db_acquire_wait_seconds_total ")
 
 	require.Equal(t, 0, d.stop(syscall.SIGTERM))
 	require.NotContains(t, d.logs.String(), "whsec", "secrets stay out of the logs")

@@ -242,7 +242,8 @@ func serve(ctx context.Context, f *serveFlags, log *slog.Logger) error {
 	}
 
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		newPoolCollector(db.store.PoolStats))
 	cfg := f.engine
 	cfg.Catalogue, cfg.Logger, cfg.Metrics = cat, log, runtime.NewMetrics(reg)
 	cfg.CallbackURL = f.callbackURL
