@@ -1,6 +1,7 @@
 package durable_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -23,7 +24,7 @@ func TestHotQueriesUseTheirIndexes(t *testing.T) {
 	}
 	b := setup(t)
 	require.NoError(t, b.store.InTestTx(b.ctx, func(tx *durable.Tx) error {
-		for _, sql := range []string{
+		return execAll(b.ctx, tx,
 			`INSERT INTO runbooks (id, plan, plan_hash, request_key, wake_at)
 			 SELECT gen_random_uuid(), '{}', 'h', 'r' || g, CASE WHEN g % 100 = 0 THEN now() END
 			 FROM generate_series(1, 100000) g`,
@@ -43,13 +44,7 @@ func TestHotQueriesUseTheirIndexes(t *testing.T) {
 			 FROM runbook_steps`,
 			`UPDATE runbook_steps SET lease_worker = 'w', lease_attempt = 1, lease_acquired_at = now(), lease_expires_at = now()
 			 WHERE id % 1000 = 0`,
-			`ANALYZE`,
-		} {
-			if err := tx.ExecForTest(b.ctx, sql); err != nil {
-				return err
-			}
-		}
-		return nil
+			`ANALYZE`)
 	}))
 
 	someRunbooks := make([]uuid.UUID, 0, 3)
@@ -120,15 +115,11 @@ func TestTheAdvanceLoadKeepsToItsIndexWhenStatisticsAreStale(t *testing.T) {
 				plan string
 			)
 			require.NoError(t, b.store.InTestTx(b.ctx, func(tx *durable.Tx) error {
-				for _, sql := range []string{
-					addRunbooks(200), `ANALYZE runbook_steps`, addRunbooks(3000),
-					`SET LOCAL max_parallel_workers_per_gather = 2`,
-				} {
-					if err := tx.ExecForTest(b.ctx, sql); err != nil {
-						return err
-					}
+				err := execAll(b.ctx, tx, addRunbooks(200), `ANALYZE runbook_steps`, addRunbooks(3000),
+					`SET LOCAL max_parallel_workers_per_gather = 2`)
+				if err != nil {
+					return err
 				}
-				var err error
 				if ids, err = tx.RunbookIDsForTest(b.ctx, 64); err != nil {
 					return err
 				}
@@ -140,13 +131,10 @@ func TestTheAdvanceLoadKeepsToItsIndexWhenStatisticsAreStale(t *testing.T) {
 				for i, id := range ids {
 					literal[i] = id.String()
 				}
-				for _, sql := range []string{
-					`PREPARE live_steps(uuid[]) AS ` + durable.LiveStepsSQL,
-					`SET LOCAL plan_cache_mode = force_generic_plan`,
-				} {
-					if err := tx.ExecForTest(b.ctx, sql); err != nil {
-						return err
-					}
+				err = execAll(b.ctx, tx, `PREPARE live_steps(uuid[]) AS `+durable.LiveStepsSQL,
+					`SET LOCAL plan_cache_mode = force_generic_plan`)
+				if err != nil {
+					return err
 				}
 				plan, err = tx.Explain(b.ctx, `EXECUTE live_steps('{`+strings.Join(literal, ",")+`}')`)
 				return err
@@ -158,4 +146,14 @@ func TestTheAdvanceLoadKeepsToItsIndexWhenStatisticsAreStale(t *testing.T) {
 			require.NotContains(t, plan, "Gather", "nor start parallel workers for a few hundred rows")
 		})
 	}
+}
+
+// execAll runs statements in order in tx, stopping at the first error.
+func execAll(ctx context.Context, tx *durable.Tx, sqls ...string) error {
+	for _, sql := range sqls {
+		if err := tx.ExecForTest(ctx, sql); err != nil {
+			return err
+		}
+	}
+	return nil
 }
