@@ -4,7 +4,7 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/runbookdev/runbook/runtime/rbtype"
+	"github.com/runbookdev/runbook/rbtype"
 )
 
 // Effect is one step that can change the world outside the runbook: the

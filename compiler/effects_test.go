@@ -5,8 +5,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/registry"
-	"github.com/runbookdev/runbook/runtime/rbtype"
 )
 
 // effectVerbs: a step with no effect, an HTTP call, a table write, a

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/runbookdev/runbook/lang"
-	"github.com/runbookdev/runbook/runtime/rbtype"
+	"github.com/runbookdev/runbook/rbtype"
 )
 
 // The reserved keywords of LANGUAGE.md: step options, never passed to the

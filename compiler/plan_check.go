@@ -11,8 +11,8 @@ import (
 	"strings"
 
 	"github.com/runbookdev/runbook/lang"
+	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/registry"
-	"github.com/runbookdev/runbook/runtime/rbtype"
 	"github.com/runbookdev/runbook/verbs"
 )
 

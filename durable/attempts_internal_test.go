@@ -5,7 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/runbookdev/runbook/runtime/driver"
+	"github.com/runbookdev/runbook/driver"
 )
 
 // TestCostGroupsAllKnown holds the store's grouping expressions to the

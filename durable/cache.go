@@ -7,7 +7,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
-	"github.com/runbookdev/runbook/runtime/driver"
+	"github.com/runbookdev/runbook/driver"
 )
 
 // CacheEntries returns the stored result cache entries for keys, by key.

@@ -8,7 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/runbookdev/runbook/runtime/driver"
+	"github.com/runbookdev/runbook/driver"
 )
 
 var _ driver.CRUDExecutor = (*CRUDPool)(nil)

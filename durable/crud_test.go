@@ -10,11 +10,11 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/driver"
 	"github.com/runbookdev/runbook/durable"
 	"github.com/runbookdev/runbook/durable/pgtest"
 	"github.com/runbookdev/runbook/migrations"
-	"github.com/runbookdev/runbook/runtime/driver"
-	"github.com/runbookdev/runbook/runtime/rbtype"
+	"github.com/runbookdev/runbook/rbtype"
 )
 
 // appSchema makes a schema of the test's own holding the application's

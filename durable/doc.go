@@ -2,7 +2,7 @@
 // migration runner, the queries the runtime needs (runbooks, steps, leases,
 // invocations, the inbox, receipts, events, mutations), advisory locks, and
 // the LISTEN connection. It is the only package that imports pgx. Store
-// and Tx implement the interfaces of runtime/driver and speak in its row
+// and Tx implement the interfaces of driver and speak in its row
 // types; pgx's errors are translated into driver's in one place
 // (errors.go).
 //

@@ -12,8 +12,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/runbookdev/runbook/runtime/driver"
-	"github.com/runbookdev/runbook/runtime/rbtype"
+	"github.com/runbookdev/runbook/driver"
+	"github.com/runbookdev/runbook/rbtype"
 )
 
 // InsertNotification stores a notification in the inbox, idempotently on

@@ -8,8 +8,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/tern/v2/migrate"
 
+	"github.com/runbookdev/runbook/driver"
 	"github.com/runbookdev/runbook/migrations"
-	"github.com/runbookdev/runbook/runtime/driver"
 )
 
 // migrationLockKey serializes schema creation across processes; tern

@@ -10,8 +10,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/driver"
 	"github.com/runbookdev/runbook/durable"
-	"github.com/runbookdev/runbook/runtime/driver"
 )
 
 // TestHotQueriesUseTheirIndexes fills the tables with 100k runbooks, 200k

@@ -8,7 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/runbookdev/runbook/runtime/driver"
+	"github.com/runbookdev/runbook/driver"
 )
 
 // Config says how to connect.
@@ -23,7 +23,7 @@ type Config struct {
 	MaxConns int32
 }
 
-// The store is the runtime's: it implements runtime/driver's interfaces.
+// The store is the runtime's: it implements driver's interfaces.
 var (
 	_ driver.Store = (*Store)(nil)
 	_ driver.Tx    = (*Tx)(nil)

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/runbookdev/runbook/runtime/driver"
+	"github.com/runbookdev/runbook/driver"
 )
 
 // The sweeps are the safety net under wake-ups: whatever a lost NOTIFY or

@@ -5,7 +5,7 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/runbookdev/runbook/runtime/rbtype"
+	"github.com/runbookdev/runbook/rbtype"
 )
 
 // HandlerSpec describes a handler to the compiler: its name, its kind, and

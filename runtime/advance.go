@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/runbookdev/runbook/runtime/driver"
+	"github.com/runbookdev/runbook/driver"
 )
 
 // errLeaseRefused means a lease this worker asked for under the runbook's

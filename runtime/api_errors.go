@@ -9,8 +9,8 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/runbookdev/runbook/driver"
 	"github.com/runbookdev/runbook/lang"
-	"github.com/runbookdev/runbook/runtime/driver"
 )
 
 // Errors the API reports; callers test with errors.Is.

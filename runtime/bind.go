@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/runbookdev/runbook/compiler"
-	"github.com/runbookdev/runbook/runtime/rbtype"
+	"github.com/runbookdev/runbook/rbtype"
 )
 
 // binder resolves a step's frozen arguments: references against the

@@ -5,8 +5,8 @@ import (
 	"os"
 	"regexp"
 
-	"github.com/runbookdev/runbook/runtime/driver"
-	"github.com/runbookdev/runbook/runtime/rbtype"
+	"github.com/runbookdev/runbook/driver"
+	"github.com/runbookdev/runbook/rbtype"
 )
 
 // BuiltinDeps gives the built-in handlers what they need of the outside

@@ -7,9 +7,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/runbookdev/runbook/driver"
+	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/registry"
-	"github.com/runbookdev/runbook/runtime/driver"
-	"github.com/runbookdev/runbook/runtime/rbtype"
 )
 
 // crud is pg.crud: one operation on one table, the table and columns from

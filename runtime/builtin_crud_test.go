@@ -8,9 +8,9 @@ import (
 
 	"github.com/runbookdev/runbook/durable/pgtest"
 	"github.com/runbookdev/runbook/migrations"
+	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/registry"
 	"github.com/runbookdev/runbook/runtime"
-	"github.com/runbookdev/runbook/runtime/rbtype"
 	"github.com/runbookdev/runbook/verbs"
 )
 

@@ -15,8 +15,8 @@ import (
 
 	"go.opentelemetry.io/otel/propagation"
 
-	"github.com/runbookdev/runbook/runtime/driver"
-	"github.com/runbookdev/runbook/runtime/rbtype"
+	"github.com/runbookdev/runbook/driver"
+	"github.com/runbookdev/runbook/rbtype"
 )
 
 // maxResponseBody bounds what an HTTP handler reads of a response.

@@ -7,8 +7,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/runbookdev/runbook/runtime/driver"
-	"github.com/runbookdev/runbook/runtime/rbtype"
+	"github.com/runbookdev/runbook/driver"
+	"github.com/runbookdev/runbook/rbtype"
 )
 
 // RunbookClosedData is the data of RUNBOOK_CLOSED and the payload of its

@@ -5,7 +5,7 @@
 // from the inbox; retries, timeouts, gates, cancellation, compensation and
 // dry runs are all transitions of the same state machine.
 //
-// The runtime reaches its database only through runtime/driver's
+// The runtime reaches its database only through driver's
 // interfaces, which package durable implements for PostgreSQL. The state
 // machine itself (transition.go, round.go) reads nothing: an advance loads
 // the rows, hands them to a round, fetches what the round asks for between

@@ -1,8 +1,8 @@
 package runtime
 
 import (
-	"github.com/runbookdev/runbook/runtime/driver"
-	"github.com/runbookdev/runbook/runtime/rbtype"
+	"github.com/runbookdev/runbook/driver"
+	"github.com/runbookdev/runbook/rbtype"
 )
 
 // A draft_only runbook (SEMANTICS.md section 7) runs everything that stays

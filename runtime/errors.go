@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/runbookdev/runbook/runtime/rbtype"
+	"github.com/runbookdev/runbook/rbtype"
 )
 
 // Error is a handler failure with its taxonomy code.

@@ -4,7 +4,7 @@ import (
 	"github.com/google/uuid"
 	"time"
 
-	"github.com/runbookdev/runbook/runtime/rbtype"
+	"github.com/runbookdev/runbook/rbtype"
 )
 
 // The data of the ledger's events, by type. Their JSON is what API

@@ -9,8 +9,8 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/runbookdev/runbook/driver"
 	"github.com/runbookdev/runbook/registry"
-	"github.com/runbookdev/runbook/runtime/driver"
 	"github.com/runbookdev/runbook/verbs"
 )
 

@@ -3,8 +3,8 @@ package runtime
 import (
 	"time"
 
-	"github.com/runbookdev/runbook/runtime/driver"
-	"github.com/runbookdev/runbook/runtime/rbtype"
+	"github.com/runbookdev/runbook/driver"
+	"github.com/runbookdev/runbook/rbtype"
 )
 
 // Inline steps (issue 15). A step whose call can neither touch the world

@@ -10,11 +10,11 @@ import (
 
 // The layering ARCHITECTURE.md promises, checked: the runtime, the HTTP
 // API and the compiler's command reach the database only through
-// runtime/driver, so none of them may depend on durable or on pgx.
+// driver, so none of them may depend on durable or on pgx.
 func TestLayeringKeepsDurableBehindTheDriver(t *testing.T) {
 	for _, pkg := range []string{
 		"github.com/runbookdev/runbook/runtime",
-		"github.com/runbookdev/runbook/runtime/httpapi",
+		"github.com/runbookdev/runbook/httpapi",
 		"github.com/runbookdev/runbook/cmd/rbc",
 	} {
 		out, err := exec.Command("go", "list", "-deps", pkg).CombinedOutput()
@@ -32,8 +32,8 @@ func TestLayeringKeepsDurableBehindTheDriver(t *testing.T) {
 func TestLayeringKeepsTheOpenTelemetrySDKOut(t *testing.T) {
 	for _, pkg := range []string{
 		"github.com/runbookdev/runbook/runtime",
-		"github.com/runbookdev/runbook/runtime/httpapi",
-		"github.com/runbookdev/runbook/runtime/tracing",
+		"github.com/runbookdev/runbook/httpapi",
+		"github.com/runbookdev/runbook/tracing",
 	} {
 		out, err := exec.Command("go", "list", "-deps", pkg).CombinedOutput()
 		require.NoError(t, err, "%s", out)

@@ -3,8 +3,8 @@ package runtime
 import (
 	"github.com/google/uuid"
 
-	"github.com/runbookdev/runbook/runtime/driver"
-	"github.com/runbookdev/runbook/runtime/rbtype"
+	"github.com/runbookdev/runbook/driver"
+	"github.com/runbookdev/runbook/rbtype"
 )
 
 // logged is the event and the mutation row that together record a change

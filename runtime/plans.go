@@ -7,8 +7,8 @@ import (
 	lru "github.com/hashicorp/golang-lru/v2"
 
 	"github.com/runbookdev/runbook/compiler"
-	"github.com/runbookdev/runbook/runtime/driver"
-	"github.com/runbookdev/runbook/runtime/rbtype"
+	"github.com/runbookdev/runbook/driver"
+	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/verbs"
 )
 

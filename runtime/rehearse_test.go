@@ -10,8 +10,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/runtime"
-	"github.com/runbookdev/runbook/runtime/rbtype"
 )
 
 // bank is a payment provider with a validation endpoint: /validate says

@@ -11,8 +11,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/runtime"
-	"github.com/runbookdev/runbook/runtime/rbtype"
 )
 
 // effects is a test service that fails its first requests, then records

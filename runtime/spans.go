@@ -10,9 +10,9 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/runbookdev/runbook/runtime/driver"
-	"github.com/runbookdev/runbook/runtime/rbtype"
-	"github.com/runbookdev/runbook/runtime/tracing"
+	"github.com/runbookdev/runbook/driver"
+	"github.com/runbookdev/runbook/rbtype"
+	"github.com/runbookdev/runbook/tracing"
 )
 
 // OpenTelemetry spans (SEMANTICS.md section 2): one for the runbook, one

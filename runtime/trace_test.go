@@ -18,9 +18,9 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/runbookdev/runbook/durable/pgtest"
+	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/runtime"
-	"github.com/runbookdev/runbook/runtime/rbtype"
-	"github.com/runbookdev/runbook/runtime/tracing"
+	"github.com/runbookdev/runbook/tracing"
 )
 
 // traced gives the engine an SDK provider that keeps its spans in memory,

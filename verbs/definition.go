@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/runbookdev/runbook/lang"
-	"github.com/runbookdev/runbook/runtime/rbtype"
+	"github.com/runbookdev/runbook/rbtype"
 )
 
 // Defaults filled in when a verb file leaves a field out. They are frozen

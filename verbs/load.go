@@ -19,7 +19,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/runbookdev/runbook/lang"
-	"github.com/runbookdev/runbook/runtime/rbtype"
+	"github.com/runbookdev/runbook/rbtype"
 )
 
 // Catalogue files are read recursively from each directory, in this order

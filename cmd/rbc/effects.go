@@ -6,7 +6,7 @@ import (
 
 	"github.com/runbookdev/runbook/cmd/internal/cli"
 	"github.com/runbookdev/runbook/compiler"
-	"github.com/runbookdev/runbook/runtime/rbtype"
+	"github.com/runbookdev/runbook/rbtype"
 )
 
 // runEffects prints what a runbook can do to the world outside it, and the

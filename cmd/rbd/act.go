@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/runbookdev/runbook/cmd/internal/cli"
-	"github.com/runbookdev/runbook/runtime/httpapi"
-	"github.com/runbookdev/runbook/runtime/rbtype"
+	"github.com/runbookdev/runbook/httpapi"
+	"github.com/runbookdev/runbook/rbtype"
 )
 
 const notifyUsage = `Usage: rbd notify KEY [flags]

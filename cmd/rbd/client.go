@@ -15,8 +15,8 @@ import (
 	"syscall"
 
 	"github.com/runbookdev/runbook/cmd/internal/cli"
+	"github.com/runbookdev/runbook/httpapi"
 	"github.com/runbookdev/runbook/lang"
-	"github.com/runbookdev/runbook/runtime/httpapi"
 )
 
 // clientCommand is what every client command shares: the daemon to call,

@@ -3,7 +3,7 @@ package main
 import (
 	"net/http"
 
-	"github.com/runbookdev/runbook/runtime/httpapi/console"
+	"github.com/runbookdev/runbook/httpapi/console"
 )
 
 // consoleHandler is the web console rbd serve mounts at /ui/, or nil with

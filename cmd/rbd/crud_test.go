@@ -18,9 +18,9 @@ import (
 
 	"github.com/runbookdev/runbook/durable/localpg"
 	"github.com/runbookdev/runbook/durable/pgtest"
+	"github.com/runbookdev/runbook/httpapi"
+	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/runtime"
-	"github.com/runbookdev/runbook/runtime/httpapi"
-	"github.com/runbookdev/runbook/runtime/rbtype"
 )
 
 // exitOf runs rbd with args and environment until it exits, returning its

@@ -8,11 +8,11 @@ import (
 	"path/filepath"
 
 	"github.com/runbookdev/runbook/cmd/internal/cli"
+	"github.com/runbookdev/runbook/driver"
 	"github.com/runbookdev/runbook/durable"
 	"github.com/runbookdev/runbook/durable/localpg"
 	"github.com/runbookdev/runbook/migrations"
 	"github.com/runbookdev/runbook/registry"
-	"github.com/runbookdev/runbook/runtime/driver"
 )
 
 // The roles of the embedded PostgreSQL: rbd's owns rbd's schema, pg.crud's

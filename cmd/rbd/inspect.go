@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/runbookdev/runbook/httpapi"
+	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/runtime"
-	"github.com/runbookdev/runbook/runtime/httpapi"
-	"github.com/runbookdev/runbook/runtime/rbtype"
 )
 
 const statusUsage = `Usage: rbd status ID [flags]

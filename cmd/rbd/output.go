@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/runbookdev/runbook/cmd/internal/cli"
+	"github.com/runbookdev/runbook/httpapi"
+	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/runtime"
-	"github.com/runbookdev/runbook/runtime/httpapi"
-	"github.com/runbookdev/runbook/runtime/rbtype"
 )
 
 // maxDetail bounds a table cell showing JSON: the whole value is one

@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/runbookdev/runbook/httpapi"
 	"github.com/runbookdev/runbook/runtime"
-	"github.com/runbookdev/runbook/runtime/httpapi"
 )
 
 // reproduction is what rbd replay --mode reproduce prints as JSON: the

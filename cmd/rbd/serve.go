@@ -24,10 +24,10 @@ import (
 
 	"github.com/runbookdev/runbook/cmd/internal/cli"
 	"github.com/runbookdev/runbook/durable"
+	"github.com/runbookdev/runbook/httpapi"
 	"github.com/runbookdev/runbook/lang"
 	"github.com/runbookdev/runbook/registry"
 	"github.com/runbookdev/runbook/runtime"
-	"github.com/runbookdev/runbook/runtime/httpapi"
 )
 
 const serveUsage = `Usage: rbd serve [flags]

@@ -8,10 +8,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/runbookdev/runbook/httpapi"
 	"github.com/runbookdev/runbook/lang"
+	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/runtime"
-	"github.com/runbookdev/runbook/runtime/httpapi"
-	"github.com/runbookdev/runbook/runtime/rbtype"
 )
 
 const submitUsage = `Usage: rbd submit FILE.rbk|PLAN.json [flags]

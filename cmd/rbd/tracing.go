@@ -13,7 +13,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/runbookdev/runbook/runtime/tracing"
+	"github.com/runbookdev/runbook/tracing"
 )
 
 // startTracing starts the OpenTelemetry SDK when the standard variables
@@ -60,7 +60,7 @@ func startTracing(ctx context.Context, getenv func(string) string, log *slog.Log
 		sdktrace.WithBatcher(exp),
 		sdktrace.WithResource(res),
 		// Spans carry the ids derived from runbooks and attempts, not
-		// random ones: see runtime/tracing.
+		// random ones: see tracing.
 		sdktrace.WithIDGenerator(tracing.IDGenerator{}),
 	)
 	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {

@@ -18,7 +18,7 @@ import (
 
 	"github.com/runbookdev/runbook/durable"
 	"github.com/runbookdev/runbook/durable/localpg"
-	"github.com/runbookdev/runbook/runtime/httpapi"
+	"github.com/runbookdev/runbook/httpapi"
 )
 
 // benchVerbs are what the measured runbooks call: a no-op sync step, the

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/runbookdev/runbook/runtime/httpapi"
-	"github.com/runbookdev/runbook/runtime/rbtype"
+	"github.com/runbookdev/runbook/httpapi"
+	"github.com/runbookdev/runbook/rbtype"
 )
 
 // overheadRunbooks is how many chains of ten the overhead measurement

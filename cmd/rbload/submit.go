@@ -13,10 +13,10 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/runbookdev/runbook/compiler"
+	"github.com/runbookdev/runbook/httpapi"
+	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/registry"
 	"github.com/runbookdev/runbook/runtime"
-	"github.com/runbookdev/runbook/runtime/httpapi"
-	"github.com/runbookdev/runbook/runtime/rbtype"
 	"github.com/runbookdev/runbook/verbs"
 )
 

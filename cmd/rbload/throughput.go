@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/runbookdev/runbook/runtime/rbtype"
+	"github.com/runbookdev/runbook/rbtype"
 )
 
 // throughput measures completed no-op steps per second: N runbooks of M

@@ -6,9 +6,9 @@ import (
 	"strings"
 
 	"github.com/runbookdev/runbook/compiler"
+	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/registry"
 	"github.com/runbookdev/runbook/runtime"
-	"github.com/runbookdev/runbook/runtime/rbtype"
 	"github.com/runbookdev/runbook/verbs"
 )
 

@@ -12,8 +12,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/runbookdev/runbook/runtime/httpapi"
-	"github.com/runbookdev/runbook/runtime/rbtype"
+	"github.com/runbookdev/runbook/httpapi"
+	"github.com/runbookdev/runbook/rbtype"
 )
 
 // tenantTokens are the tokens setup adds for the tenant tests: two

@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/runbookdev/runbook/runtime/httpapi/console"
+	"github.com/runbookdev/runbook/httpapi/console"
 )
 
 // TestHandlerHeaders checks that every file goes out with the headers

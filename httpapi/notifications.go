@@ -3,8 +3,8 @@ package httpapi
 import (
 	"net/http"
 
+	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/runtime"
-	"github.com/runbookdev/runbook/runtime/rbtype"
 )
 
 // notify is POST /v1/notifications, the webhook external processes call:

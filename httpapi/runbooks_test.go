@@ -9,9 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/runbookdev/runbook/compiler"
+	"github.com/runbookdev/runbook/httpapi"
+	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/runtime"
-	"github.com/runbookdev/runbook/runtime/httpapi"
-	"github.com/runbookdev/runbook/runtime/rbtype"
 )
 
 const chain = `(t.echo :v $who :as @first)

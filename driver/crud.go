@@ -3,7 +3,7 @@ package driver
 import (
 	"context"
 
-	"github.com/runbookdev/runbook/runtime/rbtype"
+	"github.com/runbookdev/runbook/rbtype"
 )
 
 // CRUDRequest is one pg.crud operation. The table and columns come from

@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/runbookdev/runbook/runtime/rbtype"
+	"github.com/runbookdev/runbook/rbtype"
 )
 
 // Store is what the runtime needs of its database outside a runbook's

@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/runbookdev/runbook/runtime/httpapi"
+	"github.com/runbookdev/runbook/httpapi"
 )
 
 func TestSignatureFormatIsStable(t *testing.T) {

@@ -14,8 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/runtime"
-	"github.com/runbookdev/runbook/runtime/rbtype"
 )
 
 // Client calls an rbd daemon's API. The zero value is not usable: set

@@ -19,8 +19,8 @@ import (
 
 	"github.com/runbookdev/runbook/durable"
 	"github.com/runbookdev/runbook/durable/localpg"
+	"github.com/runbookdev/runbook/httpapi"
 	"github.com/runbookdev/runbook/runtime"
-	"github.com/runbookdev/runbook/runtime/httpapi"
 )
 
 // lockedBuffer is a log the server writes while the test reads it.

@@ -6,10 +6,10 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/runbookdev/runbook/driver"
 	"github.com/runbookdev/runbook/lang"
+	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/runtime"
-	"github.com/runbookdev/runbook/runtime/driver"
-	"github.com/runbookdev/runbook/runtime/rbtype"
 )
 
 // SubmitRequest is the body of POST /v1/runbooks: a source to compile with

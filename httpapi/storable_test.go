@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/runbookdev/runbook/runtime/httpapi"
+	"github.com/runbookdev/runbook/httpapi"
 )
 
 // TestUnstorableValuesAre400 sends values PostgreSQL cannot store, as

@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/runbookdev/runbook/runtime/driver"
+	"github.com/runbookdev/runbook/driver"
 )
 
 // costs is GET /v1/costs?group_by=tenant|actor|verb|day|month&from=&to=

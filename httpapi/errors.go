@@ -7,9 +7,9 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/runbookdev/runbook/driver"
 	"github.com/runbookdev/runbook/lang"
 	"github.com/runbookdev/runbook/runtime"
-	"github.com/runbookdev/runbook/runtime/driver"
 )
 
 // The error codes of the API's error bodies.

@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/runbookdev/runbook/runtime/httpapi"
+	"github.com/runbookdev/runbook/httpapi"
 )
 
 // TestHTTPReferenceCoversEveryRoute fails when a route is registered that

@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/runbookdev/runbook/runtime/httpapi"
+	"github.com/runbookdev/runbook/httpapi"
 )
 
 // TestReadyzSaysOnlyNotReady: /readyz answers anyone, so while the
