@@ -9,19 +9,17 @@ import (
 )
 
 // AdvanceState is what an advance reads of its runbooks, under their
-// locks (Tx.LoadForAdvance).
+// locks (Tx.LoadForAdvance), as stored.
 type AdvanceState struct {
 	Runbooks []*Runbook // without plans
 	// Steps are the live steps: all but those plainly complete (a
 	// completed step matters only as a predecessor, and its result is
-	// fetched by key when a dependent starts), in runbook and plan order.
+	// fetched by key when a dependent starts), in runbook and plan order;
+	// or all of them (LoadOptions.AllSteps). Each carries its lease, if
+	// one is stored, expired or not.
 	Steps         []*Step
 	Invocations   []Invocation   // active
-	Leases        []Lease        // active, unexpired
 	Notifications []Notification // received, for the active invocations
-	// Released maps the steps whose leases this worker released to the
-	// attempt each lease was for: the outcomes it may record.
-	Released map[int64]int
 }
 
 // AdvanceWrite is everything an advance changes, written in one round
@@ -35,6 +33,9 @@ type AdvanceWrite struct {
 	Worker     string
 	LeaseUntil time.Time
 	Leases     []LeaseRequest
+	// EndLeases are the steps whose leases end: released by the outcomes
+	// recorded, or expired.
+	EndLeases []int64
 	Processed  []int64 // notifications consumed
 	Receipts   []Receipt
 	// Cache stores results for reuse; an entry for a key that exists
@@ -48,11 +49,20 @@ type AdvanceWrite struct {
 	// Compensate marks completed steps, by runbook and key, as waiting to
 	// be undone.
 	Compensate map[uuid.UUID][]string
+	// NewSteps and NewEdges grow running runbooks (an extension).
+	NewSteps map[uuid.UUID][]NewStep
+	NewEdges map[uuid.UUID][]Edge
+	// Mutations log who changed a runbook and how (a command).
+	Mutations []Mutation
+	// Signal tells the workers that these runbooks are due: their
+	// wake-up is now, and this transaction will not start their steps.
+	Signal []uuid.UUID
 }
 
 // Empty reports whether the write changes nothing.
 func (w *AdvanceWrite) Empty() bool {
 	return len(w.NewInvocations) == 0 && len(w.InvocationUpdates) == 0 && len(w.Finished) == 0 &&
 		len(w.Steps) == 0 && len(w.Leases) == 0 && len(w.Processed) == 0 && len(w.Receipts) == 0 && len(w.Cache) == 0 && len(w.Attempts) == 0 &&
-		len(w.Events) == 0 && len(w.Runbooks) == 0 && len(w.Compensate) == 0
+		len(w.Events) == 0 && len(w.Runbooks) == 0 && len(w.Compensate) == 0 && len(w.EndLeases) == 0 &&
+		len(w.NewSteps) == 0 && len(w.NewEdges) == 0 && len(w.Mutations) == 0 && len(w.Signal) == 0
 }

@@ -69,16 +69,32 @@ func (l Lineage) RootOf(id uuid.UUID) uuid.UUID {
 	return l.Root
 }
 
-// Step is a row of runbook_steps.
+// Step is a row of runbook_steps: what never changes once stored (its
+// place in the plan), the state an advance changes (StepState), and, as
+// loaded, its lease and its place in the order of completions.
 type Step struct {
-	ID                 int64
-	RunbookID          uuid.UUID
-	Key                string
-	Position           int
-	Verb               string
-	Args               json.RawMessage
-	Execution          json.RawMessage
-	Gate               rbtype.Gate
+	ID        int64
+	RunbookID uuid.UUID
+	Key       string
+	Position  int
+	Verb      string
+	Args      json.RawMessage
+	Execution json.RawMessage
+	Gate      rbtype.Gate
+	StepState
+	CompletionSeq *int64
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
+	// Lease is the step's active lease, as loaded; nil when no worker
+	// holds it. An advance takes and gives up leases through
+	// AdvanceWrite.Leases and AdvanceWrite.EndLeases, not through this.
+	Lease *Lease
+}
+
+// StepState is the part of a step that changes as it runs: its status,
+// attempt, keys, arguments and result, error, gate decision, compensation
+// and escalation, and times. A write carries it whole (StepChange).
+type StepState struct {
 	Status             rbtype.StepStatus
 	Attempt            int
 	NextAttemptAt      *time.Time
@@ -93,33 +109,16 @@ type Step struct {
 	GateDecidedBy      string
 	GateDecidedAt      *time.Time
 	GateComment        string
-	CompletionSeq      *int64
 	CompensationStatus rbtype.CompensationStatus
 	CompensationError  string
 	EscalationStatus   rbtype.EscalationStatus
 	EscalationError    string
-	CreatedAt          time.Time
-	UpdatedAt          time.Time
 	StartedAt          *time.Time
 	FinishedAt         *time.Time
-	// Lease is the step's active lease, as loaded; nil when no worker
-	// holds it. An advance takes and gives up leases through
-	// AdvanceWrite.Leases and the outcomes it records, not through this.
-	Lease *Lease
 }
 
 // Change returns the change that writes the step as it is.
-func (s *Step) Change() StepChange {
-	return StepChange{
-		ID: s.ID, Status: s.Status, Attempt: s.Attempt, NextAttemptAt: s.NextAttemptAt,
-		IdempotencyKey: s.IdempotencyKey, InvocationID: s.InvocationID, ResolvedArgs: s.ResolvedArgs,
-		Result: s.Result, ErrorCode: s.ErrorCode, ErrorMessage: s.ErrorMessage, Simulated: s.Simulated,
-		GateDecision: s.GateDecision, GateDecidedBy: s.GateDecidedBy, GateDecidedAt: s.GateDecidedAt,
-		GateComment: s.GateComment, CompensationStatus: s.CompensationStatus,
-		CompensationError: s.CompensationError, EscalationStatus: s.EscalationStatus, EscalationError: s.EscalationError,
-		StartedAt: s.StartedAt, FinishedAt: s.FinishedAt,
-	}
-}
+func (s *Step) Change() StepChange { return StepChange{ID: s.ID, StepState: s.StepState} }
 
 // Edge is a row of runbook_edges: To runs after From completes.
 type Edge struct {

@@ -10,11 +10,13 @@ import (
 )
 
 // Store is what the runtime needs of its database outside a runbook's
-// lock, and the way into a transaction.
+// lock, and the way into a transaction. It offers plain operations: the
+// runtime composes them, in its own transactions, and the store never
+// calls back into the runtime (River's driver is the model).
 type Store interface {
-	// InTx runs fn in a transaction, committing when it returns nil and
-	// rolling back otherwise. fn must not keep the Tx.
-	InTx(ctx context.Context, fn func(Tx) error) error
+	// Begin starts a transaction; the caller ends it with Commit or
+	// Rollback.
+	Begin(ctx context.Context) (Tx, error)
 
 	// ClaimDue hands out up to limit runbooks whose wake-up has passed
 	// and pushes their wake-up claimFor ahead.
@@ -24,20 +26,6 @@ type Store interface {
 	RenewLeases(ctx context.Context, worker string, expiresAt time.Time, stepIDs []int64) ([]int64, error)
 	// WorkerLeases lists the worker's active leases.
 	WorkerLeases(ctx context.Context, worker string) ([]Lease, error)
-	// InsertNotification stores a notification in the inbox, idempotently
-	// on its correlation key, and wakes the runbook waiting for it.
-	InsertNotification(ctx context.Context, n Notification) (rbtype.InboxResult, error)
-	// InsertNotificationResuming is InsertNotification that first hands
-	// the wait the key ends (if a step parked with it) to check, with the
-	// transaction (no lock taken yet), whose
-	// error refuses the notification with nothing stored; and, when the
-	// notification is accepted for an active wait, hands resume the
-	// transaction (holding the runbook's lock, inside a savepoint) to
-	// advance the runbook in place. If resume fails its work is undone
-	// and the runbook is woken instead; the notification is kept either
-	// way. resumed says whether resume's work committed. Either function
-	// may be nil.
-	InsertNotificationResuming(ctx context.Context, n Notification, check func(Tx, WaitTarget) error, resume func(Tx, uuid.UUID) error) (result rbtype.InboxResult, resumed bool, err error)
 	// Sweep wakes the runbooks that lost wake-ups missed.
 	Sweep(ctx context.Context, limit int) (SweepResult, error)
 	// PruneOrphanNotifications deletes up to limit notifications received
@@ -47,8 +35,8 @@ type Store interface {
 	// PruneCache deletes up to limit cache entries that expired before
 	// now, and says how many it deleted.
 	PruneCache(ctx context.Context, now time.Time, limit int) (int64, error)
-	// NewListener makes a listener for wake-ups; Run starts it.
-	NewListener(cfg ListenConfig) Listener
+	// NewListener makes a listener for wake-ups, not yet connected.
+	NewListener() Listener
 	// Gauges counts the parked steps and the notifications waiting.
 	Gauges(ctx context.Context) (parked, inbox int64, err error)
 
@@ -69,21 +57,30 @@ type Store interface {
 	InvocationsOf(ctx context.Context, runbookID uuid.UUID) ([]Invocation, error)
 }
 
-// Tx is one transaction: the operations the advance and the API's writes
-// use. A runbook's state changes only under its lock (LockRunbooks).
+// Tx is one transaction: the operations the advance, the commands and a
+// notification's arrival compose. A runbook's state changes only under
+// its lock (LockRunbooks), and only through WriteAdvance.
 type Tx interface {
-	// LockRunbooks takes the runbooks' advisory locks, in key order, until
-	// the transaction ends.
-	LockRunbooks(ctx context.Context, ids []uuid.UUID) error
+	// Commit commits the transaction.
+	Commit(ctx context.Context) error
+	// Rollback abandons it; after a Commit it does nothing.
+	Rollback(ctx context.Context) error
 
-	// LoadForAdvance reads the runbooks' state. Of the steps' leases, it
-	// releases the worker's on the attempts whose outcomes it brings (a
-	// lease for another attempt of the step stays) and ends those that
-	// expired, both when the advance is written (WriteAdvance), and
-	// reports the rest as Leases.
-	LoadForAdvance(ctx context.Context, ids []uuid.UUID, worker string, release []LeaseRequest, now time.Time) (*AdvanceState, error)
-	// WriteAdvance writes an advance's changes and returns the steps it
-	// leased.
+	// LockRunbooks takes the runbooks' advisory locks, in key order, until
+	// the transaction ends. Taking a lock the transaction holds is free.
+	LockRunbooks(ctx context.Context, ids []uuid.UUID) error
+	// TryLockRunbook takes a runbook's lock if it is free, and says
+	// whether it did.
+	TryLockRunbook(ctx context.Context, id uuid.UUID) (bool, error)
+
+	// LoadForAdvance reads the runbooks' state: the rows, their live
+	// steps (or all of them, with AllSteps) with their leases as stored,
+	// their active invocations and the notifications received for them.
+	// Which leases have ended is the caller's to decide
+	// (AdvanceWrite.EndLeases).
+	LoadForAdvance(ctx context.Context, ids []uuid.UUID, o LoadOptions) (*AdvanceState, error)
+	// WriteAdvance writes everything an advance, a command or a resume
+	// changed, and returns the steps it leased.
 	WriteAdvance(ctx context.Context, w AdvanceWrite) ([]int64, error)
 	// StepDataByKey loads the resolved arguments and results of steps.
 	StepDataByKey(ctx context.Context, keys []StepKey) (map[StepKey]StepData, error)
@@ -98,14 +95,22 @@ type Tx interface {
 	// CreateRunbook stores a new runbook, due at once, unless one with the
 	// same request key exists: then it returns that one, created=false.
 	CreateRunbook(ctx context.Context, n NewRunbook) (rb *Runbook, created bool, err error)
-	// Runbook and Steps read one runbook and its steps under its lock.
-	Runbook(ctx context.Context, id uuid.UUID) (*Runbook, error)
-	Steps(ctx context.Context, runbookID uuid.UUID) ([]*Step, error)
-	// ActiveInvocations lists the runbooks' active invocations.
-	ActiveInvocations(ctx context.Context, runbookIDs []uuid.UUID) ([]Invocation, error)
-	// ApplyChange writes a change made outside an advance: a gate's
-	// decision, a cancellation, an extension.
-	ApplyChange(ctx context.Context, c Change) error
+
+	// WaitTarget is Store.WaitTarget inside the transaction.
+	WaitTarget(ctx context.Context, correlationKey string) (WaitTarget, error)
+	// StoreNotification puts a notification in the inbox unless its key
+	// has one already, after taking the locks of o.Lock's runbook (when
+	// set) and of the key, and says what the key holds and what waits on
+	// it; see StoreOptions for what else it may do in the same round
+	// trip.
+	StoreNotification(ctx context.Context, n Notification, o StoreOptions) (StoredNotification, error)
+	// RollbackToSavepoint undoes what the transaction did since the
+	// savepoint StoreNotification set (StoreOptions.Savepoint), locks
+	// taken since included.
+	RollbackToSavepoint(ctx context.Context) error
+	// IgnoreNotifications marks received notifications ignored: the wait
+	// they were for has ended.
+	IgnoreNotifications(ctx context.Context, ids []int64) error
 	// Wake makes runbooks due now and signals the workers.
 	Wake(ctx context.Context, ids []uuid.UUID) error
 	// ReleaseLeases gives up the worker's active leases on steps,
@@ -113,43 +118,57 @@ type Tx interface {
 	ReleaseLeases(ctx context.Context, worker string, stepIDs []int64) (map[int64]int, error)
 }
 
-// Change is what a decision, a cancellation or an extension writes to one
-// runbook, under its lock, in one round trip.
-type Change struct {
-	RunbookID uuid.UUID
-	// Finish ends invocations with a status.
-	Finish       []uuid.UUID
-	FinishStatus rbtype.InvocationStatus
-	// Invocations updates active waits (a heartbeat's new timeout).
-	Invocations []InvocationUpdate
-	Steps       []StepChange
-	NewSteps    []NewStep
-	NewEdges    []Edge
-	Events      []Event
-	Mutations   []Mutation
-	Runbook     *RunbookChange
-	// Wake makes the runbook due now and signals the workers.
-	Wake bool
+// LoadOptions says what LoadForAdvance reads.
+type LoadOptions struct {
+	// AllSteps reads every step, completed ones too (without their
+	// arguments and results): a command that must look at them (a retry
+	// refuses a compensated runbook; a regeneration inherits keys).
+	AllSteps bool
 }
 
-// Listener holds a connection that hears wake-ups and reconnects after it
-// drops, until Run's context ends.
+// StoreOptions says what StoreNotification does beside the insert, in the
+// same round trip.
+type StoreOptions struct {
+	// Lock is the runbook the key's wait was found in (uuid.Nil when none
+	// was): its lock is taken before the key's, the order an advance
+	// takes them in.
+	Lock uuid.UUID
+	// Savepoint sets a savepoint after the insert, for
+	// RollbackToSavepoint.
+	Savepoint bool
+	// Load reads Lock's runbook state after the insert (so that it holds
+	// the notification), as LoadForAdvance would:
+	// StoredNotification.State.
+	Load bool
+}
+
+// StoredNotification is what StoreNotification found.
+type StoredNotification struct {
+	// Inserted: the notification is new, with this ID. Otherwise the key
+	// held another, whose payload hash is PayloadHash.
+	Inserted    bool
+	ID          int64
+	PayloadHash string
+	// Parked: a step has parked with the key, in RunbookID, and its wait
+	// is WaitStatus.
+	Parked     bool
+	RunbookID  uuid.UUID
+	WaitStatus rbtype.InvocationStatus
+	// State is the runbook's state, with StoreOptions.Load.
+	State *AdvanceState
+}
+
+// Listener is one connection that hears wake-ups. It does not reconnect by
+// itself: after an error the caller closes it and connects again, and
+// sweeps the tables for what was sent while it was away.
 type Listener interface {
-	Run(ctx context.Context) error
-}
-
-// ListenConfig says what to do with what a listener hears.
-type ListenConfig struct {
-	// OnNotify receives each wake-up's payload. It must not block for
-	// long: the listener reads the next after it returns.
-	OnNotify func(payload string)
-	// OnConnect runs after every (re)connection, once listening. Wake-ups
-	// sent while the listener was away are lost to it, so on a
-	// reconnection (reconnected=true) the caller must sweep the tables.
-	OnConnect func(reconnected bool)
-	// MaxBackoff bounds the wait between reconnection attempts; zero means
-	// 5 seconds.
-	MaxBackoff time.Duration
+	// Connect opens the connection and starts listening.
+	Connect(ctx context.Context) error
+	// WaitForNotification blocks until a wake-up arrives, and returns its
+	// payload; an error means the connection is lost (or ctx ended).
+	WaitForNotification(ctx context.Context) (string, error)
+	// Close closes the connection, if open.
+	Close(ctx context.Context) error
 }
 
 // SweepResult counts what a sweep found.

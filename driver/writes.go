@@ -57,27 +57,8 @@ type NewStep struct {
 // ResolvedArgs or Result keeps what is stored, since a worker may hold a
 // step without them and neither is ever cleared.
 type StepChange struct {
-	ID                 int64
-	Status             rbtype.StepStatus
-	Attempt            int
-	NextAttemptAt      *time.Time
-	IdempotencyKey     string
-	InvocationID       *uuid.UUID
-	ResolvedArgs       json.RawMessage
-	Result             json.RawMessage
-	ErrorCode          rbtype.ErrorCode
-	ErrorMessage       string
-	Simulated          bool
-	GateDecision       rbtype.GateDecision
-	GateDecidedBy      string
-	GateDecidedAt      *time.Time
-	GateComment        string
-	CompensationStatus rbtype.CompensationStatus
-	CompensationError  string
-	EscalationStatus   rbtype.EscalationStatus
-	EscalationError    string
-	StartedAt          *time.Time
-	FinishedAt         *time.Time
+	ID int64
+	StepState
 	// Completed assigns the step its place in the order of completions,
 	// which compensation walks backwards.
 	Completed bool

@@ -5,7 +5,6 @@ import (
 	"context"
 	"maps"
 	"slices"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -41,43 +40,31 @@ var liveStepsSQL = `SELECT s.* FROM unnest($1::uuid[]) AS r(id), LATERAL (
 	OFFSET 0) s
 	ORDER BY s.runbook_id, s.position`
 
-// LoadForAdvance reads the runbooks' state, and from the steps' lease
-// columns works out which of this worker's leases its outcomes release
-// (those held for the attempt each outcome is for, expired or not: no one
-// has taken the step since) and which other leases have expired; both end
-// when the advance is written. A lease that expired is left out of
-// Leases, so the advance reclaims its step, exactly once: it holds the
-// runbook's lock.
-//
-// A notification's transaction that resumes its runbook in place has
-// already read that runbook's state, pipelined with its insert
-// (storeNotification); the load it then asks for is answered from that.
-func (t *Tx) LoadForAdvance(ctx context.Context, ids []uuid.UUID, worker string, release []driver.LeaseRequest, now time.Time) (*driver.AdvanceState, error) {
-	if p := t.preloaded; p != nil && len(ids) == 1 && ids[0] == p.runbookID && len(release) == 0 {
-		t.preloaded = nil
-		t.sortLeases(p.state, worker, release, now)
-		return p.state, nil
-	}
+// allStepsSQL reads every step of the runbooks, for a command that looks
+// at completed ones too.
+var allStepsSQL = `SELECT s.* FROM unnest($1::uuid[]) AS r(id), LATERAL (
+	SELECT ` + stepStateColumns + ` FROM runbook_steps
+	WHERE runbook_id = r.id
+	OFFSET 0) s
+	ORDER BY s.runbook_id, s.position`
+
+// LoadForAdvance reads the runbooks' state in one round trip: the rows,
+// their live steps (all of them with o.AllSteps) with their lease
+// columns, their active invocations and the notifications received for
+// them.
+func (t *Tx) LoadForAdvance(ctx context.Context, ids []uuid.UUID, o driver.LoadOptions) (*driver.AdvanceState, error) {
 	var b pgx.Batch
-	st := queueLoad(&b, ids)
+	st := queueLoad(&b, ids, o)
 	if err := t.tx.SendBatch(ctx, &b).Close(); err != nil {
 		return nil, translate(err)
 	}
-	t.sortLeases(st, worker, release, now)
 	return st, nil
-}
-
-// preloadedState is a runbook's state read ahead of the advance that will
-// ask for it, in the same transaction under the runbook's lock.
-type preloadedState struct {
-	runbookID uuid.UUID
-	state     *driver.AdvanceState
 }
 
 // queueLoad queues the reads of the runbooks' state; the state returned
 // is filled in when the batch runs.
-func queueLoad(b *pgx.Batch, ids []uuid.UUID) *driver.AdvanceState {
-	st := &driver.AdvanceState{Released: map[int64]int{}}
+func queueLoad(b *pgx.Batch, ids []uuid.UUID, o driver.LoadOptions) *driver.AdvanceState {
+	st := &driver.AdvanceState{}
 	ids16 := uuidArray(ids) // encoded four times below
 	b.Queue(runbookStatesSQL, ids16).Query(func(rows pgx.Rows) error {
 		defer rows.Close()
@@ -90,7 +77,11 @@ func queueLoad(b *pgx.Batch, ids []uuid.UUID) *driver.AdvanceState {
 		}
 		return rows.Err()
 	})
-	b.Queue(liveStepsSQL, ids16).
+	steps := liveStepsSQL
+	if o.AllSteps {
+		steps = allStepsSQL
+	}
+	b.Queue(steps, ids16).
 		Query(func(rows pgx.Rows) error {
 			defer rows.Close()
 			sc := newStepScanner()
@@ -114,40 +105,28 @@ func queueLoad(b *pgx.Batch, ids []uuid.UUID) *driver.AdvanceState {
 	return st
 }
 
-// sortLeases splits the loaded steps' leases into those this worker's
-// outcomes release, those that expired, and those still held (Leases).
-func (t *Tx) sortLeases(st *driver.AdvanceState, worker string, release []driver.LeaseRequest, now time.Time) {
-	releasing := make(map[int64]int, len(release))
-	for _, r := range release {
-		releasing[r.StepID] = r.Attempt
-	}
-	t.leaseEnds = map[int64]bool{}
-	for _, s := range st.Steps {
-		l := s.Lease
-		if l == nil {
-			continue
-		}
-		if attempt, ok := releasing[s.ID]; ok && l.WorkerID == worker && l.Attempt == attempt {
-			st.Released[s.ID] = attempt
-			t.leaseEnds[s.ID] = true
-			continue
-		}
-		if l.ExpiresAt.Before(now) {
-			t.leaseEnds[s.ID] = true
-			continue
-		}
-		st.Leases = append(st.Leases, *l)
-	}
-}
-
-// WriteAdvance writes an advance's changes in one round trip and returns
-// the ids of the steps it leased. Each new invocation takes its
-// correlation key's lock first, as a notification does (see
-// InsertNotification).
+// WriteAdvance writes an advance's changes in one round trip (two when an
+// extension adds enough steps to COPY them) and returns the ids of the
+// steps it leased. Each new invocation takes its correlation key's lock
+// first, as a notification does (see StoreNotification).
 func (t *Tx) WriteAdvance(ctx context.Context, w driver.AdvanceWrite) ([]int64, error) {
 	var b pgx.Batch
 	var leased []int64
-	queueAdvance(&b, w, t.leaseOps(w), &leased)
+	for _, id := range slices.SortedFunc(maps.Keys(w.NewSteps), compareUUID) {
+		if steps := w.NewSteps[id]; len(steps) >= copyThreshold {
+			// COPY is a round trip of its own; what a large extension
+			// saves on parsing rows is worth it.
+			if err := t.copySteps(ctx, id, steps); err != nil {
+				return nil, err
+			}
+		} else {
+			queueInsertSteps(&b, id, steps)
+		}
+	}
+	queueAdvance(&b, w, leaseOps(w), &leased)
+	for _, id := range w.Signal {
+		b.Queue("SELECT pg_notify($1, $2)", t.store.channel, id.String())
+	}
 	if b.Len() == 0 {
 		return nil, nil
 	}
@@ -158,12 +137,12 @@ func (t *Tx) WriteAdvance(ctx context.Context, w driver.AdvanceWrite) ([]int64, 
 }
 
 // leaseOps says what the write does to each step's lease: take the leases
-// asked for, and clear those LoadForAdvance found ended. The step's own
-// update carries the operation; a step the advance does not otherwise
-// change gets a statement of its own (leasesOfUnchangedSteps).
-func (t *Tx) leaseOps(w driver.AdvanceWrite) (ops map[int64]string) {
-	ops = make(map[int64]string, len(w.Leases)+len(t.leaseEnds))
-	for id := range t.leaseEnds {
+// asked for, and clear those that ended. The step's own update carries the
+// operation; a step the advance does not otherwise change gets a
+// statement of its own (leasesOfUnchangedSteps).
+func leaseOps(w driver.AdvanceWrite) (ops map[int64]string) {
+	ops = make(map[int64]string, len(w.Leases)+len(w.EndLeases))
+	for _, id := range w.EndLeases {
 		ops[id] = leaseClear
 	}
 	for _, l := range w.Leases {
@@ -232,8 +211,25 @@ func queueAdvance(b *pgx.Batch, w driver.AdvanceWrite, leaseOps map[int64]string
 	if len(w.Events) > 0 {
 		b.Queue(appendEventsSQL, eventArgs(w.Events)...).Exec(ignore)
 	}
-	if len(w.Runbooks) > 0 {
-		b.Queue(updateRunbookStatesSQL, runbookStateArgs(w.Runbooks)...).Exec(ignore)
+	for _, id := range slices.SortedFunc(maps.Keys(w.NewEdges), compareUUID) {
+		queueInsertEdges(b, id, w.NewEdges[id])
+	}
+	for _, m := range w.Mutations {
+		b.Queue(appendMutationSQL, m.RunbookID, m.Actor, string(m.Kind), string(jsonOrEmpty(m.Payload))).Exec(ignore)
+	}
+	// Most changes of runbook rows are states, written many at once; a
+	// change of plan, inputs or mode (an extension, a draft run for real)
+	// or a reopening is rare, and written on its own.
+	var states []driver.RunbookChange
+	for _, c := range w.Runbooks {
+		if c.Plan != nil || c.Inputs != nil || c.Mode != nil || c.Reopen {
+			b.Queue(updateRunbookSQL, runbookChangeArgs(c)...).Exec(ignore)
+			continue
+		}
+		states = append(states, c)
+	}
+	if len(states) > 0 {
+		b.Queue(updateRunbookStatesSQL, runbookStateArgs(states)...).Exec(ignore)
 	}
 	for _, id := range slices.SortedFunc(maps.Keys(w.Compensate), compareUUID) {
 		b.Queue(markCompensationsSQL, id, w.Compensate[id]).Exec(ignore)
@@ -283,22 +279,6 @@ var takeLeasesSQL = `UPDATE runbook_steps s
 	FROM unnest($1::bigint[], $4::int[]) AS u(id, attempt)
 	WHERE s.id = u.id AND ` + leaseIsFreeFor("$2") + `
 	RETURNING s.id`
-
-// clearLeasesSQL ends those.
-func unchangedLeaseEnds(steps []driver.StepChange, ops map[int64]string) []int64 {
-	changed := make(map[int64]bool, len(steps))
-	for _, c := range steps {
-		changed[c.ID] = true
-	}
-	var ids []int64
-	for id, op := range ops {
-		if op == leaseClear && !changed[id] {
-			ids = append(ids, id)
-		}
-	}
-	slices.Sort(ids)
-	return ids
-}
 
 // clearLeasesSQL ends the leases of steps.
 const clearLeasesSQL = `UPDATE runbook_steps

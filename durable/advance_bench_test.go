@@ -47,7 +47,7 @@ func benchmarkLoadAndWriteAdvance(b *testing.B, n int) {
 	b.ReportAllocs()
 	for b.Loop() {
 		require.NoError(b, store.InTx(ctx, func(tx driver.Tx) error {
-			st, err := tx.LoadForAdvance(ctx, ids, "bench", nil, time.Now())
+			st, err := tx.LoadForAdvance(ctx, ids, driver.LoadOptions{})
 			if err != nil {
 				return err
 			}

@@ -112,7 +112,7 @@ func TestAdvanceLoadsLiveStepsAndWritesChanges(t *testing.T) {
 	rb := b.create(t, newRunbook(3))
 	require.NoError(t, b.store.InTx(b.ctx, func(tx driver.Tx) error {
 		require.NoError(t, tx.LockRunbooks(b.ctx, []uuid.UUID{rb.ID}))
-		st, err := tx.LoadForAdvance(b.ctx, []uuid.UUID{rb.ID}, "w", nil, time.Now())
+		st, err := tx.LoadForAdvance(b.ctx, []uuid.UUID{rb.ID}, driver.LoadOptions{})
 		require.NoError(t, err)
 		require.Len(t, st.Runbooks, 1)
 		require.Len(t, st.Steps, 3)
@@ -125,7 +125,7 @@ func TestAdvanceLoadsLiveStepsAndWritesChanges(t *testing.T) {
 		_, err = tx.WriteAdvance(b.ctx, driver.AdvanceWrite{Steps: []driver.StepChange{c}})
 		require.NoError(t, err)
 
-		st, err = tx.LoadForAdvance(b.ctx, []uuid.UUID{rb.ID}, "w", nil, time.Now())
+		st, err = tx.LoadForAdvance(b.ctx, []uuid.UUID{rb.ID}, driver.LoadOptions{})
 		require.NoError(t, err)
 		require.Len(t, st.Steps, 2, "a completed step is no longer live")
 		require.Equal(t, "s2", st.Steps[0].Key)
@@ -171,20 +171,34 @@ func TestRunbookLockIsExclusive(t *testing.T) {
 }
 
 // advanceLease runs what an advance does about one step's lease: lock the
-// runbook, load it (which reclaims expired leases and releases the
-// worker's own when asked), and ask for the lease. It returns the step ids
-// leased and the leases the load released.
+// runbook, load it, end the leases the runtime would (the worker's own for
+// the attempts it releases, and the expired), and ask for the lease. It
+// returns the step ids leased and the leases released.
 func (b *testBundle) advanceLease(rb uuid.UUID, worker string, until time.Time, release []driver.LeaseRequest, want *driver.LeaseRequest) (leased []int64, released map[int64]int, err error) {
 	err = b.store.InTx(b.ctx, func(tx driver.Tx) error {
 		if err := tx.LockRunbooks(b.ctx, []uuid.UUID{rb}); err != nil {
 			return err
 		}
-		st, err := tx.LoadForAdvance(b.ctx, []uuid.UUID{rb}, worker, release, time.Now())
+		st, err := tx.LoadForAdvance(b.ctx, []uuid.UUID{rb}, driver.LoadOptions{})
 		if err != nil {
 			return err
 		}
-		released = st.Released
+		released = map[int64]int{}
 		w := driver.AdvanceWrite{Worker: worker, LeaseUntil: until}
+		for _, s := range st.Steps {
+			l := s.Lease
+			if l == nil {
+				continue
+			}
+			for _, r := range release {
+				if r.StepID == s.ID && l.WorkerID == worker && l.Attempt == r.Attempt {
+					released[s.ID] = r.Attempt
+				}
+			}
+			if _, ok := released[s.ID]; ok || l.ExpiresAt.Before(time.Now()) {
+				w.EndLeases = append(w.EndLeases, s.ID)
+			}
+		}
 		if want != nil {
 			w.Leases = []driver.LeaseRequest{*want}
 		}
@@ -348,9 +362,10 @@ func TestReceiptsAndMutations(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, got, 1)
 		require.Equal(t, "h1", got[key].ResultHash)
-		return tx.ApplyChange(b.ctx, driver.Change{RunbookID: rb.ID, Mutations: []driver.Mutation{
+		_, err = tx.WriteAdvance(b.ctx, driver.AdvanceWrite{Mutations: []driver.Mutation{
 			{RunbookID: rb.ID, Actor: "agent", Kind: rbtype.MutationExtend, Payload: json.RawMessage(`{"steps":["x"]}`)},
 		}})
+		return err
 	}))
 	ms, err := b.store.Mutations(b.ctx, rb.ID)
 	require.NoError(t, err)
@@ -395,9 +410,10 @@ func TestErrorsAreTranslated(t *testing.T) {
 	require.ErrorIs(t, err, driver.ErrNotFound)
 	rb := b.create(t, newRunbook(1))
 	err = b.store.InTx(b.ctx, func(tx driver.Tx) error {
-		return tx.ApplyChange(b.ctx, driver.Change{RunbookID: rb.ID, NewSteps: []driver.NewStep{
+		_, err := tx.WriteAdvance(b.ctx, driver.AdvanceWrite{NewSteps: map[uuid.UUID][]driver.NewStep{rb.ID: {
 			{Key: "s1", Position: 9, Verb: "x", Args: json.RawMessage(`{}`), Execution: json.RawMessage(`{}`), Gate: rbtype.GateNone},
-		}})
+		}}})
+		return err
 	})
 	require.ErrorIs(t, err, driver.ErrConflict)
 }
@@ -432,14 +448,15 @@ func TestTheSchemaAdmitsEveryStatusAndEventType(t *testing.T) {
 			return err
 		}
 		for _, kind := range rbtype.MutationKinds {
-			if err := tx.ApplyChange(b.ctx, driver.Change{RunbookID: rb.ID, Mutations: []driver.Mutation{{RunbookID: rb.ID, Actor: "t", Kind: kind}}}); err != nil {
+			if _, err := tx.WriteAdvance(b.ctx, driver.AdvanceWrite{Mutations: []driver.Mutation{{RunbookID: rb.ID, Actor: "t", Kind: kind}}}); err != nil {
 				return fmt.Errorf("mutation %s: %w", kind, err)
 			}
 		}
-		steps, err := tx.Steps(b.ctx, rb.ID)
+		st, err := tx.LoadForAdvance(b.ctx, []uuid.UUID{rb.ID}, driver.LoadOptions{AllSteps: true})
 		if err != nil {
 			return err
 		}
+		steps := st.Steps
 		for _, st := range rbtype.StepStatuses {
 			c := steps[0].Change()
 			c.Status = st

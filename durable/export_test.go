@@ -90,9 +90,3 @@ func (s *Store) SettingForTest(ctx context.Context, name string) (string, error)
 	err := s.pool.QueryRow(ctx, "SELECT current_setting($1)", name).Scan(&v)
 	return v, translate(err)
 }
-
-// PreloadedFor reports whether the next LoadForAdvance of the runbook
-// would be answered from state read ahead (storeNotification).
-func (t *Tx) PreloadedFor(id uuid.UUID) bool {
-	return t.preloaded != nil && t.preloaded.runbookID == id
-}

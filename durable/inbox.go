@@ -3,8 +3,6 @@ package durable
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"maps"
 	"time"
 
@@ -16,55 +14,21 @@ import (
 	"github.com/runbookdev/runbook/rbtype"
 )
 
-// InsertNotification stores a notification in the inbox, idempotently on
-// its correlation key, and wakes the runbook that waits for it, with
-// pg_notify, in one transaction.
+// A notification's arrival is composed by the runtime from the operations
+// below, in one transaction:
 //
-// A notification can arrive before its step has parked. Both this and the
-// park (InsertInvocation) take the correlation key's advisory lock, so one
-// of them commits first and the other sees it: either the park finds the
-// notification in the inbox and consumes it, or this finds the active
-// invocation and wakes its runbook. A notification for an invocation that
-// is no longer active (cancelled, timed out, finished) is kept and marked
-// ignored.
+//	target := tx.WaitTarget(key)              // which runbook, if a step parked
+//	st := tx.StoreNotification(n, {Lock: target.RunbookID, ...})
+//	// duplicate? conflict? not parked yet? a wait that ended (IgnoreNotifications)?
+//	// else resume the runbook in place, or Wake it
 //
-// The locks are taken in the order an advance takes them, the runbook's
-// before the correlation key's; see insertNotification.
-func (s *Store) InsertNotification(ctx context.Context, n driver.Notification) (rbtype.InboxResult, error) {
-	res, _, err := s.InsertNotificationResuming(ctx, n, nil, nil)
-	return res, err
-}
-
-// InsertNotificationResuming is InsertNotification that first hands the
-// wait the key ends, if a step has parked with it, to check, with the
-// transaction (before any lock is taken: check only reads), which may
-// refuse the notification (nothing is stored), and may then resume the
-// waiting runbook in the same transaction (issue 15: a resume in one
-// transaction instead of three). When the notification is accepted for an
-// active wait, resume is handed the transaction, which holds the runbook's
-// lock, inside a savepoint: it advances the runbook there. If it fails,
-// the savepoint is rolled back and the runbook is woken as
-// InsertNotification would, so a resume that cannot be written never
-// costs the notification. resumed says whether resume's work committed.
-// check and resume may run more than once when the transaction is tried
-// again; only their last run counts. Either may be nil.
-func (s *Store) InsertNotificationResuming(ctx context.Context, n driver.Notification, check func(driver.Tx, driver.WaitTarget) error, resume func(driver.Tx, uuid.UUID) error) (result rbtype.InboxResult, resumed bool, err error) {
-	for tries := 1; ; tries++ {
-		result, resumed, err = s.insertNotification(ctx, n, check, resume)
-		if errors.Is(err, errParkedMeanwhile) && tries < 3 {
-			continue
-		}
-		return result, resumed && err == nil, err
-	}
-}
-
-// errParkedMeanwhile: the step parked between insertNotification's look at
-// the invocation and its correlation lock, and its runbook is locked by
-// another transaction. Waiting for that lock while holding the correlation
-// key's could deadlock with an advance, so the transaction starts again;
-// it then finds the invocation first and locks in order. After a few
-// tries it is transient: the sender retries (the API answers 503).
-var errParkedMeanwhile = fmt.Errorf("%w: the step parked meanwhile; retry in lock order", driver.ErrTransient)
+// A notification can arrive before its step has parked. Both the insert
+// and the park (WriteAdvance's new invocations) take the correlation
+// key's advisory lock, so one of them commits first and the other sees
+// it: either the park's advance finds the notification in the inbox and
+// consumes it, or the insert finds the active invocation and wakes its
+// runbook. The locks are taken in the order an advance takes them, the
+// runbook's before the correlation key's: StoreOptions.Lock.
 
 // waitTargetSQL finds the wait a correlation key ends, in one indexed
 // look-up (the key is unique).
@@ -81,87 +45,10 @@ func scanWaitTarget(row pgx.Row) (driver.WaitTarget, error) {
 	return w, translate(err)
 }
 
-// insertNotification is one try of InsertNotificationResuming. Before the
-// resume, it costs three round trips besides BEGIN: the wait's look-up;
-// then, pipelined, the runbook's lock, the key's lock, the insert, what
-// the key held before, the savepoint and, for a resume, the runbook's
-// state; then the resume's write.
-func (s *Store) insertNotification(ctx context.Context, n driver.Notification, check func(driver.Tx, driver.WaitTarget) error, resume func(driver.Tx, uuid.UUID) error) (rbtype.InboxResult, bool, error) {
-	result, resumed := rbtype.InboxAccepted, false
-	err := s.inTx(ctx, func(t *Tx) error {
-		result, resumed = rbtype.InboxAccepted, false
-		// An advance locks its runbook, then the correlation keys of the
-		// parks it writes. Taking the correlation key's lock first and the
-		// runbook's second would deadlock with one, so the runbook is
-		// found first (an invocation's runbook never changes) and locked
-		// before the key.
-		target, err := scanWaitTarget(t.tx.QueryRow(ctx, waitTargetSQL, n.CorrelationKey))
-		var locked uuid.UUID
-		switch {
-		case errors.Is(err, driver.ErrNotFound):
-		case err != nil:
-			return err
-		default:
-			// A tenant's secret resolves only its tenant's waits. A
-			// runbook's tenant, like an invocation's runbook, never
-			// changes, so what this look-up found holds under the lock.
-			if n.Tenant != "" && target.Tenant != n.Tenant {
-				return fmt.Errorf("%w: the wait belongs to another tenant", driver.ErrNotFound)
-			}
-			if check != nil {
-				if err := check(t, target); err != nil {
-					return err
-				}
-			}
-			locked = target.RunbookID
-		}
-		st, err := t.storeNotification(ctx, n, locked, resume != nil)
-		if err != nil {
-			return err
-		}
-		switch {
-		case !st.inserted && st.hash == n.PayloadHash:
-			result = rbtype.InboxDuplicate
-			return nil
-		case !st.inserted:
-			result = rbtype.InboxConflict
-			return nil
-		case !st.parked:
-			return nil // not parked yet: the park will consume it
-		case st.status != rbtype.InvocationActive:
-			return t.markNotifications(ctx, []int64{st.id}, rbtype.NotificationIgnored)
-		}
-		runbookID := st.runbookID
-		if runbookID != locked {
-			// Parked since the first look: its advance has committed,
-			// but another may hold the runbook now.
-			ok, err := t.TryLockRunbook(ctx, runbookID)
-			if err != nil {
-				return err
-			}
-			if !ok {
-				return errParkedMeanwhile
-			}
-		}
-		if resume != nil && t.resumeInPlace(ctx, runbookID, resume) {
-			resumed = true
-			return nil
-		}
-		return t.Wake(ctx, []uuid.UUID{runbookID})
-	})
-	return result, resumed, err
-}
-
-// storedNotification is what storeNotification found: whether the
-// notification was inserted (with its id) or its key held another (with
-// that one's payload hash), and the wait it ends, if a step parked.
-type storedNotification struct {
-	inserted  bool
-	id        int64
-	hash      string
-	parked    bool
-	runbookID uuid.UUID
-	status    rbtype.InvocationStatus
+// WaitTarget says which step and runbook a correlation key's wait is for,
+// inside the transaction; ErrNotFound when no step has parked with it.
+func (t *Tx) WaitTarget(ctx context.Context, correlationKey string) (driver.WaitTarget, error) {
+	return scanWaitTarget(t.tx.QueryRow(ctx, waitTargetSQL, correlationKey))
 }
 
 const insertNotificationSQL = `
@@ -174,19 +61,20 @@ const insertNotificationSQL = `
 // resumeSavepoint is where a resume in place rolls back to.
 const resumeSavepoint = "resume_in_place"
 
-// storeNotification takes the runbook's lock (when locked names the
-// runbook the key's wait was found in) and the correlation key's, inserts
-// the notification unless the key has one, and reads the key's payload
-// hash and its wait, in one round trip. With savepoint, it also starts the
-// savepoint a resume in place rolls back to, and reads the runbook's state
-// for that resume (LoadForAdvance answers from it).
-func (t *Tx) storeNotification(ctx context.Context, n driver.Notification, locked uuid.UUID, savepoint bool) (storedNotification, error) {
-	var st storedNotification
+// StoreNotification takes the lock of o.Lock's runbook (if set and not
+// held) and the correlation key's, inserts the notification unless the key
+// has one, and reads the key's payload hash and its wait, in one round
+// trip. With o.Savepoint it then sets the savepoint RollbackToSavepoint
+// returns to, and with o.Load it reads o.Lock's runbook state, after the
+// insert so that the state holds the notification: a resume in place
+// needs no load of its own.
+func (t *Tx) StoreNotification(ctx context.Context, n driver.Notification, o driver.StoreOptions) (driver.StoredNotification, error) {
+	var st driver.StoredNotification
 	var b pgx.Batch
 	ignore := func(pgconn.CommandTag) error { return nil }
 	locks := []int64{correlationLockKey(n.CorrelationKey)}
-	if locked != uuid.Nil {
-		if runbookKey := RunbookLockKey(locked); !t.held[runbookKey] {
+	if o.Lock != uuid.Nil {
+		if runbookKey := RunbookLockKey(o.Lock); !t.held[runbookKey] {
 			b.Queue("SELECT pg_advisory_xact_lock($1)", runbookKey).Exec(ignore)
 			locks = append(locks, runbookKey)
 		}
@@ -197,56 +85,54 @@ func (t *Tx) storeNotification(ctx context.Context, n driver.Notification, locke
 		nullString(n.Tenant), nullString(n.TraceParent), usageJSON(n.Usage)).Query(func(rows pgx.Rows) error {
 		defer rows.Close()
 		if rows.Next() {
-			st.inserted = true
-			return rows.Scan(&st.id)
+			st.Inserted = true
+			return rows.Scan(&st.ID)
 		}
 		return rows.Err()
 	})
 	b.Queue(`SELECT payload_hash FROM completion_notifications WHERE correlation_key = $1`, n.CorrelationKey).
-		QueryRow(func(row pgx.Row) error { return row.Scan(&st.hash) })
+		QueryRow(func(row pgx.Row) error { return row.Scan(&st.PayloadHash) })
 	b.Queue(`SELECT runbook_id, status FROM invocation_records WHERE correlation_key = $1`, n.CorrelationKey).
 		Query(func(rows pgx.Rows) error {
 			defer rows.Close()
 			if rows.Next() {
-				st.parked = true
-				return rows.Scan(&st.runbookID, &st.status)
+				st.Parked = true
+				return rows.Scan(&st.RunbookID, &st.WaitStatus)
 			}
 			return rows.Err()
 		})
-	var preload *preloadedState
-	if savepoint {
+	if o.Savepoint {
 		b.Queue("SAVEPOINT " + resumeSavepoint).Exec(ignore)
-		if locked != uuid.Nil {
-			// Read after the insert, so the resume finds its notification;
-			// wasted on a duplicate, a conflict or a wait that ended, all
-			// of them rare and cheap to read.
-			preload = &preloadedState{runbookID: locked, state: queueLoad(&b, []uuid.UUID{locked})}
-		}
+	}
+	if o.Load && o.Lock != uuid.Nil {
+		// Wasted on a duplicate, a conflict or a wait that ended, all of
+		// them rare and cheap to read.
+		st.State = queueLoad(&b, []uuid.UUID{o.Lock}, driver.LoadOptions{})
 	}
 	if err := t.tx.SendBatch(ctx, &b).Close(); err != nil {
 		return st, translate(err)
 	}
 	t.markHeld(locks...)
-	t.preloaded = preload
+	if o.Savepoint {
+		t.heldAtSavepoint = maps.Clone(t.held)
+	}
 	return st, nil
 }
 
-// resumeInPlace runs resume for a runbook this transaction holds the lock
-// of, after the savepoint storeNotification started, and says whether it
-// took: on an error the transaction rolls back to the savepoint and the
-// caller wakes the runbook instead. On success the savepoint is left for
-// the commit to release: one round trip fewer.
-func (t *Tx) resumeInPlace(ctx context.Context, runbookID uuid.UUID, resume func(driver.Tx, uuid.UUID) error) bool {
-	// The resume sees the locks its transaction holds; a lock it takes
-	// itself is forgotten with it, as the rollback to the savepoint
-	// releases it.
-	preloaded := t.preloaded
-	t.preloaded = nil
-	if err := resume(&Tx{tx: t.tx, store: t.store, held: maps.Clone(t.held), preloaded: preloaded}, runbookID); err != nil {
-		_, _ = t.tx.Exec(ctx, "ROLLBACK TO SAVEPOINT "+resumeSavepoint)
-		return false
+// RollbackToSavepoint undoes what the transaction did since
+// StoreNotification's savepoint; the locks taken since are released with
+// it.
+func (t *Tx) RollbackToSavepoint(ctx context.Context) error {
+	if _, err := t.tx.Exec(ctx, "ROLLBACK TO SAVEPOINT "+resumeSavepoint); err != nil {
+		return translate(err)
 	}
-	return true
+	t.held = maps.Clone(t.heldAtSavepoint)
+	return nil
+}
+
+// IgnoreNotifications marks received notifications ignored.
+func (t *Tx) IgnoreNotifications(ctx context.Context, ids []int64) error {
+	return t.markNotifications(ctx, ids, rbtype.NotificationIgnored)
 }
 
 const notificationColumns = `id, correlation_key, payload_hash, outcome, result, coalesce(error_code, ''),

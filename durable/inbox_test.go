@@ -41,6 +41,39 @@ func (b *testBundle) park(t *testing.T, rb *driver.Runbook, key string) driver.I
 	return got
 }
 
+// insert stores a notification as the runtime's arrival does with these
+// operations, without resuming in place: the wait's look-up, the insert
+// under the runbook's and the key's locks, then a wake-up for an active
+// wait or the notification ignored for one that ended.
+func (b *testBundle) insert(n driver.Notification) (rbtype.InboxResult, error) {
+	result := rbtype.InboxAccepted
+	err := b.store.InTx(b.ctx, func(tx driver.Tx) error {
+		var lock uuid.UUID
+		target, err := tx.WaitTarget(b.ctx, n.CorrelationKey)
+		switch {
+		case err == nil:
+			lock = target.RunbookID
+		case !errors.Is(err, driver.ErrNotFound):
+			return err
+		}
+		st, err := tx.StoreNotification(b.ctx, n, driver.StoreOptions{Lock: lock})
+		switch {
+		case err != nil:
+			return err
+		case !st.Inserted && st.PayloadHash == n.PayloadHash:
+			result = rbtype.InboxDuplicate
+		case !st.Inserted:
+			result = rbtype.InboxConflict
+		case st.Parked && st.WaitStatus != rbtype.InvocationActive:
+			return tx.IgnoreNotifications(b.ctx, []int64{st.ID})
+		case st.Parked:
+			return tx.Wake(b.ctx, []uuid.UUID{st.RunbookID})
+		}
+		return nil
+	})
+	return result, err
+}
+
 func notification(key, result string) driver.Notification {
 	return driver.Notification{CorrelationKey: key, PayloadHash: "hash-of-" + result, Outcome: rbtype.OutcomeCompleted, Result: json.RawMessage(result)}
 }
@@ -50,7 +83,7 @@ func TestInboxIsIdempotentAndDetectsConflicts(t *testing.T) {
 	rb := b.create(t, newRunbook(1))
 	b.park(t, rb, "ck-1")
 
-	res, err := b.store.InsertNotification(b.ctx, notification("ck-1", `{"ok":true}`))
+	res, err := b.insert(notification("ck-1", `{"ok":true}`))
 	require.NoError(t, err)
 	require.Equal(t, rbtype.InboxAccepted, res)
 
@@ -59,11 +92,11 @@ func TestInboxIsIdempotentAndDetectsConflicts(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, got.WakeAt)
 
-	res, err = b.store.InsertNotification(b.ctx, notification("ck-1", `{"ok":true}`))
+	res, err = b.insert(notification("ck-1", `{"ok":true}`))
 	require.NoError(t, err)
 	require.Equal(t, rbtype.InboxDuplicate, res)
 
-	res, err = b.store.InsertNotification(b.ctx, notification("ck-1", `{"ok":false}`))
+	res, err = b.insert(notification("ck-1", `{"ok":false}`))
 	require.NoError(t, err)
 	require.Equal(t, rbtype.InboxConflict, res)
 
@@ -81,7 +114,7 @@ func TestInboxConcurrentCopiesStoreOne(t *testing.T) {
 	var wg sync.WaitGroup
 	for range copies {
 		wg.Go(func() {
-			res, err := b.store.InsertNotification(b.ctx, notification("ck-many", `{"n":1}`))
+			res, err := b.insert(notification("ck-many", `{"n":1}`))
 			require.NoError(t, err)
 			results <- res
 		})
@@ -98,14 +131,14 @@ func TestInboxConcurrentCopiesStoreOne(t *testing.T) {
 func TestNotificationBeforeParkWaitsInTheInbox(t *testing.T) {
 	b := setup(t)
 	rb := b.create(t, newRunbook(1))
-	res, err := b.store.InsertNotification(b.ctx, notification("ck-early", `{"early":true}`))
+	res, err := b.insert(notification("ck-early", `{"early":true}`))
 	require.NoError(t, err)
 	require.Equal(t, rbtype.InboxAccepted, res)
 
 	b.park(t, rb, "ck-early")
 	require.NoError(t, b.store.InTx(b.ctx, func(tx driver.Tx) error {
 		require.NoError(t, tx.LockRunbooks(b.ctx, []uuid.UUID{rb.ID}))
-		st, err := tx.LoadForAdvance(b.ctx, []uuid.UUID{rb.ID}, "w", nil, time.Now())
+		st, err := tx.LoadForAdvance(b.ctx, []uuid.UUID{rb.ID}, driver.LoadOptions{})
 		require.NoError(t, err)
 		require.Len(t, st.Notifications, 1, "the advance after the park finds the notification that came first")
 		_, err = tx.WriteAdvance(b.ctx, driver.AdvanceWrite{Processed: []int64{st.Notifications[0].ID}})
@@ -126,7 +159,7 @@ func TestNotificationForFinishedInvocationIsIgnored(t *testing.T) {
 		})
 		return err
 	}))
-	res, err := b.store.InsertNotification(b.ctx, notification("ck-cancelled", `{}`))
+	res, err := b.insert(notification("ck-cancelled", `{}`))
 	require.NoError(t, err)
 	require.Equal(t, rbtype.InboxAccepted, res, "kept")
 	n, err := b.store.Notification(b.ctx, "ck-cancelled")
@@ -137,69 +170,62 @@ func TestNotificationForFinishedInvocationIsIgnored(t *testing.T) {
 	require.Nil(t, got.WakeAt, "a cancelled wait is not woken")
 }
 
-func TestListenerHearsNotify(t *testing.T) {
-	b := setup(t)
-	heard := make(chan string, 10)
-	connected := make(chan bool, 10)
-	l := b.store.NewListener(driver.ListenConfig{
-		OnNotify:  func(p string) { heard <- p },
-		OnConnect: func(re bool) { connected <- re },
-	})
-	ctx, cancel := context.WithCancel(b.ctx)
-	done := make(chan error, 1)
-	go func() { done <- l.Run(ctx) }()
-	defer func() { cancel(); require.NoError(t, <-done) }()
-	require.False(t, <-connected)
-
-	rb := b.create(t, newRunbook(1)) // creating wakes the workers
-	select {
-	case p := <-heard:
-		require.Equal(t, rb.ID.String(), p)
-	case <-time.After(10 * time.Second):
-		t.Fatal("no notification")
-	}
+// wait waits up to ten seconds for a listener's next wake-up.
+func wait(ctx context.Context, l driver.Listener) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	return l.WaitForNotification(ctx)
 }
 
-// TestListenerReconnectsAndSweepFindsWhatWasMissed cuts the listener's
-// connection with pg_terminate_backend, delivers a notification while it is
-// away, and checks that the listener reconnects, says so, and that the
-// sweep it triggers wakes the runbook.
-func TestListenerReconnectsAndSweepFindsWhatWasMissed(t *testing.T) {
+func TestListenerHearsNotify(t *testing.T) {
+	b := setup(t)
+	l := b.store.NewListener()
+	require.NoError(t, l.Connect(b.ctx))
+	defer func() { require.NoError(t, l.Close(b.ctx)) }()
+	require.Error(t, l.Connect(b.ctx), "connected already")
+
+	rb := b.create(t, newRunbook(1)) // creating wakes the workers
+	p, err := wait(b.ctx, l)
+	require.NoError(t, err)
+	require.Equal(t, rb.ID.String(), p)
+}
+
+// TestListenerLosesItsConnectionAndSweepFindsWhatWasMissed cuts the
+// listener's connection with pg_terminate_backend: waiting fails; closed,
+// it connects again on a new connection; and the sweep finds what was
+// delivered while it was away (the runtime's listen loop sweeps after
+// every reconnection: TestNotificationsSurviveAListenerCut in runtime).
+func TestListenerLosesItsConnectionAndSweepFindsWhatWasMissed(t *testing.T) {
 	b := setup(t)
 	rb := b.create(t, newRunbook(1))
 	inv := b.park(t, rb, "ck-missed")
 
-	connected := make(chan bool, 10)
-	l := b.store.NewListener(driver.ListenConfig{
-		OnConnect:  func(re bool) { connected <- re },
-		MaxBackoff: 200 * time.Millisecond,
-	})
-	ctx, cancel := context.WithCancel(b.ctx)
-	done := make(chan error, 1)
-	go func() { done <- l.Run(ctx) }()
-	defer func() { cancel(); require.NoError(t, <-done) }()
-	require.False(t, <-connected)
-
+	l := b.store.NewListener()
+	require.NoError(t, l.Connect(b.ctx))
+	defer func() { require.NoError(t, l.Close(b.ctx)) }()
 	pid := l.(*durable.Listener).BackendPID()
 	require.NotZero(t, pid)
 	require.NoError(t, b.store.InTestTx(b.ctx, func(tx *durable.Tx) error {
 		return tx.ExecForTest(b.ctx, "SELECT pg_terminate_backend($1)", int32(pid))
 	}))
+	for {
+		// A wake-up sent before the cut may still be read; then the loss.
+		if _, err := wait(b.ctx, l); err != nil {
+			break
+		}
+	}
 	// Delivered while the listener is away; and, as if its NOTIFY and its
 	// wake-up were both lost, the runbook is put back to sleep.
-	_, err := b.store.InsertNotification(b.ctx, notification(inv.CorrelationKey, `{"late":true}`))
+	_, err := b.insert(notification(inv.CorrelationKey, `{"late":true}`))
 	require.NoError(t, err)
 	require.NoError(t, b.store.InTx(b.ctx, func(tx driver.Tx) error {
 		_, err := tx.WriteAdvance(b.ctx, driver.AdvanceWrite{Runbooks: []driver.RunbookChange{{ID: rb.ID, SetWake: true}}})
 		return err
 	}))
 
-	select {
-	case re := <-connected:
-		require.True(t, re, "the second connection is a reconnection")
-	case <-time.After(15 * time.Second):
-		t.Fatal("the listener did not reconnect")
-	}
+	require.NoError(t, l.Close(b.ctx))
+	require.Zero(t, l.(*durable.Listener).BackendPID())
+	require.NoError(t, l.Connect(b.ctx))
 	require.NotEqual(t, pid, l.(*durable.Listener).BackendPID())
 
 	swept, err := b.store.Sweep(b.ctx, 100)
@@ -240,7 +266,7 @@ func TestNotificationAndAdvanceTakeLocksInOneOrder(t *testing.T) {
 	<-locked
 	notified := make(chan error, 1)
 	go func() {
-		_, err := b.store.InsertNotification(b.ctx, notification("ck-race", `{"ok":true}`))
+		_, err := b.insert(notification("ck-race", `{"ok":true}`))
 		notified <- err
 	}()
 	require.Eventually(t, func() bool {
@@ -260,56 +286,40 @@ func TestNotificationAndAdvanceTakeLocksInOneOrder(t *testing.T) {
 	require.Len(t, invs, 1, "the repeated park created no second invocation")
 }
 
-// A notification's transaction reads the wait first, hands it to check,
-// and reads the runbook's state pipelined with its insert: the resume in
-// place then loads nothing, and what it gets is what a load would read.
-func TestAResumeInPlaceFindsItsRunbookAlreadyRead(t *testing.T) {
+// A notification's insert can read the runbook's state in the same round
+// trip, after the insert, under the runbook's lock: the resume in place
+// then loads nothing, and what it gets is what a load would read. Its
+// savepoint undoes what follows it, and nothing before.
+func TestANotificationsInsertReadsItsRunbooksState(t *testing.T) {
 	b := setup(t)
 	rb := b.create(t, newRunbook(2))
 	b.park(t, rb, "ck-pre")
-	var checked driver.WaitTarget
-	res, resumed, err := b.store.InsertNotificationResuming(b.ctx, notification("ck-pre", `{"ok":true}`),
-		func(_ driver.Tx, target driver.WaitTarget) error {
-			checked = target
-			return nil
-		},
-		func(tx driver.Tx, id uuid.UUID) error {
-			require.Equal(t, rb.ID, id)
-			require.True(t, tx.(*durable.Tx).PreloadedFor(id), "read with the insert")
-			now := time.Now()
-			pre, err := tx.LoadForAdvance(b.ctx, []uuid.UUID{id}, "w", nil, now)
-			require.NoError(t, err)
-			require.False(t, tx.(*durable.Tx).PreloadedFor(id), "used once")
-			loaded, err := tx.LoadForAdvance(b.ctx, []uuid.UUID{id}, "w", nil, now)
-			require.NoError(t, err)
-			require.Equal(t, loaded, pre)
-			require.Len(t, pre.Steps, 2)
-			require.Len(t, pre.Notifications, 1, "the load comes after the insert")
-			require.Equal(t, "ck-pre", pre.Notifications[0].CorrelationKey)
-			return nil
-		})
-	require.NoError(t, err)
-	require.Equal(t, rbtype.InboxAccepted, res)
-	require.True(t, resumed)
-	require.Equal(t, driver.WaitTarget{RunbookID: rb.ID, Tenant: rb.Tenant, PlanHash: rb.PlanHash, StepKey: "s1",
-		Verb: "t.step", Status: rbtype.InvocationActive}, checked)
-}
+	require.NoError(t, b.store.InTx(b.ctx, func(tx driver.Tx) error {
+		target, err := tx.WaitTarget(b.ctx, "ck-pre")
+		require.NoError(t, err)
+		require.Equal(t, driver.WaitTarget{RunbookID: rb.ID, Tenant: rb.Tenant, PlanHash: rb.PlanHash, StepKey: "s1",
+			Verb: "t.step", Status: rbtype.InvocationActive}, target)
+		st, err := tx.StoreNotification(b.ctx, notification("ck-pre", `{"ok":true}`),
+			driver.StoreOptions{Lock: rb.ID, Savepoint: true, Load: true})
+		require.NoError(t, err)
+		require.True(t, st.Inserted)
+		require.True(t, st.Parked)
+		require.Equal(t, rb.ID, st.RunbookID)
+		require.Equal(t, rbtype.InvocationActive, st.WaitStatus)
+		require.NotNil(t, st.State)
+		require.Len(t, st.State.Steps, 2)
+		require.Len(t, st.State.Notifications, 1, "read after the insert")
+		require.Equal(t, "ck-pre", st.State.Notifications[0].CorrelationKey)
+		loaded, err := tx.LoadForAdvance(b.ctx, []uuid.UUID{rb.ID}, driver.LoadOptions{})
+		require.NoError(t, err)
+		require.Equal(t, loaded, st.State)
 
-// A check that refuses the notification stores nothing: the sender can
-// send a corrected one under the same key.
-func TestANotificationRefusedByItsCheckStoresNothing(t *testing.T) {
-	b := setup(t)
-	rb := b.create(t, newRunbook(1))
-	b.park(t, rb, "ck-refused")
-	refused := errors.New("does not fit the output schema")
-	_, resumed, err := b.store.InsertNotificationResuming(b.ctx, notification("ck-refused", `{"bad":true}`),
-		func(driver.Tx, driver.WaitTarget) error { return refused },
-		func(driver.Tx, uuid.UUID) error { t.Fatal("a refused notification resumes nothing"); return nil })
-	require.ErrorIs(t, err, refused)
-	require.False(t, resumed)
-	_, err = b.store.Notification(b.ctx, "ck-refused")
-	require.ErrorIs(t, err, driver.ErrNotFound)
-	res, err := b.store.InsertNotification(b.ctx, notification("ck-refused", `{"good":true}`))
+		_, err = tx.WriteAdvance(b.ctx, driver.AdvanceWrite{Processed: []int64{st.ID}})
+		require.NoError(t, err)
+		require.NoError(t, tx.RollbackToSavepoint(b.ctx))
+		return nil
+	}))
+	n, err := b.store.Notification(b.ctx, "ck-pre")
 	require.NoError(t, err)
-	require.Equal(t, rbtype.InboxAccepted, res, "the corrected one is the first")
+	require.Equal(t, rbtype.NotificationReceived, n.Status, "the write after the savepoint was undone, the insert before it kept")
 }

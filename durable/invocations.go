@@ -47,16 +47,6 @@ const updateInvocationSQL = `
 		context = coalesce($4::jsonb, context)
 	WHERE invocation_id = $1`
 
-// ActiveInvocations returns the active invocations of runbooks.
-func (t *Tx) ActiveInvocations(ctx context.Context, runbookIDs []uuid.UUID) ([]driver.Invocation, error) {
-	rows, err := t.tx.Query(ctx, activeInvocationsSQL, runbookIDs)
-	if err != nil {
-		return nil, translate(err)
-	}
-	invs, err := pgx.CollectRows(rows, scanInvocation)
-	return invs, translate(err)
-}
-
 // Invocation loads one invocation by correlation key.
 func (s *Store) Invocation(ctx context.Context, correlationKey string) (driver.Invocation, error) {
 	rows, err := s.pool.Query(ctx, `SELECT `+invocationColumns+` FROM invocation_records WHERE correlation_key = $1`, correlationKey)

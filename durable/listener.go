@@ -11,80 +11,70 @@ import (
 	"github.com/runbookdev/runbook/driver"
 )
 
-// Listener holds one connection that LISTENs on the store's channel and
-// reconnects after it drops.
+// Listener holds one connection that LISTENs on the store's channel. It
+// does not reconnect by itself: the runtime's listen loop closes it after
+// an error and connects again, with a backoff, and sweeps for what was
+// sent while it was away.
 type Listener struct {
 	store *Store
-	cfg   driver.ListenConfig
+	conn  *pgx.Conn
 	pid   atomic.Uint32
 }
 
-// NewListener makes a listener; Run starts it.
-func (s *Store) NewListener(cfg driver.ListenConfig) driver.Listener {
-	if cfg.MaxBackoff == 0 {
-		cfg.MaxBackoff = 5 * time.Second
-	}
-	return &Listener{store: s, cfg: cfg}
-}
+// NewListener makes a listener, not yet connected.
+func (s *Store) NewListener() driver.Listener { return &Listener{store: s} }
 
 // BackendPID is the server process of the current connection, 0 when not
 // connected. Tests use it to cut the connection.
 func (l *Listener) BackendPID() uint32 { return l.pid.Load() }
 
-// Run listens until ctx is done, reconnecting with backoff after errors.
-// It returns nil when ctx ends it.
-func (l *Listener) Run(ctx context.Context) error {
-	backoff := 50 * time.Millisecond
-	reconnected := false
-	for ctx.Err() == nil {
-		err := l.session(ctx, reconnected)
-		if ctx.Err() != nil {
-			return nil
-		}
-		if err == nil {
-			backoff = 50 * time.Millisecond
-		}
-		reconnected = true
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(backoff):
-		}
-		backoff = min(2*backoff, l.cfg.MaxBackoff)
+// Connect opens a connection of its own (a pooled one would be handed to
+// others between notifications) and LISTENs on the store's channel.
+func (l *Listener) Connect(ctx context.Context) error {
+	if l.conn != nil {
+		return errors.New("durable: the listener is connected already; close it first")
 	}
-	return nil
-}
-
-// session is one connection's life: connect, LISTEN, deliver until error.
-func (l *Listener) session(ctx context.Context, reconnected bool) error {
-	cfg := l.store.pool.Config().ConnConfig.Copy()
-	conn, err := pgx.ConnectConfig(ctx, cfg)
+	conn, err := pgx.ConnectConfig(ctx, l.store.pool.Config().ConnConfig.Copy())
 	if err != nil {
 		return translate(err)
 	}
-	defer func() {
-		l.pid.Store(0)
-		closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
-		defer cancel()
-		_ = conn.Close(closeCtx) // the connection is being dropped either way
-	}()
 	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{l.store.channel}.Sanitize()); err != nil {
+		closeConn(ctx, conn)
 		return translate(err)
 	}
+	l.conn = conn
 	l.pid.Store(conn.PgConn().PID())
-	if l.cfg.OnConnect != nil {
-		l.cfg.OnConnect(reconnected)
+	return nil
+}
+
+// WaitForNotification blocks until a wake-up arrives and returns its
+// payload. An error means the connection is lost, or ctx ended.
+func (l *Listener) WaitForNotification(ctx context.Context) (string, error) {
+	if l.conn == nil {
+		return "", errors.New("durable: the listener is not connected")
 	}
-	for {
-		n, err := conn.WaitForNotification(ctx)
-		if err != nil {
-			if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-				return nil
-			}
-			return translate(err)
-		}
-		if l.cfg.OnNotify != nil {
-			l.cfg.OnNotify(n.Payload)
-		}
+	n, err := l.conn.WaitForNotification(ctx)
+	if err != nil {
+		return "", translate(err)
 	}
+	return n.Payload, nil
+}
+
+// Close closes the connection, if open.
+func (l *Listener) Close(ctx context.Context) error {
+	if l.conn == nil {
+		return nil
+	}
+	l.pid.Store(0)
+	closeConn(ctx, l.conn)
+	l.conn = nil
+	return nil
+}
+
+// closeConn closes a connection that is being dropped either way, bounded
+// by a second even when ctx has ended.
+func closeConn(ctx context.Context, conn *pgx.Conn) {
+	closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+	defer cancel()
+	_ = conn.Close(closeCtx)
 }

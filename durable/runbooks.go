@@ -182,11 +182,6 @@ func nullUUID(id uuid.UUID) *uuid.UUID {
 	return &id
 }
 
-// Runbook loads one runbook.
-func (t *Tx) Runbook(ctx context.Context, id uuid.UUID) (*driver.Runbook, error) {
-	return scanRunbook(t.tx.QueryRow(ctx, "SELECT "+runbookColumns+" FROM runbooks WHERE id = $1", id))
-}
-
 func (t *Tx) runbookByRequestKey(ctx context.Context, key string) (*driver.Runbook, error) {
 	return scanRunbook(t.tx.QueryRow(ctx, "SELECT "+runbookColumns+" FROM runbooks WHERE request_key = $1", key))
 }

@@ -63,35 +63,52 @@ func (s *Store) Ping(ctx context.Context) error { return translate(s.pool.Ping(c
 type Tx struct {
 	tx    pgx.Tx
 	store *Store
-	// leaseEnds are the steps whose leases LoadForAdvance found released
-	// by this worker's outcomes or expired: WriteAdvance clears them.
-	leaseEnds map[int64]bool
-	// held are the advisory locks this transaction has taken (lockKeys).
-	held map[int64]bool
-	// preloaded is a runbook's state read with a notification's insert,
-	// for the resume in place that follows (LoadForAdvance).
-	preloaded *preloadedState
+	// held are the advisory locks this transaction has taken (lockKeys),
+	// so that taking one again costs no round trip; heldAtSavepoint is
+	// what they were when StoreNotification set its savepoint, which a
+	// rollback to it brings back.
+	held, heldAtSavepoint map[int64]bool
+}
+
+// Begin starts a transaction.
+func (s *Store) Begin(ctx context.Context) (driver.Tx, error) { return s.begin(ctx) }
+
+func (s *Store) begin(ctx context.Context) (*Tx, error) {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return nil, translate(err)
+	}
+	return &Tx{tx: tx, store: s}, nil
+}
+
+// Commit commits the transaction.
+func (t *Tx) Commit(ctx context.Context) error { return translate(t.tx.Commit(ctx)) }
+
+// Rollback abandons the transaction. Its own error adds nothing: the
+// transaction is gone either way.
+func (t *Tx) Rollback(ctx context.Context) error {
+	_ = t.tx.Rollback(context.WithoutCancel(ctx))
+	return nil
 }
 
 // InTx runs fn in a transaction, committing when fn returns nil and rolling
-// back otherwise. fn must not keep the Tx.
+// back otherwise: for tests and tools that drive the store directly. The
+// runtime composes Begin, Commit and Rollback itself.
 func (s *Store) InTx(ctx context.Context, fn func(driver.Tx) error) error {
 	return s.inTx(ctx, func(t *Tx) error { return fn(t) })
 }
 
 // inTx is InTx for the store's own operations, which use the concrete Tx.
 func (s *Store) inTx(ctx context.Context, fn func(*Tx) error) error {
-	tx, err := s.pool.Begin(ctx)
+	t, err := s.begin(ctx)
 	if err != nil {
-		return translate(err)
-	}
-	if err := fn(&Tx{tx: tx, store: s}); err != nil {
-		// The rollback's own error adds nothing: the transaction is gone
-		// either way.
-		_ = tx.Rollback(context.WithoutCancel(ctx))
 		return err
 	}
-	return translate(tx.Commit(ctx))
+	if err := fn(t); err != nil {
+		_ = t.Rollback(ctx)
+		return err
+	}
+	return t.Commit(ctx)
 }
 
 // channelName is the LISTEN/NOTIFY channel of a schema. PostgreSQL

@@ -15,7 +15,7 @@ import (
 // docs/reference/http-api.md does not document, when the page documents
 // one that is not a route, or when it leaves out an error code.
 func TestHTTPReferenceCoversEveryRoute(t *testing.T) {
-	raw, err := os.ReadFile("../../docs/reference/http-api.md")
+	raw, err := os.ReadFile("../docs/reference/http-api.md")
 	require.NoError(t, err)
 	page := string(raw)
 

@@ -16,10 +16,10 @@ import (
 // lock was held by someone else: the transaction is abandoned and retried.
 var errLeaseRefused = errors.New("runtime: a step's lease was refused under its runbook's lock")
 
-// advance is one transaction over a batch of runbooks, as RUNTIME.md's
-// "advancing a runbook" describes, fused so that one transaction both
-// records the outcomes of the calls that finished (step 3) and leases the
-// steps that became ready (step 1):
+// advance is one transaction over a batch of runbooks, as
+// docs/design/runtime.md's "Advancing a runbook" describes, fused so that
+// one transaction both records the outcomes of the calls that finished
+// and leases the steps that became ready:
 //
 //   - take the runbooks' advisory locks, in key order;
 //   - load their live steps (with their leases), active invocations and
@@ -27,7 +27,7 @@ var errLeaseRefused = errors.New("runtime: a step's lease was refused under its 
 //     and expired ones, end with the write, and the expired leases' steps
 //     are reclaimed;
 //   - run the state machine (round.go), fetching between its phases the
-//     step data and receipts it asks for;
+//     step data, receipts and cache entries it asks for;
 //   - write it all with its events and receipts, set each runbook's next
 //     wake-up, and commit.
 //
@@ -36,8 +36,8 @@ var errLeaseRefused = errors.New("runtime: a step's lease was refused under its 
 func (e *Engine) advance(ctx context.Context, ids []uuid.UUID, outcomes []*outcome) ([]*pendingCall, error) {
 	slices.SortFunc(ids, compareUUID)
 	var done advanced
-	err := e.store.InTx(ctx, func(tx driver.Tx) (err error) {
-		done, err = e.advanceIn(ctx, tx, ids, outcomes)
+	err := inTx(ctx, e.store, func(tx driver.Tx) (err error) {
+		done, err = e.advanceIn(ctx, tx, ids, inputs{outcomes: outcomes}, nil)
 		return err
 	})
 	if err != nil {
@@ -45,6 +45,20 @@ func (e *Engine) advance(ctx context.Context, ids []uuid.UUID, outcomes []*outco
 	}
 	e.committed(ctx, done)
 	return done.calls, nil
+}
+
+// inTx runs fn in a transaction of store, committing when fn returns nil
+// and rolling back otherwise. fn must not keep the Tx.
+func inTx(ctx context.Context, store driver.Store, fn func(driver.Tx) error) error {
+	tx, err := store.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback(ctx)
+		return err
+	}
+	return tx.Commit(ctx)
 }
 
 // advanced is what an advance's transaction leaves to do once it commits:
@@ -55,28 +69,46 @@ type advanced struct {
 }
 
 // advanceIn is the body of an advance, in a transaction the caller owns:
-// the advancers' own, or a notification's (resumeInPlace). ids must be
-// sorted. Nothing it returns may be used unless the transaction commits.
-func (e *Engine) advanceIn(ctx context.Context, tx driver.Tx, ids []uuid.UUID, outcomes []*outcome) (advanced, error) {
+// the advancers' own, a command's, or a notification's (resumeInPlace).
+// ids must be sorted. loaded, when not nil, is the runbooks' state the
+// caller read already under their locks (a notification's insert reads
+// it with the insert); otherwise it is loaded here, every step with
+// allSteps. Nothing it returns may be used unless the transaction
+// commits.
+func (e *Engine) advanceIn(ctx context.Context, tx driver.Tx, ids []uuid.UUID, in inputs, loaded *driver.AdvanceState) (advanced, error) {
 	now := e.cfg.Clock()
 	if err := tx.LockRunbooks(ctx, ids); err != nil {
 		return advanced{}, err
 	}
-	release := make([]driver.LeaseRequest, len(outcomes))
-	for i, o := range outcomes {
-		release[i] = driver.LeaseRequest{StepID: o.stepID, RunbookID: o.runbookID, Attempt: o.attempt}
+	if loaded == nil {
+		var err error
+		if loaded, err = tx.LoadForAdvance(ctx, ids, driver.LoadOptions{AllSteps: len(in.commands) > 0}); err != nil {
+			return advanced{}, err
+		}
 	}
-	loaded, err := tx.LoadForAdvance(ctx, ids, e.workerID, release, now)
-	if err != nil {
-		return advanced{}, err
+	if len(in.commands) > 0 {
+		// A command names its runbook; another tenant's is as if it were
+		// not there. The caller words the not-found once the transaction
+		// has ended (runCommand).
+		if len(loaded.Runbooks) != len(ids) {
+			return advanced{}, driver.ErrNotFound
+		}
+		for _, rb := range loaded.Runbooks {
+			if in.commands[rb.ID] != nil && !sees(ctx, rb.Tenant) {
+				return advanced{}, driver.ErrNotFound
+			}
+		}
 	}
 	plans, err := e.plansOf(ctx, tx, loaded.Runbooks)
 	if err != nil {
 		return advanced{}, err
 	}
-	r, dropped := newRound(&e.machine, now, loaded, plans, outcomes)
+	r, dropped, err := newRound(&e.machine, now, loaded, plans, in)
 	for range dropped {
 		e.metrics.outcomeDropped()
+	}
+	if err != nil {
+		return advanced{}, err
 	}
 	var data map[driver.StepKey]driver.StepData
 	if missing := r.wantedData(e.data.lru.Get); len(missing) > 0 {
@@ -88,11 +120,13 @@ func (e *Engine) advanceIn(ctx context.Context, tx driver.Tx, ids []uuid.UUID, o
 		}
 	}
 	r.supplyData(data)
-	receipts, err := tx.Receipts(ctx, r.receiptKeys())
-	if err != nil {
-		return advanced{}, err
+	if keys := r.receiptKeys(); len(keys) > 0 {
+		receipts, err := tx.Receipts(ctx, keys)
+		if err != nil {
+			return advanced{}, err
+		}
+		r.supplyReceipts(receipts)
 	}
-	r.supplyReceipts(receipts)
 	for tenant, keys := range r.cacheKeys() {
 		cached, err := tx.CacheEntries(ctx, tenant, keys)
 		if err != nil {
@@ -104,8 +138,8 @@ func (e *Engine) advanceIn(ctx context.Context, tx driver.Tx, ids []uuid.UUID, o
 	if err != nil {
 		return advanced{}, err
 	}
-	// Written even when the round changed nothing: the leases the load
-	// found released or expired end with the write (an outcome that a
+	// Written even when the round changed nothing: the leases found
+	// released or expired end with the write (an outcome that a
 	// cancelled step ignores still gives its lease up).
 	leased, err := tx.WriteAdvance(ctx, w)
 	if err != nil {

@@ -25,37 +25,61 @@ import (
 // notifications for it are ignored.
 func (e *Engine) Cancel(ctx context.Context, runbookID uuid.UUID, by string) error {
 	by, note := actorOf(ctx, by)
-	var asks []*pendingCall
-	var traced func()
-	err := e.locked(ctx, runbookID, func(tx driver.Tx, rb *driver.Runbook, steps []*driver.Step) error {
-		traced = nil
-		if rb.Status == rbtype.RunbookCancelled {
-			return nil
-		}
-		invs, err := tx.ActiveInvocations(ctx, []uuid.UUID{runbookID})
-		if err != nil {
-			return err
-		}
-		now := time.Now()
-		traced = func() { e.emitCancelled(ctx, rb, steps, invs, now) }
-		c, err := cancelRunbook(now, e.workerID, rb, steps, invs, by, note)
-		if err != nil {
-			return err
-		}
-		if asks, err = e.cancelAsks(rb, steps, invs); err != nil {
-			return err
-		}
-		return tx.ApplyChange(ctx, c)
-	})
-	if err != nil {
-		return err
+	c := &cancelRunbook{by: by, note: note}
+	if err := e.runCommand(ctx, runbookID, c); err != nil || c.rb == nil {
+		return err // refused, or cancelled already
 	}
-	if traced != nil {
-		traced()
-	}
-	for _, a := range asks {
+	for _, a := range e.cancelAsks(c.rb, c.plan, c.steps, c.waits) {
 		e.askToCancel(ctx, a)
 	}
+	return nil
+}
+
+// cancelRunbook is a cancellation: the runbook's active waits cancelled
+// (their attempts' spans ended), its steps not yet final cancelled, their
+// events, and the runbook finished as cancelled. A cancelled runbook is
+// left as it is. What it cancelled (rb, plan, steps, waits) is kept for
+// what follows the commit: the requests to stop.
+type cancelRunbook struct {
+	by, note string
+
+	rb    *driver.Runbook
+	plan  *planInfo
+	steps []*driver.Step
+	waits []driver.Invocation
+}
+
+func (c *cancelRunbook) apply(t *transition) error {
+	if t.rb.Status == rbtype.RunbookCancelled {
+		return nil
+	}
+	if !t.rb.Status.Running() {
+		return fmt.Errorf("%w: runbook %s is already %s", ErrConflict, t.rb.ID, t.rb.Status)
+	}
+	for _, inv := range t.invocations {
+		c.waits = append(c.waits, *inv)
+	}
+	for _, s := range t.steps {
+		if s.Status.Done() {
+			continue
+		}
+		if inv := t.invocations[s.ID]; inv != nil {
+			// The wait's attempt ends here, cancelled: its span says so.
+			t.sawPark(s, inv, "")
+			t.attemptEnded(s, inv.Attempt, attemptID(t.rb.ID, s.Key, inv.Attempt), attemptCancelled, rbtype.CodeCancelled, "off")
+		}
+		t.finishInvocation(s, rbtype.InvocationCancelled)
+		s.Status, s.FinishedAt, s.NextAttemptAt = rbtype.StepCancelled, &t.now, nil
+		t.touch(s)
+		t.event(rbtype.EventStepCancelled, s, nil)
+	}
+	for _, s := range t.steps {
+		t.finishInvocation(s, rbtype.InvocationCancelled) // a wait of a step that is final already
+	}
+	t.event(rbtype.EventRunbookCancelled, nil, RunbookCancelledData{By: c.by, Note: c.note})
+	t.setRunbook(rbtype.RunbookCancelled, rbtype.CodeCancelled, "cancelled by "+c.by)
+	t.rb.Status = rbtype.RunbookCancelled
+	c.rb, c.plan, c.steps = t.rb, t.plan, t.steps
 	return nil
 }
 
@@ -64,13 +88,9 @@ const maxCancelWait = 10 * time.Second
 
 // cancelAsks lists the cancelled waits whose handlers can ask the outside
 // world to stop, each as the call to make.
-func (e *Engine) cancelAsks(rb *driver.Runbook, steps []*driver.Step, invs []driver.Invocation) ([]*pendingCall, error) {
-	if len(invs) == 0 {
-		return nil, nil
-	}
-	plan, err := e.planOf(rb)
-	if err != nil {
-		return nil, err
+func (e *Engine) cancelAsks(rb *driver.Runbook, plan *planInfo, steps []*driver.Step, invs []driver.Invocation) []*pendingCall {
+	if len(invs) == 0 || plan == nil {
+		return nil
 	}
 	byID := map[int64]*driver.Step{}
 	for _, s := range steps {
@@ -100,7 +120,7 @@ func (e *Engine) cancelAsks(rb *driver.Runbook, steps []*driver.Step, invs []dri
 				IdempotencyKey: s.IdempotencyKey, InvocationID: inv.InvocationID, CorrelationKey: inv.CorrelationKey,
 				ExternalID: inv.ExternalID, Execution: ps.Execution}})
 	}
-	return asks, nil
+	return asks
 }
 
 // askToCancel asks the outside world to stop one wait's work and records
@@ -120,64 +140,27 @@ func (e *Engine) askToCancel(ctx context.Context, a *pendingCall) {
 		typ = rbtype.EventInvocationCancelFailed
 		data = InvocationCancelData{CorrelationKey: a.call.CorrelationKey, Code: f.Code, Message: f.Message}
 	}
-	step := &driver.Step{Key: a.call.StepKey, Attempt: a.attempt}
-	ev, err := newEvent(a.runbookID, typ, e.workerID, step, data)
-	if err == nil {
-		err = e.store.InTx(bg, func(tx driver.Tx) error {
-			return tx.ApplyChange(bg, driver.Change{RunbookID: a.runbookID, Events: []driver.Event{ev}})
-		})
-	}
+	err = e.runCommand(bg, a.runbookID, &recordCancelAsk{step: a.call.StepKey, attempt: a.attempt, typ: typ, data: data})
 	if err != nil {
 		e.log.Warn("recording a cancel request to the outside world", append([]any{"runbook_id", a.runbookID, "step", a.call.StepKey,
 			"err", err}, traceAttrs(a.span, uuid.Nil)...)...)
 	}
 }
 
-// cancelRunbook is the change a cancellation makes: the invocations
-// cancelled, the steps not yet final cancelled, their events, and the
-// runbook finished as cancelled.
-func cancelRunbook(now time.Time, worker string, rb *driver.Runbook, steps []*driver.Step, invs []driver.Invocation, by, note string) (driver.Change, error) {
-	if !rb.Status.Running() {
-		return driver.Change{}, fmt.Errorf("%w: runbook %s is already %s", ErrConflict, rb.ID, rb.Status)
-	}
-	c := driver.Change{RunbookID: rb.ID, FinishStatus: rbtype.InvocationCancelled}
-	for _, inv := range invs {
-		c.Finish = append(c.Finish, inv.InvocationID)
-	}
-	for _, s := range steps {
-		if s.Status.Done() {
-			continue
-		}
-		s.Status, s.FinishedAt, s.NextAttemptAt = rbtype.StepCancelled, &now, nil
-		c.Steps = append(c.Steps, s.Change())
-		ev, err := newEvent(rb.ID, rbtype.EventStepCancelled, worker, s, nil)
-		if err != nil {
-			return driver.Change{}, err
-		}
-		c.Events = append(c.Events, ev)
-	}
-	ev, err := newEvent(rb.ID, rbtype.EventRunbookCancelled, worker, nil, RunbookCancelledData{By: by, Note: note})
-	if err != nil {
-		return driver.Change{}, err
-	}
-	c.Events = append(c.Events, ev)
-	status, code, msg := rbtype.RunbookCancelled, rbtype.CodeCancelled, "cancelled by "+by
-	c.Runbook = &driver.RunbookChange{ID: rb.ID, Status: &status, ErrorCode: &code, ErrorMessage: &msg, Finished: true, SetWake: true,
-		WakeAt: leasesEnd(steps)}
-	return c, nil
+// recordCancelAsk records the answer to a request to stop a cancelled
+// wait's external work.
+type recordCancelAsk struct {
+	step    string
+	attempt int
+	typ     rbtype.EventType
+	data    any
 }
 
-// leasesEnd is when the last of the steps' leases expires, nil when none
-// is held. A cancelled runbook is woken then, and not before: a call still
-// out gives its lease up with its outcome, but a dead worker's lease ends
-// only in an advance after it expired (no sweep looks for it).
-func leasesEnd(steps []*driver.Step) *time.Time {
-	var end *time.Time
-	for _, s := range steps {
-		if s.Lease != nil && (end == nil || s.Lease.ExpiresAt.After(*end)) {
-			at := s.Lease.ExpiresAt
-			end = &at
-		}
+func (c *recordCancelAsk) apply(t *transition) error {
+	s, err := t.stepByKey(c.step)
+	if err != nil {
+		return err
 	}
-	return end
+	t.event(c.typ, &driver.Step{Key: s.Key, StepState: driver.StepState{Attempt: c.attempt}}, c.data)
+	return nil
 }

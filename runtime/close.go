@@ -3,11 +3,9 @@ package runtime
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/google/uuid"
 
-	"github.com/runbookdev/runbook/driver"
 	"github.com/runbookdev/runbook/rbtype"
 )
 
@@ -24,32 +22,20 @@ type RunbookClosedData struct {
 // conflict.
 func (e *Engine) Close(ctx context.Context, runbookID uuid.UUID, by string) error {
 	by, note := actorOf(ctx, by)
-	return e.lockedRunbook(ctx, runbookID, func(tx driver.Tx, rb *driver.Runbook) error {
-		c, err := closeRunbook(time.Now(), e.workerID, rb, by, note)
-		if err != nil {
-			return err
-		}
-		return tx.ApplyChange(ctx, c)
-	})
+	return e.runCommand(ctx, runbookID, &closeRunbook{by: by, note: note})
 }
 
-// closeRunbook is the change a close makes: the runbook executing and due,
-// so that the next advance settles it, its event and mutation.
-func closeRunbook(_ time.Time, worker string, rb *driver.Runbook, by, note string) (driver.Change, error) {
-	if rb.Status != rbtype.RunbookInProgress {
-		return driver.Change{}, fmt.Errorf("%w: runbook %s is %s, not held open; only an in_progress runbook can be closed", ErrConflict, rb.ID, rb.Status)
+// closeRunbook is a close: the runbook executing, its event and mutation;
+// the same round settles it if its steps have all ended.
+type closeRunbook struct{ by, note string }
+
+func (c *closeRunbook) apply(t *transition) error {
+	if t.rb.Status != rbtype.RunbookInProgress {
+		return fmt.Errorf("%w: runbook %s is %s, not held open; only an in_progress runbook can be closed", ErrConflict, t.rb.ID, t.rb.Status)
 	}
-	data := RunbookClosedData{By: by, Note: note}
-	ev, m, err := logged(rb.ID, rbtype.EventRunbookClosed, rbtype.MutationClose, worker, by, nil, data)
-	if err != nil {
-		return driver.Change{}, err
-	}
+	t.mutate(rbtype.EventRunbookClosed, rbtype.MutationClose, c.by, nil, RunbookClosedData{By: c.by, Note: c.note})
 	status := rbtype.RunbookExecuting
-	return driver.Change{
-		RunbookID: rb.ID,
-		Events:    []driver.Event{ev},
-		Mutations: []driver.Mutation{m},
-		Runbook:   &driver.RunbookChange{ID: rb.ID, Status: &status},
-		Wake:      true,
-	}, nil
+	t.runbookChange().Status = &status
+	t.rb.Status = status
+	return nil
 }

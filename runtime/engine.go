@@ -238,16 +238,8 @@ func (e *Engine) Run(ctx context.Context) error {
 	e.working.Store(&calls)
 	defer e.working.Store(nil)
 
-	listener := e.store.NewListener(driver.ListenConfig{
-		OnNotify: func(string) { e.signal(e.kick) },
-		OnConnect: func(reconnected bool) {
-			if reconnected {
-				e.signal(e.sweepNow) // what was sent while away is lost to LISTEN
-			}
-		},
-	})
 	var intakeLoops, advancers sync.WaitGroup
-	intakeLoops.Go(func() { _ = listener.Run(intake) })
+	intakeLoops.Go(func() { e.listen(intake, e.store.NewListener()) })
 	intakeLoops.Go(func() { e.claimLoop(intake) })
 	intakeLoops.Go(func() { e.sweepLoop(intake) })
 	for range e.cfg.Advancers {
@@ -646,7 +638,7 @@ func (e *Engine) releaseLeases(ctx context.Context) error {
 			runbooks = append(runbooks, l.RunbookID)
 		}
 	}
-	err = e.store.InTx(ctx, func(tx driver.Tx) error {
+	err = inTx(ctx, e.store, func(tx driver.Tx) error {
 		if err := tx.LockRunbooks(ctx, runbooks); err != nil {
 			return err
 		}

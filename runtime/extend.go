@@ -58,31 +58,17 @@ func (e *Engine) Extend(ctx context.Context, runbookID uuid.UUID, x Extension) (
 		if err != nil {
 			return nil, err
 		}
-		var out *Extended
-		err = e.lockedRunbook(ctx, runbookID, func(tx driver.Tx, now *driver.Runbook) error {
-			if now.Version != rb.Version {
-				return errExtendedMeanwhile
-			}
-			if !now.Status.Running() {
-				return fmt.Errorf("%w: runbook %s is %s; only a running runbook can be extended", ErrConflict, runbookID, now.Status)
-			}
-			c, err := ext.change(e.workerID, x.Actor)
-			if err != nil {
-				return err
-			}
-			if err := tx.ApplyChange(ctx, c); err != nil {
-				return err
-			}
-			out = &Extended{Steps: ext.keys, Version: ext.version}
-			return nil
-		})
+		err = e.runCommand(ctx, runbookID, &extendRunbook{ext: ext, actor: x.Actor})
 		if errors.Is(err, errExtendedMeanwhile) && try < extendTries {
 			continue
 		}
 		if errors.Is(err, errExtendedMeanwhile) {
 			return nil, fmt.Errorf("%w: runbook %s kept changing while the extension compiled; try again", ErrConflict, runbookID)
 		}
-		return out, err
+		if err != nil {
+			return nil, err
+		}
+		return &Extended{Steps: ext.keys, Version: ext.version}, nil
 	}
 }
 
@@ -160,57 +146,27 @@ func (e *Engine) compileExtension(rb *driver.Runbook, x Extension) (*extension, 
 	return ext, nil
 }
 
-// change is what the extension writes: the new steps and edges, the
-// mutation and its event, the new plan, version and inputs, and a wake-up.
-func (x *extension) change(worker, actor string) (driver.Change, error) {
-	data := RunbookExtendedData{Source: x.source, Steps: x.keys, PlanHash: x.plan.PlanHash, Version: x.version}
-	ev, m, err := logged(x.runbookID, rbtype.EventRunbookExtended, rbtype.MutationExtend, worker, actor, nil, data)
-	if err != nil {
-		return driver.Change{}, err
-	}
-	return driver.Change{
-		RunbookID: x.runbookID,
-		NewSteps:  x.added,
-		NewEdges:  x.edges,
-		Mutations: []driver.Mutation{m},
-		Events:    []driver.Event{ev},
-		Runbook: &driver.RunbookChange{
-			ID: x.runbookID, Plan: x.plan.JSON(), PlanHash: x.plan.PlanHash, Version: x.version, Inputs: x.inputs,
-		},
-		Wake: true,
-	}, nil
+// extendRunbook is an extension: the new steps and edges, the mutation
+// and its event, the new plan, version and inputs. The new steps take part
+// from the next round on, once stored; until then the runbook does not
+// settle (transition.settle).
+type extendRunbook struct {
+	ext   *extension
+	actor string
 }
 
-// locked runs fn under the runbook's lock with its row and steps loaded.
-func (e *Engine) locked(ctx context.Context, id uuid.UUID, fn func(driver.Tx, *driver.Runbook, []*driver.Step) error) error {
-	return e.lockedRunbook(ctx, id, func(tx driver.Tx, rb *driver.Runbook) error {
-		steps, err := tx.Steps(ctx, id)
-		if err != nil {
-			return err
-		}
-		return fn(tx, rb, steps)
-	})
-}
-
-// lockedRunbook runs fn under the runbook's lock with its row loaded, for
-// the changes that do not look at its steps (an extension's version check,
-// a close): a large runbook's steps are not read for nothing.
-func (e *Engine) lockedRunbook(ctx context.Context, id uuid.UUID, fn func(driver.Tx, *driver.Runbook) error) error {
-	err := e.store.InTx(ctx, func(tx driver.Tx) error {
-		if err := tx.LockRunbooks(ctx, []uuid.UUID{id}); err != nil {
-			return err
-		}
-		rb, err := tx.Runbook(ctx, id)
-		if err != nil {
-			return err
-		}
-		if !sees(ctx, rb.Tenant) {
-			return driver.ErrNotFound // another tenant's: as if it were not there
-		}
-		return fn(tx, rb)
-	})
-	if errors.Is(err, driver.ErrNotFound) {
-		return e.noRunbook(ctx, id)
+func (c *extendRunbook) apply(t *transition) error {
+	x := c.ext
+	if t.rb.Version != x.version-1 {
+		return errExtendedMeanwhile
 	}
-	return err
+	if !t.rb.Status.Running() {
+		return fmt.Errorf("%w: runbook %s is %s; only a running runbook can be extended", ErrConflict, t.rb.ID, t.rb.Status)
+	}
+	t.mutate(rbtype.EventRunbookExtended, rbtype.MutationExtend, c.actor, nil,
+		RunbookExtendedData{Source: x.source, Steps: x.keys, PlanHash: x.plan.PlanHash, Version: x.version})
+	t.newSteps, t.newEdges = x.added, x.edges
+	rc := t.runbookChange()
+	rc.Plan, rc.PlanHash, rc.Version, rc.Inputs = x.plan.JSON(), x.plan.PlanHash, x.version, x.inputs
+	return nil
 }

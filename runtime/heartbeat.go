@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/runbookdev/runbook/driver"
 	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/verbs"
@@ -48,67 +46,48 @@ func (e *Engine) Heartbeat(ctx context.Context, correlationKey, extend string) (
 	if err != nil {
 		return time.Time{}, err
 	}
-	var at time.Time
-	err = e.locked(ctx, inv.RunbookID, func(tx driver.Tx, rb *driver.Runbook, steps []*driver.Step) error {
-		active, err := tx.ActiveInvocations(ctx, []uuid.UUID{rb.ID})
-		if err != nil {
-			return err
-		}
-		plan, err := e.planOf(rb)
-		if err != nil {
-			return err
-		}
-		c, timeout, err := heartbeat(time.Now(), e.workerID, rb, plan, steps, active, correlationKey, ext)
-		if err != nil {
-			return err
-		}
-		at = timeout
-		return tx.ApplyChange(ctx, c)
-	})
-	return at, err
+	c := &heartbeat{key: correlationKey, extend: ext}
+	if err := e.runCommand(ctx, inv.RunbookID, c); err != nil {
+		return time.Time{}, err
+	}
+	return c.timeout, nil
 }
 
-// heartbeat is the change a heartbeat makes: the wait's new timeout and
-// its event.
-func heartbeat(now time.Time, worker string, rb *driver.Runbook, plan *planInfo, steps []*driver.Step, active []driver.Invocation, key string, extend verbs.Duration) (driver.Change, time.Time, error) {
+// heartbeat is a heartbeat: the wait's new timeout and its event. The
+// new timeout is what it leaves in timeout.
+type heartbeat struct {
+	key     string
+	extend  verbs.Duration
+	timeout time.Time
+}
+
+func (c *heartbeat) apply(t *transition) error {
 	var inv *driver.Invocation
-	for i := range active {
-		if active[i].CorrelationKey == key {
-			inv = &active[i]
+	for _, i := range t.invocations {
+		if i.CorrelationKey == c.key {
+			inv = i
 		}
 	}
 	if inv == nil {
-		return driver.Change{}, time.Time{}, fmt.Errorf("%w: the wait on correlation key %q has ended", ErrConflict, key)
+		return fmt.Errorf("%w: the wait on correlation key %q has ended", ErrConflict, c.key)
 	}
-	var step *driver.Step
-	for _, s := range steps {
-		if s.ID == inv.StepID {
-			step = s
-		}
-	}
+	step := t.byID[inv.StepID]
 	if step == nil {
-		return driver.Change{}, time.Time{}, fmt.Errorf("%w: the step waiting on %q is not in its runbook", ErrNotFound, key)
+		return fmt.Errorf("%w: the step waiting on %q is not in its runbook", ErrNotFound, c.key)
 	}
-	var maxPark time.Duration
-	if ps, ok := plan.steps[step.Key]; ok {
-		maxPark = ps.Execution.Timeouts.MaxParkOrDefault()
-	}
-	timeout, clamped := now.Add(extend.D), false
+	exec := t.execution(step)
+	maxPark := exec.Timeouts.MaxParkOrDefault()
+	timeout, clamped := t.now.Add(c.extend.D), false
 	if limit := inv.ParkedAt.Add(maxPark); maxPark > 0 && timeout.After(limit) {
 		timeout, clamped = limit, true
 	}
 	if timeout.Before(inv.TimeoutAt) {
 		timeout = inv.TimeoutAt // a heartbeat never brings a timeout closer
 	}
-	ev, err := newEvent(rb.ID, rbtype.EventStepHeartbeat, worker, step, StepHeartbeatData{
-		CorrelationKey: key, Extend: extend.ISO, TimeoutAt: timeout, Clamped: clamped,
+	inv.TimeoutAt, c.timeout = timeout, timeout
+	t.invocationUpdates = append(t.invocationUpdates, driver.InvocationUpdate{ID: inv.InvocationID, TimeoutAt: &timeout})
+	t.event(rbtype.EventStepHeartbeat, step, StepHeartbeatData{
+		CorrelationKey: c.key, Extend: c.extend.ISO, TimeoutAt: timeout, Clamped: clamped,
 	})
-	if err != nil {
-		return driver.Change{}, time.Time{}, err
-	}
-	return driver.Change{
-		RunbookID:   rb.ID,
-		Invocations: []driver.InvocationUpdate{{ID: inv.InvocationID, TimeoutAt: &timeout}},
-		Events:      []driver.Event{ev},
-	}, timeout, nil
+	return nil
 }

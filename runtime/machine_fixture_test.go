@@ -129,6 +129,10 @@ type fixture struct {
 	// fetched are the step data the last advance read from the table
 	// (wantedData's answer).
 	fetched []string
+	// mutations are the mutation rows written, and signalled counts the
+	// wake-ups signalled to the workers.
+	mutations []driver.Mutation
+	signalled int
 }
 
 // newFixture compiles source and stores it as a new runbook, every step
@@ -154,7 +158,7 @@ func newFixture(t *testing.T, source string, inputs map[string]any) *fixture {
 	require.NoError(t, err)
 	for i, r := range rows {
 		f.steps = append(f.steps, &driver.Step{ID: int64(i + 1), RunbookID: f.rb.ID, Key: r.Key, Position: r.Position,
-			Verb: r.Verb, Gate: r.Gate, Status: rbtype.StepPending})
+			Verb: r.Verb, Gate: r.Gate, StepState: driver.StepState{Status: rbtype.StepPending}})
 	}
 	return f
 }
@@ -189,26 +193,40 @@ func live(s *driver.Step) bool {
 // rows, and applies the write. It returns the write and the calls leased.
 func (f *fixture) advance(outcomes ...*outcome) (driver.AdvanceWrite, []*pendingCall) {
 	f.t.Helper()
-	loaded := &driver.AdvanceState{Released: map[int64]int{}}
+	w, calls, err := f.run(inputs{outcomes: outcomes}, false)
+	require.NoError(f.t, err)
+	return w, calls
+}
+
+// command runs a command's round as the engine does where a worker runs
+// (the steps it readies start in it), loading every step, and applies the
+// write; a refused command writes nothing.
+func (f *fixture) command(c command) (driver.AdvanceWrite, []*pendingCall, error) {
+	f.t.Helper()
+	return f.run(inputs{commands: map[uuid.UUID]command{f.rb.ID: c}}, true)
+}
+
+// heldCommand is command where no worker runs: the round starts nothing
+// and signals the workers.
+func (f *fixture) heldCommand(c command) (driver.AdvanceWrite, error) {
+	f.t.Helper()
+	w, _, err := f.run(inputs{commands: map[uuid.UUID]command{f.rb.ID: c}, hold: true}, true)
+	return w, err
+}
+
+// run loads, runs one round with in, and applies its write.
+func (f *fixture) run(in inputs, allSteps bool) (driver.AdvanceWrite, []*pendingCall, error) {
+	f.t.Helper()
+	loaded := &driver.AdvanceState{}
 	rb := *f.rb
 	loaded.Runbooks = []*driver.Runbook{&rb}
-	for _, o := range outcomes {
-		if l, ok := f.leases[o.stepID]; ok && l.WorkerID == f.m.worker && l.Attempt == o.attempt {
-			loaded.Released[o.stepID] = l.Attempt
-			delete(f.leases, o.stepID)
-		}
-	}
-	for id, l := range f.leases {
-		if l.ExpiresAt.Before(f.now) {
-			delete(f.leases, id) // reclaimed
-			continue
-		}
-		loaded.Leases = append(loaded.Leases, l)
-	}
 	for _, s := range f.steps {
-		if live(s) {
+		if allSteps || live(s) {
 			c := *s
 			c.ResolvedArgs, c.Result = nil, nil // stepStateColumns leaves them out
+			if l, ok := f.leases[s.ID]; ok {
+				c.Lease = &l
+			}
 			loaded.Steps = append(loaded.Steps, &c)
 		}
 	}
@@ -222,7 +240,10 @@ func (f *fixture) advance(outcomes ...*outcome) (driver.AdvanceWrite, []*pending
 			loaded.Notifications = append(loaded.Notifications, n)
 		}
 	}
-	r, _ := newRound(f.m, f.now, loaded, map[string]*planInfo{f.rb.PlanHash: f.plan}, outcomes)
+	r, _, err := newRound(f.m, f.now, loaded, map[string]*planInfo{f.rb.PlanHash: f.plan}, in)
+	if err != nil {
+		return driver.AdvanceWrite{}, nil, err
+	}
 	missing := r.wantedData(func(driver.StepKey) (driver.StepData, bool) { return driver.StepData{}, false })
 	data := map[driver.StepKey]driver.StepData{}
 	f.fetched = nil
@@ -242,7 +263,7 @@ func (f *fixture) advance(outcomes ...*outcome) (driver.AdvanceWrite, []*pending
 	w, calls, err := r.write()
 	require.NoError(f.t, err)
 	f.apply(w)
-	return w, calls
+	return w, calls, nil
 }
 
 func (f *fixture) invByKey(key string) (driver.Invocation, bool) {
@@ -283,13 +304,7 @@ func (f *fixture) apply(w driver.AdvanceWrite) {
 	for _, c := range w.Steps {
 		s := f.stepByID(c.ID)
 		resolved, result := s.ResolvedArgs, s.Result
-		*s = driver.Step{ID: s.ID, RunbookID: s.RunbookID, Key: s.Key, Position: s.Position, Verb: s.Verb, Gate: s.Gate,
-			Status: c.Status, Attempt: c.Attempt, NextAttemptAt: c.NextAttemptAt, IdempotencyKey: c.IdempotencyKey,
-			InvocationID: c.InvocationID, ResolvedArgs: c.ResolvedArgs, Result: c.Result, ErrorCode: c.ErrorCode,
-			ErrorMessage: c.ErrorMessage, Simulated: c.Simulated, GateDecision: c.GateDecision,
-			GateDecidedBy: c.GateDecidedBy, GateDecidedAt: c.GateDecidedAt, GateComment: c.GateComment,
-			CompletionSeq: s.CompletionSeq, CompensationStatus: c.CompensationStatus,
-			CompensationError: c.CompensationError, StartedAt: c.StartedAt, FinishedAt: c.FinishedAt}
+		s.StepState = c.StepState
 		if s.ResolvedArgs == nil {
 			s.ResolvedArgs = resolved
 		}
@@ -300,6 +315,9 @@ func (f *fixture) apply(w driver.AdvanceWrite) {
 			seq := int64(len(f.events) + 1)
 			s.CompletionSeq = &seq
 		}
+	}
+	for _, id := range w.EndLeases {
+		delete(f.leases, id)
 	}
 	for _, l := range w.Leases {
 		f.leases[l.StepID] = driver.Lease{StepID: l.StepID, RunbookID: l.RunbookID, WorkerID: w.Worker, Attempt: l.Attempt,
@@ -319,6 +337,12 @@ func (f *fixture) apply(w driver.AdvanceWrite) {
 	for _, e := range w.Events {
 		f.events = append(f.events, eventName(e))
 	}
+	f.mutations = append(f.mutations, w.Mutations...)
+	f.signalled += len(w.Signal)
+	for _, n := range w.NewSteps[f.rb.ID] {
+		f.steps = append(f.steps, &driver.Step{ID: int64(len(f.steps) + 1), RunbookID: f.rb.ID, Key: n.Key,
+			Position: n.Position, Verb: n.Verb, Gate: n.Gate, StepState: driver.StepState{Status: rbtype.StepPending}})
+	}
 	for _, c := range w.Runbooks {
 		if c.Status != nil {
 			f.rb.Status = *c.Status
@@ -336,6 +360,13 @@ func (f *fixture) apply(w driver.AdvanceWrite) {
 		if c.SetWake {
 			f.rb.WakeAt = c.WakeAt
 		}
+		if c.Mode != nil {
+			f.rb.Mode = *c.Mode
+		}
+		if c.Plan != nil {
+			f.rb.Version, f.rb.Inputs = c.Version, c.Inputs
+			f.rb.PlanHash = c.PlanHash
+		}
 	}
 	for _, keys := range w.Compensate {
 		for _, k := range keys {
@@ -344,21 +375,6 @@ func (f *fixture) apply(w driver.AdvanceWrite) {
 			}
 		}
 	}
-}
-
-// applyChange writes a change made outside an advance (a decision, a
-// cancellation, an extension), as ApplyChange does.
-func (f *fixture) applyChange(c driver.Change) {
-	w := driver.AdvanceWrite{Steps: c.Steps, Events: c.Events,
-		Finished: map[rbtype.InvocationStatus][]uuid.UUID{c.FinishStatus: c.Finish}}
-	if c.Runbook != nil {
-		w.Runbooks = []driver.RunbookChange{*c.Runbook}
-	}
-	for _, n := range c.NewSteps {
-		f.steps = append(f.steps, &driver.Step{ID: int64(len(f.steps) + 1), RunbookID: f.rb.ID, Key: n.Key,
-			Position: n.Position, Verb: n.Verb, Gate: n.Gate, Status: rbtype.StepPending})
-	}
-	f.apply(w)
 }
 
 func (f *fixture) stepByID(id int64) *driver.Step {

@@ -388,29 +388,42 @@ func TestMachineGates(t *testing.T) {
 		require.Contains(t, eventNames(w.Events), "STEP_READY g", "a step that waits keeps its STEP_READY")
 		require.Len(t, callsFor(calls, "free"), 1, "other branches go on")
 
-		c, err := decideGate(f.now, "api", f.rb.ID, f.steps, "free", approve, "ops", "", "")
+		_, _, err := f.command(&decideGate{step: "free", approve: approve, by: "ops"})
 		require.ErrorIs(t, err, ErrConflict, "only a waiting step can be decided")
-		require.Empty(t, c.Steps)
-		_, err = decideGate(f.now, "api", f.rb.ID, f.steps, "nope", approve, "ops", "", "")
+		_, _, err = f.command(&decideGate{step: "nope", approve: approve, by: "ops"})
 		require.ErrorIs(t, err, ErrNotFound)
 
-		c, err = decideGate(f.now, "api", f.rb.ID, f.steps, "g", approve, "ops", "", "looks right")
+		w, calls, err = f.command(&decideGate{step: "g", approve: approve, by: "ops", comment: "looks right"})
 		require.NoError(t, err)
-		require.True(t, c.Wake)
-		f.applyChange(c)
-		require.Equal(t, GateDecidedData{By: "ops", Comment: "looks right"}, eventData[GateDecidedData](t, c.Events, map[bool]string{true: "GATE_APPROVED g", false: "GATE_REJECTED g"}[approve]))
+		require.Equal(t, GateDecidedData{By: "ops", Comment: "looks right"}, eventData[GateDecidedData](t, w.Events, map[bool]string{true: "GATE_APPROVED g", false: "GATE_REJECTED g"}[approve]))
 		if approve {
-			require.Equal(t, rbtype.StepReady, f.step("g").Status)
-			w, calls = f.advance()
-			require.Len(t, callsFor(calls, "g"), 1, "approved: it runs")
-			require.Equal(t, []string{"STEP_STARTED g"}, eventNames(w.Events))
+			require.Equal(t, []string{"GATE_APPROVED g", "STEP_STARTED g"}, eventNames(w.Events), "approved: it starts in the same transaction")
+			require.Len(t, callsFor(calls, "g"), 1)
+			require.Equal(t, rbtype.StepRunning, f.step("g").Status)
 			continue
 		}
 		require.Equal(t, rbtype.StepFailed, f.step("g").Status)
 		require.Equal(t, rbtype.CodePolicyDenied, f.step("g").ErrorCode)
 		require.Equal(t, "rejected by ops", f.step("g").ErrorMessage)
-		require.Equal(t, []string{"GATE_REJECTED g", "STEP_FAILED g"}, eventNames(c.Events))
+		require.Equal(t, []string{"GATE_REJECTED g", "STEP_FAILED g"}, eventNames(w.Events))
 	}
+}
+
+// Where no worker runs (rbd --worker=false), an approved step is left
+// ready for the workers, who are signalled.
+func TestMachineApprovalWithoutAWorkerHere(t *testing.T) {
+	f := newFixture(t, `(m.approve :what "wire" :as @g)`, nil)
+	f.advance()
+	w, err := f.heldCommand(&decideGate{step: "g", approve: true, by: "ops"})
+	require.NoError(t, err)
+	require.Equal(t, []string{"GATE_APPROVED g"}, eventNames(w.Events))
+	require.Empty(t, w.Leases)
+	require.Equal(t, rbtype.StepReady, f.step("g").Status)
+	require.Equal(t, []uuid.UUID{f.rb.ID}, w.Signal)
+	require.Equal(t, f.now, *f.rb.WakeAt)
+	w, calls := f.advance()
+	require.Equal(t, []string{"STEP_STARTED g"}, eventNames(w.Events))
+	require.Len(t, callsFor(calls, "g"), 1)
 }
 
 // A dry run previews: gates do not hold it, a step with side effects and
@@ -440,30 +453,53 @@ func TestMachineCancel(t *testing.T) {
 	_, calls := f.advance()
 	_, calls = f.advance(succeed(callFor(t, calls, "done"), map[string]any{"v": 1}))
 	f.advance(parked(callFor(t, calls, "w"), ""))
-	var active []driver.Invocation
-	for _, inv := range f.invs {
-		active = append(active, inv)
-	}
-	c, err := cancelRunbook(f.now, "api", f.rb, f.steps, active, "ops", "")
+	c := &cancelRunbook{by: "ops"}
+	w, calls, err := f.command(c)
 	require.NoError(t, err)
-	require.Equal(t, []string{"STEP_CANCELLED w", "STEP_CANCELLED later", "RUNBOOK_CANCELLED"}, eventNames(c.Events))
-	require.Equal(t, RunbookCancelledData{By: "ops"}, eventData[RunbookCancelledData](t, c.Events, "RUNBOOK_CANCELLED"))
-	require.Equal(t, rbtype.InvocationCancelled, c.FinishStatus)
-	require.Len(t, c.Finish, 1)
-	f.applyChange(c)
+	require.Empty(t, calls)
+	require.Equal(t, []string{"STEP_CANCELLED w", "STEP_CANCELLED later", "RUNBOOK_CANCELLED"}, eventNames(w.Events))
+	require.Equal(t, RunbookCancelledData{By: "ops"}, eventData[RunbookCancelledData](t, w.Events, "RUNBOOK_CANCELLED"))
+	require.Len(t, w.Finished[rbtype.InvocationCancelled], 1)
+	require.Len(t, c.waits, 1, "the wait it cancelled, for the request to stop it")
 	require.Equal(t, map[string]rbtype.StepStatus{"done": rbtype.StepComplete, "w": rbtype.StepCancelled, "later": rbtype.StepCancelled}, f.statuses())
 	require.Equal(t, rbtype.RunbookCancelled, f.rb.Status)
 	require.Equal(t, rbtype.CodeCancelled, f.rb.ErrorCode)
+	require.NotNil(t, f.rb.FinishedAt)
 	require.Nil(t, f.rb.WakeAt)
 
 	// Later notifications are kept and ignored; the runbook stays put.
 	f.notify("w", rbtype.OutcomeCompleted, `{}`, "")
-	w, _ := f.advance()
+	w, _ = f.advance()
 	require.Empty(t, w.Processed)
 	require.Empty(t, w.Events)
 
-	_, err = cancelRunbook(f.now, "api", f.rb, f.steps, nil, "ops", "")
+	// Cancelling again changes nothing; a finished runbook is a conflict.
+	w, _, err = f.command(&cancelRunbook{by: "ops"})
+	require.NoError(t, err)
+	require.Empty(t, w.Events)
+	done := newFixture(t, `(m.echo :v 1 :as @a)`, nil)
+	_, calls = done.advance()
+	done.advance(succeed(callFor(t, calls, "a"), map[string]any{"v": 1}))
+	_, _, err = done.command(&cancelRunbook{by: "ops"})
 	require.ErrorIs(t, err, ErrConflict)
+}
+
+// A cancel while a call is out: the step is cancelled at once, the call's
+// outcome is dropped when it returns, and the runbook is woken when the
+// call's lease would expire, not before (a dead worker's lease ends only
+// in an advance after it expired).
+func TestMachineCancelWhileACallIsOut(t *testing.T) {
+	f := newFixture(t, `(m.send :to "x" :as @s)`, nil)
+	_, calls := f.advance()
+	lease := f.leases[f.step("s").ID]
+	_, _, err := f.command(&cancelRunbook{by: "ops"})
+	require.NoError(t, err)
+	require.Equal(t, rbtype.StepCancelled, f.step("s").Status)
+	require.Equal(t, lease.ExpiresAt, *f.rb.WakeAt)
+	w, _ := f.advance(succeed(callFor(t, calls, "s"), map[string]any{}))
+	require.Empty(t, w.Events, "the outcome of a cancelled step is dropped")
+	require.Equal(t, []int64{f.step("s").ID}, w.EndLeases, "and its lease ends")
+	require.Empty(t, w.Receipts)
 }
 
 // Compensation: when a runbook fails, the completed steps whose verbs
@@ -528,22 +564,24 @@ func TestMachineExtend(t *testing.T) {
 	rb.Version = 1
 	ext, err := e.compileExtension(&rb, Extension{Filename: "more.rbk", Source: []byte(`(m.send :to @a.v :as @b)`)})
 	require.NoError(t, err)
-	c, err := ext.change("api", "agent")
+	f2.rb.Version = 1
+	w, _, err := f2.command(&extendRunbook{ext: ext, actor: "agent"})
 	require.NoError(t, err)
 	require.Equal(t, []string{"b"}, ext.keys)
-	require.Len(t, c.NewSteps, 1)
-	require.Equal(t, 3, c.NewSteps[0].Position)
-	require.Equal(t, []driver.Edge{{From: "a", To: "b", Kind: "data"}}, c.NewEdges)
-	require.Equal(t, 2, c.Runbook.Version)
-	require.Equal(t, rbtype.MutationExtend, c.Mutations[0].Kind)
+	require.Len(t, w.NewSteps[f2.rb.ID], 1)
+	require.Equal(t, 3, w.NewSteps[f2.rb.ID][0].Position)
+	require.Equal(t, []driver.Edge{{From: "a", To: "b", Kind: "data"}}, w.NewEdges[f2.rb.ID])
+	require.Equal(t, 2, f2.rb.Version)
+	require.Equal(t, ext.plan.PlanHash, f2.rb.PlanHash)
+	require.Equal(t, rbtype.MutationExtend, f2.mutations[0].Kind)
 	require.Equal(t, RunbookExtendedData{Source: "more.rbk", Steps: []string{"b"}, PlanHash: ext.plan.PlanHash, Version: 2},
-		eventData[RunbookExtendedData](t, c.Events, "RUNBOOK_EXTENDED"))
-	require.True(t, c.Wake)
+		eventData[RunbookExtendedData](t, w.Events, "RUNBOOK_EXTENDED"))
+	require.Equal(t, f2.now, *f2.rb.WakeAt, "due at once: its new steps are to be looked at")
+	_, _, err = f2.command(&extendRunbook{ext: ext, actor: "agent"})
+	require.ErrorIs(t, err, errExtendedMeanwhile, "compiled against a version that is no longer the runbook's")
 
 	// The new step runs with the old step's result.
 	f2.plan = newPlanInfo(ext.plan)
-	f2.rb.PlanHash = ext.plan.PlanHash
-	f2.applyChange(c)
 	_, calls = f2.advance()
 	require.Equal(t, map[string]any{"to": json.Number("1")}, callFor(t, calls, "b").call.Args)
 
@@ -560,7 +598,7 @@ func TestMachineExtend(t *testing.T) {
 // The events a transition writes carry their typed data, and a step's
 // STEP_SUCCEEDED from a handler has none.
 func TestMachineEventDataEncodes(t *testing.T) {
-	e, err := newEvent(uuid.Nil, rbtype.EventStepSucceeded, "w", &driver.Step{Key: "s", Attempt: 2}, StepSucceededData{})
+	e, err := newEvent(uuid.Nil, rbtype.EventStepSucceeded, "w", &driver.Step{Key: "s", StepState: driver.StepState{Attempt: 2}}, StepSucceededData{})
 	require.NoError(t, err)
 	require.Nil(t, e.Data, "an empty object is left out")
 	require.Equal(t, 2, e.Attempt)
@@ -676,24 +714,23 @@ func TestMachineRetry(t *testing.T) {
 	require.Equal(t, rbtype.RunbookFailed, f.rb.Status)
 	require.Equal(t, rbtype.StepSkipped, f.step("next").Status)
 
-	_, _, err := retryRunbook(f.now, "api", f.rb, f.plan, f.steps, RetryOptions{Steps: []string{"other"}, By: "ops"})
+	_, _, err := f.command(&retryRunbook{o: RetryOptions{Steps: []string{"other"}, By: "ops"}})
 	require.ErrorIs(t, err, ErrConflict, "a complete step is not retried")
-	_, _, err = retryRunbook(f.now, "api", f.rb, f.plan, f.steps, RetryOptions{Steps: []string{"nope"}, By: "ops"})
+	_, _, err = f.command(&retryRunbook{o: RetryOptions{Steps: []string{"nope"}, By: "ops"}})
 	require.ErrorIs(t, err, ErrNotFound)
 
-	c, keys, err := retryRunbook(f.now, "api", f.rb, f.plan, f.steps, RetryOptions{Steps: []string{"s"}, By: "ops"})
+	c := &retryRunbook{o: RetryOptions{Steps: []string{"s"}, By: "ops"}}
+	w, calls, err := f.command(c)
 	require.NoError(t, err)
-	require.Equal(t, []string{"s", "next"}, keys, "the named step takes its skipped dependent with it")
-	require.Equal(t, RunbookRetriedData{Steps: keys, By: "ops"}, eventData[RunbookRetriedData](t, c.Events, "RUNBOOK_RETRIED"))
-	require.Equal(t, rbtype.MutationRetry, c.Mutations[0].Kind)
-	require.True(t, c.Wake)
-	f.applyChange(c)
+	require.Equal(t, []string{"s", "next"}, c.keys, "the named step takes its skipped dependent with it")
+	require.Equal(t, RunbookRetriedData{Steps: c.keys, By: "ops"}, eventData[RunbookRetriedData](t, w.Events, "RUNBOOK_RETRIED"))
+	require.Equal(t, []string{"RUNBOOK_RETRIED", "STEP_STARTED s"}, eventNames(w.Events), "it starts in the same transaction")
+	require.Equal(t, rbtype.MutationRetry, f.mutations[0].Kind)
 	require.Equal(t, rbtype.RunbookExecuting, f.rb.Status)
 	require.Nil(t, f.rb.FinishedAt)
-	require.Equal(t, rbtype.StepPending, f.step("s").Status)
+	require.Equal(t, rbtype.StepPending, f.step("next").Status)
 	require.Empty(t, f.step("s").ErrorCode)
 
-	_, calls = f.advance()
 	again := callFor(t, calls, "s")
 	require.Equal(t, 2, again.attempt, "attempts continue")
 	require.Equal(t, first.call.IdempotencyKey, again.call.IdempotencyKey, "the key stays: an effect that happened returns its receipt")
@@ -702,7 +739,7 @@ func TestMachineRetry(t *testing.T) {
 	require.Equal(t, rbtype.RunbookComplete, f.rb.Status)
 	require.NotNil(t, f.rb.FinishedAt)
 
-	_, _, err = retryRunbook(f.now, "api", f.rb, f.plan, f.steps, RetryOptions{By: "ops"})
+	_, _, err = f.command(&retryRunbook{o: RetryOptions{By: "ops"}})
 	require.ErrorIs(t, err, ErrConflict, "a complete runbook is not retried")
 }
 
@@ -723,25 +760,21 @@ func TestMachineHoldOpenAndClose(t *testing.T) {
 	rb.Plan = f.plan.plan.JSON()
 	ext, err := e.compileExtension(&rb, Extension{Filename: "more.rbk", Source: []byte(`(m.echo :v @a.v :as @b)`)})
 	require.NoError(t, err, "an in_progress runbook can be extended")
-	c, err := ext.change("api", "agent")
+	_, _, err = f.command(&extendRunbook{ext: ext, actor: "agent"})
 	require.NoError(t, err)
-	f.plan, f.rb.PlanHash = newPlanInfo(ext.plan), ext.plan.PlanHash
-	f.applyChange(c)
+	f.plan = newPlanInfo(ext.plan)
 	_, calls = f.advance()
 	f.advance(succeed(callFor(t, calls, "b"), map[string]any{"v": 1}))
 	require.Equal(t, rbtype.RunbookInProgress, f.rb.Status)
 
-	c, err = closeRunbook(f.now, "api", f.rb, "agent", "")
+	w, _, err = f.command(&closeRunbook{by: "agent"})
 	require.NoError(t, err)
-	require.Equal(t, RunbookClosedData{By: "agent"}, eventData[RunbookClosedData](t, c.Events, "RUNBOOK_CLOSED"))
-	require.Equal(t, rbtype.MutationClose, c.Mutations[0].Kind)
-	f.applyChange(c)
-	require.Equal(t, rbtype.RunbookExecuting, f.rb.Status)
-	w, _ = f.advance()
-	require.Equal(t, []string{"RUNBOOK_COMPLETED"}, eventNames(w.Events))
+	require.Equal(t, RunbookClosedData{By: "agent"}, eventData[RunbookClosedData](t, w.Events, "RUNBOOK_CLOSED"))
+	require.Equal(t, rbtype.MutationClose, f.mutations[len(f.mutations)-1].Kind)
+	require.Equal(t, []string{"RUNBOOK_CLOSED", "RUNBOOK_COMPLETED"}, eventNames(w.Events), "it settles in the same transaction")
 	require.Equal(t, rbtype.RunbookComplete, f.rb.Status)
 
-	_, err = closeRunbook(f.now, "api", f.rb, "agent", "")
+	_, _, err = f.command(&closeRunbook{by: "agent"})
 	require.ErrorIs(t, err, ErrConflict, "a finished runbook cannot be closed")
 }
 
@@ -754,29 +787,32 @@ func TestMachineHeartbeat(t *testing.T) {
 	_, calls := f.advance()
 	f.advance(parked(callFor(t, calls, "w"), ""))
 	inv := f.invs[*f.step("w").InvocationID]
-	active := []driver.Invocation{inv}
-	beat := func(extend string) (driver.Change, time.Time, error) {
-		return heartbeat(f.now, "api", f.rb, f.plan, f.steps, active, inv.CorrelationKey, verbs.MustDuration(extend))
+	beat := func(extend string) (driver.AdvanceWrite, time.Time, error) {
+		c := &heartbeat{key: inv.CorrelationKey, extend: verbs.MustDuration(extend)}
+		w, _, err := f.command(c)
+		return w, c.timeout, err
 	}
 
 	f.now = f.now.Add(30 * time.Minute)
-	c, at, err := beat("PT2H")
+	w, at, err := beat("PT2H")
 	require.NoError(t, err)
 	require.Equal(t, f.now.Add(2*time.Hour), at)
-	require.Equal(t, []driver.InvocationUpdate{{ID: inv.InvocationID, TimeoutAt: &at}}, c.Invocations)
+	require.Equal(t, []driver.InvocationUpdate{{ID: inv.InvocationID, TimeoutAt: &at}}, w.InvocationUpdates)
 	require.Equal(t, StepHeartbeatData{CorrelationKey: inv.CorrelationKey, Extend: "PT2H", TimeoutAt: at},
-		eventData[StepHeartbeatData](t, c.Events, "STEP_HEARTBEAT w"))
+		eventData[StepHeartbeatData](t, w.Events, "STEP_HEARTBEAT w"))
+	require.Equal(t, at, *f.rb.WakeAt, "the runbook wakes at the new timeout")
 
 	_, at, err = beat("P3D")
 	require.NoError(t, err)
 	require.Equal(t, inv.ParkedAt.Add(4*time.Hour), at, "clamped at parked_at + max_park")
 
-	active[0].TimeoutAt = f.now.Add(3 * time.Hour)
 	_, at, err = beat("PT1M")
 	require.NoError(t, err)
-	require.Equal(t, f.now.Add(3*time.Hour), at, "never brought closer")
+	require.Equal(t, inv.ParkedAt.Add(4*time.Hour), at, "never brought closer")
 
-	_, _, err = heartbeat(f.now, "api", f.rb, f.plan, f.steps, nil, inv.CorrelationKey, verbs.MustDuration("PT1H"))
+	f.notify("w", rbtype.OutcomeCompleted, `{}`, "")
+	f.advance()
+	_, _, err = beat("PT1H")
 	require.ErrorIs(t, err, ErrConflict, "an ended wait takes no heartbeat")
 }
 
@@ -796,24 +832,21 @@ func TestMachineResolve(t *testing.T) {
 	}
 	t.Run("complete", func(t *testing.T) {
 		f := escalated(t)
-		c, err := resolveStep(f.now, "api", f.rb, f.plan, f.steps, "w", Resolution{Action: ResolveComplete, Result: json.RawMessage(`{"answer":"by hand"}`), By: "ops"})
+		w, calls, err := f.command(&resolveStep{step: "w", r: Resolution{Action: ResolveComplete, Result: json.RawMessage(`{"answer":"by hand"}`), By: "ops"}})
 		require.NoError(t, err)
-		require.Equal(t, []string{"STEP_RESOLVED w", "STEP_SUCCEEDED w"}, eventNames(c.Events))
-		require.Equal(t, StepResolvedData{Action: ResolveComplete, By: "ops"}, eventData[StepResolvedData](t, c.Events, "STEP_RESOLVED w"))
-		f.applyChange(c)
+		require.Equal(t, []string{"STEP_RESOLVED w", "STEP_SUCCEEDED w", "STEP_STARTED next"}, eventNames(w.Events),
+			"what the escalation skipped runs, from the same transaction")
+		require.Equal(t, StepResolvedData{Action: ResolveComplete, By: "ops"}, eventData[StepResolvedData](t, w.Events, "STEP_RESOLVED w"))
+		require.Equal(t, rbtype.MutationResolve, f.mutations[0].Kind)
 		require.Equal(t, rbtype.RunbookExecuting, f.rb.Status)
-		require.Equal(t, rbtype.StepPending, f.step("next").Status, "what the escalation skipped runs")
-		_, calls := f.advance()
 		f.advance(succeed(callFor(t, calls, "next"), map[string]any{}))
 		require.Equal(t, rbtype.RunbookComplete, f.rb.Status)
 		require.JSONEq(t, `{"answer":"by hand"}`, string(f.step("w").Result))
 	})
 	t.Run("retry", func(t *testing.T) {
 		f := escalated(t)
-		c, err := resolveStep(f.now, "api", f.rb, f.plan, f.steps, "w", Resolution{Action: ResolveRetry, By: "ops"})
+		w, calls, err := f.command(&resolveStep{step: "w", r: Resolution{Action: ResolveRetry, By: "ops"}})
 		require.NoError(t, err)
-		f.applyChange(c)
-		w, calls := f.advance()
 		again := callFor(t, calls, "w")
 		require.Equal(t, 2, again.attempt)
 		require.Len(t, w.NewInvocations, 1)
@@ -823,22 +856,23 @@ func TestMachineResolve(t *testing.T) {
 	})
 	t.Run("fail", func(t *testing.T) {
 		f := escalated(t)
-		c, err := resolveStep(f.now, "api", f.rb, f.plan, f.steps, "w", Resolution{Action: ResolveFail, By: "ops"})
+		w, _, err := f.command(&resolveStep{step: "w", r: Resolution{Action: ResolveFail, By: "ops"}})
 		require.NoError(t, err)
-		f.applyChange(c)
 		require.Equal(t, rbtype.StepFailed, f.step("w").Status)
 		require.Equal(t, rbtype.CodeResolvedFailed, f.step("w").ErrorCode)
-		f.advance()
+		require.Equal(t, []string{"STEP_RESOLVED w", "STEP_FAILED w", "RUNBOOK_FAILED"}, eventNames(w.Events), "settled in the same transaction")
 		require.Equal(t, rbtype.RunbookFailed, f.rb.Status)
 	})
 	t.Run("refusals", func(t *testing.T) {
 		f := escalated(t)
-		_, err := resolveStep(f.now, "api", f.rb, f.plan, f.steps, "next", Resolution{Action: ResolveComplete})
+		_, _, err := f.command(&resolveStep{step: "next", r: Resolution{Action: ResolveComplete}})
 		require.ErrorIs(t, err, ErrConflict, "only an escalated step")
-		_, err = resolveStep(f.now, "api", f.rb, f.plan, f.steps, "w", Resolution{Action: "shrug"})
+		_, _, err = f.command(&resolveStep{step: "w", r: Resolution{Action: "shrug"}})
 		require.ErrorIs(t, err, ErrInvalid)
-		_, err = resolveStep(f.now, "api", f.rb, f.plan, f.steps, "nope", Resolution{Action: ResolveFail})
+		_, _, err = f.command(&resolveStep{step: "nope", r: Resolution{Action: ResolveFail}})
 		require.ErrorIs(t, err, ErrNotFound)
+		_, _, err = f.command(&resolveStep{step: "w", r: Resolution{Action: ResolveComplete, Result: json.RawMessage(`[1]`)}})
+		require.NoError(t, err, "m.wait-escalate has no output_schema: any result")
 	})
 }
 

@@ -89,45 +89,127 @@ func (e *Engine) Notify(ctx context.Context, n Notification) (rbtype.InboxResult
 		Result: n.Result, ErrorCode: n.ErrorCode, ErrorMessage: n.ErrorMessage, Tenant: tenant,
 		TraceParent: traceParentOf(n.Sender), Usage: n.Usage,
 	}
-	// The wait the key ends is checked inside the notification's
-	// transaction, where the store finds it anyway: one round trip
-	// instead of two.
-	check := func(tx driver.Tx, target driver.WaitTarget) error {
-		if !sees(ctx, target.Tenant) {
-			return noWait(n.CorrelationKey) // another tenant's: nothing about it is said
-		}
-		if n.Status != rbtype.OutcomeCompleted {
-			return nil
-		}
-		return e.checkNotifiedResult(ctx, tx, target, result)
-	}
 	calls := e.working.Load()
-	if calls == nil || !e.takeResumer() {
-		// No worker here (rbd --worker=false, or stopping), or as many
-		// resumes in place as advancers already: the inbox row and its
-		// wake-up are the whole of it, and a worker resumes.
-		res, _, err := e.store.InsertNotificationResuming(ctx, stored, check, nil)
-		return res, notFoundAsNoWait(err, n.CorrelationKey)
+	// Without a worker here (rbd --worker=false, or stopping), or with as
+	// many resumes in place as advancers already, the inbox row and its
+	// wake-up are the whole of it, and a worker resumes.
+	inPlace := calls != nil && e.takeResumer()
+	if inPlace {
+		defer func() { <-e.resumers }()
 	}
-	defer func() { <-e.resumers }()
-	var done advanced
-	res, resumed, err := e.store.InsertNotificationResuming(ctx, stored, check, func(tx driver.Tx, id uuid.UUID) (err error) {
-		done, err = e.advanceIn(ctx, tx, []uuid.UUID{id}, nil)
-		return err
-	})
-	if err != nil || !resumed {
-		return res, notFoundAsNoWait(err, n.CorrelationKey)
+	for tries := 1; ; tries++ {
+		var arrived arrival
+		err := inTx(ctx, e.store, func(tx driver.Tx) (err error) {
+			arrived, err = e.arrive(ctx, tx, stored, result, inPlace)
+			return err
+		})
+		if errors.Is(err, errParkedMeanwhile) && tries < 3 {
+			continue
+		}
+		if err != nil {
+			return arrived.result, notFoundAsNoWait(err, n.CorrelationKey)
+		}
+		if arrived.resumed.settled != nil {
+			// Resumed in the notification's own transaction: one commit
+			// instead of a wake-up, a claim and an advance; the steps it
+			// readied are leased to this worker and start now, with no
+			// NOTIFY round trip.
+			e.committed(ctx, arrived.resumed)
+			e.metrics.resumedInPlace()
+			for _, pc := range arrived.resumed.calls {
+				go e.startCall(*calls, pc)
+			}
+		}
+		return arrived.result, nil
 	}
-	// Resumed in the notification's own transaction (issue 15): one
-	// commit instead of a wake-up, a claim and an advance; the steps it
-	// readied are leased to this worker and start now, with no NOTIFY
-	// round trip.
-	e.committed(ctx, done)
-	e.metrics.resumedInPlace()
-	for _, pc := range done.calls {
-		go e.startCall(*calls, pc)
+}
+
+// errParkedMeanwhile: the step parked between the look at its wait and
+// the insert, and its runbook is locked by another transaction. Waiting
+// for that lock while holding the correlation key's could deadlock with
+// an advance, so the transaction starts again; it then finds the wait
+// first and locks in order. After a few tries it is transient: the sender
+// retries (the API answers 503).
+var errParkedMeanwhile = fmt.Errorf("%w: the step parked meanwhile; retry in lock order", driver.ErrTransient)
+
+// arrival is what a notification's transaction did: what the inbox said,
+// and the resume in place, if there was one.
+type arrival struct {
+	result  rbtype.InboxResult
+	resumed advanced
+}
+
+// arrive is a notification's transaction, in tx. The round trips, besides
+// BEGIN and COMMIT: the wait's look-up; then, pipelined, the runbook's
+// lock, the key's lock, the insert, what the key held before, and, to
+// resume in place, a savepoint and the runbook's state; then the resume's
+// write (or the wake-up). An advance locks its runbook, then the
+// correlation keys of the parks it writes; taking the key's lock first
+// would deadlock with one, so the wait is found first (an invocation's
+// runbook never changes) and its runbook locked before the key.
+func (e *Engine) arrive(ctx context.Context, tx driver.Tx, n driver.Notification, result any, inPlace bool) (arrival, error) {
+	got := arrival{result: rbtype.InboxAccepted}
+	var locked uuid.UUID
+	target, err := tx.WaitTarget(ctx, n.CorrelationKey)
+	switch {
+	case errors.Is(err, driver.ErrNotFound):
+	case err != nil:
+		return got, err
+	default:
+		// A tenant's secret resolves only its tenant's waits. A runbook's
+		// tenant, like an invocation's runbook, never changes, so what
+		// this look-up found holds under the lock.
+		if (n.Tenant != "" && target.Tenant != n.Tenant) || !sees(ctx, target.Tenant) {
+			return got, driver.ErrNotFound // another tenant's: nothing about it is said
+		}
+		if n.Outcome == rbtype.OutcomeCompleted {
+			if err := e.checkNotifiedResult(ctx, tx, target, result); err != nil {
+				return got, err
+			}
+		}
+		locked = target.RunbookID
 	}
-	return res, nil
+	resume := inPlace && locked != uuid.Nil
+	st, err := tx.StoreNotification(ctx, n, driver.StoreOptions{Lock: locked, Savepoint: resume, Load: resume})
+	switch {
+	case err != nil:
+		return got, err
+	case !st.Inserted && st.PayloadHash == n.PayloadHash:
+		got.result = rbtype.InboxDuplicate
+		return got, nil
+	case !st.Inserted:
+		got.result = rbtype.InboxConflict
+		return got, nil
+	case !st.Parked:
+		return got, nil // not parked yet: the park will consume it
+	case st.WaitStatus != rbtype.InvocationActive:
+		return got, tx.IgnoreNotifications(ctx, []int64{st.ID})
+	}
+	if st.RunbookID != locked {
+		// Parked since the first look: its advance has committed, but
+		// another may hold the runbook now.
+		ok, err := tx.TryLockRunbook(ctx, st.RunbookID)
+		if err != nil {
+			return got, err
+		}
+		if !ok {
+			return got, errParkedMeanwhile
+		}
+	}
+	if resume && st.RunbookID == locked {
+		done, err := e.advanceIn(ctx, tx, []uuid.UUID{locked}, inputs{}, st.State)
+		if err == nil {
+			got.resumed = done
+			return got, nil
+		}
+		// The resume cannot be written: its work is undone, and the
+		// runbook woken as without it; the notification is kept either
+		// way.
+		if err := tx.RollbackToSavepoint(ctx); err != nil {
+			return got, err
+		}
+	}
+	return got, tx.Wake(ctx, []uuid.UUID{st.RunbookID})
 }
 
 // takeResumer takes a place among the notifications resumed in place, if

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 
@@ -62,15 +63,33 @@ func (e *Engine) Regenerate(ctx context.Context, parentID uuid.UUID, r Regenerat
 		return nil, fmt.Errorf("%w: the correlation id %s", ErrInvalid, problem)
 	}
 	var out *Submitted
-	err := e.locked(ctx, parentID, func(tx driver.Tx, parent *driver.Runbook, parentSteps []*driver.Step) error {
+	var done advanced
+	err := inTx(ctx, e.store, func(tx driver.Tx) error {
+		ids := []uuid.UUID{parentID}
+		if err := tx.LockRunbooks(ctx, ids); err != nil {
+			return err
+		}
+		loaded, err := tx.LoadForAdvance(ctx, ids, driver.LoadOptions{AllSteps: true})
+		if err != nil {
+			return err
+		}
+		if len(loaded.Runbooks) != 1 || !sees(ctx, loaded.Runbooks[0].Tenant) {
+			return driver.ErrNotFound
+		}
+		parent := loaded.Runbooks[0]
 		if parent.Status.Running() {
 			return fmt.Errorf("%w: runbook %s is %s; regenerate it once it has finished (or cancel it first)", ErrConflict, parent.ID, parent.Status)
 		}
+		plans, err := tx.Plans(ctx, ids)
+		if err != nil {
+			return err
+		}
+		parent.Plan = plans[parentID]
 		plan, err := e.planOf(parent)
 		if err != nil {
 			return err
 		}
-		n, err := e.regeneration(parent, plan, parentSteps, r)
+		n, err := e.regeneration(parent, plan, loaded.Steps, r)
 		if err != nil {
 			return err
 		}
@@ -78,13 +97,23 @@ func (e *Engine) Regenerate(ctx context.Context, parentID uuid.UUID, r Regenerat
 		if err != nil || !out.Created {
 			return err
 		}
-		c, err := regenerated(e.workerID, parent, n.Lineage, out.ID, r.Actor)
-		if err != nil {
-			return err
-		}
-		return tx.ApplyChange(ctx, c)
+		// What the regeneration records on its parent goes through the
+		// parent's state machine, with the state read above.
+		done, err = e.advanceIn(ctx, tx, ids, inputs{hold: true, commands: map[uuid.UUID]command{
+			parentID: &recordRegeneration{child: out.ID, lineage: n.Lineage, by: r.Actor},
+		}}, loaded)
+		return err
 	})
-	return out, err
+	if errors.Is(err, driver.ErrNotFound) {
+		return nil, e.noRunbook(ctx, parentID)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if done.settled != nil {
+		e.committed(ctx, done)
+	}
+	return out, nil
 }
 
 // regeneration is the new runbook a regeneration of parent stores.
@@ -139,19 +168,27 @@ func (e *Engine) regeneration(parent *driver.Runbook, plan *planInfo, parentStep
 	return n, err
 }
 
-// regenerated is what a regeneration records: RUNBOOK_REGENERATED on the
-// new runbook (its parent and root) and on the parent (the new runbook),
-// with a mutation row on the parent saying who asked.
-func regenerated(worker string, parent *driver.Runbook, lineage driver.Lineage, child uuid.UUID, by string) (driver.Change, error) {
-	onChild, err := newEvent(child, rbtype.EventRunbookRegenerated, worker, nil,
-		RunbookRegeneratedData{Root: &lineage.Root, Parent: &lineage.Parent, Generation: lineage.Generation, By: by})
-	if err != nil {
-		return driver.Change{}, err
+// recordRegeneration is what a regeneration records: RUNBOOK_REGENERATED
+// on the new runbook (its parent and root) and on the parent (the new
+// runbook), with a mutation row on the parent saying who asked. The new
+// runbook is stored by then (createRunbook).
+type recordRegeneration struct {
+	child   uuid.UUID
+	lineage driver.Lineage
+	by      string
+}
+
+func (c *recordRegeneration) apply(t *transition) error {
+	if t.rb.Status.Running() {
+		return fmt.Errorf("%w: runbook %s is %s; regenerate it once it has finished (or cancel it first)", ErrConflict, t.rb.ID, t.rb.Status)
 	}
-	onParent, m, err := logged(parent.ID, rbtype.EventRunbookRegenerated, rbtype.MutationRegenerate, worker, by, nil,
-		RunbookRegeneratedData{Child: &child, Generation: lineage.Generation, By: by})
+	t.mutate(rbtype.EventRunbookRegenerated, rbtype.MutationRegenerate, c.by, nil,
+		RunbookRegeneratedData{Child: &c.child, Generation: c.lineage.Generation, By: c.by})
+	onChild, err := newEvent(c.child, rbtype.EventRunbookRegenerated, t.m.worker, nil,
+		RunbookRegeneratedData{Root: &c.lineage.Root, Parent: &c.lineage.Parent, Generation: c.lineage.Generation, By: c.by})
 	if err != nil {
-		return driver.Change{}, err
+		return err
 	}
-	return driver.Change{RunbookID: parent.ID, Events: []driver.Event{onParent, onChild}, Mutations: []driver.Mutation{m}}, nil
+	t.events = append(t.events, onChild)
+	return nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"time"
 
 	"github.com/google/uuid"
 
@@ -47,143 +46,93 @@ type StepResolvedData struct {
 // runs again until it settles anew.
 func (e *Engine) Resolve(ctx context.Context, runbookID uuid.UUID, stepKey string, r Resolution) error {
 	r.By, r.note = actorOf(ctx, r.By)
-	return e.locked(ctx, runbookID, func(tx driver.Tx, rb *driver.Runbook, steps []*driver.Step) error {
-		plan, err := e.planOf(rb)
-		if err != nil {
-			return err
-		}
-		c, err := resolveStep(time.Now(), e.workerID, rb, plan, steps, stepKey, r)
-		if err != nil {
-			return err
-		}
-		return tx.ApplyChange(ctx, c)
-	})
+	return e.runCommand(ctx, runbookID, &resolveStep{step: stepKey, r: r})
 }
 
-// resolveStep is the change a resolution makes.
-func resolveStep(now time.Time, worker string, rb *driver.Runbook, plan *planInfo, steps []*driver.Step, key string, r Resolution) (driver.Change, error) {
-	var s *driver.Step
-	for _, st := range steps {
-		if st.Key == key {
-			s = st
-		}
-	}
+// resolveStep is a resolution of an escalated step: completed with a
+// result, sent back to run again, or failed, with the steps its
+// escalation left skipped downstream made pending again (complete,
+// retry). A failure under on_failure: abort aborts the runbook as any
+// failure does. A runbook the escalation had ended runs again, until it
+// settles anew.
+type resolveStep struct {
+	step string
+	r    Resolution
+}
+
+func (c *resolveStep) apply(t *transition) error {
+	s, err := t.stepByKey(c.step)
 	switch {
-	case s == nil:
-		return driver.Change{}, noStep(rb.ID, key, steps)
+	case err != nil:
+		return err
 	case s.Status != rbtype.StepEscalated:
-		return driver.Change{}, fmt.Errorf("%w: step %q is %s, not escalated", ErrConflict, key, s.Status)
-	case !rb.Status.Running() && rb.Status != rbtype.RunbookEscalated:
-		return driver.Change{}, fmt.Errorf("%w: runbook %s is %s", ErrConflict, rb.ID, rb.Status)
+		return fmt.Errorf("%w: step %q is %s, not escalated", ErrConflict, c.step, s.Status)
+	case !t.rb.Status.Running() && t.rb.Status != rbtype.RunbookEscalated:
+		return fmt.Errorf("%w: runbook %s is %s", ErrConflict, t.rb.ID, t.rb.Status)
 	}
 	if err := escalationRunning(s); err != nil {
-		return driver.Change{}, err
+		return err
 	}
-	pick := map[string]bool{}
-	switch r.Action {
+	var result json.RawMessage
+	switch c.r.Action {
 	case ResolveComplete:
-		result := r.Result
-		if len(result) == 0 || string(result) == "null" {
-			result = json.RawMessage(`{}`)
-		}
-		if info, ok := plan.plan.Verbs[s.Verb]; ok && info.OutputSchema != nil {
-			v, err := decodeJSON(result)
-			if err != nil {
-				return driver.Change{}, fmt.Errorf("%w: result: %v", ErrInvalid, err)
-			}
-			if err := info.OutputSchema.Validate(v); err != nil {
-				return driver.Change{}, fmt.Errorf("%w: the result does not match %s's output_schema: %v", ErrInvalid, s.Verb, err)
-			}
-		}
-		s.Status, s.Result, s.FinishedAt = rbtype.StepComplete, result, &now
-		s.ErrorCode, s.ErrorMessage = "", ""
-		addBlockedAfter(plan, steps, s.Key, pick)
-	case ResolveRetry:
-		resetToPending(s)
-		addBlockedAfter(plan, steps, s.Key, pick)
-	case ResolveFail:
-		s.Status, s.FinishedAt = rbtype.StepFailed, &now
-		s.ErrorCode, s.ErrorMessage = rbtype.CodeResolvedFailed, "failed by "+r.By
-	default:
-		return driver.Change{}, fmt.Errorf("%w: action %q must be %q, %q or %q", ErrInvalid, r.Action, ResolveComplete, ResolveRetry, ResolveFail)
-	}
-	c := driver.Change{RunbookID: rb.ID, Wake: true}
-	change := s.Change()
-	change.Completed = s.Status == rbtype.StepComplete
-	c.Steps = append(c.Steps, change)
-	for _, o := range steps {
-		if pick[o.Key] {
-			resetToPending(o)
-			c.Steps = append(c.Steps, o.Change())
-		}
-	}
-	ev, m, err := logged(rb.ID, rbtype.EventStepResolved, rbtype.MutationResolve, worker, r.By, s,
-		StepResolvedData{Action: r.Action, By: r.By, Note: r.note})
-	if err != nil {
-		return driver.Change{}, err
-	}
-	c.Events, c.Mutations = []driver.Event{ev}, []driver.Mutation{m}
-	var outcome driver.Event
-	switch r.Action {
-	case ResolveComplete:
-		outcome, err = newEvent(rb.ID, rbtype.EventStepSucceeded, worker, s, nil)
-	case ResolveFail:
-		outcome, err = newEvent(rb.ID, rbtype.EventStepFailed, worker, s, StepFailedData{Code: s.ErrorCode, Message: s.ErrorMessage})
-	}
-	if err != nil {
-		return driver.Change{}, err
-	}
-	if outcome.Type != "" {
-		c.Events = append(c.Events, outcome)
-	}
-	if r.Action == ResolveFail && plan.onFailure(s.Key) == rbtype.OnFailureAbort {
-		if err := abortFromResolve(now, worker, rb.ID, steps, s, &c); err != nil {
-			return driver.Change{}, err
-		}
-	}
-	if rb.Status == rbtype.RunbookEscalated {
-		// The escalation had ended the runbook: it runs until it settles
-		// anew, as the resolution leaves it.
-		c.Runbook = reopened(rb.ID, rbtype.RunbookExecuting)
-	}
-	return c, nil
-}
-
-// abortFromResolve does to the other steps what an abort inside an advance
-// does (transition.failed) when a person fails a step under on_failure:
-// abort: what has not started is skipped, parks are cancelled with their
-// invocations, so that the runbook ends failed at once, and compensates,
-// rather than after its other branches ran.
-func abortFromResolve(now time.Time, worker string, runbookID uuid.UUID, steps []*driver.Step, failed *driver.Step, c *driver.Change) error {
-	data := StepSkippedData{Because: failed.Key, Status: failed.Status, Aborted: true}
-	for _, o := range steps {
-		to := abortsTo(o)
-		if to == "" || o == failed {
-			continue
-		}
-		typ := rbtype.EventStepSkipped
-		if to == rbtype.StepCancelled {
-			typ = rbtype.EventStepCancelled
-			if o.InvocationID != nil {
-				c.Finish = append(c.Finish, *o.InvocationID)
-				c.FinishStatus = rbtype.InvocationCancelled
-			}
-		}
-		o.Status, o.NextAttemptAt, o.FinishedAt = to, nil, &now
-		ev, err := newEvent(runbookID, typ, worker, o, data)
-		if err != nil {
+		if result, err = t.resolvedResult(s, c.r.Result); err != nil {
 			return err
 		}
-		c.Steps = append(c.Steps, o.Change())
-		c.Events = append(c.Events, ev)
+	case ResolveRetry, ResolveFail:
+	default:
+		return fmt.Errorf("%w: action %q must be %q, %q or %q", ErrInvalid, c.r.Action, ResolveComplete, ResolveRetry, ResolveFail)
+	}
+	if t.rb.Status == rbtype.RunbookEscalated {
+		t.reopen(rbtype.RunbookExecuting)
+	}
+	t.mutate(rbtype.EventStepResolved, rbtype.MutationResolve, c.r.By, s, StepResolvedData{Action: c.r.Action, By: c.r.By, Note: c.r.note})
+	switch c.r.Action {
+	case ResolveComplete:
+		t.complete(s, result, false, StepSucceededData{})
+		t.resetBlockedAfter(s.Key)
+	case ResolveRetry:
+		resetToPending(s)
+		t.touch(s)
+		t.resetBlockedAfter(s.Key)
+	case ResolveFail:
+		s.Status, s.FinishedAt = rbtype.StepFailed, &t.now
+		s.ErrorCode, s.ErrorMessage = rbtype.CodeResolvedFailed, "failed by "+c.r.By
+		t.touch(s)
+		t.event(rbtype.EventStepFailed, s, StepFailedData{Code: s.ErrorCode, Message: s.ErrorMessage})
+		t.failed(s)
 	}
 	return nil
 }
 
-// addBlockedAfter adds to pick the skipped and cancelled steps downstream
-// of one step.
-func addBlockedAfter(plan *planInfo, steps []*driver.Step, key string, pick map[string]bool) {
-	pick[key] = true
-	addBlockedDescendants(plan, steps, pick)
+// resolvedResult is the result a person gave an escalated step ({} when
+// none), checked against the verb's output_schema.
+func (t *transition) resolvedResult(s *driver.Step, given json.RawMessage) (json.RawMessage, error) {
+	if len(given) == 0 || string(given) == "null" {
+		return json.RawMessage(`{}`), nil
+	}
+	if info, ok := t.plan.plan.Verbs[s.Verb]; ok && info.OutputSchema != nil {
+		v, err := decodeJSON(given)
+		if err != nil {
+			return nil, fmt.Errorf("%w: result: %v", ErrInvalid, err)
+		}
+		if err := info.OutputSchema.Validate(v); err != nil {
+			return nil, fmt.Errorf("%w: the result does not match %s's output_schema: %v", ErrInvalid, s.Verb, err)
+		}
+	}
+	return given, nil
+}
+
+// resetBlockedAfter makes pending again the skipped and cancelled steps
+// downstream of one step: what its failure or escalation left behind.
+func (t *transition) resetBlockedAfter(key string) {
+	pick := map[string]bool{key: true}
+	addBlockedDescendants(t.plan, t.steps, pick)
 	delete(pick, key)
+	for _, o := range t.steps {
+		if pick[o.Key] {
+			resetToPending(o)
+			t.touch(o)
+		}
+	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/google/uuid"
 
@@ -50,23 +49,11 @@ type RetryOptions struct {
 // runbook, or one whose completed steps were compensated, is a conflict.
 func (e *Engine) Retry(ctx context.Context, runbookID uuid.UUID, o RetryOptions) (*Retried, error) {
 	o.By, o.note = actorOf(ctx, o.By)
-	var out *Retried
-	err := e.locked(ctx, runbookID, func(tx driver.Tx, rb *driver.Runbook, all []*driver.Step) error {
-		plan, err := e.planOf(rb)
-		if err != nil {
-			return err
-		}
-		c, keys, err := retryRunbook(time.Now(), e.workerID, rb, plan, all, o)
-		if err != nil {
-			return err
-		}
-		if err := tx.ApplyChange(ctx, c); err != nil {
-			return err
-		}
-		out = &Retried{Steps: keys}
-		return nil
-	})
-	return out, err
+	c := &retryRunbook{o: o}
+	if err := e.runCommand(ctx, runbookID, c); err != nil {
+		return nil, err
+	}
+	return &Retried{Steps: c.keys}, nil
 }
 
 // planOf decodes a runbook's plan, through the cache.
@@ -107,90 +94,88 @@ func resetToPending(s *driver.Step) {
 	}
 }
 
-// retryRunbook is the change a retry makes: the steps back to pending
-// with their errors cleared (a rejected gate asks again), the runbook
-// executing and due, its event and mutation. It returns the steps' keys in
-// plan order.
-func retryRunbook(now time.Time, worker string, rb *driver.Runbook, plan *planInfo, steps []*driver.Step, o RetryOptions) (driver.Change, []string, error) {
-	named, by := o.Steps, o.By
+// retryRunbook is a retry: the steps back to pending with their errors
+// cleared (a rejected gate asks again), the runbook executing (or still
+// held open), its event and mutation; the same round starts what is
+// ready. It leaves the steps' keys, in plan order, in keys.
+type retryRunbook struct {
+	o    RetryOptions
+	keys []string
+}
+
+func (c *retryRunbook) apply(t *transition) error {
+	o, rb, steps := c.o, t.rb, t.steps
 	switch {
 	case o.Execute && rb.Mode != rbtype.ModeDraftOnly:
-		return driver.Change{}, nil, fmt.Errorf("%w: runbook %s runs in mode %s; only a draft_only runbook can be run for real", ErrConflict, rb.ID, rb.Mode)
+		return fmt.Errorf("%w: runbook %s runs in mode %s; only a draft_only runbook can be run for real", ErrConflict, rb.ID, rb.Mode)
 	case o.Execute && rb.Status.Running():
-		return driver.Change{}, nil, fmt.Errorf("%w: runbook %s is %s; run its draft for real once it has finished", ErrConflict, rb.ID, rb.Status)
+		return fmt.Errorf("%w: runbook %s is %s; run its draft for real once it has finished", ErrConflict, rb.ID, rb.Status)
 	case o.Execute && rb.Status == rbtype.RunbookCancelled:
-		return driver.Change{}, nil, fmt.Errorf("%w: runbook %s is cancelled", ErrConflict, rb.ID)
+		return fmt.Errorf("%w: runbook %s is cancelled", ErrConflict, rb.ID)
 	case o.Execute:
 	case rb.Status == rbtype.RunbookFailed, rb.Status == rbtype.RunbookPartial, rb.Status == rbtype.RunbookEscalated, rb.Status == rbtype.RunbookInProgress:
 	default:
-		return driver.Change{}, nil, fmt.Errorf("%w: runbook %s is %s; only a failed, partial, escalated or held-open runbook can be retried", ErrConflict, rb.ID, rb.Status)
+		return fmt.Errorf("%w: runbook %s is %s; only a failed, partial, escalated or held-open runbook can be retried", ErrConflict, rb.ID, rb.Status)
 	}
-	byKey := map[string]*driver.Step{}
 	for _, s := range steps {
-		byKey[s.Key] = s
 		if s.CompensationStatus != rbtype.CompensationNone {
-			return driver.Change{}, nil, fmt.Errorf("%w: runbook %s compensated its completed steps (%s's among them); submit it again instead", ErrConflict, rb.ID, s.Key)
+			return fmt.Errorf("%w: runbook %s compensated its completed steps (%s's among them); submit it again instead", ErrConflict, rb.ID, s.Key)
 		}
 		if err := escalationRunning(s); err != nil {
-			return driver.Change{}, nil, err
+			return err
 		}
 	}
 	pick := map[string]bool{}
-	if len(named) == 0 && o.Execute {
+	switch {
+	case len(o.Steps) == 0 && o.Execute:
 		for _, s := range steps {
 			if s.Status == rbtype.StepSkipped && s.ErrorCode == rbtype.CodeDraftOnly {
 				pick[s.Key] = true
 			}
 		}
-		addBlockedDescendants(plan, steps, pick)
-	} else if len(named) == 0 {
+		addBlockedDescendants(t.plan, steps, pick)
+	case len(o.Steps) == 0:
 		for _, s := range steps {
 			if slices.Contains(retryable, s.Status) {
 				pick[s.Key] = true
 			}
 		}
-	} else {
-		for _, key := range named {
-			s := byKey[key]
-			switch {
-			case s == nil:
-				return driver.Change{}, nil, noStep(rb.ID, key, steps)
-			case !slices.Contains(retryable, s.Status):
-				return driver.Change{}, nil, fmt.Errorf("%w: step %q is %s; only failed, skipped, cancelled and escalated steps can be retried", ErrConflict, key, s.Status)
+	default:
+		for _, key := range o.Steps {
+			s, err := t.stepByKey(key)
+			if err != nil {
+				return err
+			}
+			if !slices.Contains(retryable, s.Status) {
+				return fmt.Errorf("%w: step %q is %s; only failed, skipped, cancelled and escalated steps can be retried", ErrConflict, key, s.Status)
 			}
 			pick[key] = true
 		}
 		// What a named step's failure left skipped or cancelled downstream
 		// runs again with it.
-		addBlockedDescendants(plan, steps, pick)
+		addBlockedDescendants(t.plan, steps, pick)
 	}
 	if len(pick) == 0 {
-		return driver.Change{}, nil, fmt.Errorf("%w: runbook %s has no failed, skipped, cancelled or escalated step to retry", ErrConflict, rb.ID)
+		return fmt.Errorf("%w: runbook %s has no failed, skipped, cancelled or escalated step to retry", ErrConflict, rb.ID)
 	}
-	c := driver.Change{RunbookID: rb.ID, Wake: true}
-	var keys []string
 	for _, s := range steps {
-		if !pick[s.Key] {
-			continue
+		if pick[s.Key] {
+			c.keys = append(c.keys, s.Key)
+			resetToPending(s)
+			t.touch(s)
 		}
-		keys = append(keys, s.Key)
-		resetToPending(s)
-		c.Steps = append(c.Steps, s.Change())
 	}
-	data := RunbookRetriedData{Steps: keys, By: by, Execute: o.Execute, Note: o.note}
-	ev, m, err := logged(rb.ID, rbtype.EventRunbookRetried, rbtype.MutationRetry, worker, by, nil, data)
-	if err != nil {
-		return driver.Change{}, nil, err
-	}
-	c.Events, c.Mutations = []driver.Event{ev}, []driver.Mutation{m}
+	t.mutate(rbtype.EventRunbookRetried, rbtype.MutationRetry, o.By, nil,
+		RunbookRetriedData{Steps: c.keys, By: o.By, Execute: o.Execute, Note: o.note})
 	status := rbtype.RunbookExecuting
 	if rb.Status == rbtype.RunbookInProgress {
 		status = rbtype.RunbookInProgress // still held open
 	}
-	c.Runbook = reopened(rb.ID, status)
+	t.reopen(status)
 	if o.Execute {
 		mode := rbtype.ModeExecute
-		c.Runbook.Mode = &mode
+		t.runbookChange().Mode = &mode
+		t.rb.Mode = mode
 	}
-	return c, keys, nil
+	return nil
 }

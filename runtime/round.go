@@ -11,21 +11,31 @@ import (
 	"github.com/runbookdev/runbook/rbtype"
 )
 
-// round is the state machine of one advance over a batch of runbooks: from
-// what the transaction loaded and the outcomes this worker brings, to the
-// writes the transaction makes and the calls it leases. It reads nothing
-// itself. Between its phases the advance fetches what the next phase asks
-// for (step data, receipts); a test hands it the same from maps.
+// round is the state machine of one transaction over a batch of runbooks:
+// from what the transaction loaded and the inputs it brings (the outcomes
+// of this worker's calls, a command someone gave, and the clock), to the
+// writes the transaction makes and the calls it leases. Every change to a
+// runbook goes through a round and leaves through its write. It reads
+// nothing itself. Between its phases the caller fetches what the next
+// phase asks for (step data, receipts, cache entries); a test hands it the
+// same from maps.
 //
-//	r := newRound(m, now, loaded, plans, outcomes) // outcomes, notifications, timeouts, retries, readiness, gates, reclaims
-//	r.supplyData(fetch(r.wantedData(cached)))       // predecessors' results, compensations' inputs
-//	r.supplyReceipts(fetch(r.receiptKeys()))        // effects that already happened
-//	w, calls := r.write()                           // start, settle, and everything to write
+//	r, err := newRound(m, now, loaded, plans, in) // leases, outcomes, the command; notifications, timeouts, retries, readiness, gates, reclaims
+//	r.supplyData(fetch(r.wantedData(cached)))      // predecessors' results, compensations' inputs
+//	r.supplyReceipts(fetch(r.receiptKeys()))       // effects that already happened
+//	r.supplyCache(fetch(r.cacheKeys()))            // results that may be reused
+//	w, calls, err := r.write()                     // start, settle, and everything to write
 type round struct {
 	m      *machine
 	now    time.Time
 	states []*transition
 	byID   map[uuid.UUID]*transition
+	// hold leaves ready steps for the workers instead of starting them
+	// here: a command given where no worker runs.
+	hold bool
+	// endLeases are the leases that end with the write: released by the
+	// outcomes, or expired.
+	endLeases []int64
 
 	ready         []*prepared
 	compensations map[uuid.UUID]*prepared
@@ -34,13 +44,28 @@ type round struct {
 	cached        map[string]driver.CacheEntry
 }
 
+// inputs are what moves the runbooks of a round besides the clock.
+type inputs struct {
+	// outcomes are what this worker's calls came back with.
+	outcomes []*outcome
+	// commands are what people and programs asked of runbooks, at most
+	// one each (command.go).
+	commands map[uuid.UUID]command
+	// hold: see round.hold.
+	hold bool
+}
+
 // newRound builds each runbook's transition from what was loaded (plans
-// gives each plan by hash), records the outcomes this worker still held
-// leases for, and runs the first phase: notifications, timeouts, retries,
-// readiness and gates, and the reclaim of abandoned steps.
-func newRound(m *machine, now time.Time, loaded *driver.AdvanceState, plans map[string]*planInfo, outcomes []*outcome) (*round, []*outcome) {
+// gives each plan by hash), sorts the loaded leases into those that end
+// and those still held, records the outcomes this worker still held
+// leases for, applies the commands, and runs the first phase:
+// notifications, timeouts, retries, readiness and gates, and the reclaim
+// of abandoned steps. It returns the outcomes it dropped, whose leases
+// were reclaimed meanwhile, and the first command's refusal, which
+// abandons the whole round.
+func newRound(m *machine, now time.Time, loaded *driver.AdvanceState, plans map[string]*planInfo, in inputs) (*round, []*outcome, error) {
 	r := &round{m: m, now: now, byID: map[uuid.UUID]*transition{}, compensations: map[uuid.UUID]*prepared{},
-		escalations: map[uuid.UUID]*prepared{}}
+		escalations: map[uuid.UUID]*prepared{}, hold: in.hold}
 	stepsOf := map[uuid.UUID][]*driver.Step{}
 	for _, s := range loaded.Steps {
 		stepsOf[s.RunbookID] = append(stepsOf[s.RunbookID], s)
@@ -58,18 +83,19 @@ func newRound(m *machine, now time.Time, loaded *driver.AdvanceState, plans map[
 			byKey[inv.CorrelationKey] = t
 		}
 	}
-	for _, l := range loaded.Leases {
-		if t := r.byID[l.RunbookID]; t != nil {
-			t.leases[l.StepID] = l
-		}
-	}
 	for _, n := range loaded.Notifications {
 		if t := byKey[n.CorrelationKey]; t != nil {
 			t.notes[n.CorrelationKey] = n
 		}
 	}
-	dropped := r.recordOutcomes(outcomes, loaded.Released)
+	released := r.sortLeases(loaded.Steps, in.outcomes)
+	dropped := r.recordOutcomes(in.outcomes, released)
 	for _, t := range r.states {
+		if c := in.commands[t.rb.ID]; c != nil {
+			if err := c.apply(t); err != nil {
+				return nil, dropped, err
+			}
+		}
 		if t.executing() {
 			t.consumeNotifications()
 			t.timeouts()
@@ -79,7 +105,41 @@ func newRound(m *machine, now time.Time, loaded *driver.AdvanceState, plans map[
 		}
 		t.reclaim()
 	}
-	return r, dropped
+	return r, dropped, nil
+}
+
+// sortLeases splits the loaded steps' leases into those the outcomes
+// release (held by this worker for the attempt each outcome is for,
+// expired or not: no one has taken the step since), which it returns by
+// step with their attempts; those that expired; and those still held,
+// which the transitions keep. The first two end with the write. Under the
+// runbooks' locks, an expired lease is seen once: its step is reclaimed
+// exactly once.
+func (r *round) sortLeases(steps []*driver.Step, outcomes []*outcome) (released map[int64]int) {
+	releasing := make(map[int64]int, len(outcomes))
+	for _, o := range outcomes {
+		releasing[o.stepID] = o.attempt
+	}
+	released = map[int64]int{}
+	for _, s := range steps {
+		l := s.Lease
+		if l == nil {
+			continue
+		}
+		if attempt, ok := releasing[s.ID]; ok && l.WorkerID == r.m.worker && l.Attempt == attempt {
+			released[s.ID] = attempt
+			r.endLeases = append(r.endLeases, s.ID)
+			continue
+		}
+		if l.ExpiresAt.Before(r.now) {
+			r.endLeases = append(r.endLeases, s.ID)
+			continue
+		}
+		if t := r.byID[s.RunbookID]; t != nil {
+			t.leases[s.ID] = *l
+		}
+	}
+	return released
 }
 
 // recordOutcomes applies the outcomes this worker still held leases for
@@ -162,6 +222,9 @@ func (r *round) supplyData(data map[driver.StepKey]driver.StepData) {
 				}
 			}
 		}
+		if r.hold {
+			continue // the workers start what is ready
+		}
 		r.ready = append(r.ready, t.prepare()...)
 		if c := t.prepareCompensation(); c != nil {
 			r.compensations[t.rb.ID] = c
@@ -220,7 +283,8 @@ func (r *round) write() (driver.AdvanceWrite, []*pendingCall, error) {
 	for _, p := range r.ready {
 		byRunbook[p.step.RunbookID] = append(byRunbook[p.step.RunbookID], p)
 	}
-	w := driver.AdvanceWrite{Worker: r.m.worker, LeaseUntil: r.now.Add(r.m.leaseTTL), Finished: map[rbtype.InvocationStatus][]uuid.UUID{}}
+	w := driver.AdvanceWrite{Worker: r.m.worker, LeaseUntil: r.now.Add(r.m.leaseTTL), Finished: map[rbtype.InvocationStatus][]uuid.UUID{},
+		EndLeases: r.endLeases}
 	var calls []*pendingCall
 	for _, t := range r.states {
 		t.start(byRunbook[t.rb.ID], r.receipts, r.cached)
@@ -242,14 +306,15 @@ func (r *round) write() (driver.AdvanceWrite, []*pendingCall, error) {
 		if t.err != nil {
 			return driver.AdvanceWrite{}, nil, t.err
 		}
-		t.writeTo(&w)
+		t.writeTo(&w, r.hold)
 		calls = append(calls, t.calls...)
 	}
 	return w, calls, nil
 }
 
-// writeTo adds what the transition changed to w.
-func (t *transition) writeTo(w *driver.AdvanceWrite) {
+// writeTo adds what the transition changed to w. A held round signals the
+// workers about a runbook it leaves due now.
+func (t *transition) writeTo(w *driver.AdvanceWrite, hold bool) {
 	for _, s := range t.steps {
 		if t.dirty[s.ID] {
 			c := s.Change()
@@ -263,6 +328,7 @@ func (t *transition) writeTo(w *driver.AdvanceWrite) {
 		w.Finished[status] = append(w.Finished[status], ids...)
 	}
 	w.Events = append(w.Events, t.ledger()...)
+	w.Mutations = append(w.Mutations, t.mutations...)
 	w.Receipts = append(w.Receipts, t.receipts...)
 	w.Cache = append(w.Cache, t.cacheWrites...)
 	w.Attempts = append(w.Attempts, t.attempts...)
@@ -274,12 +340,22 @@ func (t *transition) writeTo(w *driver.AdvanceWrite) {
 		}
 		w.Compensate[t.rb.ID] = t.compensate
 	}
+	if len(t.newSteps) > 0 {
+		if w.NewSteps == nil {
+			w.NewSteps, w.NewEdges = map[uuid.UUID][]driver.NewStep{}, map[uuid.UUID][]driver.Edge{}
+		}
+		w.NewSteps[t.rb.ID], w.NewEdges[t.rb.ID] = t.newSteps, t.newEdges
+	}
 	// The runbook row is written only when something about it changed:
 	// most transactions of a running runbook change only steps.
-	if next := t.boundByLeases(t.nextWake()); t.runbook != nil || t.wakeChanged(next) {
+	next := t.boundByLeases(t.nextWake())
+	if t.runbook != nil || t.wakeChanged(next) {
 		c := t.runbookChange()
 		c.SetWake, c.WakeAt = true, next
 		w.Runbooks = append(w.Runbooks, *c)
+	}
+	if hold && next != nil && !next.After(t.now) {
+		w.Signal = append(w.Signal, t.rb.ID)
 	}
 }
 

@@ -204,32 +204,3 @@ func (e *Engine) emitRunbook(ctx context.Context, rb *driver.Runbook, status rbt
 	}
 	span.End(trace.WithTimestamp(end))
 }
-
-// emitCancelled emits the spans a cancellation ends: each wait's attempt,
-// cancelled, and the runbook's.
-func (e *Engine) emitCancelled(ctx context.Context, rb *driver.Runbook, steps []*driver.Step, invs []driver.Invocation, now time.Time) {
-	if e.machine.tracer == nil {
-		return
-	}
-	rt := traceOf(rb)
-	byID := map[int64]*driver.Step{}
-	for _, s := range steps {
-		byID[s.ID] = s
-	}
-	for _, inv := range invs {
-		s := byID[inv.StepID]
-		if s == nil {
-			continue
-		}
-		start := inv.ParkedAt
-		if s.StartedAt != nil {
-			start = *s.StartedAt
-		}
-		e.emitAttempt(ctx, &finishedAttempt{
-			trace: rt, runbookID: rb.ID, tenant: rb.Tenant, step: s.Key, verb: s.Verb, attempt: inv.Attempt,
-			id: attemptID(rb.ID, s.Key, inv.Attempt), start: start, end: now, outcome: attemptCancelled,
-			code: rbtype.CodeCancelled, cache: "off", wait: &parkWait{parkedAt: inv.ParkedAt, key: inv.CorrelationKey},
-		})
-	}
-	e.emitRunbook(ctx, rb, rbtype.RunbookCancelled, now)
-}

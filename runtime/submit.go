@@ -113,7 +113,7 @@ func (e *Engine) Submit(ctx context.Context, s Submission) (*Submitted, error) {
 		return nil, err
 	}
 	var out *Submitted
-	err = e.store.InTx(ctx, func(tx driver.Tx) error {
+	err = inTx(ctx, e.store, func(tx driver.Tx) error {
 		out, err = createRunbook(ctx, tx, n, s.IdempotencyKey)
 		return err
 	})

@@ -35,6 +35,11 @@ type transition struct {
 
 	// What the transaction writes.
 	dirty             map[int64]bool
+	mutations         []driver.Mutation
+	// newSteps and newEdges are an extension's (extend.go); the steps
+	// take part in the next round, once stored.
+	newSteps []driver.NewStep
+	newEdges []driver.Edge
 	completed         map[int64]bool
 	events            []driver.Event
 	runbook           *driver.RunbookChange
@@ -604,9 +609,10 @@ func (t *transition) gates() {
 // escalated, partial if the only failures were accepted (continue),
 // complete otherwise.
 func (t *transition) settle() {
-	if t.rb.Status != rbtype.RunbookExecuting {
+	if t.rb.Status != rbtype.RunbookExecuting || len(t.newSteps) > 0 {
 		// Finished already, or held open: a held-open runbook finishes
-		// only after it is closed, however its steps end.
+		// only after it is closed, however its steps end. Or grown by an
+		// extension: its new steps, stored by this write, have yet to run.
 		return
 	}
 	var failed, accepted, escalated []string
@@ -679,6 +685,9 @@ func (t *transition) nextWake() *time.Time {
 			at := at
 			next = &at
 		}
+	}
+	if t.executing() && len(t.newSteps) > 0 {
+		consider(t.now) // an extension's steps are looked at in the next round
 	}
 	if t.executing() {
 		for _, s := range t.steps {

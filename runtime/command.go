@@ -1,0 +1,89 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+
+	"github.com/google/uuid"
+
+	"github.com/runbookdev/runbook/driver"
+	"github.com/runbookdev/runbook/rbtype"
+)
+
+// command is an input of the state machine that a person or a program
+// gives through the API (a cancel, a gate's decision, a resolve, a retry,
+// a close, a heartbeat, an extension, a regeneration), as an outcome is a
+// handler's and a timeout is the clock's. Its apply changes one runbook's
+// transition in memory, or refuses with an error that abandons the
+// transaction; what it changed leaves through the round's one write, with
+// whatever else the round does in the same transaction (an approved step
+// starts, a failed one settles its runbook).
+type command interface {
+	apply(t *transition) error
+}
+
+// runCommand applies cmd to one runbook in a transaction of its own: the
+// runbook's lock, its load (every step: a command may look at completed
+// ones), a round with the command, the write, the commit. The steps the
+// round readies start at once when this engine's worker is there to run
+// them and a place among the in-place resumers is free; otherwise they
+// are left ready and the workers are signalled (inputs.hold).
+func (e *Engine) runCommand(ctx context.Context, id uuid.UUID, cmd command) error {
+	_, err := e.runCommandThen(ctx, id, cmd)
+	return err
+}
+
+// runCommandThen is runCommand that also returns the round, settled, for
+// the caller to read what the command found (the spans of a cancel).
+func (e *Engine) runCommandThen(ctx context.Context, id uuid.UUID, cmd command) (*round, error) {
+	calls := e.working.Load()
+	hold := calls == nil || !e.takeResumer()
+	if !hold {
+		defer func() { <-e.resumers }()
+	}
+	var done advanced
+	err := inTx(ctx, e.store, func(tx driver.Tx) (err error) {
+		done, err = e.advanceIn(ctx, tx, []uuid.UUID{id}, inputs{commands: map[uuid.UUID]command{id: cmd}, hold: hold}, nil)
+		return err
+	})
+	if errors.Is(err, driver.ErrNotFound) {
+		return nil, e.noRunbook(ctx, id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	e.committed(ctx, done)
+	for _, pc := range done.calls {
+		go e.startCall(*calls, pc)
+	}
+	return done.settled, nil
+}
+
+// mutate records a command's event and its mutation row, which says who
+// changed the runbook and how: the same data in both.
+func (t *transition) mutate(typ rbtype.EventType, kind rbtype.MutationKind, actor string, s *driver.Step, data any) {
+	ev, err := newEvent(t.rb.ID, typ, t.m.worker, s, data)
+	if err != nil && t.err == nil {
+		t.err = err
+	}
+	t.events = append(t.events, ev)
+	t.mutations = append(t.mutations, driver.Mutation{RunbookID: t.rb.ID, Actor: actor, Kind: kind, Payload: ev.Data})
+}
+
+// reopen makes a finished runbook run again (a retry, a resolution), as
+// status, its error cleared.
+func (t *transition) reopen(status rbtype.RunbookStatus) {
+	c := t.runbookChange()
+	code, msg := rbtype.ErrorCode(""), ""
+	c.Status, c.ErrorCode, c.ErrorMessage, c.Reopen, c.Finished = &status, &code, &msg, true, false
+	t.rb.Status, t.rb.ErrorCode, t.rb.ErrorMessage, t.rb.FinishedAt = status, "", "", nil
+}
+
+// stepByKey finds a step of the runbook by key, or says it has none, with
+// the keys it does have to choose from.
+func (t *transition) stepByKey(key string) (*driver.Step, error) {
+	if s := t.byKey[key]; s != nil {
+		return s, nil
+	}
+	return nil, noStep(t.rb.ID, key, t.steps)
+}

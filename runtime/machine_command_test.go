@@ -1,0 +1,185 @@
+package runtime
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/runbookdev/runbook/driver"
+	"github.com/runbookdev/runbook/rbtype"
+	"github.com/runbookdev/runbook/verbs"
+)
+
+// Every command is an input of the state machine, like an outcome: one
+// row each of what it does to a runbook in one round (the events it
+// writes, the statuses it leaves, what starts in the same transaction),
+// and of each refusal, which writes nothing at all. The tests above take
+// some of them further, one command at a time.
+
+// commandCase is one row: a runbook brought to a state by advances, a
+// command, and what the round must do.
+type commandCase struct {
+	name   string
+	source string
+	// setup brings the runbook to the state the command meets.
+	setup func(t *testing.T, f *fixture)
+	cmd   func(f *fixture) command
+	// err is the refusal expected; then nothing is written.
+	err error
+	// events are the events written, in order; steps the statuses after
+	// (of the steps named); status the runbook's.
+	events []string
+	steps  map[string]rbtype.StepStatus
+	status rbtype.RunbookStatus
+	// started are the steps leased in the command's own transaction.
+	started []string
+}
+
+// parkedAt brings a runbook whose first step is m.wait to its park.
+func parkedAt(key string) func(t *testing.T, f *fixture) {
+	return func(t *testing.T, f *fixture) {
+		_, calls := f.advance()
+		f.advance(parked(callFor(t, calls, key), ""))
+	}
+}
+
+// failedAt brings a runbook to fail at one step, its dependents skipped.
+func failedAt(key string) func(t *testing.T, f *fixture) {
+	return func(t *testing.T, f *fixture) {
+		_, calls := f.advance()
+		f.advance(failWith(callFor(t, calls, key), rbtype.CodePolicyDenied))
+	}
+}
+
+// completed runs a one-step runbook to its end.
+func completed(t *testing.T, f *fixture) {
+	_, calls := f.advance()
+	f.advance(succeed(calls[0], map[string]any{}))
+}
+
+// escalatedAt brings a runbook whose wait escalates past its timeout.
+func escalatedAt(key string) func(t *testing.T, f *fixture) {
+	return func(t *testing.T, f *fixture) {
+		parkedAt(key)(t, f)
+		f.now = f.now.Add(2 * f.m.leaseTTL).Add(f.plan.steps[key].Execution.Timeouts.ParkTimeout.D)
+		f.advance()
+	}
+}
+
+func TestMachineCommands(t *testing.T) {
+	const gated = `(m.approve :what "wire" :as @g) (m.echo :after @g :as @then)`
+	const waits = `(m.wait :as @w) (m.echo :after @w :as @later)`
+	const escalates = `(m.wait-escalate :as @w) (m.echo :after @w :as @next)`
+	const retries = `(m.send :to "x" :as @s) (m.echo :after @s :as @next)`
+	cases := []commandCase{
+		{name: "approve", source: gated, setup: func(_ *testing.T, f *fixture) { f.advance() },
+			cmd:    func(*fixture) command { return &decideGate{step: "g", approve: true, by: "ops"} },
+			events: []string{"GATE_APPROVED g", "STEP_STARTED g"}, started: []string{"g"},
+			steps: map[string]rbtype.StepStatus{"g": rbtype.StepRunning, "then": rbtype.StepPending}, status: rbtype.RunbookExecuting},
+		{name: "reject", source: gated, setup: func(_ *testing.T, f *fixture) { f.advance() },
+			cmd:    func(*fixture) command { return &decideGate{step: "g", by: "ops"} },
+			events: []string{"GATE_REJECTED g", "STEP_FAILED g", "STEP_SKIPPED then", "RUNBOOK_FAILED"},
+			steps:  map[string]rbtype.StepStatus{"g": rbtype.StepFailed, "then": rbtype.StepSkipped}, status: rbtype.RunbookFailed},
+		{name: "decide a step that does not wait", source: gated, setup: func(_ *testing.T, f *fixture) { f.advance() },
+			cmd: func(*fixture) command { return &decideGate{step: "then", approve: true} }, err: ErrConflict},
+		{name: "decide a step that is not there", source: gated, setup: func(_ *testing.T, f *fixture) { f.advance() },
+			cmd: func(*fixture) command { return &decideGate{step: "gg", approve: true} }, err: ErrNotFound},
+		{name: "cancel", source: waits, setup: parkedAt("w"),
+			cmd:    func(*fixture) command { return &cancelRunbook{by: "ops"} },
+			events: []string{"STEP_CANCELLED w", "STEP_CANCELLED later", "RUNBOOK_CANCELLED"},
+			steps:  map[string]rbtype.StepStatus{"w": rbtype.StepCancelled, "later": rbtype.StepCancelled}, status: rbtype.RunbookCancelled},
+		{name: "cancel a finished runbook", source: `(m.echo :v 1)`, setup: completed,
+			cmd: func(*fixture) command { return &cancelRunbook{by: "ops"} }, err: ErrConflict},
+		{name: "close", source: `(m.echo :v 1)`,
+			setup: func(t *testing.T, f *fixture) { f.rb.Status = rbtype.RunbookInProgress; completed(t, f) },
+			cmd:   func(*fixture) command { return &closeRunbook{by: "agent"} }, events: []string{"RUNBOOK_CLOSED", "RUNBOOK_COMPLETED"},
+			status: rbtype.RunbookComplete},
+		{name: "close a runbook not held open", source: waits, setup: parkedAt("w"),
+			cmd: func(*fixture) command { return &closeRunbook{by: "agent"} }, err: ErrConflict},
+		{name: "retry", source: retries, setup: failedAt("s"),
+			cmd:    func(*fixture) command { return &retryRunbook{o: RetryOptions{By: "ops"}} },
+			events: []string{"RUNBOOK_RETRIED", "STEP_STARTED s"}, started: []string{"s"},
+			steps: map[string]rbtype.StepStatus{"s": rbtype.StepRunning, "next": rbtype.StepPending}, status: rbtype.RunbookExecuting},
+		{name: "retry a running runbook", source: waits, setup: parkedAt("w"),
+			cmd: func(*fixture) command { return &retryRunbook{o: RetryOptions{By: "ops"}} }, err: ErrConflict},
+		{name: "retry a step that is not there", source: retries, setup: failedAt("s"),
+			cmd: func(*fixture) command { return &retryRunbook{o: RetryOptions{Steps: []string{"t"}}} }, err: ErrNotFound},
+		{name: "heartbeat", source: waits, setup: parkedAt("w"),
+			cmd: func(f *fixture) command {
+				return &heartbeat{key: f.invs[*f.step("w").InvocationID].CorrelationKey, extend: verbs.MustDuration("PT2H")}
+			},
+			events: []string{"STEP_HEARTBEAT w"}, steps: map[string]rbtype.StepStatus{"w": rbtype.StepParked}, status: rbtype.RunbookExecuting},
+		{name: "heartbeat an unknown wait", source: waits, setup: parkedAt("w"),
+			cmd: func(*fixture) command { return &heartbeat{key: "nope", extend: verbs.MustDuration("PT2H")} }, err: ErrConflict},
+		{name: "resolve complete", source: escalates, setup: escalatedAt("w"),
+			cmd: func(*fixture) command {
+				return &resolveStep{step: "w", r: Resolution{Action: ResolveComplete, Result: json.RawMessage(`{}`), By: "ops"}}
+			},
+			events: []string{"STEP_RESOLVED w", "STEP_SUCCEEDED w", "STEP_STARTED next"}, started: []string{"next"},
+			steps: map[string]rbtype.StepStatus{"w": rbtype.StepComplete, "next": rbtype.StepRunning}, status: rbtype.RunbookExecuting},
+		{name: "resolve fail", source: escalates, setup: escalatedAt("w"),
+			cmd:    func(*fixture) command { return &resolveStep{step: "w", r: Resolution{Action: ResolveFail, By: "ops"}} },
+			events: []string{"STEP_RESOLVED w", "STEP_FAILED w", "RUNBOOK_FAILED"},
+			steps:  map[string]rbtype.StepStatus{"w": rbtype.StepFailed, "next": rbtype.StepSkipped}, status: rbtype.RunbookFailed},
+		{name: "resolve a step not escalated", source: waits, setup: parkedAt("w"),
+			cmd: func(*fixture) command { return &resolveStep{step: "w", r: Resolution{Action: ResolveFail}} }, err: ErrConflict},
+		{name: "regenerated", source: `(m.echo :v 1)`, setup: completed,
+			cmd: func(f *fixture) command {
+				return &recordRegeneration{child: uuid.New(), lineage: driver.Lineage{Root: f.rb.ID, Parent: f.rb.ID, Generation: 1}, by: "ops"}
+			},
+			events: []string{"RUNBOOK_REGENERATED", "RUNBOOK_REGENERATED"}, status: rbtype.RunbookComplete},
+		{name: "regenerate a running runbook", source: waits, setup: parkedAt("w"),
+			cmd: func(f *fixture) command { return &recordRegeneration{child: uuid.New(), by: "ops"} }, err: ErrConflict},
+		{name: "a cancel's request answered", source: waits,
+			setup: func(t *testing.T, f *fixture) {
+				parkedAt("w")(t, f)
+				_, _, err := f.command(&cancelRunbook{by: "ops"})
+				require.NoError(t, err)
+			},
+			cmd: func(*fixture) command {
+				return &recordCancelAsk{step: "w", attempt: 1, typ: rbtype.EventInvocationCancelSent, data: InvocationCancelData{CorrelationKey: "k"}}
+			},
+			events: []string{"INVOCATION_CANCEL_SENT w"}, status: rbtype.RunbookCancelled},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFixture(t, c.source, nil)
+			c.setup(t, f)
+			before, events := f.String(), len(f.events)
+			w, calls, err := f.command(c.cmd(f))
+			if c.err != nil {
+				require.ErrorIs(t, err, c.err)
+				require.Equal(t, before, f.String(), "a refused command changes nothing")
+				require.Len(t, f.events, events, "and writes nothing")
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, c.events, eventNames(w.Events))
+			for key, want := range c.steps {
+				require.Equal(t, want, f.step(key).Status, key)
+			}
+			require.Equal(t, c.status, f.rb.Status)
+			var started []string
+			for _, pc := range calls {
+				started = append(started, pc.call.StepKey)
+			}
+			require.Equal(t, c.started, started)
+			require.Equal(t, c.started, f.leasedKeys(w))
+		})
+	}
+}
+
+// The mutations a command writes say who changed the runbook and how, with
+// the data of its event.
+func TestMachineCommandsLogTheirMutations(t *testing.T) {
+	f := newFixture(t, `(m.send :to "x" :as @s)`, nil)
+	failedAt("s")(t, f)
+	w, _, err := f.command(&retryRunbook{o: RetryOptions{By: "ops", note: "claimed bob"}})
+	require.NoError(t, err)
+	require.Len(t, w.Mutations, 1)
+	m := w.Mutations[0]
+	require.Equal(t, driver.Mutation{RunbookID: f.rb.ID, Actor: "ops", Kind: rbtype.MutationRetry, Payload: w.Events[0].Data}, m)
+	require.JSONEq(t, `{"steps":["s"],"by":"ops","note":"claimed bob"}`, string(m.Payload))
+}
