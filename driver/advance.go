@@ -36,8 +36,8 @@ type AdvanceWrite struct {
 	// EndLeases are the steps whose leases end: released by the outcomes
 	// recorded, or expired.
 	EndLeases []int64
-	Processed  []int64 // notifications consumed
-	Receipts   []Receipt
+	Processed []int64 // notifications consumed
+	Receipts  []Receipt
 	// Cache stores results for reuse; an entry for a key that exists
 	// replaces it (a regeneration refreshes what it bypassed).
 	Cache []CacheEntry

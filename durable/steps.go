@@ -61,7 +61,6 @@ var stepStateColumns = strings.NewReplacer(
 	"resolved_args, result", "NULL::jsonb, NULL::jsonb",
 ).Replace(stepColumns)
 
-
 // Steps loads a runbook's steps, in plan order, outside any transaction.
 func (s *Store) Steps(ctx context.Context, runbookID uuid.UUID) ([]*driver.Step, error) {
 	return querySteps(ctx, s.pool, "SELECT "+stepColumns+" FROM runbook_steps WHERE runbook_id = $1 ORDER BY position", runbookID)

@@ -34,12 +34,12 @@ type transition struct {
 	notes       map[string]driver.Notification
 
 	// What the transaction writes.
-	dirty             map[int64]bool
-	mutations         []driver.Mutation
+	dirty     map[int64]bool
+	mutations []driver.Mutation
 	// newSteps and newEdges are an extension's (extend.go); the steps
 	// take part in the next round, once stored.
-	newSteps []driver.NewStep
-	newEdges []driver.Edge
+	newSteps          []driver.NewStep
+	newEdges          []driver.Edge
 	completed         map[int64]bool
 	events            []driver.Event
 	runbook           *driver.RunbookChange
