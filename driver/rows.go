@@ -187,10 +187,14 @@ type Receipt struct {
 	Handler        string
 	IdempotencyKey string
 	RunbookID      uuid.UUID
-	StepKey        string
-	Result         json.RawMessage
-	ResultHash     string
-	CreatedAt      time.Time
+	// Scope is the idempotency scope its key was derived in: a global
+	// key's receipt is kept for ever, the others until their runbook's
+	// lineage is pruned and their window has passed.
+	Scope      rbtype.Scope
+	StepKey    string
+	Result     json.RawMessage
+	ResultHash string
+	CreatedAt  time.Time
 }
 
 // ReceiptKey names a receipt: a handler (or verb) and an idempotency key.

@@ -32,6 +32,10 @@ type Store interface {
 	// before receivedBefore for keys that no invocation has, and counts
 	// the orphans left.
 	PruneOrphanNotifications(ctx context.Context, receivedBefore time.Time, limit int) (pruned, left int64, err error)
+	// Prune deletes one batch of what has passed its retention: finished
+	// runbooks with everything they own, receipts and ledger rows past
+	// their windows; see PruneOptions. Call it until the result is Done.
+	Prune(ctx context.Context, o PruneOptions) (Pruned, error)
 	// PruneCache deletes up to limit cache entries that expired before
 	// now, and says how many it deleted.
 	PruneCache(ctx context.Context, now time.Time, limit int) (int64, error)

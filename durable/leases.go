@@ -60,12 +60,17 @@ const releaseLeasesSQL = `
 	RETURNING s.id, old.lease_attempt`
 
 // WorkerLeases returns a worker's active leases; a stopping worker releases
-// what is left. No index serves it (an index on the lease would make every
-// step update write it): it reads the steps table, once, at shutdown.
+// what is left. No index on the lease serves it (one would make every step
+// update write it). The runbooks' wake-ups do: a runbook with a lease out
+// is always due again no later than the lease expires (the advance's
+// boundByLeases), so its wake_at is set, and the steps of the runbooks due
+// at all are few beside the history. A lease this misses (were that ever
+// not so) expires and is reclaimed as a dead worker's is.
 func (s *Store) WorkerLeases(ctx context.Context, worker string) ([]driver.Lease, error) {
 	rows, err := s.pool.Query(ctx, `
-		SELECT id, runbook_id, lease_worker, lease_attempt, 'active', lease_acquired_at, lease_expires_at
-		FROM runbook_steps WHERE lease_worker = $1`, worker)
+		SELECT s.id, s.runbook_id, s.lease_worker, s.lease_attempt, 'active', s.lease_acquired_at, s.lease_expires_at
+		FROM runbooks r JOIN runbook_steps s ON s.runbook_id = r.id
+		WHERE r.wake_at IS NOT NULL AND s.lease_worker = $1`, worker)
 	if err != nil {
 		return nil, translate(err)
 	}

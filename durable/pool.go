@@ -18,6 +18,7 @@ type poolConfig struct {
 	appName  string // application_name, unless the URL sets one
 	maxConns int32  // zero: pgxpool's default
 	what     string // names the pool in errors
+	tracer   pgx.QueryTracer
 }
 
 // openPool connects a pool and checks that the database answers.
@@ -32,6 +33,9 @@ func openPool(ctx context.Context, c poolConfig) (*pgxpool.Pool, error) {
 	}
 	if c.maxConns > 0 {
 		pcfg.MaxConns = c.maxConns
+	}
+	if c.tracer != nil {
+		pcfg.ConnConfig.Tracer = c.tracer
 	}
 	// google/uuid's UUID is encoded and decoded as binary uuid, not
 	// through its text form: at runtime throughput, the text path was a

@@ -42,17 +42,19 @@ func (t *Tx) Receipts(ctx context.Context, keys []driver.ReceiptKey) (map[driver
 }
 
 const writeReceiptsSQL = `
-	INSERT INTO action_receipts (handler, idempotency_key, runbook_id, step_key, result, result_hash)
-	SELECT h, k, r, s, res::jsonb, hash
-	FROM unnest($1::text[], $2::text[], $3::uuid[], $4::text[], $5::text[], $6::text[]) AS u(h, k, r, s, res, hash)
+	INSERT INTO action_receipts (handler, idempotency_key, runbook_id, step_key, result, result_hash, scope)
+	SELECT h, k, r, s, res::jsonb, hash, nullif(sc, '')
+	FROM unnest($1::text[], $2::text[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[]) AS u(h, k, r, s, res, hash, sc)
 	ON CONFLICT (handler, idempotency_key) DO NOTHING`
 
 func receiptArgs(receipts []driver.Receipt) []any {
 	n := len(receipts)
 	handlers, keys, steps, results, hashes := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	scopes := make([]string, n)
 	runbooks := make([]uuid.UUID, n)
 	for i, r := range receipts {
 		handlers[i], keys[i], runbooks[i], steps[i], results[i], hashes[i] = r.Handler, r.IdempotencyKey, r.RunbookID, r.StepKey, string(r.Result), r.ResultHash
+		scopes[i] = string(r.Scope)
 	}
-	return []any{handlers, keys, runbooks, steps, results, hashes}
+	return []any{handlers, keys, runbooks, steps, results, hashes, scopes}
 }

@@ -21,6 +21,9 @@ type Config struct {
 	// MaxConns bounds the pool; zero means pgxpool's default (4 or the
 	// number of CPUs, whichever is larger).
 	MaxConns int32
+	// Statements, when set, records every statement the store sends
+	// (the query-plan tests).
+	Statements *StatementLog
 }
 
 // The store is the runtime's: it implements driver's interfaces.
@@ -41,7 +44,11 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if cfg.Schema == "" {
 		cfg.Schema = "public"
 	}
-	pool, err := openPool(ctx, poolConfig{url: cfg.URL, schema: cfg.Schema, appName: "rbd", maxConns: cfg.MaxConns, what: "the database"})
+	pc := poolConfig{url: cfg.URL, schema: cfg.Schema, appName: "rbd", maxConns: cfg.MaxConns, what: "the database"}
+	if cfg.Statements != nil {
+		pc.tracer = cfg.Statements
+	}
+	pool, err := openPool(ctx, pc)
 	if err != nil {
 		return nil, err
 	}

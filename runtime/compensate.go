@@ -148,7 +148,7 @@ func (t *transition) applyCompensation(s *driver.Step, o *outcome) {
 		comp := t.execution(s).Compensation
 		exec, _ := t.plan.execution(comp.Verb)
 		t.receipts = append(t.receipts, driver.Receipt{
-			Handler: exec.Handler, IdempotencyKey: o.idemKey, RunbookID: t.rb.ID,
+			Handler: exec.Handler, IdempotencyKey: o.idemKey, RunbookID: t.rb.ID, Scope: rbtype.ScopeRunbookStep,
 			StepKey: s.Key + ":compensate", Result: o.value, ResultHash: hashJSON(o.value),
 		})
 	}

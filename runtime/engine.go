@@ -49,6 +49,15 @@ type Config struct {
 	// step has parked with is kept for the step that may yet park with it
 	// (30 days); the sweep deletes it after. Negative keeps them forever.
 	OrphanNotificationTTL time.Duration
+	// Retention, when positive, has the sweep delete the runbooks that
+	// finished longer ago than this, a batch each sweep, with their rows
+	// (rbd serve --retention; rbd prune does the same by hand). Zero
+	// keeps every runbook.
+	Retention time.Duration
+	// ReceiptWindow and LedgerRetention are how long receipts of pruned
+	// runbooks and ledger rows outlive them (driver.PruneOptions); zero
+	// keeps them. Used only with Retention.
+	ReceiptWindow, LedgerRetention time.Duration
 	// ShutdownGrace is how long running calls may finish after Run's
 	// context ends (10s).
 	ShutdownGrace time.Duration
@@ -331,6 +340,7 @@ func (e *Engine) sweepLoop(ctx context.Context) {
 		e.updateGauges(ctx)
 		e.pruneOrphans(ctx)
 		e.pruneCache(ctx)
+		e.pruneFinished(ctx)
 		select {
 		case <-ctx.Done():
 		case <-e.sweepNow:
@@ -348,6 +358,34 @@ func (e *Engine) pruneCache(ctx context.Context) {
 		e.log.Error("pruning the result cache", "err", err)
 	case pruned > 0:
 		e.log.Info("pruned expired cache entries", "pruned", pruned)
+	}
+}
+
+// retentionBatch is how many runbooks one sweep's retention batch deletes:
+// a short transaction under their locks, beside the advances.
+const retentionBatch = 100
+
+// pruneFinished deletes one batch of what passed its retention.
+func (e *Engine) pruneFinished(ctx context.Context) {
+	if e.cfg.Retention <= 0 {
+		return
+	}
+	now := e.cfg.Clock()
+	o := driver.PruneOptions{FinishedBefore: now.Add(-e.cfg.Retention), Limit: retentionBatch}
+	if e.cfg.ReceiptWindow > 0 {
+		o.ReceiptsBefore = now.Add(-e.cfg.ReceiptWindow)
+	}
+	if e.cfg.LedgerRetention > 0 {
+		o.LedgerBefore = now.Add(-e.cfg.LedgerRetention)
+	}
+	p, err := e.store.Prune(ctx, o)
+	e.metrics.prunedRows(p)
+	switch {
+	case err != nil && ctx.Err() == nil:
+		e.log.Error("pruning finished runbooks", "err", err)
+	case !p.Done():
+		e.log.Info("pruned what passed its retention", "runbooks", p.Runbooks, "receipts", p.Receipts, "ledger_rows", p.Attempts,
+			"retention", e.cfg.Retention.String())
 	}
 }
 

@@ -25,6 +25,7 @@ type Metrics struct {
 	sweepDuration   *prometheus.HistogramVec
 	orphanCount     prometheus.Gauge
 	orphansPruned   prometheus.Counter
+	pruned          *prometheus.CounterVec
 	cacheLookups    *prometheus.CounterVec
 	costUSD         *prometheus.CounterVec
 	tokens          *prometheus.CounterVec
@@ -81,6 +82,9 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		orphanCount: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "rbd_orphan_notifications", Help: "Notifications received for keys that no step has parked with.",
 		}),
+		pruned: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "rbd_pruned_total", Help: "Rows the retention sweep deleted (--retention), by kind.",
+		}, []string{"kind"}),
 		orphansPruned: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "rbd_orphan_notifications_pruned_total", Help: "Orphan notifications deleted after --orphan-notification-ttl.",
 		}),
@@ -97,7 +101,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	if reg != nil {
 		reg.MustRegister(m.stepsStarted, m.stepsCompleted, m.stepsFailed, m.stepDuration, m.resumeLatency,
 			m.resumesInPlace, m.inlineSteps, m.leaseReclaims, m.outcomesDropped, m.advanceLatency, m.parked, m.inboxDepth, m.sweepDuration,
-			m.orphanCount, m.orphansPruned, m.cacheLookups, m.costUSD, m.tokens)
+			m.orphanCount, m.orphansPruned, m.pruned, m.cacheLookups, m.costUSD, m.tokens)
 	}
 	return m
 }
@@ -185,6 +189,18 @@ func (m *Metrics) gauges(parked, inbox int64) {
 	if m != nil {
 		m.parked.Set(float64(parked))
 		m.inboxDepth.Set(float64(inbox))
+	}
+}
+
+// prunedRows counts what a retention batch deleted.
+func (m *Metrics) prunedRows(p driver.Pruned) {
+	if m == nil {
+		return
+	}
+	for kind, n := range map[string]int64{"runbooks": p.Runbooks, "steps": p.Steps, "edges": p.Edges, "events": p.Events,
+		"invocations": p.Invocations, "notifications": p.Notifications, "mutations": p.Mutations, "receipts": p.Receipts,
+		"ledger_rows": p.Attempts} {
+		m.pruned.WithLabelValues(kind).Add(float64(n))
 	}
 }
 

@@ -1,10 +1,12 @@
 package runtime_test
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
@@ -48,4 +50,61 @@ func TestOrphanNotificationsExpire(t *testing.T) {
 func orphans(t *testing.T, reg *prometheus.Registry) float64 {
 	t.Helper()
 	return metric(t, reg, "rbd_orphan_notifications")
+}
+
+// TestTheSweepPrunesWhatPassedItsRetention: with Retention set (rbd serve
+// --retention), the sweep deletes a runbook that finished longer ago,
+// counts it in rbd_pruned_total, and leaves one that finished since and
+// one still parked.
+func TestTheSweepPrunesWhatPassedItsRetention(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	b := setup(t, func(c *runtime.Config) {
+		c.Metrics = runtime.NewMetrics(reg)
+		c.Retention, c.ReceiptWindow, c.LedgerRetention = 24*time.Hour, 48*time.Hour, 96*time.Hour
+	})
+	old := b.submit(t, `(t.echo :v "old")`, nil)
+	recent := b.submit(t, `(t.echo :v "recent")`, nil)
+	parked := b.submit(t, `(t.wait :as @w)`, nil)
+	b.run(t)
+	b.waitStatus(t, old, rbtype.RunbookComplete)
+	b.waitStatus(t, recent, rbtype.RunbookComplete)
+	b.waitState(t, parked, "parked")
+	pgtest.Exec(t, fmt.Sprintf(`UPDATE %s.runbooks SET finished_at = now() - interval '25 hours' WHERE id = '%s'`,
+		b.store.Schema(), old))
+
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, err := b.engine.Get(b.ctx, old)
+		if errors.Is(err, runtime.ErrNotFound) {
+			break
+		}
+		require.NoError(t, err)
+		require.True(t, time.Now().Before(deadline), "the old runbook is still there")
+		time.Sleep(50 * time.Millisecond)
+	}
+	for _, id := range []uuid.UUID{recent, parked} {
+		_, err := b.engine.Get(b.ctx, id)
+		require.NoError(t, err, "a runbook that finished since, and one still running, stay")
+	}
+	require.Equal(t, float64(1), prunedCounter(t, reg, "runbooks"))
+}
+
+// prunedCounter reads rbd_pruned_total for one kind.
+func prunedCounter(t *testing.T, reg *prometheus.Registry, kind string) float64 {
+	t.Helper()
+	families, err := reg.Gather()
+	require.NoError(t, err)
+	for _, f := range families {
+		if f.GetName() != "rbd_pruned_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "kind" && l.GetValue() == kind {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return -1
 }

@@ -311,7 +311,7 @@ func (t *transition) applyOutcome(o *outcome) {
 	exec := t.execution(s)
 	if !o.dryRun && !o.simulated && exec.SideEffects != rbtype.SideEffectsNone {
 		t.receipts = append(t.receipts, driver.Receipt{
-			Handler: exec.Handler, IdempotencyKey: s.IdempotencyKey, RunbookID: t.rb.ID,
+			Handler: exec.Handler, IdempotencyKey: s.IdempotencyKey, RunbookID: t.rb.ID, Scope: exec.Idempotency.Scope,
 			StepKey: s.Key, Result: o.value, ResultHash: hashJSON(o.value),
 		})
 	}
@@ -416,9 +416,9 @@ func (t *transition) consumeNotifications() {
 			t.failStep(s, err)
 			continue
 		}
-		if t.execution(s).SideEffects != rbtype.SideEffectsNone {
+		if exec := t.execution(s); exec.SideEffects != rbtype.SideEffectsNone {
 			t.receipts = append(t.receipts, driver.Receipt{
-				Handler: t.execution(s).Handler, IdempotencyKey: s.IdempotencyKey, RunbookID: t.rb.ID,
+				Handler: exec.Handler, IdempotencyKey: s.IdempotencyKey, RunbookID: t.rb.ID, Scope: exec.Idempotency.Scope,
 				StepKey: s.Key, Result: result, ResultHash: hashJSON(result),
 			})
 		}

@@ -42,6 +42,7 @@ released; a second signal exits at once.
 type serveFlags struct {
 	db                databaseFlags
 	log               logFlags
+	windows           retentionFlags
 	listen            string
 	callbackURL       string
 	verbs             cli.ListFlag
@@ -104,6 +105,9 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.Env("sweep-interval", "RBD_SWEEP_INTERVAL")
 	fs.DurationVar(&e.OrphanNotificationTTL, "orphan-notification-ttl", 30*24*time.Hour, "how long a notification for a key no step has parked with is kept; negative keeps them forever")
 	fs.Env("orphan-notification-ttl", "RBD_ORPHAN_NOTIFICATION_TTL")
+	fs.DurationVar(&e.Retention, "retention", 0, "delete runbooks that finished longer ago than this, with their rows, a batch each sweep (as rbd prune does); 0 keeps them")
+	fs.Env("retention", "RBD_RETENTION")
+	f.windows.register(fs)
 	fs.DurationVar(&e.ShutdownGrace, "shutdown-grace", 10*time.Second, "how long running calls may finish after SIGTERM")
 	fs.Env("shutdown-grace", "RBD_SHUTDOWN_GRACE")
 	f.log.register(fs)
@@ -117,6 +121,10 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	if f.maxBody <= 0 {
 		return nil, errors.New("--max-body must be positive")
 	}
+	if e.Retention < 0 {
+		return nil, errors.New("--retention must not be negative")
+	}
+	e.ReceiptWindow, e.LedgerRetention = f.windows.receiptWindow, f.windows.ledgerRetention
 	if f.bodyTimeout <= 0 || f.headerTimeout <= 0 || f.maxBodies <= 0 || f.maxHeaderBytes <= 0 {
 		return nil, errors.New("--body-timeout, --read-header-timeout, --max-concurrent-bodies and --max-header-bytes must be positive")
 	}

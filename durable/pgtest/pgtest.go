@@ -170,10 +170,28 @@ func Store(t testing.TB) *durable.Store {
 	return store
 }
 
+// StoreWith is Store with the store's configuration changed by with
+// first (a statement log, say).
+func StoreWith(t testing.TB, with func(*durable.Config)) *durable.Store {
+	t.Helper()
+	cfg := durable.Config{URL: ServerURL(t), Schema: Schema(t)}
+	with(&cfg)
+	store := open(t, cfg)
+	if _, err := store.Migrate(context.Background()); err != nil {
+		t.Fatalf("pgtest: migrate: %v", err)
+	}
+	return store
+}
+
 // Open opens a store on an existing schema, closed when t ends.
 func Open(t testing.TB, schema string) *durable.Store {
 	t.Helper()
-	store, err := durable.Open(context.Background(), durable.Config{URL: ServerURL(t), Schema: schema})
+	return open(t, durable.Config{URL: ServerURL(t), Schema: schema})
+}
+
+func open(t testing.TB, cfg durable.Config) *durable.Store {
+	t.Helper()
+	store, err := durable.Open(context.Background(), cfg)
 	if err != nil {
 		t.Fatalf("pgtest: %v", err)
 	}
@@ -239,6 +257,23 @@ func ExecIn(t testing.TB, store *durable.Store, sql string, args ...any) {
 	if _, err := conn.Exec(ctx, sql, args...); err != nil {
 		t.Fatalf("pgtest: %s: %v", sql, err)
 	}
+}
+
+// Conn opens a connection of its own in the store's schema, closed when t
+// ends: for what a test does beside the store (filling history).
+func Conn(t testing.TB, store *durable.Store) *pgx.Conn {
+	t.Helper()
+	cfg, err := pgx.ParseConfig(ServerURL(t))
+	if err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	cfg.RuntimeParams["search_path"] = store.Schema()
+	conn, err := pgx.ConnectConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	t.Cleanup(func() { _ = conn.Close(context.Background()) })
+	return conn
 }
 
 // TerminateListeners cuts every connection that is listening on the
