@@ -42,7 +42,7 @@ func TestPruneDeletesAFinishedRunbookWithAllItsRows(t *testing.T) {
 			Finished: map[rbtype.InvocationStatus][]uuid.UUID{rbtype.InvocationCompleted: {inv.InvocationID}},
 			Receipts: []driver.Receipt{receipt(old.ID, "step", rbtype.ScopeRunbookStep), receipt(old.ID, "global", rbtype.ScopeGlobal),
 				receipt(recent.ID, "recent", rbtype.ScopeRunbookStep)},
-			Attempts: []driver.Attempt{attempt(old.ID, "s1", now.Add(-72*time.Hour)), attempt(old.ID, "s2", now)},
+			Attempts:  []driver.Attempt{attempt(old.ID, "s1", now.Add(-72*time.Hour)), attempt(old.ID, "s2", now)},
 			Mutations: []driver.Mutation{{RunbookID: old.ID, Actor: "ops", Kind: rbtype.MutationRetry, Payload: json.RawMessage(`{}`)}},
 		})
 		return err
