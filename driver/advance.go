@@ -54,9 +54,6 @@ type AdvanceWrite struct {
 	NewEdges map[uuid.UUID][]Edge
 	// Mutations log who changed a runbook and how (a command).
 	Mutations []Mutation
-	// Signal tells the workers that these runbooks are due: their
-	// wake-up is now, and this transaction will not start their steps.
-	Signal []uuid.UUID
 }
 
 // Empty reports whether the write changes nothing.
@@ -64,5 +61,5 @@ func (w *AdvanceWrite) Empty() bool {
 	return len(w.NewInvocations) == 0 && len(w.InvocationUpdates) == 0 && len(w.Finished) == 0 &&
 		len(w.Steps) == 0 && len(w.Leases) == 0 && len(w.Processed) == 0 && len(w.Receipts) == 0 && len(w.Cache) == 0 && len(w.Attempts) == 0 &&
 		len(w.Events) == 0 && len(w.Runbooks) == 0 && len(w.Compensate) == 0 && len(w.EndLeases) == 0 &&
-		len(w.NewSteps) == 0 && len(w.NewEdges) == 0 && len(w.Mutations) == 0 && len(w.Signal) == 0
+		len(w.NewSteps) == 0 && len(w.NewEdges) == 0 && len(w.Mutations) == 0
 }

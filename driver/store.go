@@ -26,6 +26,10 @@ type Store interface {
 	RenewLeases(ctx context.Context, worker string, expiresAt time.Time, stepIDs []int64) ([]int64, error)
 	// WorkerLeases lists the worker's active leases.
 	WorkerLeases(ctx context.Context, worker string) ([]Lease, error)
+	// Signal tells every listening worker that runbooks are due, after the
+	// transaction that made them due has committed. It may be lost (a
+	// crash); the workers' polling finds what is due.
+	Signal(ctx context.Context) error
 	// Sweep wakes the runbooks that lost wake-ups missed.
 	Sweep(ctx context.Context, limit int) (SweepResult, error)
 	// PruneOrphanNotifications deletes up to limit notifications received
@@ -115,7 +119,8 @@ type Tx interface {
 	// IgnoreNotifications marks received notifications ignored: the wait
 	// they were for has ended.
 	IgnoreNotifications(ctx context.Context, ids []int64) error
-	// Wake makes runbooks due now and signals the workers.
+	// Wake makes runbooks due now; Store.Signal tells the workers once
+	// the transaction has committed.
 	Wake(ctx context.Context, ids []uuid.UUID) error
 	// ReleaseLeases gives up the worker's active leases on steps,
 	// returning the attempt each was for.

@@ -124,9 +124,6 @@ func (t *Tx) WriteAdvance(ctx context.Context, w driver.AdvanceWrite) ([]int64, 
 		}
 	}
 	queueAdvance(&b, w, leaseOps(w), &leased)
-	for _, id := range w.Signal {
-		b.Queue("SELECT pg_notify($1, $2)", t.store.channel, id.String())
-	}
 	if b.Len() == 0 {
 		return nil, nil
 	}

@@ -184,10 +184,11 @@ func TestListenerHearsNotify(t *testing.T) {
 	defer func() { require.NoError(t, l.Close(b.ctx)) }()
 	require.Error(t, l.Connect(b.ctx), "connected already")
 
-	rb := b.create(t, newRunbook(1)) // creating wakes the workers
+	b.create(t, newRunbook(1))
+	require.NoError(t, b.store.Signal(b.ctx), "sent after the commit that made a runbook due")
 	p, err := wait(b.ctx, l)
 	require.NoError(t, err)
-	require.Equal(t, rb.ID.String(), p)
+	require.Equal(t, "wake", p)
 }
 
 // TestListenerLosesItsConnectionAndSweepFindsWhatWasMissed cuts the

@@ -14,20 +14,20 @@ import (
 	"github.com/runbookdev/runbook/durable"
 )
 
-// TestHotQueriesUseTheirIndexes fills the tables with 100k runbooks, 200k
+// TestHotQueriesUseTheirIndexes fills the tables with 30k runbooks, 60k
 // steps, and as many invocations and notifications, nearly all finished,
 // and a few leases, then checks that the queries workers run all the time find
 // their few rows through an index rather than by reading the table.
 func TestHotQueriesUseTheirIndexes(t *testing.T) {
 	if testing.Short() {
-		t.Skip("fills tables with 100k rows")
+		t.Skip("fills tables with 30k runbooks")
 	}
 	b := setup(t)
 	require.NoError(t, b.store.InTestTx(b.ctx, func(tx *durable.Tx) error {
 		return execAll(b.ctx, tx,
 			`INSERT INTO runbooks (id, plan, plan_hash, request_key, wake_at)
 			 SELECT gen_random_uuid(), '{}', 'h', 'r' || g, CASE WHEN g % 100 = 0 THEN now() END
-			 FROM generate_series(1, 100000) g`,
+			 FROM generate_series(1, 30000) g`,
 			`INSERT INTO runbook_steps (runbook_id, key, position, verb, args, execution, status, next_attempt_at)
 			 SELECT r.id, 's' || g, g, 'v', '{}', '{}',
 			        CASE WHEN g = 2 AND r.request_key LIKE '%7' THEN 'failed_retryable' WHEN g = 2 THEN 'pending' ELSE 'complete' END,

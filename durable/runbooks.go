@@ -62,7 +62,6 @@ func (t *Tx) CreateRunbook(ctx context.Context, n driver.NewRunbook) (rb *driver
 	}
 	queueInsertEdges(&rest, n.ID, n.Edges)
 	rest.Queue(appendEventsSQL, eventArgs([]driver.Event{{RunbookID: n.ID, Type: rbtype.EventRunbookSubmitted, WorkerID: n.WorkerID, Data: n.SubmittedData}})...)
-	rest.Queue("SELECT pg_notify($1, $2)", t.store.channel, n.ID.String())
 	if err := t.tx.SendBatch(ctx, &rest).Close(); err != nil {
 		return nil, false, translate(err)
 	}
@@ -311,27 +310,25 @@ func runbookChangeArgs(c driver.RunbookChange) []any {
 	return []any{c.ID, c.Status, c.ErrorCode, c.ErrorMessage, c.Finished, c.SetWake, c.WakeAt, plan, c.PlanHash, c.Version, nullJSON(c.Inputs), c.Reopen, c.Mode}
 }
 
-// Wake makes runbooks due now and signals the workers. The caller holds
-// the runbooks' locks, so no advance can overwrite the wake-up with a
-// state computed before it.
+// Wake makes runbooks due now. The caller holds the runbooks' locks, so no
+// advance can overwrite the wake-up with a state computed before it; it
+// tells the workers once the transaction has committed (Store.Signal).
 func (t *Tx) Wake(ctx context.Context, ids []uuid.UUID) error {
-	var b pgx.Batch
-	for _, id := range ids {
-		t.queueWake(&b, id)
-	}
-	return translate(t.tx.SendBatch(ctx, &b).Close())
+	_, err := t.tx.Exec(ctx, `UPDATE runbooks SET wake_at = now() WHERE id = ANY($1)`, ids)
+	return translate(err)
 }
 
-// queueWake adds a runbook's wake-up to a batch.
-func (t *Tx) queueWake(b *pgx.Batch, id uuid.UUID) {
-	b.Queue(`UPDATE runbooks SET wake_at = now() WHERE id = $1`, id)
-	b.Queue("SELECT pg_notify($1, $2)", t.store.channel, id.String())
-}
-
-// notify sends a wake-up on the store's channel when the transaction
-// commits.
-func (t *Tx) notify(ctx context.Context, payload string) error {
-	_, err := t.tx.Exec(ctx, "SELECT pg_notify($1, $2)", t.store.channel, payload)
+// Signal tells every listening worker that runbooks are due: a NOTIFY on
+// the store's channel, in a transaction of its own, after the one that
+// made them due has committed. A NOTIFY holds PostgreSQL's one lock on its
+// notification queue from its commit's start to its end, WAL flush
+// included: sent inside the transactions that change runbooks it made
+// their commits wait for one another. This one commits without waiting
+// for its WAL (it writes nothing but the notification, which a crash may
+// lose either way; the workers' polling finds what is due).
+func (s *Store) Signal(ctx context.Context) error {
+	_, err := s.pool.Exec(ctx, "BEGIN; SET LOCAL synchronous_commit TO OFF; SELECT pg_notify('"+
+		strings.ReplaceAll(s.channel, "'", "''")+"', 'wake'); COMMIT", pgx.QueryExecModeSimpleProtocol)
 	return translate(err)
 }
 

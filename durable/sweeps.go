@@ -77,10 +77,5 @@ func (s *Store) Sweep(ctx context.Context, limit int) (driver.SweepResult, error
 		r.Took[q.name] = time.Since(start)
 		*q.n = tag.RowsAffected()
 	}
-	if r.Total() > 0 {
-		if _, err := s.pool.Exec(ctx, "SELECT pg_notify($1, 'sweep')", s.channel); err != nil {
-			return r, translate(err)
-		}
-	}
 	return r, nil
 }

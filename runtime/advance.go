@@ -47,6 +47,26 @@ func (e *Engine) advance(ctx context.Context, ids []uuid.UUID, outcomes []*outco
 	return done.calls, nil
 }
 
+// wakeUp hands the runbooks a committed transaction made due to a worker:
+// straight to this engine's advancers when its worker runs here (no
+// NOTIFY, no claim: the work is local); to the other daemons' listeners
+// otherwise, with one NOTIFY for any number of wake-ups at a time
+// (notifier), and their claims. Nothing is lost if the telling is: the
+// runbooks are due in the table, and polling finds them within
+// PollInterval. A runbook handed over here and claimed by another worker
+// too is advanced twice, under its lock, the second time to no effect.
+func (e *Engine) wakeUp(ids ...uuid.UUID) {
+	if e.working.Load() != nil {
+		items := make([]workItem, len(ids))
+		for i, id := range ids {
+			items[i] = workItem{runbookID: id}
+		}
+		e.queue.push(items...)
+		return
+	}
+	e.notifier.poke()
+}
+
 // inTx runs fn in a transaction of store, committing when fn returns nil
 // and rolling back otherwise. fn must not keep the Tx.
 func inTx(ctx context.Context, store driver.Store, fn func(driver.Tx) error) error {
@@ -156,6 +176,9 @@ func (e *Engine) advanceIn(ctx context.Context, tx driver.Tx, ids []uuid.UUID, i
 // committed keeps, once an advance has committed, what its steps resolved
 // and returned: it is final; and it traces what finished.
 func (e *Engine) committed(ctx context.Context, done advanced) {
+	if len(done.settled.due) > 0 {
+		e.wakeUp(done.settled.due...)
+	}
 	e.emitSpans(ctx, done.settled)
 	for _, t := range done.settled.states {
 		for _, s := range t.steps {

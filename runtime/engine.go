@@ -156,6 +156,9 @@ type Engine struct {
 	// a while rather than once a work item (loglimit.go).
 	retryLines, giveUpLines *lineLimit
 	running                 sync.Map // step id → *pendingCall, for lease renewal
+	// notifier tells other daemons' workers about work this engine made
+	// due while its own worker does not run here (wakeUp).
+	notifier *notifier
 }
 
 // calls counts the handler calls in flight. Unlike a WaitGroup it may be
@@ -211,6 +214,7 @@ func New(store driver.Store, handlers *Handlers, cfg Config) *Engine {
 		slots: make(chan struct{}, cfg.MaxCalls), resumers: make(chan struct{}, cfg.Advancers),
 		retryLines: newLineLimit(10 * time.Second), giveUpLines: newLineLimit(10 * time.Second),
 	}
+	e.notifier = &notifier{send: store.Signal, log: cfg.Logger, lines: newLineLimit(10 * time.Second)}
 	// An inline call is made inside the advance, never cut short by a
 	// shutdown: it has no outcome to lose, and its transaction commits or
 	// not with it.
@@ -687,6 +691,9 @@ func (e *Engine) releaseLeases(ctx context.Context) error {
 	})
 	if err != nil {
 		return fmt.Errorf("releasing leases at shutdown: %w", err)
+	}
+	if err := e.store.Signal(ctx); err != nil {
+		e.log.Warn("telling other workers about the released steps; they will find them by polling", "err", err)
 	}
 	e.log.Info("released leases at shutdown", "steps", len(ids))
 	return nil

@@ -130,7 +130,7 @@ type fixture struct {
 	// (wantedData's answer).
 	fetched []string
 	// mutations are the mutation rows written, and signalled counts the
-	// wake-ups signalled to the workers.
+	// runbooks held rounds left due for the workers.
 	mutations []driver.Mutation
 	signalled int
 }
@@ -263,6 +263,7 @@ func (f *fixture) run(in inputs, allSteps bool) (driver.AdvanceWrite, []*pending
 	w, calls, err := r.write()
 	require.NoError(f.t, err)
 	f.apply(w)
+	f.signalled += len(r.due)
 	return w, calls, nil
 }
 
@@ -338,7 +339,6 @@ func (f *fixture) apply(w driver.AdvanceWrite) {
 		f.events = append(f.events, eventName(e))
 	}
 	f.mutations = append(f.mutations, w.Mutations...)
-	f.signalled += len(w.Signal)
 	for _, n := range w.NewSteps[f.rb.ID] {
 		f.steps = append(f.steps, &driver.Step{ID: int64(len(f.steps) + 1), RunbookID: f.rb.ID, Key: n.Key,
 			Position: n.Position, Verb: n.Verb, Gate: n.Gate, StepState: driver.StepState{Status: rbtype.StepPending}})

@@ -109,6 +109,9 @@ func (e *Engine) Notify(ctx context.Context, n Notification) (rbtype.InboxResult
 		if err != nil {
 			return arrived.result, notFoundAsNoWait(err, n.CorrelationKey)
 		}
+		if arrived.woke != uuid.Nil {
+			e.wakeUp(arrived.woke)
+		}
 		if arrived.resumed.settled != nil {
 			// Resumed in the notification's own transaction: one commit
 			// instead of a wake-up, a claim and an advance; the steps it
@@ -133,10 +136,12 @@ func (e *Engine) Notify(ctx context.Context, n Notification) (rbtype.InboxResult
 var errParkedMeanwhile = fmt.Errorf("%w: the step parked meanwhile; retry in lock order", driver.ErrTransient)
 
 // arrival is what a notification's transaction did: what the inbox said,
-// and the resume in place, if there was one.
+// the resume in place, if there was one, and whether it left its runbook
+// due for a worker instead.
 type arrival struct {
 	result  rbtype.InboxResult
 	resumed advanced
+	woke    uuid.UUID
 }
 
 // arrive is a notification's transaction, in tx. The round trips, besides
@@ -209,6 +214,7 @@ func (e *Engine) arrive(ctx context.Context, tx driver.Tx, n driver.Notification
 			return got, err
 		}
 	}
+	got.woke = st.RunbookID
 	return got, tx.Wake(ctx, []uuid.UUID{st.RunbookID})
 }
 

@@ -113,6 +113,9 @@ func (e *Engine) Regenerate(ctx context.Context, parentID uuid.UUID, r Regenerat
 	if done.settled != nil {
 		e.committed(ctx, done)
 	}
+	if out.Created {
+		e.wakeUp(out.ID) // the new runbook is due at once
+	}
 	return out, nil
 }
 

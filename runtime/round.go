@@ -36,6 +36,9 @@ type round struct {
 	// endLeases are the leases that end with the write: released by the
 	// outcomes, or expired.
 	endLeases []int64
+	// due are the runbooks a held round leaves due now: once it has
+	// committed, the workers are told (Engine.wakeUp).
+	due []uuid.UUID
 
 	ready         []*prepared
 	compensations map[uuid.UUID]*prepared
@@ -306,15 +309,17 @@ func (r *round) write() (driver.AdvanceWrite, []*pendingCall, error) {
 		if t.err != nil {
 			return driver.AdvanceWrite{}, nil, t.err
 		}
-		t.writeTo(&w, r.hold)
+		if t.writeTo(&w) && r.hold {
+			r.due = append(r.due, t.rb.ID)
+		}
 		calls = append(calls, t.calls...)
 	}
 	return w, calls, nil
 }
 
-// writeTo adds what the transition changed to w. A held round signals the
-// workers about a runbook it leaves due now.
-func (t *transition) writeTo(w *driver.AdvanceWrite, hold bool) {
+// writeTo adds what the transition changed to w, and says whether it
+// leaves the runbook due now.
+func (t *transition) writeTo(w *driver.AdvanceWrite) (due bool) {
 	for _, s := range t.steps {
 		if t.dirty[s.ID] {
 			c := s.Change()
@@ -354,9 +359,7 @@ func (t *transition) writeTo(w *driver.AdvanceWrite, hold bool) {
 		c.SetWake, c.WakeAt = true, next
 		w.Runbooks = append(w.Runbooks, *c)
 	}
-	if hold && next != nil && !next.After(t.now) {
-		w.Signal = append(w.Signal, t.rb.ID)
-	}
+	return next != nil && !next.After(t.now)
 }
 
 func compareUUID(a, b uuid.UUID) int { return slices.Compare(a[:], b[:]) }

@@ -117,6 +117,9 @@ func (e *Engine) Submit(ctx context.Context, s Submission) (*Submitted, error) {
 		out, err = createRunbook(ctx, tx, n, s.IdempotencyKey)
 		return err
 	})
+	if err == nil && out.Created {
+		e.wakeUp(out.ID) // a new runbook is due at once
+	}
 	return out, err
 }
 

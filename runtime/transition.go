@@ -732,9 +732,9 @@ func (t *transition) nextWake() *time.Time {
 // are columns of unindexed step rows), so a dead worker's steps are found
 // by the claim this wake-up brings. Writing the runbook row whenever a
 // lease is taken would cost a row per step; a wake-up already set no later
-// than the earliest lease's expiry is kept instead. That is the common
-// case: the claim that handed the runbook out set one, LeaseTTL ahead,
-// before any of its leases were taken.
+// than the earliest lease's expiry, and still to come, is kept instead.
+// That is the common case: the claim that handed the runbook out set one,
+// LeaseTTL ahead, before any of its leases were taken.
 func (t *transition) boundByLeases(next *time.Time) *time.Time {
 	var bound *time.Time
 	for _, l := range t.leases {
@@ -746,9 +746,11 @@ func (t *transition) boundByLeases(next *time.Time) *time.Time {
 	if bound == nil || next != nil && !next.After(*bound) {
 		return next
 	}
-	if old := t.rb.WakeAt; old != nil && !old.After(*bound) {
+	if old := t.rb.WakeAt; old != nil && old.After(t.now) && !old.After(*bound) {
 		return old
 	}
+	// A wake-up already past (a runbook handed to this worker without a
+	// claim, Engine.wakeUp) would have it claimed again for nothing.
 	return bound
 }
 
