@@ -59,7 +59,7 @@ func TestCitationsOfTheDesignResolve(t *testing.T) {
 	}
 	require.NoError(t, err)
 	for line := range strings.SplitSeq(strings.TrimSpace(string(out)), "\n") {
-		// file:line:docs/design/page.md#anchor
+		// file:line:citation
 		parts := strings.SplitN(line, ":", 3)
 		require.Len(t, parts, 3, line)
 		page, anchor, _ := strings.Cut(strings.TrimPrefix(parts[2], "docs/design/"), "#")
