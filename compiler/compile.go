@@ -182,7 +182,7 @@ func (a *analysis) addCall(f *lang.File, c *lang.Call, offset int) *step {
 			if prev.binding != nil {
 				d.WithRelated(prev.binding.NameRange, "@%s is first defined here", s.key)
 			} else {
-				d.Message += " (it names a step the runbook already has)"
+				d.WithNote("it names a step the running runbook already has")
 			}
 		} else {
 			a.bindings[s.key] = s

@@ -57,7 +57,7 @@ func (t *inputTypes) use(diags *lang.Diagnostics, in *lang.Input, sub map[string
 		d := diags.Errorf(lang.EInputConflict, in.Span, "$%s is used as %s here (:%s), but as %s elsewhere",
 			in.Name, strings.Join(want, " or "), param, strings.Join(st.types, " or "))
 		if st.frozen {
-			d.Message += " in the running runbook"
+			d.WithNote("the other use is in the running runbook, whose inputs keep their types")
 		} else {
 			d.WithRelated(st.first, "$%s is used as %s here (:%s)", in.Name, strings.Join(st.types, " or "), st.param)
 		}

@@ -1,7 +1,6 @@
 package compiler
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 
@@ -103,7 +102,7 @@ func (a *analysis) readGate(s *step, arg *lang.Arg) {
 		if close := lang.Suggest(str.Value, []string{string(rbtype.GateHumanConfirm)}); len(close) > 0 {
 			d.WithReplacements(str.Span, str.Raw, close, strconv.Quote)
 		} else {
-			d.Message += fmt.Sprintf(" (the only gate is %q)", rbtype.GateHumanConfirm)
+			d.WithNote("the only gate is %q", rbtype.GateHumanConfirm)
 		}
 	}
 }

@@ -21,8 +21,8 @@ import (
 // problem are already folded into one, and the rest are counted.
 const maxPlanDiagnostics = 20
 
-// anotherCatalogue ends every diagnostic about a difference from the
-// catalogue: what happened, and what to do.
+// anotherCatalogue is the note of every diagnostic about a difference
+// from the catalogue: what happened, and what to do.
 const anotherCatalogue = "the plan was compiled against another catalogue; compile it again with this daemon's verbs"
 
 // ReadPlan reads a plan that comes from outside, such as a submission,
@@ -134,7 +134,7 @@ func (c *planCheck) run() {
 	c.checkEffects()
 	for _, f := range c.counts {
 		if f.more > 0 && f.d != nil {
-			f.d.Message += fmt.Sprintf(" (%d more steps have the same problem)", f.more)
+			f.d.WithNote("%d more steps have the same problem", f.more)
 		}
 	}
 	if c.hidden > 0 {
@@ -146,17 +146,17 @@ func (c *planCheck) run() {
 // report adds a diagnostic about steps steps (0 when it is not about
 // steps). A problem with a fold key already reported is counted on that
 // diagnostic instead of repeated, so 100k edited steps make one line.
-func (c *planCheck) report(code lang.Code, at func() lang.Range, fold string, steps int, format string, args ...any) {
+func (c *planCheck) report(code lang.Code, at func() lang.Range, fold string, steps int, format string, args ...any) *lang.Diagnostic {
 	if f, ok := c.folded[fold]; ok && fold != "" {
 		f.more += steps
-		return
+		return nil
 	}
 	if len(c.diags) >= maxPlanDiagnostics {
 		c.hidden++
 		if fold != "" {
 			c.folded[fold] = &foldedDiagnostic{} // counted once, as one problem
 		}
-		return
+		return nil
 	}
 	d := c.diags.Errorf(code, at(), format, args...)
 	f := &foldedDiagnostic{d: d, more: max(steps-1, 0)}
@@ -165,6 +165,15 @@ func (c *planCheck) report(code lang.Code, at func() lang.Range, fold string, st
 	}
 	if fold != "" {
 		c.folded[fold] = f
+	}
+	return d
+}
+
+// reportDiffers reports a difference from this daemon's catalogue, with
+// the note that says what happened and what to do.
+func (c *planCheck) reportDiffers(code lang.Code, at func() lang.Range, fold string, steps int, format string, args ...any) {
+	if d := c.report(code, at, fold, steps, format, args...); d != nil {
+		d.WithNote(anotherCatalogue)
 	}
 }
 
@@ -185,10 +194,10 @@ func (c *planCheck) lookup(name string) (*catalogueVerb, bool) {
 
 // unknownVerb reports a verb the catalogue lacks, once per name.
 func (c *planCheck) unknownVerb(name string, at func() lang.Range, steps int, what string) {
-	c.report(lang.EUnknownVerb, at, "unknown\x00"+name, steps,
-		"%s %s, which this daemon's catalogue does not define; %s", what, strconv.Quote(name), anotherCatalogue)
-	if f := c.folded["unknown\x00"+name]; f != nil && len(f.d.Suggestions) == 0 {
-		f.d.WithSuggestions(c.cat.Suggest(name)...)
+	d := c.report(lang.EUnknownVerb, at, "unknown\x00"+name, steps,
+		"%s %s, which this daemon's catalogue does not define", what, strconv.Quote(name))
+	if d != nil {
+		d.WithSuggestions(c.cat.Suggest(name)...).WithNote(anotherCatalogue)
 	}
 }
 
@@ -222,9 +231,9 @@ func (c *planCheck) checkBlocks() {
 			continue
 		}
 		if !bytes.Equal(b.json, v.exec) {
-			c.report(lang.EPlanCatalogue, c.spans.step(b.first), "", b.count,
-				"step %q calls %s with an execution block that differs from this daemon's catalogue in %s; %s",
-				c.p.Steps[b.first].Key, b.verb, strings.Join(differences(b.json, v.exec), ", "), anotherCatalogue)
+			c.reportDiffers(lang.EPlanCatalogue, c.spans.step(b.first), "", b.count,
+				"step %q calls %s with an execution block that differs from this daemon's catalogue in %s",
+				c.p.Steps[b.first].Key, b.verb, strings.Join(differences(b.json, v.exec), ", "))
 		}
 	}
 }
@@ -238,9 +247,9 @@ func (c *planCheck) checkSteps() {
 			continue // reported with the step's block
 		}
 		if s.VerbHash != v.def.Hash {
-			c.report(lang.EPlanCatalogue, c.spans.step(i), "hash\x00"+s.Verb+"\x00"+s.VerbHash, 1,
-				"step %q calls %s with verb_hash %q, but this daemon's definition of %s hashes to %q; %s",
-				s.Key, s.Verb, s.VerbHash, s.Verb, v.def.Hash, anotherCatalogue)
+			c.reportDiffers(lang.EPlanCatalogue, c.spans.step(i), "hash\x00"+s.Verb+"\x00"+s.VerbHash, 1,
+				"step %q calls %s with verb_hash %q, but this daemon's definition of %s hashes to %q",
+				s.Key, s.Verb, s.VerbHash, s.Verb, v.def.Hash)
 		}
 		switch {
 		case !slices.Contains(rbtype.Gates, s.Gate):
@@ -250,9 +259,9 @@ func (c *planCheck) checkSteps() {
 			// A call may add a gate (LANGUAGE.md), never remove its verb's,
 			// nor the one a high-risk verb always has (SEMANTICS.md
 			// section 7).
-			c.report(lang.EPlanCatalogue, c.spans.step(i), "ungated\x00"+s.Verb, 1,
-				"step %q has gate %q, but %s declares gate %q, which no step can remove; %s",
-				s.Key, s.Gate, s.Verb, v.def.Gate(), anotherCatalogue)
+			c.reportDiffers(lang.EPlanCatalogue, c.spans.step(i), "ungated\x00"+s.Verb, 1,
+				"step %q has gate %q, but %s declares gate %q, which no step can remove",
+				s.Key, s.Gate, s.Verb, v.def.Gate())
 		}
 		// Any mode may be chosen by a call (:on-failure); only a known one
 		// may be run.
@@ -279,7 +288,7 @@ func (c *planCheck) checkVerbs() {
 			continue
 		}
 		if info == nil {
-			c.report(lang.EPlanCatalogue, at, "", 0, "the plan's verbs table holds nothing for %s; %s", name, anotherCatalogue)
+			c.reportDiffers(lang.EPlanCatalogue, at, "", 0, "the plan's verbs table holds nothing for %s", name)
 			continue
 		}
 		var differ []string
@@ -303,29 +312,29 @@ func (c *planCheck) checkVerbs() {
 			}
 		}
 		if len(differ) > 0 {
-			c.report(lang.EPlanCatalogue, at, "", 0,
-				"the plan's verbs table holds a definition of %s that differs from this daemon's catalogue in %s; %s",
-				name, strings.Join(differ, ", "), anotherCatalogue)
+			c.reportDiffers(lang.EPlanCatalogue, at, "", 0,
+				"the plan's verbs table holds a definition of %s that differs from this daemon's catalogue in %s",
+				name, strings.Join(differ, ", "))
 		}
 	}
 	for _, b := range c.enc.blocks {
 		if _, ok := p.Verbs[b.verb]; !ok {
-			c.report(lang.EPlanCatalogue, c.spans.step(b.first), "lacks\x00"+b.verb, 0,
-				"the plan's verbs table lacks %s, which step %q calls: the runtime checks its arguments and result with the schemas kept there; %s",
-				b.verb, p.Steps[b.first].Key, anotherCatalogue)
+			c.reportDiffers(lang.EPlanCatalogue, c.spans.step(b.first), "lacks\x00"+b.verb, 0,
+				"the plan's verbs table lacks %s, which step %q calls: the runtime checks its arguments and result with the schemas kept there",
+				b.verb, p.Steps[b.first].Key)
 		}
 		if comp := b.exec.Compensation; comp != nil {
 			if _, ok := p.Verbs[comp.Verb]; !ok {
-				c.report(lang.EPlanCatalogue, c.spans.step(b.first), "lacks\x00"+comp.Verb, 0,
-					"the plan's verbs table lacks %s, which undoes step %q: without it the step could not be compensated; %s",
-					comp.Verb, p.Steps[b.first].Key, anotherCatalogue)
+				c.reportDiffers(lang.EPlanCatalogue, c.spans.step(b.first), "lacks\x00"+comp.Verb, 0,
+					"the plan's verbs table lacks %s, which undoes step %q: without it the step could not be compensated",
+					comp.Verb, p.Steps[b.first].Key)
 			}
 		}
 		if esc := b.exec.Timeouts.Escalation; esc != nil {
 			if _, ok := p.Verbs[esc.Verb]; !ok {
-				c.report(lang.EPlanCatalogue, c.spans.step(b.first), "lacks\x00"+esc.Verb, 0,
-					"the plan's verbs table lacks %s, which step %q escalates to: without it nobody would be paged; %s",
-					esc.Verb, p.Steps[b.first].Key, anotherCatalogue)
+				c.reportDiffers(lang.EPlanCatalogue, c.spans.step(b.first), "lacks\x00"+esc.Verb, 0,
+					"the plan's verbs table lacks %s, which step %q escalates to: without it nobody would be paged",
+					esc.Verb, p.Steps[b.first].Key)
 			}
 		}
 	}

@@ -129,7 +129,7 @@ func stepNamed(doc map[string]any, key string) map[string]any {
 func codes(ds lang.Diagnostics) []string {
 	out := make([]string, len(ds))
 	for i, d := range ds {
-		out[i] = string(d.Code) + " " + d.Message
+		out[i] = string(d.Code) + " " + d.Text()
 	}
 	return out
 }
@@ -222,7 +222,7 @@ func TestReadPlanRefusesWhatTheCatalogueDoesNotHold(t *testing.T) {
 		{"a verb the daemon lacks", func(doc map[string]any) {
 			stepNamed(doc, "first")["verb"] = "t.ehco"
 			at(doc, "verbs")["t.ehco"] = at(doc, "verbs", "t.echo")
-		}, []string{`E010 step "first" calls "t.ehco", which this daemon's catalogue does not define; the plan was compiled against another catalogue; compile it again with this daemon's verbs (did you mean "t.echo"?)`}},
+		}, []string{`E010 step "first" calls "t.ehco", which this daemon's catalogue does not define (did you mean "t.echo"?); the plan was compiled against another catalogue; compile it again with this daemon's verbs`}},
 		{"a verb missing from the verbs table", func(doc map[string]any) {
 			delete(at(doc, "verbs"), "t.echo")
 		}, []string{`E072 the plan's verbs table lacks t.echo, which step "first" calls`}},
@@ -322,9 +322,9 @@ func TestCheckPlanFoldsRepeatedProblems(t *testing.T) {
 	got := codes(CheckPlan(plan, cat))
 	require.Len(t, got, 2, strings.Join(got, "\n"))
 	require.Contains(t, got[0], "differs from this daemon's catalogue in handler")
-	require.Contains(t, got[0], "(299 more steps have the same problem)")
+	require.Contains(t, got[0], "; 299 more steps have the same problem")
 	require.Contains(t, got[1], `verb_hash "sha256:forged"`)
-	require.Contains(t, got[1], "(299 more steps have the same problem)")
+	require.Contains(t, got[1], "; 299 more steps have the same problem")
 
 	// Each step edited its own way: reported up to a bound, then counted.
 	for i, s := range plan.Steps {

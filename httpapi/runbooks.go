@@ -57,7 +57,7 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request) error {
 		// A refused plan keeps its own code; its diagnostics have the
 		// shape a source's have.
 		if ce := (*runtime.CompileError)(nil); errors.As(err, &ce) && len(ce.Diagnostics) > 0 {
-			msg := "the plan cannot be run: " + ce.Diagnostics[0].Message
+			msg := "the plan cannot be run: " + ce.Diagnostics[0].Text()
 			if more := len(ce.Diagnostics) - 1; more > 0 {
 				msg += fmt.Sprintf(" (and %d more problems; see diagnostics)", more)
 			}

@@ -230,8 +230,8 @@ func TestSubmittedPlansRunOnlyWhatTheCatalogueHolds(t *testing.T) {
 		d := apiErr.Diagnostics[0]
 		require.Equal(t, c.code, string(d.Code), c.name)
 		require.Contains(t, d.Message, c.want, c.name)
-		require.Contains(t, d.Message, "compiled against another catalogue", c.name)
-		require.Equal(t, "the plan cannot be run: "+d.Message, apiErr.Message, c.name)
+		require.Contains(t, d.Notes, "the plan was compiled against another catalogue; compile it again with this daemon's verbs", c.name)
+		require.Equal(t, "the plan cannot be run: "+d.Text(), apiErr.Message, c.name)
 		require.Equal(t, "plan.json", d.Range.Filename, c.name)
 	}
 	page, err := b.client.List(b.ctx, "", 0, "")
@@ -265,7 +265,7 @@ func TestSubmittedPlanDiagnosticsNameTheFile(t *testing.T) {
 	d := apiErr.Diagnostics[0]
 	require.Equal(t, "mine.json", d.Range.Filename)
 	require.Contains(t, d.Message, `step "first" calls t.echo`)
-	require.Contains(t, d.Message, "(1 more steps have the same problem)")
+	require.Contains(t, d.Notes, "1 more steps have the same problem")
 
 	// The hash alone: still INVALID_PLAN, now with E071.
 	tampered := bytes.Replace(b.compile(t), []byte(`"v":{"$input":"who"}`), []byte(`"v":"mallory"`), 1)

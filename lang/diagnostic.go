@@ -56,6 +56,11 @@ type Diagnostic struct {
 	Range       Range     `json:"range"`
 	Related     []Related `json:"related,omitempty"`
 	Suggestions []string  `json:"suggestions,omitempty"`
+	// Notes explain the diagnostic without pointing at a place of their
+	// own ("it names a step the runbook already has"); a note with a place
+	// is a Related range. Renderers decide how to show them: the text
+	// format prints "= note:" lines, one-line outputs use Text.
+	Notes []string `json:"notes,omitempty"`
 	// Fixes are machine-applicable repairs (fix.go): one per close name of
 	// a did-you-mean, or the one obvious edit.
 	Fixes []Fix `json:"fixes,omitempty"`
@@ -67,24 +72,42 @@ func (d *Diagnostic) WithRelated(r Range, format string, args ...any) *Diagnosti
 	return d
 }
 
-// WithSuggestions records close names and, when there are any, appends
-// "(did you mean ...?)" to the message so that plain-text readers see them.
+// WithSuggestions records close names, for a renderer to offer ("did you
+// mean ...?") and a client to pick from. The message is left alone.
 func (d *Diagnostic) WithSuggestions(names ...string) *Diagnostic {
-	if len(names) == 0 {
-		return d
-	}
 	d.Suggestions = append(d.Suggestions, names...)
-	quoted := make([]string, len(names))
-	for i, n := range names {
+	return d
+}
+
+// WithNote adds a note and returns d, for chaining.
+func (d *Diagnostic) WithNote(format string, args ...any) *Diagnostic {
+	d.Notes = append(d.Notes, fmt.Sprintf(format, args...))
+	return d
+}
+
+// Headline is the message followed, when there are suggestions, by
+// "(did you mean ...?)": the header line of the text format.
+func (d *Diagnostic) Headline() string {
+	if len(d.Suggestions) == 0 {
+		return d.Message
+	}
+	quoted := make([]string, len(d.Suggestions))
+	for i, n := range d.Suggestions {
 		quoted[i] = fmt.Sprintf("%q", n)
 	}
-	d.Message += fmt.Sprintf(" (did you mean %s?)", joinOr(quoted))
-	return d
+	return fmt.Sprintf("%s (did you mean %s?)", d.Message, joinOr(quoted))
+}
+
+// Text is the headline and then each note, joined by "; ": the whole
+// diagnostic on one line, for outputs with no place of their own for notes
+// (Error, SARIF's message, the language server's).
+func (d *Diagnostic) Text() string {
+	return strings.Join(append([]string{d.Headline()}, d.Notes...), "; ")
 }
 
 // Error renders the diagnostic on one line, without source.
 func (d *Diagnostic) Error() string {
-	return fmt.Sprintf("%s: %s[%s]: %s", d.Range, d.Severity, d.Code, d.Message)
+	return fmt.Sprintf("%s: %s[%s]: %s", d.Range, d.Severity, d.Code, d.Text())
 }
 
 // Diagnostics accumulates diagnostics from every pass. It implements error

@@ -1,6 +1,7 @@
 package lang_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -60,12 +61,34 @@ func fenced(section, lang string) []string {
 
 // shownDiagnostics are the diagnostic lines of a section's text blocks.
 func shownDiagnostics(section string) []string {
-	line := regexp.MustCompile(`(?m)^\S+:[0-9]+:[0-9]+: (error|warning)\[[A-Z][0-9]{3}\]: .*$`)
+	header := regexp.MustCompile(`^\S+:[0-9]+:[0-9]+: (error|warning)\[[A-Z][0-9]{3}\]: .*$`)
+	note := regexp.MustCompile(`^\s+= note: .*$`)
 	var out []string
 	for _, block := range fenced(section, "text") {
-		out = append(out, line.FindAllString(block, -1)...)
+		current := -1
+		for _, line := range strings.Split(block, "\n") {
+			switch {
+			case header.MatchString(line):
+				out = append(out, line)
+				current = len(out) - 1
+			case note.MatchString(line) && current >= 0:
+				out[current] += "\n" + strings.TrimSpace(line)
+			}
+		}
 	}
 	return out
+}
+
+// shownAs is a diagnostic as a reference page shows it: the header line
+// of the text format, then its notes, one "= note:" line each (source
+// excerpts and help lines left out).
+func shownAs(d *lang.Diagnostic) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %s[%s]: %s", d.Range, d.Severity, d.Code, d.Headline())
+	for _, n := range d.Notes {
+		b.WriteString("\n= note: " + n)
+	}
+	return b.String()
 }
 
 func TestReferenceCoversEveryCode(t *testing.T) {
@@ -138,7 +161,7 @@ func requireShown(t *testing.T, code string, shown []string, got lang.Diagnostic
 	t.Helper()
 	var lines []string
 	for _, d := range got.Sorted() {
-		lines = append(lines, d.Error())
+		lines = append(lines, shownAs(d))
 	}
 	require.True(t, slices.ContainsFunc(got, func(d *lang.Diagnostic) bool { return string(d.Code) == code }),
 		"the example of %s reports:\n%s", code, strings.Join(lines, "\n"))

@@ -35,7 +35,7 @@ func WriteSARIF(w io.Writer, ds Diagnostics, toolName, version string) error {
 	for _, d := range ds {
 		result := run.CreateResultForRule(string(d.Code)).
 			WithLevel(d.Severity.String()).
-			WithMessage(sarif.NewTextMessage(d.Message))
+			WithMessage(sarif.NewTextMessage(d.Text()))
 		result.AddLocation(sarifLocation(d.Range))
 		for _, rel := range d.Related {
 			loc := sarifLocation(rel.Range)

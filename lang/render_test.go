@@ -28,6 +28,9 @@ func TestWriteText(t *testing.T) {
 	ds.Errorf(ESyntax, Range{"long.rbk", Pos{1, 317, 316}, Pos{1, 318, 317}}, "unexpected character '#'")
 	ds.Errorf(EMissingArg, Range{"crlf.rbk", Pos{2, 8, 19}, Pos{2, 9, 20}}, "at the end of a CRLF line")
 	ds.Errorf(ESyntax, Range{"missing.rbk", Pos{3, 1, 10}, Pos{3, 2, 11}}, "a file the renderer was not given")
+	ds.Errorf(EBadOption, Range{"a.rbk", Pos{1, 2, 1}, Pos{1, 15, 14}}, "a note, then a fix").
+		WithNote("notes come after related ranges").WithNote("and before fixes").
+		WithFix("replace it", Edit{Range: Range{"a.rbk", Pos{1, 2, 1}, Pos{1, 15, 14}}, Text: "x"})
 
 	var out bytes.Buffer
 	require.NoError(t, WriteText(&out, ds, src))
@@ -38,7 +41,8 @@ func TestWriteJSONAndSARIF(t *testing.T) {
 	var ds Diagnostics
 	ds.Errorf(EDuplicateBinding, Range{"a.rbk", Pos{2, 10, 30}, Pos{2, 15, 35}}, "binding @case is defined twice").
 		WithRelated(Range{"a.rbk", Pos{1, 10, 9}, Pos{1, 15, 14}}, "@case is first defined here")
-	ds.Warnf(WUnusedBinding, Range{"a.rbk", Pos{3, 1, 40}, Pos{3, 6, 45}}, "binding @x is never referenced")
+	ds.Warnf(WUnusedBinding, Range{"a.rbk", Pos{3, 1, 40}, Pos{3, 6, 45}}, "binding @x is never referenced").
+		WithNote("use it, or drop the :as")
 	ds.Errorf(EUnknownArg, Range{"a.rbk", Pos{4, 6, 50}, Pos{4, 12, 56}}, "verb %q has no argument :cuont", "t.make").
 		WithReplacements(Range{"a.rbk", Pos{4, 6, 50}, Pos{4, 12, 56}}, ":cuont", []string{":count"}, nil)
 
@@ -53,6 +57,22 @@ func TestWriteJSONAndSARIF(t *testing.T) {
 	var sarif bytes.Buffer
 	require.NoError(t, WriteSARIF(&sarif, ds, "rbc", "test"))
 	golden.Assert(t, sarif.String(), "render/diagnostics.sarif.golden")
+}
+
+// TestNotesAndSuggestionsAreData checks that suggestions and notes stay
+// out of the message, and that the one-line forms still show them.
+func TestNotesAndSuggestionsAreData(t *testing.T) {
+	var ds Diagnostics
+	d := ds.Errorf(EUnknownVerb, Range{"a.rbk", Pos{1, 2, 1}, Pos{1, 15, 14}}, "unknown verb %q", "kyc.opne-case").
+		WithSuggestions("kyc.open-case", "kyc.close-case").
+		WithNote("the catalogue is %s", "kyc/")
+	require.Equal(t, `unknown verb "kyc.opne-case"`, d.Message)
+	require.Equal(t, `unknown verb "kyc.opne-case" (did you mean "kyc.open-case" or "kyc.close-case"?)`, d.Headline())
+	require.Equal(t, `unknown verb "kyc.opne-case" (did you mean "kyc.open-case" or "kyc.close-case"?); the catalogue is kyc/`, d.Text())
+	require.Equal(t, `a.rbk:1:2: error[E010]: `+d.Text(), d.Error())
+	plain := ds.Errorf(ESyntax, Range{"a.rbk", Pos{1, 1, 0}, Pos{1, 2, 1}}, "plain")
+	require.Equal(t, "plain", plain.Headline())
+	require.Equal(t, "plain", plain.Text())
 }
 
 func TestDiagnosticsSortedDeduplicated(t *testing.T) {

@@ -19,16 +19,21 @@ const maxShownColumns = 120
 
 // WriteText renders diagnostics in the text format of LANGUAGE.md: one
 // header line each, then the source line and a caret under the range.
-// Related ranges follow as notes in the same shape, then one "= help:"
-// line for each fix the diagnostic offers.
+// Suggestions end the header line as "(did you mean ...?)". Related
+// ranges follow as notes in the same shape, then one "= note:" line for
+// each note without a place and one "= help:" line for each fix the
+// diagnostic offers.
 func WriteText(w io.Writer, ds Diagnostics, src Sources) error {
 	var b strings.Builder
 	for _, d := range ds {
-		fmt.Fprintf(&b, "%s: %s[%s]: %s\n", d.Range, d.Severity, d.Code, d.Message)
+		fmt.Fprintf(&b, "%s: %s[%s]: %s\n", d.Range, d.Severity, d.Code, d.Headline())
 		writeExcerpt(&b, d.Range, src)
 		for _, rel := range d.Related {
 			fmt.Fprintf(&b, "%s: note: %s\n", rel.Range, rel.Message)
 			writeExcerpt(&b, rel.Range, src)
+		}
+		for _, n := range d.Notes {
+			fmt.Fprintf(&b, "%5s = note: %s\n", "", n)
 		}
 		for _, f := range d.Fixes {
 			fmt.Fprintf(&b, "%5s = help: %s\n", "", f.Message)

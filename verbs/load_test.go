@@ -27,7 +27,7 @@ func diagLines(ds lang.Diagnostics) []string {
 	out := make([]string, len(ds))
 	for i, d := range ds {
 		r := d.Range
-		out[i] = fmt.Sprintf("%d:%d-%d:%d %s %s", r.Start.Line, r.Start.Column, r.End.Line, r.End.Column, d.Code, d.Message)
+		out[i] = fmt.Sprintf("%d:%d-%d:%d %s %s", r.Start.Line, r.Start.Column, r.End.Line, r.End.Column, d.Code, d.Text())
 	}
 	return out
 }

@@ -85,7 +85,7 @@ func (d *decoder) checkKeywords(n *yaml.Node, path string, depth int) bool {
 			if close := lang.Suggest(key.Value, schemaKeywords); len(close) > 0 {
 				diag.WithSuggestions(close...)
 			} else if depth == 0 {
-				diag.Message += "; arguments are declared under properties:"
+				diag.WithNote("arguments are declared under properties:")
 			}
 			ok = false
 		}

@@ -169,7 +169,7 @@ func TestLSPDiagnosticsMatchLint(t *testing.T) {
 	for i, w := range want {
 		g := got.Diagnostics[i]
 		require.Equal(t, string(w.Code), g.Code)
-		require.Equal(t, w.Message, g.Message)
+		require.Equal(t, w.Text(), g.Message, "the editor shows the message with its suggestions and notes")
 		require.Equal(t, protocol.Range{
 			Start: protocol.Position{Line: uint32(w.Range.Start.Line - 1), Character: utf16Col(w.Range.Start)},
 			End:   protocol.Position{Line: uint32(w.Range.End.Line - 1), Character: utf16Col(w.Range.End)},

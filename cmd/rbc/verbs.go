@@ -36,7 +36,7 @@ func runVerbs(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		d := &lang.Diagnostic{Message: fmt.Sprintf("unknown verb %q", names[0])}
 		d.WithSuggestions(w.cat.Suggest(names[0])...)
-		fmt.Fprintf(stderr, "rbc: %s\n", d.Message)
+		fmt.Fprintf(stderr, "rbc: %s\n", d.Headline())
 		return exitErrors
 	}
 	if format.Value == "json" {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/cmd/internal/cli"
 	"github.com/runbookdev/runbook/durable"
 	"github.com/runbookdev/runbook/durable/pgtest"
 	"github.com/runbookdev/runbook/httpapi"
@@ -142,6 +143,10 @@ func TestStatusCodesOfTheRealDaemon(t *testing.T) {
 	require.Regexp(t, `(?m)^rbd_db_max_connections 12$`, metrics, "2 per advancer (2) plus 8")
 	require.Regexp(t, `(?m)^rbd_db_connections\{state="idle"\} \d`, metrics)
 	require.Contains(t, metrics, "rbd_db_acquire_wait_seconds_total ")
+	// The daemon is this test's binary: it reports the build the test sees.
+	b := cli.BuildInfo()
+	require.Contains(t, metrics, fmt.Sprintf("rbd_build_info{go_version=%q,revision=%q,version=%q} 1", b.GoVersion, b.Revision, b.Version))
+	require.Contains(t, d.logs.String(), fmt.Sprintf(`"msg":"rbd starting","version":%q,"revision":%q`, b.Version, b.Revision))
 
 	require.Equal(t, 0, d.stop(syscall.SIGTERM))
 	require.NotContains(t, d.logs.String(), "whsec", "secrets stay out of the logs")

@@ -197,6 +197,8 @@ func shutdownSignals(log *slog.Logger) (context.Context, func()) {
 
 // serve runs the daemon until ctx ends.
 func serve(ctx context.Context, f *serveFlags, log *slog.Logger) error {
+	b := cli.BuildInfo()
+	log.Info("rbd starting", "version", b.Version, "revision", b.Revision, "go_version", b.GoVersion)
 	// The database and the HTTP listener outlive ctx: they are needed
 	// while running calls finish and leases are released.
 	base := context.WithoutCancel(ctx)
@@ -251,7 +253,7 @@ func serve(ctx context.Context, f *serveFlags, log *slog.Logger) error {
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		newPoolCollector(db.store.PoolStats))
+		newPoolCollector(db.store.PoolStats), newBuildInfoGauge(cli.BuildInfo()))
 	cfg := f.engine
 	cfg.Catalogue, cfg.Logger, cfg.Metrics = cat, log, runtime.NewMetrics(reg)
 	cfg.CallbackURL = f.callbackURL

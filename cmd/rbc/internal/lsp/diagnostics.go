@@ -55,7 +55,7 @@ func (s *Server) lspDiagnostics(ds lang.Diagnostics) []protocol.Diagnostic {
 			Severity: protocol.DiagnosticSeverityError,
 			Code:     string(d.Code),
 			Source:   "rbc",
-			Message:  d.Message,
+			Message:  d.Text(),
 		}
 		if d.Severity == lang.SeverityWarning {
 			pd.Severity = protocol.DiagnosticSeverityWarning
