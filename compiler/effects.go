@@ -9,7 +9,7 @@ import (
 
 // Effect is one step that can change the world outside the runbook: the
 // plan's answer to a reviewer's question, what can this do, and what
-// stands in front of each thing it does (LANGUAGE.md v1.1).
+// stands in front of each thing it does (docs/design/language.md v1.1).
 //
 // Effects are derived from the plan's steps, edges and verbs table, so
 // they are left out of the plan hash, like positions: a plan's identity
@@ -40,7 +40,7 @@ type Effect struct {
 // The gate in front of a step is its own, or else one that every run of
 // the step must pass first. A step runs only once every predecessor has
 // completed, so a gate upstream on every path to the step is in front of
-// it (LANGUAGE.md v1.1), and so, at a join, is a gate on any branch that
+// it (docs/design/language.md v1.1), and so, at a join, is a gate on any branch that
 // joins: the join waits for that branch too. The one exception is an
 // accepted failure: a step that only runs :after a predecessor whose
 // on_failure is continue runs when that predecessor fails, and a rejected

@@ -10,7 +10,7 @@ import (
 // lowerNested registers the calls nested in s's arguments as steps of their
 // own and replaces each, in s's arguments, by a reference to its result:
 // to the field its verb's `returns:` names, or to the whole result
-// (LANGUAGE.md v1.1). From here on the step is checked as if it had been
+// (docs/design/language.md v1.1). From here on the step is checked as if it had been
 // written flat, so a nested call and its hand-flattened twin compile to
 // the same plan. The AST is left as it was: the formatter and other tools
 // read it after the compiler.

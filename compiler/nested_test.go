@@ -6,7 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestNestedCallsCompileLikeTheirFlattenedTwin is LANGUAGE.md v1.1's
+// TestNestedCallsCompileLikeTheirFlattenedTwin is docs/design/language.md v1.1's
 // promise: a runbook with nested calls compiles to the plan of the same
 // runbook written flat, by hand, apart from where the steps are written.
 // Nested calls are numbered by their opening parenthesis, so the twins

@@ -8,17 +8,17 @@ import (
 	"github.com/runbookdev/runbook/rbtype"
 )
 
-// The reserved keywords of LANGUAGE.md: step options, never passed to the
+// The reserved keywords of docs/design/language.md: step options, never passed to the
 // verb.
 const (
 	optionAs    = "as"
 	optionAfter = "after"
 	optionGate  = "gate"
 	// optionOnFailure overrides the verb's execution.on_failure for one
-	// call (SEMANTICS.md section 5).
+	// call (docs/design/semantics.md section 5).
 	optionOnFailure = "on-failure"
 	// optionExpect gives a full step's dry run the values it must return
-	// (SEMANTICS.md section 7).
+	// (docs/design/semantics.md section 7).
 	optionExpect = "expect"
 )
 

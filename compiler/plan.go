@@ -107,7 +107,7 @@ type Step struct {
 	// call's :on-failure.
 	OnFailure rbtype.OnFailure `json:"on_failure"`
 	// Expect maps result fields (dotted paths) to the values a full
-	// step's dry run must return before it commits (:expect; SEMANTICS.md
+	// step's dry run must return before it commits (:expect; docs/design/semantics.md
 	// section 7). Left out when the call has none.
 	Expect    map[string]any  `json:"expect,omitempty"`
 	Execution verbs.Execution `json:"execution"`

@@ -59,7 +59,7 @@ func ReadPlan(filename string, raw []byte, cat *registry.Catalogue) (*Plan, lang
 }
 
 // CheckPlan checks a plan against the catalogue of the daemon that is to
-// run it (SEMANTICS.md section 9). A plan is data anyone can write, and
+// run it (docs/design/semantics.md section 9). A plan is data anyone can write, and
 // its execution blocks decide which handler runs with which static params,
 // side effects and gate, so nothing in it is taken on trust:
 //   - its schema_version is one this build reads;
@@ -256,8 +256,8 @@ func (c *planCheck) checkSteps() {
 			c.report(lang.EBadOption, c.spans.step(i), "gate\x00"+string(s.Gate), 1,
 				"step %q has gate %q (expected %s)", s.Key, s.Gate, joinGates())
 		case s.Gate != v.def.Gate() && s.Gate != rbtype.GateHumanConfirm:
-			// A call may add a gate (LANGUAGE.md), never remove its verb's,
-			// nor the one a high-risk verb always has (SEMANTICS.md
+			// A call may add a gate (docs/design/language.md), never remove its verb's,
+			// nor the one a high-risk verb always has (docs/design/semantics.md
 			// section 7).
 			c.reportDiffers(lang.EPlanCatalogue, c.spans.step(i), "ungated\x00"+s.Verb, 1,
 				"step %q has gate %q, but %s declares gate %q, which no step can remove",

@@ -433,7 +433,7 @@ func TestReadPlanChecksEffects(t *testing.T) {
 }
 
 // TestReadPlanKeepsAHighRiskGate: a high-risk verb's steps always wait at
-// a gate (SEMANTICS.md section 7), even when its block declares none, so a
+// a gate (docs/design/semantics.md section 7), even when its block declares none, so a
 // submitted plan cannot drop it.
 func TestReadPlanKeepsAHighRiskGate(t *testing.T) {
 	cat := catalogueOf(t, "risk.yaml", `

@@ -19,7 +19,7 @@ type CRUDRequest struct {
 	Values    map[string]any
 	// DryRun runs the statement in a transaction that rolls back: it says
 	// what the statement would return, constraints checked, and changes
-	// nothing (execution levels; SEMANTICS.md section 7).
+	// nothing (execution levels; docs/design/semantics.md section 7).
 	DryRun bool
 }
 

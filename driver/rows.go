@@ -10,7 +10,7 @@ import (
 )
 
 // The row types: what the store reads and the runtime reasons about. They
-// mirror the tables of RUNTIME.md; their status fields are rbtype's.
+// mirror the tables of docs/design/runtime.md; their status fields are rbtype's.
 
 // Runbook is a row of runbooks.
 type Runbook struct {
@@ -29,11 +29,11 @@ type Runbook struct {
 	UpdatedAt    time.Time
 	FinishedAt   *time.Time
 	Lineage      Lineage
-	// Tenant owns the runbook (SEMANTICS.md section 1).
+	// Tenant owns the runbook (docs/design/semantics.md section 1).
 	Tenant string
 	// Actor submitted it.
 	Actor string
-	// Trace is the runbook's place in a distributed trace (SEMANTICS.md
+	// Trace is the runbook's place in a distributed trace (docs/design/semantics.md
 	// section 2); zero for a runbook stored before traces were kept.
 	Trace Trace
 }
@@ -51,7 +51,7 @@ type Trace struct {
 	CorrelationID string
 }
 
-// Lineage is where a regenerated runbook came from (SEMANTICS.md section
+// Lineage is where a regenerated runbook came from (docs/design/semantics.md section
 // 6). An original runbook is its own root: its Root and Parent are
 // uuid.Nil and its Generation 0.
 type Lineage struct {
@@ -236,7 +236,7 @@ type RunbookPage struct {
 }
 
 // CacheEntry is a row of result_cache: a verb's result for a cache key,
-// and where it came from (SEMANTICS.md section 4).
+// and where it came from (docs/design/semantics.md section 4).
 type CacheEntry struct {
 	Tenant         string
 	Key            string
@@ -287,7 +287,7 @@ type RunbookQuery struct {
 	After  string
 }
 
-// Usage is what an attempt used, as its handler reported it (SEMANTICS.md
+// Usage is what an attempt used, as its handler reported it (docs/design/semantics.md
 // section 3); zero values are what it did not report.
 type Usage struct {
 	TokensIn  int64   `json:"tokens_in,omitempty"`

@@ -29,7 +29,7 @@ type NewRunbook struct {
 	Tenant string
 	// Actor submits it.
 	Actor string
-	// Trace is the trace context it runs in (SEMANTICS.md section 2).
+	// Trace is the trace context it runs in (docs/design/semantics.md section 2).
 	Trace Trace
 	Steps []NewStep
 	Edges []Edge
@@ -47,7 +47,7 @@ type NewStep struct {
 	Execution json.RawMessage
 	Gate      rbtype.Gate
 	// IdempotencyKey is empty, except in a regeneration, whose steps that
-	// do not regenerate inherit their parent's key (SEMANTICS.md section
+	// do not regenerate inherit their parent's key (docs/design/semantics.md section
 	// 6): an effect the parent had returns its receipt.
 	IdempotencyKey string
 }

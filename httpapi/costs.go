@@ -8,7 +8,7 @@ import (
 )
 
 // costs is GET /v1/costs?group_by=tenant|actor|verb|day|month&from=&to=
-// (SEMANTICS.md section 3): the job ledger summed, for the caller's
+// (docs/design/semantics.md section 3): the job ledger summed, for the caller's
 // tenant (an admin's: ?tenant=, or every tenant). from and to are RFC 3339
 // times or dates (UTC midnight); from is included, to is not.
 func (s *Server) costs(w http.ResponseWriter, r *http.Request) error {

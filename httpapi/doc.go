@@ -1,4 +1,4 @@
-// Package httpapi is rbd's HTTP API (DAEMON.md): the JSON endpoints that
+// Package httpapi is rbd's HTTP API (docs/design/daemon.md): the JSON endpoints that
 // submit, inspect, decide, cancel and extend runbooks, the signed webhook
 // that external processes notify, the health and metrics endpoints, and a
 // Client for all of them, which the rbd commands use.

@@ -155,7 +155,7 @@ func TestNotificationResultMustFitTheVerb(t *testing.T) {
 
 // A notification's usage, over HTTP: impossible usage is 400 naming the
 // field, with nothing stored; a possible one is accepted and counted in
-// the resumed runbook's cost (SEMANTICS.md section 3).
+// the resumed runbook's cost (docs/design/semantics.md section 3).
 func TestNotificationUsageOverHTTP(t *testing.T) {
 	b := setup(t)
 	sub, err := b.client.Submit(b.ctx, httpapi.SubmitRequest{Source: "(t.wait :as @docs)\n"}, "")

@@ -10,7 +10,7 @@ import (
 	"github.com/runbookdev/runbook/runtime"
 )
 
-// Role is what a token may do (SEMANTICS.md section 1).
+// Role is what a token may do (docs/design/semantics.md section 1).
 type Role string
 
 // The roles. Admin sees and acts on every tenant and has every role.

@@ -62,7 +62,7 @@ func TestParseTokens(t *testing.T) {
 	}
 }
 
-// SEMANTICS.md section 1, as an attacker with a valid token would try it:
+// docs/design/semantics.md section 1, as an attacker with a valid token would try it:
 // every endpoint against acme's runbook, as acme (works), as globex (404:
 // as if it did not exist), as acme's reader (403 for what needs a role it
 // lacks) and as an admin (works).

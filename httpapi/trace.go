@@ -9,7 +9,7 @@ import (
 	"github.com/runbookdev/runbook/runtime"
 )
 
-// The trace context a request brings (SEMANTICS.md section 2): W3C
+// The trace context a request brings (docs/design/semantics.md section 2): W3C
 // traceparent and tracestate, and X-Correlation-Id.
 const (
 	TraceParentHeader   = "traceparent"

@@ -20,7 +20,7 @@ const (
 	testTraceParent = "00-" + testTraceID + "-" + testParentSpan + "-01"
 )
 
-// SEMANTICS.md section 2 at the door: a submission's traceparent and
+// docs/design/semantics.md section 2 at the door: a submission's traceparent and
 // X-Correlation-Id are the runbook's, shown by the view and on every
 // event (a step's event with its attempt's id and span); a malformed
 // traceparent is a new trace, not an error; a bad X-Correlation-Id is

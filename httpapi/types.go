@@ -73,7 +73,7 @@ type Event struct {
 	Worker  string           `json:"worker,omitempty"`
 	Data    json.RawMessage  `json:"data,omitempty"`
 	At      time.Time        `json:"at"`
-	// TraceID and CorrelationID are the runbook's (SEMANTICS.md section
+	// TraceID and CorrelationID are the runbook's (docs/design/semantics.md section
 	// 2); a step's event also names its attempt (AttemptID, UUIDv5 of
 	// runbook, step and attempt, the job ledger's attempt_id) and the
 	// attempt's span (SpanID). They are derived when the event is read,
@@ -207,7 +207,7 @@ type NotificationRequest struct {
 	// Extend, with status "heartbeat", moves the wait's timeout to now
 	// plus this ISO 8601 duration, within the verb's max_park.
 	Extend string `json:"extend,omitempty"`
-	// Usage is what the external work used (SEMANTICS.md section 3),
+	// Usage is what the external work used (docs/design/semantics.md section 3),
 	// added to the ledger row of the attempt the notification resumes.
 	Usage *Usage `json:"usage,omitempty"`
 }

@@ -29,7 +29,7 @@ type Comment struct {
 }
 
 // Call is one verb call: one step of the runbook. A call may also stand as
-// a value, nested in another call's arguments (LANGUAGE.md v1.1); it is
+// a value, nested in another call's arguments (docs/design/language.md v1.1); it is
 // still a step of its own, whose result the value refers to.
 type Call struct {
 	Span      Range  // from "(" to ")"

@@ -4,9 +4,9 @@ package lang
 // agents match on them.
 type Code string
 
-// The codes of LANGUAGE.md (E and W series) and VERBS.md (V series). E070
+// The codes of docs/design/language.md (E and W series) and docs/design/verbs.md (V series). E070
 // to E072 are the daemon's own: they refuse a plan submitted as JSON
-// (SEMANTICS.md section 9), in the same shape as a compile error.
+// (docs/design/semantics.md section 9), in the same shape as a compile error.
 const (
 	ESyntax           Code = "E001"
 	EBadLiteral       Code = "E002"
@@ -20,14 +20,14 @@ const (
 	EUnknownField     Code = "E032"
 	ERefType          Code = "E033"
 	// EReturnsField: a nested call's verb names in `returns:` a field its
-	// output_schema does not have (LANGUAGE.md v1.1).
+	// output_schema does not have (docs/design/language.md v1.1).
 	EReturnsField  Code = "E034"
 	ECycle         Code = "E040"
 	EBadOption     Code = "E041"
 	EInputConflict Code = "E050"
 	EBadOnFailure  Code = "E060"
 	// EExpectNotFull: `:expect` on a step whose verb's execution level is
-	// not full, so nothing would check it (SEMANTICS.md section 7).
+	// not full, so nothing would check it (docs/design/semantics.md section 7).
 	EExpectNotFull   Code = "E061"
 	EPlanUnreadable  Code = "E070"
 	EPlanHash        Code = "E071"

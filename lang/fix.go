@@ -15,7 +15,7 @@ type Edit struct {
 	Text  string `json:"text"`
 }
 
-// Fix is a machine-applicable repair of a diagnostic (LANGUAGE.md v1.1):
+// Fix is a machine-applicable repair of a diagnostic (docs/design/language.md v1.1):
 // edits that, applied together, make the change its message describes.
 // A diagnostic offering one fix can be repaired without judgement (rbc
 // fix does); one offering several asks someone to choose.

@@ -33,7 +33,7 @@ func FuzzParse(f *testing.F) {
 		"# ~ ( ) ] } { [",
 		"(a.b :x 1\r\n:y 2)\r\n",
 		"(a.b\x00)",
-		// Nested calls (LANGUAGE.md v1.1), well formed and not.
+		// Nested calls (docs/design/language.md v1.1), well formed and not.
 		"(a.b :x (c.d :y (e.f :as @e) :as @c) :z [(g.h) {:k (i.j)}])",
 		"(a.b :x (c.d :y 1)\n(e.f :z 2)",
 		"(a.b :x (c.d ; note\n  :y 1\n  ; before the close\n  ) :z (e))",

@@ -51,7 +51,7 @@ type parser struct {
 func (p *parser) parseCalls() {
 	toks := p.ts.toks
 	// opened counts the calls opened so far, nested ones included: a call's
-	// Index is the position of its "(" among them (LANGUAGE.md v1.1), which
+	// Index is the position of its "(" among them (docs/design/language.md v1.1), which
 	// for a file without nested calls is its position among the calls.
 	opened := 0
 	for i := 0; i < len(toks); {

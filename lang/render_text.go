@@ -17,7 +17,7 @@ type Sources map[string][]byte
 // A 10 MB string literal on one line must not flood the terminal.
 const maxShownColumns = 120
 
-// WriteText renders diagnostics in the text format of LANGUAGE.md: one
+// WriteText renders diagnostics in the text format of docs/design/language.md: one
 // header line each, then the source line and a caret under the range.
 // Suggestions end the header line as "(did you mean ...?)". Related
 // ranges follow as notes in the same shape, then one "= note:" line for

@@ -1,4 +1,4 @@
--- The tables of RUNTIME.md. Every status column carries a CHECK constraint,
+-- The tables of docs/design/runtime.md. Every status column carries a CHECK constraint,
 -- so a bug can never store a state the runtime does not know.
 
 CREATE TABLE runbooks (

@@ -1,4 +1,4 @@
--- SEMANTICS.md (v2) adds runbook statuses and event types. The CHECK
+-- docs/design/semantics.md (v2) adds runbook statuses and event types. The CHECK
 -- constraints still name every value the runtime may write, so a bug can
 -- never store one it does not know; they admit all of v2's at once, so
 -- that each capability need not bring a migration of its own.

@@ -1,4 +1,4 @@
--- SEMANTICS.md section 6: a regenerated runbook records where it came
+-- docs/design/semantics.md section 6: a regenerated runbook records where it came
 -- from. Its root's id enters the idempotency keys of its steps, so that an
 -- effect the root had (a send) returns its receipt instead of happening
 -- again; its generation enters the keys of the steps that regenerate.
@@ -20,7 +20,7 @@ ALTER TABLE runbook_mutations DROP CONSTRAINT runbook_mutations_kind_check;
 ALTER TABLE runbook_mutations ADD CONSTRAINT runbook_mutations_kind_check
     CHECK (kind IN ('extend', 'retry', 'resolve', 'close', 'regenerate'));
 
--- SEMANTICS.md section 8: an escalating wait runs its verb's
+-- docs/design/semantics.md section 8: an escalating wait runs its verb's
 -- timeouts.escalation verb (a page). Its state, like a compensation's:
 -- pending, running, complete or failed; NULL when there is none.
 ALTER TABLE runbook_steps

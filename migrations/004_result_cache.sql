@@ -1,7 +1,7 @@
--- SEMANTICS.md section 4: the result cache. One entry per tenant and key
+-- docs/design/semantics.md section 4: the result cache. One entry per tenant and key
 -- (SHA-256 of tenant, verb, the verb definition's hash and the canonical
 -- resolved arguments), with the result and where it came from. tenant is
--- '' until tenants exist (SEMANTICS.md section 1); the key already
+-- '' until tenants exist (docs/design/semantics.md section 1); the key already
 -- includes it, and the primary key keeps tenants apart.
 CREATE TABLE result_cache (
     tenant          text        NOT NULL DEFAULT '',

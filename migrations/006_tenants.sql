@@ -1,4 +1,4 @@
--- SEMANTICS.md section 1: a runbook belongs to the tenant of the token
+-- docs/design/semantics.md section 1: a runbook belongs to the tenant of the token
 -- that submitted it. Runbooks stored before tenants existed are the
 -- default tenant's. (Result cache entries carry their tenant since 004;
 -- request and idempotency keys take the tenant into their derivation, so

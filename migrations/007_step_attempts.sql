@@ -1,4 +1,4 @@
--- SEMANTICS.md section 3: the job ledger. One row per attempt of a step
+-- docs/design/semantics.md section 3: the job ledger. One row per attempt of a step
 -- (a cache hit is a row of its own, attempt 0, at no cost), with what it
 -- came to and what it used: costs attach to attempts, never to messages.
 -- The trace columns are ready for section 2.

@@ -30,7 +30,7 @@ WHERE r.id = l.runbook_id AND (r.wake_at IS NULL OR r.wake_at > now());
 
 DROP TABLE step_leases;
 
--- RUNTIME.md names step_leases; it stays readable, as a view of the active
+-- docs/design/runtime.md names step_leases; it stays readable, as a view of the active
 -- leases.
 CREATE VIEW step_leases AS
     SELECT id AS step_id, runbook_id, lease_worker AS worker_id, lease_attempt AS attempt,

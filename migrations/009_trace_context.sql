@@ -1,4 +1,4 @@
--- SEMANTICS.md section 2: a runbook's place in a distributed trace, kept
+-- docs/design/semantics.md section 2: a runbook's place in a distributed trace, kept
 -- once, on the runbook. Every id below it is derived, not stored: a step
 -- attempt's attempt_id is UUIDv5 of runbook, step and attempt, and its
 -- span id the first 8 bytes of that; the runbook's span id comes from its

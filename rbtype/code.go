@@ -2,7 +2,7 @@ package rbtype
 
 import "slices"
 
-// ErrorCode classifies a step's failure (RUNTIME.md, "Errors"); the code
+// ErrorCode classifies a step's failure (docs/design/runtime.md, "Errors"); the code
 // decides whether the step is retried.
 type ErrorCode string
 

@@ -1,6 +1,6 @@
 package rbtype
 
-// EventType names an entry of a runbook's ledger (RUNTIME.md, "Events").
+// EventType names an entry of a runbook's ledger (docs/design/runtime.md, "Events").
 type EventType string
 
 // The event types.
@@ -27,14 +27,14 @@ const (
 	EventRunbookFailed         EventType = "RUNBOOK_FAILED"
 	EventRunbookCancelled      EventType = "RUNBOOK_CANCELLED"
 	// EventRunbookEscalated ends a runbook whose failure was handed to a
-	// person (a park timeout with on_timeout: escalate). RUNTIME.md lists
+	// person (a park timeout with on_timeout: escalate). docs/design/runtime.md lists
 	// the status but no event for it.
 	EventRunbookEscalated EventType = "RUNBOOK_ESCALATED"
 	// EventRunbookPartial ends a runbook whose only failures were
 	// accepted (on_failure: continue).
 	EventRunbookPartial EventType = "RUNBOOK_PARTIAL"
 	// EventRunbookRetried: a failed, partial or escalated runbook's steps
-	// went back to pending (SEMANTICS.md section 6).
+	// went back to pending (docs/design/semantics.md section 6).
 	EventRunbookRetried EventType = "RUNBOOK_RETRIED"
 	// EventRunbookRegenerated: on a regeneration, naming its parent and
 	// root; on the parent, naming the regeneration.
@@ -52,7 +52,7 @@ const (
 	// EventStepVerifyFailed: it did not; nothing was committed.
 	EventStepVerifyFailed EventType = "STEP_VERIFY_FAILED"
 	// EventStepReclaimed: a running step's worker died or gave it up; it
-	// runs again under the same key (SEMANTICS.md section 7).
+	// runs again under the same key (docs/design/semantics.md section 7).
 	EventStepReclaimed EventType = "STEP_RECLAIMED"
 	// EventRunbookClosed: a held-open runbook may finish now.
 	EventRunbookClosed EventType = "RUNBOOK_CLOSED"

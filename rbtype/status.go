@@ -1,6 +1,6 @@
 package rbtype
 
-// StepStatus is the state of one step (RUNTIME.md, "Step states").
+// StepStatus is the state of one step (docs/design/runtime.md, "Step states").
 type StepStatus string
 
 // The step statuses.
@@ -18,7 +18,7 @@ const (
 	StepEscalated       StepStatus = "escalated"
 )
 
-// StepStatuses lists every step status, in the order RUNTIME.md gives.
+// StepStatuses lists every step status, in the order docs/design/runtime.md gives.
 var StepStatuses = []StepStatus{
 	StepPending, StepReady, StepWaitingApproval, StepRunning, StepParked, StepFailedRetryable,
 	StepComplete, StepFailed, StepSkipped, StepCancelled, StepEscalated,
@@ -93,7 +93,7 @@ const (
 	// ModeDraftOnly runs everything but the steps whose side effects reach
 	// the outside world (external_call, human_process): those end skipped
 	// with DRAFT_ONLY, for a person to review the drafts first
-	// (SEMANTICS.md section 7).
+	// (docs/design/semantics.md section 7).
 	ModeDraftOnly Mode = "draft_only"
 )
 
@@ -117,7 +117,7 @@ const (
 func (c CompensationStatus) Due() bool { return c == CompensationPending || c == CompensationRunning }
 
 // EscalationStatus is the state of an escalating wait's escalation verb
-// (SEMANTICS.md section 8): the same states as a compensation's, empty
+// (docs/design/semantics.md section 8): the same states as a compensation's, empty
 // when there is none to run.
 type EscalationStatus = CompensationStatus
 
@@ -135,7 +135,7 @@ const (
 // InvocationStatus is the state of a durable step's wait.
 type InvocationStatus string
 
-// The invocation statuses (RUNTIME.md, invocation_records).
+// The invocation statuses (docs/design/runtime.md, invocation_records).
 const (
 	InvocationActive    InvocationStatus = "active"
 	InvocationCompleted InvocationStatus = "completed"
@@ -151,7 +151,7 @@ const (
 	OutcomeCompleted NotificationOutcome = "completed"
 	OutcomeFailed    NotificationOutcome = "failed"
 	// OutcomeHeartbeat is not an outcome: the work goes on, and the wait's
-	// timeout moves forward (SEMANTICS.md section 8).
+	// timeout moves forward (docs/design/semantics.md section 8).
 	OutcomeHeartbeat NotificationOutcome = "heartbeat"
 )
 

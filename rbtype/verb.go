@@ -1,6 +1,6 @@
 package rbtype
 
-// The enumerated fields of a verb's execution block (VERBS.md). Verb
+// The enumerated fields of a verb's execution block (docs/design/verbs.md). Verb
 // files spell them; plans freeze them; the runtime acts on them.
 
 // Kind is how a verb runs.
@@ -27,7 +27,7 @@ const (
 )
 
 // Risk is how much harm a verb's step could do if it went wrong
-// (SEMANTICS.md section 7). A verb declares it; the default is low.
+// (docs/design/semantics.md section 7). A verb declares it; the default is low.
 type Risk string
 
 // The risks.
@@ -38,7 +38,7 @@ const (
 	RiskHigh Risk = "high"
 )
 
-// Level is how a step's call is rehearsed before it commits (SEMANTICS.md
+// Level is how a step's call is rehearsed before it commits (docs/design/semantics.md
 // section 7).
 type Level string
 
@@ -100,7 +100,7 @@ const (
 )
 
 // OnFailure is what a step's final failure does to its runbook
-// (SEMANTICS.md section 5).
+// (docs/design/semantics.md section 5).
 type OnFailure string
 
 // The failure modes.
@@ -127,7 +127,7 @@ func (f OnFailure) Effective() OnFailure {
 }
 
 // Determinism says how far a verb's output follows from its input
-// (SEMANTICS.md section 4). It decides, with side effects, which steps a
+// (docs/design/semantics.md section 4). It decides, with side effects, which steps a
 // regeneration runs afresh.
 type Determinism string
 
@@ -151,7 +151,7 @@ func (d Determinism) Effective() Determinism {
 	return d
 }
 
-// CachePolicy says whether a verb's results are reused (SEMANTICS.md
+// CachePolicy says whether a verb's results are reused (docs/design/semantics.md
 // section 4).
 type CachePolicy string
 
@@ -177,7 +177,7 @@ const (
 	CRUDUpsert CRUDOp = "upsert"
 )
 
-// The values of each enumeration, in the order VERBS.md lists them, for
+// The values of each enumeration, in the order docs/design/verbs.md lists them, for
 // checking a verb file and for its messages.
 var (
 	Kinds             = []Kind{KindSync, KindDurable}

@@ -12,7 +12,7 @@ import (
 	"github.com/runbookdev/runbook/verbs"
 )
 
-// The built-in handlers of VERBS.md, with the params each accepts.
+// The built-in handlers of docs/design/verbs.md, with the params each accepts.
 func builtinSpecs() []HandlerSpec {
 	return []HandlerSpec{
 		{Name: "core.echo", Kind: rbtype.KindSync, Summary: "returns its arguments (tests, wiring, constants)",

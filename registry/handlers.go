@@ -29,7 +29,7 @@ type Handlers struct {
 	specs map[string]HandlerSpec
 }
 
-// NewHandlers returns a set holding the built-in handlers of VERBS.md.
+// NewHandlers returns a set holding the built-in handlers of docs/design/verbs.md.
 func NewHandlers() *Handlers {
 	h := &Handlers{specs: map[string]HandlerSpec{}}
 	for _, s := range builtinSpecs() {

@@ -108,7 +108,7 @@ func (b *binder) ref(path string) (any, error) {
 
 // splitRef splits a reference into the step key and the path after it. A
 // key is a binding name, which holds no "." or "[", or, for a reference to
-// an unnamed nested call (LANGUAGE.md v1.1), "<verb>#<n>", whose verb holds
+// an unnamed nested call (docs/design/language.md v1.1), "<verb>#<n>", whose verb holds
 // one dot: there the key ends after the "#" and its digits.
 func splitRef(path string) (name, rest string) {
 	from := 0

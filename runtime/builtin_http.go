@@ -34,7 +34,7 @@ func (h *httpCall) Call(ctx context.Context, c *Call) (Result, error) {
 }
 
 // UsageHeader is the response header a service behind http.call reports
-// what the call used in (SEMANTICS.md section 3), as JSON:
+// what the call used in (docs/design/semantics.md section 3), as JSON:
 // {"tokens_in":..,"tokens_out":..,"model":"..","cost_usd":..,"credits":..}.
 const UsageHeader = "Rbd-Usage"
 
@@ -53,7 +53,7 @@ func usageOf(h http.Header) driver.Usage {
 	return u
 }
 
-// DryRun rehearses the call as params.dry_run says (SEMANTICS.md section
+// DryRun rehearses the call as params.dry_run says (docs/design/semantics.md section
 // 7): "none" (the default) says what request would be sent without
 // sending anything; "head" sends a HEAD request to the URL, to show it
 // answers; "url" sends the same request, body and all, to
@@ -194,7 +194,7 @@ func sendFor(ctx context.Context, deps BuiltinDeps, c *Call, payload map[string]
 		}
 	}
 	// The attempt's span, after the verb's own headers: the service joins
-	// the runbook's trace (SEMANTICS.md section 2).
+	// the runbook's trace (docs/design/semantics.md section 2).
 	propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(req.Header))
 	resp, err := deps.HTTP.Do(req)
 	if err != nil {

@@ -10,7 +10,7 @@ import (
 	"github.com/runbookdev/runbook/verbs"
 )
 
-// The result cache (SEMANTICS.md section 4). A step whose verb caches
+// The result cache (docs/design/semantics.md section 4). A step whose verb caches
 // looks its key up before its handler is called: a live entry completes it
 // without a call (and without a receipt: nothing happened); a miss runs the
 // handler and stores the result with its completion, in the same
@@ -37,7 +37,7 @@ func cacheKey(tenant, verb, definitionHash string, args map[string]any) (string,
 
 // prepareCache gives a prepared step its cache key when its verb caches:
 // it is looked up unless the runbook is a dry run (whose results are not
-// real) or a regeneration of a step that regenerates (SEMANTICS.md
+// real) or a regeneration of a step that regenerates (docs/design/semantics.md
 // section 6: it bypasses the cache, and its new result replaces the old).
 func (t *transition) prepareCache(p *prepared) {
 	if !p.exec.Cache.Reuses() || t.rb.Mode == rbtype.ModeDryRun {

@@ -74,7 +74,7 @@ func succeeded(t *testing.T, b *testBundle, id uuid.UUID, step string) runtime.S
 	return runtime.StepSucceededData{}
 }
 
-// SEMANTICS.md section 4: a cached stable verb runs once for two runbooks
+// docs/design/semantics.md section 4: a cached stable verb runs once for two runbooks
 // with equal arguments and again for other arguments; a hit calls no
 // handler and writes no receipt; a ttl entry expires by the engine's
 // clock, which the test moves (no sleeping through a ttl).

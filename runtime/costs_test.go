@@ -15,7 +15,7 @@ import (
 	"github.com/runbookdev/runbook/runtime"
 )
 
-// SEMANTICS.md section 3: a service behind http.call reports what a call
+// docs/design/semantics.md section 3: a service behind http.call reports what a call
 // used in Rbd-Usage; the job ledger keeps it with the attempt, the view
 // sums it, and the costs report groups it. A cache hit is an attempt of
 // its own, counted as a hit, at no cost; a malformed header reports

@@ -1,4 +1,4 @@
-// Package runtime advances frozen plans to finished work, as RUNTIME.md
+// Package runtime advances frozen plans to finished work, as docs/design/runtime.md
 // describes: ready steps are leased and run outside any transaction; their
 // outcomes are recorded, with events and receipts, under the runbook's
 // advisory lock; durable steps park on an invocation record and resume

@@ -5,7 +5,7 @@ import (
 	"github.com/runbookdev/runbook/rbtype"
 )
 
-// A draft_only runbook (SEMANTICS.md section 7) runs everything that stays
+// A draft_only runbook (docs/design/semantics.md section 7) runs everything that stays
 // inside: lookups, a model's drafts, its own database writes. A step whose
 // side effects reach the outside world (an external call, a person's work)
 // does not run: when it would become ready it is skipped, with the reason

@@ -17,7 +17,7 @@ import (
 	"github.com/runbookdev/runbook/runtime"
 )
 
-// SEMANTICS.md section 7: a draft_only runbook drafts and sends nothing.
+// docs/design/semantics.md section 7: a draft_only runbook drafts and sends nothing.
 // The send is skipped with DRAFT_ONLY, what follows it too, and the view's
 // next_actions names it; run for real, the send goes out with the draft
 // that was read, which is not drafted again.

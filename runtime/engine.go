@@ -78,7 +78,7 @@ type Config struct {
 	Logger    *slog.Logger
 	Metrics   *Metrics
 	// TracerProvider receives the spans of runbooks and step attempts
-	// (SEMANTICS.md section 2). It should give each span the ids that
+	// (docs/design/semantics.md section 2). It should give each span the ids that
 	// tracing.ContextWithIDs asks for (an SDK provider with
 	// tracing.IDGenerator). Nil, the default, emits no spans; trace ids
 	// are still kept, logged and sent.

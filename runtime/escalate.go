@@ -10,7 +10,7 @@ import (
 	"github.com/runbookdev/runbook/verbs"
 )
 
-// An escalating wait runs its verb's timeouts.escalation verb (SEMANTICS.md
+// An escalating wait runs its verb's timeouts.escalation verb (docs/design/semantics.md
 // section 8): the step escalates at once, as before, and its escalation is
 // a call of its own, leased and recorded like a compensation, so that a
 // worker that dies during the page leaves it to another worker, under the

@@ -25,7 +25,7 @@ type StepSucceededData struct {
 	// Receipt: a stored receipt for its idempotency key was its result.
 	Receipt bool `json:"receipt,omitempty"`
 	// Cache is "hit" when a cached result was its result, and Source says
-	// where that result came from (SEMANTICS.md section 4).
+	// where that result came from (docs/design/semantics.md section 4).
 	Cache  string       `json:"cache,omitempty"`
 	Source *CacheSource `json:"source,omitempty"`
 	// Simulated: a dry run recorded it without calling its handler.

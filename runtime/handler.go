@@ -52,7 +52,7 @@ type Call struct {
 	Verb      string
 	Attempt   int
 	// AttemptID names this attempt in the job ledger, its events and its
-	// span (SEMANTICS.md section 2): UUIDv5 of runbook, step and attempt.
+	// span (docs/design/semantics.md section 2): UUIDv5 of runbook, step and attempt.
 	// The call's context carries the attempt's span context
 	// (trace.SpanContextFromContext), for a handler that passes the trace
 	// on; a compensation's or an escalation's carries the runbook's.
@@ -93,7 +93,7 @@ type Result struct {
 }
 
 // WithUsage is the result with what its call used: tokens, a model, a
-// cost (SEMANTICS.md section 3). The job ledger records it with the
+// cost (docs/design/semantics.md section 3). The job ledger records it with the
 // attempt.
 func (r Result) WithUsage(u driver.Usage) Result {
 	r.Usage = u
@@ -125,7 +125,7 @@ type Handlers struct {
 	impls map[string]Handler
 }
 
-// NewHandlers returns the built-in handlers of VERBS.md. deps gives the
+// NewHandlers returns the built-in handlers of docs/design/verbs.md. deps gives the
 // ones that need the outside world what they need.
 func NewHandlers(deps BuiltinDeps) *Handlers {
 	h := &Handlers{specs: registry.NewHandlers(), impls: map[string]Handler{}}

@@ -26,7 +26,7 @@ type StepHeartbeatData struct {
 // Heartbeat records that the external work a parked step waits for goes
 // on: the wait's timeout moves to now + extend (an ISO 8601 duration),
 // never back and never past parked_at + the verb's timeouts.max_park
-// (SEMANTICS.md section 8). It is not the completion: the key may still
+// (docs/design/semantics.md section 8). It is not the completion: the key may still
 // complete or fail later. It returns the new timeout.
 func (e *Engine) Heartbeat(ctx context.Context, correlationKey, extend string) (time.Time, error) {
 	if extend == "" {

@@ -56,7 +56,7 @@ func invocationIDs(runbookID uuid.UUID, stepKey string, attempt int) (uuid.UUID,
 }
 
 // keyOrigin is what a step's idempotency key and seed derive from besides
-// the step itself (SEMANTICS.md section 6): the lineage root, never the
+// the step itself (docs/design/semantics.md section 6): the lineage root, never the
 // runbook's own id, so that a regenerated runbook's external effects keep
 // the root's keys and return its receipts; and, for a step that
 // regenerates, the generation, so that it runs afresh.
@@ -71,7 +71,7 @@ func originOf(rb *driver.Runbook, exec *verbs.Execution) keyOrigin {
 	o := keyOrigin{root: rb.Lineage.RootOf(rb.ID)}
 	if rb.Tenant != DefaultTenant {
 		// A global-scope key names no runbook: the tenant keeps two
-		// tenants' effects apart (SEMANTICS.md section 1).
+		// tenants' effects apart (docs/design/semantics.md section 1).
 		o.tenant = rb.Tenant
 	}
 	if regenerates(exec) {

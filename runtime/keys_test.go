@@ -11,7 +11,7 @@ import (
 	"github.com/runbookdev/runbook/verbs"
 )
 
-// TestKeysAcrossALineage: SEMANTICS.md section 6. A regenerated runbook's
+// TestKeysAcrossALineage: docs/design/semantics.md section 6. A regenerated runbook's
 // steps that regenerate (pure or stable, no outside effect) get new keys
 // and seeds; every other step keeps its root's key, so a send that
 // happened returns its receipt; and nothing depends on the runbook's own

@@ -9,7 +9,7 @@ import (
 	"github.com/runbookdev/runbook/rbtype"
 )
 
-// The job ledger (SEMANTICS.md section 3): one step_attempts row per
+// The job ledger (docs/design/semantics.md section 3): one step_attempts row per
 // attempt, written with the outcome that ends it, in the same transaction.
 // A park is recorded as parked and completed by its resume.
 

@@ -15,7 +15,7 @@ import (
 	"github.com/runbookdev/runbook/verbs"
 )
 
-// These tests run the state machine of RUNTIME.md without a database:
+// These tests run the state machine of docs/design/runtime.md without a database:
 // loaded state and outcomes in, the writes it plans out. Each covers one
 // state change; machine_fixture_test.go holds the fixture.
 
@@ -609,7 +609,7 @@ func TestMachineEventDataEncodes(t *testing.T) {
 	require.Error(t, err, "an encoding error is returned, not dropped")
 }
 
-// The failure modes of SEMANTICS.md section 5 on one diamond: b fails for
+// The failure modes of docs/design/semantics.md section 5 on one diamond: b fails for
 // good while c waits on the outside world; d reads b's result, e only runs
 // after b and c.
 func TestMachineFailureModesOnADiamond(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 	"github.com/runbookdev/runbook/driver"
 )
 
-// Metrics are the runtime's Prometheus metrics (DAEMON.md, "Operating it").
+// Metrics are the runtime's Prometheus metrics (docs/design/daemon.md, "Operating it").
 // The zero value of *Metrics (nil) records nothing.
 type Metrics struct {
 	stepsStarted    *prometheus.CounterVec

@@ -8,7 +8,7 @@ import (
 	"github.com/runbookdev/runbook/rbtype"
 )
 
-// TestNestedCallsRun runs a runbook of nested calls (LANGUAGE.md v1.1) on
+// TestNestedCallsRun runs a runbook of nested calls (docs/design/language.md v1.1) on
 // the engine: each nested call is a step, and the value it stood for is
 // its result when the call around it runs, an unnamed one's by its
 // <verb>#<n> key.

@@ -23,7 +23,7 @@ type Notification struct {
 	// the step retry.
 	ErrorCode    rbtype.ErrorCode
 	ErrorMessage string
-	// Usage is what the external work used, if it says (SEMANTICS.md
+	// Usage is what the external work used, if it says (docs/design/semantics.md
 	// section 3): added to the resumed attempt's ledger row.
 	Usage driver.Usage
 	// Sender is the span of the process that sent it (its traceparent

@@ -450,7 +450,7 @@ func TestSubmitChecksInputsAndDedupes(t *testing.T) {
 // A submission without an Idempotency-Key is deduplicated by its plan,
 // mode and inputs while its runbook has not failed; once it failed, the
 // same plan and inputs run again as a new runbook, and repeats then meet
-// that one (SEMANTICS.md section 6). A submission with a key keeps
+// that one (docs/design/semantics.md section 6). A submission with a key keeps
 // returning the runbook it named, failed or not.
 func TestRequestKeyDedupeEndsWhenTheRunbookFails(t *testing.T) {
 	b := setup(t)

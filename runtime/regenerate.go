@@ -17,7 +17,7 @@ import (
 )
 
 // Regeneration asks for a finished runbook to run again as a new one of
-// its lineage (SEMANTICS.md section 6).
+// its lineage (docs/design/semantics.md section 6).
 type Regeneration struct {
 	// Inputs override the parent's inputs, name by name; the rest are the
 	// parent's.

@@ -14,7 +14,7 @@ import (
 	"github.com/runbookdev/runbook/verbs"
 )
 
-// Execution levels (SEMANTICS.md section 7). A step of a full verb is
+// Execution levels (docs/design/semantics.md section 7). A step of a full verb is
 // rehearsed on every attempt: the handler's dry run, then verify (the dry
 // run's output against the verb's output_schema and the step's :expect),
 // then the real call; a verify failure fails the step with VERIFY_FAILED,

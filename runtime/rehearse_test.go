@@ -45,7 +45,7 @@ func (b *bank) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// SEMANTICS.md section 7: a full step dry-runs, is verified, then commits.
+// docs/design/semantics.md section 7: a full step dry-runs, is verified, then commits.
 // A dry run that breaks :expect fails the step with VERIFY_FAILED, never
 // retried, and the provider saw no commit; one that matches commits once,
 // and the ledger shows the rehearsal before the success.

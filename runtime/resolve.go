@@ -11,7 +11,7 @@ import (
 	"github.com/runbookdev/runbook/rbtype"
 )
 
-// The actions that resolve an escalated step (SEMANTICS.md section 8).
+// The actions that resolve an escalated step (docs/design/semantics.md section 8).
 const (
 	// ResolveComplete completes the step with a result a person gives.
 	ResolveComplete = "complete"

@@ -41,7 +41,7 @@ type RetryOptions struct {
 }
 
 // Retry runs a failed, partial or escalated runbook again from where it
-// stopped (SEMANTICS.md section 6): its failed, skipped, cancelled and
+// stopped (docs/design/semantics.md section 6): its failed, skipped, cancelled and
 // escalated steps, or those named and the skipped or cancelled steps
 // downstream of them, return to pending. Attempts continue from where they
 // were and idempotency keys stay the same, so an effect that did happen

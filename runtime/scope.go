@@ -9,7 +9,7 @@ import (
 )
 
 // DefaultTenant owns the runbooks of a token that names no tenant, and
-// every runbook stored before tenants existed (SEMANTICS.md section 1).
+// every runbook stored before tenants existed (docs/design/semantics.md section 1).
 const DefaultTenant = "default"
 
 // Scope is whose runbooks a request may see and change: one tenant's, or,
@@ -49,7 +49,7 @@ func tenantOf(ctx context.Context) string {
 
 // actorOf is who a request in ctx acted as, and what it claimed when that
 // differs (kept as a note): the token's actor when the token names one
-// (SEMANTICS.md section 1), else the claim, as before tokens had actors.
+// (docs/design/semantics.md section 1), else the claim, as before tokens had actors.
 func actorOf(ctx context.Context, claimed string) (by, note string) {
 	if s, ok := scopeOf(ctx); ok && s.Actor != "" {
 		if claimed != "" && claimed != s.Actor {

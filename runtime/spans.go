@@ -15,7 +15,7 @@ import (
 	"github.com/runbookdev/runbook/tracing"
 )
 
-// OpenTelemetry spans (SEMANTICS.md section 2): one for the runbook, one
+// OpenTelemetry spans (docs/design/semantics.md section 2): one for the runbook, one
 // per step attempt, its child, the park wait an event on it. A runbook may
 // last days and outlive the daemon that started it, so no span is held
 // open: each is emitted once what it stands for has finished and its

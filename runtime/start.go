@@ -201,7 +201,7 @@ func (t *transition) dependsOnSimulated(s *driver.Step) bool {
 // its handler's DryRun or is recorded as simulated; the others are leased,
 // marked running, and handed to the worker to call. A durable step's
 // invocation is persisted here, before its handler starts the external
-// work (park step 2 of RUNTIME.md).
+// work (park step 2 of docs/design/runtime.md).
 func (t *transition) start(steps []*prepared, receipts map[driver.ReceiptKey]driver.Receipt, cached map[string]driver.CacheEntry) {
 	for _, p := range steps {
 		s := p.step

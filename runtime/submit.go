@@ -33,11 +33,11 @@ type Submission struct {
 	IdempotencyKey string
 	Actor          string
 	// HoldOpen keeps the runbook in_progress after its steps finish, while
-	// an agent still adds steps, until Close (SEMANTICS.md section 8).
+	// an agent still adds steps, until Close (docs/design/semantics.md section 8).
 	HoldOpen bool
 	// Parent is the submitter's span (a W3C traceparent and tracestate):
 	// the runbook's span is its child, in its trace. Invalid (the zero
-	// value) begins a trace of the runbook's own (SEMANTICS.md section 2).
+	// value) begins a trace of the runbook's own (docs/design/semantics.md section 2).
 	Parent trace.SpanContext
 	// CorrelationID is the submitter's X-Correlation-Id; it defaults to
 	// the runbook's id. At most MaxCorrelationID printable bytes.
@@ -57,7 +57,7 @@ type Submitted struct {
 //
 // A submission without an IdempotencyKey is keyed by its plan, mode and
 // inputs, and a repeat returns the runbook they started, until that one
-// fails (SEMANTICS.md section 6): then the same plan and inputs run again,
+// fails (docs/design/semantics.md section 6): then the same plan and inputs run again,
 // as a new runbook keyed after the failed one. Concurrent repeats derive
 // the same key and so meet on one row.
 func (e *Engine) Submit(ctx context.Context, s Submission) (*Submitted, error) {
@@ -148,7 +148,7 @@ func createRunbook(ctx context.Context, tx driver.Tx, n driver.NewRunbook, calle
 	}
 }
 
-// tenantKey scopes a request key to its tenant (SEMANTICS.md section 1):
+// tenantKey scopes a request key to its tenant (docs/design/semantics.md section 1):
 // two tenants' requests never meet on one runbook, whatever key they
 // chose. The default tenant's keys are what they were before tenants, so
 // its runbooks keep their ids.

@@ -12,7 +12,7 @@ import (
 // token can write, and its hash anyone can recompute; so its execution
 // blocks, which choose the handler, its static params (and the
 // ${env:...} they read), its side effects and its gate, must be the ones
-// this daemon's catalogue holds (compiler.ReadPlan, SEMANTICS.md section
+// this daemon's catalogue holds (compiler.ReadPlan, docs/design/semantics.md section
 // 9). A plan that fails the check is a *CompileError carrying the
 // diagnostics, which point into raw under filename.
 //

@@ -14,7 +14,7 @@ import (
 	"github.com/runbookdev/runbook/runtime"
 )
 
-// SEMANTICS.md section 1: receipts are per tenant. The same global-scope
+// docs/design/semantics.md section 1: receipts are per tenant. The same global-scope
 // call (whose key names no runbook) in two tenants is two effects at the
 // provider, under two keys; in one tenant, twice, it is one. And a
 // tenant's engine calls do not see another's runbook.

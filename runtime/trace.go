@@ -10,7 +10,7 @@ import (
 	"github.com/runbookdev/runbook/driver"
 )
 
-// Trace context (SEMANTICS.md section 2). A runbook keeps, once, the trace
+// Trace context (docs/design/semantics.md section 2). A runbook keeps, once, the trace
 // it was submitted in (its runbook row: trace id, the submitter's span,
 // flags, tracestate, correlation id); every other id is derived, so that
 // no step write grows and a restarted daemon names everything as before:
@@ -150,7 +150,7 @@ func traceAttrs(span trace.SpanContext, attempt uuid.UUID) []any {
 }
 
 // EventTrace is the trace context of a runbook's events, which the API
-// shows on each (SEMANTICS.md section 2): every event carries the
+// shows on each (docs/design/semantics.md section 2): every event carries the
 // runbook's trace id and correlation id, and a step's event its attempt's
 // id and span id.
 type EventTrace struct {

@@ -16,7 +16,7 @@ import (
 // the transaction must write. It holds the runbook's live steps (see
 // durable's liveStepsSQL): a step of the plan that is not among them has
 // completed. Its methods are the state machine of
-// RUNTIME.md; they change steps in memory and record what changed. Nothing
+// docs/design/runtime.md; they change steps in memory and record what changed. Nothing
 // here talks to the database: advance.go loads the state and writes the
 // changes.
 type transition struct {
@@ -212,7 +212,7 @@ func (t *transition) failStep(s *driver.Step, e *Error) {
 	t.failed(s)
 }
 
-// failed applies a final failure's mode (SEMANTICS.md section 5). Under
+// failed applies a final failure's mode (docs/design/semantics.md section 5). Under
 // abort the runbook stops: what has not started is skipped, what waits on
 // the outside world is cancelled, and calls in flight are recorded when
 // they return. Under isolate and continue only the step's dependents are
@@ -336,7 +336,7 @@ func (t *transition) checkOutput(s *driver.Step, value json.RawMessage) *Error {
 	return nil
 }
 
-// park records a durable step's park (steps 4 of RUNTIME.md): the external
+// park records a durable step's park (steps 4 of docs/design/runtime.md): the external
 // id, the step parked, and, if its notification came first, its immediate
 // resumption.
 func (t *transition) park(s *driver.Step, o *outcome) {

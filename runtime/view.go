@@ -20,7 +20,7 @@ const (
 	BlockedRequiresApproval     = "REQUIRES_APPROVAL"
 	BlockedAwaitingNotification = "AWAITING_NOTIFICATION"
 	// BlockedAwaitingTimer: a timer.sleep step, which the daemon resumes
-	// itself. RUNTIME.md does not name it; a sleeping runbook is waiting on
+	// itself. docs/design/runtime.md does not name it; a sleeping runbook is waiting on
 	// no one, but a reader wants to know what it waits for.
 	BlockedAwaitingTimer = "AWAITING_TIMER"
 )
@@ -39,10 +39,10 @@ type RunbookView struct {
 	Version  int             `json:"version"`
 	Inputs   json.RawMessage `json:"inputs"`
 	Lineage  LineageView     `json:"lineage"`
-	// Cost sums what the runbook's attempts used (SEMANTICS.md section 3).
+	// Cost sums what the runbook's attempts used (docs/design/semantics.md section 3).
 	Cost driver.Cost `json:"cost"`
 	// TraceID, SpanID and CorrelationID place the runbook in a
-	// distributed trace (SEMANTICS.md section 2): its trace (the
+	// distributed trace (docs/design/semantics.md section 2): its trace (the
 	// submitter's, or its own), its span, and the submitter's
 	// X-Correlation-Id (or its id). ParentSpanID is the submitter's span.
 	TraceID       string                     `json:"trace_id"`
@@ -59,11 +59,11 @@ type RunbookView struct {
 	// Failures are the steps that failed or escalated, with why.
 	Failures []FailureView `json:"failures"`
 	// NextActions is what would move the runbook, each with the rbd
-	// command that does it (SEMANTICS.md section 5).
+	// command that does it (docs/design/semantics.md section 5).
 	NextActions []ActionView `json:"next_actions"`
 }
 
-// LineageView is where a runbook came from (SEMANTICS.md section 6): an
+// LineageView is where a runbook came from (docs/design/semantics.md section 6): an
 // original is its own root, with no parent and generation 0; each
 // regeneration is one generation more than its parent.
 type LineageView struct {
@@ -373,7 +373,7 @@ func (e *Engine) Events(ctx context.Context, id uuid.UUID, after int64, limit in
 }
 
 // TracedEvents returns a runbook's ledger after an event id, with the
-// trace context its events carry (SEMANTICS.md section 2): the runbook's,
+// trace context its events carry (docs/design/semantics.md section 2): the runbook's,
 // read with its state rather than stored on every event.
 func (e *Engine) TracedEvents(ctx context.Context, id uuid.UUID, after int64, limit int) ([]driver.Event, EventTrace, error) {
 	// Only whether it exists, and its trace: the state is one narrow row,
@@ -405,7 +405,7 @@ func (e *Engine) List(ctx context.Context, status rbtype.RunbookStatus, tenant s
 
 // Costs sums the attempts of the caller's tenant's runbooks (an admin's:
 // tenant's, or every tenant's for "") by tenant, actor, verb, day or
-// month, finished in [from, to) when given (SEMANTICS.md section 3).
+// month, finished in [from, to) when given (docs/design/semantics.md section 3).
 func (e *Engine) Costs(ctx context.Context, groupBy, tenant string, from, to *time.Time) ([]driver.Cost, error) {
 	if !slices.Contains(driver.CostGroups, groupBy) {
 		return nil, fmt.Errorf("%w: group_by %q must be one of %s", ErrInvalid, groupBy, strings.Join(driver.CostGroups, ", "))

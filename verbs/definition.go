@@ -30,11 +30,11 @@ type Definition struct {
 	InputSchema  *Schema   `json:"input_schema,omitempty"`
 	OutputSchema *Schema   `json:"output_schema,omitempty"`
 	// Returns names the field of the result that a nested call of the verb
-	// stands for (LANGUAGE.md v1.1); empty, the whole result. It is left
+	// stands for (docs/design/language.md v1.1); empty, the whole result. It is left
 	// out of the JSON when empty so that the hashes of definitions without
 	// it are what they were before it existed.
 	Returns string `json:"returns,omitempty"`
-	// Risk is the verb's declared risk (SEMANTICS.md section 7), empty
+	// Risk is the verb's declared risk (docs/design/semantics.md section 7), empty
 	// when the file does not say, which means low (see RiskOrDefault). It
 	// is left out of the JSON when empty, like Returns, so that existing
 	// definitions keep their hashes.
@@ -99,7 +99,7 @@ type Execution struct {
 	// Cache is nil unless the verb declares one (as with Determinism, so
 	// that older plans keep their hashes).
 	Cache *Cache `json:"cache,omitempty"`
-	// Level is how each attempt is rehearsed (SEMANTICS.md section 7);
+	// Level is how each attempt is rehearsed (docs/design/semantics.md section 7);
 	// empty means opaque, and is left out of the JSON so that older plans
 	// keep their hashes.
 	Level        rbtype.Level  `json:"level,omitempty"`
@@ -151,7 +151,7 @@ func sameValues(a, b map[string]any) bool {
 	return reflect.DeepEqual(a, b)
 }
 
-// Cache is a verb's result cache (SEMANTICS.md section 4).
+// Cache is a verb's result cache (docs/design/semantics.md section 4).
 type Cache struct {
 	Policy rbtype.CachePolicy `json:"policy"`
 	// TTL is how long an entry lives, for policy ttl.
@@ -184,7 +184,7 @@ type Timeouts struct {
 	OnTimeout  rbtype.OnTimeout `json:"on_timeout"`
 	// Escalation is the verb run when a park times out and escalates (a
 	// page to whoever is on call), with args written as a compensation's:
-	// literals and "@args.<path>" (SEMANTICS.md section 8).
+	// literals and "@args.<path>" (docs/design/semantics.md section 8).
 	Escalation *Compensation `json:"escalation,omitempty"`
 }
 

@@ -672,7 +672,7 @@ func (d *decoder) badScalar(n *yaml.Node, err error) bool {
 	return false
 }
 
-// checkCache applies SEMANTICS.md section 4's load-time rules to a verb's
+// checkCache applies docs/design/semantics.md section 4's load-time rules to a verb's
 // cache: a result is reused only where running the handler again would
 // change nothing outside (V020), an external verb's result never forever
 // (V021), and a ttl policy needs its ttl (V022). at is the policy's node.

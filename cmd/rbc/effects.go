@@ -10,7 +10,7 @@ import (
 )
 
 // runEffects prints what a runbook can do to the world outside it, and the
-// gate in front of each effect (LANGUAGE.md v1.1): for a person deciding
+// gate in front of each effect (docs/design/language.md v1.1): for a person deciding
 // whether to let an agent's runbook run. It compiles the runbook and reads
 // the plan's effects, so it shows exactly what rbd would be given.
 func runEffects(args []string, stdout, stderr io.Writer) int {
@@ -65,7 +65,7 @@ func writeEffects(out io.Writer, name string, effects []compiler.Effect) {
 // writeReaches lists, after the effects, the steps that declare no side
 // effects but whose handler still names a target: a model call that
 // changes nothing still sends its arguments out, which a reviewer wants to
-// see. They are not effects (LANGUAGE.md v1.1 lists only side effects), so
+// see. They are not effects (docs/design/language.md v1.1 lists only side effects), so
 // only the text shows them, and the plan does not carry them.
 func writeReaches(out io.Writer, plan *compiler.Plan) {
 	tw := cli.NewTable(out)

@@ -19,7 +19,7 @@ import (
 const maxFixRounds = 8
 
 // runFix applies every fix that is the only one offered for its diagnostic
-// (LANGUAGE.md v1.1), checks the result, and repeats while that offers
+// (docs/design/language.md v1.1), checks the result, and repeats while that offers
 // more. The fixed source goes to standard output, or back to the file with
 // -w. What was fixed, and the diagnostics left, go to standard error.
 func runFix(args []string, stdout, stderr io.Writer) int {

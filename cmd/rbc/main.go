@@ -1,5 +1,5 @@
 // Command rbc compiles runbook scripts against verb definitions into frozen
-// plans, and lints, formats and draws them. See LANGUAGE.md for the
+// plans, and lints, formats and draws them. See docs/design/language.md for the
 // language and `rbc help` for the commands.
 package main
 
@@ -11,7 +11,7 @@ import (
 	"runtime/pprof"
 )
 
-// Exit statuses of LANGUAGE.md.
+// Exit statuses of docs/design/language.md.
 const (
 	exitOK      = 0 // no errors (warnings allowed)
 	exitErrors  = 1 // errors found in the inputs

@@ -57,7 +57,7 @@ func send(t *testing.T, method, url, body string, header ...string) (int, string
 	return resp.StatusCode, string(out)
 }
 
-// TestStatusCodesOfTheRealDaemon checks DAEMON.md's status codes against
+// TestStatusCodesOfTheRealDaemon checks docs/design/daemon.md's status codes against
 // the rbd binary, with tokens and a webhook secret configured.
 func TestStatusCodesOfTheRealDaemon(t *testing.T) {
 	t.Parallel()
@@ -231,7 +231,7 @@ func TestKilledDaemonRepeatsNoSideEffect(t *testing.T) {
 	second, v := completeAfterKill(t, e, verbs, server, sub.ID.String())
 	require.JSONEq(t, `{"charged": true}`, string(v.Outcomes["charge"]))
 	// The ledger says, before the call was repeated, that the first may
-	// have taken effect (SEMANTICS.md section 7: audit fails closed).
+	// have taken effect (docs/design/semantics.md section 7: audit fails closed).
 	evs, err := second.client("").Events(ctx, sub.ID.String(), 0)
 	require.NoError(t, err)
 	var reclaimed, restarted int

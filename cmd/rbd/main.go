@@ -1,5 +1,5 @@
 // Command rbd is the Runbook daemon and its client: `rbd serve` advances
-// runbooks stored in PostgreSQL and serves the HTTP API of DAEMON.md;
+// runbooks stored in PostgreSQL and serves the HTTP API of docs/design/daemon.md;
 // `rbd migrate` brings the database's schema up to date; the other
 // commands call a running daemon's API.
 package main

@@ -61,7 +61,7 @@ func regenerate(c *clientCommand, id string, req httpapi.RegenerateRequest, key 
 
 const replayUsage = `Usage: rbd replay ID --mode reproduce|retry|regenerate [flags]
 
-Replays a runbook (SEMANTICS.md section 6):
+Replays a runbook (docs/design/semantics.md section 6):
   reproduce   shows what is stored, its state and its whole ledger;
               nothing is recomputed
   retry       runs its failed, skipped and escalated steps again, with

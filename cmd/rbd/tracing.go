@@ -18,7 +18,7 @@ import (
 
 // startTracing starts the OpenTelemetry SDK when the standard variables
 // ask for OTLP export: OTEL_EXPORTER_OTLP_ENDPOINT or
-// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT set (SEMANTICS.md section 2). The
+// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT set (docs/design/semantics.md section 2). The
 // exporter reads the other OTEL_EXPORTER_OTLP_* variables (headers,
 // timeout, certificates, compression), the SDK OTEL_TRACES_SAMPLER and the
 // batch processor's OTEL_BSP_*; the resource takes OTEL_SERVICE_NAME and

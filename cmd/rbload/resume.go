@@ -111,7 +111,7 @@ func notifyAtRate(ctx context.Context, c *httpapi.Client, keys []string, rate in
 }
 
 // notifyRetrying sends a completed notification, and sends it again after
-// a 503, as DAEMON.md asks of a sender: a daemon that is reading as many
+// a 503, as docs/design/daemon.md asks of a sender: a daemon that is reading as many
 // request bodies as it may says so rather than queueing without end. The
 // latency measured from the first send includes the retries.
 func notifyRetrying(ctx context.Context, c *httpapi.Client, key string) (*httpapi.NotificationResponse, error) {

@@ -73,6 +73,27 @@ func TestCitationsOfTheDesignResolve(t *testing.T) {
 	}
 }
 
+// TestNothingCitesAPageOutsideTheRepository: the design pages were once
+// kept outside the repository, in upper case (SEMANTICS.md and its
+// siblings); a comment citing one of those names points at nothing a
+// reader of this repository can open. Only this test names them.
+func TestNothingCitesAPageOutsideTheRepository(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	require.NoError(t, err)
+	pages := strings.Join([]string{"ARCHITECTURE", "LANGUAGE", "VERBS", "RUNTIME", "DAEMON", "SEMANTICS", "STYLE"}, "|")
+	out, err := exec.Command("git", "-C", root, "grep", "-n", "-I", "-E", `(^|[^/A-Za-z_])(`+pages+`)\.md`,
+		"--", ":!docs/design/links_test.go").Output()
+	var exit *exec.ExitError
+	if errAs(err, &exit) && exit.ExitCode() == 1 {
+		return // none
+	}
+	if errAs(err, &exit) && exit.ExitCode() == 128 {
+		t.Skipf("not a git checkout: %s", exit.Stderr)
+	}
+	require.NoError(t, err)
+	t.Errorf("cited outside the repository (cite docs/design/PAGE.md instead):\n%s", out)
+}
+
 func TestAnchorsAreGitHubs(t *testing.T) {
 	for heading, want := range map[string]string{
 		"## 1. Principals and tenants":                  "1-principals-and-tenants",

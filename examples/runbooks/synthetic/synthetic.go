@@ -14,7 +14,7 @@ import (
 )
 
 // Verbs defines bench.step, the verb Runbook calls, as a verb file
-// (VERBS.md). It has an input and an output schema, so that compiling a
+// (docs/design/verbs.md). It has an input and an output schema, so that compiling a
 // generated runbook checks arguments and references as a real one would.
 const Verbs = `- name: step
   domain: bench

@@ -35,7 +35,7 @@ type Arg struct {
 
 // Value = String | Integer | Decimal | "true" | "false" | "nil" | Reference | Input | List | Map | Call .
 //
-// A Call as a value is a nested call (LANGUAGE.md v1.1): a step of its
+// A Call as a value is a nested call (docs/design/language.md v1.1): a step of its
 // own whose result the value refers to.
 type Value struct {
 	Scalar *lexer.Token `parser:"  @(String | Int | Decimal | Ref | Input | Bad | \"true\" | \"false\" | \"nil\")"`

@@ -15,7 +15,7 @@ import (
 const sourceFixAll protocol.CodeActionKind = "source.fixAll"
 
 // codeAction offers, for the diagnostics at the requested range, each of
-// their fixes (LANGUAGE.md v1.1) as a quick fix, the only fix of a
+// their fixes (docs/design/language.md v1.1) as a quick fix, the only fix of a
 // diagnostic marked preferred; and, for the whole file, what `rbc fix`
 // would do, when it would change anything.
 func (s *Server) codeAction(ctx context.Context, p *protocol.CodeActionParams) ([]protocol.CodeAction, error) {

@@ -15,7 +15,7 @@ import (
 	"github.com/runbookdev/runbook/verbs"
 )
 
-// stepOptions are the reserved keywords of LANGUAGE.md and docs/language.md,
+// stepOptions are the reserved keywords of docs/design/language.md and docs/language.md,
 // offered after a verb's own arguments.
 var stepOptions = []struct{ name, doc string }{
 	{"as", "binds the step's result to a name (`:as @name`) and names the step"},

@@ -12,7 +12,7 @@ import (
 	"github.com/runbookdev/runbook/verbs"
 )
 
-// The outline names the steps of nested calls (LANGUAGE.md v1.1) as the
+// The outline names the steps of nested calls (docs/design/language.md v1.1) as the
 // compiler keys them, so document symbols match the plan.
 func TestOutlineKeysNestedCallsAsTheCompilerDoes(t *testing.T) {
 	defs, diags := verbs.Parse("v.yaml", []byte("- name: go\n  domain: a\n  execution: {kind: sync, handler: core.echo, side_effects: none}\n"))

@@ -35,7 +35,7 @@ type callInfo struct {
 
 // newOutline walks the tokens with a stack of open brackets, so that a
 // keyword inside a map is not taken for one of the call's arguments. A "("
-// inside a call opens a call nested in it, as LANGUAGE.md v1.1 allows; v1's
+// inside a call opens a call nested in it, as docs/design/language.md v1.1 allows; v1's
 // parser instead ends the open call there. Either way the calls are
 // numbered in the order of their "(", as Parse numbers them.
 func newOutline(toks []lang.Token) *outline {

@@ -12,7 +12,7 @@ import (
 	"github.com/runbookdev/runbook/lang"
 )
 
-// identifier is LANGUAGE.md's identifier, what a binding's name must be.
+// identifier is docs/design/language.md's identifier, what a binding's name must be.
 var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
 
 var errNotABinding = errors.New("only a binding (@name) can be renamed")
