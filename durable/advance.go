@@ -219,15 +219,17 @@ func queueAdvance(b *pgx.Batch, w driver.AdvanceWrite, leaseOps map[int64]string
 	// or a reopening is rare, and written on its own.
 	var states []driver.RunbookChange
 	for _, c := range w.Runbooks {
-		if c.Plan != nil || c.Inputs != nil || c.Mode != nil || c.Reopen {
+		switch {
+		case c.Plan != nil || c.Inputs != nil || c.Mode != nil || c.Reopen:
 			b.Queue(updateRunbookSQL, runbookChangeArgs(c)...).Exec(ignore)
-			continue
+		case changesState(c):
+			states = append(states, c)
 		}
-		states = append(states, c)
 	}
 	if len(states) > 0 {
 		b.Queue(updateRunbookStatesSQL, runbookStateArgs(states)...).Exec(ignore)
 	}
+	queueWakeups(b, w.Runbooks)
 	for _, id := range slices.SortedFunc(maps.Keys(w.Compensate), compareUUID) {
 		b.Queue(markCompensationsSQL, id, w.Compensate[id]).Exec(ignore)
 	}
@@ -290,30 +292,35 @@ const markCompensationsSQL = `UPDATE runbook_steps SET compensation_status = 'pe
 func compareUUID(a, b uuid.UUID) int { return bytes.Compare(a[:], b[:]) }
 
 // updateRunbookStatesSQL writes the state changes of many runbooks (not
-// plans, which only an extension changes, one at a time).
+// plans, which only an extension changes, one at a time). Wake-ups are
+// rows of their own (queueWakeups).
 const updateRunbookStatesSQL = `
 	UPDATE runbooks r SET
 		status        = coalesce(u.status, r.status),
 		error_code    = coalesce(u.err_code, r.error_code),
 		error_message = coalesce(u.err_msg, r.error_message),
 		finished_at   = CASE WHEN u.finished THEN now() ELSE r.finished_at END,
-		wake_at       = CASE WHEN u.set_wake THEN u.wake_at ELSE r.wake_at END,
 		updated_at    = now()
-	FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::bool[], $6::bool[], $7::timestamptz[])
-		AS u(id, status, err_code, err_msg, finished, set_wake, wake_at)
+	FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::bool[])
+		AS u(id, status, err_code, err_msg, finished)
 	WHERE r.id = u.id`
 
 func runbookStateArgs(changes []driver.RunbookChange) []any {
 	n := len(changes)
 	ids := make([][16]byte, n)
 	status, codes, msgs := make(pgtype.FlatArray[pgtype.Text], n), make(pgtype.FlatArray[pgtype.Text], n), make(pgtype.FlatArray[pgtype.Text], n)
-	finished, setWake := make([]bool, n), make([]bool, n)
-	wake := make(pgtype.FlatArray[pgtype.Timestamptz], n)
+	finished := make([]bool, n)
 	for i, c := range changes {
 		ids[i], status[i], codes[i], msgs[i] = c.ID, textOrNull(c.Status), textOrNull(c.ErrorCode), textOrNull(c.ErrorMessage)
-		finished[i], setWake[i], wake[i] = c.Finished, c.SetWake, nullableTime(c.WakeAt)
+		finished[i] = c.Finished
 	}
-	return []any{ids, status, codes, msgs, finished, setWake, wake}
+	return []any{ids, status, codes, msgs, finished}
+}
+
+// changesState reports whether a runbook change writes the runbook row,
+// not only its wake-up: most advances change a wake-up and nothing else.
+func changesState(c driver.RunbookChange) bool {
+	return c.Status != nil || c.ErrorCode != nil || c.ErrorMessage != nil || c.Finished
 }
 
 // StepDataByKey loads the resolved arguments and results of steps named by

@@ -28,6 +28,15 @@ type testBundle struct {
 func setup(t *testing.T) *testBundle {
 	t.Helper()
 	t.Parallel()
+	return setupAlone(t)
+}
+
+// setupAlone is setup for a test that must not run beside the package's
+// others (which run once the sequential tests are done): one whose VACUUM
+// must be able to remove what it deleted, which another test's open
+// transaction would keep.
+func setupAlone(t *testing.T) *testBundle {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
 	return &testBundle{store: pgtest.Store(t), ctx: ctx}

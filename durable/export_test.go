@@ -90,3 +90,10 @@ func (s *Store) SettingForTest(ctx context.Context, name string) (string, error)
 	err := s.pool.QueryRow(ctx, "SELECT current_setting($1)", name).Scan(&v)
 	return v, translate(err)
 }
+
+// ReloptionsForTest reads a table's storage options (pg_class.reloptions).
+func (t *Tx) ReloptionsForTest(ctx context.Context, table string) ([]string, error) {
+	var opts []string
+	err := t.tx.QueryRow(ctx, `SELECT coalesce(reloptions, '{}') FROM pg_class WHERE oid = $1::regclass`, table).Scan(&opts)
+	return opts, translate(err)
+}

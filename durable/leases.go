@@ -69,8 +69,8 @@ const releaseLeasesSQL = `
 func (s *Store) WorkerLeases(ctx context.Context, worker string) ([]driver.Lease, error) {
 	rows, err := s.pool.Query(ctx, `
 		SELECT s.id, s.runbook_id, s.lease_worker, s.lease_attempt, 'active', s.lease_acquired_at, s.lease_expires_at
-		FROM runbooks r JOIN runbook_steps s ON s.runbook_id = r.id
-		WHERE r.wake_at IS NOT NULL AND s.lease_worker = $1`, worker)
+		FROM runbook_wakeups w JOIN runbook_steps s ON s.runbook_id = w.runbook_id
+		WHERE s.lease_worker = $1`, worker)
 	if err != nil {
 		return nil, translate(err)
 	}

@@ -25,9 +25,10 @@ func TestHotQueriesUseTheirIndexes(t *testing.T) {
 	b := setup(t)
 	require.NoError(t, b.store.InTestTx(b.ctx, func(tx *durable.Tx) error {
 		return execAll(b.ctx, tx,
-			`INSERT INTO runbooks (id, plan, plan_hash, request_key, wake_at)
-			 SELECT gen_random_uuid(), '{}', 'h', 'r' || g, CASE WHEN g % 100 = 0 THEN now() END
-			 FROM generate_series(1, 30000) g`,
+			`INSERT INTO runbooks (id, plan, plan_hash, request_key)
+			 SELECT gen_random_uuid(), '{}', 'h', 'r' || g FROM generate_series(1, 30000) g`,
+			`INSERT INTO runbook_wakeups (runbook_id, wake_at)
+			 SELECT id, CASE WHEN request_key LIKE '%00' THEN now() ELSE now() + interval '1 hour' END FROM runbooks`,
 			`INSERT INTO runbook_steps (runbook_id, key, position, verb, args, execution, status, next_attempt_at)
 			 SELECT r.id, 's' || g, g, 'v', '{}', '{}',
 			        CASE WHEN g = 2 AND r.request_key LIKE '%7' THEN 'failed_retryable' WHEN g = 2 THEN 'pending' ELSE 'complete' END,
@@ -62,7 +63,7 @@ func TestHotQueriesUseTheirIndexes(t *testing.T) {
 		table string
 	}{
 		{"live steps of an advance", durable.LiveStepsSQL, []any{someRunbooks}, "runbook_steps_runbook_id_", "runbook_steps"},
-		{"claim due runbooks", durable.ClaimDueQuery, []any{10, time.Minute}, "runbooks_wake_at", "runbooks"},
+		{"claim due runbooks", durable.ClaimDueQuery, []any{10, time.Minute}, "runbook_wakeups_due", "runbook_wakeups"},
 		{"inbox sweep", durable.SweepInboxQuery, []any{100}, "completion_notifications_unprocessed", "completion_notifications"},
 		{"timeout sweep", durable.SweepTimeoutsQuery, []any{100}, "invocation_records_timeout", "invocation_records"},
 		{"retry sweep", durable.SweepRetriesQuery, []any{100}, "runbook_steps_retry_due", "runbook_steps"},

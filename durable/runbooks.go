@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/runbookdev/runbook/driver"
 	"github.com/runbookdev/runbook/rbtype"
@@ -28,13 +29,13 @@ func (t *Tx) CreateRunbook(ctx context.Context, n driver.NewRunbook) (rb *driver
 	var head pgx.Batch
 	head.Queue("SELECT pg_advisory_xact_lock($1)", RunbookLockKey(n.ID))
 	head.Queue(`
-		INSERT INTO runbooks (id, plan, plan_hash, inputs, mode, request_key, status, wake_at,
+		INSERT INTO runbooks (id, plan, plan_hash, inputs, mode, request_key, status,
 			lineage_root, lineage_parent, generation, tenant, actor,
 			trace_id, parent_span_id, trace_flags, tracestate, correlation_id)
-		VALUES ($1, $2, $3, $4, $5, $6, coalesce($7, 'executing'), now(), $8, $9, $10, coalesce($11, 'default'), $12,
+		VALUES ($1, $2, $3, $4, $5, $6, coalesce($7, 'executing'), $8, $9, $10, coalesce($11, 'default'), $12,
 			$13, $14, $15, $16, $17)
 		ON CONFLICT (request_key) DO NOTHING
-		RETURNING `+runbookColumnsWithoutPlan,
+		RETURNING `+strings.Replace(runbookColumnsWithoutPlan, wakeColumn, "now()", 1),
 		n.ID, n.Plan, n.PlanHash, jsonOrEmpty(n.Inputs), n.Mode, n.RequestKey, nullString(n.Status),
 		nullUUID(n.Lineage.Root), nullUUID(n.Lineage.Parent), n.Lineage.Generation, nullString(n.Tenant), n.Actor,
 		nullString(n.Trace.TraceID), nullString(n.Trace.ParentSpanID), traceFlags(n.Trace), nullString(n.Trace.State),
@@ -61,6 +62,7 @@ func (t *Tx) CreateRunbook(ctx context.Context, n driver.NewRunbook) (rb *driver
 		queueInsertSteps(&rest, n.ID, n.Steps)
 	}
 	queueInsertEdges(&rest, n.ID, n.Edges)
+	rest.Queue(`INSERT INTO runbook_wakeups (runbook_id, wake_at) VALUES ($1, now())`, n.ID)
 	rest.Queue(appendEventsSQL, eventArgs([]driver.Event{{RunbookID: n.ID, Type: rbtype.EventRunbookSubmitted, WorkerID: n.WorkerID, Data: n.SubmittedData}})...)
 	if err := t.tx.SendBatch(ctx, &rest).Close(); err != nil {
 		return nil, false, translate(err)
@@ -143,7 +145,11 @@ func queueInsertEdges(b *pgx.Batch, runbookID uuid.UUID, edges []driver.Edge) {
 		runbookID, from, to, kind)
 }
 
-const runbookColumns = `id, plan, plan_hash, inputs, status, mode, request_key, version, wake_at,
+// wakeColumn reads a runbook's wake-up from its own table (migration 013),
+// in a query FROM runbooks.
+const wakeColumn = `(SELECT w.wake_at FROM runbook_wakeups w WHERE w.runbook_id = runbooks.id)`
+
+const runbookColumns = `id, plan, plan_hash, inputs, status, mode, request_key, version, ` + wakeColumn + `,
 	coalesce(error_code, ''), coalesce(error_message, ''), created_at, updated_at, finished_at,
 	lineage_root, lineage_parent, generation, tenant, actor, ` + traceColumns
 
@@ -292,13 +298,12 @@ const updateRunbookSQL = `
 		status        = coalesce($2, status),
 		error_code    = coalesce($3, error_code),
 		error_message = coalesce($4, error_message),
-		finished_at   = CASE WHEN $5 THEN now() WHEN $12 THEN NULL ELSE finished_at END,
-		wake_at       = CASE WHEN $6 THEN $7 ELSE wake_at END,
-		plan          = coalesce($8::jsonb, plan),
-		plan_hash     = CASE WHEN $8::jsonb IS NULL THEN plan_hash ELSE $9 END,
-		version       = CASE WHEN $8::jsonb IS NULL THEN version ELSE $10 END,
-		inputs        = coalesce($11::jsonb, inputs),
-		mode          = coalesce($13, mode),
+		finished_at   = CASE WHEN $5 THEN now() WHEN $6 THEN NULL ELSE finished_at END,
+		plan          = coalesce($7::jsonb, plan),
+		plan_hash     = CASE WHEN $7::jsonb IS NULL THEN plan_hash ELSE $8 END,
+		version       = CASE WHEN $7::jsonb IS NULL THEN version ELSE $9 END,
+		inputs        = coalesce($10::jsonb, inputs),
+		mode          = coalesce($11, mode),
 		updated_at    = now()
 	WHERE id = $1`
 
@@ -307,14 +312,48 @@ func runbookChangeArgs(c driver.RunbookChange) []any {
 	if c.Plan != nil {
 		plan = string(c.Plan)
 	}
-	return []any{c.ID, c.Status, c.ErrorCode, c.ErrorMessage, c.Finished, c.SetWake, c.WakeAt, plan, c.PlanHash, c.Version, nullJSON(c.Inputs), c.Reopen, c.Mode}
+	return []any{c.ID, c.Status, c.ErrorCode, c.ErrorMessage, c.Finished, c.Reopen, plan, c.PlanHash, c.Version, nullJSON(c.Inputs), c.Mode}
+}
+
+// setWakeupsSQL sets runbooks' wake-ups, and clearWakeupsSQL drops those
+// of runbooks that need none (only the outside world can move them).
+const (
+	setWakeupsSQL = `
+		INSERT INTO runbook_wakeups (runbook_id, wake_at)
+		SELECT * FROM unnest($1::uuid[], $2::timestamptz[])
+		ON CONFLICT (runbook_id) DO UPDATE SET wake_at = EXCLUDED.wake_at`
+	clearWakeupsSQL = `DELETE FROM runbook_wakeups WHERE runbook_id = ANY($1)`
+)
+
+// queueWakeups queues the wake-ups runbook changes set or clear.
+func queueWakeups(b *pgx.Batch, changes []driver.RunbookChange) {
+	var set, clear [][16]byte
+	var at []time.Time
+	for _, c := range changes {
+		switch {
+		case !c.SetWake:
+		case c.WakeAt == nil:
+			clear = append(clear, c.ID)
+		default:
+			set, at = append(set, c.ID), append(at, *c.WakeAt)
+		}
+	}
+	ignore := func(pgconn.CommandTag) error { return nil }
+	if len(set) > 0 {
+		b.Queue(setWakeupsSQL, set, at).Exec(ignore)
+	}
+	if len(clear) > 0 {
+		b.Queue(clearWakeupsSQL, clear).Exec(ignore)
+	}
 }
 
 // Wake makes runbooks due now. The caller holds the runbooks' locks, so no
 // advance can overwrite the wake-up with a state computed before it; it
 // tells the workers once the transaction has committed (Store.Signal).
 func (t *Tx) Wake(ctx context.Context, ids []uuid.UUID) error {
-	_, err := t.tx.Exec(ctx, `UPDATE runbooks SET wake_at = now() WHERE id = ANY($1)`, ids)
+	_, err := t.tx.Exec(ctx, `
+		INSERT INTO runbook_wakeups (runbook_id, wake_at) SELECT id, now() FROM unnest($1::uuid[]) AS u(id)
+		ON CONFLICT (runbook_id) DO UPDATE SET wake_at = now()`, ids)
 	return translate(err)
 }
 
@@ -344,15 +383,15 @@ func (s *Store) Signal(ctx context.Context) error {
 // the wait for the disk was most of a claim's time, and a claim stands
 // between every wake-up (a notification, a submission) and its advance.
 const claimDueQuery = `
-	UPDATE runbooks r SET wake_at = now() + $2::interval
+	UPDATE runbook_wakeups w SET wake_at = now() + $2::interval
 	FROM (
-		SELECT id FROM runbooks
+		SELECT runbook_id FROM runbook_wakeups
 		WHERE wake_at <= now()
 		ORDER BY wake_at
 		LIMIT $1
 		FOR UPDATE SKIP LOCKED) due
-	WHERE r.id = due.id
-	RETURNING r.id`
+	WHERE w.runbook_id = due.runbook_id
+	RETURNING w.runbook_id`
 
 // ClaimDue hands out up to limit runbooks whose wake_at has passed, most
 // overdue first, and pushes their wake_at claimFor ahead, so that other
@@ -376,7 +415,7 @@ func (s *Store) ClaimDue(ctx context.Context, limit int, claimFor time.Duration)
 // Workers sleep until then when there is nothing to do.
 func (s *Store) NextWake(ctx context.Context) (*time.Time, error) {
 	var at *time.Time
-	err := s.pool.QueryRow(ctx, `SELECT min(wake_at) FROM runbooks WHERE wake_at IS NOT NULL`).Scan(&at)
+	err := s.pool.QueryRow(ctx, `SELECT min(wake_at) FROM runbook_wakeups`).Scan(&at)
 	return at, translate(err)
 }
 

@@ -11,20 +11,20 @@ import (
 // a crash left behind, they find by scanning a partial index and make the
 // runbook due again. (Expired leases need no sweep: a runbook with a call
 // out keeps a wake-up no later than its leases expire; see migration 008.)
-// Each query is a constant so that a test can EXPLAIN it; each joins the
-// runbooks it found back by primary key (UPDATE ... FROM).
+// Each query is a constant so that a test can EXPLAIN it; each sets the
+// wake-ups of the runbooks it found to now, unless they are due already.
 const (
 	// sweepInboxQuery wakes runbooks whose active invocations have a
 	// notification waiting.
 	sweepInboxQuery = `
-		UPDATE runbooks r SET wake_at = now()
-		FROM (SELECT DISTINCT runbook_id FROM (
+		INSERT INTO runbook_wakeups (runbook_id, wake_at)
+		SELECT DISTINCT runbook_id, now() FROM (
 			SELECT i.runbook_id
 			FROM completion_notifications n
 			JOIN invocation_records i ON i.correlation_key = n.correlation_key
 			WHERE n.status = 'received' AND i.status = 'active'
-			LIMIT $1) found) due
-		WHERE r.id = due.runbook_id AND (r.wake_at IS NULL OR r.wake_at > now())`
+			LIMIT $1) found
+		ON CONFLICT (runbook_id) DO UPDATE SET wake_at = now() WHERE runbook_wakeups.wake_at > now()`
 
 	// ignoreStaleQuery marks notifications for invocations that are no
 	// longer active as ignored: kept, never acted on.
@@ -36,23 +36,23 @@ const (
 	// sweepTimeoutsQuery wakes runbooks with an active invocation past its
 	// timeout.
 	sweepTimeoutsQuery = `
-		UPDATE runbooks r SET wake_at = now()
-		FROM (SELECT DISTINCT runbook_id FROM (
+		INSERT INTO runbook_wakeups (runbook_id, wake_at)
+		SELECT DISTINCT runbook_id, now() FROM (
 			SELECT runbook_id FROM invocation_records
 			WHERE status = 'active' AND timeout_at <= now()
 			ORDER BY timeout_at
-			LIMIT $1) found) due
-		WHERE r.id = due.runbook_id AND (r.wake_at IS NULL OR r.wake_at > now())`
+			LIMIT $1) found
+		ON CONFLICT (runbook_id) DO UPDATE SET wake_at = now() WHERE runbook_wakeups.wake_at > now()`
 
 	// sweepRetriesQuery wakes runbooks with a retry that is due.
 	sweepRetriesQuery = `
-		UPDATE runbooks r SET wake_at = now()
-		FROM (SELECT DISTINCT runbook_id FROM (
+		INSERT INTO runbook_wakeups (runbook_id, wake_at)
+		SELECT DISTINCT runbook_id, now() FROM (
 			SELECT runbook_id FROM runbook_steps
 			WHERE next_attempt_at <= now() AND status = 'failed_retryable'
 			ORDER BY next_attempt_at
-			LIMIT $1) found) due
-		WHERE r.id = due.runbook_id AND (r.wake_at IS NULL OR r.wake_at > now())`
+			LIMIT $1) found
+		ON CONFLICT (runbook_id) DO UPDATE SET wake_at = now() WHERE runbook_wakeups.wake_at > now()`
 )
 
 // Sweep runs every sweep once, waking at most limit runbooks for each.

@@ -27,6 +27,7 @@ var relations = []string{
 	"runbook_steps",
 	"runbook_steps_completion_seq",
 	"runbook_steps_id_seq",
+	"runbook_wakeups",
 	"runbooks",
 	VersionTable,
 	"step_attempts",
