@@ -182,7 +182,8 @@ func (s *Server) cancel(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.engine.Cancel(r.Context(), id, byOrAPI(req.By)); err != nil {
+	o := runtime.CancelOptions{By: byOrAPI(req.By), Compensate: req.Compensate == nil || *req.Compensate}
+	if err := s.engine.CancelWith(r.Context(), id, o); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, CancelResponse{ID: id, Status: rbtype.RunbookCancelled})

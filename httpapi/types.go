@@ -100,6 +100,9 @@ type StreamEnd struct {
 // CancelRequest is the optional body of POST .../cancel.
 type CancelRequest struct {
 	By string `json:"by,omitempty"`
+	// Compensate, when false, leaves what the completed steps did as it
+	// is; left out, the cancel undoes it (their compensations run).
+	Compensate *bool `json:"compensate,omitempty"`
 }
 
 // CancelResponse is the runbook's status after a cancel (or a close).

@@ -67,6 +67,11 @@ const (
 // executing, or held open.
 func (s RunbookStatus) Running() bool { return s == RunbookExecuting || s == RunbookInProgress }
 
+// Compensates reports whether a runbook in this status undoes its
+// completed steps: a failed one, and a cancelled one (unless its cancel
+// said not to, in which case none was marked to undo).
+func (s RunbookStatus) Compensates() bool { return s == RunbookFailed || s == RunbookCancelled }
+
 // RunbookStatuses lists every runbook status.
 var RunbookStatuses = []RunbookStatus{RunbookExecuting, RunbookComplete, RunbookFailed, RunbookCancelled, RunbookEscalated, RunbookPartial, RunbookInProgress}
 

@@ -12,10 +12,28 @@ import (
 	"github.com/runbookdev/runbook/rbtype"
 )
 
-// Cancel stops a runbook: its active invocations are cancelled, every step
-// not yet final is cancelled, and later notifications for it are kept and
-// ignored. Completed work stays readable. Cancelling a cancelled runbook
-// is a no-op; a finished one is a conflict.
+// CancelOptions says who cancels and whether the cancellation undoes what
+// the runbook did.
+type CancelOptions struct {
+	By string
+	// Compensate runs the compensations of the steps that completed, in
+	// reverse order of completion, as a failure does (docs/design/language.md
+	// v1.2: a cancel undoes). False leaves what they did as it is.
+	Compensate bool
+}
+
+// Cancel stops a runbook and undoes what its completed steps did: CancelWith
+// with Compensate.
+func (e *Engine) Cancel(ctx context.Context, runbookID uuid.UUID, by string) error {
+	return e.CancelWith(ctx, runbookID, CancelOptions{By: by, Compensate: true})
+}
+
+// CancelWith stops a runbook: its active invocations are cancelled, every
+// step not yet final is cancelled, and later notifications for it are kept
+// and ignored. Completed work stays readable; with o.Compensate, the
+// completed steps whose verbs declare a compensation are undone, newest
+// first, and the runbook finishes once they have run. Cancelling a
+// cancelled runbook is a no-op; a finished one is a conflict.
 //
 // Once that has committed, each cancelled wait whose handler can ask the
 // outside world to stop (a Canceller: http.start with params.cancel_url)
@@ -23,9 +41,9 @@ import (
 // INVOCATION_CANCEL_SENT or INVOCATION_CANCEL_FAILED. A daemon that dies
 // in between does not ask: the runbook is cancelled either way, and later
 // notifications for it are ignored.
-func (e *Engine) Cancel(ctx context.Context, runbookID uuid.UUID, by string) error {
-	by, note := actorOf(ctx, by)
-	c := &cancelRunbook{by: by, note: note}
+func (e *Engine) CancelWith(ctx context.Context, runbookID uuid.UUID, o CancelOptions) error {
+	by, note := actorOf(ctx, o.By)
+	c := &cancelRunbook{by: by, note: note, compensate: o.Compensate}
 	if err := e.runCommand(ctx, runbookID, c); err != nil || c.rb == nil {
 		return err // refused, or cancelled already
 	}
@@ -41,7 +59,8 @@ func (e *Engine) Cancel(ctx context.Context, runbookID uuid.UUID, by string) err
 // left as it is. What it cancelled (rb, plan, steps, waits) is kept for
 // what follows the commit: the requests to stop.
 type cancelRunbook struct {
-	by, note string
+	by, note   string
+	compensate bool
 
 	rb    *driver.Runbook
 	plan  *planInfo
@@ -76,9 +95,12 @@ func (c *cancelRunbook) apply(t *transition) error {
 	for _, s := range t.steps {
 		t.finishInvocation(s, rbtype.InvocationCancelled) // a wait of a step that is final already
 	}
-	t.event(rbtype.EventRunbookCancelled, nil, RunbookCancelledData{By: c.by, Note: c.note})
+	t.event(rbtype.EventRunbookCancelled, nil, RunbookCancelledData{By: c.by, Note: c.note, Compensate: c.compensate})
 	t.setRunbook(rbtype.RunbookCancelled, rbtype.CodeCancelled, "cancelled by "+c.by)
 	t.rb.Status = rbtype.RunbookCancelled
+	if c.compensate && t.scheduleCompensations() {
+		t.runbook.Finished = false // once the compensations have run
+	}
 	c.rb, c.plan, c.steps = t.rb, t.plan, t.steps
 	return nil
 }

@@ -9,7 +9,8 @@ import (
 	"github.com/runbookdev/runbook/verbs"
 )
 
-// scheduleCompensations marks, when the runbook fails, every completed step
+// scheduleCompensations marks, when the runbook fails or is cancelled (unless
+// the cancel says not to), every completed step
 // whose verb declares a compensation as waiting to be undone; most are not
 // loaded, so they are marked by key (simulated steps, which did nothing,
 // are left alone). It reports whether any were.
@@ -65,13 +66,15 @@ func seq(s *driver.Step) int64 {
 // step's arguments and result. It returns nil when there is nothing to run
 // now.
 func (t *transition) prepareCompensation() *prepared {
-	if t.rb.Status != rbtype.RunbookFailed {
+	if !t.rb.Status.Compensates() {
 		return nil
 	}
 	for {
 		s := t.nextCompensation()
 		if s == nil {
-			if !t.compensationsLeft() && t.rb.FinishedAt == nil {
+			// Finished once none is left, but not in the round that
+			// marked them (by key, in the write): they are still to run.
+			if !t.compensationsLeft() && len(t.compensate) == 0 && t.rb.FinishedAt == nil {
 				t.runbookChange().Finished = true
 			}
 			return nil

@@ -133,6 +133,8 @@ type InvocationCancelData struct {
 type RunbookCancelledData struct {
 	By   string `json:"by"`
 	Note string `json:"note,omitempty"`
+	// Compensate says the cancel undoes what completed.
+	Compensate bool `json:"compensate,omitempty"`
 }
 
 // RunbookSubmittedData is the submission.

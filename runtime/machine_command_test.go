@@ -183,3 +183,52 @@ func TestMachineCommandsLogTheirMutations(t *testing.T) {
 	require.Equal(t, driver.Mutation{RunbookID: f.rb.ID, Actor: "ops", Kind: rbtype.MutationRetry, Payload: w.Events[0].Data}, m)
 	require.JSONEq(t, `{"steps":["s"],"by":"ops","note":"claimed bob"}`, string(m.Payload))
 }
+
+// A cancel undoes what the runbook did: the completed steps whose verbs
+// declare a compensation are undone, newest first, as after a failure, and
+// the runbook finishes once they have run; a cancel that says not to
+// leaves them, and the runbook finishes at once.
+func TestMachineCancelCompensates(t *testing.T) {
+	const source = `(m.reserve :what "car" :as @car) (m.reserve :what "hotel" :after @car :as @hotel)
+		(m.approve :what "pay" :after @hotel :as @pay)`
+	toTheGate := func(t *testing.T) *fixture {
+		f := newFixture(t, source, nil)
+		_, calls := f.advance()
+		_, calls = f.advance(succeed(callFor(t, calls, "car"), map[string]any{"id": "c1"}))
+		f.advance(succeed(callFor(t, calls, "hotel"), map[string]any{"id": "h1"}))
+		require.Equal(t, rbtype.StepWaitingApproval, f.step("pay").Status)
+		return f
+	}
+	t.Run("compensate", func(t *testing.T) {
+		f := toTheGate(t)
+		w, _, err := f.command(&cancelRunbook{by: "ops", compensate: true})
+		require.NoError(t, err)
+		require.ElementsMatch(t, []string{"car", "hotel"}, w.Compensate[f.rb.ID])
+		require.Equal(t, RunbookCancelledData{By: "ops", Compensate: true}, eventData[RunbookCancelledData](t, w.Events, "RUNBOOK_CANCELLED"))
+		require.Equal(t, rbtype.RunbookCancelled, f.rb.Status)
+		require.Nil(t, f.rb.FinishedAt, "not finished while compensations are to run")
+		require.Equal(t, f.now, *f.rb.WakeAt)
+
+		_, calls := f.advance()
+		hotel := callFor(t, calls, "hotel")
+		require.Equal(t, callCompensation, hotel.purpose, "the newest completion first")
+		_, calls = f.advance(succeed(hotel, map[string]any{}))
+		car := callFor(t, calls, "car")
+		w, _ = f.advance(succeed(car, map[string]any{}))
+		require.Equal(t, []string{"COMPENSATION_SUCCEEDED car"}, eventNames(w.Events))
+		require.Equal(t, rbtype.CompensationComplete, f.step("hotel").CompensationStatus)
+		require.Equal(t, rbtype.CompensationComplete, f.step("car").CompensationStatus)
+		require.NotNil(t, f.rb.FinishedAt, "finished once they have run")
+		require.Equal(t, rbtype.RunbookCancelled, f.rb.Status)
+	})
+	t.Run("no compensate", func(t *testing.T) {
+		f := toTheGate(t)
+		w, _, err := f.command(&cancelRunbook{by: "ops"})
+		require.NoError(t, err)
+		require.Empty(t, w.Compensate)
+		require.NotNil(t, f.rb.FinishedAt)
+		_, calls := f.advance()
+		require.Empty(t, calls)
+		require.Equal(t, rbtype.CompensationNone, f.step("car").CompensationStatus)
+	})
+}

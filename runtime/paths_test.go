@@ -353,6 +353,34 @@ func TestCompensationRunsInReverseAndRecordsFailures(t *testing.T) {
 	}, order)
 }
 
+// A cancel at a gate undoes what the runbook did: the compensations of
+// its completed steps run, newest first, and it finishes cancelled once
+// they have; a cancel that says not to undoes nothing.
+func TestCancelCompensates(t *testing.T) {
+	for _, compensate := range []bool{true, false} {
+		t.Run(fmt.Sprintf("compensate=%v", compensate), func(t *testing.T) {
+			b := setup(t)
+			b.run(t)
+			id := b.submit(t, `(t.reserve :what "flight" :as @flight) (t.reserve :what "car" :after @flight :as @car)
+				(t.approve :what "pay" :after @car :as @pay)`, nil)
+			b.waitState(t, id, "awaiting_approval")
+			require.NoError(t, b.engine.CancelWith(b.ctx, id, runtime.CancelOptions{By: "ops", Compensate: compensate}))
+			v := b.waitFor(t, id, "cancelled and finished", func(v *runtime.RunbookView) bool {
+				return v.Status == rbtype.RunbookCancelled && v.FinishedAt != nil
+			})
+			if !compensate {
+				require.Empty(t, b.rec.undone)
+				require.Nil(t, step(v, "car").Compensation)
+				return
+			}
+			require.Equal(t, []string{"car", "flight"}, b.rec.undone, "undone in reverse order of completion")
+			require.Equal(t, &runtime.Compensation{Status: "complete"}, step(v, "car").Compensation)
+			require.Equal(t, &runtime.Compensation{Status: "complete"}, step(v, "flight").Compensation)
+			require.Equal(t, rbtype.StepCancelled, step(v, "pay").Status)
+		})
+	}
+}
+
 func TestDryRun(t *testing.T) {
 	b := setup(t)
 	b.run(t)

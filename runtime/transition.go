@@ -513,7 +513,7 @@ func (t *transition) reclaim() {
 		t.event(rbtype.EventStepReclaimed, s, StepReclaimedData{SuspectCommit: t.execution(s).SideEffects == rbtype.SideEffectsExternalCall})
 		t.readied(s, &StepReadyData{Reclaimed: true})
 	}
-	if t.rb.Status == rbtype.RunbookFailed {
+	if t.rb.Status.Compensates() {
 		for _, s := range t.steps {
 			if s.CompensationStatus == rbtype.CompensationRunning {
 				if _, held := t.leases[s.ID]; !held {
@@ -712,7 +712,7 @@ func (t *transition) nextWake() *time.Time {
 			}
 		}
 	}
-	if t.rb.Status == rbtype.RunbookFailed {
+	if t.rb.Status.Compensates() {
 		if len(t.compensate) > 0 {
 			consider(t.now) // just marked: the next transaction starts them
 		}
