@@ -54,7 +54,7 @@ func TestNotificationWebhook(t *testing.T) {
 	}
 	v, err = b.client.Get(b.ctx, sub.ID.String())
 	require.NoError(t, err)
-	require.Equal(t, "parked", v.State, "a refused notification resumes nothing")
+	require.Equal(t, rbtype.StateParked, v.State, "a refused notification resumes nothing")
 
 	// Malformed but signed: 400. Too large: 413, before the signature.
 	bad := `{"correlation_key": "` + key + `", "status": "completed", "result": {"answer": }`
