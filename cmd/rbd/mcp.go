@@ -7,9 +7,8 @@ import (
 	"io"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/runbookdev/runbook/client"
+	"github.com/runbookdev/runbook/cmd/internal/mcpstdio"
 	"github.com/runbookdev/runbook/httpapi"
 )
 
@@ -60,7 +59,7 @@ func runMCP(args []string, stdout, stderr io.Writer) int {
 		opts.Approvals, opts.By = me.MCPApprovals, me.Actor
 	}
 	srv := httpapi.NewMCPServer(clientCaller(cl, secret), opts)
-	if err := srv.Run(ctx, &mcp.StdioTransport{}); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
+	if err := srv.Run(ctx, mcpstdio.Transport()); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
 		return cantRun(stderr, "mcp: %v", err)
 	}
 	return exitOK
