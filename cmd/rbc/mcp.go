@@ -31,7 +31,7 @@ func runMCP(args []string, stdout, stderr io.Writer) int {
 	if len(paths) == 0 {
 		paths = envVerbPaths()
 	}
-	srv := rbcmcp.NewServer(rbcmcp.Options{Verbs: paths, Version: version(), Fix: fixSource})
+	srv := rbcmcp.NewServer(rbcmcp.Options{Verbs: paths, Version: version()})
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := srv.Run(ctx, mcpstdio.Transport()); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {

@@ -29,9 +29,6 @@ type Options struct {
 	Verbs []string
 	// Version is reported to clients as the server's.
 	Version string
-	// Fix repairs a source as rbc fix does: the fixed source, the
-	// diagnostics whose fixes it applied, and those of the fixed source.
-	Fix func(cat *registry.Catalogue, name string, src []byte) (fixed []byte, applied, left lang.Diagnostics)
 }
 
 // instructions tell an agent how the tools fit together.

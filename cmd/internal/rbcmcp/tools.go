@@ -82,7 +82,7 @@ func (t *tools) fix(_ context.Context, _ *mcp.CallToolRequest, in sourceArgs) (*
 	if err != nil {
 		return nil, nil, err
 	}
-	fixed, applied, left := t.opts.Fix(cat, in.name(), []byte(in.Source))
+	fixed, applied, left := compiler.FixSource(in.name(), []byte(in.Source), cat)
 	verbDiags.Append(left)
 	left = verbDiags.Sorted()
 	out := fixResult{Source: string(fixed), Changed: !bytes.Equal(fixed, []byte(in.Source)), Applied: nonNil(applied), Diagnostics: nonNil(left)}
