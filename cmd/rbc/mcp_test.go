@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
@@ -60,4 +61,61 @@ func TestMCPOverStdio(t *testing.T) {
 	page, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "runbook://verbs/kyc.open-case"})
 	require.NoError(t, err)
 	require.Contains(t, page.Contents[0].Text, `"name": "open-case"`)
+}
+
+// mcpConfig reads the configuration block of docs/reference/mcp.md.
+func mcpConfig(t *testing.T) map[string]struct {
+	Command string            `json:"command"`
+	Args    []string          `json:"args"`
+	Env     map[string]string `json:"env"`
+	Type    string            `json:"type"`
+	URL     string            `json:"url"`
+	Headers map[string]string `json:"headers"`
+} {
+	t.Helper()
+	raw, err := os.ReadFile("../../docs/reference/mcp.md")
+	require.NoError(t, err)
+	_, block, ok := strings.Cut(string(raw), "<!-- mcp-config -->\n```json\n")
+	require.True(t, ok, "mcp.md has no configuration block")
+	block, _, _ = strings.Cut(block, "```")
+	var cfg struct {
+		MCPServers map[string]struct {
+			Command string            `json:"command"`
+			Args    []string          `json:"args"`
+			Env     map[string]string `json:"env"`
+			Type    string            `json:"type"`
+			URL     string            `json:"url"`
+			Headers map[string]string `json:"headers"`
+		} `json:"mcpServers"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(block), &cfg))
+	return cfg.MCPServers
+}
+
+// The rbc entry of the configuration in docs/reference/mcp.md starts a
+// server that answers, run as written from the repository's root.
+func TestMCPConfigInTheDocs(t *testing.T) {
+	entry, ok := mcpConfig(t)["rbc"]
+	require.True(t, ok)
+	require.Equal(t, "rbc", entry.Command)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.Command(os.Args[0], entry.Args...)
+	cmd.Dir = "../.."
+	cmd.Env = append(os.Environ(), "RBC_TEST_MAIN=1")
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "editor", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	require.NoError(t, err)
+	defer cs.Close()
+	raw, err := os.ReadFile("../../docs/reference/mcp.md")
+	require.NoError(t, err)
+	n := 0
+	for tool, err := range cs.Tools(ctx, nil) {
+		require.NoError(t, err)
+		require.Contains(t, string(raw), "| `"+tool.Name+"` |", "mcp.md's table of rbc's tools has no row for %s", tool.Name)
+		n++
+	}
+	require.Equal(t, 7, n)
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "verbs", Arguments: map[string]any{"name": "kyc.open-case"}})
+	require.NoError(t, err)
+	require.False(t, res.IsError, "the --verbs of the configuration are found")
 }

@@ -215,3 +215,73 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// The rbd entries of the configuration in docs/reference/mcp.md: rbd mcp
+// started as written, with the environment it names pointed at a test
+// daemon, and the remote entry's URL and header used as written against
+// the daemon's /mcp. Every tool has its row in the page's table.
+func TestMCPConfigInTheDocs(t *testing.T) {
+	raw, err := os.ReadFile("../../docs/reference/mcp.md")
+	require.NoError(t, err)
+	page := string(raw)
+	_, block, ok := strings.Cut(page, "<!-- mcp-config -->\n```json\n")
+	require.True(t, ok, "mcp.md has no configuration block")
+	block, _, _ = strings.Cut(block, "```")
+	type server struct {
+		Command string            `json:"command"`
+		Args    []string          `json:"args"`
+		Env     map[string]string `json:"env"`
+		Type    string            `json:"type"`
+		URL     string            `json:"url"`
+		Headers map[string]string `json:"headers"`
+	}
+	var cfg struct {
+		MCPServers map[string]server `json:"mcpServers"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(block), &cfg))
+
+	e := newDaemonEnv(t)
+	verbs := e.file(t, "verbs/docs.yaml", agentVerbs)
+	tokens := e.file(t, "tokens", "tok-person tenant=acme actor=alice roles=read,submit,approve,notify\n")
+	secret := e.file(t, "secret", "whsec-agent\n")
+	d := e.start(t, "--verbs", filepath.Dir(verbs), "--api-token-file", tokens, "--webhook-secret-file", secret, "--mcp-approvals")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	local := cfg.MCPServers["rbd"]
+	require.Equal(t, "rbd", local.Command)
+	values := map[string]string{"RBD_SERVER": d.server, "RBD_TOKEN": "tok-person", "RBD_WEBHOOK_SECRET_FILE": secret}
+	cmd := exec.Command(os.Args[0], local.Args...)
+	cmd.Env = append(os.Environ(), "RBD_TEST_MAIN=1")
+	for k := range local.Env {
+		v, known := values[k]
+		require.True(t, known, "the configuration sets %s, which rbd mcp does not read", k)
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "editor", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	require.NoError(t, err)
+	defer cs.Close()
+	n := 0
+	for tool, err := range cs.Tools(ctx, nil) {
+		require.NoError(t, err)
+		require.Contains(t, page, "| `"+tool.Name+"` |", "mcp.md's table of rbd's tools has no row for %s", tool.Name)
+		n++
+	}
+	require.Equal(t, 15, n, "with --mcp-approvals, every tool")
+
+	remote := cfg.MCPServers["rbd-remote"]
+	require.Equal(t, "http", remote.Type)
+	require.True(t, strings.HasSuffix(remote.URL, "/mcp"), remote.URL)
+	scheme, _, ok := strings.Cut(remote.Headers["Authorization"], " ")
+	require.True(t, ok)
+	require.Equal(t, "Bearer", scheme)
+	overHTTP, err := mcp.NewClient(&mcp.Implementation{Name: "editor", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{
+		Endpoint: d.server + "/mcp", DisableStandaloneSSE: true, HTTPClient: &http.Client{Transport: withToken{"tok-person"}},
+	}, nil)
+	require.NoError(t, err)
+	defer overHTTP.Close()
+	var me client.Whoami
+	use(t, ctx, overHTTP, "whoami", nil, &me)
+	require.Equal(t, "alice", me.Actor)
+	require.True(t, me.MCPApprovals)
+}
