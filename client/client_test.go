@@ -178,9 +178,8 @@ func TestTypesHoldEveryField(t *testing.T) {
 	_, err = c.Notify(ctx, client.Notification{CorrelationKey: view.BlockedOn[0].CorrelationKey, Status: rbtype.OutcomeCompleted,
 		Result: []byte(`{"documents": []}`), Usage: &client.Usage{TokensIn: 10, CostUSD: 0.5, Model: "m"}})
 	require.NoError(t, err)
-	view, err = c.Wait(ctx, sub.ID.String())
+	view, err = c.WaitUntil(ctx, sub.ID.String(), func(r *client.Runbook) bool { return r.State == rbtype.StateAwaitingApproval })
 	require.NoError(t, err)
-	require.Equal(t, rbtype.StateAwaitingApproval, view.State)
 
 	id := sub.ID.String()
 	for path, out := range map[string]any{

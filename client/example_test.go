@@ -56,7 +56,8 @@ func Example() {
 	}
 	fmt.Println("notification:", ack.Status)
 
-	view, err = c.Wait(ctx, sub.ID.String())
+	// The step resumes and the rest runs; wait for the end.
+	view, err = c.WaitUntil(ctx, sub.ID.String(), client.Finished)
 	if err != nil {
 		panic(err)
 	}
@@ -130,7 +131,7 @@ func ExampleClient_Approve() {
 		panic(err)
 	}
 	fmt.Println("decision:", decided.Decision)
-	view, err = c.Wait(ctx, sub.ID.String())
+	view, err = c.WaitUntil(ctx, sub.ID.String(), client.Finished)
 	if err != nil {
 		panic(err)
 	}

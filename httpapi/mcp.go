@@ -50,6 +50,12 @@ func (s *Server) newMCPHandler() *mcp.StreamableHTTPHandler {
 		return s.mcpServer(principalOf(r), r.Header)
 	}, &mcp.StreamableHTTPOptions{
 		Stateless: true, JSONResponse: true, Logger: s.log, MaxRequestBodyBytes: s.bodyLimit(mcpRoute),
+		// The SDK refuses a loopback connection whose Host is not a
+		// loopback name, against DNS rebinding of servers without
+		// authentication. /mcp has the bearer token every route has, and
+		// a TLS proxy on the daemon's host (rbd listens on 127.0.0.1 by
+		// default) forwards other names: the check would refuse it.
+		DisableLocalhostProtection: true,
 	})
 }
 
