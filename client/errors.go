@@ -2,6 +2,7 @@ package client
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -78,15 +79,42 @@ type Diagnostic struct {
 	Message     string    `json:"message"`
 	Range       Range     `json:"range"`
 	Related     []Related `json:"related,omitempty"`
-	Suggestions []string  `json:"suggestions,omitempty"`
+	// Suggestions are the close names of a did-you-mean.
+	Suggestions []string `json:"suggestions,omitempty"`
+	// Notes explain the diagnostic without a place of their own.
+	Notes []string `json:"notes,omitempty"`
 	// Fixes are machine-applicable repairs: edits that, applied together,
 	// make the change the fix's message describes.
 	Fixes []Fix `json:"fixes,omitempty"`
 }
 
-// String renders the diagnostic as file:line:column: severity[code]: message.
+// Headline is the message and, when there are suggestions, "(did you
+// mean ...?)", as rbc prints a diagnostic's first line.
+func (d Diagnostic) Headline() string {
+	if len(d.Suggestions) == 0 {
+		return d.Message
+	}
+	quoted := make([]string, len(d.Suggestions))
+	for i, n := range d.Suggestions {
+		quoted[i] = strconv.Quote(n)
+	}
+	last := len(quoted) - 1
+	names := quoted[last]
+	if last > 0 {
+		names = strings.Join(quoted[:last], ", ") + " or " + names
+	}
+	return d.Message + " (did you mean " + names + "?)"
+}
+
+// Text is the headline and each note, joined by "; ": the whole
+// diagnostic on one line.
+func (d Diagnostic) Text() string {
+	return strings.Join(append([]string{d.Headline()}, d.Notes...), "; ")
+}
+
+// String renders the diagnostic as file:line:column: severity[code]: text.
 func (d Diagnostic) String() string {
-	return fmt.Sprintf("%s:%d:%d: %s[%s]: %s", d.Range.File, d.Range.Start.Line, d.Range.Start.Column, d.Severity, d.Code, d.Message)
+	return fmt.Sprintf("%s:%d:%d: %s[%s]: %s", d.Range.File, d.Range.Start.Line, d.Range.Start.Column, d.Severity, d.Code, d.Text())
 }
 
 // Range is a span of a source: where it starts and where it ends.

@@ -13,7 +13,7 @@ import (
 const maxFixRounds = 8
 
 // FixSource applies to src every fix that is the only one offered for its
-// diagnostic (LANGUAGE.md v1.1), checks the result, and repeats while
+// diagnostic (docs/design/language.md, v1.1), checks the result, and repeats while
 // that offers more: rbc fix, its language server's "fix all" and its MCP
 // fix tool. It returns the fixed source, the diagnostics whose fixes it
 // applied (each with the position it had in the text of its round), and

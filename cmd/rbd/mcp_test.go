@@ -88,7 +88,7 @@ func TestMCPAgentExchange(t *testing.T) {
 			res := use(t, ctx, rbc, "lint", map[string]any{"source": broken, "filename": "agent.rbk"}, &lint)
 			require.True(t, res.IsError)
 			require.Equal(t, "E010", lint.Diagnostics[0].Code)
-			require.Contains(t, lint.Diagnostics[0].Message, `did you mean "docs.request"?`)
+			require.Contains(t, lint.Diagnostics[0].Headline(), `did you mean "docs.request"?`)
 
 			var fixed struct {
 				Source      string              `json:"source"`

@@ -184,7 +184,7 @@ func (t *tools) verbs(_ context.Context, _ *mcp.CallToolRequest, in verbsArgs) (
 		if !ok {
 			d := &lang.Diagnostic{Message: fmt.Sprintf("unknown verb %q", in.Name)}
 			d.WithSuggestions(cat.Suggest(in.Name)...)
-			return nil, nil, fmt.Errorf("%s", d.Message)
+			return nil, nil, fmt.Errorf("%s", d.Headline())
 		}
 		out.Verbs = []*verbs.Definition{def}
 	}
