@@ -74,11 +74,11 @@ func (e *Error) Is(target error) bool {
 // json` and the daemon's 422 answers give it (docs/reference/language.md,
 // "Diagnostics").
 type Diagnostic struct {
-	Severity    string    `json:"severity"`
-	Code        string    `json:"code"`
-	Message     string    `json:"message"`
-	Range       Range     `json:"range"`
-	Related     []Related `json:"related,omitempty"`
+	Severity string    `json:"severity"`
+	Code     string    `json:"code"`
+	Message  string    `json:"message"`
+	Range    Range     `json:"range"`
+	Related  []Related `json:"related,omitempty"`
 	// Suggestions are the close names of a did-you-mean.
 	Suggestions []string `json:"suggestions,omitempty"`
 	// Notes explain the diagnostic without a place of their own.
