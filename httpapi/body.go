@@ -34,7 +34,7 @@ const DefaultMaxConcurrentBodies = 32
 // runs because the body's bytes are alive until then. Every endpoint goes
 // through it, so no route lets a client hold a connection open by sending
 // slowly.
-func (s *Server) takeBody(w http.ResponseWriter, r *http.Request) (release func(), err error) {
+func (s *Server) takeBody(w http.ResponseWriter, r *http.Request, limit int64) (release func(), err error) {
 	if r.Body == nil || r.Body == http.NoBody {
 		// No deadline: a body-less request may be a live event stream,
 		// and the connection's read deadline would also cut the server's
@@ -51,12 +51,12 @@ func (s *Server) takeBody(w http.ResponseWriter, r *http.Request) (release func(
 	release = func() { <-s.bodies }
 	ctl := http.NewResponseController(w)
 	_ = ctl.SetReadDeadline(time.Now().Add(s.cfg.BodyTimeout))
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBody))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	var tooLarge *http.MaxBytesError
 	var netErr net.Error
 	switch {
 	case errors.As(err, &tooLarge):
-		err = errorf(http.StatusRequestEntityTooLarge, CodeBodyTooLarge, "the body is larger than the limit of %d bytes", s.cfg.MaxBody)
+		err = errorf(http.StatusRequestEntityTooLarge, CodeBodyTooLarge, "the body is larger than the limit of %d bytes", limit)
 	case errors.As(err, &netErr) && netErr.Timeout():
 		w.Header().Set("Connection", "close")
 		err = errorf(http.StatusRequestTimeout, CodeRequestTimeout, "the body did not arrive within %v", s.cfg.BodyTimeout)

@@ -82,17 +82,3 @@ func classify(err error) *apiError {
 func without(err, sentinel error) string {
 	return strings.TrimPrefix(err.Error(), sentinel.Error()+": ")
 }
-
-// APIError is an error response, as the Client returns it.
-type APIError struct {
-	Status int // the HTTP status code
-	ErrorInfo
-}
-
-func (e *APIError) Error() string {
-	msg := fmt.Sprintf("%s (HTTP %d): %s", e.Code, e.Status, e.Message)
-	if len(e.Diagnostics) > 0 {
-		msg += "\n" + e.Diagnostics.Error()
-	}
-	return msg
-}

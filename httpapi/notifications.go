@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"net/http"
+	"slices"
 
 	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/runtime"
@@ -18,7 +19,15 @@ func (s *Server) notify(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if len(s.cfg.WebhookSecrets) > 0 {
+	if p := viaMCP(r); p != nil {
+		// The notify tool of /mcp: the caller's token, not a signature,
+		// is the authority, and only for its own tenant's waits.
+		scope, err := s.mcpNotifier(p)
+		if err != nil {
+			return err
+		}
+		r = r.WithContext(runtime.WithScope(r.Context(), scope))
+	} else if len(s.cfg.WebhookSecrets) > 0 {
 		i, err := verifySignature(r.Header.Get(SignatureHeader), body, s.cfg.WebhookSecrets, s.cfg.Now())
 		if err != nil {
 			s.log.Warn("notification refused", "reason", err, "remote", r.RemoteAddr)
@@ -62,4 +71,20 @@ func (s *Server) notify(w http.ResponseWriter, r *http.Request) error {
 		writeJSON(w, http.StatusAccepted, NotificationResponse{Status: res.String()})
 	}
 	return nil
+}
+
+// mcpNotifier says whose waits the notify tool of /mcp may end for the
+// principal p: those of its tenant (every tenant's for an admin), if its
+// token holds the notify role. A daemon with no tokens but signed
+// webhooks takes no notification through /mcp, which would go round the
+// signature.
+func (s *Server) mcpNotifier(p *Principal) (runtime.Scope, error) {
+	if len(s.tokens.digests) == 0 && len(s.cfg.WebhookSecrets) > 0 {
+		return runtime.Scope{}, errorf(http.StatusForbidden, CodeForbidden,
+			"this daemon's notifications are signed (--webhook-secret-file) and its API has no tokens: the notify tool needs a token with the notify role")
+	}
+	if !p.has(RoleNotify) {
+		return runtime.Scope{}, errorf(http.StatusForbidden, CodeForbidden, "this token (actor %s) lacks the notify role that the notify tool needs", p.Actor)
+	}
+	return runtime.Scope{Tenant: p.Tenant, All: slices.Contains(p.Roles, RoleAdmin)}, nil
 }

@@ -9,20 +9,20 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/httpapi"
 	"github.com/runbookdev/runbook/rbtype"
-	"github.com/runbookdev/runbook/runtime"
 )
 
 func TestNotificationWebhook(t *testing.T) {
 	b := setup(t)
-	sub, err := b.client.Submit(b.ctx, httpapi.SubmitRequest{Source: "(t.wait :as @docs)\n(t.echo :v @docs.answer :as @after)\n"}, "")
+	sub, err := b.client.Submit(b.ctx, client.SubmitRequest{Source: "(t.wait :as @docs)\n(t.echo :v @docs.answer :as @after)\n"})
 	require.NoError(t, err)
 	v := b.waitFor(t, sub.ID.String(), "parked", stateIs("parked"))
 	require.Len(t, v.BlockedOn, 1)
 	blocked := v.BlockedOn[0]
 	require.Equal(t, "docs", blocked.Step)
-	require.Equal(t, runtime.BlockedAwaitingNotification, blocked.Reason)
+	require.Equal(t, client.BlockedAwaitingNotification, blocked.Reason)
 	key := blocked.CorrelationKey
 	require.NotEmpty(t, key)
 
@@ -32,7 +32,7 @@ func TestNotificationWebhook(t *testing.T) {
 		if signature == "" {
 			return b.raw(t, "POST", "/v1/notifications", body)
 		}
-		return b.raw(t, "POST", "/v1/notifications", body, httpapi.SignatureHeader, signature)
+		return b.raw(t, "POST", "/v1/notifications", body, client.SignatureHeader, signature)
 	}
 	now := time.Now()
 	secret := []byte(testSecret)
@@ -41,10 +41,10 @@ func TestNotificationWebhook(t *testing.T) {
 	// for another body.
 	refusals := []struct{ signature, why string }{
 		{"", "has no Rbd-Signature header"},
-		{httpapi.Sign([]byte("guess"), []byte(body), now), "does not match the body"},
-		{httpapi.Sign(secret, []byte(body), now.Add(-6*time.Minute)), "outside the 5-minute window"},
-		{httpapi.Sign(secret, []byte(body), now.Add(6*time.Minute)), "outside the 5-minute window"},
-		{httpapi.Sign(secret, []byte(body+" "), now), "does not match the body"},
+		{client.Sign([]byte("guess"), []byte(body), now), "does not match the body"},
+		{client.Sign(secret, []byte(body), now.Add(-6*time.Minute)), "outside the 5-minute window"},
+		{client.Sign(secret, []byte(body), now.Add(6*time.Minute)), "outside the 5-minute window"},
+		{client.Sign(secret, []byte(body+" "), now), "does not match the body"},
 		{"v1=abc", "must be"},
 	}
 	for _, r := range refusals {
@@ -54,14 +54,14 @@ func TestNotificationWebhook(t *testing.T) {
 	}
 	v, err = b.client.Get(b.ctx, sub.ID.String())
 	require.NoError(t, err)
-	require.Equal(t, "parked", v.State, "a refused notification resumes nothing")
+	require.Equal(t, rbtype.StateParked, v.State, "a refused notification resumes nothing")
 
 	// Malformed but signed: 400. Too large: 413, before the signature.
 	bad := `{"correlation_key": "` + key + `", "status": "completed", "result": {"answer": }`
-	status, out := post(bad, httpapi.Sign(secret, []byte(bad), now))
+	status, out := post(bad, client.Sign(secret, []byte(bad), now))
 	require.Equal(t, http.StatusBadRequest, status, out)
 	require.Contains(t, out, "MALFORMED_JSON")
-	status, out = post(`{"correlation_key": "`+key+`", "status": "done"}`, httpapi.Sign(secret, []byte(`{"correlation_key": "`+key+`", "status": "done"}`), now))
+	status, out = post(`{"correlation_key": "`+key+`", "status": "done"}`, client.Sign(secret, []byte(`{"correlation_key": "`+key+`", "status": "done"}`), now))
 	require.Equal(t, http.StatusBadRequest, status, out)
 	require.Contains(t, out, `status must be \"completed\" or \"failed\"`)
 	huge := `{"correlation_key": "` + strings.Repeat("k", 65<<10) + `", "status": "completed"}`
@@ -70,14 +70,14 @@ func TestNotificationWebhook(t *testing.T) {
 
 	// Accepted once; the same again is a duplicate; another payload for
 	// the same key is a conflict and the first stands.
-	status, out = post(body, httpapi.Sign(secret, []byte(body), now))
+	status, out = post(body, client.Sign(secret, []byte(body), now))
 	require.Equal(t, http.StatusAccepted, status, out)
 	require.JSONEq(t, `{"status":"accepted"}`, out)
 	respaced := `{"status":"completed","result":{"answer":"uploaded"},"correlation_key":"` + key + `"}`
-	status, out = post(respaced, httpapi.Sign(secret, []byte(respaced), now))
+	status, out = post(respaced, client.Sign(secret, []byte(respaced), now))
 	require.Equal(t, http.StatusOK, status, out)
 	require.JSONEq(t, `{"status":"duplicate"}`, out)
-	_, err = b.client.Notify(b.ctx, httpapi.NotificationRequest{CorrelationKey: key, Status: "failed", Error: &httpapi.ErrorDetail{Code: "POLICY_DENIED"}})
+	_, err = b.client.Notify(b.ctx, client.Notification{CorrelationKey: key, Status: "failed", Error: &client.ErrorInfo{Code: "POLICY_DENIED"}})
 	requireAPIError(t, err, http.StatusConflict, httpapi.CodeConflict, "the first notification stands")
 
 	v = b.waitFor(t, sub.ID.String(), "complete", statusIs(rbtype.RunbookComplete))
@@ -95,17 +95,17 @@ func TestNotificationsUnsignedWhenNoSecret(t *testing.T) {
 
 func TestNotificationFailureFailsTheStep(t *testing.T) {
 	b := setup(t)
-	sub, err := b.client.Submit(b.ctx, httpapi.SubmitRequest{Source: "(t.wait :as @docs)\n"}, "")
+	sub, err := b.client.Submit(b.ctx, client.SubmitRequest{Source: "(t.wait :as @docs)\n"})
 	require.NoError(t, err)
 	v := b.waitFor(t, sub.ID.String(), "parked", stateIs("parked"))
-	res, err := b.client.Notify(b.ctx, httpapi.NotificationRequest{
+	res, err := b.client.Notify(b.ctx, client.Notification{
 		CorrelationKey: v.BlockedOn[0].CorrelationKey, Status: "failed",
-		Error: &httpapi.ErrorDetail{Code: rbtype.CodePolicyDenied, Message: "client refused"},
+		Error: &client.ErrorInfo{Code: rbtype.CodePolicyDenied, Message: "client refused"},
 	})
 	require.NoError(t, err)
 	require.Equal(t, "accepted", res.Status)
 	v = b.waitFor(t, sub.ID.String(), "failed", statusIs(rbtype.RunbookFailed))
-	require.Equal(t, []runtime.BlockedView{{Step: "docs", Reason: string(rbtype.CodePolicyDenied), Message: "client refused"}}, v.BlockedOn)
+	require.Equal(t, []client.Blocked{{Step: "docs", Reason: string(rbtype.CodePolicyDenied), Message: "client refused"}}, v.BlockedOn)
 }
 
 // TestFailedNotificationMustSayWhy: a failed notification without an
@@ -118,14 +118,14 @@ func TestFailedNotificationMustSayWhy(t *testing.T) {
 		`{"correlation_key": "k-why", "status": "failed", "error": {"message": "it broke"}}`,
 		`{"correlation_key": "k-why", "status": "failed", "error": {"code": "", "message": "it broke"}}`,
 	} {
-		status, out := b.raw(t, "POST", "/v1/notifications", body, httpapi.SignatureHeader, httpapi.Sign([]byte(testSecret), []byte(body), time.Now()))
+		status, out := b.raw(t, "POST", "/v1/notifications", body, client.SignatureHeader, client.Sign([]byte(testSecret), []byte(body), time.Now()))
 		require.Equal(t, http.StatusBadRequest, status, body)
 		require.Contains(t, out, `"code":"INVALID_REQUEST"`)
 		require.Contains(t, out, "error.code")
 	}
 	// The key is still free: the refusals stored nothing.
 	body := `{"correlation_key": "k-why", "status": "failed", "error": {"code": "POLICY_DENIED"}}`
-	status, out := b.raw(t, "POST", "/v1/notifications", body, httpapi.SignatureHeader, httpapi.Sign([]byte(testSecret), []byte(body), time.Now()))
+	status, out := b.raw(t, "POST", "/v1/notifications", body, client.SignatureHeader, client.Sign([]byte(testSecret), []byte(body), time.Now()))
 	require.Equal(t, http.StatusAccepted, status, out)
 }
 
@@ -134,12 +134,12 @@ func TestFailedNotificationMustSayWhy(t *testing.T) {
 // same bad body is 422 again, and the fixed one is accepted (issue 14).
 func TestNotificationResultMustFitTheVerb(t *testing.T) {
 	b := setup(t)
-	sub, err := b.client.Submit(b.ctx, httpapi.SubmitRequest{Source: "(t.wait :as @docs)\n"}, "")
+	sub, err := b.client.Submit(b.ctx, client.SubmitRequest{Source: "(t.wait :as @docs)\n"})
 	require.NoError(t, err)
 	v := b.waitFor(t, sub.ID.String(), "parked", stateIs("parked"))
 	key := v.BlockedOn[0].CorrelationKey
 	send := func(body string) (int, string) {
-		return b.raw(t, "POST", "/v1/notifications", body, httpapi.SignatureHeader, httpapi.Sign([]byte(testSecret), []byte(body), time.Now()))
+		return b.raw(t, "POST", "/v1/notifications", body, client.SignatureHeader, client.Sign([]byte(testSecret), []byte(body), time.Now()))
 	}
 	bad := `{"correlation_key": "` + key + `", "status": "completed", "result": {"answer": ["yes"]}}`
 	for range 2 {
@@ -158,13 +158,13 @@ func TestNotificationResultMustFitTheVerb(t *testing.T) {
 // the resumed runbook's cost (docs/design/semantics.md section 3).
 func TestNotificationUsageOverHTTP(t *testing.T) {
 	b := setup(t)
-	sub, err := b.client.Submit(b.ctx, httpapi.SubmitRequest{Source: "(t.wait :as @docs)\n"}, "")
+	sub, err := b.client.Submit(b.ctx, client.SubmitRequest{Source: "(t.wait :as @docs)\n"})
 	require.NoError(t, err)
 	v := b.waitFor(t, sub.ID.String(), "parked", stateIs("parked"))
 	key := v.BlockedOn[0].CorrelationKey
 	send := func(usage string) (int, string) {
 		body := `{"correlation_key": "` + key + `", "status": "completed", "result": {"documents": []}, "usage": ` + usage + `}`
-		return b.raw(t, "POST", "/v1/notifications", body, httpapi.SignatureHeader, httpapi.Sign([]byte(testSecret), []byte(body), time.Now()))
+		return b.raw(t, "POST", "/v1/notifications", body, client.SignatureHeader, client.Sign([]byte(testSecret), []byte(body), time.Now()))
 	}
 	status, out := send(`{"tokens_in": -5}`)
 	require.Equal(t, http.StatusBadRequest, status, out)

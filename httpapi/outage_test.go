@@ -17,6 +17,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/durable"
 	"github.com/runbookdev/runbook/durable/localpg"
 	"github.com/runbookdev/runbook/httpapi"
@@ -70,14 +71,14 @@ func TestDatabaseOutageIs503(t *testing.T) {
 	})
 	srv := httptest.NewServer(api)
 	t.Cleanup(srv.Close)
-	client := &httpapi.Client{BaseURL: srv.URL}
+	cl := &client.Client{BaseURL: srv.URL}
 	// Fill the pool with live connections, which the stop will kill.
 	var wg sync.WaitGroup
 	for i := 0; i < 4; i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, err := client.Notify(ctx, httpapi.NotificationRequest{CorrelationKey: uuid.NewString(), Status: "completed"})
+			_, err := cl.Notify(ctx, client.Notification{CorrelationKey: uuid.NewString(), Status: "completed"})
 			require.NoError(t, err)
 		}()
 	}

@@ -8,10 +8,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/compiler"
-	"github.com/runbookdev/runbook/httpapi"
 	"github.com/runbookdev/runbook/rbtype"
-	"github.com/runbookdev/runbook/runtime"
 )
 
 // TestPlanEndpoint checks GET /v1/runbooks/{id}/plan: the frozen plan
@@ -19,7 +18,7 @@ import (
 func TestPlanEndpoint(t *testing.T) {
 	b := setup(t)
 	src := "(t.echo :v \"a\" :as @a)\n(t.echo :v @a.v :as @b)\n(t.wait :after @b :as @w)\n"
-	sub, err := b.client.Submit(b.ctx, httpapi.SubmitRequest{Source: src}, "")
+	sub, err := b.client.Submit(b.ctx, client.SubmitRequest{Source: src})
 	require.NoError(t, err)
 	id := sub.ID.String()
 
@@ -47,7 +46,7 @@ func TestPlanEndpoint(t *testing.T) {
 	require.WithinDuration(t, w.ParkedAt.Add(time.Hour), *w.TimeoutAt, time.Minute, "park_timeout is PT1H")
 }
 
-func stepOf(t *testing.T, v *runtime.RunbookView, key string) runtime.StepView {
+func stepOf(t *testing.T, v *client.Runbook, key string) client.Step {
 	t.Helper()
 	for _, s := range v.Steps {
 		if s.Key == key {
@@ -55,5 +54,5 @@ func stepOf(t *testing.T, v *runtime.RunbookView, key string) runtime.StepView {
 		}
 	}
 	t.Fatalf("no step %s", key)
-	return runtime.StepView{}
+	return client.Step{}
 }

@@ -1,8 +1,10 @@
 package httpapi
 
 import (
+	"context"
 	"crypto/sha256"
 	"fmt"
+	"net/http"
 	"regexp"
 	"slices"
 	"strings"
@@ -18,7 +20,7 @@ const (
 	RoleRead    Role = "read"    // GET
 	RoleSubmit  Role = "submit"  // submit, extend, retry, regenerate, cancel, close
 	RoleApprove Role = "approve" // gate decisions, resolving escalations
-	RoleNotify  Role = "notify"  // named by the contract's example; the webhook is signed, not token-checked
+	RoleNotify  Role = "notify"  // delivering notifications through /mcp's notify tool; the webhook itself is signed, not token-checked
 	RoleAdmin   Role = "admin"
 )
 
@@ -49,6 +51,22 @@ func (p *Principal) scope() runtime.Scope {
 		s.Actor = p.Actor
 	}
 	return s
+}
+
+type principalKey struct{}
+
+// withPrincipal returns a context that carries who a request's token
+// speaks for.
+func withPrincipal(ctx context.Context, p *Principal) context.Context {
+	return context.WithValue(ctx, principalKey{}, p)
+}
+
+// principalOf says who a token-checked request's token speaks for.
+func principalOf(r *http.Request) *Principal {
+	if p, ok := r.Context().Value(principalKey{}).(*Principal); ok {
+		return p
+	}
+	return &anyone
 }
 
 // tenantName is what a tenant may be called: it goes into keys and rows.
@@ -119,6 +137,7 @@ var routeRoles = map[string]Role{
 	"POST /v1/runbooks/{id}/steps/{key}/resolve": RoleApprove,
 	"POST /v1/runbooks/{id}/steps/{key}/approve": RoleApprove,
 	"POST /v1/runbooks/{id}/steps/{key}/reject":  RoleApprove,
+	"GET /v1/verbs":                              RoleRead,
 }
 
 // ParseWebhookSecrets reads --webhook-secret-file's lines: a secret, then

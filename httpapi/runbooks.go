@@ -259,6 +259,10 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, approve bool) er
 	if err != nil {
 		return err
 	}
+	if fromMCP(r) && !s.cfg.MCPApprovals {
+		return errorf(http.StatusForbidden, CodeForbidden,
+			"gates are not decided through MCP on this daemon (rbd serve --mcp-approvals): a gate exists so that a person decides")
+	}
 	if req.By == "" {
 		return errorf(http.StatusBadRequest, CodeInvalidRequest, `"by" is required: who decides the gate`)
 	}

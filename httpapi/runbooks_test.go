@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/compiler"
 	"github.com/runbookdev/runbook/httpapi"
 	"github.com/runbookdev/runbook/rbtype"
@@ -20,8 +21,8 @@ const chain = `(t.echo :v $who :as @first)
 
 func TestSubmitRepeatConflictAndComplete(t *testing.T) {
 	b := setup(t)
-	req := httpapi.SubmitRequest{Source: chain, Filename: "chain.rbk", Inputs: map[string]any{"who": "ada"}}
-	first, err := b.client.Submit(b.ctx, req, "order-1")
+	req := client.SubmitRequest{Source: chain, Filename: "chain.rbk", Inputs: map[string]any{"who": "ada"}, IdempotencyKey: "order-1"}
+	first, err := b.client.Submit(b.ctx, req)
 	require.NoError(t, err)
 	require.True(t, first.Created)
 
@@ -34,7 +35,7 @@ func TestSubmitRepeatConflictAndComplete(t *testing.T) {
 
 	// The same key for another request is refused.
 	req.Inputs = map[string]any{"who": "bob"}
-	_, err = b.client.Submit(b.ctx, req, "order-1")
+	_, err = b.client.Submit(b.ctx, req)
 	requireAPIError(t, err, http.StatusConflict, httpapi.CodeConflict, `idempotency key "order-1" was used for another request`)
 
 	v := b.waitFor(t, first.ID.String(), "complete", statusIs(rbtype.RunbookComplete))
@@ -52,7 +53,7 @@ func TestSubmitRepeatConflictAndComplete(t *testing.T) {
 	require.Equal(t, evs[1:], rest)
 	status, out = b.raw(t, "GET", "/v1/runbooks/"+first.ID.String()+"/events?limit=1", "")
 	require.Equal(t, http.StatusOK, status)
-	var page httpapi.EventsResponse
+	var page client.EventsResponse
 	require.NoError(t, json.Unmarshal([]byte(out), &page))
 	require.Len(t, page.Events, 1)
 }
@@ -60,15 +61,15 @@ func TestSubmitRepeatConflictAndComplete(t *testing.T) {
 func TestSubmitRefusesBadSourcesPlansAndBodies(t *testing.T) {
 	b := setup(t)
 	// A source that does not compile: 422 with the compiler's diagnostics.
-	_, err := b.client.Submit(b.ctx, httpapi.SubmitRequest{Source: "(t.ecko :v \"x\")\n", Filename: "typo.rbk"}, "")
-	var apiErr *httpapi.APIError
+	_, err := b.client.Submit(b.ctx, client.SubmitRequest{Source: "(t.ecko :v \"x\")\n", Filename: "typo.rbk"})
+	var apiErr *client.Error
 	require.ErrorAs(t, err, &apiErr)
-	require.Equal(t, http.StatusUnprocessableEntity, apiErr.Status)
-	require.Equal(t, httpapi.CodeCompileFailed, apiErr.Code)
+	require.Equal(t, http.StatusUnprocessableEntity, apiErr.StatusCode)
+	require.Equal(t, httpapi.CodeCompileFailed, string(apiErr.Code))
 	require.Len(t, apiErr.Diagnostics, 1)
 	d := apiErr.Diagnostics[0]
 	require.Equal(t, "E010", string(d.Code))
-	require.Equal(t, "typo.rbk", d.Range.Filename)
+	require.Equal(t, "typo.rbk", d.Range.File)
 	require.Equal(t, 1, d.Range.Start.Line)
 	require.Contains(t, d.Suggestions, "t.echo")
 
@@ -113,7 +114,7 @@ func TestSubmitAPlan(t *testing.T) {
 	b := setup(t)
 	plan, diags := compiler.CompileSource("chain.rbk", []byte(chain), b.cat)
 	require.False(t, diags.HasErrors(), diags.Error())
-	sub, err := b.client.Submit(b.ctx, httpapi.SubmitRequest{Plan: plan.JSON(), Inputs: map[string]any{"who": "eve"}}, "")
+	sub, err := b.client.Submit(b.ctx, client.SubmitRequest{Plan: plan.JSON(), Inputs: map[string]any{"who": "eve"}})
 	require.NoError(t, err)
 	require.True(t, sub.Created)
 	v := b.waitFor(t, sub.ID.String(), "complete", statusIs(rbtype.RunbookComplete))
@@ -121,77 +122,77 @@ func TestSubmitAPlan(t *testing.T) {
 
 	// A plan edited after compiling no longer matches its hash.
 	tampered := strings.Replace(string(plan.JSON()), `"first"`, `"premier"`, 1)
-	_, err = b.client.Submit(b.ctx, httpapi.SubmitRequest{Plan: json.RawMessage(tampered), Inputs: map[string]any{"who": "eve"}}, "")
+	_, err = b.client.Submit(b.ctx, client.SubmitRequest{Plan: json.RawMessage(tampered), Inputs: map[string]any{"who": "eve"}})
 	requireAPIError(t, err, http.StatusUnprocessableEntity, httpapi.CodeInvalidPlan, "plan_hash")
 }
 
 func TestGatesCancelExtendAndList(t *testing.T) {
 	b := setup(t)
-	gated, err := b.client.Submit(b.ctx, httpapi.SubmitRequest{Source: "(t.approve :v \"ok\" :as @sign)\n"}, "")
+	gated, err := b.client.Submit(b.ctx, client.SubmitRequest{Source: "(t.approve :v \"ok\" :as @sign)\n"})
 	require.NoError(t, err)
 	v := b.waitFor(t, gated.ID.String(), "awaiting approval", stateIs("awaiting_approval"))
-	require.Equal(t, []runtime.BlockedView{{Step: "sign", Reason: runtime.BlockedRequiresApproval}}, v.BlockedOn)
+	require.Equal(t, []client.Blocked{{Step: "sign", Reason: client.BlockedRequiresApproval}}, v.BlockedOn)
 
 	status, out := b.raw(t, "POST", "/v1/runbooks/"+gated.ID.String()+"/steps/sign/approve", `{}`)
 	require.Equal(t, http.StatusBadRequest, status)
 	require.Contains(t, out, `\"by\" is required`)
-	_, err = b.client.Decide(b.ctx, gated.ID.String(), "nope", true, "ops", "")
+	_, err = b.client.Approve(b.ctx, gated.ID.String(), "nope", client.DecisionRequest{By: "ops"})
 	requireAPIError(t, err, http.StatusNotFound, httpapi.CodeNotFound, `no step "nope"`)
-	d, err := b.client.Decide(b.ctx, gated.ID.String(), "sign", true, "ops@example.com", "checked")
+	d, err := b.client.Approve(b.ctx, gated.ID.String(), "sign", client.DecisionRequest{By: "ops@example.com", Comment: "checked"})
 	require.NoError(t, err)
 	require.Equal(t, rbtype.GateApproved, d.Decision)
 	v = b.waitFor(t, gated.ID.String(), "complete", statusIs(rbtype.RunbookComplete))
 	require.Equal(t, "ops@example.com", v.Steps[0].GateDecision.By)
 	// Deciding again: the step no longer waits.
-	_, err = b.client.Decide(b.ctx, gated.ID.String(), "sign", false, "ops", "")
+	_, err = b.client.Reject(b.ctx, gated.ID.String(), "sign", client.DecisionRequest{By: "ops"})
 	requireAPIError(t, err, http.StatusConflict, httpapi.CodeConflict, "not waiting for approval")
 
-	rejected, err := b.client.Submit(b.ctx, httpapi.SubmitRequest{Source: "(t.approve :v \"no\" :as @sign)\n"}, "")
+	rejected, err := b.client.Submit(b.ctx, client.SubmitRequest{Source: "(t.approve :v \"no\" :as @sign)\n"})
 	require.NoError(t, err)
 	b.waitFor(t, rejected.ID.String(), "awaiting approval", stateIs("awaiting_approval"))
-	d, err = b.client.Decide(b.ctx, rejected.ID.String(), "sign", false, "ops", "not today")
+	d, err = b.client.Reject(b.ctx, rejected.ID.String(), "sign", client.DecisionRequest{By: "ops", Comment: "not today"})
 	require.NoError(t, err)
 	require.Equal(t, rbtype.GateRejected, d.Decision)
 	v = b.waitFor(t, rejected.ID.String(), "failed", statusIs(rbtype.RunbookFailed))
 	require.Equal(t, rbtype.CodePolicyDenied, v.Error.Code)
 
 	// A parked runbook grows, then is cancelled.
-	parked, err := b.client.Submit(b.ctx, httpapi.SubmitRequest{Source: "(t.wait :as @w)\n"}, "")
+	parked, err := b.client.Submit(b.ctx, client.SubmitRequest{Source: "(t.wait :as @w)\n"})
 	require.NoError(t, err)
 	b.waitFor(t, parked.ID.String(), "parked", stateIs("parked"))
-	x, err := b.client.Extend(b.ctx, parked.ID.String(), httpapi.ExtendRequest{Source: "(t.echo :v @w.answer :as @after)\n"})
+	x, err := b.client.Extend(b.ctx, parked.ID.String(), client.ExtendRequest{Source: "(t.echo :v @w.answer :as @after)\n"})
 	require.NoError(t, err)
 	require.Equal(t, []string{"after"}, x.Steps)
 	require.Equal(t, 2, x.Version)
-	_, err = b.client.Extend(b.ctx, parked.ID.String(), httpapi.ExtendRequest{Source: "(t.echo :v @nope.answer)\n"})
+	_, err = b.client.Extend(b.ctx, parked.ID.String(), client.ExtendRequest{Source: "(t.echo :v @nope.answer)\n"})
 	requireAPIError(t, err, http.StatusUnprocessableEntity, httpapi.CodeCompileFailed, "error")
-	c, err := b.client.Cancel(b.ctx, parked.ID.String(), "ops")
+	c, err := b.client.Cancel(b.ctx, parked.ID.String(), client.CancelRequest{By: "ops"})
 	require.NoError(t, err)
 	require.Equal(t, rbtype.RunbookCancelled, c.Status)
 	v, err = b.client.Get(b.ctx, parked.ID.String())
 	require.NoError(t, err)
 	require.Equal(t, rbtype.RunbookCancelled, v.Status)
-	_, err = b.client.Extend(b.ctx, parked.ID.String(), httpapi.ExtendRequest{Source: "(t.echo :v \"late\")\n"})
+	_, err = b.client.Extend(b.ctx, parked.ID.String(), client.ExtendRequest{Source: "(t.echo :v \"late\")\n"})
 	requireAPIError(t, err, http.StatusConflict, httpapi.CodeConflict, "only a running runbook can be extended")
-	_, err = b.client.Cancel(b.ctx, gated.ID.String(), "ops")
+	_, err = b.client.Cancel(b.ctx, gated.ID.String(), client.CancelRequest{By: "ops"})
 	requireAPIError(t, err, http.StatusConflict, httpapi.CodeConflict, "already complete")
 
 	// Newest first, paged, filtered.
-	page, err := b.client.List(b.ctx, "", 2, "")
+	page, err := b.client.List(b.ctx, client.ListRequest{Limit: 2})
 	require.NoError(t, err)
 	require.Equal(t, []string{parked.ID.String(), rejected.ID.String()}, ids(page))
 	require.NotEmpty(t, page.Next)
-	page, err = b.client.List(b.ctx, "", 2, page.Next)
+	page, err = b.client.List(b.ctx, client.ListRequest{Limit: 2, After: page.Next})
 	require.NoError(t, err)
 	require.Equal(t, []string{gated.ID.String()}, ids(page))
 	require.Empty(t, page.Next)
-	page, err = b.client.List(b.ctx, rbtype.RunbookFailed, 0, "")
+	page, err = b.client.List(b.ctx, client.ListRequest{Status: rbtype.RunbookFailed})
 	require.NoError(t, err)
 	require.Equal(t, []string{rejected.ID.String()}, ids(page))
 	require.Equal(t, rbtype.CodePolicyDenied, page.Runbooks[0].Error.Code)
-	_, err = b.client.List(b.ctx, "sleepy", 0, "")
+	_, err = b.client.List(b.ctx, client.ListRequest{Status: "sleepy"})
 	requireAPIError(t, err, http.StatusBadRequest, httpapi.CodeInvalidRequest, `status "sleepy" is not one of`)
-	_, err = b.client.List(b.ctx, "", 0, "garbage")
+	_, err = b.client.List(b.ctx, client.ListRequest{After: "garbage"})
 	requireAPIError(t, err, http.StatusBadRequest, httpapi.CodeInvalidRequest, "not a page cursor")
 	status, _ = b.raw(t, "GET", "/v1/runbooks?limit=0", "")
 	require.Equal(t, http.StatusBadRequest, status)
@@ -236,12 +237,12 @@ func TestTokensGuardTheAPIButNotHealthOrWebhook(t *testing.T) {
 		require.Equal(t, http.StatusUnauthorized, resp.StatusCode, "Authorization: %q", auth)
 		require.Equal(t, `Bearer realm="rbd"`, resp.Header.Get("WWW-Authenticate"))
 	}
-	noToken := &httpapi.Client{BaseURL: b.srv.URL}
-	_, err := noToken.List(b.ctx, "", 0, "")
+	noToken := &client.Client{BaseURL: b.srv.URL}
+	_, err := noToken.List(b.ctx, client.ListRequest{})
 	requireAPIError(t, err, http.StatusUnauthorized, httpapi.CodeUnauthorized, "API token is required")
 	// Either configured token works (rotation).
-	old := &httpapi.Client{BaseURL: b.srv.URL, Token: "old-token"}
-	_, err = old.List(b.ctx, "", 0, "")
+	old := &client.Client{BaseURL: b.srv.URL, Token: "old-token"}
+	_, err = old.List(b.ctx, client.ListRequest{})
 	require.NoError(t, err)
 
 	for path, want := range map[string]string{"/healthz": `{"status":"ok"}`, "/readyz": `{"status":"ready"}`} {
@@ -252,7 +253,7 @@ func TestTokensGuardTheAPIButNotHealthOrWebhook(t *testing.T) {
 		require.JSONEq(t, want, body)
 	}
 	// Metrics name the runtime's and the API's series.
-	_, _ = b.client.List(b.ctx, "", 0, "")
+	_, _ = b.client.List(b.ctx, client.ListRequest{})
 	resp, err := http.Get(b.srv.URL + "/metrics")
 	require.NoError(t, err)
 	metrics := readAll(t, resp)
@@ -264,14 +265,14 @@ func TestTokensGuardTheAPIButNotHealthOrWebhook(t *testing.T) {
 
 func requireAPIError(t *testing.T, err error, status int, code, message string) {
 	t.Helper()
-	var apiErr *httpapi.APIError
+	var apiErr *client.Error
 	require.ErrorAs(t, err, &apiErr)
-	require.Equal(t, status, apiErr.Status, apiErr.Error())
-	require.Equal(t, code, apiErr.Code, apiErr.Error())
+	require.Equal(t, status, apiErr.StatusCode, apiErr.Error())
+	require.Equal(t, code, string(apiErr.Code), apiErr.Error())
 	require.Contains(t, apiErr.Message, message)
 }
 
-func ids(page *httpapi.ListResponse) []string {
+func ids(page *client.ListResponse) []string {
 	out := make([]string, len(page.Runbooks))
 	for i, r := range page.Runbooks {
 		out[i] = r.ID.String()
@@ -284,7 +285,7 @@ func ids(page *httpapi.ListResponse) []string {
 // request answered with its own status and nothing created.
 func TestRegenerateOverHTTP(t *testing.T) {
 	b := setup(t)
-	first, err := b.client.Submit(b.ctx, httpapi.SubmitRequest{Source: chain, Inputs: map[string]any{"who": "ada"}}, "")
+	first, err := b.client.Submit(b.ctx, client.SubmitRequest{Source: chain, Inputs: map[string]any{"who": "ada"}})
 	require.NoError(t, err)
 	b.waitFor(t, first.ID.String(), "complete", statusIs(rbtype.RunbookComplete))
 	path := "/v1/runbooks/" + first.ID.String() + "/regenerate"
@@ -297,7 +298,9 @@ func TestRegenerateOverHTTP(t *testing.T) {
 	require.Equal(t, runtime.LineageView{Root: first.ID, Parent: &first.ID, Generation: 1}, res.Lineage)
 	v := b.waitFor(t, res.ID.String(), "complete", statusIs(rbtype.RunbookComplete))
 	require.JSONEq(t, `{"v":"grace"}`, string(v.Outcomes["second"]))
-	require.Equal(t, res.Lineage, v.Lineage)
+	require.Equal(t, res.Lineage.Root, v.Lineage.Root)
+	require.Equal(t, *res.Lineage.Parent, *v.Lineage.Parent)
+	require.Equal(t, res.Lineage.Generation, v.Lineage.Generation)
 
 	// The same request again: the same runbook, 200.
 	status, out = b.raw(t, "POST", path, `{"inputs": {"who": "grace"}, "by": "ops"}`)
@@ -326,13 +329,13 @@ func TestRegenerateOverHTTP(t *testing.T) {
 	}
 
 	// A running runbook is not regenerated.
-	parked, err := b.client.Submit(b.ctx, httpapi.SubmitRequest{Source: `(t.wait :as @w)`}, "")
+	parked, err := b.client.Submit(b.ctx, client.SubmitRequest{Source: `(t.wait :as @w)`})
 	require.NoError(t, err)
-	_, err = b.client.Regenerate(b.ctx, parked.ID.String(), httpapi.RegenerateRequest{}, "")
+	_, err = b.client.Regenerate(b.ctx, parked.ID.String(), client.RegenerateRequest{})
 	requireAPIError(t, err, http.StatusConflict, httpapi.CodeConflict, "regenerate it once it has finished")
 
 	// Nothing the refused requests asked for was created.
-	page, err := b.client.List(b.ctx, "", 100, "")
+	page, err := b.client.List(b.ctx, client.ListRequest{Limit: 100})
 	require.NoError(t, err)
 	require.Len(t, page.Runbooks, 3)
 }

@@ -9,8 +9,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/runbookdev/runbook/registry"
 	"github.com/runbookdev/runbook/runtime"
 )
 
@@ -56,6 +58,16 @@ type Config struct {
 	Now func() time.Time
 	// Console serves the web console under /ui/; nil means no console.
 	Console http.Handler
+	// Catalogue is the verbs GET /v1/verbs lists: the engine's, which
+	// compiles submitted sources. Nil lists none.
+	Catalogue *registry.Catalogue
+	// MCPApprovals offers the approve and reject tools at /mcp (rbd serve
+	// --mcp-approvals). Off, a gate is decided only through the API's own
+	// routes, by a person's client, and a decision that says it comes
+	// through MCP is refused.
+	MCPApprovals bool
+	// Version is the daemon's version, which /mcp reports.
+	Version string
 }
 
 // Server is the HTTP API. It is an http.Handler.
@@ -79,6 +91,8 @@ type Server struct {
 	readiness readiness
 	// table is every route registered, in order, for Routes.
 	table []Route
+	// mcp serves /mcp.
+	mcp *mcp.StreamableHTTPHandler
 }
 
 // New builds the API's routes. Its tokens must parse (ParseTokens, which
@@ -115,6 +129,7 @@ func New(cfg Config) *Server {
 		log: cfg.Logger, metrics: newHTTPMetrics(cfg.Registerer), closing: make(chan struct{}),
 		bodies: make(chan struct{}, cfg.MaxConcurrentBodies),
 	}
+	s.mcp = s.newMCPHandler()
 	s.routes()
 	return s
 }
@@ -133,7 +148,8 @@ type access int
 const (
 	public access = iota // health and metrics
 	signed               // the webhook: its signature, not a token
-	api                  // a bearer token, when tokens are configured
+	api                  // a bearer token, when tokens are configured, with the route's role
+	token                // any valid bearer token, whatever its roles: whoami, and /mcp, whose tools check theirs
 )
 
 func (s *Server) routes() {
@@ -160,11 +176,14 @@ func (s *Server) routes() {
 	route("POST", "/v1/runbooks/{id}/steps/{key}/approve", api, s.approve)
 	route("POST", "/v1/runbooks/{id}/steps/{key}/reject", api, s.reject)
 	route("POST", "/v1/runbooks/{id}/steps", api, s.extend)
+	route("GET", "/v1/whoami", token, s.whoami)
+	route("GET", "/v1/verbs", api, s.listVerbs)
 	route("POST", "/v1/notifications", signed, s.notify)
 	route("GET", "/healthz", public, s.healthz)
 	route("GET", "/readyz", public, s.readyz)
 	route("GET", "/metrics", public, s.serveMetrics)
 	route("GET", "/v1/openapi.json", public, s.openapi)
+	route("POST", "/mcp", token, s.serveMCP)
 
 	// ServeMux answers a wrong method or an unknown path in plain text;
 	// these answer in JSON like every other error.
@@ -197,24 +216,25 @@ func (s *Server) wrap(route string, who access, h func(http.ResponseWriter, *htt
 		var err error
 		var caller *Principal
 		var known bool
-		if who == api {
+		tokened := who == api || who == token
+		if tokened {
 			caller, known = s.tokens.principal(r)
 		}
-		if who == api && !known {
+		if tokened && !known {
 			rec.Header().Set("WWW-Authenticate", `Bearer realm="rbd"`)
 			err = errorf(http.StatusUnauthorized, CodeUnauthorized, "a valid API token is required: Authorization: Bearer <token>")
 			s.leaveBody(rec, r)
 		} else if role := routeRoles[route]; who == api && !caller.has(role) {
 			err = errorf(http.StatusForbidden, CodeForbidden, "this token (actor %s) lacks the %s role that %s needs", caller.Actor, role, route)
 			s.leaveBody(rec, r)
-		} else if release, berr := s.takeBody(rec, r); berr != nil {
+		} else if release, berr := s.takeBody(rec, r, s.bodyLimit(route)); berr != nil {
 			err = berr
 		} else {
 			// Deferred, so that a handler's panic (which net/http
 			// recovers) does not keep the body's place for good.
-			if who == api {
+			if tokened {
 				// The engine answers for this principal's tenant only.
-				r = r.WithContext(runtime.WithScope(r.Context(), caller.scope()))
+				r = r.WithContext(withPrincipal(runtime.WithScope(r.Context(), caller.scope()), caller))
 			}
 			func() {
 				defer release()

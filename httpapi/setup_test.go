@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/durable"
 	"github.com/runbookdev/runbook/durable/pgtest"
 	"github.com/runbookdev/runbook/httpapi"
@@ -61,7 +62,7 @@ type testBundle struct {
 	engine *runtime.Engine
 	cat    *registry.Catalogue
 	srv    *httptest.Server
-	client *httpapi.Client // with the token and the webhook secret
+	client *client.Client // with the token and the webhook secret
 }
 
 func setup(t *testing.T) *testBundle {
@@ -94,7 +95,7 @@ func setup(t *testing.T) *testBundle {
 	})
 	b.srv = httptest.NewServer(api)
 	t.Cleanup(b.srv.Close)
-	b.client = &httpapi.Client{BaseURL: b.srv.URL, Token: testToken, WebhookSecret: []byte(testSecret)}
+	b.client = &client.Client{BaseURL: b.srv.URL, Token: testToken, WebhookSecret: []byte(testSecret)}
 	return b
 }
 
@@ -116,7 +117,7 @@ func (b *testBundle) raw(t *testing.T, method, path, body string, header ...stri
 }
 
 // waitFor polls a runbook until cond holds.
-func (b *testBundle) waitFor(t *testing.T, id string, what string, cond func(*runtime.RunbookView) bool) *runtime.RunbookView {
+func (b *testBundle) waitFor(t *testing.T, id string, what string, cond func(*client.Runbook) bool) *client.Runbook {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -132,12 +133,12 @@ func (b *testBundle) waitFor(t *testing.T, id string, what string, cond func(*ru
 	}
 }
 
-func statusIs(status rbtype.RunbookStatus) func(*runtime.RunbookView) bool {
-	return func(v *runtime.RunbookView) bool { return v.Status == status }
+func statusIs(status rbtype.RunbookStatus) func(*client.Runbook) bool {
+	return func(v *client.Runbook) bool { return v.Status == status }
 }
 
-func stateIs(state string) func(*runtime.RunbookView) bool {
-	return func(v *runtime.RunbookView) bool { return v.State == state }
+func stateIs(state string) func(*client.Runbook) bool {
+	return func(v *client.Runbook) bool { return string(v.State) == state }
 }
 
 func readAll(t *testing.T, resp *http.Response) string {

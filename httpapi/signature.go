@@ -12,19 +12,14 @@ import (
 )
 
 // SignatureHeader carries a webhook's signature:
-// "t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">".
+// "t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">", as the
+// Go client's Sign makes it.
 const SignatureHeader = "Rbd-Signature"
 
 // SignatureWindow is how far a signature's timestamp may lie from the
 // daemon's clock, either way: older is a replay, newer a forgery or a
 // broken clock.
 const SignatureWindow = 5 * time.Minute
-
-// Sign returns the Rbd-Signature value for body, signed with secret at t.
-func Sign(secret, body []byte, t time.Time) string {
-	ts := strconv.FormatInt(t.Unix(), 10)
-	return "t=" + ts + ",v1=" + hex.EncodeToString(mac(secret, ts, body))
-}
 
 func mac(secret []byte, ts string, body []byte) []byte {
 	m := hmac.New(sha256.New, secret)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/httpapi"
 )
 
@@ -19,8 +20,8 @@ import (
 func TestUnstorableValuesAre400(t *testing.T) {
 	b := setup(t)
 	notify := func(body string) (int, string) {
-		sig := httpapi.Sign([]byte(testSecret), []byte(body), time.Now())
-		return b.raw(t, "POST", "/v1/notifications", body, httpapi.SignatureHeader, sig)
+		sig := client.Sign([]byte(testSecret), []byte(body), time.Now())
+		return b.raw(t, "POST", "/v1/notifications", body, client.SignatureHeader, sig)
 	}
 	// The API's own checks come first; the store's SQLSTATEs (a NUL,
 	// bad UTF-8, a number out of range, an index row too large) are the

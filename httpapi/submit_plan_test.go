@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/compiler"
 	"github.com/runbookdev/runbook/durable/pgtest"
 	"github.com/runbookdev/runbook/httpapi"
@@ -88,7 +89,7 @@ func (r *recorder) requests() []string {
 // an edited plan would like to send the daemon's secrets to.
 type planBundle struct {
 	ctx       context.Context
-	client    *httpapi.Client
+	client    *client.Client
 	cat       *registry.Catalogue
 	api       *recorder
 	collector *recorder
@@ -124,7 +125,7 @@ func setupPlans(t *testing.T, withCatalogue bool) *planBundle {
 	})
 	srv := httptest.NewServer(httpapi.New(httpapi.Config{Engine: engine, Tokens: []string{testToken}, MaxBody: 1 << 20}))
 	t.Cleanup(srv.Close)
-	b.client = &httpapi.Client{BaseURL: srv.URL, Token: testToken}
+	b.client = &client.Client{BaseURL: srv.URL, Token: testToken}
 	return b
 }
 
@@ -221,28 +222,28 @@ func TestSubmittedPlansRunOnlyWhatTheCatalogueHolds(t *testing.T) {
 	}
 	for _, c := range cases {
 		edited := editPlan(t, raw, c.change)
-		_, err := b.client.Submit(b.ctx, httpapi.SubmitRequest{Plan: edited, Inputs: map[string]any{"who": "eve"}}, "")
-		var apiErr *httpapi.APIError
+		_, err := b.client.Submit(b.ctx, client.SubmitRequest{Plan: edited, Inputs: map[string]any{"who": "eve"}})
+		var apiErr *client.Error
 		require.ErrorAs(t, err, &apiErr, c.name)
-		require.Equal(t, http.StatusUnprocessableEntity, apiErr.Status, c.name)
-		require.Equal(t, httpapi.CodeInvalidPlan, apiErr.Code, c.name)
-		require.Len(t, apiErr.Diagnostics, 1, "%s: %s", c.name, apiErr.Diagnostics.Error())
+		require.Equal(t, http.StatusUnprocessableEntity, apiErr.StatusCode, c.name)
+		require.Equal(t, httpapi.CodeInvalidPlan, string(apiErr.Code), c.name)
+		require.Len(t, apiErr.Diagnostics, 1, "%s: %s", c.name, apiErr.Error())
 		d := apiErr.Diagnostics[0]
 		require.Equal(t, c.code, string(d.Code), c.name)
 		require.Contains(t, d.Message, c.want, c.name)
 		require.Contains(t, d.Notes, "the plan was compiled against another catalogue; compile it again with this daemon's verbs", c.name)
 		require.Equal(t, "the plan cannot be run: "+d.Text(), apiErr.Message, c.name)
-		require.Equal(t, "plan.json", d.Range.Filename, c.name)
+		require.Equal(t, "plan.json", d.Range.File, c.name)
 	}
-	page, err := b.client.List(b.ctx, "", 0, "")
+	page, err := b.client.List(b.ctx, client.ListRequest{})
 	require.NoError(t, err)
 	require.Empty(t, page.Runbooks, "no refused plan was stored")
 
 	// The plan as compiled runs, with the catalogue's URL and secret.
-	sub, err := b.client.Submit(b.ctx, httpapi.SubmitRequest{Plan: raw, Inputs: map[string]any{"who": "eve"}}, "")
+	sub, err := b.client.Submit(b.ctx, client.SubmitRequest{Plan: raw, Inputs: map[string]any{"who": "eve"}})
 	require.NoError(t, err)
 	require.True(t, sub.Created)
-	v := waitForView(t, b, sub.ID.String(), func(v *runtime.RunbookView) bool { return v.State == "awaiting_approval" })
+	v := waitForView(t, b, sub.ID.String(), func(v *client.Runbook) bool { return v.State == "awaiting_approval" })
 	require.JSONEq(t, `{"ok":true}`, string(v.Outcomes["got"]))
 	require.Equal(t, []string{"Bearer s3cret"}, b.api.requests())
 	require.Empty(t, b.collector.requests())
@@ -258,20 +259,20 @@ func TestSubmittedPlanDiagnosticsNameTheFile(t *testing.T) {
 			object(planStep(doc, key), "execution")["side_effects"] = "external_call"
 		}
 	})
-	_, err := b.client.Submit(b.ctx, httpapi.SubmitRequest{Plan: edited, Filename: "mine.json", Inputs: map[string]any{"who": "eve"}}, "")
-	var apiErr *httpapi.APIError
+	_, err := b.client.Submit(b.ctx, client.SubmitRequest{Plan: edited, Filename: "mine.json", Inputs: map[string]any{"who": "eve"}})
+	var apiErr *client.Error
 	require.ErrorAs(t, err, &apiErr)
-	require.Len(t, apiErr.Diagnostics, 1, apiErr.Diagnostics.Error())
+	require.Len(t, apiErr.Diagnostics, 1, apiErr.Error())
 	d := apiErr.Diagnostics[0]
-	require.Equal(t, "mine.json", d.Range.Filename)
+	require.Equal(t, "mine.json", d.Range.File)
 	require.Contains(t, d.Message, `step "first" calls t.echo`)
 	require.Contains(t, d.Notes, "1 more steps have the same problem")
 
 	// The hash alone: still INVALID_PLAN, now with E071.
 	tampered := bytes.Replace(b.compile(t), []byte(`"v":{"$input":"who"}`), []byte(`"v":"mallory"`), 1)
-	_, err = b.client.Submit(b.ctx, httpapi.SubmitRequest{Plan: tampered, Inputs: map[string]any{}}, "")
+	_, err = b.client.Submit(b.ctx, client.SubmitRequest{Plan: tampered, Inputs: map[string]any{}})
 	require.ErrorAs(t, err, &apiErr)
-	require.Equal(t, httpapi.CodeInvalidPlan, apiErr.Code)
+	require.Equal(t, httpapi.CodeInvalidPlan, string(apiErr.Code))
 	require.Equal(t, "E071", string(apiErr.Diagnostics[0].Code))
 }
 
@@ -279,11 +280,11 @@ func TestSubmittedPlanDiagnosticsNameTheFile(t *testing.T) {
 // to check a plan against, so it is not run.
 func TestDaemonWithoutVerbsRefusesPlans(t *testing.T) {
 	b := setupPlans(t, false)
-	_, err := b.client.Submit(b.ctx, httpapi.SubmitRequest{Plan: b.compile(t), Inputs: map[string]any{"who": "eve"}}, "")
+	_, err := b.client.Submit(b.ctx, client.SubmitRequest{Plan: b.compile(t), Inputs: map[string]any{"who": "eve"}})
 	requireAPIError(t, err, http.StatusBadRequest, httpapi.CodeInvalidRequest, "no verb catalogue to check plans against")
 }
 
-func waitForView(t *testing.T, b *planBundle, id string, cond func(*runtime.RunbookView) bool) *runtime.RunbookView {
+func waitForView(t *testing.T, b *planBundle, id string, cond func(*client.Runbook) bool) *client.Runbook {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {

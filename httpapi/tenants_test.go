@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/httpapi"
 	"github.com/runbookdev/runbook/rbtype"
 )
@@ -68,12 +69,12 @@ func TestParseTokens(t *testing.T) {
 // lacks) and as an admin (works).
 func TestTenantsAndRolesOnEveryEndpoint(t *testing.T) {
 	b := setup(t)
-	as := func(token string) *httpapi.Client {
-		return &httpapi.Client{BaseURL: b.srv.URL, Token: token, WebhookSecret: []byte(testSecret)}
+	as := func(token string) *client.Client {
+		return &client.Client{BaseURL: b.srv.URL, Token: token, WebhookSecret: []byte(testSecret)}
 	}
 	acme, globex := as("tok-acme"), as("tok-globex")
 	// A runbook of acme's, parked, with a gate after it.
-	sub, err := acme.Submit(b.ctx, httpapi.SubmitRequest{Source: "(t.wait :as @w) (t.approve :after @w :as @g)\n"}, "")
+	sub, err := acme.Submit(b.ctx, client.SubmitRequest{Source: "(t.wait :as @w) (t.approve :after @w :as @g)\n"})
 	require.NoError(t, err)
 	id := sub.ID.String()
 	b.waitFor(t, id, "parked", stateIs("parked"))
@@ -127,14 +128,14 @@ func TestTenantsAndRolesOnEveryEndpoint(t *testing.T) {
 	}
 
 	// Listing: each tenant sees its own; the admin sees all, or one.
-	gsub, err := globex.Submit(b.ctx, httpapi.SubmitRequest{Source: "(t.echo :v \"g\")\n"}, "")
+	gsub, err := globex.Submit(b.ctx, client.SubmitRequest{Source: "(t.echo :v \"g\")\n"})
 	require.NoError(t, err)
-	ids := func(c *httpapi.Client, tenant string) []string {
+	ids := func(c *client.Client, tenant string) []string {
 		path := "/v1/runbooks"
 		if tenant != "" {
 			path += "?tenant=" + tenant
 		}
-		var page httpapi.ListResponse
+		var page client.ListResponse
 		status, body := b.rawAs(t, c.Token, "GET", path)
 		require.Equal(t, http.StatusOK, status, body)
 		require.NoError(t, jsonUnmarshal(body, &page))
@@ -153,9 +154,9 @@ func TestTenantsAndRolesOnEveryEndpoint(t *testing.T) {
 
 	// The same request in two tenants is two runbooks, whatever key they
 	// chose; a mistyped id does not suggest another tenant's.
-	one, err := acme.Submit(b.ctx, httpapi.SubmitRequest{Source: "(t.echo :v \"same\")\n"}, "order-1")
+	one, err := acme.Submit(b.ctx, client.SubmitRequest{Source: "(t.echo :v \"same\")\n", IdempotencyKey: "order-1"})
 	require.NoError(t, err)
-	two, err := globex.Submit(b.ctx, httpapi.SubmitRequest{Source: "(t.echo :v \"same\")\n"}, "order-1")
+	two, err := globex.Submit(b.ctx, client.SubmitRequest{Source: "(t.echo :v \"same\")\n", IdempotencyKey: "order-1"})
 	require.NoError(t, err)
 	require.NotEqual(t, one.ID, two.ID)
 	require.True(t, two.Created)
@@ -202,24 +203,24 @@ func TestTenantWebhookSecrets(t *testing.T) {
 	t.Cleanup(srv.Close)
 
 	park := func(token string) (id, key string) {
-		c := &httpapi.Client{BaseURL: srv.URL, Token: token}
-		sub, err := c.Submit(b.ctx, httpapi.SubmitRequest{Source: "(t.wait :as @w)\n"}, "")
+		c := &client.Client{BaseURL: srv.URL, Token: token}
+		sub, err := c.Submit(b.ctx, client.SubmitRequest{Source: "(t.wait :as @w)\n"})
 		require.NoError(t, err)
 		v := b.waitFor(t, sub.ID.String(), "parked", stateIs("parked"))
 		return sub.ID.String(), v.BlockedOn[0].CorrelationKey
 	}
 	acmeID, acmeKey := park("tok-acme")
 	globexID, globexKey := park("tok-globex")
-	as := func(secret string) *httpapi.Client {
-		return &httpapi.Client{BaseURL: srv.URL, WebhookSecret: []byte(secret)}
+	as := func(secret string) *client.Client {
+		return &client.Client{BaseURL: srv.URL, WebhookSecret: []byte(secret)}
 	}
-	answer := func(key string) httpapi.NotificationRequest {
-		return httpapi.NotificationRequest{CorrelationKey: key, Status: rbtype.OutcomeCompleted, Result: []byte(`{"answer":"yes"}`)}
+	answer := func(key string) client.Notification {
+		return client.Notification{CorrelationKey: key, Status: rbtype.OutcomeCompleted, Result: []byte(`{"answer":"yes"}`)}
 	}
 
 	_, err = as("whsec-acme").Notify(b.ctx, answer(globexKey))
 	requireAPIError(t, err, http.StatusNotFound, httpapi.CodeNotFound, "no step of this webhook secret's tenant waits on correlation key")
-	_, err = as("whsec-acme").Notify(b.ctx, httpapi.NotificationRequest{CorrelationKey: globexKey, Status: rbtype.OutcomeHeartbeat, Extend: "PT1H"})
+	_, err = as("whsec-acme").Notify(b.ctx, client.Notification{CorrelationKey: globexKey, Status: rbtype.OutcomeHeartbeat, Extend: "PT1H"})
 	requireAPIError(t, err, http.StatusNotFound, httpapi.CodeNotFound, "no step of this webhook secret's tenant waits")
 	res, err := as("whsec-acme").Notify(b.ctx, answer(acmeKey))
 	require.NoError(t, err)
@@ -238,12 +239,12 @@ func TestTenantWebhookSecrets(t *testing.T) {
 // "by" is kept as a note. A token that names none leaves "by" as it is.
 func TestTheTokensActorIsWhoActed(t *testing.T) {
 	b := setup(t)
-	acme := &httpapi.Client{BaseURL: b.srv.URL, Token: "tok-acme"}
-	sub, err := acme.Submit(b.ctx, httpapi.SubmitRequest{Source: "(t.approve :as @g)\n", Actor: "someone-else"}, "")
+	acme := &client.Client{BaseURL: b.srv.URL, Token: "tok-acme"}
+	sub, err := acme.Submit(b.ctx, client.SubmitRequest{Source: "(t.approve :as @g)\n", Actor: "someone-else"})
 	require.NoError(t, err)
 	id := sub.ID.String()
 	b.waitFor(t, id, "at the gate", stateIs("awaiting_approval"))
-	_, err = acme.Decide(b.ctx, id, "g", true, "mallory", "ok")
+	_, err = acme.Approve(b.ctx, id, "g", client.DecisionRequest{By: "mallory", Comment: "ok"})
 	require.NoError(t, err)
 	b.waitFor(t, id, "complete", statusIs(rbtype.RunbookComplete))
 	evs, err := acme.Events(b.ctx, id, 0)
@@ -257,10 +258,10 @@ func TestTheTokensActorIsWhoActed(t *testing.T) {
 	require.Contains(t, data[rbtype.EventRunbookSubmitted], `"note":"someone-else"`)
 
 	// The bare test token names no actor: "by" stands.
-	sub, err = b.client.Submit(b.ctx, httpapi.SubmitRequest{Source: "(t.approve :as @h)\n"}, "")
+	sub, err = b.client.Submit(b.ctx, client.SubmitRequest{Source: "(t.approve :as @h)\n"})
 	require.NoError(t, err)
 	b.waitFor(t, sub.ID.String(), "at the gate", stateIs("awaiting_approval"))
-	_, err = b.client.Decide(b.ctx, sub.ID.String(), "h", true, "ops", "")
+	_, err = b.client.Approve(b.ctx, sub.ID.String(), "h", client.DecisionRequest{By: "ops"})
 	require.NoError(t, err)
 	evs, err = b.client.Events(b.ctx, sub.ID.String(), 0)
 	require.NoError(t, err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/httpapi"
 	"github.com/runbookdev/runbook/rbtype"
 )
@@ -66,7 +67,7 @@ func TestSubmissionsCarryTraceContext(t *testing.T) {
 	const sender = "00-11223344556677889900aabbccddeeff-0102030405060708-01"
 	note := fmt.Sprintf(`{"correlation_key": %q, "status": "completed", "result": {"answer": "yes"}}`, w.CorrelationKey)
 	status, body = b.raw(t, "POST", "/v1/notifications", note,
-		httpapi.SignatureHeader, httpapi.Sign([]byte(testSecret), []byte(note), time.Now()), "traceparent", sender)
+		client.SignatureHeader, client.Sign([]byte(testSecret), []byte(note), time.Now()), "traceparent", sender)
 	require.Equal(t, http.StatusAccepted, status, body)
 	stored, err := b.store.Notification(b.ctx, w.CorrelationKey)
 	require.NoError(t, err)

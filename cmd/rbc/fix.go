@@ -11,13 +11,6 @@ import (
 	"github.com/runbookdev/runbook/registry"
 )
 
-// maxFixRounds bounds how often rbc fix checks a file again and applies
-// what the new check offers. A round can reveal mistakes the last one hid
-// (a verb's arguments are checked only once the verb is known), so one
-// round is not enough; fixes only shorten the distance to known names, so
-// a handful is.
-const maxFixRounds = 8
-
 // runFix applies every fix that is the only one offered for its diagnostic
 // (docs/design/language.md v1.1), checks the result, and repeats while that offers
 // more. The fixed source goes to standard output, or back to the file with
@@ -56,20 +49,8 @@ func runFix(args []string, stdout, stderr io.Writer) int {
 	return w.report(stderr, format.Value)
 }
 
-// fixSource applies fixes to src round by round. It returns the fixed
-// source, the diagnostics whose fixes it applied (each with the position
-// it had in the text of its round), and the diagnostics of the fixed
-// source.
+// fixSource is compiler.FixSource, in the argument order rbc's servers
+// take it.
 func fixSource(cat *registry.Catalogue, path string, src []byte) (fixed []byte, applied, left lang.Diagnostics) {
-	_, left = compiler.CompileSource(path, src, cat)
-	for range maxFixRounds {
-		next, done := lang.ApplyFixes(path, src, left)
-		if len(done) == 0 {
-			break
-		}
-		applied = append(applied, done...)
-		src = next
-		_, left = compiler.CompileSource(path, src, cat)
-	}
-	return src, applied, left
+	return compiler.FixSource(path, src, cat)
 }

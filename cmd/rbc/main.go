@@ -29,6 +29,7 @@ Usage:
   rbc effects --verbs DIR FILE.rbk [--format text|json]
   rbc verbs   --verbs DIR [NAME] [--format text|json]
   rbc lsp     [--verbs DIR]     (a language server on standard input and output)
+  rbc mcp     [--verbs DIR]     (MCP tools for agents on standard input and output)
   rbc version
 
 --verbs may be repeated; RBC_VERBS (a list separated by %q) is its default.
@@ -36,9 +37,9 @@ Exit status: 0 no errors, 1 errors found, 2 the command could not run.
 `
 
 func main() {
-	// The language server is no batch job: it lives as long as the
-	// editor, so it keeps Go's default heap growth.
-	if len(os.Args) < 2 || os.Args[1] != "lsp" {
+	// The language and MCP servers are no batch jobs: they live as long
+	// as the editor or the agent, so they keep Go's default heap growth.
+	if len(os.Args) < 2 || (os.Args[1] != "lsp" && os.Args[1] != "mcp") {
 		tuneGC()
 	}
 	stop := startProfile(os.Getenv("RBC_CPUPROFILE"))
@@ -93,6 +94,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		"effects": runEffects,
 		"verbs":   runVerbs,
 		"lsp":     runLsp,
+		"mcp":     runMCP,
 		"version": runVersion,
 	}
 	if len(args) == 0 {

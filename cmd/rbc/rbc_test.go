@@ -14,8 +14,13 @@ import (
 var update = flag.Bool("update", false, "rewrite the expected output in the txtar scripts")
 
 // TestMain makes the test binary double as rbc, so the scripts run the real
-// command, main and os.Exit included.
+// command, main and os.Exit included: as the command rbc on their PATH,
+// and for the Go tests with RBC_TEST_MAIN set.
 func TestMain(m *testing.M) {
+	if os.Getenv("RBC_TEST_MAIN") == "1" {
+		main()
+		return
+	}
 	testscript.Main(m, map[string]func(){"rbc": main})
 }
 

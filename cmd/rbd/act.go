@@ -6,8 +6,8 @@ import (
 	"io"
 	"strings"
 
+	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/cmd/internal/cli"
-	"github.com/runbookdev/runbook/httpapi"
 	"github.com/runbookdev/runbook/rbtype"
 )
 
@@ -31,7 +31,7 @@ func runNotify(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return status
 	}
-	req := httpapi.NotificationRequest{CorrelationKey: keys[0], Status: "completed"}
+	req := client.Notification{CorrelationKey: keys[0], Status: rbtype.OutcomeCompleted}
 	switch {
 	case *extend != "" && (*failedCode != "" || *result != ""):
 		return cantRun(stderr, "--extend is a heartbeat: give it without --result or --failed")
@@ -40,8 +40,8 @@ func runNotify(args []string, stdout, stderr io.Writer) int {
 	case *failedCode != "" && *result != "":
 		return cantRun(stderr, "give --result or --failed, not both")
 	case *failedCode != "":
-		req.Status = "failed"
-		req.Error = &httpapi.ErrorDetail{Code: rbtype.ErrorCode(*failedCode), Message: *message}
+		req.Status = rbtype.OutcomeFailed
+		req.Error = &client.ErrorInfo{Code: rbtype.ErrorCode(*failedCode), Message: *message}
 	case *message != "":
 		return cantRun(stderr, "--message goes with --failed")
 	case *result != "":
@@ -94,7 +94,11 @@ func runDecide(verb string, args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := c.context()
 	defer cancel()
-	res, err := c.client().Decide(ctx, pos[0], pos[1], verb == "approve", *by, *comment)
+	decide := c.client().Reject
+	if verb == "approve" {
+		decide = c.client().Approve
+	}
+	res, err := decide(ctx, pos[0], pos[1], client.DecisionRequest{By: *by, Comment: *comment})
 	if err != nil {
 		return c.failed(err, nil)
 	}
@@ -121,7 +125,7 @@ func runCancel(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := c.context()
 	defer cancel()
-	res, err := c.client().Cancel(ctx, ids[0], *by)
+	res, err := c.client().Cancel(ctx, ids[0], client.CancelRequest{By: *by})
 	if err != nil {
 		return c.failed(err, nil)
 	}
@@ -149,7 +153,7 @@ func runResolve(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return status
 	}
-	req := httpapi.ResolveRequest{Action: *action, By: *by}
+	req := client.ResolveRequest{Action: *action, By: *by}
 	if *result != "" {
 		if !json.Valid([]byte(*result)) {
 			return cantRun(stderr, "--result %q is not JSON", *result)
@@ -185,7 +189,7 @@ func runClose(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := c.context()
 	defer cancel()
-	res, err := c.client().Close(ctx, ids[0], *by)
+	res, err := c.client().Close(ctx, ids[0], client.CloseRequest{By: *by})
 	if err != nil {
 		return c.failed(err, nil)
 	}
@@ -215,10 +219,10 @@ func runRetry(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return status
 	}
-	return retry(c, ids[0], httpapi.RetryRequest{Steps: steps, By: *by, Execute: *execute}, stdout)
+	return retry(c, ids[0], client.RetryRequest{Steps: steps, By: *by, Execute: *execute}, stdout)
 }
 
-func retry(c *clientCommand, id string, req httpapi.RetryRequest, stdout io.Writer) int {
+func retry(c *clientCommand, id string, req client.RetryRequest, stdout io.Writer) int {
 	ctx, cancel := c.context()
 	defer cancel()
 	res, err := c.client().Retry(ctx, id, req)
@@ -257,7 +261,7 @@ func runExtend(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := c.context()
 	defer cancel()
-	res, err := c.client().Extend(ctx, pos[0], httpapi.ExtendRequest{Source: string(src), Filename: name, Inputs: values, Actor: whoAmI()})
+	res, err := c.client().Extend(ctx, pos[0], client.ExtendRequest{Source: string(src), Filename: name, Inputs: values, Actor: whoAmI()})
 	if err != nil {
 		return c.failed(err, sources)
 	}

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/cmd/internal/cli"
 	"github.com/runbookdev/runbook/httpapi"
 	"github.com/runbookdev/runbook/lang"
@@ -61,8 +62,8 @@ func (c *clientCommand) parse(args []string, want int, what string) (positional 
 	return positional, 0, true
 }
 
-func (c *clientCommand) client() *httpapi.Client {
-	return &httpapi.Client{BaseURL: c.server, Token: c.token, Header: traceHeader(os.Getenv, c.correlationID)}
+func (c *clientCommand) client() *client.Client {
+	return &client.Client{BaseURL: c.server, Token: c.token, Header: traceHeader(os.Getenv, c.correlationID)}
 }
 
 // traceHeader is the trace context a client command passes on: TRACEPARENT
@@ -96,7 +97,7 @@ func (c *clientCommand) json() bool { return c.format.Value == "json" }
 // returns the exit status: 1 when the daemon refused, 2 when it could not
 // be asked. Diagnostics are shown against the local sources when given.
 func (c *clientCommand) failed(err error, sources lang.Sources) int {
-	var apiErr *httpapi.APIError
+	var apiErr *client.Error
 	if !errors.As(err, &apiErr) {
 		if errors.Is(err, context.Canceled) {
 			return exitFailed
@@ -105,13 +106,28 @@ func (c *clientCommand) failed(err error, sources lang.Sources) int {
 	}
 	if len(apiErr.Diagnostics) > 0 {
 		if c.json() {
-			_ = cli.WriteJSON(c.stdout, httpapi.ErrorBody{Error: apiErr.ErrorInfo})
+			_ = cli.WriteJSON(c.stdout, map[string]*client.Error{"error": apiErr})
 		}
-		_ = lang.WriteText(c.stderr, apiErr.Diagnostics, sources)
+		_ = lang.WriteText(c.stderr, langDiagnostics(apiErr.Diagnostics), sources)
 		return exitFailed
 	}
 	fmt.Fprintf(c.stderr, "rbd: %s: %s\n", apiErr.Code, apiErr.Message)
 	return exitFailed
+}
+
+// langDiagnostics reads the daemon's diagnostics as package lang's, to
+// render them against the local sources as rbc does. The two share their
+// JSON.
+func langDiagnostics(ds []client.Diagnostic) lang.Diagnostics {
+	raw, err := json.Marshal(ds)
+	var out lang.Diagnostics
+	if err == nil {
+		err = json.Unmarshal(raw, &out)
+	}
+	if err != nil {
+		return nil
+	}
+	return out
 }
 
 // inputFlags collect a command's inputs: --input k=v (a string),

@@ -14,9 +14,8 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
-	"github.com/runbookdev/runbook/httpapi"
+	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/rbtype"
-	"github.com/runbookdev/runbook/runtime"
 )
 
 // updateScreenshots copies the console test's screenshots to docs/console,
@@ -29,7 +28,7 @@ const kycDir = "../../examples/runbooks/kyc-onboarding"
 
 // consoleDaemon starts rbd with the KYC example's verbs, a token and a
 // webhook secret, and submits the KYC runbook.
-func consoleDaemon(t *testing.T) (d *daemon, id string, notifier *httpapi.Client) {
+func consoleDaemon(t *testing.T) (d *daemon, id string, notifier *client.Client) {
 	t.Helper()
 	e := newDaemonEnv(t)
 	tokens := e.file(t, "tokens", "console-token\n")
@@ -37,12 +36,12 @@ func consoleDaemon(t *testing.T) (d *daemon, id string, notifier *httpapi.Client
 	d = e.start(t, "--verbs", filepath.Join(kycDir, "verbs"), "--api-token-file", tokens, "--webhook-secret-file", secret)
 	src, err := os.ReadFile(filepath.Join(kycDir, "kyc-onboarding.rbk"))
 	require.NoError(t, err)
-	sub, err := d.client("console-token").Submit(context.Background(), httpapi.SubmitRequest{
+	sub, err := d.client("console-token").Submit(context.Background(), client.SubmitRequest{
 		Source: string(src), Filename: "kyc-onboarding.rbk",
 		Inputs: map[string]any{"client_name": "Acme Holdings SA", "contact_email": "compliance@acme.example"},
-	}, "")
+	})
 	require.NoError(t, err)
-	notifier = &httpapi.Client{BaseURL: d.server, WebhookSecret: []byte("console-secret")}
+	notifier = &client.Client{BaseURL: d.server, WebhookSecret: []byte("console-secret")}
 	return d, sub.ID.String(), notifier
 }
 
@@ -102,7 +101,7 @@ func TestConsoleKYC(t *testing.T) {
 	// The documents arrive by signed webhook: the step turns complete on
 	// the page that is open. The marker proves the page never reloaded.
 	eval[bool](t, b, `window.stillTheSamePage = true`)
-	_, err = notifier.Notify(context.Background(), httpapi.NotificationRequest{
+	_, err = notifier.Notify(context.Background(), client.Notification{
 		CorrelationKey: key, Status: rbtype.OutcomeCompleted,
 		Result: json.RawMessage(`{"documents": [{"type": "passport", "url": "s3://kyc/acme/passport.pdf"}]}`),
 	})
@@ -173,7 +172,7 @@ func copyScreenshot(t testing.TB, from, name string) {
 	require.NoError(t, os.WriteFile(filepath.Join("../../docs/console", name+".png"), raw, 0o644))
 }
 
-func stepIndex(t *testing.T, v *runtime.RunbookView, key string) int {
+func stepIndex(t *testing.T, v *client.Runbook, key string) int {
 	t.Helper()
 	for i, s := range v.Steps {
 		if s.Key == key {
@@ -219,11 +218,11 @@ func TestConsoleListPages(t *testing.T) {
 	// No worker: the runbooks stay executing, and the test decides what
 	// the list holds.
 	d := e.start(t, "--verbs", verbs, "--worker=false")
-	client := d.client("")
+	cl := d.client("")
 	for i := range 120 {
-		_, err := client.Submit(context.Background(), httpapi.SubmitRequest{
+		_, err := cl.Submit(context.Background(), client.SubmitRequest{
 			Source: `(t.echo :v $n :as @e)`, Inputs: map[string]any{"n": strconv.Itoa(i)},
-		}, "")
+		})
 		require.NoError(t, err)
 	}
 	rows := func() int { return eval[int](t, b, `document.querySelectorAll("#runbooks tbody tr").length`) }
@@ -289,7 +288,7 @@ func TestConsoleReject(t *testing.T) {
 	e := newDaemonEnv(t)
 	verbs := e.file(t, "verbs/t.yaml", e2eVerbs)
 	d := e.start(t, "--verbs", verbs)
-	sub, err := d.client("").Submit(context.Background(), httpapi.SubmitRequest{Source: `(t.echo :v "x" :gate "human_confirm" :as @g)`}, "")
+	sub, err := d.client("").Submit(context.Background(), client.SubmitRequest{Source: `(t.echo :v "x" :gate "human_confirm" :as @g)`})
 	require.NoError(t, err)
 	id := sub.ID.String()
 

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/cmd/internal/cli"
 )
 
@@ -26,7 +27,7 @@ func runCosts(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := c.context()
 	defer cancel()
-	res, err := c.client().Costs(ctx, *groupBy, *from, *to, *tenant)
+	res, err := c.client().Costs(ctx, client.CostsRequest{GroupBy: *groupBy, From: *from, To: *to, Tenant: *tenant})
 	if err != nil {
 		return c.failed(err, nil)
 	}

@@ -15,8 +15,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/durable/pgtest"
-	"github.com/runbookdev/runbook/httpapi"
 )
 
 // daemon is a real `rbd serve` process: the test binary run as rbd.
@@ -107,8 +107,8 @@ func hasFlag(flags []string, name string) bool {
 	return false
 }
 
-func (d *daemon) client(token string) *httpapi.Client {
-	return &httpapi.Client{BaseURL: d.server, Token: token}
+func (d *daemon) client(token string) *client.Client {
+	return &client.Client{BaseURL: d.server, Token: token}
 }
 
 // signal sends sig and waits for the process to exit, returning its exit

@@ -17,12 +17,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/cmd/internal/cli"
 	"github.com/runbookdev/runbook/durable"
 	"github.com/runbookdev/runbook/durable/pgtest"
 	"github.com/runbookdev/runbook/httpapi"
 	"github.com/runbookdev/runbook/rbtype"
-	"github.com/runbookdev/runbook/runtime"
 )
 
 const e2eVerbs = `
@@ -93,10 +93,10 @@ func TestStatusCodesOfTheRealDaemon(t *testing.T) {
 	status, _ = send(t, "POST", api, `{"source": "(t.wait :as @w)"}`, append(auth, "Idempotency-Key", "one")...)
 	require.Equal(t, http.StatusOK, status, "a repeat")
 
-	client := d.client("tok")
+	cl := d.client("tok")
 	var key string
 	waitUntil(t, "the step to park", func() (bool, error) {
-		v, err := client.Get(context.Background(), sub.ID.String())
+		v, err := cl.Get(context.Background(), sub.ID.String())
 		if err != nil || len(v.BlockedOn) == 0 {
 			return false, err
 		}
@@ -107,28 +107,28 @@ func TestStatusCodesOfTheRealDaemon(t *testing.T) {
 	note := `{"correlation_key": "` + key + `", "status": "completed", "result": {"ok": true}}`
 	secret := []byte("whsec")
 	webhook := d.server + "/v1/notifications"
-	sig := httpapi.SignatureHeader
+	sig := client.SignatureHeader
 	status, _ = send(t, "POST", webhook, note)
 	require.Equal(t, http.StatusUnauthorized, status, "unsigned")
-	status, _ = send(t, "POST", webhook, note, sig, httpapi.Sign([]byte("forged"), []byte(note), time.Now()))
+	status, _ = send(t, "POST", webhook, note, sig, client.Sign([]byte("forged"), []byte(note), time.Now()))
 	require.Equal(t, http.StatusUnauthorized, status, "forged")
-	status, _ = send(t, "POST", webhook, note, sig, httpapi.Sign(secret, []byte(note), time.Now().Add(-10*time.Minute)))
+	status, _ = send(t, "POST", webhook, note, sig, client.Sign(secret, []byte(note), time.Now().Add(-10*time.Minute)))
 	require.Equal(t, http.StatusUnauthorized, status, "stale")
-	status, _ = send(t, "POST", webhook, `{"correlation_key": `, sig, httpapi.Sign(secret, []byte(`{"correlation_key": `), time.Now()))
+	status, _ = send(t, "POST", webhook, `{"correlation_key": `, sig, client.Sign(secret, []byte(`{"correlation_key": `), time.Now()))
 	require.Equal(t, http.StatusBadRequest, status, "malformed")
 	huge := `{"correlation_key": "` + strings.Repeat("k", 5000) + `", "status": "completed"}`
-	status, _ = send(t, "POST", webhook, huge, sig, httpapi.Sign(secret, []byte(huge), time.Now()))
+	status, _ = send(t, "POST", webhook, huge, sig, client.Sign(secret, []byte(huge), time.Now()))
 	require.Equal(t, http.StatusRequestEntityTooLarge, status)
-	status, _ = send(t, "POST", webhook, note, sig, httpapi.Sign(secret, []byte(note), time.Now()))
+	status, _ = send(t, "POST", webhook, note, sig, client.Sign(secret, []byte(note), time.Now()))
 	require.Equal(t, http.StatusAccepted, status)
-	status, _ = send(t, "POST", webhook, note, sig, httpapi.Sign(secret, []byte(note), time.Now()))
+	status, _ = send(t, "POST", webhook, note, sig, client.Sign(secret, []byte(note), time.Now()))
 	require.Equal(t, http.StatusOK, status, "duplicate")
 	other := strings.Replace(note, "true", "false", 1)
-	status, _ = send(t, "POST", webhook, other, sig, httpapi.Sign(secret, []byte(other), time.Now()))
+	status, _ = send(t, "POST", webhook, other, sig, client.Sign(secret, []byte(other), time.Now()))
 	require.Equal(t, http.StatusConflict, status, "same key, another payload")
 
 	waitUntil(t, "the runbook to complete", func() (bool, error) {
-		v, err := client.Get(context.Background(), sub.ID.String())
+		v, err := cl.Get(context.Background(), sub.ID.String())
 		return err == nil && v.Status == rbtype.RunbookComplete, err
 	})
 	for path, want := range map[string]int{"/healthz": 200, "/readyz": 200, "/metrics": 200, "/nope": 404} {
@@ -223,7 +223,7 @@ func TestKilledDaemonRepeatsNoSideEffect(t *testing.T) {
 	verbs := e.file(t, "verbs/t.yaml", chargeVerbs(server.URL))
 	first := e.start(t, "--verbs", verbs, "--lease-ttl", "1s")
 	ctx := context.Background()
-	sub, err := first.client("").Submit(ctx, httpapi.SubmitRequest{Source: `(t.charge :amount 10 :as @charge)`}, "")
+	sub, err := first.client("").Submit(ctx, client.SubmitRequest{Source: `(t.charge :amount 10 :as @charge)`})
 	require.NoError(t, err)
 	server.waitArrived(t, first)
 	require.Equal(t, -1, first.stop(syscall.SIGKILL), "killed by the signal, no exit status")
@@ -253,10 +253,10 @@ func TestKilledDaemonRepeatsNoSideEffect(t *testing.T) {
 // completeAfterKill starts a daemon after one was killed in a call to
 // server, waits for the runbook to complete, and checks that the call was
 // made again with the idempotency key of the first.
-func completeAfterKill(t *testing.T, e *daemonEnv, verbs string, server *keyServer, id string) (*daemon, *runtime.RunbookView) {
+func completeAfterKill(t *testing.T, e *daemonEnv, verbs string, server *keyServer, id string) (*daemon, *client.Runbook) {
 	t.Helper()
 	second := e.start(t, "--verbs", verbs, "--lease-ttl", "1s")
-	var v *runtime.RunbookView
+	var v *client.Runbook
 	waitUntil(t, "the runbook to complete after the restart", func() (bool, error) {
 		var err error
 		v, err = second.client("").Get(context.Background(), id)
@@ -280,19 +280,19 @@ func TestKilledDaemonAfterAResumeInPlace(t *testing.T) {
 	verbs := e.file(t, "verbs/t.yaml", e2eVerbs+chargeVerbs(server.URL))
 	first := e.start(t, "--verbs", verbs, "--lease-ttl", "1s")
 	ctx := context.Background()
-	client := first.client("")
-	sub, err := client.Submit(ctx, httpapi.SubmitRequest{Source: `(t.wait :as @w) (t.charge :amount 10 :after @w :as @charge)`}, "")
+	cl := first.client("")
+	sub, err := cl.Submit(ctx, client.SubmitRequest{Source: `(t.wait :as @w) (t.charge :amount 10 :after @w :as @charge)`})
 	require.NoError(t, err)
 	var key string
 	waitUntil(t, "the wait to park", func() (bool, error) {
-		v, err := client.Get(ctx, sub.ID.String())
+		v, err := cl.Get(ctx, sub.ID.String())
 		if err != nil || len(v.BlockedOn) == 0 {
 			return false, err
 		}
 		key = v.BlockedOn[0].CorrelationKey
 		return true, nil
 	})
-	_, err = client.Notify(ctx, httpapi.NotificationRequest{CorrelationKey: key, Status: rbtype.OutcomeCompleted, Result: json.RawMessage(`{}`)})
+	_, err = cl.Notify(ctx, client.Notification{CorrelationKey: key, Status: rbtype.OutcomeCompleted, Result: json.RawMessage(`{}`)})
 	require.NoError(t, err)
 	server.waitArrived(t, first)
 	status, metrics := send(t, "GET", first.server+"/metrics", "")
@@ -320,7 +320,7 @@ func TestSIGTERMReleasesLeasesAndExitsZero(t *testing.T) {
 	verbs := e.file(t, "verbs/t.yaml", chargeVerbs(server.URL))
 	first := e.start(t, "--verbs", verbs, "--worker-id", "leaving", "--shutdown-grace", "300ms", "--lease-ttl", "10m")
 	ctx := context.Background()
-	sub, err := first.client("").Submit(ctx, httpapi.SubmitRequest{Source: `(t.charge :amount 10 :as @charge)`}, "")
+	sub, err := first.client("").Submit(ctx, client.SubmitRequest{Source: `(t.charge :amount 10 :as @charge)`})
 	require.NoError(t, err)
 	server.waitArrived(t, first)
 
@@ -360,7 +360,7 @@ func TestEmbeddedPostgresSurvivesRestart(t *testing.T) {
 	d := e.start(t, "--data-dir", dataDir, "--verbs", verbs)
 	require.Contains(t, d.logs.String(), "started the embedded PostgreSQL")
 	ctx := context.Background()
-	sub, err := d.client("").Submit(ctx, httpapi.SubmitRequest{Source: `(t.echo :v "kept" :as @e)`}, "")
+	sub, err := d.client("").Submit(ctx, client.SubmitRequest{Source: `(t.echo :v "kept" :as @e)`})
 	require.NoError(t, err)
 	waitUntil(t, "the runbook to complete", func() (bool, error) {
 		v, err := d.client("").Get(ctx, sub.ID.String())
@@ -392,7 +392,7 @@ func TestAPIOnlyDaemonLeavesTheWorkToWorkers(t *testing.T) {
 	verbs := e.file(t, "verbs/t.yaml", e2eVerbs)
 	front := e.start(t, "--verbs", verbs, "--worker=false")
 	ctx := context.Background()
-	sub, err := front.client("").Submit(ctx, httpapi.SubmitRequest{Source: `(t.echo :v "x" :as @e)`}, "")
+	sub, err := front.client("").Submit(ctx, client.SubmitRequest{Source: `(t.echo :v "x" :as @e)`})
 	require.NoError(t, err)
 	time.Sleep(300 * time.Millisecond) // six poll intervals: long enough for a worker to act
 	v, err := front.client("").Get(ctx, sub.ID.String())

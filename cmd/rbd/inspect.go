@@ -4,9 +4,8 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/runbookdev/runbook/httpapi"
+	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/rbtype"
-	"github.com/runbookdev/runbook/runtime"
 )
 
 const statusUsage = `Usage: rbd status ID [flags]
@@ -25,7 +24,7 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := c.context()
 	defer cancel()
-	var view *runtime.RunbookView
+	var view *client.Runbook
 	var err error
 	if *wait {
 		view, err = follow(ctx, c.client(), ids[0], true, stdout)
@@ -64,7 +63,7 @@ func runList(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := c.context()
 	defer cancel()
-	page, err := c.client().ListTenant(ctx, *tenant, rbtype.RunbookStatus(*statusFilter), *limit, *after)
+	page, err := c.client().List(ctx, client.ListRequest{Tenant: *tenant, Status: rbtype.RunbookStatus(*statusFilter), Limit: *limit, After: *after})
 	if err != nil {
 		return c.failed(err, nil)
 	}
@@ -99,18 +98,18 @@ func runEvents(args []string, stdout, stderr io.Writer) int {
 			return c.failed(err, nil)
 		}
 		if c.json() {
-			_ = writeJSON(stdout, httpapi.EventsResponse{Events: evs})
+			_ = writeJSON(stdout, client.EventsResponse{Events: evs})
 		} else {
 			printEvents(stdout, evs)
 		}
 		return exitOK
 	}
 	// Following: one event per line as it comes, JSON Lines with --format json.
-	final, err := cl.Follow(ctx, ids[0], *after, func(ev httpapi.Event) error {
+	final, err := cl.Follow(ctx, ids[0], *after, func(ev client.Event) error {
 		if c.json() {
 			return writeJSONLine(stdout, ev)
 		}
-		printEvents(stdout, []httpapi.Event{ev})
+		printEvents(stdout, []client.Event{ev})
 		return nil
 	})
 	if err != nil {

@@ -44,6 +44,9 @@ Client (--server URL, --token T; RBD_SERVER, RBD_TOKEN):
   rbd close   ID [--by NAME]
   rbd resolve ID STEP --action complete|retry|fail [--result JSON] [--by NAME]
   rbd extend  ID FILE.rbk [--input k=v]...
+  rbd whoami
+  rbd verbs   [NAME]
+  rbd mcp     [--webhook-secret-file F]   (MCP tools on standard input and output)
   rbd version
 
 'rbd COMMAND -h' lists a command's flags and their environment variables.
@@ -73,6 +76,9 @@ var commands = map[string]command{
 	"close":      runClose,
 	"resolve":    runResolve,
 	"extend":     runExtend,
+	"whoami":     runWhoami,
+	"verbs":      runVerbs,
+	"mcp":        runMCP,
 	"version":    runVersion,
 }
 

@@ -9,10 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/cmd/internal/cli"
-	"github.com/runbookdev/runbook/httpapi"
 	"github.com/runbookdev/runbook/rbtype"
-	"github.com/runbookdev/runbook/runtime"
 )
 
 // maxDetail bounds a table cell showing JSON: the whole value is one
@@ -32,11 +31,11 @@ func writeJSONLine(w io.Writer, v any) error {
 }
 
 // printRunbook shows a runbook: a header, what it waits on, its steps.
-func printRunbook(w io.Writer, v *runtime.RunbookView) {
+func printRunbook(w io.Writer, v *client.Runbook) {
 	t := cli.NewTable(w)
 	state := string(v.Status)
-	if v.State != state {
-		state += " (" + v.State + ")"
+	if string(v.State) != state {
+		state += " (" + string(v.State) + ")"
 	}
 	fmt.Fprintf(t, "runbook\t%s\n", v.ID)
 	fmt.Fprintf(t, "status\t%s\n", state)
@@ -84,13 +83,13 @@ func blockedLabel(status rbtype.RunbookStatus) string {
 	return "blocked on"
 }
 
-func blockedText(b runtime.BlockedView) string {
+func blockedText(b client.Blocked) string {
 	switch b.Reason {
-	case runtime.BlockedAwaitingNotification:
+	case client.BlockedAwaitingNotification:
 		return "awaiting a notification for " + b.CorrelationKey
-	case runtime.BlockedAwaitingTimer:
+	case client.BlockedAwaitingTimer:
 		return "sleeping until " + stamp(*b.Until)
-	case runtime.BlockedRequiresApproval:
+	case client.BlockedRequiresApproval:
 		return "requires approval"
 	}
 	if b.Message != "" {
@@ -99,7 +98,7 @@ func blockedText(b runtime.BlockedView) string {
 	return b.Reason
 }
 
-func stepDetail(s runtime.StepView) string {
+func stepDetail(s client.Step) string {
 	var parts []string
 	switch {
 	case s.Error != nil:
@@ -128,7 +127,7 @@ func stepDetail(s runtime.StepView) string {
 	return strings.Join(parts, "; ")
 }
 
-func errorText(e *runtime.ErrorView) string {
+func errorText(e *client.ErrorInfo) string {
 	if e.Message == "" {
 		return string(e.Code)
 	}
@@ -138,7 +137,7 @@ func errorText(e *runtime.ErrorView) string {
 // printEvents shows events one per line (its number in the runbook, time, type, step, attempt,
 // data), in fixed columns so that lines printed one at a time by --follow
 // line up too.
-func printEvents(w io.Writer, evs []httpapi.Event) {
+func printEvents(w io.Writer, evs []client.Event) {
 	for _, ev := range evs {
 		attempt := ""
 		if ev.Attempt > 0 {
@@ -150,7 +149,7 @@ func printEvents(w io.Writer, evs []httpapi.Event) {
 	}
 }
 
-func printList(w io.Writer, page *httpapi.ListResponse) {
+func printList(w io.Writer, page *client.ListResponse) {
 	t := cli.NewTable(w)
 	fmt.Fprintln(t, "ID\tSTATUS\tCREATED\tFINISHED\tERROR")
 	for _, r := range page.Runbooks {

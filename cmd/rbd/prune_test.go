@@ -8,8 +8,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/durable/pgtest"
-	"github.com/runbookdev/runbook/httpapi"
 	"github.com/runbookdev/runbook/rbtype"
 )
 
@@ -21,18 +21,18 @@ func TestPruneFinishedRunbooks(t *testing.T) {
 	e := newDaemonEnv(t)
 	verbs := e.file(t, "verbs/t.yaml", e2eVerbs)
 	d := e.start(t, "--verbs", verbs)
-	client := d.client("")
+	cl := d.client("")
 	ctx := context.Background()
-	done, err := client.Submit(ctx, httpapi.SubmitRequest{Source: `(t.echo :v "x")`}, "")
+	done, err := cl.Submit(ctx, client.SubmitRequest{Source: `(t.echo :v "x")`})
 	require.NoError(t, err)
-	parked, err := client.Submit(ctx, httpapi.SubmitRequest{Source: "(t.wait :as @w)"}, "")
+	parked, err := cl.Submit(ctx, client.SubmitRequest{Source: "(t.wait :as @w)"})
 	require.NoError(t, err)
 	waitUntil(t, "one to finish and one to park", func() (bool, error) {
-		a, err := client.Get(ctx, done.ID.String())
+		a, err := cl.Get(ctx, done.ID.String())
 		if err != nil {
 			return false, err
 		}
-		b, err := client.Get(ctx, parked.ID.String())
+		b, err := cl.Get(ctx, parked.ID.String())
 		return a.Status == rbtype.RunbookComplete && len(b.BlockedOn) > 0, err
 	})
 
@@ -43,11 +43,11 @@ func TestPruneFinishedRunbooks(t *testing.T) {
 	require.Equal(t, 0, status, out)
 	require.Contains(t, out, "pruned 1 runbook (1 step, 0 edges, ", "with what it owned, counted")
 
-	_, err = client.Get(ctx, done.ID.String())
-	var apiErr *httpapi.APIError
+	_, err = cl.Get(ctx, done.ID.String())
+	var apiErr *client.Error
 	require.True(t, errors.As(err, &apiErr), "%v", err)
-	require.Equal(t, http.StatusNotFound, apiErr.Status)
-	v, err := client.Get(ctx, parked.ID.String())
+	require.Equal(t, http.StatusNotFound, apiErr.StatusCode)
+	v, err := cl.Get(ctx, parked.ID.String())
 	require.NoError(t, err, "a runbook still running is left alone")
 	require.NotEmpty(t, v.BlockedOn)
 	// The event ledger has no foreign key to cascade (migration 008): its

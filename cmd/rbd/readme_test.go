@@ -12,8 +12,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/durable/pgtest"
-	"github.com/runbookdev/runbook/httpapi"
 	"github.com/runbookdev/runbook/rbtype"
 )
 
@@ -32,7 +32,7 @@ func TestReadmeWebhookExample(t *testing.T) {
 	secret := e.file(t, "secret", "whsec-readme\n")
 	d := e.start(t, "--verbs", verbs, "--webhook-secret-file", secret)
 	ctx := context.Background()
-	sub, err := d.client("").Submit(ctx, httpapi.SubmitRequest{Source: `(t.wait :as @docs)`}, "")
+	sub, err := d.client("").Submit(ctx, client.SubmitRequest{Source: `(t.wait :as @docs)`})
 	require.NoError(t, err)
 	var key string
 	waitUntil(t, "the step to park", func() (bool, error) {
@@ -127,8 +127,8 @@ func TestReadmeManualPath(t *testing.T) {
 		return resp.StatusCode == http.StatusOK, nil
 	})
 
-	client := bash(readmeBlock(t, "<!-- manual-client -->"))
-	out, err = client.CombinedOutput()
+	cl := bash(readmeBlock(t, "<!-- manual-client -->"))
+	out, err = cl.CombinedOutput()
 	require.NoError(t, err, "%s\n--- rbd serve:\n%s", out, logs.String())
 	require.Contains(t, string(out), "GATE_APPROVED")
 	require.Regexp(t, `(?m)^runbook complete$`, string(out))

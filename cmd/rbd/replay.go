@@ -6,15 +6,14 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/runbookdev/runbook/httpapi"
-	"github.com/runbookdev/runbook/runtime"
+	"github.com/runbookdev/runbook/client"
 )
 
 // reproduction is what rbd replay --mode reproduce prints as JSON: the
 // stored view and the whole ledger.
 type reproduction struct {
-	Runbook *runtime.RunbookView `json:"runbook"`
-	Events  []httpapi.Event      `json:"events"`
+	Runbook *client.Runbook `json:"runbook"`
+	Events  []client.Event  `json:"events"`
 }
 
 const regenerateUsage = `Usage: rbd regenerate ID [flags]
@@ -41,13 +40,13 @@ func runRegenerate(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return cantRun(stderr, "%v", err)
 	}
-	return regenerate(c, ids[0], httpapi.RegenerateRequest{Inputs: values, By: *by}, *key, stdout)
+	return regenerate(c, ids[0], client.RegenerateRequest{Inputs: values, By: *by, IdempotencyKey: *key}, stdout)
 }
 
-func regenerate(c *clientCommand, id string, req httpapi.RegenerateRequest, key string, stdout io.Writer) int {
+func regenerate(c *clientCommand, id string, req client.RegenerateRequest, stdout io.Writer) int {
 	ctx, cancel := c.context()
 	defer cancel()
-	res, err := c.client().Regenerate(ctx, id, req, key)
+	res, err := c.client().Regenerate(ctx, id, req)
 	if err != nil {
 		return c.failed(err, nil)
 	}
@@ -85,9 +84,9 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 	}
 	switch *mode {
 	case "retry":
-		return retry(c, ids[0], httpapi.RetryRequest{By: *by}, stdout)
+		return retry(c, ids[0], client.RetryRequest{By: *by}, stdout)
 	case "regenerate":
-		return regenerate(c, ids[0], httpapi.RegenerateRequest{By: *by}, "", stdout)
+		return regenerate(c, ids[0], client.RegenerateRequest{By: *by}, stdout)
 	}
 	ctx, cancel := c.context()
 	defer cancel()

@@ -55,6 +55,7 @@ type serveFlags struct {
 	maxHeaderBytes    int
 	migrate           bool
 	ui                bool
+	mcpApprovals      bool
 	worker            bool
 	engine            runtime.Config
 }
@@ -90,6 +91,8 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.Env("max-header-bytes", "RBD_MAX_HEADER_BYTES")
 	fs.BoolVar(&f.ui, "ui", true, "serve the web console at /ui/")
 	fs.Env("ui", "RBD_UI")
+	fs.BoolVar(&f.mcpApprovals, "mcp-approvals", false, "let gates be approved and rejected through MCP (/mcp and rbd mcp), by tokens with the approve role; off, a person decides through the API or the console")
+	fs.Env("mcp-approvals", "RBD_MCP_APPROVALS")
 	e := &f.engine
 	fs.StringVar(&e.WorkerID, "worker-id", "", "this worker's name in leases and events (default host-pid-random)")
 	fs.Env("worker-id", "RBD_WORKER_ID")
@@ -270,6 +273,7 @@ func serve(ctx context.Context, f *serveFlags, log *slog.Logger) error {
 	api := httpapi.New(httpapi.Config{
 		Engine: engine, Tokens: tokens, WebhookSecrets: secrets, WebhookTenants: secretTenants, MaxBody: f.maxBody, Logger: log,
 		BodyTimeout: f.bodyTimeout, MaxConcurrentBodies: f.maxBodies, Console: consoleHandler(f.ui),
+		Catalogue: cat, MCPApprovals: f.mcpApprovals, Version: version(),
 		Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), Registerer: reg,
 		Ready: func(ctx context.Context) error { return schemaCurrent(ctx, db.store) },
 	})

@@ -6,12 +6,10 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
-	"github.com/runbookdev/runbook/httpapi"
+	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/lang"
 	"github.com/runbookdev/runbook/rbtype"
-	"github.com/runbookdev/runbook/runtime"
 )
 
 const submitUsage = `Usage: rbd submit FILE.rbk|PLAN.json [flags]
@@ -21,9 +19,6 @@ compiled beforehand by rbc (a .json file), and prints the runbook's id.
 With --wait it then shows the events as they happen, until the runbook
 finishes or waits on a person or a notification, and shows its state.
 `
-
-// waitPoll is how often --wait looks at the runbook.
-const waitPoll = 100 * time.Millisecond
 
 func runSubmit(args []string, stdout, stderr io.Writer) int {
 	c := newClientCommand("submit", submitUsage, stdout, stderr)
@@ -48,7 +43,7 @@ func runSubmit(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return cantRun(stderr, "%v", err)
 	}
-	req := httpapi.SubmitRequest{Inputs: values, Actor: *actor, HoldOpen: *holdOpen}
+	req := client.SubmitRequest{Inputs: values, Actor: *actor, HoldOpen: *holdOpen, IdempotencyKey: *key}
 	if strings.HasSuffix(name, ".json") {
 		req.Plan, req.Filename = json.RawMessage(src), name
 		// The body carries the plan compacted, as encoding/json writes a
@@ -70,7 +65,7 @@ func runSubmit(args []string, stdout, stderr io.Writer) int {
 	ctx, cancel := c.context()
 	defer cancel()
 	cl := c.client()
-	sub, err := cl.Submit(ctx, req, *key)
+	sub, err := cl.Submit(ctx, req)
 	if err != nil {
 		return c.failed(err, sources)
 	}
@@ -100,49 +95,17 @@ func runSubmit(args []string, stdout, stderr io.Writer) int {
 
 // follow shows a runbook's events (unless quiet) until it finishes or
 // waits on the outside world, and returns its state then.
-func follow(ctx context.Context, cl *httpapi.Client, id string, quiet bool, out io.Writer) (*runtime.RunbookView, error) {
-	var after int64
-	for {
-		// The state first: events written before it was read are then all
-		// in the read that follows, so none is missed at the end.
-		view, err := cl.Get(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		evs, err := cl.Events(ctx, id, after)
-		if err != nil {
-			return nil, err
-		}
-		if len(evs) > 0 {
-			after = evs[len(evs)-1].ID
-			if !quiet {
-				printEvents(out, evs)
-			}
-		}
-		if settled(view) {
-			return view, nil
-		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(waitPoll):
-		}
+func follow(ctx context.Context, cl *client.Client, id string, quiet bool, out io.Writer) (*client.Runbook, error) {
+	var show func([]client.Event)
+	if !quiet {
+		show = func(evs []client.Event) { printEvents(out, evs) }
 	}
-}
-
-// settled reports whether a runbook has stopped moving by itself: it has
-// finished, or waits on a person or a notification.
-func settled(v *runtime.RunbookView) bool {
-	switch rbtype.RunbookState(v.State) {
-	case rbtype.StateParked, rbtype.StateAwaitingApproval, rbtype.StateHeldOpen:
-		return true
-	}
-	return v.FinishedAt != nil
+	return cl.WaitFunc(ctx, id, show)
 }
 
 // waitStatus is submit --wait's exit status: 0 when the runbook completed
 // or waits as designed, 1 when it failed, was cancelled or escalated.
-func waitStatus(v *runtime.RunbookView) int {
+func waitStatus(v *client.Runbook) int {
 	switch v.Status {
 	case rbtype.RunbookExecuting, rbtype.RunbookInProgress, rbtype.RunbookComplete, rbtype.RunbookPartial:
 		// Partial: its only failures were ones the runbook accepts

@@ -16,9 +16,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/durable"
 	"github.com/runbookdev/runbook/durable/localpg"
-	"github.com/runbookdev/runbook/httpapi"
 )
 
 // benchVerbs are what the measured runbooks call: a no-op sync step, the
@@ -120,7 +120,7 @@ type daemon struct {
 	logs   *logBuffer
 	done   chan struct{}
 	err    error
-	client *httpapi.Client
+	client *client.Client
 }
 
 // startRBD runs rbd serve on a schema and waits until it is ready.
@@ -138,7 +138,8 @@ func (l *lab) startRBD(ctx context.Context, schema string, env []string, flags .
 	d := &daemon{cmd: exec.Command(l.o.rbd, args...), server: "http://" + addr, logs: &logBuffer{}, done: make(chan struct{})}
 	d.cmd.Env = append(os.Environ(), env...)
 	d.cmd.Stdout, d.cmd.Stderr = d.logs, d.logs
-	d.client = &httpapi.Client{BaseURL: d.server, HTTP: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
+	// The bench retries and measures 503s itself.
+	d.client = &client.Client{BaseURL: d.server, HTTPClient: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}, RetryPolicy: &client.NoRetry}
 	if err := d.cmd.Start(); err != nil {
 		return nil, err
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/runbookdev/runbook/httpapi"
+	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/rbtype"
 )
 
@@ -77,7 +77,7 @@ func (l *lab) resume(ctx context.Context, r *report) error {
 // notifyAtRate sends one completed notification per key, rate per
 // second, each from its own goroutine so that a slow answer does not
 // delay the next, and returns when each was sent and when accepted.
-func notifyAtRate(ctx context.Context, c *httpapi.Client, keys []string, rate int) (sent, accepted []time.Time, err error) {
+func notifyAtRate(ctx context.Context, c *client.Client, keys []string, rate int) (sent, accepted []time.Time, err error) {
 	sent, accepted = make([]time.Time, len(keys)), make([]time.Time, len(keys))
 	errs := make(chan error, len(keys))
 	tick := time.NewTicker(time.Second / time.Duration(rate))
@@ -114,11 +114,11 @@ func notifyAtRate(ctx context.Context, c *httpapi.Client, keys []string, rate in
 // a 503, as docs/design/daemon.md asks of a sender: a daemon that is reading as many
 // request bodies as it may says so rather than queueing without end. The
 // latency measured from the first send includes the retries.
-func notifyRetrying(ctx context.Context, c *httpapi.Client, key string) (*httpapi.NotificationResponse, error) {
+func notifyRetrying(ctx context.Context, c *client.Client, key string) (*client.NotificationResponse, error) {
 	for tries := 1; ; tries++ {
-		res, err := c.Notify(ctx, httpapi.NotificationRequest{CorrelationKey: key, Status: "completed", Result: []byte(`{}`)})
-		var apiErr *httpapi.APIError
-		if tries < 50 && errors.As(err, &apiErr) && apiErr.Status == http.StatusServiceUnavailable {
+		res, err := c.Notify(ctx, client.Notification{CorrelationKey: key, Status: rbtype.OutcomeCompleted, Result: []byte(`{}`)})
+		var apiErr *client.Error
+		if tries < 50 && errors.As(err, &apiErr) && apiErr.StatusCode == http.StatusServiceUnavailable {
 			time.Sleep(10 * time.Millisecond)
 			continue
 		}
@@ -128,7 +128,7 @@ func notifyRetrying(ctx context.Context, c *httpapi.Client, key string) (*httpap
 
 // resumeLatencies reads each runbook's ledger for its dependent step's
 // STEP_STARTED, in milliseconds after the notification was sent.
-func resumeLatencies(ctx context.Context, c *httpapi.Client, ids []uuid.UUID, sent []time.Time) ([]float64, error) {
+func resumeLatencies(ctx context.Context, c *client.Client, ids []uuid.UUID, sent []time.Time) ([]float64, error) {
 	ledgers, err := eventsOf(ctx, c, ids)
 	if err != nil {
 		return nil, err

@@ -12,8 +12,8 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/compiler"
-	"github.com/runbookdev/runbook/httpapi"
 	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/registry"
 	"github.com/runbookdev/runbook/runtime"
@@ -69,7 +69,7 @@ const parkSource = "(b.wait :as @w)\n(b.noop :after @w :as @next)\n"
 
 // submitAll submits n runbooks of one plan with `workers` requests in
 // flight; each has its own idempotency key, so none dedupes another.
-func submitAll(ctx context.Context, c *httpapi.Client, plan []byte, n, workers int, tag string) ([]uuid.UUID, error) {
+func submitAll(ctx context.Context, c *client.Client, plan []byte, n, workers int, tag string) ([]uuid.UUID, error) {
 	ids := make([]uuid.UUID, n)
 	next := make(chan int)
 	errs := make(chan error, workers)
@@ -77,7 +77,7 @@ func submitAll(ctx context.Context, c *httpapi.Client, plan []byte, n, workers i
 	for range workers {
 		wg.Go(func() {
 			for i := range next {
-				sub, err := c.Submit(ctx, httpapi.SubmitRequest{Plan: plan}, fmt.Sprintf("%s-%d", tag, i))
+				sub, err := c.Submit(ctx, client.SubmitRequest{Plan: plan, IdempotencyKey: fmt.Sprintf("%s-%d", tag, i)})
 				if err != nil {
 					errs <- err
 					return
@@ -110,10 +110,10 @@ feed:
 }
 
 // waitNoneExecuting polls until no runbook is executing.
-func waitNoneExecuting(ctx context.Context, c *httpapi.Client, timeout time.Duration) error {
+func waitNoneExecuting(ctx context.Context, c *client.Client, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
-		page, err := c.List(ctx, rbtype.RunbookExecuting, 1, "")
+		page, err := c.List(ctx, client.ListRequest{Status: rbtype.RunbookExecuting, Limit: 1})
 		if err != nil {
 			return err
 		}
@@ -132,8 +132,8 @@ func waitNoneExecuting(ctx context.Context, c *httpapi.Client, timeout time.Dura
 }
 
 // eventsOf fetches the ledgers of many runbooks, several at a time.
-func eventsOf(ctx context.Context, c *httpapi.Client, ids []uuid.UUID) ([][]httpapi.Event, error) {
-	out := make([][]httpapi.Event, len(ids))
+func eventsOf(ctx context.Context, c *client.Client, ids []uuid.UUID) ([][]client.Event, error) {
+	out := make([][]client.Event, len(ids))
 	var mu sync.Mutex
 	var first error
 	var wg sync.WaitGroup
@@ -156,18 +156,18 @@ func eventsOf(ctx context.Context, c *httpapi.Client, ids []uuid.UUID) ([][]http
 }
 
 // firstEvent finds the first event of a type (and step, if given).
-func firstEvent(evs []httpapi.Event, typ rbtype.EventType, step string) (httpapi.Event, bool) {
+func firstEvent(evs []client.Event, typ rbtype.EventType, step string) (client.Event, bool) {
 	for _, e := range evs {
 		if e.Type == typ && (step == "" || e.Step == step) {
 			return e, true
 		}
 	}
-	return httpapi.Event{}, false
+	return client.Event{}, false
 }
 
 // parkedKeys waits until each runbook's first step has parked and returns
 // the correlation keys, in the order of ids.
-func parkedKeys(ctx context.Context, c *httpapi.Client, ids []uuid.UUID, timeout time.Duration) ([]string, error) {
+func parkedKeys(ctx context.Context, c *client.Client, ids []uuid.UUID, timeout time.Duration) ([]string, error) {
 	keys := make([]string, len(ids))
 	deadline := time.Now().Add(timeout)
 	for i, id := range ids {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/runbookdev/runbook/httpapi"
+	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/rbtype"
 )
 
@@ -35,7 +35,7 @@ type driver struct {
 	plans    map[string][]byte // by source
 	compiler *planCompiler
 	rng      *rand.Rand
-	clients  []*httpapi.Client // one per daemon; index 0 is the API daemon
+	clients  []*client.Client // one per daemon; index 0 is the API daemon
 
 	mu       sync.Mutex
 	runbooks []*submitted
@@ -50,7 +50,8 @@ func newDriver(c *cluster, pc *planCompiler, seed uint64) *driver {
 	d := &driver{c: c, compiler: pc, plans: map[string][]byte{}, rng: rand.New(rand.NewPCG(seed, 0xd41e))}
 	hc := &http.Client{Timeout: 10 * time.Second}
 	for _, dm := range append([]*daemon{c.api}, c.workers...) {
-		d.clients = append(d.clients, &httpapi.Client{BaseURL: "http://" + dm.addr, Token: c.token, HTTP: hc})
+		// The driver retries and counts refusals itself.
+		d.clients = append(d.clients, &client.Client{BaseURL: "http://" + dm.addr, Token: c.token, HTTPClient: hc, RetryPolicy: &client.NoRetry})
 	}
 	return d
 }
@@ -82,18 +83,18 @@ func (d *driver) submitLoop(ctx context.Context, interval time.Duration) {
 		if k.name == "cancel" || k.race {
 			sb.cancelAt = time.Now().Add(time.Duration(d.rng.IntN(4000)) * time.Millisecond)
 		}
-		client := d.clients[d.rng.IntN(len(d.clients))]
-		wg.Go(func() { d.submit(ctx, client, sb, plan) })
+		cl := d.clients[d.rng.IntN(len(d.clients))]
+		wg.Go(func() { d.submit(ctx, cl, sb, plan) })
 	}
 }
 
 // submit sends one runbook, retrying with the same Idempotency-Key until
 // the daemon answers; a retry after a lost answer must find the runbook
 // the first attempt made, not make another (the checks count them).
-func (d *driver) submit(ctx context.Context, client *httpapi.Client, sb *submitted, plan []byte) {
-	req := httpapi.SubmitRequest{Plan: plan, Inputs: map[string]any{"run": sb.run}, Actor: "rbsoak"}
+func (d *driver) submit(ctx context.Context, cl *client.Client, sb *submitted, plan []byte) {
+	req := client.SubmitRequest{Plan: plan, Inputs: map[string]any{"run": sb.run}, Actor: "rbsoak", IdempotencyKey: "soak-" + sb.run}
 	for attempt := 0; ; attempt++ {
-		res, err := client.Submit(ctx, req, "soak-"+sb.run)
+		res, err := cl.Submit(ctx, req)
 		if err == nil {
 			sb.id = res.ID
 			d.mu.Lock()
@@ -109,7 +110,7 @@ func (d *driver) submit(ctx context.Context, client *httpapi.Client, sb *submitt
 		}
 		d.submitRetries.Add(1)
 		// Another daemon may be up while this one restarts.
-		client = d.clients[int(attempt+1)%len(d.clients)]
+		cl = d.clients[int(attempt+1)%len(d.clients)]
 		sleepCtx(ctx, 200*time.Millisecond)
 	}
 }
@@ -137,13 +138,13 @@ func (d *driver) actLoop(ctx context.Context) {
 
 // act does the driver's part for one runbook, if it is time.
 func (d *driver) act(ctx context.Context, sb *submitted) {
-	client := d.clients[0]
+	cl := d.clients[0]
 	switch {
 	case sb.kind.name == "cancel" || sb.kind.race:
 		if time.Now().Before(sb.cancelAt) {
 			return
 		}
-		res, err := client.Cancel(ctx, sb.id.String(), "rbsoak")
+		res, err := cl.Cancel(ctx, sb.id.String(), client.CancelRequest{By: "rbsoak"})
 		switch {
 		case err == nil && res.Status == rbtype.RunbookCancelled:
 			d.cancels.Add(1)
@@ -156,11 +157,11 @@ func (d *driver) act(ctx context.Context, sb *submitted) {
 			sb.settled.Store(true)
 		}
 	case sb.kind.name == "gate":
-		view, err := client.Get(ctx, sb.id.String())
+		view, err := cl.Get(ctx, sb.id.String())
 		if err != nil || view.State != "awaiting_approval" {
 			return // not yet, or a fault: the next round asks again
 		}
-		_, err = client.Decide(ctx, sb.id.String(), "ok", true, "rbsoak", "soak")
+		_, err = cl.Approve(ctx, sb.id.String(), "ok", client.DecisionRequest{By: "rbsoak", Comment: "soak"})
 		switch {
 		case err == nil:
 			d.approvals.Add(1)
@@ -191,16 +192,16 @@ func (d *driver) problem(format string, args ...any) {
 // retryable says whether a client may send the request again: the daemon
 // unreachable, or answering 503.
 func retryable(err error) bool {
-	var apiErr *httpapi.APIError
+	var apiErr *client.Error
 	if errors.As(err, &apiErr) {
-		return apiErr.Status == http.StatusServiceUnavailable
+		return apiErr.StatusCode == http.StatusServiceUnavailable
 	}
 	return true // no answer at all: a transport error
 }
 
 func isConflict(err error) bool {
-	var apiErr *httpapi.APIError
-	return errors.As(err, &apiErr) && apiErr.Status == http.StatusConflict
+	var apiErr *client.Error
+	return errors.As(err, &apiErr) && apiErr.StatusCode == http.StatusConflict
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) {

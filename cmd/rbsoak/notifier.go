@@ -13,7 +13,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/runbookdev/runbook/httpapi"
+	"github.com/runbookdev/runbook/client"
+	"github.com/runbookdev/runbook/rbtype"
 )
 
 // The ways the service completes a task.
@@ -103,7 +104,7 @@ func (n *notifier) deliver(callbackURL, key string, result map[string]any, varia
 // send posts one notification until it gets a final answer: "accepted",
 // "duplicate", "conflict", or the status of another refusal.
 func (n *notifier) send(callbackURL, key string, payload json.RawMessage) string {
-	body, _ := json.Marshal(httpapi.NotificationRequest{CorrelationKey: key, Status: "completed", Result: payload})
+	body, _ := json.Marshal(client.Notification{CorrelationKey: key, Status: rbtype.OutcomeCompleted, Result: payload})
 	deadline := time.Now().Add(5 * time.Minute)
 	targets := append([]string{callbackURL}, n.daemons...)
 	h := fnv.New32a()
@@ -143,7 +144,7 @@ func (n *notifier) attempt(callbackURL string, body []byte) (answer string, retr
 		return err.Error(), false
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(httpapi.SignatureHeader, httpapi.Sign(n.secret, body, time.Now()))
+	req.Header.Set(client.SignatureHeader, client.Sign(n.secret, body, time.Now()))
 	resp, err := n.http.Do(req)
 	if err != nil {
 		return err.Error(), true
@@ -155,7 +156,7 @@ func (n *notifier) attempt(callbackURL string, body []byte) (answer string, retr
 	}
 	switch resp.StatusCode {
 	case http.StatusAccepted, http.StatusOK:
-		var out httpapi.NotificationResponse
+		var out client.NotificationResponse
 		if err := json.Unmarshal(raw, &out); err != nil {
 			return fmt.Sprintf("%d with an unreadable body", resp.StatusCode), false
 		}

@@ -1,0 +1,82 @@
+package client
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/runbookdev/runbook/rbtype"
+)
+
+// SignatureHeader carries a notification's signature.
+const SignatureHeader = "Rbd-Signature"
+
+// Notification is POST /v1/notifications, the webhook: what finishes a
+// parked step's work outside reports with the step's correlation key.
+type Notification struct {
+	CorrelationKey string `json:"correlation_key"`
+	// Status is completed (with Result), failed (with Error) or heartbeat
+	// (with Extend).
+	Status rbtype.NotificationOutcome `json:"status"`
+	Result json.RawMessage            `json:"result,omitempty"`
+	Error  *ErrorInfo                 `json:"error,omitempty"`
+	// Extend, with heartbeat, moves the wait's timeout to now plus this
+	// ISO 8601 duration (P2D), within the verb's max_park.
+	Extend string `json:"extend,omitempty"`
+	// Usage is what the outside work used, added to the job ledger's row
+	// for the attempt the notification resumes.
+	Usage *Usage `json:"usage,omitempty"`
+}
+
+// Usage is what a step's work used.
+type Usage struct {
+	TokensIn  int64   `json:"tokens_in,omitempty"`
+	TokensOut int64   `json:"tokens_out,omitempty"`
+	Model     string  `json:"model,omitempty"`
+	CostUSD   float64 `json:"cost_usd,omitempty"`
+	Credits   float64 `json:"credits,omitempty"`
+}
+
+// NotificationResponse says what became of a notification: "accepted"
+// (202) or "duplicate" (200, the same key with the same payload).
+type NotificationResponse struct {
+	Status string `json:"status"`
+	// TimeoutAt is the wait's timeout after a heartbeat.
+	TimeoutAt *time.Time `json:"timeout_at,omitempty"`
+}
+
+// Notify delivers a notification, signed when the client has a
+// WebhookSecret. The same key with another payload is an *Error with
+// CodeConflict: the first notification stands.
+func (c *Client) Notify(ctx context.Context, n Notification) (*NotificationResponse, error) {
+	body, err := json.Marshal(n)
+	if err != nil {
+		return nil, err
+	}
+	header := http.Header{}
+	if len(c.WebhookSecret) > 0 {
+		header.Set(SignatureHeader, Sign(c.WebhookSecret, body, c.now()))
+	}
+	var out NotificationResponse
+	if _, err := c.call(ctx, http.MethodPost, "/v1/notifications", header, body, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Sign returns the Rbd-Signature of a notification's body, signed with
+// secret at t: "t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">".
+// A sender that is not a Go program computes the same.
+func Sign(secret, body []byte, t time.Time) string {
+	ts := strconv.FormatInt(t.Unix(), 10)
+	m := hmac.New(sha256.New, secret)
+	m.Write([]byte(ts))
+	m.Write([]byte{'.'})
+	m.Write(body)
+	return "t=" + ts + ",v1=" + hex.EncodeToString(m.Sum(nil))
+}

@@ -1,0 +1,79 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+
+	"github.com/google/uuid"
+
+	"github.com/runbookdev/runbook/rbtype"
+)
+
+// DecisionRequest is the body of POST .../steps/{key}/approve and
+// /reject.
+type DecisionRequest struct {
+	// By is who decides: required by the daemon unless the token names
+	// its actor.
+	By      string `json:"by,omitempty"`
+	Comment string `json:"comment,omitempty"`
+}
+
+// DecisionResponse confirms a gate decision.
+type DecisionResponse struct {
+	ID       uuid.UUID           `json:"id"`
+	Step     string              `json:"step"`
+	Decision rbtype.GateDecision `json:"decision"`
+}
+
+// Approve lets a step waiting at its gate run.
+func (c *Client) Approve(ctx context.Context, id, step string, req DecisionRequest) (*DecisionResponse, error) {
+	return c.decide(ctx, id, step, "approve", req)
+}
+
+// Reject fails a step waiting at its gate (POLICY_DENIED); the runbook
+// goes on as its on_failure says.
+func (c *Client) Reject(ctx context.Context, id, step string, req DecisionRequest) (*DecisionResponse, error) {
+	return c.decide(ctx, id, step, "reject", req)
+}
+
+func (c *Client) decide(ctx context.Context, id, step, verb string, req DecisionRequest) (*DecisionResponse, error) {
+	var out DecisionResponse
+	if _, err := c.callJSON(ctx, http.MethodPost, runbookPath(id, "steps", step, verb), nil, req, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// The actions of a resolution (ResolveRequest.Action).
+const (
+	ResolveComplete = "complete"
+	ResolveRetry    = "retry"
+	ResolveFail     = "fail"
+)
+
+// ResolveRequest is the body of POST .../steps/{key}/resolve: what
+// becomes of an escalated step.
+type ResolveRequest struct {
+	// Action is ResolveComplete (with Result), ResolveRetry or
+	// ResolveFail.
+	Action string          `json:"action"`
+	Result json.RawMessage `json:"result,omitempty"`
+	By     string          `json:"by,omitempty"`
+}
+
+// ResolveResponse confirms a resolution.
+type ResolveResponse struct {
+	ID     uuid.UUID `json:"id"`
+	Step   string    `json:"step"`
+	Action string    `json:"action"`
+}
+
+// Resolve settles an escalated step.
+func (c *Client) Resolve(ctx context.Context, id, step string, req ResolveRequest) (*ResolveResponse, error) {
+	var out ResolveResponse
+	if _, err := c.callJSON(ctx, http.MethodPost, runbookPath(id, "steps", step, "resolve"), nil, req, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}

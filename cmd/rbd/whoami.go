@@ -1,0 +1,157 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/runbookdev/runbook/client"
+	"github.com/runbookdev/runbook/cmd/internal/cli"
+)
+
+const whoamiUsage = `Usage: rbd whoami [flags]
+
+Shows who the token speaks for on the daemon: its tenant, its actor, its
+roles, and whether gates may be decided through MCP there.
+`
+
+func runWhoami(args []string, stdout, stderr io.Writer) int {
+	c := newClientCommand("whoami", whoamiUsage, stdout, stderr)
+	if _, status, ok := c.parse(args, 0, "no arguments"); !ok {
+		return status
+	}
+	ctx, cancel := c.context()
+	defer cancel()
+	me, err := c.client().Whoami(ctx)
+	if err != nil {
+		return c.failed(err, nil)
+	}
+	if c.json() {
+		_ = writeJSON(stdout, me)
+		return exitOK
+	}
+	t := cli.NewTable(stdout)
+	fmt.Fprintf(t, "tenant\t%s\n", me.Tenant)
+	actor := me.Actor
+	if !me.ActorNamed {
+		actor += " (the token names no actor: a request's by is recorded)"
+	}
+	fmt.Fprintf(t, "actor\t%s\n", actor)
+	fmt.Fprintf(t, "roles\t%s\n", strings.Join(me.Roles, ", "))
+	fmt.Fprintf(t, "mcp approvals\t%s\n", onOff(me.MCPApprovals))
+	_ = t.Flush()
+	return exitOK
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}
+
+const verbsUsage = `Usage: rbd verbs [NAME] [flags]
+
+Lists the daemon's verbs, which submitted runbooks may call: what each
+does to the world (side effects, risk, level, gate). With NAME, one verb
+and its arguments and result.
+`
+
+func runVerbs(args []string, stdout, stderr io.Writer) int {
+	c := newClientCommand("verbs", verbsUsage, stdout, stderr)
+	names, err := c.fs.Parse(args)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if err != nil {
+		return exitCantRun
+	}
+	if len(names) > 1 {
+		return cantRun(stderr, "verbs takes at most one NAME, got %d arguments (rbd verbs -h for help)", len(names))
+	}
+	name := ""
+	if len(names) == 1 {
+		name = names[0]
+	}
+	ctx, cancel := c.context()
+	defer cancel()
+	res, err := c.client().Verbs(ctx, name)
+	if err != nil {
+		return c.failed(err, nil)
+	}
+	switch {
+	case c.json():
+		_ = writeJSON(stdout, res)
+	case name != "":
+		describeVerb(stdout, res.Verbs[0])
+	default:
+		t := cli.NewTable(stdout)
+		fmt.Fprintln(t, "VERB\tKIND\tSIDE EFFECTS\tRISK\tLEVEL\tGATE")
+		for _, v := range res.Verbs {
+			fmt.Fprintf(t, "%s\t%s\t%s\t%s\t%s\t%s\n", v.Name, v.Kind, v.SideEffects, v.Risk, v.Level, v.Gate)
+		}
+		_ = t.Flush()
+	}
+	return exitOK
+}
+
+// describeVerb shows one verb: its description, then what it does.
+func describeVerb(w io.Writer, v client.Verb) {
+	fmt.Fprintf(w, "%s (%s)\n", v.Name, v.Kind)
+	for _, line := range strings.Split(v.Description, "\n") {
+		if line != "" {
+			fmt.Fprintf(w, "  %s\n", line)
+		}
+	}
+	t := cli.NewTable(w)
+	fmt.Fprintf(t, "side effects\t%s\n", v.SideEffects)
+	fmt.Fprintf(t, "risk\t%s\n", v.Risk)
+	fmt.Fprintf(t, "level\t%s\n", v.Level)
+	fmt.Fprintf(t, "determinism\t%s\n", v.Determinism)
+	fmt.Fprintf(t, "gate\t%s\n", v.Gate)
+	if v.Returns != "" {
+		fmt.Fprintf(t, "returns\t%s\n", v.Returns)
+	}
+	_ = t.Flush()
+	describeFields(w, "Arguments", ":", v.InputSchema)
+	describeFields(w, "Result", "", v.OutputSchema)
+}
+
+// describeFields lists an object schema's properties, one a line, with
+// type, whether required, and description.
+func describeFields(w io.Writer, title, prefix string, raw json.RawMessage) {
+	var s struct {
+		Properties map[string]struct {
+			Type        any    `json:"type"`
+			Format      string `json:"format"`
+			Description string `json:"description"`
+		} `json:"properties"`
+		Required []string `json:"required"`
+	}
+	if len(raw) == 0 || json.Unmarshal(raw, &s) != nil || len(s.Properties) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\n%s:\n", title)
+	t := cli.NewTable(w)
+	for _, name := range slices.Sorted(maps.Keys(s.Properties)) {
+		p := s.Properties[name]
+		typ := "any"
+		if p.Type != nil {
+			typ = fmt.Sprint(p.Type)
+		}
+		if p.Format != "" {
+			typ += " (" + p.Format + ")"
+		}
+		req := ""
+		if slices.Contains(s.Required, name) {
+			req = "required"
+		}
+		fmt.Fprintf(t, "  %s%s\t%s\t%s\t%s\n", prefix, name, typ, req, p.Description)
+	}
+	_ = t.Flush()
+}

@@ -1,0 +1,35 @@
+package httpapi
+
+import (
+	"net/http"
+	"slices"
+)
+
+// WhoamiResponse is GET /v1/whoami: who the caller's token speaks for,
+// and what it may do here. It will carry more as tokens gain attributes
+// (a verb scope, a highest risk): a client ignores fields it does not
+// know.
+type WhoamiResponse struct {
+	Tenant string `json:"tenant"`
+	Actor  string `json:"actor"`
+	// ActorNamed says the token's line names its actor, whom the ledger
+	// records as who acted; a request's "by" is then only a note. A token
+	// that names none (actor token-<n>) leaves "by" as the request says.
+	ActorNamed bool   `json:"actor_named"`
+	Roles      []Role `json:"roles"`
+	// MCPApprovals says gates may be decided through the Model Context
+	// Protocol here (rbd serve --mcp-approvals) by a token with the
+	// approve role: the approve and reject tools exist.
+	MCPApprovals bool `json:"mcp_approvals"`
+}
+
+// whoami is GET /v1/whoami. Any valid token may ask: a token must be able
+// to find out what it may do, whatever its roles.
+func (s *Server) whoami(w http.ResponseWriter, r *http.Request) error {
+	p := principalOf(r)
+	writeJSON(w, http.StatusOK, WhoamiResponse{
+		Tenant: p.Tenant, Actor: p.Actor, ActorNamed: p.NamedActor, Roles: slices.Clone(p.Roles),
+		MCPApprovals: s.cfg.MCPApprovals,
+	})
+	return nil
+}
