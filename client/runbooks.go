@@ -131,6 +131,9 @@ func (c *Client) Plan(ctx context.Context, id string) (json.RawMessage, error) {
 // CancelRequest is the optional body of POST .../cancel.
 type CancelRequest struct {
 	By string `json:"by,omitempty"`
+	// Compensate, when false, leaves what the completed steps did as it
+	// is; nil (the default) undoes it: their compensations run.
+	Compensate *bool `json:"compensate,omitempty"`
 }
 
 // CloseRequest is the optional body of POST .../close.

@@ -104,7 +104,8 @@ func NewMCPServer(call APICaller, opts MCPOptions) *mcp.Server {
 		"override them): steps that change nothing outside run afresh; steps with outside effects keep their parent's "+
 		"idempotency keys, so an effect that happened (a send) is not done again.", t.regenerate)
 	addTool(srv, "cancel", acts(true, true), "Cancels a runbook: its steps that have not finished are cancelled and its "+
-		"waits ended (an outside process may be asked to stop); completed work stays as it is.", t.cancel)
+		"waits ended (an outside process may be asked to stop), and the compensations of its completed steps run, undoing "+
+		"what it did, unless no_compensate is set.", t.cancel)
 	addTool(srv, "extend", acts(true, false), "Adds calls to a running runbook (executing, or held open): the source is "+
 		"compiled against its plan, so new calls may use its steps' results, and the new steps run as soon as they are ready, "+
 		"doing what their verbs do to the world.", t.extend)
@@ -324,8 +325,18 @@ func (t *tools) regenerate(ctx context.Context, _ *mcp.CallToolRequest, in regen
 	return t.do(ctx, http.MethodPost, runbook(in.ID, "regenerate"), keyed(in.IdempotencyKey), RegenerateRequest{Inputs: in.Inputs, By: t.by})
 }
 
-func (t *tools) cancel(ctx context.Context, _ *mcp.CallToolRequest, in idArgs) (*mcp.CallToolResult, any, error) {
-	return t.do(ctx, http.MethodPost, runbook(in.ID, "cancel"), nil, CancelRequest{By: t.by})
+type cancelArgs struct {
+	ID           string `json:"id" jsonschema:"the runbook's id (a UUID)"`
+	NoCompensate bool   `json:"no_compensate,omitempty" jsonschema:"leave what the completed steps did as it is; by default their compensations run"`
+}
+
+func (t *tools) cancel(ctx context.Context, _ *mcp.CallToolRequest, in cancelArgs) (*mcp.CallToolResult, any, error) {
+	req := CancelRequest{By: t.by}
+	if in.NoCompensate {
+		no := false
+		req.Compensate = &no
+	}
+	return t.do(ctx, http.MethodPost, runbook(in.ID, "cancel"), nil, req)
 }
 
 type extendArgs struct {

@@ -112,20 +112,27 @@ func runDecide(verb string, args []string, stdout, stderr io.Writer) int {
 
 const cancelUsage = `Usage: rbd cancel ID [flags]
 
-Cancels a runbook. Completed work stays visible; later notifications for it
-are kept and ignored.
+Cancels a runbook and undoes what it did: the compensations of its
+completed steps run, newest first, unless --no-compensate. Completed work
+stays visible; later notifications for it are kept and ignored.
 `
 
 func runCancel(args []string, stdout, stderr io.Writer) int {
 	c := newClientCommand("cancel", cancelUsage, stdout, stderr)
 	by := c.fs.String("by", whoAmI(), "who cancels")
+	keep := c.fs.Bool("no-compensate", false, "leave what the completed steps did as it is: run no compensation")
 	ids, status, ok := c.parse(args, 1, "one runbook ID")
 	if !ok {
 		return status
 	}
 	ctx, cancel := c.context()
 	defer cancel()
-	res, err := c.client().Cancel(ctx, ids[0], client.CancelRequest{By: *by})
+	req := client.CancelRequest{By: *by}
+	if *keep {
+		no := false
+		req.Compensate = &no
+	}
+	res, err := c.client().Cancel(ctx, ids[0], req)
 	if err != nil {
 		return c.failed(err, nil)
 	}
