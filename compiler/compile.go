@@ -43,6 +43,13 @@ type step struct {
 	onFailure rbtype.OnFailure
 	// expect is the call's :expect, nil when it has none.
 	expect map[string]any
+	// whenArg is the call's :when, nil when it has none; when is its
+	// frozen condition, once checked.
+	whenArg *lang.Arg
+	when    *Cond
+	// hook marks a call of (on-failure ...), or a frozen step of kind
+	// hook: a failure hook.
+	hook bool
 	// argJSON holds each of args as plan JSON, and literalErrs its schema
 	// validation result when it is a literal (see prepareArgs).
 	argJSON     []any
@@ -116,6 +123,7 @@ func compile(base *Plan, files []*lang.File, cat *registry.Catalogue) (*Plan, la
 			a.addCall(f, c, offset)
 			last = max(last, lastIndex(c))
 		}
+		last = max(last, a.addHooks(f, offset))
 		offset += last
 	}
 	newSteps := a.steps[firstNew:]
@@ -123,6 +131,9 @@ func compile(base *Plan, files []*lang.File, cat *registry.Catalogue) (*Plan, la
 	for _, s := range newSteps {
 		a.checkArgs(s)
 		a.addSequenceEdges(s)
+	}
+	for _, s := range newSteps {
+		a.checkWhen(s)
 	}
 	a.warnUnused(newSteps)
 	order := a.order()
@@ -141,7 +152,7 @@ func (a *analysis) addBase() {
 	}
 	for i, fs := range a.base.Steps {
 		a.ranked++
-		s := &step{key: fs.Key, index: i + 1, rank: a.ranked, id: len(a.steps), frozen: fs, info: a.base.Verbs[fs.Verb]}
+		s := &step{key: fs.Key, index: i + 1, rank: a.ranked, id: len(a.steps), frozen: fs, info: a.base.Verbs[fs.Verb], hook: fs.Kind == KindHook}
 		a.steps = append(a.steps, s)
 		a.byKey[s.key] = s
 		if !strings.Contains(s.key, "#") {
@@ -164,8 +175,14 @@ func (a *analysis) addBase() {
 // the steps of the calls nested in its arguments. offset is the number of
 // calls before the call's file.
 func (a *analysis) addCall(f *lang.File, c *lang.Call, offset int) *step {
+	return a.addStep(f, c, offset, false)
+}
+
+// addStep is addCall for a call that is a failure hook or not. A hook's
+// arguments hold no nested calls (hookArgs).
+func (a *analysis) addStep(f *lang.File, c *lang.Call, offset int, hook bool) *step {
 	index := offset + c.Index
-	s := &step{call: c, file: f, index: index, id: len(a.steps)}
+	s := &step{call: c, file: f, index: index, id: len(a.steps), hook: hook}
 	if def, ok := a.cat.Lookup(c.Verb); ok {
 		s.def = def
 	} else {
@@ -192,7 +209,11 @@ func (a *analysis) addCall(f *lang.File, c *lang.Call, offset int) *step {
 	if _, taken := a.byKey[s.key]; !taken {
 		a.byKey[s.key] = s
 	}
-	a.lowerNested(s, offset)
+	if hook {
+		a.hookArgs(s)
+	} else {
+		a.lowerNested(s, offset)
+	}
 	a.ranked++
 	s.rank = a.ranked
 	return s
@@ -202,7 +223,8 @@ func (a *analysis) addCall(f *lang.File, c *lang.Call, offset int) *step {
 // harmless but often a sign of a forgotten reference.
 func (a *analysis) warnUnused(steps []*step) {
 	for _, s := range steps {
-		if s.binding != nil && !a.used[s.binding.Name] && !a.unparsed.Referenced[s.binding.Name] && a.bindings[s.binding.Name] == s {
+		// A hook's :as only names it: nothing can refer to a hook.
+		if s.binding != nil && !s.hook && !a.used[s.binding.Name] && !a.unparsed.Referenced[s.binding.Name] && a.bindings[s.binding.Name] == s {
 			a.diags.Warnf(lang.WUnusedBinding, s.binding.NameRange, "binding @%s is never referenced", s.binding.Name)
 		}
 	}
@@ -210,7 +232,7 @@ func (a *analysis) warnUnused(steps []*step) {
 
 // plan freezes the analysed steps.
 func (a *analysis) plan(files []*lang.File, order []*step) *Plan {
-	p := &Plan{SchemaVersion: SchemaVersion, Verbs: map[string]*VerbInfo{}}
+	p := &Plan{Verbs: map[string]*VerbInfo{}}
 	if a.base != nil {
 		p.Sources = slices.Clone(a.base.Sources)
 		for name, info := range a.base.Verbs {
@@ -225,6 +247,11 @@ func (a *analysis) plan(files []*lang.File, order []*step) *Plan {
 	}
 	p.Inputs = a.inputs.list()
 	p.Steps = make([]*Step, 0, len(order))
+	// Hooks are not part of the DAG: they come last, in the order they
+	// are written, the base plan's first.
+	order = slices.Concat(
+		slices.DeleteFunc(slices.Clone(order), func(s *step) bool { return s.hook }),
+		slices.DeleteFunc(slices.Clone(order), func(s *step) bool { return !s.hook }))
 	for _, s := range order {
 		if s.frozen != nil {
 			p.Steps = append(p.Steps, s.frozen)
@@ -256,6 +283,11 @@ func (a *analysis) plan(files []*lang.File, order []*step) *Plan {
 		}
 	}
 	p.Edges = a.edges.list(order)
+	if p.usesVersion2() {
+		p.SchemaVersion = SchemaVersion
+	} else {
+		p.SchemaVersion = BaseSchemaVersion
+	}
 	p.Effects = Effects(p)
 	p.seal()
 	return p
@@ -274,6 +306,10 @@ func (a *analysis) freeze(s *step) *Step {
 	if s.onFailure != "" {
 		onFailure = s.onFailure
 	}
+	var kind StepKind
+	if s.hook {
+		kind = KindHook
+	}
 	c := s.call
 	return &Step{
 		Key:       s.key,
@@ -283,6 +319,8 @@ func (a *analysis) freeze(s *step) *Step {
 		Gate:      gate,
 		OnFailure: onFailure,
 		Expect:    s.expect,
+		Kind:      kind,
+		When:      s.when,
 		Execution: s.def.Execution,
 		VerbHash:  s.def.Hash,
 	}

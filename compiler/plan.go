@@ -18,9 +18,34 @@ import (
 	"github.com/runbookdev/runbook/verbs"
 )
 
-// SchemaVersion is the version of the plan format this package writes and
-// reads.
-const SchemaVersion = 1
+// SchemaVersion is the newest version of the plan format, the one this
+// package writes for a runbook that uses conditions, (str ...) with parts
+// known at run time, or failure hooks (docs/design/language.md v1.2). It reads every
+// version from BaseSchemaVersion up to it.
+//
+// A plan that uses none of those is written as BaseSchemaVersion, byte for
+// byte as before they existed, so its plan_hash (which covers the version)
+// does not change; a plan that uses one is version 2, so that a daemon
+// that does not know them refuses it rather than run a conditional step
+// unconditionally.
+const SchemaVersion = 2
+
+// BaseSchemaVersion is the version of a plan that uses nothing of version
+// 2: every plan compiled before v1.2.
+const BaseSchemaVersion = 1
+
+// StepKind says what kind of step a plan step is.
+type StepKind string
+
+// The kinds of step. An ordinary step has no kind (the field is left out,
+// so plans from before kinds hash as they did).
+const (
+	// KindHook is a failure hook, a call of (on-failure ...)
+	// (docs/design/language.md v1.2): it is not part of the DAG (no edge leads into or
+	// out of it) and runs once, after compensation, when the runbook ends
+	// failed, partial or cancelled. See Step.
+	KindHook StepKind = "hook"
+)
 
 // Edge kinds.
 const (
@@ -94,6 +119,21 @@ type Input struct {
 }
 
 // Step is one call.
+//
+// Values in Args and When are JSON: literals as they are, and marker
+// objects of one key for what is known only at run time (values.go):
+// {"$ref": "case.case_id"}, {"$input": "client_name"},
+// {"$str": [part, ...]}, and, in a hook only, {"$failure": "failure.code"}.
+// A $ref's step key is the longest prefix of its value, cut before a "."
+// or "[", that is a key of the plan, so "screening.run#3.hits[0]" is step
+// "screening.run#3", path ".hits[0]".
+//
+// A hook (Kind "hook") is resolved differently: a $ref to a step that did
+// not complete is null rather than an error, since hooks run after a
+// failure, and $failure is an object {"code", "message", "step",
+// "status"}: the error code and message of the failure that ended the
+// runbook, the key of the step that failed (empty for a cancellation), and
+// the runbook's final status (failed, partial or cancelled).
 type Step struct {
 	Key  string `json:"key"`
 	Verb string `json:"verb"`
@@ -109,7 +149,15 @@ type Step struct {
 	// Expect maps result fields (dotted paths) to the values a full
 	// step's dry run must return before it commits (:expect; docs/design/semantics.md
 	// section 7). Left out when the call has none.
-	Expect    map[string]any  `json:"expect,omitempty"`
+	Expect map[string]any `json:"expect,omitempty"`
+	// Kind is "hook" for a failure hook; empty (and left out) for an
+	// ordinary step.
+	Kind StepKind `json:"kind,omitempty"`
+	// When is the step's condition (:when, docs/design/language.md v1.2); nil (and
+	// left out) when it has none. It is evaluated when the step would
+	// become ready, before its gate: false skips the step with reason
+	// CONDITION_FALSE. Every $ref in it has a data edge into the step.
+	When      *Cond           `json:"when,omitempty"`
 	Execution verbs.Execution `json:"execution"`
 	VerbHash  string          `json:"verb_hash"`
 	// Pos comes last so the encoder can append it to the hashed form.
@@ -396,6 +444,14 @@ func appendStep(b []byte, s *Step, exec []byte, cut *int) []byte {
 		b = append(b, `,"expect":`...)
 		b = appendJSON(b, s.Expect)
 	}
+	if s.Kind != "" {
+		b = append(b, `,"kind":`...)
+		b = appendString(b, string(s.Kind))
+	}
+	if s.When != nil {
+		b = append(b, `,"when":`...)
+		b = appendCond(b, s.When)
+	}
 	b = append(b, `,"execution":`...)
 	b = append(b, exec...)
 	b = append(b, `,"verb_hash":`...)
@@ -448,8 +504,52 @@ func DecodePlan(b []byte) (*Plan, error) {
 	if err := dec.Decode(&p); err != nil {
 		return nil, fmt.Errorf("error reading plan: %w", err)
 	}
-	if p.SchemaVersion != SchemaVersion {
-		return nil, fmt.Errorf("plan schema_version %d is not supported (this build reads %d)", p.SchemaVersion, SchemaVersion)
+	if !supportedVersion(p.SchemaVersion) {
+		return nil, fmt.Errorf("plan schema_version %d is not supported (this build reads %s)", p.SchemaVersion, readableVersions)
 	}
 	return &p, nil
+}
+
+// supportedVersion reports whether this build reads plans of version v.
+func supportedVersion(v int) bool { return v >= BaseSchemaVersion && v <= SchemaVersion }
+
+// readableVersions says which versions this build reads, for messages.
+var readableVersions = fmt.Sprintf("%d to %d", BaseSchemaVersion, SchemaVersion)
+
+// usesVersion2 reports whether the plan uses anything of version 2: a
+// condition, a hook, or a marker other than $ref and $input.
+func (p *Plan) usesVersion2() bool {
+	for _, s := range p.Steps {
+		if s.Kind != "" || s.When != nil || hasNewMarker(s.Args) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasNewMarker reports whether a plan value holds a $str or $failure.
+func hasNewMarker(v any) bool {
+	switch v := v.(type) {
+	case map[string]any:
+		if len(v) == 1 {
+			if _, ok := v[StrKey]; ok {
+				return true
+			}
+			if _, ok := v[FailureKey]; ok {
+				return true
+			}
+		}
+		for _, item := range v {
+			if hasNewMarker(item) {
+				return true
+			}
+		}
+	case []any:
+		for _, item := range v {
+			if hasNewMarker(item) {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -42,9 +42,18 @@ func assertFormatStable(t *testing.T, before *File, out []byte) {
 }
 
 func flatCalls(f *File) []string {
-	out := make([]string, len(f.Calls))
-	for i, c := range f.Calls {
-		out[i] = flatCall(c)
+	var out []string
+	for _, n := range f.Top() {
+		switch n := n.(type) {
+		case *Call:
+			out = append(out, flatCall(n))
+		case *OnFailure:
+			out = append(out, "(on-failure")
+			for _, c := range n.Calls {
+				out = append(out, flatCall(c))
+			}
+			out = append(out, ")")
+		}
 	}
 	return out
 }

@@ -39,6 +39,16 @@ func FuzzParse(f *testing.F) {
 		"(a.b :x (c.d ; note\n  :y 1\n  ; before the close\n  ) :z (e))",
 		"(a.b :x (c.d :y [1 2) :z 3)",
 		"(a.b :x ((c.d)))",
+		// Conditions, text, failure hooks and the origin's names
+		// (docs/design/language.md v1.2), well formed and not.
+		`(a.b :when (and (= @x.y 1) (or (< $n 2.5) (not (exists @z))) (in "a" ["a" "b"])) :as @529900k9)`,
+		`(a.b :t (str "n=" $n " " (c.d :e 1) (str)) :when (!= (str @a) "x"))`,
+		"(on-failure\n  (a.b :m @failure.message) ; note\n  (c.d :when (= @failure.status \"cancelled\")))",
+		"(on-failure (a.b) 5 :x (str :y))\n(on-failure)",
+		"(a.b :when (== @x 1) :w (eq 1) :v (=< 1 2) :u (adn (a) (b)))",
+		"(capital.share-class.create :x @2024 :y @1a-b.c[0])",
+		"(= 1 2)\n(str \"x\"\n(a.b :when (and (= 1",
+		"(a.b :when (not (not (not (not (= 1 1))))) :x (foo 1 :y 2))",
 	}
 	for _, s := range seeds {
 		f.Add([]byte(s))
@@ -57,12 +67,26 @@ func FuzzParse(f *testing.F) {
 				requireRangeInside(t, src, rel.Range)
 			}
 		}
-		for _, c := range file.Calls {
+		calls := file.Calls
+		for _, h := range file.OnFailure {
+			requireRangeInside(t, src, h.Span)
+			requireRangeInside(t, src, h.HeadRange)
+			calls = append(calls, h.Calls...)
+		}
+		for _, c := range calls {
 			requireRangeInside(t, src, c.Span)
 			requireRangeInside(t, src, c.VerbRange)
 			for _, a := range c.Args {
 				requireRangeInside(t, src, a.NameRange)
-				Walk(a.Value, func(v Value) { requireRangeInside(t, src, v.Range()) })
+				Walk(a.Value, func(v Value) {
+					requireRangeInside(t, src, v.Range())
+					switch v := v.(type) {
+					case *Cond:
+						requireRangeInside(t, src, v.OpRange)
+					case *Str:
+						requireRangeInside(t, src, v.HeadRange)
+					}
+				})
 			}
 		}
 		for _, c := range file.Comments {

@@ -25,21 +25,35 @@ func runEffects(args []string, stdout, stderr io.Writer) int {
 		_ = cli.WriteJSON(stdout, plan.Effects)
 		return status
 	}
-	writeEffects(stdout, plan.Sources[0], plan.Effects)
+	var steps, hooks []compiler.Effect
+	for _, e := range plan.Effects {
+		if e.Hook {
+			hooks = append(hooks, e)
+		} else {
+			steps = append(steps, e)
+		}
+	}
+	writeEffects(stdout, plan.Sources[0]+": ", steps)
+	if len(hooks) > 0 {
+		// Failure hooks run only after the runbook has failed, ended
+		// partial or been cancelled: a reviewer weighs them apart.
+		fmt.Fprintln(stdout, "\nOn failure (once the runbook has failed, ended partial or been cancelled, after compensation):")
+		writeEffects(stdout, "", hooks)
+	}
 	writeReaches(stdout, plan)
 	return status
 }
 
 // writeEffects prints one effect a line, ungated ones marked, under a
 // count a reviewer reads first.
-func writeEffects(out io.Writer, name string, effects []compiler.Effect) {
+func writeEffects(out io.Writer, prefix string, effects []compiler.Effect) {
 	ungated := 0
 	for _, e := range effects {
 		if e.GatedBy == "" {
 			ungated++
 		}
 	}
-	fmt.Fprintf(out, "%s: %s, %d ungated\n", name, plural(len(effects), "effect"), ungated)
+	fmt.Fprintf(out, "%s%s, %d ungated\n", prefix, plural(len(effects), "effect"), ungated)
 	if len(effects) == 0 {
 		return
 	}
