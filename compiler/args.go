@@ -67,7 +67,7 @@ func (a *analysis) prepareArgs(steps []*step) {
 		s := steps[i]
 		s.argJSON = make([]any, len(s.args))
 		for j, arg := range s.args {
-			s.argJSON[j] = jsonValue(arg.Value)
+			s.argJSON[j] = a.freezeValue(arg.Value)
 		}
 		if s.def == nil || s.def.InputSchema == nil {
 			return

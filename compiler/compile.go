@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"errors"
 	"maps"
 	"slices"
 	"strconv"
@@ -17,7 +18,7 @@ import (
 // across them. The plan is nil when there are errors; warnings come with a
 // plan.
 func Compile(files []*lang.File, cat *registry.Catalogue) (*Plan, lang.Diagnostics) {
-	return compile(nil, files, cat)
+	return Options{}.Compile(files, cat)
 }
 
 // Extend compiles more calls for a running runbook against its frozen
@@ -25,7 +26,41 @@ func Compile(files []*lang.File, cat *registry.Catalogue) (*Plan, lang.Diagnosti
 // appended after them. Existing steps are never changed: an extension can
 // only add steps and edges into them. The result is the whole new plan.
 func Extend(base *Plan, files []*lang.File, cat *registry.Catalogue) (*Plan, lang.Diagnostics) {
-	return compile(base, files, cat)
+	return Options{}.Extend(base, files, cat)
+}
+
+// DefaultMaxFanout is how many elements a for-each's list may hold when
+// Options say nothing (docs/design/language.md v1.3: --max-fanout's default).
+const DefaultMaxFanout = 1000
+
+// MaxSteps bounds the steps of a plan once the compiler has expanded the
+// lists written out: nested for-each forms multiply, and a runbook of a
+// few lines must not make a plan that no daemon can hold.
+const MaxSteps = 100_000
+
+// Options tune a compilation. The zero value is the default.
+type Options struct {
+	// MaxFanout bounds the elements of a for-each's list written out
+	// (E054 beyond it); 0 means DefaultMaxFanout. rbc's --max-fanout sets
+	// it; the runtime holds lists known only at run time to its own.
+	MaxFanout int
+}
+
+func (o Options) maxFanout() int {
+	if o.MaxFanout > 0 {
+		return o.MaxFanout
+	}
+	return DefaultMaxFanout
+}
+
+// Compile is Compile with these options.
+func (o Options) Compile(files []*lang.File, cat *registry.Catalogue) (*Plan, lang.Diagnostics) {
+	return compile(nil, files, cat, o)
+}
+
+// Extend is Extend with these options.
+func (o Options) Extend(base *Plan, files []*lang.File, cat *registry.Catalogue) (*Plan, lang.Diagnostics) {
+	return compile(base, files, cat, o)
 }
 
 // step is a call under analysis.
@@ -50,6 +85,9 @@ type step struct {
 	// hook marks a call of (on-failure ...), or a frozen step of kind
 	// hook: a failure hook.
 	hook bool
+	// loop is the for-each whose body holds the call, nil for none: the
+	// step is a template of that loop.
+	loop *loop
 	// argJSON holds each of args as plan JSON, and literalErrs its schema
 	// validation result when it is a literal (see prepareArgs).
 	argJSON     []any
@@ -93,10 +131,19 @@ type analysis struct {
 	// the nested call's step (see lowerNested).
 	nested map[*lang.Ref]*step
 	ranked int // ranks given so far
+	// loops are the for-each forms, outer ones before those in their
+	// bodies; items maps each one's :as name to it; curLoop is the one
+	// whose body is being read.
+	loops   []*loop
+	items   map[string]*loop
+	curLoop *loop
+	opts    Options
 }
 
-func compile(base *Plan, files []*lang.File, cat *registry.Catalogue) (*Plan, lang.Diagnostics) {
+func compile(base *Plan, files []*lang.File, cat *registry.Catalogue, opts Options) (*Plan, lang.Diagnostics) {
 	a := &analysis{
+		opts:     opts,
+		items:    map[string]*loop{},
 		cat:      cat,
 		base:     base,
 		byKey:    make(map[string]*step, callCount(files)),
@@ -123,10 +170,14 @@ func compile(base *Plan, files []*lang.File, cat *registry.Catalogue) (*Plan, la
 			a.addCall(f, c, offset)
 			last = max(last, lastIndex(c))
 		}
+		for _, l := range f.ForEach {
+			last = max(last, a.addLoop(f, l, nil, offset))
+		}
 		last = max(last, a.addHooks(f, offset))
 		offset += last
 	}
 	newSteps := a.steps[firstNew:]
+	a.checkLoops()
 	a.prepareArgs(newSteps)
 	for _, s := range newSteps {
 		a.checkArgs(s)
@@ -135,13 +186,19 @@ func compile(base *Plan, files []*lang.File, cat *registry.Catalogue) (*Plan, la
 	for _, s := range newSteps {
 		a.checkWhen(s)
 	}
+	a.checkWrittenLists()
 	a.warnUnused(newSteps)
 	order := a.order()
 	a.warnImpliedAfter(order)
 	if a.diags.HasErrors() {
 		return nil, a.diags.Sorted()
 	}
-	return a.plan(files, order), a.diags.Sorted()
+	p, err := a.plan(files, order)
+	if err != nil {
+		a.tooLarge(err)
+		return nil, a.diags.Sorted()
+	}
+	return p, a.diags.Sorted()
 }
 
 // addBase registers a base plan's steps: bindings to reference, frozen as
@@ -150,9 +207,21 @@ func (a *analysis) addBase() {
 	if a.base == nil {
 		return
 	}
+	// The base's loops, so that a new call reads a template as the list
+	// of its instances' results, and is told (E055) that an item is
+	// bound only in a body it cannot join.
+	baseLoops := map[string]*loop{}
+	for _, fl := range a.base.Loops {
+		l := &loop{key: fl.Key, parent: baseLoops[fl.Within]}
+		baseLoops[fl.Key] = l
+		if _, taken := a.items[fl.Item]; !taken {
+			a.items[fl.Item] = l
+			a.used[fl.Item] = true
+		}
+	}
 	for i, fs := range a.base.Steps {
 		a.ranked++
-		s := &step{key: fs.Key, index: i + 1, rank: a.ranked, id: len(a.steps), frozen: fs, info: a.base.Verbs[fs.Verb], hook: fs.Kind == KindHook}
+		s := &step{key: fs.Key, index: i + 1, rank: a.ranked, id: len(a.steps), frozen: fs, info: a.base.Verbs[fs.Verb], hook: fs.Kind == KindHook, loop: baseLoops[fs.Loop]}
 		a.steps = append(a.steps, s)
 		a.byKey[s.key] = s
 		if !strings.Contains(s.key, "#") {
@@ -182,7 +251,7 @@ func (a *analysis) addCall(f *lang.File, c *lang.Call, offset int) *step {
 // arguments hold no nested calls (hookArgs).
 func (a *analysis) addStep(f *lang.File, c *lang.Call, offset int, hook bool) *step {
 	index := offset + c.Index
-	s := &step{call: c, file: f, index: index, id: len(a.steps), hook: hook}
+	s := &step{call: c, file: f, index: index, id: len(a.steps), hook: hook, loop: a.curLoop}
 	if def, ok := a.cat.Lookup(c.Verb); ok {
 		s.def = def
 	} else {
@@ -194,7 +263,12 @@ func (a *analysis) addStep(f *lang.File, c *lang.Call, offset int, hook bool) *s
 		s.key = c.Verb + "#" + strconv.Itoa(index)
 	} else {
 		s.key = s.binding.Name
-		if prev, dup := a.bindings[s.key]; dup {
+		if item, dup := a.items[s.key]; dup {
+			d := a.diags.Errorf(lang.EDuplicateBinding, s.binding.NameRange, "binding @%s is defined twice", s.key)
+			if item.item != nil {
+				d.WithRelated(item.item.NameRange, "@%s is first defined here, as a for-each's element", s.key)
+			}
+		} else if prev, dup := a.bindings[s.key]; dup {
 			d := a.diags.Errorf(lang.EDuplicateBinding, s.binding.NameRange, "binding @%s is defined twice", s.key)
 			if prev.binding != nil {
 				d.WithRelated(prev.binding.NameRange, "@%s is first defined here", s.key)
@@ -228,10 +302,16 @@ func (a *analysis) warnUnused(steps []*step) {
 			a.diags.Warnf(lang.WUnusedBinding, s.binding.NameRange, "binding @%s is never referenced", s.binding.Name)
 		}
 	}
+	for _, l := range a.loops {
+		if l.item != nil && a.items[l.key] == l && !a.used[l.key] && !a.unparsed.Referenced[l.key] {
+			a.diags.Warnf(lang.WUnusedBinding, l.item.NameRange, "binding @%s is never referenced: the body does the same for every element", l.key)
+		}
+	}
 }
 
-// plan freezes the analysed steps.
-func (a *analysis) plan(files []*lang.File, order []*step) *Plan {
+// plan freezes the analysed steps, then expands the for-each forms whose
+// lists are written out. It fails only when that makes too many steps.
+func (a *analysis) plan(files []*lang.File, order []*step) (*Plan, error) {
 	p := &Plan{Verbs: map[string]*VerbInfo{}}
 	if a.base != nil {
 		p.Sources = slices.Clone(a.base.Sources)
@@ -283,6 +363,20 @@ func (a *analysis) plan(files []*lang.File, order []*step) *Plan {
 		}
 	}
 	p.Edges = a.edges.list(order)
+	if a.base != nil {
+		p.Loops = slices.Clone(a.base.Loops)
+	}
+	p.Loops = append(p.Loops, a.freezeLoops()...)
+	if len(p.Loops) == 0 {
+		p.Loops = nil
+	}
+	var err error
+	if p, err = p.expandLiterals(MaxSteps); err != nil {
+		return nil, err
+	}
+	if len(p.Loops) == 0 {
+		p.Loops = nil
+	}
 	if p.usesVersion2() {
 		p.SchemaVersion = SchemaVersion
 	} else {
@@ -290,7 +384,7 @@ func (a *analysis) plan(files []*lang.File, order []*step) *Plan {
 	}
 	p.Effects = Effects(p)
 	p.seal()
-	return p
+	return p, nil
 }
 
 func (a *analysis) freeze(s *step) *Step {
@@ -321,6 +415,7 @@ func (a *analysis) freeze(s *step) *Step {
 		Expect:    s.expect,
 		Kind:      kind,
 		When:      s.when,
+		Loop:      s.loopKey(),
 		Execution: s.def.Execution,
 		VerbHash:  s.def.Hash,
 	}
@@ -334,20 +429,54 @@ func callCount(files []*lang.File) int {
 	return n
 }
 
+// loopKey is the key of the step's loop in the plan, "" for none.
+func (s *step) loopKey() string {
+	if s.loop == nil {
+		return ""
+	}
+	return s.loop.key
+}
+
+// tooLarge reports a runbook whose lists written out expand to more steps
+// than a plan may hold (E054), at the list of the loop that tipped it.
+func (a *analysis) tooLarge(err error) {
+	at := lang.Range{}
+	var big *tooManySteps
+	if errors.As(err, &big) {
+		for _, l := range a.loops {
+			if l.key == strings.SplitN(big.loop, "[", 2)[0] && l.form.List != nil {
+				at = l.form.List.Range()
+				break
+			}
+		}
+	}
+	a.diags.Errorf(lang.EBadList, at, "%v", err)
+}
+
 // CompileSource parses and compiles one runbook source: what the daemon
 // does with a submitted source.
 func CompileSource(filename string, src []byte, cat *registry.Catalogue) (*Plan, lang.Diagnostics) {
-	f, diags := lang.Parse(filename, src)
-	plan, more := Compile([]*lang.File{f}, cat)
-	diags.Append(more)
-	return plan, diags.Sorted()
+	return Options{}.CompileSource(filename, src, cat)
 }
 
 // ExtendSource parses more source for a running runbook and compiles it
 // against the runbook's frozen plan.
 func ExtendSource(base *Plan, filename string, src []byte, cat *registry.Catalogue) (*Plan, lang.Diagnostics) {
+	return Options{}.ExtendSource(base, filename, src, cat)
+}
+
+// CompileSource is CompileSource with these options.
+func (o Options) CompileSource(filename string, src []byte, cat *registry.Catalogue) (*Plan, lang.Diagnostics) {
 	f, diags := lang.Parse(filename, src)
-	plan, more := Extend(base, []*lang.File{f}, cat)
+	plan, more := o.Compile([]*lang.File{f}, cat)
+	diags.Append(more)
+	return plan, diags.Sorted()
+}
+
+// ExtendSource is ExtendSource with these options.
+func (o Options) ExtendSource(base *Plan, filename string, src []byte, cat *registry.Catalogue) (*Plan, lang.Diagnostics) {
+	f, diags := lang.Parse(filename, src)
+	plan, more := o.Extend(base, []*lang.File{f}, cat)
 	diags.Append(more)
 	return plan, diags.Sorted()
 }

@@ -124,7 +124,7 @@ func valueSource(v any) string {
 			for k, x := range v {
 				s, _ := x.(string)
 				switch k {
-				case RefKey, FailureKey:
+				case RefKey, FailureKey, ItemKey:
 					return "@" + s
 				case InputKey:
 					return "$" + s

@@ -91,11 +91,14 @@ func (a *analysis) condition(s *step, c *lang.Cond) *Cond {
 			a.arity(c, "one reference")
 		}
 		for _, arg := range c.Args {
-			if _, ok := arg.(*lang.Ref); !ok {
+			ref, ok := arg.(*lang.Ref)
+			if !ok {
 				a.diags.Errorf(lang.EBadOption, arg.Range(), "exists takes a reference, as in (exists @lookup.record); found %s", describeValue(arg))
+			} else if target := a.bindings[ref.Name]; target != nil && levels(target, s.loop) > 0 && (len(ref.Path) == 0 || !ref.Path[0].IsIndex) {
+				a.diags.Errorf(lang.EBadOption, ref.Span, "@%s is the list of a for-each's results, which always exists; test one of them, as in (exists @%s[0])", ref.Name, ref.Name)
 			}
 			a.operand(s, arg)
-			out.Args = append(out.Args, jsonValue(arg))
+			out.Args = append(out.Args, a.freezeValue(arg))
 		}
 		return out
 	}
@@ -105,7 +108,7 @@ func (a *analysis) condition(s *step, c *lang.Cond) *Cond {
 	ops := make([]operand, len(c.Args))
 	for i, arg := range c.Args {
 		ops[i] = a.operand(s, arg)
-		out.Args = append(out.Args, jsonValue(arg))
+		out.Args = append(out.Args, a.freezeValue(arg))
 	}
 	if len(ops) != 2 {
 		return out

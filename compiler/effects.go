@@ -36,6 +36,10 @@ type Effect struct {
 	// runbook has ended failed, partial or cancelled, and the only gate in
 	// front of it is its own.
 	Hook bool `json:"hook,omitempty"`
+	// PerElement marks a step that happens once for each element of a
+	// for-each's list (docs/design/language.md v1.3): a template, done as many times
+	// as its list has elements, or one element's instance ("upload[2]").
+	PerElement bool `json:"per_element,omitempty"`
 }
 
 // Effects derives the effects of a plan: one entry per step whose side
@@ -127,6 +131,7 @@ func Effects(p *Plan) []Effect {
 			e.Gate, e.GatedBy = p.Steps[g].Gate, p.Steps[g].Key
 		}
 		e.Hook = s.Kind == KindHook
+		e.PerElement = s.Loop != "" || strings.Contains(s.Key, "[")
 		effects = append(effects, e)
 	}
 	return effects

@@ -150,7 +150,7 @@ func TestCheckPlanHoldsConditionsAndHooks(t *testing.T) {
 			stepNamed(doc, "chat.post#3")["args"].(map[string]any)["text"] = map[string]any{"$str": "promoted"}
 		}, `E070 step "chat.post#3" has a $str that is not a list of parts`},
 		{"version 1 with a condition", func(doc map[string]any) { doc["schema_version"] = json.Number("1") },
-			`E070 plan schema_version 1 cannot hold conditions, hooks or (str ...) of run-time values; a plan with them is version 2`},
+			`E070 plan schema_version 1 cannot hold conditions, hooks, loops, or (str ...) of run-time values; a plan with them is version 2`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 
 	lru "github.com/hashicorp/golang-lru/v2"
 
@@ -63,6 +64,11 @@ type Plan struct {
 	Inputs  []Input  `json:"inputs"`
 	Steps   []*Step  `json:"steps"`
 	Edges   []Edge   `json:"edges"`
+	// Loops are the for-each forms whose lists are known only at run
+	// time (docs/design/language.md v1.3): templates the runtime expands. Left out
+	// when there are none (every plan without for-each, and every one
+	// whose lists were all written out, which the compiler expands).
+	Loops []*Loop `json:"loops,omitempty"`
 	// Effects lists the steps that act on the world, with the gate in
 	// front of each (effects.go). Derived from the rest, it is left out of
 	// the hash; plans compiled before it existed have none (nil).
@@ -76,6 +82,8 @@ type Plan struct {
 	// sealed is the step encoding made when the hash was computed, reused
 	// by JSON while the hash still matches.
 	sealed *encodedSteps
+	// loops indexes Loops by key (see loop).
+	loops map[string]*Loop
 }
 
 // encodedSteps is each step's compact JSON with its position, and where
@@ -157,7 +165,13 @@ type Step struct {
 	// left out) when it has none. It is evaluated when the step would
 	// become ready, before its gate: false skips the step with reason
 	// CONDITION_FALSE. Every $ref in it has a data edge into the step.
-	When      *Cond           `json:"when,omitempty"`
+	When *Cond `json:"when,omitempty"`
+	// Loop is, for a step template (a call in the body of a for-each
+	// whose list is known only at run time, docs/design/language.md v1.3), the key of
+	// its loop; empty (and left out) for an ordinary step. A template is
+	// never run: the runtime expands it (see Loop), and the template
+	// stands for the list of its instances' results.
+	Loop      string          `json:"loop,omitempty"`
 	Execution verbs.Execution `json:"execution"`
 	VerbHash  string          `json:"verb_hash"`
 	// Pos comes last so the encoder can append it to the hashed form.
@@ -313,6 +327,10 @@ func (p *Plan) hash(enc *encodedSteps) string {
 	b.Reset()
 	b.WriteString(`,"edges":`)
 	b.Write(mustJSON(p.Edges))
+	if len(p.Loops) > 0 {
+		b.WriteString(`,"loops":`)
+		b.Write(appendLoops(nil, p.Loops))
+	}
 	b.WriteString(`,"verbs":`)
 	b.Write(mustJSON(p.Verbs))
 	b.WriteString("}")
@@ -348,6 +366,10 @@ func (p *Plan) WriteJSON(out io.Writer) error {
 	w.WriteString(",\n")
 	writeLines(w, "edges", len(p.Edges), func(i int) []byte { return mustJSON(p.Edges[i]) }, "[", "]")
 	w.WriteString(",\n")
+	if len(p.Loops) > 0 {
+		writeLines(w, "loops", len(p.Loops), func(i int) []byte { return appendLoop(nil, p.Loops[i]) }, "[", "]")
+		w.WriteString(",\n")
+	}
 	if p.Effects != nil { // a plan compiled before effects existed has none
 		writeLines(w, "effects", len(p.Effects), func(i int) []byte { return mustJSON(p.Effects[i]) }, "[", "]")
 		w.WriteString(",\n")
@@ -452,6 +474,10 @@ func appendStep(b []byte, s *Step, exec []byte, cut *int) []byte {
 		b = append(b, `,"when":`...)
 		b = appendCond(b, s.When)
 	}
+	if s.Loop != "" {
+		b = append(b, `,"loop":`...)
+		b = appendString(b, s.Loop)
+	}
 	b = append(b, `,"execution":`...)
 	b = append(b, exec...)
 	b = append(b, `,"verb_hash":`...)
@@ -517,25 +543,32 @@ func supportedVersion(v int) bool { return v >= BaseSchemaVersion && v <= Schema
 var readableVersions = fmt.Sprintf("%d to %d", BaseSchemaVersion, SchemaVersion)
 
 // usesVersion2 reports whether the plan uses anything of version 2: a
-// condition, a hook, or a marker other than $ref and $input.
+// condition, a hook, a loop or a step of one, or a marker other than
+// $ref and $input, or an $input with a path.
 func (p *Plan) usesVersion2() bool {
+	if len(p.Loops) > 0 {
+		return true
+	}
 	for _, s := range p.Steps {
-		if s.Kind != "" || s.When != nil || hasNewMarker(s.Args) {
+		if s.Kind != "" || s.When != nil || s.Loop != "" || strings.Contains(s.Key, "[") || hasNewMarker(s.Args) {
 			return true
 		}
 	}
 	return false
 }
 
-// hasNewMarker reports whether a plan value holds a $str or $failure.
+// hasNewMarker reports whether a plan value holds a marker of version 2:
+// $str, $failure, $item, or an $input with a path.
 func hasNewMarker(v any) bool {
 	switch v := v.(type) {
 	case map[string]any:
 		if len(v) == 1 {
-			if _, ok := v[StrKey]; ok {
-				return true
+			for _, k := range []string{StrKey, FailureKey, ItemKey} {
+				if _, ok := v[k]; ok {
+					return true
+				}
 			}
-			if _, ok := v[FailureKey]; ok {
+			if in, ok := v[InputKey].(string); ok && strings.ContainsAny(in, ".[") {
 				return true
 			}
 		}

@@ -131,6 +131,7 @@ func (c *planCheck) run() {
 	}
 	c.checkShape()
 	c.checkFlow()
+	c.checkLoops()
 	c.checkBlocks()
 	c.checkSteps()
 	c.checkVerbs()

@@ -25,7 +25,7 @@ func (c *planCheck) checkFlow() {
 	p := c.p
 	if p.SchemaVersion < SchemaVersion && p.usesVersion2() {
 		c.report(lang.EPlanUnreadable, c.spans.member("schema_version"), "", 0,
-			"plan schema_version %d cannot hold conditions, hooks or (str ...) of run-time values; a plan with them is version %d", p.SchemaVersion, SchemaVersion)
+			"plan schema_version %d cannot hold conditions, hooks, loops, or (str ...) of run-time values; a plan with them is version %d", p.SchemaVersion, SchemaVersion)
 		return
 	}
 	f := &flowCheck{c: c, keys: map[string]*Step{}, inputs: map[string]bool{}, data: map[[2]string]bool{}}
@@ -170,7 +170,8 @@ func (f *flowCheck) marker(key string, x any, inCond bool, depth int) bool {
 			f.condRef(ref, ok)
 		}
 	case InputKey:
-		name, ok := x.(string)
+		value, ok := x.(string)
+		name, _ := splitName(value)
 		if inCond && (!ok || !f.inputs[name]) {
 			f.problem(lang.EPlanUnreadable, "has a condition reading input %s, which the plan's inputs do not list", string(appendJSON(nil, x)))
 		}

@@ -51,6 +51,14 @@ func (a *analysis) bindingNames() []string {
 // @failure; ok is false when the reference did not resolve or its path
 // was reported.
 func (a *analysis) reference(s *step, ref *lang.Ref) (schema map[string]any, target *step, ok bool) {
+	if m, ok := a.items[ref.Name]; ok {
+		scope := s
+		if s.hook {
+			scope = nil
+		}
+		schema, ok = a.itemRef(scope, ref, m)
+		return schema, nil, ok
+	}
 	if ref.Name == failureBinding {
 		if !s.hook {
 			a.diags.Errorf(lang.EOnFailure, ref.NameRange, "@failure is bound only inside (on-failure ...): it describes the failure the hooks run after")
@@ -74,7 +82,7 @@ func (a *analysis) reference(s *step, ref *lang.Ref) (schema map[string]any, tar
 	if !s.hook {
 		a.edges.addRef(target, s, EdgeData, ref.Span)
 	}
-	schema, ok = a.refSchema(target, ref)
+	schema, ok = a.refSchemaFrom(target, ref, s.loop)
 	return schema, target, ok
 }
 
@@ -141,6 +149,10 @@ func (a *analysis) walkSchema(cur map[string]any, root, producer string, ref *la
 				a.diags.Errorf(lang.EUnknownField, p.Span, "cannot index %s: it is %s, not an array", walked, strings.Join(types, " or "))
 				return nil, false
 			}
+			if n, ok := cur[elementsKey].(int); ok && p.Index >= n {
+				a.diags.Errorf(lang.EUnknownField, p.Span, "%s has %d elements, one for each element of its for-each's list; there is no %s", walked, n, p.String())
+				return nil, false
+			}
 			cur = verbs.Items(cur, p.Index)
 			walked += p.String()
 			continue
@@ -186,6 +198,10 @@ func (a *analysis) addSequenceEdges(s *step) {
 	for _, ref := range s.after {
 		if s.hook {
 			a.diags.Errorf(lang.EOnFailure, ref.Span, ":after orders nothing in (on-failure ...): its hooks run side by side, once the runbook has ended")
+			continue
+		}
+		if _, item := a.items[ref.Name]; item {
+			a.diags.Errorf(lang.EBadOption, ref.Span, ":after takes steps; @%s is the element of a for-each", ref.Name)
 			continue
 		}
 		target := a.resolve(s, ref)

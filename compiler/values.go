@@ -27,12 +27,24 @@ const (
 	// {"$failure": "failure.code"}, the reference as written without the
 	// "@", like a $ref.
 	FailureKey = "$failure"
+	// ItemKey marks the element a step template of a loop runs for, in
+	// the arguments and conditions of templates and the lists of nested
+	// loops only: {"$item": "host.name"}, the reference as written without
+	// the "@", whose first part names the loop's item (Loop.Item). Expand
+	// replaces it; the runtime never resolves one.
+	ItemKey = "$item"
 )
 
 // jsonValue converts a value to the plan's JSON: literals as JSON values,
 // references and inputs as marker objects. Numbers are written in JSON's
 // own grammar (the language allows leading zeros, JSON does not).
-func jsonValue(v lang.Value) any {
+func jsonValue(v lang.Value) any { return frozenValue(v, nil) }
+
+// freezeValue is jsonValue knowing the runbook's for-each items, whose
+// references are $item markers.
+func (a *analysis) freezeValue(v lang.Value) any { return frozenValue(v, a.items) }
+
+func frozenValue(v lang.Value, items map[string]*loop) any {
 	switch v := v.(type) {
 	case *lang.String:
 		return v.Value
@@ -48,13 +60,16 @@ func jsonValue(v lang.Value) any {
 		if v.Name == failureBinding {
 			return map[string]any{FailureKey: v.PathString()}
 		}
+		if items[v.Name] != nil {
+			return map[string]any{ItemKey: v.PathString()}
+		}
 		return map[string]any{RefKey: v.PathString()}
 	case *lang.Input:
 		return map[string]any{InputKey: v.Name}
 	case *lang.Str:
 		parts := make([]any, len(v.Parts))
 		for i, p := range v.Parts {
-			parts[i] = jsonValue(p)
+			parts[i] = frozenValue(p, items)
 		}
 		if isLiteral(v) {
 			return Text(parts)
@@ -63,14 +78,14 @@ func jsonValue(v lang.Value) any {
 	case *lang.List:
 		out := make([]any, len(v.Items))
 		for i, item := range v.Items {
-			out[i] = jsonValue(item)
+			out[i] = frozenValue(item, items)
 		}
 		return out
 	case *lang.Map:
 		out := make(map[string]any, len(v.Entries))
 		for _, e := range v.Entries {
 			if _, dup := out[e.Name]; !dup { // repeats are reported as E023
-				out[e.Name] = jsonValue(e.Value)
+				out[e.Name] = frozenValue(e.Value, items)
 			}
 		}
 		return out

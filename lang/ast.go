@@ -15,7 +15,9 @@ type File struct {
 	// order. A runbook has at most one (E053, reported by the compiler,
 	// which sees all of a runbook's files).
 	OnFailure []*OnFailure
-	Comments  []Comment
+	// ForEach holds the top-level (for-each ...) forms, in source order.
+	ForEach  []*ForEach
+	Comments []Comment
 	// Unparsed holds what the calls that failed to parse bind and refer to,
 	// so later passes can stay quiet about names whose definition or use
 	// was lost to a syntax error, rather than report a cascade.
@@ -34,19 +36,23 @@ type Comment struct {
 	Span Range
 }
 
-// Node is a top-level item of a file: a *Call or an *OnFailure.
+// Node is a top-level item of a file (a *Call, an *OnFailure or a
+// *ForEach), or an item of a for-each's body (a *Call or a *ForEach).
 type Node interface {
 	Range() Range
 }
 
 // Top returns the file's top-level items of every kind, in source order.
 func (f *File) Top() []Node {
-	out := make([]Node, 0, len(f.Calls)+len(f.OnFailure))
+	out := make([]Node, 0, len(f.Calls)+len(f.OnFailure)+len(f.ForEach))
 	for _, c := range f.Calls {
 		out = append(out, c)
 	}
 	for _, h := range f.OnFailure {
 		out = append(out, h)
+	}
+	for _, l := range f.ForEach {
+		out = append(out, l)
 	}
 	slices.SortFunc(out, func(a, b Node) int { return a.Range().Start.Byte - b.Range().Start.Byte })
 	return out
@@ -63,6 +69,44 @@ type OnFailure struct {
 
 // Range is the form's span.
 func (h *OnFailure) Range() Range { return h.Span }
+
+// ForEach is (for-each LIST :as @item [:parallel N] CALL...): its calls
+// run once for each element of the list, with @item bound to the element
+// (docs/design/language.md v1.3). It stands at the top level or in another for-each's
+// body.
+type ForEach struct {
+	HeadRange Range // "for-each"
+	// List is the form's first item; nil when the form has none
+	// (reported).
+	List Value
+	// Options are the keyword options as written (:as, :parallel, and
+	// whatever else; the compiler checks them).
+	Options []*Arg
+	// Body holds the calls and the for-each forms nested in it, in order.
+	Body []Node
+	// Depth is 1 for a top-level for-each, 2 for one in its body, and so
+	// on up to MaxForEachDepth.
+	Depth int
+	Span  Range
+}
+
+// Range is the form's span.
+func (l *ForEach) Range() Range { return l.Span }
+
+// Calls returns the calls of the body, those of nested for-each forms
+// included, in source order.
+func (l *ForEach) Calls() []*Call {
+	var out []*Call
+	for _, n := range l.Body {
+		switch n := n.(type) {
+		case *Call:
+			out = append(out, n)
+		case *ForEach:
+			out = append(out, n.Calls()...)
+		}
+	}
+	return out
+}
 
 // Call is one verb call: one step of the runbook. A call may also stand as
 // a value, nested in another call's arguments (docs/design/language.md v1.1); it is

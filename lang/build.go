@@ -40,6 +40,11 @@ func (b *builder) top(n *syntax.Top) Node {
 	switch {
 	case head == FormOnFailure:
 		return b.onFailure(f)
+	case head == FormForEach:
+		if l := b.forEach(f, 1); l != nil {
+			return l
+		}
+		return nil
 	case head == FormStr || IsOperator(head) || b.ts.toks[b.at(f.Head)].typ == syntax.Op:
 		b.diags.Errorf(ESyntax, b.formRange(f), "expected a call at the top level, found (%s ...), which stands where a value may", head)
 	default:
@@ -92,7 +97,7 @@ func (b *builder) form(f *syntax.Form) Value {
 	switch {
 	case head == FormStr:
 		return &Str{Parts: b.positional(f, "(str ...) joins values"), HeadRange: headRange, Span: b.formRange(f)}
-	case head == FormOnFailure:
+	case head == FormOnFailure || head == FormForEach:
 		b.diags.Errorf(ESyntax, b.formRange(f), "(%s ...) is a top-level form; it cannot stand as a value", head)
 	case IsOperator(head) || headTok.typ == syntax.Op || !hasArgs(f):
 		// An unknown word with values after it reads as a condition with
@@ -147,6 +152,55 @@ func (b *builder) onFailure(f *syntax.Form) *OnFailure {
 		b.dropRange(b.itemTokens(it))
 	}
 	return h
+}
+
+// forEach builds (for-each LIST :as @item [:parallel N] CALL...) at the
+// given depth: the list first, then the options, then the body's calls and
+// for-each forms. What the options say is the compiler's to check; what
+// stands where is checked here. It returns nil, having reported why, for a
+// form nested too deep or without a body.
+func (b *builder) forEach(f *syntax.Form, depth int) *ForEach {
+	l := &ForEach{HeadRange: b.rangeOf(f.Head), Depth: depth, Span: b.formRange(f)}
+	bodied := false // whether anything was written after the options
+	if depth > MaxForEachDepth {
+		b.diags.Errorf(ESyntax, l.HeadRange, "(for-each ...) nests more than %d deep", MaxForEachDepth)
+		b.drop(f)
+		return nil
+	}
+	for i, it := range f.Items {
+		switch {
+		case i == 0 && it.Value != nil:
+			l.List = b.value(it.Value)
+		case i == 0:
+			b.diags.Errorf(ESyntax, b.itemRange(it), "(for-each ...) starts with the list to go through, as in (for-each @hosts.items :as @host ...); found %s", b.describeItem(it))
+			l.Options = append(l.Options, &Arg{Name: b.ts.toks[b.at(it.Arg.Key)].text[1:], NameRange: b.rangeOf(it.Arg.Key), Value: b.value(it.Arg.Value)})
+		case it.Arg != nil && len(l.Body) == 0:
+			l.Options = append(l.Options, &Arg{Name: b.ts.toks[b.at(it.Arg.Key)].text[1:], NameRange: b.rangeOf(it.Arg.Key), Value: b.value(it.Arg.Value)})
+		case it.Arg != nil:
+			b.diags.Errorf(ESyntax, b.itemRange(it), "the options of (for-each ...) come before its calls; found %s after one", b.describeItem(it))
+			b.dropRange(b.itemTokens(it))
+		case it.Value.Call != nil:
+			bodied = true
+			l.Body = append(l.Body, b.call(it.Value.Call))
+		case it.Value.Form != nil && b.ts.toks[b.at(it.Value.Form.Head)].text == FormForEach:
+			bodied = true
+			if inner := b.forEach(it.Value.Form, depth+1); inner != nil {
+				l.Body = append(l.Body, inner)
+			}
+		default:
+			bodied = true
+			b.diags.Errorf(ESyntax, b.itemRange(it), "the body of (for-each ...) holds calls, found %s", b.describeItem(it))
+			b.dropRange(b.itemTokens(it))
+		}
+	}
+	if !bodied && l.List != nil {
+		b.diags.Errorf(ESyntax, l.HeadRange, "(for-each ...) holds no call: nothing would run for each element")
+	}
+	if len(f.Items) == 0 {
+		b.diags.Errorf(ESyntax, l.Span, "(for-each ...) needs a list, :as @item and calls, as in (for-each @hosts.items :as @host (lb.drain :host @host))")
+		return nil
+	}
+	return l
 }
 
 // itemRange is the range a form's item covers.

@@ -37,7 +37,14 @@ const (
 	// EOnFailure: (on-failure ...) misused: a second one in a runbook, a
 	// hook referring to a hook, @failure outside a hook, or a step
 	// referring to a hook (docs/design/language.md v1.2).
-	EOnFailure    Code = "E053"
+	EOnFailure Code = "E053"
+	// EBadList: the list of a for-each is not a list, or holds more
+	// elements than --max-fanout, or expands to more steps than a plan
+	// may hold (docs/design/language.md v1.3).
+	EBadList Code = "E054"
+	// EItemOutside: a for-each's element (its :as binding) used outside
+	// its body (docs/design/language.md v1.3).
+	EItemOutside  Code = "E055"
 	EBadOnFailure Code = "E060"
 	// EExpectNotFull: `:expect` on a step whose verb's execution level is
 	// not full, so nothing would check it (docs/design/semantics.md section 7).
@@ -100,6 +107,8 @@ var Codes = []CodeInfo{
 	{EOrderNotNumber, SeverityError, "an ordering operator (< <= > >=) on something that is not a number"},
 	{EUnknownOperator, SeverityError, "unknown operator in a condition"},
 	{EOnFailure, SeverityError, "(on-failure ...) misused: a second one, a hook referring to a hook, @failure outside a hook, a step referring to a hook"},
+	{EBadList, SeverityError, "the list of a for-each is not a list, or is longer than --max-fanout"},
+	{EItemOutside, SeverityError, "a for-each's element used outside its body"},
 	{EBadOnFailure, SeverityError, "unknown :on-failure value"},
 	{EExpectNotFull, SeverityError, ":expect on a step whose verb is not at execution level full"},
 	{EPlanUnreadable, SeverityError, "a submitted plan that cannot be read: not a plan, an unknown schema_version, or a malformed step or edge"},

@@ -33,6 +33,9 @@ func Format(f *File) []byte {
 			p.call(n)
 		case *OnFailure:
 			p.onFailure(n)
+		case *ForEach:
+			p.forEach(n, "")
+			p.write("\n")
 		}
 	}
 	p.topLevelCommentsBefore(endOfFile)
@@ -173,6 +176,12 @@ func (p *printer) value(v Value, indent string) Pos {
 		p.write(flat)
 		return v.Range().End
 	}
+	return p.broken(v, indent)
+}
+
+// broken prints a list, map, nested call or form broken over lines, as
+// value does when it does not fit.
+func (p *printer) broken(v Value, indent string) Pos {
 	inner := indent + "  "
 	var closer string
 	switch v := v.(type) {
@@ -295,6 +304,60 @@ func (p *printer) fill(v *Str, indent string) Pos {
 	}
 	p.write(")")
 	return v.Span.End
+}
+
+// forEach prints (for-each LIST :as @x :parallel N at indent, with its
+// options on the head line, then each body item on a line of its own,
+// indented two spaces more, and ")" after the last. It does not end the
+// line: a trailing comment may follow.
+func (p *printer) forEach(l *ForEach, indent string) {
+	defer func() { p.lastLine = l.Span.End.Line }()
+	inner := indent + "  "
+	p.write("(" + FormForEach)
+	lineEnd := l.HeadRange.End
+	if l.List != nil {
+		p.write(" ")
+		head := " " + flatValue(l.List)
+		for _, o := range l.Options {
+			head += " :" + o.Name + " " + flatValue(o.Value)
+		}
+		if isContainer(l.List) && !fits(head, p.column) {
+			// The options must fit on the line after the list, so a
+			// list that leaves them no room breaks.
+			lineEnd = p.broken(l.List, indent)
+		} else {
+			lineEnd = p.value(l.List, inner)
+		}
+	}
+	for _, o := range l.Options {
+		p.write(" :" + o.Name + " ")
+		lineEnd = p.value(o.Value, inner)
+	}
+	for _, n := range l.Body {
+		p.trailing(lineEnd, n.Range().Start)
+		p.write("\n")
+		p.leading(n.Range().Start, inner)
+		p.write(inner)
+		switch n := n.(type) {
+		case *Call:
+			lineEnd = p.value(n, inner)
+		case *ForEach:
+			p.forEach(n, inner)
+			lineEnd = n.Span.End
+		}
+	}
+	if p.countComments(l.Span.End) == 0 {
+		p.write(")")
+	} else {
+		// Comments after the last call keep ")" on a line of its own.
+		p.trailing(lineEnd, l.Span.End)
+		p.write("\n")
+		p.leading(l.Span.End, inner)
+		p.write(indent + ")")
+	}
+	if indent == "" {
+		p.trailing(l.Span.End, endOfFile)
+	}
 }
 
 // onFailure prints (on-failure ...) with each call on a line of its own,

@@ -43,7 +43,8 @@ func assertFormatStable(t *testing.T, before *File, out []byte) {
 
 func flatCalls(f *File) []string {
 	var out []string
-	for _, n := range f.Top() {
+	var node func(n Node)
+	node = func(n Node) {
 		switch n := n.(type) {
 		case *Call:
 			out = append(out, flatCall(n))
@@ -53,7 +54,23 @@ func flatCalls(f *File) []string {
 				out = append(out, flatCall(c))
 			}
 			out = append(out, ")")
+		case *ForEach:
+			head := "(for-each"
+			if n.List != nil {
+				head += " " + flatValue(n.List)
+			}
+			for _, o := range n.Options {
+				head += " :" + o.Name + " " + flatValue(o.Value)
+			}
+			out = append(out, head)
+			for _, b := range n.Body {
+				node(b)
+			}
+			out = append(out, ")")
 		}
+	}
+	for _, n := range f.Top() {
+		node(n)
 	}
 	return out
 }

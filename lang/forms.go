@@ -10,7 +10,13 @@ const (
 	FormStr = "str"
 	// FormOnFailure holds the calls that run when the runbook fails.
 	FormOnFailure = "on-failure"
+	// FormForEach runs its calls once for each element of a list
+	// (docs/design/language.md v1.3).
+	FormForEach = "for-each"
 )
+
+// MaxForEachDepth bounds how deeply for-each forms nest (docs/design/language.md v1.3).
+const MaxForEachDepth = 4
 
 // The operators of a condition (docs/design/language.md v1.2).
 const (
@@ -37,5 +43,5 @@ func IsOperator(op string) bool { return slices.Contains(Operators, op) }
 // of the forms or an operator. Any other single word after "(" is a verb
 // name missing its domain.
 func IsFormHead(word string) bool {
-	return word == FormStr || word == FormOnFailure || IsOperator(word)
+	return word == FormStr || word == FormOnFailure || word == FormForEach || IsOperator(word)
 }

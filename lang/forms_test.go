@@ -81,6 +81,59 @@ func TestParseFormDiagnostics(t *testing.T) {
 	}
 }
 
+func TestParseForEach(t *testing.T) {
+	src := "(lb.list :as @hosts)\n" +
+		"(for-each @hosts.items :as @host :parallel 2\n" +
+		"  (lb.drain :host @host.name :as @drained)\n" +
+		"  (for-each @host.ports :as @port (lb.check :port @port :z (x.y))))\n" +
+		"(report.send :all @drained)"
+	f, diags := Parse("t.rbk", []byte(src))
+	require.Empty(t, diags)
+	require.Len(t, f.Calls, 2)
+	require.Len(t, f.ForEach, 1)
+	l := f.ForEach[0]
+	require.Equal(t, "hosts", l.List.(*Ref).Name)
+	require.Equal(t, []string{"as", "parallel"}, []string{l.Options[0].Name, l.Options[1].Name})
+	require.Equal(t, 1, l.Depth)
+	require.Len(t, l.Body, 2)
+	inner := l.Body[1].(*ForEach)
+	require.Equal(t, 2, inner.Depth)
+	var indexes []int
+	for _, c := range l.Calls() {
+		indexes = append(indexes, c.Index)
+	}
+	require.Equal(t, []int{2, 3}, indexes, "calls in a body are numbered; the forms are not")
+	require.Equal(t, 5, f.Calls[1].Index, "(x.y), nested in (lb.check ...), is call 4")
+	require.Equal(t, []Node{f.Calls[0], l, f.Calls[1]}, f.Top())
+}
+
+func TestParseForEachDiagnostics(t *testing.T) {
+	tests := []struct {
+		name string
+		src  string
+		want []string
+	}{
+		{"no list", `(for-each :as @x (a.b))`,
+			[]string{`1:11-1:17 E001 (for-each ...) starts with the list to go through, as in (for-each @hosts.items :as @host ...); found argument name :as`}},
+		{"an option after a call", `(for-each @l :as @x (a.b) :parallel 2)`,
+			[]string{`1:27-1:38 E001 the options of (for-each ...) come before its calls; found argument name :parallel after one`}},
+		{"a value in the body", `(for-each @l :as @x (a.b) 5)`,
+			[]string{`1:27-1:28 E001 the body of (for-each ...) holds calls, found number 5`}},
+		{"no body", `(for-each @l :as @x)`,
+			[]string{`1:2-1:10 E001 (for-each ...) holds no call: nothing would run for each element`}},
+		{"nothing at all", `(for-each)`,
+			[]string{`1:1-1:11 E001 (for-each ...) needs a list, :as @item and calls, as in (for-each @hosts.items :as @host (lb.drain :host @host))`}},
+		{"as a value", `(a.b :x (for-each @l :as @i (c.d)))`,
+			[]string{`1:9-1:35 E001 (for-each ...) is a top-level form; it cannot stand as a value`}},
+		{"five deep", `(for-each @a :as @b (for-each @b :as @c (for-each @c :as @d (for-each @d :as @e (for-each @e :as @f (a.b))))))`,
+			[]string{`1:82-1:90 E001 (for-each ...) nests more than 4 deep`}},
+		{"four deep", `(for-each @a :as @b (for-each @b :as @c (for-each @c :as @d (for-each @d :as @e (a.b)))))`, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { requireParseDiagnostics(t, tt.src, tt.want) })
+	}
+}
+
 func TestLexOperators(t *testing.T) {
 	toks := Lex("t.rbk", []byte(`(a.b :when (<= @529900k9 ==))`))
 	kinds := make([]TokenKind, len(toks))

@@ -49,6 +49,12 @@ func FuzzParse(f *testing.F) {
 		"(capital.share-class.create :x @2024 :y @1a-b.c[0])",
 		"(= 1 2)\n(str \"x\"\n(a.b :when (and (= 1",
 		"(a.b :when (not (not (not (not (= 1 1))))) :x (foo 1 :y 2))",
+		// for-each (docs/design/language.md v1.3), well formed and not.
+		"(for-each @hosts.items :as @host :parallel 2\n  ; drain\n  (lb.drain :host @host.name :as @d)\n  (for-each @host.ports :as @p (lb.check :port @p)))",
+		"(for-each [1 2 3] :as @n (a.b :n @n)) ; trailing\n(for-each $xs :as @x)",
+		"(for-each :as @x (a.b))\n(for-each @l (a.b) :as @x 5)\n(a.b :x (for-each @l :as @i (c.d)))",
+		"(for-each @a :as @b (for-each @b :as @c (for-each @c :as @d (for-each @d :as @e (for-each @e :as @f (a.b))))))",
+		"(for-each)\n(for-each @l :as @i\n(a.b)",
 	}
 	for _, s := range seeds {
 		f.Add([]byte(s))
@@ -72,6 +78,29 @@ func FuzzParse(f *testing.F) {
 			requireRangeInside(t, src, h.Span)
 			requireRangeInside(t, src, h.HeadRange)
 			calls = append(calls, h.Calls...)
+		}
+		var loop func(l *ForEach)
+		loop = func(l *ForEach) {
+			requireRangeInside(t, src, l.Span)
+			requireRangeInside(t, src, l.HeadRange)
+			require.LessOrEqual(t, l.Depth, MaxForEachDepth)
+			if l.List != nil {
+				Walk(l.List, func(v Value) { requireRangeInside(t, src, v.Range()) })
+			}
+			for _, o := range l.Options {
+				requireRangeInside(t, src, o.Range())
+			}
+			for _, n := range l.Body {
+				switch n := n.(type) {
+				case *Call:
+					calls = append(calls, n)
+				case *ForEach:
+					loop(n)
+				}
+			}
+		}
+		for _, l := range file.ForEach {
+			loop(l)
 		}
 		for _, c := range calls {
 			requireRangeInside(t, src, c.Span)

@@ -74,6 +74,8 @@ func (p *parser) parseCalls() {
 			p.file.Calls = append(p.file.Calls, n)
 		case *OnFailure:
 			p.file.OnFailure = append(p.file.OnFailure, n)
+		case *ForEach:
+			p.file.ForEach = append(p.file.ForEach, n)
 		default:
 			p.noteUnparsed(i, end)
 		}

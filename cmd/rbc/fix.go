@@ -23,7 +23,7 @@ const maxFixRounds = 8
 // more. The fixed source goes to standard output, or back to the file with
 // -w. What was fixed, and the diagnostics left, go to standard error.
 func runFix(args []string, stdout, stderr io.Writer) int {
-	c := newCatalogueCommand("fix", stderr)
+	c := newCatalogueCommand("fix", stderr).compiles()
 	write := c.fs.Bool("w", false, "write the fixed source back to each file")
 	format := diagFormatFlag()
 	c.fs.Var(format, "format", "format of the diagnostics left after fixing: text, json or sarif")
@@ -36,7 +36,7 @@ func runFix(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return cantRun(stderr, "error reading %q: %v", path, err)
 		}
-		fixed, applied, left := fixSource(w.cat, path, src)
+		fixed, applied, left := fixSource(w.opts, w.cat, path, src)
 		if format.Value == "text" {
 			for _, d := range applied {
 				fmt.Fprintf(stderr, "%s: fixed[%s]: %s\n", d.Range, d.Code, d.Fixes[0].Message)
@@ -60,8 +60,8 @@ func runFix(args []string, stdout, stderr io.Writer) int {
 // source, the diagnostics whose fixes it applied (each with the position
 // it had in the text of its round), and the diagnostics of the fixed
 // source.
-func fixSource(cat *registry.Catalogue, path string, src []byte) (fixed []byte, applied, left lang.Diagnostics) {
-	_, left = compiler.CompileSource(path, src, cat)
+func fixSource(opts compiler.Options, cat *registry.Catalogue, path string, src []byte) (fixed []byte, applied, left lang.Diagnostics) {
+	_, left = opts.CompileSource(path, src, cat)
 	for range maxFixRounds {
 		next, done := lang.ApplyFixes(path, src, left)
 		if len(done) == 0 {
@@ -69,7 +69,7 @@ func fixSource(cat *registry.Catalogue, path string, src []byte) (fixed []byte, 
 		}
 		applied = append(applied, done...)
 		src = next
-		_, left = compiler.CompileSource(path, src, cat)
+		_, left = opts.CompileSource(path, src, cat)
 	}
 	return src, applied, left
 }

@@ -145,6 +145,16 @@ func (s *Server) completeRef(c *cursor, add func(protocol.CompletionItem)) {
 				})
 			}
 		}
+		for _, l := range c.o.loopsAround(c.prev + 1) {
+			if l.item != "" {
+				add(protocol.CompletionItem{
+					Label:      "@" + l.item,
+					Kind:       protocol.CompletionItemKindVariable,
+					Detail:     "an element of the for-each's list",
+					InsertText: "@" + l.item,
+				})
+			}
+		}
 		if hook {
 			add(protocol.CompletionItem{
 				Label:         "@failure",
@@ -169,6 +179,8 @@ func (s *Server) completeRef(c *cursor, add func(protocol.CompletionItem)) {
 		sub = schemaAt(def.OutputSchema, path)
 	} else if name == "failure" && hook {
 		sub = rawSchemaAt(compiler.FailureSchema(), path)
+	} else if elem, ok := s.elementSchema(c.o, c.prev+1, name); ok {
+		sub = rawSchemaAt(elem, path)
 	} else {
 		return
 	}

@@ -6,6 +6,7 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/runbookdev/runbook/lang"
+	"github.com/runbookdev/runbook/verbs"
 )
 
 // operatorDocs describes each operator of a condition (docs/design/language.md v1.2),
@@ -26,6 +27,7 @@ var operatorDocs = map[string]struct{ detail, doc string }{
 
 // formDocs describes the forms that are not operators.
 var formDocs = map[string]string{
+	lang.FormForEach:   "`(for-each LIST :as @item [:parallel N] CALL...)`: the calls run once for each element of the list (written out, an `$input`, or a reference to a list), with `@item` bound to the element; `:parallel N` bounds how many elements run at once. A call's `:as @x` makes `@x`, outside the form, the list of its results.",
 	lang.FormStr:       "`(str V...)`: text, the parts joined: strings as they are, anything else as JSON. `(str)` is the empty string.",
 	lang.FormOnFailure: "`(on-failure CALL...)`: calls that run once, after compensation, when the runbook ends failed, partial or cancelled. They may read `@failure` (code, message, step, status) and the results of steps that completed (nil for the others).",
 }
@@ -55,4 +57,32 @@ func formDoc(head string) string {
 		return "operator " + d.doc
 	}
 	return formDocs[head]
+}
+
+// elementSchema is the schema of the element of the for-each around token
+// i whose :as is name: the items of the list it reads, when the list is a
+// reference to a step's result (or to the element of a for-each around
+// it) and the schemas say.
+func (s *Server) elementSchema(o *outline, i int, name string) (map[string]any, bool) {
+	for _, l := range o.loopsAround(i) {
+		if l.item != name {
+			continue
+		}
+		if l.list < 0 || o.toks[l.list].Kind != lang.TokenRef {
+			return nil, true // a list written out, or an input: nothing says
+		}
+		listName, path := parseRef(o.toks[l.list].Text)
+		var list map[string]any
+		if producer, ok := o.bindings[listName]; ok {
+			def, ok := s.cat.definition(o.verbName(producer))
+			if !ok {
+				return nil, true
+			}
+			list = schemaAt(def.OutputSchema, path)
+		} else if outer, ok := s.elementSchema(o, l.open, listName); ok {
+			list = rawSchemaAt(outer, path)
+		}
+		return verbs.Items(list, 0), true
+	}
+	return nil, false
 }

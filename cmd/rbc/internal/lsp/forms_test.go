@@ -68,3 +68,45 @@ func TestCompletionAndHoverOfConditionsAndHooks(t *testing.T) {
 	require.Contains(t, hover("on-failure"), "after compensation")
 	require.Contains(t, hover("@failure."), "the failure the hooks")
 }
+
+// Inside a for-each, completion offers its element, and after "@host."
+// the fields of the list's items; hover says what the element is.
+func TestCompletionOfAForEachElement(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	client, dir := startWithVerbs(t, ctx, `- name: list
+  domain: lb
+  execution: {kind: sync, handler: core.echo, side_effects: none}
+  output_schema:
+    properties:
+      items:
+        type: array
+        items:
+          type: object
+          properties:
+            name: {type: string}
+            ports: {type: array, items: {type: integer}}
+- name: drain
+  domain: lb
+  execution: {kind: sync, handler: core.echo, side_effects: external_call}
+`)
+	doc := uri.File(filepath.Join(dir, "t.rbk"))
+	text := "(lb.list :as @hosts)\n" +
+		"(for-each @hosts.items :as @host\n" +
+		"  (lb.drain :host @host. :x @)\n" +
+		"  (for-each @host.ports :as @port (lb.drain :port @port)))\n" +
+		"(lb.drain :y @)\n"
+	openDoc(t, ctx, client, doc, text)
+	tx := newText(text)
+	at := func(s string) protocol.Position { return tx.position(strings.Index(text, s) + len(s)) }
+	require.Equal(t, []string{"name", "ports"}, completionLabels(t, ctx, client, doc, at("@host.")))
+	require.Equal(t, []string{"@hosts", "@host"}, completionLabels(t, ctx, client, doc, at(":x @")))
+	require.Equal(t, []string{"@hosts"}, completionLabels(t, ctx, client, doc, at(":y @")), "no element outside the body")
+
+	var h protocol.Hover
+	require.NoError(t, client.Call(ctx, protocol.MethodTextDocumentHover, &protocol.HoverParams{
+		TextDocumentPositionParams: params(doc, tx.position(strings.Index(text, ":port @port")+8)),
+	}, &h))
+	require.Contains(t, h.Contents.Value, "an element of the list of the `(for-each ... :as @port)`")
+	require.Contains(t, h.Contents.Value, "type: `integer`")
+}

@@ -75,6 +75,9 @@ func (s *Server) refDoc(o *outline, i int) string {
 	if call := o.callAt(i); !ok && name == "failure" && call != nil && call.hook {
 		return failureDoc + "\n\ntype: `" + typeOf(rawSchemaAt(compiler.FailureSchema(), path)) + "`"
 	}
+	if elem, isItem := s.elementSchema(o, i, name); !ok && isItem {
+		return fmt.Sprintf("`%s`: an element of the list of the `(for-each ... :as @%s)` around it\n\ntype: `%s`", tok.Text, name, typeOf(rawSchemaAt(elem, path)))
+	}
 	if !ok {
 		return fmt.Sprintf("`@%s` is not bound by any step's `:as`", name)
 	}

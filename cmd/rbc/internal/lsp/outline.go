@@ -28,6 +28,27 @@ type outline struct {
 	// formHead is, for each token inside a form (inside "form"), that
 	// form's head.
 	formHead []string
+	// loops are the (for-each ...) forms, in the order they open.
+	loops []*loopInfo
+}
+
+// loopInfo is one (for-each ...) as its tokens show it.
+type loopInfo struct {
+	open, close int    // token indexes of "(" and of what closed it
+	list        int    // token index of the list's first token, or -1
+	item        string // the :as name, or ""
+}
+
+// loopsAround returns the for-each forms whose bodies hold token i,
+// innermost first.
+func (o *outline) loopsAround(i int) []*loopInfo {
+	var out []*loopInfo
+	for _, l := range o.loops {
+		if l.open < i && i <= l.close {
+			out = append([]*loopInfo{l}, out...)
+		}
+	}
+	return out
 }
 
 // levelForm is the level inside a form, whose items are values.
@@ -52,6 +73,9 @@ type callInfo struct {
 func newOutline(toks []lang.Token) *outline {
 	b := &outlineBuilder{o: &outline{toks: toks, bindings: map[string]*callInfo{}, inside: make([]string, len(toks)), forms: map[int]string{}, formHead: make([]string, len(toks))}}
 	for i, t := range toks {
+		if top := len(b.stack) - 1; top >= 0 && b.stack[top].loop != nil {
+			b.loopToken(b.stack[top].loop, i, t)
+		}
 		if t.Kind == lang.TokenPunct {
 			b.punct(i, t.Text)
 		} else if top := len(b.stack) - 1; top >= 0 && b.stack[top].call != nil {
@@ -77,7 +101,8 @@ type outlineBuilder struct {
 type frame struct {
 	punct string
 	call  *callInfo
-	head  string // a form's head
+	head  string    // a form's head
+	loop  *loopInfo // a for-each's
 }
 
 func (b *outlineBuilder) punct(i int, p string) {
@@ -87,7 +112,12 @@ func (b *outlineBuilder) punct(i int, p string) {
 			if next := b.o.toks[i+1]; next.Kind == lang.TokenOp || next.Kind == lang.TokenName && lang.IsFormHead(next.Text) {
 				// A form is not a call, and Parse does not number it.
 				b.o.forms[i] = next.Text
-				b.stack = append(b.stack, frame{punct: levelForm, head: next.Text})
+				f := frame{punct: levelForm, head: next.Text}
+				if next.Text == lang.FormForEach {
+					f.loop = &loopInfo{open: i, list: -1, close: len(b.o.toks) - 1}
+					b.o.loops = append(b.o.loops, f.loop)
+				}
+				b.stack = append(b.stack, f)
 				return
 			}
 		}
@@ -122,6 +152,17 @@ func (b *outlineBuilder) inHook() bool {
 	return false
 }
 
+// loopToken notes what a token at a for-each's own level says: its list
+// (the token after the head) and its :as name.
+func (b *outlineBuilder) loopToken(l *loopInfo, i int, t lang.Token) {
+	switch {
+	case i == l.open+2:
+		l.list = i
+	case t.Kind == lang.TokenRef && b.o.toks[i-1].Kind == lang.TokenKeyword && b.o.toks[i-1].Text == ":as" && l.item == "":
+		l.item = refName(t.Text)
+	}
+}
+
 // token notes what a token at a call's own level says about the call.
 func (b *outlineBuilder) token(c *callInfo, i int, t lang.Token) {
 	toks := b.o.toks
@@ -139,6 +180,9 @@ func (b *outlineBuilder) token(c *callInfo, i int, t lang.Token) {
 // at token i.
 func (b *outlineBuilder) closeFrom(j, i int) {
 	for _, f := range b.stack[j:] {
+		if f.loop != nil {
+			f.loop.close = i
+		}
 		if c := f.call; c != nil {
 			c.close = i
 			if c.name != "" && b.o.bindings[c.name] == nil {
