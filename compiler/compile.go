@@ -138,6 +138,8 @@ type analysis struct {
 	items   map[string]*loop
 	curLoop *loop
 	opts    Options
+	// firstHooks is the runbook's (on-failure ...), once seen.
+	firstHooks *lang.OnFailure
 }
 
 func compile(base *Plan, files []*lang.File, cat *registry.Catalogue, opts Options) (*Plan, lang.Diagnostics) {

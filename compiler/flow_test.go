@@ -199,3 +199,12 @@ func TestGoldenConditionsPlanChecks(t *testing.T) {
 	require.False(t, diags.HasErrors())
 	require.Empty(t, CheckPlan(plan, cat))
 }
+
+// An extension cannot add a second (on-failure ...) to a runbook that has
+// one.
+func TestExtendKeepsOneOnFailure(t *testing.T) {
+	cat := catalogueOf(t, "flow.yaml", flowVerbs)
+	_, base := flowPlan(t)
+	_, diags := ExtendSource(base, "more.rbk", []byte("(on-failure (chat.post :text \"again\"))"), cat)
+	require.Equal(t, []string{"E053 the running runbook has its (on-failure ...) already; a runbook holds one"}, codes(diags))
+}

@@ -27,13 +27,19 @@ var failureSchema = map[string]any{
 func FailureSchema() map[string]any { return failureSchema }
 
 // addHooks registers the calls of a file's (on-failure ...) forms as hook
-// steps. A file holds at most one such form (E053); the calls of another
-// are still checked.
+// steps. A runbook holds at most one such form, across its files and
+// whatever it is extending (E053); the calls of another are still
+// checked.
 func (a *analysis) addHooks(f *lang.File, offset int) (last int) {
-	for i, h := range f.OnFailure {
-		if i > 0 {
-			a.diags.Errorf(lang.EOnFailure, h.HeadRange, "a runbook file holds one (on-failure ...); move these calls into the first").
-				WithRelated(f.OnFailure[0].HeadRange, "the first (on-failure ...) is here")
+	for _, h := range f.OnFailure {
+		switch {
+		case a.firstHooks != nil:
+			a.diags.Errorf(lang.EOnFailure, h.HeadRange, "a runbook holds one (on-failure ...); move these calls into the first").
+				WithRelated(a.firstHooks.HeadRange, "the first (on-failure ...) is here")
+		case a.baseHooks():
+			a.diags.Errorf(lang.EOnFailure, h.HeadRange, "the running runbook has its (on-failure ...) already; a runbook holds one")
+		default:
+			a.firstHooks = h
 		}
 		for _, c := range h.Calls {
 			a.addStep(f, c, offset, true)
@@ -41,6 +47,19 @@ func (a *analysis) addHooks(f *lang.File, offset int) (last int) {
 		}
 	}
 	return last
+}
+
+// baseHooks reports whether the runbook being extended has hooks.
+func (a *analysis) baseHooks() bool {
+	if a.base == nil {
+		return false
+	}
+	for _, s := range a.base.Steps {
+		if s.Kind == KindHook {
+			return true
+		}
+	}
+	return false
 }
 
 // hookArgs replaces the calls nested in a hook's arguments, reporting each
