@@ -67,7 +67,7 @@ func (a *analysis) prepareArgs(steps []*step) {
 		s := steps[i]
 		s.argJSON = make([]any, len(s.args))
 		for j, arg := range s.args {
-			s.argJSON[j] = jsonValue(arg.Value)
+			s.argJSON[j] = a.freezeValue(arg.Value)
 		}
 		if s.def == nil || s.def.InputSchema == nil {
 			return
@@ -90,7 +90,7 @@ func (a *analysis) checkValue(s *step, param string, v lang.Value, sub map[strin
 	case *lang.Ref:
 		a.checkRef(s, param, v, sub)
 	case *lang.Input:
-		a.inputs.use(&a.diags, v, sub, param)
+		a.inputs.use(&a.diags, v, sub, ":"+param)
 	case *lang.List:
 		a.checkType(param, v, "array", sub)
 		for i, item := range v.Items {
@@ -107,6 +107,18 @@ func (a *analysis) checkValue(s *step, param string, v lang.Value, sub map[strin
 					WithReplacements(e.NameRange, ":"+e.Name, prefixAll(":", lang.Suggest(e.Name, props)), nil)
 			}
 			a.checkValue(s, param, e.Value, field)
+		}
+	case *lang.Str:
+		// A part of any type becomes text; the whole is a string.
+		a.checkType(param, v, "string", sub)
+		for _, part := range v.Parts {
+			a.checkValue(s, param, part, nil)
+		}
+	case *lang.Cond:
+		if lang.IsOperator(v.Op) {
+			a.diags.Errorf(lang.EBadOption, v.Span, "(%s ...) is a condition, which stands only after :when; text is made with (str ...)", v.Op)
+		} else {
+			a.diags.Errorf(lang.EBadOption, v.Span, "(%s ...) is not a value: a value may be (str ...), which makes text, or a call (domain.verb ...)", v.Op)
 		}
 	case *lang.Bad:
 	default:

@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"errors"
 	"maps"
 	"slices"
 	"strconv"
@@ -17,7 +18,7 @@ import (
 // across them. The plan is nil when there are errors; warnings come with a
 // plan.
 func Compile(files []*lang.File, cat *registry.Catalogue) (*Plan, lang.Diagnostics) {
-	return compile(nil, files, cat)
+	return Options{}.Compile(files, cat)
 }
 
 // Extend compiles more calls for a running runbook against its frozen
@@ -25,7 +26,41 @@ func Compile(files []*lang.File, cat *registry.Catalogue) (*Plan, lang.Diagnosti
 // appended after them. Existing steps are never changed: an extension can
 // only add steps and edges into them. The result is the whole new plan.
 func Extend(base *Plan, files []*lang.File, cat *registry.Catalogue) (*Plan, lang.Diagnostics) {
-	return compile(base, files, cat)
+	return Options{}.Extend(base, files, cat)
+}
+
+// DefaultMaxFanout is how many elements a for-each's list may hold when
+// Options say nothing (docs/design/language.md v1.3: --max-fanout's default).
+const DefaultMaxFanout = 1000
+
+// MaxSteps bounds the steps of a plan once the compiler has expanded the
+// lists written out: nested for-each forms multiply, and a runbook of a
+// few lines must not make a plan that no daemon can hold.
+const MaxSteps = 100_000
+
+// Options tune a compilation. The zero value is the default.
+type Options struct {
+	// MaxFanout bounds the elements of a for-each's list written out
+	// (E054 beyond it); 0 means DefaultMaxFanout. rbc's --max-fanout sets
+	// it; the runtime holds lists known only at run time to its own.
+	MaxFanout int
+}
+
+func (o Options) maxFanout() int {
+	if o.MaxFanout > 0 {
+		return o.MaxFanout
+	}
+	return DefaultMaxFanout
+}
+
+// Compile is Compile with these options.
+func (o Options) Compile(files []*lang.File, cat *registry.Catalogue) (*Plan, lang.Diagnostics) {
+	return compile(nil, files, cat, o)
+}
+
+// Extend is Extend with these options.
+func (o Options) Extend(base *Plan, files []*lang.File, cat *registry.Catalogue) (*Plan, lang.Diagnostics) {
+	return compile(base, files, cat, o)
 }
 
 // step is a call under analysis.
@@ -43,6 +78,16 @@ type step struct {
 	onFailure rbtype.OnFailure
 	// expect is the call's :expect, nil when it has none.
 	expect map[string]any
+	// whenArg is the call's :when, nil when it has none; when is its
+	// frozen condition, once checked.
+	whenArg *lang.Arg
+	when    *Cond
+	// hook marks a call of (on-failure ...), or a frozen step of kind
+	// hook: a failure hook.
+	hook bool
+	// loop is the for-each whose body holds the call, nil for none: the
+	// step is a template of that loop.
+	loop *loop
 	// argJSON holds each of args as plan JSON, and literalErrs its schema
 	// validation result when it is a literal (see prepareArgs).
 	argJSON     []any
@@ -86,10 +131,21 @@ type analysis struct {
 	// the nested call's step (see lowerNested).
 	nested map[*lang.Ref]*step
 	ranked int // ranks given so far
+	// loops are the for-each forms, outer ones before those in their
+	// bodies; items maps each one's :as name to it; curLoop is the one
+	// whose body is being read.
+	loops   []*loop
+	items   map[string]*loop
+	curLoop *loop
+	opts    Options
+	// firstHooks is the runbook's (on-failure ...), once seen.
+	firstHooks *lang.OnFailure
 }
 
-func compile(base *Plan, files []*lang.File, cat *registry.Catalogue) (*Plan, lang.Diagnostics) {
+func compile(base *Plan, files []*lang.File, cat *registry.Catalogue, opts Options) (*Plan, lang.Diagnostics) {
 	a := &analysis{
+		opts:     opts,
+		items:    map[string]*loop{},
 		cat:      cat,
 		base:     base,
 		byKey:    make(map[string]*step, callCount(files)),
@@ -116,21 +172,35 @@ func compile(base *Plan, files []*lang.File, cat *registry.Catalogue) (*Plan, la
 			a.addCall(f, c, offset)
 			last = max(last, lastIndex(c))
 		}
+		for _, l := range f.ForEach {
+			last = max(last, a.addLoop(f, l, nil, offset))
+		}
+		last = max(last, a.addHooks(f, offset))
 		offset += last
 	}
 	newSteps := a.steps[firstNew:]
+	a.checkLoops()
 	a.prepareArgs(newSteps)
 	for _, s := range newSteps {
 		a.checkArgs(s)
 		a.addSequenceEdges(s)
 	}
+	for _, s := range newSteps {
+		a.checkWhen(s)
+	}
+	a.checkWrittenLists()
 	a.warnUnused(newSteps)
 	order := a.order()
 	a.warnImpliedAfter(order)
 	if a.diags.HasErrors() {
 		return nil, a.diags.Sorted()
 	}
-	return a.plan(files, order), a.diags.Sorted()
+	p, err := a.plan(files, order)
+	if err != nil {
+		a.tooLarge(err)
+		return nil, a.diags.Sorted()
+	}
+	return p, a.diags.Sorted()
 }
 
 // addBase registers a base plan's steps: bindings to reference, frozen as
@@ -139,9 +209,21 @@ func (a *analysis) addBase() {
 	if a.base == nil {
 		return
 	}
+	// The base's loops, so that a new call reads a template as the list
+	// of its instances' results, and is told (E055) that an item is
+	// bound only in a body it cannot join.
+	baseLoops := map[string]*loop{}
+	for _, fl := range a.base.Loops {
+		l := &loop{key: fl.Key, parent: baseLoops[fl.Within]}
+		baseLoops[fl.Key] = l
+		if _, taken := a.items[fl.Item]; !taken {
+			a.items[fl.Item] = l
+			a.used[fl.Item] = true
+		}
+	}
 	for i, fs := range a.base.Steps {
 		a.ranked++
-		s := &step{key: fs.Key, index: i + 1, rank: a.ranked, id: len(a.steps), frozen: fs, info: a.base.Verbs[fs.Verb]}
+		s := &step{key: fs.Key, index: i + 1, rank: a.ranked, id: len(a.steps), frozen: fs, info: a.base.Verbs[fs.Verb], hook: fs.Kind == KindHook, loop: baseLoops[fs.Loop]}
 		a.steps = append(a.steps, s)
 		a.byKey[s.key] = s
 		if !strings.Contains(s.key, "#") {
@@ -164,8 +246,14 @@ func (a *analysis) addBase() {
 // the steps of the calls nested in its arguments. offset is the number of
 // calls before the call's file.
 func (a *analysis) addCall(f *lang.File, c *lang.Call, offset int) *step {
+	return a.addStep(f, c, offset, false)
+}
+
+// addStep is addCall for a call that is a failure hook or not. A hook's
+// arguments hold no nested calls (hookArgs).
+func (a *analysis) addStep(f *lang.File, c *lang.Call, offset int, hook bool) *step {
 	index := offset + c.Index
-	s := &step{call: c, file: f, index: index, id: len(a.steps)}
+	s := &step{call: c, file: f, index: index, id: len(a.steps), hook: hook, loop: a.curLoop}
 	if def, ok := a.cat.Lookup(c.Verb); ok {
 		s.def = def
 	} else {
@@ -177,7 +265,12 @@ func (a *analysis) addCall(f *lang.File, c *lang.Call, offset int) *step {
 		s.key = c.Verb + "#" + strconv.Itoa(index)
 	} else {
 		s.key = s.binding.Name
-		if prev, dup := a.bindings[s.key]; dup {
+		if item, dup := a.items[s.key]; dup {
+			d := a.diags.Errorf(lang.EDuplicateBinding, s.binding.NameRange, "binding @%s is defined twice", s.key)
+			if item.item != nil {
+				d.WithRelated(item.item.NameRange, "@%s is first defined here, as a for-each's element", s.key)
+			}
+		} else if prev, dup := a.bindings[s.key]; dup {
 			d := a.diags.Errorf(lang.EDuplicateBinding, s.binding.NameRange, "binding @%s is defined twice", s.key)
 			if prev.binding != nil {
 				d.WithRelated(prev.binding.NameRange, "@%s is first defined here", s.key)
@@ -192,7 +285,11 @@ func (a *analysis) addCall(f *lang.File, c *lang.Call, offset int) *step {
 	if _, taken := a.byKey[s.key]; !taken {
 		a.byKey[s.key] = s
 	}
-	a.lowerNested(s, offset)
+	if hook {
+		a.hookArgs(s)
+	} else {
+		a.lowerNested(s, offset)
+	}
 	a.ranked++
 	s.rank = a.ranked
 	return s
@@ -202,15 +299,22 @@ func (a *analysis) addCall(f *lang.File, c *lang.Call, offset int) *step {
 // harmless but often a sign of a forgotten reference.
 func (a *analysis) warnUnused(steps []*step) {
 	for _, s := range steps {
-		if s.binding != nil && !a.used[s.binding.Name] && !a.unparsed.Referenced[s.binding.Name] && a.bindings[s.binding.Name] == s {
+		// A hook's :as only names it: nothing can refer to a hook.
+		if s.binding != nil && !s.hook && !a.used[s.binding.Name] && !a.unparsed.Referenced[s.binding.Name] && a.bindings[s.binding.Name] == s {
 			a.diags.Warnf(lang.WUnusedBinding, s.binding.NameRange, "binding @%s is never referenced", s.binding.Name)
+		}
+	}
+	for _, l := range a.loops {
+		if l.item != nil && a.items[l.key] == l && !a.used[l.key] && !a.unparsed.Referenced[l.key] {
+			a.diags.Warnf(lang.WUnusedBinding, l.item.NameRange, "binding @%s is never referenced: the body does the same for every element", l.key)
 		}
 	}
 }
 
-// plan freezes the analysed steps.
-func (a *analysis) plan(files []*lang.File, order []*step) *Plan {
-	p := &Plan{SchemaVersion: SchemaVersion, Verbs: map[string]*VerbInfo{}}
+// plan freezes the analysed steps, then expands the for-each forms whose
+// lists are written out. It fails only when that makes too many steps.
+func (a *analysis) plan(files []*lang.File, order []*step) (*Plan, error) {
+	p := &Plan{Verbs: map[string]*VerbInfo{}}
 	if a.base != nil {
 		p.Sources = slices.Clone(a.base.Sources)
 		for name, info := range a.base.Verbs {
@@ -225,6 +329,11 @@ func (a *analysis) plan(files []*lang.File, order []*step) *Plan {
 	}
 	p.Inputs = a.inputs.list()
 	p.Steps = make([]*Step, 0, len(order))
+	// Hooks are not part of the DAG: they come last, in the order they
+	// are written, the base plan's first.
+	order = slices.Concat(
+		slices.DeleteFunc(slices.Clone(order), func(s *step) bool { return s.hook }),
+		slices.DeleteFunc(slices.Clone(order), func(s *step) bool { return !s.hook }))
 	for _, s := range order {
 		if s.frozen != nil {
 			p.Steps = append(p.Steps, s.frozen)
@@ -256,9 +365,28 @@ func (a *analysis) plan(files []*lang.File, order []*step) *Plan {
 		}
 	}
 	p.Edges = a.edges.list(order)
+	if a.base != nil {
+		p.Loops = slices.Clone(a.base.Loops)
+	}
+	p.Loops = append(p.Loops, a.freezeLoops()...)
+	if len(p.Loops) == 0 {
+		p.Loops = nil
+	}
+	var err error
+	if p, err = p.expandLiterals(MaxSteps); err != nil {
+		return nil, err
+	}
+	if len(p.Loops) == 0 {
+		p.Loops = nil
+	}
+	if p.usesVersion2() {
+		p.SchemaVersion = SchemaVersion
+	} else {
+		p.SchemaVersion = BaseSchemaVersion
+	}
 	p.Effects = Effects(p)
 	p.seal()
-	return p
+	return p, nil
 }
 
 func (a *analysis) freeze(s *step) *Step {
@@ -274,6 +402,10 @@ func (a *analysis) freeze(s *step) *Step {
 	if s.onFailure != "" {
 		onFailure = s.onFailure
 	}
+	var kind StepKind
+	if s.hook {
+		kind = KindHook
+	}
 	c := s.call
 	return &Step{
 		Key:       s.key,
@@ -283,6 +415,9 @@ func (a *analysis) freeze(s *step) *Step {
 		Gate:      gate,
 		OnFailure: onFailure,
 		Expect:    s.expect,
+		Kind:      kind,
+		When:      s.when,
+		Loop:      s.loopKey(),
 		Execution: s.def.Execution,
 		VerbHash:  s.def.Hash,
 	}
@@ -296,20 +431,54 @@ func callCount(files []*lang.File) int {
 	return n
 }
 
+// loopKey is the key of the step's loop in the plan, "" for none.
+func (s *step) loopKey() string {
+	if s.loop == nil {
+		return ""
+	}
+	return s.loop.key
+}
+
+// tooLarge reports a runbook whose lists written out expand to more steps
+// than a plan may hold (E054), at the list of the loop that tipped it.
+func (a *analysis) tooLarge(err error) {
+	at := lang.Range{}
+	var big *tooManySteps
+	if errors.As(err, &big) {
+		for _, l := range a.loops {
+			if l.key == strings.SplitN(big.loop, "[", 2)[0] && l.form.List != nil {
+				at = l.form.List.Range()
+				break
+			}
+		}
+	}
+	a.diags.Errorf(lang.EBadList, at, "%v", err)
+}
+
 // CompileSource parses and compiles one runbook source: what the daemon
 // does with a submitted source.
 func CompileSource(filename string, src []byte, cat *registry.Catalogue) (*Plan, lang.Diagnostics) {
-	f, diags := lang.Parse(filename, src)
-	plan, more := Compile([]*lang.File{f}, cat)
-	diags.Append(more)
-	return plan, diags.Sorted()
+	return Options{}.CompileSource(filename, src, cat)
 }
 
 // ExtendSource parses more source for a running runbook and compiles it
 // against the runbook's frozen plan.
 func ExtendSource(base *Plan, filename string, src []byte, cat *registry.Catalogue) (*Plan, lang.Diagnostics) {
+	return Options{}.ExtendSource(base, filename, src, cat)
+}
+
+// CompileSource is CompileSource with these options.
+func (o Options) CompileSource(filename string, src []byte, cat *registry.Catalogue) (*Plan, lang.Diagnostics) {
 	f, diags := lang.Parse(filename, src)
-	plan, more := Extend(base, []*lang.File{f}, cat)
+	plan, more := o.Compile([]*lang.File{f}, cat)
+	diags.Append(more)
+	return plan, diags.Sorted()
+}
+
+// ExtendSource is ExtendSource with these options.
+func (o Options) ExtendSource(base *Plan, filename string, src []byte, cat *registry.Catalogue) (*Plan, lang.Diagnostics) {
+	f, diags := lang.Parse(filename, src)
+	plan, more := o.Extend(base, []*lang.File{f}, cat)
 	diags.Append(more)
 	return plan, diags.Sorted()
 }

@@ -133,20 +133,10 @@ func TestHashIsCanonicalJSON(t *testing.T) {
 	// not with the first step's.
 	plan.Step("t.use#5").Execution.Retry.MaxAttempts = 7
 
-	view := *plan
-	view.PlanHash = ""
-	view.Sources = nil
-	view.sealed = nil
 	// Effects are derived from what is hashed, and left out like positions.
-	require.NotEmpty(t, view.Effects)
-	view.Effects = nil
-	view.Steps = nil
-	for _, s := range plan.Steps {
-		c := *s
-		c.Pos = nil
-		view.Steps = append(view.Steps, &c)
-	}
-	want, err := json.Marshal(&view)
+	require.NotEmpty(t, plan.Effects)
+	view := hashedView(plan)
+	want, err := json.Marshal(view)
 	require.NoError(t, err)
 	require.Equal(t, sha256Hex(want), plan.Hash())
 
@@ -179,4 +169,18 @@ func TestParsePlanRoundTrip(t *testing.T) {
 
 	_, err = ParsePlan([]byte(`{"schema_version": 99}`))
 	require.ErrorContains(t, err, "schema_version 99 is not supported")
+}
+
+// hashedView is the plan as its hash sees it: without its hash, sources,
+// effects and positions.
+func hashedView(plan *Plan) *Plan {
+	view := *plan
+	view.PlanHash, view.Sources, view.sealed, view.Effects = "", nil, nil, nil
+	view.Steps = nil
+	for _, s := range plan.Steps {
+		c := *s
+		c.Pos = nil
+		view.Steps = append(view.Steps, &c)
+	}
+	return &view
 }

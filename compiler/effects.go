@@ -32,6 +32,14 @@ type Effect struct {
 	// host and path of an http.* handler's url, the table of pg.crud.
 	// Empty when the handler names nothing.
 	Target string `json:"target,omitempty"`
+	// Hook marks a failure hook (docs/design/language.md v1.2): it runs only once the
+	// runbook has ended failed, partial or cancelled, and the only gate in
+	// front of it is its own.
+	Hook bool `json:"hook,omitempty"`
+	// PerElement marks a step that happens once for each element of a
+	// for-each's list (docs/design/language.md v1.3): a template, done as many times
+	// as its list has elements, or one element's instance ("upload[2]").
+	PerElement bool `json:"per_element,omitempty"`
 }
 
 // Effects derives the effects of a plan: one entry per step whose side
@@ -46,19 +54,29 @@ type Effect struct {
 // on_failure is continue runs when that predecessor fails, and a rejected
 // gate fails its step, so that predecessor's own gate is not in front of
 // it (the gates in front of the predecessor still are: it cannot fail
-// before they open). Of several gates in front of a step, the one named is
-// the nearest: the last in plan order, which is topological.
+// before they open). A skipped step is the other exception (docs/design/language.md
+// v1.2): a step that may be skipped, because it has a condition or takes
+// data from one that may be, ends without passing its own gate, and a step
+// that only runs :after it runs then; so, again, only the gates that every
+// way of ending it passes are in front of such a step (ended, below). Of
+// several gates in front of a step, the one named is the nearest: the last
+// in plan order, which is topological. A hook has no edges; the only gate
+// in front of it is its own.
 func Effects(p *Plan) []Effect {
 	index := make(map[string]int, len(p.Steps))
 	for i, s := range p.Steps {
 		index[s.Key] = i
 	}
+	skippable := p.skippable()
 	// inherited[i] is the nearest gate in front of step i other than its
-	// own, nearest[i] the nearest counting its own; -1 for none.
+	// own, nearest[i] the nearest counting its own, and ended[i] the
+	// nearest that every way of ending step i passes (completed, failed
+	// under continue, skipped); -1 for none.
 	inherited := make([]int, len(p.Steps))
 	nearest := make([]int, len(p.Steps))
+	ended := make([]int, len(p.Steps))
 	for i := range p.Steps {
-		inherited[i] = -1
+		inherited[i], ended[i] = -1, -1
 	}
 	// Edges come grouped by the step they lead to, in plan order, but
 	// nothing below relies on it: each step's inherited gate is complete
@@ -70,20 +88,34 @@ func Effects(p *Plan) []Effect {
 		}
 	}
 	for i, s := range p.Steps {
+		anyEnd := -1 // the gates passed once every predecessor has ended
 		for _, e := range byTo[i] {
 			from, ok := index[e.From]
 			if !ok || from >= i {
 				continue // not a plan CheckPlan accepts; nothing to add
 			}
+			// A predecessor that may end without completing (failed under
+			// continue, or skipped) lets a step that only runs :after it
+			// run with only the gates of its ending passed.
+			mayEnd := skippable[from] || p.Steps[from].OnFailure == rbtype.OnFailureContinue
 			flows := nearest[from]
-			if e.Kind == EdgeSequence && p.Steps[from].OnFailure == rbtype.OnFailureContinue {
-				flows = inherited[from]
+			if e.Kind == EdgeSequence && mayEnd {
+				flows = ended[from]
 			}
 			inherited[i] = max(inherited[i], flows)
+			if mayEnd {
+				anyEnd = max(anyEnd, ended[from])
+			} else {
+				anyEnd = max(anyEnd, nearest[from])
+			}
 		}
 		nearest[i] = inherited[i]
 		if s.Gate != "" && s.Gate != rbtype.GateNone {
 			nearest[i] = i
+		}
+		ended[i] = inherited[i]
+		if skippable[i] {
+			ended[i] = anyEnd
 		}
 	}
 	effects := []Effect{}
@@ -98,6 +130,8 @@ func Effects(p *Plan) []Effect {
 		if g := nearest[i]; g >= 0 {
 			e.Gate, e.GatedBy = p.Steps[g].Gate, p.Steps[g].Key
 		}
+		e.Hook = s.Kind == KindHook
+		e.PerElement = s.Loop != "" || strings.Contains(s.Key, "[")
 		effects = append(effects, e)
 	}
 	return effects
@@ -121,4 +155,36 @@ func Target(s *Step) string {
 		return table
 	}
 	return ""
+}
+
+// skippable reports, for each step of the plan, whether a run may skip it
+// for a condition (docs/design/language.md v1.2): it has one, or takes data from a
+// step that may be skipped. (Steps skipped after a failure are another
+// matter, decided by failure modes.)
+func (p *Plan) skippable() []bool {
+	index := make(map[string]int, len(p.Steps))
+	for i, s := range p.Steps {
+		index[s.Key] = i
+	}
+	out := make([]bool, len(p.Steps))
+	for i, s := range p.Steps {
+		out[i] = s.When != nil
+	}
+	// Edges go forward in plan order, so one pass in that order settles
+	// every step; edges come grouped by their target, but any order of
+	// edges works since each step is settled before its successors look.
+	byTo := make([][]int, len(p.Steps))
+	for _, e := range p.Edges {
+		from, okF := index[e.From]
+		to, okT := index[e.To]
+		if okF && okT && e.Kind == EdgeData && from < to {
+			byTo[to] = append(byTo[to], from)
+		}
+	}
+	for i := range p.Steps {
+		for _, from := range byTo[i] {
+			out[i] = out[i] || out[from]
+		}
+	}
+	return out
 }

@@ -112,6 +112,28 @@ func TestEffectGates(t *testing.T) {
 (s.risky :as @alone)`, map[string]string{
 			"sign": "human_confirm sign", "risk": "human_confirm risk", "alone": "human_confirm alone",
 		}},
+		{"a step a condition may skip: :after it runs without its gate", `
+(s.plain :as @probe)
+(s.plain :gate "human_confirm" :when (= @probe.v "go") :as @maybe)
+(s.call :after @maybe :as @anyway)
+(s.call :v @maybe.v :as @needs)`, map[string]string{
+			"anyway": "none ", "needs": "human_confirm maybe",
+		}},
+		{"a skip propagates along data: behind such a step, only the gates every ending passes", `
+(s.plain :gate "human_confirm" :as @top)
+(s.plain :v @top.v :gate "human_confirm" :when (= @top.v "go") :as @maybe)
+(s.plain :v @maybe.v :as @after)
+(s.call :after @after :as @anyway)`, map[string]string{
+			"anyway": "human_confirm top",
+		}},
+		{"a hook's only gate is its own", `
+(s.plain :gate "human_confirm" :as @top)
+(s.call :v @top.v :as @c)
+(on-failure
+  (s.call :v @top.v :as @undo)
+  (s.signed :as @tell))`, map[string]string{
+			"c": "human_confirm top", "undo": "none ", "tell": "human_confirm tell",
+		}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

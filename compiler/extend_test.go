@@ -29,7 +29,7 @@ func TestExtensionDiagnosticsNoteTheRunningRunbook(t *testing.T) {
 	require.Equal(t, []string{"it names a step the running runbook already has"}, dup.Notes)
 	require.Empty(t, dup.Related)
 
-	conflict := byCode[lang.EInputConflict]
+	conflict := byCode[lang.ETypeConflict]
 	require.NotNil(t, conflict, diags.Error())
 	require.Equal(t, "$n is used as integer here (:count), but as string elsewhere", conflict.Message)
 	require.Equal(t, []string{"the other use is in the running runbook, whose inputs keep their types"}, conflict.Notes)

@@ -19,7 +19,13 @@ const maxFixRounds = 8
 // applied (each with the position it had in the text of its round), and
 // the diagnostics of the fixed source.
 func FixSource(path string, src []byte, cat *registry.Catalogue) (fixed []byte, applied, left lang.Diagnostics) {
-	_, left = CompileSource(path, src, cat)
+	return Options{}.FixSource(path, src, cat)
+}
+
+// FixSource is the package's FixSource, checking with these options (a
+// --max-fanout).
+func (o Options) FixSource(path string, src []byte, cat *registry.Catalogue) (fixed []byte, applied, left lang.Diagnostics) {
+	_, left = o.CompileSource(path, src, cat)
 	for range maxFixRounds {
 		next, done := lang.ApplyFixes(path, src, left)
 		if len(done) == 0 {
@@ -27,7 +33,7 @@ func FixSource(path string, src []byte, cat *registry.Catalogue) (fixed []byte, 
 		}
 		applied = append(applied, done...)
 		src = next
-		_, left = CompileSource(path, src, cat)
+		_, left = o.CompileSource(path, src, cat)
 	}
 	return src, applied, left
 }

@@ -26,6 +26,13 @@ func FuzzCompile(f *testing.F) {
 	}
 	f.Add([]byte(`(t.use :id (t.open :name (t.make :name $n :as @m) :as @o) :label @m.status :after [@o @m])`))
 	f.Add([]byte(`(t.use :id (t.opne) :idd (t.misnamed :as @x) :id @x.id :after (t.free))`))
+	// Conditions, text, hooks (docs/design/language.md v1.2) and for-each (v1.3).
+	f.Add([]byte(`(t.make :name "a" :as @m) (t.free :when (or (exists @m.meta) (in @m.n [1 2])) :t (str @m.n "x"))
+(on-failure (t.free :m @failure.message :when (= @failure.status "failed")))`))
+	f.Add([]byte(`(t.make :name "a" :as @m)
+(for-each @m.items :as @i :parallel 3 (t.make :name @i.url :as @made)
+  (for-each [1 2] :as @n (t.use :id @made.id :n @n :as @u)))
+(t.free :all @made :us @u :first @made[0] :after @u)`))
 	cat := testCatalogue(f)
 	f.Fuzz(func(t *testing.T, src []byte) {
 		const name = "fuzz.rbk"
@@ -54,6 +61,16 @@ func FuzzCompile(f *testing.F) {
 			require.NoError(t, err)
 			require.Equal(t, plan.Effects, back.Effects)
 			require.Equal(t, Effects(back), back.Effects)
+			require.Empty(t, CheckPlan(plan, cat), "a compiled plan passes the plan check")
+			// Every loop the runtime could expand expands into a plan
+			// that passes the check too.
+			for _, l := range plan.Loops {
+				if l.Within == "" {
+					expanded, err := plan.Expand(l.Key, 2)
+					require.NoError(t, err)
+					require.Empty(t, CheckPlan(expanded, cat))
+				}
+			}
 		}
 	})
 }

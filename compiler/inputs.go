@@ -9,8 +9,8 @@ import (
 )
 
 // inputTypes infers each $input's type from the parameters it is passed
-// to: the intersection of what they admit. Two uses that admit nothing in
-// common are E050.
+// to, and from the conditions that compare it: the intersection of what
+// they admit. Two uses that admit nothing in common are E050.
 type inputTypes struct {
 	byName map[string]*inputState
 }
@@ -19,8 +19,8 @@ type inputState struct {
 	types  []string // nil: any
 	uuid   bool
 	first  lang.Range // the use that first constrained the type
-	param  string
-	frozen bool // from the plan being extended
+	where  string     // and where it was: ":count", ":when"
+	frozen bool       // from the plan being extended
 }
 
 func newInputTypes() *inputTypes { return &inputTypes{byName: map[string]*inputState{}} }
@@ -34,8 +34,9 @@ func (t *inputTypes) frozen(inp Input) {
 	t.byName[inp.Name] = st
 }
 
-// use records that in is passed where sub is expected.
-func (t *inputTypes) use(diags *lang.Diagnostics, in *lang.Input, sub map[string]any, param string) {
+// use records that in is passed where sub is expected; where says where,
+// for messages: the parameter (":count"), or ":when" for a condition.
+func (t *inputTypes) use(diags *lang.Diagnostics, in *lang.Input, sub map[string]any, where string) {
 	st, ok := t.byName[in.Name]
 	if !ok {
 		st = &inputState{}
@@ -46,7 +47,7 @@ func (t *inputTypes) use(diags *lang.Diagnostics, in *lang.Input, sub map[string
 		return
 	}
 	if st.types == nil && !st.frozen {
-		st.types, st.first, st.param, st.uuid = want, in.Span, param, verbs.IsUUID(sub)
+		st.types, st.first, st.where, st.uuid = want, in.Span, where, verbs.IsUUID(sub)
 		return
 	}
 	if st.types == nil {
@@ -54,12 +55,12 @@ func (t *inputTypes) use(diags *lang.Diagnostics, in *lang.Input, sub map[string
 	}
 	both := intersect(st.types, want)
 	if len(both) == 0 {
-		d := diags.Errorf(lang.EInputConflict, in.Span, "$%s is used as %s here (:%s), but as %s elsewhere",
-			in.Name, strings.Join(want, " or "), param, strings.Join(st.types, " or "))
+		d := diags.Errorf(lang.ETypeConflict, in.Span, "$%s is used as %s here (%s), but as %s elsewhere",
+			in.Name, strings.Join(want, " or "), where, strings.Join(st.types, " or "))
 		if st.frozen {
 			d.WithNote("the other use is in the running runbook, whose inputs keep their types")
 		} else {
-			d.WithRelated(st.first, "$%s is used as %s here (:%s)", in.Name, strings.Join(st.types, " or "), st.param)
+			d.WithRelated(st.first, "$%s is used as %s here (%s)", in.Name, strings.Join(st.types, " or "), st.where)
 		}
 		return
 	}
@@ -99,4 +100,12 @@ func (t *inputTypes) list() []Input {
 	}
 	slices.SortFunc(out, func(x, y Input) int { return strings.Compare(x.Name, y.Name) })
 	return out
+}
+
+// types returns what an input's uses admit so far: nil for any.
+func (t *inputTypes) types(name string) []string {
+	if st, ok := t.byName[name]; ok {
+		return st.types
+	}
+	return nil
 }

@@ -61,6 +61,15 @@ func (a *analysis) lower(f *lang.File, v lang.Value, offset int) lang.Value {
 			out.Entries[i] = &lowered
 		}
 		return out
+	case *lang.Str:
+		if !hasNestedCall(v) {
+			return v
+		}
+		out := &lang.Str{Span: v.Span, HeadRange: v.HeadRange, Parts: make([]lang.Value, len(v.Parts))}
+		for i, p := range v.Parts {
+			out.Parts[i] = a.lower(f, p, offset)
+		}
+		return out
 	}
 	return v
 }

@@ -20,10 +20,13 @@ const (
 	// optionExpect gives a full step's dry run the values it must return
 	// (docs/design/semantics.md section 7).
 	optionExpect = "expect"
+	// optionWhen gives the condition on which the step runs (docs/design/language.md
+	// v1.2); false skips it.
+	optionWhen = "when"
 )
 
 func isOption(name string) bool {
-	return name == optionAs || name == optionAfter || name == optionGate || name == optionOnFailure || name == optionExpect
+	return name == optionAs || name == optionAfter || name == optionGate || name == optionOnFailure || name == optionExpect || name == optionWhen
 }
 
 // readOptions separates a call's step options from its arguments, checking
@@ -45,6 +48,10 @@ func (a *analysis) readOptions(s *step) {
 				a.diags.Errorf(lang.EBadOption, arg.Value.Range(), ":as takes a bare reference that names the step, as in :as @case")
 				continue
 			}
+			if ref.Name == failureBinding {
+				a.diags.Errorf(lang.EBadOption, ref.NameRange, "@%s is reserved: inside (on-failure ...) it names the failure the hooks run after; choose another name", failureBinding)
+				continue
+			}
 			s.binding = ref
 		case optionAfter:
 			s.after = a.afterRefs(arg.Value)
@@ -54,6 +61,8 @@ func (a *analysis) readOptions(s *step) {
 			a.readOnFailure(s, arg)
 		case optionExpect:
 			a.readExpect(s, arg)
+		case optionWhen:
+			s.whenArg = arg // checked once every step is known (checkWhen)
 		default:
 			s.args = append(s.args, arg)
 		}

@@ -11,6 +11,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 
 	lru "github.com/hashicorp/golang-lru/v2"
 
@@ -18,9 +19,34 @@ import (
 	"github.com/runbookdev/runbook/verbs"
 )
 
-// SchemaVersion is the version of the plan format this package writes and
-// reads.
-const SchemaVersion = 1
+// SchemaVersion is the newest version of the plan format, the one this
+// package writes for a runbook that uses conditions, (str ...) with parts
+// known at run time, or failure hooks (docs/design/language.md v1.2). It reads every
+// version from BaseSchemaVersion up to it.
+//
+// A plan that uses none of those is written as BaseSchemaVersion, byte for
+// byte as before they existed, so its plan_hash (which covers the version)
+// does not change; a plan that uses one is version 2, so that a daemon
+// that does not know them refuses it rather than run a conditional step
+// unconditionally.
+const SchemaVersion = 2
+
+// BaseSchemaVersion is the version of a plan that uses nothing of version
+// 2: every plan compiled before v1.2.
+const BaseSchemaVersion = 1
+
+// StepKind says what kind of step a plan step is.
+type StepKind string
+
+// The kinds of step. An ordinary step has no kind (the field is left out,
+// so plans from before kinds hash as they did).
+const (
+	// KindHook is a failure hook, a call of (on-failure ...)
+	// (docs/design/language.md v1.2): it is not part of the DAG (no edge leads into or
+	// out of it) and runs once, after compensation, when the runbook ends
+	// failed, partial or cancelled. See Step.
+	KindHook StepKind = "hook"
+)
 
 // Edge kinds.
 const (
@@ -38,6 +64,11 @@ type Plan struct {
 	Inputs  []Input  `json:"inputs"`
 	Steps   []*Step  `json:"steps"`
 	Edges   []Edge   `json:"edges"`
+	// Loops are the for-each forms whose lists are known only at run
+	// time (docs/design/language.md v1.3): templates the runtime expands. Left out
+	// when there are none (every plan without for-each, and every one
+	// whose lists were all written out, which the compiler expands).
+	Loops []*Loop `json:"loops,omitempty"`
 	// Effects lists the steps that act on the world, with the gate in
 	// front of each (effects.go). Derived from the rest, it is left out of
 	// the hash; plans compiled before it existed have none (nil).
@@ -51,6 +82,8 @@ type Plan struct {
 	// sealed is the step encoding made when the hash was computed, reused
 	// by JSON while the hash still matches.
 	sealed *encodedSteps
+	// loops indexes Loops by key (see loop).
+	loops map[string]*Loop
 }
 
 // encodedSteps is each step's compact JSON with its position, and where
@@ -94,6 +127,21 @@ type Input struct {
 }
 
 // Step is one call.
+//
+// Values in Args and When are JSON: literals as they are, and marker
+// objects of one key for what is known only at run time (values.go):
+// {"$ref": "case.case_id"}, {"$input": "client_name"},
+// {"$str": [part, ...]}, and, in a hook only, {"$failure": "failure.code"}.
+// A $ref's step key is the longest prefix of its value, cut before a "."
+// or "[", that is a key of the plan, so "screening.run#3.hits[0]" is step
+// "screening.run#3", path ".hits[0]".
+//
+// A hook (Kind "hook") is resolved differently: a $ref to a step that did
+// not complete is null rather than an error, since hooks run after a
+// failure, and $failure is an object {"code", "message", "step",
+// "status"}: the error code and message of the failure that ended the
+// runbook, the key of the step that failed (empty for a cancellation), and
+// the runbook's final status (failed, partial or cancelled).
 type Step struct {
 	Key  string `json:"key"`
 	Verb string `json:"verb"`
@@ -109,7 +157,21 @@ type Step struct {
 	// Expect maps result fields (dotted paths) to the values a full
 	// step's dry run must return before it commits (:expect; docs/design/semantics.md
 	// section 7). Left out when the call has none.
-	Expect    map[string]any  `json:"expect,omitempty"`
+	Expect map[string]any `json:"expect,omitempty"`
+	// Kind is "hook" for a failure hook; empty (and left out) for an
+	// ordinary step.
+	Kind StepKind `json:"kind,omitempty"`
+	// When is the step's condition (:when, docs/design/language.md v1.2); nil (and
+	// left out) when it has none. It is evaluated when the step would
+	// become ready, before its gate: false skips the step with reason
+	// CONDITION_FALSE. Every $ref in it has a data edge into the step.
+	When *Cond `json:"when,omitempty"`
+	// Loop is, for a step template (a call in the body of a for-each
+	// whose list is known only at run time, docs/design/language.md v1.3), the key of
+	// its loop; empty (and left out) for an ordinary step. A template is
+	// never run: the runtime expands it (see Loop), and the template
+	// stands for the list of its instances' results.
+	Loop      string          `json:"loop,omitempty"`
 	Execution verbs.Execution `json:"execution"`
 	VerbHash  string          `json:"verb_hash"`
 	// Pos comes last so the encoder can append it to the hashed form.
@@ -265,6 +327,10 @@ func (p *Plan) hash(enc *encodedSteps) string {
 	b.Reset()
 	b.WriteString(`,"edges":`)
 	b.Write(mustJSON(p.Edges))
+	if len(p.Loops) > 0 {
+		b.WriteString(`,"loops":`)
+		b.Write(appendLoops(nil, p.Loops))
+	}
 	b.WriteString(`,"verbs":`)
 	b.Write(mustJSON(p.Verbs))
 	b.WriteString("}")
@@ -300,6 +366,10 @@ func (p *Plan) WriteJSON(out io.Writer) error {
 	w.WriteString(",\n")
 	writeLines(w, "edges", len(p.Edges), func(i int) []byte { return mustJSON(p.Edges[i]) }, "[", "]")
 	w.WriteString(",\n")
+	if len(p.Loops) > 0 {
+		writeLines(w, "loops", len(p.Loops), func(i int) []byte { return appendLoop(nil, p.Loops[i]) }, "[", "]")
+		w.WriteString(",\n")
+	}
 	if p.Effects != nil { // a plan compiled before effects existed has none
 		writeLines(w, "effects", len(p.Effects), func(i int) []byte { return mustJSON(p.Effects[i]) }, "[", "]")
 		w.WriteString(",\n")
@@ -396,6 +466,18 @@ func appendStep(b []byte, s *Step, exec []byte, cut *int) []byte {
 		b = append(b, `,"expect":`...)
 		b = appendJSON(b, s.Expect)
 	}
+	if s.Kind != "" {
+		b = append(b, `,"kind":`...)
+		b = appendString(b, string(s.Kind))
+	}
+	if s.When != nil {
+		b = append(b, `,"when":`...)
+		b = appendCond(b, s.When)
+	}
+	if s.Loop != "" {
+		b = append(b, `,"loop":`...)
+		b = appendString(b, s.Loop)
+	}
 	b = append(b, `,"execution":`...)
 	b = append(b, exec...)
 	b = append(b, `,"verb_hash":`...)
@@ -448,8 +530,59 @@ func DecodePlan(b []byte) (*Plan, error) {
 	if err := dec.Decode(&p); err != nil {
 		return nil, fmt.Errorf("error reading plan: %w", err)
 	}
-	if p.SchemaVersion != SchemaVersion {
-		return nil, fmt.Errorf("plan schema_version %d is not supported (this build reads %d)", p.SchemaVersion, SchemaVersion)
+	if !supportedVersion(p.SchemaVersion) {
+		return nil, fmt.Errorf("plan schema_version %d is not supported (this build reads %s)", p.SchemaVersion, readableVersions)
 	}
 	return &p, nil
+}
+
+// supportedVersion reports whether this build reads plans of version v.
+func supportedVersion(v int) bool { return v >= BaseSchemaVersion && v <= SchemaVersion }
+
+// readableVersions says which versions this build reads, for messages.
+var readableVersions = fmt.Sprintf("%d to %d", BaseSchemaVersion, SchemaVersion)
+
+// usesVersion2 reports whether the plan uses anything of version 2: a
+// condition, a hook, a loop or a step of one, or a marker other than
+// $ref and $input, or an $input with a path.
+func (p *Plan) usesVersion2() bool {
+	if len(p.Loops) > 0 {
+		return true
+	}
+	for _, s := range p.Steps {
+		if s.Kind != "" || s.When != nil || s.Loop != "" || strings.Contains(s.Key, "[") || hasNewMarker(s.Args) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasNewMarker reports whether a plan value holds a marker of version 2:
+// $str, $failure, $item, or an $input with a path.
+func hasNewMarker(v any) bool {
+	switch v := v.(type) {
+	case map[string]any:
+		if len(v) == 1 {
+			for _, k := range []string{StrKey, FailureKey, ItemKey} {
+				if _, ok := v[k]; ok {
+					return true
+				}
+			}
+			if in, ok := v[InputKey].(string); ok && strings.ContainsAny(in, ".[") {
+				return true
+			}
+		}
+		for _, item := range v {
+			if hasNewMarker(item) {
+				return true
+			}
+		}
+	case []any:
+		for _, item := range v {
+			if hasNewMarker(item) {
+				return true
+			}
+		}
+	}
+	return false
 }

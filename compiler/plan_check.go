@@ -38,9 +38,9 @@ func ReadPlan(filename string, raw []byte, cat *registry.Catalogue) (*Plan, lang
 		var head struct {
 			SchemaVersion *int `json:"schema_version"`
 		}
-		if json.Unmarshal(raw, &head) == nil && head.SchemaVersion != nil && *head.SchemaVersion != SchemaVersion {
+		if json.Unmarshal(raw, &head) == nil && head.SchemaVersion != nil && !supportedVersion(*head.SchemaVersion) {
 			diags.Errorf(lang.EPlanUnreadable, spans.member("schema_version")(),
-				"plan schema_version %d is not supported (this daemon reads %d)", *head.SchemaVersion, SchemaVersion)
+				"plan schema_version %d is not supported (this daemon reads %s)", *head.SchemaVersion, readableVersions)
 			return nil, diags
 		}
 		diags.Errorf(lang.EPlanUnreadable, spans.decodeError(err), "not a readable plan: %s",
@@ -68,7 +68,9 @@ func ReadPlan(filename string, raw []byte, cat *registry.Catalogue) (*Plan, lang
 //     execution block and verb_hash, and every verb schema and block of its
 //     verbs table, are identical to the catalogue's (E072);
 //   - each step keeps the gate its verb declares, and its keys and edges
-//     are well formed (E070).
+//     are well formed (E070);
+//   - its conditions, hooks and markers are what the runtime can run
+//     (checkFlow: E070, E041, E052), and a version 1 plan uses none.
 //
 // A step's arguments are not checked here: the runtime validates them
 // against the verb's input_schema, which this check holds to the
@@ -111,9 +113,9 @@ func (c *planCheck) run() {
 	c.folded = map[string]*foldedDiagnostic{}
 	c.catalogue = map[string]*catalogueVerb{}
 	p := c.p
-	if p.SchemaVersion != SchemaVersion {
+	if !supportedVersion(p.SchemaVersion) {
 		c.report(lang.EPlanUnreadable, c.spans.member("schema_version"), "", 0,
-			"plan schema_version %d is not supported (this daemon reads %d)", p.SchemaVersion, SchemaVersion)
+			"plan schema_version %d is not supported (this daemon reads %s)", p.SchemaVersion, readableVersions)
 		return
 	}
 	for i, s := range p.Steps {
@@ -128,6 +130,8 @@ func (c *planCheck) run() {
 			"plan_hash %q does not match the plan's content (%s): the plan was edited after it was compiled", p.PlanHash, want)
 	}
 	c.checkShape()
+	c.checkFlow()
+	c.checkLoops()
 	c.checkBlocks()
 	c.checkSteps()
 	c.checkVerbs()

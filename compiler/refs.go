@@ -43,16 +43,53 @@ func (a *analysis) bindingNames() []string {
 	return names
 }
 
-// checkRef resolves a reference in an argument, adds its data edge, checks
-// its path against the producer's output_schema (E032) and its type
-// against the parameter's (E033).
-func (a *analysis) checkRef(s *step, param string, ref *lang.Ref, sub map[string]any) {
-	target := a.resolve(s, ref)
-	if target == nil {
-		return
+// reference resolves a reference made by step s, in an argument or a
+// condition: it adds its data edge (a hook has none: it runs after the
+// runbook has ended, and reads what completed) and walks its path through
+// the producer's output_schema (E032). It returns the schema the path
+// reaches (nil when the schema does not say) and the step, nil for
+// @failure; ok is false when the reference did not resolve or its path
+// was reported.
+func (a *analysis) reference(s *step, ref *lang.Ref) (schema map[string]any, target *step, ok bool) {
+	if m, ok := a.items[ref.Name]; ok {
+		scope := s
+		if s.hook {
+			scope = nil
+		}
+		schema, ok = a.itemRef(scope, ref, m)
+		return schema, nil, ok
 	}
-	a.edges.addRef(target, s, EdgeData, ref.Span)
-	have, ok := a.refSchema(target, ref)
+	if ref.Name == failureBinding {
+		if !s.hook {
+			a.diags.Errorf(lang.EOnFailure, ref.NameRange, "@failure is bound only inside (on-failure ...): it describes the failure the hooks run after")
+			return nil, nil, false
+		}
+		schema, ok = a.walkSchema(failureSchema, "failure", "failure", ref)
+		return schema, nil, ok
+	}
+	target = a.resolve(s, ref)
+	if target == nil {
+		return nil, nil, false
+	}
+	if target.hook {
+		if s.hook {
+			a.diags.Errorf(lang.EOnFailure, ref.NameRange, "@%s is a hook of (on-failure ...), and a hook cannot refer to another: hooks run side by side, after the runbook has ended", ref.Name)
+		} else {
+			a.diags.Errorf(lang.EOnFailure, ref.NameRange, "@%s is a hook of (on-failure ...), which runs only after the runbook has ended; no step can use its result", ref.Name)
+		}
+		return nil, nil, false
+	}
+	if !s.hook {
+		a.edges.addRef(target, s, EdgeData, ref.Span)
+	}
+	schema, ok = a.refSchemaFrom(target, ref, s.loop)
+	return schema, target, ok
+}
+
+// checkRef resolves a reference in an argument (see reference) and checks
+// its type against the parameter's (E033).
+func (a *analysis) checkRef(s *step, param string, ref *lang.Ref, sub map[string]any) {
+	have, target, ok := a.reference(s, ref)
 	if !ok || have == nil || sub == nil {
 		return
 	}
@@ -88,7 +125,19 @@ func (a *analysis) refSchema(target *step, ref *lang.Ref) (map[string]any, bool)
 	if schema == nil {
 		return nil, true
 	}
-	cur := schema.Raw()
+	producer := target.key
+	if target.def != nil {
+		producer = target.def.FullName()
+	} else if target.frozen != nil {
+		producer = target.frozen.Verb
+	}
+	return a.walkSchema(schema.Raw(), "result of "+quote(producer), quote(producer), ref)
+}
+
+// walkSchema follows ref's path through cur, the schema of what ref.Name
+// names; root names that in messages ("result of "kyc.open-case"") and
+// producer names it after a partial path.
+func (a *analysis) walkSchema(cur map[string]any, root, producer string, ref *lang.Ref) (map[string]any, bool) {
 	walked := "@" + ref.Name
 	for _, p := range ref.Path {
 		if cur == nil {
@@ -98,6 +147,10 @@ func (a *analysis) refSchema(target *step, ref *lang.Ref) (map[string]any, bool)
 		if p.IsIndex {
 			if types != nil && !slices.Contains(types, "array") {
 				a.diags.Errorf(lang.EUnknownField, p.Span, "cannot index %s: it is %s, not an array", walked, strings.Join(types, " or "))
+				return nil, false
+			}
+			if n, ok := cur[elementsKey].(int); ok && p.Index >= n {
+				a.diags.Errorf(lang.EUnknownField, p.Span, "%s has %d elements, one for each element of its for-each's list; there is no %s", walked, n, p.String())
 				return nil, false
 			}
 			cur = verbs.Items(cur, p.Index)
@@ -127,15 +180,9 @@ func (a *analysis) refSchema(target *step, ref *lang.Ref) (map[string]any, bool)
 		if len(fields) == 0 {
 			return nil, true // the schema does not list fields
 		}
-		producer := target.key
-		if target.def != nil {
-			producer = target.def.FullName()
-		} else if target.frozen != nil {
-			producer = target.frozen.Verb
-		}
-		what := "result of " + quote(producer)
+		what := root
 		if walked != "@"+ref.Name {
-			what = walked + " (from " + quote(producer) + ")"
+			what = walked + " (from " + producer + ")"
 		}
 		a.diags.Errorf(lang.EUnknownField, p.Span, "the %s has no field %q (fields: %s)", what, p.Field, strings.Join(fields, ", ")).
 			WithReplacements(p.Span, p.String(), lang.Suggest(p.Field, fields), func(f string) string { return "." + f })
@@ -149,7 +196,20 @@ func quote(s string) string { return `"` + s + `"` }
 // addSequenceEdges resolves a call's :after references into sequence edges.
 func (a *analysis) addSequenceEdges(s *step) {
 	for _, ref := range s.after {
-		if target := a.resolve(s, ref); target != nil {
+		if s.hook {
+			a.diags.Errorf(lang.EOnFailure, ref.Span, ":after orders nothing in (on-failure ...): its hooks run side by side, once the runbook has ended")
+			continue
+		}
+		if _, item := a.items[ref.Name]; item {
+			a.diags.Errorf(lang.EBadOption, ref.Span, ":after takes steps; @%s is the element of a for-each", ref.Name)
+			continue
+		}
+		target := a.resolve(s, ref)
+		switch {
+		case target == nil:
+		case target.hook:
+			a.diags.Errorf(lang.EOnFailure, ref.NameRange, "@%s is a hook of (on-failure ...), which runs only after the runbook has ended; no step can run after it", ref.Name)
+		default:
 			a.edges.addRef(target, s, EdgeSequence, ref.Span)
 		}
 	}

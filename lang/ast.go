@@ -1,14 +1,22 @@
 package lang
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 )
 
 // File is a parsed runbook source.
 type File struct {
-	Name     string
-	Calls    []*Call
+	Name string
+	// Calls are the top-level calls, in source order.
+	Calls []*Call
+	// OnFailure holds the top-level (on-failure ...) forms, in source
+	// order. A runbook has at most one (E053, reported by the compiler,
+	// which sees all of a runbook's files).
+	OnFailure []*OnFailure
+	// ForEach holds the top-level (for-each ...) forms, in source order.
+	ForEach  []*ForEach
 	Comments []Comment
 	// Unparsed holds what the calls that failed to parse bind and refer to,
 	// so later passes can stay quiet about names whose definition or use
@@ -26,6 +34,78 @@ type Names struct {
 type Comment struct {
 	Text string // including the leading semicolons
 	Span Range
+}
+
+// Node is a top-level item of a file (a *Call, an *OnFailure or a
+// *ForEach), or an item of a for-each's body (a *Call or a *ForEach).
+type Node interface {
+	Range() Range
+}
+
+// Top returns the file's top-level items of every kind, in source order.
+func (f *File) Top() []Node {
+	out := make([]Node, 0, len(f.Calls)+len(f.OnFailure)+len(f.ForEach))
+	for _, c := range f.Calls {
+		out = append(out, c)
+	}
+	for _, h := range f.OnFailure {
+		out = append(out, h)
+	}
+	for _, l := range f.ForEach {
+		out = append(out, l)
+	}
+	slices.SortFunc(out, func(a, b Node) int { return a.Range().Start.Byte - b.Range().Start.Byte })
+	return out
+}
+
+// OnFailure is the top-level form (on-failure CALL...): calls that run
+// once, after compensation, when the runbook ends failed, partial or
+// cancelled (docs/design/language.md v1.2). They may refer to @failure.
+type OnFailure struct {
+	HeadRange Range // "on-failure"
+	Calls     []*Call
+	Span      Range // from "(" to ")"
+}
+
+// Range is the form's span.
+func (h *OnFailure) Range() Range { return h.Span }
+
+// ForEach is (for-each LIST :as @item [:parallel N] CALL...): its calls
+// run once for each element of the list, with @item bound to the element
+// (docs/design/language.md v1.3). It stands at the top level or in another for-each's
+// body.
+type ForEach struct {
+	HeadRange Range // "for-each"
+	// List is the form's first item; nil when the form has none
+	// (reported).
+	List Value
+	// Options are the keyword options as written (:as, :parallel, and
+	// whatever else; the compiler checks them).
+	Options []*Arg
+	// Body holds the calls and the for-each forms nested in it, in order.
+	Body []Node
+	// Depth is 1 for a top-level for-each, 2 for one in its body, and so
+	// on up to MaxForEachDepth.
+	Depth int
+	Span  Range
+}
+
+// Range is the form's span.
+func (l *ForEach) Range() Range { return l.Span }
+
+// Calls returns the calls of the body, those of nested for-each forms
+// included, in source order.
+func (l *ForEach) Calls() []*Call {
+	var out []*Call
+	for _, n := range l.Body {
+		switch n := n.(type) {
+		case *Call:
+			out = append(out, n)
+		case *ForEach:
+			out = append(out, n.Calls()...)
+		}
+	}
+	return out
 }
 
 // Call is one verb call: one step of the runbook. A call may also stand as
@@ -123,6 +203,26 @@ type Map struct {
 	Span    Range
 }
 
+// Str is (str V...): the text its parts make when joined, strings as they
+// are and anything else as canonical JSON (docs/design/language.md v1.2). It is a
+// value, not a call.
+type Str struct {
+	Parts     []Value
+	HeadRange Range // "str"
+	Span      Range
+}
+
+// Cond is a condition, (OP ARG...), the value of a step's :when
+// (docs/design/language.md v1.2). Op is the operator as written, known or not: the
+// compiler checks it (E052), its arity and its operands, which are values
+// for a comparison and conditions for and, or and not.
+type Cond struct {
+	Op      string
+	OpRange Range
+	Args    []Value
+	Span    Range
+}
+
 // Bad stands where a malformed literal was; it has been reported already.
 type Bad struct{ Span Range }
 
@@ -135,6 +235,8 @@ func (v *Ref) Range() Range     { return v.Span }
 func (v *Input) Range() Range   { return v.Span }
 func (v *List) Range() Range    { return v.Span }
 func (v *Map) Range() Range     { return v.Span }
+func (v *Str) Range() Range     { return v.Span }
+func (v *Cond) Range() Range    { return v.Span }
 func (v *Bad) Range() Range     { return v.Span }
 
 // Range is the call's span, so that a nested call can stand as a value.
@@ -149,6 +251,8 @@ func (*Ref) isValue()     {}
 func (*Input) isValue()   {}
 func (*List) isValue()    {}
 func (*Map) isValue()     {}
+func (*Str) isValue()     {}
+func (*Cond) isValue()    {}
 func (*Bad) isValue()     {}
 func (*Call) isValue()    {}
 
@@ -171,10 +275,19 @@ func (p PathStep) String() string {
 }
 
 // Walk calls fn for v and every value nested in it, depth first: items of
-// lists, values of maps, and the argument values of nested calls.
+// lists, values of maps, the argument values of nested calls, the parts of
+// (str ...) and the operands of conditions.
 func Walk(v Value, fn func(Value)) {
 	fn(v)
 	switch v := v.(type) {
+	case *Str:
+		for _, p := range v.Parts {
+			Walk(p, fn)
+		}
+	case *Cond:
+		for _, a := range v.Args {
+			Walk(a, fn)
+		}
 	case *Call:
 		for _, a := range v.Args {
 			Walk(a.Value, fn)

@@ -18,8 +18,8 @@ type builder struct {
 	start  int // the index in ts.toks of the top-level call's "("
 	opened int // how many calls the file opened before it
 	diags  *Diagnostics
-	// dropped is called with the tokens [start, end) of a nested call
-	// left out for a bad verb name, so that the names it binds and uses
+	// dropped is called with the tokens [start, end) of a nested call or
+	// form left out for a mistake, so that the names it binds and uses
 	// are noted as unparsed (parser.noteUnparsed).
 	dropped func(start, end int)
 }
@@ -29,32 +29,227 @@ func (b *builder) at(t lexer.Token) int { return b.start + syntax.Index(t) }
 
 func (b *builder) rangeOf(t lexer.Token) Range { return b.ts.rangeOf(b.at(t)) }
 
-// call builds a call, top-level or nested. It returns nil, having
-// reported why, for a verb name that is not domain.verb.
+// top builds a top-level item: a call or an (on-failure ...) form. It
+// returns nil, having reported why, for anything else.
+func (b *builder) top(n *syntax.Top) Node {
+	if n.Call != nil {
+		return b.call(n.Call)
+	}
+	f := n.Form
+	head := b.ts.toks[b.at(f.Head)].text
+	switch {
+	case head == FormOnFailure:
+		return b.onFailure(f)
+	case head == FormForEach:
+		if l := b.forEach(f, 1); l != nil {
+			return l
+		}
+		return nil
+	case head == FormStr || IsOperator(head) || b.ts.toks[b.at(f.Head)].typ == syntax.Op:
+		b.diags.Errorf(ESyntax, b.formRange(f), "expected a call at the top level, found (%s ...), which stands where a value may", head)
+	default:
+		b.badVerb(f)
+	}
+	b.drop(f)
+	return nil
+}
+
+// call builds a call, top-level or nested. Its verb is a Name, which holds
+// a dot by construction.
 func (b *builder) call(n *syntax.Call) *Call {
-	c := &Call{
+	return &Call{
 		Span:      b.rangeOf(n.Open).Through(b.rangeOf(n.Close)),
 		Verb:      b.ts.toks[b.at(n.Verb)].text,
 		VerbRange: b.rangeOf(n.Verb),
 		Index:     b.index(n.Open),
+		Args:      b.args(n.Args),
 	}
-	c.Args = b.args(n.Args)
-	if strings.Count(c.Verb, ".") != 1 {
-		// Left out of the file: a later pass has no use for a call whose
-		// verb cannot exist.
-		b.diags.Errorf(ESyntax, c.VerbRange, "verb name %q must be two identifiers joined by one dot, as in kyc.open-case", c.Verb)
+}
+
+// badVerb reports a form headed by a word that is neither a form nor an
+// operator, with keyword arguments or none: a call whose verb name lacks
+// its domain.
+func (b *builder) badVerb(f *syntax.Form) {
+	b.diags.Errorf(ESyntax, b.rangeOf(f.Head), "verb name %q must be two or more identifiers joined by dots, as in kyc.open-case", b.ts.toks[b.at(f.Head)].text)
+}
+
+// drop notes the names a form left out of the file binds and uses (see
+// parser.noteUnparsed).
+func (b *builder) drop(f *syntax.Form) { b.dropRange(b.at(f.Open), b.at(f.Close)+1) }
+
+func (b *builder) dropRange(start, end int) {
+	if b.dropped != nil {
+		b.dropped(start, end)
+	}
+}
+
+func (b *builder) formRange(f *syntax.Form) Range {
+	return b.rangeOf(f.Open).Through(b.rangeOf(f.Close))
+}
+
+// form builds a form that stands as a value: (str ...) or a condition.
+// Whether a condition may stand where it does is the compiler's to say
+// (it may only follow :when); a form that can never be a value, or a
+// word that is no form, is reported here and stands as a Bad value.
+func (b *builder) form(f *syntax.Form) Value {
+	headTok := b.ts.toks[b.at(f.Head)]
+	head, headRange := headTok.text, b.rangeOf(f.Head)
+	switch {
+	case head == FormStr:
+		return &Str{Parts: b.positional(f, "(str ...) joins values"), HeadRange: headRange, Span: b.formRange(f)}
+	case head == FormOnFailure || head == FormForEach:
+		b.diags.Errorf(ESyntax, b.formRange(f), "(%s ...) is a top-level form; it cannot stand as a value", head)
+	case IsOperator(head) || headTok.typ == syntax.Op || !hasArgs(f):
+		// An unknown word with values after it reads as a condition with
+		// a misspelt operator: the compiler suggests the one meant (E052).
+		if len(f.Items) == 0 && headTok.typ == syntax.Word && !IsOperator(head) {
+			b.badVerb(f) // (foo): a call without a domain
+			break
+		}
+		return &Cond{Op: head, OpRange: headRange, Args: b.positional(f, "a condition takes values"), Span: b.formRange(f)}
+	default:
+		b.badVerb(f)
+	}
+	b.drop(f)
+	return &Bad{Span: b.formRange(f)}
+}
+
+// hasArgs reports whether a form holds a keyword argument.
+func hasArgs(f *syntax.Form) bool {
+	for _, it := range f.Items {
+		if it.Arg != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// positional builds a form's values, reporting each keyword among them:
+// what says what the form takes instead.
+func (b *builder) positional(f *syntax.Form, what string) []Value {
+	out := make([]Value, 0, len(f.Items))
+	for _, it := range f.Items {
+		if it.Arg != nil {
+			key := b.at(it.Arg.Key)
+			b.diags.Errorf(ESyntax, b.ts.rangeOf(key), "%s, not argument names; found %s", what, b.ts.toks[key].text)
+			continue
+		}
+		out = append(out, b.value(it.Value))
+	}
+	return out
+}
+
+// onFailure builds (on-failure CALL...).
+func (b *builder) onFailure(f *syntax.Form) *OnFailure {
+	h := &OnFailure{HeadRange: b.rangeOf(f.Head), Span: b.formRange(f)}
+	for _, it := range f.Items {
+		if it.Value != nil && it.Value.Call != nil {
+			h.Calls = append(h.Calls, b.call(it.Value.Call))
+			continue
+		}
+		at := b.itemRange(it)
+		b.diags.Errorf(ESyntax, at, "(%s ...) holds calls, found %s", FormOnFailure, b.describeItem(it))
+		b.dropRange(b.itemTokens(it))
+	}
+	return h
+}
+
+// forEach builds (for-each LIST :as @item [:parallel N] CALL...) at the
+// given depth: the list first, then the options, then the body's calls and
+// for-each forms. What the options say is the compiler's to check; what
+// stands where is checked here. It returns nil, having reported why, for a
+// form nested too deep or without a body.
+func (b *builder) forEach(f *syntax.Form, depth int) *ForEach {
+	l := &ForEach{HeadRange: b.rangeOf(f.Head), Depth: depth, Span: b.formRange(f)}
+	bodied := false // whether anything was written after the options
+	if depth > MaxForEachDepth {
+		b.diags.Errorf(ESyntax, l.HeadRange, "(for-each ...) nests more than %d deep", MaxForEachDepth)
+		b.drop(f)
 		return nil
 	}
-	return c
+	for i, it := range f.Items {
+		switch {
+		case i == 0 && it.Value != nil:
+			l.List = b.value(it.Value)
+		case i == 0:
+			b.diags.Errorf(ESyntax, b.itemRange(it), "(for-each ...) starts with the list to go through, as in (for-each @hosts.items :as @host ...); found %s", b.describeItem(it))
+			l.Options = append(l.Options, &Arg{Name: b.ts.toks[b.at(it.Arg.Key)].text[1:], NameRange: b.rangeOf(it.Arg.Key), Value: b.value(it.Arg.Value)})
+		case it.Arg != nil && len(l.Body) == 0:
+			l.Options = append(l.Options, &Arg{Name: b.ts.toks[b.at(it.Arg.Key)].text[1:], NameRange: b.rangeOf(it.Arg.Key), Value: b.value(it.Arg.Value)})
+		case it.Arg != nil:
+			b.diags.Errorf(ESyntax, b.itemRange(it), "the options of (for-each ...) come before its calls; found %s after one", b.describeItem(it))
+			b.dropRange(b.itemTokens(it))
+		case it.Value.Call != nil:
+			bodied = true
+			l.Body = append(l.Body, b.call(it.Value.Call))
+		case it.Value.Form != nil && b.ts.toks[b.at(it.Value.Form.Head)].text == FormForEach:
+			bodied = true
+			if inner := b.forEach(it.Value.Form, depth+1); inner != nil {
+				l.Body = append(l.Body, inner)
+			}
+		default:
+			bodied = true
+			b.diags.Errorf(ESyntax, b.itemRange(it), "the body of (for-each ...) holds calls, found %s", b.describeItem(it))
+			b.dropRange(b.itemTokens(it))
+		}
+	}
+	if !bodied && l.List != nil {
+		b.diags.Errorf(ESyntax, l.HeadRange, "(for-each ...) holds no call: nothing would run for each element")
+	}
+	if len(f.Items) == 0 {
+		b.diags.Errorf(ESyntax, l.Span, "(for-each ...) needs a list, :as @item and calls, as in (for-each @hosts.items :as @host (lb.drain :host @host))")
+		return nil
+	}
+	return l
+}
+
+// itemRange is the range a form's item covers.
+func (b *builder) itemRange(it *syntax.Item) Range {
+	first, last := b.itemTokens(it)
+	return b.ts.span(first, last-1)
+}
+
+// itemTokens is the token range [first, end) of a form's item.
+func (b *builder) itemTokens(it *syntax.Item) (int, int) {
+	if it.Arg != nil {
+		_, end := b.valueTokens(it.Arg.Value)
+		return b.at(it.Arg.Key), end
+	}
+	return b.valueTokens(it.Value)
+}
+
+// valueTokens is the token range [first, end) of a value.
+func (b *builder) valueTokens(v *syntax.Value) (int, int) {
+	switch {
+	case v.List != nil:
+		return b.at(v.List.Open), b.at(v.List.Close) + 1
+	case v.Map != nil:
+		return b.at(v.Map.Open), b.at(v.Map.Close) + 1
+	case v.Call != nil:
+		return b.at(v.Call.Open), b.at(v.Call.Close) + 1
+	case v.Form != nil:
+		return b.at(v.Form.Open), b.at(v.Form.Close) + 1
+	}
+	i := b.at(*v.Scalar)
+	return i, i + 1
+}
+
+// describeItem names a form's item for a syntax error.
+func (b *builder) describeItem(it *syntax.Item) string {
+	first, _ := b.itemTokens(it)
+	if it.Value != nil && it.Value.Form != nil {
+		return "(" + b.ts.toks[first+1].text + " ...)"
+	}
+	return describe(b.ts.toks[first])
 }
 
 // index is the position of the call opened by open among the calls the
-// file opens: the calls before the top-level one, and the "(" tokens from
-// its own up to open.
+// file opens: the calls before the top-level one, and the calls opened
+// from its own "(" up to open. A form's "(" opens no call.
 func (b *builder) index(open lexer.Token) int {
 	n := b.opened
 	for i := b.start; i <= b.at(open); i++ {
-		if b.ts.toks[i].is("(") {
+		if b.ts.opensCall(i) {
 			n++
 		}
 	}
@@ -81,15 +276,9 @@ func (b *builder) value(n *syntax.Value) Value {
 	case n.Map != nil:
 		return &Map{Span: b.rangeOf(n.Map.Open).Through(b.rangeOf(n.Map.Close)), Entries: b.args(n.Map.Entries)}
 	case n.Call != nil:
-		if c := b.call(n.Call); c != nil {
-			return c
-		}
-		// A nested call with a bad verb name was reported; it stands as a
-		// bad value so that the call around it is still checked.
-		if b.dropped != nil {
-			b.dropped(b.at(n.Call.Open), b.at(n.Call.Close)+1)
-		}
-		return &Bad{Span: b.rangeOf(n.Call.Open).Through(b.rangeOf(n.Call.Close))}
+		return b.call(n.Call)
+	case n.Form != nil:
+		return b.form(n.Form)
 	}
 	i := b.at(*n.Scalar)
 	tok := b.ts.toks[i]
@@ -107,7 +296,7 @@ func (b *builder) value(n *syntax.Value) Value {
 		return b.ref(tok.text, r)
 	case syntax.Input:
 		return &Input{Name: tok.text[1:], Span: r}
-	case syntax.Name:
+	case syntax.Word:
 		switch tok.text {
 		case "true", "false":
 			return &Bool{Value: tok.text == "true", Span: r}

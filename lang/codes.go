@@ -21,11 +21,31 @@ const (
 	ERefType          Code = "E033"
 	// EReturnsField: a nested call's verb names in `returns:` a field its
 	// output_schema does not have (docs/design/language.md v1.1).
-	EReturnsField  Code = "E034"
-	ECycle         Code = "E040"
-	EBadOption     Code = "E041"
-	EInputConflict Code = "E050"
-	EBadOnFailure  Code = "E060"
+	EReturnsField Code = "E034"
+	ECycle        Code = "E040"
+	EBadOption    Code = "E041"
+	// ETypeConflict: values that must share a type do not: an input used
+	// with conflicting types, or a condition comparing values that can
+	// never be equal, a string with a number (docs/design/language.md v1.2).
+	ETypeConflict Code = "E050"
+	// EOrderNotNumber: an ordering operator (< <= > >=) on something that
+	// is not a number (docs/design/language.md v1.2).
+	EOrderNotNumber Code = "E051"
+	// EUnknownOperator: a condition's operator is not one of the
+	// language's (docs/design/language.md v1.2).
+	EUnknownOperator Code = "E052"
+	// EOnFailure: (on-failure ...) misused: a second one in a runbook, a
+	// hook referring to a hook, @failure outside a hook, or a step
+	// referring to a hook (docs/design/language.md v1.2).
+	EOnFailure Code = "E053"
+	// EBadList: the list of a for-each is not a list, or holds more
+	// elements than --max-fanout, or expands to more steps than a plan
+	// may hold (docs/design/language.md v1.3).
+	EBadList Code = "E054"
+	// EItemOutside: a for-each's element (its :as binding) used outside
+	// its body (docs/design/language.md v1.3).
+	EItemOutside  Code = "E055"
+	EBadOnFailure Code = "E060"
 	// EExpectNotFull: `:expect` on a step whose verb's execution level is
 	// not full, so nothing would check it (docs/design/semantics.md section 7).
 	EExpectNotFull   Code = "E061"
@@ -83,7 +103,12 @@ var Codes = []CodeInfo{
 	{EReturnsField, SeverityError, "`returns` field missing from the output"},
 	{ECycle, SeverityError, "dependency cycle"},
 	{EBadOption, SeverityError, "bad step option"},
-	{EInputConflict, SeverityError, "an input used with conflicting types"},
+	{ETypeConflict, SeverityError, "conflicting types: an input used with two, or a condition comparing a string with a number"},
+	{EOrderNotNumber, SeverityError, "an ordering operator (< <= > >=) on something that is not a number"},
+	{EUnknownOperator, SeverityError, "unknown operator in a condition"},
+	{EOnFailure, SeverityError, "(on-failure ...) misused: a second one, a hook referring to a hook, @failure outside a hook, a step referring to a hook"},
+	{EBadList, SeverityError, "the list of a for-each is not a list, or is longer than --max-fanout"},
+	{EItemOutside, SeverityError, "a for-each's element used outside its body"},
 	{EBadOnFailure, SeverityError, "unknown :on-failure value"},
 	{EExpectNotFull, SeverityError, ":expect on a step whose verb is not at execution level full"},
 	{EPlanUnreadable, SeverityError, "a submitted plan that cannot be read: not a plan, an unknown schema_version, or a malformed step or edge"},

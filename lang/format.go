@@ -19,14 +19,24 @@ const lineWidth = 100
 // that do not fit put one item per line and their closing bracket on a
 // line of its own. A nested call stays nested: on one line when it fits,
 // else laid out like a top-level call, its arguments indented two spaces
-// past the argument it is the value of. One blank line between top-level
-// items survives; more collapse to one.
+// past the argument it is the value of. (str ...) and conditions that do
+// not fit break the same way, one part a line. An (on-failure ...) form
+// always puts each call on a line of its own, indented two spaces. One
+// blank line between top-level items survives; more collapse to one.
 func Format(f *File) []byte {
 	p := &printer{comments: f.Comments, lastLine: -1}
-	for _, c := range f.Calls {
-		p.topLevelCommentsBefore(c.Span.Start)
-		p.blankLineBefore(c.Span.Start.Line)
-		p.call(c)
+	for _, n := range f.Top() {
+		p.topLevelCommentsBefore(n.Range().Start)
+		p.blankLineBefore(n.Range().Start.Line)
+		switch n := n.(type) {
+		case *Call:
+			p.call(n)
+		case *OnFailure:
+			p.onFailure(n)
+		case *ForEach:
+			p.forEach(n, "")
+			p.write("\n")
+		}
 	}
 	p.topLevelCommentsBefore(endOfFile)
 	return []byte(p.out.String())
@@ -166,11 +176,24 @@ func (p *printer) value(v Value, indent string) Pos {
 		p.write(flat)
 		return v.Range().End
 	}
+	return p.broken(v, indent)
+}
+
+// broken prints a list, map, nested call or form broken over lines, as
+// value does when it does not fit.
+func (p *printer) broken(v Value, indent string) Pos {
 	inner := indent + "  "
 	var closer string
 	switch v := v.(type) {
 	case *Call:
 		return p.nestedCall(v, indent)
+	case *Str:
+		if !p.commentsWithin(v.Span) {
+			return p.fill(v, indent)
+		}
+		return p.form(FormStr, v.HeadRange.End, v.Parts, v.Span, indent)
+	case *Cond:
+		return p.form(v.Op, v.OpRange.End, v.Args, v.Span, indent)
 	case *List:
 		p.write("[")
 		closer = "]"
@@ -232,9 +255,140 @@ func (p *printer) nestedCall(c *Call, indent string) Pos {
 	return c.Span.End
 }
 
+// form prints a form whose items are values, (str ...) or a condition,
+// that does not fit on the line: its head, then one item a line at indent
+// plus two spaces, and ")" after the last, unless comments follow it
+// inside the form, which keep ")" on a line of its own.
+func (p *printer) form(head string, headEnd Pos, items []Value, span Range, indent string) Pos {
+	inner := indent + "  "
+	p.write("(" + head)
+	lineEnd := headEnd
+	for _, item := range items {
+		p.trailing(lineEnd, item.Range().Start)
+		p.write("\n")
+		p.leading(item.Range().Start, inner)
+		p.write(inner)
+		lineEnd = p.value(item, inner)
+	}
+	if p.countComments(span.End) == 0 {
+		p.write(")")
+		return span.End
+	}
+	p.trailing(lineEnd, span.End)
+	p.write("\n")
+	p.leading(span.End, inner)
+	p.write(indent + ")")
+	return span.End
+}
+
+// fill prints a (str ...) that does not fit on the line and holds no
+// comment: its parts flow onto lines at indent plus two spaces, as many on
+// each as fit, the way text is written. A part that fits on no line
+// breaks on its own.
+func (p *printer) fill(v *Str, indent string) Pos {
+	inner := indent + "  "
+	p.write("(" + FormStr)
+	for i, part := range v.Parts {
+		flat := flatValue(part)
+		last := i == len(v.Parts)-1
+		need := " " + flat
+		if last {
+			need += ")"
+		}
+		if p.column > len(inner) && fits(need, p.column) {
+			p.write(" ")
+		} else {
+			p.write("\n" + inner)
+		}
+		p.value(part, inner)
+	}
+	p.write(")")
+	return v.Span.End
+}
+
+// forEach prints (for-each LIST :as @x :parallel N at indent, with its
+// options on the head line, then each body item on a line of its own,
+// indented two spaces more, and ")" after the last. It does not end the
+// line: a trailing comment may follow.
+func (p *printer) forEach(l *ForEach, indent string) {
+	defer func() { p.lastLine = l.Span.End.Line }()
+	inner := indent + "  "
+	p.write("(" + FormForEach)
+	lineEnd := l.HeadRange.End
+	if l.List != nil {
+		p.write(" ")
+		head := " " + flatValue(l.List)
+		for _, o := range l.Options {
+			head += " :" + o.Name + " " + flatValue(o.Value)
+		}
+		if isContainer(l.List) && !fits(head, p.column) {
+			// The options must fit on the line after the list, so a
+			// list that leaves them no room breaks.
+			lineEnd = p.broken(l.List, indent)
+		} else {
+			lineEnd = p.value(l.List, inner)
+		}
+	}
+	for _, o := range l.Options {
+		p.write(" :" + o.Name + " ")
+		lineEnd = p.value(o.Value, inner)
+	}
+	for _, n := range l.Body {
+		p.trailing(lineEnd, n.Range().Start)
+		p.write("\n")
+		p.leading(n.Range().Start, inner)
+		p.write(inner)
+		switch n := n.(type) {
+		case *Call:
+			lineEnd = p.value(n, inner)
+		case *ForEach:
+			p.forEach(n, inner)
+			lineEnd = n.Span.End
+		}
+	}
+	if p.countComments(l.Span.End) == 0 {
+		p.write(")")
+	} else {
+		// Comments after the last call keep ")" on a line of its own.
+		p.trailing(lineEnd, l.Span.End)
+		p.write("\n")
+		p.leading(l.Span.End, inner)
+		p.write(indent + ")")
+	}
+	if indent == "" {
+		p.trailing(l.Span.End, endOfFile)
+	}
+}
+
+// onFailure prints (on-failure ...) with each call on a line of its own,
+// indented two spaces; a call that does not fit breaks like a nested one.
+func (p *printer) onFailure(h *OnFailure) {
+	defer func() { p.lastLine = h.Span.End.Line }()
+	p.write("(" + FormOnFailure)
+	lineEnd := h.HeadRange.End
+	for _, c := range h.Calls {
+		p.trailing(lineEnd, c.Span.Start)
+		p.write("\n")
+		p.leading(c.Span.Start, "  ")
+		p.write("  ")
+		lineEnd = p.value(c, "  ")
+	}
+	if p.countComments(h.Span.End) == 0 {
+		p.write(")")
+	} else {
+		// Comments after the last call keep ")" on a line of its own.
+		p.trailing(lineEnd, h.Span.End)
+		p.write("\n")
+		p.leading(h.Span.End, "  ")
+		p.write(")")
+	}
+	p.trailing(h.Span.End, endOfFile)
+	p.write("\n")
+}
+
 func isContainer(v Value) bool {
 	switch v.(type) {
-	case *List, *Map, *Call:
+	case *List, *Map, *Call, *Str, *Cond:
 		return true
 	}
 	return false
@@ -249,6 +403,17 @@ func flatCall(c *Call) string {
 	b.WriteString("(" + c.Verb)
 	for _, a := range c.Args {
 		b.WriteString(" :" + a.Name + " " + flatValue(a.Value))
+	}
+	b.WriteString(")")
+	return b.String()
+}
+
+// flatForm renders a form of values on one line.
+func flatForm(head string, items []Value) string {
+	var b strings.Builder
+	b.WriteString("(" + head)
+	for _, item := range items {
+		b.WriteString(" " + flatValue(item))
 	}
 	b.WriteString(")")
 	return b.String()
@@ -277,6 +442,10 @@ func flatValue(v Value) string {
 		return "$" + v.Name
 	case *Call:
 		return flatCall(v)
+	case *Str:
+		return flatForm(FormStr, v.Parts)
+	case *Cond:
+		return flatForm(v.Op, v.Args)
 	case *List:
 		items := make([]string, len(v.Items))
 		for i, item := range v.Items {

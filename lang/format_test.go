@@ -42,9 +42,35 @@ func assertFormatStable(t *testing.T, before *File, out []byte) {
 }
 
 func flatCalls(f *File) []string {
-	out := make([]string, len(f.Calls))
-	for i, c := range f.Calls {
-		out[i] = flatCall(c)
+	var out []string
+	var node func(n Node)
+	node = func(n Node) {
+		switch n := n.(type) {
+		case *Call:
+			out = append(out, flatCall(n))
+		case *OnFailure:
+			out = append(out, "(on-failure")
+			for _, c := range n.Calls {
+				out = append(out, flatCall(c))
+			}
+			out = append(out, ")")
+		case *ForEach:
+			head := "(for-each"
+			if n.List != nil {
+				head += " " + flatValue(n.List)
+			}
+			for _, o := range n.Options {
+				head += " :" + o.Name + " " + flatValue(o.Value)
+			}
+			out = append(out, head)
+			for _, b := range n.Body {
+				node(b)
+			}
+			out = append(out, ")")
+		}
+	}
+	for _, n := range f.Top() {
+		node(n)
 	}
 	return out
 }

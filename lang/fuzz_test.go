@@ -39,6 +39,22 @@ func FuzzParse(f *testing.F) {
 		"(a.b :x (c.d ; note\n  :y 1\n  ; before the close\n  ) :z (e))",
 		"(a.b :x (c.d :y [1 2) :z 3)",
 		"(a.b :x ((c.d)))",
+		// Conditions, text, failure hooks and the origin's names
+		// (docs/design/language.md v1.2), well formed and not.
+		`(a.b :when (and (= @x.y 1) (or (< $n 2.5) (not (exists @z))) (in "a" ["a" "b"])) :as @529900k9)`,
+		`(a.b :t (str "n=" $n " " (c.d :e 1) (str)) :when (!= (str @a) "x"))`,
+		"(on-failure\n  (a.b :m @failure.message) ; note\n  (c.d :when (= @failure.status \"cancelled\")))",
+		"(on-failure (a.b) 5 :x (str :y))\n(on-failure)",
+		"(a.b :when (== @x 1) :w (eq 1) :v (=< 1 2) :u (adn (a) (b)))",
+		"(capital.share-class.create :x @2024 :y @1a-b.c[0])",
+		"(= 1 2)\n(str \"x\"\n(a.b :when (and (= 1",
+		"(a.b :when (not (not (not (not (= 1 1))))) :x (foo 1 :y 2))",
+		// for-each (docs/design/language.md v1.3), well formed and not.
+		"(for-each @hosts.items :as @host :parallel 2\n  ; drain\n  (lb.drain :host @host.name :as @d)\n  (for-each @host.ports :as @p (lb.check :port @p)))",
+		"(for-each [1 2 3] :as @n (a.b :n @n)) ; trailing\n(for-each $xs :as @x)",
+		"(for-each :as @x (a.b))\n(for-each @l (a.b) :as @x 5)\n(a.b :x (for-each @l :as @i (c.d)))",
+		"(for-each @a :as @b (for-each @b :as @c (for-each @c :as @d (for-each @d :as @e (for-each @e :as @f (a.b))))))",
+		"(for-each)\n(for-each @l :as @i\n(a.b)",
 	}
 	for _, s := range seeds {
 		f.Add([]byte(s))
@@ -57,12 +73,49 @@ func FuzzParse(f *testing.F) {
 				requireRangeInside(t, src, rel.Range)
 			}
 		}
-		for _, c := range file.Calls {
+		calls := file.Calls
+		for _, h := range file.OnFailure {
+			requireRangeInside(t, src, h.Span)
+			requireRangeInside(t, src, h.HeadRange)
+			calls = append(calls, h.Calls...)
+		}
+		var loop func(l *ForEach)
+		loop = func(l *ForEach) {
+			requireRangeInside(t, src, l.Span)
+			requireRangeInside(t, src, l.HeadRange)
+			require.LessOrEqual(t, l.Depth, MaxForEachDepth)
+			if l.List != nil {
+				Walk(l.List, func(v Value) { requireRangeInside(t, src, v.Range()) })
+			}
+			for _, o := range l.Options {
+				requireRangeInside(t, src, o.Range())
+			}
+			for _, n := range l.Body {
+				switch n := n.(type) {
+				case *Call:
+					calls = append(calls, n)
+				case *ForEach:
+					loop(n)
+				}
+			}
+		}
+		for _, l := range file.ForEach {
+			loop(l)
+		}
+		for _, c := range calls {
 			requireRangeInside(t, src, c.Span)
 			requireRangeInside(t, src, c.VerbRange)
 			for _, a := range c.Args {
 				requireRangeInside(t, src, a.NameRange)
-				Walk(a.Value, func(v Value) { requireRangeInside(t, src, v.Range()) })
+				Walk(a.Value, func(v Value) {
+					requireRangeInside(t, src, v.Range())
+					switch v := v.(type) {
+					case *Cond:
+						requireRangeInside(t, src, v.OpRange)
+					case *Str:
+						requireRangeInside(t, src, v.HeadRange)
+					}
+				})
 			}
 		}
 		for _, c := range file.Comments {

@@ -13,13 +13,14 @@ type TokenKind int
 // tokens.
 const (
 	TokenPunct   TokenKind = iota + 1 // ( ) [ ] { }
-	TokenName                         // a verb name or a constant: kyc.open-case, true
+	TokenName                         // a verb name, a constant or a form's head: kyc.open-case, true, str
 	TokenKeyword                      // :case-id
 	TokenRef                          // @docs.files[0].url
 	TokenInput                        // $client_name
 	TokenString                       // "...", quotes included
 	TokenNumber                       // -12, 1.5e3
 	TokenBad                          // a malformed literal
+	TokenOp                           // a comparison operator: = != < <= > >=
 )
 
 // Token is one token of a source, as written, with its range.
@@ -45,6 +46,8 @@ func Lex(filename string, src []byte) []Token {
 var tokenKinds = map[lexer.TokenType]TokenKind{
 	syntax.Punct:   TokenPunct,
 	syntax.Name:    TokenName,
+	syntax.Word:    TokenName,
+	syntax.Op:      TokenOp,
 	syntax.Keyword: TokenKeyword,
 	syntax.Ref:     TokenRef,
 	syntax.Input:   TokenInput,

@@ -63,19 +63,24 @@ func (p *parser) parseCalls() {
 			continue
 		}
 		end, deep := p.segment(i)
-		var call *Call
+		var node Node
 		if deep >= 0 {
 			p.diags.Errorf(ESyntax, p.ts.rangeOf(deep), "lists, maps and nested calls nest more than %d levels deep", MaxNesting)
 		} else {
-			call = p.parseCall(i, end, opened)
+			node = p.parseTop(i, end, opened)
 		}
-		if call != nil {
-			p.file.Calls = append(p.file.Calls, call)
-		} else {
+		switch n := node.(type) {
+		case *Call:
+			p.file.Calls = append(p.file.Calls, n)
+		case *OnFailure:
+			p.file.OnFailure = append(p.file.OnFailure, n)
+		case *ForEach:
+			p.file.ForEach = append(p.file.ForEach, n)
+		default:
 			p.noteUnparsed(i, end)
 		}
 		for j := i; j < end; j++ {
-			if toks[j].is("(") {
+			if p.ts.opensCall(j) {
 				opened++
 			}
 		}
@@ -86,12 +91,13 @@ func (p *parser) parseCalls() {
 // segment finds the end (exclusive) of the call opened at token start. deep
 // is the index of a token nested past MaxNesting, or -1.
 //
-// A "(" where a value may stand (after an argument name, or among a list's
-// items) opens a nested call. Anywhere else it cannot continue the call, so
-// the call was left open and the "(" starts the next one. So does a "(" in
-// the first column, wherever it stands: top-level calls start there, nested
-// ones never do in canonical layout, and without this a list left open
-// would swallow every call after it into one syntax error.
+// A "(" where a value may stand (after an argument name, among a list's
+// items, or among a form's items) opens a nested call or form. Anywhere
+// else it cannot continue the call, so the call was left open and the "("
+// starts the next one. So does a "(" in the first column, wherever it
+// stands: top-level calls start there, nested ones never do in canonical
+// layout, and without this a list left open would swallow every call after
+// it into one syntax error.
 func (p *parser) segment(start int) (end, deep int) {
 	toks := p.ts.toks
 	stack := []int{start}
@@ -104,7 +110,8 @@ func (p *parser) segment(start int) (end, deep int) {
 		}
 		switch t.text {
 		case "(":
-			if t.start.Column == 1 || toks[i-1].typ != syntax.Keyword && !toks[stack[len(stack)-1]].is("[") {
+			top := stack[len(stack)-1]
+			if t.start.Column == 1 || toks[i-1].typ != syntax.Keyword && !toks[top].is("[") && !p.ts.headedByWord(top) {
 				return i, deep
 			}
 			fallthrough
@@ -130,16 +137,20 @@ func (p *parser) segment(start int) (end, deep int) {
 	return i, deep
 }
 
-// parseCall parses the call in tokens [start, end), after opened calls of
-// the file. It returns nil, having reported why, if the call did not parse.
-func (p *parser) parseCall(start, end, opened int) *Call {
+// parseTop parses the call or form in tokens [start, end), after opened
+// calls of the file. It returns nil, having reported why, if it did not
+// parse or is not a top-level item.
+func (p *parser) parseTop(start, end, opened int) Node {
 	tree, err := p.shapes.tree(p.ts.toks[start:end])
 	if err != nil {
 		p.syntaxError(err, start, end)
 		return nil
 	}
 	b := &builder{ts: p.ts, start: start, opened: opened, diags: &p.diags, dropped: p.noteUnparsed}
-	return b.call(tree)
+	if n := b.top(tree); n != nil {
+		return n
+	}
+	return nil // not a typed nil: the caller switches on the type
 }
 
 // noteUnparsed records the names a call that failed to parse (or a nested

@@ -106,6 +106,10 @@ func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == ',' }
 
+// isOpChar reports the characters of the comparison operators = != < <= >
+// >= (docs/design/language.md v1.2).
+func isOpChar(c byte) bool { return c == '=' || c == '!' || c == '<' || c == '>' }
+
 func (s *scanner) next() {
 	start := s.pos()
 	c := s.src[s.off]
@@ -129,7 +133,7 @@ func (s *scanner) next() {
 	case c == '$':
 		s.scanSigil(start, syntax.Input, "'$' must be followed by an input name, as in $client_name")
 	case c == '@':
-		if s.scanSigil(start, syntax.Ref, "'@' must be followed by a binding name, as in @case") {
+		if s.scanBinding(start) {
 			s.scanRefPath()
 			ref := &s.toks[len(s.toks)-1]
 			ref.text, ref.end = s.src[start.Byte:s.off], s.pos()
@@ -137,12 +141,27 @@ func (s *scanner) next() {
 	case isDigit(c) || (c == '-' && isDigit(s.peek(1))):
 		s.scanNumber(start)
 	case isIdentStart(c):
+		// One identifier is a Word (a constant, or a form's head such as
+		// str or and); two or more joined by dots are a Name, a verb's
+		// (docs/design/language.md v1.2: the verb is the last part, the domain the
+		// rest). The grammar tells a call from a form by this alone.
 		s.scanIdent()
+		typ := syntax.Word
 		for s.peek(0) == '.' && isIdentStart(s.peek(1)) {
 			s.advance(1)
 			s.scanIdent()
+			typ = syntax.Name
 		}
-		s.emit(syntax.Name, start)
+		s.emit(typ, start)
+	case isOpChar(c):
+		// A run of operator characters is one token, so that a mistyped
+		// operator ("==", "=<") is reported whole, with the one meant.
+		n := 1
+		for isOpChar(s.peek(n)) {
+			n++
+		}
+		s.advance(n)
+		s.emit(syntax.Op, start)
 	default:
 		s.scanJunk(start)
 	}
@@ -166,6 +185,24 @@ func (s *scanner) scanSigil(start Pos, typ lexer.TokenType, lone string) bool {
 	}
 	s.scanIdent()
 	s.emit(typ, start)
+	return true
+}
+
+// scanBinding scans '@name'. A binding name may start with a digit, as
+// identifiers taken from the outside world do (@529900k9, from an LEI), as
+// long as it holds a letter (docs/design/language.md v1.2): "@2024" would read as a
+// number. It reports a lone or all-digit name and returns false.
+func (s *scanner) scanBinding(start Pos) bool {
+	if !isDigit(s.peek(1)) {
+		return s.scanSigil(start, syntax.Ref, "'@' must be followed by a binding name, as in @case")
+	}
+	s.advance(1)
+	s.scanIdent()
+	if strings.IndexFunc(s.src[start.Byte+1:s.off], func(r rune) bool { return isIdentStart(byte(r)) && r != '_' }) < 0 {
+		s.errorf(ESyntax, start, "binding name %q holds no letter; a name may start with a digit but must hold a letter, as in @529900k9", s.src[start.Byte+1:s.off])
+		return false
+	}
+	s.emit(syntax.Ref, start)
 	return true
 }
 
@@ -249,7 +286,7 @@ func (s *scanner) scanJunk(start Pos) {
 	invalid := first == utf8.RuneError && size == 1
 	for s.off < len(s.src) {
 		c := s.src[s.off]
-		if isSpace(c) || isIdentStart(c) || isDigit(c) || c == 0 || strings.IndexByte(";()[]{}\":$@-", c) >= 0 {
+		if isSpace(c) || isIdentStart(c) || isDigit(c) || isOpChar(c) || c == 0 || strings.IndexByte(";()[]{}\":$@-", c) >= 0 {
 			break
 		}
 		_, size := utf8.DecodeRuneInString(s.src[s.off:])

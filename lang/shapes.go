@@ -8,7 +8,7 @@ import (
 
 // shapes holds participle's parse tree for each call shape seen so far in
 // one file. A shape is a call's sequence of token types, with the text of
-// the tokens whose text steers the grammar (brackets, and the names true,
+// the tokens whose text steers the grammar (brackets, and the words true,
 // false and nil). Participle's parse depends on nothing else, so calls of
 // one shape have the same tree; and a tree records token indexes, not
 // text (see package syntax), so it serves them all.
@@ -21,7 +21,7 @@ import (
 //
 // Every distinct shape is still parsed by participle, and only trees that
 // parsed are kept, so syntax errors are always participle's own.
-type shapes map[string]*syntax.Call
+type shapes map[string]*syntax.Top
 
 // maxShapes bounds how many trees one file keeps; a file with more distinct
 // shapes has participle parse its other calls one by one. It is a variable
@@ -29,7 +29,7 @@ type shapes map[string]*syntax.Call
 var maxShapes = 4096
 
 // tree returns the parse tree of a call's tokens.
-func (s shapes) tree(toks []token) (*syntax.Call, error) {
+func (s shapes) tree(toks []token) (*syntax.Top, error) {
 	key := shapeKey(toks)
 	if tree, ok := s[string(key)]; ok { // (this conversion does not allocate)
 		return tree, nil
@@ -38,7 +38,7 @@ func (s shapes) tree(toks []token) (*syntax.Call, error) {
 	for i, t := range toks {
 		numbered[i] = lexer.Token{Type: t.typ, Value: t.text}
 	}
-	tree, err := syntax.ParseCall(numbered)
+	tree, err := syntax.ParseTop(numbered)
 	if err == nil && len(s) < maxShapes {
 		s[string(key)] = tree
 	}
@@ -53,7 +53,7 @@ func shapeKey(toks []token) []byte {
 		switch t.typ {
 		case syntax.Punct:
 			key = append(key, t.text[0])
-		case syntax.Name:
+		case syntax.Word:
 			switch t.text {
 			case "true", "false", "nil":
 				key = append(key, t.text[0])

@@ -51,12 +51,14 @@ func (p *parser) syntaxError(err error, start, end int) {
 	}
 	var want string
 	switch {
-	case i == start+1:
+	case i == start+1 || p.ts.toks[i-1].is("("):
 		want = `expected a verb name (domain.verb) after "("`
 	case p.ts.toks[i-1].typ == syntax.Keyword:
 		want = fmt.Sprintf("expected a value after %s", p.ts.toks[i-1].text)
 	case ctx == `"]"`:
 		want = `expected a value or "]"`
+	case p.inForm(start, i):
+		want = `expected a value or ")"`
 	default:
 		want = "expected an argument name (:name) or " + ctx
 	}
@@ -83,8 +85,25 @@ func (p *parser) lexErrorBefore(i int) bool {
 // context names the closer of the innermost list, map or call that token i
 // sits in: `"]"`, `"}"` or `")"`.
 func (p *parser) context(start, i int) string {
+	if j := p.innermostOpen(start, i); j > start {
+		return map[string]string{"(": `")"`, "[": `"]"`, "{": `"}"`}[p.ts.toks[j].text]
+	}
+	return `")"`
+}
+
+// inForm reports whether token i sits directly in a form (str ...), a
+// condition or (on-failure ...), whose items are values, rather than in a
+// call, whose items are arguments.
+func (p *parser) inForm(start, i int) bool {
+	j := p.innermostOpen(start, i)
+	return j >= start && p.ts.headedByWord(j)
+}
+
+// innermostOpen is the index of the innermost bracket left open before
+// token i, from start on; start-1 when there is none.
+func (p *parser) innermostOpen(start, i int) int {
 	depth := 0
-	for j := i - 1; j > start; j-- {
+	for j := i - 1; j >= start; j-- {
 		t := p.ts.toks[j]
 		if t.typ != syntax.Punct {
 			continue
@@ -94,12 +113,12 @@ func (p *parser) context(start, i int) string {
 			depth++
 		case "[", "{", "(":
 			if depth == 0 {
-				return map[string]string{"(": `")"`, "[": `"]"`, "{": `"}"`}[t.text]
+				return j
 			}
 			depth--
 		}
 	}
-	return `")"`
+	return start - 1
 }
 
 // closerFor names the bracket that would close the innermost construct left

@@ -18,6 +18,34 @@ type token struct {
 
 func (t token) is(punct string) bool { return t.typ == syntax.Punct && t.text == punct }
 
+// opensCall reports whether token i is a "(" that opens a call rather
+// than a form: one not followed by an operator or a form's head word.
+// Calls are numbered by their "(" (docs/design/language.md v1.1), forms are not.
+func (ts *tokenStream) opensCall(i int) bool {
+	return ts.toks[i].is("(") && !ts.opensForm(i)
+}
+
+// opensForm reports whether token i is a "(" that opens a form: (str ...),
+// (on-failure ...) or a condition.
+func (ts *tokenStream) opensForm(i int) bool {
+	if !ts.toks[i].is("(") || i+1 >= len(ts.toks) {
+		return false
+	}
+	next := ts.toks[i+1]
+	return next.typ == syntax.Op || next.typ == syntax.Word && IsFormHead(next.text)
+}
+
+// headedByWord reports whether token i is a "(" followed by an operator or
+// a single word: a form, or what the grammar parses as one (a misspelt
+// operator, a verb missing its domain), whose items may be values.
+func (ts *tokenStream) headedByWord(i int) bool {
+	if !ts.toks[i].is("(") || i+1 >= len(ts.toks) {
+		return false
+	}
+	next := ts.toks[i+1].typ
+	return next == syntax.Op || next == syntax.Word
+}
+
 // tokenStream is a scanned file: its tokens in order, and what the scanner
 // found besides them.
 type tokenStream struct {

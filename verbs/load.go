@@ -198,6 +198,11 @@ type decoder struct {
 
 var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
 
+// domainName is a verb's domain: one or more identifiers joined by dots
+// (docs/design/language.md v1.2: in capital.share-class.create the domain is
+// capital.share-class and the verb create).
+var domainName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*(\.[A-Za-z_][A-Za-z0-9_-]*)*$`)
+
 // field handles one key of a mapping; path is its dotted path.
 type field struct {
 	required bool
@@ -272,6 +277,15 @@ func (d *decoder) scalar(n *yaml.Node, path string) (string, bool) {
 	return n.Value, true
 }
 
+// domain reads a verb's domain: identifiers joined by dots.
+func (d *decoder) domain(n *yaml.Node, path string) string {
+	s, ok := d.scalar(n, path)
+	if ok && !domainName.MatchString(s) {
+		d.diags.Errorf(lang.VBadValue, d.src.rangeOf(n), "%s %q is not one or more identifiers joined by dots ([A-Za-z_][A-Za-z0-9_-]*, as in kyc or capital.share-class)", path, s)
+	}
+	return s
+}
+
 func (d *decoder) identifier(n *yaml.Node, path string) string {
 	s, ok := d.scalar(n, path)
 	if ok && !identifier.MatchString(s) {
@@ -323,7 +337,7 @@ func (d *decoder) definition(item *yaml.Node) (def *Definition, ok bool) {
 	var exec *yaml.Node
 	isMapping := d.mapping(item, "", def, map[string]field{
 		"name":          {true, func(p string, v *yaml.Node) { def.Name = d.identifier(v, p) }},
-		"domain":        {true, func(p string, v *yaml.Node) { def.Domain = d.identifier(v, p) }},
+		"domain":        {true, func(p string, v *yaml.Node) { def.Domain = d.domain(v, p) }},
 		"description":   {false, func(p string, v *yaml.Node) { def.Description, _ = d.scalar(v, p) }},
 		"execution":     {true, func(p string, v *yaml.Node) { exec = v }},
 		"input_schema":  {false, func(p string, v *yaml.Node) { inputNode = v }},
@@ -353,7 +367,7 @@ func (d *decoder) definition(item *yaml.Node) (def *Definition, ok bool) {
 			"verb %q is risk high at execution level opaque: a high-risk call must be rehearsed; declare execution.level full (dry run, verify, commit) or guarded", def.FullName())
 	}
 	if len(d.diags) > before {
-		if identifier.MatchString(def.Domain) && identifier.MatchString(def.Name) {
+		if domainName.MatchString(def.Domain) && identifier.MatchString(def.Name) {
 			return def, false
 		}
 		return nil, false

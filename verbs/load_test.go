@@ -94,6 +94,9 @@ func TestParseDefinitionDiagnostics(t *testing.T) {
 		{"bad identifier", "- name: open case\n  domain: kyc\n  execution: {kind: sync, handler: core.echo, side_effects: none}\n", []string{
 			`1:9-1:18 V004 name "open case" is not an identifier ([A-Za-z_][A-Za-z0-9_-]*)`,
 		}},
+		{"bad domain", "- name: create\n  domain: capital..share-class\n  execution: {kind: sync, handler: core.echo, side_effects: none}\n", []string{
+			`2:11-2:31 V004 domain "capital..share-class" is not one or more identifiers joined by dots ([A-Za-z_][A-Za-z0-9_-]*, as in kyc or capital.share-class)`,
+		}},
 		{"park_timeout on a sync verb", minimal + "    timeouts: {park_timeout: P1D}\n", []string{
 			`7:30-7:33 V004 park_timeout applies only to durable verbs; "kyc.open-case" is sync`,
 		}},

@@ -20,6 +20,7 @@ type workspace struct {
 	cat     *registry.Catalogue
 	sources lang.Sources
 	diags   lang.Diagnostics
+	opts    compiler.Options
 }
 
 func loadWorkspace(paths []string) (*workspace, error) {
@@ -42,7 +43,7 @@ func (w *workspace) compileFile(path string) (*compiler.Plan, error) {
 	// checked, so one run shows every mistake.
 	file, diags := lang.Parse(path, src)
 	w.diags.Append(diags)
-	plan, diags := compiler.Compile([]*lang.File{file}, w.cat)
+	plan, diags := w.opts.Compile([]*lang.File{file}, w.cat)
 	w.diags.Append(diags)
 	if w.diags.HasErrors() {
 		return nil, nil
@@ -91,6 +92,14 @@ type catalogueCommand struct {
 	// status is the exit status when open said the command cannot go on:
 	// 0 after -h, which printed the help asked for.
 	status int
+	// maxFanout is --max-fanout, for the commands that compile.
+	maxFanout *int
+}
+
+// compiles adds the flags of the commands that compile a runbook.
+func (c *catalogueCommand) compiles() *catalogueCommand {
+	c.maxFanout = c.fs.Int("max-fanout", compiler.DefaultMaxFanout, "the most elements a for-each's list written out may hold")
+	return c
 }
 
 func newCatalogueCommand(name string, stderr io.Writer) *catalogueCommand {
@@ -122,11 +131,18 @@ func (c *catalogueCommand) open(args []string, stderr io.Writer, least, most int
 		cantRun(stderr, "%v", err)
 		return nil, nil, false
 	}
+	if c.maxFanout != nil {
+		if *c.maxFanout < 1 {
+			cantRun(stderr, "--max-fanout must be at least 1, got %d", *c.maxFanout)
+			return nil, nil, false
+		}
+		w.opts.MaxFanout = *c.maxFanout
+	}
 	return positional, w, true
 }
 
 func runCompile(args []string, stdout, stderr io.Writer) int {
-	c := newCatalogueCommand("compile", stderr)
+	c := newCatalogueCommand("compile", stderr).compiles()
 	output := c.fs.String("o", "", "write the plan to this file instead of standard output")
 	format := diagFormatFlag()
 	c.fs.Var(format, "format", "diagnostics format: text, json or sarif")
@@ -155,7 +171,7 @@ func runCompile(args []string, stdout, stderr io.Writer) int {
 }
 
 func runLint(args []string, stdout, stderr io.Writer) int {
-	c := newCatalogueCommand("lint", stderr)
+	c := newCatalogueCommand("lint", stderr).compiles()
 	format := diagFormatFlag()
 	c.fs.Var(format, "format", "diagnostics format: text, json or sarif")
 	quiet := c.fs.Bool("q", false, "print nothing when there are no problems")
@@ -195,7 +211,7 @@ func (c *catalogueCommand) compileOne(args []string, stderr io.Writer) (plan *co
 }
 
 func runGraph(args []string, stdout, stderr io.Writer) int {
-	c := newCatalogueCommand("graph", stderr)
+	c := newCatalogueCommand("graph", stderr).compiles()
 	format := cli.Choice("dot", "dot", "mermaid")
 	c.fs.Var(format, "format", "picture format: dot or mermaid")
 	plan, status := c.compileOne(args, stderr)

@@ -14,7 +14,7 @@ import (
 // whether to let an agent's runbook run. It compiles the runbook and reads
 // the plan's effects, so it shows exactly what rbd would be given.
 func runEffects(args []string, stdout, stderr io.Writer) int {
-	c := newCatalogueCommand("effects", stderr)
+	c := newCatalogueCommand("effects", stderr).compiles()
 	format := cli.Choice("text", "text", "json")
 	c.fs.Var(format, "format", "output format: text or json")
 	plan, status := c.compileOne(args, stderr)
@@ -25,41 +25,94 @@ func runEffects(args []string, stdout, stderr io.Writer) int {
 		_ = cli.WriteJSON(stdout, plan.Effects)
 		return status
 	}
-	writeEffects(stdout, plan.Sources[0], plan.Effects)
+	var steps, hooks []compiler.Effect
+	for _, e := range plan.Effects {
+		if e.Hook {
+			hooks = append(hooks, e)
+		} else {
+			steps = append(steps, e)
+		}
+	}
+	writeEffects(stdout, plan.Sources[0]+": ", steps)
+	if len(hooks) > 0 {
+		// Failure hooks run only after the runbook has failed, ended
+		// partial or been cancelled: a reviewer weighs them apart.
+		fmt.Fprintln(stdout, "\nOn failure (once the runbook has failed, ended partial or been cancelled, after compensation):")
+		writeEffects(stdout, "", hooks)
+	}
 	writeReaches(stdout, plan)
 	return status
 }
 
 // writeEffects prints one effect a line, ungated ones marked, under a
 // count a reviewer reads first.
-func writeEffects(out io.Writer, name string, effects []compiler.Effect) {
+func writeEffects(out io.Writer, prefix string, effects []compiler.Effect) {
 	ungated := 0
 	for _, e := range effects {
 		if e.GatedBy == "" {
 			ungated++
 		}
 	}
-	fmt.Fprintf(out, "%s: %s, %d ungated\n", name, plural(len(effects), "effect"), ungated)
+	fmt.Fprintf(out, "%s%s, %d ungated\n", prefix, plural(len(effects), "effect"), ungated)
 	if len(effects) == 0 {
 		return
 	}
 	tw := cli.NewTable(out)
 	fmt.Fprintln(tw, "STEP\tVERB\tSIDE EFFECTS\tRISK\tGATE\tTARGET")
+	var rows []effectRow
 	for _, e := range effects {
-		gate := "UNGATED"
-		switch {
-		case e.GatedBy == e.Step:
-			gate = string(e.Gate) + " (its own)"
-		case e.GatedBy != "":
-			gate = fmt.Sprintf("%s at @%s", e.Gate, e.GatedBy)
+		r := effectRow{step: e.Step, cells: effectCells(e), count: 1, perElement: e.PerElement}
+		if e.PerElement {
+			r.step = compiler.Stem(e.Step)
 		}
-		target := e.Target
-		if target == "" {
-			target = "-"
+		// The elements of one for-each (docs/design/language.md v1.3) are one line.
+		if n := len(rows); n > 0 && e.PerElement && rows[n-1].perElement && rows[n-1].step == r.step && rows[n-1].cells == r.cells {
+			rows[n-1].count++
+			continue
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", e.Step, e.Verb, e.SideEffects, e.Risk, gate, target)
+		rows = append(rows, r)
+	}
+	for _, r := range rows {
+		step := r.step
+		if r.perElement {
+			step += "[*]"
+			if r.count > 1 {
+				step += fmt.Sprintf(" ×%d", r.count)
+			}
+			step += " (per element)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\n", step, r.cells)
 	}
 	_ = tw.Flush()
+}
+
+// effectRow is one line of the table: one effect, or the elements of a
+// for-each that do the same.
+type effectRow struct {
+	step       string
+	cells      string // the columns after STEP, tab-separated
+	count      int
+	perElement bool
+}
+
+// effectCells renders an effect's columns after STEP. A gate of the
+// step's own, or of another element of its for-each, reads the same for
+// every element.
+func effectCells(e compiler.Effect) string {
+	gate := "UNGATED"
+	switch {
+	case e.GatedBy == e.Step:
+		gate = string(e.Gate) + " (its own)"
+	case e.GatedBy != "" && e.PerElement && compiler.Stem(e.GatedBy) == compiler.Stem(e.Step):
+		gate = string(e.Gate) + " (its own)"
+	case e.GatedBy != "":
+		gate = fmt.Sprintf("%s at @%s", e.Gate, e.GatedBy)
+	}
+	target := e.Target
+	if target == "" {
+		target = "-"
+	}
+	return fmt.Sprintf("%s\t%s\t%s\t%s\t%s", e.Verb, e.SideEffects, e.Risk, gate, target)
 }
 
 // writeReaches lists, after the effects, the steps that declare no side

@@ -16,7 +16,7 @@ import (
 // more. The fixed source goes to standard output, or back to the file with
 // -w. What was fixed, and the diagnostics left, go to standard error.
 func runFix(args []string, stdout, stderr io.Writer) int {
-	c := newCatalogueCommand("fix", stderr)
+	c := newCatalogueCommand("fix", stderr).compiles()
 	write := c.fs.Bool("w", false, "write the fixed source back to each file")
 	format := diagFormatFlag()
 	c.fs.Var(format, "format", "format of the diagnostics left after fixing: text, json or sarif")
@@ -29,7 +29,7 @@ func runFix(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return cantRun(stderr, "error reading %q: %v", path, err)
 		}
-		fixed, applied, left := fixSource(w.cat, path, src)
+		fixed, applied, left := fixSource(w.opts, w.cat, path, src)
 		if format.Value == "text" {
 			for _, d := range applied {
 				fmt.Fprintf(stderr, "%s: fixed[%s]: %s\n", d.Range, d.Code, d.Fixes[0].Message)
@@ -49,8 +49,8 @@ func runFix(args []string, stdout, stderr io.Writer) int {
 	return w.report(stderr, format.Value)
 }
 
-// fixSource is compiler.FixSource, in the argument order rbc's servers
-// take it.
-func fixSource(cat *registry.Catalogue, path string, src []byte) (fixed []byte, applied, left lang.Diagnostics) {
-	return compiler.FixSource(path, src, cat)
+// fixSource is compiler.FixSource with rbc's options, in the argument
+// order rbc's servers take it.
+func fixSource(opts compiler.Options, cat *registry.Catalogue, path string, src []byte) (fixed []byte, applied, left lang.Diagnostics) {
+	return opts.FixSource(path, src, cat)
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/runbookdev/runbook/cmd/internal/cli"
 	"github.com/runbookdev/runbook/cmd/rbc/internal/lsp"
+	"github.com/runbookdev/runbook/compiler"
 	"github.com/runbookdev/runbook/registry"
 )
 
@@ -43,6 +44,6 @@ func (stdio) Close() error                { return nil }
 // fixAll is rbc fix's repair of one source, for the language server's
 // "fix all" action.
 func fixAll(cat *registry.Catalogue, name string, src []byte) []byte {
-	fixed, _, _ := fixSource(cat, name, src)
+	fixed, _, _ := fixSource(compiler.Options{}, cat, name, src)
 	return fixed
 }

@@ -33,6 +33,8 @@ Usage:
   rbc version
 
 --verbs may be repeated; RBC_VERBS (a list separated by %q) is its default.
+compile, lint, fix, graph and effects take --max-fanout N (default 1000): the most
+elements a for-each's list written out may hold.
 Exit status: 0 no errors, 1 errors found, 2 the command could not run.
 `
 

@@ -6,22 +6,57 @@ import (
 )
 
 // The grammar's nodes capture whole tokens. A captured token's position is
-// its index among the call's tokens (see ParseCall and Index), which is all
+// its index among the call's tokens (see ParseTop and Index), which is all
 // that package lang reads from a tree: it takes each token's text and range
 // from its own scan. So a tree says only which token plays which part, and
 // serves as the tree of every call with the same token types.
 
-// File = { Call } .
+// File = { Top } .
 type File struct {
-	Calls []*Call `parser:"@@*"`
+	Items []*Top `parser:"@@*"`
+}
+
+// Top = Call | Form .
+//
+// A top-level item is a verb call, or one of the language's forms
+// ((on-failure ...) and (for-each ...) are only valid there; package lang
+// reports the others).
+type Top struct {
+	Call *Call `parser:"  @@"`
+	Form *Form `parser:"| @@"`
 }
 
 // Call = "(" VerbName { Keyword Value } ")" .
+//
+// A verb name is a Name: two or more identifiers joined by dots.
 type Call struct {
 	Open  lexer.Token `parser:"@\"(\""`
 	Verb  lexer.Token `parser:"@Name"`
 	Args  []*Arg      `parser:"@@*"`
 	Close lexer.Token `parser:"@\")\""`
+}
+
+// Form = "(" ( Op | Word ) { Keyword Value | Value } ")" .
+//
+// A form is a parenthesis whose head is not a verb name: an operator
+// (= != < <= > >=) or a single identifier (str, and, or, not, in, exists,
+// on-failure, for-each). Its items are values and keyword options in any
+// order; package lang decides what each form accepts, so the grammar stays
+// one rule and every misuse gets a diagnostic in the language's words. A
+// call's verb always holds a dot and a form's head never does, so the
+// first token after "(" tells them apart.
+type Form struct {
+	Open  lexer.Token `parser:"@\"(\""`
+	Head  lexer.Token `parser:"@(Op | Word)"`
+	Items []*Item     `parser:"@@*"`
+	Close lexer.Token `parser:"@\")\""`
+}
+
+// Item is one of a form's items: a keyword option or a value, kept in
+// source order.
+type Item struct {
+	Arg   *Arg   `parser:"  @@"`
+	Value *Value `parser:"| @@"`
 }
 
 // Arg is a keyword and its value, in a call or in a map. It is a node of
@@ -33,15 +68,17 @@ type Arg struct {
 	Value *Value      `parser:"@@"`
 }
 
-// Value = String | Integer | Decimal | "true" | "false" | "nil" | Reference | Input | List | Map | Call .
+// Value = String | Integer | Decimal | "true" | "false" | "nil" | Reference | Input | List | Map | Call | Form .
 //
 // A Call as a value is a nested call (docs/design/language.md v1.1): a step of its
-// own whose result the value refers to.
+// own whose result the value refers to. A Form as a value is (str ...) or
+// a condition (docs/design/language.md v1.2).
 type Value struct {
 	Scalar *lexer.Token `parser:"  @(String | Int | Decimal | Ref | Input | Bad | \"true\" | \"false\" | \"nil\")"`
 	List   *List        `parser:"| @@"`
 	Map    *Map         `parser:"| @@"`
 	Call   *Call        `parser:"| @@"`
+	Form   *Form        `parser:"| @@"`
 }
 
 // List = "[" { Value } "]" .

@@ -7,12 +7,12 @@ import (
 	"github.com/alecthomas/participle/v2/lexer"
 )
 
-// ParseCall parses the tokens of one call, which start at its "(" and end
-// at its ")" or where it was left open. Participle sees each token's type
-// and text; as its position it sees the token's index in toks, so every
-// token in the tree, and a syntax error, says which of the call's tokens it
-// is (see Index and Error).
-func ParseCall(toks []lexer.Token) (*Call, error) {
+// ParseTop parses the tokens of one top-level call or form, which start at
+// its "(" and end at its ")" or where it was left open. Participle sees
+// each token's type and text; as its position it sees the token's index in
+// toks, so every token in the tree, and a syntax error, says which of the
+// tokens it is (see Index and Error).
+func ParseTop(toks []lexer.Token) (*Top, error) {
 	peek, err := lexer.Upgrade(&numbered{toks: toks})
 	if err != nil {
 		return nil, err
@@ -27,8 +27,8 @@ func ParseCall(toks []lexer.Token) (*Call, error) {
 	}
 	// The tokens begin with "(" and end where that call ends (package
 	// lang's segment), so a tree that parsed holds exactly one top-level
-	// call; any other "(" in them opens a call nested in it.
-	return tree.Calls[0], nil
+	// item; any other "(" in them opens a call or form nested in it.
+	return tree.Items[0], nil
 }
 
 // Index is the index, among its call's tokens, of a token in a tree that

@@ -10,7 +10,7 @@ import (
 // reach the parser.
 const (
 	Punct   lexer.TokenType = iota + 1 // ( ) [ ] { }
-	Name                               // identifier, possibly dotted: kyc.open-case, true
+	Name                               // two or more identifiers joined by dots: kyc.open-case
 	Keyword                            // :case-id
 	Ref                                // @docs.files[0].url
 	Input                              // $client_name
@@ -18,6 +18,8 @@ const (
 	Int                                // -12
 	Decimal                            // 1.5e3
 	Bad                                // a malformed literal, already reported
+	Word                               // one identifier: true, str, and, on-failure
+	Op                                 // a run of = ! < >: an operator, such as <=
 )
 
 // Definition tells participle the token types. Its Lex is never used:
@@ -31,6 +33,7 @@ func (Definition) Symbols() map[string]lexer.TokenType {
 	return map[string]lexer.TokenType{
 		"EOF": lexer.EOF, "Punct": Punct, "Name": Name, "Keyword": Keyword, "Ref": Ref,
 		"Input": Input, "String": String, "Int": Int, "Decimal": Decimal, "Bad": Bad,
+		"Word": Word, "Op": Op,
 	}
 }
 

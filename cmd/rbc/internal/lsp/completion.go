@@ -10,6 +10,7 @@ import (
 
 	"go.lsp.dev/protocol"
 
+	"github.com/runbookdev/runbook/compiler"
 	"github.com/runbookdev/runbook/lang"
 	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/verbs"
@@ -22,6 +23,7 @@ var stepOptions = []struct{ name, doc string }{
 	{"after", "runs the step after others, passing no data (`:after @x` or `:after [@x @y]`)"},
 	{"gate", "requires approval before the step runs (`:gate \"human_confirm\"`)"},
 	{"on-failure", "what a failure of this step does to the runbook: \"abort\", \"isolate\" or \"continue\""},
+	{"when", "runs the step only if a condition holds, else skips it (`:when (< @lag.seconds 5)`)"},
 }
 
 // completion offers what may be typed at the cursor: verb names right
@@ -46,6 +48,8 @@ func (s *Server) completion(ctx context.Context, p *protocol.CompletionParams) (
 		list.Items = append(list.Items, item)
 	}
 	switch {
+	case c.atOperator():
+		completeOperators(add)
 	case c.call != nil && c.prev == c.call.open:
 		s.completeVerbs(add)
 	case strings.HasPrefix(c.word, "@"):
@@ -129,9 +133,10 @@ func (s *Server) completeArguments(c *cursor, add func(protocol.CompletionItem))
 // deeper, the fields the producing verb's output schema gives at that path.
 func (s *Server) completeRef(c *cursor, add func(protocol.CompletionItem)) {
 	dot := strings.LastIndexByte(c.word, '.')
+	hook := c.call != nil && c.call.hook
 	if dot < 0 {
 		for _, b := range slices.Sorted(maps.Keys(c.o.bindings)) {
-			if producer := c.o.bindings[b]; producer != c.call {
+			if producer := c.o.bindings[b]; producer != c.call && !producer.hook {
 				add(protocol.CompletionItem{
 					Label:      "@" + b,
 					Kind:       protocol.CompletionItemKindVariable,
@@ -140,21 +145,45 @@ func (s *Server) completeRef(c *cursor, add func(protocol.CompletionItem)) {
 				})
 			}
 		}
+		for _, l := range c.o.loopsAround(c.prev + 1) {
+			if l.item != "" {
+				add(protocol.CompletionItem{
+					Label:      "@" + l.item,
+					Kind:       protocol.CompletionItemKindVariable,
+					Detail:     "an element of the for-each's list",
+					InsertText: "@" + l.item,
+				})
+			}
+		}
+		if hook {
+			add(protocol.CompletionItem{
+				Label:         "@failure",
+				Kind:          protocol.CompletionItemKindVariable,
+				Detail:        "the failure the hooks run after",
+				Documentation: failureDoc,
+				InsertText:    "@failure",
+			})
+		}
 		return
 	}
 	// The fields after the last '.': "@docs.files[0]." is the start of a
 	// field of docs' files[0].
 	base := c.word[:dot+1]
 	name, path := parseRef(c.word[:dot])
-	producer, ok := c.o.bindings[name]
-	if !ok {
+	var sub map[string]any
+	if producer, ok := c.o.bindings[name]; ok {
+		def, ok := s.cat.definition(c.o.verbName(producer))
+		if !ok {
+			return
+		}
+		sub = schemaAt(def.OutputSchema, path)
+	} else if name == "failure" && hook {
+		sub = rawSchemaAt(compiler.FailureSchema(), path)
+	} else if elem, ok := s.elementSchema(c.o, c.prev+1, name); ok {
+		sub = rawSchemaAt(elem, path)
+	} else {
 		return
 	}
-	def, ok := s.cat.definition(c.o.verbName(producer))
-	if !ok {
-		return
-	}
-	sub := schemaAt(def.OutputSchema, path)
 	for _, f := range fields(sub) {
 		field, _ := verbs.Field(sub, f)
 		add(protocol.CompletionItem{

@@ -10,6 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
+
+	"github.com/runbookdev/runbook/cmd/rbc/internal/lsp/lsptest"
 )
 
 // After a keyword whose values are few, completion offers them as
@@ -34,18 +36,25 @@ func TestCompletionOffersTheValuesAKeywordAdmits(t *testing.T) {
 	second := strings.IndexByte(text, '\n') + 1
 	labels := func(after string) []string {
 		off := second + strings.Index(text[second:], after) + len(after)
-		var list protocol.CompletionList
-		require.NoError(t, client.Call(ctx, protocol.MethodTextDocumentCompletion, &protocol.CompletionParams{
-			TextDocumentPositionParams: params(doc, tx.position(off)),
-		}, &list))
-		var out []string
-		for _, it := range list.Items {
-			out = append(out, it.Label)
-		}
-		return out
+		return completionLabels(t, ctx, client, doc, tx.position(off))
 	}
 	require.Equal(t, []string{`"sev1"`, `"<sev2>"`, "@p", "$sev"}, labels(":severity "))
 	require.Equal(t, []string{"true", "false", "@p", "$sev"}, labels(":loud "))
 	require.Equal(t, []string{`"none"`, `"human_confirm"`, "@p", "$sev"}, labels(":gate "))
 	require.Equal(t, []string{`"abort"`, `"isolate"`, `"continue"`, "@p", "$sev"}, labels(":on-failure "))
+}
+
+// completionLabels asks for completion at pos and returns the labels
+// offered, in order.
+func completionLabels(t *testing.T, ctx context.Context, client *lsptest.Client, doc protocol.DocumentURI, pos protocol.Position) []string {
+	t.Helper()
+	var list protocol.CompletionList
+	require.NoError(t, client.Call(ctx, protocol.MethodTextDocumentCompletion, &protocol.CompletionParams{
+		TextDocumentPositionParams: params(doc, pos),
+	}, &list))
+	var out []string
+	for _, it := range list.Items {
+		out = append(out, it.Label)
+	}
+	return out
 }

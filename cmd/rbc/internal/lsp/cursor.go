@@ -54,7 +54,7 @@ func newCursor(d *document, off int) *cursor {
 // name, keyword, reference with its path, or input.
 func isWordByte(b byte) bool {
 	return b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' ||
-		strings.IndexByte("_-.:@$[]", b) >= 0
+		strings.IndexByte("_-.:@$[]=<>!", b) >= 0
 }
 
 // quiet reports whether the cursor is in a string or a comment, where
@@ -97,12 +97,30 @@ func (c *cursor) atArgument() bool {
 }
 
 // atValue reports whether a value may be typed here: right after a
-// keyword, or inside a list.
+// keyword, inside a list, or among a form's values.
 func (c *cursor) atValue() bool {
 	if c.call == nil || c.word != "" {
 		return false
 	}
-	return c.o.toks[c.prev].Kind == lang.TokenKeyword || c.level == "["
+	return c.o.toks[c.prev].Kind == lang.TokenKeyword || c.level == "[" || c.level == levelForm
+}
+
+// atOperator reports whether a condition's operator may be typed here:
+// right after the "(" of a :when's value, or of an operand of and, or
+// and not (docs/design/language.md v1.2).
+func (c *cursor) atOperator() bool {
+	if c.prev < 1 || c.o.toks[c.prev].Text != "(" {
+		return false
+	}
+	before := c.o.toks[c.prev-1]
+	if before.Kind == lang.TokenKeyword && before.Text == ":when" {
+		return true
+	}
+	switch c.o.formHead[c.prev-1] {
+	case lang.OpAnd, lang.OpOr, lang.OpNot:
+		return c.o.inside[c.prev-1] == levelForm
+	}
+	return false
 }
 
 // wordRange is the range the completion replaces: the word being typed.

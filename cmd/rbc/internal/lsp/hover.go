@@ -8,6 +8,7 @@ import (
 
 	"go.lsp.dev/protocol"
 
+	"github.com/runbookdev/runbook/compiler"
 	"github.com/runbookdev/runbook/lang"
 )
 
@@ -21,8 +22,10 @@ func (s *Server) hover(ctx context.Context, p *protocol.HoverParams) (*protocol.
 	}
 	var text string
 	switch t := o.toks[i]; t.Kind {
-	case lang.TokenName:
-		if def, ok := s.cat.definition(t.Text); ok && i > 0 && o.toks[i-1].Text == "(" {
+	case lang.TokenName, lang.TokenOp:
+		if _, form := o.forms[i-1]; form && i > 0 {
+			text = formDoc(t.Text)
+		} else if def, ok := s.cat.definition(t.Text); ok && i > 0 && o.toks[i-1].Text == "(" {
 			text = verbDoc(def)
 		}
 	case lang.TokenKeyword:
@@ -69,6 +72,12 @@ func (s *Server) refDoc(o *outline, i int) string {
 	tok := o.toks[i]
 	name, path := parseRef(tok.Text)
 	producer, ok := o.bindings[name]
+	if call := o.callAt(i); !ok && name == "failure" && call != nil && call.hook {
+		return failureDoc + "\n\ntype: `" + typeOf(rawSchemaAt(compiler.FailureSchema(), path)) + "`"
+	}
+	if elem, isItem := s.elementSchema(o, i, name); !ok && isItem {
+		return fmt.Sprintf("`%s`: an element of the list of the `(for-each ... :as @%s)` around it\n\ntype: `%s`", tok.Text, name, typeOf(rawSchemaAt(elem, path)))
+	}
 	if !ok {
 		return fmt.Sprintf("`@%s` is not bound by any step's `:as`", name)
 	}

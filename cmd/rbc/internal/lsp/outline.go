@@ -18,10 +18,41 @@ type outline struct {
 	// bindings maps a name to the first call binding it with :as.
 	bindings map[string]*callInfo
 	// inside is, for each token, the innermost bracket open just after
-	// it: "(" at a call's own level, "[" or "{" in a list or map, "" at
-	// the top level.
+	// it: "(" at a call's own level, "[" or "{" in a list or map, "form"
+	// in a form ((str ...), a condition, (on-failure ...)), "" at the top
+	// level.
 	inside []string
+	// forms maps the token index of a form's "(" to its head: "str",
+	// "on-failure", an operator.
+	forms map[int]string
+	// formHead is, for each token inside a form (inside "form"), that
+	// form's head.
+	formHead []string
+	// loops are the (for-each ...) forms, in the order they open.
+	loops []*loopInfo
 }
+
+// loopInfo is one (for-each ...) as its tokens show it.
+type loopInfo struct {
+	open, close int    // token indexes of "(" and of what closed it
+	list        int    // token index of the list's first token, or -1
+	item        string // the :as name, or ""
+}
+
+// loopsAround returns the for-each forms whose bodies hold token i,
+// innermost first.
+func (o *outline) loopsAround(i int) []*loopInfo {
+	var out []*loopInfo
+	for _, l := range o.loops {
+		if l.open < i && i <= l.close {
+			out = append([]*loopInfo{l}, out...)
+		}
+	}
+	return out
+}
+
+// levelForm is the level inside a form, whose items are values.
+const levelForm = "form"
 
 // callInfo is one call as its tokens show it.
 type callInfo struct {
@@ -31,6 +62,7 @@ type callInfo struct {
 	binding     int    // token index of the :as reference, or -1
 	keywords    []int  // token indexes of the call's own keywords, not those of maps inside it
 	name        string // the binding's name, or ""
+	hook        bool   // a call of (on-failure ...), where @failure is bound
 }
 
 // newOutline walks the tokens with a stack of open brackets, so that a
@@ -39,8 +71,11 @@ type callInfo struct {
 // parser instead ends the open call there. Either way the calls are
 // numbered in the order of their "(", as Parse numbers them.
 func newOutline(toks []lang.Token) *outline {
-	b := &outlineBuilder{o: &outline{toks: toks, bindings: map[string]*callInfo{}, inside: make([]string, len(toks))}}
+	b := &outlineBuilder{o: &outline{toks: toks, bindings: map[string]*callInfo{}, inside: make([]string, len(toks)), forms: map[int]string{}, formHead: make([]string, len(toks))}}
 	for i, t := range toks {
+		if top := len(b.stack) - 1; top >= 0 && b.stack[top].loop != nil {
+			b.loopToken(b.stack[top].loop, i, t)
+		}
 		if t.Kind == lang.TokenPunct {
 			b.punct(i, t.Text)
 		} else if top := len(b.stack) - 1; top >= 0 && b.stack[top].call != nil {
@@ -48,6 +83,7 @@ func newOutline(toks []lang.Token) *outline {
 		}
 		if top := len(b.stack) - 1; top >= 0 {
 			b.o.inside[i] = b.stack[top].punct
+			b.o.formHead[i] = b.stack[top].head
 		}
 	}
 	b.closeFrom(0, len(toks)-1)
@@ -65,12 +101,27 @@ type outlineBuilder struct {
 type frame struct {
 	punct string
 	call  *callInfo
+	head  string    // a form's head
+	loop  *loopInfo // a for-each's
 }
 
 func (b *outlineBuilder) punct(i int, p string) {
 	switch p {
 	case "(":
-		c := &callInfo{open: i, index: len(b.o.calls) + 1, verb: -1, binding: -1, close: len(b.o.toks) - 1}
+		if i+1 < len(b.o.toks) {
+			if next := b.o.toks[i+1]; next.Kind == lang.TokenOp || next.Kind == lang.TokenName && lang.IsFormHead(next.Text) {
+				// A form is not a call, and Parse does not number it.
+				b.o.forms[i] = next.Text
+				f := frame{punct: levelForm, head: next.Text}
+				if next.Text == lang.FormForEach {
+					f.loop = &loopInfo{open: i, list: -1, close: len(b.o.toks) - 1}
+					b.o.loops = append(b.o.loops, f.loop)
+				}
+				b.stack = append(b.stack, f)
+				return
+			}
+		}
+		c := &callInfo{open: i, index: len(b.o.calls) + 1, verb: -1, binding: -1, close: len(b.o.toks) - 1, hook: b.inHook()}
 		b.o.calls = append(b.o.calls, c)
 		b.stack = append(b.stack, frame{punct: "(", call: c})
 	case "[", "{":
@@ -80,11 +131,35 @@ func (b *outlineBuilder) punct(i int, p string) {
 		// with it, as the parser recovers.
 		open := map[string]string{")": "(", "]": "[", "}": "{"}[p]
 		for j := len(b.stack) - 1; j >= 0; j-- {
-			if b.stack[j].punct == open {
+			if b.stack[j].punct == open || open == "(" && b.stack[j].punct == levelForm {
 				b.closeFrom(j, i)
 				return
 			}
 		}
+	}
+}
+
+// inHook reports whether the walk is inside (on-failure ...).
+func (b *outlineBuilder) inHook() bool {
+	for _, f := range b.stack {
+		if f.call != nil && f.call.hook {
+			return true
+		}
+		if f.punct == levelForm && f.head == lang.FormOnFailure {
+			return true
+		}
+	}
+	return false
+}
+
+// loopToken notes what a token at a for-each's own level says: its list
+// (the token after the head) and its :as name.
+func (b *outlineBuilder) loopToken(l *loopInfo, i int, t lang.Token) {
+	switch {
+	case i == l.open+2:
+		l.list = i
+	case t.Kind == lang.TokenRef && b.o.toks[i-1].Kind == lang.TokenKeyword && b.o.toks[i-1].Text == ":as" && l.item == "":
+		l.item = refName(t.Text)
 	}
 }
 
@@ -105,6 +180,9 @@ func (b *outlineBuilder) token(c *callInfo, i int, t lang.Token) {
 // at token i.
 func (b *outlineBuilder) closeFrom(j, i int) {
 	for _, f := range b.stack[j:] {
+		if f.loop != nil {
+			f.loop.close = i
+		}
 		if c := f.call; c != nil {
 			c.close = i
 			if c.name != "" && b.o.bindings[c.name] == nil {

@@ -12,8 +12,9 @@ import (
 	"github.com/runbookdev/runbook/lang"
 )
 
-// identifier is docs/design/language.md's identifier, what a binding's name must be.
-var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
+// bindingName is what a binding's name must be (docs/design/language.md v1.2): an
+// identifier, or a name that starts with a digit and holds a letter.
+var bindingName = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_-]*|[0-9][A-Za-z0-9_-]*[A-Za-z][A-Za-z0-9_-]*)$`)
 
 var errNotABinding = errors.New("only a binding (@name) can be renamed")
 
@@ -36,8 +37,11 @@ func (s *Server) rename(ctx context.Context, p *protocol.RenameParams) (*protoco
 	}
 	old := refName(o.toks[i].Text)
 	name := strings.TrimPrefix(p.NewName, "@")
-	if !identifier.MatchString(name) {
-		return nil, fmt.Errorf("%q is not a binding name: a letter or '_', then letters, digits, '_' or '-'", name)
+	if !bindingName.MatchString(name) {
+		return nil, fmt.Errorf("%q is not a binding name: letters, digits, '_' or '-', holding a letter, not starting with '-'", name)
+	}
+	if name == "failure" {
+		return nil, errors.New("@failure is reserved: it names the failure inside (on-failure ...)")
 	}
 	if _, taken := o.bindings[name]; taken && name != old {
 		return nil, fmt.Errorf("@%s is already bound", name)

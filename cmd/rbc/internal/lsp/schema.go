@@ -53,7 +53,11 @@ func schemaAt(schema *verbs.Schema, path []lang.PathStep) map[string]any {
 	if schema == nil {
 		return nil
 	}
-	cur := schema.Raw()
+	return rawSchemaAt(schema.Raw(), path)
+}
+
+// rawSchemaAt is schemaAt for a schema as a map.
+func rawSchemaAt(cur map[string]any, path []lang.PathStep) map[string]any {
 	for _, p := range path {
 		if cur == nil {
 			return nil
