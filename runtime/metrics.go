@@ -16,6 +16,7 @@ type Metrics struct {
 	stepDuration    *prometheus.HistogramVec
 	resumeLatency   prometheus.Histogram
 	resumesInPlace  prometheus.Counter
+	resumesHandedOn *prometheus.CounterVec
 	inlineSteps     *prometheus.CounterVec
 	leaseReclaims   prometheus.Counter
 	outcomesDropped prometheus.Counter
@@ -51,6 +52,11 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "rbd_notification_resume_latency_seconds", Help: "From a notification's arrival to its step's resumption.",
 			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 18),
 		}),
+		resumesHandedOn: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "rbd_resumes_handed_on_total",
+			Help: "Notifications for an active wait whose runbook was not resumed in the notification's own transaction, by why: " +
+				"no_worker (this rbd runs none), busy (every in-place place taken), failed (the resume could not be written).",
+		}, []string{"why"}),
 		resumesInPlace: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "rbd_resumes_in_place_total",
 			Help: "Notifications whose runbook was resumed in the notification's own transaction, without a wake-up.",
@@ -100,7 +106,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	}
 	if reg != nil {
 		reg.MustRegister(m.stepsStarted, m.stepsCompleted, m.stepsFailed, m.stepDuration, m.resumeLatency,
-			m.resumesInPlace, m.inlineSteps, m.leaseReclaims, m.outcomesDropped, m.advanceLatency, m.parked, m.inboxDepth, m.sweepDuration,
+			m.resumesInPlace, m.resumesHandedOn, m.inlineSteps, m.leaseReclaims, m.outcomesDropped, m.advanceLatency, m.parked, m.inboxDepth, m.sweepDuration,
 			m.orphanCount, m.orphansPruned, m.pruned, m.cacheLookups, m.costUSD, m.tokens)
 	}
 	return m
@@ -158,6 +164,13 @@ func (m *Metrics) used(verb string, u driver.Usage) {
 func (m *Metrics) inlineStep(verb string) {
 	if m != nil {
 		m.inlineSteps.WithLabelValues(verb).Inc()
+	}
+}
+
+// handedOn counts a notification's resume left to the advancers, and why.
+func (m *Metrics) handedOn(why string) {
+	if m != nil {
+		m.resumesHandedOn.WithLabelValues(why).Inc()
 	}
 }
 

@@ -93,7 +93,10 @@ func (e *Engine) Notify(ctx context.Context, n Notification) (rbtype.InboxResult
 	// Without a worker here (rbd --worker=false, or stopping), or with as
 	// many resumes in place as advancers already, the inbox row and its
 	// wake-up are the whole of it, and a worker resumes.
-	inPlace := calls != nil && e.takeResumer()
+	inPlace, why := false, "no_worker"
+	if calls != nil {
+		inPlace, why = e.takeResumer(), "busy"
+	}
 	if inPlace {
 		defer func() { <-e.resumers }()
 	}
@@ -110,6 +113,10 @@ func (e *Engine) Notify(ctx context.Context, n Notification) (rbtype.InboxResult
 			return arrived.result, notFoundAsNoWait(err, n.CorrelationKey)
 		}
 		if arrived.woke != uuid.Nil {
+			if arrived.failed {
+				why = "failed"
+			}
+			e.metrics.handedOn(why)
 			e.wakeUp(arrived.woke)
 		}
 		if arrived.resumed.settled != nil {
@@ -142,6 +149,8 @@ type arrival struct {
 	result  rbtype.InboxResult
 	resumed advanced
 	woke    uuid.UUID
+	// failed: a resume in place was tried and could not be written.
+	failed bool
 }
 
 // arrive is a notification's transaction, in tx. The round trips, besides
@@ -210,6 +219,7 @@ func (e *Engine) arrive(ctx context.Context, tx driver.Tx, n driver.Notification
 		// The resume cannot be written: its work is undone, and the
 		// runbook woken as without it; the notification is kept either
 		// way.
+		got.failed = true
 		if err := tx.RollbackToSavepoint(ctx); err != nil {
 			return got, err
 		}

@@ -93,6 +93,7 @@ func TestANotificationWithoutAWorkerWakesOne(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, rbtype.InboxAccepted, res)
 	require.Equal(t, 0.0, metric(t, reg, "rbd_resumes_in_place_total"), "the front has no worker to resume in place")
+	require.Equal(t, 1.0, metric(t, reg, "rbd_resumes_handed_on_total"), "it handed the resume on")
 
 	v = b.waitStatus(t, id, rbtype.RunbookComplete)
 	require.Equal(t, 1, b.rec.callsOf(id, "next"))

@@ -26,7 +26,8 @@ func TestFillMakesFinishedRunbooksWithAllTheirRows(t *testing.T) {
 		require.NoError(t, conn.QueryRow(context.Background(), sql).Scan(&n))
 		return n
 	}
-	require.Equal(t, 2000, count(`SELECT count(*) FROM runbooks WHERE status = 'complete' AND finished_at IS NOT NULL AND wake_at IS NULL`))
+	require.Equal(t, 2000, count(`SELECT count(*) FROM runbooks r WHERE status = 'complete' AND finished_at IS NOT NULL
+		AND NOT EXISTS (SELECT 1 FROM runbook_wakeups w WHERE w.runbook_id = r.id)`))
 	require.Equal(t, 8000, count(`SELECT count(*) FROM runbook_steps WHERE status = 'complete'`))
 	require.Equal(t, 6000, count(`SELECT count(*) FROM runbook_edges`))
 	require.Equal(t, 2000, count(`SELECT count(*) FROM invocation_records WHERE status = 'completed'`))
