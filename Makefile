@@ -17,8 +17,9 @@ help: ## list the targets
 
 build: ## build rbc, rbd and the bench's tools into bin/
 	$(GO) build -o $(BIN)/ ./cmd/...
-	@# River, for make bench only, is a module of its own that ./... leaves out.
+	@# River and DBOS Transact, for make bench only, are modules of their own that ./... leaves out.
 	cd cmd/rbload/rbriver && $(GO) build -o $(abspath $(BIN))/ .
+	cd cmd/rbload/rbdbos && $(GO) build -o $(abspath $(BIN))/ .
 
 test: postgres chromium ## run every test, with the race detector
 	$(GO) vet ./...
@@ -31,6 +32,7 @@ fmt: ## format the Go code
 lint: ## go vet and gofmt -l
 	$(GO) vet ./...
 	cd cmd/rbload/rbriver && $(GO) vet ./...
+	cd cmd/rbload/rbdbos && $(GO) vet ./...
 	@out="$$(gofmt -l .)"; if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
 bench: build postgres ## measure rbd and rbc on this machine and print the table (BENCHMARKS.md)

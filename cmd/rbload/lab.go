@@ -54,10 +54,11 @@ type lab struct {
 	stats   *durable.Store // reads the database's counters
 	schemas int
 
-	// rbd's headline figures of this run, kept for the rows that set
-	// River's beside them (river.go): steps/s by shape, and resume p50.
-	rbdStepsPerSecond map[string]float64
-	rbdResumeP50      float64
+	// rbd's headline figures of this run on empty schemas, kept for the
+	// rows that set River's and DBOS's beside them (sidebyside.go) and
+	// the history's (history.go): steps/s by shape, resume p50 and p99.
+	rbdStepsPerSecond          map[string]float64
+	rbdResumeP50, rbdResumeP99 float64
 }
 
 func newLab(ctx context.Context, o options) (*lab, error) {

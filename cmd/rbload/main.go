@@ -1,8 +1,11 @@
 // Command rbload measures rbd on the machine it runs on, for `make bench`
 // and BENCHMARKS.md: throughput of no-op steps, resume latency, the
 // engine's per-step overhead, a daemon holding 100k parked runbooks, and
-// how compile time scales; and, beside them, River, a PostgreSQL job
-// queue, on the same server in the same run (bin/rbriver, river.go).
+// how compile time scales; the throughput and resume again over a schema
+// that holds 100,000 finished runbooks of history (history.go); and,
+// beside them, on the same server in the same run, River, a PostgreSQL
+// job queue (bin/rbriver, river.go), and DBOS Transact, a workflow engine
+// on PostgreSQL (bin/rbdbos, dbos.go).
 //
 // It starts its own PostgreSQL with a deployment's durability (fsync and
 // synchronous commit on), runs the real rbd binary against it, and drives
@@ -27,6 +30,7 @@ import (
 type options struct {
 	rbd, rbc    string
 	rbriver     string
+	rbdbos      string
 	runs        int
 	only        []string
 	databaseURL string
@@ -47,19 +51,27 @@ type options struct {
 	riverWorkers int // river: the queue's MaxWorkers in the burn-down
 	riverInserts int // river: jobs timed from insert to work
 
+	dbosInFlight int // dbos: chain workflows running at once
+	dbosConns    int // dbos: the system database pool's connections
+
+	historyRunbooks int    // history: finished runbooks in the schema
+	historySchema   string // history: a schema to fill, or reuse when filled
+
 	compileSizes []int
 }
 
-// scenarios run in this order. river follows throughput and resume, whose
-// figures its ratios divide, and comes before parked, which leaves 100k
-// runbooks behind in the cluster.
-var scenarios = []string{"compile", "throughput", "overhead", "resume", "river", "parked"}
+// scenarios run in this order. history, river and dbos follow throughput
+// and resume, whose figures their ratios divide; history comes first of
+// them, nearest in time to the empty-schema figures it is divided by; all
+// come before parked, which leaves 100k runbooks behind in the cluster.
+var scenarios = []string{"compile", "throughput", "overhead", "resume", "history", "river", "dbos", "parked"}
 
 func main() {
 	o := options{}
 	flag.StringVar(&o.rbd, "rbd", "bin/rbd", "the rbd binary to measure")
 	flag.StringVar(&o.rbc, "rbc", "bin/rbc", "the rbc binary to measure")
 	flag.StringVar(&o.rbriver, "rbriver", "bin/rbriver", "river: the River runner (cmd/rbload/rbriver, a module of its own)")
+	flag.StringVar(&o.rbdbos, "rbdbos", "bin/rbdbos", "dbos: the DBOS Transact runner (cmd/rbload/rbdbos, a module of its own)")
 	flag.IntVar(&o.runs, "runs", 3, "runs of each repeated measurement; the median is reported")
 	only := flag.String("only", strings.Join(scenarios, ","), "measurements to run: "+strings.Join(scenarios, ", "))
 	flag.StringVar(&o.databaseURL, "database-url", "", "use this PostgreSQL instead of starting one (its database's counters are read too)")
@@ -76,6 +88,11 @@ func main() {
 	flag.IntVar(&o.riverJobs, "river-jobs", 50000, "river: no-op jobs pre-inserted for the burn-down")
 	flag.IntVar(&o.riverWorkers, "river-workers", 1000, "river: the queue's MaxWorkers in the burn-down")
 	flag.IntVar(&o.riverInserts, "river-inserts", 1000, "river: jobs timed from insert to work, at -rate a second")
+	flag.IntVar(&o.dbosInFlight, "dbos-in-flight", 200, "dbos: chain workflows running at once (-runbooks of -steps steps in all)")
+	flag.IntVar(&o.dbosConns, "dbos-conns", 32, "dbos: the system database pool's connections")
+	flag.IntVar(&o.historyRunbooks, "history", 100000, "history: finished ten-step runbooks in the schema that the history variants run on")
+	flag.StringVar(&o.historySchema, "history-schema", "", "history: fill this schema, or reuse it if it already holds -history finished runbooks\n"+
+		"(with -database-url, whose server outlives the run: fill once, measure many times)")
 	sizes := flag.String("compile-sizes", "1000,10000,100000", "compile scaling: runbook sizes in steps")
 	flag.Parse()
 	o.only = strings.Split(*only, ",")
@@ -102,6 +119,9 @@ func run(ctx context.Context, o options) error {
 	bins := []string{o.rbd, o.rbc}
 	if slices.Contains(o.only, "river") {
 		bins = append(bins, o.rbriver)
+	}
+	if slices.Contains(o.only, "dbos") {
+		bins = append(bins, o.rbdbos)
 	}
 	for _, bin := range bins {
 		if _, err := os.Stat(bin); err != nil {
@@ -148,8 +168,12 @@ func run(ctx context.Context, o options) error {
 			err = lab.overhead(ctx, report)
 		case "resume":
 			err = lab.resume(ctx, report)
+		case "history":
+			err = lab.history(ctx, report)
 		case "river":
 			err = lab.river(ctx, report)
+		case "dbos":
+			err = lab.dbos(ctx, report)
 		case "parked":
 			err = lab.parkedScale(ctx, report)
 		}
@@ -176,6 +200,7 @@ func (o options) summary() map[string]any {
 		"runs": o.runs, "runbooks": o.runbooks, "steps": o.steps, "advancers": o.advancers, "workers": o.workers,
 		"parked": o.parkedCount, "rate": o.rate, "scale": o.scale, "compile_sizes": o.compileSizes,
 		"river_jobs": o.riverJobs, "river_workers": o.riverWorkers, "river_inserts": o.riverInserts,
+		"dbos_in_flight": o.dbosInFlight, "dbos_conns": o.dbosConns, "history": o.historyRunbooks,
 	}
 }
 

@@ -42,9 +42,10 @@ func stepsOnce(ids []uuid.UUID, ledgers [][]client.Event, steps int) (map[string
 }
 
 // attemptsOnce checks the same from the job ledger's table
-// (step_attempts, one row per attempt): as many rows as steps, one per
-// step, none an attempt after the first.
-func (l *lab) attemptsOnce(ctx context.Context, schema string, want int) error {
+// (step_attempts, one row per attempt) for the runbooks ids: as many rows
+// as their steps, one per step, none an attempt after the first. Other
+// runbooks in the schema (the history's) are not counted.
+func (l *lab) attemptsOnce(ctx context.Context, schema string, ids []uuid.UUID, steps int) error {
 	conn, err := pgx.Connect(ctx, l.url)
 	if err != nil {
 		return err
@@ -52,15 +53,26 @@ func (l *lab) attemptsOnce(ctx context.Context, schema string, want int) error {
 	defer conn.Close(ctx)
 	var rows, distinct, maxAttempt int
 	err = conn.QueryRow(ctx, `SELECT count(*), count(DISTINCT (runbook_id, step_key)), coalesce(max(attempt), 0) FROM `+
-		pgx.Identifier{schema, "step_attempts"}.Sanitize()).Scan(&rows, &distinct, &maxAttempt)
+		pgx.Identifier{schema, "step_attempts"}.Sanitize()+` WHERE runbook_id = ANY($1::uuid[])`, idStrings(ids)).Scan(&rows, &distinct, &maxAttempt)
 	if err != nil {
 		return err
 	}
+	want := len(ids) * steps
 	if rows != want || distinct != want || maxAttempt != 1 {
 		return fmt.Errorf("step_attempts: %d rows for %d steps (%d distinct), highest attempt %d; want one attempt per step",
 			rows, want, distinct, maxAttempt)
 	}
 	return nil
+}
+
+// idStrings are ids as text, which pgx sends as a text[] for the query to
+// cast.
+func idStrings(ids []uuid.UUID) []string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = id.String()
+	}
+	return out
 }
 
 // shares shows how many steps each worker started, in worker order.

@@ -28,49 +28,73 @@ func (l *lab) resume(ctx context.Context, r *report) error {
 	}
 	figures := runs{}
 	for run := range l.o.runs {
-		d, err := l.startRBD(ctx, l.schema("rs"), nil)
-		if err != nil {
+		if err := l.resumeRun(ctx, l.schema("rs"), plan, figures); err != nil {
 			return err
 		}
-		ids, err := submitAll(ctx, d.client, plan, l.o.parkedCount, 8, "rs")
-		if err != nil {
-			return err
-		}
-		keys, err := parkedKeys(ctx, d.client, ids, 5*time.Minute)
-		if err != nil {
-			return err
-		}
-		sent, accepted, err := notifyAtRate(ctx, d.client, keys, l.o.rate)
-		if err != nil {
-			return err
-		}
-		if err := waitNoneExecuting(ctx, d.client, 5*time.Minute); err != nil {
-			return err
-		}
-		latencies, err := resumeLatencies(ctx, d.client, ids, sent)
-		if err != nil {
-			return err
-		}
-		webhook := make([]float64, len(sent))
-		for i := range sent {
-			webhook[i] = ms(accepted[i].Sub(sent[i]))
-		}
-		figures.add("webhook p50", percentile(webhook, 50))
-		if err := d.stop(); err != nil {
-			return err
-		}
-		for _, p := range []float64{50, 90, 99, 100} {
-			figures.add(fmt.Sprintf("p%g", p), percentile(latencies, p))
-		}
-		logf("resume run %d: p50 %.2f ms, p99 %.2f ms", run+1, percentile(latencies, 50), percentile(latencies, 99))
+		logf("resume run %d: p50 %.2f ms, p99 %.2f ms", run+1, figures["p50"][run], figures["p99"][run])
 	}
 	label := fmt.Sprintf("resume at %d notifications/s (%d parked), ", l.o.rate, l.o.parkedCount)
+	l.resumeRows(r, label, figures)
+	r.add("webhook sent → 202 during the resume run, p50", figures.median("webhook p50"), "ms")
+	l.rbdResumeP50, l.rbdResumeP99 = figures.median("p50"), figures.median("p99")
+	return nil
+}
+
+// resumeRows adds a resume measurement's rows with issue 26's targets:
+// p50 ≤ 3 ms, p95 ≤ 10 ms, p99 ≤ 15 ms.
+func (l *lab) resumeRows(r *report, label string, figures runs) {
 	r.add(label+"p50", figures.median("p50"), "ms").atMost(3, "p50 ≤ 3 ms").note("%s", figures.spread("p50"))
 	r.add(label+"p90", figures.median("p90"), "ms")
+	r.add(label+"p95", figures.median("p95"), "ms").atMost(10, "p95 ≤ 10 ms").note("%s", figures.spread("p95"))
 	r.add(label+"p99", figures.median("p99"), "ms").atMost(15, "p99 ≤ 15 ms").note("%s", figures.spread("p99"))
 	r.add(label+"max", figures.median("p100"), "ms")
-	r.add("webhook sent → 202 during the resume run, p50", figures.median("webhook p50"), "ms")
-	l.rbdResumeP50 = figures.median("p50")
+}
+
+// resumeRun starts an rbd on a schema, parks K runbooks there, notifies
+// them at the rate, and adds the run's percentiles and the webhook's p50
+// to figures. The schema is a fresh one or the history's (history.go).
+func (l *lab) resumeRun(ctx context.Context, schema string, plan []byte, figures runs) error {
+	d, err := l.startRBD(ctx, schema, nil)
+	if err != nil {
+		return err
+	}
+	stopped := false
+	defer func() {
+		if !stopped { // a failed run leaves no rbd behind
+			_ = d.kill()
+		}
+	}()
+	ids, err := submitAll(ctx, d.client, plan, l.o.parkedCount, 8, batchTag("rs"))
+	if err != nil {
+		return err
+	}
+	keys, err := parkedKeys(ctx, d.client, ids, 5*time.Minute)
+	if err != nil {
+		return err
+	}
+	sent, accepted, err := notifyAtRate(ctx, d.client, keys, l.o.rate)
+	if err != nil {
+		return err
+	}
+	if err := waitNoneExecuting(ctx, d.client, 5*time.Minute); err != nil {
+		return err
+	}
+	latencies, err := resumeLatencies(ctx, d.client, ids, sent)
+	if err != nil {
+		return err
+	}
+	webhook := make([]float64, len(sent))
+	for i := range sent {
+		webhook[i] = ms(accepted[i].Sub(sent[i]))
+	}
+	stopped = true
+	if err := d.stop(); err != nil {
+		return err
+	}
+	figures.add("webhook p50", percentile(webhook, 50))
+	for _, p := range []float64{50, 90, 95, 99, 100} {
+		figures.add(fmt.Sprintf("p%g", p), percentile(latencies, p))
+	}
 	return nil
 }
 

@@ -1,12 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"strconv"
 	"time"
 )
@@ -102,29 +100,17 @@ func (l *lab) river(ctx context.Context, r *report) error {
 // down in a second process, the one measured.
 func (l *lab) riverBurnRun(ctx context.Context, figures runs) error {
 	schema := l.schema("river")
-	if _, _, err := l.runRiver(ctx, "setup", schema, "--jobs", strconv.Itoa(l.o.riverJobs)); err != nil {
+	if _, _, err := l.runPeer(ctx, l.o.rbriver, "setup", schema, "--jobs", strconv.Itoa(l.o.riverJobs)); err != nil {
 		return err
 	}
-	before, err := l.stats.DatabaseStats(ctx)
-	if err != nil {
+	var out []byte
+	var state *os.ProcessState
+	d, pgCPU, err := l.counted(ctx, func() error {
+		var err error
+		out, state, err = l.runPeer(ctx, l.o.rbriver, "burn", schema, "--workers", strconv.Itoa(l.o.riverWorkers),
+			"--fetch-cooldown", riverBurnCooldown.String())
 		return err
-	}
-	pgBefore, err := l.postgresCPU()
-	if err != nil {
-		return err
-	}
-	out, state, err := l.runRiver(ctx, "burn", schema, "--workers", strconv.Itoa(l.o.riverWorkers),
-		"--fetch-cooldown", riverBurnCooldown.String())
-	if err != nil {
-		return err
-	}
-	// As after rbd's worker: let the exited backends' counters publish.
-	time.Sleep(1500 * time.Millisecond)
-	pgAfter, err := l.postgresCPU()
-	if err != nil {
-		return err
-	}
-	after, err := l.stats.DatabaseStats(ctx)
+	})
 	if err != nil {
 		return err
 	}
@@ -135,21 +121,20 @@ func (l *lab) riverBurnRun(ctx context.Context, figures runs) error {
 	jobs := float64(b.Jobs)
 	figures.add("jobs/s", b.JobsPerSecond)
 	figures.add("worker jobs/s", b.WorkerClockJobsPerSecond)
-	d := after.Sub(before)
 	figures.add("rows/job", float64(d.RowsInserted+d.RowsUpdated+d.RowsDeleted)/jobs)
 	figures.add("ins/job", float64(d.RowsInserted)/jobs)
 	figures.add("upd/job", float64(d.RowsUpdated)/jobs)
 	figures.add("del/job", float64(d.RowsDeleted)/jobs)
 	figures.add("river cpu/job", float64((state.UserTime()+state.SystemTime()).Microseconds())/jobs)
 	if l.pg != nil {
-		figures.add("pg cpu/job", float64((pgAfter-pgBefore).Microseconds())/jobs)
+		figures.add("pg cpu/job", float64(pgCPU.Microseconds())/jobs)
 	}
 	return nil
 }
 
 // riverLatencyRun times jobs from insert to work on a schema of its own.
 func (l *lab) riverLatencyRun(ctx context.Context, figures runs) error {
-	out, _, err := l.runRiver(ctx, "latency", l.schema("river"), "--jobs", strconv.Itoa(l.o.riverInserts),
+	out, _, err := l.runPeer(ctx, l.o.rbriver, "latency", l.schema("river"), "--jobs", strconv.Itoa(l.o.riverInserts),
 		"--rate", strconv.Itoa(l.o.rate), "--fetch-cooldown", riverLatencyCooldown.String())
 	if err != nil {
 		return err
@@ -166,18 +151,4 @@ func (l *lab) riverLatencyRun(ctx context.Context, figures runs) error {
 	figures.add("sent p99", percentile(lr.InsertSentToWorkMS, 99))
 	figures.add("commit", lr.InsertCommitMedianMS)
 	return nil
-}
-
-// runRiver runs one rbriver command on a schema of the lab's PostgreSQL
-// and returns what it printed on standard output and how it exited.
-func (l *lab) runRiver(ctx context.Context, command, schema string, args ...string) ([]byte, *os.ProcessState, error) {
-	args = append([]string{command, "--database-url", l.url, "--schema", schema}, args...)
-	cmd := exec.CommandContext(ctx, l.o.rbriver, args...)
-	var stdout bytes.Buffer
-	logs := &logBuffer{}
-	cmd.Stdout, cmd.Stderr = &stdout, logs
-	if err := cmd.Run(); err != nil {
-		return nil, nil, fmt.Errorf("rbriver %s: %w\n%s", command, err, logs.tail(20))
-	}
-	return stdout.Bytes(), cmd.ProcessState, nil
 }

@@ -32,3 +32,26 @@ func (l *lab) sideBySide(r *report, riverJobsPerSecond, riverP50, riverSentP50 f
 		logf("river: no rbd figures in this run for the ratios (run it with throughput and resume)")
 	}
 }
+
+// besideDBOS adds the rows that set rbd's figures of this run beside DBOS
+// Transact's (issue 26's targets): chain steps/s at least five times
+// DBOS's, and resume p50 and p99 at or below DBOS's Send → next step. As
+// beside River, a figure this run did not measure leaves its row out.
+func (l *lab) besideDBOS(r *report, dbosStepsPerSecond, dbosP50, dbosP99 float64) {
+	if steps, ok := l.rbdStepsPerSecond["chain"]; ok {
+		r.add("rbd chain steps/s ÷ DBOS steps/s", steps/dbosStepsPerSecond, "×").
+			atLeast(5, "≥ 5 (issue 26)").
+			note("%s ÷ %s, one worker rbd against one DBOS process", format(steps), format(dbosStepsPerSecond))
+	}
+	if l.rbdResumeP50 > 0 {
+		r.add("rbd resume p50 ÷ DBOS Send → next step p50", l.rbdResumeP50/dbosP50, "×").
+			atMost(1, "≤ 1 (issue 26)").
+			note("%.2f ms ÷ %.2f ms; both from the producer's send to the next step's start", l.rbdResumeP50, dbosP50)
+		r.add("rbd resume p99 ÷ DBOS Send → next step p99", l.rbdResumeP99/dbosP99, "×").
+			atMost(1, "≤ 1 (issue 26)").
+			note("%.2f ms ÷ %.2f ms", l.rbdResumeP99, dbosP99)
+	}
+	if _, ok := l.rbdStepsPerSecond["chain"]; !ok && l.rbdResumeP50 == 0 {
+		logf("dbos: no rbd figures in this run for the ratios (run it with throughput and resume)")
+	}
+}

@@ -67,6 +67,11 @@ func fanSource(steps int) string {
 // parkSource parks, then runs one step: the resume measurements.
 const parkSource = "(b.wait :as @w)\n(b.noop :after @w :as @next)\n"
 
+// batchTag names one run's submissions, for their idempotency keys: a
+// run on the history's schema must not dedupe into an earlier run's
+// runbooks there (the same keys would return them, long finished).
+func batchTag(what string) string { return what + "-" + uuid.NewString()[:8] }
+
 // submitAll submits n runbooks of one plan with `workers` requests in
 // flight; each has its own idempotency key, so none dedupes another.
 func submitAll(ctx context.Context, c *client.Client, plan []byte, n, workers int, tag string) ([]uuid.UUID, error) {

@@ -36,14 +36,14 @@ func (l *lab) throughput(ctx context.Context, r *report) error {
 			if si == 0 && run == 0 {
 				profile = l.o.profile
 			}
-			if _, err := l.throughputRun(ctx, plan, profile, l.o.runbooks, 1, figures); err != nil {
+			if _, err := l.throughputRun(ctx, l.schema("tp"), plan, profile, l.o.runbooks, 1, figures); err != nil {
 				return err
 			}
 			logf("%s run %d: %s steps/s", shape.name, run+1, format(figures["steps/s"][run]))
 		}
 		label := fmt.Sprintf("throughput, %s (%d runbooks × %d no-op steps)", shape.name, l.o.runbooks, l.o.steps)
 		r.add(label, figures.median("steps/s"), "steps/s").atLeast(10000, "≥ 10,000 steps/s").
-			note("1 rbd, %s advancers; %s", advancersText(l.o.advancers), figures.spread("steps/s"))
+			note("%s", notes(fmt.Sprintf("1 rbd, %s advancers", advancersText(l.o.advancers)), figures.spread("steps/s")))
 		l.rbdStepsPerSecond[shape.name] = figures.median("steps/s")
 		if si == 0 {
 			r.add("  PostgreSQL commits per step (chain)", figures.median("commits/step"), "")
@@ -77,7 +77,7 @@ func (l *lab) inlineThroughput(ctx context.Context, r *report) error {
 	}
 	figures := runs{}
 	for run := range l.o.runs {
-		if _, err := l.throughputRun(ctx, plan, "", l.o.runbooks, 1, figures); err != nil {
+		if _, err := l.throughputRun(ctx, l.schema("tp"), plan, "", l.o.runbooks, 1, figures); err != nil {
 			return fmt.Errorf("inline: %w", err)
 		}
 		logf("inline chain run %d: %s steps/s", run+1, format(figures["steps/s"][run]))
@@ -100,17 +100,18 @@ func advancersText(n int) string {
 	return fmt.Sprint(n)
 }
 
-// throughputRun submits n runbooks, runs them with `workers` worker rbds
-// on one schema, checks that every step ran once, and adds the run's
-// figures. It returns how many steps each worker started.
-func (l *lab) throughputRun(ctx context.Context, plan []byte, profile string, n, workers int, figures runs) (map[string]int, error) {
-	schema := l.schema("tp")
+// throughputRun submits n runbooks to a schema, runs them with `workers`
+// worker rbds, checks that every step ran once, and adds the run's
+// figures. It returns how many steps each worker started. The schema is
+// a fresh one, or the history's (history.go), whose finished runbooks
+// the checks leave out.
+func (l *lab) throughputRun(ctx context.Context, schema string, plan []byte, profile string, n, workers int, figures runs) (map[string]int, error) {
 	front, err := l.startRBD(ctx, schema, nil, "--worker=false")
 	if err != nil {
 		return nil, err
 	}
 	defer front.stop()
-	ids, err := submitAll(ctx, front.client, plan, n, 8, "tp")
+	ids, err := submitAll(ctx, front.client, plan, n, 8, batchTag("tp"))
 	if err != nil {
 		return nil, err
 	}
@@ -165,7 +166,7 @@ func (l *lab) throughputRun(ctx context.Context, plan []byte, profile string, n,
 	if err != nil {
 		return nil, err
 	}
-	if err := l.attemptsOnce(ctx, schema, n*l.o.steps); err != nil {
+	if err := l.attemptsOnce(ctx, schema, ids, l.o.steps); err != nil {
 		return nil, err
 	}
 	var first, last time.Time

@@ -59,7 +59,7 @@ func (l *lab) throughputWorkers(ctx context.Context, r *report, shape string, pl
 	var last map[string]int
 	n := l.o.runbooks * l.o.workers
 	for run := range l.o.runs {
-		byWorker, err := l.throughputRun(ctx, plan, "", n, l.o.workers, figures)
+		byWorker, err := l.throughputRun(ctx, l.schema("tp"), plan, "", n, l.o.workers, figures)
 		if err != nil {
 			return fmt.Errorf("%d workers: %w", l.o.workers, err)
 		}
