@@ -63,6 +63,7 @@ func (l *lab) dbos(ctx context.Context, r *report) error {
 		withCommas(int64(l.o.runbooks)), l.o.steps, l.o.dbosInFlight, l.o.dbosConns), chains.median("steps/s"), "steps/s").
 		note("%s", notes("DBOS Transact "+dbosVersion+", one process; first step started → last workflow ended, its start inside the window",
 			"started → ended "+format(chains.median("launch s"))+" s", chains.spread("steps/s")))
+	r.add("  PostgreSQL commits per step (DBOS)", chains.median("commits/step"), "")
 	r.add("  rows written per step (DBOS)", chains.median("rows/step"), "").
 		note("inserted %s, updated %s, deleted %s; the workflow's own rows included", format(chains.median("ins/step")),
 			format(chains.median("upd/step")), format(chains.median("del/step")))
@@ -109,6 +110,7 @@ func (l *lab) dbosChainRun(ctx context.Context, figures runs) error {
 	steps := float64(l.o.runbooks * l.o.steps)
 	figures.add("steps/s", c.StepsPerSecond)
 	figures.add("launch s", c.LaunchToDoneSeconds)
+	figures.add("commits/step", float64(d.Commits)/steps)
 	figures.add("rows/step", float64(d.RowsInserted+d.RowsUpdated+d.RowsDeleted)/steps)
 	figures.add("ins/step", float64(d.RowsInserted)/steps)
 	figures.add("upd/step", float64(d.RowsUpdated)/steps)
