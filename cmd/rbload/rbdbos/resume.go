@@ -82,7 +82,7 @@ func resume(ctx context.Context, o options) (*resumeResult, error) {
 			return nil, fmt.Errorf("workflow %s: %w", ids[i], err)
 		}
 	}
-	if err := waitWaiting(ctx, o, pool, time.Minute); err != nil {
+	if err := waitWaiting(ctx, o, pool, 5*time.Minute); err != nil {
 		return nil, err
 	}
 	time.Sleep(settle)
