@@ -65,12 +65,16 @@ const releaseLeasesSQL = `
 // is always due again no later than the lease expires (the advance's
 // boundByLeases), so its wake_at is set, and the steps of the runbooks due
 // at all are few beside the history. A lease this misses (were that ever
-// not so) expires and is reclaimed as a dead worker's is.
+// not so) expires and is reclaimed as a dead worker's is. The look-up goes
+// from each wake-up to its runbook's steps (OFFSET 0 keeps PostgreSQL from
+// flattening it): steps with a lease are so rare that PostgreSQL, left to
+// itself, read the whole steps table for them instead.
 func (s *Store) WorkerLeases(ctx context.Context, worker string) ([]driver.Lease, error) {
 	rows, err := s.pool.Query(ctx, `
-		SELECT s.id, s.runbook_id, s.lease_worker, s.lease_attempt, 'active', s.lease_acquired_at, s.lease_expires_at
-		FROM runbook_wakeups w JOIN runbook_steps s ON s.runbook_id = w.runbook_id
-		WHERE s.lease_worker = $1`, worker)
+		SELECT s.* FROM runbook_wakeups w, LATERAL (
+			SELECT id, runbook_id, lease_worker, lease_attempt, 'active', lease_acquired_at, lease_expires_at
+			FROM runbook_steps WHERE runbook_id = w.runbook_id AND lease_worker = $1
+			OFFSET 0) s`, worker)
 	if err != nil {
 		return nil, translate(err)
 	}
