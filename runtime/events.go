@@ -50,6 +50,10 @@ type StepReclaimedData struct {
 type StepFailedData struct {
 	Code    rbtype.ErrorCode `json:"code"`
 	Message string           `json:"message"`
+	// NotRetried says why a retryable code was not retried when the
+	// reason is not the attempts: "no_idempotency_key", an external call
+	// whose repeat could act twice (SEMANTICS.md section 12).
+	NotRetried string `json:"not_retried,omitempty"`
 }
 
 // RetryScheduledData is a retryable failure and when the step runs again.
@@ -58,6 +62,9 @@ type RetryScheduledData struct {
 	Message       string           `json:"message"`
 	NextAttemptAt time.Time        `json:"next_attempt_at"`
 	DelayMS       int64            `json:"delay_ms"`
+	// RetryAfterMS is the provider's Retry-After, capped by the code's
+	// policy, when it asked for one (SEMANTICS.md section 12).
+	RetryAfterMS int64 `json:"retry_after_ms,omitempty"`
 }
 
 // StepParkedData is what a parked step waits for.

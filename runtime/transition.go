@@ -197,18 +197,21 @@ func (t *transition) failStep(s *driver.Step, e *Error) {
 	exec := t.execution(s)
 	s.ErrorCode, s.ErrorMessage = e.Code, e.Message
 	t.touch(s)
-	if e.Retryable() && s.Attempt < exec.Retry.MaxAttempts && !t.aborted() {
-		delay := RetryDelay(exec.Retry, stepSeed(originOf(t.rb, &exec), s.Key, s.Attempt), s.Attempt)
-		next := t.now.Add(delay)
+	notRetried := ""
+	if d := t.decideRetry(s, e, &exec); d.retry {
+		next := t.now.Add(d.delay)
 		s.Status, s.NextAttemptAt = rbtype.StepFailedRetryable, &next
 		t.event(rbtype.EventStepRetryScheduled, s, RetryScheduledData{
-			Code: e.Code, Message: e.Message, NextAttemptAt: next, DelayMS: delay.Milliseconds(),
+			Code: e.Code, Message: e.Message, NextAttemptAt: next, DelayMS: d.delay.Milliseconds(),
+			RetryAfterMS: d.retryAfter.Milliseconds(),
 		})
 		return
+	} else if d.why == finalNoKey {
+		notRetried = d.why
 	}
 	s.Status, s.NextAttemptAt, s.FinishedAt = rbtype.StepFailed, nil, &t.now
 	t.finishInvocation(s, rbtype.InvocationCancelled)
-	t.event(rbtype.EventStepFailed, s, StepFailedData{Code: e.Code, Message: e.Message})
+	t.event(rbtype.EventStepFailed, s, StepFailedData{Code: e.Code, Message: e.Message, NotRetried: notRetried})
 	t.failed(s)
 }
 

@@ -66,7 +66,7 @@ func TestParseDefinitionDiagnostics(t *testing.T) {
 			`7:12-7:18 V004 returns must be a single value`,
 		}},
 		{"unknown nested field", minimal + "    retry: {max_attempt: 3}\n", []string{
-			`7:13-7:24 V002 unknown field "max_attempt" in execution.retry (valid fields: backoff, base_delay, max_attempts, max_delay) (did you mean "max_attempts"?)`,
+			`7:13-7:24 V002 unknown field "max_attempt" in execution.retry (valid fields: backoff, base_delay, by_code, max_attempts, max_delay) (did you mean "max_attempts"?)`,
 		}},
 		{"missing fields", "- name: x\n  domain: y\n  execution: {kind: sync}\n", []string{
 			`3:14-3:26 V003 missing required field "handler" in execution`,
@@ -167,7 +167,8 @@ func TestParseDefinitionDefaults(t *testing.T) {
 	require.Equal(t, 30*time.Second, e.Timeouts.RunTimeout.D)
 	require.Equal(t, rbtype.OnTimeoutFail, e.Timeouts.OnTimeout)
 	require.Nil(t, e.Timeouts.ParkTimeout)
-	require.Equal(t, Retry{MaxAttempts: 1, Backoff: rbtype.BackoffExponential, BaseDelay: DefaultBaseDelay, MaxDelay: DefaultMaxDelay}, e.Retry)
+	require.Equal(t, Retry{MaxAttempts: 1, Backoff: rbtype.BackoffExponential, BaseDelay: DefaultBaseDelay, MaxDelay: DefaultMaxDelay,
+		ByCode: DefaultByCode()}, e.Retry, "a verb that declares no attempts gets the table of SEMANTICS.md section 12")
 	require.Equal(t, rbtype.GateNone, e.Gate)
 	require.Regexp(t, `^sha256:[0-9a-f]{64}$`, d.Hash)
 
