@@ -138,6 +138,7 @@ var routeRoles = map[string]Role{
 	"POST /v1/runbooks/{id}/steps/{key}/approve": RoleApprove,
 	"POST /v1/runbooks/{id}/steps/{key}/reject":  RoleApprove,
 	"GET /v1/verbs":                              RoleRead,
+	"GET /v1/outcomes/{id}":                      RoleRead,
 }
 
 // ParseWebhookSecrets reads --webhook-secret-file's lines: a secret, then

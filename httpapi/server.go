@@ -178,6 +178,7 @@ func (s *Server) routes() {
 	route("POST", "/v1/runbooks/{id}/steps", api, s.extend)
 	route("GET", "/v1/whoami", token, s.whoami)
 	route("GET", "/v1/verbs", api, s.listVerbs)
+	route("GET", "/v1/outcomes/{id}", api, s.outcome)
 	route("POST", "/v1/notifications", signed, s.notify)
 	route("GET", "/healthz", public, s.healthz)
 	route("GET", "/readyz", public, s.readyz)

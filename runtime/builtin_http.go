@@ -53,6 +53,9 @@ func usageOf(h http.Header) driver.Usage {
 	if u.TokensIn < 0 || u.TokensOut < 0 || u.CostUSD < 0 || u.Credits < 0 || len(u.Model) > 200 {
 		return driver.Usage{}
 	}
+	if !isObject(u.Parameters) {
+		u.Parameters = nil // the rest of the report stands
+	}
 	return u
 }
 

@@ -593,7 +593,7 @@ func makeCall(ctx context.Context, pc *pendingCall) *outcome {
 	}
 	o := &outcome{runbookID: pc.runbookID, stepID: pc.stepID, attempt: pc.attempt, purpose: pc.purpose, span: pc.span, attemptID: pc.call.AttemptID,
 		cacheKey: pc.cacheKey, definitionHash: pc.definitionHash, rehearsed: seen,
-		result: res, dryRun: pc.dryRun, idemKey: pc.call.IdempotencyKey}
+		result: res, dryRun: pc.dryRun, idemKey: pc.call.IdempotencyKey, argsHash: pc.argsHash}
 	if err != nil {
 		o.err = classify(err)
 	} else if !res.IsParked() {

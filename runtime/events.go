@@ -126,6 +126,11 @@ type CompensationStartedData struct {
 type RunbookFinishedData struct {
 	FailedSteps    []string `json:"failed_steps,omitempty"`
 	EscalatedSteps []string `json:"escalated_steps,omitempty"`
+	// Reason and SkippedSteps: a draft_only runbook ends partial with
+	// reason DRAFT_ONLY and the steps it did not run (SEMANTICS.md
+	// section 13).
+	Reason       rbtype.ErrorCode `json:"reason,omitempty"`
+	SkippedSteps []string         `json:"skipped_steps,omitempty"`
 }
 
 // InvocationCancelData is what a cancelled runbook's request to stop a

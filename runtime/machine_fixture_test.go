@@ -448,18 +448,18 @@ func succeed(c *pendingCall, value any) *outcome {
 		panic(err)
 	}
 	return &outcome{runbookID: c.runbookID, stepID: c.stepID, attempt: c.attempt, purpose: c.purpose,
-		result: Complete(value), value: b, idemKey: c.call.IdempotencyKey, dryRun: c.dryRun}
+		result: Complete(value), value: b, idemKey: c.call.IdempotencyKey, dryRun: c.dryRun, argsHash: c.argsHash}
 }
 
 // failWith is the outcome of a call that failed with code.
 func failWith(c *pendingCall, code rbtype.ErrorCode) *outcome {
 	return &outcome{runbookID: c.runbookID, stepID: c.stepID, attempt: c.attempt, purpose: c.purpose,
-		err: Errorf(code, "failed with %s", code), idemKey: c.call.IdempotencyKey}
+		err: Errorf(code, "failed with %s", code), idemKey: c.call.IdempotencyKey, argsHash: c.argsHash}
 }
 
 // parked is the outcome of a durable call that started its work.
 func parked(c *pendingCall, externalID string) *outcome {
-	return &outcome{runbookID: c.runbookID, stepID: c.stepID, attempt: c.attempt, result: Parked(externalID),
+	return &outcome{runbookID: c.runbookID, stepID: c.stepID, attempt: c.attempt, result: Parked(externalID), argsHash: c.argsHash,
 		idemKey: c.call.IdempotencyKey}
 }
 

@@ -155,3 +155,38 @@ func TestMachineKeylessExternalCallIsNeverRetried(t *testing.T) {
 	f.advance(failWith(callFor(t, calls, "c"), rbtype.CodeRateLimit))
 	require.Equal(t, rbtype.StepFailed, f.step("c").Status)
 }
+
+// Every attempt keeps its own arguments (SEMANTICS.md section 13): each
+// ledger row has the hash of its attempt's arguments, and a step that
+// starts again with arguments other than those it held keeps the old ones
+// by their hash before the new replace them on its row.
+func TestMachineEveryAttemptKeepsItsArguments(t *testing.T) {
+	f := newFixture(t, `(m.call :to "x" :as @c)`, nil)
+	_, calls := f.advance()
+	first := callFor(t, calls, "c")
+	w, _ := f.advance(failWith(first, rbtype.CodeRateLimit))
+	require.Len(t, w.Attempts, 1)
+	newHash := hashJSON(f.step("c").ResolvedArgs)
+	require.Equal(t, newHash, w.Attempts[0].ArgsHash)
+
+	// As if the step had held other arguments when it failed.
+	f.step("c").ResolvedArgs = []byte(`{"to": "y",  "n": 1}`)
+	f.now = f.now.Add(time.Hour)
+	w, calls = f.advance()
+	require.Equal(t, 2, callFor(t, calls, "c").attempt)
+	old := `{"n":1,"to":"y"}`
+	require.Len(t, w.Arguments, 1)
+	require.Equal(t, hashJSON([]byte(old)), w.Arguments[0].Hash)
+	require.JSONEq(t, old, string(w.Arguments[0].Args))
+	w, _ = f.advance(succeed(callFor(t, calls, "c"), map[string]any{"ok": true}))
+	require.Equal(t, newHash, w.Attempts[0].ArgsHash, "the second attempt's own")
+	require.Equal(t, hashJSON([]byte(`{"ok":true}`)), w.Attempts[0].ResultHash)
+
+	// The same arguments again keep nothing more.
+	f = newFixture(t, `(m.call :to "x" :as @c)`, nil)
+	_, calls = f.advance()
+	f.advance(failWith(callFor(t, calls, "c"), rbtype.CodeRateLimit))
+	f.now = f.now.Add(time.Hour)
+	w, _ = f.advance()
+	require.Empty(t, w.Arguments)
+}

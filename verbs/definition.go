@@ -40,6 +40,9 @@ type Definition struct {
 	// is left out of the JSON when empty, like Returns, so that existing
 	// definitions keep their hashes.
 	Risk rbtype.Risk `json:"risk,omitempty"`
+	// Outcome is what a success of the verb produces (SEMANTICS.md
+	// section 13); nil, and left out of the JSON, when it declares none.
+	Outcome *Outcome `json:"outcome,omitempty"`
 
 	// Hash is "sha256:" and the hex digest of the definition's canonical
 	// JSON, defaults included. Plans record it to show which definition

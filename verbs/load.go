@@ -347,6 +347,7 @@ func (d *decoder) definition(item *yaml.Node) (def *Definition, ok bool) {
 		// (E034), since a verb never called nested never needs it.
 		"returns": {false, func(p string, v *yaml.Node) { def.Returns = d.identifier(v, p) }},
 		"risk":    {false, func(p string, v *yaml.Node) { def.Risk = enum(d, v, p, "risk", rbtype.Risks) }},
+		"outcome": {false, func(p string, v *yaml.Node) { def.Outcome = d.outcome(v, p, def) }},
 	})
 	if !isMapping {
 		return nil, false
