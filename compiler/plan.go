@@ -205,7 +205,7 @@ type VerbInfo struct {
 	// Risk is the verb's declared risk, for the plan's effects; empty (and
 	// left out) when the verb declares none, which means low.
 	Risk rbtype.Risk `json:"risk,omitempty"`
-	// Outcome is what a success of the verb's steps records (SEMANTICS.md
+	// Outcome is what a success of the verb's steps records (docs/design/semantics.md
 	// section 13); nil, and left out, when the verb declares none, so that
 	// plans frozen before outcomes keep their hashes.
 	Outcome *verbs.Outcome `json:"outcome,omitempty"`

@@ -44,7 +44,7 @@ type AdvanceWrite struct {
 	// Attempts records finished attempts in the job ledger; a row for an
 	// attempt that exists (a park, then its resume) is completed.
 	Attempts []Attempt
-	// Outcomes records what steps produced (SEMANTICS.md section 13).
+	// Outcomes records what steps produced (docs/design/semantics.md section 13).
 	Outcomes []Outcome
 	// Arguments keeps arguments a step held before it started again with
 	// others, so that every attempt's arguments stay readable.

@@ -296,7 +296,7 @@ type Usage struct {
 	CostUSD   float64 `json:"cost_usd,omitempty"`
 	Credits   float64 `json:"credits,omitempty"`
 	// Parameters are the model's parameters (temperature, say), a JSON
-	// object kept with the outcome the call produced (SEMANTICS.md
+	// object kept with the outcome the call produced (docs/design/semantics.md
 	// section 13), not in the ledger.
 	Parameters json.RawMessage `json:"parameters,omitempty"`
 }
@@ -331,7 +331,7 @@ type Attempt struct {
 	ArgsHash, ResultHash string
 }
 
-// Outcome is what a step produced (SEMANTICS.md section 13): a row of
+// Outcome is what a step produced (docs/design/semantics.md section 13): a row of
 // outcomes. Version and Previous are worked out by the store when it is
 // written: the latest outcome of the same lineage and step in an earlier
 // generation is the previous version.

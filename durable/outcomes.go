@@ -13,7 +13,7 @@ import (
 	"github.com/runbookdev/runbook/rbtype"
 )
 
-// writeOutcomesSQL records outcomes (SEMANTICS.md section 13). Each takes
+// writeOutcomesSQL records outcomes (docs/design/semantics.md section 13). Each takes
 // its version from the lineage: the latest outcome of the same root and
 // step in an earlier generation is its previous version. An outcome
 // without an arguments hash (a resume records its outcome in another

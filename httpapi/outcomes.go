@@ -7,7 +7,7 @@ import (
 )
 
 // outcome is GET /v1/outcomes/{id}: an outcome with its provenance chain
-// (SEMANTICS.md section 13).
+// (docs/design/semantics.md section 13).
 func (s *Server) outcome(w http.ResponseWriter, r *http.Request) error {
 	raw := r.PathValue("id")
 	id, err := uuid.Parse(raw)

@@ -75,7 +75,7 @@ const (
 	// VCacheTTL: a ttl cache without its duration.
 	VCacheTTL Code = "V022"
 	// VRetryNever: retry.by_code gives more than one attempt to a code
-	// that is never retried (SEMANTICS.md section 12).
+	// that is never retried (docs/design/semantics.md section 12).
 	VRetryNever Code = "V023"
 	// VOpaqueHighRisk: a high-risk verb at execution level opaque.
 	VOpaqueHighRisk Code = "V030"

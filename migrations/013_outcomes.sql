@@ -1,4 +1,4 @@
--- SEMANTICS.md section 13: outcomes with provenance. A step whose verb
+-- docs/design/semantics.md section 13: outcomes with provenance. A step whose verb
 -- declares an outcome records one row each time it succeeds: its type,
 -- draft or final, a preview, the attempt that made it with the hashes of
 -- its arguments and result, the model and parameters its usage reported,
@@ -31,7 +31,7 @@ CREATE TABLE outcomes (
 CREATE INDEX outcomes_runbook ON outcomes (runbook_id);
 CREATE INDEX outcomes_lineage ON outcomes (lineage_root, step_key, generation);
 
--- Every attempt keeps its own arguments (SEMANTICS.md section 13): the
+-- Every attempt keeps its own arguments (docs/design/semantics.md section 13): the
 -- ledger row has their hash, and the arguments are those of the step's
 -- row when the hashes agree. When a step starts again with arguments that
 -- differ from the ones it held, the ones it held are kept here first, by

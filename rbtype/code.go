@@ -11,7 +11,7 @@ const (
 	CodeNetworkTimeout ErrorCode = "NETWORK_TIMEOUT"
 	CodeRateLimit      ErrorCode = "RATE_LIMIT"
 	// CodeTempProvider: the provider failed for now (a 502, a 503); it is
-	// the contract's name (SEMANTICS.md section 12), written since v3.
+	// the contract's name (docs/design/semantics.md section 12), written since v3.
 	CodeTempProvider ErrorCode = "TEMP_PROVIDER"
 	// CodeTemporaryProviderError is the name of TEMP_PROVIDER before v3.
 	// Rows, events and ledgers written then keep it, and external
@@ -41,12 +41,12 @@ const (
 	// nothing was committed, and it is not retried.
 	CodeVerifyFailed ErrorCode = "VERIFY_FAILED"
 	// CodeBudgetExceeded: a budget was spent before the attempt started
-	// (SEMANTICS.md section 11); never retried.
+	// (docs/design/semantics.md section 11); never retried.
 	CodeBudgetExceeded ErrorCode = "BUDGET_EXCEEDED"
 )
 
 // Codes lists the taxonomy's codes a handler or a verb file may name, in
-// the order of RUNTIME.md and SEMANTICS.md (the legacy spelling of
+// the order of docs/design/runtime.md and docs/design/semantics.md (the legacy spelling of
 // TEMP_PROVIDER is left out: it is accepted, never offered).
 var Codes = []ErrorCode{
 	CodeNetworkTimeout, CodeRateLimit, CodeTempProvider, CodeTransientDBLock, CodeDependencyUnavailable,

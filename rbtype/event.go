@@ -66,10 +66,10 @@ const (
 	// EventInvocationCancelFailed: asking it failed.
 	EventInvocationCancelFailed EventType = "INVOCATION_CANCEL_FAILED"
 	// EventOutcomeRecorded: a step whose verb declares an outcome
-	// succeeded, and its outcome was recorded (SEMANTICS.md section 13).
+	// succeeded, and its outcome was recorded (docs/design/semantics.md section 13).
 	EventOutcomeRecorded EventType = "OUTCOME_RECORDED"
 	// EventScheduleFired: a schedule's tick submitted this runbook
-	// (SEMANTICS.md section 14); the first event after RUNBOOK_SUBMITTED.
+	// (docs/design/semantics.md section 14); the first event after RUNBOOK_SUBMITTED.
 	EventScheduleFired EventType = "SCHEDULE_FIRED"
 	// EventScheduleSkipped: a schedule's tick found this runbook, its
 	// previous one, unfinished under overlap: skip, and submitted nothing.

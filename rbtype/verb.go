@@ -195,7 +195,7 @@ var (
 )
 
 // OutcomeStatus says whether an outcome is a draft for a person to read
-// or the final thing (SEMANTICS.md section 13).
+// or the final thing (docs/design/semantics.md section 13).
 type OutcomeStatus string
 
 // The outcome statuses.

@@ -23,7 +23,7 @@ func RetryDelay(r verbs.Retry, seed uint64, attempt int) time.Duration {
 }
 
 // RetryDelayFor is RetryDelay for a failure with code: the code's own
-// backoff when the block has one (SEMANTICS.md section 12).
+// backoff when the block has one (docs/design/semantics.md section 12).
 func RetryDelayFor(r verbs.Retry, code rbtype.ErrorCode, seed uint64, attempt int) time.Duration {
 	return withJitter(r.DelayFor(code, attempt), seed)
 }
@@ -50,7 +50,7 @@ const (
 	finalNoKey        = "no_idempotency_key"
 )
 
-// decideRetry is the retry decision of SEMANTICS.md section 12 for a step
+// decideRetry is the retry decision of docs/design/semantics.md section 12 for a step
 // whose attempt failed with e: a retryable code with attempts left under
 // its policy waits for its backoff (the code's own, seeded jitter added),
 // or for as long as the provider's Retry-After asked when that is longer,
@@ -97,7 +97,7 @@ func (t *transition) carriesKey(s *driver.Step, exec *verbs.Execution) bool {
 // KeyIgnorer is implemented by a handler whose outside system takes no
 // idempotency key (an SMTP relay, say): a failed call of an external_call
 // step of it may have taken effect, and a retry could repeat it, so such a
-// step is never retried (SEMANTICS.md section 12). The built-in handlers
+// step is never retried (docs/design/semantics.md section 12). The built-in handlers
 // all pass the key on.
 type KeyIgnorer interface {
 	IgnoresIdempotencyKey() bool

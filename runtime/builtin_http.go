@@ -243,7 +243,7 @@ func withQuery(target string, payload map[string]any) (string, error) {
 	return u.String(), nil
 }
 
-// statusError maps a failed response to the taxonomy (SEMANTICS.md
+// statusError maps a failed response to the taxonomy (docs/design/semantics.md
 // section 12): 429 RATE_LIMIT, with the response's Retry-After; 408 and
 // 504 NETWORK_TIMEOUT; 502, 503 and any other 5xx TEMP_PROVIDER (all
 // retried); 401 and 403 AUTH_FORBIDDEN; 400, 422 and any other 4xx

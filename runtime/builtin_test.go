@@ -55,7 +55,7 @@ func TestHTTPCallSendsTheIdempotencyKeyAndMapsStatuses(t *testing.T) {
 	require.JSONEq(t, `{"a":"b"}`, got.body)
 	require.Equal(t, http.MethodPost, got.method)
 
-	// SEMANTICS.md section 12's mapping.
+	// docs/design/semantics.md section 12's mapping.
 	for code, want := range map[int]rbtype.ErrorCode{
 		429: rbtype.CodeRateLimit, 408: rbtype.CodeNetworkTimeout, 504: rbtype.CodeNetworkTimeout,
 		502: rbtype.CodeTempProvider, 503: rbtype.CodeTempProvider, 500: rbtype.CodeTempProvider,

@@ -52,7 +52,7 @@ type StepFailedData struct {
 	Message string           `json:"message"`
 	// NotRetried says why a retryable code was not retried when the
 	// reason is not the attempts: "no_idempotency_key", an external call
-	// whose repeat could act twice (SEMANTICS.md section 12).
+	// whose repeat could act twice (docs/design/semantics.md section 12).
 	NotRetried string `json:"not_retried,omitempty"`
 }
 
@@ -63,7 +63,7 @@ type RetryScheduledData struct {
 	NextAttemptAt time.Time        `json:"next_attempt_at"`
 	DelayMS       int64            `json:"delay_ms"`
 	// RetryAfterMS is the provider's Retry-After, capped by the code's
-	// policy, when it asked for one (SEMANTICS.md section 12).
+	// policy, when it asked for one (docs/design/semantics.md section 12).
 	RetryAfterMS int64 `json:"retry_after_ms,omitempty"`
 }
 
@@ -127,7 +127,7 @@ type RunbookFinishedData struct {
 	FailedSteps    []string `json:"failed_steps,omitempty"`
 	EscalatedSteps []string `json:"escalated_steps,omitempty"`
 	// Reason and SkippedSteps: a draft_only runbook ends partial with
-	// reason DRAFT_ONLY and the steps it did not run (SEMANTICS.md
+	// reason DRAFT_ONLY and the steps it did not run (docs/design/semantics.md
 	// section 13).
 	Reason       rbtype.ErrorCode `json:"reason,omitempty"`
 	SkippedSteps []string         `json:"skipped_steps,omitempty"`

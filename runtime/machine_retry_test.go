@@ -9,7 +9,7 @@ import (
 	"github.com/runbookdev/runbook/rbtype"
 )
 
-// Retries that match the error (SEMANTICS.md section 12), decided by the
+// Retries that match the error (docs/design/semantics.md section 12), decided by the
 // state machine: a verb that declares no retry gets the table by code.
 
 // failAfter is failWith with the provider's Retry-After.
@@ -156,7 +156,7 @@ func TestMachineKeylessExternalCallIsNeverRetried(t *testing.T) {
 	require.Equal(t, rbtype.StepFailed, f.step("c").Status)
 }
 
-// Every attempt keeps its own arguments (SEMANTICS.md section 13): each
+// Every attempt keeps its own arguments (docs/design/semantics.md section 13): each
 // ledger row has the hash of its attempt's arguments, and a step that
 // starts again with arguments other than those it held keeps the old ones
 // by their hash before the new replace them on its row.

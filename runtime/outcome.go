@@ -11,7 +11,7 @@ import (
 	"github.com/runbookdev/runbook/verbs"
 )
 
-// Outcomes with provenance (SEMANTICS.md section 13): a step whose verb
+// Outcomes with provenance (docs/design/semantics.md section 13): a step whose verb
 // declares an outcome records one each time it succeeds, in the
 // transaction that completes it, with the hashes of the attempt's
 // arguments and result, the model and parameters its usage reported, and

@@ -11,7 +11,7 @@ import (
 	"github.com/runbookdev/runbook/driver"
 )
 
-// OutcomeView is an outcome with its provenance (SEMANTICS.md section
+// OutcomeView is an outcome with its provenance (docs/design/semantics.md section
 // 13): the record, the arguments of the attempt that made it, the
 // outcomes it was made from (and theirs, as far as they go), and its
 // earlier versions across regenerations, newest first.

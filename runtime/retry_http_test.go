@@ -93,7 +93,7 @@ func waitRequests(t *testing.T, p *provider, n int) []request {
 	return p.requests()
 }
 
-// SEMANTICS.md section 12: a 429 with Retry-After: 2 waits two seconds of
+// docs/design/semantics.md section 12: a 429 with Retry-After: 2 waits two seconds of
 // the engine's clock, though its own backoff is 100 ms; the third attempt
 // succeeds, and every attempt carried the same idempotency key.
 func TestA429IsRetriedAfterItsRetryAfter(t *testing.T) {

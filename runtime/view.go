@@ -58,7 +58,7 @@ type RunbookView struct {
 	FinishedAt *time.Time                 `json:"finished_at,omitempty"`
 	Steps      []StepView                 `json:"steps"`
 	Outcomes   map[string]json.RawMessage `json:"outcomes"`
-	// Produced lists the typed outcomes the steps recorded (SEMANTICS.md
+	// Produced lists the typed outcomes the steps recorded (docs/design/semantics.md
 	// section 13); GET /v1/outcomes/{id} has each one's provenance.
 	Produced  []ProducedView `json:"produced"`
 	BlockedOn []BlockedView  `json:"blocked_on"`

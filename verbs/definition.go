@@ -40,7 +40,7 @@ type Definition struct {
 	// is left out of the JSON when empty, like Returns, so that existing
 	// definitions keep their hashes.
 	Risk rbtype.Risk `json:"risk,omitempty"`
-	// Outcome is what a success of the verb produces (SEMANTICS.md
+	// Outcome is what a success of the verb produces (docs/design/semantics.md
 	// section 13); nil, and left out of the JSON, when it declares none.
 	Outcome *Outcome `json:"outcome,omitempty"`
 
@@ -206,7 +206,7 @@ func (t *Timeouts) MaxParkOrDefault() time.Duration {
 
 // Retry is the retry policy for retryable failures: MaxAttempts and the
 // backoff for every retryable code, and ByCode for the codes with a
-// policy of their own (SEMANTICS.md section 12). The loader resolves it
+// policy of their own (docs/design/semantics.md section 12). The loader resolves it
 // completely, so that the frozen block says everything: a verb that
 // declares no max_attempts gets DefaultByCode's table in ByCode. A block
 // frozen before v3 has no ByCode, and its steps keep the attempts they
@@ -230,7 +230,7 @@ type CodeRetry struct {
 }
 
 // DefaultByCode is the policy of a verb that declares no retry attempts
-// (SEMANTICS.md section 12, from seed 000 section 7.5.2): a rate limit is
+// (docs/design/semantics.md section 12, from seed 000 section 7.5.2): a rate limit is
 // tried 5 times, 2^n seconds apart up to 2 minutes (a provider's longer
 // Retry-After wins, capped there too); a network timeout or a provider's
 // passing failure 3 times, from 1 second. Every other code is tried once.

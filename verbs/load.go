@@ -579,7 +579,7 @@ func (d *decoder) attempts(v *yaml.Node, p string) (int, bool) {
 }
 
 // byCode reads retry.by_code: error codes of the taxonomy, each with
-// max_attempts, base and cap (SEMANTICS.md section 12). A code that is
+// max_attempts, base and cap (docs/design/semantics.md section 12). A code that is
 // never retried given more than one attempt is V023: the runtime would
 // never use them, and the author meant something else.
 func (d *decoder) byCode(n *yaml.Node, path string, def *Definition) map[rbtype.ErrorCode]CodeRetry {
@@ -637,7 +637,7 @@ func (d *decoder) byCode(n *yaml.Node, path string, def *Definition) map[rbtype.
 	return out
 }
 
-// resolveRetry completes a retry block after the defaults (SEMANTICS.md
+// resolveRetry completes a retry block after the defaults (docs/design/semantics.md
 // section 12). A verb that sets max_attempts gives every retryable code
 // those attempts with its backoff, except the codes its by_code names. A
 // verb that does not gets the default table (DefaultByCode) with its

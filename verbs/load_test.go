@@ -168,7 +168,7 @@ func TestParseDefinitionDefaults(t *testing.T) {
 	require.Equal(t, rbtype.OnTimeoutFail, e.Timeouts.OnTimeout)
 	require.Nil(t, e.Timeouts.ParkTimeout)
 	require.Equal(t, Retry{MaxAttempts: 1, Backoff: rbtype.BackoffExponential, BaseDelay: DefaultBaseDelay, MaxDelay: DefaultMaxDelay,
-		ByCode: DefaultByCode()}, e.Retry, "a verb that declares no attempts gets the table of SEMANTICS.md section 12")
+		ByCode: DefaultByCode()}, e.Retry, "a verb that declares no attempts gets the table of docs/design/semantics.md section 12")
 	require.Equal(t, rbtype.GateNone, e.Gate)
 	require.Regexp(t, `^sha256:[0-9a-f]{64}$`, d.Hash)
 

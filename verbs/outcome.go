@@ -13,7 +13,7 @@ import (
 )
 
 // Outcome is what a verb's successful step produces, as a person would
-// name it (SEMANTICS.md section 13): a type such as Draft.Email, whether
+// name it (docs/design/semantics.md section 13): a type such as Draft.Email, whether
 // it is a draft or final, and where in the result a preview is read.
 type Outcome struct {
 	Type   string               `json:"type"`

@@ -9,7 +9,7 @@ import (
 	"github.com/runbookdev/runbook/rbtype"
 )
 
-// The retry policy a verb file gets (SEMANTICS.md section 12): the default
+// The retry policy a verb file gets (docs/design/semantics.md section 12): the default
 // table unless it sets max_attempts, its by_code entries laid over it, and
 // V023 for attempts a code will never be given.
 func TestRetryByCode(t *testing.T) {

@@ -15,7 +15,7 @@ import (
 
 const outcomesUsage = `Usage: rbd outcomes ID [flags]
 
-Shows what a runbook produced (SEMANTICS.md section 13): given a runbook's
+Shows what a runbook produced (docs/design/semantics.md section 13): given a runbook's
 id, its typed outcomes (drafts and final results) with their previews;
 given an outcome's id, that outcome with its provenance: the attempt that
 made it, the hashes of its arguments and result, the model and
