@@ -10,15 +10,16 @@ type ErrorCode string
 const (
 	CodeNetworkTimeout ErrorCode = "NETWORK_TIMEOUT"
 	CodeRateLimit      ErrorCode = "RATE_LIMIT"
-	// CodeTempProvider: the provider failed for now (a 502, a 503); it is
-	// the contract's name (docs/design/semantics.md section 12), written since v3.
-	CodeTempProvider ErrorCode = "TEMP_PROVIDER"
-	// CodeTemporaryProviderError is the name of TEMP_PROVIDER before v3.
-	// Rows, events and ledgers written then keep it, and external
-	// processes and verb files may still send it: it is read as
-	// TEMP_PROVIDER everywhere a code decides something (Canonical), and
-	// never written by rbd again.
+	// CodeTemporaryProviderError: the provider failed for now (a 502, a
+	// 503). Its name is the one rbd has always written, and
+	// docs/design/semantics.md keeps it, so that stored rows, dashboards
+	// and the services that send it keep their meaning.
 	CodeTemporaryProviderError ErrorCode = "TEMPORARY_PROVIDER_ERROR"
+	// CodeTempProvider is the short name seed 000 gives the same code. It
+	// is accepted wherever a code comes in (a notification, core.fail's
+	// code, a verb's retry.by_code) and read as TEMPORARY_PROVIDER_ERROR
+	// (Canonical); rbd never writes it.
+	CodeTempProvider           ErrorCode = "TEMP_PROVIDER"
 	CodeTransientDBLock        ErrorCode = "TRANSIENT_DB_LOCK"
 	CodeDependencyUnavailable  ErrorCode = "DEPENDENCY_UNAVAILABLE"
 	CodePolicyDenied           ErrorCode = "POLICY_DENIED"
@@ -46,19 +47,19 @@ const (
 )
 
 // Codes lists the taxonomy's codes a handler or a verb file may name, in
-// the order of docs/design/runtime.md and docs/design/semantics.md (the legacy spelling of
-// TEMP_PROVIDER is left out: it is accepted, never offered).
+// the order of docs/design/runtime.md and docs/design/semantics.md (TEMP_PROVIDER, another
+// spelling of TEMPORARY_PROVIDER_ERROR, is left out: it is accepted, never offered).
 var Codes = []ErrorCode{
-	CodeNetworkTimeout, CodeRateLimit, CodeTempProvider, CodeTransientDBLock, CodeDependencyUnavailable,
+	CodeNetworkTimeout, CodeRateLimit, CodeTemporaryProviderError, CodeTransientDBLock, CodeDependencyUnavailable,
 	CodePolicyDenied, CodeInvalidInput, CodeSchemaValidationFailed, CodeMissingRequiredContext, CodeAuthForbidden,
 	CodeBudgetExceeded, CodeVerifyFailed, CodeInternal, CodeParkTimeout,
 }
 
-// Canonical is the code as v3 names it: TEMPORARY_PROVIDER_ERROR, the
-// name before v3, is TEMP_PROVIDER; every other code is itself.
+// Canonical is the code as rbd writes it: TEMP_PROVIDER is
+// TEMPORARY_PROVIDER_ERROR; every other code is itself.
 func (c ErrorCode) Canonical() ErrorCode {
-	if c == CodeTemporaryProviderError {
-		return CodeTempProvider
+	if c == CodeTempProvider {
+		return CodeTemporaryProviderError
 	}
 	return c
 }
@@ -66,7 +67,7 @@ func (c ErrorCode) Canonical() ErrorCode {
 // retryableCodes are the codes that send a step to failed_retryable while
 // it has attempts left. Anything else is final.
 var retryableCodes = []ErrorCode{
-	CodeNetworkTimeout, CodeRateLimit, CodeTempProvider, CodeTransientDBLock, CodeDependencyUnavailable,
+	CodeNetworkTimeout, CodeRateLimit, CodeTemporaryProviderError, CodeTransientDBLock, CodeDependencyUnavailable,
 }
 
 // Retryable reports whether a failure with this code may be retried.

@@ -245,7 +245,7 @@ func withQuery(target string, payload map[string]any) (string, error) {
 
 // statusError maps a failed response to the taxonomy (docs/design/semantics.md
 // section 12): 429 RATE_LIMIT, with the response's Retry-After; 408 and
-// 504 NETWORK_TIMEOUT; 502, 503 and any other 5xx TEMP_PROVIDER (all
+// 504 NETWORK_TIMEOUT; 502, 503 and any other 5xx TEMPORARY_PROVIDER_ERROR (all
 // retried); 401 and 403 AUTH_FORBIDDEN; 400, 422 and any other 4xx
 // INVALID_INPUT (final). A 503 may carry a Retry-After too, and it is
 // honoured the same way.
@@ -265,7 +265,7 @@ func statusError(status int, header http.Header, body []byte, target string) *Er
 	case status == http.StatusRequestTimeout || status == http.StatusGatewayTimeout:
 		e.Code = rbtype.CodeNetworkTimeout
 	case status >= 500:
-		e.Code = rbtype.CodeTempProvider
+		e.Code = rbtype.CodeTemporaryProviderError
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
 		e.Code = rbtype.CodeAuthForbidden
 	default:

@@ -58,7 +58,7 @@ func TestHTTPCallSendsTheIdempotencyKeyAndMapsStatuses(t *testing.T) {
 	// docs/design/semantics.md section 12's mapping.
 	for code, want := range map[int]rbtype.ErrorCode{
 		429: rbtype.CodeRateLimit, 408: rbtype.CodeNetworkTimeout, 504: rbtype.CodeNetworkTimeout,
-		502: rbtype.CodeTempProvider, 503: rbtype.CodeTempProvider, 500: rbtype.CodeTempProvider,
+		502: rbtype.CodeTemporaryProviderError, 503: rbtype.CodeTemporaryProviderError, 500: rbtype.CodeTemporaryProviderError,
 		401: rbtype.CodeAuthForbidden, 403: rbtype.CodeAuthForbidden,
 		400: rbtype.CodeInvalidInput, 422: rbtype.CodeInvalidInput, 404: rbtype.CodeInvalidInput,
 	} {

@@ -151,7 +151,7 @@ func TestRetryHandsTheSameSeedsAgain(t *testing.T) {
 			defer mu.Unlock()
 			if fails > 0 {
 				fails--
-				return runtime.Result{}, runtime.Errorf(rbtype.CodeTempProvider, "busy")
+				return runtime.Result{}, runtime.Errorf(rbtype.CodeTemporaryProviderError, "busy")
 			}
 			return runtime.Complete(map[string]any{"ok": true}), nil
 		})))

@@ -47,8 +47,8 @@ func TestMachineDefaultRetryTableByCode(t *testing.T) {
 	}{
 		{rbtype.CodeRateLimit, 5, 2 * time.Second},
 		{rbtype.CodeNetworkTimeout, 3, time.Second},
-		{rbtype.CodeTempProvider, 3, time.Second},
-		{rbtype.CodeTemporaryProviderError, 3, time.Second}, // the name before v3, sent by an older service
+		{rbtype.CodeTemporaryProviderError, 3, time.Second},
+		{rbtype.CodeTempProvider, 3, time.Second}, // the seed's short name, sent by a service that uses it
 		{rbtype.CodeTransientDBLock, 1, 0},                  // retryable, but the table gives it one attempt
 		{rbtype.CodeAuthForbidden, 1, 0},
 		{rbtype.CodeInvalidInput, 1, 0},

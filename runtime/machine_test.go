@@ -156,7 +156,7 @@ func TestMachineRetriesWithBackoffThenFailsForGood(t *testing.T) {
 
 	// Attempt 2 fails retryably too, with a doubled delay; attempt 3, the
 	// last of max_attempts, fails for good.
-	w, _ = f.advance(failWith(s2, rbtype.CodeTempProvider))
+	w, _ = f.advance(failWith(s2, rbtype.CodeTemporaryProviderError))
 	second := eventData[RetryScheduledData](t, w.Events, "STEP_RETRY_SCHEDULED s")
 	require.GreaterOrEqual(t, second.DelayMS, int64(2000), "the delay doubles")
 	f.now = second.NextAttemptAt

@@ -27,14 +27,14 @@ func TestRetryThenFailSkipsDependentsAndKeepsTheRest(t *testing.T) {
 	require.Equal(t, int32(3), b.rec.flakies.Load(), "max_attempts: 3")
 	flaky := step(v, "flaky")
 	require.Equal(t, rbtype.StepFailed, flaky.Status)
-	require.Equal(t, rbtype.CodeTempProvider, flaky.Error.Code)
+	require.Equal(t, rbtype.CodeTemporaryProviderError, flaky.Error.Code)
 	require.Equal(t, 3, flaky.Attempt)
 	require.Equal(t, rbtype.StepSkipped, step(v, "dependent").Status)
 	require.Equal(t, rbtype.StepComplete, step(v, "independent").Status)
 	require.Equal(t, rbtype.StepComplete, step(v, "later").Status)
 	require.Contains(t, v.Outcomes, "independent")
 	require.Contains(t, v.Outcomes, "later", "completed work stays readable after the failure")
-	require.Equal(t, &runtime.ErrorView{Code: rbtype.CodeTempProvider, Message: "try later"}, v.Error)
+	require.Equal(t, &runtime.ErrorView{Code: rbtype.CodeTemporaryProviderError, Message: "try later"}, v.Error)
 
 	events, err := b.engine.Events(b.ctx, id, 0, 0)
 	require.NoError(t, err)
@@ -46,7 +46,7 @@ func TestRetryThenFailSkipsDependentsAndKeepsTheRest(t *testing.T) {
 				DelayMS int64            `json:"delay_ms"`
 			}
 			require.NoError(t, json.Unmarshal(e.Data, &d))
-			require.Equal(t, rbtype.CodeTempProvider, d.Code)
+			require.Equal(t, rbtype.CodeTemporaryProviderError, d.Code)
 			delays = append(delays, d.DelayMS)
 		}
 	}

@@ -149,7 +149,7 @@ func TestA401IsNotRetried(t *testing.T) {
 	require.Len(t, p.requests(), 1)
 }
 
-// A 503 is TEMP_PROVIDER: the default table tries it three times, a second
+// A 503 is TEMPORARY_PROVIDER_ERROR: the default table tries it three times, a second
 // and then two apart by the engine's clock, then fails.
 func TestA503IsRetriedThenFailsTempProvider(t *testing.T) {
 	b, c, p := retryBundle(t, answer{503, ""})
@@ -162,8 +162,8 @@ func TestA503IsRetriedThenFailsTempProvider(t *testing.T) {
 		c.advance(time.Minute)
 	}
 	v := b.waitStatus(t, id, rbtype.RunbookFailed)
-	require.Equal(t, rbtype.CodeTempProvider, step(v, "c").Error.Code)
-	require.Equal(t, rbtype.CodeTempProvider, v.Error.Code)
+	require.Equal(t, rbtype.CodeTemporaryProviderError, step(v, "c").Error.Code)
+	require.Equal(t, rbtype.CodeTemporaryProviderError, v.Error.Code)
 	require.Equal(t, 3, step(v, "c").Attempt)
 	seen := p.requests()
 	require.Len(t, seen, 3)

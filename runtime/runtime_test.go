@@ -190,7 +190,7 @@ func setup(t *testing.T, opts ...option) *testBundle {
 	require.NoError(t, b.handlers.Register(registry.HandlerSpec{Name: "test.flaky", Kind: rbtype.KindSync}, runtime.HandlerFunc(
 		func(context.Context, *runtime.Call) (runtime.Result, error) {
 			b.rec.flakies.Add(1)
-			return runtime.Result{}, runtime.Errorf(rbtype.CodeTempProvider, "try later")
+			return runtime.Result{}, runtime.Errorf(rbtype.CodeTemporaryProviderError, "try later")
 		})))
 	defs, diags := verbs.Parse("test.yaml", []byte(testVerbs))
 	require.Empty(t, diags)

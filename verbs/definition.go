@@ -238,9 +238,9 @@ type CodeRetry struct {
 // changes it does not change running runbooks.
 func DefaultByCode() map[rbtype.ErrorCode]CodeRetry {
 	return map[rbtype.ErrorCode]CodeRetry{
-		rbtype.CodeRateLimit:      {MaxAttempts: 5, Base: MustDuration("PT2S"), Cap: MustDuration("PT2M")},
-		rbtype.CodeNetworkTimeout: {MaxAttempts: 3, Base: MustDuration("PT1S"), Cap: MustDuration("PT1M")},
-		rbtype.CodeTempProvider:   {MaxAttempts: 3, Base: MustDuration("PT1S"), Cap: MustDuration("PT1M")},
+		rbtype.CodeRateLimit:              {MaxAttempts: 5, Base: MustDuration("PT2S"), Cap: MustDuration("PT2M")},
+		rbtype.CodeNetworkTimeout:         {MaxAttempts: 3, Base: MustDuration("PT1S"), Cap: MustDuration("PT1M")},
+		rbtype.CodeTemporaryProviderError: {MaxAttempts: 3, Base: MustDuration("PT1S"), Cap: MustDuration("PT1M")},
 	}
 }
 

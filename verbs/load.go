@@ -629,7 +629,7 @@ func (d *decoder) byCode(n *yaml.Node, path string, def *Definition) map[rbtype.
 		}
 		if attemptsAt != nil && c.MaxAttempts > 1 && !code.Retryable() {
 			d.diags.Errorf(lang.VRetryNever, d.src.rangeOf(attemptsAt),
-				"%s is never retried, so %d attempts would never be made; a failure with it is final (retryable: NETWORK_TIMEOUT, RATE_LIMIT, TEMP_PROVIDER, TRANSIENT_DB_LOCK, DEPENDENCY_UNAVAILABLE)",
+				"%s is never retried, so %d attempts would never be made; a failure with it is final (retryable: NETWORK_TIMEOUT, RATE_LIMIT, TEMPORARY_PROVIDER_ERROR, TRANSIENT_DB_LOCK, DEPENDENCY_UNAVAILABLE)",
 				code, c.MaxAttempts)
 		}
 		out[code] = c

@@ -29,8 +29,8 @@ func TestRetryByCode(t *testing.T) {
 		require.Equal(t, 1, r.MaxAttempts)
 		require.Equal(t, CodeRetry{MaxAttempts: 5, Base: d("PT2S"), Cap: d("PT2M")}, r.For(rbtype.CodeRateLimit))
 		require.Equal(t, CodeRetry{MaxAttempts: 3, Base: d("PT1S"), Cap: d("PT1M")}, r.For(rbtype.CodeNetworkTimeout))
-		require.Equal(t, 3, r.For(rbtype.CodeTempProvider).MaxAttempts)
-		require.Equal(t, 3, r.For(rbtype.CodeTemporaryProviderError).MaxAttempts, "the name before v3 reads as TEMP_PROVIDER")
+		require.Equal(t, 3, r.For(rbtype.CodeTemporaryProviderError).MaxAttempts)
+		require.Equal(t, 3, r.For(rbtype.CodeTempProvider).MaxAttempts, "the seed's short name reads as TEMPORARY_PROVIDER_ERROR")
 		require.Equal(t, 1, r.For(rbtype.CodeAuthForbidden).MaxAttempts)
 		require.Equal(t, 1, r.For(rbtype.CodeTransientDBLock).MaxAttempts, "a code the table does not list is tried once")
 		// 2^n seconds, capped at two minutes.
@@ -53,21 +53,21 @@ func TestRetryByCode(t *testing.T) {
 		r, diags := load(t, "    retry: {max_attempts: 4, by_code: {RATE_LIMIT: {max_attempts: 8, base: PT5S, cap: PT2M}}}\n")
 		require.Empty(t, diags)
 		require.Equal(t, CodeRetry{MaxAttempts: 8, Base: d("PT5S"), Cap: d("PT2M")}, r.For(rbtype.CodeRateLimit))
-		require.Equal(t, 4, r.For(rbtype.CodeTempProvider).MaxAttempts)
+		require.Equal(t, 4, r.For(rbtype.CodeTemporaryProviderError).MaxAttempts)
 		require.Equal(t, 40*time.Second, r.DelayFor(rbtype.CodeRateLimit, 4))
 	})
 
 	t.Run("an override of the table keeps what it leaves out", func(t *testing.T) {
-		r, diags := load(t, "    retry:\n      by_code:\n        TEMPORARY_PROVIDER_ERROR: {max_attempts: 6}\n")
+		r, diags := load(t, "    retry:\n      by_code:\n        TEMP_PROVIDER: {max_attempts: 6}\n")
 		require.Empty(t, diags)
-		require.Equal(t, CodeRetry{MaxAttempts: 6, Base: d("PT1S"), Cap: d("PT1M")}, r.ByCode[rbtype.CodeTempProvider],
-			"the legacy name is frozen as TEMP_PROVIDER, the table's base and cap kept")
+		require.Equal(t, CodeRetry{MaxAttempts: 6, Base: d("PT1S"), Cap: d("PT1M")}, r.ByCode[rbtype.CodeTemporaryProviderError],
+			"the short name is frozen as TEMPORARY_PROVIDER_ERROR, the table's base and cap kept")
 		require.Equal(t, 5, r.For(rbtype.CodeRateLimit).MaxAttempts, "the rest of the table stays")
 	})
 
 	t.Run("mistakes", func(t *testing.T) {
 		_, diags := load(t, "    retry: {by_code: {AUTH_FORBIDDEN: {max_attempts: 3}}}\n")
-		require.Equal(t, []string{`7:54-7:55 V023 AUTH_FORBIDDEN is never retried, so 3 attempts would never be made; a failure with it is final (retryable: NETWORK_TIMEOUT, RATE_LIMIT, TEMP_PROVIDER, TRANSIENT_DB_LOCK, DEPENDENCY_UNAVAILABLE)`}, diags)
+		require.Equal(t, []string{`7:54-7:55 V023 AUTH_FORBIDDEN is never retried, so 3 attempts would never be made; a failure with it is final (retryable: NETWORK_TIMEOUT, RATE_LIMIT, TEMPORARY_PROVIDER_ERROR, TRANSIENT_DB_LOCK, DEPENDENCY_UNAVAILABLE)`}, diags)
 		_, diags = load(t, "    retry: {by_code: {VERIFY_FAILED: {max_attempts: 1}}}\n")
 		require.Empty(t, diags, "one attempt of a final code says what is true anyway")
 		_, diags = load(t, "    retry: {by_code: {RATE_LIMT: {max_attempts: 3}}}\n")
