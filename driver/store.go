@@ -72,6 +72,9 @@ type Store interface {
 	// own when they agree, else those kept when it started again with
 	// others; nil when neither has them.
 	StepArguments(ctx context.Context, runbookID uuid.UUID, stepKey, hash string) (json.RawMessage, error)
+
+	// Schedules' rows (schedules.go).
+	ScheduleStore
 }
 
 // Tx is one transaction: the operations the advance, the commands and a
@@ -134,6 +137,9 @@ type Tx interface {
 	// ReleaseLeases gives up the worker's active leases on steps,
 	// returning the attempt each was for.
 	ReleaseLeases(ctx context.Context, worker string, stepIDs []int64) (map[int64]int, error)
+
+	// Firing a schedule's tick (schedules.go).
+	ScheduleTx
 }
 
 // LoadOptions says what LoadForAdvance reads.

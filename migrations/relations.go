@@ -31,6 +31,7 @@ var relations = []string{
 	"runbook_steps_id_seq",
 	"runbook_wakeups",
 	"runbooks",
+	"schedules",
 	VersionTable,
 	"step_attempts",
 	"step_leases",
