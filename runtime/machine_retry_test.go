@@ -49,7 +49,7 @@ func TestMachineDefaultRetryTableByCode(t *testing.T) {
 		{rbtype.CodeNetworkTimeout, 3, time.Second},
 		{rbtype.CodeTemporaryProviderError, 3, time.Second},
 		{rbtype.CodeTempProvider, 3, time.Second}, // the seed's short name, sent by a service that uses it
-		{rbtype.CodeTransientDBLock, 1, 0},                  // retryable, but the table gives it one attempt
+		{rbtype.CodeTransientDBLock, 1, 0},        // retryable, but the table gives it one attempt
 		{rbtype.CodeAuthForbidden, 1, 0},
 		{rbtype.CodeInvalidInput, 1, 0},
 		{rbtype.CodeVerifyFailed, 1, 0},
