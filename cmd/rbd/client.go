@@ -111,6 +111,10 @@ func (c *clientCommand) failed(err error, sources lang.Sources) int {
 		_ = lang.WriteText(c.stderr, langDiagnostics(apiErr.Diagnostics), sources)
 		return exitFailed
 	}
+	if apiErr.Field != "" {
+		fmt.Fprintf(c.stderr, "rbd: %s (field %s): %s\n", apiErr.Code, apiErr.Field, apiErr.Message)
+		return exitFailed
+	}
 	fmt.Fprintf(c.stderr, "rbd: %s: %s\n", apiErr.Code, apiErr.Message)
 	return exitFailed
 }
