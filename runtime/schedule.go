@@ -242,27 +242,39 @@ func checkScheduleInputs(p *compiler.Plan, inputs map[string]any) error {
 	return nil
 }
 
-// CreateSchedule checks and stores a schedule, in the caller's tenant and
-// with the caller's scope. Its first tick is the first after now.
-func (e *Engine) CreateSchedule(ctx context.Context, spec ScheduleSpec) (*ScheduleView, error) {
-	if err := scheduleDefaults(&spec); err != nil {
-		return nil, err
+// checkSchedule fills a spec's defaults and checks it whole, as a
+// creation or a change: its timing, its source or plan against the
+// catalogue, its inputs against the plan. It returns the timing and the
+// inputs as stored.
+func (e *Engine) checkSchedule(spec *ScheduleSpec, now time.Time) (timing, json.RawMessage, error) {
+	if err := scheduleDefaults(spec); err != nil {
+		return timing{}, nil, err
 	}
-	now := e.cfg.Clock()
 	tm, err := parseTiming(spec.Cron, spec.Timezone, now)
 	if err != nil {
-		return nil, err
+		return timing{}, nil, err
 	}
-	p, err := e.planOfSchedule(spec.Source, spec.Plan, spec.Filename)
+	plan, err := e.planOfSchedule(spec.Source, spec.Plan, spec.Filename)
 	if err != nil {
-		return nil, err
+		return timing{}, nil, err
 	}
-	if err := checkScheduleInputs(p, spec.Inputs); err != nil {
-		return nil, err
+	if err := checkScheduleInputs(plan, spec.Inputs); err != nil {
+		return timing{}, nil, err
 	}
 	inputs, err := json.Marshal(orEmpty(spec.Inputs))
 	if err != nil {
-		return nil, invalidField("inputs", "inputs do not encode: %v", err)
+		return timing{}, nil, invalidField("inputs", "inputs do not encode: %v", err)
+	}
+	return tm, inputs, nil
+}
+
+// CreateSchedule checks and stores a schedule, in the caller's tenant and
+// with the caller's scope. Its first tick is the first after now.
+func (e *Engine) CreateSchedule(ctx context.Context, spec ScheduleSpec) (*ScheduleView, error) {
+	now := e.cfg.Clock()
+	tm, inputs, err := e.checkSchedule(&spec, now)
+	if err != nil {
+		return nil, err
 	}
 	scope, _ := scopeOf(ctx)
 	scope.Tenant = tenantOf(ctx)
@@ -379,24 +391,10 @@ func (e *Engine) UpdateSchedule(ctx context.Context, id uuid.UUID, p SchedulePat
 	if p.CatchUp != nil {
 		spec.CatchUp = *p.CatchUp
 	}
-	if err := scheduleDefaults(&spec); err != nil {
-		return nil, err
-	}
 	now := e.cfg.Clock()
-	tm, err := parseTiming(spec.Cron, spec.Timezone, now)
+	tm, inputs, err := e.checkSchedule(&spec, now)
 	if err != nil {
 		return nil, err
-	}
-	plan, err := e.planOfSchedule(spec.Source, spec.Plan, spec.Filename)
-	if err != nil {
-		return nil, err
-	}
-	if err := checkScheduleInputs(plan, spec.Inputs); err != nil {
-		return nil, err
-	}
-	inputs, err := json.Marshal(orEmpty(spec.Inputs))
-	if err != nil {
-		return nil, invalidField("inputs", "inputs do not encode: %v", err)
 	}
 	if p.Paused != nil {
 		if s.Paused && !*p.Paused {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -10,8 +9,6 @@ import (
 	"github.com/runbookdev/runbook/cmd/internal/cli"
 	"github.com/runbookdev/runbook/driver"
 	"github.com/runbookdev/runbook/httpapi"
-	"github.com/runbookdev/runbook/lang"
-	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/runtime"
 )
 
@@ -64,7 +61,7 @@ func runScheduleCreate(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return status
 	}
-	sources, src, name, err := readSource(pos[1])
+	text, err := readRunbook(pos[1])
 	if err != nil {
 		return cantRun(stderr, "%v", err)
 	}
@@ -73,28 +70,16 @@ func runScheduleCreate(args []string, stdout, stderr io.Writer) int {
 		return cantRun(stderr, "%v", err)
 	}
 	req := httpapi.ScheduleRequest{Name: pos[0], Cron: *cron, Timezone: *zone, Inputs: values,
-		Overlap: driver.Overlap(overlap.Value), CatchUp: driver.CatchUp(catchUp.Value)}
-	if strings.HasSuffix(name, ".json") {
-		req.Plan, req.Filename = json.RawMessage(src), name
-		if sent, err := json.Marshal(req.Plan); err == nil {
-			sources = lang.Sources{name: sent}
-		}
-	} else {
-		req.Source, req.Filename = string(src), name
-	}
-	switch {
-	case *dryRun && *draftOnly:
-		return cantRun(stderr, "--dry-run and --draft-only are two modes; give one")
-	case *dryRun:
-		req.Mode = rbtype.ModeDryRun
-	case *draftOnly:
-		req.Mode = rbtype.ModeDraftOnly
+		Overlap: driver.Overlap(overlap.Value), CatchUp: driver.CatchUp(catchUp.Value),
+		Source: text.source, Plan: text.plan, Filename: text.filename}
+	if req.Mode, err = modeOf(*dryRun, *draftOnly); err != nil {
+		return cantRun(stderr, "%v", err)
 	}
 	ctx, cancel := c.context()
 	defer cancel()
 	v, err := c.client().CreateSchedule(ctx, req)
 	if err != nil {
-		return c.failed(err, sources)
+		return c.failed(err, text.sources)
 	}
 	if c.json() {
 		_ = writeJSON(stdout, v)
