@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/httpapi"
 )
 
@@ -47,12 +48,12 @@ func TestScheduleBadInputNamesTheField(t *testing.T) {
 	require.Empty(t, list.Schedules, "nothing was stored")
 
 	// A good one, then the calls on it; another tenant sees none of it.
-	v, err := b.client.CreateSchedule(b.ctx, httpapi.ScheduleRequest{Name: "nightly", Cron: "30 1 * * *", Timezone: "Europe/London",
+	v, err := b.client.CreateSchedule(b.ctx, client.ScheduleRequest{Name: "nightly", Cron: "30 1 * * *", Timezone: "Europe/London",
 		Source: `(t.echo :v $who)`, Inputs: map[string]any{"who": "ada"}})
 	require.NoError(t, err)
 	require.NotNil(t, v.NextFireAt)
 	paused := true
-	v, err = b.client.PatchSchedule(b.ctx, v.ID.String(), httpapi.SchedulePatchRequest{Paused: &paused})
+	v, err = b.client.PatchSchedule(b.ctx, v.ID.String(), client.SchedulePatch{Paused: &paused})
 	require.NoError(t, err)
 	require.True(t, v.Paused)
 	require.Nil(t, v.NextFireAt)
@@ -62,11 +63,9 @@ func TestScheduleBadInputNamesTheField(t *testing.T) {
 	status, _ = b.raw(t, http.MethodGet, "/v1/schedules/not-an-id", "")
 	require.Equal(t, 400, status)
 
-	other := &httpapi.Client{BaseURL: b.srv.URL, Token: "tok-acme"}
-	_, err = other.PatchSchedule(b.ctx, v.ID.String(), httpapi.SchedulePatchRequest{Paused: &paused})
-	var apiErr *httpapi.APIError
-	require.ErrorAs(t, err, &apiErr)
-	require.Equal(t, http.StatusNotFound, apiErr.Status)
+	other := &client.Client{BaseURL: b.srv.URL, Token: "tok-acme"}
+	_, err = other.PatchSchedule(b.ctx, v.ID.String(), client.SchedulePatch{Paused: &paused})
+	require.ErrorIs(t, err, client.CodeNotFound)
 	theirs, err := other.Schedules(b.ctx)
 	require.NoError(t, err)
 	require.Empty(t, theirs.Schedules)
@@ -74,6 +73,5 @@ func TestScheduleBadInputNamesTheField(t *testing.T) {
 	_, err = b.client.DeleteSchedule(b.ctx, v.ID.String())
 	require.NoError(t, err)
 	_, err = b.client.DeleteSchedule(b.ctx, v.ID.String())
-	require.ErrorAs(t, err, &apiErr)
-	require.Equal(t, http.StatusNotFound, apiErr.Status)
+	require.ErrorIs(t, err, client.CodeNotFound)
 }

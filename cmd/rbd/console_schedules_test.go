@@ -8,7 +8,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
-	"github.com/runbookdev/runbook/httpapi"
+	"github.com/runbookdev/runbook/client"
 )
 
 // TestConsoleSchedules shows the schedules page: each schedule with its
@@ -22,12 +22,12 @@ func TestConsoleSchedules(t *testing.T) {
 	e := newDaemonEnv(t)
 	verbs := e.file(t, "verbs/t.yaml", e2eVerbs)
 	d := e.start(t, "--verbs", verbs)
-	client := d.client("")
+	cl := d.client("")
 	ctx := context.Background()
-	often, err := client.CreateSchedule(ctx, httpapi.ScheduleRequest{Name: "every second", Cron: "@every 1s",
+	often, err := cl.CreateSchedule(ctx, client.ScheduleRequest{Name: "every second", Cron: "@every 1s",
 		Source: `(t.echo :v "tick")`, Overlap: "allow", CatchUp: "latest"})
 	require.NoError(t, err)
-	nightly, err := client.CreateSchedule(ctx, httpapi.ScheduleRequest{Name: "nightly", Cron: "30 1 * * *", Timezone: "Europe/London",
+	nightly, err := cl.CreateSchedule(ctx, client.ScheduleRequest{Name: "nightly", Cron: "30 1 * * *", Timezone: "Europe/London",
 		Source: `(t.echo :v "night")`})
 	require.NoError(t, err)
 
@@ -39,7 +39,7 @@ func TestConsoleSchedules(t *testing.T) {
 
 	// Once a tick of the other has made a runbook, its row links it.
 	require.Eventually(t, func() bool {
-		v, err := client.Schedules(ctx)
+		v, err := cl.Schedules(ctx)
 		require.NoError(t, err)
 		for _, s := range v.Schedules {
 			if s.ID == often.ID && s.LastRunbook != nil {
@@ -54,7 +54,7 @@ func TestConsoleSchedules(t *testing.T) {
 
 	b.do(t, "pause the nightly job", chromedp.Click(chromedp.CSS(`#schedules tr[data-schedule="`+nightly.ID.String()+`"] button`)))
 	waitJS(t, b, row(nightly.ID.String())+`?.querySelector("button").textContent === "Resume"`)
-	got, err := client.Schedules(ctx)
+	got, err := cl.Schedules(ctx)
 	require.NoError(t, err)
 	for _, s := range got.Schedules {
 		if s.ID == nightly.ID {

@@ -4,13 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"strings"
 
+	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/cmd/internal/cli"
-	"github.com/runbookdev/runbook/driver"
-	"github.com/runbookdev/runbook/httpapi"
-	"github.com/runbookdev/runbook/runtime"
 )
 
 const outcomesUsage = `Usage: rbd outcomes ID [flags]
@@ -30,12 +27,11 @@ func runOutcomes(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := c.context()
 	defer cancel()
-	client := c.client()
-	o, err := client.Outcome(ctx, pos[0])
-	var apiErr *httpapi.APIError
-	if errors.As(err, &apiErr) && apiErr.Status == http.StatusNotFound {
+	cl := c.client()
+	o, err := cl.Outcome(ctx, pos[0])
+	if errors.Is(err, client.CodeNotFound) {
 		// Not an outcome: a runbook, whose outcomes are listed.
-		v, err := client.Get(ctx, pos[0])
+		v, err := cl.Get(ctx, pos[0])
 		if err != nil {
 			return c.failed(err, nil)
 		}
@@ -58,7 +54,7 @@ func runOutcomes(args []string, stdout, stderr io.Writer) int {
 }
 
 // printProduced lists a runbook's outcomes.
-func printProduced(w io.Writer, produced []runtime.ProducedView) {
+func printProduced(w io.Writer, produced []client.Produced) {
 	t := cli.NewTable(w)
 	fmt.Fprintln(t, "OUTCOME\tTYPE\tSTATUS\tVERSION\tSTEP\tPREVIEW")
 	for _, p := range produced {
@@ -68,7 +64,7 @@ func printProduced(w io.Writer, produced []runtime.ProducedView) {
 }
 
 // printOutcome shows one outcome and its provenance.
-func printOutcome(w io.Writer, o *runtime.OutcomeView) {
+func printOutcome(w io.Writer, o *client.OutcomeView) {
 	t := cli.NewTable(w)
 	fmt.Fprintf(t, "outcome\t%s\n", o.ID)
 	fmt.Fprintf(t, "type\t%s (%s)\n", o.Type, o.Status)
@@ -78,7 +74,7 @@ func printOutcome(w io.Writer, o *runtime.OutcomeView) {
 	}
 	fmt.Fprintf(t, "version\t%s\n", version)
 	fmt.Fprintf(t, "runbook\t%s (generation %d)\n", o.RunbookID, o.Generation)
-	fmt.Fprintf(t, "step\t%s, attempt %d, %s\n", o.StepKey, o.Attempt, o.Verb)
+	fmt.Fprintf(t, "step\t%s, attempt %d, %s\n", o.Step, o.Attempt, o.Verb)
 	if o.Preview != "" {
 		fmt.Fprintf(t, "preview\t%s\n", oneLine(o.Preview))
 	}
@@ -94,14 +90,14 @@ func printOutcome(w io.Writer, o *runtime.OutcomeView) {
 	}
 	fmt.Fprintf(t, "created\t%s\n", stamp(o.CreatedAt))
 	_ = t.Flush()
-	section := func(title string, list []driver.Outcome) {
+	section := func(title string, list []client.Outcome) {
 		if len(list) == 0 {
 			return
 		}
 		fmt.Fprintf(w, "\n%s\n", title)
 		t := cli.NewTable(w)
 		for _, p := range list {
-			fmt.Fprintf(t, "%s\t%s\t%s\tv%d\t%s\t%s\n", p.ID, p.Type, p.Status, p.Version, p.StepKey, oneLine(p.Preview))
+			fmt.Fprintf(t, "%s\t%s\t%s\tv%d\t%s\t%s\n", p.ID, p.Type, p.Status, p.Version, p.Step, oneLine(p.Preview))
 		}
 		_ = t.Flush()
 	}

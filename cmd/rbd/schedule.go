@@ -6,10 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/cmd/internal/cli"
-	"github.com/runbookdev/runbook/driver"
-	"github.com/runbookdev/runbook/httpapi"
-	"github.com/runbookdev/runbook/runtime"
 )
 
 const scheduleUsage = `Usage: rbd schedule create NAME FILE.rbk|PLAN.json --cron EXPR [flags]
@@ -69,8 +67,8 @@ func runScheduleCreate(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return cantRun(stderr, "%v", err)
 	}
-	req := httpapi.ScheduleRequest{Name: pos[0], Cron: *cron, Timezone: *zone, Inputs: values,
-		Overlap: driver.Overlap(overlap.Value), CatchUp: driver.CatchUp(catchUp.Value),
+	req := client.ScheduleRequest{Name: pos[0], Cron: *cron, Timezone: *zone, Inputs: values,
+		Overlap: overlap.Value, CatchUp: catchUp.Value,
 		Source: text.source, Plan: text.plan, Filename: text.filename}
 	if req.Mode, err = modeOf(*dryRun, *draftOnly); err != nil {
 		return cantRun(stderr, "%v", err)
@@ -110,7 +108,7 @@ func runScheduleList(args []string, stdout, stderr io.Writer) int {
 
 // printSchedules shows schedules one a line, with their next tick and the
 // last runbook a tick made.
-func printSchedules(w io.Writer, list []runtime.ScheduleView) {
+func printSchedules(w io.Writer, list []client.Schedule) {
 	t := cli.NewTable(w)
 	fmt.Fprintln(t, "ID\tNAME\tCRON\tTIMEZONE\tNEXT (UTC)\tLAST RUNBOOK\tSKIPPED")
 	for _, s := range list {
@@ -139,7 +137,7 @@ func runSchedulePause(verb string, args []string, stdout, stderr io.Writer) int 
 	paused := verb == "pause"
 	ctx, cancel := c.context()
 	defer cancel()
-	v, err := c.client().PatchSchedule(ctx, pos[0], httpapi.SchedulePatchRequest{Paused: &paused})
+	v, err := c.client().PatchSchedule(ctx, pos[0], client.SchedulePatch{Paused: &paused})
 	if err != nil {
 		return c.failed(err, nil)
 	}
