@@ -181,6 +181,10 @@ func TestTypesHoldEveryField(t *testing.T) {
 	view, err = c.WaitUntil(ctx, sub.ID.String(), func(r *client.Runbook) bool { return r.State == rbtype.StateAwaitingApproval })
 	require.NoError(t, err)
 
+	_, err = c.CreateSchedule(ctx, client.ScheduleRequest{Name: "types " + client.NewIdempotencyKey(), Cron: "@daily",
+		Timezone: "Europe/London", Source: "(kyc.sign-off :as @sign)\n"})
+	require.NoError(t, err)
+
 	id := sub.ID.String()
 	for path, out := range map[string]any{
 		"/v1/runbooks/" + id:                     &client.Runbook{},
@@ -189,6 +193,7 @@ func TestTypesHoldEveryField(t *testing.T) {
 		"/v1/costs?group_by=verb":                &client.CostsResponse{},
 		"/v1/whoami":                             &client.Whoami{},
 		"/v1/verbs":                              &client.VerbsResponse{},
+		"/v1/schedules":                          &client.ScheduleList{},
 		"/healthz":                               &client.Health{},
 		"/v1/runbooks/" + id + "/events?limit=1": &client.EventsResponse{},
 	} {

@@ -43,6 +43,9 @@ type Error struct {
 	// JSON (a proxy's page, say) has the status's text as its code.
 	Code    ErrorCode `json:"code"`
 	Message string    `json:"message"`
+	// Field names the request's field at fault, when one is (a
+	// schedule's cron, timezone, catch_up, source, ...).
+	Field string `json:"field,omitempty"`
 	// Diagnostics explain COMPILE_FAILED and INVALID_PLAN, in the shape of
 	// `rbc lint --format json`.
 	Diagnostics []Diagnostic `json:"diagnostics,omitempty"`

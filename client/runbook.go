@@ -45,17 +45,23 @@ type Runbook struct {
 	Cost Cost `json:"cost"`
 	// TraceID, SpanID and CorrelationID place the runbook in a
 	// distributed trace; ParentSpanID is the submitter's span.
-	TraceID       string                     `json:"trace_id"`
-	SpanID        string                     `json:"span_id"`
-	ParentSpanID  string                     `json:"parent_span_id,omitempty"`
-	CorrelationID string                     `json:"correlation_id"`
-	Error         *ErrorInfo                 `json:"error,omitempty"`
-	CreatedAt     time.Time                  `json:"created_at"`
-	UpdatedAt     time.Time                  `json:"updated_at"`
-	FinishedAt    *time.Time                 `json:"finished_at,omitempty"`
-	Steps         []Step                     `json:"steps"`
-	Outcomes      map[string]json.RawMessage `json:"outcomes"`
-	BlockedOn     []Blocked                  `json:"blocked_on"`
+	TraceID       string     `json:"trace_id"`
+	SpanID        string     `json:"span_id"`
+	ParentSpanID  string     `json:"parent_span_id,omitempty"`
+	CorrelationID string     `json:"correlation_id"`
+	Error         *ErrorInfo `json:"error,omitempty"`
+	// Reason says why a partial runbook is not complete when no step
+	// failed: DRAFT_ONLY, a draft whose outside effects have yet to run.
+	Reason     *ErrorInfo                 `json:"reason,omitempty"`
+	CreatedAt  time.Time                  `json:"created_at"`
+	UpdatedAt  time.Time                  `json:"updated_at"`
+	FinishedAt *time.Time                 `json:"finished_at,omitempty"`
+	Steps      []Step                     `json:"steps"`
+	Outcomes   map[string]json.RawMessage `json:"outcomes"`
+	// Produced lists the typed outcomes the steps recorded; Outcome reads
+	// each one's provenance.
+	Produced  []Produced `json:"produced"`
+	BlockedOn []Blocked  `json:"blocked_on"`
 	// Failures are the steps that failed or escalated, with why.
 	Failures []Failure `json:"failures"`
 	// NextActions is what would move the runbook, each with the rbd

@@ -205,6 +205,10 @@ type VerbInfo struct {
 	// Risk is the verb's declared risk, for the plan's effects; empty (and
 	// left out) when the verb declares none, which means low.
 	Risk rbtype.Risk `json:"risk,omitempty"`
+	// Outcome is what a success of the verb's steps records (docs/design/semantics.md
+	// section 13); nil, and left out, when the verb declares none, so that
+	// plans frozen before outcomes keep their hashes.
+	Outcome *verbs.Outcome `json:"outcome,omitempty"`
 }
 
 // UnmarshalJSON compiles the schemas as they are read, so a stored plan is
@@ -216,11 +220,12 @@ func (v *VerbInfo) UnmarshalJSON(b []byte) error {
 		OutputSchema json.RawMessage  `json:"output_schema"`
 		Execution    *verbs.Execution `json:"execution"`
 		Risk         rbtype.Risk      `json:"risk"`
+		Outcome      *verbs.Outcome   `json:"outcome"`
 	}
 	if err := json.Unmarshal(b, &raw); err != nil {
 		return err
 	}
-	v.Hash, v.Execution, v.Risk = raw.Hash, raw.Execution, raw.Risk
+	v.Hash, v.Execution, v.Risk, v.Outcome = raw.Hash, raw.Execution, raw.Risk, raw.Outcome
 	var err error
 	if v.InputSchema, err = cachedSchema("input_schema", raw.InputSchema, verbs.InputRole); err != nil {
 		return err

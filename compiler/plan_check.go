@@ -302,6 +302,9 @@ func (c *planCheck) checkVerbs() {
 		if info.Risk != v.def.Risk {
 			differ = append(differ, "risk")
 		}
+		if !bytes.Equal(mustJSON(info.Outcome), mustJSON(v.def.Outcome)) {
+			differ = append(differ, "outcome")
+		}
 		if !bytes.Equal(mustJSON(info.InputSchema), v.input) {
 			differ = append(differ, "input_schema")
 		}

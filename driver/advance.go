@@ -44,8 +44,13 @@ type AdvanceWrite struct {
 	// Attempts records finished attempts in the job ledger; a row for an
 	// attempt that exists (a park, then its resume) is completed.
 	Attempts []Attempt
-	Events   []Event
-	Runbooks []RunbookChange
+	// Outcomes records what steps produced (docs/design/semantics.md section 13).
+	Outcomes []Outcome
+	// Arguments keeps arguments a step held before it started again with
+	// others, so that every attempt's arguments stay readable.
+	Arguments []Arguments
+	Events    []Event
+	Runbooks  []RunbookChange
 	// Compensate marks completed steps, by runbook and key, as waiting to
 	// be undone.
 	Compensate map[uuid.UUID][]string
@@ -60,6 +65,7 @@ type AdvanceWrite struct {
 func (w *AdvanceWrite) Empty() bool {
 	return len(w.NewInvocations) == 0 && len(w.InvocationUpdates) == 0 && len(w.Finished) == 0 &&
 		len(w.Steps) == 0 && len(w.Leases) == 0 && len(w.Processed) == 0 && len(w.Receipts) == 0 && len(w.Cache) == 0 && len(w.Attempts) == 0 &&
+		len(w.Outcomes) == 0 && len(w.Arguments) == 0 &&
 		len(w.Events) == 0 && len(w.Runbooks) == 0 && len(w.Compensate) == 0 && len(w.EndLeases) == 0 &&
 		len(w.NewSteps) == 0 && len(w.NewEdges) == 0 && len(w.Mutations) == 0
 }

@@ -295,6 +295,15 @@ type Usage struct {
 	Model     string  `json:"model,omitempty"`
 	CostUSD   float64 `json:"cost_usd,omitempty"`
 	Credits   float64 `json:"credits,omitempty"`
+	// Parameters are the model's parameters (temperature, say), a JSON
+	// object kept with the outcome the call produced (docs/design/semantics.md
+	// section 13), not in the ledger.
+	Parameters json.RawMessage `json:"parameters,omitempty"`
+}
+
+// IsZero reports whether nothing was reported.
+func (u Usage) IsZero() bool {
+	return u.TokensIn == 0 && u.TokensOut == 0 && u.Model == "" && u.CostUSD == 0 && u.Credits == 0 && len(u.Parameters) == 0
 }
 
 // Attempt is a row of step_attempts: one attempt of a step, the job.
@@ -316,6 +325,44 @@ type Attempt struct {
 	// CorrelationID and TraceID are the runbook's; SpanID is the
 	// attempt's span (hex), derived from its id.
 	CorrelationID, TraceID, SpanID string
+	// ArgsHash is the SHA-256 of the attempt's resolved arguments (their
+	// canonical JSON), and ResultHash of its result; empty when not known
+	// (an attempt recorded by its resume keeps its park's).
+	ArgsHash, ResultHash string
+}
+
+// Outcome is what a step produced (docs/design/semantics.md section 13): a row of
+// outcomes. Version and Previous are worked out by the store when it is
+// written: the latest outcome of the same lineage and step in an earlier
+// generation is the previous version.
+type Outcome struct {
+	ID          uuid.UUID            `json:"outcome_id"`
+	Tenant      string               `json:"-"`
+	RunbookID   uuid.UUID            `json:"runbook_id"`
+	LineageRoot uuid.UUID            `json:"lineage_root"`
+	Generation  int                  `json:"generation"`
+	StepKey     string               `json:"step"`
+	Attempt     int                  `json:"attempt"`
+	Verb        string               `json:"verb"`
+	Type        string               `json:"type"`
+	Status      rbtype.OutcomeStatus `json:"status"`
+	Preview     string               `json:"preview"`
+	ArgsHash    string               `json:"args_hash,omitempty"`
+	ResultHash  string               `json:"result_hash"`
+	Model       string               `json:"model,omitempty"`
+	Parameters  json.RawMessage      `json:"parameters,omitempty"`
+	// Consumed are the outcomes whose results this one was made from.
+	Consumed  []uuid.UUID `json:"consumed"`
+	Version   int         `json:"version"`
+	Previous  *uuid.UUID  `json:"previous,omitempty"`
+	CreatedAt time.Time   `json:"created_at"`
+}
+
+// Arguments are a step's resolved arguments kept by their hash.
+type Arguments struct {
+	RunbookID uuid.UUID
+	Hash      string
+	Args      json.RawMessage
 }
 
 // Cost is a sum over attempts: what they used, how many there were, how

@@ -2,6 +2,7 @@ package driver
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/google/uuid"
@@ -63,6 +64,17 @@ type Store interface {
 	// for; ErrNotFound when no step has parked with it (yet).
 	WaitTarget(ctx context.Context, correlationKey string) (WaitTarget, error)
 	InvocationsOf(ctx context.Context, runbookID uuid.UUID) ([]Invocation, error)
+	// Outcomes lists a runbook's outcomes, in the order they were made.
+	Outcomes(ctx context.Context, runbookID uuid.UUID) ([]Outcome, error)
+	// OutcomesByID reads outcomes by id; ids not found are left out.
+	OutcomesByID(ctx context.Context, ids []uuid.UUID) ([]Outcome, error)
+	// StepArguments finds a step's arguments by their hash: the step's
+	// own when they agree, else those kept when it started again with
+	// others; nil when neither has them.
+	StepArguments(ctx context.Context, runbookID uuid.UUID, stepKey, hash string) (json.RawMessage, error)
+
+	// Schedules' rows (schedules.go).
+	ScheduleStore
 }
 
 // Tx is one transaction: the operations the advance, the commands and a
@@ -125,6 +137,9 @@ type Tx interface {
 	// ReleaseLeases gives up the worker's active leases on steps,
 	// returning the attempt each was for.
 	ReleaseLeases(ctx context.Context, worker string, stepIDs []int64) (map[int64]int, error)
+
+	// Firing a schedule's tick (schedules.go).
+	ScheduleTx
 }
 
 // LoadOptions says what LoadForAdvance reads.

@@ -199,6 +199,14 @@ func queueAdvance(b *pgx.Batch, w driver.AdvanceWrite, leaseOps map[int64]string
 	if len(w.Attempts) > 0 {
 		b.Queue(writeAttemptsSQL, attemptArgs(w.Attempts)...).Exec(ignore)
 	}
+	if len(w.Arguments) > 0 {
+		b.Queue(writeArgumentsSQL, argumentsArgs(w.Arguments)...).Exec(ignore)
+	}
+	if len(w.Outcomes) > 0 {
+		// After the attempts: an outcome may take its arguments' hash from
+		// its attempt's row.
+		b.Queue(writeOutcomesSQL, outcomeArgs(w.Outcomes)...).Exec(ignore)
+	}
 	if len(w.Cache) > 0 {
 		b.Queue(writeCacheSQL, cacheArgs(w.Cache)...).Exec(ignore)
 	}

@@ -20,12 +20,14 @@ import (
 const writeAttemptsSQL = `
 	INSERT INTO step_attempts (attempt_id, runbook_id, tenant, actor, step_key, verb, attempt, worker_id,
 		started_at, finished_at, outcome, error_code, cache, tokens_in, tokens_out, model, cost_usd, credits,
-		correlation_id, trace_id, span_id)
+		correlation_id, trace_id, span_id, args_hash, result_hash)
 	SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int[], $8::text[],
 		$9::timestamptz[], $10::timestamptz[], $11::text[], $12::text[], $13::text[], $14::bigint[], $15::bigint[],
-		$16::text[], $17::numeric[], $18::numeric[], $19::text[], $20::text[], $21::text[])
+		$16::text[], $17::numeric[], $18::numeric[], $19::text[], $20::text[], $21::text[], $22::text[], $23::text[])
 	ON CONFLICT (runbook_id, step_key, attempt) DO UPDATE SET
 		outcome = excluded.outcome, finished_at = excluded.finished_at, error_code = excluded.error_code,
+		args_hash = coalesce(excluded.args_hash, step_attempts.args_hash),
+		result_hash = coalesce(excluded.result_hash, step_attempts.result_hash),
 		tokens_in = nullif(coalesce(step_attempts.tokens_in, 0) + coalesce(excluded.tokens_in, 0), 0),
 		tokens_out = nullif(coalesce(step_attempts.tokens_out, 0) + coalesce(excluded.tokens_out, 0), 0),
 		model = coalesce(excluded.model, step_attempts.model),
@@ -44,7 +46,9 @@ func attemptArgs(as []driver.Attempt) []any {
 	tokIn, tokOut := make(pgtype.FlatArray[pgtype.Int8], n), make(pgtype.FlatArray[pgtype.Int8], n)
 	costs, credits := make(pgtype.FlatArray[pgtype.Float8], n), make(pgtype.FlatArray[pgtype.Float8], n)
 	correlations, traces, spans := make(pgtype.FlatArray[pgtype.Text], n), make(pgtype.FlatArray[pgtype.Text], n), make(pgtype.FlatArray[pgtype.Text], n)
+	argsHashes, resultHashes := make(pgtype.FlatArray[pgtype.Text], n), make(pgtype.FlatArray[pgtype.Text], n)
 	for i, a := range as {
+		argsHashes[i], resultHashes[i] = nullableText(a.ArgsHash), nullableText(a.ResultHash)
 		correlations[i], traces[i], spans[i] = nullableText(a.CorrelationID), nullableText(a.TraceID), nullableText(a.SpanID)
 		ids[i], runbooks[i], tenants[i], actors[i], steps[i], verbs[i] = a.ID, a.RunbookID, a.Tenant, a.Actor, a.StepKey, a.Verb
 		attempts[i], workers[i], started[i], finished[i] = int32(a.Attempt), nullableText(a.WorkerID), nullableTime(a.StartedAt), a.FinishedAt
@@ -53,7 +57,7 @@ func attemptArgs(as []driver.Attempt) []any {
 		costs[i], credits[i] = nullableFloat(a.Usage.CostUSD), nullableFloat(a.Usage.Credits)
 	}
 	return []any{ids, runbooks, tenants, actors, steps, verbs, attempts, workers, started, finished, outcomes, codes, caches,
-		tokIn, tokOut, models, costs, credits, correlations, traces, spans}
+		tokIn, tokOut, models, costs, credits, correlations, traces, spans, argsHashes, resultHashes}
 }
 
 // costColumns sum attempts into a driver.Cost.

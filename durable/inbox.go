@@ -152,7 +152,7 @@ func scanNotification(r pgx.CollectableRow) (driver.Notification, error) {
 // usageJSON is a notification's usage as stored: NULL when it reports
 // none.
 func usageJSON(u driver.Usage) *string {
-	if u == (driver.Usage{}) {
+	if u.IsZero() {
 		return nil
 	}
 	b, _ := json.Marshal(u) // numbers and a string: it cannot fail

@@ -184,5 +184,5 @@ func writeError(w http.ResponseWriter, e *apiError) {
 	if e.status == http.StatusServiceUnavailable {
 		w.Header().Set("Retry-After", "1")
 	}
-	writeJSON(w, e.status, ErrorBody{Error: ErrorInfo{Code: e.code, Message: e.message, Diagnostics: e.diagnostics}})
+	writeJSON(w, e.status, ErrorBody{Error: ErrorInfo{Code: e.code, Message: e.message, Field: e.field, Diagnostics: e.diagnostics}})
 }

@@ -36,6 +36,7 @@ type apiError struct {
 	status      int
 	code        string
 	message     string
+	field       string
 	diagnostics lang.Diagnostics
 	cause       error // logged, never sent
 }
@@ -54,6 +55,15 @@ func classify(err error) *apiError {
 	if errors.As(err, &ae) {
 		return ae
 	}
+	ae = classifyEngine(err)
+	if fe := (*runtime.FieldError)(nil); errors.As(err, &fe) {
+		ae.field = fe.Field
+	}
+	return ae
+}
+
+// classifyEngine is classify for the engine's errors.
+func classifyEngine(err error) *apiError {
 	var ce *runtime.CompileError
 	switch {
 	case errors.As(err, &ce):

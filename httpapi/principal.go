@@ -138,6 +138,12 @@ var routeRoles = map[string]Role{
 	"POST /v1/runbooks/{id}/steps/{key}/approve": RoleApprove,
 	"POST /v1/runbooks/{id}/steps/{key}/reject":  RoleApprove,
 	"GET /v1/verbs":                              RoleRead,
+	"GET /v1/outcomes/{id}":                      RoleRead,
+	"POST /v1/schedules":                         RoleSubmit,
+	"GET /v1/schedules":                          RoleRead,
+	"GET /v1/schedules/{id}":                     RoleRead,
+	"PATCH /v1/schedules/{id}":                   RoleSubmit,
+	"DELETE /v1/schedules/{id}":                  RoleSubmit,
 }
 
 // ParseWebhookSecrets reads --webhook-secret-file's lines: a secret, then

@@ -241,8 +241,11 @@ type ErrorBody struct {
 // ErrorInfo is an error's code, message and, for a source that did not
 // compile, its diagnostics.
 type ErrorInfo struct {
-	Code        string           `json:"code"`
-	Message     string           `json:"message"`
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	// Field names the request's field at fault, when one is (a schedule's
+	// cron, timezone, catch_up, source, ...).
+	Field       string           `json:"field,omitempty"`
 	Diagnostics lang.Diagnostics `json:"diagnostics,omitempty"`
 }
 
@@ -256,4 +259,52 @@ type Health struct {
 type CostsResponse struct {
 	GroupBy string        `json:"group_by"`
 	Costs   []driver.Cost `json:"costs"`
+}
+
+// ScheduleRequest is the body of POST /v1/schedules
+// (docs/design/semantics.md section 14): a cron expression in a time zone,
+// and the source or plan each tick submits with its inputs.
+type ScheduleRequest struct {
+	Name string `json:"name"`
+	// Cron has five fields or is a name such as @hourly; Timezone is an
+	// IANA time zone (default UTC).
+	Cron     string          `json:"cron"`
+	Timezone string          `json:"timezone,omitempty"`
+	Source   string          `json:"source,omitempty"`
+	Plan     json.RawMessage `json:"plan,omitempty"`
+	Filename string          `json:"filename,omitempty"`
+	Inputs   map[string]any  `json:"inputs,omitempty"`
+	Mode     rbtype.Mode     `json:"mode,omitempty"`
+	// Overlap is skip (the default) or allow; CatchUp none (the default)
+	// or latest.
+	Overlap driver.Overlap `json:"overlap,omitempty"`
+	CatchUp driver.CatchUp `json:"catch_up,omitempty"`
+}
+
+// SchedulePatchRequest is the body of PATCH /v1/schedules/{id}: each
+// field given replaces the schedule's; {"paused": true} pauses it and
+// {"paused": false} resumes it.
+type SchedulePatchRequest struct {
+	Paused   *bool           `json:"paused,omitempty"`
+	Name     *string         `json:"name,omitempty"`
+	Cron     *string         `json:"cron,omitempty"`
+	Timezone *string         `json:"timezone,omitempty"`
+	Source   *string         `json:"source,omitempty"`
+	Plan     json.RawMessage `json:"plan,omitempty"`
+	Filename *string         `json:"filename,omitempty"`
+	Inputs   map[string]any  `json:"inputs,omitempty"`
+	Mode     *rbtype.Mode    `json:"mode,omitempty"`
+	Overlap  *driver.Overlap `json:"overlap,omitempty"`
+	CatchUp  *driver.CatchUp `json:"catch_up,omitempty"`
+}
+
+// ScheduleList is GET /v1/schedules.
+type ScheduleList struct {
+	Schedules []runtime.ScheduleView `json:"schedules"`
+}
+
+// ScheduleDeleted is DELETE /v1/schedules/{id}.
+type ScheduleDeleted struct {
+	ID      uuid.UUID `json:"id"`
+	Deleted bool      `json:"deleted"`
 }

@@ -74,6 +74,9 @@ const (
 	VCacheExternal Code = "V021"
 	// VCacheTTL: a ttl cache without its duration.
 	VCacheTTL Code = "V022"
+	// VRetryNever: retry.by_code gives more than one attempt to a code
+	// that is never retried (docs/design/semantics.md section 12).
+	VRetryNever Code = "V023"
 	// VOpaqueHighRisk: a high-risk verb at execution level opaque.
 	VOpaqueHighRisk Code = "V030"
 	// VNoDryRun: execution level full on a handler that cannot dry-run.
@@ -130,6 +133,7 @@ var Codes = []CodeInfo{
 	{VCacheEffects, SeverityError, "a cache on a verb with outside effects, or on a durable verb"},
 	{VCacheExternal, SeverityError, "an external verb's result reused with no ttl"},
 	{VCacheTTL, SeverityError, "cache policy ttl without a ttl"},
+	{VRetryNever, SeverityError, "retry.by_code gives attempts to a code that is never retried"},
 	{VOpaqueHighRisk, SeverityError, "a high-risk verb at execution level opaque"},
 	{VNoDryRun, SeverityError, "execution level full on a handler without a dry run"},
 }

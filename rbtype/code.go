@@ -8,9 +8,18 @@ type ErrorCode string
 
 // The error taxonomy.
 const (
-	CodeNetworkTimeout         ErrorCode = "NETWORK_TIMEOUT"
-	CodeRateLimit              ErrorCode = "RATE_LIMIT"
+	CodeNetworkTimeout ErrorCode = "NETWORK_TIMEOUT"
+	CodeRateLimit      ErrorCode = "RATE_LIMIT"
+	// CodeTemporaryProviderError: the provider failed for now (a 502, a
+	// 503). Its name is the one rbd has always written, and
+	// docs/design/semantics.md keeps it, so that stored rows, dashboards
+	// and the services that send it keep their meaning.
 	CodeTemporaryProviderError ErrorCode = "TEMPORARY_PROVIDER_ERROR"
+	// CodeTempProvider is the short name seed 000 gives the same code. It
+	// is accepted wherever a code comes in (a notification, core.fail's
+	// code, a verb's retry.by_code) and read as TEMPORARY_PROVIDER_ERROR
+	// (Canonical); rbd never writes it.
+	CodeTempProvider           ErrorCode = "TEMP_PROVIDER"
 	CodeTransientDBLock        ErrorCode = "TRANSIENT_DB_LOCK"
 	CodeDependencyUnavailable  ErrorCode = "DEPENDENCY_UNAVAILABLE"
 	CodePolicyDenied           ErrorCode = "POLICY_DENIED"
@@ -32,7 +41,28 @@ const (
 	// CodeVerifyFailed: a full step's dry run did not pass verification;
 	// nothing was committed, and it is not retried.
 	CodeVerifyFailed ErrorCode = "VERIFY_FAILED"
+	// CodeBudgetExceeded: a budget was spent before the attempt started
+	// (docs/design/semantics.md section 11); never retried.
+	CodeBudgetExceeded ErrorCode = "BUDGET_EXCEEDED"
 )
+
+// Codes lists the taxonomy's codes a handler or a verb file may name, in
+// the order of docs/design/runtime.md and docs/design/semantics.md (TEMP_PROVIDER, another
+// spelling of TEMPORARY_PROVIDER_ERROR, is left out: it is accepted, never offered).
+var Codes = []ErrorCode{
+	CodeNetworkTimeout, CodeRateLimit, CodeTemporaryProviderError, CodeTransientDBLock, CodeDependencyUnavailable,
+	CodePolicyDenied, CodeInvalidInput, CodeSchemaValidationFailed, CodeMissingRequiredContext, CodeAuthForbidden,
+	CodeBudgetExceeded, CodeVerifyFailed, CodeInternal, CodeParkTimeout,
+}
+
+// Canonical is the code as rbd writes it: TEMP_PROVIDER is
+// TEMPORARY_PROVIDER_ERROR; every other code is itself.
+func (c ErrorCode) Canonical() ErrorCode {
+	if c == CodeTempProvider {
+		return CodeTemporaryProviderError
+	}
+	return c
+}
 
 // retryableCodes are the codes that send a step to failed_retryable while
 // it has attempts left. Anything else is final.
@@ -41,4 +71,4 @@ var retryableCodes = []ErrorCode{
 }
 
 // Retryable reports whether a failure with this code may be retried.
-func (c ErrorCode) Retryable() bool { return slices.Contains(retryableCodes, c) }
+func (c ErrorCode) Retryable() bool { return slices.Contains(retryableCodes, c.Canonical()) }

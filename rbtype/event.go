@@ -65,6 +65,15 @@ const (
 	EventInvocationCancelSent EventType = "INVOCATION_CANCEL_SENT"
 	// EventInvocationCancelFailed: asking it failed.
 	EventInvocationCancelFailed EventType = "INVOCATION_CANCEL_FAILED"
+	// EventOutcomeRecorded: a step whose verb declares an outcome
+	// succeeded, and its outcome was recorded (docs/design/semantics.md section 13).
+	EventOutcomeRecorded EventType = "OUTCOME_RECORDED"
+	// EventScheduleFired: a schedule's tick submitted this runbook
+	// (docs/design/semantics.md section 14); the first event after RUNBOOK_SUBMITTED.
+	EventScheduleFired EventType = "SCHEDULE_FIRED"
+	// EventScheduleSkipped: a schedule's tick found this runbook, its
+	// previous one, unfinished under overlap: skip, and submitted nothing.
+	EventScheduleSkipped EventType = "SCHEDULE_SKIPPED"
 )
 
 // EventTypes lists every event type the runtime writes.
@@ -77,7 +86,8 @@ var EventTypes = []EventType{
 	EventRunbookRetried, EventRunbookClosed, EventStepHeartbeat, EventStepResolved,
 	EventInvocationCancelSent, EventInvocationCancelFailed, EventRunbookRegenerated,
 	EventEscalationStarted, EventEscalationSucceeded, EventEscalationFailed, EventStepReclaimed,
-	EventStepDryRun, EventStepVerified, EventStepVerifyFailed,
+	EventStepDryRun, EventStepVerified, EventStepVerifyFailed, EventOutcomeRecorded, EventScheduleFired,
+	EventScheduleSkipped,
 }
 
 // MutationKind names an entry of a runbook's mutation log.

@@ -193,3 +193,16 @@ var (
 	CachePolicies     = []CachePolicy{CacheNever, CacheReuse, CacheTTL}
 	CRUDOps           = []CRUDOp{CRUDInsert, CRUDSelect, CRUDUpdate, CRUDDelete, CRUDUpsert}
 )
+
+// OutcomeStatus says whether an outcome is a draft for a person to read
+// or the final thing (docs/design/semantics.md section 13).
+type OutcomeStatus string
+
+// The outcome statuses.
+const (
+	OutcomeDraft OutcomeStatus = "draft"
+	OutcomeFinal OutcomeStatus = "final"
+)
+
+// OutcomeStatuses lists the outcome statuses.
+var OutcomeStatuses = []OutcomeStatus{OutcomeDraft, OutcomeFinal}

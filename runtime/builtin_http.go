@@ -7,11 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
 	"sort"
+	"strconv"
 	"strings"
+	"time"
 
 	"go.opentelemetry.io/otel/propagation"
 
@@ -49,6 +52,9 @@ func usageOf(h http.Header) driver.Usage {
 	}
 	if u.TokensIn < 0 || u.TokensOut < 0 || u.CostUSD < 0 || u.Credits < 0 || len(u.Model) > 200 {
 		return driver.Usage{}
+	}
+	if !isObject(u.Parameters) {
+		u.Parameters = nil // the rest of the report stands
 	}
 	return u
 }
@@ -144,9 +150,8 @@ func requestLine(deps BuiltinDeps, c *Call) (string, string, error) {
 }
 
 // send makes the request and decodes the response. Status codes map to the
-// taxonomy: 429 RATE_LIMIT, 5xx TEMPORARY_PROVIDER_ERROR (both retried),
-// 401 and 403 AUTH_FORBIDDEN, other 4xx INVALID_INPUT (final); a timeout is
-// NETWORK_TIMEOUT and a refused connection DEPENDENCY_UNAVAILABLE.
+// taxonomy as statusError says; a timeout is NETWORK_TIMEOUT and a refused
+// connection DEPENDENCY_UNAVAILABLE.
 func send(ctx context.Context, deps BuiltinDeps, c *Call, payload map[string]any) (map[string]any, error) {
 	resp, _, err := sendFor(ctx, deps, c, payload)
 	return resp, err
@@ -206,7 +211,7 @@ func sendFor(ctx context.Context, deps BuiltinDeps, c *Call, payload map[string]
 		return nil, nil, transportError(err, target)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return nil, nil, statusError(resp.StatusCode, data, target)
+		return nil, nil, statusError(resp.StatusCode, resp.Header, data, target)
 	}
 	return decodeResponse(data), resp.Header, nil
 }
@@ -238,7 +243,13 @@ func withQuery(target string, payload map[string]any) (string, error) {
 	return u.String(), nil
 }
 
-func statusError(status int, body []byte, target string) *Error {
+// statusError maps a failed response to the taxonomy (docs/design/semantics.md
+// section 12): 429 RATE_LIMIT, with the response's Retry-After; 408 and
+// 504 NETWORK_TIMEOUT; 502, 503 and any other 5xx TEMPORARY_PROVIDER_ERROR (all
+// retried); 401 and 403 AUTH_FORBIDDEN; 400, 422 and any other 4xx
+// INVALID_INPUT (final). A 503 may carry a Retry-After too, and it is
+// honoured the same way.
+func statusError(status int, header http.Header, body []byte, target string) *Error {
 	snippet := strings.TrimSpace(string(body))
 	if len(snippet) > 200 {
 		snippet = snippet[:200] + "…"
@@ -247,16 +258,43 @@ func statusError(status int, body []byte, target string) *Error {
 	if snippet != "" {
 		msg += ": " + snippet
 	}
+	e := &Error{Message: msg}
 	switch {
 	case status == http.StatusTooManyRequests:
-		return &Error{Code: rbtype.CodeRateLimit, Message: msg}
+		e.Code = rbtype.CodeRateLimit
+	case status == http.StatusRequestTimeout || status == http.StatusGatewayTimeout:
+		e.Code = rbtype.CodeNetworkTimeout
 	case status >= 500:
-		return &Error{Code: rbtype.CodeTemporaryProviderError, Message: msg}
+		e.Code = rbtype.CodeTemporaryProviderError
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
-		return &Error{Code: rbtype.CodeAuthForbidden, Message: msg}
+		e.Code = rbtype.CodeAuthForbidden
 	default:
-		return &Error{Code: rbtype.CodeInvalidInput, Message: msg}
+		e.Code = rbtype.CodeInvalidInput
 	}
+	if e.Code.Retryable() {
+		e.RetryAfter, e.RetryAt = parseRetryAfter(header.Get("Retry-After"))
+	}
+	return e
+}
+
+// parseRetryAfter reads a Retry-After header (RFC 9110 section 10.2.3):
+// whole seconds, or an HTTP date. Anything else asks for nothing. A
+// negative number is read as it says and comes to nothing; a huge one is
+// capped by the retry policy, as is a date far off, and a date in the past
+// asks for no wait.
+func parseRetryAfter(v string) (time.Duration, time.Time) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0, time.Time{}
+	}
+	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
+		const most = int64(math.MaxInt64 / int64(time.Second))
+		return time.Duration(min(max(secs, 0), most)) * time.Second, time.Time{}
+	}
+	if at, err := http.ParseTime(v); err == nil {
+		return 0, at
+	}
+	return 0, time.Time{}
 }
 
 func transportError(err error, target string) *Error {

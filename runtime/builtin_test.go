@@ -55,16 +55,19 @@ func TestHTTPCallSendsTheIdempotencyKeyAndMapsStatuses(t *testing.T) {
 	require.JSONEq(t, `{"a":"b"}`, got.body)
 	require.Equal(t, http.MethodPost, got.method)
 
+	// docs/design/semantics.md section 12's mapping.
 	for code, want := range map[int]rbtype.ErrorCode{
-		429: rbtype.CodeRateLimit, 503: rbtype.CodeTemporaryProviderError, 500: rbtype.CodeTemporaryProviderError,
-		401: rbtype.CodeAuthForbidden, 403: rbtype.CodeAuthForbidden, 400: rbtype.CodeInvalidInput, 404: rbtype.CodeInvalidInput,
+		429: rbtype.CodeRateLimit, 408: rbtype.CodeNetworkTimeout, 504: rbtype.CodeNetworkTimeout,
+		502: rbtype.CodeTemporaryProviderError, 503: rbtype.CodeTemporaryProviderError, 500: rbtype.CodeTemporaryProviderError,
+		401: rbtype.CodeAuthForbidden, 403: rbtype.CodeAuthForbidden,
+		400: rbtype.CodeInvalidInput, 422: rbtype.CodeInvalidInput, 404: rbtype.CodeInvalidInput,
 	} {
 		status = code
 		_, err := callBuiltin(t, deps, "http.call", &runtime.Call{Params: params})
 		var e *runtime.Error
 		require.ErrorAs(t, err, &e, "status %d", code)
 		require.Equal(t, want, e.Code, "status %d", code)
-		require.Equal(t, code == 429 || code >= 500, e.Retryable(), "status %d", code)
+		require.Equal(t, code == 429 || code == 408 || code >= 500, e.Retryable(), "status %d", code)
 		require.NotContains(t, e.Message, "s3cret")
 	}
 
@@ -140,4 +143,42 @@ func TestCoreHandlers(t *testing.T) {
 	_, err = callBuiltin(t, runtime.BuiltinDeps{}, "timer.sleep", &runtime.Call{})
 	require.ErrorAs(t, err, &e)
 	require.Equal(t, rbtype.CodeInvalidInput, e.Code)
+}
+
+// A Retry-After is read as seconds or an HTTP date, on a retryable answer
+// only; what is not either asks for nothing.
+func TestHTTPCallReadsRetryAfter(t *testing.T) {
+	t.Parallel()
+	var status int
+	var header string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if header != "" {
+			w.Header().Set("Retry-After", header)
+		}
+		w.WriteHeader(status)
+	}))
+	defer srv.Close()
+	date := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	for _, tt := range []struct {
+		status int
+		header string
+		after  time.Duration
+		at     time.Time
+	}{
+		{429, "2", 2 * time.Second, time.Time{}},
+		{503, "120", 2 * time.Minute, time.Time{}},
+		{429, "31536000", 365 * 24 * time.Hour, time.Time{}}, // a year: the retry policy caps it
+		{429, "-5", 0, time.Time{}},
+		{429, "99999999999999999999", 0, time.Time{}}, // no number rbd can hold: nothing
+		{429, date.Format(http.TimeFormat), 0, date},
+		{429, "soon", 0, time.Time{}},
+		{401, "30", 0, time.Time{}}, // a final answer's Retry-After means nothing
+	} {
+		status, header = tt.status, tt.header
+		_, err := callBuiltin(t, runtime.BuiltinDeps{}, "http.call", &runtime.Call{Params: map[string]any{"url": srv.URL}})
+		var e *runtime.Error
+		require.ErrorAs(t, err, &e)
+		require.Equal(t, tt.after, e.RetryAfter, "%d %q", tt.status, tt.header)
+		require.True(t, tt.at.Equal(e.RetryAt), "%d %q", tt.status, tt.header)
+	}
 }

@@ -42,8 +42,9 @@ func TestDraftOnlyDraftsThenRunsForReal(t *testing.T) {
 		[]byte(`(t.draft :to "ada" :as @d) (t.send :body @d.text :as @send) (t.echo :after @send :as @after)`),
 		runtime.Submission{Mode: rbtype.ModeDraftOnly, Actor: "agent"})
 	require.NoError(t, err)
-	v := b.waitStatus(t, sub.ID, rbtype.RunbookComplete)
+	v := b.waitStatus(t, sub.ID, rbtype.RunbookPartial)
 	require.Equal(t, rbtype.ModeDraftOnly, v.Mode)
+	require.Equal(t, rbtype.CodeDraftOnly, v.Reason.Code, "never complete: its send has yet to run")
 	require.Equal(t, rbtype.StepComplete, step(v, "d").Status)
 	require.Equal(t, rbtype.StepSkipped, step(v, "send").Status)
 	require.Equal(t, rbtype.CodeDraftOnly, step(v, "send").Error.Code)
@@ -115,7 +116,7 @@ func TestDraftOnlyOnTheFundingOutreachExample(t *testing.T) {
 		Inputs: map[string]any{"deck_url": "https://decks.example/tallyco.pdf", "fund_thesis": "fintech for small business",
 			"founder_name": "Ada", "founder_email": "ada@tallyco.example"}})
 	require.NoError(t, err)
-	v := b.waitStatus(t, sub.ID, rbtype.RunbookComplete)
+	v := b.waitStatus(t, sub.ID, rbtype.RunbookPartial)
 
 	for _, key := range []string{"summary", "fit", "draft"} {
 		require.Equal(t, rbtype.StepComplete, step(v, key).Status, key)

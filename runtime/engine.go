@@ -73,6 +73,11 @@ type Config struct {
 	// cache expiries (time.Now). Tests move it; the database's own clock
 	// still decides what is due.
 	Clock func() time.Time
+	// ScheduleGrace is how late a schedule's tick may be fired and still
+	// count as on time (1m, and at least twice SweepInterval): a tick
+	// older than that was missed while no daemon ran, and fires only under
+	// catch_up: latest.
+	ScheduleGrace time.Duration
 	// Catalogue compiles submitted and extension sources.
 	Catalogue *registry.Catalogue
 	Logger    *slog.Logger
@@ -106,6 +111,7 @@ func (c *Config) defaults() {
 	def(&c.PollInterval, time.Second)
 	def(&c.SweepInterval, 5*time.Second)
 	def(&c.ShutdownGrace, 10*time.Second)
+	def(&c.ScheduleGrace, max(time.Minute, 2*c.SweepInterval))
 	if c.OrphanNotificationTTL == 0 {
 		c.OrphanNotificationTTL = 30 * 24 * time.Hour
 	}
@@ -345,11 +351,24 @@ func (e *Engine) sweepLoop(ctx context.Context) {
 		e.pruneOrphans(ctx)
 		e.pruneCache(ctx)
 		e.pruneFinished(ctx)
+		e.fireSchedules(ctx)
 		select {
 		case <-ctx.Done():
 		case <-e.sweepNow:
 		case <-time.After(e.cfg.SweepInterval):
 		}
+	}
+}
+
+// fireSchedules is the schedule sweep: the ticks that have come make
+// their runbooks (schedule_fire.go).
+func (e *Engine) fireSchedules(ctx context.Context) {
+	made, err := e.FireSchedules(ctx)
+	switch {
+	case err != nil && ctx.Err() == nil:
+		e.log.Error("firing schedules", "err", err)
+	case made > 0:
+		e.log.Info("schedules fired", "runbooks", made)
 	}
 }
 
@@ -593,7 +612,7 @@ func makeCall(ctx context.Context, pc *pendingCall) *outcome {
 	}
 	o := &outcome{runbookID: pc.runbookID, stepID: pc.stepID, attempt: pc.attempt, purpose: pc.purpose, span: pc.span, attemptID: pc.call.AttemptID,
 		cacheKey: pc.cacheKey, definitionHash: pc.definitionHash, rehearsed: seen,
-		result: res, dryRun: pc.dryRun, idemKey: pc.call.IdempotencyKey}
+		result: res, dryRun: pc.dryRun, idemKey: pc.call.IdempotencyKey, argsHash: pc.argsHash}
 	if err != nil {
 		o.err = classify(err)
 	} else if !res.IsParked() {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/runbookdev/runbook/rbtype"
 )
@@ -13,6 +14,22 @@ type Error struct {
 	Code    rbtype.ErrorCode
 	Message string
 	Err     error // the cause, if any; not shown to users
+	// RetryAfter is how long the provider asked to wait before a retry
+	// (HTTP Retry-After in seconds), and RetryAt the time it named (an
+	// HTTP date). The retry waits that long when it is longer than its
+	// backoff, never past its policy's cap; zero asks for nothing.
+	RetryAfter time.Duration
+	RetryAt    time.Time
+}
+
+// retryAfter is how long the provider asked to wait, from now: nothing
+// for a time already past or a negative wait.
+func (e *Error) retryAfter(now time.Time) time.Duration {
+	wait := e.RetryAfter
+	if !e.RetryAt.IsZero() {
+		wait = e.RetryAt.Sub(now)
+	}
+	return max(wait, 0)
 }
 
 func (e *Error) Error() string {

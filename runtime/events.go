@@ -50,6 +50,10 @@ type StepReclaimedData struct {
 type StepFailedData struct {
 	Code    rbtype.ErrorCode `json:"code"`
 	Message string           `json:"message"`
+	// NotRetried says why a retryable code was not retried when the
+	// reason is not the attempts: "no_idempotency_key", an external call
+	// whose repeat could act twice (docs/design/semantics.md section 12).
+	NotRetried string `json:"not_retried,omitempty"`
 }
 
 // RetryScheduledData is a retryable failure and when the step runs again.
@@ -58,6 +62,9 @@ type RetryScheduledData struct {
 	Message       string           `json:"message"`
 	NextAttemptAt time.Time        `json:"next_attempt_at"`
 	DelayMS       int64            `json:"delay_ms"`
+	// RetryAfterMS is the provider's Retry-After, capped by the code's
+	// policy, when it asked for one (docs/design/semantics.md section 12).
+	RetryAfterMS int64 `json:"retry_after_ms,omitempty"`
 }
 
 // StepParkedData is what a parked step waits for.
@@ -119,6 +126,11 @@ type CompensationStartedData struct {
 type RunbookFinishedData struct {
 	FailedSteps    []string `json:"failed_steps,omitempty"`
 	EscalatedSteps []string `json:"escalated_steps,omitempty"`
+	// Reason and SkippedSteps: a draft_only runbook ends partial with
+	// reason DRAFT_ONLY and the steps it did not run (docs/design/semantics.md
+	// section 13).
+	Reason       rbtype.ErrorCode `json:"reason,omitempty"`
+	SkippedSteps []string         `json:"skipped_steps,omitempty"`
 }
 
 // InvocationCancelData is what a cancelled runbook's request to stop a

@@ -32,6 +32,7 @@ func attemptID(runbookID uuid.UUID, stepKey string, attempt int) uuid.UUID {
 // what it used.
 func (t *transition) record(s *driver.Step, attempt int, outcome string, code rbtype.ErrorCode, cache string, u driver.Usage) {
 	t.m.observe.used(s.Verb, u)
+	t.usage[s.ID] = addUsage(t.usage[s.ID], u)
 	id := attemptID(t.rb.ID, s.Key, attempt)
 	if outcome != attemptParked {
 		t.attemptEnded(s, attempt, id, outcome, code, cache)
@@ -43,6 +44,7 @@ func (t *transition) record(s *driver.Step, attempt int, outcome string, code rb
 		a := &t.attempts[i]
 		a.Outcome, a.ErrorCode, a.FinishedAt = outcome, code, t.now
 		a.Usage = addUsage(a.Usage, u)
+		t.usage[s.ID] = a.Usage
 		return
 	}
 	if t.attemptAt == nil {
@@ -55,6 +57,7 @@ func (t *transition) record(s *driver.Step, attempt int, outcome string, code rb
 		StepKey: s.Key, Verb: s.Verb, Attempt: attempt, WorkerID: t.m.worker, StartedAt: s.StartedAt,
 		FinishedAt: t.now, Outcome: outcome, ErrorCode: code, Cache: cache, Usage: u,
 		CorrelationID: rt.correlationID, TraceID: rt.span.TraceID().String(), SpanID: attemptSpanID(id).String(),
+		ArgsHash: t.argsHash[s.ID],
 	})
 }
 
@@ -66,6 +69,9 @@ func addUsage(a, b driver.Usage) driver.Usage {
 	a.Credits += b.Credits
 	if b.Model != "" {
 		a.Model = b.Model
+	}
+	if len(b.Parameters) > 0 {
+		a.Parameters = b.Parameters
 	}
 	return a
 }

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -89,6 +90,12 @@ const machineVerbs = `
   input_schema:
     properties:
       what: {type: string}
+- name: call
+  domain: m
+  execution: {kind: sync, handler: core.echo, side_effects: external_call}
+- name: keyless
+  domain: m
+  execution: {kind: sync, handler: keyless.call, side_effects: external_call}
 - name: ghost
   domain: m
   execution:
@@ -102,7 +109,7 @@ const machineVerbs = `
 // one handler (gone.handler) that the machine under test will not have.
 func machineCatalogue(t *testing.T) *registry.Catalogue {
 	t.Helper()
-	handlers := NewHandlers(BuiltinDeps{})
+	handlers := machineHandlers(t)
 	require.NoError(t, handlers.Register(registry.HandlerSpec{Name: "gone.handler", Kind: rbtype.KindSync}, HandlerFunc(nil)))
 	defs, diags := verbs.Parse("machine.yaml", []byte(machineVerbs))
 	require.Empty(t, diags)
@@ -110,6 +117,22 @@ func machineCatalogue(t *testing.T) *registry.Catalogue {
 	require.Empty(t, diags)
 	return cat
 }
+
+// machineHandlers are the built-in handlers and keyless.call, whose
+// outside system ignores idempotency keys.
+func machineHandlers(t *testing.T) *Handlers {
+	t.Helper()
+	h := NewHandlers(BuiltinDeps{})
+	require.NoError(t, h.Register(registry.HandlerSpec{Name: "keyless.call", Kind: rbtype.KindSync}, keylessHandler{}))
+	return h
+}
+
+// keylessHandler is a handler whose outside system takes no idempotency
+// key.
+type keylessHandler struct{}
+
+func (keylessHandler) Call(context.Context, *Call) (Result, error) { return Complete(nil), nil }
+func (keylessHandler) IgnoresIdempotencyKey() bool                 { return true }
 
 // fixture is one runbook's rows, held in memory.
 type fixture struct {
@@ -140,7 +163,7 @@ type fixture struct {
 func newFixture(t *testing.T, source string, inputs map[string]any) *fixture {
 	t.Helper()
 	cat := machineCatalogue(t)
-	handlers := NewHandlers(BuiltinDeps{})
+	handlers := machineHandlers(t)
 	plan, diags := compiler.CompileSource("case.rbk", []byte(source), cat)
 	require.False(t, diags.HasErrors(), "%v", diags)
 	raw, err := json.Marshal(orEmpty(inputs))
@@ -425,18 +448,18 @@ func succeed(c *pendingCall, value any) *outcome {
 		panic(err)
 	}
 	return &outcome{runbookID: c.runbookID, stepID: c.stepID, attempt: c.attempt, purpose: c.purpose,
-		result: Complete(value), value: b, idemKey: c.call.IdempotencyKey, dryRun: c.dryRun}
+		result: Complete(value), value: b, idemKey: c.call.IdempotencyKey, dryRun: c.dryRun, argsHash: c.argsHash}
 }
 
 // failWith is the outcome of a call that failed with code.
 func failWith(c *pendingCall, code rbtype.ErrorCode) *outcome {
 	return &outcome{runbookID: c.runbookID, stepID: c.stepID, attempt: c.attempt, purpose: c.purpose,
-		err: Errorf(code, "failed with %s", code), idemKey: c.call.IdempotencyKey}
+		err: Errorf(code, "failed with %s", code), idemKey: c.call.IdempotencyKey, argsHash: c.argsHash}
 }
 
 // parked is the outcome of a durable call that started its work.
 func parked(c *pendingCall, externalID string) *outcome {
-	return &outcome{runbookID: c.runbookID, stepID: c.stepID, attempt: c.attempt, result: Parked(externalID),
+	return &outcome{runbookID: c.runbookID, stepID: c.stepID, attempt: c.attempt, result: Parked(externalID), argsHash: c.argsHash,
 		idemKey: c.call.IdempotencyKey}
 }
 

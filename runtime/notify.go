@@ -73,7 +73,7 @@ func (e *Engine) Notify(ctx context.Context, n Notification) (rbtype.InboxResult
 		return 0, err
 	}
 	body := notificationPayload{Status: n.Status, Result: result, ErrorCode: n.ErrorCode, ErrorMessage: n.ErrorMessage}
-	if n.Usage != (driver.Usage{}) {
+	if !n.Usage.IsZero() {
 		body.Usage = &n.Usage
 	}
 	payload, err := json.Marshal(body)

@@ -134,6 +134,19 @@ func (c *retryRunbook) apply(t *transition) error {
 			}
 		}
 		addBlockedDescendants(t.plan, steps, pick)
+	case len(o.Steps) == 0 && rb.Mode == rbtype.ModeDraftOnly:
+		// A draft's skips are not failures: run again only what failed,
+		// and what that left behind. Its drafts' next step is --execute.
+		for _, s := range steps {
+			if s.Status != rbtype.StepSkipped && slices.Contains(retryable, s.Status) {
+				pick[s.Key] = true
+			}
+		}
+		addBlockedDescendants(t.plan, steps, pick)
+		if len(pick) == 0 {
+			return fmt.Errorf("%w: draft_only runbook %s has no failed step to retry; to run its draft for real: rbd retry %s --execute",
+				ErrConflict, rb.ID, rb.ID)
+		}
 	case len(o.Steps) == 0:
 		for _, s := range steps {
 			if slices.Contains(retryable, s.Status) {

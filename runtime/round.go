@@ -186,6 +186,11 @@ func (r *round) wantedData(cached func(driver.StepKey) (driver.StepData, bool)) 
 		for _, s := range t.steps {
 			switch {
 			case s.Status == rbtype.StepReady && t.executing():
+				if s.Attempt > 0 {
+					// Starting again: the arguments it held, to keep them
+					// if its new ones differ (outcome.go).
+					want(s.Key, true)
+				}
 				for _, p := range t.plan.preds[s.Key] {
 					switch ps := t.byKey[p]; {
 					case ps != nil && ps.Status == rbtype.StepComplete && ps.Result != nil:
@@ -337,6 +342,8 @@ func (t *transition) writeTo(w *driver.AdvanceWrite) (due bool) {
 	w.Receipts = append(w.Receipts, t.receipts...)
 	w.Cache = append(w.Cache, t.cacheWrites...)
 	w.Attempts = append(w.Attempts, t.attempts...)
+	w.Outcomes = append(w.Outcomes, t.outcomes...)
+	w.Arguments = append(w.Arguments, t.arguments...)
 	w.Leases = append(w.Leases, t.leaseRequests...)
 	w.Processed = append(w.Processed, t.processed...)
 	if len(t.compensate) > 0 {

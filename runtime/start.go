@@ -32,6 +32,8 @@ type pendingCall struct {
 	// rehearsal, when set, dry-runs (and verifies) the call before it
 	// commits (execution levels full and guarded; rehearse.go).
 	rehearsal *rehearsal
+	// argsHash is the hash of the call's arguments, for its outcome.
+	argsHash string
 	// span is the span the call runs in, which the handler's context
 	// carries (http.call sends it as traceparent): a step call's attempt's,
 	// a compensation's or an escalation's runbook's.
@@ -66,6 +68,8 @@ type outcome struct {
 	result    Result
 	value     json.RawMessage // the result's value as JSON
 	idemKey   string
+	// argsHash is the hash of the arguments the call was made with.
+	argsHash  string
 	err       *Error
 	dryRun    bool
 	simulated bool
@@ -161,10 +165,12 @@ func (t *transition) prepareWhere(want func(*driver.Step) bool) []*prepared {
 		if !t.keepsKey(s, &exec) {
 			s.IdempotencyKey = idempotencyKey(originOf(t.rb, &exec), s.Key, s.Verb, exec.Idempotency, args)
 		}
+		old := s.ResolvedArgs
 		if s.ResolvedArgs, err = json.Marshal(args); err != nil {
 			t.failStep(s, Errorf(rbtype.CodeInvalidInput, "the resolved arguments do not encode as JSON: %v", err))
 			continue
 		}
+		t.keepArguments(s, old)
 		t.touch(s)
 		p := &prepared{step: s, args: args, exec: exec,
 			receipt: driver.ReceiptKey{Handler: exec.Handler, IdempotencyKey: s.IdempotencyKey}}
@@ -293,7 +299,7 @@ func (t *transition) lease(s *driver.Step, call *Call, h Handler, timeout time.D
 	}
 	t.calls = append(t.calls, &pendingCall{
 		runbookID: t.rb.ID, stepID: s.ID, attempt: s.Attempt, handler: h, call: call,
-		timeout: timeout, dryRun: dryRun, purpose: purpose, span: span,
+		timeout: timeout, dryRun: dryRun, purpose: purpose, span: span, argsHash: t.argsHash[s.ID],
 	})
 }
 

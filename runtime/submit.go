@@ -61,27 +61,45 @@ type Submitted struct {
 // as a new runbook keyed after the failed one. Concurrent repeats derive
 // the same key and so meet on one row.
 func (e *Engine) Submit(ctx context.Context, s Submission) (*Submitted, error) {
+	n, err := e.newRunbook(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	var out *Submitted
+	err = inTx(ctx, e.store, func(tx driver.Tx) error {
+		out, err = createRunbook(ctx, tx, n, s.IdempotencyKey)
+		return err
+	})
+	if err == nil && out.Created {
+		e.wakeUp(out.ID) // a new runbook is due at once
+	}
+	return out, err
+}
+
+// newRunbook checks a submission and makes the row it stores, in ctx's
+// tenant and for its actor.
+func (e *Engine) newRunbook(ctx context.Context, s Submission) (driver.NewRunbook, error) {
 	if s.Mode == "" {
 		s.Mode = rbtype.ModeExecute
 	}
 	if !slices.Contains(rbtype.Modes, s.Mode) {
-		return nil, fmt.Errorf("%w: mode %q must be %q, %q or %q", ErrInvalid, s.Mode, rbtype.ModeExecute, rbtype.ModeDryRun, rbtype.ModeDraftOnly)
+		return driver.NewRunbook{}, fmt.Errorf("%w: mode %q must be %q, %q or %q", ErrInvalid, s.Mode, rbtype.ModeExecute, rbtype.ModeDryRun, rbtype.ModeDraftOnly)
 	}
 	if s.Plan == nil {
-		return nil, fmt.Errorf("%w: no plan", ErrInvalid)
+		return driver.NewRunbook{}, fmt.Errorf("%w: no plan", ErrInvalid)
 	}
 	if problem := CheckCorrelationID(s.CorrelationID); problem != "" {
-		return nil, fmt.Errorf("%w: the correlation id %s", ErrInvalid, problem)
+		return driver.NewRunbook{}, fmt.Errorf("%w: the correlation id %s", ErrInvalid, problem)
 	}
 	if err := checkInputs(s.Plan.Inputs, s.Inputs, nil); err != nil {
-		return nil, err
+		return driver.NewRunbook{}, err
 	}
 	if err := checkInputsFit(s.Plan, s.Inputs); err != nil {
-		return nil, err
+		return driver.NewRunbook{}, err
 	}
 	inputs, err := json.Marshal(orEmpty(s.Inputs))
 	if err != nil {
-		return nil, fmt.Errorf("%w: inputs do not marshal: %v", ErrInvalid, err)
+		return driver.NewRunbook{}, fmt.Errorf("%w: inputs do not marshal: %v", ErrInvalid, err)
 	}
 	key := s.IdempotencyKey
 	if key == "" {
@@ -96,7 +114,7 @@ func (e *Engine) Submit(ctx context.Context, s Submission) (*Submitted, error) {
 	key = tenantKey(tenant, key)
 	steps, err := newSteps(s.Plan.Steps, 0)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+		return driver.NewRunbook{}, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	n := driver.NewRunbook{
 		ID: RunbookIDFor(key), Tenant: tenant, Plan: s.Plan.JSON(), PlanHash: s.Plan.PlanHash, Inputs: inputs, Mode: s.Mode,
@@ -109,18 +127,7 @@ func (e *Engine) Submit(ctx context.Context, s Submission) (*Submitted, error) {
 	actor, note := actorOf(ctx, s.Actor)
 	n.Actor = actor
 	n.SubmittedData, err = json.Marshal(RunbookSubmittedData{Actor: actor, Note: note, Mode: s.Mode, PlanHash: s.Plan.PlanHash, HoldOpen: s.HoldOpen})
-	if err != nil {
-		return nil, err
-	}
-	var out *Submitted
-	err = inTx(ctx, e.store, func(tx driver.Tx) error {
-		out, err = createRunbook(ctx, tx, n, s.IdempotencyKey)
-		return err
-	})
-	if err == nil && out.Created {
-		e.wakeUp(out.ID) // a new runbook is due at once
-	}
-	return out, err
+	return n, err
 }
 
 // createRunbook stores a new runbook under its request key, in tx. A

@@ -3,6 +3,7 @@ package runtime
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -48,6 +49,15 @@ type transition struct {
 	receipts          []driver.Receipt
 	cacheWrites       []driver.CacheEntry
 	attempts          []driver.Attempt
+	// outcomes are the outcomes steps produced (outcome.go), and
+	// arguments the arguments kept when a step started again with others.
+	outcomes  []driver.Outcome
+	arguments []driver.Arguments
+	// argsHash and usage are, by step, the hash of the arguments its
+	// attempt started with and what its attempt used, when this
+	// transaction knows them: for the ledger and the outcome.
+	argsHash map[int64]string
+	usage    map[int64]driver.Usage
 	// attemptAt is where an attempt stands in attempts, by id, so that a
 	// park and its resume in one transaction make one row without a scan.
 	attemptAt         map[uuid.UUID]int
@@ -84,6 +94,7 @@ func newTransition(m *machine, now time.Time, rb *driver.Runbook, plan *planInfo
 		invocations: map[int64]*driver.Invocation{}, leases: map[int64]driver.Lease{}, notes: map[string]driver.Notification{},
 		dirty: map[int64]bool{}, completed: map[int64]bool{}, finishInvocations: map[rbtype.InvocationStatus][]uuid.UUID{},
 		readyEvent: map[int64]int{}, data: map[string]driver.StepData{},
+		argsHash: map[int64]string{}, usage: map[int64]driver.Usage{},
 	}
 	for _, s := range steps {
 		t.byKey[s.Key] = s
@@ -189,6 +200,12 @@ func (t *transition) complete(s *driver.Step, result json.RawMessage, simulated 
 	t.completed[s.ID] = true
 	data.Simulated = simulated
 	t.event(rbtype.EventStepSucceeded, s, data)
+	if i, ok := t.attemptAt[attemptID(t.rb.ID, s.Key, s.Attempt)]; ok && !simulated {
+		t.attempts[i].ResultHash = hashJSON(result)
+	}
+	if !simulated {
+		t.produce(s, result)
+	}
 }
 
 // failStep records a failure: a retryable one with attempts left waits in
@@ -197,18 +214,21 @@ func (t *transition) failStep(s *driver.Step, e *Error) {
 	exec := t.execution(s)
 	s.ErrorCode, s.ErrorMessage = e.Code, e.Message
 	t.touch(s)
-	if e.Retryable() && s.Attempt < exec.Retry.MaxAttempts && !t.aborted() {
-		delay := RetryDelay(exec.Retry, stepSeed(originOf(t.rb, &exec), s.Key, s.Attempt), s.Attempt)
-		next := t.now.Add(delay)
+	notRetried := ""
+	if d := t.decideRetry(s, e, &exec); d.retry {
+		next := t.now.Add(d.delay)
 		s.Status, s.NextAttemptAt = rbtype.StepFailedRetryable, &next
 		t.event(rbtype.EventStepRetryScheduled, s, RetryScheduledData{
-			Code: e.Code, Message: e.Message, NextAttemptAt: next, DelayMS: delay.Milliseconds(),
+			Code: e.Code, Message: e.Message, NextAttemptAt: next, DelayMS: d.delay.Milliseconds(),
+			RetryAfterMS: d.retryAfter.Milliseconds(),
 		})
 		return
+	} else if d.why == finalNoKey {
+		notRetried = d.why
 	}
 	s.Status, s.NextAttemptAt, s.FinishedAt = rbtype.StepFailed, nil, &t.now
 	t.finishInvocation(s, rbtype.InvocationCancelled)
-	t.event(rbtype.EventStepFailed, s, StepFailedData{Code: e.Code, Message: e.Message})
+	t.event(rbtype.EventStepFailed, s, StepFailedData{Code: e.Code, Message: e.Message, NotRetried: notRetried})
 	t.failed(s)
 }
 
@@ -293,6 +313,9 @@ func (t *transition) applyOutcome(o *outcome) {
 	}
 	if s.Status != rbtype.StepRunning || s.Attempt != o.attempt || !t.executing() {
 		return
+	}
+	if o.argsHash != "" {
+		t.argsHash[s.ID] = o.argsHash
 	}
 	t.recordRehearsal(s, o.rehearsed)
 	t.recordOutcome(s, o)
@@ -615,12 +638,14 @@ func (t *transition) settle() {
 		// extension: its new steps, stored by this write, have yet to run.
 		return
 	}
-	var failed, accepted, escalated []string
+	var failed, accepted, escalated, drafted []string
 	for _, s := range t.steps {
 		if !s.Status.Done() {
 			return
 		}
 		switch {
+		case s.Status == rbtype.StepSkipped && s.ErrorCode == rbtype.CodeDraftOnly:
+			drafted = append(drafted, s.Key)
 		case s.Status == rbtype.StepFailed && t.plan.onFailure(s.Key) == rbtype.OnFailureContinue:
 			accepted = append(accepted, s.Key)
 		case s.Status == rbtype.StepFailed:
@@ -644,10 +669,17 @@ func (t *transition) settle() {
 		data.EscalatedSteps = escalated
 		t.setRunbook(status, rbtype.CodeParkTimeout, "escalated to a person")
 		t.runbook.Finished = !t.escalationsLeft() // an escalation still to page keeps it going
-	case len(accepted) > 0:
+	case len(accepted) > 0 || len(drafted) > 0:
+		// A draft is never complete: what it skipped has yet to run
+		// (rbd retry ID --execute). DRAFT_ONLY is a reason, not an error.
 		status, event = rbtype.RunbookPartial, rbtype.EventRunbookPartial
 		data.FailedSteps = accepted
-		t.setRunbook(status, "", "")
+		if len(drafted) > 0 {
+			data.Reason, data.SkippedSteps = rbtype.CodeDraftOnly, drafted
+			t.setRunbook(status, rbtype.CodeDraftOnly, "a draft_only runbook did not run its steps with outside effects: "+strings.Join(drafted, ", "))
+		} else {
+			t.setRunbook(status, "", "")
+		}
 	default:
 		t.setRunbook(status, "", "")
 	}

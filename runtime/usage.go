@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"unicode"
@@ -26,6 +27,20 @@ func checkUsage(u driver.Usage) error {
 		return fmt.Errorf("%w: usage: model is %d bytes long; at most %d are allowed", ErrInvalid, len(u.Model), maxModelLength)
 	case !utf8.ValidString(u.Model) || strings.IndexFunc(u.Model, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0:
 		return fmt.Errorf("%w: usage: model must be printable text", ErrInvalid)
+	case len(u.Parameters) > maxParameters:
+		return fmt.Errorf("%w: usage: parameters are %d bytes long; at most %d are allowed", ErrInvalid, len(u.Parameters), maxParameters)
+	case len(u.Parameters) > 0 && !isObject(u.Parameters):
+		return fmt.Errorf("%w: usage: parameters must be a JSON object (the model's, such as {\"temperature\": 0.2})", ErrInvalid)
 	}
 	return nil
+}
+
+// maxParameters bounds the model parameters a usage report carries: they
+// are kept with an outcome, as provenance, not as a document.
+const maxParameters = 4096
+
+// isObject reports whether b is a JSON object (and not null).
+func isObject(b json.RawMessage) bool {
+	var m map[string]json.RawMessage
+	return len(b) > 0 && json.Unmarshal(b, &m) == nil && m != nil
 }

@@ -45,22 +45,38 @@ type RunbookView struct {
 	// distributed trace (docs/design/semantics.md section 2): its trace (the
 	// submitter's, or its own), its span, and the submitter's
 	// X-Correlation-Id (or its id). ParentSpanID is the submitter's span.
-	TraceID       string                     `json:"trace_id"`
-	SpanID        string                     `json:"span_id"`
-	ParentSpanID  string                     `json:"parent_span_id,omitempty"`
-	CorrelationID string                     `json:"correlation_id"`
-	Error         *ErrorView                 `json:"error,omitempty"`
-	CreatedAt     time.Time                  `json:"created_at"`
-	UpdatedAt     time.Time                  `json:"updated_at"`
-	FinishedAt    *time.Time                 `json:"finished_at,omitempty"`
-	Steps         []StepView                 `json:"steps"`
-	Outcomes      map[string]json.RawMessage `json:"outcomes"`
-	BlockedOn     []BlockedView              `json:"blocked_on"`
+	TraceID       string     `json:"trace_id"`
+	SpanID        string     `json:"span_id"`
+	ParentSpanID  string     `json:"parent_span_id,omitempty"`
+	CorrelationID string     `json:"correlation_id"`
+	Error         *ErrorView `json:"error,omitempty"`
+	// Reason says why a partial runbook is not complete when no step
+	// failed: DRAFT_ONLY, a draft whose outside effects have yet to run.
+	Reason     *ErrorView                 `json:"reason,omitempty"`
+	CreatedAt  time.Time                  `json:"created_at"`
+	UpdatedAt  time.Time                  `json:"updated_at"`
+	FinishedAt *time.Time                 `json:"finished_at,omitempty"`
+	Steps      []StepView                 `json:"steps"`
+	Outcomes   map[string]json.RawMessage `json:"outcomes"`
+	// Produced lists the typed outcomes the steps recorded (docs/design/semantics.md
+	// section 13); GET /v1/outcomes/{id} has each one's provenance.
+	Produced  []ProducedView `json:"produced"`
+	BlockedOn []BlockedView  `json:"blocked_on"`
 	// Failures are the steps that failed or escalated, with why.
 	Failures []FailureView `json:"failures"`
 	// NextActions is what would move the runbook, each with the rbd
 	// command that does it (docs/design/semantics.md section 5).
 	NextActions []ActionView `json:"next_actions"`
+}
+
+// ProducedView is one outcome of a runbook, as its view lists it.
+type ProducedView struct {
+	OutcomeID uuid.UUID            `json:"outcome_id"`
+	Type      string               `json:"type"`
+	Status    rbtype.OutcomeStatus `json:"status"`
+	Preview   string               `json:"preview"`
+	Step      string               `json:"step"`
+	Version   int                  `json:"version"`
 }
 
 // LineageView is where a runbook came from (docs/design/semantics.md section 6): an
@@ -189,8 +205,16 @@ func (e *Engine) Get(ctx context.Context, id uuid.UUID) (*RunbookView, error) {
 	if err != nil {
 		return nil, err
 	}
+	outcomes, err := e.store.Outcomes(ctx, id)
+	if err != nil {
+		return nil, err
+	}
 	v := buildView(rb, steps, invs)
 	v.Cost = cost
+	for _, o := range outcomes {
+		v.Produced = append(v.Produced, ProducedView{OutcomeID: o.ID, Type: o.Type, Status: o.Status, Preview: o.Preview,
+			Step: o.StepKey, Version: o.Version})
+	}
 	return v, nil
 }
 
@@ -205,9 +229,12 @@ func buildView(rb *driver.Runbook, steps []*driver.Step, invs []driver.Invocatio
 		ID: rb.ID, Status: rb.Status, State: string(rb.Status), Mode: rb.Mode, PlanHash: rb.PlanHash, Version: rb.Version,
 		Inputs: rb.Inputs, Lineage: lineageView(rb), CreatedAt: rb.CreatedAt, UpdatedAt: rb.UpdatedAt, FinishedAt: rb.FinishedAt,
 		Steps: make([]StepView, 0, len(steps)), Outcomes: map[string]json.RawMessage{}, BlockedOn: []BlockedView{},
-		Failures: []FailureView{}, NextActions: []ActionView{},
+		Failures: []FailureView{}, NextActions: []ActionView{}, Produced: []ProducedView{},
 	}
-	if rb.ErrorCode != "" {
+	switch {
+	case rb.ErrorCode == rbtype.CodeDraftOnly:
+		v.Reason = &ErrorView{Code: rb.ErrorCode, Message: rb.ErrorMessage}
+	case rb.ErrorCode != "":
 		v.Error = &ErrorView{Code: rb.ErrorCode, Message: rb.ErrorMessage}
 	}
 	rt := traceOf(rb)

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"maps"
 	"reflect"
 	"slices"
 	"time"
@@ -39,6 +40,9 @@ type Definition struct {
 	// is left out of the JSON when empty, like Returns, so that existing
 	// definitions keep their hashes.
 	Risk rbtype.Risk `json:"risk,omitempty"`
+	// Outcome is what a success of the verb produces (docs/design/semantics.md
+	// section 13); nil, and left out of the JSON, when it declares none.
+	Outcome *Outcome `json:"outcome,omitempty"`
 
 	// Hash is "sha256:" and the hex digest of the definition's canonical
 	// JSON, defaults included. Plans record it to show which definition
@@ -119,7 +123,7 @@ func (e *Execution) Equal(o *Execution) bool {
 		e.OnFailure == o.OnFailure && e.Determinism == o.Determinism && e.Cache.equal(o.Cache) && e.Level == o.Level &&
 		sameValues(e.Params, o.Params) &&
 		e.Idempotency.Scope == o.Idempotency.Scope && slices.Equal(e.Idempotency.KeyFields, o.Idempotency.KeyFields) &&
-		e.Timeouts.equal(&o.Timeouts) && e.Retry == o.Retry && e.Compensation.equal(o.Compensation)
+		e.Timeouts.equal(&o.Timeouts) && e.Retry.Equal(o.Retry) && e.Compensation.equal(o.Compensation)
 }
 
 func (t *Timeouts) equal(o *Timeouts) bool {
@@ -200,12 +204,64 @@ func (t *Timeouts) MaxParkOrDefault() time.Duration {
 	return 0
 }
 
-// Retry is the retry policy for retryable failures.
+// Retry is the retry policy for retryable failures: MaxAttempts and the
+// backoff for every retryable code, and ByCode for the codes with a
+// policy of their own (docs/design/semantics.md section 12). The loader resolves it
+// completely, so that the frozen block says everything: a verb that
+// declares no max_attempts gets DefaultByCode's table in ByCode. A block
+// frozen before v3 has no ByCode, and its steps keep the attempts they
+// were submitted with.
 type Retry struct {
 	MaxAttempts int            `json:"max_attempts"`
 	Backoff     rbtype.Backoff `json:"backoff"`
 	BaseDelay   Duration       `json:"base_delay"`
 	MaxDelay    Duration       `json:"max_delay"`
+	// ByCode is left out of the JSON when empty, so that plans frozen
+	// before it existed keep their hashes.
+	ByCode map[rbtype.ErrorCode]CodeRetry `json:"by_code,omitempty"`
+}
+
+// CodeRetry is one code's retry policy: its attempts, and an exponential
+// backoff from Base capped at Cap.
+type CodeRetry struct {
+	MaxAttempts int      `json:"max_attempts"`
+	Base        Duration `json:"base"`
+	Cap         Duration `json:"cap"`
+}
+
+// DefaultByCode is the policy of a verb that declares no retry attempts
+// (docs/design/semantics.md section 12, from seed 000 section 7.5.2): a rate limit is
+// tried 5 times, 2^n seconds apart up to 2 minutes (a provider's longer
+// Retry-After wins, capped there too); a network timeout or a provider's
+// passing failure 3 times, from 1 second. Every other code is tried once.
+// It is frozen into each plan with the block, so a later release that
+// changes it does not change running runbooks.
+func DefaultByCode() map[rbtype.ErrorCode]CodeRetry {
+	return map[rbtype.ErrorCode]CodeRetry{
+		rbtype.CodeRateLimit:              {MaxAttempts: 5, Base: MustDuration("PT2S"), Cap: MustDuration("PT2M")},
+		rbtype.CodeNetworkTimeout:         {MaxAttempts: 3, Base: MustDuration("PT1S"), Cap: MustDuration("PT1M")},
+		rbtype.CodeTemporaryProviderError: {MaxAttempts: 3, Base: MustDuration("PT1S"), Cap: MustDuration("PT1M")},
+	}
+}
+
+// For is the policy a failure with code gets: its own in ByCode, else
+// MaxAttempts with the block's backoff. The code is read as v3 names it
+// (rbtype.ErrorCode.Canonical).
+func (r Retry) For(code rbtype.ErrorCode) CodeRetry {
+	if c, ok := r.ByCode[code.Canonical()]; ok {
+		return c
+	}
+	return CodeRetry{MaxAttempts: r.MaxAttempts, Base: r.BaseDelay, Cap: r.MaxDelay}
+}
+
+// DelayFor is the backoff before attempt+1 after attempt failed with
+// code, without jitter: the code's own policy (exponential from its base,
+// capped) when it has one, else the block's (Delay).
+func (r Retry) DelayFor(code rbtype.ErrorCode, attempt int) time.Duration {
+	if c, ok := r.ByCode[code.Canonical()]; ok {
+		return Retry{Backoff: rbtype.BackoffExponential, BaseDelay: c.Base, MaxDelay: c.Cap}.Delay(attempt)
+	}
+	return r.Delay(attempt)
 }
 
 // Delay is the backoff before attempt+1 after attempt failed, without
@@ -219,6 +275,12 @@ func (r Retry) Delay(attempt int) time.Duration {
 		}
 	}
 	return min(d, r.MaxDelay.D)
+}
+
+// Equal reports whether two retry policies are the same.
+func (r Retry) Equal(o Retry) bool {
+	return r.MaxAttempts == o.MaxAttempts && r.Backoff == o.Backoff && r.BaseDelay == o.BaseDelay &&
+		r.MaxDelay == o.MaxDelay && maps.Equal(r.ByCode, o.ByCode)
 }
 
 // Compensation names the verb that undoes a completed step.

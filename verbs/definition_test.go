@@ -19,7 +19,8 @@ func fullExecution() Execution {
 		Idempotency: Idempotency{Scope: rbtype.ScopeRunbook, KeyFields: []string{"id"}},
 		Timeouts: Timeouts{ParkTimeout: &park, MaxPark: &maxPark, RunTimeout: MustDuration("PT30S"), OnTimeout: rbtype.OnTimeoutEscalate,
 			Escalation: &Compensation{Verb: "t.page", Args: map[string]any{"who": "@args.id"}}},
-		Retry:        Retry{MaxAttempts: 3, Backoff: rbtype.BackoffFixed, BaseDelay: MustDuration("PT1S"), MaxDelay: MustDuration("PT5M")},
+		Retry: Retry{MaxAttempts: 3, Backoff: rbtype.BackoffFixed, BaseDelay: MustDuration("PT1S"), MaxDelay: MustDuration("PT5M"),
+			ByCode: map[rbtype.ErrorCode]CodeRetry{rbtype.CodeRateLimit: {MaxAttempts: 5, Base: MustDuration("PT2S"), Cap: MustDuration("PT2M")}}},
 		Gate:         rbtype.GateHumanConfirm,
 		OnFailure:    rbtype.OnFailureContinue,
 		Determinism:  rbtype.DeterminismStable,
@@ -65,7 +66,9 @@ func TestExecutionEqualSeesEveryField(t *testing.T) {
 		case reflect.Int, reflect.Int64:
 			v.SetInt(v.Int() + 1)
 		case reflect.Map:
-			v.SetMapIndex(reflect.ValueOf("added"), reflect.ValueOf(any("x")))
+			// A key and a value of the map's own types: the value's zero
+			// (an empty policy, say) still differs from a missing entry.
+			v.SetMapIndex(reflect.ValueOf("added").Convert(v.Type().Key()), reflect.New(v.Type().Elem()).Elem())
 		case reflect.Slice:
 			v.Set(reflect.Append(v, reflect.ValueOf("x")))
 		default:

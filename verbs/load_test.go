@@ -51,10 +51,10 @@ func TestParseDefinitionDiagnostics(t *testing.T) {
 			`7:3-7:7 V001 field "name" is given twice`,
 		}},
 		{"unknown field with suggestion", minimal + "  descripton: hi\n", []string{
-			`7:3-7:13 V002 unknown field "descripton" in the definition (valid fields: description, domain, execution, input_schema, name, output_schema, returns, risk) (did you mean "description"?)`,
+			`7:3-7:13 V002 unknown field "descripton" in the definition (valid fields: description, domain, execution, input_schema, name, outcome, output_schema, returns, risk) (did you mean "description"?)`,
 		}},
 		{"returns misspelt", minimal + "  return: case_id\n", []string{
-			`7:3-7:9 V002 unknown field "return" in the definition (valid fields: description, domain, execution, input_schema, name, output_schema, returns, risk) (did you mean "returns"?)`,
+			`7:3-7:9 V002 unknown field "return" in the definition (valid fields: description, domain, execution, input_schema, name, outcome, output_schema, returns, risk) (did you mean "returns"?)`,
 		}},
 		{"returns not a field name", minimal + "  returns: case.id\n", []string{
 			`7:12-7:19 V004 returns "case.id" is not an identifier ([A-Za-z_][A-Za-z0-9_-]*)`,
@@ -66,7 +66,7 @@ func TestParseDefinitionDiagnostics(t *testing.T) {
 			`7:12-7:18 V004 returns must be a single value`,
 		}},
 		{"unknown nested field", minimal + "    retry: {max_attempt: 3}\n", []string{
-			`7:13-7:24 V002 unknown field "max_attempt" in execution.retry (valid fields: backoff, base_delay, max_attempts, max_delay) (did you mean "max_attempts"?)`,
+			`7:13-7:24 V002 unknown field "max_attempt" in execution.retry (valid fields: backoff, base_delay, by_code, max_attempts, max_delay) (did you mean "max_attempts"?)`,
 		}},
 		{"missing fields", "- name: x\n  domain: y\n  execution: {kind: sync}\n", []string{
 			`3:14-3:26 V003 missing required field "handler" in execution`,
@@ -167,7 +167,8 @@ func TestParseDefinitionDefaults(t *testing.T) {
 	require.Equal(t, 30*time.Second, e.Timeouts.RunTimeout.D)
 	require.Equal(t, rbtype.OnTimeoutFail, e.Timeouts.OnTimeout)
 	require.Nil(t, e.Timeouts.ParkTimeout)
-	require.Equal(t, Retry{MaxAttempts: 1, Backoff: rbtype.BackoffExponential, BaseDelay: DefaultBaseDelay, MaxDelay: DefaultMaxDelay}, e.Retry)
+	require.Equal(t, Retry{MaxAttempts: 1, Backoff: rbtype.BackoffExponential, BaseDelay: DefaultBaseDelay, MaxDelay: DefaultMaxDelay,
+		ByCode: DefaultByCode()}, e.Retry, "a verb that declares no attempts gets the table of docs/design/semantics.md section 12")
 	require.Equal(t, rbtype.GateNone, e.Gate)
 	require.Regexp(t, `^sha256:[0-9a-f]{64}$`, d.Hash)
 

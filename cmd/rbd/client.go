@@ -18,6 +18,7 @@ import (
 	"github.com/runbookdev/runbook/cmd/internal/cli"
 	"github.com/runbookdev/runbook/httpapi"
 	"github.com/runbookdev/runbook/lang"
+	"github.com/runbookdev/runbook/rbtype"
 )
 
 // clientCommand is what every client command shares: the daemon to call,
@@ -111,6 +112,10 @@ func (c *clientCommand) failed(err error, sources lang.Sources) int {
 		_ = lang.WriteText(c.stderr, langDiagnostics(apiErr.Diagnostics), sources)
 		return exitFailed
 	}
+	if apiErr.Field != "" {
+		fmt.Fprintf(c.stderr, "rbd: %s (field %s): %s\n", apiErr.Code, apiErr.Field, apiErr.Message)
+		return exitFailed
+	}
 	fmt.Fprintf(c.stderr, "rbd: %s: %s\n", apiErr.Code, apiErr.Message)
 	return exitFailed
 }
@@ -196,4 +201,45 @@ func readSource(path string) (lang.Sources, []byte, string, error) {
 	}
 	name := filepath.Base(path)
 	return lang.Sources{name: src}, src, name, nil
+}
+
+// runbookText is what a FILE.rbk or PLAN.json gives a request: its source
+// or its plan, its name, and the text the daemon's diagnostics point into.
+type runbookText struct {
+	source   string
+	plan     json.RawMessage
+	filename string
+	sources  lang.Sources
+}
+
+// readRunbook reads a runbook's source, or a plan rbc compiled (a .json
+// file).
+func readRunbook(path string) (runbookText, error) {
+	sources, src, name, err := readSource(path)
+	if err != nil {
+		return runbookText{}, err
+	}
+	if !strings.HasSuffix(name, ".json") {
+		return runbookText{source: string(src), filename: name, sources: sources}, nil
+	}
+	r := runbookText{plan: json.RawMessage(src), filename: name, sources: sources}
+	// The body carries the plan compacted, as encoding/json writes a
+	// RawMessage, and the daemon's diagnostics point into that text.
+	if sent, err := json.Marshal(r.plan); err == nil {
+		r.sources = lang.Sources{name: sent}
+	}
+	return r, nil
+}
+
+// modeOf is the mode --dry-run and --draft-only ask for ("" for execute).
+func modeOf(dryRun, draftOnly bool) (rbtype.Mode, error) {
+	switch {
+	case dryRun && draftOnly:
+		return "", errors.New("--dry-run and --draft-only are two modes; give one")
+	case dryRun:
+		return rbtype.ModeDryRun, nil
+	case draftOnly:
+		return rbtype.ModeDraftOnly, nil
+	}
+	return "", nil
 }

@@ -34,6 +34,10 @@ Client (--server URL, --token T; RBD_SERVER, RBD_TOKEN):
   rbd list    [--status S] [--limit N] [--after CURSOR]
   rbd events  ID [--follow]
   rbd costs   [--group-by tenant|actor|verb|day|month] [--from T] [--to T]
+  rbd outcomes ID
+  rbd schedule create NAME FILE.rbk|PLAN.json --cron EXPR [--timezone TZ] [--input k=v]...
+              [--overlap skip|allow] [--catch-up none|latest]
+  rbd schedule list | pause ID | resume ID | delete ID
   rbd notify  KEY [--result JSON] [--failed CODE [--message M]] [--extend DURATION]
   rbd approve ID STEP [--by NAME] [--comment C]
   rbd reject  ID STEP [--by NAME] [--comment C]
@@ -66,6 +70,8 @@ var commands = map[string]command{
 	"list":       runList,
 	"events":     runEvents,
 	"costs":      runCosts,
+	"outcomes":   runOutcomes,
+	"schedule":   runSchedule,
 	"notify":     runNotify,
 	"approve":    func(a []string, o, e io.Writer) int { return runDecide("approve", a, o, e) },
 	"reject":     func(a []string, o, e io.Writer) int { return runDecide("reject", a, o, e) },

@@ -55,6 +55,12 @@ func printRunbook(w io.Writer, v *client.Runbook) {
 	if v.Error != nil {
 		fmt.Fprintf(t, "error\t%s\n", errorText(v.Error))
 	}
+	if v.Reason != nil {
+		fmt.Fprintf(t, "reason\t%s\n", errorText(v.Reason))
+	}
+	for _, p := range v.Produced {
+		fmt.Fprintf(t, "produced\t%s %s v%d by %s (rbd outcomes %s)\n", p.Type, p.Status, p.Version, p.Step, p.OutcomeID)
+	}
 	for _, b := range v.BlockedOn {
 		fmt.Fprintf(t, "%s\t%s: %s\n", blockedLabel(v.Status), b.Step, blockedText(b))
 	}

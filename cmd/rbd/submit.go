@@ -2,13 +2,10 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/runbookdev/runbook/client"
-	"github.com/runbookdev/runbook/lang"
 	"github.com/runbookdev/runbook/rbtype"
 )
 
@@ -35,32 +32,19 @@ func runSubmit(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return status
 	}
-	sources, src, name, err := readSource(files[0])
+	text, err := readRunbook(files[0])
 	if err != nil {
 		return cantRun(stderr, "%v", err)
 	}
+	sources := text.sources
 	values, err := inputs.values()
 	if err != nil {
 		return cantRun(stderr, "%v", err)
 	}
-	req := client.SubmitRequest{Inputs: values, Actor: *actor, HoldOpen: *holdOpen, IdempotencyKey: *key}
-	if strings.HasSuffix(name, ".json") {
-		req.Plan, req.Filename = json.RawMessage(src), name
-		// The body carries the plan compacted, as encoding/json writes a
-		// RawMessage, and the daemon's diagnostics point into that text.
-		if sent, err := json.Marshal(req.Plan); err == nil {
-			sources = lang.Sources{name: sent}
-		}
-	} else {
-		req.Source, req.Filename = string(src), name
-	}
-	switch {
-	case *dryRun && *draftOnly:
-		return cantRun(stderr, "--dry-run and --draft-only are two modes; give one")
-	case *dryRun:
-		req.Mode = rbtype.ModeDryRun
-	case *draftOnly:
-		req.Mode = rbtype.ModeDraftOnly
+	req := client.SubmitRequest{Inputs: values, Actor: *actor, HoldOpen: *holdOpen, IdempotencyKey: *key,
+		Source: text.source, Plan: text.plan, Filename: text.filename}
+	if req.Mode, err = modeOf(*dryRun, *draftOnly); err != nil {
+		return cantRun(stderr, "%v", err)
 	}
 	ctx, cancel := c.context()
 	defer cancel()

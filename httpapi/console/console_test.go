@@ -19,7 +19,7 @@ import (
 func TestHandlerHeaders(t *testing.T) {
 	h := console.Handler()
 	for path, ctype := range map[string]string{
-		"/ui/": "text/html", "/ui/console.js": "text/javascript", "/ui/console.css": "text/css",
+		"/ui/": "text/html", "/ui/console.js": "text/javascript", "/ui/console.css": "text/css", "/ui/schedules.js": "text/javascript",
 	} {
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
@@ -40,14 +40,16 @@ func TestNoInlineCodeNorHTMLFromData(t *testing.T) {
 	html, err := os.ReadFile("static/index.html")
 	require.NoError(t, err)
 	require.NotRegexp(t, regexp.MustCompile(`<script>|<script [^>]*>[^<]|<style|style=|\son[a-z]+=`), string(html))
-	js, err := os.ReadFile("static/console.js")
-	require.NoError(t, err)
-	for _, banned := range []string{".innerHTML", ".outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function"} {
-		require.NotContains(t, string(js), banned)
+	for _, file := range []string{"static/console.js", "static/schedules.js"} {
+		js, err := os.ReadFile(file)
+		require.NoError(t, err)
+		for _, banned := range []string{".innerHTML", ".outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function"} {
+			require.NotContains(t, string(js), banned, file)
+		}
+		// The token goes in a header only.
+		require.NotContains(t, string(js), "document.cookie", file)
+		require.NotContains(t, string(js), "localStorage", file)
 	}
-	// The token goes in a header only.
-	require.NotContains(t, string(js), "document.cookie")
-	require.NotContains(t, string(js), "localStorage")
 	resp := httptest.NewRecorder()
 	console.Handler().ServeHTTP(resp, httptest.NewRequest(http.MethodGet, "/ui/console.js", nil))
 	body, err := io.ReadAll(resp.Body)

@@ -643,6 +643,10 @@
       if (parts.length === 0) await listPage(new URLSearchParams(query || ""), signal);
       else if (parts[0] === "runbooks" && parts.length === 2) await runbookPage(parts[1], signal);
       else if (parts[0] === "runbooks" && parts.length === 4 && parts[2] === "steps") await stepPage(parts[1], parts[3], signal);
+      // Pages kept in files of their own (schedules.js) register here.
+      else if (parts.length === 1 && window.rbdPages && Object.hasOwn(window.rbdPages, parts[0])) {
+        await window.rbdPages[parts[0]]({ el, api, badge, time, show, kv }, signal);
+      }
       else show(el("h1", {}, "Not found"), el("a", { href: "#/" }, "Runbooks"));
       main.focus({ preventScroll: true });
     } catch (err) {
