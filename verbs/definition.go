@@ -108,6 +108,13 @@ type Execution struct {
 	// keep their hashes.
 	Level        rbtype.Level  `json:"level,omitempty"`
 	Compensation *Compensation `json:"compensation,omitempty"`
+	// PolicyTags are the verb's policy_tags (docs/design/semantics.md
+	// section 10), which a tenant's policy gates, denies or lets run
+	// unattended. They live in the execution block so that they are
+	// frozen into every step and a submitted plan is held to the
+	// catalogue's (the plan check compares blocks); left out of the JSON
+	// when empty, so that plans frozen before tags keep their hashes.
+	PolicyTags []string `json:"policy_tags,omitempty"`
 }
 
 // Equal reports whether two execution blocks hold the same values, so
@@ -123,8 +130,12 @@ func (e *Execution) Equal(o *Execution) bool {
 		e.OnFailure == o.OnFailure && e.Determinism == o.Determinism && e.Cache.equal(o.Cache) && e.Level == o.Level &&
 		sameValues(e.Params, o.Params) &&
 		e.Idempotency.Scope == o.Idempotency.Scope && slices.Equal(e.Idempotency.KeyFields, o.Idempotency.KeyFields) &&
-		e.Timeouts.equal(&o.Timeouts) && e.Retry.Equal(o.Retry) && e.Compensation.equal(o.Compensation)
+		e.Timeouts.equal(&o.Timeouts) && e.Retry.Equal(o.Retry) && e.Compensation.equal(o.Compensation) &&
+		slices.Equal(e.PolicyTags, o.PolicyTags)
 }
+
+// HasTag reports whether the block carries a policy tag.
+func (e *Execution) HasTag(tag string) bool { return slices.Contains(e.PolicyTags, tag) }
 
 func (t *Timeouts) equal(o *Timeouts) bool {
 	return t.RunTimeout == o.RunTimeout && t.OnTimeout == o.OnTimeout &&

@@ -27,6 +27,7 @@ func fullExecution() Execution {
 		Level:        rbtype.LevelFull,
 		Cache:        &Cache{Policy: rbtype.CacheTTL, TTL: &maxPark},
 		Compensation: &Compensation{Verb: "t.undo", Args: map[string]any{"id": "@args.id"}},
+		PolicyTags:   []string{"external_send"},
 	}
 }
 

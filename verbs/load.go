@@ -335,6 +335,7 @@ func (d *decoder) definition(item *yaml.Node) (def *Definition, ok bool) {
 	before := len(d.diags)
 	var inputNode, outputNode *yaml.Node
 	var exec *yaml.Node
+	var tags []string
 	isMapping := d.mapping(item, "", def, map[string]field{
 		"name":          {true, func(p string, v *yaml.Node) { def.Name = d.identifier(v, p) }},
 		"domain":        {true, func(p string, v *yaml.Node) { def.Domain = d.domain(v, p) }},
@@ -348,6 +349,9 @@ func (d *decoder) definition(item *yaml.Node) (def *Definition, ok bool) {
 		"returns": {false, func(p string, v *yaml.Node) { def.Returns = d.identifier(v, p) }},
 		"risk":    {false, func(p string, v *yaml.Node) { def.Risk = enum(d, v, p, "risk", rbtype.Risks) }},
 		"outcome": {false, func(p string, v *yaml.Node) { def.Outcome = d.outcome(v, p, def) }},
+		// Frozen in the execution block (Execution.PolicyTags), so that a
+		// submitted plan cannot shed them.
+		"policy_tags": {false, func(p string, v *yaml.Node) { tags = d.policyTags(v, p) }},
 	})
 	if !isMapping {
 		return nil, false
@@ -363,6 +367,7 @@ func (d *decoder) definition(item *yaml.Node) (def *Definition, ok bool) {
 	if exec != nil {
 		d.execution(exec, def)
 	}
+	def.Execution.PolicyTags = tags
 	if def.Risk == rbtype.RiskHigh && def.Execution.Level.Effective() == rbtype.LevelOpaque {
 		d.diags.Errorf(lang.VOpaqueHighRisk, def.FieldRange("risk"),
 			"verb %q is risk high at execution level opaque: a high-risk call must be rehearsed; declare execution.level full (dry run, verify, commit) or guarded", def.FullName())
@@ -487,6 +492,33 @@ func (d *decoder) execution(n *yaml.Node, def *Definition) {
 	}
 	applyDefaults(e)
 	resolveRetry(&e.Retry, retry)
+}
+
+// policyTag is what a policy tag may be: a lower-case identifier
+// (read_only, external_send), the vocabulary a policy file's rules match.
+var policyTag = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+
+// policyTags reads a verb's policy_tags: a list of distinct lower-case
+// identifiers (docs/design/semantics.md section 10).
+func (d *decoder) policyTags(n *yaml.Node, path string) []string {
+	if n.Kind != yaml.SequenceNode {
+		d.diags.Errorf(lang.VBadValue, d.src.rangeOf(n), "%s must be a list of tags, as in [external_send, pii]", path)
+		return nil
+	}
+	var tags []string
+	for _, item := range n.Content {
+		s, ok := d.scalar(item, path)
+		switch {
+		case !ok:
+		case !policyTag.MatchString(s):
+			d.diags.Errorf(lang.VBadValue, d.src.rangeOf(item), "policy tag %q is not a lower-case identifier ([a-z][a-z0-9_]*, as in external_send)", s)
+		case slices.Contains(tags, s):
+			d.diags.Errorf(lang.VBadValue, d.src.rangeOf(item), "policy tag %q is given twice", s)
+		default:
+			tags = append(tags, s)
+		}
+	}
+	return tags
 }
 
 // applyDefaults fills what the file left out, so the frozen block is

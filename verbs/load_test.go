@@ -51,16 +51,23 @@ func TestParseDefinitionDiagnostics(t *testing.T) {
 			`7:3-7:7 V001 field "name" is given twice`,
 		}},
 		{"unknown field with suggestion", minimal + "  descripton: hi\n", []string{
-			`7:3-7:13 V002 unknown field "descripton" in the definition (valid fields: description, domain, execution, input_schema, name, outcome, output_schema, returns, risk) (did you mean "description"?)`,
+			`7:3-7:13 V002 unknown field "descripton" in the definition (valid fields: description, domain, execution, input_schema, name, outcome, output_schema, policy_tags, returns, risk) (did you mean "description"?)`,
 		}},
 		{"returns misspelt", minimal + "  return: case_id\n", []string{
-			`7:3-7:9 V002 unknown field "return" in the definition (valid fields: description, domain, execution, input_schema, name, outcome, output_schema, returns, risk) (did you mean "returns"?)`,
+			`7:3-7:9 V002 unknown field "return" in the definition (valid fields: description, domain, execution, input_schema, name, outcome, output_schema, policy_tags, returns, risk) (did you mean "returns"?)`,
 		}},
 		{"returns not a field name", minimal + "  returns: case.id\n", []string{
 			`7:12-7:19 V004 returns "case.id" is not an identifier ([A-Za-z_][A-Za-z0-9_-]*)`,
 		}},
 		{"unknown risk", minimal + "  risk: hihg\n", []string{
 			`7:9-7:13 V004 unknown risk "hihg" (expected low, medium, high) (did you mean "high"?)`,
+		}},
+		{"policy tags not a list", minimal + "  policy_tags: external_send\n", []string{
+			`7:16-7:29 V004 policy_tags must be a list of tags, as in [external_send, pii]`,
+		}},
+		{"a policy tag that is not an identifier", minimal + "  policy_tags: [External-Send, pii, pii]\n", []string{
+			`7:17-7:30 V004 policy tag "External-Send" is not a lower-case identifier ([a-z][a-z0-9_]*, as in external_send)`,
+			`7:37-7:40 V004 policy tag "pii" is given twice`,
 		}},
 		{"returns not a single value", minimal + "  returns: [a, b]\n", []string{
 			`7:12-7:18 V004 returns must be a single value`,
@@ -290,4 +297,23 @@ func TestParseDefinitionReturns(t *testing.T) {
 	require.NoError(t, err)
 	require.NotContains(t, string(b), "returns")
 	require.NotEqual(t, plain[0].Hash, defs[0].Hash, "returns changes what a nested call means, so it is part of the definition's hash")
+}
+
+// TestParsePolicyTags: a verb's policy_tags are frozen into its execution
+// block, in the order written; a verb without them hashes as before tags
+// existed (the block's JSON leaves them out).
+func TestParsePolicyTags(t *testing.T) {
+	defs, diags := Parse("x.yaml", []byte(minimal+"  policy_tags: [external_send, pii]\n"))
+	require.Empty(t, diags)
+	require.Equal(t, []string{"external_send", "pii"}, defs[0].Execution.PolicyTags)
+	block, err := json.Marshal(defs[0].Execution)
+	require.NoError(t, err)
+	require.Contains(t, string(block), `"policy_tags":["external_send","pii"]`)
+
+	plain, diags := Parse("x.yaml", []byte(minimal))
+	require.Empty(t, diags)
+	block, err = json.Marshal(plain[0].Execution)
+	require.NoError(t, err)
+	require.NotContains(t, string(block), "policy_tags")
+	require.NotEqual(t, plain[0].Hash, defs[0].Hash, "the tags are part of the definition")
 }
