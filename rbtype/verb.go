@@ -38,6 +38,24 @@ const (
 	RiskHigh Risk = "high"
 )
 
+// Rank orders the risks: 1 for low, 2 for medium, 3 for high, and 0 for
+// anything else, which no ceiling admits.
+func (r Risk) Rank() int {
+	switch r {
+	case RiskLow:
+		return 1
+	case RiskMedium:
+		return 2
+	case RiskHigh:
+		return 3
+	}
+	return 0
+}
+
+// Within reports whether a step of risk r is at or below the ceiling: a
+// risk that is not one of the three is within none.
+func (r Risk) Within(ceiling Risk) bool { return r.Rank() > 0 && r.Rank() <= ceiling.Rank() }
+
 // Level is how a step's call is rehearsed before it commits (docs/design/semantics.md
 // section 7).
 type Level string

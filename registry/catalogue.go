@@ -76,6 +76,17 @@ func (c *Catalogue) Definitions() []*verbs.Definition {
 	return out
 }
 
+// PolicyTags lists the policy tags the verbs carry, sorted, each once:
+// what a policy's patterns may match besides the well-known tags.
+func (c *Catalogue) PolicyTags() []string {
+	var tags []string
+	for _, d := range c.verbs {
+		tags = append(tags, d.Execution.PolicyTags...)
+	}
+	slices.Sort(tags)
+	return slices.Compact(tags)
+}
+
 // Handlers is the handler table the catalogue was checked against.
 func (c *Catalogue) Handlers() *Handlers { return c.handlers }
 

@@ -1,0 +1,187 @@
+package policy
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"maps"
+	"slices"
+
+	"github.com/runbookdev/runbook/rbtype"
+)
+
+// Policy is a policy file as read, or the built-in policy. It never
+// changes once made: a reload makes a new one.
+type Policy struct {
+	// Source names the file it was read from; "" for the built-in policy.
+	Source string
+	// def is the default block (the built-in's when the file has none),
+	// tenants the blocks of the tenants the file lists.
+	def     *block
+	tenants map[string]*block
+	// hash covers every block.
+	hash string
+}
+
+// block is one level of rules: the default, or one tenant's. Each field
+// says whether the block sets it: a tenant's block takes from the default
+// what it leaves out.
+type block struct {
+	// where names the block in rules: "default" or "tenants.acme".
+	where    string
+	gate     patterns
+	deny     patterns
+	autoExec patterns
+	maxRisk  rbtype.Risk // "" when not set
+	budget   map[rbtype.BudgetScope]rbtype.Budget
+}
+
+// patterns is a list of tag patterns, and whether the block set it (an
+// empty list set is not the same as none: `deny: []` clears the default's).
+type patterns struct {
+	set  bool
+	list []string
+}
+
+// Builtin is the policy without a file: every step tagged external_send
+// waits for a person, nothing is denied, any risk is admitted, nothing is
+// budgeted.
+func Builtin() *Policy {
+	p := &Policy{def: &block{where: "default"}, tenants: map[string]*block{}}
+	p.hash = p.computeHash()
+	return p
+}
+
+// Hash identifies the whole policy (every tenant's rules and budgets), for
+// the daemon's log: which policy is in force.
+func (p *Policy) Hash() string { return p.hash }
+
+// Tenants lists the tenants the policy names, sorted.
+func (p *Policy) Tenants() []string { return slices.Sorted(maps.Keys(p.tenants)) }
+
+// Tenant is the rules one tenant is held to: its own block's, and the
+// default's for what its block leaves out (all of them for a tenant the
+// policy does not list).
+func (p *Policy) Tenant(name string) *Tenant {
+	t := &Tenant{Name: name, def: p.def, own: p.tenants[name]}
+	t.hash = t.computeHash()
+	return t
+}
+
+// Tenant is one tenant's rules.
+type Tenant struct {
+	Name     string
+	def, own *block // own is nil for a tenant the policy does not list
+	hash     string
+}
+
+// Hash is the tenant's policy_hash (docs/design/semantics.md section 10):
+// it covers what decides admission (gates, denials, what runs unattended,
+// the highest risk, and the rule built in), not budgets, so that raising a
+// budget neither renames requests nor empties the cache. Tenants under the
+// same rules share it.
+func (t *Tenant) Hash() string { return t.hash }
+
+// pick is the block that decides a field: the tenant's own when it sets
+// it, else the default.
+func (t *Tenant) pick(set func(*block) bool) *block {
+	if t.own != nil && set(t.own) {
+		return t.own
+	}
+	return t.def
+}
+
+func (t *Tenant) denyBlock() *block { return t.pick(func(b *block) bool { return b.deny.set }) }
+
+// MaxRisk is the highest risk the tenant's steps may have, and the rule
+// that says so.
+func (t *Tenant) MaxRisk() (rbtype.Risk, string) {
+	b := t.pick(func(b *block) bool { return b.maxRisk != "" })
+	if b.maxRisk == "" {
+		return rbtype.RiskHigh, "default.max_risk"
+	}
+	return b.maxRisk, b.where + ".max_risk"
+}
+
+// Budget is the tenant's budget for a scope (a runbook, a day, a month)
+// and the rule it comes from; an empty budget caps nothing.
+func (t *Tenant) Budget(scope rbtype.BudgetScope) (rbtype.Budget, string) {
+	b := t.pick(func(b *block) bool { _, ok := b.budget[scope]; return ok })
+	return b.budget[scope], b.where + ".budget." + string(scope)
+}
+
+func (t *Tenant) gateBlock() *block { return t.pick(func(b *block) bool { return b.gate.set }) }
+func (t *Tenant) autoBlock() *block { return t.pick(func(b *block) bool { return b.autoExec.set }) }
+
+// hashed is what a tenant's hash covers. Where each list comes from is
+// part of it: a tenant's own auto_exec overrides a gate it inherits, and
+// not one of its own.
+type hashed struct {
+	Version  int         `json:"version"`
+	Builtin  []string    `json:"builtin_gate"`
+	Gate     level       `json:"gate"`
+	AutoExec level       `json:"auto_exec"`
+	Deny     []string    `json:"deny"`
+	MaxRisk  rbtype.Risk `json:"max_risk"`
+}
+
+// level is one list of patterns and the level it comes from.
+type level struct {
+	Own  bool     `json:"own"`
+	List []string `json:"list"`
+}
+
+func (t *Tenant) computeHash() string {
+	risk, _ := t.MaxRisk()
+	gate, auto := t.gateBlock(), t.autoBlock()
+	return sum(hashed{
+		Version: 1, Builtin: []string{TagExternalSend},
+		Gate:     level{Own: gate == t.own, List: orEmpty(gate.gate.list)},
+		AutoExec: level{Own: auto == t.own, List: orEmpty(auto.autoExec.list)},
+		Deny:     orEmpty(t.denyBlock().deny.list), MaxRisk: risk,
+	})
+}
+
+func orEmpty(l []string) []string {
+	if l == nil {
+		return []string{}
+	}
+	return l
+}
+
+func (p *Policy) computeHash() string {
+	all := map[string]any{"default": p.def.export()}
+	for name, b := range p.tenants {
+		all["tenants."+name] = b.export()
+	}
+	return sum(all)
+}
+
+// export is a block as data, for the policy's hash.
+func (b *block) export() map[string]any {
+	out := map[string]any{}
+	put := func(name string, p patterns) {
+		if p.set {
+			out[name] = p.list
+		}
+	}
+	put("gate", b.gate)
+	put("deny", b.deny)
+	put("auto_exec", b.autoExec)
+	if b.maxRisk != "" {
+		out["max_risk"] = b.maxRisk
+	}
+	if len(b.budget) > 0 {
+		out["budget"] = b.budget
+	}
+	return out
+}
+
+func sum(v any) string {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		panic("policy: a policy does not encode: " + err.Error()) // strings, numbers and lists only
+	}
+	s := sha256.Sum256(raw)
+	return "sha256:" + hex.EncodeToString(s[:])
+}
