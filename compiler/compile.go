@@ -10,6 +10,7 @@ import (
 	"github.com/runbookdev/runbook/lang"
 	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/registry"
+	"github.com/runbookdev/runbook/registry/policy"
 	"github.com/runbookdev/runbook/verbs"
 )
 
@@ -44,6 +45,10 @@ type Options struct {
 	// (E054 beyond it); 0 means DefaultMaxFanout. rbc's --max-fanout sets
 	// it; the runtime holds lists known only at run time to its own.
 	MaxFanout int
+	// Policy, when set, is the policy the runbook will be judged by
+	// (rbc lint --policy): a verb's tag that no rule of it mentions is
+	// W003.
+	Policy *policy.Policy
 }
 
 func (o Options) maxFanout() int {
@@ -190,6 +195,7 @@ func compile(base *Plan, files []*lang.File, cat *registry.Catalogue, opts Optio
 	}
 	a.checkWrittenLists()
 	a.warnUnused(newSteps)
+	a.warnUnmentionedTags(newSteps)
 	order := a.order()
 	a.warnImpliedAfter(order)
 	if a.diags.HasErrors() {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/runbookdev/runbook/lang"
 	"github.com/runbookdev/runbook/registry"
+	"github.com/runbookdev/runbook/registry/policy"
 )
 
 func testCatalogue(t testing.TB) *registry.Catalogue {
@@ -26,14 +27,20 @@ func testCatalogue(t testing.TB) *registry.Catalogue {
 // compileSource parses and compiles one source, returning the plan and
 // all diagnostics, sorted.
 func compileSource(t testing.TB, cat *registry.Catalogue, name string, src []byte) (*Plan, lang.Diagnostics) {
+	return compileWith(t, Options{}, cat, name, src)
+}
+
+// compileWith is compileSource with options.
+func compileWith(t testing.TB, o Options, cat *registry.Catalogue, name string, src []byte) (*Plan, lang.Diagnostics) {
 	t.Helper()
 	f, diags := lang.Parse(name, src)
-	plan, more := Compile([]*lang.File{f}, cat)
+	plan, more := o.Compile([]*lang.File{f}, cat)
 	diags.Append(more)
 	return plan, diags.Sorted()
 }
 
-// TestGolden compiles testdata/cases/*.rbk against testdata/verbs and pins
+// TestGolden compiles testdata/cases/*.rbk against testdata/verbs (with
+// the policy of a *.policy.yaml beside a case, as rbc lint --policy) and pins
 // the diagnostics (text, with carets), the source with every fix applied
 // that is the only one offered for its diagnostic (what rbc fix writes),
 // and the plan in *.golden. Regenerate with go test ./compiler -update.
@@ -46,7 +53,12 @@ func TestGolden(t *testing.T) {
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			src, err := os.ReadFile(path)
 			require.NoError(t, err)
-			plan, diags := compileSource(t, cat, path, src)
+			var o Options
+			if polFile := strings.TrimSuffix(path, ".rbk") + ".policy.yaml"; fileExists(polFile) {
+				o.Policy, err = policy.ReadFile(polFile, policy.KnownTags(cat.PolicyTags()))
+				require.NoError(t, err)
+			}
+			plan, diags := compileWith(t, o, cat, path, src)
 			var out bytes.Buffer
 			require.NoError(t, lang.WriteText(&out, diags, lang.Sources{path: src}))
 			if fixed, applied := lang.ApplyFixes(path, src, diags); len(applied) > 0 {
@@ -183,4 +195,9 @@ func hashedView(plan *Plan) *Plan {
 		view.Steps = append(view.Steps, &c)
 	}
 	return &view
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }

@@ -54,6 +54,11 @@ const (
 	EPlanCatalogue   Code = "E072"
 	WUnusedBinding   Code = "W001"
 	WImpliedAfter    Code = "W002"
+	// WPolicyUnmentioned: a step's verb carries a policy tag that no rule
+	// of the policy given (rbc lint --policy) mentions: nobody decided
+	// whether such a step waits for a person (docs/design/semantics.md
+	// section 10).
+	WPolicyUnmentioned Code = "W003"
 	VBadYAML         Code = "V001"
 	VUnknownField    Code = "V002"
 	VMissingField    Code = "V003"
@@ -119,6 +124,7 @@ var Codes = []CodeInfo{
 	{EPlanCatalogue, SeverityError, "a submitted plan compiled against another catalogue: a step's execution block, a verb hash or schema differs from this daemon's"},
 	{WUnusedBinding, SeverityWarning, "binding never referenced"},
 	{WImpliedAfter, SeverityWarning, ":after an already-implied dependency"},
+	{WPolicyUnmentioned, SeverityWarning, "a verb's policy tag that no rule of the policy mentions"},
 	{VBadYAML, SeverityError, "not valid YAML, or not a list of definitions"},
 	{VUnknownField, SeverityError, "unknown field"},
 	{VMissingField, SeverityError, "missing required field"},

@@ -14,6 +14,7 @@ import (
 	"github.com/runbookdev/runbook/compiler"
 	"github.com/runbookdev/runbook/lang"
 	"github.com/runbookdev/runbook/registry"
+	"github.com/runbookdev/runbook/registry/policy"
 )
 
 // The reference pages these tests hold to the code.
@@ -130,11 +131,17 @@ func TestReferenceExamples(t *testing.T) {
 			switch {
 			case len(fenced(section, "clojure")) > 0:
 				cat := catalogue(t, exampleVerbs)
+				var o compiler.Options
 				if defs := fenced(section, "yaml"); len(defs) > 0 {
 					cat = catalogue(t, writeVerbs(t, defs[0]))
+					if len(defs) > 1 { // a policy, as rbc lint --policy reads it
+						pol, err := policy.Parse("policy.yaml", []byte(defs[1]), policy.KnownTags(cat.PolicyTags()))
+						require.NoError(t, err)
+						o.Policy = pol
+					}
 				}
 				src := fenced(section, "clojure")[0]
-				_, got = compiler.CompileSource("example.rbk", []byte(src), cat)
+				_, got = o.CompileSource("example.rbk", []byte(src), cat)
 			case len(fenced(section, "json")) > 0:
 				_, got = compiler.ReadPlan("plan.json", []byte(fenced(section, "json")[0]), catalogue(t, exampleVerbs))
 			default:

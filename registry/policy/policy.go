@@ -185,3 +185,29 @@ func sum(v any) string {
 	s := sha256.Sum256(raw)
 	return "sha256:" + hex.EncodeToString(s[:])
 }
+
+// Mentions reports whether a rule of the policy speaks of a tag: a
+// pattern of any block's gate, deny or auto_exec matches it, or it is
+// external_send, which the built-in rule always holds. A tag no rule
+// mentions is one nobody decided about (rbc lint's W003).
+func (p *Policy) Mentions(tag string) bool {
+	if tag == TagExternalSend {
+		return true
+	}
+	for _, b := range append([]*block{p.def}, mapValues(p.tenants)...) {
+		for _, list := range [][]string{b.gate.list, b.deny.list, b.autoExec.list} {
+			if matchesAny(list, tag) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func mapValues(m map[string]*block) []*block {
+	out := make([]*block, 0, len(m))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		out = append(out, m[k])
+	}
+	return out
+}
