@@ -12,6 +12,7 @@ import (
 	"github.com/runbookdev/runbook/compiler"
 	"github.com/runbookdev/runbook/lang"
 	"github.com/runbookdev/runbook/registry"
+	"github.com/runbookdev/runbook/registry/policy"
 )
 
 // workspace is what a checking command loads: the catalogue and every
@@ -94,6 +95,17 @@ type catalogueCommand struct {
 	status int
 	// maxFanout is --max-fanout, for the commands that compile.
 	maxFanout *int
+	// policyFile is --policy, for the commands that judge a runbook by
+	// the operator's policy (lint, effects); policy is what it read.
+	policyFile *string
+	policy     *policy.Policy
+}
+
+// judges adds --policy, the operator's policy file (rbd serve --policy),
+// to a command that reports what it would decide.
+func (c *catalogueCommand) judges() *catalogueCommand {
+	c.policyFile = c.fs.String("policy", "", "the policy file rbd serve --policy reads: judge the runbook by it")
+	return c
 }
 
 // compiles adds the flags of the commands that compile a runbook.
@@ -138,6 +150,15 @@ func (c *catalogueCommand) open(args []string, stderr io.Writer, least, most int
 		}
 		w.opts.MaxFanout = *c.maxFanout
 	}
+	if c.policyFile != nil && *c.policyFile != "" {
+		// Read against the catalogue's tags, as rbd serve reads it: a
+		// pattern that matches no tag stops both.
+		if c.policy, err = policy.ReadFile(*c.policyFile, policy.KnownTags(w.cat.PolicyTags())); err != nil {
+			cantRun(stderr, "%v", err)
+			return nil, nil, false
+		}
+		w.opts.Policy = c.policy
+	}
 	return positional, w, true
 }
 
@@ -171,7 +192,7 @@ func runCompile(args []string, stdout, stderr io.Writer) int {
 }
 
 func runLint(args []string, stdout, stderr io.Writer) int {
-	c := newCatalogueCommand("lint", stderr).compiles()
+	c := newCatalogueCommand("lint", stderr).compiles().judges()
 	format := diagFormatFlag()
 	c.fs.Var(format, "format", "diagnostics format: text, json or sarif")
 	quiet := c.fs.Bool("q", false, "print nothing when there are no problems")

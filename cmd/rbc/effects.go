@@ -13,15 +13,36 @@ import (
 // gate in front of each effect (docs/design/language.md v1.1): for a person deciding
 // whether to let an agent's runbook run. It compiles the runbook and reads
 // the plan's effects, so it shows exactly what rbd would be given.
+//
+// With --policy (and --tenant, default "default") it shows what rbd serve
+// --policy would decide at admission (docs/design/semantics.md section
+// 10): the effects with the gates the policy adds, then every step the
+// policy gates, denies or lets run unattended, and the rule that says so.
 func runEffects(args []string, stdout, stderr io.Writer) int {
-	c := newCatalogueCommand("effects", stderr).compiles()
+	c := newCatalogueCommand("effects", stderr).compiles().judges()
 	format := cli.Choice("text", "text", "json")
 	c.fs.Var(format, "format", "output format: text or json")
+	tenant := c.fs.String("tenant", "default", "with --policy: the tenant whose rules judge the runbook")
 	plan, status := c.compileOne(args, stderr)
 	if plan == nil {
 		return status
 	}
+	if c.policy == nil && *tenant != "default" {
+		return cantRun(stderr, "--tenant needs --policy: without a policy file there are no tenants' rules to judge by")
+	}
+	var judged *judgement
+	if c.policy != nil {
+		judged = judge(plan, c.policy, *tenant)
+		plan = judged.plan
+	}
 	if format.Value == "json" {
+		if judged != nil {
+			_ = cli.WriteJSON(stdout, judged.report())
+			if len(judged.denied()) > 0 {
+				return exitErrors
+			}
+			return status
+		}
 		_ = cli.WriteJSON(stdout, plan.Effects)
 		return status
 	}
@@ -33,20 +54,26 @@ func runEffects(args []string, stdout, stderr io.Writer) int {
 			steps = append(steps, e)
 		}
 	}
-	writeEffects(stdout, plan.Sources[0]+": ", steps)
+	writeEffects(stdout, plan.Sources[0]+": ", steps, judged.gated())
 	if len(hooks) > 0 {
 		// Failure hooks run only after the runbook has failed, ended
 		// partial or been cancelled: a reviewer weighs them apart.
 		fmt.Fprintln(stdout, "\nOn failure (once the runbook has failed, ended partial or been cancelled, after compensation):")
-		writeEffects(stdout, "", hooks)
+		writeEffects(stdout, "", hooks, judged.gated())
 	}
 	writeReaches(stdout, plan)
+	if judged != nil {
+		judged.write(stdout)
+		if len(judged.denied()) > 0 {
+			return exitErrors // the daemon would refuse it
+		}
+	}
 	return status
 }
 
 // writeEffects prints one effect a line, ungated ones marked, under a
 // count a reviewer reads first.
-func writeEffects(out io.Writer, prefix string, effects []compiler.Effect) {
+func writeEffects(out io.Writer, prefix string, effects []compiler.Effect, policyGated map[string]bool) {
 	ungated := 0
 	for _, e := range effects {
 		if e.GatedBy == "" {
@@ -61,7 +88,7 @@ func writeEffects(out io.Writer, prefix string, effects []compiler.Effect) {
 	fmt.Fprintln(tw, "STEP\tVERB\tSIDE EFFECTS\tRISK\tGATE\tTARGET")
 	var rows []effectRow
 	for _, e := range effects {
-		r := effectRow{step: e.Step, cells: effectCells(e), count: 1, perElement: e.PerElement}
+		r := effectRow{step: e.Step, cells: effectCells(e, policyGated), count: 1, perElement: e.PerElement}
 		if e.PerElement {
 			r.step = compiler.Stem(e.Step)
 		}
@@ -97,10 +124,14 @@ type effectRow struct {
 
 // effectCells renders an effect's columns after STEP. A gate of the
 // step's own, or of another element of its for-each, reads the same for
-// every element.
-func effectCells(e compiler.Effect) string {
+// every element; one the policy adds (policyGated) says so.
+func effectCells(e compiler.Effect, policyGated map[string]bool) string {
 	gate := "UNGATED"
 	switch {
+	case e.GatedBy != "" && policyGated[e.GatedBy] && e.GatedBy == e.Step:
+		gate = string(e.Gate) + " (policy)"
+	case e.GatedBy != "" && policyGated[e.GatedBy]:
+		gate = fmt.Sprintf("%s at @%s (policy)", e.Gate, e.GatedBy)
 	case e.GatedBy == e.Step:
 		gate = string(e.Gate) + " (its own)"
 	case e.GatedBy != "" && e.PerElement && compiler.Stem(e.GatedBy) == compiler.Stem(e.Step):
