@@ -20,6 +20,9 @@ type AdvanceState struct {
 	Steps         []*Step
 	Invocations   []Invocation   // active
 	Notifications []Notification // received, for the active invocations
+	// Budgets are the runbooks' tenants' budgets and spend, by tenant
+	// (with LoadOptions.Day).
+	Budgets map[string]TenantBudget
 }
 
 // AdvanceWrite is everything an advance changes, written in one round

@@ -36,6 +36,16 @@ type Runbook struct {
 	// Trace is the runbook's place in a distributed trace (docs/design/semantics.md
 	// section 2); zero for a runbook stored before traces were kept.
 	Trace Trace
+	// PolicyHash is the hash of the tenant's policy the runbook was
+	// admitted under (docs/design/semantics.md section 10); empty for a
+	// runbook admitted before policies.
+	PolicyHash string
+	// Budget is the runbook's own budget, as its submission asked; nil
+	// when it asked none (the tenant's runbook budget still applies).
+	Budget *rbtype.Budget
+	// Spent is what its attempts have spent so far (docs/design/semantics.md
+	// section 11).
+	Spent rbtype.Spend
 }
 
 // Trace is what a runbook keeps of the trace context it was submitted
@@ -387,4 +397,31 @@ type CostQuery struct {
 	GroupBy  string
 	Tenant   string
 	From, To *time.Time
+}
+
+// TenantBudget is what an advance reads of a tenant's budgets: those an
+// admin set (rbd budget set), which replace the policy's scope by scope,
+// and what the tenant has spent on the day and in the month (UTC) of
+// LoadOptions.Day.
+type TenantBudget struct {
+	Set        map[rbtype.BudgetScope]rbtype.Budget
+	Day, Month rbtype.Spend
+}
+
+// BudgetChange is an admin's change of one of a tenant's budgets: Budget
+// nil takes the set one away (the policy's applies again).
+type BudgetChange struct {
+	Tenant string
+	Scope  rbtype.BudgetScope
+	Budget *rbtype.Budget
+	Actor  string
+}
+
+// SetBudget is one budget an admin set, with who and when.
+type SetBudget struct {
+	Tenant    string             `json:"tenant"`
+	Scope     rbtype.BudgetScope `json:"scope"`
+	Budget    rbtype.Budget      `json:"budget"`
+	UpdatedBy string             `json:"updated_by"`
+	UpdatedAt time.Time          `json:"updated_at"`
 }

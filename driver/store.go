@@ -59,6 +59,17 @@ type Store interface {
 	RunbookCost(ctx context.Context, id uuid.UUID) (Cost, error)
 	// Costs sums attempts by the query's group.
 	Costs(ctx context.Context, q CostQuery) ([]Cost, error)
+	// TenantBudgets reads tenants' budgets as an advance does, for the
+	// day and month of day; a tenant with none set and nothing spent has
+	// an empty entry.
+	TenantBudgets(ctx context.Context, tenants []string, day time.Time) (map[string]TenantBudget, error)
+	// SetBudgets lists the budgets admins set, of one tenant ("" for
+	// every tenant's).
+	SetBudgets(ctx context.Context, tenant string) ([]SetBudget, error)
+	// ChangeBudget sets (or takes away) one of a tenant's budgets and
+	// records the change, who made it and what it replaced, in one
+	// transaction; it returns what the budget was before (nil: none set).
+	ChangeBudget(ctx context.Context, c BudgetChange) (before *rbtype.Budget, err error)
 	Invocation(ctx context.Context, correlationKey string) (Invocation, error)
 	// WaitTarget says which step and verb a correlation key's wait is
 	// for; ErrNotFound when no step has parked with it (yet).
@@ -148,6 +159,10 @@ type LoadOptions struct {
 	// arguments and results): a command that must look at them (a retry
 	// refuses a compensated runbook; a regeneration inherits keys).
 	AllSteps bool
+	// Day is the engine's now: the day and month (UTC) whose spend the
+	// runbooks' tenants' budgets are checked against
+	// (AdvanceState.Budgets). Zero reads no budgets.
+	Day time.Time
 }
 
 // StoreOptions says what StoreNotification does beside the insert, in the
@@ -161,9 +176,10 @@ type StoreOptions struct {
 	// RollbackToSavepoint.
 	Savepoint bool
 	// Load reads Lock's runbook state after the insert (so that it holds
-	// the notification), as LoadForAdvance would:
+	// the notification), as LoadForAdvance would with LoadOptions{Day}:
 	// StoredNotification.State.
 	Load bool
+	Day  time.Time
 }
 
 // StoredNotification is what StoreNotification found.

@@ -36,6 +36,13 @@ type NewRunbook struct {
 	// WorkerID and SubmittedData go into the RUNBOOK_SUBMITTED event.
 	WorkerID      string
 	SubmittedData json.RawMessage
+	// Events are written after RUNBOOK_SUBMITTED: what admission decided
+	// about the steps (POLICY_GATED).
+	Events []Event
+	// PolicyHash is the hash of the policy the runbook is admitted under;
+	// Budget its submission's own budget, nil for none.
+	PolicyHash string
+	Budget     *rbtype.Budget
 }
 
 // NewStep is a step to store.

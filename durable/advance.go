@@ -102,6 +102,9 @@ func queueLoad(b *pgx.Batch, ids []uuid.UUID, o driver.LoadOptions) *driver.Adva
 		st.Notifications, err = pgx.CollectRows(rows, scanNotification)
 		return err
 	})
+	if !o.Day.IsZero() {
+		queueBudgets(b, ids16, o.Day, st)
+	}
 	return st
 }
 
@@ -198,6 +201,7 @@ func queueAdvance(b *pgx.Batch, w driver.AdvanceWrite, leaseOps map[int64]string
 	}
 	if len(w.Attempts) > 0 {
 		b.Queue(writeAttemptsSQL, attemptArgs(w.Attempts)...).Exec(ignore)
+		queueSpend(b, w.Attempts)
 	}
 	if len(w.Arguments) > 0 {
 		b.Queue(writeArgumentsSQL, argumentsArgs(w.Arguments)...).Exec(ignore)

@@ -107,7 +107,7 @@ func (t *Tx) StoreNotification(ctx context.Context, n driver.Notification, o dri
 	if o.Load && o.Lock != uuid.Nil {
 		// Wasted on a duplicate, a conflict or a wait that ended, all of
 		// them rare and cheap to read.
-		st.State = queueLoad(&b, []uuid.UUID{o.Lock}, driver.LoadOptions{})
+		st.State = queueLoad(&b, []uuid.UUID{o.Lock}, driver.LoadOptions{Day: o.Day})
 	}
 	if err := t.tx.SendBatch(ctx, &b).Close(); err != nil {
 		return st, translate(err)

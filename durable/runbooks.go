@@ -31,15 +31,15 @@ func (t *Tx) CreateRunbook(ctx context.Context, n driver.NewRunbook) (rb *driver
 	head.Queue(`
 		INSERT INTO runbooks (id, plan, plan_hash, inputs, mode, request_key, status,
 			lineage_root, lineage_parent, generation, tenant, actor,
-			trace_id, parent_span_id, trace_flags, tracestate, correlation_id)
+			trace_id, parent_span_id, trace_flags, tracestate, correlation_id, policy_hash, budget)
 		VALUES ($1, $2, $3, $4, $5, $6, coalesce($7, 'executing'), $8, $9, $10, coalesce($11, 'default'), $12,
-			$13, $14, $15, $16, $17)
+			$13, $14, $15, $16, $17, $18, $19)
 		ON CONFLICT (request_key) DO NOTHING
 		RETURNING `+strings.Replace(runbookColumnsWithoutPlan, wakeColumn, "now()", 1),
 		n.ID, n.Plan, n.PlanHash, jsonOrEmpty(n.Inputs), n.Mode, n.RequestKey, nullString(n.Status),
 		nullUUID(n.Lineage.Root), nullUUID(n.Lineage.Parent), n.Lineage.Generation, nullString(n.Tenant), n.Actor,
 		nullString(n.Trace.TraceID), nullString(n.Trace.ParentSpanID), traceFlags(n.Trace), nullString(n.Trace.State),
-		nullString(n.Trace.CorrelationID)).QueryRow(func(row pgx.Row) error {
+		nullString(n.Trace.CorrelationID), nullString(n.PolicyHash), budgetJSON(n.Budget)).QueryRow(func(row pgx.Row) error {
 		rb, err = scanRunbook(row)
 		return err
 	})
@@ -63,11 +63,28 @@ func (t *Tx) CreateRunbook(ctx context.Context, n driver.NewRunbook) (rb *driver
 	}
 	queueInsertEdges(&rest, n.ID, n.Edges)
 	rest.Queue(`INSERT INTO runbook_wakeups (runbook_id, wake_at) VALUES ($1, now())`, n.ID)
-	rest.Queue(appendEventsSQL, eventArgs([]driver.Event{{RunbookID: n.ID, Type: rbtype.EventRunbookSubmitted, WorkerID: n.WorkerID, Data: n.SubmittedData}})...)
+	events := []driver.Event{{RunbookID: n.ID, Type: rbtype.EventRunbookSubmitted, WorkerID: n.WorkerID, Data: n.SubmittedData}}
+	for _, e := range n.Events {
+		e.RunbookID = n.ID // the id the key came to (a run after a failed one has its own)
+		events = append(events, e)
+	}
+	rest.Queue(appendEventsSQL, eventArgs(events)...)
 	if err := t.tx.SendBatch(ctx, &rest).Close(); err != nil {
 		return nil, false, translate(err)
 	}
 	return rb, true, nil
+}
+
+// budgetJSON stores a budget as JSON, nil as NULL.
+func budgetJSON(b *rbtype.Budget) []byte {
+	if b == nil {
+		return nil
+	}
+	raw, err := json.Marshal(b)
+	if err != nil {
+		panic("durable: a budget does not encode: " + err.Error()) // numbers only
+	}
+	return raw
 }
 
 // traceFlags stores a trace's flags with its trace id: none without one.
@@ -151,7 +168,8 @@ const wakeColumn = `(SELECT w.wake_at FROM runbook_wakeups w WHERE w.runbook_id 
 
 const runbookColumns = `id, plan, plan_hash, inputs, status, mode, request_key, version, ` + wakeColumn + `,
 	coalesce(error_code, ''), coalesce(error_message, ''), created_at, updated_at, finished_at,
-	lineage_root, lineage_parent, generation, tenant, actor, ` + traceColumns
+	lineage_root, lineage_parent, generation, tenant, actor, ` + traceColumns + `,
+	coalesce(policy_hash, ''), budget, spent_cost_usd::float8, spent_tokens, spent_credits::float8`
 
 // traceColumns are a runbook's trace context (migration 009); NULLs, a
 // runbook stored before it, read as empty.
@@ -162,11 +180,19 @@ func scanRunbook(row pgx.Row) (*driver.Runbook, error) {
 	var r driver.Runbook
 	var root, parent *uuid.UUID
 	var flags int16
+	var budget []byte
 	err := row.Scan(&r.ID, &r.Plan, &r.PlanHash, &r.Inputs, &r.Status, &r.Mode, &r.RequestKey, &r.Version, &r.WakeAt,
 		&r.ErrorCode, &r.ErrorMessage, &r.CreatedAt, &r.UpdatedAt, &r.FinishedAt, &root, &parent, &r.Lineage.Generation, &r.Tenant, &r.Actor,
-		&r.Trace.TraceID, &r.Trace.ParentSpanID, &flags, &r.Trace.State, &r.Trace.CorrelationID)
+		&r.Trace.TraceID, &r.Trace.ParentSpanID, &flags, &r.Trace.State, &r.Trace.CorrelationID,
+		&r.PolicyHash, &budget, &r.Spent.CostUSD, &r.Spent.Tokens, &r.Spent.Credits)
 	if err != nil {
 		return nil, translate(err)
+	}
+	if len(budget) > 0 {
+		r.Budget = &rbtype.Budget{}
+		if err := json.Unmarshal(budget, r.Budget); err != nil {
+			return nil, fmt.Errorf("runbook %s: its budget does not decode: %w", r.ID, err)
+		}
 	}
 	r.Trace.Flags = byte(flags)
 	if root != nil {

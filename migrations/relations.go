@@ -15,6 +15,8 @@ const VersionTable = "schema_version"
 // version table. A test migrates a real database and compares.
 var relations = []string{
 	"action_receipts",
+	"budget_changes",
+	"budget_changes_id_seq",
 	"completion_notifications",
 	"completion_notifications_id_seq",
 	"attempt_arguments",
@@ -35,6 +37,8 @@ var relations = []string{
 	VersionTable,
 	"step_attempts",
 	"step_leases",
+	"tenant_budgets",
+	"tenant_spend",
 }
 
 // Relations lists, sorted, the names of every table and sequence rbd keeps

@@ -55,8 +55,9 @@ func (b Budget) Min(o Budget) Budget {
 	return Budget{CostUSD: minOf(b.CostUSD, o.CostUSD), Tokens: minOf(b.Tokens, o.Tokens), Credits: minOf(b.Credits, o.Credits)}
 }
 
-// Over is b's measures that are above o's, or that o caps and b does not:
-// what a budget meant only to lower o would raise.
+// Over is the measures b caps above o's cap: what a budget meant only to
+// lower o would raise. A measure b leaves out keeps o's, and one o leaves
+// out b may cap at anything.
 func (b Budget) Over(o Budget) []string {
 	var out []string
 	if above(b.CostUSD, o.CostUSD) {
@@ -131,10 +132,9 @@ func minOf[T int64 | float64](a, b *T) *T {
 	return a
 }
 
-// above reports whether a is above b: a caps nothing where b caps, or a
-// caps higher.
+// above reports whether both cap and a caps higher.
 func above[T int64 | float64](a, b *T) bool {
-	return b != nil && (a == nil || *a > *b)
+	return a != nil && b != nil && *a > *b
 }
 
 func formatFloat(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }

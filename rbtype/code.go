@@ -41,8 +41,9 @@ const (
 	// CodeVerifyFailed: a full step's dry run did not pass verification;
 	// nothing was committed, and it is not retried.
 	CodeVerifyFailed ErrorCode = "VERIFY_FAILED"
-	// CodeBudgetExceeded: a budget was spent before the attempt started
-	// (docs/design/semantics.md section 11); never retried.
+	// CodeBudgetExceeded: the step did not start, a budget of its
+	// runbook's or its tenant's being spent (docs/design/semantics.md
+	// section 11); never retried.
 	CodeBudgetExceeded ErrorCode = "BUDGET_EXCEEDED"
 )
 

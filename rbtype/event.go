@@ -74,6 +74,13 @@ const (
 	// EventScheduleSkipped: a schedule's tick found this runbook, its
 	// previous one, unfinished under overlap: skip, and submitted nothing.
 	EventScheduleSkipped EventType = "SCHEDULE_SKIPPED"
+	// EventPolicyGated: the tenant's policy froze a human_confirm gate on
+	// a step when its plan was admitted, by the rule it names
+	// (docs/design/semantics.md section 10).
+	EventPolicyGated EventType = "POLICY_GATED"
+	// EventBudgetExceeded: a step did not start, its runbook's or its
+	// tenant's budget being spent (docs/design/semantics.md section 11).
+	EventBudgetExceeded EventType = "BUDGET_EXCEEDED"
 )
 
 // EventTypes lists every event type the runtime writes.
@@ -87,7 +94,7 @@ var EventTypes = []EventType{
 	EventInvocationCancelSent, EventInvocationCancelFailed, EventRunbookRegenerated,
 	EventEscalationStarted, EventEscalationSucceeded, EventEscalationFailed, EventStepReclaimed,
 	EventStepDryRun, EventStepVerified, EventStepVerifyFailed, EventOutcomeRecorded, EventScheduleFired,
-	EventScheduleSkipped,
+	EventScheduleSkipped, EventPolicyGated, EventBudgetExceeded,
 }
 
 // MutationKind names an entry of a runbook's mutation log.

@@ -29,6 +29,13 @@ var (
 	// output_schema). Refused at the door, nothing stored, so the sender
 	// can fix it and send again.
 	ErrSchema = errors.New("does not match its schema")
+	// ErrForbidden: the caller's token may not do this: a plan naming a
+	// verb outside its scope, a gate on a step riskier than it may
+	// decide (403 FORBIDDEN; docs/design/semantics.md section 10).
+	ErrForbidden = errors.New("forbidden")
+	// ErrPolicyDenied: the tenant's policy refuses a step of the plan
+	// (403 POLICY_DENIED); nothing is stored.
+	ErrPolicyDenied = errors.New("denied by policy")
 )
 
 // CompileError carries the diagnostics of a source that did not compile,

@@ -17,17 +17,21 @@ import (
 // transaction. A receipt is not a cache: it dedupes one effect under one
 // key, where the cache reuses a result across runbooks.
 
-// cacheKey is SHA-256 of the tenant, the verb, its definition's hash
-// (execution block and schemas: a changed definition never reuses an old
-// result) and the resolved arguments, canonically encoded (encoding/json
-// sorts map keys, and numbers keep their text).
-func cacheKey(tenant, verb, definitionHash string, args map[string]any) (string, error) {
+// cacheKey is SHA-256 of the tenant, the policy its runbook was admitted
+// under (docs/design/semantics.md section 10: an entry made under another
+// policy is never served; a runbook admitted before policies has none,
+// and keeps the keys it had), the verb, its definition's hash (execution
+// block and schemas: a changed definition never reuses an old result) and
+// the resolved arguments, canonically encoded (encoding/json sorts map
+// keys, and numbers keep their text).
+func cacheKey(tenant, policyHash, verb, definitionHash string, args map[string]any) (string, error) {
 	b, err := json.Marshal(struct {
 		Tenant     string         `json:"tenant"`
+		Policy     string         `json:"policy,omitempty"`
 		Verb       string         `json:"verb"`
 		Definition string         `json:"definition"`
 		Args       map[string]any `json:"args"`
-	}{tenant, verb, definitionHash, args})
+	}{tenant, policyHash, verb, definitionHash, args})
 	if err != nil {
 		return "", err
 	}
@@ -47,7 +51,7 @@ func (t *transition) prepareCache(p *prepared) {
 	if !ok {
 		return
 	}
-	key, err := cacheKey(t.rb.Tenant, p.step.Verb, info.Hash, p.args)
+	key, err := cacheKey(t.rb.Tenant, t.rb.PolicyHash, p.step.Verb, info.Hash, p.args)
 	if err != nil {
 		return // arguments that do not encode were refused before this
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/runbookdev/runbook/driver"
 	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/registry"
+	"github.com/runbookdev/runbook/registry/policy"
 )
 
 // Config tunes an Engine. Zero values take the defaults shown.
@@ -80,6 +81,11 @@ type Config struct {
 	ScheduleGrace time.Duration
 	// Catalogue compiles submitted and extension sources.
 	Catalogue *registry.Catalogue
+	// Policy returns the policy in force (rbd serve --policy, which SIGHUP
+	// reloads); nil, or a nil policy, is the built-in one
+	// (docs/design/semantics.md sections 10 and 11). It is read when a
+	// plan is admitted, and for the budgets before each attempt.
+	Policy func() *policy.Policy
 	Logger    *slog.Logger
 	Metrics   *Metrics
 	// TracerProvider receives the spans of runbooks and step attempts
@@ -214,7 +220,7 @@ func New(store driver.Store, handlers *Handlers, cfg Config) *Engine {
 	e := &Engine{
 		store: store, handlers: handlers, cfg: cfg, workerID: cfg.WorkerID,
 		machine: machine{worker: cfg.WorkerID, leaseTTL: cfg.LeaseTTL, callbackURL: cfg.CallbackURL,
-			handler: handlers.lookup, observe: observerOf(cfg.Metrics)},
+			handler: handlers.lookup, observe: observerOf(cfg.Metrics), policy: policyOf(cfg.Policy)},
 		plans: newPlanCache(cfg.PlanCacheSize), data: newDataCache(cfg.DataCacheSize), log: cfg.Logger, metrics: cfg.Metrics,
 		queue: newWorkQueue(), kick: make(chan struct{}, 1), sweepNow: make(chan struct{}, 1),
 		slots: make(chan struct{}, cfg.MaxCalls), resumers: make(chan struct{}, cfg.Advancers),

@@ -156,6 +156,10 @@ type RunbookSubmittedData struct {
 	Mode     rbtype.Mode `json:"mode"`
 	PlanHash string      `json:"plan_hash"`
 	HoldOpen bool        `json:"hold_open,omitempty"`
+	// PolicyHash is the tenant's policy it was admitted under, and Budget
+	// its own budget, if it asked one.
+	PolicyHash string         `json:"policy_hash,omitempty"`
+	Budget     *rbtype.Budget `json:"budget,omitempty"`
 }
 
 // RunbookExtendedData is an extension (also the payload of its mutation).
@@ -164,6 +168,8 @@ type RunbookExtendedData struct {
 	Steps    []string `json:"steps"`
 	PlanHash string   `json:"plan_hash"`
 	Version  int      `json:"version"`
+	// PolicyHash is the policy the new steps were admitted under.
+	PolicyHash string `json:"policy_hash,omitempty"`
 }
 
 // CacheSource is the provenance of a cached result: the step and attempt

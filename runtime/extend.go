@@ -54,7 +54,7 @@ func (e *Engine) Extend(ctx context.Context, runbookID uuid.UUID, x Extension) (
 		if err != nil {
 			return nil, err
 		}
-		ext, err := e.compileExtension(rb, x)
+		ext, err := e.compileExtension(ctx, rb, x)
 		if err != nil {
 			return nil, err
 		}
@@ -86,11 +86,15 @@ type extension struct {
 	keys      []string
 	inputs    json.RawMessage
 	version   int
+	// policyHash and gated are what admission decided of the new steps
+	// (the policy of the day: docs/design/semantics.md section 10).
+	policyHash string
+	gated      []driver.Event
 }
 
 // compileExtension compiles x against the runbook as read (its plan, its
-// inputs and its version), without any lock.
-func (e *Engine) compileExtension(rb *driver.Runbook, x Extension) (*extension, error) {
+// inputs and its version), without any lock, and admits its new steps.
+func (e *Engine) compileExtension(ctx context.Context, rb *driver.Runbook, x Extension) (*extension, error) {
 	if !rb.Status.Running() {
 		return nil, fmt.Errorf("%w: runbook %s is %s; only a running runbook can be extended", ErrConflict, rb.ID, rb.Status)
 	}
@@ -136,9 +140,15 @@ func (e *Engine) compileExtension(rb *driver.Runbook, x Extension) (*extension, 
 	if ext.inputs, err = json.Marshal(inputs); err != nil {
 		return nil, fmt.Errorf("%w: inputs do not marshal: %v", ErrInvalid, err)
 	}
+	adm, err := e.admit(ctx, rb.Tenant, plan, added)
+	if err != nil {
+		return nil, err
+	}
 	if ext.added, err = newSteps(added, len(base.Steps)); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
+	adm.gate(ext.added)
+	ext.policyHash, ext.gated = adm.tenant.Hash(), adm.events
 	ext.keys = make([]string, len(added))
 	for i, s := range added {
 		ext.keys[i] = s.Key
@@ -164,7 +174,11 @@ func (c *extendRunbook) apply(t *transition) error {
 		return fmt.Errorf("%w: runbook %s is %s; only a running runbook can be extended", ErrConflict, t.rb.ID, t.rb.Status)
 	}
 	t.mutate(rbtype.EventRunbookExtended, rbtype.MutationExtend, c.actor, nil,
-		RunbookExtendedData{Source: x.source, Steps: x.keys, PlanHash: x.plan.PlanHash, Version: x.version})
+		RunbookExtendedData{Source: x.source, Steps: x.keys, PlanHash: x.plan.PlanHash, Version: x.version, PolicyHash: x.policyHash})
+	for _, ev := range x.gated {
+		ev.RunbookID = t.rb.ID
+		t.events = append(t.events, ev)
+	}
 	t.newSteps, t.newEdges = x.added, x.edges
 	rc := t.runbookChange()
 	rc.Plan, rc.PlanHash, rc.Version, rc.Inputs = x.plan.JSON(), x.plan.PlanHash, x.version, x.inputs

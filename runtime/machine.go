@@ -6,6 +6,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/runbookdev/runbook/driver"
+	"github.com/runbookdev/runbook/rbtype"
+	"github.com/runbookdev/runbook/registry/policy"
 )
 
 // machine is what the state machine needs of the engine around it, and no
@@ -30,6 +32,9 @@ type machine struct {
 	// tracer makes the spans of finished attempts and runbooks; nil (the
 	// default) makes none, and the transitions collect nothing for it.
 	tracer trace.Tracer
+	// policy is the policy in force, whose budgets an attempt is checked
+	// against before it starts (budget.go); never nil.
+	policy func() *policy.Policy
 }
 
 // observer receives what the state machine sees happen.
@@ -44,6 +49,9 @@ type observer interface {
 	cacheLookup(verb string, hit bool)
 	// used: an attempt of a step of verb used this much.
 	used(verb string, u driver.Usage)
+	// budgetExceeded: a step did not start, a budget of this scope being
+	// spent.
+	budgetExceeded(scope rbtype.BudgetScope)
 }
 
 // observerOf is the observer of an engine's metrics; nil metrics observe
@@ -62,3 +70,4 @@ func (noObserver) resumed(time.Duration)     {}
 func (noObserver) leaseReclaimed()           {}
 func (noObserver) cacheLookup(string, bool)  {}
 func (noObserver) used(string, driver.Usage) {}
+func (noObserver) budgetExceeded(rbtype.BudgetScope) {}

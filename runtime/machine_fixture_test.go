@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/runbookdev/runbook/driver"
 	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/registry"
+	"github.com/runbookdev/runbook/registry/policy"
 	"github.com/runbookdev/runbook/verbs"
 )
 
@@ -96,6 +98,10 @@ const machineVerbs = `
 - name: keyless
   domain: m
   execution: {kind: sync, handler: keyless.call, side_effects: external_call}
+- name: wire
+  domain: m
+  risk: high
+  execution: {kind: sync, handler: core.echo, side_effects: external_call, level: guarded}
 - name: ghost
   domain: m
   execution:
@@ -156,6 +162,10 @@ type fixture struct {
 	// runbooks held rounds left due for the workers.
 	mutations []driver.Mutation
 	signalled int
+	// pol is the policy in force; budgets the tenants' budgets set and
+	// spend, as the load reads them, kept as WriteAdvance keeps them.
+	pol     *policy.Policy
+	budgets map[string]driver.TenantBudget
 }
 
 // newFixture compiles source and stores it as a new runbook, every step
@@ -176,7 +186,9 @@ func newFixture(t *testing.T, source string, inputs map[string]any) *fixture {
 		receipts: map[driver.ReceiptKey]driver.Receipt{},
 	}
 	f.m = &machine{worker: "w1", leaseTTL: 30 * time.Second, callbackURL: "http://rbd.test/v1/notifications",
-		handler: handlers.lookup, observe: noObserver{}}
+		handler: handlers.lookup, observe: noObserver{}, policy: func() *policy.Policy { return f.pol }}
+	f.pol, f.budgets = policy.Builtin(), map[string]driver.TenantBudget{}
+	f.rb.Tenant = DefaultTenant
 	rows, err := newSteps(plan.Steps, 0)
 	require.NoError(t, err)
 	for i, r := range rows {
@@ -240,7 +252,7 @@ func (f *fixture) heldCommand(c command) (driver.AdvanceWrite, error) {
 // run loads, runs one round with in, and applies its write.
 func (f *fixture) run(in inputs, allSteps bool) (driver.AdvanceWrite, []*pendingCall, error) {
 	f.t.Helper()
-	loaded := &driver.AdvanceState{}
+	loaded := &driver.AdvanceState{Budgets: maps.Clone(f.budgets)}
 	rb := *f.rb
 	loaded.Runbooks = []*driver.Runbook{&rb}
 	for _, s := range f.steps {
@@ -360,6 +372,13 @@ func (f *fixture) apply(w driver.AdvanceWrite) {
 	}
 	for _, e := range w.Events {
 		f.events = append(f.events, eventName(e))
+	}
+	for _, a := range w.Attempts { // spend, as queueSpend adds it
+		sp := spendOf(a.Usage)
+		f.rb.Spent = f.rb.Spent.Add(sp)
+		tb := f.budgets[a.Tenant]
+		tb.Day, tb.Month = tb.Day.Add(sp), tb.Month.Add(sp)
+		f.budgets[a.Tenant] = tb
 	}
 	f.mutations = append(f.mutations, w.Mutations...)
 	for _, n := range w.NewSteps[f.rb.ID] {

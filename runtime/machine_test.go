@@ -562,7 +562,7 @@ func TestMachineExtend(t *testing.T) {
 	rb := *f2.rb
 	rb.Plan = f2.plan.plan.JSON()
 	rb.Version = 1
-	ext, err := e.compileExtension(&rb, Extension{Filename: "more.rbk", Source: []byte(`(m.send :to @a.v :as @b)`)})
+	ext, err := e.compileExtension(context.Background(), &rb, Extension{Filename: "more.rbk", Source: []byte(`(m.send :to @a.v :as @b)`)})
 	require.NoError(t, err)
 	f2.rb.Version = 1
 	w, _, err := f2.command(&extendRunbook{ext: ext, actor: "agent"})
@@ -574,7 +574,7 @@ func TestMachineExtend(t *testing.T) {
 	require.Equal(t, 2, f2.rb.Version)
 	require.Equal(t, ext.plan.PlanHash, f2.rb.PlanHash)
 	require.Equal(t, rbtype.MutationExtend, f2.mutations[0].Kind)
-	require.Equal(t, RunbookExtendedData{Source: "more.rbk", Steps: []string{"b"}, PlanHash: ext.plan.PlanHash, Version: 2},
+	require.Equal(t, RunbookExtendedData{Source: "more.rbk", Steps: []string{"b"}, PlanHash: ext.plan.PlanHash, Version: 2, PolicyHash: ext.policyHash},
 		eventData[RunbookExtendedData](t, w.Events, "RUNBOOK_EXTENDED"))
 	require.Equal(t, f2.now, *f2.rb.WakeAt, "due at once: its new steps are to be looked at")
 	_, _, err = f2.command(&extendRunbook{ext: ext, actor: "agent"})
@@ -589,9 +589,9 @@ func TestMachineExtend(t *testing.T) {
 	// an existing step is refused.
 	done := *f.rb
 	done.Plan = f.plan.plan.JSON()
-	_, err = e.compileExtension(&done, Extension{Filename: "x.rbk", Source: []byte(`(m.echo :v 2)`)})
+	_, err = e.compileExtension(context.Background(), &done, Extension{Filename: "x.rbk", Source: []byte(`(m.echo :v 2)`)})
 	require.ErrorIs(t, err, ErrConflict)
-	_, err = e.compileExtension(&rb, Extension{Filename: "x.rbk", Source: []byte(`(m.echo :v 2 :as @z) (m.echo :after @z :as @a)`)})
+	_, err = e.compileExtension(context.Background(), &rb, Extension{Filename: "x.rbk", Source: []byte(`(m.echo :v 2 :as @z) (m.echo :after @z :as @a)`)})
 	require.Error(t, err)
 }
 
@@ -758,7 +758,7 @@ func TestMachineHoldOpenAndClose(t *testing.T) {
 	e := &Engine{cfg: Config{Catalogue: f.cat}}
 	rb := *f.rb
 	rb.Plan = f.plan.plan.JSON()
-	ext, err := e.compileExtension(&rb, Extension{Filename: "more.rbk", Source: []byte(`(m.echo :v @a.v :as @b)`)})
+	ext, err := e.compileExtension(context.Background(), &rb, Extension{Filename: "more.rbk", Source: []byte(`(m.echo :v @a.v :as @b)`)})
 	require.NoError(t, err, "an in_progress runbook can be extended")
 	_, _, err = f.command(&extendRunbook{ext: ext, actor: "agent"})
 	require.NoError(t, err)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/runbookdev/runbook/driver"
+	"github.com/runbookdev/runbook/rbtype"
 )
 
 // Metrics are the runtime's Prometheus metrics (docs/design/daemon.md, "Operating it").
@@ -30,6 +31,7 @@ type Metrics struct {
 	cacheLookups    *prometheus.CounterVec
 	costUSD         *prometheus.CounterVec
 	tokens          *prometheus.CounterVec
+	budgetExceeds   *prometheus.CounterVec
 }
 
 // NewMetrics creates the metrics and registers them with reg.
@@ -103,11 +105,14 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "rbd_tokens_total", Help: "Tokens that attempts reported, by verb and direction (in, out).",
 		}, []string{"verb", "direction"}),
+		budgetExceeds: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "rbd_budget_exceeded_total", Help: "Steps that did not start because a budget was spent, by budget (runbook, day, month).",
+		}, []string{"budget"}),
 	}
 	if reg != nil {
 		reg.MustRegister(m.stepsStarted, m.stepsCompleted, m.stepsFailed, m.stepDuration, m.resumeLatency,
 			m.resumesInPlace, m.resumesHandedOn, m.inlineSteps, m.leaseReclaims, m.outcomesDropped, m.advanceLatency, m.parked, m.inboxDepth, m.sweepDuration,
-			m.orphanCount, m.orphansPruned, m.pruned, m.cacheLookups, m.costUSD, m.tokens)
+			m.orphanCount, m.orphansPruned, m.pruned, m.cacheLookups, m.costUSD, m.tokens, m.budgetExceeds)
 	}
 	return m
 }
@@ -158,6 +163,12 @@ func (m *Metrics) used(verb string, u driver.Usage) {
 	}
 	if u.TokensOut > 0 {
 		m.tokens.WithLabelValues(verb, "out").Add(float64(u.TokensOut))
+	}
+}
+
+func (m *Metrics) budgetExceeded(scope rbtype.BudgetScope) {
+	if m != nil {
+		m.budgetExceeds.WithLabelValues(string(scope)).Inc()
 	}
 }
 

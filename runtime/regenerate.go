@@ -89,7 +89,7 @@ func (e *Engine) Regenerate(ctx context.Context, parentID uuid.UUID, r Regenerat
 		if err != nil {
 			return err
 		}
-		n, err := e.regeneration(parent, plan, loaded.Steps, r)
+		n, err := e.regeneration(ctx, parent, plan, loaded.Steps, r)
 		if err != nil {
 			return err
 		}
@@ -119,8 +119,15 @@ func (e *Engine) Regenerate(ctx context.Context, parentID uuid.UUID, r Regenerat
 	return out, nil
 }
 
-// regeneration is the new runbook a regeneration of parent stores.
-func (e *Engine) regeneration(parent *driver.Runbook, plan *planInfo, parentSteps []*driver.Step, r Regeneration) (driver.NewRunbook, error) {
+// regeneration is the new runbook a regeneration of parent stores. It is
+// admitted as a submission is, under the policy of the day and the scope
+// of whoever asks (docs/design/semantics.md section 10); the parent's own
+// budget, if it asked one, goes with it.
+func (e *Engine) regeneration(ctx context.Context, parent *driver.Runbook, plan *planInfo, parentSteps []*driver.Step, r Regeneration) (driver.NewRunbook, error) {
+	adm, err := e.admit(ctx, parent.Tenant, plan.plan, plan.plan.Steps)
+	if err != nil {
+		return driver.NewRunbook{}, err
+	}
 	inputs := map[string]any{}
 	if err := json.Unmarshal(parent.Inputs, &inputs); err != nil {
 		return driver.NewRunbook{}, fmt.Errorf("runbook %s: its stored inputs do not decode: %w", parent.ID, err)
@@ -146,6 +153,7 @@ func (e *Engine) regeneration(parent *driver.Runbook, plan *planInfo, parentStep
 	if err != nil {
 		return driver.NewRunbook{}, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
+	adm.gate(steps)
 	// Steps that do not regenerate inherit the key their parent used, and
 	// so the root's: by induction every generation's is the root's.
 	had := make(map[string]string, len(parentSteps))
@@ -162,12 +170,13 @@ func (e *Engine) regeneration(parent *driver.Runbook, plan *planInfo, parentStep
 		ID: RunbookIDFor(key), Tenant: parent.Tenant, Actor: r.Actor, Plan: parent.Plan, PlanHash: parent.PlanHash, Inputs: encoded, Mode: parent.Mode,
 		Status: rbtype.RunbookExecuting, RequestKey: key, Lineage: lineage, WorkerID: e.workerID,
 		Steps: steps, Edges: edgesOf(plan.plan.Edges, nil),
-		Trace: newTrace(r.Parent, r.CorrelationID),
+		Trace: newTrace(r.Parent, r.CorrelationID), PolicyHash: adm.tenant.Hash(), Budget: parent.Budget, Events: adm.events,
 	}
 	if r.CorrelationID == "" {
 		n.Trace.CorrelationID = traceOf(parent).correlationID
 	}
-	n.SubmittedData, err = json.Marshal(RunbookSubmittedData{Actor: r.Actor, Note: r.note, Mode: parent.Mode, PlanHash: parent.PlanHash})
+	n.SubmittedData, err = json.Marshal(RunbookSubmittedData{Actor: r.Actor, Note: r.note, Mode: parent.Mode, PlanHash: parent.PlanHash,
+		PolicyHash: adm.tenant.Hash(), Budget: parent.Budget})
 	return n, err
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/runbookdev/runbook/driver"
 	"github.com/runbookdev/runbook/rbtype"
+	"github.com/runbookdev/runbook/registry/policy"
 )
 
 // Retried says what a retry sent back to pending.
@@ -38,6 +39,9 @@ type RetryOptions struct {
 	Execute bool
 	// note is the claimed By when the token's actor differs.
 	note string
+	// verbs is the caller's token scope: a retry runs steps again, and
+	// may not run one whose verb the token could not have submitted.
+	verbs policy.VerbScope
 }
 
 // Retry runs a failed, partial or escalated runbook again from where it
@@ -49,6 +53,9 @@ type RetryOptions struct {
 // runbook, or one whose completed steps were compensated, is a conflict.
 func (e *Engine) Retry(ctx context.Context, runbookID uuid.UUID, o RetryOptions) (*Retried, error) {
 	o.By, o.note = actorOf(ctx, o.By)
+	if s, ok := scopeOf(ctx); ok {
+		o.verbs = s.Verbs
+	}
 	c := &retryRunbook{o: o}
 	if err := e.runCommand(ctx, runbookID, c); err != nil {
 		return nil, err
@@ -170,6 +177,11 @@ func (c *retryRunbook) apply(t *transition) error {
 	}
 	if len(pick) == 0 {
 		return fmt.Errorf("%w: runbook %s has no failed, skipped, cancelled or escalated step to retry", ErrConflict, rb.ID)
+	}
+	for _, s := range steps {
+		if pick[s.Key] && !o.verbs.Allows(s.Verb) {
+			return fmt.Errorf("%w: step %q calls verb %s, which this token's scope (verbs=%s) does not allow", ErrForbidden, s.Key, s.Verb, o.verbs)
+		}
 	}
 	for _, s := range steps {
 		if pick[s.Key] {

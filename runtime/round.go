@@ -73,11 +73,14 @@ func newRound(m *machine, now time.Time, loaded *driver.AdvanceState, plans map[
 	for _, s := range loaded.Steps {
 		stepsOf[s.RunbookID] = append(stepsOf[s.RunbookID], s)
 	}
+	book := &budgetBook{pol: m.policy(), loaded: loaded.Budgets}
 	for _, rb := range loaded.Runbooks {
 		t := newTransition(m, now, rb, plans[rb.PlanHash], stepsOf[rb.ID])
+		t.book = book
 		r.states = append(r.states, t)
 		r.byID[rb.ID] = t
 	}
+	book.states = r.states
 	byKey := map[string]*transition{}
 	for i := range loaded.Invocations {
 		inv := loaded.Invocations[i]

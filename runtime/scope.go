@@ -5,7 +5,10 @@ import (
 	"errors"
 
 	"github.com/google/uuid"
+
 	"github.com/runbookdev/runbook/driver"
+	"github.com/runbookdev/runbook/rbtype"
+	"github.com/runbookdev/runbook/registry/policy"
 )
 
 // DefaultTenant owns the runbooks of a token that names no tenant, and
@@ -24,6 +27,21 @@ type Scope struct {
 	// Actor, when the token names one, is who the ledger records as
 	// having acted, whatever a request's "by" says.
 	Actor string
+	// Verbs are the verbs the token may use (a token line's verbs=
+	// globs); nil allows every verb. A plan naming another is refused
+	// (docs/design/semantics.md section 10).
+	Verbs policy.VerbScope `json:",omitempty"`
+	// MaxRisk is the riskiest step the token may submit, and the riskiest
+	// whose gate it may decide; empty means high. An admin decides any.
+	MaxRisk rbtype.Risk `json:",omitempty"`
+}
+
+// maxRisk is the scope's risk ceiling: high unless the token says less.
+func (s Scope) maxRisk() rbtype.Risk {
+	if s.MaxRisk == "" || s.All {
+		return rbtype.RiskHigh
+	}
+	return s.MaxRisk
 }
 
 type scopeKey struct{}

@@ -235,6 +235,9 @@ func (t *transition) start(steps []*prepared, receipts map[driver.ReceiptKey]dri
 				continue
 			}
 		}
+		if t.overBudget(s) {
+			continue // no attempt: the handler is never called
+		}
 		s.Attempt++
 		s.Status, s.StartedAt = rbtype.StepRunning, &t.now
 		s.ErrorCode, s.ErrorMessage = "", ""

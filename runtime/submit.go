@@ -42,6 +42,10 @@ type Submission struct {
 	// CorrelationID is the submitter's X-Correlation-Id; it defaults to
 	// the runbook's id. At most MaxCorrelationID printable bytes.
 	CorrelationID string
+	// Budget is the runbook's own budget, which may only lower the
+	// tenant's runbook budget (docs/design/semantics.md section 11); nil
+	// for none.
+	Budget *rbtype.Budget
 }
 
 // Submitted says which runbook a submission started, and whether it was
@@ -101,32 +105,48 @@ func (e *Engine) newRunbook(ctx context.Context, s Submission) (driver.NewRunboo
 	if err != nil {
 		return driver.NewRunbook{}, fmt.Errorf("%w: inputs do not marshal: %v", ErrInvalid, err)
 	}
+	tenant := tenantOf(ctx)
+	adm, err := e.admit(ctx, tenant, s.Plan, s.Plan.Steps)
+	if err != nil {
+		return driver.NewRunbook{}, err
+	}
+	if err := e.checkBudget(ctx, adm.tenant, s.Budget); err != nil {
+		return driver.NewRunbook{}, err
+	}
 	key := s.IdempotencyKey
 	if key == "" {
 		material := s.Plan.PlanHash + "\x00" + string(s.Mode) + "\x00" + string(inputs)
 		if s.HoldOpen {
 			material += "\x00hold_open" // held open is another request
 		}
+		// Under another policy, or with another budget, the same plan is
+		// another request (docs/design/semantics.md section 10).
+		material += "\x00policy:" + adm.tenant.Hash()
+		if s.Budget != nil {
+			b, _ := json.Marshal(s.Budget) // numbers only
+			material += "\x00budget:" + string(b)
+		}
 		sum := sha256.Sum256([]byte(material))
 		key = "plan:" + hex.EncodeToString(sum[:])
 	}
-	tenant := tenantOf(ctx)
 	key = tenantKey(tenant, key)
 	steps, err := newSteps(s.Plan.Steps, 0)
 	if err != nil {
 		return driver.NewRunbook{}, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
+	adm.gate(steps)
 	n := driver.NewRunbook{
 		ID: RunbookIDFor(key), Tenant: tenant, Plan: s.Plan.JSON(), PlanHash: s.Plan.PlanHash, Inputs: inputs, Mode: s.Mode,
 		Status: rbtype.RunbookExecuting, RequestKey: key, WorkerID: e.workerID, Steps: steps, Edges: edgesOf(s.Plan.Edges, nil),
-		Trace: newTrace(s.Parent, s.CorrelationID),
+		Trace: newTrace(s.Parent, s.CorrelationID), PolicyHash: adm.tenant.Hash(), Budget: s.Budget, Events: adm.events,
 	}
 	if s.HoldOpen {
 		n.Status = rbtype.RunbookInProgress
 	}
 	actor, note := actorOf(ctx, s.Actor)
 	n.Actor = actor
-	n.SubmittedData, err = json.Marshal(RunbookSubmittedData{Actor: actor, Note: note, Mode: s.Mode, PlanHash: s.Plan.PlanHash, HoldOpen: s.HoldOpen})
+	n.SubmittedData, err = json.Marshal(RunbookSubmittedData{Actor: actor, Note: note, Mode: s.Mode, PlanHash: s.Plan.PlanHash, HoldOpen: s.HoldOpen,
+		PolicyHash: adm.tenant.Hash(), Budget: s.Budget})
 	return n, err
 }
 

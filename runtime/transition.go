@@ -85,6 +85,8 @@ type transition struct {
 	// err is the first error met building what to write (an event whose
 	// data does not encode); the transaction is abandoned with it.
 	err error
+	// book is the round's budgets (budget.go); nil checks none.
+	book *budgetBook
 }
 
 func newTransition(m *machine, now time.Time, rb *driver.Runbook, plan *planInfo, steps []*driver.Step) *transition {

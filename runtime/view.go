@@ -39,8 +39,16 @@ type RunbookView struct {
 	Version  int             `json:"version"`
 	Inputs   json.RawMessage `json:"inputs"`
 	Lineage  LineageView     `json:"lineage"`
-	// Cost sums what the runbook's attempts used (docs/design/semantics.md section 3).
-	Cost driver.Cost `json:"cost"`
+	// Cost sums what the runbook's attempts used (docs/design/semantics.md
+	// section 3), and lists the budgets that apply with what is left
+	// (section 11).
+	Cost CostView `json:"cost"`
+	// PolicyHash is the tenant's policy the runbook was admitted under
+	// (docs/design/semantics.md section 10); empty for one admitted
+	// before policies.
+	PolicyHash string `json:"policy_hash,omitempty"`
+	// Budget is the runbook's own budget, when its submission asked one.
+	Budget *rbtype.Budget `json:"budget,omitempty"`
 	// TraceID, SpanID and CorrelationID place the runbook in a
 	// distributed trace (docs/design/semantics.md section 2): its trace (the
 	// submitter's, or its own), its span, and the submitter's
@@ -127,6 +135,11 @@ type ActionView struct {
 	Kind    string `json:"kind"`
 	Step    string `json:"step,omitempty"` // none for close
 	Command string `json:"command"`
+	// Message says what to do first, when the command alone would not
+	// do: a step stopped by a budget needs it raised before a retry.
+	Message string `json:"message,omitempty"`
+	// Budget is the budget that is spent, for a step it stopped.
+	Budget *BudgetView `json:"budget,omitempty"`
 }
 
 // ErrorView is a failure's code and message.
@@ -210,11 +223,15 @@ func (e *Engine) Get(ctx context.Context, id uuid.UUID) (*RunbookView, error) {
 		return nil, err
 	}
 	v := buildView(rb, steps, invs)
-	v.Cost = cost
+	v.Cost.Cost = cost
 	for _, o := range outcomes {
 		v.Produced = append(v.Produced, ProducedView{OutcomeID: o.ID, Type: o.Type, Status: o.Status, Preview: o.Preview,
 			Step: o.StepKey, Version: o.Version})
 	}
+	if v.Cost.Budgets, err = e.budgetViews(ctx, rb); err != nil {
+		return nil, err
+	}
+	explainBudgetRetries(v, rb.Tenant)
 	return v, nil
 }
 
@@ -229,7 +246,8 @@ func buildView(rb *driver.Runbook, steps []*driver.Step, invs []driver.Invocatio
 		ID: rb.ID, Status: rb.Status, State: string(rb.Status), Mode: rb.Mode, PlanHash: rb.PlanHash, Version: rb.Version,
 		Inputs: rb.Inputs, Lineage: lineageView(rb), CreatedAt: rb.CreatedAt, UpdatedAt: rb.UpdatedAt, FinishedAt: rb.FinishedAt,
 		Steps: make([]StepView, 0, len(steps)), Outcomes: map[string]json.RawMessage{}, BlockedOn: []BlockedView{},
-		Failures: []FailureView{}, NextActions: []ActionView{}, Produced: []ProducedView{},
+		Failures: []FailureView{}, NextActions: []ActionView{}, Produced: []ProducedView{}, PolicyHash: rb.PolicyHash, Budget: rb.Budget,
+		Cost: CostView{Budgets: []BudgetView{}},
 	}
 	switch {
 	case rb.ErrorCode == rbtype.CodeDraftOnly:

@@ -1,0 +1,233 @@
+package durable
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/runbookdev/runbook/driver"
+	"github.com/runbookdev/runbook/rbtype"
+)
+
+// Budgets (docs/design/semantics.md section 11). What a runbook spent is
+// on its row; what a tenant spent, by day, in tenant_spend: both are added
+// to in the transaction that records an attempt reporting usage
+// (queueSpend), so that the check before each attempt reads a row and a
+// month of days, never the ledger. The budgets an admin set are in
+// tenant_budgets, each change of one in budget_changes.
+
+// tenantBudgetsSQL reads the budgets set for the tenants of runbooks.
+const tenantBudgetsSQL = `SELECT tenant, scope, cost_usd::float8, tokens, credits::float8 FROM tenant_budgets
+	WHERE tenant IN (SELECT tenant FROM runbooks WHERE id = ANY($1))`
+
+// tenantSpendSQL sums the spend of the tenants of runbooks on day $2 and
+// in its month.
+const tenantSpendSQL = `SELECT tenant,
+		coalesce(sum(cost_usd) FILTER (WHERE day = $2), 0)::float8, coalesce(sum(tokens) FILTER (WHERE day = $2), 0)::bigint,
+		coalesce(sum(credits) FILTER (WHERE day = $2), 0)::float8,
+		coalesce(sum(cost_usd), 0)::float8, coalesce(sum(tokens), 0)::bigint, coalesce(sum(credits), 0)::float8
+	FROM tenant_spend
+	WHERE tenant IN (SELECT tenant FROM runbooks WHERE id = ANY($1))
+	  AND day >= date_trunc('month', $2::date)::date AND day <= $2
+	GROUP BY tenant`
+
+// queueBudgets adds to a load the budgets and spend of the runbooks'
+// tenants, for the day and month of day (UTC).
+func queueBudgets(b *pgx.Batch, ids any, day time.Time, st *driver.AdvanceState) {
+	st.Budgets = map[string]driver.TenantBudget{}
+	date := pgtype.Date{Time: utcDate(day), Valid: true}
+	b.Queue(tenantBudgetsSQL, ids).Query(func(rows pgx.Rows) error {
+		defer rows.Close()
+		for rows.Next() {
+			tenant, scope, budget, err := scanSetBudget(rows)
+			if err != nil {
+				return err
+			}
+			tb := st.Budgets[tenant]
+			if tb.Set == nil {
+				tb.Set = map[rbtype.BudgetScope]rbtype.Budget{}
+			}
+			tb.Set[scope] = budget
+			st.Budgets[tenant] = tb
+		}
+		return rows.Err()
+	})
+	b.Queue(tenantSpendSQL, ids, date).Query(func(rows pgx.Rows) error {
+		defer rows.Close()
+		for rows.Next() {
+			var tenant string
+			var d, m rbtype.Spend
+			if err := rows.Scan(&tenant, &d.CostUSD, &d.Tokens, &d.Credits, &m.CostUSD, &m.Tokens, &m.Credits); err != nil {
+				return err
+			}
+			tb := st.Budgets[tenant]
+			tb.Day, tb.Month = d, m
+			st.Budgets[tenant] = tb
+		}
+		return rows.Err()
+	})
+}
+
+func utcDate(t time.Time) time.Time {
+	y, m, d := t.UTC().Date()
+	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
+}
+
+// scanSetBudget reads tenant, scope and the three measures.
+func scanSetBudget(row pgx.Row, more ...any) (tenant string, scope rbtype.BudgetScope, b rbtype.Budget, err error) {
+	var cost, credits *float64
+	var tokens *int64
+	err = row.Scan(append([]any{&tenant, &scope, &cost, &tokens, &credits}, more...)...)
+	return tenant, scope, rbtype.Budget{CostUSD: cost, Tokens: tokens, Credits: credits}, err
+}
+
+// spendSQL adds what attempts used to their runbooks' spend and their
+// tenants' days.
+const spendSQL = `
+	WITH u AS (
+		SELECT * FROM unnest($1::uuid[], $2::text[], $3::date[], $4::float8[], $5::bigint[], $6::float8[])
+			AS u(runbook_id, tenant, day, cost, tokens, credits)),
+	r AS (
+		UPDATE runbooks SET spent_cost_usd = spent_cost_usd + s.cost, spent_tokens = spent_tokens + s.tokens,
+			spent_credits = spent_credits + s.credits
+		FROM (SELECT runbook_id, sum(cost) AS cost, sum(tokens) AS tokens, sum(credits) AS credits FROM u GROUP BY runbook_id) s
+		WHERE runbooks.id = s.runbook_id)
+	INSERT INTO tenant_spend AS t (tenant, day, cost_usd, tokens, credits)
+	SELECT tenant, day, sum(cost), sum(tokens), sum(credits) FROM u GROUP BY tenant, day ORDER BY tenant, day
+	ON CONFLICT (tenant, day) DO UPDATE SET cost_usd = t.cost_usd + excluded.cost_usd,
+		tokens = t.tokens + excluded.tokens, credits = t.credits + excluded.credits`
+
+// queueSpend adds the usage of the attempts that report some to their
+// runbooks and tenants; attempts that used nothing write nothing.
+func queueSpend(b *pgx.Batch, attempts []driver.Attempt) {
+	var runbooks [][16]byte
+	var tenants []string
+	var days []pgtype.Date
+	var costs, credits []float64
+	var tokens []int64
+	for _, a := range attempts {
+		u := a.Usage
+		if u.CostUSD == 0 && u.Credits == 0 && u.TokensIn == 0 && u.TokensOut == 0 {
+			continue
+		}
+		runbooks = append(runbooks, a.RunbookID)
+		tenants = append(tenants, a.Tenant)
+		days = append(days, pgtype.Date{Time: utcDate(a.FinishedAt), Valid: true})
+		costs, credits, tokens = append(costs, u.CostUSD), append(credits, u.Credits), append(tokens, u.TokensIn+u.TokensOut)
+	}
+	if len(runbooks) == 0 {
+		return
+	}
+	b.Queue(spendSQL, runbooks, tenants, days, costs, tokens, credits)
+}
+
+// TenantBudgets reads tenants' budgets set and spend for the day and
+// month of day.
+func (s *Store) TenantBudgets(ctx context.Context, tenants []string, day time.Time) (map[string]driver.TenantBudget, error) {
+	out := make(map[string]driver.TenantBudget, len(tenants))
+	for _, t := range tenants {
+		out[t] = driver.TenantBudget{Set: map[rbtype.BudgetScope]rbtype.Budget{}}
+	}
+	rows, err := s.pool.Query(ctx, `SELECT tenant, scope, cost_usd::float8, tokens, credits::float8 FROM tenant_budgets WHERE tenant = ANY($1)`, tenants)
+	if err != nil {
+		return nil, translate(err)
+	}
+	for rows.Next() {
+		tenant, scope, b, err := scanSetBudget(rows)
+		if err != nil {
+			rows.Close()
+			return nil, translate(err)
+		}
+		out[tenant].Set[scope] = b
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, translate(err)
+	}
+	date := pgtype.Date{Time: utcDate(day), Valid: true}
+	rows, err = s.pool.Query(ctx, `SELECT tenant,
+		coalesce(sum(cost_usd) FILTER (WHERE day = $2), 0)::float8, coalesce(sum(tokens) FILTER (WHERE day = $2), 0)::bigint,
+		coalesce(sum(credits) FILTER (WHERE day = $2), 0)::float8,
+		coalesce(sum(cost_usd), 0)::float8, coalesce(sum(tokens), 0)::bigint, coalesce(sum(credits), 0)::float8
+		FROM tenant_spend WHERE tenant = ANY($1) AND day >= date_trunc('month', $2::date)::date AND day <= $2
+		GROUP BY tenant`, tenants, date)
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var tenant string
+		var d, m rbtype.Spend
+		if err := rows.Scan(&tenant, &d.CostUSD, &d.Tokens, &d.Credits, &m.CostUSD, &m.Tokens, &m.Credits); err != nil {
+			return nil, translate(err)
+		}
+		tb := out[tenant]
+		tb.Day, tb.Month = d, m
+		out[tenant] = tb
+	}
+	return out, translate(rows.Err())
+}
+
+// SetBudgets lists the budgets admins set, of one tenant or of all.
+func (s *Store) SetBudgets(ctx context.Context, tenant string) ([]driver.SetBudget, error) {
+	rows, err := s.pool.Query(ctx, `SELECT tenant, scope, cost_usd::float8, tokens, credits::float8, updated_by, updated_at
+		FROM tenant_budgets WHERE $1 = '' OR tenant = $1 ORDER BY tenant, scope`, tenant)
+	if err != nil {
+		return nil, translate(err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (driver.SetBudget, error) {
+		var sb driver.SetBudget
+		var err error
+		sb.Tenant, sb.Scope, sb.Budget, err = scanSetBudget(r, &sb.UpdatedBy, &sb.UpdatedAt)
+		return sb, err
+	})
+	return out, translate(err)
+}
+
+// ChangeBudget sets or takes away one of a tenant's budgets, and records
+// the change with what it replaced, in one transaction.
+func (s *Store) ChangeBudget(ctx context.Context, c driver.BudgetChange) (*rbtype.Budget, error) {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	var before *rbtype.Budget
+	_, _, b, err := scanSetBudget(tx.QueryRow(ctx, `SELECT tenant, scope, cost_usd::float8, tokens, credits::float8
+		FROM tenant_budgets WHERE tenant = $1 AND scope = $2 FOR UPDATE`, c.Tenant, string(c.Scope)))
+	switch {
+	case err == nil:
+		before = &b
+	case !errors.Is(err, pgx.ErrNoRows):
+		return nil, translate(err)
+	}
+	if c.Budget == nil {
+		_, err = tx.Exec(ctx, `DELETE FROM tenant_budgets WHERE tenant = $1 AND scope = $2`, c.Tenant, string(c.Scope))
+	} else {
+		_, err = tx.Exec(ctx, `INSERT INTO tenant_budgets (tenant, scope, cost_usd, tokens, credits, updated_by)
+			VALUES ($1, $2, $3, $4, $5, $6)
+			ON CONFLICT (tenant, scope) DO UPDATE SET cost_usd = excluded.cost_usd, tokens = excluded.tokens,
+				credits = excluded.credits, updated_by = excluded.updated_by, updated_at = now()`,
+			c.Tenant, string(c.Scope), c.Budget.CostUSD, c.Budget.Tokens, c.Budget.Credits, c.Actor)
+	}
+	if err != nil {
+		return nil, translate(err)
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO budget_changes (tenant, scope, actor, before, after) VALUES ($1, $2, $3, $4, $5)`,
+		c.Tenant, string(c.Scope), c.Actor, jsonOrNil(before), jsonOrNil(c.Budget)); err != nil {
+		return nil, translate(err)
+	}
+	return before, translate(tx.Commit(ctx))
+}
+
+func jsonOrNil(b *rbtype.Budget) []byte {
+	if b == nil {
+		return nil
+	}
+	raw, _ := json.Marshal(b) // numbers only
+	return raw
+}

@@ -1,0 +1,158 @@
+package runtime
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/runbookdev/runbook/driver"
+	"github.com/runbookdev/runbook/rbtype"
+	"github.com/runbookdev/runbook/registry/policy"
+)
+
+// costing is the outcome of a call that returned value and reported a
+// cost.
+func costing(c *pendingCall, value any, costUSD float64) *outcome {
+	o := succeed(c, value)
+	o.result.Usage = driver.Usage{CostUSD: costUSD, TokensIn: 10}
+	return o
+}
+
+func mustPolicy(t *testing.T, src string) *policy.Policy {
+	t.Helper()
+	p, err := policy.Parse("policy.yaml", []byte(src), policy.WellKnownTags)
+	require.NoError(t, err)
+	return p
+}
+
+// TestMachineBudgetStopsTheThirdStep: three steps that each cost 4 under
+// a runbook budget of 8. Two run (8 spent, at the budget); the third is
+// never called: it fails BUDGET_EXCEEDED, final, and the runbook fails
+// (abort). Once the budget is raised, a retry runs it, with the same key.
+func TestMachineBudgetStopsTheThirdStep(t *testing.T) {
+	f := newFixture(t, `(m.echo :v 1 :as @a) (m.echo :v @a.v :as @b) (m.echo :v @b.v :as @c)`, nil)
+	f.pol = mustPolicy(t, "default:\n  budget: {runbook: {cost_usd: 8}}\n")
+	_, calls := f.advance()
+	require.Len(t, calls, 1)
+	_, calls = f.advance(costing(callFor(t, calls, "a"), map[string]any{"v": 1}, 4))
+	require.Len(t, calls, 1, "4 of 8 spent: b starts")
+	w, calls := f.advance(costing(callFor(t, calls, "b"), map[string]any{"v": 1}, 4))
+	require.Empty(t, calls, "8 of 8 spent: c is never called")
+	require.Empty(t, w.Leases)
+	require.Equal(t, rbtype.StepFailed, f.step("c").Status)
+	require.Equal(t, rbtype.CodeBudgetExceeded, f.step("c").ErrorCode)
+	require.Zero(t, f.step("c").Attempt, "no attempt was made")
+	require.Equal(t, BudgetExceededData{Budget: rbtype.BudgetRunbook, Measure: "cost_usd", Limit: "8", Spent: "8", Rule: "default.budget.runbook"},
+		eventData[BudgetExceededData](t, w.Events, "BUDGET_EXCEEDED c"))
+	require.Contains(t, eventNames(w.Events), "STEP_FAILED c")
+	require.Equal(t, rbtype.RunbookFailed, f.rb.Status)
+	require.Equal(t, 8.0, f.rb.Spent.CostUSD)
+
+	// A retry with the budget still spent refuses again, without a call.
+	_, calls, err := f.command(&retryRunbook{o: RetryOptions{By: "ops"}})
+	require.NoError(t, err)
+	require.Empty(t, calls)
+	require.Equal(t, rbtype.CodeBudgetExceeded, f.step("c").ErrorCode)
+
+	// An admin raises it (rbd budget set): the retry runs c.
+	f.budgets[DefaultTenant] = driver.TenantBudget{Set: map[rbtype.BudgetScope]rbtype.Budget{rbtype.BudgetRunbook: {CostUSD: ptr(12.0)}}}
+	_, calls, err = f.command(&retryRunbook{o: RetryOptions{By: "ops"}})
+	require.NoError(t, err)
+	c := callFor(t, calls, "c")
+	require.Equal(t, 1, c.attempt)
+	f.advance(costing(c, map[string]any{"v": 1}, 4))
+	require.Equal(t, rbtype.RunbookComplete, f.rb.Status)
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// TestMachineBudgetCountsTheRoundsOwnSpend: what this transaction records
+// counts before it is stored. Two steps readied by one outcome: the one
+// that reported the cost already spent the budget.
+func TestMachineBudgetCountsTheRoundsOwnSpend(t *testing.T) {
+	f := newFixture(t, `(m.echo :v 1 :as @a) (m.echo :v @a.v) (m.echo :v @a.v)`, nil)
+	f.pol = mustPolicy(t, "default:\n  budget: {runbook: {tokens: 10}}\n")
+	_, calls := f.advance()
+	w, calls := f.advance(costing(callFor(t, calls, "a"), map[string]any{"v": 1}, 0)) // 10 tokens
+	require.Empty(t, calls)
+	require.Equal(t, BudgetExceededData{Budget: rbtype.BudgetRunbook, Measure: "tokens", Limit: "10", Spent: "10", Rule: "default.budget.runbook"},
+		eventData[BudgetExceededData](t, w.Events, "BUDGET_EXCEEDED m.echo#2"))
+}
+
+// TestMachineBudgetOfTheTenant: a tenant's day and month budgets count
+// every runbook of the tenant (the load's roll-up); the runbook's own
+// budget lowers the tenant's runbook budget; a budget an admin set
+// replaces the policy's.
+func TestMachineBudgetOfTheTenant(t *testing.T) {
+	f := newFixture(t, `(m.echo :v 1)`, nil)
+	f.pol = mustPolicy(t, "default:\n  budget: {day: {cost_usd: 100}, month: {credits: 50}}\n")
+	f.budgets[DefaultTenant] = driver.TenantBudget{Day: rbtype.Spend{CostUSD: 100}}
+	w, calls := f.advance()
+	require.Empty(t, calls)
+	require.Equal(t, rbtype.BudgetDay, eventData[BudgetExceededData](t, w.Events, "BUDGET_EXCEEDED m.echo#1").Budget)
+
+	f = newFixture(t, `(m.echo :v 1)`, nil)
+	f.pol = mustPolicy(t, "default:\n  budget: {day: {cost_usd: 100}, month: {credits: 50}}\n")
+	f.budgets[DefaultTenant] = driver.TenantBudget{Day: rbtype.Spend{CostUSD: 99}, Month: rbtype.Spend{Credits: 50}}
+	w, calls = f.advance()
+	require.Empty(t, calls)
+	require.Equal(t, BudgetExceededData{Budget: rbtype.BudgetMonth, Measure: "credits", Limit: "50", Spent: "50", Rule: "default.budget.month"},
+		eventData[BudgetExceededData](t, w.Events, "BUDGET_EXCEEDED m.echo#1"))
+
+	// Set by an admin: the policy's month no longer applies.
+	f = newFixture(t, `(m.echo :v 1)`, nil)
+	f.pol = mustPolicy(t, "default:\n  budget: {month: {credits: 50}}\n")
+	f.budgets[DefaultTenant] = driver.TenantBudget{Month: rbtype.Spend{Credits: 50},
+		Set: map[rbtype.BudgetScope]rbtype.Budget{rbtype.BudgetMonth: {Credits: ptr(3000.0)}}}
+	_, calls = f.advance()
+	require.Len(t, calls, 1)
+
+	// The runbook's own budget is lower than the tenant's.
+	f = newFixture(t, `(m.echo :v 1)`, nil)
+	f.pol = mustPolicy(t, "default:\n  budget: {runbook: {cost_usd: 20}}\n")
+	f.rb.Budget, f.rb.Spent = &rbtype.Budget{CostUSD: ptr(5.0)}, rbtype.Spend{CostUSD: 5}
+	w, calls = f.advance()
+	require.Empty(t, calls)
+	require.Equal(t, "the runbook's own budget, or default.budget.runbook", eventData[BudgetExceededData](t, w.Events, "BUDGET_EXCEEDED m.echo#1").Rule)
+
+	// Another tenant's spend is not this one's.
+	f = newFixture(t, `(m.echo :v 1)`, nil)
+	f.pol = mustPolicy(t, "default:\n  budget: {day: {cost_usd: 100}}\n")
+	f.budgets["acme"] = driver.TenantBudget{Day: rbtype.Spend{CostUSD: 1000}}
+	_, calls = f.advance()
+	require.Len(t, calls, 1)
+}
+
+// TestMachineBudgetUnderIsolate: a step stopped by a budget follows its
+// failure mode: under isolate only what depends on it is skipped.
+func TestMachineBudgetUnderIsolate(t *testing.T) {
+	f := newFixture(t, `(m.echo :v 1 :as @a) (m.echo :v @a.v :on-failure "isolate" :as @b) (m.echo :v @b.v) (m.pure :v 2)`, nil)
+	f.pol = mustPolicy(t, "default:\n  budget: {runbook: {cost_usd: 1}}\n")
+	_, calls := f.advance()
+	require.Len(t, calls, 2, "a and the independent step start at once")
+	f.advance(costing(callFor(t, calls, "a"), map[string]any{"v": 1}, 1))
+	require.Equal(t, rbtype.StepFailed, f.step("b").Status)
+	require.Equal(t, rbtype.StepSkipped, f.step("m.echo#3").Status)
+	require.Equal(t, rbtype.StepRunning, f.step("m.pure#4").Status, "an attempt already running is not stopped")
+	f.advance(succeed(callFor(t, calls, "m.pure#4"), map[string]any{"v": 2}))
+	require.Equal(t, rbtype.StepComplete, f.step("m.pure#4").Status, "and its outcome is recorded")
+	require.Equal(t, rbtype.RunbookFailed, f.rb.Status)
+}
+
+// TestMachineHighRiskGateNeedsAHighRiskApprover: a gate on a step of risk
+// high is decided only by a token allowed high (docs/design/semantics.md
+// section 10); a medium one is refused, and the step still waits.
+func TestMachineHighRiskGateNeedsAHighRiskApprover(t *testing.T) {
+	f := newFixture(t, `(m.wire :amount 5)`, nil)
+	f.advance()
+	require.Equal(t, rbtype.StepWaitingApproval, f.step("m.wire#1").Status)
+	_, _, err := f.command(&decideGate{step: "m.wire#1", approve: true, by: "bob", ceiling: rbtype.RiskMedium})
+	require.ErrorIs(t, err, ErrForbidden)
+	require.ErrorContains(t, err, `step "m.wire#1" calls verb m.wire of risk high; its gate is decided only by a token with max_risk=high (or admin), and this one's is medium`)
+	require.Equal(t, rbtype.StepWaitingApproval, f.step("m.wire#1").Status)
+	_, _, err = f.command(&decideGate{step: "m.wire#1", by: "bob", ceiling: rbtype.RiskMedium})
+	require.ErrorIs(t, err, ErrForbidden, "nor reject it")
+	_, calls, err := f.command(&decideGate{step: "m.wire#1", approve: true, by: "alice", ceiling: rbtype.RiskHigh})
+	require.NoError(t, err)
+	require.Len(t, calls, 1)
+}
