@@ -48,27 +48,27 @@ const (
 	EBadOnFailure Code = "E060"
 	// EExpectNotFull: `:expect` on a step whose verb's execution level is
 	// not full, so nothing would check it (docs/design/semantics.md section 7).
-	EExpectNotFull   Code = "E061"
-	EPlanUnreadable  Code = "E070"
-	EPlanHash        Code = "E071"
-	EPlanCatalogue   Code = "E072"
-	WUnusedBinding   Code = "W001"
-	WImpliedAfter    Code = "W002"
+	EExpectNotFull  Code = "E061"
+	EPlanUnreadable Code = "E070"
+	EPlanHash       Code = "E071"
+	EPlanCatalogue  Code = "E072"
+	WUnusedBinding  Code = "W001"
+	WImpliedAfter   Code = "W002"
 	// WPolicyUnmentioned: a step's verb carries a policy tag that no rule
 	// of the policy given (rbc lint --policy) mentions: nobody decided
 	// whether such a step waits for a person (docs/design/semantics.md
 	// section 10).
 	WPolicyUnmentioned Code = "W003"
-	VBadYAML         Code = "V001"
-	VUnknownField    Code = "V002"
-	VMissingField    Code = "V003"
-	VBadValue        Code = "V004"
-	VBadSchema       Code = "V005"
-	VNoParkTimeout   Code = "V010"
-	VUnknownHandler  Code = "V011"
-	VDuplicateVerb   Code = "V012"
-	VBadKeyField     Code = "V013"
-	VBadCompensation Code = "V014"
+	VBadYAML           Code = "V001"
+	VUnknownField      Code = "V002"
+	VMissingField      Code = "V003"
+	VBadValue          Code = "V004"
+	VBadSchema         Code = "V005"
+	VNoParkTimeout     Code = "V010"
+	VUnknownHandler    Code = "V011"
+	VDuplicateVerb     Code = "V012"
+	VBadKeyField       Code = "V013"
+	VBadCompensation   Code = "V014"
 	// VDaemonTable: a pg.crud verb names a table of rbd's own (in rbd's
 	// schema, or one of its tables without a schema) or a system catalog.
 	VDaemonTable Code = "V015"

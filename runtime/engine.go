@@ -85,9 +85,9 @@ type Config struct {
 	// reloads); nil, or a nil policy, is the built-in one
 	// (docs/design/semantics.md sections 10 and 11). It is read when a
 	// plan is admitted, and for the budgets before each attempt.
-	Policy func() *policy.Policy
-	Logger    *slog.Logger
-	Metrics   *Metrics
+	Policy  func() *policy.Policy
+	Logger  *slog.Logger
+	Metrics *Metrics
 	// TracerProvider receives the spans of runbooks and step attempts
 	// (docs/design/semantics.md section 2). It should give each span the ids that
 	// tracing.ContextWithIDs asks for (an SDK provider with

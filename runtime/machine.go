@@ -66,8 +66,8 @@ func observerOf(m *Metrics) observer {
 // noObserver counts nothing.
 type noObserver struct{}
 
-func (noObserver) resumed(time.Duration)     {}
-func (noObserver) leaseReclaimed()           {}
-func (noObserver) cacheLookup(string, bool)  {}
-func (noObserver) used(string, driver.Usage) {}
+func (noObserver) resumed(time.Duration)             {}
+func (noObserver) leaseReclaimed()                   {}
+func (noObserver) cacheLookup(string, bool)          {}
+func (noObserver) used(string, driver.Usage)         {}
 func (noObserver) budgetExceeded(rbtype.BudgetScope) {}
