@@ -9,8 +9,7 @@ import (
 )
 
 // Whoami is GET /v1/whoami: who the client's token speaks for, and what
-// it may do. More fields may come as tokens gain attributes; they decode
-// into a newer Whoami and are ignored by this one.
+// it may do. Fields a later daemon adds are ignored.
 type Whoami struct {
 	Tenant string `json:"tenant"`
 	Actor  string `json:"actor"`
@@ -18,6 +17,11 @@ type Whoami struct {
 	// records as who acted; a request's by is then only a note.
 	ActorNamed bool     `json:"actor_named"`
 	Roles      []string `json:"roles"`
+	// Verbs is the token's verb scope (globs); ["*"] for every verb.
+	Verbs []string `json:"verbs"`
+	// MaxRisk is the riskiest step the token may submit, and whose gate it
+	// may decide.
+	MaxRisk rbtype.Risk `json:"max_risk"`
 	// MCPApprovals says gates may be decided through MCP on this daemon
 	// (rbd serve --mcp-approvals).
 	MCPApprovals bool `json:"mcp_approvals"`
@@ -53,6 +57,28 @@ type Verb struct {
 	// Hash is the definition's hash, which plans compiled against it
 	// record.
 	Hash string `json:"hash"`
+	// PolicyTags are the verb's policy tags; Policy what this tenant's
+	// policy does with a step of it.
+	PolicyTags []string   `json:"policy_tags"`
+	Policy     VerbPolicy `json:"policy"`
+}
+
+// The actions a policy takes on a verb's steps.
+const (
+	PolicyDeny     = "deny"      // a plan calling it is refused (403 POLICY_DENIED)
+	PolicyGate     = "gate"      // each step waits for a person
+	PolicyAutoExec = "auto_exec" // its steps run unattended (a gate of its own still holds)
+	PolicyNone     = "none"      // no rule speaks of it
+)
+
+// VerbPolicy is what a tenant's policy does with a verb's steps, and the
+// rule that decides.
+type VerbPolicy struct {
+	Action  string `json:"action"`
+	Rule    string `json:"rule,omitempty"`
+	Pattern string `json:"pattern,omitempty"`
+	Tag     string `json:"tag,omitempty"`
+	Reason  string `json:"reason,omitempty"`
 }
 
 // VerbsResponse is GET /v1/verbs.

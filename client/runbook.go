@@ -41,8 +41,13 @@ type Runbook struct {
 	Version int             `json:"version"`
 	Inputs  json.RawMessage `json:"inputs"`
 	Lineage Lineage         `json:"lineage"`
-	// Cost sums what the runbook's attempts used.
+	// Cost sums what the runbook's attempts used, with the budgets that
+	// apply to it.
 	Cost Cost `json:"cost"`
+	// PolicyHash is the tenant's policy the runbook was admitted under;
+	// Budget its own budget, when its submission asked one.
+	PolicyHash string         `json:"policy_hash,omitempty"`
+	Budget     *rbtype.Budget `json:"budget,omitempty"`
 	// TraceID, SpanID and CorrelationID place the runbook in a
 	// distributed trace; ParentSpanID is the submitter's span.
 	TraceID       string     `json:"trace_id"`
@@ -109,6 +114,21 @@ type Cost struct {
 	TokensOut int64   `json:"tokens_out"`
 	Attempts  int64   `json:"attempts"`
 	CacheHits int64   `json:"cache_hits"`
+	// Budgets, in a runbook's view, are the budgets that apply to it,
+	// narrowest first, each with what is left.
+	Budgets []BudgetState `json:"budgets,omitempty"`
+}
+
+// BudgetState is one budget as a runbook meets it: its cap, what was
+// spent against it, what is left, where it comes from (a policy's rule,
+// the budget an admin set, the runbook's own), and whether it is spent.
+type BudgetState struct {
+	Budget   rbtype.BudgetScope `json:"budget"`
+	Limit    rbtype.Budget      `json:"limit"`
+	Spent    rbtype.Spend       `json:"spent"`
+	Left     rbtype.Budget      `json:"left"`
+	Rule     string             `json:"rule"`
+	Exceeded bool               `json:"exceeded"`
 }
 
 // ErrorInfo is a failure's code and message: a runbook's, a step's, or
@@ -185,6 +205,10 @@ type Action struct {
 	Kind    string `json:"kind"`
 	Step    string `json:"step,omitempty"`
 	Command string `json:"command"`
+	// Message says what to do first when the command alone would not do
+	// (a budget to raise before a retry); Budget is that budget.
+	Message string       `json:"message,omitempty"`
+	Budget  *BudgetState `json:"budget,omitempty"`
 }
 
 // RunbookSummary is one runbook in a list.

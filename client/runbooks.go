@@ -34,6 +34,9 @@ type SubmitRequest struct {
 	// HoldOpen keeps the runbook in_progress after its steps end, until
 	// Close.
 	HoldOpen bool `json:"hold_open,omitempty"`
+	// Budget is the runbook's own budget: it may only lower the tenant's
+	// runbook budget.
+	Budget *rbtype.Budget `json:"budget,omitempty"`
 	// IdempotencyKey, when set, is sent as the Idempotency-Key header: a
 	// repeat answers the runbook the first request made. Without one, the
 	// daemon keys the request by its plan, inputs and mode.

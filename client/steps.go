@@ -13,8 +13,9 @@ import (
 // DecisionRequest is the body of POST .../steps/{key}/approve and
 // /reject.
 type DecisionRequest struct {
-	// By is who decides: required by the daemon unless the token names
-	// its actor.
+	// By is who decides; optional. A token that names its actor is
+	// recorded as that actor (a different By is kept as a note); for one
+	// that names none, By is recorded, or else the token's token-<n>.
 	By      string `json:"by,omitempty"`
 	Comment string `json:"comment,omitempty"`
 }

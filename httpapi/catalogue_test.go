@@ -30,9 +30,11 @@ func TestWhoamiAndVerbs(t *testing.T) {
 
 	var me client.Whoami
 	require.Equal(t, http.StatusOK, get("tok-decider", "/v1/whoami", &me))
-	require.Equal(t, client.Whoami{Tenant: "acme", Actor: "alice", ActorNamed: true, Roles: []string{"approve"}, MCPApprovals: true}, me)
+	require.Equal(t, client.Whoami{Tenant: "acme", Actor: "alice", ActorNamed: true, Roles: []string{"approve"}, Verbs: []string{"*"},
+		MaxRisk: "high", MCPApprovals: true}, me)
 	require.Equal(t, http.StatusOK, get("tok-bare", "/v1/whoami", &me))
-	require.Equal(t, client.Whoami{Tenant: "default", Actor: "token-1", Roles: []string{"read", "submit", "approve", "notify", "admin"}, MCPApprovals: true}, me)
+	require.Equal(t, client.Whoami{Tenant: "default", Actor: "token-1", Roles: []string{"read", "submit", "approve", "notify", "admin"},
+		Verbs: []string{"*"}, MaxRisk: "high", MCPApprovals: true}, me)
 	require.Equal(t, http.StatusOK, get("tok-reader", "/v1/whoami", &me))
 	require.Equal(t, "token-3", me.Actor)
 	require.False(t, me.ActorNamed)
@@ -43,7 +45,7 @@ func TestWhoamiAndVerbs(t *testing.T) {
 	defer open.Close()
 	status, body := b.rawTo(t, open.URL, "GET", "/v1/whoami", "")
 	require.Equal(t, http.StatusOK, status)
-	require.JSONEq(t, `{"tenant":"default","actor":"anonymous","actor_named":false,"roles":["admin"],"mcp_approvals":false}`, body)
+	require.JSONEq(t, `{"tenant":"default","actor":"anonymous","actor_named":false,"roles":["admin"],"verbs":["*"],"max_risk":"high","mcp_approvals":false}`, body)
 	status, body = b.rawTo(t, open.URL, "GET", "/v1/verbs", "")
 	require.Equal(t, http.StatusOK, status)
 	require.JSONEq(t, `{"verbs":[]}`, body, "a daemon without --verbs lists none")

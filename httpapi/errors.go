@@ -24,7 +24,8 @@ const (
 	CodeBodyTooLarge     = "BODY_TOO_LARGE"           // 413
 	CodeCompileFailed    = "COMPILE_FAILED"           // 422: the source has errors; see diagnostics
 	CodeInvalidPlan      = "INVALID_PLAN"             // 422: a submitted plan that cannot be run
-	CodeForbidden        = "FORBIDDEN"                // 403: the token lacks the role the endpoint needs
+	CodeForbidden        = "FORBIDDEN"                // 403: the token lacks the role the endpoint needs, or its scope a verb the plan names
+	CodePolicyDenied     = "POLICY_DENIED"            // 403: the tenant's policy refuses a step of the plan
 	CodeSchemaMismatch   = "SCHEMA_VALIDATION_FAILED" // 422: an input or a notification's result does not fit its schema
 	CodeUnavailable      = "UNAVAILABLE"              // 503: the database is unreachable or busy; retry
 	CodeNotReady         = "NOT_READY"                // 503, from /readyz
@@ -74,6 +75,10 @@ func classifyEngine(err error) *apiError {
 		return &apiError{status: http.StatusConflict, code: CodeConflict, message: without(err, runtime.ErrConflict)}
 	case errors.Is(err, runtime.ErrSchema):
 		return &apiError{status: http.StatusUnprocessableEntity, code: CodeSchemaMismatch, message: without(err, runtime.ErrSchema)}
+	case errors.Is(err, runtime.ErrForbidden):
+		return &apiError{status: http.StatusForbidden, code: CodeForbidden, message: without(err, runtime.ErrForbidden)}
+	case errors.Is(err, runtime.ErrPolicyDenied):
+		return &apiError{status: http.StatusForbidden, code: CodePolicyDenied, message: without(err, runtime.ErrPolicyDenied)}
 	case errors.Is(err, runtime.ErrInvalid):
 		return &apiError{status: http.StatusBadRequest, code: CodeInvalidRequest, message: without(err, runtime.ErrInvalid)}
 	case errors.Is(err, driver.ErrBadRequest):

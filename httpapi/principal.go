@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/runbookdev/runbook/rbtype"
+	"github.com/runbookdev/runbook/registry/policy"
 	"github.com/runbookdev/runbook/runtime"
 )
 
@@ -37,6 +39,21 @@ type Principal struct {
 	// token that names none (actor token-<n>) leaves "by" as the request
 	// says, as before tokens had actors: there is no one else to record.
 	NamedActor bool
+	// Verbs is the token's verb scope (verbs=kyc.*,screening.run); nil
+	// allows every verb (docs/design/semantics.md section 10).
+	Verbs policy.VerbScope
+	// MaxRisk is the riskiest step the token may submit and whose gate
+	// it may decide (max_risk=); empty means high.
+	MaxRisk rbtype.Risk
+}
+
+// maxRisk is the token's risk ceiling: high unless its line says less,
+// and always high for an admin.
+func (p *Principal) maxRisk() rbtype.Risk {
+	if p.MaxRisk == "" || slices.Contains(p.Roles, RoleAdmin) {
+		return rbtype.RiskHigh
+	}
+	return p.MaxRisk
 }
 
 // has reports whether the principal holds role (admin holds every one).
@@ -46,7 +63,7 @@ func (p *Principal) has(role Role) bool {
 
 // scope is the engine's view of the principal.
 func (p *Principal) scope() runtime.Scope {
-	s := runtime.Scope{Tenant: p.Tenant, All: slices.Contains(p.Roles, RoleAdmin)}
+	s := runtime.Scope{Tenant: p.Tenant, All: slices.Contains(p.Roles, RoleAdmin), Verbs: p.Verbs, MaxRisk: p.MaxRisk}
 	if p.NamedActor {
 		s.Actor = p.Actor
 	}
@@ -74,10 +91,11 @@ var tenantName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
 
 // ParseTokens reads --api-token-file's lines (comments and blank lines
 // already dropped): a token, then optionally `tenant=T actor=A
-// roles=r1,r2`. A bare token is the default tenant's, actor token-<n> (n
-// its place among the tokens, from 1), with every role. A mistake is an
-// error naming the line, so that rbd refuses to start rather than grant
-// less, or more, than meant.
+// roles=r1,r2 verbs=kyc.*,screening.run max_risk=medium`. A bare token is
+// the default tenant's, actor token-<n> (n its place among the tokens,
+// from 1), with every role, every verb and every risk. A mistake (a
+// malformed verbs= glob, an unknown risk) is an error naming the line, so
+// that rbd refuses to start rather than grant less, or more, than meant.
 func ParseTokens(lines []string) ([]Principal, [][sha256.Size]byte, error) {
 	principals := make([]Principal, 0, len(lines))
 	digests := make([][sha256.Size]byte, 0, len(lines))
@@ -91,7 +109,7 @@ func ParseTokens(lines []string) ([]Principal, [][sha256.Size]byte, error) {
 			name, value, ok := strings.Cut(attr, "=")
 			switch {
 			case !ok || value == "":
-				return nil, nil, fmt.Errorf("token %d: %q is not name=value (tenant=, actor=, roles=)", i+1, attr)
+				return nil, nil, fmt.Errorf("token %d: %q is not name=value (tenant=, actor=, roles=, verbs=, max_risk=)", i+1, attr)
 			case name == "tenant":
 				if !tenantName.MatchString(value) {
 					return nil, nil, fmt.Errorf("token %d: tenant %q must be lower-case letters, digits, - and _, at most 64", i+1, value)
@@ -107,8 +125,19 @@ func ParseTokens(lines []string) ([]Principal, [][sha256.Size]byte, error) {
 					}
 					p.Roles = append(p.Roles, Role(r))
 				}
+			case name == "verbs":
+				scope, err := policy.ParseVerbScope(value)
+				if err != nil {
+					return nil, nil, fmt.Errorf("token %d: %v", i+1, err)
+				}
+				p.Verbs = scope
+			case name == "max_risk":
+				if !slices.Contains(rbtype.Risks, rbtype.Risk(value)) {
+					return nil, nil, fmt.Errorf("token %d: unknown max_risk %q (low, medium, high)", i+1, value)
+				}
+				p.MaxRisk = rbtype.Risk(value)
 			default:
-				return nil, nil, fmt.Errorf("token %d: unknown attribute %q (tenant, actor, roles)", i+1, name)
+				return nil, nil, fmt.Errorf("token %d: unknown attribute %q (tenant, actor, roles, verbs, max_risk)", i+1, name)
 			}
 		}
 		if len(fields) == 1 {
@@ -144,6 +173,9 @@ var routeRoles = map[string]Role{
 	"GET /v1/schedules/{id}":                     RoleRead,
 	"PATCH /v1/schedules/{id}":                   RoleSubmit,
 	"DELETE /v1/schedules/{id}":                  RoleSubmit,
+	"GET /v1/budgets":                            RoleRead,
+	"PUT /v1/budgets/{tenant}/{scope}":           RoleAdmin,
+	"DELETE /v1/budgets/{tenant}/{scope}":        RoleAdmin,
 }
 
 // ParseWebhookSecrets reads --webhook-secret-file's lines: a secret, then

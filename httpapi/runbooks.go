@@ -37,7 +37,7 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	sub := runtime.Submission{Inputs: req.Inputs, Mode: req.Mode, IdempotencyKey: from.idempotencyKey, Actor: req.Actor, HoldOpen: req.HoldOpen,
-		Parent: from.parent, CorrelationID: from.correlationID}
+		Parent: from.parent, CorrelationID: from.correlationID, Budget: req.Budget}
 	var out *runtime.Submitted
 	switch {
 	case req.Source != "" && len(req.Plan) > 0:
@@ -84,10 +84,14 @@ func writeMaybeCreated(w http.ResponseWriter, created bool, id uuid.UUID, body a
 	writeJSON(w, status, body)
 }
 
-// byOrAPI names who acts on a request that did not say: the API itself.
-func byOrAPI(by string) string {
+// byOf names who acts on a request: its "by" when it says, else the
+// token's actor (token-<n> for a token whose line names none, anonymous
+// on an open API). "by" is optional everywhere (docs/design/semantics.md
+// section 10); a token that names its actor is recorded as that actor
+// whatever "by" says, which is kept as a note (runtime's actorOf).
+func byOf(r *http.Request, by string) string {
 	if by == "" {
-		return "api"
+		return principalOf(r).Actor
 	}
 	return by
 }
@@ -182,7 +186,7 @@ func (s *Server) cancel(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	o := runtime.CancelOptions{By: byOrAPI(req.By), Compensate: req.Compensate == nil || *req.Compensate}
+	o := runtime.CancelOptions{By: byOf(r, req.By), Compensate: req.Compensate == nil || *req.Compensate}
 	if err := s.engine.CancelWith(r.Context(), id, o); err != nil {
 		return err
 	}
@@ -197,7 +201,7 @@ func (s *Server) resolve(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	key := r.PathValue("key")
-	if err := s.engine.Resolve(r.Context(), id, key, runtime.Resolution{Action: req.Action, Result: req.Result, By: byOrAPI(req.By)}); err != nil {
+	if err := s.engine.Resolve(r.Context(), id, key, runtime.Resolution{Action: req.Action, Result: req.Result, By: byOf(r, req.By)}); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, ResolveResponse{ID: id, Step: key, Action: req.Action})
@@ -210,7 +214,7 @@ func (s *Server) close(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.engine.Close(r.Context(), id, byOrAPI(req.By)); err != nil {
+	if err := s.engine.Close(r.Context(), id, byOf(r, req.By)); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, CancelResponse{ID: id, Status: rbtype.RunbookExecuting})
@@ -223,7 +227,7 @@ func (s *Server) retry(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	res, err := s.engine.Retry(r.Context(), id, runtime.RetryOptions{Steps: req.Steps, By: byOrAPI(req.By), Execute: req.Execute})
+	res, err := s.engine.Retry(r.Context(), id, runtime.RetryOptions{Steps: req.Steps, By: byOf(r, req.By), Execute: req.Execute})
 	if err != nil {
 		return err
 	}
@@ -242,7 +246,7 @@ func (s *Server) regenerate(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	out, err := s.engine.Regenerate(r.Context(), id, runtime.Regeneration{Inputs: req.Inputs, IdempotencyKey: from.idempotencyKey,
-		Actor: byOrAPI(req.By), Parent: from.parent, CorrelationID: from.correlationID})
+		Actor: byOf(r, req.By), Parent: from.parent, CorrelationID: from.correlationID})
 	if err != nil {
 		return err
 	}
@@ -255,7 +259,7 @@ func (s *Server) reject(w http.ResponseWriter, r *http.Request) error  { return 
 
 // decide is POST /v1/runbooks/{id}/steps/{key}/approve and /reject.
 func (s *Server) decide(w http.ResponseWriter, r *http.Request, approve bool) error {
-	id, req, err := runbookRequest[DecisionRequest](s, w, r, false)
+	id, req, err := runbookRequest[DecisionRequest](s, w, r, true)
 	if err != nil {
 		return err
 	}
@@ -263,11 +267,8 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, approve bool) er
 		return errorf(http.StatusForbidden, CodeForbidden,
 			"gates are not decided through MCP on this daemon (rbd serve --mcp-approvals): a gate exists so that a person decides")
 	}
-	if req.By == "" {
-		return errorf(http.StatusBadRequest, CodeInvalidRequest, `"by" is required: who decides the gate`)
-	}
 	key := r.PathValue("key")
-	if err := s.engine.Decide(r.Context(), id, key, approve, req.By, req.Comment); err != nil {
+	if err := s.engine.Decide(r.Context(), id, key, approve, byOf(r, req.By), req.Comment); err != nil {
 		return err
 	}
 	decision := rbtype.GateRejected

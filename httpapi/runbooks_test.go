@@ -133,9 +133,6 @@ func TestGatesCancelExtendAndList(t *testing.T) {
 	v := b.waitFor(t, gated.ID.String(), "awaiting approval", stateIs("awaiting_approval"))
 	require.Equal(t, []client.Blocked{{Step: "sign", Reason: client.BlockedRequiresApproval}}, v.BlockedOn)
 
-	status, out := b.raw(t, "POST", "/v1/runbooks/"+gated.ID.String()+"/steps/sign/approve", `{}`)
-	require.Equal(t, http.StatusBadRequest, status)
-	require.Contains(t, out, `\"by\" is required`)
 	_, err = b.client.Approve(b.ctx, gated.ID.String(), "nope", client.DecisionRequest{By: "ops"})
 	requireAPIError(t, err, http.StatusNotFound, httpapi.CodeNotFound, `no step "nope"`)
 	d, err := b.client.Approve(b.ctx, gated.ID.String(), "sign", client.DecisionRequest{By: "ops@example.com", Comment: "checked"})
@@ -194,7 +191,7 @@ func TestGatesCancelExtendAndList(t *testing.T) {
 	requireAPIError(t, err, http.StatusBadRequest, httpapi.CodeInvalidRequest, `status "sleepy" is not one of`)
 	_, err = b.client.List(b.ctx, client.ListRequest{After: "garbage"})
 	requireAPIError(t, err, http.StatusBadRequest, httpapi.CodeInvalidRequest, "not a page cursor")
-	status, _ = b.raw(t, "GET", "/v1/runbooks?limit=0", "")
+	status, _ := b.raw(t, "GET", "/v1/runbooks?limit=0", "")
 	require.Equal(t, http.StatusBadRequest, status)
 }
 

@@ -30,6 +30,9 @@ type SubmitRequest struct {
 	// HoldOpen keeps the runbook in_progress after its steps finish, while
 	// an agent still extends it, until POST .../close.
 	HoldOpen bool `json:"hold_open,omitempty"`
+	// Budget is the runbook's own budget: it may only lower the tenant's
+	// runbook budget (400 otherwise, and for a measure below zero).
+	Budget *rbtype.Budget `json:"budget,omitempty"`
 }
 
 // SubmitResponse names the runbook a submission started. Created is false
@@ -168,10 +171,13 @@ type RegenerateResponse struct {
 	Lineage runtime.LineageView  `json:"lineage"`
 }
 
-// DecisionRequest is the body of POST .../steps/{key}/approve and /reject.
-// By is required: a gate's decision is only worth keeping with who made it.
+// DecisionRequest is the body of POST .../steps/{key}/approve and /reject,
+// which may be empty ({}): the decision is recorded under the token's
+// actor. By, when it names someone else, is kept as a note beside it; for
+// a token whose line names no actor, By is who decided (else its
+// token-<n>).
 type DecisionRequest struct {
-	By      string `json:"by"`
+	By      string `json:"by,omitempty"`
 	Comment string `json:"comment,omitempty"`
 }
 

@@ -3,12 +3,13 @@ package httpapi
 import (
 	"net/http"
 	"slices"
+
+	"github.com/runbookdev/runbook/rbtype"
 )
 
 // WhoamiResponse is GET /v1/whoami: who the caller's token speaks for,
-// and what it may do here. It will carry more as tokens gain attributes
-// (a verb scope, a highest risk): a client ignores fields it does not
-// know.
+// and what it may do here (docs/design/semantics.md section 10). A client
+// ignores fields it does not know.
 type WhoamiResponse struct {
 	Tenant string `json:"tenant"`
 	Actor  string `json:"actor"`
@@ -17,6 +18,12 @@ type WhoamiResponse struct {
 	// that names none (actor token-<n>) leaves "by" as the request says.
 	ActorNamed bool   `json:"actor_named"`
 	Roles      []Role `json:"roles"`
+	// Verbs is the token's verb scope, the globs of its line's verbs=;
+	// ["*"] when it may use every verb.
+	Verbs []string `json:"verbs"`
+	// MaxRisk is the riskiest step it may submit, and whose gate it may
+	// decide.
+	MaxRisk rbtype.Risk `json:"max_risk"`
 	// MCPApprovals says gates may be decided through the Model Context
 	// Protocol here (rbd serve --mcp-approvals) by a token with the
 	// approve role: the approve and reject tools exist.
@@ -27,9 +34,13 @@ type WhoamiResponse struct {
 // to find out what it may do, whatever its roles.
 func (s *Server) whoami(w http.ResponseWriter, r *http.Request) error {
 	p := principalOf(r)
+	verbs := []string(p.Verbs)
+	if verbs == nil {
+		verbs = []string{"*"}
+	}
 	writeJSON(w, http.StatusOK, WhoamiResponse{
 		Tenant: p.Tenant, Actor: p.Actor, ActorNamed: p.NamedActor, Roles: slices.Clone(p.Roles),
-		MCPApprovals: s.cfg.MCPApprovals,
+		Verbs: slices.Clone(verbs), MaxRisk: p.maxRisk(), MCPApprovals: s.cfg.MCPApprovals,
 	})
 	return nil
 }

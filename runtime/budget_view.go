@@ -13,8 +13,9 @@ import (
 type CostView struct {
 	driver.Cost
 	// Budgets lists the budgets that cap something: the runbook's, its
-	// tenant's day's and month's (UTC), narrowest first.
-	Budgets []BudgetView `json:"budgets"`
+	// tenant's day's and month's (UTC), narrowest first; left out when
+	// none does.
+	Budgets []BudgetView `json:"budgets,omitempty"`
 }
 
 // BudgetView is one budget: its cap, what was spent against it, what is
@@ -36,7 +37,7 @@ func (e *Engine) budgetViews(ctx context.Context, rb *driver.Runbook) ([]BudgetV
 		return nil, err
 	}
 	book := &budgetBook{pol: e.Policy(), loaded: tbs}
-	out := []BudgetView{}
+	var out []BudgetView
 	add := func(scope rbtype.BudgetScope, limit rbtype.Budget, rule string, spent rbtype.Spend) {
 		if limit.Empty() {
 			return

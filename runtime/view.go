@@ -247,7 +247,6 @@ func buildView(rb *driver.Runbook, steps []*driver.Step, invs []driver.Invocatio
 		Inputs: rb.Inputs, Lineage: lineageView(rb), CreatedAt: rb.CreatedAt, UpdatedAt: rb.UpdatedAt, FinishedAt: rb.FinishedAt,
 		Steps: make([]StepView, 0, len(steps)), Outcomes: map[string]json.RawMessage{}, BlockedOn: []BlockedView{},
 		Failures: []FailureView{}, NextActions: []ActionView{}, Produced: []ProducedView{}, PolicyHash: rb.PolicyHash, Budget: rb.Budget,
-		Cost: CostView{Budgets: []BudgetView{}},
 	}
 	switch {
 	case rb.ErrorCode == rbtype.CodeDraftOnly:

@@ -85,7 +85,7 @@ func (t *Tenant) Decide(s Step) Decision {
 	deny := t.denyBlock()
 	if p, tag, ok := firstMatch(deny.deny.list, s.Tags); ok {
 		return Decision{Action: Deny, Rule: deny.where + ".deny", Pattern: p, Tag: tag,
-			Reason: fmt.Sprintf("verb %s is tagged %s, which %s.deny refuses (%s)", s.Verb, tag, deny.where, p)}
+			Reason: fmt.Sprintf("verb %s is tagged %s, which %s.deny refuses%s", s.Verb, tag, deny.where, by(p, tag))}
 	}
 	if ceiling, rule := t.MaxRisk(); !s.Risk.Within(ceiling) {
 		return Decision{Action: Deny, Rule: rule,
@@ -100,13 +100,13 @@ func (t *Tenant) Decide(s Step) Decision {
 	switch {
 	case gated:
 		return Decision{Action: Gate, Rule: gateB.where + ".gate", Pattern: gp, Tag: gtag,
-			Reason: fmt.Sprintf("verb %s is tagged %s, which %s.gate holds for a person (%s)", s.Verb, gtag, gateB.where, gp)}
+			Reason: fmt.Sprintf("verb %s is tagged %s, which %s.gate holds for a person%s", s.Verb, gtag, gateB.where, by(gp, gtag))}
 	case slices.Contains(s.Tags, TagExternalSend) && !matchesAny(autoB.autoExec.list, TagExternalSend):
 		return Decision{Action: Gate, Rule: RuleNeverAutoSend, Tag: TagExternalSend,
 			Reason: fmt.Sprintf("verb %s is tagged external_send, which never runs unattended unless auto_exec lists it", s.Verb)}
 	case auto:
 		return Decision{Action: AutoExec, Rule: autoB.where + ".auto_exec", Pattern: ap, Tag: atag,
-			Reason: fmt.Sprintf("verb %s is tagged %s, which %s.auto_exec lets run unattended (%s)", s.Verb, atag, autoB.where, ap)}
+			Reason: fmt.Sprintf("verb %s is tagged %s, which %s.auto_exec lets run unattended%s", s.Verb, atag, autoB.where, by(ap, atag))}
 	}
 	return Decision{Action: None}
 }
@@ -114,4 +114,12 @@ func (t *Tenant) Decide(s Step) Decision {
 func matchesAny(patterns []string, tag string) bool {
 	_, _, ok := firstMatch(patterns, []string{tag})
 	return ok
+}
+
+// by names the pattern that matched a tag, when it is not the tag itself.
+func by(pattern, tag string) string {
+	if pattern == tag {
+		return ""
+	}
+	return " (by " + pattern + ")"
 }
