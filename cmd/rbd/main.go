@@ -50,6 +50,8 @@ Client (--server URL, --token T; RBD_SERVER, RBD_TOKEN):
   rbd extend  ID FILE.rbk [--input k=v]...
   rbd whoami
   rbd verbs   [NAME]
+  rbd budget  set --tenant T [--runbook A] [--day A] [--month A]
+  rbd budget  show [--tenant T]
   rbd mcp     [--webhook-secret-file F]   (MCP tools on standard input and output)
   rbd version
 
@@ -84,6 +86,7 @@ var commands = map[string]command{
 	"extend":     runExtend,
 	"whoami":     runWhoami,
 	"verbs":      runVerbs,
+	"budget":     runBudget,
 	"mcp":        runMCP,
 	"version":    runVersion,
 }

@@ -47,6 +47,7 @@ type serveFlags struct {
 	callbackURL       string
 	verbs             cli.ListFlag
 	tokenFile         string
+	policyFile        string
 	webhookSecretFile string
 	maxBody           int64
 	bodyTimeout       time.Duration
@@ -77,6 +78,8 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.EnvList("verbs", "RBD_VERBS")
 	fs.StringVar(&f.tokenFile, "api-token-file", "", "file of API bearer tokens, one per line; without it the API is open")
 	fs.Env("api-token-file", "RBD_API_TOKEN_FILE")
+	fs.StringVar(&f.policyFile, "policy", "", "the policy file (YAML) that gates, denies or lets run unattended each tenant's steps, and budgets them; SIGHUP reloads it; without it, steps tagged external_send wait for a person")
+	fs.Env("policy", "RBD_POLICY")
 	fs.StringVar(&f.webhookSecretFile, "webhook-secret-file", "", "file of webhook signing secrets, one per line (several while rotating); without it notifications are accepted unsigned")
 	fs.Env("webhook-secret-file", "RBD_WEBHOOK_SECRET_FILE")
 	fs.Int64Var(&f.maxBody, "max-body", httpapi.DefaultMaxBody, "largest request body accepted, in bytes")
@@ -230,9 +233,15 @@ func serve(ctx context.Context, f *serveFlags, log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("--webhook-secret-file: %w", err)
 	}
-	if _, err := loadCatalogue(f.verbs, runtime.NewHandlers(runtime.BuiltinDeps{}), f.db.schema, slog.New(slog.DiscardHandler)); err != nil {
+	early, err := loadCatalogue(f.verbs, runtime.NewHandlers(runtime.BuiltinDeps{}), f.db.schema, slog.New(slog.DiscardHandler))
+	if err != nil {
 		return err
 	}
+	pol, err := loadPolicy(f.policyFile, early, log)
+	if err != nil {
+		return fmt.Errorf("--policy: %w", err)
+	}
+	pol.reloadOnHangup(ctx)
 	ln, err := net.Listen("tcp", f.listen)
 	if err != nil {
 		return fmt.Errorf("error listening on %s: %w", f.listen, err)
@@ -258,7 +267,7 @@ func serve(ctx context.Context, f *serveFlags, log *slog.Logger) error {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		newPoolCollector(db.store.PoolStats), newBuildInfoGauge(cli.BuildInfo()))
 	cfg := f.engine
-	cfg.Catalogue, cfg.Logger, cfg.Metrics = cat, log, runtime.NewMetrics(reg)
+	cfg.Catalogue, cfg.Logger, cfg.Metrics, cfg.Policy = cat, log, runtime.NewMetrics(reg), pol.current
 	cfg.CallbackURL = f.callbackURL
 	if cfg.CallbackURL == "" {
 		cfg.CallbackURL = "http://" + addr + "/v1/notifications"
@@ -312,7 +321,7 @@ func serve(ctx context.Context, f *serveFlags, log *slog.Logger) error {
 		}
 	}()
 	log.Info("listening", "addr", addr, "worker_id", engine.WorkerID(), "worker", f.worker, "callback_url", cfg.CallbackURL,
-		"verbs", len(catalogueNames(cat)))
+		"verbs", len(catalogueNames(cat)), "policy", policySource(f.policyFile), "policy_hash", pol.current().Hash())
 
 	var failed error
 	select {
@@ -445,4 +454,12 @@ func startProfile(path string) (stop func(), err error) {
 			a.Close()
 		}
 	}, nil
+}
+
+// policySource names the policy in force for the log.
+func policySource(file string) string {
+	if file == "" {
+		return "built-in"
+	}
+	return file
 }

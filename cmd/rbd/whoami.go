@@ -17,7 +17,8 @@ import (
 const whoamiUsage = `Usage: rbd whoami [flags]
 
 Shows who the token speaks for on the daemon: its tenant, its actor, its
-roles, and whether gates may be decided through MCP there.
+roles, the verbs it may use and the riskiest step it may submit or decide,
+and whether gates may be decided through MCP there.
 `
 
 func runWhoami(args []string, stdout, stderr io.Writer) int {
@@ -43,6 +44,8 @@ func runWhoami(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(t, "actor\t%s\n", actor)
 	fmt.Fprintf(t, "roles\t%s\n", strings.Join(me.Roles, ", "))
+	fmt.Fprintf(t, "verbs\t%s\n", strings.Join(me.Verbs, ", "))
+	fmt.Fprintf(t, "max risk\t%s\n", me.MaxRisk)
 	fmt.Fprintf(t, "mcp approvals\t%s\n", onOff(me.MCPApprovals))
 	_ = t.Flush()
 	return exitOK
@@ -57,9 +60,11 @@ func onOff(b bool) string {
 
 const verbsUsage = `Usage: rbd verbs [NAME] [flags]
 
-Lists the daemon's verbs, which submitted runbooks may call: what each
-does to the world (side effects, risk, level, gate). With NAME, one verb
-and its arguments and result.
+Lists the verbs this token may use in runbooks submitted to the daemon:
+what each does to the world (side effects, risk, level, gate), its policy
+tags, and what the tenant's policy does with it (gate: waits for a person,
+deny: refused, auto_exec: runs unattended). With NAME, one verb and its
+arguments and result.
 `
 
 func runVerbs(args []string, stdout, stderr io.Writer) int {
@@ -91,9 +96,10 @@ func runVerbs(args []string, stdout, stderr io.Writer) int {
 		describeVerb(stdout, res.Verbs[0])
 	default:
 		t := cli.NewTable(stdout)
-		fmt.Fprintln(t, "VERB\tKIND\tSIDE EFFECTS\tRISK\tLEVEL\tGATE")
+		fmt.Fprintln(t, "VERB\tKIND\tSIDE EFFECTS\tRISK\tLEVEL\tGATE\tTAGS\tPOLICY")
 		for _, v := range res.Verbs {
-			fmt.Fprintf(t, "%s\t%s\t%s\t%s\t%s\t%s\n", v.Name, v.Kind, v.SideEffects, v.Risk, v.Level, v.Gate)
+			fmt.Fprintf(t, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", v.Name, v.Kind, v.SideEffects, v.Risk, v.Level, v.Gate,
+				tagsText(v.PolicyTags), policyText(v.Policy))
 		}
 		_ = t.Flush()
 	}
@@ -114,6 +120,8 @@ func describeVerb(w io.Writer, v client.Verb) {
 	fmt.Fprintf(t, "level\t%s\n", v.Level)
 	fmt.Fprintf(t, "determinism\t%s\n", v.Determinism)
 	fmt.Fprintf(t, "gate\t%s\n", v.Gate)
+	fmt.Fprintf(t, "policy tags\t%s\n", tagsText(v.PolicyTags))
+	fmt.Fprintf(t, "policy\t%s\n", policyText(v.Policy))
 	if v.Returns != "" {
 		fmt.Fprintf(t, "returns\t%s\n", v.Returns)
 	}
@@ -154,4 +162,19 @@ func describeFields(w io.Writer, title, prefix string, raw json.RawMessage) {
 		fmt.Fprintf(t, "  %s%s\t%s\t%s\t%s\n", prefix, name, typ, req, p.Description)
 	}
 	_ = t.Flush()
+}
+
+func tagsText(tags []string) string {
+	if len(tags) == 0 {
+		return "-"
+	}
+	return strings.Join(tags, ",")
+}
+
+// policyText is a verb's policy decision and the rule that makes it.
+func policyText(p client.VerbPolicy) string {
+	if p.Rule == "" {
+		return p.Action
+	}
+	return p.Action + " (" + p.Rule + ")"
 }
