@@ -152,6 +152,10 @@ func jsonKind(kind string) string {
 		return "an array"
 	case "bool":
 		return "true or false"
+	case "float32", "float64":
+		return "a number"
+	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64":
+		return "a whole number"
 	}
 	return "a " + kind
 }

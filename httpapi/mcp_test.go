@@ -287,7 +287,8 @@ func TestMCPToolsAreCheckedAsTheirRoutes(t *testing.T) {
 	// whoami says who the token is; verbs lists the catalogue.
 	var me client.Whoami
 	callTool(t, acme, "whoami", nil, &me)
-	require.Equal(t, client.Whoami{Tenant: "acme", Actor: "agent-7", ActorNamed: true, Roles: []string{"read", "submit", "notify"}}, me)
+	require.Equal(t, client.Whoami{Tenant: "acme", Actor: "agent-7", ActorNamed: true, Roles: []string{"read", "submit", "notify"},
+		Verbs: []string{"*"}, MaxRisk: rbtype.RiskHigh}, me)
 	var cat client.VerbsResponse
 	callTool(t, acme, "verbs", map[string]any{"name": "t.approve"}, &cat)
 	require.Len(t, cat.Verbs, 1)
