@@ -170,8 +170,9 @@ func TestTypesHoldEveryField(t *testing.T) {
 	c := client.FromEnv()
 	secret := []byte(testSecret)
 	c.WebhookSecret = secret
+	budget := 100.0
 	sub, err := c.Submit(ctx, client.SubmitRequest{Source: "(kyc.request-documents :client \"Acme\" :as @docs)\n(kyc.sign-off :after @docs :as @sign)\n",
-		IdempotencyKey: client.NewIdempotencyKey()})
+		IdempotencyKey: client.NewIdempotencyKey(), Budget: &rbtype.Budget{CostUSD: &budget}})
 	require.NoError(t, err)
 	view, err := c.Wait(ctx, sub.ID.String())
 	require.NoError(t, err)
@@ -194,6 +195,7 @@ func TestTypesHoldEveryField(t *testing.T) {
 		"/v1/whoami":                             &client.Whoami{},
 		"/v1/verbs":                              &client.VerbsResponse{},
 		"/v1/schedules":                          &client.ScheduleList{},
+		"/v1/budgets":                            &client.Budgets{},
 		"/healthz":                               &client.Health{},
 		"/v1/runbooks/" + id + "/events?limit=1": &client.EventsResponse{},
 	} {
@@ -209,6 +211,10 @@ func TestTypesHoldEveryField(t *testing.T) {
 	// so a renamed one would show as empty here rather than pass.
 	require.NotZero(t, view.Cost.CostUSD)
 	require.NotEmpty(t, view.NextActions)
+	require.NotEmpty(t, view.PolicyHash)
+	require.Equal(t, budget, *view.Budget.CostUSD)
+	require.Len(t, view.Cost.Budgets, 1, "the runbook's own budget")
+	require.Equal(t, 99.5, *view.Cost.Budgets[0].Left.CostUSD)
 
 	resp, err := c.Do(ctx, http.MethodGet, "/v1/runbooks/"+id+"/nope", nil, nil)
 	require.NoError(t, err)
@@ -285,7 +291,7 @@ func TestErrorCodesAreTheAPIs(t *testing.T) {
 		} `json:"components"`
 	}
 	require.NoError(t, json.Unmarshal(raw, &doc))
-	codes := []client.ErrorCode{client.CodeMalformedJSON, client.CodeInvalidRequest, client.CodeUnauthorized, client.CodeForbidden,
+	codes := []client.ErrorCode{client.CodeMalformedJSON, client.CodeInvalidRequest, client.CodeUnauthorized, client.CodeForbidden, client.CodePolicyDenied,
 		client.CodeNotFound, client.CodeMethodNotAllowed, client.CodeRequestTimeout, client.CodeConflict, client.CodeBodyTooLarge,
 		client.CodeCompileFailed, client.CodeInvalidPlan, client.CodeSchemaMismatch, client.CodeUnavailable, client.CodeNotReady, client.CodeInternal}
 	var got []string

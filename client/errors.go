@@ -20,7 +20,8 @@ const (
 	CodeMalformedJSON    ErrorCode = "MALFORMED_JSON"           // 400: the body is not the JSON the endpoint takes
 	CodeInvalidRequest   ErrorCode = "INVALID_REQUEST"          // 400: well-formed but wrong
 	CodeUnauthorized     ErrorCode = "UNAUTHORIZED"             // 401: no or wrong token, or a bad webhook signature
-	CodeForbidden        ErrorCode = "FORBIDDEN"                // 403: the token lacks the role the endpoint needs
+	CodeForbidden        ErrorCode = "FORBIDDEN"                // 403: the token lacks the role, or its scope a verb the plan names
+	CodePolicyDenied     ErrorCode = "POLICY_DENIED"            // 403: the tenant's policy refuses a step of the plan
 	CodeNotFound         ErrorCode = "NOT_FOUND"                // 404: no such runbook (or another tenant's), step or endpoint
 	CodeMethodNotAllowed ErrorCode = "METHOD_NOT_ALLOWED"       // 405
 	CodeRequestTimeout   ErrorCode = "REQUEST_TIMEOUT"          // 408: the body did not arrive in time
