@@ -323,6 +323,35 @@ func TestConsoleReject(t *testing.T) {
 	require.Empty(t, b.problems(), "the page's console:\n%s", b.console())
 }
 
+// TestConsoleApprovesAsTheSignedInActor: signed in with a token whose
+// line names its actor, the console says who is signed in and asks no
+// name at a gate; the approval is recorded under that actor.
+func TestConsoleApprovesAsTheSignedInActor(t *testing.T) {
+	t.Parallel()
+	b := newBrowser(t, 1280, 800)
+	e := newDaemonEnv(t)
+	verbs := e.file(t, "verbs/t.yaml", e2eVerbs)
+	tokens := e.file(t, "tokens", "submitter-token\ndana-token actor=dana roles=read,approve\n")
+	d := e.start(t, "--verbs", verbs, "--api-token-file", tokens)
+	sub, err := d.client("submitter-token").Submit(context.Background(), client.SubmitRequest{Source: `(t.echo :v "x" :gate "human_confirm" :as @g)`})
+	require.NoError(t, err)
+	id := sub.ID.String()
+
+	b.do(t, "sign in as dana", chromedp.Navigate(d.server+"/ui/#/runbooks/"+id),
+		chromedp.WaitVisible(chromedp.ID("login")),
+		chromedp.SendKeys(chromedp.ID("token"), "dana-token"),
+		chromedp.Click(chromedp.CSS(`#login button[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#blocked button[data-action="approve"][data-step="g"]`)))
+	require.Equal(t, "Signed in as dana (default)", eval[string](t, b, `document.getElementById("who").textContent`))
+	require.False(t, eval[bool](t, b, `!!document.querySelector("input[data-by]")`), "no name is asked")
+	b.do(t, "approve without a name", chromedp.Click(chromedp.CSS(`#blocked button[data-action="approve"][data-step="g"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`.toolbar .badge.s-complete`)))
+	v, err := d.client("submitter-token").Get(context.Background(), id)
+	require.NoError(t, err)
+	require.Equal(t, "dana", v.Steps[stepIndex(t, v, "g")].GateDecision.By)
+	require.Empty(t, b.problems(), "the page's console:\n%s", b.console())
+}
+
 // TestConsolePolicyBlocksInlineCode checks that the browser enforces the
 // console's Content-Security-Policy: script and style that reach the page
 // as data (here, planted by the test) do not run, and the page reports

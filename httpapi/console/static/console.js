@@ -17,6 +17,11 @@
 
   const main = document.getElementById("main");
   const logoutButton = document.getElementById("logout");
+  const whoLine = document.getElementById("who");
+  // me is GET /v1/whoami's answer for the token in use: who is signed in.
+  // A token whose line names its actor is recorded as that actor, so the
+  // gates then ask for no name.
+  let me = null;
 
   // current holds what the page on screen needs to stop: its live stream.
   let current = { abort: new AbortController() };
@@ -176,6 +181,8 @@
 
   function showLogin(message) {
     logoutButton.hidden = true;
+    me = null;
+    whoLine.hidden = true;
     // No name attribute: were the form ever submitted natively (script
     // blocked, say), the token would otherwise land in the URL.
     const input = el("input", { type: "password", id: "token", autocomplete: "off", required: true, "aria-describedby": "token-help" });
@@ -403,16 +410,22 @@
   let decider = sessionStorage.getItem(BY_KEY) || "";
 
   function gateButtons(id, key, after) {
-    const by = el("input", { type: "text", "aria-label": "Decided by", placeholder: "your name", value: decider, "data-by": key });
-    by.addEventListener("input", () => { decider = by.value; });
+    // A token that names its actor decides as that actor: no name to ask.
+    const named = me && me.actor_named;
+    const by = named ? null : el("input", { type: "text", "aria-label": "Decided by", placeholder: "your name", value: decider, "data-by": key });
+    if (by) by.addEventListener("input", () => { decider = by.value; });
     const msg = el("span", { class: "error", role: "status" });
     const decide = (what) => async () => {
-      const who = by.value.trim();
-      if (!who) { msg.textContent = "Say who decides."; by.focus(); return; }
-      decider = who;
-      sessionStorage.setItem(BY_KEY, who);
+      const body = {};
+      if (by) {
+        const who = by.value.trim();
+        if (!who) { msg.textContent = "Say who decides."; by.focus(); return; }
+        decider = who;
+        sessionStorage.setItem(BY_KEY, who);
+        body.by = who;
+      }
       try {
-        await api("POST", rb(id) + "/steps/" + encodeURIComponent(key) + "/" + what, { by: who });
+        await api("POST", rb(id) + "/steps/" + encodeURIComponent(key) + "/" + what, body);
         msg.textContent = "";
         after();
       } catch (err) {
@@ -432,7 +445,7 @@
     const msg = el("span", { class: "error", role: "status" });
     const retry = async () => {
       try {
-        await api("POST", rb(id) + "/retry", { steps: [key], by: decider || "console" });
+        await api("POST", rb(id) + "/retry", me && me.actor_named ? { steps: [key] } : { steps: [key], by: decider || "console" });
         msg.textContent = "";
         after();
       } catch (err) {
@@ -640,6 +653,11 @@
       // With no token, the API may be open (no --api-token-file): ask it.
       if (!token()) await api("GET", "/v1/runbooks?limit=1", null, signal);
       logoutButton.hidden = !token();
+      if (!me) {
+        me = await api("GET", "/v1/whoami", null, signal);
+        whoLine.textContent = "Signed in as " + me.actor + " (" + me.tenant + ")";
+        whoLine.hidden = false;
+      }
       if (parts.length === 0) await listPage(new URLSearchParams(query || ""), signal);
       else if (parts[0] === "runbooks" && parts.length === 2) await runbookPage(parts[1], signal);
       else if (parts[0] === "runbooks" && parts.length === 4 && parts[2] === "steps") await stepPage(parts[1], parts[3], signal);
