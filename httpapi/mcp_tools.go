@@ -80,9 +80,12 @@ func NewMCPServer(call APICaller, opts MCPOptions) *mcp.Server {
 	}
 
 	addTool(srv, "whoami", readOnly, "Reads who this connection's token speaks for on the daemon: its tenant, its actor, its roles, "+
-		"and whether gates may be decided through MCP (mcp_approvals). Changes nothing.", t.whoami)
-	addTool(srv, "verbs", readOnly, "Reads the daemon's verb catalogue, or the one verb named: each verb's input and output schemas, "+
-		"kind, side effects, risk, execution level and gate: what a runbook calling it may do to the world. Changes nothing.", t.verbs)
+		"the verbs it may use (verbs, globs), the riskiest step it may submit (max_risk), and whether gates may be decided "+
+		"through MCP (mcp_approvals). Changes nothing.", t.whoami)
+	addTool(srv, "verbs", readOnly, "Reads the verbs this token may use, or the one verb named: each verb's input and output schemas, "+
+		"kind, side effects, risk, execution level, gate and policy tags: what a runbook calling it may do to the world; and what "+
+		"the tenant's policy does with it (policy.action: gate, a person must approve each step; deny, a runbook calling it is "+
+		"refused; auto_exec, it runs unattended; none). Changes nothing.", t.verbs)
 	addTool(srv, "submit", acts(true, true), "Submits a runbook (source, or a plan compiled by rbc) to the daemon, which compiles "+
 		"it with its verbs and starts it: each step then does what its verb does to the world (check first with rbc's effects tool). "+
 		"A step with a gate waits for a person; draft_only mode holds back every step with an outside effect; dry_run simulates. "+
@@ -251,6 +254,7 @@ type submitArgs struct {
 	Mode           string          `json:"mode,omitempty" jsonschema:"execute (the default), draft_only (no step with an outside effect runs) or dry_run (every step simulated)"`
 	HoldOpen       bool            `json:"hold_open,omitempty" jsonschema:"keep the runbook in_progress after its steps end, for extend, until close"`
 	IdempotencyKey string          `json:"idempotency_key,omitempty" jsonschema:"a repeat with this key answers the runbook the first call made"`
+	Budget         *rbtype.Budget  `json:"budget,omitempty" jsonschema:"the runbook's own budget ({cost_usd, tokens, credits}), which may only lower the tenant's: a step that would start past it fails BUDGET_EXCEEDED"`
 }
 
 func (t *tools) submit(ctx context.Context, _ *mcp.CallToolRequest, in submitArgs) (*mcp.CallToolResult, any, error) {
@@ -258,7 +262,7 @@ func (t *tools) submit(ctx context.Context, _ *mcp.CallToolRequest, in submitArg
 		return nil, nil, fmt.Errorf(`give "source" (the runbook's text) or "plan" (a compiled plan)`)
 	}
 	body := SubmitRequest{Source: in.Source, Plan: in.Plan, Filename: in.Filename, Inputs: in.Inputs,
-		Mode: rbtype.Mode(in.Mode), HoldOpen: in.HoldOpen, Actor: t.by}
+		Mode: rbtype.Mode(in.Mode), HoldOpen: in.HoldOpen, Actor: t.by, Budget: in.Budget}
 	return t.do(ctx, http.MethodPost, "/v1/runbooks", keyed(in.IdempotencyKey), body)
 }
 
