@@ -102,6 +102,10 @@ const machineVerbs = `
   domain: m
   risk: high
   execution: {kind: sync, handler: core.echo, side_effects: external_call, level: guarded}
+- name: peek
+  domain: m
+  policy_tags: [read_only]
+  execution: {kind: sync, handler: core.echo, side_effects: none}
 - name: ghost
   domain: m
   execution:

@@ -1,0 +1,59 @@
+package runtime
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/runbookdev/runbook/compiler"
+	"github.com/runbookdev/runbook/rbtype"
+	"github.com/runbookdev/runbook/registry/policy"
+)
+
+// TestAdmissionFailsClosed: a step whose risk the policy cannot judge (its
+// verb missing from the plan's table) is refused, unless it is read_only;
+// a token's max_risk refuses a riskier step; the gates the policy decides
+// land on the rows to store, each with its POLICY_GATED.
+func TestAdmissionFailsClosed(t *testing.T) {
+	cat := machineCatalogue(t)
+	e := &Engine{cfg: Config{Catalogue: cat}}
+	plan, diags := compiler.CompileSource("a.rbk", []byte("(m.echo :v 1 :as @a)\n(m.peek :v 2 :as @b)\n"), cat)
+	require.False(t, diags.HasErrors())
+	delete(plan.Verbs, "m.echo")
+	delete(plan.Verbs, "m.peek")
+	_, err := e.admit(context.Background(), DefaultTenant, plan, plan.Steps[:1])
+	require.ErrorIs(t, err, ErrPolicyDenied)
+	require.ErrorContains(t, err, `step "a" (verb m.echo): the policy cannot judge verb m.echo`)
+	adm, err := e.admit(context.Background(), DefaultTenant, plan, plan.Steps[1:])
+	require.NoError(t, err, "a read_only step is admitted")
+	require.Empty(t, adm.gates)
+
+	wire, diags := compiler.CompileSource("w.rbk", []byte("(m.wire :amount 5 :as @w)\n(m.echo :v 1 :as @e)\n"), cat)
+	require.False(t, diags.HasErrors())
+	medium := WithScope(context.Background(), Scope{Tenant: DefaultTenant, MaxRisk: rbtype.RiskMedium})
+	_, err = e.admit(medium, DefaultTenant, wire, wire.Steps)
+	require.ErrorIs(t, err, ErrForbidden)
+	require.ErrorContains(t, err, `step "w" calls verb m.wire of risk high, above this token's max_risk medium`)
+	admin := WithScope(context.Background(), Scope{Tenant: DefaultTenant, MaxRisk: rbtype.RiskMedium, All: true})
+	_, err = e.admit(admin, DefaultTenant, wire, wire.Steps)
+	require.NoError(t, err, "an admin's ceiling is high")
+
+	// The policy gates every step it names; their rows get the gate.
+	pol, err := policy.Parse("p.yaml", []byte("default: {gate: [read_only]}\n"), policy.WellKnownTags)
+	require.NoError(t, err)
+	e.machine.policy = func() *policy.Policy { return pol }
+	peek, diags := compiler.CompileSource("p.rbk", []byte("(m.peek :v 1 :as @p)\n(m.echo :v 2 :as @q)\n"), cat)
+	require.False(t, diags.HasErrors())
+	adm, err = e.admit(context.Background(), DefaultTenant, peek, peek.Steps)
+	require.NoError(t, err)
+	rows, err := newSteps(peek.Steps, 0)
+	require.NoError(t, err)
+	adm.gate(rows)
+	require.Equal(t, rbtype.GateHumanConfirm, rows[0].Gate)
+	require.Equal(t, rbtype.GateNone, rows[1].Gate)
+	require.Len(t, adm.events, 1)
+	require.Equal(t, "p", adm.events[0].StepKey)
+	require.JSONEq(t, `{"rule":"default.gate","pattern":"read_only","tag":"read_only","policy_hash":"`+pol.Tenant(DefaultTenant).Hash()+
+		`","reason":"verb m.peek is tagged read_only, which default.gate holds for a person"}`, string(adm.events[0].Data))
+}
