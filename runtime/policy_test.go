@@ -4,9 +4,11 @@ import (
 	"context"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/driver"
 	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/registry/policy"
 	"github.com/runbookdev/runbook/runtime"
@@ -108,4 +110,41 @@ func TestARetryOutsideTheScopeIsRefused(t *testing.T) {
 	require.ErrorIs(t, err, runtime.ErrForbidden)
 	_, err = b.engine.Retry(b.ctx, id, runtime.RetryOptions{})
 	require.NoError(t, err)
+}
+
+// TestATickIsJudgedByThePolicyOfItsMoment: each tick is admitted under
+// the scope of the token that made the schedule and the policy in force
+// then: a step the policy now denies makes no runbook, and the schedule
+// says why; a send the policy gates waits for a person.
+func TestATickIsJudgedByThePolicyOfItsMoment(t *testing.T) {
+	c := newFixedClock(time.Date(2026, 6, 1, 9, 10, 0, 0, time.UTC))
+	var pol atomic.Pointer[policy.Policy]
+	pol.Store(policy.Builtin())
+	b := setup(t, withPolicy(&pol), func(cfg *runtime.Config) {
+		cfg.Clock, cfg.SweepInterval, cfg.ScheduleGrace = c.now, time.Hour, time.Minute
+	})
+	b.extendCatalogue(t, policyVerbs)
+	ops := runtime.WithScope(context.Background(), runtime.Scope{Tenant: "acme", Actor: "ops", Verbs: policy.VerbScope{"t.*"}})
+	s, err := b.engine.CreateSchedule(ops, runtime.ScheduleSpec{Name: "h", Cron: "@hourly", Overlap: driver.OverlapAllow,
+		Source: "(t.send :to \"x\" :as @s)\n(t.wipe :all true)\n"})
+	require.NoError(t, err)
+	c.set(*s.NextFireAt)
+	made, err := b.engine.FireSchedules(b.ctx)
+	require.NoError(t, err)
+	require.Equal(t, 1, made)
+	v, err := b.engine.Schedule(ops, s.ID)
+	require.NoError(t, err)
+	rb, err := b.engine.Get(ops, v.LastRunbook.ID)
+	require.NoError(t, err)
+	require.Equal(t, rbtype.GateHumanConfirm, rb.Steps[0].Gate, "the send waits for a person")
+	require.NotEmpty(t, rb.PolicyHash)
+
+	pol.Store(mustParse(t, "default: {deny: [destructive]}\n"))
+	c.advance(time.Hour)
+	made, err = b.engine.FireSchedules(b.ctx)
+	require.NoError(t, err)
+	require.Zero(t, made)
+	v, err = b.engine.Schedule(ops, s.ID)
+	require.NoError(t, err)
+	require.Contains(t, v.LastError, "verb t.wipe is tagged destructive, which default.deny refuses")
 }

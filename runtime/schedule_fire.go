@@ -186,15 +186,18 @@ func (e *Engine) submitTick(ctx context.Context, tx driver.Tx, s *driver.Schedul
 // admitTick is where a tick's runbook is admitted under the scope of the
 // token that made the schedule (docs/design/semantics.md section 14:
 // "checked again at each tick against the policy of that day"). ctx
-// carries that scope, restored from the schedule; the tenant is the
-// schedule's. Policy and verb scope (docs/design/semantics.md section 10,
-// issue 28) check plan against them here: a refusal is the schedule's
-// last error, and the tick makes nothing.
+// carries that scope, restored from the schedule (its verbs= and
+// max_risk included); the tenant is the schedule's. The plan is judged by
+// that scope and the policy in force now (docs/design/semantics.md
+// section 10): a refusal is the schedule's last error, and the tick makes
+// nothing. newRunbook then freezes the gates the policy decides, as for
+// any submission.
 func (e *Engine) admitTick(ctx context.Context, s *driver.Schedule, plan *compiler.Plan) error {
 	if !sees(ctx, s.Tenant) {
 		return fmt.Errorf("%w: the schedule's scope does not reach its tenant %s", ErrInvalid, s.Tenant)
 	}
-	return nil
+	_, err := e.admit(ctx, s.Tenant, plan, plan.Steps)
+	return err
 }
 
 // scheduleEvent writes SCHEDULE_FIRED or SCHEDULE_SKIPPED on a runbook,
