@@ -65,7 +65,14 @@ func printRunbook(w io.Writer, v *client.Runbook) {
 		fmt.Fprintf(t, "%s\t%s: %s\n", blockedLabel(v.Status), b.Step, blockedText(b))
 	}
 	for _, a := range v.NextActions {
+		if a.Message != "" {
+			fmt.Fprintf(t, "next\t%s (%s)\n", a.Command, a.Message)
+			continue
+		}
 		fmt.Fprintf(t, "next\t%s\n", a.Command)
+	}
+	for _, b := range v.Cost.Budgets {
+		fmt.Fprintf(t, "budget\t%s: %s left of %s (%s)%s\n", b.Budget, budgetText(&b.Left), budgetText(&b.Limit), b.Rule, spentMark(b.Exceeded))
 	}
 	_ = t.Flush()
 	fmt.Fprintln(w)
@@ -195,3 +202,11 @@ func compact(raw json.RawMessage) string {
 }
 
 func stamp(t time.Time) string { return t.Local().Format("2006-01-02 15:04:05") }
+
+// spentMark flags a budget that is spent: no step would start.
+func spentMark(exceeded bool) string {
+	if exceeded {
+		return ": spent"
+	}
+	return ""
+}
