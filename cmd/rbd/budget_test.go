@@ -20,7 +20,8 @@ import (
 // cost_usd 8 and three steps whose service reports cost_usd 4 each: two
 // run, the third fails BUDGET_EXCEEDED without its call reaching the
 // service, and rbd status says what to raise; rbd budget set raises it and
-// rbd retry completes the runbook.
+// rbd retry completes the runbook. The refusal is counted in
+// rbd_budget_exceeded_total.
 func TestBudgetSetThenRetry(t *testing.T) {
 	t.Parallel()
 	var calls atomic.Int64
@@ -56,6 +57,8 @@ func TestBudgetSetThenRetry(t *testing.T) {
 	require.EqualValues(t, 2, calls.Load(), "the third call never reached the service")
 	c, _ := v.Step("c")
 	require.Equal(t, rbtype.CodeBudgetExceeded, c.Error.Code)
+	_, metrics := send(t, "GET", d.server+"/metrics", "")
+	require.Contains(t, metrics, `rbd_budget_exceeded_total{budget="runbook"} 1`, "the refusal is counted")
 
 	rbd := func(args ...string) string {
 		t.Helper()
