@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -167,6 +168,13 @@ func createRunbook(ctx context.Context, tx driver.Tx, n driver.NewRunbook, calle
 			n.ID = RunbookIDFor(n.RequestKey)
 			continue
 		}
+		if !created && rb.Tenant != cmp.Or(n.Tenant, DefaultTenant) {
+			// Keys are in their tenant's namespace (tenantKey), so another
+			// tenant's runbook under this key is a row written otherwise
+			// (by hand, or before namespaces): never answer with it, nor
+			// say whose it is.
+			return nil, fmt.Errorf("%w: the request key %s is taken; submit with another Idempotency-Key", ErrConflict, shortKey(key))
+		}
 		if !created && callerKey != "" && !sameRequest(rb, n) {
 			return nil, fmt.Errorf("%w: idempotency key %q was used for another request (a different plan, inputs or mode)",
 				ErrConflict, callerKey)
@@ -175,13 +183,14 @@ func createRunbook(ctx context.Context, tx driver.Tx, n driver.NewRunbook, calle
 	}
 }
 
-// tenantKey scopes a request key to its tenant (docs/design/semantics.md section 1):
-// two tenants' requests never meet on one runbook, whatever key they
-// chose. The default tenant's keys are what they were before tenants, so
-// its runbooks keep their ids.
+// tenantKey scopes a request key to its tenant (docs/design/semantics.md
+// section 1): every tenant's keys, the default tenant's included, live in a
+// namespace of their own, "tenant:<name>:", so no key one tenant chooses
+// can spell another's (a tenant name holds no colon). Keys stored before
+// the default tenant had its prefix were given it by migration 014.
 func tenantKey(tenant, key string) string {
-	if tenant == "" || tenant == DefaultTenant {
-		return key
+	if tenant == "" {
+		tenant = DefaultTenant
 	}
 	return "tenant:" + tenant + ":" + key
 }

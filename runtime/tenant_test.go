@@ -8,8 +8,11 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/compiler"
+	"github.com/runbookdev/runbook/durable/pgtest"
 	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/runtime"
 )
@@ -63,4 +66,45 @@ func TestTenantsNeverShareAReceipt(t *testing.T) {
 	require.NoError(t, err)
 	_, err = b.engine.Get(runtime.WithScope(b.ctx, runtime.Scope{All: true}), mustID(ids[2]))
 	require.NoError(t, err, "an admin sees every tenant")
+}
+
+// Issue 27, finding 1: the default tenant's request keys take its prefix
+// (migration tenant_request_keys), so that a runbook submitted before
+// still answers its repeat, and acme's key "tenant:acme:K" is acme's
+// alone. A row under a key of the caller's namespace that belongs to
+// another tenant (written by hand) is never handed to the caller.
+func TestRequestKeysAreNamespacedAndMigrated(t *testing.T) {
+	b := setup(t)
+	v := pgtest.MigrationVersion(t, "tenant_request_keys")
+	b.store = pgtest.StoreAt(t, v-1)
+	b.newEngine()
+	source := "(t.echo :msg \"hi\")"
+	plan, diags := compiler.CompileSource("k.rbk", []byte(source), b.cat)
+	require.False(t, diags.HasErrors(), "%v", diags)
+	insert := `INSERT INTO runbooks (id, plan, plan_hash, inputs, request_key, tenant) VALUES ($1, $2, $3, '{}', $4, $5)`
+	old, acmes := uuid.New(), uuid.New()
+	pgtest.ExecIn(t, b.store, insert, old, plan.JSON(), plan.PlanHash, "K", "default")
+	pgtest.ExecIn(t, b.store, insert, acmes, plan.JSON(), plan.PlanHash, "tenant:acme:K", "acme")
+	_, err := b.store.Migrate(b.ctx)
+	require.NoError(t, err)
+
+	def := runtime.WithScope(b.ctx, runtime.Scope{Tenant: runtime.DefaultTenant})
+	again, err := b.engine.SubmitSource(def, "k.rbk", []byte(source), runtime.Submission{IdempotencyKey: "K"})
+	require.NoError(t, err)
+	require.False(t, again.Created, "the default tenant's runbook, stored before the prefix, answers its repeat")
+	require.Equal(t, old, again.ID)
+	acme := runtime.WithScope(b.ctx, runtime.Scope{Tenant: "acme"})
+	theirs, err := b.engine.SubmitSource(acme, "k.rbk", []byte(source), runtime.Submission{IdempotencyKey: "K"})
+	require.NoError(t, err)
+	require.False(t, theirs.Created)
+	require.Equal(t, acmes, theirs.ID)
+	squat, err := b.engine.SubmitSource(def, "k.rbk", []byte(source), runtime.Submission{IdempotencyKey: "tenant:acme:K"})
+	require.NoError(t, err)
+	require.True(t, squat.Created, "the default tenant's key spelling acme's is its own")
+
+	// A key of the default namespace held by another tenant's row.
+	pgtest.ExecIn(t, b.store, insert, uuid.New(), plan.JSON(), plan.PlanHash, "tenant:default:planted", "globex")
+	_, err = b.engine.SubmitSource(def, "k.rbk", []byte(source), runtime.Submission{IdempotencyKey: "planted"})
+	require.ErrorIs(t, err, runtime.ErrConflict)
+	require.NotContains(t, err.Error(), "globex")
 }
