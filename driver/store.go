@@ -123,6 +123,11 @@ type Tx interface {
 	// by key, for one tenant.
 	CacheEntries(ctx context.Context, tenant string, keys []string) (map[string]CacheEntry, error)
 
+	// DerivationKey is the secret key runbook ids and correlation keys
+	// are derived under: made at random by the migrations, the same for
+	// every daemon on the database, never shown.
+	DerivationKey(ctx context.Context) ([]byte, error)
+
 	// CreateRunbook stores a new runbook, due at once, unless one with the
 	// same request key exists: then it returns that one, created=false.
 	CreateRunbook(ctx context.Context, n NewRunbook) (rb *Runbook, created bool, err error)

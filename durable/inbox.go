@@ -55,8 +55,22 @@ const insertNotificationSQL = `
 	INSERT INTO completion_notifications (correlation_key, payload_hash, outcome, result, error_code, error_message, tenant,
 		traceparent, usage)
 	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-	ON CONFLICT (correlation_key) DO NOTHING
+	ON CONFLICT (correlation_key, (coalesce(tenant, ''))) DO NOTHING
 	RETURNING id`
+
+// storedPayloadSQL reads the payload hash the key holds in the
+// notification's namespace: its tenant's, or no tenant's (migration 016).
+const storedPayloadSQL = `
+	SELECT payload_hash FROM completion_notifications
+	WHERE correlation_key = $1 AND coalesce(tenant, '') = coalesce($2, '')`
+
+// waitOfKeySQL finds the wait a notification of tenant $2 may end: a step
+// of that tenant's runbooks, or of any tenant's for a notification of no
+// tenant. Another tenant's wait is not there for it.
+const waitOfKeySQL = `
+	SELECT i.runbook_id, i.status FROM invocation_records i
+	WHERE i.correlation_key = $1
+	  AND ($2::text IS NULL OR EXISTS (SELECT 1 FROM runbooks r WHERE r.id = i.runbook_id AND r.tenant = $2))`
 
 // resumeSavepoint is where a resume in place rolls back to.
 const resumeSavepoint = "resume_in_place"
@@ -90,9 +104,9 @@ func (t *Tx) StoreNotification(ctx context.Context, n driver.Notification, o dri
 		}
 		return rows.Err()
 	})
-	b.Queue(`SELECT payload_hash FROM completion_notifications WHERE correlation_key = $1`, n.CorrelationKey).
+	b.Queue(storedPayloadSQL, n.CorrelationKey, nullString(n.Tenant)).
 		QueryRow(func(row pgx.Row) error { return row.Scan(&st.PayloadHash) })
-	b.Queue(`SELECT runbook_id, status FROM invocation_records WHERE correlation_key = $1`, n.CorrelationKey).
+	b.Queue(waitOfKeySQL, n.CorrelationKey, nullString(n.Tenant)).
 		Query(func(rows pgx.Rows) error {
 			defer rows.Close()
 			if rows.Next() {
@@ -165,11 +179,17 @@ const markNotificationsSQL = `
 	WHERE id = ANY($1) AND status = 'received'`
 
 // notificationsForRunbooksSQL locks the unprocessed notifications of the
-// runbooks' active invocations.
+// runbooks' active invocations: those of the runbook's tenant, and those
+// of no tenant. Another tenant's, for the same key, are in a namespace of
+// their own (migration 016) and resolve nothing here.
 const notificationsForRunbooksSQL = `SELECT ` + notificationColumns + `
 	FROM completion_notifications
-	WHERE status = 'received' AND correlation_key IN (
-		SELECT correlation_key FROM invocation_records WHERE status = 'active' AND runbook_id = ANY($1))
+	WHERE status = 'received' AND (correlation_key, coalesce(tenant, '')) IN (
+		SELECT i.correlation_key, t.tenant
+		FROM invocation_records i
+		JOIN runbooks r ON r.id = i.runbook_id
+		CROSS JOIN LATERAL (VALUES (''), (r.tenant)) t (tenant)
+		WHERE i.status = 'active' AND i.runbook_id = ANY($1))
 	ORDER BY id
 	FOR UPDATE`
 

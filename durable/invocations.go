@@ -61,7 +61,8 @@ func (s *Store) Invocation(ctx context.Context, correlationKey string) (driver.I
 func (s *Store) InvocationsOf(ctx context.Context, runbookID uuid.UUID) ([]driver.Invocation, error) {
 	rows, err := s.pool.Query(ctx, `SELECT `+invocationColumns+`,
 			i.status = 'active' AND EXISTS (SELECT 1 FROM completion_notifications n
-				WHERE n.correlation_key = i.correlation_key AND n.status = 'received')
+				WHERE n.correlation_key = i.correlation_key AND n.status = 'received'
+				  AND (n.tenant IS NULL OR n.tenant = (SELECT r.tenant FROM runbooks r WHERE r.id = i.runbook_id)))
 		FROM invocation_records i WHERE runbook_id = $1 ORDER BY parked_at, invocation_id`, runbookID)
 	if err != nil {
 		return nil, translate(err)

@@ -11,9 +11,12 @@ import (
 )
 
 // Orphan notifications are those received for a correlation key that no
-// invocation has: kept, because a step may yet park with the key (keys are
-// derived, so a sender can be first), but not forever, or anyone who can
-// sign a webhook could fill the inbox with keys that belong to nothing.
+// invocation of their tenant has (any invocation, for a notification of no
+// tenant): kept, because a step may yet park with the key (a sender can be
+// first), but not forever, or anyone who can sign a webhook could fill the
+// inbox with keys that belong to nothing. One signed by another tenant's
+// secret for a key that a step waits on is an orphan too: that step will
+// never consume it.
 const (
 	// pruneOrphansQuery deletes, oldest first, orphans received before
 	// the cutoff. The partial index of unprocessed notifications finds
@@ -23,7 +26,7 @@ const (
 		WHERE id IN (
 			SELECT n.id FROM completion_notifications n
 			WHERE n.status = 'received' AND n.received_at < $1
-			  AND NOT EXISTS (SELECT 1 FROM invocation_records i WHERE i.correlation_key = n.correlation_key)
+			  AND NOT EXISTS (` + ownerOfNotification + `)
 			ORDER BY n.received_at
 			LIMIT $2)`
 
@@ -31,7 +34,13 @@ const (
 	countOrphansQuery = `
 		SELECT count(*) FROM completion_notifications n
 		WHERE n.status = 'received'
-		  AND NOT EXISTS (SELECT 1 FROM invocation_records i WHERE i.correlation_key = n.correlation_key)`
+		  AND NOT EXISTS (` + ownerOfNotification + `)`
+
+	// ownerOfNotification finds the invocation that notification n may
+	// end, in its tenant's namespace.
+	ownerOfNotification = `
+		SELECT 1 FROM invocation_records i JOIN runbooks r ON r.id = i.runbook_id
+		WHERE i.correlation_key = n.correlation_key AND (n.tenant IS NULL OR r.tenant = n.tenant)`
 )
 
 // PruneOrphanNotifications deletes up to limit notifications received

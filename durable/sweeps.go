@@ -15,7 +15,8 @@ import (
 // wake-ups of the runbooks it found to now, unless they are due already.
 const (
 	// sweepInboxQuery wakes runbooks whose active invocations have a
-	// notification waiting.
+	// notification waiting that they may consume: of their tenant, or of
+	// none (another tenant's, for the same key, never will be).
 	sweepInboxQuery = `
 		INSERT INTO runbook_wakeups (runbook_id, wake_at)
 		SELECT DISTINCT runbook_id, now() FROM (
@@ -23,6 +24,7 @@ const (
 			FROM completion_notifications n
 			JOIN invocation_records i ON i.correlation_key = n.correlation_key
 			WHERE n.status = 'received' AND i.status = 'active'
+			  AND (n.tenant IS NULL OR n.tenant = (SELECT o.tenant FROM runbooks o WHERE o.id = i.runbook_id))
 			LIMIT $1) found
 		ON CONFLICT (runbook_id) DO UPDATE SET wake_at = now() WHERE runbook_wakeups.wake_at > now()`
 

@@ -34,6 +34,7 @@ var relations = []string{
 	"runbook_wakeups",
 	"runbooks",
 	"schedules",
+	"server_keys",
 	VersionTable,
 	"step_attempts",
 	"step_leases",

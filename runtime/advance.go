@@ -123,7 +123,13 @@ func (e *Engine) advanceIn(ctx context.Context, tx driver.Tx, ids []uuid.UUID, i
 	if err != nil {
 		return advanced{}, err
 	}
-	r, dropped, err := newRound(&e.machine, now, loaded, plans, in)
+	keys, err := e.derivationIn(ctx, tx)
+	if err != nil {
+		return advanced{}, err
+	}
+	m := e.machine
+	m.keys = keys
+	r, dropped, err := newRound(&m, now, loaded, plans, in)
 	for range dropped {
 		e.metrics.outcomeDropped()
 	}

@@ -171,6 +171,28 @@ type Engine struct {
 	// notifier tells other daemons' workers about work this engine made
 	// due while its own worker does not run here (wakeUp).
 	notifier *notifier
+	// keys derives runbook ids and correlation keys (keys.go); read from
+	// the database by the first transaction that needs it.
+	keys atomic.Pointer[derivation]
+}
+
+// derivationIn returns the derivation under the database's key, reading
+// the key in tx the first time: a second connection, taken while tx holds
+// one, could wait for ever on a pool that transactions like it hold.
+func (e *Engine) derivationIn(ctx context.Context, tx driver.Tx) (*derivation, error) {
+	if d := e.keys.Load(); d != nil {
+		return d, nil
+	}
+	key, err := tx.DerivationKey(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading the derivation key: %w", err)
+	}
+	d, err := newDerivation(key)
+	if err != nil {
+		return nil, err
+	}
+	e.keys.CompareAndSwap(nil, d)
+	return e.keys.Load(), nil
 }
 
 // calls counts the handler calls in flight. Unlike a WaitGroup it may be

@@ -37,11 +37,11 @@ func (e *Engine) Heartbeat(ctx context.Context, correlationKey, extend string) (
 		return time.Time{}, fmt.Errorf("%w: extend: %v", ErrInvalid, err)
 	}
 	if target, err := e.store.WaitTarget(ctx, correlationKey); err == nil && !sees(ctx, target.Tenant) {
-		return time.Time{}, noWait(correlationKey)
+		return time.Time{}, noWait(correlationKey) // another tenant's, said as no wait at all
 	}
 	inv, err := e.store.Invocation(ctx, correlationKey)
 	if errors.Is(err, driver.ErrNotFound) {
-		return time.Time{}, fmt.Errorf("%w: no step waits on correlation key %q", ErrNotFound, correlationKey)
+		return time.Time{}, noWait(correlationKey)
 	}
 	if err != nil {
 		return time.Time{}, err

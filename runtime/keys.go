@@ -1,10 +1,12 @@
 package runtime
 
 import (
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"strconv"
 
 	"github.com/google/uuid"
@@ -14,8 +16,9 @@ import (
 	"github.com/runbookdev/runbook/verbs"
 )
 
-// Namespaces of the deterministic (version 5) UUIDs the runtime derives, so
-// that a repeat of the same logical action derives the same id.
+// Namespaces of the deterministic ids the runtime derives, so that a
+// repeat of the same logical action derives the same id. Each id is a
+// keyed hash (derivation) in one of them.
 var (
 	namespaceRunbook     = uuid.MustParse("6b1f0c7e-4d1a-5a53-9c2e-7e0a1f3b9d21")
 	namespaceInvocation  = uuid.MustParse("0f7d2c4a-93b8-5e61-8a4d-2c9e6b1f7a30")
@@ -37,22 +40,47 @@ func shortKey(key string) string {
 	return strconv.Quote(key)
 }
 
-// RunbookIDFor is the id of the runbook submitted under a request key: the
+// derivation derives the ids and keys that someone outside the daemon
+// must not be able to work out: a runbook's id from its request key, and
+// a wait's invocation id and correlation key from its runbook, step and
+// attempt. Derived from public facts (a plan, a tenant's name, inputs),
+// they let one tenant notify another's wait before it started, taking its
+// key (docs/daemon.md, "Tenants and roles"). Each is an HMAC-SHA256 under
+// the database's derivation key (driver.Tx.DerivationKey), written as a
+// UUID of version 8, RFC 9562's for ids of one's own making. The same
+// inputs and key always give the same id, which is what dedupes repeats
+// and keeps a wait's key across reclaims.
+type derivation struct{ key []byte }
+
+// newDerivation checks a derivation key.
+func newDerivation(key []byte) (*derivation, error) {
+	if len(key) < 32 {
+		return nil, fmt.Errorf("the derivation key is %d bytes; 32 are needed (migration 015 makes it)", len(key))
+	}
+	return &derivation{key: key}, nil
+}
+
+// id is the keyed hash of material in space.
+func (d *derivation) id(space uuid.UUID, material []byte) uuid.UUID {
+	return uuid.NewHash(hmac.New(sha256.New, d.key), space, material, 8)
+}
+
+// runbookID is the id of the runbook submitted under a request key: the
 // same key always names the same runbook, so concurrent duplicate
 // submissions meet on one row.
-func RunbookIDFor(requestKey string) uuid.UUID {
-	return uuid.NewSHA1(namespaceRunbook, []byte(requestKey))
+func (d *derivation) runbookID(requestKey string) uuid.UUID {
+	return d.id(namespaceRunbook, []byte(requestKey))
 }
 
 // invocationIDs derives a park's invocation id and correlation key from the
 // runbook, the step and the attempt that parked.
-func invocationIDs(runbookID uuid.UUID, stepKey string, attempt int) (uuid.UUID, string) {
+func (d *derivation) invocationIDs(runbookID uuid.UUID, stepKey string, attempt int) (uuid.UUID, string) {
 	material := make([]byte, 0, 16+len(stepKey)+12)
 	material = append(material, runbookID[:]...)
 	material = append(material, stepKey...)
 	material = append(material, 0)
 	material = strconv.AppendInt(material, int64(attempt), 10)
-	return uuid.NewSHA1(namespaceInvocation, material), uuid.NewSHA1(namespaceCorrelation, material).String()
+	return d.id(namespaceInvocation, material), d.id(namespaceCorrelation, material).String()
 }
 
 // keyOrigin is what a step's idempotency key and seed derive from besides

@@ -63,3 +63,32 @@ func TestKeysAcrossALineage(t *testing.T) {
 	r := verbs.Retry{MaxAttempts: 5, Backoff: rbtype.BackoffExponential, BaseDelay: verbs.MustDuration("PT10S"), MaxDelay: verbs.MustDuration("PT5M")}
 	require.Equal(t, RetryDelay(r, seed(root, send, 2), 2), RetryDelay(r, seed(child, send, 2), 2))
 }
+
+// Runbook ids and correlation keys are keyed hashes (issue 27): another
+// derivation key gives other ids, the same key the same ids (what dedupes
+// repeats), and neither is the public UUIDv5 rbd derived before.
+func TestDerivedIdsNeedTheKey(t *testing.T) {
+	one, err := newDerivation([]byte("0123456789abcdef0123456789abcdef"))
+	require.NoError(t, err)
+	other, err := newDerivation([]byte("fedcba9876543210fedcba9876543210"))
+	require.NoError(t, err)
+	_, err = newDerivation([]byte("short"))
+	require.ErrorContains(t, err, "32 are needed")
+
+	require.Equal(t, one.runbookID("tenant:acme:K"), one.runbookID("tenant:acme:K"))
+	require.NotEqual(t, one.runbookID("tenant:acme:K"), other.runbookID("tenant:acme:K"))
+	require.NotEqual(t, uuid.NewSHA1(namespaceRunbook, []byte("tenant:acme:K")), one.runbookID("tenant:acme:K"))
+	require.Equal(t, uuid.Version(8), one.runbookID("x").Version())
+
+	rb := one.runbookID("tenant:acme:K")
+	inv1, key1 := one.invocationIDs(rb, "w", 1)
+	inv2, key2 := one.invocationIDs(rb, "w", 2)
+	_, otherKey := other.invocationIDs(rb, "w", 1)
+	require.NotEqual(t, inv1, inv2)
+	require.NotEqual(t, key1, key2, "each attempt its own key")
+	require.NotEqual(t, key1, otherKey)
+	require.NotEqual(t, inv1.String(), key1)
+	again, keyAgain := one.invocationIDs(rb, "w", 1)
+	require.Equal(t, inv1, again)
+	require.Equal(t, key1, keyAgain)
+}

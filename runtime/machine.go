@@ -18,6 +18,9 @@ type machine struct {
 	worker string
 	// leaseTTL is how long a lease taken now lasts.
 	leaseTTL time.Duration
+	// keys derives the correlation keys of the waits it starts, under the
+	// database's secret key.
+	keys *derivation
 	// callbackURL is where durable handlers tell the outside world to
 	// send notifications.
 	callbackURL string

@@ -190,7 +190,8 @@ func newFixture(t *testing.T, source string, inputs map[string]any) *fixture {
 		receipts: map[driver.ReceiptKey]driver.Receipt{},
 	}
 	f.m = &machine{worker: "w1", leaseTTL: 30 * time.Second, callbackURL: "http://rbd.test/v1/notifications",
-		handler: handlers.lookup, observe: noObserver{}, policy: func() *policy.Policy { return f.pol }}
+		handler: handlers.lookup, observe: noObserver{}, policy: func() *policy.Policy { return f.pol },
+		keys: &derivation{key: []byte("machine-fixture-derivation-key-32")}}
 	f.pol, f.budgets = policy.Builtin(), map[string]driver.TenantBudget{}
 	f.rb.Tenant = DefaultTenant
 	rows, err := newSteps(plan.Steps, 0)

@@ -291,7 +291,7 @@ func TestMachineParksAndResumesOnANotification(t *testing.T) {
 	c := callFor(t, calls, "w")
 	require.Equal(t, inv.CorrelationKey, c.call.CorrelationKey)
 	require.Equal(t, "http://rbd.test/v1/notifications", c.call.CallbackURL)
-	id, key := invocationIDs(f.rb.ID, "w", 1)
+	id, key := f.m.keys.invocationIDs(f.rb.ID, "w", 1)
 	require.Equal(t, id, inv.InvocationID, "derived from runbook, step and attempt")
 	require.Equal(t, key, inv.CorrelationKey)
 
@@ -850,7 +850,7 @@ func TestMachineResolve(t *testing.T) {
 		again := callFor(t, calls, "w")
 		require.Equal(t, 2, again.attempt)
 		require.Len(t, w.NewInvocations, 1)
-		id, key := invocationIDs(f.rb.ID, "w", 2)
+		id, key := f.m.keys.invocationIDs(f.rb.ID, "w", 2)
 		require.Equal(t, id, w.NewInvocations[0].InvocationID, "parks again under a new attempt")
 		require.Equal(t, key, again.call.CorrelationKey)
 	})

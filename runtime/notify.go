@@ -110,7 +110,7 @@ func (e *Engine) Notify(ctx context.Context, n Notification) (rbtype.InboxResult
 			continue
 		}
 		if err != nil {
-			return arrived.result, notFoundAsNoWait(err, n.CorrelationKey)
+			return arrived.result, err
 		}
 		if arrived.woke != uuid.Nil {
 			if arrived.failed {
@@ -169,13 +169,15 @@ func (e *Engine) arrive(ctx context.Context, tx driver.Tx, n driver.Notification
 	case errors.Is(err, driver.ErrNotFound):
 	case err != nil:
 		return got, err
+	case (n.Tenant != "" && target.Tenant != n.Tenant) || !sees(ctx, target.Tenant):
+		// A tenant's secret resolves only its tenant's waits. Another
+		// tenant's is not there for it: the notification is kept in its
+		// own tenant's namespace, where nothing waits on the key, and
+		// answered as any such one is (202), so the answer tells nothing
+		// about other tenants' waits; StoreNotification looks only at
+		// waits of its tenant. A runbook's tenant, like an invocation's
+		// runbook, never changes, so what this look-up found holds.
 	default:
-		// A tenant's secret resolves only its tenant's waits. A runbook's
-		// tenant, like an invocation's runbook, never changes, so what
-		// this look-up found holds under the lock.
-		if (n.Tenant != "" && target.Tenant != n.Tenant) || !sees(ctx, target.Tenant) {
-			return got, driver.ErrNotFound // another tenant's: nothing about it is said
-		}
 		if n.Outcome == rbtype.OutcomeCompleted {
 			if err := e.checkNotifiedResult(ctx, tx, target, result); err != nil {
 				return got, err
@@ -239,14 +241,6 @@ func (e *Engine) takeResumer() bool {
 	}
 }
 
-// notFoundAsNoWait words the store's not-found for a notification's key.
-func notFoundAsNoWait(err error, key string) error {
-	if errors.Is(err, driver.ErrNotFound) {
-		return noWait(key)
-	}
-	return err
-}
-
 // checkNotifiedResult refuses a result that does not fit the output_schema
 // of the verb whose wait it ends: accepted, it would fail the step when
 // consumed, and take the key for good; refused (ErrSchema, 422), nothing
@@ -279,11 +273,11 @@ func (e *Engine) checkNotifiedResult(ctx context.Context, tx driver.Tx, target d
 	return nil
 }
 
-// noWait is ErrNotFound for a correlation key a tenant-scoped webhook
-// secret may not resolve: another tenant's wait, told apart from no wait
-// at all by nothing.
+// noWait is ErrNotFound for a correlation key no step waits on, or none
+// the caller may resolve (another tenant's wait): the two are told apart
+// by nothing, not even the message.
 func noWait(key string) error {
-	return fmt.Errorf("%w: no step of this webhook secret's tenant waits on correlation key %s", ErrNotFound, shortKey(key))
+	return fmt.Errorf("%w: no step waits on correlation key %s", ErrNotFound, shortKey(key))
 }
 
 // canonicalJSON decodes JSON, so that two payloads that differ only in

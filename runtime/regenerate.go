@@ -93,7 +93,7 @@ func (e *Engine) Regenerate(ctx context.Context, parentID uuid.UUID, r Regenerat
 		if err != nil {
 			return err
 		}
-		out, err = createRunbook(ctx, tx, n, r.IdempotencyKey)
+		out, err = e.createRunbook(ctx, tx, n, r.IdempotencyKey)
 		if err != nil || !out.Created {
 			return err
 		}
@@ -167,7 +167,7 @@ func (e *Engine) regeneration(ctx context.Context, parent *driver.Runbook, plan 
 	}
 	key = tenantKey(parent.Tenant, key)
 	n := driver.NewRunbook{
-		ID: RunbookIDFor(key), Tenant: parent.Tenant, Actor: r.Actor, Plan: parent.Plan, PlanHash: parent.PlanHash, Inputs: encoded, Mode: parent.Mode,
+		Tenant: parent.Tenant, Actor: r.Actor, Plan: parent.Plan, PlanHash: parent.PlanHash, Inputs: encoded, Mode: parent.Mode,
 		Status: rbtype.RunbookExecuting, RequestKey: key, Lineage: lineage, WorkerID: e.workerID,
 		Steps: steps, Edges: edgesOf(plan.plan.Edges, nil),
 		Trace: newTrace(r.Parent, r.CorrelationID), PolicyHash: adm.tenant.Hash(), Budget: parent.Budget, Events: adm.events,

@@ -90,7 +90,15 @@ func newRound(m *machine, now time.Time, loaded *driver.AdvanceState, plans map[
 		}
 	}
 	for _, n := range loaded.Notifications {
-		if t := byKey[n.CorrelationKey]; t != nil {
+		// A key's notifications are kept per tenant (migration 016):
+		// the runbook's tenant's and no tenant's resolve its wait, the
+		// first to arrive (they are loaded in order) before the other;
+		// another tenant's never.
+		t := byKey[n.CorrelationKey]
+		if t == nil || (n.Tenant != "" && n.Tenant != t.rb.Tenant) {
+			continue
+		}
+		if _, first := t.notes[n.CorrelationKey]; !first {
 			t.notes[n.CorrelationKey] = n
 		}
 	}

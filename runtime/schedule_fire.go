@@ -174,11 +174,15 @@ func (e *Engine) submitTick(ctx context.Context, tx driver.Tx, s *driver.Schedul
 	if err != nil {
 		return nil, &tickRefused{err}
 	}
-	sub, err := createRunbook(ctx, tx, n, key)
+	sub, err := e.createRunbook(ctx, tx, n, key)
 	if errors.Is(err, ErrConflict) {
 		// The tick made its runbook before, from what the schedule was
 		// then (it changed since, and the daemon died before moving on).
-		return &Submitted{ID: n.ID}, nil
+		d, derr := e.derivationIn(ctx, tx)
+		if derr != nil {
+			return nil, derr
+		}
+		return &Submitted{ID: d.runbookID(n.RequestKey)}, nil
 	}
 	return sub, err
 }

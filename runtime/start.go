@@ -275,7 +275,7 @@ func (t *transition) invocationFor(s *driver.Step, exec verbs.Execution) *driver
 	if inv, ok := t.invocations[s.ID]; ok {
 		return inv
 	}
-	id, key := invocationIDs(t.rb.ID, s.Key, s.Attempt)
+	id, key := t.m.keys.invocationIDs(t.rb.ID, s.Key, s.Attempt)
 	timeout := time.Hour
 	if exec.Timeouts.ParkTimeout != nil {
 		timeout = exec.Timeouts.ParkTimeout.D

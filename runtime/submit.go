@@ -72,7 +72,7 @@ func (e *Engine) Submit(ctx context.Context, s Submission) (*Submitted, error) {
 	}
 	var out *Submitted
 	err = inTx(ctx, e.store, func(tx driver.Tx) error {
-		out, err = createRunbook(ctx, tx, n, s.IdempotencyKey)
+		out, err = e.createRunbook(ctx, tx, n, s.IdempotencyKey)
 		return err
 	})
 	if err == nil && out.Created {
@@ -137,7 +137,7 @@ func (e *Engine) newRunbook(ctx context.Context, s Submission) (driver.NewRunboo
 	}
 	adm.gate(steps)
 	n := driver.NewRunbook{
-		ID: RunbookIDFor(key), Tenant: tenant, Plan: s.Plan.JSON(), PlanHash: s.Plan.PlanHash, Inputs: inputs, Mode: s.Mode,
+		Tenant: tenant, Plan: s.Plan.JSON(), PlanHash: s.Plan.PlanHash, Inputs: inputs, Mode: s.Mode,
 		Status: rbtype.RunbookExecuting, RequestKey: key, WorkerID: e.workerID, Steps: steps, Edges: edgesOf(s.Plan.Edges, nil),
 		Trace: newTrace(s.Parent, s.CorrelationID), PolicyHash: adm.tenant.Hash(), Budget: s.Budget, Events: adm.events,
 	}
@@ -151,13 +151,18 @@ func (e *Engine) newRunbook(ctx context.Context, s Submission) (driver.NewRunboo
 	return n, err
 }
 
-// createRunbook stores a new runbook under its request key, in tx. A
-// repeat returns the runbook the key names; without a caller's key, a
-// repeat of a failed run starts a new run, keyed after the failed one; a
-// caller's key (callerKey, as the caller wrote it) used for another
-// request is ErrConflict.
-func createRunbook(ctx context.Context, tx driver.Tx, n driver.NewRunbook, callerKey string) (*Submitted, error) {
+// createRunbook stores a new runbook under its request key, in tx, with
+// the id the key derives. A repeat returns the runbook the key names;
+// without a caller's key, a repeat of a failed run starts a new run, keyed
+// after the failed one; a caller's key (callerKey, as the caller wrote it)
+// used for another request is ErrConflict.
+func (e *Engine) createRunbook(ctx context.Context, tx driver.Tx, n driver.NewRunbook, callerKey string) (*Submitted, error) {
+	d, err := e.derivationIn(ctx, tx)
+	if err != nil {
+		return nil, err
+	}
 	key := n.RequestKey
+	n.ID = d.runbookID(key)
 	for {
 		rb, created, err := tx.CreateRunbook(ctx, n)
 		if err != nil {
@@ -165,7 +170,7 @@ func createRunbook(ctx context.Context, tx driver.Tx, n driver.NewRunbook, calle
 		}
 		if !created && callerKey == "" && rb.Status == rbtype.RunbookFailed {
 			n.RequestKey = retryKey(key, rb.ID)
-			n.ID = RunbookIDFor(n.RequestKey)
+			n.ID = d.runbookID(n.RequestKey)
 			continue
 		}
 		if !created && rb.Tenant != cmp.Or(n.Tenant, DefaultTenant) {

@@ -108,3 +108,37 @@ func TestRequestKeysAreNamespacedAndMigrated(t *testing.T) {
 	require.ErrorIs(t, err, runtime.ErrConflict)
 	require.NotContains(t, err.Error(), "globex")
 }
+
+// Issue 27, finding 8: a notification signed with another tenant's secret
+// that arrives before the step parks (its key known, somehow) is kept in
+// that tenant's namespace: it never takes the key, the step's own
+// tenant's notification is accepted, not refused as a conflict, and it
+// is what resumes the step.
+func TestAForeignEarlyNotificationNeverTakesTheKey(t *testing.T) {
+	b := setup(t)
+	b.run(t)
+	acme := runtime.WithScope(b.ctx, runtime.Scope{Tenant: "acme"})
+	globex := runtime.WithScope(b.ctx, runtime.Scope{Tenant: "globex"})
+	sub, err := b.engine.SubmitSource(acme, "w.rbk", []byte("(t.approve :as @g)\n(t.wait :after @g :as @w)"), runtime.Submission{})
+	require.NoError(t, err)
+	b.waitState(t, sub.ID, "awaiting_approval")
+	key, err := runtime.CorrelationKeyForTest(b.ctx, b.engine, sub.ID, "w", 1)
+	require.NoError(t, err)
+
+	res, err := b.engine.Notify(globex, runtime.Notification{CorrelationKey: key, Status: rbtype.OutcomeCompleted, Result: []byte(`{"answer":"forged"}`)})
+	require.NoError(t, err)
+	require.Equal(t, rbtype.InboxAccepted, res)
+	require.NoError(t, b.engine.Decide(acme, sub.ID, "g", true, "ops", ""))
+	v := b.waitState(t, sub.ID, "parked")
+	require.Equal(t, key, v.BlockedOn[0].CorrelationKey, "the key the test derived is the step's")
+
+	res, err = b.engine.Notify(acme, runtime.Notification{CorrelationKey: key, Status: rbtype.OutcomeCompleted, Result: []byte(`{"answer":"real"}`)})
+	require.NoError(t, err)
+	require.Equal(t, rbtype.InboxAccepted, res, "acme's own notification")
+	v = b.waitStatus(t, sub.ID, rbtype.RunbookComplete)
+	require.JSONEq(t, `{"answer":"real"}`, string(v.Outcomes["w"]))
+	// globex's repeat is a duplicate in its own namespace, nothing more.
+	res, err = b.engine.Notify(globex, runtime.Notification{CorrelationKey: key, Status: rbtype.OutcomeCompleted, Result: []byte(`{"answer":"forged"}`)})
+	require.NoError(t, err)
+	require.Equal(t, rbtype.InboxDuplicate, res)
+}

@@ -413,12 +413,6 @@ func (t *transition) consumeNotifications() {
 		}
 		t.processed = append(t.processed, n.ID)
 		delete(t.notes, inv.CorrelationKey)
-		if n.Tenant != "" && n.Tenant != t.rb.Tenant {
-			// Sent early, signed by another tenant's secret: it resolves
-			// nothing here (it is marked processed, and the step keeps
-			// waiting; docs/daemon.md says what that leaves open).
-			continue
-		}
 		t.m.observe.resumed(t.now.Sub(n.ReceivedAt))
 		t.sawPark(s, inv, n.TraceParent)
 		t.finishInvocation(s, rbtype.InvocationCompleted)

@@ -5,8 +5,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
 	"github.com/runbookdev/runbook/httpapi"
@@ -76,4 +81,137 @@ func TestDefaultTenantCannotTakeAnotherTenantsRequestKeys(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, again.Created)
 	require.Equal(t, own.ID, again.ID)
+}
+
+// The namespaces rbd derived runbook ids and correlation keys in before
+// issue 27, as anyone could read them in its source: an attacker's copy.
+var (
+	publicRunbookNamespace     = uuid.MustParse("6b1f0c7e-4d1a-5a53-9c2e-7e0a1f3b9d21")
+	publicCorrelationNamespace = uuid.MustParse("d3a8e5b2-61c4-5f09-b7e2-4a1c8d9f0e63")
+)
+
+// publicCorrelationKey derives a wait's correlation key from public facts
+// only, as rbd did: the runbook's id from its request key, then the key
+// from the id, the step and the attempt.
+func publicCorrelationKey(requestKey, step string, attempt int) string {
+	id := uuid.NewSHA1(publicRunbookNamespace, []byte(requestKey))
+	material := append(append(append([]byte{}, id[:]...), step...), 0)
+	material = strconv.AppendInt(material, int64(attempt), 10)
+	return uuid.NewSHA1(publicCorrelationNamespace, material).String()
+}
+
+// webhookTenantSecrets: each tenant signs with a secret of its own.
+const webhookTenantSecrets = `whsec-acme tenant=acme
+whsec-globex tenant=globex
+`
+
+// Issue 27, finding 8: holding only its own webhook secret, globex works
+// out the correlation key of a wait acme has not yet started, from the
+// plan, the mode, acme's name and the inputs, and notifies it first. acme's
+// step must still resume on acme's own notification.
+func TestAnotherTenantCannotPreemptAFutureWait(t *testing.T) {
+	t.Parallel()
+	e := newDaemonEnv(t)
+	verbs := e.file(t, "verbs/t.yaml", e2eVerbs)
+	tokens := e.file(t, "tokens", tenantTokenFile)
+	secrets := e.file(t, "secrets", webhookTenantSecrets)
+	d := e.start(t, "--verbs", verbs, "--api-token-file", tokens, "--webhook-secret-file", secrets)
+	ctx := context.Background()
+	acme := d.client("tok-acme")
+	acme.WebhookSecret = []byte("whsec-acme")
+	globex := d.client("tok-globex")
+	globex.WebhookSecret = []byte("whsec-globex")
+	source := httpapi.SubmitRequest{Source: "(t.wait :as @w)\n(t.echo :v $v :after @w)", Inputs: map[string]any{"v": "order-7"}}
+
+	// globex learns the plan's hash by submitting the same source itself.
+	own, err := globex.Submit(ctx, source, "")
+	require.NoError(t, err)
+	view, err := globex.Get(ctx, own.ID.String())
+	require.NoError(t, err)
+	inputs, err := json.Marshal(source.Inputs)
+	require.NoError(t, err)
+	sum := sha256.Sum256([]byte(view.PlanHash + "\x00" + string(rbtype.ModeExecute) + "\x00" + string(inputs)))
+	guess := publicCorrelationKey("tenant:acme:plan:"+hex.EncodeToString(sum[:]), "w", 1)
+	_, err = globex.Notify(ctx, httpapi.NotificationRequest{CorrelationKey: guess, Status: "completed", Result: json.RawMessage(`{"forged":true}`)})
+	require.NoError(t, err)
+
+	sub, err := acme.Submit(ctx, source, "")
+	require.NoError(t, err)
+	var key string
+	waitUntil(t, "acme's step to park", func() (bool, error) {
+		v, err := acme.Get(ctx, sub.ID.String())
+		if err != nil || len(v.BlockedOn) == 0 {
+			return false, err
+		}
+		key = v.BlockedOn[0].CorrelationKey
+		return true, nil
+	})
+	require.NotEqual(t, guess, key, "acme's correlation key can be computed from public facts")
+	_, err = acme.Notify(ctx, httpapi.NotificationRequest{CorrelationKey: key, Status: "completed", Result: json.RawMessage(`{"real":true}`)})
+	require.NoError(t, err, "acme's own notification was refused")
+	waitUntil(t, "acme's runbook to complete", func() (bool, error) {
+		v, err := acme.Get(ctx, sub.ID.String())
+		return err == nil && v.Status == rbtype.RunbookComplete, err
+	})
+	v, err := acme.Get(ctx, sub.ID.String())
+	require.NoError(t, err)
+	require.JSONEq(t, `{"real":true}`, string(v.Outcomes["w"]))
+}
+
+// Issue 27, finding 8: a notification signed with globex's secret for a
+// key acme's step waits on is answered exactly as one for a key nobody
+// waits on (202, kept in globex's own namespace), not 404: the answer
+// says nothing about other tenants' waits. Nor does it take the key from
+// acme, whose own notification then resumes its step.
+func TestAForeignNotificationIsNoExistenceOracle(t *testing.T) {
+	t.Parallel()
+	e := newDaemonEnv(t)
+	verbs := e.file(t, "verbs/t.yaml", e2eVerbs)
+	tokens := e.file(t, "tokens", tenantTokenFile)
+	secrets := e.file(t, "secrets", webhookTenantSecrets)
+	d := e.start(t, "--verbs", verbs, "--api-token-file", tokens, "--webhook-secret-file", secrets)
+	ctx := context.Background()
+	acme := d.client("tok-acme")
+	acme.WebhookSecret = []byte("whsec-acme")
+	globex := d.client("tok-globex")
+	globex.WebhookSecret = []byte("whsec-globex")
+	sub, err := acme.Submit(ctx, httpapi.SubmitRequest{Source: "(t.wait :as @w)"}, "")
+	require.NoError(t, err)
+	var key string
+	waitUntil(t, "acme's step to park", func() (bool, error) {
+		v, err := acme.Get(ctx, sub.ID.String())
+		if err != nil || len(v.BlockedOn) == 0 {
+			return false, err
+		}
+		key = v.BlockedOn[0].CorrelationKey
+		return true, nil
+	})
+	answer := func(c *httpapi.Client, key, result string) (int, string) {
+		body := `{"correlation_key": "` + key + `", "status": "completed", "result": ` + result + `}`
+		return send(t, "POST", d.server+"/v1/notifications", body,
+			httpapi.SignatureHeader, httpapi.Sign(c.WebhookSecret, []byte(body), time.Now()))
+	}
+	unknownStatus, unknownBody := answer(globex, uuid.NewString(), `{}`)
+	parkedStatus, parkedBody := answer(globex, key, `{}`)
+	require.Equal(t, unknownStatus, parkedStatus, "another tenant's wait answers %s, no wait %s", parkedBody, unknownBody)
+	require.Equal(t, unknownBody, parkedBody)
+	require.Equal(t, http.StatusAccepted, parkedStatus)
+	// Heartbeats alike.
+	beat := func(key string) (int, string) {
+		body := `{"correlation_key": "` + key + `", "status": "heartbeat", "extend": "PT2H"}`
+		status, out := send(t, "POST", d.server+"/v1/notifications", body,
+			httpapi.SignatureHeader, httpapi.Sign(globex.WebhookSecret, []byte(body), time.Now()))
+		return status, strings.ReplaceAll(out, key[:32], "KEY")
+	}
+	s1, b1 := beat(uuid.NewString())
+	s2, b2 := beat(key)
+	require.Equal(t, s1, s2)
+	require.Equal(t, b1, b2)
+
+	status, body := answer(acme, key, `{"mine":true}`)
+	require.Equal(t, http.StatusAccepted, status, body)
+	waitUntil(t, "acme's runbook to complete", func() (bool, error) {
+		v, err := acme.Get(ctx, sub.ID.String())
+		return err == nil && v.Status == rbtype.RunbookComplete, err
+	})
 }
