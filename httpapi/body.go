@@ -22,57 +22,124 @@ const DefaultMaxBody = 1 << 20
 // let.
 const DefaultBodyTimeout = 30 * time.Second
 
-// DefaultMaxConcurrentBodies bounds the request bodies read and handled at
-// once (32): with DefaultMaxBody that is at most a few tens of MiB, however
-// many connections send bodies and stall.
+// DefaultMaxConcurrentBodies sizes each body pool (32): webhooks may hold
+// up to this many times --max-body of memory, and token-checked requests
+// as much again, however many connections send bodies and stall.
 const DefaultMaxConcurrentBodies = 32
 
+// DefaultBodiesPerAddress bounds the bodies read at once from one client
+// address (8).
+const DefaultBodiesPerAddress = 8
+
+// DefaultBodyMinRate is the slowest a body may arrive, in bytes a second
+// (1 KiB/s), measured over each chunk of it: a sender on any real link is
+// far faster, and one that trickles a byte a second is cut off after four
+// seconds (a chunk's 4 KiB at 1 KiB/s), not thirty. Measured per chunk, a
+// client cannot send most of a body at once and then stall for the rest
+// of --body-timeout while holding its room.
+const DefaultBodyMinRate = 1 << 10
+
 // takeBody reads a request's body into memory before its handler runs,
-// under the body deadline and within the bound on bodies read at once,
-// and puts it back as r.Body for the handler's readBody. release frees
-// the body's place when the handler is done; it is held while the handler
-// runs because the body's bytes are alive until then. Every endpoint goes
-// through it, so no route lets a client hold a connection open by sending
-// slowly.
-func (s *Server) takeBody(w http.ResponseWriter, r *http.Request, limit int64) (release func(), err error) {
+// and puts it back as r.Body for the handler's readBody. Every endpoint
+// goes through it, so no route lets a client hold a connection open by
+// sending slowly. A body is read
+//
+//   - only while its client's address reads fewer than --max-bodies-per-address
+//     bodies at once;
+//   - a chunk at a time, each chunk reserved from its pool (webhooks', or
+//     token-checked requests'), and refused with 503 when the pool is full;
+//   - at --body-min-rate bytes a second at least, each chunk within the
+//     time that rate gives it, and within --body-timeout in all (else 408,
+//     and the connection is closed).
+//
+// release gives the body's bytes back to the pool when the handler is
+// done: they are alive until then.
+func (s *Server) takeBody(w http.ResponseWriter, r *http.Request, pool *bodyPool, limit int64) (release func(), err error) {
 	if r.Body == nil || r.Body == http.NoBody {
 		// No deadline: a body-less request may be a live event stream,
 		// and the connection's read deadline would also cut the server's
 		// background read, which cancels the request's context.
 		return func() {}, nil
 	}
-	select {
-	case s.bodies <- struct{}{}:
-	default:
+	if r.ContentLength > limit {
 		s.leaveBody(w, r)
-		return nil, errorf(http.StatusServiceUnavailable, CodeUnavailable,
-			"the daemon is reading as many request bodies as it may (%d); retry", cap(s.bodies))
+		return nil, s.refuse(r, reasonBodyTooLarge, errorf(http.StatusRequestEntityTooLarge, CodeBodyTooLarge,
+			"the body is larger than the limit of %d bytes", limit))
 	}
-	release = func() { <-s.bodies }
+	doneReading, ok := s.addresses.take(r)
+	if !ok {
+		s.leaveBody(w, r)
+		return nil, s.refuse(r, reasonAddressBusy, errorf(http.StatusServiceUnavailable, CodeUnavailable,
+			"this address is sending as many request bodies at once as it may (%d); retry", s.addresses.limit))
+	}
+	defer doneReading()
+	var reserved int64
+	release = func() { pool.release(reserved) }
 	ctl := http.NewResponseController(w)
-	_ = ctl.SetReadDeadline(time.Now().Add(s.cfg.BodyTimeout))
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
-	var tooLarge *http.MaxBytesError
-	var netErr net.Error
-	switch {
-	case errors.As(err, &tooLarge):
-		err = errorf(http.StatusRequestEntityTooLarge, CodeBodyTooLarge, "the body is larger than the limit of %d bytes", limit)
-	case errors.As(err, &netErr) && netErr.Timeout():
-		w.Header().Set("Connection", "close")
-		err = errorf(http.StatusRequestTimeout, CodeRequestTimeout, "the body did not arrive within %v", s.cfg.BodyTimeout)
-	case err != nil:
-		err = errorf(http.StatusBadRequest, CodeMalformedJSON, "error reading the body: %v", err)
-	}
-	if err != nil {
-		release()
-		return nil, err
+	start := time.Now()
+	in := http.MaxBytesReader(w, r.Body, limit)
+	var body bytes.Buffer
+	for {
+		if !pool.reserve(bodyChunk) {
+			release()
+			s.leaveBody(w, r)
+			return nil, s.refuse(r, reasonPoolFull(pool), errorf(http.StatusServiceUnavailable, CodeUnavailable,
+				"the daemon holds as many %s request bodies as it may (%d bytes); retry", pool.name, pool.size))
+		}
+		reserved += bodyChunk
+		deadline, paced := s.chunkDeadline(start, time.Now())
+		_ = ctl.SetReadDeadline(deadline)
+		_, err = io.CopyN(&body, in, bodyChunk)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			release()
+			return nil, s.bodyReadError(w, r, err, paced, limit)
+		}
 	}
 	// The whole body is in: lift the deadline, or the server's background
 	// read of the connection would time out under a slow handler and
 	// cancel its context.
 	_ = ctl.SetReadDeadline(time.Time{})
-	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.Body = io.NopCloser(bytes.NewReader(body.Bytes()))
 	return release, nil
+}
+
+// chunkDeadline is when a chunk of a body that began arriving at start,
+// the chunk at chunkStart, must have arrived by: a chunk's worth of
+// --body-min-rate after chunkStart, and never later than --body-timeout
+// after start. paced says the rate, not the timeout, set it.
+func (s *Server) chunkDeadline(start, chunkStart time.Time) (deadline time.Time, paced bool) {
+	limit := start.Add(s.cfg.BodyTimeout)
+	if s.cfg.BodyMinRate <= 0 {
+		return limit, false
+	}
+	due := chunkStart.Add(time.Duration(float64(bodyChunk) / float64(s.cfg.BodyMinRate) * float64(time.Second)))
+	if due.Before(limit) {
+		return due, true
+	}
+	return limit, false
+}
+
+// bodyReadError answers a body that could not be read.
+func (s *Server) bodyReadError(w http.ResponseWriter, r *http.Request, err error, paced bool, limit int64) error {
+	var tooLarge *http.MaxBytesError
+	var netErr net.Error
+	switch {
+	case errors.As(err, &tooLarge):
+		return s.refuse(r, reasonBodyTooLarge, errorf(http.StatusRequestEntityTooLarge, CodeBodyTooLarge,
+			"the body is larger than the limit of %d bytes", limit))
+	case errors.As(err, &netErr) && netErr.Timeout():
+		w.Header().Set("Connection", "close")
+		if paced {
+			return s.refuse(r, reasonBodyTooSlow, errorf(http.StatusRequestTimeout, CodeRequestTimeout,
+				"the body arrived slower than %d bytes a second", s.cfg.BodyMinRate))
+		}
+		return s.refuse(r, reasonBodyTooSlow, errorf(http.StatusRequestTimeout, CodeRequestTimeout,
+			"the body did not arrive within %v", s.cfg.BodyTimeout))
+	}
+	return errorf(http.StatusBadRequest, CodeMalformedJSON, "error reading the body: %v", err)
 }
 
 // leaveBody is for a request answered without reading its body: the

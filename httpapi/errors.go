@@ -40,6 +40,9 @@ type apiError struct {
 	field       string
 	diagnostics lang.Diagnostics
 	cause       error // logged, never sent
+	// refused: a refusal for the client's fault or a limit, counted and
+	// logged already (refusals.go), never again per request.
+	refused bool
 }
 
 func (e *apiError) Error() string { return e.code + ": " + e.message }

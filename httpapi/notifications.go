@@ -30,8 +30,7 @@ func (s *Server) notify(w http.ResponseWriter, r *http.Request) error {
 	} else if len(s.cfg.WebhookSecrets) > 0 {
 		i, err := verifySignature(r.Header.Get(SignatureHeader), body, s.cfg.WebhookSecrets, s.cfg.Now())
 		if err != nil {
-			s.log.Warn("notification refused", "reason", err, "remote", r.RemoteAddr)
-			return errorf(http.StatusUnauthorized, CodeUnauthorized, "%v", err)
+			return s.refuse(r, reasonSignature, errorf(http.StatusUnauthorized, CodeUnauthorized, "%v", err))
 		}
 		if i < len(s.cfg.WebhookTenants) && s.cfg.WebhookTenants[i] != "" {
 			// A tenant's secret ends only its tenant's waits.

@@ -39,11 +39,22 @@ type Config struct {
 	// zero means DefaultBodyTimeout. It is a deadline on the body alone,
 	// not on the request, so live event streams may last for hours.
 	BodyTimeout time.Duration
-	// MaxConcurrentBodies bounds the request bodies being read and handled
-	// at once, so memory stays under it times MaxBody whatever clients
-	// send; beyond it a request is 503 with Retry-After. Zero means
-	// DefaultMaxConcurrentBodies.
+	// MaxConcurrentBodies sizes the pool of token-checked requests'
+	// bodies, read or being handled: it times MaxBody bytes, whatever
+	// clients send; beyond it a request is 503 with Retry-After. Zero
+	// means DefaultMaxConcurrentBodies.
 	MaxConcurrentBodies int
+	// MaxConcurrentWebhooks sizes the webhooks' pool alike, apart from
+	// the other: unauthenticated senders never take token holders' room.
+	// Zero means DefaultMaxConcurrentBodies.
+	MaxConcurrentWebhooks int
+	// BodiesPerAddress bounds the bodies read at once from one client
+	// address. Zero means DefaultBodiesPerAddress; negative, no bound.
+	BodiesPerAddress int
+	// BodyMinRate is the slowest a body may arrive, in bytes a second,
+	// over each chunk of it; slower, it is cut off with 408. Zero means
+	// DefaultBodyMinRate; negative, no rate (only BodyTimeout).
+	BodyMinRate int64
 	// Metrics serves /metrics; nil means 404.
 	Metrics http.Handler
 	// Registerer receives the HTTP request metrics; nil means none.
@@ -85,8 +96,12 @@ type Server struct {
 	// return on its own.
 	closing   chan struct{}
 	closeOnce sync.Once
-	// bodies holds a token for each request body being read or handled.
-	bodies    chan struct{}
+	// webhookBodies and apiBodies hold the bytes of the request bodies
+	// being read or handled, each kind in a pool of its own; addresses
+	// counts the bodies being read by client address.
+	webhookBodies, apiBodies *bodyPool
+	addresses                *addressCap
+	refusals                 *refusals
 	outage    outage
 	readiness readiness
 	// table is every route registered, in order, for Routes.
@@ -112,6 +127,16 @@ func New(cfg Config) *Server {
 	if cfg.MaxConcurrentBodies <= 0 {
 		cfg.MaxConcurrentBodies = DefaultMaxConcurrentBodies
 	}
+	if cfg.MaxConcurrentWebhooks <= 0 {
+		cfg.MaxConcurrentWebhooks = DefaultMaxConcurrentBodies
+	}
+	if cfg.BodiesPerAddress == 0 {
+		cfg.BodiesPerAddress = DefaultBodiesPerAddress
+	}
+	if cfg.BodyMinRate == 0 {
+		cfg.BodyMinRate = DefaultBodyMinRate
+	}
+
 	if cfg.EventPoll <= 0 {
 		cfg.EventPoll = 200 * time.Millisecond
 	}
@@ -127,11 +152,20 @@ func New(cfg Config) *Server {
 	s := &Server{
 		cfg: cfg, engine: cfg.Engine, tokens: tokens{digests: digests, principals: principals}, mux: http.NewServeMux(),
 		log: cfg.Logger, metrics: newHTTPMetrics(cfg.Registerer), closing: make(chan struct{}),
-		bodies: make(chan struct{}, cfg.MaxConcurrentBodies),
+		webhookBodies: newBodyPool("webhook", poolBytes(cfg.MaxConcurrentWebhooks, cfg.MaxBody)),
+		apiBodies:     newBodyPool("api", poolBytes(cfg.MaxConcurrentBodies, cfg.MaxBody)),
+		addresses:     newAddressCap(max(cfg.BodiesPerAddress, 0)),
+		refusals:      newRefusals(cfg.Logger, cfg.Registerer, cfg.Now),
 	}
 	s.mcp = s.newMCPHandler()
 	s.routes()
 	return s
+}
+
+// poolBytes is the size of a pool of n bodies of at most maxBody bytes,
+// each rounded up to whole chunks (a pool must hold one whole body).
+func poolBytes(n int, maxBody int64) int64 {
+	return int64(n) * ((maxBody + bodyChunk) / bodyChunk * bodyChunk)
 }
 
 // CloseStreams ends the live event streams, now and from now on; their
@@ -229,22 +263,46 @@ func (s *Server) wrap(route string, who access, h func(http.ResponseWriter, *htt
 		if tokened {
 			caller, known = s.tokens.principal(r)
 		}
-		if tokened && !known {
+		switch {
+		case tokened && !known:
 			rec.Header().Set("WWW-Authenticate", `Bearer realm="rbd"`)
-			err = errorf(http.StatusUnauthorized, CodeUnauthorized, "a valid API token is required: Authorization: Bearer <token>")
 			s.leaveBody(rec, r)
-		} else if role := routeRoles[route]; who == api && !caller.has(role) {
-			err = errorf(http.StatusForbidden, CodeForbidden, "this token (actor %s) lacks the %s role that %s needs", caller.Actor, role, route)
+			err = s.refuse(r, reasonToken, errorf(http.StatusUnauthorized, CodeUnauthorized,
+				"a valid API token is required: Authorization: Bearer <token>"))
+		case who == api && !caller.has(routeRoles[route]):
 			s.leaveBody(rec, r)
-		} else if release, berr := s.takeBody(rec, r, s.bodyLimit(route)); berr != nil {
-			err = berr
-		} else {
-			// Deferred, so that a handler's panic (which net/http
-			// recovers) does not keep the body's place for good.
+			err = errorf(http.StatusForbidden, CodeForbidden, "this token (actor %s) lacks the %s role that %s needs",
+				caller.Actor, routeRoles[route], route)
+		case who == public:
+			// No public route takes a body: none is read.
+			s.leaveBody(rec, r)
+			err = h(rec, r)
+		default:
+			if who == signed && len(s.cfg.WebhookSecrets) > 0 {
+				// A signature header that is missing, malformed or stale
+				// cannot match whatever the body: refused before a byte
+				// of it is read or any room is taken for it.
+				if herr := checkSignatureHeader(r.Header.Get(SignatureHeader), s.cfg.Now()); herr != nil {
+					s.leaveBody(rec, r)
+					err = s.refuse(r, reasonSignature, errorf(http.StatusUnauthorized, CodeUnauthorized, "%v", herr))
+					break
+				}
+			}
+			pool := s.apiBodies
+			if who == signed {
+				pool = s.webhookBodies
+			}
+			release, berr := s.takeBody(rec, r, pool, s.bodyLimit(route))
+			if berr != nil {
+				err = berr
+				break
+			}
 			if tokened {
 				// The engine answers for this principal's tenant only.
 				r = r.WithContext(withPrincipal(runtime.WithScope(r.Context(), caller.scope()), caller))
 			}
+			// Deferred, so that a handler's panic (which net/http
+			// recovers) does not keep the body's room for good.
 			func() {
 				defer release()
 				err = h(rec, r)
@@ -256,6 +314,8 @@ func (s *Server) wrap(route string, who access, h func(http.ResponseWriter, *htt
 				writeError(rec, ae)
 			}
 			switch {
+			case ae.refused:
+				// Counted and logged, once in a while, by refuse.
 			case ae.code == CodeUnavailable && ae.cause != nil:
 				s.outage.failed(s.log, ae.cause, time.Now())
 			case ae.code == CodeNotReady:

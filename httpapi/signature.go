@@ -49,34 +49,9 @@ func VerifySignature(header string, body []byte, secrets [][]byte, now time.Time
 // verifySignature is VerifySignature, saying which secret matched (its
 // tenant decides which waits the notification may end).
 func verifySignature(header string, body []byte, secrets [][]byte, now time.Time) (int, error) {
-	if header == "" {
-		return -1, ErrNoSignature
-	}
-	var ts string
-	var sigs [][]byte
-	for _, part := range strings.Split(header, ",") {
-		k, v, ok := strings.Cut(strings.TrimSpace(part), "=")
-		if !ok {
-			return -1, ErrMalformedSigHead
-		}
-		switch k {
-		case "t":
-			ts = v
-		case "v1":
-			sig, err := hex.DecodeString(v)
-			if err != nil {
-				return -1, fmt.Errorf("%w: v1 is not hex", ErrMalformedSigHead)
-			}
-			sigs = append(sigs, sig)
-		}
-		// Other schemes (v2, ...) are a sender's future; ignore them.
-	}
-	unix, err := strconv.ParseInt(ts, 10, 64)
-	if err != nil || len(sigs) == 0 {
-		return -1, ErrMalformedSigHead
-	}
-	if d := now.Sub(time.Unix(unix, 0)); d > SignatureWindow || d < -SignatureWindow {
-		return -1, ErrStaleSignature
+	ts, sigs, err := parseSignatureHeader(header, now)
+	if err != nil {
+		return -1, err
 	}
 	for i, secret := range secrets {
 		want := mac(secret, ts, body)
@@ -87,4 +62,47 @@ func verifySignature(header string, body []byte, secrets [][]byte, now time.Time
 		}
 	}
 	return -1, ErrBadSignature
+}
+
+// checkSignatureHeader checks what can be checked of a signature header
+// before the body arrives: that it is there, has its shape, and is fresh.
+// A header that fails cannot match any body, so the body need not be
+// read, nor room taken for it.
+func checkSignatureHeader(header string, now time.Time) error {
+	_, _, err := parseSignatureHeader(header, now)
+	return err
+}
+
+// parseSignatureHeader reads a signature header: its timestamp, as sent,
+// and its v1 signatures. It refuses one that is missing, malformed, or
+// outside the window around now.
+func parseSignatureHeader(header string, now time.Time) (ts string, sigs [][]byte, err error) {
+	if header == "" {
+		return "", nil, ErrNoSignature
+	}
+	for _, part := range strings.Split(header, ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(part), "=")
+		if !ok {
+			return "", nil, ErrMalformedSigHead
+		}
+		switch k {
+		case "t":
+			ts = v
+		case "v1":
+			sig, err := hex.DecodeString(v)
+			if err != nil || len(sig) != sha256.Size {
+				return "", nil, fmt.Errorf("%w: v1 is not the hex of a SHA-256 HMAC", ErrMalformedSigHead)
+			}
+			sigs = append(sigs, sig)
+		}
+		// Other schemes (v2, ...) are a sender's future; ignore them.
+	}
+	unix, err := strconv.ParseInt(ts, 10, 64)
+	if err != nil || len(sigs) == 0 {
+		return "", nil, ErrMalformedSigHead
+	}
+	if d := now.Sub(time.Unix(unix, 0)); d > SignatureWindow || d < -SignatureWindow {
+		return "", nil, ErrStaleSignature
+	}
+	return ts, sigs, nil
 }

@@ -52,6 +52,9 @@ type serveFlags struct {
 	maxBody           int64
 	bodyTimeout       time.Duration
 	maxBodies         int
+	maxWebhooks       int
+	bodiesPerAddress  int
+	bodyMinRate       int64
 	headerTimeout     time.Duration
 	maxHeaderBytes    int
 	migrate           bool
@@ -86,8 +89,14 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.Env("max-body", "RBD_MAX_BODY")
 	fs.DurationVar(&f.bodyTimeout, "body-timeout", httpapi.DefaultBodyTimeout, "how long a client may take to send a request body")
 	fs.Env("body-timeout", "RBD_BODY_TIMEOUT")
-	fs.IntVar(&f.maxBodies, "max-concurrent-bodies", httpapi.DefaultMaxConcurrentBodies, "request bodies read and handled at once; beyond them a request is answered 503")
+	fs.IntVar(&f.maxBodies, "max-concurrent-bodies", httpapi.DefaultMaxConcurrentBodies, "token-checked request bodies held at once, in units of --max-body; beyond them a request is answered 503")
 	fs.Env("max-concurrent-bodies", "RBD_MAX_CONCURRENT_BODIES")
+	fs.IntVar(&f.maxWebhooks, "max-concurrent-webhooks", httpapi.DefaultMaxConcurrentBodies, "webhook bodies held at once, in units of --max-body, apart from the token-checked ones; beyond them a notification is answered 503")
+	fs.Env("max-concurrent-webhooks", "RBD_MAX_CONCURRENT_WEBHOOKS")
+	fs.IntVar(&f.bodiesPerAddress, "max-bodies-per-address", httpapi.DefaultBodiesPerAddress, "request bodies read at once from one client address (0: no limit; raise it behind a proxy that does not buffer bodies)")
+	fs.Env("max-bodies-per-address", "RBD_MAX_BODIES_PER_ADDRESS")
+	fs.Int64Var(&f.bodyMinRate, "body-min-rate", httpapi.DefaultBodyMinRate, "slowest a request body may arrive, in bytes a second, over each 4 KiB of it (0: only --body-timeout)")
+	fs.Env("body-min-rate", "RBD_BODY_MIN_RATE")
 	fs.DurationVar(&f.headerTimeout, "read-header-timeout", 10*time.Second, "how long a client may take to send a request's headers")
 	fs.Env("read-header-timeout", "RBD_READ_HEADER_TIMEOUT")
 	fs.IntVar(&f.maxHeaderBytes, "max-header-bytes", 64<<10, "largest request header accepted, in bytes")
@@ -131,8 +140,11 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 		return nil, errors.New("--retention must not be negative")
 	}
 	e.ReceiptWindow, e.LedgerRetention = f.windows.receiptWindow, f.windows.ledgerRetention
-	if f.bodyTimeout <= 0 || f.headerTimeout <= 0 || f.maxBodies <= 0 || f.maxHeaderBytes <= 0 {
-		return nil, errors.New("--body-timeout, --read-header-timeout, --max-concurrent-bodies and --max-header-bytes must be positive")
+	if f.bodyTimeout <= 0 || f.headerTimeout <= 0 || f.maxBodies <= 0 || f.maxWebhooks <= 0 || f.maxHeaderBytes <= 0 {
+		return nil, errors.New("--body-timeout, --read-header-timeout, --max-concurrent-bodies, --max-concurrent-webhooks and --max-header-bytes must be positive")
+	}
+	if f.bodiesPerAddress < 0 || f.bodyMinRate < 0 {
+		return nil, errors.New("--max-bodies-per-address and --body-min-rate may not be negative (0 turns each off)")
 	}
 	return f, nil
 }
@@ -281,8 +293,9 @@ func serve(ctx context.Context, f *serveFlags, log *slog.Logger) error {
 
 	api := httpapi.New(httpapi.Config{
 		Engine: engine, Tokens: tokens, WebhookSecrets: secrets, WebhookTenants: secretTenants, MaxBody: f.maxBody, Logger: log,
-		BodyTimeout: f.bodyTimeout, MaxConcurrentBodies: f.maxBodies, Console: consoleHandler(f.ui),
-		Catalogue: cat, MCPApprovals: f.mcpApprovals, Version: version(),
+		BodyTimeout: f.bodyTimeout, MaxConcurrentBodies: f.maxBodies, MaxConcurrentWebhooks: f.maxWebhooks,
+		BodiesPerAddress: offIfZero(f.bodiesPerAddress), BodyMinRate: offIfZero(f.bodyMinRate),
+		Console: consoleHandler(f.ui), Catalogue: cat, MCPApprovals: f.mcpApprovals, Version: version(),
 		Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), Registerer: reg,
 		Ready: func(ctx context.Context) error { return schemaCurrent(ctx, db.store) },
 	})
@@ -347,6 +360,15 @@ func serve(ctx context.Context, f *serveFlags, log *slog.Logger) error {
 		log.Info("stopped")
 	}
 	return failed
+}
+
+// offIfZero turns a flag's 0, which means "off", into the negative value
+// that means it in httpapi.Config, where 0 means the default.
+func offIfZero[T int | int64](v T) T {
+	if v == 0 {
+		return -1
+	}
+	return v
 }
 
 // prepareSchema migrates, or with --migrate=false checks that someone

@@ -52,14 +52,17 @@ func answered(conn net.Conn, wait time.Duration) (string, error) {
 // TestSlowClientsAreCutOff is issue 13's webhook attack, with loopback
 // clients that send headers or bodies a byte at a time: the daemon cuts
 // them off after --read-header-timeout and --body-timeout, reads at most
-// --max-concurrent-bodies bodies at once (503 with Retry-After beyond),
-// refuses headers over --max-header-bytes, and still keeps a live event
-// stream open far longer than the body timeout.
+// --max-bodies-per-address bodies at once from one address (503 with
+// Retry-After beyond), holds at most --max-concurrent-webhooks bodies'
+// worth of webhook bodies (503 beyond), cuts off a body that stalls
+// after a fast start at --body-min-rate (issue 27), refuses headers over
+// --max-header-bytes, and still keeps a live event stream open far longer
+// than the body timeout.
 func TestSlowClientsAreCutOff(t *testing.T) {
 	t.Parallel()
 	e := newDaemonEnv(t)
 	e.env = append(e.env, "RBD_READ_HEADER_TIMEOUT=1s", "RBD_BODY_TIMEOUT=1s",
-		"RBD_MAX_CONCURRENT_BODIES=3", "RBD_MAX_HEADER_BYTES=8192")
+		"RBD_MAX_BODIES_PER_ADDRESS=3", "RBD_MAX_HEADER_BYTES=8192")
 	verbs := e.file(t, "verbs/t.yaml", e2eVerbs)
 	d := e.start(t, "--verbs", verbs)
 	webhook := "POST /v1/notifications HTTP/1.1\r\nHost: rbd\r\nContent-Type: application/json\r\n"
@@ -87,7 +90,7 @@ func TestSlowClientsAreCutOff(t *testing.T) {
 		<-done
 	})
 
-	t.Run("bodies read at once", func(t *testing.T) {
+	t.Run("bodies read at once from one address", func(t *testing.T) {
 		var wg sync.WaitGroup
 		for i := 0; i < 3; i++ {
 			conn := dialRaw(t, d)
@@ -99,17 +102,19 @@ func TestSlowClientsAreCutOff(t *testing.T) {
 				_, _ = trickle(conn, strings.Repeat(" ", 15), 100*time.Millisecond)
 			}()
 		}
-		time.Sleep(300 * time.Millisecond) // the three hold every slot
-		resp, err := http.Post(d.server+"/v1/notifications", "application/json",
-			strings.NewReader(`{"correlation_key": "k", "status": "completed"}`))
+		time.Sleep(300 * time.Millisecond) // the three hold the address's bodies
+		note := `{"correlation_key": "k", "status": "completed"}`
+		resp, err := http.Post(d.server+"/v1/notifications", "application/json", strings.NewReader(note))
 		require.NoError(t, err)
 		resp.Body.Close()
 		require.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
 		require.Equal(t, "1", resp.Header.Get("Retry-After"))
+		status := postFrom(t, d, net.IPv4(127, 0, 0, 9), "/v1/notifications", note)
+		require.Equal(t, http.StatusAccepted, status, "another address is not held up")
 		wg.Wait()
-		waitUntil(t, "the slots to be free again", func() (bool, error) {
-			status, _ := send(t, "POST", d.server+"/v1/notifications", `{"correlation_key": "k", "status": "completed"}`)
-			return status == http.StatusAccepted, nil
+		waitUntil(t, "the address to be free again", func() (bool, error) {
+			status, _ := send(t, "POST", d.server+"/v1/notifications", note)
+			return status == http.StatusOK, nil // a repeat of the one from 127.0.0.9
 		})
 	})
 
@@ -149,5 +154,47 @@ func TestSlowClientsAreCutOff(t *testing.T) {
 			}
 		}
 		t.Fatalf("the stream ended without its last event: %v", lines.Err())
+	})
+}
+
+// postFrom posts body to the daemon from a loopback address of its own and
+// returns the status.
+func postFrom(t *testing.T, d *daemon, from net.IP, path, body string) int {
+	t.Helper()
+	client := &http.Client{Transport: &http.Transport{DialContext: (&net.Dialer{LocalAddr: &net.TCPAddr{IP: from}}).DialContext}}
+	resp, err := client.Post(d.server+path, "application/json", strings.NewReader(body))
+	require.NoError(t, err)
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// Issue 27: a body that arrives fast and then stalls is cut off at
+// --body-min-rate, measured over each chunk, long before --body-timeout;
+// and while it is held, a webhook pool of one body's worth
+// (--max-concurrent-webhooks 1) refuses another webhook but not a
+// token-checked request, which has a pool of its own.
+func TestAStalledBodyIsCutOffAndHoldsOnlyItsPool(t *testing.T) {
+	t.Parallel()
+	e := newDaemonEnv(t)
+	e.env = append(e.env, "RBD_MAX_BODY=65536", "RBD_MAX_CONCURRENT_WEBHOOKS=1", "RBD_MAX_CONCURRENT_BODIES=1")
+	verbs := e.file(t, "verbs/t.yaml", e2eVerbs)
+	d := e.start(t, "--verbs", verbs)
+	conn := dialRaw(t, d)
+	start := time.Now()
+	_, err := fmt.Fprintf(conn, "POST /v1/notifications HTTP/1.1\r\nHost: rbd\r\nContent-Length: 65000\r\n\r\n{%s", strings.Repeat(" ", 60000))
+	require.NoError(t, err)
+	time.Sleep(300 * time.Millisecond) // 60 kB in: the pool holds the body's bytes
+	note := `{"correlation_key": "k2", "status": "completed", "result": {"pad": "` + strings.Repeat("x", 16000) + `"}}`
+	status := postFrom(t, d, net.IPv4(127, 0, 0, 7), "/v1/notifications", note)
+	require.Equal(t, http.StatusServiceUnavailable, status, "a second webhook while the first holds the pool")
+	status, _ = send(t, "POST", d.server+"/v1/runbooks", `{"source": "(t.echo :v \"x\")"}`)
+	require.Equal(t, http.StatusCreated, status, "token-checked requests have their own pool")
+	line, err := answered(conn, 20*time.Second)
+	require.NoError(t, err)
+	require.Equal(t, "HTTP/1.1 408 Request Timeout", line)
+	require.Less(t, time.Since(start), 15*time.Second, "cut off by the rate, not the 30s body timeout")
+	waitUntil(t, "the pool to be free again", func() (bool, error) {
+		status := postFrom(t, d, net.IPv4(127, 0, 0, 7), "/v1/notifications", note)
+		return status == http.StatusAccepted, nil
 	})
 }
