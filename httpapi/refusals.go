@@ -16,16 +16,16 @@ const refusalLogEvery = 10 * time.Second
 // The reasons a request is refused for a client's fault or the daemon's
 // limits, as rbd_http_refusals_total labels them.
 const (
-	reasonBodyTooLarge   = "body_too_large"
-	reasonBodyTooSlow    = "body_too_slow"
-	reasonAddressBusy    = "address_busy"
-	reasonToken          = "token"
-	reasonSignature      = "signature"
-	reasonStreamsToken   = "streams_per_token"
-	reasonStreamsAll     = "streams_total"
-	reasonLimitPrefix    = "limit_" // + the limit's name: limit_steps, limit_source_bytes, ...
+	reasonBodyTooLarge    = "body_too_large"
+	reasonBodyTooSlow     = "body_too_slow"
+	reasonAddressBusy     = "address_busy"
+	reasonToken           = "token"
+	reasonSignature       = "signature"
+	reasonStreamsToken    = "streams_per_token"
+	reasonStreamsAll      = "streams_total"
+	reasonLimitPrefix     = "limit_" // + the limit's name: limit_steps, limit_source_bytes, ...
 	reasonWebhookPoolFull = "webhook_bodies"
-	reasonAPIPoolFull    = "api_bodies"
+	reasonAPIPoolFull     = "api_bodies"
 )
 
 // reasonPoolFull is the reason a body was refused for its pool being full.

@@ -102,8 +102,8 @@ type Server struct {
 	webhookBodies, apiBodies *bodyPool
 	addresses                *addressCap
 	refusals                 *refusals
-	outage    outage
-	readiness readiness
+	outage                   outage
+	readiness                readiness
 	// table is every route registered, in order, for Routes.
 	table []Route
 	// mcp serves /mcp.
