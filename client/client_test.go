@@ -293,7 +293,7 @@ func TestErrorCodesAreTheAPIs(t *testing.T) {
 	require.NoError(t, json.Unmarshal(raw, &doc))
 	codes := []client.ErrorCode{client.CodeMalformedJSON, client.CodeInvalidRequest, client.CodeUnauthorized, client.CodeForbidden, client.CodePolicyDenied,
 		client.CodeNotFound, client.CodeMethodNotAllowed, client.CodeRequestTimeout, client.CodeConflict, client.CodeBodyTooLarge,
-		client.CodeCompileFailed, client.CodeInvalidPlan, client.CodeSchemaMismatch, client.CodeUnavailable, client.CodeNotReady, client.CodeInternal}
+		client.CodeCompileFailed, client.CodeInvalidPlan, client.CodeSchemaMismatch, client.CodeUnavailable, client.CodeNotReady, client.CodeInternal, client.CodeLimitExceeded}
 	var got []string
 	for _, c := range codes {
 		got = append(got, string(c))

@@ -33,6 +33,7 @@ const (
 	CodeUnavailable      ErrorCode = "UNAVAILABLE"              // 503: retry (the client does, by its RetryPolicy)
 	CodeNotReady         ErrorCode = "NOT_READY"                // 503, from /readyz
 	CodeInternal         ErrorCode = "INTERNAL"                 // 500: a bug in the daemon; its log has the details
+	CodeLimitExceeded    ErrorCode = "LIMIT_EXCEEDED"           // 413, 422 or 429: past one of the daemon's limits; see Limit
 )
 
 // Error is an answer the daemon refused: the body {"error": {...}} of
@@ -50,6 +51,11 @@ type Error struct {
 	// Diagnostics explain COMPILE_FAILED and INVALID_PLAN, in the shape of
 	// `rbc lint --format json`.
 	Diagnostics []Diagnostic `json:"diagnostics,omitempty"`
+	// DiagnosticsTotal is how many diagnostics there were, when the daemon
+	// sent only the first of them (its --max-diagnostics).
+	DiagnosticsTotal int `json:"diagnostics_total,omitempty"`
+	// Limit names the limit a LIMIT_EXCEEDED refusal went past.
+	Limit *Limit `json:"limit,omitempty"`
 	// RetryAfter is the wait the daemon asked for (Retry-After), when it
 	// gave one: the client has already retried as its RetryPolicy allows.
 	RetryAfter time.Duration `json:"-"`
@@ -72,6 +78,15 @@ func (e *Error) Error() string {
 func (e *Error) Is(target error) bool {
 	code, ok := target.(ErrorCode)
 	return ok && code == e.Code
+}
+
+// Limit is one of the daemon's limits that a request went past: its
+// flag's name (max-steps, max-source-bytes, ...), what it allows, and
+// what the request would have made.
+type Limit struct {
+	Name string `json:"name"`
+	Max  int    `json:"max"`
+	Got  int    `json:"got"`
 }
 
 // Diagnostic is one problem in a source or a plan, as `rbc lint --format

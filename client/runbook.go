@@ -57,11 +57,16 @@ type Runbook struct {
 	Error         *ErrorInfo `json:"error,omitempty"`
 	// Reason says why a partial runbook is not complete when no step
 	// failed: DRAFT_ONLY, a draft whose outside effects have yet to run.
-	Reason     *ErrorInfo                 `json:"reason,omitempty"`
-	CreatedAt  time.Time                  `json:"created_at"`
-	UpdatedAt  time.Time                  `json:"updated_at"`
-	FinishedAt *time.Time                 `json:"finished_at,omitempty"`
+	Reason     *ErrorInfo `json:"reason,omitempty"`
+	CreatedAt  time.Time  `json:"created_at"`
+	UpdatedAt  time.Time  `json:"updated_at"`
+	FinishedAt *time.Time `json:"finished_at,omitempty"`
+	// Steps are the steps of the page asked for (GetPage; the first 1000
+	// by default), Outcomes their results; StepsTotal counts them all, and
+	// StepsNext, when more follow, is where the next page begins.
 	Steps      []Step                     `json:"steps"`
+	StepsTotal int                        `json:"steps_total"`
+	StepsNext  *string                    `json:"steps_next,omitempty"`
 	Outcomes   map[string]json.RawMessage `json:"outcomes"`
 	// Produced lists the typed outcomes the steps recorded; Outcome reads
 	// each one's provenance.

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
 
@@ -82,6 +83,17 @@ func (c *Client) Submit(ctx context.Context, req SubmitRequest) (*SubmitResponse
 func (c *Client) Get(ctx context.Context, id string) (*Runbook, error) {
 	var out Runbook
 	if _, err := c.call(ctx, http.MethodGet, runbookPath(id), nil, nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// GetPage returns a runbook's view showing limit of its steps (at most
+// 10000) after position after: the StepsNext of the page before, or 0.
+func (c *Client) GetPage(ctx context.Context, id string, after, limit int) (*Runbook, error) {
+	var out Runbook
+	path := fmt.Sprintf("%s?steps_after=%d&steps_limit=%d", runbookPath(id), after, limit)
+	if _, err := c.call(ctx, http.MethodGet, path, nil, nil, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil

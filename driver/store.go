@@ -52,7 +52,9 @@ type Store interface {
 	// The reads of the API.
 	Runbook(ctx context.Context, id uuid.UUID) (*Runbook, error)
 	RunbookStatus(ctx context.Context, id uuid.UUID) (RunbookState, error)
-	Steps(ctx context.Context, runbookID uuid.UUID) ([]*Step, error)
+	// Steps loads a runbook's steps in plan order, without their
+	// arguments, and with the results of the steps of page only.
+	Steps(ctx context.Context, runbookID uuid.UUID, page StepPage) ([]*Step, error)
 	Events(ctx context.Context, runbookID uuid.UUID, afterID int64, limit int) ([]Event, error)
 	ListRunbooks(ctx context.Context, q RunbookQuery) (*RunbookPage, error)
 	// RunbookCost sums a runbook's attempts.
@@ -156,6 +158,12 @@ type Tx interface {
 
 	// Firing a schedule's tick (schedules.go).
 	ScheduleTx
+}
+
+// StepPage is the steps a view shows whole: those whose positions are in
+// (After, After+Limit].
+type StepPage struct {
+	After, Limit int
 }
 
 // LoadOptions says what LoadForAdvance reads.

@@ -92,7 +92,7 @@ func TestCreateRunbookDedupesOnRequestKey(t *testing.T) {
 		return err
 	}))
 
-	steps, err := b.store.Steps(b.ctx, rb.ID)
+	steps, err := b.store.Steps(b.ctx, rb.ID, driver.StepPage{Limit: 1000})
 	require.NoError(t, err)
 	require.Len(t, steps, 3)
 	require.Equal(t, []string{"s1", "s2", "s3"}, []string{steps[0].Key, steps[1].Key, steps[2].Key})
@@ -107,7 +107,7 @@ func TestCreateRunbookDedupesOnRequestKey(t *testing.T) {
 func TestCreateRunbookCopiesLargePlans(t *testing.T) {
 	b := setup(t)
 	rb := b.create(t, newRunbook(500))
-	steps, err := b.store.Steps(b.ctx, rb.ID)
+	steps, err := b.store.Steps(b.ctx, rb.ID, driver.StepPage{Limit: 1000})
 	require.NoError(t, err)
 	require.Len(t, steps, 500)
 	require.Equal(t, "s500", steps[499].Key)
@@ -140,7 +140,7 @@ func TestAdvanceLoadsLiveStepsAndWritesChanges(t *testing.T) {
 		require.Equal(t, "s2", st.Steps[0].Key)
 		return nil
 	}))
-	steps, err := b.store.Steps(b.ctx, rb.ID)
+	steps, err := b.store.Steps(b.ctx, rb.ID, driver.StepPage{Limit: 1000})
 	require.NoError(t, err)
 	require.JSONEq(t, `{"value":1}`, string(steps[0].Result))
 	require.NotNil(t, steps[0].CompletionSeq)
@@ -224,7 +224,7 @@ func (b *testBundle) advanceLease(rb uuid.UUID, worker string, until time.Time, 
 func TestLeaseReclaimedExactlyOnce(t *testing.T) {
 	b := setup(t)
 	rb := b.create(t, newRunbook(1))
-	steps, err := b.store.Steps(b.ctx, rb.ID)
+	steps, err := b.store.Steps(b.ctx, rb.ID, driver.StepPage{Limit: 1000})
 	require.NoError(t, err)
 	step := steps[0]
 	attempt := func(n int) *driver.LeaseRequest {
@@ -289,7 +289,7 @@ func TestLeaseReclaimedExactlyOnce(t *testing.T) {
 func TestStaleOutcomeKeepsTheNextAttemptsLease(t *testing.T) {
 	b := setup(t)
 	rb := b.create(t, newRunbook(1))
-	steps, err := b.store.Steps(b.ctx, rb.ID)
+	steps, err := b.store.Steps(b.ctx, rb.ID, driver.StepPage{Limit: 1000})
 	require.NoError(t, err)
 	second := driver.LeaseRequest{StepID: steps[0].ID, RunbookID: rb.ID, Attempt: 2}
 	got, _, err := b.advanceLease(rb.ID, "worker-a", time.Now().Add(time.Minute), nil, &second)

@@ -19,7 +19,7 @@ import (
 // park persists an active invocation for a runbook's first step.
 func (b *testBundle) park(t *testing.T, rb *driver.Runbook, key string) driver.Invocation {
 	t.Helper()
-	steps, err := b.store.Steps(b.ctx, rb.ID)
+	steps, err := b.store.Steps(b.ctx, rb.ID, driver.StepPage{Limit: 1000})
 	require.NoError(t, err)
 	inv := driver.Invocation{
 		InvocationID: uuid.New(), StepID: steps[0].ID, RunbookID: rb.ID, Attempt: 1,

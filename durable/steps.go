@@ -61,9 +61,20 @@ var stepStateColumns = strings.NewReplacer(
 	"resolved_args, result", "NULL::jsonb, NULL::jsonb",
 ).Replace(stepColumns)
 
-// Steps loads a runbook's steps, in plan order, outside any transaction.
-func (s *Store) Steps(ctx context.Context, runbookID uuid.UUID) ([]*driver.Step, error) {
-	return querySteps(ctx, s.pool, "SELECT "+stepColumns+" FROM runbook_steps WHERE runbook_id = $1 ORDER BY position", runbookID)
+// viewStepColumns are stepStateColumns with the results of the steps
+// whose positions are in ($2, $3]: a view reads every step's state and
+// the results of one page of them, so that a runbook of thousands of steps
+// is not read whole for each look at it.
+var viewStepColumns = strings.NewReplacer(
+	"args, execution", "NULL::jsonb, NULL::jsonb",
+	"resolved_args, result", "NULL::jsonb, CASE WHEN position > $2 AND position <= $3 THEN result END",
+).Replace(stepColumns)
+
+// Steps loads a runbook's steps, in plan order, outside any transaction:
+// their state, and the results of the steps of page.
+func (s *Store) Steps(ctx context.Context, runbookID uuid.UUID, page driver.StepPage) ([]*driver.Step, error) {
+	return querySteps(ctx, s.pool, "SELECT "+viewStepColumns+" FROM runbook_steps WHERE runbook_id = $1 ORDER BY position",
+		runbookID, page.After, page.After+page.Limit)
 }
 
 // updateStepsSQL writes many steps' changes in one statement.

@@ -252,8 +252,12 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 // writeError answers with an error body.
 func writeError(w http.ResponseWriter, e *apiError) {
-	if e.status == http.StatusServiceUnavailable {
+	switch e.status {
+	case http.StatusServiceUnavailable:
 		w.Header().Set("Retry-After", "1")
+	case http.StatusTooManyRequests:
+		w.Header().Set("Retry-After", "5")
 	}
-	writeJSON(w, e.status, ErrorBody{Error: ErrorInfo{Code: e.code, Message: e.message, Field: e.field, Diagnostics: e.diagnostics}})
+	writeJSON(w, e.status, ErrorBody{Error: ErrorInfo{Code: e.code, Message: e.message, Field: e.field, Diagnostics: e.diagnostics,
+		DiagnosticsTotal: e.diagnosticsTotal, Limit: e.limit}})
 }

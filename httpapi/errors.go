@@ -30,6 +30,7 @@ const (
 	CodeUnavailable      = "UNAVAILABLE"              // 503: the database is unreachable or busy; retry
 	CodeNotReady         = "NOT_READY"                // 503, from /readyz
 	CodeInternal         = "INTERNAL"                 // 500: a bug; the log has the details
+	CodeLimitExceeded    = "LIMIT_EXCEEDED"           // 413, 422 or 429: the request goes past one of the daemon's limits
 )
 
 // apiError is an error with the status and code to answer it with.
@@ -39,7 +40,11 @@ type apiError struct {
 	message     string
 	field       string
 	diagnostics lang.Diagnostics
-	cause       error // logged, never sent
+	// diagnosticsTotal is how many diagnostics there were, when more than
+	// the answer carries.
+	diagnosticsTotal int
+	limit            *LimitInfo
+	cause            error // logged, never sent
 	// refused: a refusal for the client's fault or a limit, counted and
 	// logged already (refusals.go), never again per request.
 	refused bool
@@ -69,7 +74,15 @@ func classify(err error) *apiError {
 // classifyEngine is classify for the engine's errors.
 func classifyEngine(err error) *apiError {
 	var ce *runtime.CompileError
+	var le *runtime.LimitError
 	switch {
+	case errors.As(err, &le):
+		status := http.StatusUnprocessableEntity // too many steps
+		if strings.HasSuffix(le.Name, "-bytes") {
+			status = http.StatusRequestEntityTooLarge
+		}
+		return &apiError{status: status, code: CodeLimitExceeded, message: without(err, runtime.ErrLimit),
+			limit: &LimitInfo{Name: le.Name, Max: le.Max, Got: le.Got}}
 	case errors.As(err, &ce):
 		return &apiError{status: http.StatusUnprocessableEntity, code: CodeCompileFailed, message: ce.Error(), diagnostics: ce.Diagnostics}
 	case errors.Is(err, runtime.ErrNotFound):
@@ -93,6 +106,23 @@ func classifyEngine(err error) *apiError {
 			message: "the database is unavailable or busy; retry", cause: err}
 	}
 	return &apiError{status: http.StatusInternalServerError, code: CodeInternal, message: "internal error; the daemon's log has the details", cause: err}
+}
+
+// DefaultMaxDiagnostics is how many diagnostics an error answer carries
+// at most (100).
+const DefaultMaxDiagnostics = 100
+
+// capDiagnostics keeps the first --max-diagnostics of an answer's
+// diagnostics, and says how many there were.
+func (s *Server) capDiagnostics(ae *apiError) *apiError {
+	if len(ae.diagnostics) <= s.cfg.MaxDiagnostics {
+		return ae
+	}
+	capped := *ae
+	capped.diagnosticsTotal = len(ae.diagnostics)
+	capped.diagnostics = ae.diagnostics[:s.cfg.MaxDiagnostics]
+	capped.message = fmt.Sprintf("%s (the first %d diagnostics of %d follow)", ae.message, s.cfg.MaxDiagnostics, len(ae.diagnostics))
+	return &capped
 }
 
 // without drops the "conflict: " a sentinel put before the message: the

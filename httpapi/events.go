@@ -39,6 +39,11 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) error {
 			}
 			after = n
 		}
+		release, err := s.streams.take(s, r, principalOf(r))
+		if err != nil {
+			return err
+		}
+		defer release()
 		return s.stream(w, r, id, after)
 	}
 	limit, err := queryInt(r, "limit", defaultEventLimit, 1, maxEventLimit)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/runbookdev/runbook/driver"
 	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/runtime"
 )
@@ -142,7 +143,15 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	view, err := s.engine.Get(r.Context(), id)
+	after, err := queryInt(r, "steps_after", 0, 0, 1<<31-1)
+	if err != nil {
+		return err
+	}
+	limit, err := queryInt(r, "steps_limit", runtime.DefaultViewSteps, 1, runtime.MaxViewSteps)
+	if err != nil {
+		return err
+	}
+	view, err := s.engine.GetPage(r.Context(), id, driver.StepPage{After: int(after), Limit: int(limit)})
 	if err != nil {
 		return err
 	}

@@ -55,6 +55,14 @@ type Config struct {
 	// over each chunk of it; slower, it is cut off with 408. Zero means
 	// DefaultBodyMinRate; negative, no rate (only BodyTimeout).
 	BodyMinRate int64
+	// MaxStreams and MaxStreamsPerToken bound the live event streams
+	// open at once, in all and for each token; beyond, 429. Zero means
+	// DefaultMaxStreams and DefaultMaxStreamsPerToken.
+	MaxStreams, MaxStreamsPerToken int
+	// MaxDiagnostics bounds the diagnostics an error answer carries: the
+	// first of them, and how many there were (a source of 115,000 unknown
+	// verbs once answered 54 MB). Zero means DefaultMaxDiagnostics.
+	MaxDiagnostics int
 	// Metrics serves /metrics; nil means 404.
 	Metrics http.Handler
 	// Registerer receives the HTTP request metrics; nil means none.
@@ -102,6 +110,7 @@ type Server struct {
 	webhookBodies, apiBodies *bodyPool
 	addresses                *addressCap
 	refusals                 *refusals
+	streams                  *streamLimit
 	outage                   outage
 	readiness                readiness
 	// table is every route registered, in order, for Routes.
@@ -137,6 +146,15 @@ func New(cfg Config) *Server {
 		cfg.BodyMinRate = DefaultBodyMinRate
 	}
 
+	if cfg.MaxStreams <= 0 {
+		cfg.MaxStreams = DefaultMaxStreams
+	}
+	if cfg.MaxStreamsPerToken <= 0 {
+		cfg.MaxStreamsPerToken = DefaultMaxStreamsPerToken
+	}
+	if cfg.MaxDiagnostics <= 0 {
+		cfg.MaxDiagnostics = DefaultMaxDiagnostics
+	}
 	if cfg.EventPoll <= 0 {
 		cfg.EventPoll = 200 * time.Millisecond
 	}
@@ -156,6 +174,7 @@ func New(cfg Config) *Server {
 		apiBodies:     newBodyPool("api", poolBytes(cfg.MaxConcurrentBodies, cfg.MaxBody)),
 		addresses:     newAddressCap(max(cfg.BodiesPerAddress, 0)),
 		refusals:      newRefusals(cfg.Logger, cfg.Registerer, cfg.Now),
+		streams:       newStreamLimit(cfg.MaxStreamsPerToken, cfg.MaxStreams),
 	}
 	s.mcp = s.newMCPHandler()
 	s.routes()
@@ -310,8 +329,11 @@ func (s *Server) wrap(route string, who access, h func(http.ResponseWriter, *htt
 		}
 		if err != nil {
 			ae := classify(err)
+			if ae.limit != nil && !ae.refused {
+				s.refuse(r, reasonLimitPrefix+strings.ReplaceAll(strings.TrimPrefix(ae.limit.Name, "max-"), "-", "_"), ae)
+			}
 			if rec.status == 0 {
-				writeError(rec, ae)
+				writeError(rec, s.capDiagnostics(ae))
 			}
 			switch {
 			case ae.refused:

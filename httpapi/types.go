@@ -245,14 +245,26 @@ type ErrorBody struct {
 }
 
 // ErrorInfo is an error's code, message and, for a source that did not
-// compile, its diagnostics.
+// compile, its diagnostics: the first --max-diagnostics of them, with
+// DiagnosticsTotal saying how many there were when that is more. A
+// request refused by a limit says which in Limit.
 type ErrorInfo struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
 	// Field names the request's field at fault, when one is (a schedule's
 	// cron, timezone, catch_up, source, ...).
-	Field       string           `json:"field,omitempty"`
-	Diagnostics lang.Diagnostics `json:"diagnostics,omitempty"`
+	Field            string           `json:"field,omitempty"`
+	Diagnostics      lang.Diagnostics `json:"diagnostics,omitempty"`
+	DiagnosticsTotal int              `json:"diagnostics_total,omitempty"`
+	Limit            *LimitInfo       `json:"limit,omitempty"`
+}
+
+// LimitInfo names the limit a request went past: its flag, what it
+// allows, and what the request would have made.
+type LimitInfo struct {
+	Name string `json:"name"`
+	Max  int    `json:"max"`
+	Got  int    `json:"got"`
 }
 
 // Health is the body of /healthz and of a ready /readyz.

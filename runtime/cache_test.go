@@ -180,7 +180,7 @@ func TestRegenerationBypassesTheCache(t *testing.T) {
 // receiptsOf finds the receipts stored under a step's idempotency key.
 func receiptsOf(t *testing.T, b *testBundle, id uuid.UUID, stepKey string) []driver.Receipt {
 	t.Helper()
-	steps, err := b.store.Steps(b.ctx, id)
+	steps, err := b.store.Steps(b.ctx, id, driver.StepPage{Limit: 1000})
 	require.NoError(t, err)
 	var out []driver.Receipt
 	for _, s := range steps {

@@ -85,9 +85,15 @@ type Config struct {
 	// reloads); nil, or a nil policy, is the built-in one
 	// (docs/design/semantics.md sections 10 and 11). It is read when a
 	// plan is admitted, and for the budgets before each attempt.
-	Policy  func() *policy.Policy
-	Logger  *slog.Logger
-	Metrics *Metrics
+	Policy func() *policy.Policy
+	// Limits bound what one runbook may hold (limits.go).
+	Limits Limits
+	// PlanCacheBytes bounds the memory the decoded plans kept take (64
+	// MiB; planCache says how it is counted); a plan larger than it is
+	// decoded when needed and not kept.
+	PlanCacheBytes int64
+	Logger         *slog.Logger
+	Metrics        *Metrics
 	// TracerProvider receives the spans of runbooks and step attempts
 	// (docs/design/semantics.md section 2). It should give each span the ids that
 	// tracing.ContextWithIDs asks for (an SDK provider with
@@ -126,6 +132,10 @@ func (c *Config) defaults() {
 	defInt(&c.ClaimBatch, 256)
 	defInt(&c.MaxCalls, 512)
 	defInt(&c.PlanCacheSize, 1024)
+	if c.PlanCacheBytes <= 0 {
+		c.PlanCacheBytes = DefaultPlanCacheBytes
+	}
+	c.Limits.defaults()
 	defInt(&c.DataCacheSize, 65536)
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -241,9 +251,9 @@ func New(store driver.Store, handlers *Handlers, cfg Config) *Engine {
 	cfg.defaults()
 	e := &Engine{
 		store: store, handlers: handlers, cfg: cfg, workerID: cfg.WorkerID,
-		machine: machine{worker: cfg.WorkerID, leaseTTL: cfg.LeaseTTL, callbackURL: cfg.CallbackURL,
+		machine: machine{worker: cfg.WorkerID, leaseTTL: cfg.LeaseTTL, callbackURL: cfg.CallbackURL, limits: cfg.Limits,
 			handler: handlers.lookup, observe: observerOf(cfg.Metrics), policy: policyOf(cfg.Policy)},
-		plans: newPlanCache(cfg.PlanCacheSize), data: newDataCache(cfg.DataCacheSize), log: cfg.Logger, metrics: cfg.Metrics,
+		plans: newPlanCache(cfg.PlanCacheSize, cfg.PlanCacheBytes, cfg.Metrics), data: newDataCache(cfg.DataCacheSize), log: cfg.Logger, metrics: cfg.Metrics,
 		queue: newWorkQueue(), kick: make(chan struct{}, 1), sweepNow: make(chan struct{}, 1),
 		slots: make(chan struct{}, cfg.MaxCalls), resumers: make(chan struct{}, cfg.Advancers),
 		retryLines: newLineLimit(10 * time.Second), giveUpLines: newLineLimit(10 * time.Second),

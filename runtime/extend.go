@@ -81,6 +81,7 @@ type extension struct {
 	runbookID uuid.UUID
 	source    string
 	plan      *compiler.Plan
+	planJSON  []byte
 	added     []driver.NewStep
 	edges     []driver.Edge
 	keys      []string
@@ -98,6 +99,9 @@ func (e *Engine) compileExtension(ctx context.Context, rb *driver.Runbook, x Ext
 	if !rb.Status.Running() {
 		return nil, fmt.Errorf("%w: runbook %s is %s; only a running runbook can be extended", ErrConflict, rb.ID, rb.Status)
 	}
+	if err := checkSourceBytes(e.cfg.Limits, x.Source); err != nil {
+		return nil, err
+	}
 	base, err := compiler.DecodePlan(rb.Plan)
 	if err != nil {
 		return nil, err
@@ -105,6 +109,15 @@ func (e *Engine) compileExtension(ctx context.Context, rb *driver.Runbook, x Ext
 	plan, diags := compiler.ExtendSource(base, x.Filename, x.Source, e.cfg.Catalogue)
 	if diags.HasErrors() {
 		return nil, &CompileError{Diagnostics: diags}
+	}
+	// Checked here to refuse early, without the lock; the state machine
+	// checks the steps again against the version it extends.
+	if err := checkSteps(e.cfg.Limits, len(plan.Steps)); err != nil {
+		return nil, err
+	}
+	planJSON := plan.JSON()
+	if err := checkPlanBytes(e.cfg.Limits, planJSON); err != nil {
+		return nil, err
 	}
 	existing := map[string]bool{}
 	for _, s := range base.Steps {
@@ -135,7 +148,7 @@ func (e *Engine) compileExtension(ctx context.Context, rb *driver.Runbook, x Ext
 	}
 	inputs := maps.Clone(orEmpty(frozen))
 	maps.Copy(inputs, x.Inputs)
-	ext := &extension{runbookID: rb.ID, source: x.Filename, plan: plan, version: rb.Version + 1,
+	ext := &extension{runbookID: rb.ID, source: x.Filename, plan: plan, planJSON: planJSON, version: rb.Version + 1,
 		edges: edgesOf(plan.Edges, func(to string) bool { return !existing[to] })}
 	if ext.inputs, err = json.Marshal(inputs); err != nil {
 		return nil, fmt.Errorf("%w: inputs do not marshal: %v", ErrInvalid, err)
@@ -173,6 +186,9 @@ func (c *extendRunbook) apply(t *transition) error {
 	if !t.rb.Status.Running() {
 		return fmt.Errorf("%w: runbook %s is %s; only a running runbook can be extended", ErrConflict, t.rb.ID, t.rb.Status)
 	}
+	if err := t.admitSteps(len(x.added)); err != nil {
+		return err
+	}
 	t.mutate(rbtype.EventRunbookExtended, rbtype.MutationExtend, c.actor, nil,
 		RunbookExtendedData{Source: x.source, Steps: x.keys, PlanHash: x.plan.PlanHash, Version: x.version, PolicyHash: x.policyHash})
 	for _, ev := range x.gated {
@@ -181,6 +197,6 @@ func (c *extendRunbook) apply(t *transition) error {
 	}
 	t.newSteps, t.newEdges = x.added, x.edges
 	rc := t.runbookChange()
-	rc.Plan, rc.PlanHash, rc.Version, rc.Inputs = x.plan.JSON(), x.plan.PlanHash, x.version, x.inputs
+	rc.Plan, rc.PlanHash, rc.Version, rc.Inputs = x.planJSON, x.plan.PlanHash, x.version, x.inputs
 	return nil
 }

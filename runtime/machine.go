@@ -21,6 +21,8 @@ type machine struct {
 	// keys derives the correlation keys of the waits it starts, under the
 	// database's secret key.
 	keys *derivation
+	// limits bound what a runbook may grow to (limits.go).
+	limits Limits
 	// callbackURL is where durable handlers tell the outside world to
 	// send notifications.
 	callbackURL string

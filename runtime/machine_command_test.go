@@ -132,6 +132,13 @@ func TestMachineCommands(t *testing.T) {
 			events: []string{"RUNBOOK_REGENERATED", "RUNBOOK_REGENERATED"}, status: rbtype.RunbookComplete},
 		{name: "regenerate a running runbook", source: waits, setup: parkedAt("w"),
 			cmd: func(f *fixture) command { return &recordRegeneration{child: uuid.New(), by: "ops"} }, err: ErrConflict},
+		{name: "extend past max-steps", source: waits,
+			setup: func(t *testing.T, f *fixture) { parkedAt("w")(t, f); f.m.limits.MaxSteps = 3 },
+			cmd:   func(f *fixture) command { return extensionOf(f, "x1", "x2") }, err: ErrLimit},
+		{name: "extend within max-steps", source: waits,
+			setup:  func(t *testing.T, f *fixture) { parkedAt("w")(t, f); f.m.limits.MaxSteps = 3 },
+			cmd:    func(f *fixture) command { return extensionOf(f, "x1") },
+			events: []string{"RUNBOOK_EXTENDED"}, steps: map[string]rbtype.StepStatus{"w": rbtype.StepParked}, status: rbtype.RunbookExecuting},
 		{name: "a cancel's request answered", source: waits,
 			setup: func(t *testing.T, f *fixture) {
 				parkedAt("w")(t, f)
@@ -169,6 +176,17 @@ func TestMachineCommands(t *testing.T) {
 			require.Equal(t, c.started, f.leasedKeys(w))
 		})
 	}
+}
+
+// extensionOf is an extension of the fixture's runbook adding steps of
+// these keys (their plan is the runbook's own: only the count matters to
+// the limit).
+func extensionOf(f *fixture, keys ...string) *extendRunbook {
+	x := &extension{runbookID: f.rb.ID, plan: f.plan.plan, planJSON: f.plan.plan.JSON(), version: f.rb.Version + 1, keys: keys}
+	for i, k := range keys {
+		x.added = append(x.added, driver.NewStep{Key: k, Position: len(f.steps) + i + 1, Verb: "m.echo"})
+	}
+	return &extendRunbook{ext: x, actor: "agent"}
 }
 
 // The mutations a command writes say who changed the runbook and how, with

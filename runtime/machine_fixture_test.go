@@ -194,6 +194,7 @@ func newFixture(t *testing.T, source string, inputs map[string]any) *fixture {
 		keys: &derivation{key: []byte("machine-fixture-derivation-key-32")}}
 	f.pol, f.budgets = policy.Builtin(), map[string]driver.TenantBudget{}
 	f.rb.Tenant = DefaultTenant
+	f.m.limits.defaults()
 	rows, err := newSteps(plan.Steps, 0)
 	require.NoError(t, err)
 	for i, r := range rows {

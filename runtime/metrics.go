@@ -32,6 +32,8 @@ type Metrics struct {
 	costUSD         *prometheus.CounterVec
 	tokens          *prometheus.CounterVec
 	budgetExceeds   *prometheus.CounterVec
+	planCacheBytes  prometheus.Gauge
+	planCachePlans  prometheus.Gauge
 }
 
 // NewMetrics creates the metrics and registers them with reg.
@@ -108,13 +110,26 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		budgetExceeds: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "rbd_budget_exceeded_total", Help: "Steps that did not start because a budget was spent, by budget (runbook, day, month).",
 		}, []string{"budget"}),
+		planCacheBytes: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "rbd_plan_cache_bytes", Help: "What the decoded plans kept weigh, as --plan-cache-bytes counts them.",
+		}),
+		planCachePlans: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "rbd_plan_cache_plans", Help: "Decoded plans kept.",
+		}),
 	}
 	if reg != nil {
 		reg.MustRegister(m.stepsStarted, m.stepsCompleted, m.stepsFailed, m.stepDuration, m.resumeLatency,
 			m.resumesInPlace, m.resumesHandedOn, m.inlineSteps, m.leaseReclaims, m.outcomesDropped, m.advanceLatency, m.parked, m.inboxDepth, m.sweepDuration,
-			m.orphanCount, m.orphansPruned, m.pruned, m.cacheLookups, m.costUSD, m.tokens, m.budgetExceeds)
+			m.orphanCount, m.orphansPruned, m.pruned, m.cacheLookups, m.costUSD, m.tokens, m.budgetExceeds, m.planCacheBytes, m.planCachePlans)
 	}
 	return m
+}
+
+func (m *Metrics) planCacheSize(bytes int64, plans int) {
+	if m != nil {
+		m.planCacheBytes.Set(float64(bytes))
+		m.planCachePlans.Set(float64(plans))
+	}
 }
 
 func (m *Metrics) callStarted(verb string) {

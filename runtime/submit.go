@@ -93,6 +93,13 @@ func (e *Engine) newRunbook(ctx context.Context, s Submission) (driver.NewRunboo
 	if s.Plan == nil {
 		return driver.NewRunbook{}, fmt.Errorf("%w: no plan", ErrInvalid)
 	}
+	if err := checkSteps(e.cfg.Limits, len(s.Plan.Steps)); err != nil {
+		return driver.NewRunbook{}, err
+	}
+	plan := s.Plan.JSON()
+	if err := checkPlanBytes(e.cfg.Limits, plan); err != nil {
+		return driver.NewRunbook{}, err
+	}
 	if problem := CheckCorrelationID(s.CorrelationID); problem != "" {
 		return driver.NewRunbook{}, fmt.Errorf("%w: the correlation id %s", ErrInvalid, problem)
 	}
@@ -137,7 +144,7 @@ func (e *Engine) newRunbook(ctx context.Context, s Submission) (driver.NewRunboo
 	}
 	adm.gate(steps)
 	n := driver.NewRunbook{
-		Tenant: tenant, Plan: s.Plan.JSON(), PlanHash: s.Plan.PlanHash, Inputs: inputs, Mode: s.Mode,
+		Tenant: tenant, Plan: plan, PlanHash: s.Plan.PlanHash, Inputs: inputs, Mode: s.Mode,
 		Status: rbtype.RunbookExecuting, RequestKey: key, WorkerID: e.workerID, Steps: steps, Edges: edgesOf(s.Plan.Edges, nil),
 		Trace: newTrace(s.Parent, s.CorrelationID), PolicyHash: adm.tenant.Hash(), Budget: s.Budget, Events: adm.events,
 	}
@@ -221,6 +228,9 @@ func sameRequest(rb *driver.Runbook, n driver.NewRunbook) bool {
 func (e *Engine) SubmitSource(ctx context.Context, filename string, source []byte, s Submission) (*Submitted, error) {
 	if e.cfg.Catalogue == nil {
 		return nil, fmt.Errorf("%w: this daemon has no verb catalogue to compile sources with", ErrInvalid)
+	}
+	if err := checkSourceBytes(e.cfg.Limits, source); err != nil {
+		return nil, err
 	}
 	plan, diags := compiler.CompileSource(filename, source, e.cfg.Catalogue)
 	if diags.HasErrors() {

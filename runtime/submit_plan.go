@@ -22,6 +22,9 @@ func (e *Engine) SubmitPlan(ctx context.Context, filename string, raw []byte, s 
 	if e.cfg.Catalogue == nil {
 		return nil, fmt.Errorf("%w: this daemon has no verb catalogue to check plans against (start it with --verbs)", ErrInvalid)
 	}
+	if err := checkPlanBytes(e.cfg.Limits, raw); err != nil {
+		return nil, err // before it is decoded: the stored form is about as large
+	}
 	plan, diags := compiler.ReadPlan(filename, raw, e.cfg.Catalogue)
 	if diags.HasErrors() {
 		return nil, &CompileError{Diagnostics: diags}

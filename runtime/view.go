@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -60,11 +61,17 @@ type RunbookView struct {
 	Error         *ErrorView `json:"error,omitempty"`
 	// Reason says why a partial runbook is not complete when no step
 	// failed: DRAFT_ONLY, a draft whose outside effects have yet to run.
-	Reason     *ErrorView                 `json:"reason,omitempty"`
-	CreatedAt  time.Time                  `json:"created_at"`
-	UpdatedAt  time.Time                  `json:"updated_at"`
-	FinishedAt *time.Time                 `json:"finished_at,omitempty"`
+	Reason     *ErrorView `json:"reason,omitempty"`
+	CreatedAt  time.Time  `json:"created_at"`
+	UpdatedAt  time.Time  `json:"updated_at"`
+	FinishedAt *time.Time `json:"finished_at,omitempty"`
+	// Steps are the steps of the page asked for (the first
+	// DefaultViewSteps by default), and Outcomes their results; StepsTotal
+	// counts them all, and StepsNext, when more follow, is the
+	// steps_after that reads the next page.
 	Steps      []StepView                 `json:"steps"`
+	StepsTotal int                        `json:"steps_total"`
+	StepsNext  *string                    `json:"steps_next,omitempty"`
 	Outcomes   map[string]json.RawMessage `json:"outcomes"`
 	// Produced lists the typed outcomes the steps recorded (docs/design/semantics.md
 	// section 13); GET /v1/outcomes/{id} has each one's provenance.
@@ -200,8 +207,27 @@ type BlockedView struct {
 	Message        string     `json:"message,omitempty"`
 }
 
-// Get returns a runbook's view.
+// The steps a view shows whole, by default and at most (GetPage).
+const (
+	DefaultViewSteps = 1000
+	MaxViewSteps     = 10_000
+)
+
+// Get returns a runbook's view, with its first DefaultViewSteps steps.
 func (e *Engine) Get(ctx context.Context, id uuid.UUID) (*RunbookView, error) {
+	return e.GetPage(ctx, id, driver.StepPage{Limit: DefaultViewSteps})
+}
+
+// GetPage returns a runbook's view showing the steps of page (by
+// position, from 1): their states, results and outcomes. What the
+// runbook waits for, its failures and its next actions are the whole
+// runbook's, whatever the page. StepsTotal says how many steps there are,
+// and StepsNext where the next page begins, if there is one: a runbook
+// of thousands of steps is never read, nor answered, whole.
+func (e *Engine) GetPage(ctx context.Context, id uuid.UUID, page driver.StepPage) (*RunbookView, error) {
+	if page.Limit <= 0 || page.Limit > MaxViewSteps || page.After < 0 {
+		return nil, fmt.Errorf("%w: steps_limit must be from 1 to %d and steps_after at least 0", ErrInvalid, MaxViewSteps)
+	}
 	rb, err := e.visibleRunbook(ctx, id)
 	if err != nil {
 		return nil, err
@@ -210,7 +236,7 @@ func (e *Engine) Get(ctx context.Context, id uuid.UUID) (*RunbookView, error) {
 	if err != nil {
 		return nil, err
 	}
-	steps, err := e.store.Steps(ctx, id)
+	steps, err := e.store.Steps(ctx, id, page)
 	if err != nil {
 		return nil, err
 	}
@@ -222,7 +248,7 @@ func (e *Engine) Get(ctx context.Context, id uuid.UUID) (*RunbookView, error) {
 	if err != nil {
 		return nil, err
 	}
-	v := buildView(rb, steps, invs)
+	v := buildView(rb, steps, invs, page)
 	v.Cost.Cost = cost
 	for _, o := range outcomes {
 		v.Produced = append(v.Produced, ProducedView{OutcomeID: o.ID, Type: o.Type, Status: o.Status, Preview: o.Preview,
@@ -235,7 +261,7 @@ func (e *Engine) Get(ctx context.Context, id uuid.UUID) (*RunbookView, error) {
 	return v, nil
 }
 
-func buildView(rb *driver.Runbook, steps []*driver.Step, invs []driver.Invocation) *RunbookView {
+func buildView(rb *driver.Runbook, steps []*driver.Step, invs []driver.Invocation, page driver.StepPage) *RunbookView {
 	active := map[int64]driver.Invocation{}
 	for _, inv := range invs {
 		if inv.Status == rbtype.InvocationActive {
@@ -245,8 +271,13 @@ func buildView(rb *driver.Runbook, steps []*driver.Step, invs []driver.Invocatio
 	v := &RunbookView{
 		ID: rb.ID, Status: rb.Status, State: string(rb.Status), Mode: rb.Mode, PlanHash: rb.PlanHash, Version: rb.Version,
 		Inputs: rb.Inputs, Lineage: lineageView(rb), CreatedAt: rb.CreatedAt, UpdatedAt: rb.UpdatedAt, FinishedAt: rb.FinishedAt,
-		Steps: make([]StepView, 0, len(steps)), Outcomes: map[string]json.RawMessage{}, BlockedOn: []BlockedView{},
+		Steps: make([]StepView, 0, min(len(steps), page.Limit)), Outcomes: map[string]json.RawMessage{}, BlockedOn: []BlockedView{},
 		Failures: []FailureView{}, NextActions: []ActionView{}, Produced: []ProducedView{}, PolicyHash: rb.PolicyHash, Budget: rb.Budget,
+		StepsTotal: len(steps),
+	}
+	if len(steps) > 0 && steps[len(steps)-1].Position > page.After+page.Limit {
+		next := strconv.Itoa(page.After + page.Limit)
+		v.StepsNext = &next
 	}
 	switch {
 	case rb.ErrorCode == rbtype.CodeDraftOnly:
@@ -261,6 +292,7 @@ func buildView(rb *driver.Runbook, steps []*driver.Step, invs []driver.Invocatio
 	}
 	moving, approvals, parked := false, false, false
 	for _, s := range steps {
+		shown := s.Position > page.After && s.Position <= page.After+page.Limit
 		sv := StepView{
 			Key: s.Key, Verb: s.Verb, Status: s.Status, Attempt: s.Attempt, Gate: s.Gate, Simulated: s.Simulated,
 			NextAttemptAt: s.NextAttemptAt, StartedAt: s.StartedAt, FinishedAt: s.FinishedAt,
@@ -269,7 +301,7 @@ func buildView(rb *driver.Runbook, steps []*driver.Step, invs []driver.Invocatio
 			id := attemptID(rb.ID, s.Key, s.Attempt)
 			sv.AttemptID, sv.SpanID = &id, attemptSpanID(id).String()
 		}
-		if s.Status == rbtype.StepComplete {
+		if s.Status == rbtype.StepComplete && shown {
 			sv.Result = s.Result
 			v.Outcomes[s.Key] = s.Result
 		}
@@ -324,7 +356,9 @@ func buildView(rb *driver.Runbook, steps []*driver.Step, invs []driver.Invocatio
 			// these move without it.
 			moving = true
 		}
-		v.Steps = append(v.Steps, sv)
+		if shown {
+			v.Steps = append(v.Steps, sv)
+		}
 	}
 	if rb.Status.Running() && !moving {
 		switch {

@@ -74,6 +74,9 @@ func printRunbook(w io.Writer, v *client.Runbook) {
 	for _, b := range v.Cost.Budgets {
 		fmt.Fprintf(t, "budget\t%s: %s left of %s (%s)%s\n", b.Budget, budgetText(&b.Left), budgetText(&b.Limit), b.Rule, spentMark(b.Exceeded))
 	}
+	if v.StepsTotal > len(v.Steps) {
+		fmt.Fprintf(t, "steps\t%d of %d shown; GET /v1/runbooks/%s?steps_after=N pages through the rest\n", len(v.Steps), v.StepsTotal, v.ID)
+	}
 	_ = t.Flush()
 	fmt.Fprintln(w)
 	t = cli.NewTable(w)

@@ -57,6 +57,9 @@ type serveFlags struct {
 	bodyMinRate       int64
 	headerTimeout     time.Duration
 	maxHeaderBytes    int
+	maxDiagnostics    int
+	maxStreams        int
+	streamsPerToken   int
 	migrate           bool
 	ui                bool
 	mcpApprovals      bool
@@ -101,11 +104,25 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.Env("read-header-timeout", "RBD_READ_HEADER_TIMEOUT")
 	fs.IntVar(&f.maxHeaderBytes, "max-header-bytes", 64<<10, "largest request header accepted, in bytes")
 	fs.Env("max-header-bytes", "RBD_MAX_HEADER_BYTES")
+	fs.IntVar(&f.maxDiagnostics, "max-diagnostics", httpapi.DefaultMaxDiagnostics, "diagnostics an error answer carries at most: the first ones, and how many there were")
+	fs.Env("max-diagnostics", "RBD_MAX_DIAGNOSTICS")
+	fs.IntVar(&f.maxStreams, "max-streams", httpapi.DefaultMaxStreams, "live event streams open at once, in all; beyond, 429")
+	fs.Env("max-streams", "RBD_MAX_STREAMS")
+	fs.IntVar(&f.streamsPerToken, "max-streams-per-token", httpapi.DefaultMaxStreamsPerToken, "live event streams open at once for one API token; beyond, 429")
+	fs.Env("max-streams-per-token", "RBD_MAX_STREAMS_PER_TOKEN")
 	fs.BoolVar(&f.ui, "ui", true, "serve the web console at /ui/")
 	fs.Env("ui", "RBD_UI")
 	fs.BoolVar(&f.mcpApprovals, "mcp-approvals", false, "let gates be approved and rejected through MCP (/mcp and rbd mcp), by tokens with the approve role; off, a person decides through the API or the console")
 	fs.Env("mcp-approvals", "RBD_MCP_APPROVALS")
 	e := &f.engine
+	fs.IntVar(&e.Limits.MaxSteps, "max-steps", runtime.DefaultMaxSteps, "steps a runbook may have, after every extension; beyond, 422")
+	fs.Env("max-steps", "RBD_MAX_STEPS")
+	fs.IntVar(&e.Limits.MaxSourceBytes, "max-source-bytes", runtime.DefaultMaxSourceBytes, "largest source a submission or an extension may compile, in bytes; beyond, 413")
+	fs.Env("max-source-bytes", "RBD_MAX_SOURCE_BYTES")
+	fs.IntVar(&e.Limits.MaxPlanBytes, "max-plan-bytes", runtime.DefaultMaxPlanBytes, "largest plan a runbook may have, submitted, compiled or extended, in bytes of JSON; beyond, 413")
+	fs.Env("max-plan-bytes", "RBD_MAX_PLAN_BYTES")
+	fs.Int64Var(&e.PlanCacheBytes, "plan-cache-bytes", runtime.DefaultPlanCacheBytes, "memory the decoded plans kept may take, in bytes (about twice their JSON)")
+	fs.Env("plan-cache-bytes", "RBD_PLAN_CACHE_BYTES")
 	fs.StringVar(&e.WorkerID, "worker-id", "", "this worker's name in leases and events (default host-pid-random)")
 	fs.Env("worker-id", "RBD_WORKER_ID")
 	fs.IntVar(&e.Advancers, "advancers", 2, "advance transactions run at once")
@@ -142,6 +159,10 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	e.ReceiptWindow, e.LedgerRetention = f.windows.receiptWindow, f.windows.ledgerRetention
 	if f.bodyTimeout <= 0 || f.headerTimeout <= 0 || f.maxBodies <= 0 || f.maxWebhooks <= 0 || f.maxHeaderBytes <= 0 {
 		return nil, errors.New("--body-timeout, --read-header-timeout, --max-concurrent-bodies, --max-concurrent-webhooks and --max-header-bytes must be positive")
+	}
+	if f.maxDiagnostics <= 0 || f.maxStreams <= 0 || f.streamsPerToken <= 0 || e.Limits.MaxSteps <= 0 ||
+		e.Limits.MaxSourceBytes <= 0 || e.Limits.MaxPlanBytes <= 0 || e.PlanCacheBytes <= 0 {
+		return nil, errors.New("--max-diagnostics, --max-streams, --max-streams-per-token, --max-steps, --max-source-bytes, --max-plan-bytes and --plan-cache-bytes must be positive")
 	}
 	if f.bodiesPerAddress < 0 || f.bodyMinRate < 0 {
 		return nil, errors.New("--max-bodies-per-address and --body-min-rate may not be negative (0 turns each off)")
@@ -295,6 +316,7 @@ func serve(ctx context.Context, f *serveFlags, log *slog.Logger) error {
 		Engine: engine, Tokens: tokens, WebhookSecrets: secrets, WebhookTenants: secretTenants, MaxBody: f.maxBody, Logger: log,
 		BodyTimeout: f.bodyTimeout, MaxConcurrentBodies: f.maxBodies, MaxConcurrentWebhooks: f.maxWebhooks,
 		BodiesPerAddress: offIfZero(f.bodiesPerAddress), BodyMinRate: offIfZero(f.bodyMinRate),
+		MaxDiagnostics: f.maxDiagnostics, MaxStreams: f.maxStreams, MaxStreamsPerToken: f.streamsPerToken,
 		Console: consoleHandler(f.ui), Catalogue: cat, MCPApprovals: f.mcpApprovals, Version: version(),
 		Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), Registerer: reg,
 		Ready: func(ctx context.Context) error { return schemaCurrent(ctx, db.store) },

@@ -1,0 +1,46 @@
+package runtime
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/runbookdev/runbook/compiler"
+)
+
+// The plan cache keeps plans within its byte budget, the least recently
+// used going first, and never keeps a plan larger than the whole budget
+// (issue 27: one large plan once stayed at 430 MB).
+func TestPlanCacheIsBoundedInBytes(t *testing.T) {
+	cat := machineCatalogue(t)
+	raw := func(i int) (string, []byte) {
+		plan, diags := compiler.CompileSource("p.rbk", []byte(fmt.Sprintf(`(m.echo :v %d)`, i)), cat)
+		require.False(t, diags.HasErrors())
+		return plan.PlanHash, plan.JSON()
+	}
+	_, one := raw(0)
+	budget := int64(len(one)) * planWeight * 3 // three plans' worth
+	c := newPlanCache(100, budget, nil)
+	var hashes []string
+	for i := 0; i < 10; i++ {
+		h, b := raw(i)
+		hashes = append(hashes, h)
+		_, err := c.decode(h, b)
+		require.NoError(t, err)
+		bytes, n := c.size()
+		require.LessOrEqual(t, bytes, budget)
+		require.LessOrEqual(t, n, 3)
+	}
+	_, kept := c.lookup(hashes[9])
+	require.True(t, kept, "the newest stays")
+	_, kept = c.lookup(hashes[0])
+	require.False(t, kept, "the oldest went")
+
+	small := newPlanCache(100, int64(len(one)), nil) // less than one plan weighs
+	info, err := small.decode(hashes[0], one)
+	require.NoError(t, err)
+	require.NotNil(t, info, "decoded all the same")
+	_, kept = small.lookup(hashes[0])
+	require.False(t, kept)
+}
