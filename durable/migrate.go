@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/tern/v2/migrate"
@@ -53,6 +55,43 @@ func (s *Store) Migrate(ctx context.Context) (MigrationStatus, error) {
 	}
 	status.Current = status.Latest
 	return status, nil
+}
+
+// MigrateTo brings the store's schema to version and no further, as an
+// older rbd would have left it: for the tests of what a later migration
+// does to the rows an earlier one wrote.
+func (s *Store) MigrateTo(ctx context.Context, version int32) error {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return translate(err)
+	}
+	defer conn.Release()
+	if err := ensureSchema(ctx, conn.Conn(), s.config.Schema); err != nil {
+		return err
+	}
+	m, err := s.migrator(ctx, conn.Conn())
+	if err != nil {
+		return err
+	}
+	if err := m.MigrateTo(ctx, version); err != nil {
+		return fmt.Errorf("error migrating to version %d: %w", version, translate(err))
+	}
+	return nil
+}
+
+// MigrationVersion is the version the migration file named
+// NNN_<name>.sql brings a schema to.
+func MigrationVersion(name string) (int32, error) {
+	files, err := migrate.FindMigrations(migrations.FS)
+	if err != nil {
+		return 0, err
+	}
+	for i, f := range files {
+		if strings.HasSuffix(strings.TrimSuffix(path.Base(f), ".sql"), "_"+name) {
+			return int32(i + 1), nil
+		}
+	}
+	return 0, fmt.Errorf("no migration is named %q", name)
 }
 
 // MigrationStatus reports the database's version without changing it.

@@ -22,10 +22,13 @@ const (
 	EventCompensationStarted   EventType = "COMPENSATION_STARTED"
 	EventCompensationSucceeded EventType = "COMPENSATION_SUCCEEDED"
 	EventCompensationFailed    EventType = "COMPENSATION_FAILED"
-	EventRunbookExtended       EventType = "RUNBOOK_EXTENDED"
-	EventRunbookCompleted      EventType = "RUNBOOK_COMPLETED"
-	EventRunbookFailed         EventType = "RUNBOOK_FAILED"
-	EventRunbookCancelled      EventType = "RUNBOOK_CANCELLED"
+	// EventCompensationSkipped: a draft_only runbook did not run a
+	// compensation whose verb reaches outside; {"reason": "DRAFT_ONLY"}.
+	EventCompensationSkipped EventType = "COMPENSATION_SKIPPED"
+	EventRunbookExtended     EventType = "RUNBOOK_EXTENDED"
+	EventRunbookCompleted    EventType = "RUNBOOK_COMPLETED"
+	EventRunbookFailed       EventType = "RUNBOOK_FAILED"
+	EventRunbookCancelled    EventType = "RUNBOOK_CANCELLED"
 	// EventRunbookEscalated ends a runbook whose failure was handed to a
 	// person (a park timeout with on_timeout: escalate). docs/design/runtime.md lists
 	// the status but no event for it.
@@ -45,6 +48,9 @@ const (
 	EventEscalationSucceeded EventType = "ESCALATION_SUCCEEDED"
 	// EventEscalationFailed: it failed; the step stays escalated.
 	EventEscalationFailed EventType = "ESCALATION_FAILED"
+	// EventEscalationSkipped: a draft_only runbook did not run an
+	// escalation whose verb reaches outside; {"reason": "DRAFT_ONLY"}.
+	EventEscalationSkipped EventType = "ESCALATION_SKIPPED"
 	// EventStepDryRun: a full or guarded step's handler dry-ran.
 	EventStepDryRun EventType = "STEP_DRY_RUN"
 	// EventStepVerified: a full step's dry run passed verification.
@@ -94,7 +100,7 @@ var EventTypes = []EventType{
 	EventInvocationCancelSent, EventInvocationCancelFailed, EventRunbookRegenerated,
 	EventEscalationStarted, EventEscalationSucceeded, EventEscalationFailed, EventStepReclaimed,
 	EventStepDryRun, EventStepVerified, EventStepVerifyFailed, EventOutcomeRecorded, EventScheduleFired,
-	EventScheduleSkipped, EventPolicyGated, EventBudgetExceeded,
+	EventScheduleSkipped, EventPolicyGated, EventBudgetExceeded, EventCompensationSkipped, EventEscalationSkipped,
 }
 
 // MutationKind names an entry of a runbook's mutation log.

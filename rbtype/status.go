@@ -116,6 +116,9 @@ const (
 	CompensationRunning  CompensationStatus = "running"
 	CompensationComplete CompensationStatus = "complete"
 	CompensationFailed   CompensationStatus = "failed"
+	// CompensationSkipped: a draft_only runbook did not run it, its verb
+	// reaching outside (DRAFT_ONLY, docs/daemon.md).
+	CompensationSkipped CompensationStatus = "skipped"
 )
 
 // Due reports whether the compensation is still to run or running.

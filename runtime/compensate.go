@@ -79,7 +79,12 @@ func (t *transition) prepareCompensation() *prepared {
 			}
 			return nil
 		}
-		p, err := t.prepareVerbCall(s, t.execution(s).Compensation, "compensation", compensationKey(s.Key))
+		comp := t.execution(s).Compensation
+		if exec, ok := t.plan.execution(comp.Verb); ok && t.draftSkips(exec.SideEffects) {
+			t.skipCompensation(s, comp.Verb)
+			continue
+		}
+		p, err := t.prepareVerbCall(s, comp, "compensation", compensationKey(s.Key))
 		if err != nil {
 			t.failCompensation(s, err)
 			continue

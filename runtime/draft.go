@@ -15,14 +15,52 @@ import (
 
 // draftOnly reports whether s is a step its draft_only runbook skips.
 func (t *transition) draftOnly(s *driver.Step) bool {
+	return t.draftSkips(t.execution(s).SideEffects)
+}
+
+// draftSkips reports whether this runbook, a draft_only one, does not run
+// a call with these side effects: a step's, a compensation's or an
+// escalation's alike. A draft calls nothing outside, whatever the call is
+// for.
+func (t *transition) draftSkips(effects rbtype.SideEffects) bool {
 	if t.rb.Mode != rbtype.ModeDraftOnly {
 		return false
 	}
-	switch t.execution(s).SideEffects {
+	switch effects {
 	case rbtype.SideEffectsExternalCall, rbtype.SideEffectsHuman:
 		return true
 	}
 	return false
+}
+
+// draftSkipMessage says why a draft did not run a compensation or an
+// escalation, after its code.
+const draftSkipMessage = ": a draft_only runbook does not run calls with outside effects"
+
+// DraftSkippedData is the data of COMPENSATION_SKIPPED and
+// ESCALATION_SKIPPED.
+type DraftSkippedData struct {
+	Reason rbtype.ErrorCode `json:"reason"`
+	Verb   string           `json:"verb"`
+}
+
+// skipCompensation records a compensation a draft does not run: the step
+// stays as the draft left it, nothing was undone outside because nothing
+// was done outside.
+func (t *transition) skipCompensation(s *driver.Step, verb string) {
+	s.CompensationStatus, s.CompensationError = rbtype.CompensationSkipped, string(rbtype.CodeDraftOnly)+draftSkipMessage
+	t.touch(s)
+	t.event(rbtype.EventCompensationSkipped, s, DraftSkippedData{Reason: rbtype.CodeDraftOnly, Verb: verb})
+}
+
+// skipEscalation records an escalation a draft does not run: the step is
+// escalated all the same, waiting for a person, and the view's next
+// actions say how to run it for real.
+func (t *transition) skipEscalation(s *driver.Step, verb string) {
+	s.EscalationStatus, s.EscalationError = rbtype.CompensationSkipped, string(rbtype.CodeDraftOnly)+draftSkipMessage
+	t.touch(s)
+	t.event(rbtype.EventEscalationSkipped, s, DraftSkippedData{Reason: rbtype.CodeDraftOnly, Verb: verb})
+	t.escalationsSettled()
 }
 
 // skipDraft skips a step a draft_only runbook does not run.

@@ -76,6 +76,10 @@ func (t *transition) prepareEscalation() *prepared {
 			t.failEscalation(s, Errorf(rbtype.CodeInternal, "the step's execution block has no escalation"))
 			continue
 		}
+		if exec, ok := t.plan.execution(esc.Verb); ok && t.draftSkips(exec.SideEffects) {
+			t.skipEscalation(s, esc.Verb)
+			continue
+		}
 		// One escalation per timed-out attempt: a retry that times out
 		// again pages again.
 		p, err := t.prepareVerbCall(s, esc, "escalation", escalationKey(s.Key, s.Attempt))

@@ -106,6 +106,16 @@ const machineVerbs = `
   domain: m
   policy_tags: [read_only]
   execution: {kind: sync, handler: core.echo, side_effects: none}
+- name: hold
+  domain: m
+  execution:
+    kind: sync
+    handler: core.echo
+    side_effects: internal_db
+    compensation: {verb: m.undo, args: {what: "@args.what"}}
+  input_schema:
+    properties:
+      what: {type: string}
 - name: ghost
   domain: m
   execution:

@@ -558,7 +558,7 @@ func TestMachineExtend(t *testing.T) {
 	f2 := newFixture(t, `(m.echo :v 1 :as @a) (m.wait :as @w)`, nil)
 	_, calls = f2.advance()
 	f2.advance(succeed(callFor(t, calls, "a"), map[string]any{"v": 1}), parked(callFor(t, calls, "w"), ""))
-	e := &Engine{cfg: Config{Catalogue: f2.cat}}
+	e := &Engine{cfg: Config{Catalogue: f2.cat, Limits: f2.m.limits}}
 	rb := *f2.rb
 	rb.Plan = f2.plan.plan.JSON()
 	rb.Version = 1
@@ -755,7 +755,7 @@ func TestMachineHoldOpenAndClose(t *testing.T) {
 	require.Equal(t, rbtype.RunbookInProgress, f.rb.Status)
 	require.Nil(t, f.rb.FinishedAt)
 
-	e := &Engine{cfg: Config{Catalogue: f.cat}}
+	e := &Engine{cfg: Config{Catalogue: f.cat, Limits: f.m.limits}}
 	rb := *f.rb
 	rb.Plan = f.plan.plan.JSON()
 	ext, err := e.compileExtension(context.Background(), &rb, Extension{Filename: "more.rbk", Source: []byte(`(m.echo :v @a.v :as @b)`)})
@@ -909,4 +909,22 @@ func TestMachineWakeUpCoversTheLeases(t *testing.T) {
 	w, _ = f.advance()
 	require.Len(t, w.Runbooks, 1)
 	require.Equal(t, f.leases[f.step("b").ID].ExpiresAt, *f.rb.WakeAt)
+}
+
+// A draft_only runbook calls nothing outside (issue 27): when it fails,
+// a compensation whose verb has external_call side effects is skipped
+// with DRAFT_ONLY, not run, and the runbook finishes.
+func TestMachineDraftSkipsOutsideCompensations(t *testing.T) {
+	f := newFixture(t, `(m.hold :what "room" :as @r) (m.echo :v 1 :after @r :as @next)`, nil)
+	f.rb.Mode = rbtype.ModeDraftOnly
+	_, calls := f.advance()
+	_, calls = f.advance(succeed(callFor(t, calls, "r"), map[string]any{"id": "r1"}))
+	f.advance(failWith(callFor(t, calls, "next"), rbtype.CodePolicyDenied))
+	require.Equal(t, rbtype.RunbookFailed, f.rb.Status)
+	w, calls := f.advance()
+	require.Empty(t, calls, "the compensation is not called")
+	require.Equal(t, rbtype.CompensationSkipped, f.step("r").CompensationStatus)
+	require.Equal(t, "DRAFT_ONLY: a draft_only runbook does not run calls with outside effects", f.step("r").CompensationError)
+	require.Equal(t, DraftSkippedData{Reason: rbtype.CodeDraftOnly, Verb: "m.undo"}, eventData[DraftSkippedData](t, w.Events, "COMPENSATION_SKIPPED r"))
+	require.NotNil(t, f.rb.FinishedAt, "nothing is left to run")
 }

@@ -125,7 +125,7 @@ func (c *retryRunbook) apply(t *transition) error {
 		return fmt.Errorf("%w: runbook %s is %s; only a failed, partial, escalated or held-open runbook can be retried", ErrConflict, rb.ID, rb.Status)
 	}
 	for _, s := range steps {
-		if s.CompensationStatus != rbtype.CompensationNone {
+		if undone(s) {
 			return fmt.Errorf("%w: runbook %s compensated its completed steps (%s's among them); submit it again instead", ErrConflict, rb.ID, s.Key)
 		}
 		if err := escalationRunning(s); err != nil {

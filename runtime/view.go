@@ -383,7 +383,10 @@ func buildView(rb *driver.Runbook, steps []*driver.Step, invs []driver.Invocatio
 		// What the draft did not run, for a person to run for real once
 		// they have read the drafts.
 		for _, s := range steps {
-			if s.Status == rbtype.StepSkipped && s.ErrorCode == rbtype.CodeDraftOnly {
+			// An escalation the draft skipped: the step, run for real,
+			// pages for real if it times out again.
+			if s.Status == rbtype.StepSkipped && s.ErrorCode == rbtype.CodeDraftOnly ||
+				s.Status == rbtype.StepEscalated && s.EscalationStatus == rbtype.CompensationSkipped {
 				v.NextActions = append(v.NextActions, ActionView{Kind: ActionRetry, Step: s.Key,
 					Command: fmt.Sprintf("rbd retry %s --execute --step %s", rb.ID, shellQuote(s.Key))})
 			}
@@ -411,11 +414,18 @@ func retryableRunbook(rb *driver.Runbook, steps []*driver.Step) bool {
 		return false
 	}
 	for _, s := range steps {
-		if s.CompensationStatus != rbtype.CompensationNone {
+		if undone(s) {
 			return false
 		}
 	}
 	return true
+}
+
+// undone reports whether a step's effect was undone, or is being: a
+// runbook that compensated is not retried (submit it again). A
+// compensation a draft skipped undid nothing.
+func undone(s *driver.Step) bool {
+	return s.CompensationStatus != rbtype.CompensationNone && s.CompensationStatus != rbtype.CompensationSkipped
 }
 
 // shellQuote quotes a step key for a shell when it needs it: keys of

@@ -18,17 +18,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/tern/v2/migrate"
 	"go.uber.org/goleak"
 
 	"github.com/runbookdev/runbook/durable"
 	"github.com/runbookdev/runbook/durable/localpg"
-	"github.com/runbookdev/runbook/migrations"
 )
 
 // serverURL is the server every test's schema lives on.
@@ -192,30 +189,13 @@ func StoreWith(t testing.TB, with func(*durable.Config)) *durable.Store {
 // date.
 func StoreAt(t testing.TB, version int32) *durable.Store {
 	t.Helper()
-	schema := Schema(t)
+	store := Open(t, Schema(t))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cfg, err := pgx.ParseConfig(ServerURL(t))
-	if err != nil {
+	if err := store.MigrateTo(ctx, version); err != nil {
 		t.Fatalf("pgtest: %v", err)
 	}
-	cfg.RuntimeParams["search_path"] = schema
-	conn, err := pgx.ConnectConfig(ctx, cfg)
-	if err != nil {
-		t.Fatalf("pgtest: %v", err)
-	}
-	defer conn.Close(ctx)
-	m, err := migrate.NewMigrator(ctx, conn, pgx.Identifier{schema, migrations.VersionTable}.Sanitize())
-	if err == nil {
-		err = m.LoadMigrations(migrations.FS)
-	}
-	if err == nil {
-		err = m.MigrateTo(ctx, version)
-	}
-	if err != nil {
-		t.Fatalf("pgtest: migrating to version %d: %v", version, err)
-	}
-	return Open(t, schema)
+	return store
 }
 
 // MigrationVersion is the version a migration file brings the schema to,
@@ -223,17 +203,11 @@ func StoreAt(t testing.TB, version int32) *durable.Store {
 // "tenant_request_keys" for 014_tenant_request_keys.sql.
 func MigrationVersion(t testing.TB, name string) int32 {
 	t.Helper()
-	files, err := migrate.FindMigrations(migrations.FS)
+	v, err := durable.MigrationVersion(name)
 	if err != nil {
 		t.Fatalf("pgtest: %v", err)
 	}
-	for i, f := range files {
-		if strings.HasSuffix(strings.TrimSuffix(filepath.Base(f), ".sql"), "_"+name) {
-			return int32(i + 1)
-		}
-	}
-	t.Fatalf("pgtest: no migration named %q", name)
-	return 0
+	return v
 }
 
 // Open opens a store on an existing schema, closed when t ends.
