@@ -28,8 +28,8 @@ const writeAttemptsSQL = `
 		outcome = excluded.outcome, finished_at = excluded.finished_at, error_code = excluded.error_code,
 		args_hash = coalesce(excluded.args_hash, step_attempts.args_hash),
 		result_hash = coalesce(excluded.result_hash, step_attempts.result_hash),
-		tokens_in = nullif(coalesce(step_attempts.tokens_in, 0) + coalesce(excluded.tokens_in, 0), 0),
-		tokens_out = nullif(coalesce(step_attempts.tokens_out, 0) + coalesce(excluded.tokens_out, 0), 0),
+		tokens_in = nullif(least(coalesce(step_attempts.tokens_in, 0)::numeric + coalesce(excluded.tokens_in, 0), ` + maxBigint + `)::bigint, 0),
+		tokens_out = nullif(least(coalesce(step_attempts.tokens_out, 0)::numeric + coalesce(excluded.tokens_out, 0), ` + maxBigint + `)::bigint, 0),
 		model = coalesce(excluded.model, step_attempts.model),
 		cost_usd = nullif(coalesce(step_attempts.cost_usd, 0) + coalesce(excluded.cost_usd, 0), 0),
 		credits = nullif(coalesce(step_attempts.credits, 0) + coalesce(excluded.credits, 0), 0)`
@@ -60,10 +60,16 @@ func attemptArgs(as []driver.Attempt) []any {
 		tokIn, tokOut, models, costs, credits, correlations, traces, spans, argsHashes, resultHashes}
 }
 
-// costColumns sum attempts into a driver.Cost.
-const costColumns = `coalesce(sum(cost_usd), 0)::float8, coalesce(sum(credits), 0)::float8,
-	coalesce(sum(tokens_in), 0)::bigint, coalesce(sum(tokens_out), 0)::bigint, count(*),
+// costColumns sum attempts into a driver.Cost. The sums saturate, at the
+// largest bigint and at 10^300, rather than fail: the ledger may hold rows
+// from before usage was bounded at the door (docs/daemon.md, "Limits"),
+// and one absurd figure must not make every report of its tenant an error.
+const costColumns = `least(coalesce(sum(cost_usd), 0), 1e300)::float8, least(coalesce(sum(credits), 0), 1e300)::float8,
+	least(coalesce(sum(tokens_in), 0), ` + maxBigint + `)::bigint, least(coalesce(sum(tokens_out), 0), ` + maxBigint + `)::bigint, count(*),
 	count(*) FILTER (WHERE cache = 'hit')`
+
+// maxBigint is the largest bigint, where token counts saturate.
+const maxBigint = "9223372036854775807"
 
 // RunbookCost sums a runbook's attempts.
 func (s *Store) RunbookCost(ctx context.Context, id uuid.UUID) (driver.Cost, error) {

@@ -50,8 +50,8 @@ func usageOf(h http.Header) driver.Usage {
 	if raw == "" || len(raw) > 4096 || json.Unmarshal([]byte(raw), &u) != nil {
 		return driver.Usage{}
 	}
-	if u.TokensIn < 0 || u.TokensOut < 0 || u.CostUSD < 0 || u.Credits < 0 || len(u.Model) > 200 {
-		return driver.Usage{}
+	if checkUsage(u) != nil {
+		return driver.Usage{} // impossible figures, as a malformed header
 	}
 	if !isObject(u.Parameters) {
 		u.Parameters = nil // the rest of the report stands

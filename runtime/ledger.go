@@ -31,6 +31,7 @@ func attemptID(runbookID uuid.UUID, stepKey string, attempt int) uuid.UUID {
 // record adds an attempt's row to the transaction's writes, and counts
 // what it used.
 func (t *transition) record(s *driver.Step, attempt int, outcome string, code rbtype.ErrorCode, cache string, u driver.Usage) {
+	u = boundedUsage(u)
 	t.m.observe.used(s.Verb, u)
 	t.usage[s.ID] = addUsage(t.usage[s.ID], u)
 	id := attemptID(t.rb.ID, s.Key, attempt)
