@@ -297,7 +297,12 @@ func parseRetryAfter(v string) (time.Duration, time.Time) {
 	return 0, time.Time{}
 }
 
+// transportError words a request that failed before an answer. Its cause,
+// which the log shows, names the URL as the request had it, query and all
+// (a ${env:...} secret among it): the cause keeps the URL redacted as the
+// message does.
 func transportError(err error, target string) *Error {
+	err = redactedCause(err)
 	var netErr net.Error
 	if errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &netErr) && netErr.Timeout()) {
 		return &Error{Code: rbtype.CodeNetworkTimeout, Message: fmt.Sprintf("%s did not answer in time", redactURL(target)), Err: err}
@@ -319,6 +324,17 @@ func decodeResponse(data []byte) map[string]any {
 		return obj
 	}
 	return map[string]any{"value": v}
+}
+
+// redactedCause is err with the URL of its *url.Error, if it has one,
+// redacted; the error's other parts (a dial error's address, a TLS
+// error) name no query.
+func redactedCause(err error) error {
+	var ue *url.Error
+	if !errors.As(err, &ue) {
+		return err
+	}
+	return &url.Error{Op: ue.Op, URL: redactURL(ue.URL), Err: ue.Err}
 }
 
 // redactURL drops credentials and the query from a URL, for messages.
