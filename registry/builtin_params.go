@@ -123,7 +123,12 @@ func checkFail(m map[string]any) error {
 var httpMethods = []string{"GET", "POST", "PUT", "PATCH", "DELETE"}
 
 func checkHTTP(m map[string]any) error {
-	p := newParams(m, "url", "method", "headers", "dry_run", "dry_run_url")
+	p := newParams(m, "url", "method", "headers", "dry_run", "dry_run_url", "redirects")
+	switch r := p.str("redirects", false); r {
+	case "", "none", "same_host":
+	default:
+		p.fail("param \"redirects\" %q must be none (the default) or same_host; a call never follows a redirect to another host", r)
+	}
 	if u := p.str("url", true); u != "" {
 		parsed, err := url.Parse(u)
 		if err != nil || (parsed.Scheme != "http" && parsed.Scheme != "https") || parsed.Host == "" {

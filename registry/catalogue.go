@@ -3,6 +3,7 @@ package registry
 import (
 	"fmt"
 	"maps"
+	"net/url"
 	"slices"
 	"strings"
 
@@ -110,6 +111,34 @@ func (c *Catalogue) checkHandler(d *verbs.Definition, diags *lang.Diagnostics) {
 	if spec.CheckParams != nil {
 		if err := spec.CheckParams(e.Params); err != nil {
 			diags.Errorf(lang.VBadValue, d.FieldRange("execution.params"), "bad params for handler %q: %v", spec.Name, err)
+		}
+	}
+	checkFixedQuery(d, diags)
+}
+
+// checkFixedQuery refuses an http.call or http.start verb that sends its
+// arguments in the query (GET, DELETE) and names, among its arguments, a
+// query parameter its URL fixes: the argument would replace what the
+// verb's author fixed (a scope, an account). At run time such an argument
+// fails the step; here it is V004.
+func checkFixedQuery(d *verbs.Definition, diags *lang.Diagnostics) {
+	e := d.Execution
+	if e.Handler != "http.call" && e.Handler != "http.start" || d.InputSchema == nil {
+		return
+	}
+	if method, _ := e.Params["method"].(string); method != "GET" && method != "DELETE" {
+		return
+	}
+	raw, _ := e.Params["url"].(string)
+	u, err := url.Parse(raw)
+	if err != nil {
+		return // the params' own check says so
+	}
+	fixed := u.Query()
+	for _, name := range d.InputSchema.Properties() {
+		if fixed.Has(name) {
+			diags.Errorf(lang.VBadValue, d.FieldRange("execution.params.url"),
+				"argument %q would replace the query parameter %q that the URL fixes; rename the argument, or take the parameter out of the URL", name, name)
 		}
 	}
 }

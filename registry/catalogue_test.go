@@ -208,3 +208,32 @@ func TestStartCancelURL(t *testing.T) {
 	require.Equal(t, lang.VBadValue, diags[0].Code)
 	require.Contains(t, diags[0].Message, `param "cancel_url" /cancel must be an absolute http or https URL`)
 }
+
+// An argument may not replace a query parameter that an http verb's URL
+// fixes (issue 27): V004 for a GET or DELETE verb whose input_schema names
+// one; a POST sends its arguments in the body, where nothing is fixed.
+// params.redirects is none or same_host.
+func TestFixedQueryParametersAndRedirects(t *testing.T) {
+	_, diags := catalogue(t, `
+- name: get
+  domain: d
+  execution: {kind: sync, handler: http.call, side_effects: none, params: {url: "http://x/s?scope=public&v=2", method: GET}}
+  input_schema:
+    properties:
+      q: {type: string}
+      scope: {type: string}
+- name: post
+  domain: d
+  execution: {kind: sync, handler: http.call, side_effects: external_call, params: {url: "http://x/s?scope=public"}}
+  input_schema:
+    properties:
+      scope: {type: string}
+- name: hop
+  domain: d
+  execution: {kind: sync, handler: http.call, side_effects: external_call, params: {url: "http://x/s", redirects: anywhere}}
+`)
+	lines := diagLines(diags)
+	require.Len(t, lines, 2, "%v", lines)
+	require.Contains(t, lines[0], `V004 argument "scope" would replace the query parameter "scope" that the URL fixes`)
+	require.Contains(t, lines[1], `V004 bad params for handler "http.call": param "redirects" "anywhere" must be none (the default) or same_host`)
+}

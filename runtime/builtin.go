@@ -32,6 +32,7 @@ func builtinHandlers(deps BuiltinDeps) map[string]Handler {
 	if deps.HTTP == nil {
 		deps.HTTP = &http.Client{}
 	}
+	deps.HTTP = withRedirectCheck(deps.HTTP)
 	if deps.LookupEnv == nil {
 		deps.LookupEnv = os.LookupEnv
 	}

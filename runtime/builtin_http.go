@@ -163,6 +163,7 @@ func sendFor(ctx context.Context, deps BuiltinDeps, c *Call, payload map[string]
 	if err != nil {
 		return nil, nil, err
 	}
+	ctx = withRedirects(ctx, c.Params)
 	var body io.Reader
 	if method == http.MethodGet || method == http.MethodDelete || method == http.MethodHead {
 		target, err = withQuery(target, payload)
@@ -202,6 +203,9 @@ func sendFor(ctx context.Context, deps BuiltinDeps, c *Call, payload map[string]
 	// the runbook's trace (docs/design/semantics.md section 2).
 	propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(req.Header))
 	resp, err := deps.HTTP.Do(req)
+	if refused, ok := redirectError(err, target); ok {
+		return nil, nil, refused
+	}
 	if err != nil {
 		return nil, nil, transportError(err, target)
 	}
@@ -228,6 +232,11 @@ func withQuery(target string, payload map[string]any) (string, error) {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
+		if q.Has(k) {
+			// The verb's author fixed it in the URL; an argument may not
+			// replace it (V004 when the verb's input_schema names it).
+			return "", Errorf(rbtype.CodeInvalidInput, "argument %q would replace the query parameter %q that the verb's URL fixes", k, k)
+		}
 		switch v := payload[k].(type) {
 		case string:
 			q.Set(k, v)
