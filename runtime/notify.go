@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 
 	"github.com/google/uuid"
 	"go.opentelemetry.io/otel/trace"
@@ -64,6 +65,12 @@ func (e *Engine) Notify(ctx context.Context, n Notification) (rbtype.InboxResult
 		// INTERNAL with no message, which nobody can act on, and it
 		// would take the key for good.
 		return 0, fmt.Errorf("%w: a failed notification needs error.code (and, best, error.message) saying why", ErrInvalid)
+	}
+	if n.ErrorCode != "" && !errorCodeShape.MatchString(string(n.ErrorCode)) {
+		// The code is shown, counted and matched as the taxonomy's are;
+		// any text (an escape sequence, a paragraph) would be shown raw.
+		return 0, fmt.Errorf("%w: error.code %s must be like the taxonomy's codes: upper-case letters, digits and _, at most 64 (INVALID_INPUT, CARD_DECLINED)",
+			ErrInvalid, shortKey(string(n.ErrorCode)))
 	}
 	result, err := canonicalJSON(n.Result)
 	if err != nil {
@@ -133,6 +140,11 @@ func (e *Engine) Notify(ctx context.Context, n Notification) (rbtype.InboxResult
 		return arrived.result, nil
 	}
 }
+
+// errorCodeShape is the shape of the error taxonomy's codes
+// (docs/design/runtime.md, "Errors"), which a notification's error.code
+// must have: a code of the sender's own is allowed, and final.
+var errorCodeShape = regexp.MustCompile(`^[A-Z][A-Z0-9_]{0,63}$`)
 
 // errParkedMeanwhile: the step parked between the look at its wait and
 // the insert, and its runbook is locked by another transaction. Waiting

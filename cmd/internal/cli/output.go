@@ -2,9 +2,13 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
+	"unicode"
+	"unicode/utf8"
 )
 
 // WriteJSON writes v as indented JSON.
@@ -29,8 +33,47 @@ func NewTable(out io.Writer) *Table {
 	return t
 }
 
-// Write adds cells; rows end with a newline, cells with a tab.
-func (t *Table) Write(p []byte) (int, error) { return t.tw.Write(p) }
+// Write adds cells; rows end with a newline, cells with a tab. Any other
+// control character is written escaped (ESC as \x1b), so that what the
+// cells hold, which others may have written (an error's message, a
+// decider's name), never reaches the terminal as a sequence it would act
+// on: a title change, a cleared screen, hidden text.
+func (t *Table) Write(p []byte) (int, error) {
+	if _, err := t.tw.Write([]byte(EscapeControls(string(p), "\t\n"))); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// EscapeControls writes s with its control characters (C0 and C1, DEL,
+// and the bidirectional overrides that reorder what a terminal shows)
+// escaped as Go would quote them, but for those in keep; invalid UTF-8 is
+// escaped byte by byte.
+func EscapeControls(s, keep string) string {
+	if !strings.ContainsFunc(s, func(r rune) bool { return needsEscape(r) && !strings.ContainsRune(keep, r) }) && utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case needsEscape(r) && !strings.ContainsRune(keep, r):
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		default:
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
+}
+
+// needsEscape reports whether r would act on a terminal rather than show.
+func needsEscape(r rune) bool {
+	return unicode.IsControl(r) || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069)
+}
 
 // Flush aligns the rows and writes them out.
 func (t *Table) Flush() error {
