@@ -24,10 +24,13 @@ const (
 	RoleApprove Role = "approve" // gate decisions, resolving escalations
 	RoleNotify  Role = "notify"  // delivering notifications through /mcp's notify tool; the webhook itself is signed, not token-checked
 	RoleAdmin   Role = "admin"
+	// RoleMetrics reads /metrics, and nothing else, once tenants are
+	// configured: a scraper needs no more (docs/daemon.md).
+	RoleMetrics Role = "metrics"
 )
 
 // Roles lists every role.
-var Roles = []Role{RoleRead, RoleSubmit, RoleApprove, RoleNotify, RoleAdmin}
+var Roles = []Role{RoleRead, RoleSubmit, RoleApprove, RoleNotify, RoleAdmin, RoleMetrics}
 
 // Principal is who a token speaks for: a tenant, an actor, its roles.
 type Principal struct {
@@ -121,7 +124,7 @@ func ParseTokens(lines []string) ([]Principal, [][sha256.Size]byte, error) {
 				p.Roles = nil
 				for _, r := range strings.Split(value, ",") {
 					if !slices.Contains(Roles, Role(r)) {
-						return nil, nil, fmt.Errorf("token %d: unknown role %q (roles: read, submit, approve, notify, admin)", i+1, r)
+						return nil, nil, fmt.Errorf("token %d: unknown role %q (roles: read, submit, approve, notify, admin, metrics)", i+1, r)
 					}
 					p.Roles = append(p.Roles, Role(r))
 				}

@@ -63,6 +63,10 @@ type Config struct {
 	// first of them, and how many there were (a source of 115,000 unknown
 	// verbs once answered 54 MB). Zero means DefaultMaxDiagnostics.
 	MaxDiagnostics int
+	// PublicMetrics serves /metrics to anyone even when tokens name
+	// tenants; otherwise it then needs a token with the metrics role (or
+	// admin), since it sums every tenant's work by verb.
+	PublicMetrics bool
 	// Metrics serves /metrics; nil means 404.
 	Metrics http.Handler
 	// Registerer receives the HTTP request metrics; nil means none.
@@ -117,6 +121,9 @@ type Server struct {
 	table []Route
 	// mcp serves /mcp.
 	mcp *mcp.StreamableHTTPHandler
+	// tenanted: some token names a tenant, and /metrics, which sums
+	// every tenant's work, needs a token (Config.PublicMetrics).
+	tenanted bool
 }
 
 // New builds the API's routes. Its tokens must parse (ParseTokens, which
@@ -176,6 +183,9 @@ func New(cfg Config) *Server {
 		refusals:      newRefusals(cfg.Logger, cfg.Registerer, cfg.Now),
 		streams:       newStreamLimit(cfg.MaxStreamsPerToken, cfg.MaxStreams),
 	}
+	for _, p := range principals {
+		s.tenanted = s.tenanted || p.Tenant != runtime.DefaultTenant
+	}
 	s.mcp = s.newMCPHandler()
 	s.routes()
 	return s
@@ -199,10 +209,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.Serve
 type access int
 
 const (
-	public access = iota // health and metrics
-	signed               // the webhook: its signature, not a token
-	api                  // a bearer token, when tokens are configured, with the route's role
-	token                // any valid bearer token, whatever its roles: whoami, and /mcp, whose tools check theirs
+	public  access = iota // health, the OpenAPI document
+	signed                // the webhook: its signature, not a token
+	api                   // a bearer token, when tokens are configured, with the route's role
+	token                 // any valid bearer token, whatever its roles: whoami, and /mcp, whose tools check theirs
+	metrics               // public, unless tokens name tenants (Config.PublicMetrics)
 )
 
 func (s *Server) routes() {
@@ -243,7 +254,7 @@ func (s *Server) routes() {
 	route("POST", "/v1/notifications", signed, s.notify)
 	route("GET", "/healthz", public, s.healthz)
 	route("GET", "/readyz", public, s.readyz)
-	route("GET", "/metrics", public, s.serveMetrics)
+	route("GET", "/metrics", metrics, s.serveMetrics)
 	route("GET", "/v1/openapi.json", public, s.openapi)
 	route("POST", "/mcp", token, s.serveMCP)
 
@@ -272,6 +283,15 @@ func (s *Server) routes() {
 // wrap turns a handler that returns its error into an http.Handler that
 // checks the caller's token, answers errors in JSON, logs and counts.
 func (s *Server) wrap(route string, who access, h func(http.ResponseWriter, *http.Request) error) http.Handler {
+	role := routeRoles[route]
+	if who == metrics {
+		// Decided once: the tokens and the flag do not change while the
+		// daemon runs.
+		who = public
+		if s.tenanted && !s.cfg.PublicMetrics {
+			who, role = api, RoleMetrics
+		}
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		rec := &recorder{ResponseWriter: w}
@@ -288,10 +308,13 @@ func (s *Server) wrap(route string, who access, h func(http.ResponseWriter, *htt
 			s.leaveBody(rec, r)
 			err = s.refuse(r, reasonToken, errorf(http.StatusUnauthorized, CodeUnauthorized,
 				"a valid API token is required: Authorization: Bearer <token>"))
-		case who == api && !caller.has(routeRoles[route]):
+		case who == api && !caller.has(role):
 			s.leaveBody(rec, r)
 			err = errorf(http.StatusForbidden, CodeForbidden, "this token (actor %s) lacks the %s role that %s needs",
-				caller.Actor, routeRoles[route], route)
+				caller.Actor, role, route)
+		case role == RoleMetrics:
+			s.leaveBody(rec, r)
+			err = h(rec, r)
 		case who == public:
 			// No public route takes a body: none is read.
 			s.leaveBody(rec, r)
@@ -345,7 +368,7 @@ func (s *Server) wrap(route string, who access, h func(http.ResponseWriter, *htt
 			case ae.status >= 500:
 				s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "status", ae.status, "err", errorText(ae))
 			}
-		} else if who != public {
+		} else if who != public && role != RoleMetrics {
 			// Every route but health and metrics reads the database.
 			s.outage.succeeded(s.log, time.Now())
 		}

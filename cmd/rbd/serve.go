@@ -63,6 +63,7 @@ type serveFlags struct {
 	migrate           bool
 	ui                bool
 	mcpApprovals      bool
+	publicMetrics     bool
 	worker            bool
 	engine            runtime.Config
 }
@@ -110,6 +111,8 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.Env("max-streams", "RBD_MAX_STREAMS")
 	fs.IntVar(&f.streamsPerToken, "max-streams-per-token", httpapi.DefaultMaxStreamsPerToken, "live event streams open at once for one API token; beyond, 429")
 	fs.Env("max-streams-per-token", "RBD_MAX_STREAMS_PER_TOKEN")
+	fs.BoolVar(&f.publicMetrics, "public-metrics", false, "serve /metrics to anyone even when tokens name tenants (it sums every tenant's work by verb); otherwise it then needs a token with the metrics role")
+	fs.Env("public-metrics", "RBD_PUBLIC_METRICS")
 	fs.BoolVar(&f.ui, "ui", true, "serve the web console at /ui/")
 	fs.Env("ui", "RBD_UI")
 	fs.BoolVar(&f.mcpApprovals, "mcp-approvals", false, "let gates be approved and rejected through MCP (/mcp and rbd mcp), by tokens with the approve role; off, a person decides through the API or the console")
@@ -316,7 +319,7 @@ func serve(ctx context.Context, f *serveFlags, log *slog.Logger) error {
 		Engine: engine, Tokens: tokens, WebhookSecrets: secrets, WebhookTenants: secretTenants, MaxBody: f.maxBody, Logger: log,
 		BodyTimeout: f.bodyTimeout, MaxConcurrentBodies: f.maxBodies, MaxConcurrentWebhooks: f.maxWebhooks,
 		BodiesPerAddress: offIfZero(f.bodiesPerAddress), BodyMinRate: offIfZero(f.bodyMinRate),
-		MaxDiagnostics: f.maxDiagnostics, MaxStreams: f.maxStreams, MaxStreamsPerToken: f.streamsPerToken,
+		PublicMetrics: f.publicMetrics, MaxDiagnostics: f.maxDiagnostics, MaxStreams: f.maxStreams, MaxStreamsPerToken: f.streamsPerToken,
 		Console: consoleHandler(f.ui), Catalogue: cat, MCPApprovals: f.mcpApprovals, Version: version(),
 		Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), Registerer: reg,
 		Ready: func(ctx context.Context) error { return schemaCurrent(ctx, db.store) },
