@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/runbookdev/runbook/rbtype"
@@ -150,6 +151,46 @@ func ParseTokens(lines []string) ([]Principal, [][sha256.Size]byte, error) {
 		digests = append(digests, sha256.Sum256([]byte(fields[0])))
 	}
 	return principals, digests, nil
+}
+
+// TokenWarnings says what a token file grants that its writer may not
+// have meant (docs/daemon.md, "Tenants and roles"), one line each, naming
+// tokens by their place in the file and never by their values. rbd serve
+// logs them at start. Each is allowed, for what it is worth: a file
+// written before tenants must keep working as it did.
+func TokenWarnings(ps []Principal) []string {
+	var out []string
+	tenanted := false
+	var defaults, anonymous []string
+	for i, p := range ps {
+		tenanted = tenanted || p.Tenant != runtime.DefaultTenant
+		if p.Tenant == runtime.DefaultTenant {
+			defaults = append(defaults, strconv.Itoa(i+1))
+		}
+		if !p.NamedActor {
+			anonymous = append(anonymous, strconv.Itoa(i+1))
+		}
+	}
+	for i, p := range ps {
+		admin := slices.Contains(p.Roles, RoleAdmin)
+		switch {
+		case admin && p.Tenant != runtime.DefaultTenant:
+			out = append(out, fmt.Sprintf("token %d (tenant=%s) has the admin role: it reads and changes every tenant's runbooks, not only %s's; "+
+				"give it the roles it needs without admin to keep it to %s", i+1, p.Tenant, p.Tenant, p.Tenant))
+		case admin && tenanted && len(defaults) > 1:
+			out = append(out, fmt.Sprintf("token %d is an admin of the default tenant: what it submits lands in the default tenant, where "+
+				"the default tenant's other tokens (%s) may cancel, retry or extend it; give it tenant= a tenant of its own",
+				i+1, strings.Join(slices.DeleteFunc(slices.Clone(defaults), func(n string) bool { return n == strconv.Itoa(i+1) }), ", ")))
+		}
+	}
+	if len(ps) > 1 && len(anonymous) > 0 {
+		noun := "tokens " + strings.Join(anonymous, ", ") + " name"
+		if len(anonymous) == 1 {
+			noun = "token " + anonymous[0] + " names"
+		}
+		out = append(out, noun+" no actor: the ledger records whatever name their requests give as \"by\" (a decision by \"alice\" may be anyone's); give each actor=")
+	}
+	return out
 }
 
 // routeRoles is the role each token-checked route needs.

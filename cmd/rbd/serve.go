@@ -258,8 +258,12 @@ func serve(ctx context.Context, f *serveFlags, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	if _, _, err := httpapi.ParseTokens(tokens); err != nil {
+	principals, _, err := httpapi.ParseTokens(tokens)
+	if err != nil {
 		return fmt.Errorf("--api-token-file: %w", err)
+	}
+	for _, w := range httpapi.TokenWarnings(principals) {
+		log.Warn("--api-token-file: " + w)
 	}
 	secretLines, err := readLines(f.webhookSecretFile, "--webhook-secret-file")
 	if err != nil {
