@@ -65,13 +65,13 @@ func TestNotificationWebhook(t *testing.T) {
 	require.Equal(t, http.StatusBadRequest, status, out)
 	require.Contains(t, out, `status must be \"completed\" or \"failed\"`)
 	huge := `{"correlation_key": "` + strings.Repeat("k", 65<<10) + `", "status": "completed"}`
-	status, out = post(huge, httpapi.Sign(secret, []byte(huge), now))
+	status, out = post(huge, client.Sign(secret, []byte(huge), now))
 	require.Equal(t, http.StatusRequestEntityTooLarge, status, out)
 	// A signature header missing, malformed or stale is refused before
 	// the body is read: its size is never looked at.
 	status, out = post(huge, "")
 	require.Equal(t, http.StatusUnauthorized, status, out)
-	status, out = post(huge, httpapi.Sign(secret, []byte(huge), now.Add(-time.Hour)))
+	status, out = post(huge, client.Sign(secret, []byte(huge), now.Add(-time.Hour)))
 	require.Equal(t, http.StatusUnauthorized, status, out)
 
 	// Accepted once; the same again is a duplicate; another payload for

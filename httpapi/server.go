@@ -178,7 +178,7 @@ func New(cfg Config) *Server {
 		cfg: cfg, engine: cfg.Engine, tokens: tokens{digests: digests, principals: principals}, mux: http.NewServeMux(),
 		log: cfg.Logger, metrics: newHTTPMetrics(cfg.Registerer), closing: make(chan struct{}),
 		webhookBodies: newBodyPool("webhook", poolBytes(cfg.MaxConcurrentWebhooks, cfg.MaxBody)),
-		apiBodies:     newBodyPool("api", poolBytes(cfg.MaxConcurrentBodies, cfg.MaxBody)),
+		apiBodies:     newBodyPool("api", poolBytes(cfg.MaxConcurrentBodies, cfg.MaxBody+mcpEnvelope)),
 		addresses:     newAddressCap(max(cfg.BodiesPerAddress, 0)),
 		refusals:      newRefusals(cfg.Logger, cfg.Registerer, cfg.Now),
 		streams:       newStreamLimit(cfg.MaxStreamsPerToken, cfg.MaxStreams),

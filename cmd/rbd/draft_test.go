@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/runbookdev/runbook/httpapi"
+	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/rbtype"
 )
 
@@ -84,7 +84,7 @@ func TestDraftOnlySkipsOutsideCompensationsAndEscalations(t *testing.T) {
 	e := newDaemonEnv(t)
 	verbs := e.file(t, "verbs/t.yaml", draftVerbs(outside.URL))
 	d := e.start(t, "--verbs", verbs)
-	client := d.client("")
+	rbd := d.client("")
 	ctx := context.Background()
 	final := func(id string, status rbtype.RunbookStatus) *httpViewDraft {
 		var v httpViewDraft
@@ -102,7 +102,7 @@ func TestDraftOnlySkipsOutsideCompensationsAndEscalations(t *testing.T) {
 		return &v
 	}
 
-	sub, err := client.Submit(ctx, httpapi.SubmitRequest{Source: "(t.reserve :what \"room\" :as @r)\n(t.boom :after @r)", Mode: rbtype.ModeDraftOnly}, "")
+	sub, err := rbd.Submit(ctx, client.SubmitRequest{Source: "(t.reserve :what \"room\" :as @r)\n(t.boom :after @r)", Mode: rbtype.ModeDraftOnly})
 	require.NoError(t, err)
 	v := final(sub.ID.String(), rbtype.RunbookFailed)
 	r := v.step("r")
@@ -111,7 +111,7 @@ func TestDraftOnlySkipsOutsideCompensationsAndEscalations(t *testing.T) {
 	require.Contains(t, r.Compensation.Error, "DRAFT_ONLY")
 	require.NotEmpty(t, v.NextActions)
 
-	sub, err = client.Submit(ctx, httpapi.SubmitRequest{Source: "(t.await :as @w)", Mode: rbtype.ModeDraftOnly}, "")
+	sub, err = rbd.Submit(ctx, client.SubmitRequest{Source: "(t.await :as @w)", Mode: rbtype.ModeDraftOnly})
 	require.NoError(t, err)
 	v = final(sub.ID.String(), rbtype.RunbookEscalated)
 	w := v.step("w")

@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/runbookdev/runbook/httpapi"
+	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/rbtype"
 )
 
@@ -28,7 +28,7 @@ func TestTheCLIPrintsNoEscapeSequencesFromTheDaemon(t *testing.T) {
   execution: {kind: sync, handler: core.echo, side_effects: external_call, gate: human_confirm}
 `)
 	d := e.start(t, "--verbs", verbs)
-	client := d.client("")
+	rbd := d.client("")
 	ctx := context.Background()
 	keys := parkWaits(t, d, "", "esc", 2)
 	note := func(key, code, message string) (int, string) {
@@ -40,20 +40,20 @@ func TestTheCLIPrintsNoEscapeSequencesFromTheDaemon(t *testing.T) {
 	status, out := note(keys[0], "CARD_DECLINED", "\x1b]0;pwned\x07\x1b[2J the card was declined")
 	require.Equal(t, http.StatusAccepted, status, out)
 
-	sub, err := client.Submit(ctx, httpapi.SubmitRequest{Source: "(t.gate :as @g)"}, "")
+	sub, err := rbd.Submit(ctx, client.SubmitRequest{Source: "(t.gate :as @g)"})
 	require.NoError(t, err)
 	waitUntil(t, "the gate", func() (bool, error) {
-		v, err := client.Get(ctx, sub.ID.String())
+		v, err := rbd.Get(ctx, sub.ID.String())
 		return err == nil && v.State == "awaiting_approval", err
 	})
-	_, err = client.Decide(ctx, sub.ID.String(), "g", false, "mallory\x1b[8m", "no")
+	_, err = rbd.Reject(ctx, sub.ID.String(), "g", client.DecisionRequest{By: "mallory\x1b[8m", Comment: "no"})
 	require.NoError(t, err)
 	waitUntil(t, "the runbooks to fail", func() (bool, error) {
-		page, err := client.List(ctx, rbtype.RunbookFailed, 10, "")
+		page, err := rbd.List(ctx, client.ListRequest{Status: rbtype.RunbookFailed, Limit: 10})
 		return err == nil && len(page.Runbooks) == 2, err
 	})
 
-	page, err := client.List(ctx, "", 10, "")
+	page, err := rbd.List(ctx, client.ListRequest{Limit: 10})
 	require.NoError(t, err)
 	var all strings.Builder
 	commands := [][]string{{"list"}}

@@ -14,10 +14,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/durable/pgtest"
-	"github.com/runbookdev/runbook/httpapi"
 	"github.com/runbookdev/runbook/rbtype"
-	"github.com/runbookdev/runbook/runtime"
 )
 
 // exitWithin runs rbd with args until it exits, as exitOf does, but kills
@@ -98,13 +97,13 @@ func TestHTTPCallFollowsNoRedirectToAnotherHost(t *testing.T) {
 `, name, home.URL, path, extra)
 	}
 	ctx := context.Background()
-	run := func(d *daemon, source string) *runtime.RunbookView {
-		client := d.client("")
-		sub, err := client.Submit(ctx, httpapi.SubmitRequest{Source: source}, "")
+	run := func(d *daemon, source string) *client.Runbook {
+		rbd := d.client("")
+		sub, err := rbd.Submit(ctx, client.SubmitRequest{Source: source})
 		require.NoError(t, err)
-		var v *runtime.RunbookView
+		var v *client.Runbook
 		waitUntil(t, source+" to finish", func() (bool, error) {
-			v, err = client.Get(ctx, sub.ID.String())
+			v, err = rbd.Get(ctx, sub.ID.String())
 			return err == nil && !v.Status.Running(), err
 		})
 		return v
@@ -166,13 +165,13 @@ func TestArgumentsDoNotOverrideFixedQueryParameters(t *testing.T) {
     params: {url: "%s/search?scope=public", method: GET}
 `, server.URL))
 	d := e.start(t, "--verbs", open)
-	client := d.client("")
+	rbd := d.client("")
 	ctx := context.Background()
-	sub, err := client.Submit(ctx, httpapi.SubmitRequest{Source: `(t.search :q "x" :scope "private")`}, "")
+	sub, err := rbd.Submit(ctx, client.SubmitRequest{Source: `(t.search :q "x" :scope "private")`})
 	require.NoError(t, err)
-	var v *runtime.RunbookView
+	var v *client.Runbook
 	waitUntil(t, "the step to fail", func() (bool, error) {
-		v, err = client.Get(ctx, sub.ID.String())
+		v, err = rbd.Get(ctx, sub.ID.String())
 		return err == nil && !v.Status.Running(), err
 	})
 	require.Equal(t, rbtype.RunbookFailed, v.Status)

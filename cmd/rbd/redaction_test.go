@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/runbookdev/runbook/httpapi"
+	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/rbtype"
 )
 
@@ -28,18 +28,18 @@ func TestTransportErrorsDoNotLogTheURLsSecrets(t *testing.T) {
     params: {url: "http://127.0.0.1:1/v1/things?api_key=${env:RB_TEST_API_KEY}", method: GET}
 `)
 	d := e.start(t, "--verbs", verbs)
-	client := d.client("")
+	rbd := d.client("")
 	ctx := context.Background()
-	sub, err := client.Submit(ctx, httpapi.SubmitRequest{Source: "(t.fetch)"}, "")
+	sub, err := rbd.Submit(ctx, client.SubmitRequest{Source: "(t.fetch)"})
 	require.NoError(t, err)
 	waitUntil(t, "the call to fail", func() (bool, error) {
-		v, err := client.Get(ctx, sub.ID.String())
+		v, err := rbd.Get(ctx, sub.ID.String())
 		return err == nil && v.Status == rbtype.RunbookFailed, err
 	})
 	require.Contains(t, d.logs.String(), "call failed", "the failure is logged")
 	require.Contains(t, d.logs.String(), "127.0.0.1:1/v1/things")
 	require.NotContains(t, d.logs.String(), "hunter2", "the secret reached the log")
-	events, err := client.Events(ctx, sub.ID.String(), 0)
+	events, err := rbd.Events(ctx, sub.ID.String(), 0)
 	require.NoError(t, err)
 	for _, ev := range events {
 		require.NotContains(t, string(ev.Data), "hunter2")

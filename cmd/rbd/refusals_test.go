@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/runbookdev/runbook/httpapi"
+	"github.com/runbookdev/runbook/client"
 )
 
 // logLines decodes a daemon's JSON log lines.
@@ -49,9 +49,9 @@ func TestRefusalsAreCountedAndLoggedQuietly(t *testing.T) {
 	start := time.Now()
 	for i := 0; i < n; i++ {
 		forged := fmt.Sprintf("t=%d,v1=%s", time.Now().Unix(), strings.Repeat("ab", 32))
-		status, _ := send(t, "POST", webhook, note, httpapi.SignatureHeader, forged)
+		status, _ := send(t, "POST", webhook, note, client.SignatureHeader, forged)
 		require.Equal(t, http.StatusUnauthorized, status)
-		status, _ = send(t, "POST", webhook, note, httpapi.SignatureHeader, httpapi.Sign([]byte("whsec"), []byte(note), time.Now().Add(-time.Hour)))
+		status, _ = send(t, "POST", webhook, note, client.SignatureHeader, client.Sign([]byte("whsec"), []byte(note), time.Now().Add(-time.Hour)))
 		require.Equal(t, http.StatusUnauthorized, status)
 		status, _ = send(t, "POST", d.server+"/v1/runbooks", `{"source": "(t.echo)"}`)
 		require.Equal(t, http.StatusUnauthorized, status)

@@ -16,7 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/runbookdev/runbook/httpapi"
+	"github.com/runbookdev/runbook/client"
 )
 
 // slowAttack is a slow-body attack on the webhook: conns connections at
@@ -60,7 +60,7 @@ func (a *slowAttack) connection(from net.IP) {
 		a.connects.Add(1)
 		forged := fmt.Sprintf("t=%d,v1=%s", time.Now().Unix(), strings.Repeat("ab", 32))
 		_, err = fmt.Fprintf(conn, "POST /v1/notifications HTTP/1.1\r\nHost: rbd\r\nContent-Type: application/json\r\n"+
-			"%s: %s\r\nContent-Length: 1000\r\n\r\n{", httpapi.SignatureHeader, forged)
+			"%s: %s\r\nContent-Length: 1000\r\n\r\n{", client.SignatureHeader, forged)
 		closed := make(chan struct{})
 		go func() {
 			// The daemon answering, or closing, ends the trickle.
@@ -122,13 +122,13 @@ func (l *legitimate) percentile(p float64) time.Duration {
 func parkWaits(t *testing.T, d *daemon, token, prefix string, n int) []string {
 	t.Helper()
 	ctx := context.Background()
-	client := d.client(token)
+	rbd := d.client(token)
 	var keys []string
 	for i := 0; i < n; i++ {
-		sub, err := client.Submit(ctx, httpapi.SubmitRequest{Source: "(t.wait :as @w)", Inputs: map[string]any{}}, fmt.Sprintf("%s-park-%d", prefix, i))
+		sub, err := rbd.Submit(ctx, client.SubmitRequest{Source: "(t.wait :as @w)", Inputs: map[string]any{}, IdempotencyKey: fmt.Sprintf("%s-park-%d", prefix, i)})
 		require.NoError(t, err)
 		waitUntil(t, "the step to park", func() (bool, error) {
-			v, err := client.Get(ctx, sub.ID.String())
+			v, err := rbd.Get(ctx, sub.ID.String())
 			if err != nil || len(v.BlockedOn) == 0 {
 				return false, err
 			}
@@ -144,7 +144,7 @@ func parkWaits(t *testing.T, d *daemon, token, prefix string, n int) []string {
 func sendLegitimately(t *testing.T, d *daemon, token, prefix string, secret []byte, keys []string, gap time.Duration) *legitimate {
 	t.Helper()
 	l := &legitimate{statuses: map[string][]int{}}
-	client := &http.Client{Timeout: 60 * time.Second}
+	hc := &http.Client{Timeout: 60 * time.Second}
 	do := func(kind, path, body string, header ...string) (int, time.Duration) {
 		req, err := http.NewRequest("POST", d.server+path, strings.NewReader(body))
 		require.NoError(t, err)
@@ -152,7 +152,7 @@ func sendLegitimately(t *testing.T, d *daemon, token, prefix string, secret []by
 			req.Header.Set(header[i], header[i+1])
 		}
 		start := time.Now()
-		resp, err := client.Do(req)
+		resp, err := hc.Do(req)
 		took := time.Since(start)
 		status := 0
 		if err == nil {
@@ -163,9 +163,9 @@ func sendLegitimately(t *testing.T, d *daemon, token, prefix string, secret []by
 		return status, took
 	}
 	for i, key := range keys {
-		note, err := json.Marshal(httpapi.NotificationRequest{CorrelationKey: key, Status: "completed", Result: json.RawMessage(`{}`)})
+		note, err := json.Marshal(client.Notification{CorrelationKey: key, Status: "completed", Result: json.RawMessage(`{}`)})
 		require.NoError(t, err)
-		status, took := do("notification", "/v1/notifications", string(note), httpapi.SignatureHeader, httpapi.Sign(secret, note, time.Now()))
+		status, took := do("notification", "/v1/notifications", string(note), client.SignatureHeader, client.Sign(secret, note, time.Now()))
 		if status == http.StatusAccepted {
 			l.latencies = append(l.latencies, took)
 		}

@@ -14,7 +14,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
-	"github.com/runbookdev/runbook/httpapi"
+	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/rbtype"
 )
 
@@ -37,12 +37,12 @@ func TestDefaultTenantCannotTakeAnotherTenantsRequestKeys(t *testing.T) {
 	d := e.start(t, "--verbs", verbs, "--api-token-file", tokens)
 	ctx := context.Background()
 	attacker, acme := d.client("tok-def"), d.client("tok-acme")
-	source := httpapi.SubmitRequest{Source: `(t.echo :v $v)`, Inputs: map[string]any{"v": "x"}}
+	source := client.SubmitRequest{Source: `(t.echo :v $v)`, Inputs: map[string]any{"v": "x"}}
 
 	// With a key acme will choose.
-	first, err := attacker.Submit(ctx, source, "tenant:acme:K")
+	first, err := attacker.Submit(ctx, withKey(source, "tenant:acme:K"))
 	require.NoError(t, err)
-	mine, err := acme.Submit(ctx, source, "K")
+	mine, err := acme.Submit(ctx, withKey(source, "K"))
 	require.NoError(t, err)
 	require.True(t, mine.Created, "acme's submission was taken for a repeat of the default tenant's")
 	require.NotEqual(t, first.ID, mine.ID)
@@ -57,7 +57,7 @@ func TestDefaultTenantCannotTakeAnotherTenantsRequestKeys(t *testing.T) {
 	// who knows the source can compute: the attacker learns the plan's
 	// hash from a submission of its own.
 	source.Inputs = map[string]any{"v": "y"}
-	own, err := attacker.Submit(ctx, source, "")
+	own, err := attacker.Submit(ctx, source)
 	require.NoError(t, err)
 	view, err := attacker.Get(ctx, own.ID.String())
 	require.NoError(t, err)
@@ -66,10 +66,10 @@ func TestDefaultTenantCannotTakeAnotherTenantsRequestKeys(t *testing.T) {
 	sum := sha256.Sum256([]byte(view.PlanHash + "\x00" + string(rbtype.ModeExecute) + "\x00" + string(inputs)))
 	derived := "tenant:acme:plan:" + hex.EncodeToString(sum[:])
 	source.Inputs = map[string]any{"v": "z"} // another request under acme's derived key: a conflict if they met
-	squat, err := attacker.Submit(ctx, source, derived)
+	squat, err := attacker.Submit(ctx, withKey(source, derived))
 	require.NoError(t, err)
 	source.Inputs = map[string]any{"v": "y"}
-	theirs, err := acme.Submit(ctx, source, "")
+	theirs, err := acme.Submit(ctx, source)
 	require.NoError(t, err, "acme's plain submission met the squatter's runbook")
 	require.True(t, theirs.Created)
 	require.NotEqual(t, squat.ID, theirs.ID)
@@ -77,7 +77,7 @@ func TestDefaultTenantCannotTakeAnotherTenantsRequestKeys(t *testing.T) {
 	require.NoError(t, err)
 
 	// The default tenant's own keys still dedupe its own requests.
-	again, err := attacker.Submit(ctx, source, "")
+	again, err := attacker.Submit(ctx, source)
 	require.NoError(t, err)
 	require.False(t, again.Created)
 	require.Equal(t, own.ID, again.ID)
@@ -121,10 +121,10 @@ func TestAnotherTenantCannotPreemptAFutureWait(t *testing.T) {
 	acme.WebhookSecret = []byte("whsec-acme")
 	globex := d.client("tok-globex")
 	globex.WebhookSecret = []byte("whsec-globex")
-	source := httpapi.SubmitRequest{Source: "(t.wait :as @w)\n(t.echo :v $v :after @w)", Inputs: map[string]any{"v": "order-7"}}
+	source := client.SubmitRequest{Source: "(t.wait :as @w)\n(t.echo :v $v :after @w)", Inputs: map[string]any{"v": "order-7"}}
 
 	// globex learns the plan's hash by submitting the same source itself.
-	own, err := globex.Submit(ctx, source, "")
+	own, err := globex.Submit(ctx, source)
 	require.NoError(t, err)
 	view, err := globex.Get(ctx, own.ID.String())
 	require.NoError(t, err)
@@ -132,10 +132,10 @@ func TestAnotherTenantCannotPreemptAFutureWait(t *testing.T) {
 	require.NoError(t, err)
 	sum := sha256.Sum256([]byte(view.PlanHash + "\x00" + string(rbtype.ModeExecute) + "\x00" + string(inputs)))
 	guess := publicCorrelationKey("tenant:acme:plan:"+hex.EncodeToString(sum[:]), "w", 1)
-	_, err = globex.Notify(ctx, httpapi.NotificationRequest{CorrelationKey: guess, Status: "completed", Result: json.RawMessage(`{"forged":true}`)})
+	_, err = globex.Notify(ctx, client.Notification{CorrelationKey: guess, Status: "completed", Result: json.RawMessage(`{"forged":true}`)})
 	require.NoError(t, err)
 
-	sub, err := acme.Submit(ctx, source, "")
+	sub, err := acme.Submit(ctx, source)
 	require.NoError(t, err)
 	var key string
 	waitUntil(t, "acme's step to park", func() (bool, error) {
@@ -147,7 +147,7 @@ func TestAnotherTenantCannotPreemptAFutureWait(t *testing.T) {
 		return true, nil
 	})
 	require.NotEqual(t, guess, key, "acme's correlation key can be computed from public facts")
-	_, err = acme.Notify(ctx, httpapi.NotificationRequest{CorrelationKey: key, Status: "completed", Result: json.RawMessage(`{"real":true}`)})
+	_, err = acme.Notify(ctx, client.Notification{CorrelationKey: key, Status: "completed", Result: json.RawMessage(`{"real":true}`)})
 	require.NoError(t, err, "acme's own notification was refused")
 	waitUntil(t, "acme's runbook to complete", func() (bool, error) {
 		v, err := acme.Get(ctx, sub.ID.String())
@@ -175,7 +175,7 @@ func TestAForeignNotificationIsNoExistenceOracle(t *testing.T) {
 	acme.WebhookSecret = []byte("whsec-acme")
 	globex := d.client("tok-globex")
 	globex.WebhookSecret = []byte("whsec-globex")
-	sub, err := acme.Submit(ctx, httpapi.SubmitRequest{Source: "(t.wait :as @w)"}, "")
+	sub, err := acme.Submit(ctx, client.SubmitRequest{Source: "(t.wait :as @w)"})
 	require.NoError(t, err)
 	var key string
 	waitUntil(t, "acme's step to park", func() (bool, error) {
@@ -186,10 +186,10 @@ func TestAForeignNotificationIsNoExistenceOracle(t *testing.T) {
 		key = v.BlockedOn[0].CorrelationKey
 		return true, nil
 	})
-	answer := func(c *httpapi.Client, key, result string) (int, string) {
+	answer := func(c *client.Client, key, result string) (int, string) {
 		body := `{"correlation_key": "` + key + `", "status": "completed", "result": ` + result + `}`
 		return send(t, "POST", d.server+"/v1/notifications", body,
-			httpapi.SignatureHeader, httpapi.Sign(c.WebhookSecret, []byte(body), time.Now()))
+			client.SignatureHeader, client.Sign(c.WebhookSecret, []byte(body), time.Now()))
 	}
 	unknownStatus, unknownBody := answer(globex, uuid.NewString(), `{}`)
 	parkedStatus, parkedBody := answer(globex, key, `{}`)
@@ -200,7 +200,7 @@ func TestAForeignNotificationIsNoExistenceOracle(t *testing.T) {
 	beat := func(key string) (int, string) {
 		body := `{"correlation_key": "` + key + `", "status": "heartbeat", "extend": "PT2H"}`
 		status, out := send(t, "POST", d.server+"/v1/notifications", body,
-			httpapi.SignatureHeader, httpapi.Sign(globex.WebhookSecret, []byte(body), time.Now()))
+			client.SignatureHeader, client.Sign(globex.WebhookSecret, []byte(body), time.Now()))
 		return status, strings.ReplaceAll(out, key[:32], "KEY")
 	}
 	s1, b1 := beat(uuid.NewString())
@@ -214,4 +214,10 @@ func TestAForeignNotificationIsNoExistenceOracle(t *testing.T) {
 		v, err := acme.Get(ctx, sub.ID.String())
 		return err == nil && v.Status == rbtype.RunbookComplete, err
 	})
+}
+
+// withKey is req with an Idempotency-Key.
+func withKey(req client.SubmitRequest, key string) client.SubmitRequest {
+	req.IdempotencyKey = key
+	return req
 }

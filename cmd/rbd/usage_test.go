@@ -10,8 +10,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/durable/pgtest"
-	"github.com/runbookdev/runbook/httpapi"
 )
 
 // Issue 27, finding 7: a notification's usage of 2^63-1 tokens or 1.7e308
@@ -27,11 +27,11 @@ func TestUsageIsBoundedAndItsSumsSaturate(t *testing.T) {
 	secret := e.file(t, "secret", "whsec\n")
 	d := e.start(t, "--verbs", verbs, "--api-token-file", tokens, "--webhook-secret-file", secret)
 	ctx := context.Background()
-	client := d.client("tok")
+	rbd := d.client("tok")
 	notify := func(key, usage string) (int, string) {
 		body := fmt.Sprintf(`{"correlation_key": %q, "status": "completed", "result": {}, "usage": %s}`, key, usage)
 		return send(t, "POST", d.server+"/v1/notifications", body,
-			httpapi.SignatureHeader, httpapi.Sign([]byte("whsec"), []byte(body), time.Now()))
+			client.SignatureHeader, client.Sign([]byte("whsec"), []byte(body), time.Now()))
 	}
 	keys := parkWaits(t, d, "tok", "usage", 2)
 	for _, usage := range []string{
@@ -46,7 +46,7 @@ func TestUsageIsBoundedAndItsSumsSaturate(t *testing.T) {
 	require.Equal(t, http.StatusAccepted, status, out)
 
 	// Rows stored before the bounds, beyond them: the sums saturate.
-	sub, err := client.Submit(ctx, httpapi.SubmitRequest{Source: `(t.echo :v "x")`}, "")
+	sub, err := rbd.Submit(ctx, client.SubmitRequest{Source: `(t.echo :v "x")`})
 	require.NoError(t, err)
 	for i := 0; i < 3; i++ {
 		_, ok := psql(t, pgtest.DatabaseURL(), fmt.Sprintf(`INSERT INTO %s.step_attempts
