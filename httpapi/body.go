@@ -61,6 +61,11 @@ func (s *Server) takeBody(w http.ResponseWriter, r *http.Request, pool *bodyPool
 		// background read, which cancels the request's context.
 		return func() {}, nil
 	}
+	if viaMCP(r) != nil {
+		// A call of an /mcp tool, in process: its body is in memory
+		// already, inside the /mcp request's own, which took its room.
+		return func() {}, nil
+	}
 	if r.ContentLength > limit {
 		s.leaveBody(w, r)
 		return nil, s.refuse(r, reasonBodyTooLarge, errorf(http.StatusRequestEntityTooLarge, CodeBodyTooLarge,

@@ -249,9 +249,17 @@ func TestTokensGuardTheAPIButNotHealthOrWebhook(t *testing.T) {
 		require.Equal(t, http.StatusOK, resp.StatusCode)
 		require.JSONEq(t, want, body)
 	}
-	// Metrics name the runtime's and the API's series.
+	// Metrics name the runtime's and the API's series. The tokens name
+	// tenants, so they need a token with the metrics role (or admin).
 	_, _ = b.client.List(b.ctx, client.ListRequest{})
 	resp, err := http.Get(b.srv.URL + "/metrics")
+	require.NoError(t, err)
+	readAll(t, resp)
+	require.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+	req, err := http.NewRequest("GET", b.srv.URL+"/metrics", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer tok-admin")
+	resp, err = http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	metrics := readAll(t, resp)
 	require.Equal(t, http.StatusOK, resp.StatusCode)

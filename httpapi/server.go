@@ -320,7 +320,7 @@ func (s *Server) wrap(route string, who access, h func(http.ResponseWriter, *htt
 			s.leaveBody(rec, r)
 			err = h(rec, r)
 		default:
-			if who == signed && len(s.cfg.WebhookSecrets) > 0 {
+			if who == signed && len(s.cfg.WebhookSecrets) > 0 && viaMCP(r) == nil {
 				// A signature header that is missing, malformed or stale
 				// cannot match whatever the body: refused before a byte
 				// of it is read or any room is taken for it.
