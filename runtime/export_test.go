@@ -29,3 +29,19 @@ func CorrelationKeyForTest(ctx context.Context, e *Engine, runbookID uuid.UUID, 
 	})
 	return key, err
 }
+
+// RunbookIDForTest is the id the engine gives the runbook a tenant submits
+// under a request key (an Idempotency-Key, or another key the engine
+// makes, such as a schedule's tick's): what only the daemon, with the
+// database's derivation key, can work out.
+func RunbookIDForTest(ctx context.Context, e *Engine, tenant, key string) (uuid.UUID, error) {
+	var id uuid.UUID
+	err := inTx(ctx, e.store, func(tx driver.Tx) error {
+		d, err := e.derivationIn(ctx, tx)
+		if err == nil {
+			id = d.runbookID(tenantKey(tenant, key))
+		}
+		return err
+	})
+	return id, err
+}

@@ -43,9 +43,13 @@ func scheduleBundle(t *testing.T, now func() time.Time) *testBundle {
 }
 
 // tickRunbook is the runbook a tick of a schedule of the default tenant
-// makes: its id follows from the request key.
-func tickRunbook(scheduleID uuid.UUID, tick time.Time) uuid.UUID {
-	return runtime.RunbookIDFor(fmt.Sprintf("schedule:%s:%s", scheduleID, tick.UTC().Format(time.RFC3339)))
+// makes: its id follows from the request key (and the daemon's derivation
+// key).
+func tickRunbook(t *testing.T, b *testBundle, scheduleID uuid.UUID, tick time.Time) uuid.UUID {
+	t.Helper()
+	id, err := runtime.RunbookIDForTest(b.ctx, b.engine, runtime.DefaultTenant, fmt.Sprintf("schedule:%s:%s", scheduleID, tick.UTC().Format(time.RFC3339)))
+	require.NoError(t, err)
+	return id
 }
 
 // firedTicks lists the ticks of a schedule's runbooks, from the
@@ -62,7 +66,7 @@ func firedTicks(t *testing.T, b *testBundle, scheduleID uuid.UUID) []time.Time {
 			}
 			d := decodeData[runtime.ScheduleFiredData](t, e.Data)
 			if d.ScheduleID == scheduleID {
-				require.Equal(t, tickRunbook(scheduleID, d.Tick), rb.ID, "the tick's runbook is keyed by the tick")
+				require.Equal(t, tickRunbook(t, b, scheduleID, d.Tick), rb.ID, "the tick's runbook is keyed by the tick")
 				ticks = append(ticks, d.Tick)
 			}
 		}
@@ -118,7 +122,7 @@ func TestTwoEnginesMakeOneRunbookPerTick(t *testing.T) {
 	v, err := b.engine.Schedule(b.ctx, s.ID)
 	require.NoError(t, err)
 	require.Equal(t, want[99].Add(time.Minute), *v.NextFireAt)
-	require.Equal(t, tickRunbook(s.ID, want[99]), v.LastRunbook.ID)
+	require.Equal(t, tickRunbook(t, b, s.ID, want[99]), v.LastRunbook.ID)
 }
 
 // overlap: skip skips a tick while the previous runbook parks, and fires
@@ -135,7 +139,7 @@ func TestOverlapSkipSkipsWhileThePreviousRunbookParks(t *testing.T) {
 	made, err := b.engine.FireSchedules(b.ctx)
 	require.NoError(t, err)
 	require.Equal(t, 1, made)
-	a := tickRunbook(s.ID, first)
+	a := tickRunbook(t, b, s.ID, first)
 	v := b.waitState(t, a, "parked")
 
 	c.advance(time.Hour) // the next tick, while a parks
