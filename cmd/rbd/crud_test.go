@@ -26,7 +26,7 @@ import (
 // exit status and output.
 func (e *daemonEnv) exitOf(t *testing.T, env []string, args ...string) (int, string) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], args...)
+	cmd := exec.Command(rbdBinary(), args...)
 	cmd.Env = append(append(os.Environ(), "RBD_TEST_MAIN=1", "RBD_LISTEN=127.0.0.1:0", "RBD_SCHEMA="+e.schema,
 		"DATABASE_URL="+pgtest.DatabaseURL()), append(e.env, env...)...)
 	out, err := cmd.CombinedOutput()

@@ -19,7 +19,9 @@ import (
 	"github.com/runbookdev/runbook/durable/pgtest"
 )
 
-// daemon is a real `rbd serve` process: the test binary run as rbd.
+// daemon is a real `rbd serve` process: the test binary run as rbd, or
+// the binary RBD_TEST_DAEMON names (a build of an older commit, to show
+// that a regression test fails there; docs/reliability.md).
 type daemon struct {
 	t      testing.TB
 	cmd    *exec.Cmd
@@ -27,6 +29,15 @@ type daemon struct {
 	logs   *syncBuffer
 	done   chan struct{}
 	err    error
+}
+
+// rbdBinary is the rbd the harness runs: the test binary, or the one
+// RBD_TEST_DAEMON names.
+func rbdBinary() string {
+	if other := os.Getenv("RBD_TEST_DAEMON"); other != "" {
+		return other
+	}
+	return os.Args[0]
 }
 
 // daemonEnv is where a test's daemons run: their schema and settings.
@@ -62,7 +73,7 @@ func (e *daemonEnv) start(t testing.TB, flags ...string) *daemon {
 	require.NoError(t, err)
 	addr := "127.0.0.1:" + strconv.Itoa(port)
 	d := &daemon{t: t, server: "http://" + addr, logs: &syncBuffer{}, done: make(chan struct{})}
-	d.cmd = exec.Command(os.Args[0], append([]string{"serve"}, flags...)...)
+	d.cmd = exec.Command(rbdBinary(), append([]string{"serve"}, flags...)...)
 	d.cmd.Env = append(os.Environ(), "RBD_TEST_MAIN=1", "RBD_LISTEN="+addr, "RBD_SCHEMA="+e.schema)
 	if !hasFlag(flags, "--data-dir") {
 		d.cmd.Env = append(d.cmd.Env, "DATABASE_URL="+pgtest.DatabaseURL())

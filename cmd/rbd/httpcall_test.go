@@ -25,7 +25,7 @@ func (e *daemonEnv) exitWithin(t *testing.T, wait time.Duration, args ...string)
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, os.Args[0], args...)
+	cmd := exec.CommandContext(ctx, rbdBinary(), args...)
 	cmd.Env = append(append(os.Environ(), "RBD_TEST_MAIN=1", "RBD_LISTEN=127.0.0.1:0", "RBD_SCHEMA="+e.schema,
 		"DATABASE_URL="+pgtest.DatabaseURL()), e.env...)
 	out, err := cmd.CombinedOutput()

@@ -233,3 +233,29 @@ func TestLiveStreamsAreBoundedPerToken(t *testing.T) {
 		return resp.StatusCode == http.StatusOK, nil
 	})
 }
+
+// Issue 27, finding 3, growth with the daemon's defaults: an extension
+// that would take a runbook past --max-steps (10,000) is refused naming
+// the limit, and adds no step.
+func TestRunbookGrowthIsBoundedByDefault(t *testing.T) {
+	t.Parallel()
+	e := newDaemonEnv(t)
+	verbs := e.file(t, "verbs/t.yaml", e2eVerbs)
+	tokens := e.file(t, "tokens", "tok\n")
+	d := e.start(t, "--verbs", verbs, "--api-token-file", tokens)
+
+	status, _, out := submitRaw(t, d, "tok", client.SubmitRequest{Source: "(t.wait :as @w)", HoldOpen: true})
+	require.Equal(t, http.StatusCreated, status, out)
+	var sub client.SubmitResponse
+	require.NoError(t, json.Unmarshal([]byte(out), &sub))
+	body, err := json.Marshal(client.ExtendRequest{Source: strings.Repeat("(t.echo :v \"z\")\n", 10_000)})
+	require.NoError(t, err)
+	status, out = send(t, "POST", d.server+"/v1/runbooks/"+sub.ID.String()+"/steps", string(body), "Authorization", "Bearer tok")
+	require.Equal(t, http.StatusUnprocessableEntity, status, out)
+	require.Contains(t, out, `"limit":{"name":"max-steps","max":10000,"got":10001}`)
+	status, out = send(t, "GET", d.server+"/v1/runbooks/"+sub.ID.String(), "", "Authorization", "Bearer tok")
+	require.Equal(t, http.StatusOK, status, out)
+	var v pagedView
+	require.NoError(t, json.Unmarshal([]byte(out), &v))
+	require.Len(t, v.Steps, 1, "the refused extension added steps")
+}
