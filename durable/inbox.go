@@ -59,7 +59,7 @@ const insertNotificationSQL = `
 	RETURNING id`
 
 // storedPayloadSQL reads the payload hash the key holds in the
-// notification's namespace: its tenant's, or no tenant's (migration 018).
+// notification's namespace: its tenant's, or no tenant's (migration 019).
 const storedPayloadSQL = `
 	SELECT payload_hash FROM completion_notifications
 	WHERE correlation_key = $1 AND coalesce(tenant, '') = coalesce($2, '')`
@@ -181,7 +181,7 @@ const markNotificationsSQL = `
 // notificationsForRunbooksSQL locks the unprocessed notifications of the
 // runbooks' active invocations: those of the runbook's tenant, and those
 // of no tenant. Another tenant's, for the same key, are in a namespace of
-// their own (migration 018) and resolve nothing here.
+// their own (migration 019) and resolve nothing here.
 const notificationsForRunbooksSQL = `SELECT ` + notificationColumns + `
 	FROM completion_notifications
 	WHERE status = 'received' AND (correlation_key, coalesce(tenant, '')) IN (

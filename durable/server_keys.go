@@ -3,7 +3,7 @@ package durable
 import "context"
 
 // DerivationKey reads the key runbook ids and correlation keys are derived
-// under: made at random by migration 017, in rbd's own schema, where only
+// under: made at random by migration 018, in rbd's own schema, where only
 // rbd's role reads.
 func (t *Tx) DerivationKey(ctx context.Context) ([]byte, error) {
 	var key []byte

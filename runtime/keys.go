@@ -55,7 +55,7 @@ type derivation struct{ key []byte }
 // newDerivation checks a derivation key.
 func newDerivation(key []byte) (*derivation, error) {
 	if len(key) < 32 {
-		return nil, fmt.Errorf("the derivation key is %d bytes; 32 are needed (migration 017 makes it)", len(key))
+		return nil, fmt.Errorf("the derivation key is %d bytes; 32 are needed (migration 018 makes it)", len(key))
 	}
 	return &derivation{key: key}, nil
 }

@@ -90,7 +90,7 @@ func newRound(m *machine, now time.Time, loaded *driver.AdvanceState, plans map[
 		}
 	}
 	for _, n := range loaded.Notifications {
-		// A key's notifications are kept per tenant (migration 018):
+		// A key's notifications are kept per tenant (migration 019):
 		// the runbook's tenant's and no tenant's resolve its wait, the
 		// first to arrive (they are loaded in order) before the other;
 		// another tenant's never.

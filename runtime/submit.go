@@ -199,7 +199,7 @@ func (e *Engine) createRunbook(ctx context.Context, tx driver.Tx, n driver.NewRu
 // section 1): every tenant's keys, the default tenant's included, live in a
 // namespace of their own, "tenant:<name>:", so no key one tenant chooses
 // can spell another's (a tenant name holds no colon). Keys stored before
-// the default tenant had its prefix were given it by migration 016.
+// the default tenant had its prefix were given it by migration 017.
 func tenantKey(tenant, key string) string {
 	if tenant == "" {
 		tenant = DefaultTenant

@@ -200,7 +200,7 @@ func StoreAt(t testing.TB, version int32) *durable.Store {
 
 // MigrationVersion is the version a migration file brings the schema to,
 // found by its name (its number may change while branches are merged):
-// "tenant_request_keys" for 016_tenant_request_keys.sql.
+// "tenant_request_keys" for 017_tenant_request_keys.sql.
 func MigrationVersion(t testing.TB, name string) int32 {
 	t.Helper()
 	v, err := durable.MigrationVersion(name)
