@@ -45,6 +45,21 @@ const (
 	// runbook's or its tenant's being spent (docs/design/semantics.md
 	// section 11); never retried.
 	CodeBudgetExceeded ErrorCode = "BUDGET_EXCEEDED"
+	// CodeConditionFalse is a reason, not a failure: the step's :when was
+	// false when it would have become ready (docs/design/language.md
+	// v1.2).
+	CodeConditionFalse ErrorCode = "CONDITION_FALSE"
+	// CodeUpstreamSkipped is a reason, not a failure: the step reads the
+	// result of a step that was skipped for one of these reasons.
+	CodeUpstreamSkipped ErrorCode = "UPSTREAM_SKIPPED"
+	// CodeNoFailure is a reason, not a failure: a failure hook of a
+	// runbook that completed, which it never runs.
+	CodeNoFailure ErrorCode = "NO_FAILURE"
+	// CodeFanoutTooLarge: the list a for-each runs over holds more
+	// elements than the daemon's --max-fanout, or expanding it would take
+	// the runbook past its step limit; nothing was expanded
+	// (docs/design/language.md v1.3).
+	CodeFanoutTooLarge ErrorCode = "FANOUT_TOO_LARGE"
 )
 
 // Codes lists the taxonomy's codes a handler or a verb file may name, in
@@ -64,6 +79,12 @@ func (c ErrorCode) Canonical() ErrorCode {
 	}
 	return c
 }
+
+// SkipsQuietly reports whether a skip for this reason leaves the steps
+// that only run after the skipped one (:after) free to run: a condition
+// that was false, and the skips it causes downstream. A skip because of a
+// failure stops them.
+func (c ErrorCode) SkipsQuietly() bool { return c == CodeConditionFalse || c == CodeUpstreamSkipped }
 
 // retryableCodes are the codes that send a step to failed_retryable while
 // it has attempts left. Anything else is final.

@@ -87,6 +87,16 @@ const (
 	// EventBudgetExceeded: a step did not start, its runbook's or its
 	// tenant's budget being spent (docs/design/semantics.md section 11).
 	EventBudgetExceeded EventType = "BUDGET_EXCEEDED"
+	// EventHookStarted, EventHookSucceeded and EventHookFailed are a
+	// failure hook's (docs/design/language.md v1.2) STEP_STARTED,
+	// STEP_SUCCEEDED and STEP_FAILED.
+	EventHookStarted   EventType = "HOOK_STARTED"
+	EventHookSucceeded EventType = "HOOK_SUCCEEDED"
+	EventHookFailed    EventType = "HOOK_FAILED"
+	// EventMapExpanded: a for-each's list became known and its templates
+	// were expanded, one step per element and template
+	// (docs/design/language.md v1.3).
+	EventMapExpanded EventType = "MAP_EXPANDED"
 )
 
 // EventTypes lists every event type the runtime writes.
@@ -101,6 +111,7 @@ var EventTypes = []EventType{
 	EventEscalationStarted, EventEscalationSucceeded, EventEscalationFailed, EventStepReclaimed,
 	EventStepDryRun, EventStepVerified, EventStepVerifyFailed, EventOutcomeRecorded, EventScheduleFired,
 	EventScheduleSkipped, EventPolicyGated, EventBudgetExceeded, EventCompensationSkipped, EventEscalationSkipped,
+	EventHookStarted, EventHookSucceeded, EventHookFailed, EventMapExpanded,
 }
 
 // MutationKind names an entry of a runbook's mutation log.

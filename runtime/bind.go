@@ -11,30 +11,37 @@ import (
 	"github.com/runbookdev/runbook/rbtype"
 )
 
-// binder resolves a step's frozen arguments: references against the
-// results of completed steps, inputs against the submission's inputs.
+// binder resolves a step's frozen arguments and condition: references
+// against the results of completed steps, inputs against the submission's
+// inputs, text by joining its parts, and, in a failure hook, @failure
+// (docs/language.md, "The plan format").
 type binder struct {
 	results map[string]json.RawMessage // step key → result, for completed steps
 	inputs  map[string]any
 	decoded map[string]any
+	// isKey says whether a string is a step key of the plan: a reference
+	// names the step whose key is its longest prefix (compiler.SplitRef).
+	// Nil takes the keys of results.
+	isKey func(string) bool
+	// hook resolves a failure hook's values: a reference to a step that
+	// did not complete, or to a path its result lacks, is null rather
+	// than an error.
+	hook bool
+	// failure is @failure, what a hook's {"$failure": ...} reads; nil
+	// outside hooks.
+	failure map[string]any
 }
 
-// resolve returns v with every {"$ref": ...} and {"$input": ...} replaced
-// by its value. A reference to a step without a result, or to a field its
-// result does not have, is MISSING_REQUIRED_CONTEXT.
+// resolve returns v with every marker replaced by its value. A reference
+// to a step without a result, or to a field its result does not have, is
+// MISSING_REQUIRED_CONTEXT (null in a hook); a value that holds a marker
+// of a loop's element ($item), which only templates hold, is INTERNAL.
 func (b *binder) resolve(v any) (any, error) {
 	switch v := v.(type) {
 	case map[string]any:
 		if len(v) == 1 {
-			if ref, ok := v[compiler.RefKey].(string); ok {
-				return b.ref(ref)
-			}
-			if name, ok := v[compiler.InputKey].(string); ok {
-				val, ok := b.inputs[name]
-				if !ok {
-					return nil, Errorf(rbtype.CodeMissingRequiredContext, "input $%s was not supplied", name)
-				}
-				return val, nil
+			if out, ok, err := b.marker(v); ok {
+				return out, err
 			}
 		}
 		out := make(map[string]any, len(v))
@@ -60,14 +67,119 @@ func (b *binder) resolve(v any) (any, error) {
 	return v, nil
 }
 
-// ref follows a reference path such as "docs.files[0].url".
+// marker resolves a one-key object that is a marker; ok is false for a
+// literal map.
+func (b *binder) marker(v map[string]any) (out any, ok bool, err error) {
+	if ref, ok := v[compiler.RefKey].(string); ok {
+		out, err := b.ref(ref)
+		if err != nil && b.hook && isMissing(err) {
+			return nil, true, nil
+		}
+		return out, true, err
+	}
+	if in, ok := v[compiler.InputKey].(string); ok {
+		out, err := b.input(in)
+		return out, true, err
+	}
+	if parts, ok := v[compiler.StrKey].([]any); ok {
+		resolved := make([]any, len(parts))
+		for i, p := range parts {
+			if resolved[i], err = b.resolve(p); err != nil {
+				return nil, true, err
+			}
+		}
+		return compiler.Text(resolved), true, nil
+	}
+	if ref, ok := v[compiler.FailureKey].(string); ok {
+		out, err := b.failureAt(ref)
+		return out, true, err
+	}
+	if ref, ok := v[compiler.ItemKey].(string); ok {
+		return nil, true, Errorf(rbtype.CodeInternal, "@%s is the element of a for-each, which only a step template reads", ref)
+	}
+	return nil, false, nil
+}
+
+// isMissing reports whether err says a reference found nothing.
+func isMissing(err error) bool {
+	e, ok := err.(*Error)
+	return ok && e.Code == rbtype.CodeMissingRequiredContext
+}
+
+// ref follows a reference such as "docs.files[0].url". Its step is the
+// longest prefix that is a step key with a result: an instance's key
+// ("upload[2]") names the same value as element 2 of its template's list
+// of results ("upload" then "[2]"), so either is read when the other has
+// not been fetched.
 func (b *binder) ref(path string) (any, error) {
-	name, rest := splitRef(path)
+	name, rest := b.splitRef(path)
 	cur, err := b.result(name)
 	if err != nil {
 		return nil, err
 	}
-	walked := "@" + name
+	return walk(cur, "@"+name, rest, path)
+}
+
+// splitRef splits a reference into the step key and the path after it:
+// the longest prefix, cut before a "." or "[" or at the end, that is a
+// key with a result, else the longest that is a key, else the whole
+// reference (which then has no result).
+func (b *binder) splitRef(path string) (name, rest string) {
+	isKey := b.isKey
+	if isKey == nil {
+		isKey = func(k string) bool { _, ok := b.results[k]; return ok }
+	}
+	longest := -1
+	for end := len(path); end > 0; end-- {
+		if end < len(path) && path[end] != '.' && path[end] != '[' {
+			continue
+		}
+		if !isKey(path[:end]) {
+			continue
+		}
+		if _, has := b.results[path[:end]]; has {
+			return path[:end], path[end:]
+		}
+		if longest < 0 {
+			longest = end
+		}
+	}
+	if longest < 0 {
+		return path, ""
+	}
+	return path[:longest], path[longest:]
+}
+
+// input resolves an input, with a path when it has one
+// ("hosts[2].name"). An input's name holds no "." or "[".
+func (b *binder) input(ref string) (any, error) {
+	name, rest := ref, ""
+	if i := strings.IndexAny(ref, ".["); i >= 0 {
+		name, rest = ref[:i], ref[i:]
+	}
+	val, ok := b.inputs[name]
+	if !ok {
+		return nil, Errorf(rbtype.CodeMissingRequiredContext, "input $%s was not supplied", name)
+	}
+	return walk(val, "$"+name, rest, ref)
+}
+
+// failureAt resolves @failure or one of its fields, in a hook.
+func (b *binder) failureAt(ref string) (any, error) {
+	if b.failure == nil {
+		return nil, Errorf(rbtype.CodeInternal, "@%s is read only by a failure hook", ref)
+	}
+	rest := strings.TrimPrefix(ref, "failure")
+	v, err := walk(map[string]any(b.failure), "@failure", rest, ref)
+	if err != nil && isMissing(err) {
+		return nil, nil
+	}
+	return v, err
+}
+
+// walk follows a path such as ".files[0].url" into a value; walked names
+// the value so far, for messages, and whole is the reference as written.
+func walk(cur any, walked, rest, whole string) (any, error) {
 	for rest != "" {
 		var step string
 		if rest[0] == '.' {
@@ -89,11 +201,11 @@ func (b *binder) ref(path string) (any, error) {
 		}
 		end := strings.IndexByte(rest, ']')
 		if rest[0] != '[' || end < 0 {
-			return nil, Errorf(rbtype.CodeMissingRequiredContext, "bad reference path %q", path)
+			return nil, Errorf(rbtype.CodeMissingRequiredContext, "bad reference path %q", whole)
 		}
 		i, err := strconv.Atoi(rest[1:end])
-		if err != nil {
-			return nil, Errorf(rbtype.CodeMissingRequiredContext, "bad index in reference %q", path)
+		if err != nil || i < 0 {
+			return nil, Errorf(rbtype.CodeMissingRequiredContext, "bad index in reference %q", whole)
 		}
 		rest = rest[end+1:]
 		list, ok := cur.([]any)
@@ -104,21 +216,6 @@ func (b *binder) ref(path string) (any, error) {
 		walked += fmt.Sprintf("[%d]", i)
 	}
 	return cur, nil
-}
-
-// splitRef splits a reference into the step key and the path after it. A
-// key is a binding name, which holds no "." or "[", or, for a reference to
-// an unnamed nested call (docs/design/language.md v1.1), "<verb>#<n>", whose verb holds
-// one dot: there the key ends after the "#" and its digits.
-func splitRef(path string) (name, rest string) {
-	from := 0
-	if hash := strings.IndexByte(path, '#'); hash >= 0 {
-		from = hash
-	}
-	if i := strings.IndexAny(path[from:], ".["); i >= 0 {
-		return path[:from+i], path[from+i:]
-	}
-	return path, ""
 }
 
 func (b *binder) result(name string) (any, error) {

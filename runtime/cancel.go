@@ -79,8 +79,8 @@ func (c *cancelRunbook) apply(t *transition) error {
 		c.waits = append(c.waits, *inv)
 	}
 	for _, s := range t.steps {
-		if s.Status.Done() {
-			continue
+		if s.Status.Done() || t.isHookStep(s) {
+			continue // hooks run after the cancellation (hooks.go)
 		}
 		if inv := t.invocations[s.ID]; inv != nil {
 			// The wait's attempt ends here, cancelled: its span says so.
@@ -100,6 +100,9 @@ func (c *cancelRunbook) apply(t *transition) error {
 	t.rb.Status = rbtype.RunbookCancelled
 	if c.compensate && t.scheduleCompensations() {
 		t.runbook.Finished = false // once the compensations have run
+	}
+	if t.hooksLeft() {
+		t.runbook.Finished = false // once the failure hooks have run, after the compensations
 	}
 	c.rb, c.plan, c.steps = t.rb, t.plan, t.steps
 	return nil

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/runbookdev/runbook/compiler"
 	"github.com/runbookdev/runbook/driver"
 	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/verbs"
@@ -16,8 +17,8 @@ import (
 // are left alone). It reports whether any were.
 func (t *transition) scheduleCompensations() bool {
 	for _, ps := range t.plan.plan.Steps {
-		if ps.Execution.Compensation == nil {
-			continue
+		if ps.Execution.Compensation == nil || ps.Loop != "" || ps.Kind == compiler.KindHook {
+			continue // a template did nothing itself (its instances are undone); a hook runs after
 		}
 		if s := t.byKey[ps.Key]; s != nil && (s.Status != rbtype.StepComplete || s.Simulated) {
 			continue
@@ -73,8 +74,9 @@ func (t *transition) prepareCompensation() *prepared {
 		s := t.nextCompensation()
 		if s == nil {
 			// Finished once none is left, but not in the round that
-			// marked them (by key, in the write): they are still to run.
-			if !t.compensationsLeft() && len(t.compensate) == 0 && t.rb.FinishedAt == nil {
+			// marked them (by key, in the write): they are still to run;
+			// nor while failure hooks have yet to run after them.
+			if !t.compensationsLeft() && len(t.compensate) == 0 && t.rb.FinishedAt == nil && !t.hooksLeft() {
 				t.runbookChange().Finished = true
 			}
 			return nil

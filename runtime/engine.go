@@ -79,6 +79,12 @@ type Config struct {
 	// older than that was missed while no daemon ran, and fires only under
 	// catch_up: latest.
 	ScheduleGrace time.Duration
+	// MaxFanout bounds the elements of a for-each's list known only at run
+	// time (DefaultMaxFanout, 1,000): a longer list fails the step that
+	// produced it with FANOUT_TOO_LARGE, and nothing is expanded (rbd serve
+	// --max-fanout; docs/design/language.md v1.3). Lists written out are
+	// held to it when sources are compiled here.
+	MaxFanout int
 	// Catalogue compiles submitted and extension sources.
 	Catalogue *registry.Catalogue
 	// Policy returns the policy in force (rbd serve --policy, which SIGHUP
@@ -137,6 +143,7 @@ func (c *Config) defaults() {
 	}
 	c.Limits.defaults()
 	defInt(&c.DataCacheSize, 65536)
+	defInt(&c.MaxFanout, DefaultMaxFanout)
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -252,7 +259,7 @@ func New(store driver.Store, handlers *Handlers, cfg Config) *Engine {
 	e := &Engine{
 		store: store, handlers: handlers, cfg: cfg, workerID: cfg.WorkerID,
 		machine: machine{worker: cfg.WorkerID, leaseTTL: cfg.LeaseTTL, callbackURL: cfg.CallbackURL, limits: cfg.Limits,
-			handler: handlers.lookup, observe: observerOf(cfg.Metrics), policy: policyOf(cfg.Policy)},
+			handler: handlers.lookup, observe: observerOf(cfg.Metrics), policy: policyOf(cfg.Policy), maxFanout: cfg.MaxFanout},
 		plans: newPlanCache(cfg.PlanCacheSize, cfg.PlanCacheBytes, cfg.Metrics), data: newDataCache(cfg.DataCacheSize), log: cfg.Logger, metrics: cfg.Metrics,
 		queue: newWorkQueue(), kick: make(chan struct{}, 1), sweepNow: make(chan struct{}, 1),
 		slots: make(chan struct{}, cfg.MaxCalls), resumers: make(chan struct{}, cfg.Advancers),

@@ -32,6 +32,9 @@ type StepSucceededData struct {
 	Simulated bool `json:"simulated,omitempty"`
 	// Reason says why it was simulated, when not because of side effects.
 	Reason string `json:"reason,omitempty"`
+	// Instances is, for a for-each's template, how many instances' results
+	// its result lists.
+	Instances *int `json:"instances,omitempty"`
 }
 
 // StepReclaimedData is the data of STEP_RECLAIMED. SuspectCommit says
@@ -93,8 +96,11 @@ type StepTimedOutData struct {
 type StepSkippedData struct {
 	Because string            `json:"because,omitempty"`
 	Status  rbtype.StepStatus `json:"status,omitempty"`
-	// Reason is DRAFT_ONLY for a step a draft_only runbook does not run
-	// (Because and Status are then empty: nothing upstream stopped it).
+	// Reason is DRAFT_ONLY for a step a draft_only runbook does not run,
+	// CONDITION_FALSE for a step whose condition was false, NO_FAILURE for
+	// a failure hook of a runbook that completed (Because and Status are
+	// then empty: nothing upstream stopped it), and UPSTREAM_SKIPPED for a
+	// step that reads the result of Because, skipped for one of those.
 	Reason rbtype.ErrorCode `json:"reason,omitempty"`
 	// Aborted: the runbook stopped because Because failed under
 	// on_failure: abort (also the data of a STEP_CANCELLED it causes).
@@ -182,4 +188,12 @@ type CacheSource struct {
 	CreatedAt      time.Time  `json:"created_at"`
 	ExpiresAt      *time.Time `json:"expires_at,omitempty"`
 	DefinitionHash string     `json:"definition_hash"`
+}
+
+// MapExpandedData is a for-each's expansion (MAP_EXPANDED): its loop, how
+// many elements its list held, and how many steps that made.
+type MapExpandedData struct {
+	Loop  string `json:"loop"`
+	Count int    `json:"count"`
+	Steps int    `json:"steps"`
 }

@@ -106,7 +106,7 @@ func (e *Engine) compileExtension(ctx context.Context, rb *driver.Runbook, x Ext
 	if err != nil {
 		return nil, err
 	}
-	plan, diags := compiler.ExtendSource(base, x.Filename, x.Source, e.cfg.Catalogue)
+	plan, diags := e.compileOptions().ExtendSource(base, x.Filename, x.Source, e.cfg.Catalogue)
 	if diags.HasErrors() {
 		return nil, &CompileError{Diagnostics: diags}
 	}

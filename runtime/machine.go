@@ -34,12 +34,24 @@ type machine struct {
 	inline func(*pendingCall) *outcome
 	// observe counts what the metrics show; nil counts nothing.
 	observe observer
+	// maxFanout bounds the elements of a list known only at run time
+	// (--max-fanout; DefaultMaxFanout when zero), and maxSteps the steps
+	// an expansion may bring a runbook to (none when zero).
+	maxFanout, maxSteps int
 	// tracer makes the spans of finished attempts and runbooks; nil (the
 	// default) makes none, and the transitions collect nothing for it.
 	tracer trace.Tracer
 	// policy is the policy in force, whose budgets an attempt is checked
 	// against before it starts (budget.go); never nil.
 	policy func() *policy.Policy
+}
+
+// fanout is the bound on a list's elements.
+func (m *machine) fanout() int {
+	if m.maxFanout > 0 {
+		return m.maxFanout
+	}
+	return DefaultMaxFanout
 }
 
 // observer receives what the state machine sees happen.

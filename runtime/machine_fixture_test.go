@@ -424,6 +424,10 @@ func (f *fixture) apply(w driver.AdvanceWrite) {
 		if c.Plan != nil {
 			f.rb.Version, f.rb.Inputs = c.Version, c.Inputs
 			f.rb.PlanHash = c.PlanHash
+			plan, err := compiler.DecodePlan(c.Plan)
+			require.NoError(f.t, err)
+			require.Equal(f.t, c.PlanHash, plan.Hash(), "the plan written is the one its hash names")
+			f.plan = newPlanInfo(plan)
 		}
 	}
 	for _, keys := range w.Compensate {

@@ -24,6 +24,21 @@ type planInfo struct {
 	dataEdges map[[2]string]bool
 	// weight is what the plan counts for in the plan cache.
 	weight int64
+	// hooks are the failure hooks' keys, in plan order (hooks.go).
+	hooks []string
+	// loops indexes the plan's loops by key; instances counts, for each
+	// step template that has them, its instances T[0]..T[n-1]; elements
+	// says which elements of which loops a step belongs to, and members
+	// lists an element's steps, for :parallel (loops.go).
+	loops     map[string]*compiler.Loop
+	instances map[string]int
+	elements  map[string][]element
+	members   map[element][]string
+	// inside lists the templates inside each loop, its own and those of
+	// the loops within it; width is how many elements each loop has in
+	// the plan.
+	inside map[string][]string
+	width  map[string]int
 }
 
 func newPlanInfo(p *compiler.Plan) *planInfo {
@@ -31,6 +46,9 @@ func newPlanInfo(p *compiler.Plan) *planInfo {
 		dataEdges: map[[2]string]bool{}}
 	for _, s := range p.Steps {
 		info.steps[s.Key] = s
+		if s.Kind == compiler.KindHook {
+			info.hooks = append(info.hooks, s.Key)
+		}
 	}
 	for _, e := range p.Edges {
 		if !slices.Contains(info.preds[e.To], e.From) {
@@ -40,7 +58,27 @@ func newPlanInfo(p *compiler.Plan) *planInfo {
 			info.dataEdges[[2]string{e.To, e.From}] = true
 		}
 	}
+	info.indexLoops()
 	return info
+}
+
+// isHook reports whether a step is a failure hook.
+func (p *planInfo) isHook(key string) bool {
+	s, ok := p.steps[key]
+	return ok && s.Kind == compiler.KindHook
+}
+
+// isTemplate reports whether a step is a loop's template, which never
+// runs.
+func (p *planInfo) isTemplate(key string) bool {
+	s, ok := p.steps[key]
+	return ok && s.Loop != ""
+}
+
+// isKey reports whether a string is a step key of the plan.
+func (p *planInfo) isKey(key string) bool {
+	_, ok := p.steps[key]
+	return ok
 }
 
 // readsResult reports whether step to reads the result of step from, not

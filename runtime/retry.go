@@ -124,6 +124,9 @@ func (c *retryRunbook) apply(t *transition) error {
 	default:
 		return fmt.Errorf("%w: runbook %s is %s; only a failed, partial, escalated or held-open runbook can be retried", ErrConflict, rb.ID, rb.Status)
 	}
+	if t.hooking() {
+		return fmt.Errorf("%w: runbook %s is running its failure hooks; retry it once they have ended", ErrConflict, rb.ID)
+	}
 	for _, s := range steps {
 		if undone(s) {
 			return fmt.Errorf("%w: runbook %s compensated its completed steps (%s's among them); submit it again instead", ErrConflict, rb.ID, s.Key)
@@ -156,7 +159,7 @@ func (c *retryRunbook) apply(t *transition) error {
 		}
 	case len(o.Steps) == 0:
 		for _, s := range steps {
-			if slices.Contains(retryable, s.Status) {
+			if slices.Contains(retryable, s.Status) && !t.isHookStep(s) {
 				pick[s.Key] = true
 			}
 		}
@@ -168,6 +171,9 @@ func (c *retryRunbook) apply(t *transition) error {
 			}
 			if !slices.Contains(retryable, s.Status) {
 				return fmt.Errorf("%w: step %q is %s; only failed, skipped, cancelled and escalated steps can be retried", ErrConflict, key, s.Status)
+			}
+			if t.isHookStep(s) {
+				return fmt.Errorf("%w: step %q is a failure hook, which runs once, after a failure; it is not retried", ErrConflict, key)
 			}
 			pick[key] = true
 		}
@@ -186,6 +192,11 @@ func (c *retryRunbook) apply(t *transition) error {
 	for _, s := range steps {
 		if pick[s.Key] {
 			c.keys = append(c.keys, s.Key)
+			resetToPending(s)
+			t.touch(s)
+		}
+		if t.isHookStep(s) && s.Status == rbtype.StepSkipped && s.ErrorCode == rbtype.CodeNoFailure {
+			// Skipped because the runbook completed: it may yet fail.
 			resetToPending(s)
 			t.touch(s)
 		}

@@ -194,27 +194,47 @@ func (r *round) wantedData(cached func(driver.StepKey) (driver.StepData, bool)) 
 			t.data[key] = driver.StepData{} // asked for; filled by supplyData
 			missing = append(missing, k)
 		}
+		executing := t.executing()
+		predsOf := func(s *driver.Step) {
+			for _, p := range t.plan.preds[s.Key] {
+				switch ps := t.byKey[p]; {
+				case ps != nil && ps.Status == rbtype.StepComplete && ps.Result != nil:
+					// Completed in this round (a loaded step's result is
+					// not read otherwise): prepare takes its result from
+					// the step, and the table does not have it yet.
+				case ps == nil || ps.Status == rbtype.StepComplete:
+					want(p, false)
+				}
+			}
+			if t.isHookStep(s) {
+				for _, k := range t.hookRefs(s) {
+					want(k, false)
+				}
+			}
+		}
 		for _, s := range t.steps {
 			switch {
-			case s.Status == rbtype.StepReady && t.executing():
+			case s.Status == rbtype.StepReady && executing:
 				if s.Attempt > 0 {
 					// Starting again: the arguments it held, to keep them
 					// if its new ones differ (outcome.go).
 					want(s.Key, true)
 				}
-				for _, p := range t.plan.preds[s.Key] {
-					switch ps := t.byKey[p]; {
-					case ps != nil && ps.Status == rbtype.StepComplete && ps.Result != nil:
-						// Completed in this round (a loaded step's result is
-						// not read otherwise): prepare takes its result from
-						// the step, and the table does not have it yet.
-					case ps == nil || ps.Status == rbtype.StepComplete:
-						want(p, false)
-					}
-				}
+				predsOf(s)
 			case s.CompensationStatus.Due(), s.EscalationStatus.Due():
 				want(s.Key, true)
 			}
+		}
+		for _, s := range t.condDue {
+			predsOf(s)
+		}
+		// The lists of loops to expand, and the results of templates'
+		// instances, once they have all ended (loops.go).
+		for _, k := range t.loopsDue() {
+			want(k, false)
+		}
+		for _, k := range t.templatesDue() {
+			want(k, false)
 		}
 	}
 	return missing
@@ -240,6 +260,14 @@ func (r *round) supplyData(data map[driver.StepKey]driver.StepData) {
 					s.Result = d.Result
 				}
 			}
+		}
+		// With their data in hand: loops expand, templates end, and
+		// conditions are decided, before anything starts.
+		t.later = t.expandLoops()
+		t.later = t.endTemplates() || t.later
+		t.decideConditions()
+		if t.executing() {
+			t.gates()
 		}
 		if r.hold {
 			continue // the workers start what is ready
@@ -317,11 +345,16 @@ func (r *round) write() (driver.AdvanceWrite, []*pendingCall, error) {
 			t.gates()
 			t.start(t.prepareReadied(), nil, nil)
 		}
-		// Steps that completed from receipts or inline may have readied
+		// Steps that completed from receipts or inline may be lists to
+		// expand or a template's last instances, and may have readied
 		// others; those start on the next round, which their wake-up
 		// schedules.
+		t.later = t.expandLoops() || t.later
+		t.later = t.endTemplates() || t.later
 		t.propagate()
+		t.grow()
 		t.settle()
+		t.settleHooks()
 		if t.err != nil {
 			return driver.AdvanceWrite{}, nil, t.err
 		}

@@ -120,17 +120,7 @@ func (t *transition) prepareWhere(want func(*driver.Step) bool) []*prepared {
 	if !t.executing() {
 		return nil
 	}
-	b := &binder{results: map[string]json.RawMessage{}, inputs: t.inputs}
-	for key, d := range t.data {
-		if d.Result != nil {
-			b.results[key] = d.Result
-		}
-	}
-	for _, s := range t.steps {
-		if s.Status == rbtype.StepComplete && s.Result != nil {
-			b.results[s.Key] = s.Result
-		}
-	}
+	var b, hb *binder
 	var out []*prepared
 	for _, s := range t.steps {
 		if s.Status != rbtype.StepReady || !want(s) {
@@ -141,7 +131,17 @@ func (t *transition) prepareWhere(want func(*driver.Step) bool) []*prepared {
 			t.failStep(s, Errorf(rbtype.CodeInternal, "step %q is not in the runbook's plan", s.Key))
 			continue
 		}
-		resolved, err := b.resolve(map[string]any(ps.Args))
+		sb := b
+		if t.isHookStep(s) {
+			if hb == nil {
+				hb = t.stepBinder(s)
+			}
+			sb = hb
+		} else if b == nil {
+			b = t.stepBinder(nil)
+			sb = b
+		}
+		resolved, err := sb.resolve(map[string]any(ps.Args))
 		if err != nil {
 			if t.rb.Mode == rbtype.ModeDryRun && t.dependsOnSimulated(s) {
 				t.complete(s, json.RawMessage(`{}`), true, StepSucceededData{Reason: simulatedInputs})

@@ -109,6 +109,9 @@ func (e *Engine) newRunbook(ctx context.Context, s Submission) (driver.NewRunboo
 	if err := checkInputsFit(s.Plan, s.Inputs); err != nil {
 		return driver.NewRunbook{}, err
 	}
+	if err := checkInputLists(s.Plan, s.Inputs, e.cfg.MaxFanout); err != nil {
+		return driver.NewRunbook{}, err
+	}
 	inputs, err := json.Marshal(orEmpty(s.Inputs))
 	if err != nil {
 		return driver.NewRunbook{}, fmt.Errorf("%w: inputs do not marshal: %v", ErrInvalid, err)
@@ -232,7 +235,7 @@ func (e *Engine) SubmitSource(ctx context.Context, filename string, source []byt
 	if err := checkSourceBytes(e.cfg.Limits, source); err != nil {
 		return nil, err
 	}
-	plan, diags := compiler.CompileSource(filename, source, e.cfg.Catalogue)
+	plan, diags := e.compileOptions().CompileSource(filename, source, e.cfg.Catalogue)
 	if diags.HasErrors() {
 		return nil, &CompileError{Diagnostics: diags}
 	}
@@ -359,6 +362,45 @@ func checkInputsFit(plan *compiler.Plan, inputs map[string]any) error {
 	}
 	if len(problems) > 0 {
 		return fmt.Errorf("%w: %s", ErrSchema, strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+// compileOptions are the compiler's options in this daemon: lists written
+// out are held to its --max-fanout, as lists known at run time are.
+func (e *Engine) compileOptions() compiler.Options {
+	return compiler.Options{MaxFanout: e.cfg.MaxFanout}
+}
+
+// checkInputLists refuses a submission whose for-each runs over an input
+// that is not a list, or holds more than maxFanout elements: the runbook
+// would fail with FANOUT_TOO_LARGE before it did anything, and nothing
+// of it is stored instead (docs/runtime.md, "For-each").
+func checkInputLists(plan *compiler.Plan, inputs map[string]any, maxFanout int) error {
+	var problems []string
+	for _, l := range plan.Loops {
+		m, ok := l.List.(map[string]any)
+		if !ok || l.Within != "" {
+			continue
+		}
+		ref, ok := m[compiler.InputKey].(string)
+		if !ok || len(m) != 1 {
+			continue
+		}
+		v, err := (&binder{inputs: inputs}).input(ref)
+		if err != nil {
+			continue // a missing input is reported by checkInputs
+		}
+		switch items, ok := v.([]any); {
+		case !ok:
+			problems = append(problems, fmt.Sprintf("input $%s, the list of (for-each ... :as @%s), is %s, not a list", ref, l.Item, kindOf(v)))
+		case len(items) > maxFanout:
+			problems = append(problems, fmt.Sprintf("%s: input $%s, the list of (for-each ... :as @%s), holds %d elements, more than %d (--max-fanout)",
+				rbtype.CodeFanoutTooLarge, ref, l.Item, len(items), maxFanout))
+		}
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("%w: %s", ErrInvalid, strings.Join(problems, "; "))
 	}
 	return nil
 }

@@ -87,6 +87,21 @@ type transition struct {
 	err error
 	// book is the round's budgets (budget.go); nil checks none.
 	book *budgetBook
+
+	// grown is the plan as this round's expansions grew it, written with
+	// their steps (loops.go); nil when nothing was expanded.
+	grown *planInfo
+	// condDue are the pending steps whose predecessors have all ended and
+	// whose conditions are to be decided, once their data is in hand
+	// (conditions.go).
+	condDue []*driver.Step
+	// flight caches, for each loop with :parallel, its elements in
+	// flight, while one pass of propagate runs.
+	flight map[string]map[int]bool
+	// later: something this round could not finish waits for data the
+	// next round reads (a condition, a template's results): it is due
+	// at once.
+	later bool
 }
 
 func newTransition(m *machine, now time.Time, rb *driver.Runbook, plan *planInfo, steps []*driver.Step) *transition {
@@ -108,8 +123,9 @@ func newTransition(m *machine, now time.Time, rb *driver.Runbook, plan *planInfo
 	return t
 }
 
-// executing reports whether the runbook is still advancing its steps.
-func (t *transition) executing() bool { return t.rb.Status.Running() }
+// executing reports whether the runbook is still advancing its steps: it
+// runs, or it has ended and runs its failure hooks (hooks.go).
+func (t *transition) executing() bool { return t.rb.Status.Running() || t.hooking() }
 
 // touch marks a step as changed.
 func (t *transition) touch(s *driver.Step) { t.dirty[s.ID] = true }
@@ -117,6 +133,9 @@ func (t *transition) touch(s *driver.Step) { t.dirty[s.ID] = true }
 // event records an event for a step (nil for the runbook) with its data
 // (nil, or one of the *Data types of events.go).
 func (t *transition) event(typ rbtype.EventType, s *driver.Step, data any) {
+	if s != nil && t.plan != nil && t.plan.isHook(s.Key) {
+		typ = hookEvent(typ)
+	}
 	e, err := newEvent(t.rb.ID, typ, t.m.worker, s, data)
 	if err != nil && t.err == nil {
 		t.err = err
@@ -195,6 +214,14 @@ func (t *transition) finishInvocation(s *driver.Step, status rbtype.InvocationSt
 
 // complete records a step's success.
 func (t *transition) complete(s *driver.Step, result json.RawMessage, simulated bool, data StepSucceededData) {
+	if !simulated {
+		// The lists this step produces are checked before it completes:
+		// one that cannot be expanded fails it instead.
+		if err := t.checkProducedLists(s, result); err != nil {
+			t.failStep(s, err)
+			return
+		}
+	}
 	s.Status, s.Result, s.Simulated = rbtype.StepComplete, result, simulated
 	s.ErrorCode, s.ErrorMessage, s.NextAttemptAt = "", "", nil
 	s.FinishedAt = &t.now
@@ -240,10 +267,13 @@ func (t *transition) failStep(s *driver.Step, e *Error) {
 // they return. Under isolate and continue only the step's dependents are
 // concerned, which propagate decides.
 func (t *transition) failed(s *driver.Step) {
-	if t.plan == nil || t.plan.onFailure(s.Key) != rbtype.OnFailureAbort {
-		return
+	if t.plan == nil || t.plan.onFailure(s.Key) != rbtype.OnFailureAbort || t.isHookStep(s) {
+		return // a failed hook triggers nothing
 	}
 	for _, o := range t.steps {
+		if t.isHookStep(o) {
+			continue // hooks run once the runbook has ended
+		}
 		switch abortsTo(o) {
 		case rbtype.StepSkipped:
 			o.Status, o.NextAttemptAt, o.FinishedAt = rbtype.StepSkipped, nil, &t.now
@@ -285,11 +315,11 @@ func (t *transition) aborted() bool { return t.abortedBy() != nil }
 
 // abortedBy is the step whose failure aborted the runbook, or nil.
 func (t *transition) abortedBy() *driver.Step {
-	if t.plan == nil {
-		return nil
+	if t.plan == nil || t.hooking() {
+		return nil // the abort is over: hooks retry and run again as any step
 	}
 	for _, s := range t.steps {
-		if s.Status == rbtype.StepFailed && t.plan.onFailure(s.Key) == rbtype.OnFailureAbort {
+		if s.Status == rbtype.StepFailed && t.plan.onFailure(s.Key) == rbtype.OnFailureAbort && !t.isHookStep(s) {
 			return s
 		}
 	}
@@ -565,13 +595,23 @@ func (t *transition) retries() {
 
 // propagate makes pending steps ready when every predecessor completed,
 // and skips them when one never will. Steps are in plan order, which is
-// topological, so a skip cascades in one pass.
+// topological, so a skip cascades in one pass. A skipped predecessor
+// whose skip was quiet (a false condition, and what it skips downstream)
+// counts as ended for a step that only runs after it (:after) and skips
+// one that reads it (UPSTREAM_SKIPPED). A step with a condition whose
+// predecessors have ended waits in condDue for its data, and is decided
+// in the same round (conditions.go). A template never becomes ready
+// (loops.go), a hook only while the hooks run (hooks.go), and :parallel
+// holds an element's first step back while its loop has as many in
+// flight as it allows.
 func (t *transition) propagate() {
+	hooking := t.hooking()
+	t.flight, t.condDue = nil, nil
 	for _, s := range t.steps {
-		if s.Status != rbtype.StepPending {
+		if s.Status != rbtype.StepPending || t.plan.isTemplate(s.Key) || t.isHookStep(s) != hooking {
 			continue
 		}
-		ready, blocked := true, ""
+		ready, blocked, quiet := true, "", ""
 		for _, p := range t.plan.preds[s.Key] {
 			ps := t.byKey[p]
 			if ps == nil {
@@ -579,6 +619,12 @@ func (t *transition) propagate() {
 			}
 			if ps.Status == rbtype.StepFailed && t.plan.onFailure(p) == rbtype.OnFailureContinue && !t.plan.readsResult(s.Key, p) {
 				continue // an accepted failure: a step joined only by :after runs
+			}
+			if ps.Status == rbtype.StepSkipped && ps.ErrorCode.SkipsQuietly() {
+				if t.plan.readsResult(s.Key, p) && quiet == "" {
+					quiet = p
+				}
+				continue
 			}
 			if ps.Status.BlocksDependents() {
 				blocked = p
@@ -594,17 +640,47 @@ func (t *transition) propagate() {
 			// for real would run.
 			t.skipDraft(s)
 		case blocked != "":
-			s.Status, s.FinishedAt = rbtype.StepSkipped, &t.now
-			t.touch(s)
-			t.event(rbtype.EventStepSkipped, s, StepSkippedData{Because: blocked, Status: t.byKey[blocked].Status})
-		case ready && t.draftOnly(s):
-			t.skipDraft(s)
-		case ready:
-			s.Status = rbtype.StepReady
-			t.touch(s)
-			t.readied(s, nil)
+			t.skipAfter(s, blocked)
+		case quiet != "":
+			t.skipAfter(s, quiet)
+		case !ready || t.holdsBack(s):
+		case t.plan.steps[s.Key] != nil && t.plan.steps[s.Key].When != nil:
+			t.condDue = append(t.condDue, s)
+		default:
+			t.makeReady(s)
 		}
 	}
+}
+
+// makeReady makes a pending step ready, or skips it in a draft_only
+// runbook that does not run it.
+func (t *transition) makeReady(s *driver.Step) {
+	if t.draftOnly(s) {
+		t.skipDraft(s)
+		return
+	}
+	s.Status = rbtype.StepReady
+	t.touch(s)
+	t.readied(s, nil)
+}
+
+// skipAfter skips a step because its predecessor pred ended without
+// completing: UPSTREAM_SKIPPED when pred's was a quiet skip, else as
+// after a failure.
+func (t *transition) skipAfter(s *driver.Step, pred string) {
+	s.Status, s.FinishedAt = rbtype.StepSkipped, &t.now
+	t.touch(s)
+	ps := t.byKey[pred]
+	if ps != nil && ps.Status == rbtype.StepSkipped && ps.ErrorCode.SkipsQuietly() {
+		s.ErrorCode, s.ErrorMessage = rbtype.CodeUpstreamSkipped, "it reads the result of @"+pred+", which was skipped"
+		t.event(rbtype.EventStepSkipped, s, StepSkippedData{Because: pred, Status: ps.Status, Reason: rbtype.CodeUpstreamSkipped})
+		return
+	}
+	var status rbtype.StepStatus
+	if ps != nil {
+		status = ps.Status
+	}
+	t.event(rbtype.EventStepSkipped, s, StepSkippedData{Because: pred, Status: status})
 }
 
 // gates holds ready steps that need an approval they do not have. Only
@@ -636,6 +712,9 @@ func (t *transition) settle() {
 	}
 	var failed, accepted, escalated, drafted []string
 	for _, s := range t.steps {
+		if t.isHookStep(s) {
+			continue // hooks run once the runbook has ended (hooks.go)
+		}
 		if !s.Status.Done() {
 			return
 		}
@@ -659,7 +738,7 @@ func (t *transition) settle() {
 		first := t.byKey[failed[0]]
 		compensating := t.scheduleCompensations()
 		t.setRunbook(status, first.ErrorCode, first.ErrorMessage)
-		t.runbook.Finished = !compensating
+		t.runbook.Finished = !compensating && !t.hooksLeft() // its hooks run after its compensations
 	case len(escalated) > 0:
 		status, event = rbtype.RunbookEscalated, rbtype.EventRunbookEscalated
 		data.EscalatedSteps = escalated
@@ -676,8 +755,14 @@ func (t *transition) settle() {
 		} else {
 			t.setRunbook(status, "", "")
 		}
+		if len(accepted) > 0 {
+			t.runbook.Finished = !t.hooksLeft() // its failure hooks run next
+		} else {
+			t.skipHooks() // a draft is no failure
+		}
 	default:
 		t.setRunbook(status, "", "")
+		t.skipHooks()
 	}
 	t.rb.Status = status
 	t.event(event, nil, data)
@@ -688,6 +773,7 @@ func (t *transition) setRunbook(status rbtype.RunbookStatus, code rbtype.ErrorCo
 	c.Status = &status
 	if code != "" {
 		c.ErrorCode, c.ErrorMessage = &code, &message
+		t.rb.ErrorCode, t.rb.ErrorMessage = code, message // what the hooks read as @failure
 	}
 	c.Finished = true // a failing runbook with compensations to run clears this
 }
@@ -714,8 +800,13 @@ func (t *transition) nextWake() *time.Time {
 			next = &at
 		}
 	}
-	if t.executing() && len(t.newSteps) > 0 {
-		consider(t.now) // an extension's steps are looked at in the next round
+	if t.executing() && (len(t.newSteps) > 0 || len(t.condDue) > 0 || t.later) {
+		// An extension's or an expansion's steps are looked at in the next
+		// round, and so are conditions and templates waiting for data.
+		consider(t.now)
+	}
+	if t.hooking() && t.hooksPending() {
+		consider(t.now) // the hooks start in the next round
 	}
 	if t.executing() {
 		for _, s := range t.steps {

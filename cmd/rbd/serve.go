@@ -140,6 +140,8 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.Env("sweep-interval", "RBD_SWEEP_INTERVAL")
 	fs.DurationVar(&e.OrphanNotificationTTL, "orphan-notification-ttl", 30*24*time.Hour, "how long a notification for a key no step has parked with is kept; negative keeps them forever")
 	fs.Env("orphan-notification-ttl", "RBD_ORPHAN_NOTIFICATION_TTL")
+	fs.IntVar(&e.MaxFanout, "max-fanout", runtime.DefaultMaxFanout, "most elements a for-each's list known only at run time may hold; a longer one fails the step that produced it with FANOUT_TOO_LARGE")
+	fs.Env("max-fanout", "RBD_MAX_FANOUT")
 	fs.DurationVar(&e.Retention, "retention", 0, "delete runbooks that finished longer ago than this, with their rows, a batch each sweep (as rbd prune does); 0 keeps them")
 	fs.Env("retention", "RBD_RETENTION")
 	f.windows.register(fs)
@@ -158,6 +160,9 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	}
 	if e.Retention < 0 {
 		return nil, errors.New("--retention must not be negative")
+	}
+	if e.MaxFanout <= 0 {
+		return nil, errors.New("--max-fanout must be positive")
 	}
 	e.ReceiptWindow, e.LedgerRetention = f.windows.receiptWindow, f.windows.ledgerRetention
 	if f.bodyTimeout <= 0 || f.headerTimeout <= 0 || f.maxBodies <= 0 || f.maxWebhooks <= 0 || f.maxHeaderBytes <= 0 {

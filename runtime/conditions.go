@@ -1,0 +1,123 @@
+package runtime
+
+import (
+	"github.com/runbookdev/runbook/compiler"
+	"github.com/runbookdev/runbook/driver"
+	"github.com/runbookdev/runbook/rbtype"
+)
+
+// decideConditions decides the conditions of the steps propagate found
+// due (every predecessor ended), with their data in hand: false skips the
+// step (CONDITION_FALSE, its gate never requested), true makes it ready,
+// and an operand that cannot be read fails it. The steps downstream of a
+// skip are skipped or freed by the next propagate, in the same round.
+func (t *transition) decideConditions() {
+	due := t.condDue
+	t.condDue = nil
+	if len(due) == 0 {
+		return
+	}
+	b := t.stepBinder(nil)
+	hb := (*binder)(nil)
+	for _, s := range due {
+		if s.Status != rbtype.StepPending {
+			continue
+		}
+		ps := t.plan.steps[s.Key]
+		sb := b
+		if ps.Kind == compiler.KindHook {
+			if hb == nil {
+				hb = t.stepBinder(s)
+			}
+			sb = hb
+		}
+		ok, err := evalCond(ps.When, sb)
+		switch {
+		case err != nil && t.rb.Mode == rbtype.ModeDryRun && t.dependsOnSimulated(s):
+			// What it reads was simulated: the dry run goes on, and the
+			// step is simulated in turn when its arguments cannot be read.
+			t.makeReady(s)
+		case err != nil:
+			t.failStep(s, err)
+		case !ok:
+			s.Status, s.FinishedAt = rbtype.StepSkipped, &t.now
+			s.ErrorCode, s.ErrorMessage = rbtype.CodeConditionFalse, "its condition "+ps.When.String()+" was false"
+			t.touch(s)
+			t.event(rbtype.EventStepSkipped, s, StepSkippedData{Reason: rbtype.CodeConditionFalse})
+		default:
+			t.makeReady(s)
+		}
+	}
+}
+
+// stepBinder is the binder of a step's arguments and condition: the
+// results in hand (completed in this round, or fetched for it), the
+// inputs, and the plan's keys. For a hook (hook not nil) a reference to a
+// step that did not complete is null, and @failure is the runbook's.
+func (t *transition) stepBinder(hook *driver.Step) *binder {
+	b := t.listBinder(t.plan)
+	if hook != nil && t.isHookStep(hook) {
+		b.hook, b.failure = true, t.failureValue()
+		// A step that did not complete has no result, whatever is cached.
+		for key := range b.results {
+			if st := t.statusOf(key); st != rbtype.StepComplete {
+				delete(b.results, key)
+			}
+		}
+	}
+	return b
+}
+
+// hookRefs lists the steps a hook's arguments and condition read that
+// completed and whose results are not in hand: a hook has no edges, so
+// what it reads is fetched by its references.
+func (t *transition) hookRefs(s *driver.Step) []string {
+	ps := t.plan.steps[s.Key]
+	if ps == nil {
+		return nil
+	}
+	var want []string
+	add := func(ref string) {
+		key, _, ok := compiler.SplitRef(ref, t.plan.isKey)
+		if !ok || t.statusOf(key) != rbtype.StepComplete {
+			return
+		}
+		if _, have := t.resultOf(key); !have {
+			want = append(want, key)
+		}
+	}
+	planRefs(map[string]any(ps.Args), add)
+	if ps.When != nil {
+		condRefs(ps.When, add)
+	}
+	return want
+}
+
+// planRefs calls fn with every $ref of a plan value.
+func planRefs(v any, fn func(string)) {
+	switch v := v.(type) {
+	case map[string]any:
+		if ref, ok := v[compiler.RefKey].(string); ok && len(v) == 1 {
+			fn(ref)
+			return
+		}
+		for _, item := range v {
+			planRefs(item, fn)
+		}
+	case []any:
+		for _, item := range v {
+			planRefs(item, fn)
+		}
+	}
+}
+
+// condRefs calls fn with every $ref of a condition.
+func condRefs(c *compiler.Cond, fn func(string)) {
+	for _, arg := range c.Args {
+		if sub, ok := arg.(*compiler.Cond); ok {
+			condRefs(sub, fn)
+		} else {
+			planRefs(arg, fn)
+		}
+	}
+}
