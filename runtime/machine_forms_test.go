@@ -11,7 +11,9 @@ import (
 	"github.com/runbookdev/runbook/rbtype"
 )
 
-func driverEdge(from, to, kind string) driver.Edge { return driver.Edge{From: from, To: to, Kind: kind} }
+func driverEdge(from, to, kind string) driver.Edge {
+	return driver.Edge{From: from, To: to, Kind: kind}
+}
 
 // The state changes of conditions, failure hooks and for-each
 // (docs/language.md, "The plan format"), without a database.
