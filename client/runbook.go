@@ -169,6 +169,22 @@ type Step struct {
 	// when it gives up.
 	ParkedAt  *time.Time `json:"parked_at,omitempty"`
 	TimeoutAt *time.Time `json:"timeout_at,omitempty"`
+	// Kind is "hook" for a failure hook, "template" for a for-each's step
+	// template (whose instances are the steps keyed <key>[i]); empty for
+	// an ordinary step.
+	Kind string `json:"kind,omitempty"`
+	// Iterations counts a template's instances by how they stand, once
+	// its list is known.
+	Iterations *Iterations `json:"iterations,omitempty"`
+}
+
+// Iterations counts a for-each template's instances: all, completed,
+// under way, and failed.
+type Iterations struct {
+	Count   int `json:"count"`
+	Done    int `json:"done"`
+	Running int `json:"running"`
+	Failed  int `json:"failed"`
 }
 
 // GateDecision is who decided a gate, when, and why.

@@ -182,7 +182,32 @@ type StepView struct {
 	// when it gives up (its invocation's timeout).
 	ParkedAt  *time.Time `json:"parked_at,omitempty"`
 	TimeoutAt *time.Time `json:"timeout_at,omitempty"`
+
+	// Kind is "hook" for a failure hook and "template" for a for-each's
+	// step template (docs/design/language.md v1.2, v1.3); empty for an
+	// ordinary step, an iteration included.
+	Kind string `json:"kind,omitempty"`
+	// Iterations counts a template's instances by how they stand, once
+	// its list is known.
+	Iterations *Iterations `json:"iterations,omitempty"`
 }
+
+// Iterations counts the instances of a for-each's template: all of them,
+// those that completed, those under way (ready, running, parked, waiting
+// for approval or a retry), and those that failed; the rest are pending,
+// skipped or cancelled.
+type Iterations struct {
+	Count   int `json:"count"`
+	Done    int `json:"done"`
+	Running int `json:"running"`
+	Failed  int `json:"failed"`
+}
+
+// The kinds of step a view names.
+const (
+	StepKindHook     = "hook"
+	StepKindTemplate = "template"
+)
 
 // GateDecision is who decided a gate, when, and why.
 type GateDecision struct {
@@ -248,7 +273,11 @@ func (e *Engine) GetPage(ctx context.Context, id uuid.UUID, page driver.StepPage
 	if err != nil {
 		return nil, err
 	}
-	v := buildView(rb, steps, invs, page)
+	plan, err := e.planOf(rb)
+	if err != nil {
+		return nil, err
+	}
+	v := buildView(rb, steps, invs, page, plan)
 	v.Cost.Cost = cost
 	for _, o := range outcomes {
 		v.Produced = append(v.Produced, ProducedView{OutcomeID: o.ID, Type: o.Type, Status: o.Status, Preview: o.Preview,
@@ -261,7 +290,7 @@ func (e *Engine) GetPage(ctx context.Context, id uuid.UUID, page driver.StepPage
 	return v, nil
 }
 
-func buildView(rb *driver.Runbook, steps []*driver.Step, invs []driver.Invocation, page driver.StepPage) *RunbookView {
+func buildView(rb *driver.Runbook, steps []*driver.Step, invs []driver.Invocation, page driver.StepPage, plan *planInfo) *RunbookView {
 	active := map[int64]driver.Invocation{}
 	for _, inv := range invs {
 		if inv.Status == rbtype.InvocationActive {
@@ -291,6 +320,10 @@ func buildView(rb *driver.Runbook, steps []*driver.Step, invs []driver.Invocatio
 		v.ParentSpanID = rt.parent.SpanID().String()
 	}
 	moving, approvals, parked := false, false, false
+	status := make(map[string]rbtype.StepStatus, len(steps))
+	for _, s := range steps {
+		status[s.Key] = s.Status
+	}
 	for _, s := range steps {
 		shown := s.Position > page.After && s.Position <= page.After+page.Limit
 		sv := StepView{
@@ -316,6 +349,13 @@ func buildView(rb *driver.Runbook, steps []*driver.Step, invs []driver.Invocatio
 		}
 		if s.EscalationStatus != "" {
 			sv.Escalation = &Compensation{Status: s.EscalationStatus, Error: s.EscalationError}
+		}
+		switch {
+		case plan.isHook(s.Key):
+			sv.Kind = StepKindHook
+		case plan.isTemplate(s.Key):
+			sv.Kind = StepKindTemplate
+			sv.Iterations = iterations(plan, s.Key, status)
 		}
 		switch s.Status {
 		case rbtype.StepWaitingApproval:
@@ -375,6 +415,9 @@ func buildView(rb *driver.Runbook, steps []*driver.Step, invs []driver.Invocatio
 	}
 	if retryableRunbook(rb, steps) {
 		for _, f := range v.Failures {
+			if plan.isHook(f.Step) {
+				continue // a hook runs once, and is not retried
+			}
 			v.NextActions = append(v.NextActions, ActionView{Kind: ActionRetry, Step: f.Step,
 				Command: fmt.Sprintf("rbd retry %s --step %s", rb.ID, shellQuote(f.Step))})
 		}
@@ -412,6 +455,9 @@ func retryableRunbook(rb *driver.Runbook, steps []*driver.Step) bool {
 	case rbtype.RunbookFailed, rbtype.RunbookPartial, rbtype.RunbookEscalated, rbtype.RunbookInProgress:
 	default:
 		return false
+	}
+	if runsHooks(rb.Status) && rb.FinishedAt == nil {
+		return false // its compensations or failure hooks still run
 	}
 	for _, s := range steps {
 		if undone(s) {
@@ -499,4 +545,25 @@ func (e *Engine) Costs(ctx context.Context, groupBy, tenant string, from, to *ti
 		return nil, fmt.Errorf("%w: group_by %q must be one of %s", ErrInvalid, groupBy, strings.Join(driver.CostGroups, ", "))
 	}
 	return e.store.Costs(ctx, driver.CostQuery{GroupBy: groupBy, Tenant: listTenant(ctx, tenant), From: from, To: to})
+}
+
+// iterations counts a template's instances by status; nil before its
+// list is known.
+func iterations(plan *planInfo, key string, status map[string]rbtype.StepStatus) *Iterations {
+	n := plan.instances[key]
+	if n == 0 {
+		return nil
+	}
+	it := &Iterations{Count: n}
+	for i := range n {
+		switch status[instanceKey(key, i)] {
+		case rbtype.StepComplete:
+			it.Done++
+		case rbtype.StepFailed, rbtype.StepEscalated:
+			it.Failed++
+		case rbtype.StepReady, rbtype.StepRunning, rbtype.StepParked, rbtype.StepWaitingApproval, rbtype.StepFailedRetryable:
+			it.Running++
+		}
+	}
+	return it
 }

@@ -128,6 +128,12 @@ func stepDetail(s client.Step) string {
 	case len(s.Result) > 0:
 		parts = append(parts, compact(s.Result))
 	}
+	if it := s.Iterations; it != nil {
+		parts = append(parts, fmt.Sprintf("for each: %d of %d done, %d running, %d failed", it.Done, it.Count, it.Running, it.Failed))
+	}
+	if s.Kind == "hook" {
+		parts = append(parts, "(on failure)")
+	}
 	if g := s.GateDecision; g != nil {
 		parts = append(parts, string(g.Decision)+" by "+g.By)
 	}
