@@ -52,11 +52,11 @@ demo: build postgres ## run the KYC example end to end on rbd with its own Postg
 	@BIN=$(BIN) examples/demo.sh
 
 examples: build ## compile, lint, draw and summarise the effects of every example runbook
-	@for ex in kyc-onboarding funding-outreach incident-response; do \
+	@for ex in kyc-onboarding funding-outreach incident-response db-failover access-review; do \
 		echo "== $$ex"; \
 		$(BIN)/rbc lint --verbs $(EXAMPLES)/$$ex/verbs $(EXAMPLES)/$$ex/$$ex.rbk && \
 		$(BIN)/rbc compile --verbs $(EXAMPLES)/$$ex/verbs $(EXAMPLES)/$$ex/$$ex.rbk -o $(BIN)/$$ex.plan.json && \
-		echo "plan: $(BIN)/$$ex.plan.json ($$(grep -c '"key":' $(BIN)/$$ex.plan.json) steps)" && \
+		echo "plan: $(BIN)/$$ex.plan.json ($$(grep -c '{"key":"[^"]*","verb":' $(BIN)/$$ex.plan.json) steps)" && \
 		$(BIN)/rbc graph --verbs $(EXAMPLES)/$$ex/verbs $(EXAMPLES)/$$ex/$$ex.rbk --format mermaid && \
 		$(BIN)/rbc effects --verbs $(EXAMPLES)/$$ex/verbs $(EXAMPLES)/$$ex/$$ex.rbk || exit 1; \
 	done

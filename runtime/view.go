@@ -400,7 +400,9 @@ func buildView(rb *driver.Runbook, steps []*driver.Step, invs []driver.Invocatio
 			v.Steps = append(v.Steps, sv)
 		}
 	}
-	if rb.Status.Running() && !moving {
+	// A runbook that has ended but still runs its failure hooks waits on
+	// a person or a notification as a running one does.
+	if (rb.Status.Running() || runsHooks(rb.Status) && rb.FinishedAt == nil) && !moving {
 		switch {
 		case approvals:
 			v.State = string(rbtype.StateAwaitingApproval)

@@ -36,6 +36,8 @@ func TestMain(m *testing.M) {
 //	status N rbd ...   rbd must exit with status N
 //	grab NAME REGEXP   set $NAME from the last stdout
 //	ready              wait until the daemon at $RBD_SERVER is ready
+//	fake NAME FILE     start a fake HTTP service; $NAME is its URL
+//	fakelog NAME       print the requests a fake received
 func TestScripts(t *testing.T) {
 	examples, err := filepath.Abs("../../examples/runbooks")
 	if err != nil {
@@ -65,9 +67,11 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"status": clitest.Status,
-			"grab":   clitest.Grab,
-			"ready":  cmdReady,
+			"status":  clitest.Status,
+			"grab":    clitest.Grab,
+			"ready":   cmdReady,
+			"fake":    clitest.Fake,
+			"fakelog": clitest.FakeLog,
 		},
 	})
 }
