@@ -187,6 +187,11 @@ func (e *Engine) committed(ctx context.Context, done advanced) {
 	}
 	e.emitSpans(ctx, done.settled)
 	for _, t := range done.settled.states {
+		if t.grown != nil {
+			// The plan an expansion grew is stored now; the next round
+			// finds it here rather than fetching and decoding it again.
+			e.plans.lru.Add(t.grown.plan.PlanHash, t.grown)
+		}
 		for _, s := range t.steps {
 			if t.dirty[s.ID] && (s.Result != nil || s.ResolvedArgs != nil) {
 				e.data.remember(driver.StepKey{RunbookID: s.RunbookID, Key: s.Key}, driver.StepData{ResolvedArgs: s.ResolvedArgs, Result: s.Result})

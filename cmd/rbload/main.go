@@ -64,7 +64,7 @@ type options struct {
 // and resume, whose figures their ratios divide; history comes first of
 // them, nearest in time to the empty-schema figures it is divided by; all
 // come before parked, which leaves 100k runbooks behind in the cluster.
-var scenarios = []string{"compile", "throughput", "overhead", "resume", "history", "river", "dbos", "parked"}
+var scenarios = []string{"compile", "throughput", "foreach", "overhead", "resume", "history", "river", "dbos", "parked"}
 
 func main() {
 	o := options{}
@@ -164,6 +164,8 @@ func run(ctx context.Context, o options) error {
 			err = lab.compileScaling(ctx, report)
 		case "throughput":
 			err = lab.throughput(ctx, report)
+		case "foreach":
+			err = lab.forEach(ctx, report)
 		case "overhead":
 			err = lab.overhead(ctx, report)
 		case "resume":
