@@ -129,7 +129,7 @@ func stepDetail(s client.Step) string {
 		parts = append(parts, compact(s.Result))
 	}
 	if it := s.Iterations; it != nil {
-		parts = append(parts, fmt.Sprintf("for each: %d of %d done, %d running, %d failed", it.Done, it.Count, it.Running, it.Failed))
+		parts = append(parts, fmt.Sprintf("for each: %d of %d done, %d under way, %d failed", it.Done, it.Count, it.Running, it.Failed))
 	}
 	if s.Kind == "hook" {
 		parts = append(parts, "(on failure)")

@@ -302,6 +302,14 @@
       }
     }
     for (const k of keys) if (!layer.has(k)) layer.set(k, 0); // a cycle: never in a valid plan
+    // Failure hooks run after everything else, and have no edges: they
+    // stand apart, in a layer of their own below the rest.
+    const hooks = plan.steps.filter((s) => s.kind === "hook").map((s) => s.key);
+    if (hooks.length) {
+      let last = -1;
+      for (const k of keys) if (!hooks.includes(k)) last = Math.max(last, layer.get(k));
+      for (const k of hooks) layer.set(k, last + 1);
+    }
     const layers = [];
     for (const k of keys) (layers[layer.get(k)] ||= []).push(k);
     const pos = new Map();
@@ -347,11 +355,114 @@
     return s.length > n ? s.slice(0, n - 1) + "…" : s;
   }
 
+  // What the plan's v1.2 and v1.3 forms look like (docs/language.md, "The
+  // plan format"): a template (a step with a loop) is one node with its
+  // iterations' count, and opens into them; a failure hook stands apart
+  // below the rest; a step with a condition has a dashed outline and its
+  // condition in its title, and the edges its condition reads are marked
+  // "when"; a step skipped by a condition (or after one) is drawn apart
+  // from one skipped after a failure.
+
+  // planValue renders a plan value as a runbook writes it.
+  function planValue(v) {
+    if (v === null) return "nil";
+    if (Array.isArray(v)) return "[" + v.map(planValue).join(" ") + "]";
+    if (typeof v === "object") {
+      const [k] = Object.keys(v);
+      if (Object.keys(v).length === 1) {
+        if (k === "$ref" || k === "$failure" || k === "$item") return "@" + v[k];
+        if (k === "$input") return "$" + v[k];
+        if (k === "$str") return "(str " + v[k].map(planValue).join(" ") + ")";
+      }
+      return "{" + Object.keys(v).map((x) => ":" + x + " " + planValue(v[x])).join(" ") + "}";
+    }
+    return JSON.stringify(v);
+  }
+
+  // condText renders a condition as a runbook writes it: (< @lag.seconds 5).
+  function condText(c) {
+    const logical = c.op === "and" || c.op === "or" || c.op === "not";
+    return "(" + c.op + " " + c.args.map((a) => logical ? condText(a) : planValue(a)).join(" ") + ")";
+  }
+
+  // condReads lists the steps a condition reads: each $ref's key is its
+  // longest prefix, cut before a "." or "[", that is a step of the plan.
+  function condReads(c, keys, out = new Set()) {
+    for (const a of c.args) {
+      if (a && a.op) { condReads(a, keys, out); continue; }
+      const refs = [];
+      (function walk(v) {
+        if (v && typeof v === "object") {
+          if (!Array.isArray(v) && typeof v.$ref === "string" && Object.keys(v).length === 1) refs.push(v.$ref);
+          else Object.values(v).forEach(walk);
+        }
+      })(a);
+      for (const r of refs) {
+        for (let end = r.length; end > 0; end--) {
+          if (end < r.length && r[end] !== "." && r[end] !== "[") continue;
+          if (keys.has(r.slice(0, end))) { out.add(r.slice(0, end)); break; }
+        }
+      }
+    }
+    return out;
+  }
+
+  const QUIET = ["CONDITION_FALSE", "UPSTREAM_SKIPPED", "NO_FAILURE"];
+
+  // nodeClass is a node's class: its status, and what kind of step it is.
+  function nodeClass(ps, vs) {
+    const st = (vs && vs.status) || "pending";
+    let c = "node st-" + st;
+    if (ps.loop) c += " template";
+    if (ps.kind === "hook") c += " hook";
+    if (ps.when) c += " conditional";
+    if (st === "skipped" && vs.error && QUIET.includes(vs.error.code)) c += " quiet";
+    return c;
+  }
+
+  // iterationsText is a template's count: ×3: 2 done, 1 running.
+  function iterationsText(vs) {
+    const it = vs && vs.iterations;
+    if (!it) return "for each: list not known yet";
+    let t = "×" + it.count + ": " + it.done + " done";
+    if (it.running) t += ", " + it.running + " under way";
+    if (it.failed) t += ", " + it.failed + " failed";
+    return t;
+  }
+
+  // visiblePlan is the plan as drawn: the instances of templates not
+  // opened left out (and their edges), and, for each template opened, an
+  // edge from each of its instances to it, where their results gather.
+  function visiblePlan(plan, opened) {
+    const templates = new Set(plan.steps.filter((s) => s.loop).map((s) => s.key));
+    const owner = (k) => {
+      const m = /^(.*)\[\d+\]$/.exec(k);
+      return m && templates.has(m[1]) ? m[1] : "";
+    };
+    const hidden = (k) => {
+      for (let o = owner(k); o; o = owner(o)) if (!opened.has(o)) return true;
+      return false;
+    };
+    const steps = plan.steps.filter((s) => !hidden(s.key));
+    const shown = new Set(steps.map((s) => s.key));
+    const edges = (plan.edges || []).filter((e) => shown.has(e.from) && shown.has(e.to));
+    for (const s of steps) {
+      const o = owner(s.key);
+      if (o && shown.has(o)) edges.push({ from: s.key, to: o, kind: "collect" });
+    }
+    return { steps, edges };
+  }
+
   // drawGraph returns the SVG and a map from step key to its node, whose
-  // class the live updates change.
-  function drawGraph(id, plan, view) {
+  // class the live updates change. opened holds the templates shown open,
+  // and toggle opens or closes one.
+  function drawGraph(id, fullPlan, view, opened = new Set(), toggle = () => {}) {
+    const plan = visiblePlan(fullPlan, opened);
     const { at, lanes, width, height } = layout(plan);
     const status = new Map(view.steps.map((s) => [s.key, s.status]));
+    const viewStep = new Map(view.steps.map((s) => [s.key, s]));
+    const keys = new Set(fullPlan.steps.map((s) => s.key));
+    const reads = new Map(plan.steps.filter((s) => s.when).map((s) => [s.key, condReads(s.when, keys)]));
     const root = svg("svg", { width, height, viewBox: `0 0 ${width} ${height}`, role: "group", "aria-label": "Steps of the runbook" });
     root.append(svg("defs", {}, svg("marker", { id: "arrow", viewBox: "0 0 10 10", refX: 10, refY: 5, markerWidth: 7, markerHeight: 7, orient: "auto-start-reverse" },
       svg("path", { d: "M0,0 L10,5 L0,10 z", class: "arrow" }))));
@@ -364,11 +475,13 @@
       const d = lx === undefined
         ? `M${x1},${y1} C${x1},${my} ${x2},${my} ${x2},${y2}`
         : `M${x1},${y1} C${x1},${y1 + GAP_Y / 2} ${lx},${y1} ${lx},${y1 + GAP_Y / 2} L${lx},${y2 - GAP_Y / 2} C${lx},${y2} ${x2},${y2 - GAP_Y / 2} ${x2},${y2}`;
+      const when = reads.has(e.to) && reads.get(e.to).has(e.from);
       edges.append(svg("path", {
         d,
-        class: "edge " + (e.kind === "sequence" ? "sequence" : "data"),
+        class: "edge " + (e.kind === "sequence" ? "sequence" : e.kind === "collect" ? "collect" : "data") + (when ? " when" : ""),
         "marker-end": "url(#arrow)", "data-from": e.from, "data-to": e.to, "data-kind": e.kind,
       }));
+      if (when) edges.append(svg("text", { x: (x1 + x2) / 2 + 4, y: my, class: "edge-label" }, "when"));
     }
     root.append(edges);
     const nodes = new Map();
@@ -376,29 +489,56 @@
     for (const s of plan.steps) {
       const p = at.get(s.key);
       const st = status.get(s.key) || "pending";
+      const vs = viewStep.get(s.key);
+      const what = s.loop ? s.key + "[*]" : s.key;
+      const title = s.key + " (" + s.verb + "): " + st + (s.when ? "; runs when " + condText(s.when) : "") +
+        (s.kind === "hook" ? "; runs once the runbook has failed or been cancelled" : "") +
+        (s.loop ? "; one step for each element of its list" : "");
       const node = svg("a", {
         href: "#/runbooks/" + encodeURIComponent(id) + "/steps/" + encodeURIComponent(s.key),
-        class: "node st-" + st, "data-key": s.key, "data-status": st, "aria-label": s.key + ": " + st,
+        class: nodeClass(s, vs), "data-key": s.key, "data-status": st, "aria-label": what + ": " + st,
       },
-      svg("title", {}, s.key + " (" + s.verb + "): " + st),
+      svg("title", {}, title),
+      s.loop ? svg("rect", { x: p.x + 4, y: p.y - 4, width: NODE_W, height: NODE_H, class: "stack" }) : null,
       svg("rect", { x: p.x, y: p.y, width: NODE_W, height: NODE_H }),
-      svg("text", { x: p.x + 8, y: p.y + 18 }, short(s.key, 24)),
-      svg("text", { x: p.x + 8, y: p.y + 34, class: "verb" }, short(s.verb, 28)));
+      svg("text", { x: p.x + 8, y: p.y + 18 }, short((s.kind === "hook" ? "on failure: " : "") + what, 24)),
+      s.loop
+        ? svg("text", { x: p.x + 8, y: p.y + 34, class: "verb count" }, short(iterationsText(vs), 28))
+        : svg("text", { x: p.x + 8, y: p.y + 34, class: "verb" }, short(s.verb, 28)));
       nodes.set(s.key, node);
       g.append(node);
+      if (s.loop && vs && vs.iterations) {
+        // Open or close the template's iterations.
+        const open = opened.has(s.key);
+        const flip = () => toggle(s.key);
+        g.append(svg("g", {
+          class: "toggle", role: "button", tabindex: "0", "data-toggle": s.key,
+          "aria-label": (open ? "Close " : "Open ") + "the iterations of " + s.key, "aria-expanded": open ? "true" : "false",
+          onclick: flip, onkeydown: (ev) => { if (ev.key === "Enter" || ev.key === " ") { ev.preventDefault(); flip(); } },
+        },
+        svg("circle", { cx: p.x + NODE_W - 12, cy: p.y + 12, r: 9 }),
+        svg("text", { x: p.x + NODE_W - 12, y: p.y + 16 }, open ? "−" : "+")));
+      }
     }
     root.append(g);
     return { root, nodes };
   }
 
-  function paintNodes(nodes, view) {
+  function paintNodes(nodes, view, plan) {
+    const planStep = new Map(plan.steps.map((s) => [s.key, s]));
     for (const s of view.steps) {
       const n = nodes.get(s.key);
-      if (!n || n.getAttribute("data-status") === s.status) continue;
-      n.setAttribute("class", "node st-" + s.status);
+      if (!n) continue;
+      const ps = planStep.get(s.key) || {};
+      if (ps.loop) {
+        const count = n.querySelector(".count");
+        if (count) count.textContent = short(iterationsText(s), 28);
+      }
+      if (n.getAttribute("data-status") === s.status && n.getAttribute("class") === nodeClass(ps, s)) continue;
+      n.setAttribute("class", nodeClass(ps, s));
       n.setAttribute("data-status", s.status);
-      n.setAttribute("aria-label", s.key + ": " + s.status);
-      n.firstChild.textContent = s.key + " (" + n.querySelector(".verb").textContent + "): " + s.status;
+      n.setAttribute("aria-label", (ps.loop ? s.key + "[*]" : s.key) + ": " + s.status);
+      n.firstChild.textContent = n.firstChild.textContent.replace(/: [a-z_]+(;|$)/, ": " + s.status + "$1");
     }
   }
 
@@ -546,16 +686,37 @@
 
   async function runbookPage(id, signal) {
     const t0 = performance.now();
-    const [view, plan] = await Promise.all([api("GET", rb(id), null, signal), api("GET", rb(id) + "/plan", null, signal)]);
+    const [view, first] = await Promise.all([api("GET", rb(id), null, signal), api("GET", rb(id) + "/plan", null, signal)]);
     const t1 = performance.now();
-    const { root, nodes } = drawGraph(id, plan, view);
+    // The graph is drawn again when a template is opened or closed, and
+    // when the plan grows (a for-each expanded, an extension).
+    let plan = first, latest = view, drawing = null;
+    const opened = new Set();
+    let drawn = drawGraph(id, plan, view, opened, toggle);
+    function toggle(key) {
+      if (opened.has(key)) opened.delete(key); else opened.add(key);
+      const next = drawGraph(id, plan, latest, opened, toggle);
+      drawn.root.replaceWith(next.root);
+      drawn = next;
+      const again = next.root.querySelector(`[data-toggle="${CSS.escape(key)}"]`);
+      if (again) again.focus();
+    }
     const side = el("div", {});
     const live = el("span", { class: "live" }, "connecting…");
     const led = ledger();
     let refresh = () => {};
     let shown = "";
     const render = (v) => {
-      paintNodes(nodes, v);
+      latest = v;
+      if (v.plan_hash !== plan.plan_hash && !drawing) {
+        drawing = api("GET", rb(id) + "/plan", null, signal).then((p) => {
+          plan = p;
+          const next = drawGraph(id, plan, latest, opened, toggle);
+          drawn.root.replaceWith(next.root);
+          drawn = next;
+        }).catch(() => {}).finally(() => { drawing = null; });
+      }
+      paintNodes(drawn.nodes, v, plan);
       const sig = v.updated_at + v.status + v.state + JSON.stringify(v.blocked_on) + v.steps.map((s) => s.status).join();
       if (sig === shown) return;
       shown = sig;
@@ -576,8 +737,9 @@
           el("div", { class: "legend" },
             el("span", {}, el("span", { class: "swatch" }), "data edge"),
             el("span", {}, el("span", { class: "swatch sequence" }), "sequence edge"),
+            el("span", {}, el("span", { class: "swatch when" }), "read by a condition"),
             el("span", { class: "muted" }, plan.steps.length + " steps")),
-          el("div", { class: "graph", id: "graph" }, root),
+          el("div", { class: "graph", id: "graph" }, drawn.root),
           el("h2", {}, "Ledger"), led.node),
         el("aside", { "aria-label": "Runbook" }, side)));
     render(view);
