@@ -81,6 +81,9 @@ func (t *transition) prepareReadied() []*prepared {
 
 // inputsInHand reports whether every predecessor's result is in hand.
 func (t *transition) inputsInHand(s *driver.Step) bool {
+	if t.isHookStep(s) && len(t.hookRefs(s)) > 0 {
+		return false // what a hook reads is fetched by its references
+	}
 	for _, p := range t.plan.preds[s.Key] {
 		if ps := t.byKey[p]; ps != nil && ps.Status == rbtype.StepComplete && ps.Result != nil {
 			continue

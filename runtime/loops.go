@@ -195,7 +195,7 @@ func (t *transition) unexpanded(p *planInfo, l *compiler.Loop) bool {
 // loopsDue lists the producers of unexpanded loops that have completed and
 // whose results are not in hand: to be fetched, so the loops expand.
 func (t *transition) loopsDue() []string {
-	if !t.executing() || len(t.plan.loops) == 0 || len(t.newSteps) > 0 {
+	if !t.rb.Status.Running() || len(t.plan.loops) == 0 || len(t.newSteps) > 0 {
 		return nil
 	}
 	var want []string
@@ -237,7 +237,7 @@ func (t *transition) listBinder(p *planInfo) *binder {
 // round fails itself instead, in complete). It reports whether a loop's
 // list is known but could not be used yet.
 func (t *transition) expandLoops() (later bool) {
-	if !t.executing() || len(t.plan.loops) == 0 || len(t.newSteps) > 0 || t.runbook != nil && t.runbook.Plan != nil {
+	if !t.rb.Status.Running() || len(t.plan.loops) == 0 || len(t.newSteps) > 0 || t.runbook != nil && t.runbook.Plan != nil {
 		return false // an extension in this round grows the plan: the next round expands
 	}
 	for range 4 * (lang.MaxForEachDepth + 1) {
@@ -434,7 +434,7 @@ func (t *transition) templatesDue() []string {
 // eachEndedTemplate calls fn for every pending template with n instances
 // that have all ended.
 func (t *transition) eachEndedTemplate(fn func(s *driver.Step, n int)) {
-	if len(t.plan.loops) == 0 || !t.executing() {
+	if len(t.plan.loops) == 0 || !t.rb.Status.Running() {
 		return
 	}
 	for _, s := range t.steps {
@@ -462,7 +462,7 @@ func (t *transition) eachEndedTemplate(fn func(s *driver.Step, n int)) {
 // list's producer has ended without completing. It reports whether a
 // template waits for results not in hand.
 func (t *transition) endTemplates() (later bool) {
-	if len(t.plan.loops) == 0 || !t.executing() {
+	if len(t.plan.loops) == 0 || !t.rb.Status.Running() {
 		return false
 	}
 	for _, s := range t.steps {
@@ -560,4 +560,48 @@ func (t *transition) holdsBack(s *driver.Step) bool {
 		}
 	}
 	return false
+}
+
+// beforeExpansion is a plan without what the runtime's expansions added:
+// the instances of its templates (at every depth), the loops they made,
+// and their edges. Expand appends them and changes nothing that was
+// there, so this is the plan as it was submitted (and extended), hashed
+// as it was. A plan with nothing expanded is returned as it is.
+func beforeExpansion(p *compiler.Plan) *compiler.Plan {
+	if len(p.Loops) == 0 {
+		return p
+	}
+	info := newPlanInfo(p)
+	var steps []*compiler.Step
+	dropped := map[string]bool{}
+	for _, s := range p.Steps {
+		if base, _, ok := instanceOf(s.Key); ok && info.isTemplate(base) {
+			dropped[s.Key] = true
+			continue
+		}
+		steps = append(steps, s)
+	}
+	if len(dropped) == 0 {
+		return p
+	}
+	var loops []*compiler.Loop
+	for _, l := range p.Loops {
+		if base, _, ok := instanceOf(l.Key); ok && info.loops[base] != nil {
+			continue
+		}
+		loops = append(loops, l)
+	}
+	var edges []compiler.Edge
+	for _, e := range p.Edges {
+		if !dropped[e.From] && !dropped[e.To] {
+			edges = append(edges, e)
+		}
+	}
+	out := &compiler.Plan{SchemaVersion: p.SchemaVersion, Sources: p.Sources, Inputs: p.Inputs, Steps: steps, Edges: edges,
+		Loops: loops, Verbs: p.Verbs}
+	if p.Effects != nil {
+		out.Effects = compiler.Effects(out)
+	}
+	out.PlanHash = out.Hash()
+	return out
 }

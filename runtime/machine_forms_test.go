@@ -369,3 +369,21 @@ func TestMachineForEachNested(t *testing.T) {
 	}
 	require.Equal(t, map[string]any{"v": []any{[]any{"a", "b"}, []any{}}}, callFor(t, calls2, "all").call.Args)
 }
+
+// A plan its expansions grew gives back, without what they added, the
+// plan as it was submitted, hash and all: what a regeneration starts
+// from, since its lists are its own.
+func TestBeforeExpansionIsThePlanSubmitted(t *testing.T) {
+	f := newFixture(t, `(m.echo :v $groups :as @a)
+		(for-each @a.v :as @g (for-each @g.hosts :as @h (m.echo :v @h :as @each)))
+		(m.echo :v @each :as @all)`, map[string]any{"groups": "x"})
+	submitted := f.plan.plan
+	require.Same(t, submitted, beforeExpansion(submitted), "nothing expanded: the plan itself")
+	_, calls := f.advance()
+	f.advance(succeed(callFor(t, calls, "a"), map[string]any{"v": []any{map[string]any{"hosts": []any{"p", "q"}}}}))
+	grown := f.plan.plan
+	require.Greater(t, len(grown.Steps), len(submitted.Steps))
+	base := beforeExpansion(grown)
+	require.Equal(t, submitted.PlanHash, base.PlanHash)
+	require.JSONEq(t, string(submitted.JSON()), string(base.JSON()))
+}

@@ -124,6 +124,13 @@ func (e *Engine) Regenerate(ctx context.Context, parentID uuid.UUID, r Regenerat
 // of whoever asks (docs/design/semantics.md section 10); the parent's own
 // budget, if it asked one, goes with it.
 func (e *Engine) regeneration(ctx context.Context, parent *driver.Runbook, plan *planInfo, parentSteps []*driver.Step, r Regeneration) (driver.NewRunbook, error) {
+	// A regeneration runs its loops over lists of its own: it starts from
+	// the plan as it was before its parent's expanded.
+	frozen, planJSON, planHash := plan, parent.Plan, parent.PlanHash
+	if base := beforeExpansion(plan.plan); base != plan.plan {
+		frozen, planJSON, planHash = newPlanInfo(base), base.JSON(), base.PlanHash
+	}
+	plan = frozen
 	adm, err := e.admit(ctx, parent.Tenant, plan.plan, plan.plan.Steps)
 	if err != nil {
 		return driver.NewRunbook{}, err
@@ -167,7 +174,7 @@ func (e *Engine) regeneration(ctx context.Context, parent *driver.Runbook, plan 
 	}
 	key = tenantKey(parent.Tenant, key)
 	n := driver.NewRunbook{
-		Tenant: parent.Tenant, Actor: r.Actor, Plan: parent.Plan, PlanHash: parent.PlanHash, Inputs: encoded, Mode: parent.Mode,
+		Tenant: parent.Tenant, Actor: r.Actor, Plan: planJSON, PlanHash: planHash, Inputs: encoded, Mode: parent.Mode,
 		Status: rbtype.RunbookExecuting, RequestKey: key, Lineage: lineage, WorkerID: e.workerID,
 		Steps: steps, Edges: edgesOf(plan.plan.Edges, nil),
 		Trace: newTrace(r.Parent, r.CorrelationID), PolicyHash: adm.tenant.Hash(), Budget: parent.Budget, Events: adm.events,
@@ -175,7 +182,7 @@ func (e *Engine) regeneration(ctx context.Context, parent *driver.Runbook, plan 
 	if r.CorrelationID == "" {
 		n.Trace.CorrelationID = traceOf(parent).correlationID
 	}
-	n.SubmittedData, err = json.Marshal(RunbookSubmittedData{Actor: r.Actor, Note: r.note, Mode: parent.Mode, PlanHash: parent.PlanHash,
+	n.SubmittedData, err = json.Marshal(RunbookSubmittedData{Actor: r.Actor, Note: r.note, Mode: parent.Mode, PlanHash: planHash,
 		PolicyHash: adm.tenant.Hash(), Budget: parent.Budget})
 	return n, err
 }
