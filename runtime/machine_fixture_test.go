@@ -116,6 +116,10 @@ const machineVerbs = `
   input_schema:
     properties:
       what: {type: string}
+- name: draft
+  domain: m
+  outcome: {type: Draft.Note, status: draft}
+  execution: {kind: sync, handler: core.echo, side_effects: none}
 - name: ghost
   domain: m
   execution:

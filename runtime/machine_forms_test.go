@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
 	"github.com/runbookdev/runbook/driver"
@@ -386,4 +387,23 @@ func TestBeforeExpansionIsThePlanSubmitted(t *testing.T) {
 	base := beforeExpansion(grown)
 	require.Equal(t, submitted.PlanHash, base.PlanHash)
 	require.JSONEq(t, string(submitted.JSON()), string(base.JSON()))
+}
+
+// An iteration whose verb declares an outcome records it; its template,
+// which did nothing itself, records none, and a step that reads the
+// template's list was made from every iteration's outcome.
+func TestMachineForEachOutcomes(t *testing.T) {
+	f := newFixture(t, `(for-each $notes :as @n (m.draft :v @n :as @drafts)) (m.draft :all @drafts :as @digest)`,
+		map[string]any{"notes": []any{"a", "b"}})
+	_, calls := f.advance()
+	require.Empty(t, calls)
+	_, calls = f.advance()
+	w, calls := f.advance(succeed(callFor(t, calls, "drafts[0]"), "a"), succeed(callFor(t, calls, "drafts[1]"), "b"))
+	require.Equal(t, []string{"STEP_SUCCEEDED drafts[0]", "OUTCOME_RECORDED drafts[0]", "STEP_SUCCEEDED drafts[1]",
+		"OUTCOME_RECORDED drafts[1]", "STEP_SUCCEEDED drafts", "STEP_READY digest"}, eventNames(w.Events))
+	require.Len(t, w.Outcomes, 2)
+	_, calls = f.advance()
+	w, _ = f.advance(succeed(callFor(t, calls, "digest"), "ab"))
+	require.Len(t, w.Outcomes, 1)
+	require.Equal(t, []uuid.UUID{outcomeID(f.rb.ID, "drafts[0]", 0), outcomeID(f.rb.ID, "drafts[1]", 0)}, w.Outcomes[0].Consumed)
 }

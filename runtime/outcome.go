@@ -79,6 +79,22 @@ func (t *transition) consumed(key string) []uuid.UUID {
 			if !ok {
 				continue
 			}
+			if n := t.plan.instances[p]; n > 0 {
+				// A template's result is its instances': what they made.
+				for i := range n {
+					k := instanceKey(p, i)
+					if seen[k] {
+						continue
+					}
+					seen[k] = true
+					if t.outcomeOf(ps.Verb) != nil {
+						out = append(out, outcomeID(t.rb.ID, k, t.rb.Lineage.Generation))
+					} else {
+						walk(k)
+					}
+				}
+				continue
+			}
 			if t.outcomeOf(ps.Verb) != nil {
 				out = append(out, outcomeID(t.rb.ID, p, t.rb.Lineage.Generation))
 				continue

@@ -232,8 +232,8 @@ func (t *transition) complete(s *driver.Step, result json.RawMessage, simulated 
 	if i, ok := t.attemptAt[attemptID(t.rb.ID, s.Key, s.Attempt)]; ok && !simulated {
 		t.attempts[i].ResultHash = hashJSON(result)
 	}
-	if !simulated {
-		t.produce(s, result)
+	if !simulated && !t.plan.isTemplate(s.Key) {
+		t.produce(s, result) // a template produced nothing itself: its instances did
 	}
 }
 
