@@ -73,6 +73,7 @@ func TestMachineCommands(t *testing.T) {
 	const waits = `(m.wait :as @w) (m.echo :after @w :as @later)`
 	const escalates = `(m.wait-escalate :as @w) (m.echo :after @w :as @next)`
 	const retries = `(m.send :to "x" :as @s) (m.echo :after @s :as @next)`
+	const hooked = `(m.wait :as @w) (on-failure (m.echo :v @failure.status :as @h))`
 	cases := []commandCase{
 		{name: "approve", source: gated, setup: func(_ *testing.T, f *fixture) { f.advance() },
 			cmd:    func(*fixture) command { return &decideGate{step: "g", approve: true, by: "ops"} },
@@ -92,6 +93,18 @@ func TestMachineCommands(t *testing.T) {
 			steps:  map[string]rbtype.StepStatus{"w": rbtype.StepCancelled, "later": rbtype.StepCancelled}, status: rbtype.RunbookCancelled},
 		{name: "cancel a finished runbook", source: `(m.echo :v 1)`, setup: completed,
 			cmd: func(*fixture) command { return &cancelRunbook{by: "ops"} }, err: ErrConflict},
+		{name: "cancel a runbook with a failure hook", source: hooked, setup: parkedAt("w"),
+			cmd:    func(*fixture) command { return &cancelRunbook{by: "ops"} },
+			events: []string{"STEP_CANCELLED w", "RUNBOOK_CANCELLED", "HOOK_STARTED h"}, started: []string{"h"},
+			steps: map[string]rbtype.StepStatus{"w": rbtype.StepCancelled, "h": rbtype.StepRunning}, status: rbtype.RunbookCancelled},
+		{name: "retry a failed runbook whose hooks run", source: retries + ` (on-failure (m.approve :what @failure.code :as @h))`,
+			setup: func(t *testing.T, f *fixture) { failedAt("s")(t, f); f.advance() },
+			cmd:   func(*fixture) command { return &retryRunbook{o: RetryOptions{By: "ops"}} }, err: ErrConflict},
+		{name: "approve a failure hook", source: retries + ` (on-failure (m.approve :what @failure.code :as @h))`,
+			setup:  func(t *testing.T, f *fixture) { failedAt("s")(t, f); f.advance() },
+			cmd:    func(*fixture) command { return &decideGate{step: "h", approve: true, by: "ops"} },
+			events: []string{"GATE_APPROVED h", "HOOK_STARTED h"}, started: []string{"h"},
+			steps: map[string]rbtype.StepStatus{"h": rbtype.StepRunning, "s": rbtype.StepFailed}, status: rbtype.RunbookFailed},
 		{name: "close", source: `(m.echo :v 1)`,
 			setup: func(t *testing.T, f *fixture) { f.rb.Status = rbtype.RunbookInProgress; completed(t, f) },
 			cmd:   func(*fixture) command { return &closeRunbook{by: "agent"} }, events: []string{"RUNBOOK_CLOSED", "RUNBOOK_COMPLETED"},
