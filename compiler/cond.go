@@ -161,19 +161,21 @@ func valueSource(v any) string {
 	return string(appendJSON(nil, v))
 }
 
-// refs calls fn with the value of every $ref in the condition.
-func (c *Cond) refs(fn func(string)) {
+// Refs calls fn with the value of every $ref in the condition.
+func (c *Cond) Refs(fn func(string)) {
 	for _, arg := range c.Args {
 		if sub, ok := arg.(*Cond); ok {
-			sub.refs(fn)
+			sub.Refs(fn)
 		} else {
-			valueRefs(arg, fn)
+			ValueRefs(arg, fn)
 		}
 	}
 }
 
-// valueRefs calls fn with the value of every $ref in a plan value.
-func valueRefs(v any, fn func(string)) {
+// ValueRefs calls fn with the value of every $ref in a plan value: what a
+// runtime reads of other steps' results, when the plan's edges do not say
+// (a failure hook's).
+func ValueRefs(v any, fn func(string)) {
 	switch v := v.(type) {
 	case map[string]any:
 		if ref, ok := v[RefKey].(string); ok && len(v) == 1 {
@@ -181,11 +183,11 @@ func valueRefs(v any, fn func(string)) {
 			return
 		}
 		for _, item := range v {
-			valueRefs(item, fn)
+			ValueRefs(item, fn)
 		}
 	case []any:
 		for _, item := range v {
-			valueRefs(item, fn)
+			ValueRefs(item, fn)
 		}
 	}
 }

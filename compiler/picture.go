@@ -256,7 +256,7 @@ func (p *Plan) conditionReads() map[[2]string]bool {
 		if s.When == nil {
 			continue
 		}
-		s.When.refs(func(ref string) {
+		s.When.Refs(func(ref string) {
 			if key, _, ok := SplitRef(ref, func(k string) bool { return keys[k] }); ok {
 				out[[2]string{key, s.Key}] = true
 			}

@@ -86,38 +86,9 @@ func (t *transition) hookRefs(s *driver.Step) []string {
 			want = append(want, key)
 		}
 	}
-	planRefs(map[string]any(ps.Args), add)
+	compiler.ValueRefs(map[string]any(ps.Args), add)
 	if ps.When != nil {
-		condRefs(ps.When, add)
+		ps.When.Refs(add)
 	}
 	return want
-}
-
-// planRefs calls fn with every $ref of a plan value.
-func planRefs(v any, fn func(string)) {
-	switch v := v.(type) {
-	case map[string]any:
-		if ref, ok := v[compiler.RefKey].(string); ok && len(v) == 1 {
-			fn(ref)
-			return
-		}
-		for _, item := range v {
-			planRefs(item, fn)
-		}
-	case []any:
-		for _, item := range v {
-			planRefs(item, fn)
-		}
-	}
-}
-
-// condRefs calls fn with every $ref of a condition.
-func condRefs(c *compiler.Cond, fn func(string)) {
-	for _, arg := range c.Args {
-		if sub, ok := arg.(*compiler.Cond); ok {
-			condRefs(sub, fn)
-		} else {
-			planRefs(arg, fn)
-		}
-	}
 }
