@@ -227,3 +227,84 @@ func TestKilledDaemonDuringAnExpansionExpandsOnce(t *testing.T) {
 	require.Equal(t, 1, expanded, "expanded once")
 	require.Equal(t, 0, second.stop(syscall.SIGTERM))
 }
+
+// TestKilledDaemonAfterAnExpansionKeepsIt is the other side of the kill
+// above, made certain: rbd is killed (SIGKILL) while an iteration's call
+// hangs, so the transaction that expanded the loop has committed. The
+// next daemon keeps that expansion: the list is not fetched again, the
+// loop is not expanded again, and the hanging iteration is called again
+// under its own idempotency key.
+func TestKilledDaemonAfterAnExpansionKeepsIt(t *testing.T) {
+	t.Parallel()
+	e := newDaemonEnv(t)
+	list := newBodyServer(t, false, `{"items": [{"name": "a"}, {"name": "b"}, {"name": "c"}, {"name": "d"}, {"name": "e"}]}`)
+	each := newBodyServer(t, true, `{"done": true}`)
+	verbs := e.file(t, "verbs/t.yaml", fmt.Sprintf(`
+- name: hosts
+  domain: inv
+  execution:
+    kind: sync
+    handler: http.call
+    side_effects: none
+    params: {url: "%s/hosts"}
+- name: drain
+  domain: inv
+  execution:
+    kind: sync
+    handler: http.call
+    side_effects: external_call
+    params: {url: "%s/drain"}
+    timeouts: {run_timeout: PT60S}
+- name: echo
+  domain: t
+  execution: {kind: sync, handler: core.echo, side_effects: none}
+`, list.URL, each.URL))
+	first := e.start(t, "--verbs", verbs, "--lease-ttl", "1s")
+	ctx := context.Background()
+	sub, err := first.client("").Submit(ctx, client.SubmitRequest{Source: `(inv.hosts :as @hosts)
+(for-each @hosts.items :as @h (inv.drain :name @h.name :as @each))
+(t.echo :all @each :as @after)`})
+	require.NoError(t, err)
+	waitClosed(t, each.reached, "an iteration's call", first)
+	require.Equal(t, -1, first.stop(syscall.SIGKILL))
+
+	second := e.start(t, "--verbs", verbs, "--lease-ttl", "1s")
+	var v *client.Runbook
+	waitUntil(t, "the runbook to complete", func() (bool, error) {
+		var err error
+		v, err = second.client("").Get(ctx, sub.ID.String())
+		return err == nil && v.Status == rbtype.RunbookComplete, err
+	})
+	listKeys, _ := list.seen()
+	require.Len(t, listKeys, 1, "the list was fetched once: the expansion had committed")
+	require.Len(t, v.Steps, 3+5, "the producer, the template, the step after it, and one step per host")
+	keys, bodies := each.seen()
+	require.Greater(t, len(keys), 5, "the hanging iteration was called again")
+	byKey := map[string]map[string]bool{}
+	for i, key := range keys {
+		require.NotEmpty(t, key)
+		if byKey[key] == nil {
+			byKey[key] = map[string]bool{}
+		}
+		byKey[key][bodies[i]] = true
+	}
+	require.Len(t, byKey, 5, "one idempotency key per iteration, whatever was called again")
+	for key, b := range byKey {
+		require.Len(t, b, 1, "key %s was used for one host only", key)
+	}
+	var after struct {
+		All []map[string]bool `json:"all"`
+	}
+	require.NoError(t, json.Unmarshal(v.Outcomes["after"], &after))
+	require.Len(t, after.All, 5)
+	evs, err := second.client("").Events(ctx, sub.ID.String(), 0)
+	require.NoError(t, err)
+	expanded := 0
+	for _, ev := range evs {
+		if ev.Type == rbtype.EventMapExpanded {
+			expanded++
+		}
+	}
+	require.Equal(t, 1, expanded, "expanded once")
+	require.Equal(t, 0, second.stop(syscall.SIGTERM))
+}
