@@ -96,11 +96,18 @@ func listElements(list any, n int) ([]any, error) {
 // time, outermost first, until none is left: a list written out is
 // expanded when it is compiled (docs/design/language.md v1.3). The plan must hold at
 // most limit steps afterwards.
+//
+// A loop whose :parallel is smaller than its list is the exception: it is
+// kept as a loop of templates, which the runtime expands in the runbook's
+// first round, so that its scheduler holds the elements to :parallel at
+// once (docs/runtime.md, "For-each"); expanded here, its instances would
+// be ordinary steps, all free to start together.
 func (p *Plan) expandLiterals(limit int) (*Plan, error) {
+	kept := map[string]bool{}
 	for {
 		var next *Loop
 		for _, l := range p.Loops {
-			if _, written := l.List.([]any); written && l.Within == "" {
+			if _, written := l.List.([]any); written && l.Within == "" && !kept[l.Key] {
 				next = l
 				break
 			}
@@ -117,6 +124,10 @@ func (p *Plan) expandLiterals(limit int) (*Plan, error) {
 		}
 		if grown := len(p.Steps) + (len(items)-1)*inside; grown > limit {
 			return nil, &tooManySteps{loop: next.Key, steps: grown, limit: limit}
+		}
+		if next.Parallel > 0 && next.Parallel < len(items) {
+			kept[next.Key] = true
+			continue
 		}
 		var err error
 		if p, err = p.expand(next, items, true); err != nil {

@@ -454,7 +454,8 @@ func hasMarker(v any) bool {
 }
 
 // freezeLoops is the plan's loops: every for-each, its list frozen.
-// Those written out are expanded by plan (expandLiterals).
+// Those written out are expanded by plan (expandLiterals), unless their
+// :parallel bounds them.
 func (a *analysis) freezeLoops() []*Loop {
 	var out []*Loop
 	for _, l := range a.loops {

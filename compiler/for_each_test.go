@@ -174,6 +174,23 @@ func TestWrittenListsAreExpandedWhenCompiled(t *testing.T) {
 	require.NotContains(t, strings.Join(keysOf(plan.Steps), " "), "checked")
 }
 
+// A list written out under a :parallel smaller than it stays a loop of
+// templates, which the runtime expands, so that its scheduler can hold
+// the elements to :parallel; one that :parallel does not bound is
+// expanded as any list written out.
+func TestWrittenListsUnderParallelStayLoops(t *testing.T) {
+	plan := compileLoops(t, `(for-each ["a" "b" "c"] :as @x :parallel 2 (lb.drain :host @x :as @d))
+(for-each ["p" "q"] :as @y :parallel 2 (lb.drain :host @y :as @e))
+(lb.report :d @d :e @e)`)
+	require.Equal(t, []string{"d", "e[0]", "e[1]", "lb.report#3"}, keysOf(plan.Steps))
+	require.Equal(t, "x", plan.Step("d").Loop)
+	require.Equal(t, []*Loop{{Key: "x", Item: "x", List: []any{"a", "b", "c"}, Parallel: 2}}, plan.Loops)
+	require.Equal(t, map[string]any{"d": map[string]any{RefKey: "d"},
+		"e": []any{map[string]any{RefKey: "e[0]"}, map[string]any{RefKey: "e[1]"}}}, plan.Step("lb.report#3").Args)
+	_, diags := ReadPlan("plan.json", plan.JSON(), catalogueOf(t, "loops.yaml", loopVerbs))
+	require.Empty(t, diags, "the plan check takes it")
+}
+
 // A runbook without for-each, or whose lists are all written out and
 // use no other v2 form, keeps... version 2 for the iteration keys, which
 // a version 1 runtime would misread.

@@ -214,6 +214,19 @@ func TestForEachUnboundedAndEmpty(t *testing.T) {
 	require.JSONEq(t, `{"all":[]}`, string(v.Outcomes["after"]))
 }
 
+// A list written out holds to its :parallel too: the compiler leaves it
+// to the runtime, which runs its elements one at a time.
+func TestForEachWrittenOutParallel(t *testing.T) {
+	b, o := setupForms(t)
+	id := b.submit(t, `(for-each [{:name "a"} {:name "b"} {:name "c"}] :as @h :parallel 1 (t.slow :name @h.name :as @each))
+		(t.echo :all @each :as @after)`, nil)
+	v := b.waitStatus(t, id, rbtype.RunbookComplete)
+	require.Equal(t, int32(1), o.most.Load(), ":parallel 1: never two at once")
+	require.Equal(t, []string{"a", "b", "c"}, o.calls)
+	require.JSONEq(t, `{"all":[{"done":"a"},{"done":"b"},{"done":"c"}]}`, string(v.Outcomes["after"]))
+	require.Equal(t, 1, count(b.eventTypes(t, id), "MAP_EXPANDED"))
+}
+
 // More elements than --max-fanout fail the list's producer with
 // FANOUT_TOO_LARGE, the count in its message, and start nothing.
 func TestForEachTooLarge(t *testing.T) {

@@ -318,6 +318,12 @@ func (t *transition) loopList(p *planInfo, l *compiler.Loop, b *binder) (list []
 	if m, ok := l.List.(map[string]any); ok && len(m) == 1 && m[compiler.ItemKey] != nil {
 		return nil, true, Errorf(rbtype.CodeInternal, "loop %q reads a loop's element, and no loop is around it", l.Key)
 	}
+	if items, written := l.List.([]any); written {
+		// A list written out (kept for its :parallel) is known as it
+		// stands: its elements go into the instances unread, as markers
+		// where they are, so one may name a step that has yet to run.
+		return t.checkList(l, items)
+	}
 	v, rerr := b.resolve(l.List)
 	if s := t.byKey[producer]; producer != "" && s != nil && s.Simulated {
 		if items, ok := v.([]any); ok && rerr == nil {

@@ -407,3 +407,31 @@ func TestMachineForEachOutcomes(t *testing.T) {
 	require.Len(t, w.Outcomes, 1)
 	require.Equal(t, []uuid.UUID{outcomeID(f.rb.ID, "drafts[0]", 0), outcomeID(f.rb.ID, "drafts[1]", 0)}, w.Outcomes[0].Consumed)
 }
+
+// A list written out under a :parallel smaller than it is kept as a loop
+// by the compiler and expanded in the first round, so that :parallel
+// holds: one element at a time. An element that names a step reads it
+// when its instance runs, after that step (the element is not read as
+// the list expands).
+func TestMachineForEachWrittenOutParallel(t *testing.T) {
+	f := newFixture(t, `(m.echo :v "lb0" :as @first)
+		(for-each [@first.v "lb1" "lb2"] :as @lb :parallel 1 (m.echo :v @lb :as @up))
+		(m.echo :v @up :as @all)`, nil)
+	w, calls := f.advance()
+	require.Equal(t, MapExpandedData{Loop: "lb", Count: 3, Steps: 3}, eventData[MapExpandedData](t, w.Events, "MAP_EXPANDED"))
+	require.Len(t, calls, 1)
+	_, calls = f.advance(succeed(callFor(t, calls, "first"), map[string]any{"v": "lb0"}))
+	for i, name := range []string{"lb0", "lb1", "lb2"} {
+		if len(calls) == 0 {
+			_, calls = f.advance()
+		}
+		require.Len(t, calls, 1, ":parallel 1: one element at a time")
+		c := callFor(t, calls, instanceKey("up", i))
+		require.Equal(t, map[string]any{"v": name}, c.call.Args)
+		_, calls = f.advance(succeed(c, name))
+	}
+	if len(calls) == 0 {
+		_, calls = f.advance()
+	}
+	require.Equal(t, map[string]any{"v": []any{"lb0", "lb1", "lb2"}}, callFor(t, calls, "all").call.Args)
+}
