@@ -412,11 +412,36 @@ func (t *transition) grow() {
 		}
 		return
 	}
+	t.inheritGates(added)
 	t.newSteps, t.newEdges = added, edgesOf(grown.Edges[len(old.Edges):], nil)
 	rc := t.runbookChange()
 	rc.Plan, rc.PlanHash, rc.Version, rc.Inputs = grown.JSON(), grown.PlanHash, t.rb.Version+1, t.rb.Inputs
 	if len(rc.Inputs) == 0 {
 		rc.Inputs = json.RawMessage(`{}`)
+	}
+}
+
+// inheritGates gives each new instance the gate of its template's row:
+// the policy's gates were frozen on the rows when the runbook was
+// admitted (admit.go), and the template's row is the one that stood for
+// its instances then; the plan's steps know only the verb's gate. An
+// instance that is itself a template (a nested loop's) passes it on to
+// its own instances, made later in the list or in a later round.
+func (t *transition) inheritGates(added []driver.NewStep) {
+	gated := map[string]bool{}
+	for _, s := range t.steps {
+		if s.Gate == rbtype.GateHumanConfirm && t.plan.isTemplate(s.Key) {
+			gated[s.Key] = true
+		}
+	}
+	if len(gated) == 0 {
+		return
+	}
+	for i := range added {
+		if base, _, ok := instanceOf(added[i].Key); ok && gated[base] {
+			added[i].Gate = rbtype.GateHumanConfirm
+			gated[added[i].Key] = true
+		}
 	}
 }
 

@@ -435,3 +435,36 @@ func TestMachineForEachWrittenOutParallel(t *testing.T) {
 	}
 	require.Equal(t, map[string]any{"v": []any{"lb0", "lb1", "lb2"}}, callFor(t, calls, "all").call.Args)
 }
+
+// A gate the policy froze on a template's row at admission holds its
+// instances too, at every depth: an expansion does not make a way around
+// the policy.
+func TestMachineForEachInstancesKeepThePolicysGate(t *testing.T) {
+	f := newFixture(t, `(m.echo :v $groups :as @a)
+		(for-each @a.v :as @g (for-each @g.hosts :as @h (m.echo :v @h :as @each)))`, map[string]any{"groups": "x"})
+	f.step("each").Gate = rbtype.GateHumanConfirm // as admit.go's gate leaves it
+	_, calls := f.advance()
+	w, calls := f.advance(succeed(callFor(t, calls, "a"), map[string]any{"v": []any{map[string]any{"hosts": []any{"p", "q"}}}}))
+	require.Equal(t, []string{"each[0]", "each[0][0]", "each[0][1]"}, newKeys(w, f))
+	for _, n := range w.NewSteps[f.rb.ID] {
+		require.Equal(t, rbtype.GateHumanConfirm, n.Gate, n.Key)
+	}
+	w, calls = f.advance()
+	require.Empty(t, calls, "no instance runs before a person approves it")
+	require.Equal(t, rbtype.StepWaitingApproval, f.step("each[0][0]").Status)
+	require.Equal(t, rbtype.StepWaitingApproval, f.step("each[0][1]").Status)
+
+	plain := newFixture(t, `(m.echo :v $groups :as @a)
+		(for-each @a.v :as @g (m.echo :v @g :as @each))`, map[string]any{"groups": "x"})
+	_, calls = plain.advance()
+	w, _ = plain.advance(succeed(callFor(t, calls, "a"), map[string]any{"v": []any{"p"}}))
+	require.Equal(t, rbtype.GateNone, w.NewSteps[plain.rb.ID][0].Gate, "without the policy's gate, the verb's")
+}
+
+func newKeys(w driver.AdvanceWrite, f *fixture) []string {
+	var keys []string
+	for _, n := range w.NewSteps[f.rb.ID] {
+		keys = append(keys, n.Key)
+	}
+	return keys
+}
