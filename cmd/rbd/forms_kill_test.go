@@ -181,22 +181,9 @@ func TestKilledDaemonDuringAnExpansionExpandsOnce(t *testing.T) {
   domain: t
   execution: {kind: sync, handler: core.echo, side_effects: none}
 `, server.URL))
-	first := e.start(t, "--verbs", verbs, "--lease-ttl", "1s")
-	ctx := context.Background()
-	sub, err := first.client("").Submit(ctx, client.SubmitRequest{Source: `(inv.hosts :as @hosts)
+	second, v, expansions := killAndComplete(t, e, verbs, `(inv.hosts :as @hosts)
 (for-each @hosts.items :as @h (t.echo :name @h.name :as @each))
-(t.echo :all @each :as @after)`})
-	require.NoError(t, err)
-	waitClosed(t, server.answered, "the list's answer", first)
-	require.Equal(t, -1, first.stop(syscall.SIGKILL))
-
-	second := e.start(t, "--verbs", verbs, "--lease-ttl", "1s")
-	var v *client.Runbook
-	waitUntil(t, "the runbook to complete", func() (bool, error) {
-		var err error
-		v, err = second.client("").Get(ctx, sub.ID.String())
-		return err == nil && v.Status == rbtype.RunbookComplete, err
-	})
+(t.echo :all @each :as @after)`, server.answered, "the list's answer")
 	keys, _ := server.seen()
 	t.Logf("the list was fetched %d time(s): the kill landed %s the commit", len(keys), map[bool]string{true: "before", false: "after"}[len(keys) > 1])
 	require.Len(t, v.Steps, 3+1000, "the producer, the template, the step after it, and one step per host")
@@ -215,16 +202,8 @@ func TestKilledDaemonDuringAnExpansionExpandsOnce(t *testing.T) {
 	require.NoError(t, json.Unmarshal(v.Outcomes["after"], &after))
 	require.Len(t, after.All, 1000)
 	require.Equal(t, "h999", after.All[999]["name"])
-	evs, err := second.client("").Events(ctx, sub.ID.String(), 0)
-	require.NoError(t, err)
-	expanded := 0
-	for _, ev := range evs {
-		if ev.Type == rbtype.EventMapExpanded {
-			expanded++
-			require.JSONEq(t, `{"loop": "h", "count": 1000, "steps": 1000}`, string(ev.Data))
-		}
-	}
-	require.Equal(t, 1, expanded, "expanded once")
+	require.Len(t, expansions, 1, "expanded once")
+	require.JSONEq(t, `{"loop": "h", "count": 1000, "steps": 1000}`, string(expansions[0].Data))
 	require.Equal(t, 0, second.stop(syscall.SIGTERM))
 }
 
@@ -259,22 +238,9 @@ func TestKilledDaemonAfterAnExpansionKeepsIt(t *testing.T) {
   domain: t
   execution: {kind: sync, handler: core.echo, side_effects: none}
 `, list.URL, each.URL))
-	first := e.start(t, "--verbs", verbs, "--lease-ttl", "1s")
-	ctx := context.Background()
-	sub, err := first.client("").Submit(ctx, client.SubmitRequest{Source: `(inv.hosts :as @hosts)
+	second, v, expansions := killAndComplete(t, e, verbs, `(inv.hosts :as @hosts)
 (for-each @hosts.items :as @h (inv.drain :name @h.name :as @each))
-(t.echo :all @each :as @after)`})
-	require.NoError(t, err)
-	waitClosed(t, each.reached, "an iteration's call", first)
-	require.Equal(t, -1, first.stop(syscall.SIGKILL))
-
-	second := e.start(t, "--verbs", verbs, "--lease-ttl", "1s")
-	var v *client.Runbook
-	waitUntil(t, "the runbook to complete", func() (bool, error) {
-		var err error
-		v, err = second.client("").Get(ctx, sub.ID.String())
-		return err == nil && v.Status == rbtype.RunbookComplete, err
-	})
+(t.echo :all @each :as @after)`, each.reached, "an iteration's call")
 	listKeys, _ := list.seen()
 	require.Len(t, listKeys, 1, "the list was fetched once: the expansion had committed")
 	require.Len(t, v.Steps, 3+5, "the producer, the template, the step after it, and one step per host")
@@ -297,14 +263,37 @@ func TestKilledDaemonAfterAnExpansionKeepsIt(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal(v.Outcomes["after"], &after))
 	require.Len(t, after.All, 5)
+	require.Len(t, expansions, 1, "expanded once")
+	require.Equal(t, 0, second.stop(syscall.SIGTERM))
+}
+
+// killAndComplete starts rbd with verbs, submits source, kills rbd
+// (SIGKILL) once reached is closed, and starts another, which it returns
+// once the runbook has completed, with the runbook and its MAP_EXPANDED
+// events.
+func killAndComplete(t *testing.T, e *daemonEnv, verbs, source string, reached chan struct{}, what string) (*daemon, *client.Runbook, []client.Event) {
+	t.Helper()
+	first := e.start(t, "--verbs", verbs, "--lease-ttl", "1s")
+	ctx := context.Background()
+	sub, err := first.client("").Submit(ctx, client.SubmitRequest{Source: source})
+	require.NoError(t, err)
+	waitClosed(t, reached, what, first)
+	require.Equal(t, -1, first.stop(syscall.SIGKILL), "killed by the signal, no exit status")
+
+	second := e.start(t, "--verbs", verbs, "--lease-ttl", "1s")
+	var v *client.Runbook
+	waitUntil(t, "the runbook to complete", func() (bool, error) {
+		var err error
+		v, err = second.client("").Get(ctx, sub.ID.String())
+		return err == nil && v.Status == rbtype.RunbookComplete, err
+	})
 	evs, err := second.client("").Events(ctx, sub.ID.String(), 0)
 	require.NoError(t, err)
-	expanded := 0
+	var expansions []client.Event
 	for _, ev := range evs {
 		if ev.Type == rbtype.EventMapExpanded {
-			expanded++
+			expansions = append(expansions, ev)
 		}
 	}
-	require.Equal(t, 1, expanded, "expanded once")
-	require.Equal(t, 0, second.stop(syscall.SIGTERM))
+	return second, v, expansions
 }
