@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/driver"
 	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/registry"
 	"github.com/runbookdev/runbook/runtime"
@@ -266,7 +267,7 @@ func count(list []string, s string) int {
 // resolvedArgs reads the arguments a step was called with.
 func resolvedArgs(t *testing.T, b *testBundle, id uuid.UUID, key string) map[string]any {
 	t.Helper()
-	steps, err := b.store.Steps(b.ctx, id)
+	steps, err := b.store.Steps(b.ctx, id, driver.StepPage{Limit: 1000})
 	require.NoError(t, err)
 	for _, s := range steps {
 		if s.Key == key {

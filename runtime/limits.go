@@ -12,8 +12,8 @@ import (
 // them with their flags.
 type Limits struct {
 	// MaxSteps bounds a runbook's steps, counted after every way it
-	// grows: its submission, each extension, and (in time) an expansion
-	// at run time (10,000; --max-steps).
+	// grows: its submission, each extension, and each expansion of a
+	// for-each at run time (10,000; --max-steps).
 	MaxSteps int
 	// MaxSourceBytes bounds a submitted or extending source (256 KiB;
 	// --max-source-bytes).

@@ -388,10 +388,12 @@ func (t *transition) failLoop(p *planInfo, l *compiler.Loop, err *Error) {
 }
 
 // admitExpansion checks that the runbook may hold total steps once the
-// loop is expanded (the daemon's step limit).
+// loop is expanded: the daemon's step limit (--max-steps, limits.go)
+// counts expanded steps as it counts submitted and extending ones. Over
+// it, the loop's list fails as one over --max-fanout does.
 func (t *transition) admitExpansion(l *compiler.Loop, total int) *Error {
-	if max := t.m.maxSteps; max > 0 && total > max {
-		return Errorf(rbtype.CodeFanoutTooLarge, "expanding (for-each ... :as @%s) would make %d steps; the runbook may hold %d", l.Item, total, max)
+	if err := checkSteps(t.m.limits, total); err != nil {
+		return Errorf(rbtype.CodeFanoutTooLarge, "expanding (for-each ... :as @%s) would make %d steps; --max-steps allows %d", l.Item, total, t.m.limits.MaxSteps)
 	}
 	return nil
 }

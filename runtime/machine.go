@@ -35,9 +35,8 @@ type machine struct {
 	// observe counts what the metrics show; nil counts nothing.
 	observe observer
 	// maxFanout bounds the elements of a list known only at run time
-	// (--max-fanout; DefaultMaxFanout when zero), and maxSteps the steps
-	// an expansion may bring a runbook to (none when zero).
-	maxFanout, maxSteps int
+	// (--max-fanout; DefaultMaxFanout when zero).
+	maxFanout int
 	// tracer makes the spans of finished attempts and runbooks; nil (the
 	// default) makes none, and the transitions collect nothing for it.
 	tracer trace.Tracer

@@ -468,3 +468,17 @@ func newKeys(w driver.AdvanceWrite, f *fixture) []string {
 	}
 	return keys
 }
+
+// The daemon's step limit (--max-steps) counts the steps an expansion
+// would add: a list that would take the runbook past it fails its
+// producer, and nothing is expanded.
+func TestMachineForEachHeldToMaxSteps(t *testing.T) {
+	f := newFixture(t, loopSource, map[string]any{"hosts": "ignored"})
+	f.m.limits.MaxSteps = 5
+	_, calls := f.advance()
+	w, _ := f.advance(succeed(callFor(t, calls, "a"), map[string]any{"v": []any{"x", "y", "z"}}))
+	failed := eventData[StepFailedData](t, w.Events, "STEP_FAILED a")
+	require.Equal(t, rbtype.CodeFanoutTooLarge, failed.Code)
+	require.Equal(t, "expanding (for-each ... :as @h) would make 6 steps; --max-steps allows 5", failed.Message)
+	require.Empty(t, w.NewSteps)
+}

@@ -284,9 +284,10 @@ func killAndComplete(t *testing.T, e *daemonEnv, verbs, source string, reached c
 	var v *client.Runbook
 	waitUntil(t, "the runbook to complete", func() (bool, error) {
 		var err error
-		v, err = second.client("").Get(ctx, sub.ID.String())
+		v, err = second.client("").GetPage(ctx, sub.ID.String(), 0, 10000)
 		return err == nil && v.Status == rbtype.RunbookComplete, err
 	})
+	require.Nil(t, v.StepsNext, "every step on one page")
 	evs, err := second.client("").Events(ctx, sub.ID.String(), 0)
 	require.NoError(t, err)
 	var expansions []client.Event
