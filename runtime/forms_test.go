@@ -267,17 +267,17 @@ func count(list []string, s string) int {
 // resolvedArgs reads the arguments a step was called with.
 func resolvedArgs(t *testing.T, b *testBundle, id uuid.UUID, key string) map[string]any {
 	t.Helper()
-	steps, err := b.store.Steps(b.ctx, id, driver.StepPage{Limit: 1000})
-	require.NoError(t, err)
-	for _, s := range steps {
-		if s.Key == key {
-			var args map[string]any
-			require.NoError(t, json.Unmarshal(s.ResolvedArgs, &args))
-			return args
+	var args map[string]any
+	require.NoError(t, b.store.InTx(b.ctx, func(tx driver.Tx) error {
+		data, err := tx.StepDataByKey(b.ctx, []driver.StepKey{{RunbookID: id, Key: key}})
+		if err != nil {
+			return err
 		}
-	}
-	t.Fatalf("no step %q", key)
-	return nil
+		d, ok := data[driver.StepKey{RunbookID: id, Key: key}]
+		require.True(t, ok, "no step %q", key)
+		return json.Unmarshal(d.ResolvedArgs, &args)
+	}))
+	return args
 }
 
 // submitNew submits a source under an idempotency key of its own, so the
