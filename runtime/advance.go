@@ -187,10 +187,10 @@ func (e *Engine) committed(ctx context.Context, done advanced) {
 	}
 	e.emitSpans(ctx, done.settled)
 	for _, t := range done.settled.states {
-		if t.grown != nil {
+		if t.grown != nil && t.runbook != nil {
 			// The plan an expansion grew is stored now; the next round
 			// finds it here rather than fetching and decoding it again.
-			e.plans.lru.Add(t.grown.plan.PlanHash, t.grown)
+			e.plans.keep(t.grown.plan.PlanHash, t.grown, len(t.runbook.Plan))
 		}
 		for _, s := range t.steps {
 			if t.dirty[s.ID] && (s.Result != nil || s.ResolvedArgs != nil) {

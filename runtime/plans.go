@@ -154,14 +154,22 @@ func (c *planCache) decode(hash string, raw []byte) (*planInfo, error) {
 		return nil, fmt.Errorf("plan %s: %w", hash, err)
 	}
 	info := newPlanInfo(p)
-	info.weight = int64(len(raw)) * planWeight
+	c.keep(hash, info, len(raw))
+	return info, nil
+}
+
+// keep caches a decoded plan under its hash, weighed by the size of its
+// stored form, if it fits: a plan decode read, or one an expansion grew
+// and wrote (advance.go).
+func (c *planCache) keep(hash string, info *planInfo, stored int) {
+	info.weight = int64(stored) * planWeight
 	if info.weight > c.budget {
-		return info, nil
+		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.lru.Contains(hash) {
-		return info, nil // another advance decoded it meanwhile
+		return // another advance decoded it meanwhile
 	}
 	c.bytes.Add(info.weight)
 	c.lru.Add(hash, info)
@@ -171,7 +179,6 @@ func (c *planCache) decode(hash string, raw []byte) (*planInfo, error) {
 		}
 	}
 	c.metrics.planCacheSize(c.size())
-	return info, nil
 }
 
 // size is what the cached plans weigh, in bytes, and how many there are.

@@ -44,3 +44,26 @@ func TestPlanCacheIsBoundedInBytes(t *testing.T) {
 	_, kept = small.lookup(hashes[0])
 	require.False(t, kept)
 }
+
+// A plan an expansion grew is kept weighed by its stored size, as a
+// decoded one is: it counts against the budget, and one larger than the
+// budget is not kept.
+func TestPlanCacheWeighsGrownPlans(t *testing.T) {
+	plan, diags := compiler.CompileSource("p.rbk", []byte(`(m.echo :v $hosts :as @a)
+(for-each @a.v :as @h (m.echo :v @h :as @each))`), machineCatalogue(t))
+	require.False(t, diags.HasErrors())
+	grown, err := plan.Expand("h", 50)
+	require.NoError(t, err)
+	raw := grown.JSON()
+	c := newPlanCache(100, int64(len(raw))*planWeight, nil)
+	c.keep(grown.PlanHash, newPlanInfo(grown), len(raw))
+	bytes, n := c.size()
+	require.Equal(t, int64(len(raw))*planWeight, bytes)
+	require.Equal(t, 1, n)
+
+	small := newPlanCache(100, int64(len(raw)), nil)
+	small.keep(grown.PlanHash, newPlanInfo(grown), len(raw))
+	bytes, n = small.size()
+	require.Zero(t, bytes)
+	require.Zero(t, n)
+}
