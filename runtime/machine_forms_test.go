@@ -482,3 +482,17 @@ func TestMachineForEachHeldToMaxSteps(t *testing.T) {
 	require.Equal(t, "expanding (for-each ... :as @h) would make 6 steps; --max-steps allows 5", failed.Message)
 	require.Empty(t, w.NewSteps)
 }
+
+// A draft_only runbook's failure hook that would reach outside is skipped
+// DRAFT_ONLY like any such step, and the runbook finishes.
+func TestMachineDraftOnlyHookIsSkipped(t *testing.T) {
+	f := newFixture(t, `(m.echo :v 1 :as @a) (on-failure (m.call :v @failure.code :as @notify))`, nil)
+	f.rb.Mode = rbtype.ModeDraftOnly
+	_, calls := f.advance()
+	f.advance(failWith(callFor(t, calls, "a"), rbtype.CodeInvalidInput))
+	w, calls := f.advance()
+	require.Empty(t, calls)
+	require.Equal(t, []string{"STEP_SKIPPED notify"}, eventNames(w.Events))
+	require.Equal(t, rbtype.CodeDraftOnly, f.step("notify").ErrorCode)
+	require.NotNil(t, f.rb.FinishedAt)
+}
