@@ -262,6 +262,9 @@ func (a *analysis) addStep(f *lang.File, c *lang.Call, offset int, hook bool) *s
 	s := &step{call: c, file: f, index: index, id: len(a.steps), hook: hook, loop: a.curLoop}
 	if def, ok := a.cat.Lookup(c.Verb); ok {
 		s.def = def
+	} else if broken, invalid := a.cat.Invalid(c.Verb); invalid {
+		a.diags.Errorf(lang.EUnknownVerb, c.VerbRange, "verb %q is defined but invalid: its definition has errors", c.Verb).
+			WithRelated(broken.FieldRange("name"), "%q is defined here", c.Verb)
 	} else {
 		a.diags.Errorf(lang.EUnknownVerb, c.VerbRange, "unknown verb %q", c.Verb).
 			WithReplacements(c.VerbRange, c.Verb, a.cat.Suggest(c.Verb), nil)

@@ -100,7 +100,7 @@ func (a *analysis) readGate(s *step, arg *lang.Arg) {
 		a.diags.Errorf(lang.EBadOption, arg.Value.Range(), `:gate takes a string, as in :gate "human_confirm"`)
 	case gate == rbtype.GateHumanConfirm:
 		s.gate = gate
-	case gate == rbtype.GateNone && s.def != nil && s.def.Risk == rbtype.RiskHigh && s.def.Execution.Gate == rbtype.GateNone:
+	case gate == rbtype.GateNone && s.def != nil && s.def.Risk == rbtype.RiskHigh:
 		a.diags.Errorf(lang.EBadOption, str.Span, "verb %q is high risk, so its steps always wait at gate %q, which a call cannot remove", s.def.FullName(), rbtype.GateHumanConfirm)
 	case gate == rbtype.GateNone && s.def != nil && s.def.Execution.Gate != rbtype.GateNone:
 		a.diags.Errorf(lang.EBadOption, str.Span, "verb %q declares gate %q, which a call cannot remove", s.def.FullName(), s.def.Execution.Gate)

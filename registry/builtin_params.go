@@ -1,7 +1,6 @@
 package registry
 
 import (
-	"errors"
 	"fmt"
 	"maps"
 	"net/url"
@@ -32,44 +31,48 @@ func builtinSpecs() []HandlerSpec {
 	}
 }
 
-// params checks the set of keys and reads them with types.
+// params checks the set of keys and reads them with types, collecting a
+// problem per param.
 type params struct {
-	m    map[string]any
-	errs []string
+	m     map[string]any
+	probs ParamProblems
 }
 
 func newParams(m map[string]any, allowed ...string) *params {
 	p := &params{m: m}
 	for _, k := range slices.Sorted(maps.Keys(m)) {
 		if !slices.Contains(allowed, k) {
-			p.fail("unknown param %q (valid: %s)", k, strings.Join(allowed, ", "))
+			p.probs = append(p.probs, ParamProblem{Param: k, Key: true,
+				Message: fmt.Sprintf("unknown param %q (valid: %s)", k, strings.Join(allowed, ", "))})
 		}
 	}
 	return p
 }
 
-func (p *params) fail(format string, args ...any) {
-	p.errs = append(p.errs, fmt.Sprintf(format, args...))
+// fail records a problem with param's value; "" for the params as a
+// whole (a required param left out).
+func (p *params) fail(param, format string, args ...any) {
+	p.probs = append(p.probs, ParamProblem{Param: param, Message: fmt.Sprintf(format, args...)})
 }
 
 func (p *params) err() error {
-	if len(p.errs) == 0 {
+	if len(p.probs) == 0 {
 		return nil
 	}
-	return fmt.Errorf("%s", strings.Join(p.errs, "; "))
+	return p.probs
 }
 
 func (p *params) str(key string, required bool) string {
 	v, ok := p.m[key]
 	if !ok {
 		if required {
-			p.fail("param %q is required", key)
+			p.fail("", "param %q is required", key)
 		}
 		return ""
 	}
 	s, ok := v.(string)
 	if !ok || s == "" {
-		p.fail("param %q must be a non-empty string", key)
+		p.fail(key, "param %q must be a non-empty string", key)
 	}
 	return s
 }
@@ -81,14 +84,14 @@ func (p *params) strings(key string) []string {
 	}
 	list, ok := v.([]any)
 	if !ok {
-		p.fail("param %q must be a list of names", key)
+		p.fail(key, "param %q must be a list of names", key)
 		return nil
 	}
 	out := make([]string, 0, len(list))
 	for _, item := range list {
 		s, ok := item.(string)
 		if !ok {
-			p.fail("param %q must be a list of names", key)
+			p.fail(key, "param %q must be a list of names", key)
 			return nil
 		}
 		out = append(out, s)
@@ -102,11 +105,11 @@ func checkEcho(m map[string]any) error {
 	p := newParams(m, "result", "id_field")
 	if r, ok := m["result"]; ok {
 		if _, isObj := r.(map[string]any); !isObj {
-			p.fail("param \"result\" must be a mapping merged into the echoed arguments")
+			p.fail("result", "param \"result\" must be a mapping merged into the echoed arguments")
 		}
 	}
 	if f := p.str("id_field", false); f != "" && CheckIdentifier(f) != nil {
-		p.fail("param \"id_field\" %q must be a plain field name", f)
+		p.fail("id_field", "param \"id_field\" %q must be a plain field name", f)
 	}
 	return p.err()
 }
@@ -127,12 +130,12 @@ func checkHTTP(m map[string]any) error {
 	switch r := p.str("redirects", false); r {
 	case "", "none", "same_host":
 	default:
-		p.fail("param \"redirects\" %q must be none (the default) or same_host; a call never follows a redirect to another host", r)
+		p.fail("redirects", "param \"redirects\" %q must be none (the default) or same_host; a call never follows a redirect to another host", r)
 	}
 	if u := p.str("url", true); u != "" {
 		parsed, err := url.Parse(u)
 		if err != nil || (parsed.Scheme != "http" && parsed.Scheme != "https") || parsed.Host == "" {
-			p.fail("param \"url\" %q must be an absolute http or https URL", u)
+			p.fail("url", "param \"url\" %q must be an absolute http or https URL", u)
 		}
 	}
 	switch mode := p.str("dry_run", false); mode {
@@ -141,22 +144,22 @@ func checkHTTP(m map[string]any) error {
 		u := p.str("dry_run_url", false)
 		parsed, err := url.Parse(u)
 		if u == "" || err != nil || (parsed.Scheme != "http" && parsed.Scheme != "https") || parsed.Host == "" {
-			p.fail("param \"dry_run\" url needs \"dry_run_url\", an absolute http or https URL of the validation endpoint")
+			p.fail(dryRunURLParam(m), "param \"dry_run\" url needs \"dry_run_url\", an absolute http or https URL of the validation endpoint")
 		}
 	default:
-		p.fail("param \"dry_run\" %q must be none, head or url", mode)
+		p.fail("dry_run", "param \"dry_run\" %q must be none, head or url", mode)
 	}
 	if method := p.str("method", false); method != "" && !slices.Contains(httpMethods, method) {
-		p.fail("param \"method\" %q must be one of %s", method, strings.Join(httpMethods, ", "))
+		p.fail("method", "param \"method\" %q must be one of %s", method, strings.Join(httpMethods, ", "))
 	}
 	if h, ok := m["headers"]; ok {
 		headers, isMap := h.(map[string]any)
 		if !isMap {
-			p.fail("param \"headers\" must be a mapping of header names to strings")
+			p.fail("headers", "param \"headers\" must be a mapping of header names to strings")
 		}
 		for k, v := range headers {
 			if _, isStr := v.(string); !isStr {
-				p.fail("header %q must be a string", k)
+				p.fail("headers", "header %q must be a string", k)
 			}
 		}
 	}
@@ -172,22 +175,38 @@ func checkStart(m map[string]any) error {
 			rest[k] = v
 		}
 	}
-	errs := []error{checkHTTP(rest)}
+	var probs ParamProblems
+	if err := checkHTTP(rest); err != nil {
+		probs = append(probs, err.(ParamProblems)...)
+	}
 	if raw, ok := m["cancel_url"]; ok {
 		u, isStr := raw.(string)
 		parsed, err := url.Parse(u)
 		if !isStr || err != nil || (parsed.Scheme != "http" && parsed.Scheme != "https") || parsed.Host == "" {
-			errs = append(errs, fmt.Errorf("param \"cancel_url\" %v must be an absolute http or https URL", raw))
+			probs = append(probs, ParamProblem{Param: "cancel_url",
+				Message: fmt.Sprintf("param \"cancel_url\" %v must be an absolute http or https URL", raw)})
 		}
 	}
-	return errors.Join(errs...)
+	if len(probs) == 0 {
+		return nil
+	}
+	return probs
+}
+
+// dryRunURLParam is the param a missing or bad dry_run_url is reported
+// at: dry_run_url when given, else dry_run, which asks for it.
+func dryRunURLParam(m map[string]any) string {
+	if _, ok := m["dry_run_url"]; ok {
+		return "dry_run_url"
+	}
+	return "dry_run"
 }
 
 func checkSleep(m map[string]any) error {
 	p := newParams(m, "duration")
 	if d := p.str("duration", false); d != "" {
 		if _, err := verbs.ParseDuration(d); err != nil {
-			p.fail("param \"duration\": %v", err)
+			p.fail("duration", "param \"duration\": %v", err)
 		}
 	}
 	return p.err()
@@ -201,18 +220,18 @@ func checkCRUD(m map[string]any) error {
 	p := newParams(m, "op", "table", "key", "columns", "returning")
 	op := rbtype.CRUDOp(p.str("op", true))
 	if op != "" && !slices.Contains(rbtype.CRUDOps, op) {
-		p.fail("param \"op\" %q must be one of %s", op, joinOps(rbtype.CRUDOps))
+		p.fail("op", "param \"op\" %q must be one of %s", op, joinOps(rbtype.CRUDOps))
 	}
 	p.str("table", true)
 	for _, key := range []string{"key", "columns", "returning"} {
 		for _, c := range p.strings(key) {
 			if CheckIdentifier(c) != nil {
-				p.fail("param %q: %q is not a lower-case SQL column name", key, c)
+				p.fail(key, "param %q: %q is not a lower-case SQL column name", key, c)
 			}
 		}
 	}
 	if (op == rbtype.CRUDUpdate || op == rbtype.CRUDDelete || op == rbtype.CRUDUpsert) && len(p.strings("key")) == 0 {
-		p.fail("op %q needs param \"key\": the columns that select the row", op)
+		p.fail("op", "op %q needs param \"key\": the columns that select the row", op)
 	}
 	return p.err()
 }

@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"net/url"
@@ -18,6 +19,10 @@ type Catalogue struct {
 	names        []string
 	handlers     *Handlers
 	daemonSchema string
+	// invalid are definitions with errors of their own (verbs.Loaded's
+	// Invalid): checked like the rest, so one run shows every error, but
+	// not callable.
+	invalid map[string]*verbs.Definition
 }
 
 // Load reads verb files from paths and builds a catalogue over handlers.
@@ -27,7 +32,7 @@ func Load(paths []string, handlers *Handlers, opts ...Option) (*Catalogue, lang.
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	cat, more := New(loaded.Definitions, handlers, opts...)
+	cat, more := New(loaded.Definitions, handlers, append(opts, WithInvalid(loaded.Invalid))...)
 	diags.Append(more)
 	return cat, loaded.Sources, diags.Sorted(), nil
 }
@@ -36,7 +41,7 @@ func Load(paths []string, handlers *Handlers, opts ...Option) (*Catalogue, lang.
 // with problems stay in the catalogue, so that runbooks calling them are
 // not also told the verb does not exist.
 func New(defs []*verbs.Definition, handlers *Handlers, opts ...Option) (*Catalogue, lang.Diagnostics) {
-	c := &Catalogue{verbs: make(map[string]*verbs.Definition, len(defs)), handlers: handlers}
+	c := &Catalogue{verbs: make(map[string]*verbs.Definition, len(defs)), handlers: handlers, invalid: map[string]*verbs.Definition{}}
 	for _, o := range opts {
 		o(c)
 	}
@@ -53,7 +58,24 @@ func New(defs []*verbs.Definition, handlers *Handlers, opts ...Option) (*Catalog
 		c.checkCRUDKey(d, &diags)
 		c.checkCompensation(d, &diags)
 	}
+	// The definitions with errors of their own get the same checks, on
+	// what of them decoded: a misspelt field must not hide a bad param.
+	for _, name := range slices.Sorted(maps.Keys(c.invalid)) {
+		d := c.invalid[name]
+		c.checkHandler(d, &diags)
+		c.checkCRUDTable(d, &diags)
+		c.checkCRUDKey(d, &diags)
+		c.checkCompensation(d, &diags)
+	}
 	return c, diags
+}
+
+// Invalid finds a verb that is defined, by its full name, but whose
+// definition has errors, so it cannot be called: a runbook calling it is
+// told so, pointing at the definition, rather than that it is unknown.
+func (c *Catalogue) Invalid(name string) (*verbs.Definition, bool) {
+	d, ok := c.invalid[name]
+	return d, ok
 }
 
 // Lookup finds a verb by its full name, matched exactly.
@@ -93,13 +115,16 @@ func (c *Catalogue) Handlers() *Handlers { return c.handlers }
 
 func (c *Catalogue) checkHandler(d *verbs.Definition, diags *lang.Diagnostics) {
 	e := d.Execution
+	if e.Handler == "" {
+		return // missing or not a value: the definition's own error says so
+	}
 	spec, ok := c.handlers.Lookup(e.Handler)
 	if !ok {
 		diags.Errorf(lang.VUnknownHandler, d.FieldRange("execution.handler"), "handler %q is not registered", e.Handler).
 			WithSuggestions(lang.Suggest(e.Handler, c.handlers.Names())...)
 		return
 	}
-	if spec.Kind != e.Kind {
+	if e.Kind != "" && spec.Kind != e.Kind {
 		diags.Errorf(lang.VBadValue, d.FieldRange("execution.handler"),
 			"%s verb %q names handler %q, which is %s; make the verb %s or pick a %s handler",
 			e.Kind, d.FullName(), spec.Name, spec.Kind, spec.Kind, e.Kind)
@@ -108,12 +133,41 @@ func (c *Catalogue) checkHandler(d *verbs.Definition, diags *lang.Diagnostics) {
 		diags.Errorf(lang.VNoDryRun, d.FieldRange("execution.level"),
 			"verb %q is at execution level full, but handler %q cannot dry-run, so nothing could be verified before the commit; use level guarded, or a handler with a dry run", d.FullName(), spec.Name)
 	}
-	if spec.CheckParams != nil {
-		if err := spec.CheckParams(e.Params); err != nil {
-			diags.Errorf(lang.VBadValue, d.FieldRange("execution.params"), "bad params for handler %q: %v", spec.Name, err)
-		}
+	if spec.CheckParams != nil && (e.Params != nil || !d.HasField("execution.params")) {
+		c.checkParams(d, spec, diags)
 	}
 	checkFixedQuery(d, diags)
+}
+
+// checkParams reports each problem the handler finds with the verb's
+// params at the param it is about: an unknown param at its key, a bad
+// value at the value, a missing one at params (or, without params, at
+// the handler that needs them).
+func (c *Catalogue) checkParams(d *verbs.Definition, spec HandlerSpec, diags *lang.Diagnostics) {
+	err := spec.CheckParams(d.Execution.Params)
+	if err == nil {
+		return
+	}
+	whole := d.FieldRange("execution.handler")
+	if d.HasField("execution.params") {
+		whole = d.FieldRange("execution.params")
+	}
+	var probs ParamProblems
+	if !errors.As(err, &probs) {
+		diags.Errorf(lang.VBadValue, whole, "bad params for handler %q: %v", spec.Name, err)
+		return
+	}
+	for _, p := range probs {
+		at, path := whole, "execution.params."+p.Param
+		switch {
+		case p.Param == "" || !d.HasField(path):
+		case p.Key:
+			at = d.KeyRange(path)
+		default:
+			at = d.FieldRange(path)
+		}
+		diags.Errorf(lang.VBadValue, at, "bad params for handler %q: %s", spec.Name, p.Message)
+	}
 }
 
 // checkFixedQuery refuses an http.call or http.start verb that sends its
@@ -166,6 +220,11 @@ func (c *Catalogue) checkVerbCall(d *verbs.Definition, comp *verbs.Compensation,
 	}
 	at := d.FieldRange(path + ".verb")
 	target, ok := c.verbs[comp.Verb]
+	if broken, invalid := c.invalid[comp.Verb]; !ok && invalid {
+		diags.Errorf(lang.VBadCompensation, at, "%s verb %q is defined but invalid: its definition has errors", what, comp.Verb).
+			WithRelated(broken.FieldRange("name"), "%q is defined here", comp.Verb)
+		return
+	}
 	if !ok {
 		diags.Errorf(lang.VBadCompensation, at, "%s verb %q is not defined", what, comp.Verb).
 			WithSuggestions(c.Suggest(comp.Verb)...)

@@ -49,10 +49,14 @@ func TestHandlerChecks(t *testing.T) {
 	require.Equal(t, []string{
 		`4:36 V011 handler "core.ecko" is not registered (did you mean "core.echo"?)`,
 		`7:36 V004 sync verb "d.b" names handler "http.start", which is durable; make the verb durable or pick a sync handler`,
-		`10:84 V004 bad params for handler "http.call": unknown param "timeout" (valid: url, method, headers, dry_run, dry_run_url, redirects); param "url" is required; param "method" "FETCH" must be one of GET, POST, PUT, PATCH, DELETE`,
-		`13:80 V004 bad params for handler "pg.crud": op "update" needs param "key": the columns that select the row`,
+		// Each param's problem at the param: a missing one at params, a
+		// bad value at the value, an unknown param at its key.
+		`10:84 V004 bad params for handler "http.call": param "url" is required`,
+		`10:93 V004 bad params for handler "http.call": param "method" "FETCH" must be one of GET, POST, PUT, PATCH, DELETE`,
+		`10:100 V004 bad params for handler "http.call": unknown param "timeout" (valid: url, method, headers, dry_run, dry_run_url, redirects)`,
+		`13:85 V004 bad params for handler "pg.crud": op "update" needs param "key": the columns that select the row`,
 		`13:100 V004 bad params for handler "pg.crud": table "Users; drop" is not a lower-case SQL identifier, optionally schema-qualified`,
-		`16:80 V004 bad params for handler "timer.sleep": param "duration": "soon" is not an ISO 8601 duration (examples: PT30S, PT5M, P14D)`,
+		`16:91 V004 bad params for handler "timer.sleep": param "duration": "soon" is not an ISO 8601 duration (examples: PT30S, PT5M, P14D)`,
 	}, diagLines(diags))
 }
 

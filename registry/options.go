@@ -1,5 +1,7 @@
 package registry
 
+import "github.com/runbookdev/runbook/verbs"
+
 // Option adjusts how a catalogue is built and checked.
 type Option func(*Catalogue)
 
@@ -9,4 +11,16 @@ type Option func(*Catalogue)
 // default, migrations.DefaultSchema, is assumed.
 func DaemonSchema(name string) Option {
 	return func(c *Catalogue) { c.daemonSchema = name }
+}
+
+// WithInvalid adds the definitions that have errors of their own
+// (verbs.Loaded's Invalid): the catalogue checks them too, so that one
+// run reports every error, and knows their names, so that calling one is
+// "defined but invalid", not "unknown". They are never callable.
+func WithInvalid(defs []*verbs.Definition) Option {
+	return func(c *Catalogue) {
+		for _, d := range defs {
+			c.invalid[d.FullName()] = d
+		}
+	}
 }

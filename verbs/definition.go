@@ -51,8 +51,10 @@ type Definition struct {
 	// Range is where the definition starts in its file.
 	Range lang.Range `json:"-"`
 	// fields maps a dotted field path ("execution.handler") to the range of
-	// its value, so later checks can point at it.
+	// its value, so later checks can point at it; keys maps it to the range
+	// of its key, for a check that refuses the key itself.
 	fields map[string]lang.Range
+	keys   map[string]lang.Range
 }
 
 // RiskOrDefault is the verb's risk: low unless it declares one.
@@ -82,6 +84,21 @@ func (d *Definition) FieldRange(path string) lang.Range {
 		return r
 	}
 	return d.Range
+}
+
+// KeyRange returns the range of a field's key by dotted path, or the
+// definition's own range when the field was not written.
+func (d *Definition) KeyRange(path string) lang.Range {
+	if r, ok := d.keys[path]; ok {
+		return r
+	}
+	return d.Range
+}
+
+// HasField reports whether the file wrote the field at a dotted path.
+func (d *Definition) HasField(path string) bool {
+	_, ok := d.fields[path]
+	return ok
 }
 
 // Execution is the block the compiler freezes into every step that calls

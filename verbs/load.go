@@ -30,7 +30,14 @@ var verbFileExts = []string{".yaml", ".yml"}
 // the files' contents for rendering diagnostics.
 type Loaded struct {
 	Definitions []*Definition
-	Sources     lang.Sources
+	// Invalid are the definitions with errors whose name no valid
+	// definition has, sorted by full name, holding what did decode. They
+	// are not callable; they let later checks go on (a handler's params
+	// are checked though a field beside them is misspelt, so one run
+	// shows every error) and let a runbook calling one be told that its
+	// verb is defined but invalid rather than unknown.
+	Invalid []*Definition
+	Sources lang.Sources
 }
 
 // LoadPaths reads every verb file under each path: a directory is walked
@@ -83,7 +90,7 @@ func LoadPathsWith(paths []string, read func(path string) ([]byte, error)) (*Loa
 		all = append(all, defs...)
 		diags.Append(ds)
 	}
-	out.Definitions, diags = dedupe(all, diags)
+	out.Definitions, out.Invalid, diags = dedupe(all, diags)
 	return out, diags.Sorted(), nil
 }
 
@@ -97,11 +104,13 @@ type parsed struct {
 // dedupe reports every verb defined more than once (V012), pointing at
 // the first definition, whether that one has errors of its own or not. It
 // keeps the first definition of each name without errors, so that
-// runbooks calling the verb are not also told it does not exist.
-func dedupe(all []parsed, diags lang.Diagnostics) ([]*Definition, lang.Diagnostics) {
+// runbooks calling the verb are not also told it does not exist, and
+// returns apart the first broken definition of each name that has no
+// valid one.
+func dedupe(all []parsed, diags lang.Diagnostics) (defs, invalid []*Definition, _ lang.Diagnostics) {
 	first := map[string]*Definition{}
 	kept := map[string]bool{}
-	var defs []*Definition
+	broken := map[string]*Definition{}
 	for _, p := range all {
 		name := p.def.FullName()
 		if prev, dup := first[name]; dup {
@@ -114,9 +123,19 @@ func dedupe(all []parsed, diags lang.Diagnostics) ([]*Definition, lang.Diagnosti
 			kept[name] = true
 			defs = append(defs, p.def)
 		}
+		if p.broken && broken[name] == nil {
+			broken[name] = p.def
+		}
 	}
-	slices.SortFunc(defs, func(a, b *Definition) int { return strings.Compare(a.FullName(), b.FullName()) })
-	return defs, diags
+	for name, def := range broken {
+		if !kept[name] {
+			invalid = append(invalid, def)
+		}
+	}
+	byName := func(a, b *Definition) int { return strings.Compare(a.FullName(), b.FullName()) }
+	slices.SortFunc(defs, byName)
+	slices.SortFunc(invalid, byName)
+	return defs, invalid, diags
 }
 
 // Parse reads one verb file: a YAML list of definitions, or several YAML
@@ -237,6 +256,7 @@ func (d *decoder) mapping(n *yaml.Node, path string, def *Definition, fields map
 		}
 		sub := joinPath(path, key.Value)
 		def.fields[sub] = d.src.rangeOf(value)
+		def.keys[sub] = d.src.rangeOf(key)
 		f.decode(sub, resolveAlias(value))
 	}
 	for _, name := range slices.Sorted(maps.Keys(fields)) {
@@ -331,7 +351,7 @@ func (d *decoder) duration(n *yaml.Node, path string) *Duration {
 // errors. With errors it returns it, not ok, when its domain and name
 // could be read, so that the duplicate check still sees it; else nil.
 func (d *decoder) definition(item *yaml.Node) (def *Definition, ok bool) {
-	def = &Definition{Range: d.src.rangeOf(item), fields: map[string]lang.Range{}}
+	def = &Definition{Range: d.src.rangeOf(item), fields: map[string]lang.Range{}, keys: map[string]lang.Range{}}
 	before := len(d.diags)
 	var inputNode, outputNode *yaml.Node
 	var exec *yaml.Node
@@ -368,6 +388,7 @@ func (d *decoder) definition(item *yaml.Node) (def *Definition, ok bool) {
 		d.execution(exec, def)
 	}
 	def.Execution.PolicyTags = tags
+	d.highRiskGate(def)
 	if def.Risk == rbtype.RiskHigh && def.Execution.Level.Effective() == rbtype.LevelOpaque {
 		d.diags.Errorf(lang.VOpaqueHighRisk, def.FieldRange("risk"),
 			"verb %q is risk high at execution level opaque: a high-risk call must be rehearsed; declare execution.level full (dry run, verify, commit) or guarded", def.FullName())
@@ -380,6 +401,23 @@ func (d *decoder) definition(item *yaml.Node) (def *Definition, ok bool) {
 	}
 	def.computeHash()
 	return def, true
+}
+
+// highRiskGate freezes the gate a high-risk verb always has into its
+// execution block (SEMANTICS.md section 7: no call option removes it), so
+// that the block every plan, `rbc verbs`, the language server's hover and
+// the console show says the gate that will apply, not "none". A file
+// that writes gate: none on a high-risk verb contradicts itself: V004.
+func (d *decoder) highRiskGate(def *Definition) {
+	if def.Risk != rbtype.RiskHigh {
+		return
+	}
+	if def.HasField("execution.gate") && def.Execution.Gate == rbtype.GateNone {
+		d.diags.Errorf(lang.VBadValue, def.FieldRange("execution.gate"),
+			"verb %q is risk high, and a high-risk step always waits at a human_confirm gate; remove gate: none (or lower the risk)", def.FullName())
+		return
+	}
+	def.Execution.Gate = rbtype.GateHumanConfirm
 }
 
 func (d *decoder) execution(n *yaml.Node, def *Definition) {
@@ -414,6 +452,7 @@ func (d *decoder) execution(n *yaml.Node, def *Definition) {
 				// point at the value it refuses.
 				for i := 0; i+1 < len(v.Content); i += 2 {
 					def.fields[p+"."+v.Content[i].Value] = d.src.rangeOf(v.Content[i+1])
+					def.keys[p+"."+v.Content[i].Value] = d.src.rangeOf(v.Content[i])
 				}
 			}
 		}},

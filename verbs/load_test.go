@@ -317,3 +317,45 @@ func TestParsePolicyTags(t *testing.T) {
 	require.NotContains(t, string(block), "policy_tags")
 	require.NotEqual(t, plain[0].Hash, defs[0].Hash, "the tags are part of the definition")
 }
+
+// A high-risk verb's execution block says the gate that applies to its
+// steps, human_confirm, so that what every plan, `rbc verbs` and the
+// language server show is the truth; writing gate: none on one is V004.
+func TestHighRiskVerbsFreezeTheirGate(t *testing.T) {
+	high := minimal + "  risk: high\n"
+	high = strings.Replace(high, "side_effects: none", "side_effects: external_call\n    level: guarded", 1)
+	defs, diags := Parse("v.yaml", []byte(high))
+	require.Empty(t, diags)
+	require.Equal(t, rbtype.GateHumanConfirm, defs[0].Execution.Gate)
+	require.Equal(t, rbtype.GateHumanConfirm, defs[0].Gate())
+
+	contradiction := strings.Replace(high, "level: guarded", "level: guarded\n    gate: none", 1)
+	defs, diags = Parse("v.yaml", []byte(contradiction))
+	require.Empty(t, defs)
+	require.Equal(t, []string{
+		`8:11-8:15 V004 verb "kyc.open-case" is risk high, and a high-risk step always waits at a human_confirm gate; remove gate: none (or lower the risk)`,
+	}, diagLines(diags))
+}
+
+// A definition with errors is kept apart as invalid, with what decoded,
+// unless another definition of its name is valid.
+func TestLoadPathsKeepsInvalidDefinitionsApart(t *testing.T) {
+	dir := t.TempDir()
+	broken := strings.Replace(minimal, "kind: sync", "kind: sync\n    hander: x", 1)
+	other := strings.Replace(broken, "open-case", "close-case", 1)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "a.yaml"), []byte(broken+other+minimal), 0o644))
+	loaded, diags, err := LoadPaths([]string{dir})
+	require.NoError(t, err)
+	require.Len(t, diags, 3, "two V002 and a V012")
+	require.Equal(t, []string{"kyc.open-case"}, names(loaded.Definitions))
+	require.Equal(t, []string{"kyc.close-case"}, names(loaded.Invalid), "open-case has a valid definition too")
+	require.Equal(t, "core.echo", loaded.Invalid[0].Execution.Handler, "what decoded is kept")
+}
+
+func names(defs []*Definition) []string {
+	var out []string
+	for _, d := range defs {
+		out = append(out, d.FullName())
+	}
+	return out
+}

@@ -33,6 +33,11 @@ func runVerbs(args []string, stdout, stderr io.Writer) int {
 		return status
 	}
 	def, ok := w.cat.Lookup(names[0])
+	if broken, invalid := w.cat.Invalid(names[0]); !ok && invalid {
+		at := broken.FieldRange("name")
+		fmt.Fprintf(stderr, "rbc: verb %q is defined at %s:%d but invalid: its definition has the errors above\n", names[0], at.Filename, at.Start.Line)
+		return exitErrors
+	}
 	if !ok {
 		d := &lang.Diagnostic{Message: fmt.Sprintf("unknown verb %q", names[0])}
 		d.WithSuggestions(w.cat.Suggest(names[0])...)
