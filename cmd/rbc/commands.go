@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -88,7 +87,7 @@ func diagFormatFlag() *cli.ChoiceFlag {
 // a flag set with --verbs, and the loading of the catalogue.
 type catalogueCommand struct {
 	name  string
-	fs    *flag.FlagSet
+	fs    *cli.EnvFlags
 	verbs cli.ListFlag
 	// status is the exit status when open said the command cannot go on:
 	// 0 after -h, which printed the help asked for.
@@ -117,6 +116,7 @@ func (c *catalogueCommand) compiles() *catalogueCommand {
 func newCatalogueCommand(name string, stderr io.Writer) *catalogueCommand {
 	c := &catalogueCommand{name: name, fs: newFlagSet(name, stderr)}
 	c.fs.Var(&c.verbs, "verbs", "directory or file of verb definitions (repeatable)")
+	c.fs.EnvList("verbs", "RBC_VERBS")
 	return c
 }
 
@@ -126,13 +126,13 @@ func newCatalogueCommand(name string, stderr io.Writer) *catalogueCommand {
 // why and ok is false.
 func (c *catalogueCommand) open(args []string, stderr io.Writer, least, most int, what string) (positional []string, w *workspace, ok bool) {
 	c.status = exitCantRun
-	positional, err := cli.Parse(c.fs, args)
+	positional, err := c.fs.Parse(args)
 	if err != nil {
-		c.status = parseFailed(err)
+		c.status = parseFailed(err, stderr)
 		return nil, nil, false
 	}
 	if len(positional) < least || (most >= 0 && len(positional) > most) {
-		cantRun(stderr, "%s takes %s, got %d", c.name, what, len(positional))
+		_ = c.fs.UsageErrorf("%s takes %s, got %d", c.name, what, len(positional))
 		return nil, nil, false
 	}
 	paths, err := verbPaths(c.verbs)
@@ -251,12 +251,13 @@ func runFmt(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("fmt", stderr)
 	write := fs.Bool("w", false, "write the result back to each file")
 	list := fs.Bool("l", false, "list the files whose layout would change")
-	files, err := cli.Parse(fs, args)
+	files, err := fs.Parse(args)
 	if err != nil {
-		return parseFailed(err)
+		return parseFailed(err, stderr)
 	}
 	if len(files) == 0 {
-		return cantRun(stderr, "fmt takes at least one FILE.rbk")
+		_ = fs.UsageErrorf("fmt takes at least one FILE.rbk")
+		return exitCantRun
 	}
 	status := exitOK
 	for _, path := range files {

@@ -11,10 +11,10 @@ import (
 	"github.com/runbookdev/runbook/cmd/internal/cli"
 )
 
-func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet("rbc "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	return fs
+// newFlagSet makes a command's flag set, with its help from commandUsage:
+// the same style as rbd's (cmd/internal/cli).
+func newFlagSet(name string, stderr io.Writer) *cli.EnvFlags {
+	return cli.NewEnvFlags("rbc "+name, commandUsage[name], stderr)
 }
 
 // verbPaths returns the --verbs values, or RBC_VERBS when none were given.
@@ -37,10 +37,14 @@ func envVerbPaths() []string {
 }
 
 // parseFailed is the exit status after flags did not parse: 0 for -h,
-// whose help was printed as asked, 2 for a bad flag.
-func parseFailed(err error) int {
+// whose help was printed as asked, 2 for a bad flag (reported by the flag
+// set) or a bad RBC_VERBS (reported here).
+func parseFailed(err error, stderr io.Writer) int {
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
+	}
+	if !cli.Reported(err) {
+		return cantRun(stderr, "%v", err)
 	}
 	return exitCantRun
 }

@@ -20,12 +20,13 @@ func runLsp(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&flagged, "verbs", "directory or file of verb definitions (repeatable)")
 	// Editors start servers with --stdio; it is the only transport.
 	fs.Bool("stdio", true, "talk LSP on standard input and output (the only transport)")
-	rest, err := cli.Parse(fs, args)
+	rest, err := fs.Parse(args)
 	if err != nil {
-		return parseFailed(err)
+		return parseFailed(err, stderr)
 	}
 	if len(rest) > 0 {
-		return cantRun(stderr, "lsp takes no FILE arguments, got %d", len(rest))
+		_ = fs.UsageErrorf("lsp takes no FILE arguments, got %d", len(rest))
+		return exitCantRun
 	}
 	opts := lsp.Options{Verbs: flagged, EnvVerbs: envVerbPaths(), Version: version(), FixAll: fixAll}
 	if err := lsp.Serve(context.Background(), stdio{}, opts); err != nil {

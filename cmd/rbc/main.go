@@ -6,9 +6,13 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"runtime/debug"
 	"runtime/pprof"
+	"slices"
+
+	"github.com/runbookdev/runbook/cmd/internal/cli"
 )
 
 // Exit statuses of docs/design/language.md.
@@ -35,6 +39,7 @@ Usage:
 --verbs may be repeated; RBC_VERBS (a list separated by %q) is its default.
 compile, lint, fix, graph and effects take --max-fanout N (default 1000): the most
 elements a for-each's list written out may hold.
+'rbc COMMAND -h' (or 'rbc help COMMAND') says more about a command and lists its flags.
 Exit status: 0 no errors, 1 errors found, 2 the command could not run.
 `
 
@@ -107,14 +112,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "--version", "-version":
 		return runVersion(nil, stdout, stderr)
 	case "help", "-h", "-help", "--help":
+		if len(args) > 1 && args[0] == "help" {
+			// rbc help compile is rbc compile -h.
+			if cmd, ok := commands[args[1]]; ok {
+				return cmd([]string{"-h"}, stdout, stderr)
+			}
+			return cli.UnknownCommand(stderr, "rbc", args[1], slices.Sorted(maps.Keys(commands)))
+		}
 		fmt.Fprintf(stdout, usage, string(os.PathListSeparator))
 		return exitOK
 	}
 	cmd, ok := commands[args[0]]
 	if !ok {
-		fmt.Fprintf(stderr, "rbc: unknown command %q\n\n", args[0])
-		fmt.Fprintf(stderr, usage, string(os.PathListSeparator))
-		return exitCantRun
+		return cli.UnknownCommand(stderr, "rbc", args[0], slices.Sorted(maps.Keys(commands)))
 	}
 	return cmd(args[1:], stdout, stderr)
 }

@@ -20,12 +20,13 @@ func runMCP(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("mcp", stderr)
 	var flagged cli.ListFlag
 	fs.Var(&flagged, "verbs", "directory or file of verb definitions the tools use when a call names none (repeatable)")
-	rest, err := cli.Parse(fs, args)
+	rest, err := fs.Parse(args)
 	if err != nil {
-		return parseFailed(err)
+		return parseFailed(err, stderr)
 	}
 	if len(rest) > 0 {
-		return cantRun(stderr, "mcp takes no FILE arguments, got %d", len(rest))
+		_ = fs.UsageErrorf("mcp takes no FILE arguments, got %d", len(rest))
+		return exitCantRun
 	}
 	paths := []string(flagged)
 	if len(paths) == 0 {

@@ -48,19 +48,36 @@ func newClientCommand(name, usage string, stdout, stderr io.Writer) *clientComma
 }
 
 // parse reads the flags and checks the number of positional arguments.
-// When the command should not go on, status is its exit status.
+// When the command should not go on, status is its exit status (the
+// mistake has been reported).
 func (c *clientCommand) parse(args []string, want int, what string) (positional []string, status int, ok bool) {
 	positional, err := c.fs.Parse(args)
-	if errors.Is(err, flag.ErrHelp) {
-		return nil, exitOK, false
-	}
 	if err != nil {
-		return nil, exitCantRun, false
+		return nil, parseStatus(err, c.stderr), false
 	}
 	if len(positional) != want {
-		return nil, cantRun(c.stderr, "%s takes %s, got %d arguments (rbd %s -h for help)", c.name, what, len(positional), c.name), false
+		got := fmt.Sprintf("%d arguments", len(positional))
+		if len(positional) == 1 {
+			got = "1 argument"
+		}
+		_ = c.fs.UsageErrorf("%s takes %s, got %s", c.name, what, got)
+		return nil, exitCantRun, false
 	}
 	return positional, 0, true
+}
+
+// parseStatus is the exit status after flags did not parse: 0 for -h,
+// whose help was printed as asked, 2 otherwise. A mistake the flag set
+// has not reported (a bad value in an environment variable) is reported
+// here.
+func parseStatus(err error, stderr io.Writer) int {
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if !cli.Reported(err) {
+		return cantRun(stderr, "%v", err)
+	}
+	return exitCantRun
 }
 
 func (c *clientCommand) client() *client.Client {

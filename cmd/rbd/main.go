@@ -7,7 +7,9 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 
 	"github.com/runbookdev/runbook/cmd/internal/cli"
 )
@@ -55,7 +57,7 @@ Client (--server URL, --token T; RBD_SERVER, RBD_TOKEN):
   rbd mcp     [--webhook-secret-file F]   (MCP tools on standard input and output)
   rbd version
 
-'rbd COMMAND -h' lists a command's flags and their environment variables.
+'rbd COMMAND -h' (or 'rbd help COMMAND') lists a command's flags and their environment variables.
 Exit status: 0 done (a partial runbook too), 1 refused or the runbook failed, 2 the command could not run.
 `
 
@@ -104,13 +106,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "--version", "-version":
 		return runVersion(nil, stdout, stderr)
 	case "help", "-h", "-help", "--help":
+		if len(args) > 1 && args[0] == "help" {
+			// rbd help submit is rbd submit -h.
+			if cmd, ok := commands[args[1]]; ok {
+				return cmd([]string{"-h"}, stdout, stderr)
+			}
+			return cli.UnknownCommand(stderr, "rbd", args[1], slices.Sorted(maps.Keys(commands)))
+		}
 		fmt.Fprint(stdout, usage)
 		return exitOK
 	}
 	cmd, ok := commands[args[0]]
 	if !ok {
-		fmt.Fprintf(stderr, "rbd: unknown command %q\n\n%s", args[0], usage)
-		return exitCantRun
+		return cli.UnknownCommand(stderr, "rbd", args[0], slices.Sorted(maps.Keys(commands)))
 	}
 	return cmd(args[1:], stdout, stderr)
 }

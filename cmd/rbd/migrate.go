@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 
@@ -22,14 +20,12 @@ newer rbd is refused.
 // exit status: 0 after -h, 2 for bad flags or stray arguments.
 func parseNoArgs(fs *cli.EnvFlags, args []string, name string, stderr io.Writer) (status int, ok bool) {
 	rest, err := fs.Parse(args)
-	if errors.Is(err, flag.ErrHelp) {
-		return exitOK, false
-	}
 	if err != nil {
-		return exitCantRun, false
+		return parseStatus(err, stderr), false
 	}
 	if len(rest) > 0 {
-		return cantRun(stderr, "%s takes no arguments, got %q", name, rest), false
+		_ = fs.UsageErrorf("%s takes no arguments, got %q", name, rest)
+		return exitCantRun, false
 	}
 	return 0, true
 }

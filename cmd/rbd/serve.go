@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -153,7 +152,7 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 		return nil, err
 	}
 	if len(rest) > 0 {
-		return nil, fmt.Errorf("serve takes no arguments, got %q", rest)
+		return nil, fs.UsageErrorf("serve takes no arguments, got %q", rest)
 	}
 	if f.maxBody <= 0 {
 		return nil, errors.New("--max-body must be positive")
@@ -194,11 +193,8 @@ func tuneGC() {
 
 func runServe(args []string, stdout, stderr io.Writer) int {
 	f, err := parseServeFlags(args, stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return exitOK
-	}
 	if err != nil {
-		return cantRun(stderr, "%v", err)
+		return parseStatus(err, stderr)
 	}
 	log := f.log.logger(stderr)
 	tuneGC()

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -11,21 +12,42 @@ import (
 // EnvFlags is a flag set whose flags each have an environment variable
 // that supplies the value when the flag is not given. Its usage lists the
 // variables beside the flags.
+//
+// Both binaries' commands use it, so their help and their mistakes read
+// the same: -h prints the usage text and every flag with its variable; a
+// bad flag prints one line naming it (with the flags it may have meant)
+// and the usage's first line, never the whole help.
 type EnvFlags struct {
 	*flag.FlagSet
-	env   map[string]string // flag name → variable
-	order []string
-	lists map[string]bool // flags whose variable holds a list
+	env    map[string]string // flag name → variable
+	order  []string
+	lists  map[string]bool // flags whose variable holds a list
+	usage  string
+	stderr io.Writer
 }
 
-// NewEnvFlags makes a flag set for a command. usage is printed above the
+// NewEnvFlags makes a flag set for a command named name ("rbd submit").
+// usage, whose first line is the command's synopsis, is printed above the
 // flags by -h.
 func NewEnvFlags(name, usage string, stderr io.Writer) *EnvFlags {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	e := &EnvFlags{FlagSet: fs, env: map[string]string{}, lists: map[string]bool{}}
-	fs.Usage = func() { e.printUsage(stderr, usage) }
-	return e
+	// Parse says what went wrong, once, in its own words.
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	return &EnvFlags{FlagSet: fs, env: map[string]string{}, lists: map[string]bool{}, usage: usage, stderr: stderr}
+}
+
+// Usage prints the command's help: its usage text, then every flag with
+// its environment variable and default.
+func (e *EnvFlags) Usage() { e.printUsage(e.stderr, e.usage) }
+
+// UsageErrorf reports a mistake in how the command was called (a missing
+// argument, say) as a bad flag is reported: the message, then the usage
+// line. The error it returns is Reported.
+func (e *EnvFlags) UsageErrorf(format string, args ...any) error {
+	msg := fmt.Sprintf(format, args...)
+	fmt.Fprintf(e.stderr, "%s: %s\n%s  ('%s -h' for help)\n", e.Name(), msg, usageLine(e.usage), e.Name())
+	return &usageError{msg: msg}
 }
 
 // Env ties a flag, already defined, to an environment variable.
@@ -43,10 +65,18 @@ func (e *EnvFlags) EnvList(flagName, variable string) {
 
 // Parse parses args (flags may stand among the positional arguments), then
 // fills each flag not given from its environment variable.
+//
+// -h prints the help and returns flag.ErrHelp; a bad flag is reported
+// (see UsageErrorf) and returns an error that is Reported. A bad value in
+// a variable is returned, not reported.
 func (e *EnvFlags) Parse(args []string) ([]string, error) {
 	positional, err := Parse(e.FlagSet, args)
-	if err != nil {
+	if errors.Is(err, flag.ErrHelp) {
+		e.Usage()
 		return nil, err
+	}
+	if err != nil {
+		return nil, e.UsageErrorf("%s", describeFlagError(err, e.FlagSet))
 	}
 	given := map[string]bool{}
 	e.Visit(func(f *flag.Flag) { given[f.Name] = true })
@@ -77,7 +107,7 @@ func (e *EnvFlags) printUsage(w io.Writer, usage string) {
 		if _, ok := f.Value.(*ChoiceFlag); ok {
 			kind = "word"
 		}
-		line := "  --" + f.Name
+		line := "  " + FlagName(f.Name)
 		if kind != "" {
 			line += " " + kind
 		}
