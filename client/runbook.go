@@ -54,7 +54,13 @@ type Runbook struct {
 	SpanID        string     `json:"span_id"`
 	ParentSpanID  string     `json:"parent_span_id,omitempty"`
 	CorrelationID string     `json:"correlation_id"`
-	Error         *ErrorInfo `json:"error,omitempty"`
+	// Name is the runbook's name for people: the one given at submit,
+	// else its source file's; empty for one stored before names were kept.
+	Name string `json:"name,omitempty"`
+	// Tenant owns the runbook; Actor submitted it.
+	Tenant string     `json:"tenant"`
+	Actor  string     `json:"actor,omitempty"`
+	Error  *ErrorInfo `json:"error,omitempty"`
 	// Reason says why a partial runbook is not complete when no step
 	// failed: DRAFT_ONLY, a draft whose outside effects have yet to run.
 	Reason     *ErrorInfo `json:"reason,omitempty"`
@@ -210,6 +216,36 @@ type Blocked struct {
 	CorrelationKey string     `json:"correlation_key,omitempty"`
 	Until          *time.Time `json:"until,omitempty"`
 	Message        string     `json:"message,omitempty"`
+	// Gate is what the person deciding a gate needs to know
+	// (BlockedRequiresApproval, in Get's view; a listing leaves it out).
+	Gate *Gate `json:"gate,omitempty"`
+}
+
+// Why a step waits at a gate (Gate.Why, StepDetail.GateWhy).
+const (
+	GatePolicy = "policy" // the tenant's policy gated it when the plan was admitted
+	GateRisk   = "risk"   // its verb is risk high, and a high-risk step always waits
+	GateVerb   = "verb"   // its verb declares gate: human_confirm
+	GateCall   = "call"   // the runbook's call asks for it (:gate "human_confirm")
+)
+
+// Gate is what a step waiting at a gate will do, to what, with which
+// arguments, and why it waits.
+type Gate struct {
+	Verb        string             `json:"verb"`
+	Risk        rbtype.Risk        `json:"risk"`
+	SideEffects rbtype.SideEffects `json:"side_effects"`
+	// Target is what the step acts on: a URL's host and path, a table.
+	Target string `json:"target,omitempty"`
+	// Args are the arguments it will be called with, resolved; one whose
+	// reference cannot be resolved yet is as the plan has it.
+	Args map[string]any `json:"args"`
+	// Why is one of the Gate... constants; Policy what the policy said,
+	// when it gated the step.
+	Why    string          `json:"why"`
+	Policy json.RawMessage `json:"policy,omitempty"`
+	// Since is when the step began to wait.
+	Since time.Time `json:"since"`
 }
 
 // Failure is a step that failed or escalated.
@@ -232,10 +268,15 @@ type Action struct {
 	Budget  *BudgetState `json:"budget,omitempty"`
 }
 
-// RunbookSummary is one runbook in a list.
+// RunbookSummary is one runbook in a list: what identifies it, and what
+// it waits on, as its view says it (without a gate's details).
 type RunbookSummary struct {
 	ID         uuid.UUID            `json:"id"`
+	Name       string               `json:"name,omitempty"`
+	Tenant     string               `json:"tenant"`
+	Actor      string               `json:"actor,omitempty"`
 	Status     rbtype.RunbookStatus `json:"status"`
+	State      rbtype.RunbookState  `json:"state"`
 	Mode       rbtype.Mode          `json:"mode"`
 	PlanHash   string               `json:"plan_hash"`
 	Version    int                  `json:"version"`
@@ -243,4 +284,9 @@ type RunbookSummary struct {
 	CreatedAt  time.Time            `json:"created_at"`
 	UpdatedAt  time.Time            `json:"updated_at"`
 	FinishedAt *time.Time           `json:"finished_at,omitempty"`
+	// NeedsPerson: one of its next actions is an approval, a resolution
+	// or a retry.
+	NeedsPerson bool      `json:"needs_person"`
+	BlockedOn   []Blocked `json:"blocked_on"`
+	NextActions []Action  `json:"next_actions"`
 }

@@ -32,6 +32,9 @@ type SubmitRequest struct {
 	Mode rbtype.Mode `json:"mode,omitempty"`
 	// Actor names who submits, for the ledger.
 	Actor string `json:"actor,omitempty"`
+	// Name is the runbook's name for people (default: the source file's
+	// name without its extension). A label, not part of the request.
+	Name string `json:"name,omitempty"`
 	// HoldOpen keeps the runbook in_progress after its steps end, until
 	// Close.
 	HoldOpen bool `json:"hold_open,omitempty"`
@@ -45,11 +48,14 @@ type SubmitRequest struct {
 }
 
 // SubmitResponse names the runbook a submission started. Created is false
-// when the request repeated an earlier one (200, not 201).
+// when the request repeated an earlier one (200, not 201): nothing new
+// runs, and Message says so ("already submitted as ID (STATUS)").
 type SubmitResponse struct {
 	ID      uuid.UUID            `json:"id"`
 	Status  rbtype.RunbookStatus `json:"status"`
 	Created bool                 `json:"created"`
+	Name    string               `json:"name,omitempty"`
+	Message string               `json:"message,omitempty"`
 }
 
 // NewIdempotencyKey returns a random key (32 hex digits) for a request
@@ -110,6 +116,13 @@ type ListRequest struct {
 	// Tenant, for an admin token, lists only this tenant's runbooks; a
 	// token of one tenant lists its own whatever it names.
 	Tenant string
+	// State keeps only the runbooks in this state as the view says it: a
+	// status, or parked, awaiting_approval, held_open.
+	State string
+	// NeedsPerson, when set, keeps only the runbooks that wait on a
+	// person (a gate, an escalation, a failure a retry may fix), or only
+	// the others.
+	NeedsPerson *bool
 }
 
 // ListResponse is a page of runbooks, newest first. Next is the cursor
@@ -125,7 +138,12 @@ func (c *Client) List(ctx context.Context, req ListRequest) (*ListResponse, erro
 	if req.Limit > 0 {
 		limit = strconv.Itoa(req.Limit)
 	}
-	path := withQuery("/v1/runbooks", "tenant", req.Tenant, "status", string(req.Status), "limit", limit, "after", req.After)
+	needs := ""
+	if req.NeedsPerson != nil {
+		needs = strconv.FormatBool(*req.NeedsPerson)
+	}
+	path := withQuery("/v1/runbooks", "tenant", req.Tenant, "status", string(req.Status), "state", req.State,
+		"needs_person", needs, "limit", limit, "after", req.After)
 	var out ListResponse
 	if _, err := c.call(ctx, http.MethodGet, path, nil, nil, &out); err != nil {
 		return nil, err

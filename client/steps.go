@@ -78,3 +78,40 @@ func (c *Client) Resolve(ctx context.Context, id, step string, req ResolveReques
 	}
 	return &out, nil
 }
+
+// StepDetail is GET /v1/runbooks/{id}/steps/{key}: one step as its view
+// has it, and its arguments as frozen and as resolved, what it does to
+// the outside world, and the gate that applies to it.
+type StepDetail struct {
+	Step
+	// Args are as the plan froze them, with {"$ref"} and {"$input"}
+	// placeholders.
+	Args map[string]any `json:"args"`
+	// ResolvedArgs are their values: its last attempt's (ArgsFrom
+	// "attempt"), or resolved from what is known now ("resolved", or
+	// "partial" when a reference waits on a step without a result).
+	ResolvedArgs json.RawMessage    `json:"resolved_args"`
+	ArgsFrom     string             `json:"args_from"`
+	Risk         rbtype.Risk        `json:"risk"`
+	SideEffects  rbtype.SideEffects `json:"side_effects"`
+	Target       string             `json:"target,omitempty"`
+	// GateWhy is one of the Gate... constants when the step has a gate
+	// of its own; Policy what the policy said, when it gated the step.
+	GateWhy string          `json:"gate_why,omitempty"`
+	Policy  json.RawMessage `json:"policy,omitempty"`
+	// GatedBy is the step whose gate stands in front of this one's
+	// effect: itself, one upstream, or none.
+	GatedBy   string          `json:"gated_by,omitempty"`
+	Execution json.RawMessage `json:"execution"`
+	VerbHash  string          `json:"verb_hash"`
+	Pos       json.RawMessage `json:"pos,omitempty"`
+}
+
+// Step returns one step of a runbook in detail.
+func (c *Client) Step(ctx context.Context, id, key string) (*StepDetail, error) {
+	var out StepDetail
+	if _, err := c.call(ctx, http.MethodGet, runbookPath(id, "steps", key), nil, nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}

@@ -33,6 +33,10 @@ type Runbook struct {
 	Tenant string
 	// Actor submitted it.
 	Actor string
+	// Name is its name for people; empty for one stored before names
+	// were kept. Only the reads for the API fill it (Store.Runbook and
+	// ListRunbooks), not the advance's.
+	Name string
 	// Trace is the runbook's place in a distributed trace (docs/design/semantics.md
 	// section 2); zero for a runbook stored before traces were kept.
 	Trace Trace
@@ -289,12 +293,26 @@ type RunbookState struct {
 
 // RunbookQuery selects a page of runbooks, newest first: those in a
 // status and of a tenant ("" for any), after a cursor from a previous
-// page.
+// page, and optionally only those in a refined state or those that do, or
+// do not, wait on a person.
 type RunbookQuery struct {
 	Status rbtype.RunbookStatus
 	Tenant string
 	Limit  int
 	After  string
+	// State, when set, is a refined state of a running runbook
+	// (rbtype.StateAwaitingApproval, StateParked, StateHeldOpen) or
+	// RunbookExecuting for one that moves by itself: as the view's state
+	// says.
+	State string
+	// NeedsPerson, when set, keeps only the runbooks that wait on a
+	// person (true) or only the others (false); see NeedsPersonRule.
+	NeedsPerson *bool
+	// NoRetryCodes are the failure codes a retry would repeat when the
+	// step never called its handler (attempt 0), for which no retry is
+	// offered (and so no person is waited on): the view's rule, passed
+	// down so that the store applies the same.
+	NoRetryCodes []rbtype.ErrorCode
 }
 
 // Usage is what an attempt used, as its handler reported it (docs/design/semantics.md

@@ -88,6 +88,16 @@ type Store interface {
 
 	// Schedules' rows (schedules.go).
 	ScheduleStore
+	// StepStates loads the steps of several runbooks without their
+	// arguments, execution blocks and results, in plan order: what a
+	// listing needs to say what each waits on.
+	StepStates(ctx context.Context, runbookIDs []uuid.UUID) ([]*Step, error)
+	// ActiveInvocations returns the waits still open of several
+	// runbooks, with Notified set.
+	ActiveInvocations(ctx context.Context, runbookIDs []uuid.UUID) ([]Invocation, error)
+	// EventsOfType returns a runbook's events of the given types, oldest
+	// first (their Seq is not set).
+	EventsOfType(ctx context.Context, runbookID uuid.UUID, types []rbtype.EventType) ([]Event, error)
 }
 
 // Tx is one transaction: the operations the advance, the commands and a

@@ -29,6 +29,10 @@ type NewRunbook struct {
 	Tenant string
 	// Actor submits it.
 	Actor string
+	// Name is the runbook's name for people (its source file's, or one
+	// given at submit); empty for a regeneration, which keeps its
+	// parent's.
+	Name string
 	// Trace is the trace context it runs in (docs/design/semantics.md section 2).
 	Trace Trace
 	Steps []NewStep

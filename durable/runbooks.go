@@ -31,16 +31,16 @@ func (t *Tx) CreateRunbook(ctx context.Context, n driver.NewRunbook) (rb *driver
 	head.Queue(`
 		INSERT INTO runbooks (id, plan, plan_hash, inputs, mode, request_key, status,
 			lineage_root, lineage_parent, generation, tenant, actor,
-			trace_id, parent_span_id, trace_flags, tracestate, correlation_id, policy_hash, budget)
+			trace_id, parent_span_id, trace_flags, tracestate, correlation_id, policy_hash, budget, name)
 		VALUES ($1, $2, $3, $4, $5, $6, coalesce($7, 'executing'), $8, $9, $10, coalesce($11, 'default'), $12,
-			$13, $14, $15, $16, $17, $18, $19)
+			$13, $14, $15, $16, $17, $18, $19, coalesce($20, (SELECT p.name FROM runbooks p WHERE p.id = $9)))
 		ON CONFLICT (request_key) DO NOTHING
-		RETURNING `+strings.Replace(runbookColumnsWithoutPlan, wakeColumn, "now()", 1),
+		RETURNING `+strings.Replace(runbookNamedColumnsWithoutPlan, wakeColumn, "now()", 1),
 		n.ID, n.Plan, n.PlanHash, jsonOrEmpty(n.Inputs), n.Mode, n.RequestKey, nullString(n.Status),
 		nullUUID(n.Lineage.Root), nullUUID(n.Lineage.Parent), n.Lineage.Generation, nullString(n.Tenant), n.Actor,
 		nullString(n.Trace.TraceID), nullString(n.Trace.ParentSpanID), traceFlags(n.Trace), nullString(n.Trace.State),
-		nullString(n.Trace.CorrelationID), nullString(n.PolicyHash), budgetJSON(n.Budget)).QueryRow(func(row pgx.Row) error {
-		rb, err = scanRunbook(row)
+		nullString(n.Trace.CorrelationID), nullString(n.PolicyHash), budgetJSON(n.Budget), nullString(n.Name)).QueryRow(func(row pgx.Row) error {
+		rb, err = scanNamedRunbook(row)
 		return err
 	})
 	err = t.tx.SendBatch(ctx, &head).Close()
@@ -176,15 +176,37 @@ const runbookColumns = `id, plan, plan_hash, inputs, status, mode, request_key, 
 const traceColumns = `coalesce(trace_id, ''), coalesce(parent_span_id, ''), coalesce(trace_flags, 1),
 	coalesce(tracestate, ''), coalesce(correlation_id, '')`
 
-func scanRunbook(row pgx.Row) (*driver.Runbook, error) {
+// runbookNamedColumns are runbookColumns and the runbook's name (migration
+// 014), for the reads that answer the API; the advance, which never shows
+// a name, reads runbookColumns.
+const runbookNamedColumns = runbookColumns + `, coalesce(name, '')`
+
+// listColumns are runbookNamedColumnsWithoutPlan for a listing, whose
+// runbooks are r.
+var listColumns = strings.ReplaceAll(runbookNamedColumnsWithoutPlan, "runbooks.id", "r.id")
+
+// runbookNamedColumnsWithoutPlan are runbookNamedColumns with the plan
+// left out, as runbookColumnsWithoutPlan.
+var runbookNamedColumnsWithoutPlan = strings.Replace(runbookNamedColumns, "plan, ", "'null'::jsonb, ", 1)
+
+func scanRunbook(row pgx.Row) (*driver.Runbook, error) { return scanRunbookRow(row, false) }
+
+// scanNamedRunbook scans runbookNamedColumns.
+func scanNamedRunbook(row pgx.Row) (*driver.Runbook, error) { return scanRunbookRow(row, true) }
+
+func scanRunbookRow(row pgx.Row, named bool) (*driver.Runbook, error) {
 	var r driver.Runbook
 	var root, parent *uuid.UUID
 	var flags int16
 	var budget []byte
-	err := row.Scan(&r.ID, &r.Plan, &r.PlanHash, &r.Inputs, &r.Status, &r.Mode, &r.RequestKey, &r.Version, &r.WakeAt,
+	dest := []any{&r.ID, &r.Plan, &r.PlanHash, &r.Inputs, &r.Status, &r.Mode, &r.RequestKey, &r.Version, &r.WakeAt,
 		&r.ErrorCode, &r.ErrorMessage, &r.CreatedAt, &r.UpdatedAt, &r.FinishedAt, &root, &parent, &r.Lineage.Generation, &r.Tenant, &r.Actor,
 		&r.Trace.TraceID, &r.Trace.ParentSpanID, &flags, &r.Trace.State, &r.Trace.CorrelationID,
-		&r.PolicyHash, &budget, &r.Spent.CostUSD, &r.Spent.Tokens, &r.Spent.Credits)
+		&r.PolicyHash, &budget, &r.Spent.CostUSD, &r.Spent.Tokens, &r.Spent.Credits}
+	if named {
+		dest = append(dest, &r.Name)
+	}
+	err := row.Scan(dest...)
 	if err != nil {
 		return nil, translate(err)
 	}
@@ -214,12 +236,12 @@ func nullUUID(id uuid.UUID) *uuid.UUID {
 }
 
 func (t *Tx) runbookByRequestKey(ctx context.Context, key string) (*driver.Runbook, error) {
-	return scanRunbook(t.tx.QueryRow(ctx, "SELECT "+runbookColumns+" FROM runbooks WHERE request_key = $1", key))
+	return scanNamedRunbook(t.tx.QueryRow(ctx, "SELECT "+runbookNamedColumns+" FROM runbooks WHERE request_key = $1", key))
 }
 
-// Runbook loads one runbook outside any transaction.
+// Runbook loads one runbook outside any transaction, its name included.
 func (s *Store) Runbook(ctx context.Context, id uuid.UUID) (*driver.Runbook, error) {
-	return scanRunbook(s.pool.QueryRow(ctx, "SELECT "+runbookColumns+" FROM runbooks WHERE id = $1", id))
+	return scanNamedRunbook(s.pool.QueryRow(ctx, "SELECT "+runbookNamedColumns+" FROM runbooks WHERE id = $1", id))
 }
 
 var runbookStatesSQL = `SELECT ` + runbookColumnsWithoutPlan + ` FROM runbooks WHERE id = ANY($1)`
@@ -264,21 +286,23 @@ func (s *Store) ListRunbooks(ctx context.Context, q driver.RunbookQuery) (*drive
 	if err != nil {
 		return nil, err
 	}
+	where, more, err := listFilter(q)
+	if err != nil {
+		return nil, err
+	}
 	rows, err := s.pool.Query(ctx, `
-		SELECT `+runbookColumnsWithoutPlan+`
-		FROM runbooks
-		WHERE ($1 = '' OR status = $1)
-		  AND ($5 = '' OR tenant = $5)
-		  AND ($2::timestamptz IS NULL OR (created_at, id) < ($2, $3))
-		ORDER BY created_at DESC, id DESC
-		LIMIT $4`, string(q.Status), afterTime, afterID, limit+1, q.Tenant)
+		SELECT `+listColumns+`
+		FROM runbooks r
+		WHERE `+where+`
+		ORDER BY r.created_at DESC, r.id DESC
+		LIMIT $4`, append([]any{string(q.Status), afterTime, afterID, limit + 1, q.Tenant}, more...)...)
 	if err != nil {
 		return nil, translate(err)
 	}
 	defer rows.Close()
 	page := &driver.RunbookPage{}
 	for rows.Next() {
-		r, err := scanRunbook(rows)
+		r, err := scanNamedRunbook(rows)
 		if err != nil {
 			return nil, err
 		}

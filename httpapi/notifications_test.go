@@ -111,7 +111,8 @@ func TestNotificationFailureFailsTheStep(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "accepted", res.Status)
 	v = b.waitFor(t, sub.ID.String(), "failed", statusIs(rbtype.RunbookFailed))
-	require.Equal(t, []client.Blocked{{Step: "docs", Reason: string(rbtype.CodePolicyDenied), Message: "client refused"}}, v.BlockedOn)
+	require.Equal(t, []client.Failure{{Step: "docs", Code: rbtype.CodePolicyDenied, Message: "client refused"}}, v.Failures)
+	require.Empty(t, v.BlockedOn, "a finished runbook is blocked on nothing: its failures say what happened")
 }
 
 // TestFailedNotificationMustSayWhy: a failed notification without an

@@ -202,6 +202,7 @@ var routeRoles = map[string]Role{
 	"GET /v1/runbooks/{id}":                      RoleRead,
 	"GET /v1/runbooks/{id}/events":               RoleRead,
 	"GET /v1/runbooks/{id}/plan":                 RoleRead,
+	"GET /v1/runbooks/{id}/steps/{key}":          RoleRead,
 	"POST /v1/runbooks/{id}/cancel":              RoleSubmit,
 	"POST /v1/runbooks/{id}/retry":               RoleSubmit,
 	"POST /v1/runbooks/{id}/regenerate":          RoleSubmit,

@@ -37,7 +37,7 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	sub := runtime.Submission{Inputs: req.Inputs, Mode: req.Mode, IdempotencyKey: from.idempotencyKey, Actor: req.Actor, HoldOpen: req.HoldOpen,
+	sub := runtime.Submission{Inputs: req.Inputs, Mode: req.Mode, IdempotencyKey: from.idempotencyKey, Actor: req.Actor, Name: req.Name, HoldOpen: req.HoldOpen,
 		Parent: from.parent, CorrelationID: from.correlationID, Budget: req.Budget}
 	var out *runtime.Submitted
 	switch {
@@ -70,7 +70,11 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeMaybeCreated(w, out.Created, out.ID, SubmitResponse{ID: out.ID, Status: out.Status, Created: out.Created})
+	resp := SubmitResponse{ID: out.ID, Status: out.Status, Created: out.Created, Name: out.Name}
+	if !out.Created {
+		resp.Message = AlreadySubmitted(out.ID, out.Status)
+	}
+	writeMaybeCreated(w, out.Created, out.ID, resp)
 	return nil
 }
 
@@ -159,7 +163,7 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// list is GET /v1/runbooks?status=&limit=&after=.
+// list is GET /v1/runbooks?status=&state=&needs_person=&tenant=&limit=&after=.
 func (s *Server) list(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	limit := 0
@@ -170,22 +174,20 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) error {
 		}
 		limit = n
 	}
-	page, err := s.engine.List(r.Context(), rbtype.RunbookStatus(q.Get("status")), q.Get("tenant"), limit, q.Get("after"))
+	lq := runtime.ListQuery{Status: rbtype.RunbookStatus(q.Get("status")), State: q.Get("state"), Tenant: q.Get("tenant"),
+		Limit: limit, After: q.Get("after")}
+	if raw := q.Get("needs_person"); raw != "" {
+		needs, err := strconv.ParseBool(raw)
+		if err != nil {
+			return errorf(http.StatusBadRequest, CodeInvalidRequest, "needs_person %q must be true or false", raw)
+		}
+		lq.NeedsPerson = &needs
+	}
+	page, err := s.engine.List(r.Context(), lq)
 	if err != nil {
 		return err
 	}
-	out := ListResponse{Runbooks: make([]RunbookSummary, len(page.Runbooks)), Next: page.Next}
-	for i, rb := range page.Runbooks {
-		sum := RunbookSummary{
-			ID: rb.ID, Status: rb.Status, Mode: rb.Mode, PlanHash: rb.PlanHash, Version: rb.Version,
-			CreatedAt: rb.CreatedAt, UpdatedAt: rb.UpdatedAt, FinishedAt: rb.FinishedAt,
-		}
-		if rb.ErrorCode != "" {
-			sum.Error = &runtime.ErrorView{Code: rb.ErrorCode, Message: rb.ErrorMessage}
-		}
-		out.Runbooks[i] = sum
-	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, ListResponse{Runbooks: page.Runbooks, Next: page.Next})
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -32,6 +33,10 @@ func TestSubmitRepeatConflictAndComplete(t *testing.T) {
 	require.Equal(t, http.StatusOK, status, out)
 	require.Contains(t, out, `"created":false`)
 	require.Contains(t, out, first.ID.String())
+	// It says so: nothing new runs.
+	require.Regexp(t, `"message":"already submitted as `+first.ID.String()+` \((executing|complete)\)"`, out)
+	require.Equal(t, "chain", first.Name, "named after its file")
+	require.NotContains(t, func() string { b, _ := json.Marshal(first); return string(b) }(), "message", "a new runbook has no message")
 
 	// The same key for another request is refused.
 	req.Inputs = map[string]any{"who": "bob"}
@@ -131,7 +136,14 @@ func TestGatesCancelExtendAndList(t *testing.T) {
 	gated, err := b.client.Submit(b.ctx, client.SubmitRequest{Source: "(t.approve :v \"ok\" :as @sign)\n"})
 	require.NoError(t, err)
 	v := b.waitFor(t, gated.ID.String(), "awaiting approval", stateIs("awaiting_approval"))
-	require.Equal(t, []client.Blocked{{Step: "sign", Reason: client.BlockedRequiresApproval}}, v.BlockedOn)
+	require.Len(t, v.BlockedOn, 1)
+	require.Equal(t, "sign", v.BlockedOn[0].Step)
+	require.Equal(t, client.BlockedRequiresApproval, v.BlockedOn[0].Reason)
+	g := v.BlockedOn[0].Gate
+	require.NotNil(t, g, "a gate says what it guards")
+	require.Equal(t, client.Gate{Verb: "t.approve", Risk: rbtype.RiskLow, SideEffects: rbtype.SideEffectsExternalCall,
+		Args: map[string]any{"v": "ok"}, Why: client.GateVerb, Since: g.Since}, *g)
+	require.WithinDuration(t, time.Now(), g.Since, time.Minute)
 
 	_, err = b.client.Approve(b.ctx, gated.ID.String(), "nope", client.DecisionRequest{By: "ops"})
 	requireAPIError(t, err, http.StatusNotFound, httpapi.CodeNotFound, `no step "nope"`)

@@ -232,6 +232,7 @@ func (s *Server) routes() {
 	route("GET", "/v1/runbooks/{id}", api, s.get)
 	route("GET", "/v1/runbooks/{id}/events", api, s.events)
 	route("GET", "/v1/runbooks/{id}/plan", api, s.plan)
+	route("GET", "/v1/runbooks/{id}/steps/{key}", api, s.step)
 	route("POST", "/v1/runbooks/{id}/cancel", api, s.cancel)
 	route("POST", "/v1/runbooks/{id}/retry", api, s.retry)
 	route("POST", "/v1/runbooks/{id}/regenerate", api, s.regenerate)

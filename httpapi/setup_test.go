@@ -48,6 +48,23 @@ const testVerbs = `
 - name: approve
   domain: t
   execution: {kind: sync, handler: core.echo, side_effects: external_call, gate: human_confirm}
+- name: down
+  domain: t
+  execution: {kind: sync, handler: core.fail, params: {code: DEPENDENCY_UNAVAILABLE}, side_effects: none}
+- name: count
+  domain: t
+  execution: {kind: sync, handler: core.echo, params: {result: {count: 5}}, side_effects: none}
+- name: wire
+  domain: t
+  risk: high
+  execution: {kind: sync, handler: http.call, params: {url: "https://bank.example/v1/wires"}, side_effects: external_call, level: guarded}
+- name: hurry
+  domain: t
+  execution:
+    kind: durable
+    handler: await.notification
+    side_effects: human_process
+    timeouts: {park_timeout: PT0.3S, on_timeout: escalate}
 `
 
 const (

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/google/uuid"
@@ -27,6 +28,10 @@ type SubmitRequest struct {
 	Mode rbtype.Mode `json:"mode,omitempty"`
 	// Actor names who submitted, for the ledger.
 	Actor string `json:"actor,omitempty"`
+	// Name is the runbook's name for people; without it, the source
+	// file's name without its extension. A label, not part of the
+	// request: it does not make a repeat a new runbook.
+	Name string `json:"name,omitempty"`
 	// HoldOpen keeps the runbook in_progress after its steps finish, while
 	// an agent still extends it, until POST .../close.
 	HoldOpen bool `json:"hold_open,omitempty"`
@@ -36,25 +41,25 @@ type SubmitRequest struct {
 }
 
 // SubmitResponse names the runbook a submission started. Created is false
-// when the submission repeated an earlier one (status 200, not 201).
+// when the submission repeated an earlier one (status 200, not 201), and
+// Message then says so: nothing new runs.
 type SubmitResponse struct {
 	ID      uuid.UUID            `json:"id"`
 	Status  rbtype.RunbookStatus `json:"status"`
 	Created bool                 `json:"created"`
+	Name    string               `json:"name,omitempty"`
+	Message string               `json:"message,omitempty"`
 }
 
-// RunbookSummary is one runbook in a list.
-type RunbookSummary struct {
-	ID         uuid.UUID            `json:"id"`
-	Status     rbtype.RunbookStatus `json:"status"`
-	Mode       rbtype.Mode          `json:"mode"`
-	PlanHash   string               `json:"plan_hash"`
-	Version    int                  `json:"version"`
-	Error      *runtime.ErrorView   `json:"error,omitempty"`
-	CreatedAt  time.Time            `json:"created_at"`
-	UpdatedAt  time.Time            `json:"updated_at"`
-	FinishedAt *time.Time           `json:"finished_at,omitempty"`
+// AlreadySubmitted is the message of a submission that repeated an earlier
+// one: the runbook it returns, and its status now.
+func AlreadySubmitted(id uuid.UUID, status rbtype.RunbookStatus) string {
+	return fmt.Sprintf("already submitted as %s (%s)", id, status)
 }
+
+// RunbookSummary is one runbook in a list: what identifies it, its
+// state, and what it waits on.
+type RunbookSummary = runtime.RunbookSummary
 
 // ListResponse is a page of runbooks, newest first. Next is the cursor
 // for the following page (?after=), empty on the last.

@@ -244,10 +244,11 @@ func TestGateApproveAndReject(t *testing.T) {
 (t.echo :after @no :as @after-no)
 (t.echo :v 3 :as @free)`, nil)
 	v := b.waitState(t, id, "awaiting_approval")
-	require.ElementsMatch(t, []runtime.BlockedView{
-		{Step: "yes", Reason: runtime.BlockedRequiresApproval},
-		{Step: "no", Reason: runtime.BlockedRequiresApproval},
-	}, v.BlockedOn)
+	var blocked []string
+	for _, b := range v.BlockedOn {
+		blocked = append(blocked, b.Step+" "+b.Reason+" why "+b.Gate.Why)
+	}
+	require.ElementsMatch(t, []string{"yes REQUIRES_APPROVAL why verb", "no REQUIRES_APPROVAL why call"}, blocked)
 	require.Equal(t, rbtype.StepComplete, step(v, "free").Status, "only the gated steps wait")
 
 	err := b.engine.Decide(b.ctx, id, "prep", true, "ops", "")

@@ -33,6 +33,10 @@ type Submission struct {
 	// inputs and mode, for as long as that runbook has not failed.
 	IdempotencyKey string
 	Actor          string
+	// Name is the runbook's name for people; empty, its source file's
+	// name without the extension (see nameOf). It is a label, not part of
+	// the request: a repeat with another name is the same runbook.
+	Name string
 	// HoldOpen keeps the runbook in_progress after its steps finish, while
 	// an agent still adds steps, until Close (docs/design/semantics.md section 8).
 	HoldOpen bool
@@ -56,6 +60,8 @@ type Submitted struct {
 	Created bool
 	Status  rbtype.RunbookStatus
 	Lineage LineageView
+	// Name is the runbook's name (for a repeat, the first submission's).
+	Name string
 }
 
 // Submit stores a runbook and makes it due.
@@ -102,6 +108,11 @@ func (e *Engine) newRunbook(ctx context.Context, s Submission) (driver.NewRunboo
 	}
 	if problem := CheckCorrelationID(s.CorrelationID); problem != "" {
 		return driver.NewRunbook{}, fmt.Errorf("%w: the correlation id %s", ErrInvalid, problem)
+	}
+	if s.Name != "" {
+		if problem := CheckName(s.Name); problem != "" {
+			return driver.NewRunbook{}, fmt.Errorf("%w: the name %s", ErrInvalid, problem)
+		}
 	}
 	if err := checkInputs(s.Plan.Inputs, s.Inputs, nil); err != nil {
 		return driver.NewRunbook{}, err
@@ -150,6 +161,7 @@ func (e *Engine) newRunbook(ctx context.Context, s Submission) (driver.NewRunboo
 		Tenant: tenant, Plan: plan, PlanHash: s.Plan.PlanHash, Inputs: inputs, Mode: s.Mode,
 		Status: rbtype.RunbookExecuting, RequestKey: key, WorkerID: e.workerID, Steps: steps, Edges: edgesOf(s.Plan.Edges, nil),
 		Trace: newTrace(s.Parent, s.CorrelationID), PolicyHash: adm.tenant.Hash(), Budget: s.Budget, Events: adm.events,
+		Name: nameOf(s.Name, s.Plan),
 	}
 	if s.HoldOpen {
 		n.Status = rbtype.RunbookInProgress
@@ -194,7 +206,7 @@ func (e *Engine) createRunbook(ctx context.Context, tx driver.Tx, n driver.NewRu
 			return nil, fmt.Errorf("%w: idempotency key %q was used for another request (a different plan, inputs or mode)",
 				ErrConflict, callerKey)
 		}
-		return &Submitted{ID: rb.ID, Created: created, Status: rb.Status, Lineage: lineageView(rb)}, nil
+		return &Submitted{ID: rb.ID, Created: created, Status: rb.Status, Lineage: lineageView(rb), Name: rb.Name}, nil
 	}
 }
 

@@ -54,11 +54,17 @@ type RunbookView struct {
 	// distributed trace (docs/design/semantics.md section 2): its trace (the
 	// submitter's, or its own), its span, and the submitter's
 	// X-Correlation-Id (or its id). ParentSpanID is the submitter's span.
-	TraceID       string     `json:"trace_id"`
-	SpanID        string     `json:"span_id"`
-	ParentSpanID  string     `json:"parent_span_id,omitempty"`
-	CorrelationID string     `json:"correlation_id"`
-	Error         *ErrorView `json:"error,omitempty"`
+	TraceID       string `json:"trace_id"`
+	SpanID        string `json:"span_id"`
+	ParentSpanID  string `json:"parent_span_id,omitempty"`
+	CorrelationID string `json:"correlation_id"`
+	// Name is the runbook's name for people (its source file's, or the
+	// one given at submit); empty for one stored before names were kept.
+	Name string `json:"name,omitempty"`
+	// Tenant owns the runbook; Actor submitted it.
+	Tenant string     `json:"tenant"`
+	Actor  string     `json:"actor,omitempty"`
+	Error  *ErrorView `json:"error,omitempty"`
 	// Reason says why a partial runbook is not complete when no step
 	// failed: DRAFT_ONLY, a draft whose outside effects have yet to run.
 	Reason     *ErrorView `json:"reason,omitempty"`
@@ -223,13 +229,19 @@ type Compensation struct {
 	Error  string                    `json:"error,omitempty"`
 }
 
-// BlockedView is one thing a runbook waits for.
+// BlockedView is one thing a runbook waits for. A finished runbook waits
+// for nothing but the resolution of its escalated steps: its failures are
+// under failures.
 type BlockedView struct {
 	Step           string     `json:"step"`
 	Reason         string     `json:"reason"`
 	CorrelationKey string     `json:"correlation_key,omitempty"`
 	Until          *time.Time `json:"until,omitempty"`
 	Message        string     `json:"message,omitempty"`
+	// Gate is what the person deciding a gate needs to know
+	// (REQUIRES_APPROVAL only; GET /v1/runbooks/{id} fills it, a listing
+	// does not).
+	Gate *GateView `json:"gate,omitempty"`
 }
 
 // The steps a view shows whole, by default and at most (GetPage).
@@ -287,6 +299,9 @@ func (e *Engine) GetPage(ctx context.Context, id uuid.UUID, page driver.StepPage
 		return nil, err
 	}
 	explainBudgetRetries(v, rb.Tenant)
+	if err := e.describeGates(ctx, rb, steps, v); err != nil {
+		return nil, err
+	}
 	return v, nil
 }
 
@@ -300,6 +315,7 @@ func buildView(rb *driver.Runbook, steps []*driver.Step, invs []driver.Invocatio
 	v := &RunbookView{
 		ID: rb.ID, Status: rb.Status, State: string(rb.Status), Mode: rb.Mode, PlanHash: rb.PlanHash, Version: rb.Version,
 		Inputs: rb.Inputs, Lineage: lineageView(rb), CreatedAt: rb.CreatedAt, UpdatedAt: rb.UpdatedAt, FinishedAt: rb.FinishedAt,
+		Name: rb.Name, Tenant: rb.Tenant, Actor: rb.Actor,
 		Steps: make([]StepView, 0, min(len(steps), page.Limit)), Outcomes: map[string]json.RawMessage{}, BlockedOn: []BlockedView{},
 		Failures: []FailureView{}, NextActions: []ActionView{}, Produced: []ProducedView{}, PolicyHash: rb.PolicyHash, Budget: rb.Budget,
 		StepsTotal: len(steps),
@@ -385,9 +401,16 @@ func buildView(rb *driver.Runbook, steps []*driver.Step, invs []driver.Invocatio
 					Command: fmt.Sprintf("rbd notify %s --result '{...}'", inv.CorrelationKey)})
 			}
 		case rbtype.StepFailed, rbtype.StepEscalated:
-			v.BlockedOn = append(v.BlockedOn, BlockedView{Step: s.Key, Reason: string(s.ErrorCode), Message: s.ErrorMessage})
 			v.Failures = append(v.Failures, FailureView{Step: s.Key, Code: s.ErrorCode, Message: s.ErrorMessage})
-			if s.Status == rbtype.StepEscalated {
+			// An escalated step waits for a person's resolution while the
+			// runbook can still take one; a failed step holds up its
+			// dependents while the runbook runs. A finished runbook is
+			// blocked on nothing else: its failures say what happened.
+			resolvable := s.Status == rbtype.StepEscalated && (rb.Status.Running() || rb.Status == rbtype.RunbookEscalated)
+			if resolvable || rb.Status.Running() {
+				v.BlockedOn = append(v.BlockedOn, BlockedView{Step: s.Key, Reason: string(s.ErrorCode), Message: s.ErrorMessage})
+			}
+			if resolvable {
 				v.NextActions = append(v.NextActions, ActionView{Kind: ActionResolve, Step: s.Key,
 					Command: fmt.Sprintf("rbd resolve %s %s --action complete --result '{...}'", rb.ID, shellQuote(s.Key))})
 			}
@@ -416,12 +439,12 @@ func buildView(rb *driver.Runbook, steps []*driver.Step, invs []driver.Invocatio
 		v.NextActions = append(v.NextActions, ActionView{Kind: ActionClose, Command: fmt.Sprintf("rbd close %s", rb.ID)})
 	}
 	if retryableRunbook(rb, steps) {
-		for _, f := range v.Failures {
-			if plan.isHook(f.Step) {
-				continue // a hook runs once, and is not retried
+		for _, s := range steps {
+			if (s.Status == rbtype.StepFailed || s.Status == rbtype.StepEscalated) && retryMayHelp(s) && !plan.isHook(s.Key) {
+				// a hook runs once, and is not retried
+				v.NextActions = append(v.NextActions, ActionView{Kind: ActionRetry, Step: s.Key,
+					Command: fmt.Sprintf("rbd retry %s --step %s", rb.ID, shellQuote(s.Key))})
 			}
-			v.NextActions = append(v.NextActions, ActionView{Kind: ActionRetry, Step: f.Step,
-				Command: fmt.Sprintf("rbd retry %s --step %s", rb.ID, shellQuote(f.Step))})
 		}
 	}
 	if rb.Mode == rbtype.ModeDraftOnly && !rb.Status.Running() && rb.Status != rbtype.RunbookCancelled {
@@ -476,6 +499,23 @@ func undone(s *driver.Step) bool {
 	return s.CompensationStatus != rbtype.CompensationNone && s.CompensationStatus != rbtype.CompensationSkipped
 }
 
+// NoRetryCodes are the codes of a failure a retry would only repeat when
+// the step failed before its handler was ever called (attempt 0): its
+// arguments, resolved from its inputs and the results of completed steps,
+// do not fit its verb's schema, do not encode, or name a field a result
+// does not have. A retry resolves the same arguments from the same inputs
+// and results, so no retry is offered for them; regenerating with other
+// inputs, or a fixed runbook, is the way on. (POST .../retry still takes
+// them.)
+var NoRetryCodes = []rbtype.ErrorCode{rbtype.CodeSchemaValidationFailed, rbtype.CodeInvalidInput, rbtype.CodeMissingRequiredContext}
+
+// retryMayHelp reports whether running a failed or escalated step again
+// may end otherwise. The store's listing applies the same rule
+// (durable's needsPersonSQL), given NoRetryCodes.
+func retryMayHelp(s *driver.Step) bool {
+	return s.Attempt > 0 || !slices.Contains(NoRetryCodes, s.ErrorCode)
+}
+
 // shellQuote quotes a step key for a shell when it needs it: keys of
 // unnamed calls hold '#'.
 func shellQuote(s string) string {
@@ -520,23 +560,6 @@ func (e *Engine) TracedEvents(ctx context.Context, id uuid.UUID, after int64, li
 	}
 	evs, err := e.store.Events(ctx, id, after, limit)
 	return evs, eventTraceOf(id, st), err
-}
-
-// List returns a page of runbooks, newest first: the caller's tenant's,
-// or, for an admin, tenant's ("" for every tenant's).
-func (e *Engine) List(ctx context.Context, status rbtype.RunbookStatus, tenant string, limit int, after string) (*driver.RunbookPage, error) {
-	if status != "" && !slices.Contains(rbtype.RunbookStatuses, status) {
-		names := make([]string, len(rbtype.RunbookStatuses))
-		for i, s := range rbtype.RunbookStatuses {
-			names[i] = string(s)
-		}
-		return nil, fmt.Errorf("%w: status %q is not one of %s", ErrInvalid, status, strings.Join(names, ", "))
-	}
-	page, err := e.store.ListRunbooks(ctx, driver.RunbookQuery{Status: status, Tenant: listTenant(ctx, tenant), Limit: limit, After: after})
-	if errors.Is(err, driver.ErrBadRequest) {
-		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
-	}
-	return page, err
 }
 
 // Costs sums the attempts of the caller's tenant's runbooks (an admin's:

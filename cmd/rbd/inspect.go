@@ -57,13 +57,19 @@ func runList(args []string, stdout, stderr io.Writer) int {
 	limit := c.fs.Int("limit", 20, "runbooks per page, at most 1000")
 	after := c.fs.String("after", "", "the cursor of the page to show, from the previous page")
 	tenant := c.fs.String("tenant", "", "only this tenant's runbooks (an admin token; another token lists its own tenant's)")
+	state := c.fs.String("state", "", "only runbooks in this state: a status, or parked, awaiting_approval or held_open")
+	needsPerson := c.fs.Bool("needs-person", false, "only runbooks that wait on a person: a gate, an escalation, a failure a retry may fix")
 	_, status, ok := c.parse(args, 0, "no arguments")
 	if !ok {
 		return status
 	}
 	ctx, cancel := c.context()
 	defer cancel()
-	page, err := c.client().List(ctx, client.ListRequest{Tenant: *tenant, Status: rbtype.RunbookStatus(*statusFilter), Limit: *limit, After: *after})
+	q := client.ListRequest{Tenant: *tenant, Status: rbtype.RunbookStatus(*statusFilter), State: *state, Limit: *limit, After: *after}
+	if *needsPerson {
+		q.NeedsPerson = needsPerson
+	}
+	page, err := c.client().List(ctx, q)
 	if err != nil {
 		return c.failed(err, nil)
 	}

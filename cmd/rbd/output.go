@@ -38,7 +38,13 @@ func printRunbook(w io.Writer, v *client.Runbook) {
 		state += " (" + string(v.State) + ")"
 	}
 	fmt.Fprintf(t, "runbook\t%s\n", v.ID)
+	if v.Name != "" {
+		fmt.Fprintf(t, "name\t%s\n", v.Name)
+	}
 	fmt.Fprintf(t, "status\t%s\n", state)
+	if v.Actor != "" {
+		fmt.Fprintf(t, "submitted by\t%s\n", v.Actor)
+	}
 	if v.Mode != rbtype.ModeExecute {
 		fmt.Fprintf(t, "mode\t%s\n", v.Mode)
 	}
@@ -63,6 +69,10 @@ func printRunbook(w io.Writer, v *client.Runbook) {
 	}
 	for _, b := range v.BlockedOn {
 		fmt.Fprintf(t, "%s\t%s: %s\n", blockedLabel(v.Status), b.Step, blockedText(b))
+		if g := b.Gate; g != nil {
+			fmt.Fprintf(t, "\t%s\n", gateText(g))
+			fmt.Fprintf(t, "\targuments %s\n", compactValue(g.Args))
+		}
 	}
 	for _, a := range v.NextActions {
 		if a.Message != "" {
@@ -97,6 +107,35 @@ func blockedLabel(status rbtype.RunbookStatus) string {
 		return "escalated at"
 	}
 	return "blocked on"
+}
+
+// gateText says what a gate guards: the verb, its risk, its effect and
+// target, and what put the gate there.
+func gateText(g *client.Gate) string {
+	text := fmt.Sprintf("%s, risk %s, %s", g.Verb, g.Risk, g.SideEffects)
+	if g.Target != "" {
+		text += " on " + g.Target
+	}
+	switch g.Why {
+	case client.GatePolicy:
+		text += "; gated by the policy " + compact(g.Policy)
+	case client.GateRisk:
+		text += "; gated because its risk is high"
+	case client.GateVerb:
+		text += "; gated by its verb"
+	case client.GateCall:
+		text += "; gated by the runbook (:gate)"
+	}
+	return text
+}
+
+// compactValue is compact for a decoded value.
+func compactValue(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return compact(b)
 }
 
 func blockedText(b client.Blocked) string {
@@ -173,7 +212,7 @@ func printEvents(w io.Writer, evs []client.Event) {
 
 func printList(w io.Writer, page *client.ListResponse) {
 	t := cli.NewTable(w)
-	fmt.Fprintln(t, "ID\tSTATUS\tCREATED\tFINISHED\tERROR")
+	fmt.Fprintln(t, "ID\tSTATUS\tNAME\tWAITS ON\tCREATED\tFINISHED\tERROR")
 	for _, r := range page.Runbooks {
 		finished, errText := "", ""
 		if r.FinishedAt != nil {
@@ -183,15 +222,50 @@ func printList(w io.Writer, page *client.ListResponse) {
 			errText = errorText(r.Error)
 		}
 		status := string(r.Status)
+		if string(r.State) != status {
+			status += " (" + string(r.State) + ")"
+		}
 		if r.Mode != rbtype.ModeExecute {
 			status += " (" + string(r.Mode) + ")"
 		}
-		fmt.Fprintf(t, "%s\t%s\t%s\t%s\t%s\n", r.ID, status, stamp(r.CreatedAt), finished, errText)
+		fmt.Fprintf(t, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, status, orDash(r.Name), orDash(waitsOn(r)), stamp(r.CreatedAt), finished, errText)
 	}
 	_ = t.Flush()
 	if page.Next != "" {
 		fmt.Fprintf(w, "more: rbd list --after %s\n", page.Next)
 	}
+}
+
+// waitsOn says in a few words what a listed runbook waits on: a person's
+// approval, resolution or retry first, then the outside world.
+func waitsOn(r client.RunbookSummary) string {
+	var parts []string
+	for _, b := range r.BlockedOn {
+		switch b.Reason {
+		case client.BlockedRequiresApproval:
+			parts = append(parts, "approval of "+b.Step)
+		case client.BlockedAwaitingNotification:
+			parts = append(parts, "notification for "+b.Step)
+		case client.BlockedAwaitingTimer:
+			parts = append(parts, "timer of "+b.Step)
+		}
+	}
+	for _, a := range r.NextActions {
+		switch a.Kind {
+		case client.ActionResolve:
+			parts = append(parts, "resolution of "+a.Step)
+		case client.ActionRetry:
+			parts = append(parts, "retry of "+a.Step)
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
 
 // compact shows JSON on one line, shortened to fit a table.

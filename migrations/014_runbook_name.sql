@@ -1,0 +1,8 @@
+-- Issue 31: a runbook's name, for the people who look at it: the `name`
+-- given at submit, else its source file's name without the extension
+-- (kyc-onboarding.rbk is "kyc-onboarding"); a regeneration keeps its
+-- parent's. It is a label, not part of the request: two submissions that
+-- differ only in their name are one runbook. Runbooks stored before it
+-- have none (NULL), and the console shows their id.
+ALTER TABLE runbooks ADD COLUMN name text
+    CHECK (name IS NULL OR (name <> '' AND length(name) <= 200));
