@@ -50,10 +50,10 @@ type Runbook struct {
 	Budget     *rbtype.Budget `json:"budget,omitempty"`
 	// TraceID, SpanID and CorrelationID place the runbook in a
 	// distributed trace; ParentSpanID is the submitter's span.
-	TraceID       string     `json:"trace_id"`
-	SpanID        string     `json:"span_id"`
-	ParentSpanID  string     `json:"parent_span_id,omitempty"`
-	CorrelationID string     `json:"correlation_id"`
+	TraceID       string `json:"trace_id"`
+	SpanID        string `json:"span_id"`
+	ParentSpanID  string `json:"parent_span_id,omitempty"`
+	CorrelationID string `json:"correlation_id"`
 	// Name is the runbook's name for people: the one given at submit,
 	// else its source file's; empty for one stored before names were kept.
 	Name string `json:"name,omitempty"`
