@@ -3,8 +3,8 @@
 # on a daemon with its own PostgreSQL. It needs only the built binaries and
 # PostgreSQL's server binaries installed (not running).
 #
-#   1. start rbd on the embedded PostgreSQL, with an API token and a
-#      webhook secret;
+#   1. make an API token and a webhook secret with rbd init, and start
+#      rbd on the embedded PostgreSQL with them;
 #   2. compile the runbook with rbc, submit it, watch it park awaiting the
 #      client's documents;
 #   3. deliver the documents as a signed notification, with rbd notify;
@@ -34,20 +34,18 @@ run() {
 }
 
 # A fresh data directory each time, so the demo always starts the same way.
-# Its parent must be searchable: as root, PostgreSQL runs as postgres.
+# rbd init makes it, with an API token and a webhook secret; as root, the
+# embedded PostgreSQL runs as postgres, and rbd makes the directories it
+# must pass through passable.
 rm -rf "$WORK"
-mkdir -p "$WORK"
-chmod 755 "$WORK"
-secret() { od -An -N24 -tx1 /dev/urandom | tr -d ' \n'; }
-secret > "$WORK/api-token"
-secret > "$WORK/webhook-secret"
-chmod 600 "$WORK/api-token" "$WORK/webhook-secret"
+DATA=$WORK/.rbd
 
-step "1. Start rbd; with no --database-url it starts its own PostgreSQL under $WORK/.rbd"
-printf '$ %s\n' "rbd serve --data-dir $WORK/.rbd --verbs $EX/verbs --listen 127.0.0.1:0 --api-token-file $WORK/api-token --webhook-secret-file $WORK/webhook-secret"
+step "1. Make a token and a webhook secret, then start rbd; with no --database-url it starts its own PostgreSQL under $DATA"
+run "$BIN/rbd" init --data-dir "$DATA" | grep "^wrote"
+printf '$ %s\n' "rbd serve --data-dir $DATA --verbs $EX/verbs --listen 127.0.0.1:0 --api-token-file $DATA/api-tokens --webhook-secret-file $DATA/webhook-secret"
 : > "$WORK/rbd.log"
-"$BIN/rbd" serve --data-dir "$WORK/.rbd" --verbs "$EX/verbs" --listen 127.0.0.1:0 \
-	--api-token-file "$WORK/api-token" --webhook-secret-file "$WORK/webhook-secret" \
+"$BIN/rbd" serve --data-dir "$DATA" --verbs "$EX/verbs" --listen 127.0.0.1:0 \
+	--api-token-file "$DATA/api-tokens" --webhook-secret-file "$DATA/webhook-secret" \
 	--log-format json 2> "$WORK/rbd.log" &
 RBD_PID=$!
 stop_rbd() {
@@ -72,12 +70,12 @@ done
 [ -n "$ADDR" ] || { echo "rbd serve did not start within 60s; see $WORK/rbd.log" >&2; exit 1; }
 sed -n 's/.*"msg":"\([^"]*\)".*/rbd: \1/p' "$WORK/rbd.log"
 echo "rbd is listening on http://$ADDR"
-echo "the console: http://$ADDR/ui/ (sign in with the token in $WORK/api-token; make demo KEEP=1 keeps it up after the demo)"
+echo "the console: http://$ADDR/ui/ (sign in with the token in $DATA/api-tokens; make demo KEEP=1 keeps it up after the demo)"
 
 export RBD_SERVER="http://$ADDR"
-RBD_TOKEN=$(cat "$WORK/api-token")
+RBD_TOKEN=$(head -n 1 "$DATA/api-tokens")
 export RBD_TOKEN
-export RBD_WEBHOOK_SECRET_FILE="$WORK/webhook-secret"
+export RBD_WEBHOOK_SECRET_FILE="$DATA/webhook-secret"
 export RBD_USER=compliance-officer
 
 step "2. Compile the runbook, then submit it; it parks awaiting the client's documents"
@@ -103,7 +101,7 @@ step "5. The event ledger"
 run "$BIN/rbd" events "$ID"
 
 if [ -n "${KEEP:-}" ]; then
-	step "The console stays up at http://$ADDR/ui/ (token: $WORK/api-token); Ctrl-C goes on"
+	step "The console stays up at http://$ADDR/ui/ (token: $DATA/api-tokens); Ctrl-C goes on"
 	trap ':' INT
 	sleep infinity &
 	keep=$!

@@ -35,7 +35,7 @@ func TestMain(m *testing.M) {
 //
 //	status N rbd ...   rbd must exit with status N
 //	grab NAME REGEXP   set $NAME from the last stdout
-//	ready              wait until the daemon at $RBD_SERVER is ready
+//	ready [TIMEOUT]    wait until the daemon at $RBD_SERVER is ready (30s)
 //	fake NAME FILE     start a fake HTTP service; $NAME is its URL
 //	fakelog NAME       print the requests a fake received
 func TestScripts(t *testing.T) {
@@ -77,10 +77,16 @@ func TestScripts(t *testing.T) {
 }
 
 func cmdReady(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) != 0 {
-		ts.Fatalf("usage: ready")
+	if neg || len(args) > 1 {
+		ts.Fatalf("usage: ready [TIMEOUT]")
 	}
-	if err := waitReady(context.Background(), ts.Getenv("RBD_SERVER"), 30*time.Second); err != nil {
+	timeout := 30 * time.Second
+	if len(args) == 1 {
+		d, err := time.ParseDuration(args[0])
+		ts.Check(err)
+		timeout = d
+	}
+	if err := waitReady(context.Background(), ts.Getenv("RBD_SERVER"), timeout); err != nil {
 		ts.Fatalf("%v", err)
 	}
 }

@@ -9,7 +9,11 @@
 //
 // PostgreSQL refuses to run as root. When the caller is root, initdb and
 // the server run as the `postgres` system user (Debian's package creates
-// it), and the cluster directory is given to that user.
+// it), and the cluster directory is given to that user. They reach it
+// through a file descriptor the caller opens and hands down
+// (/proc/self/fd/3), not by its path: the directories above it need not let
+// the postgres user through, so a cluster under a 0700 home directory or a
+// 0700 data directory works as it does for any other user.
 package localpg
 
 import (
@@ -124,9 +128,9 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The parents are made searchable (0755): when the server runs as
-	// postgres, it must pass through them. The cluster itself is private.
-	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+	// Nobody else need pass through the parents: a server run as another
+	// user is handed the cluster (dataDir).
+	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
 		return nil, fmt.Errorf("error creating cluster directory %q: %w", dir, err)
 	}
 	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
@@ -205,9 +209,17 @@ func (s *Server) Pid() int {
 // initdb creates the cluster with trust authentication: the server listens
 // only on a socket in a directory no one else can enter.
 func initdb(ctx context.Context, binDir, dir string, owner *account) error {
+	arg, handle, err := owner.dataDir(dir)
+	if err != nil {
+		return err
+	}
+	defer closeFile(handle)
 	cmd := exec.CommandContext(ctx, filepath.Join(binDir, "initdb"),
-		"-D", dir, "-U", "postgres", "--auth=trust", "--encoding=UTF8", "--locale=C", "--no-sync")
+		"-D", arg, "-U", "postgres", "--auth=trust", "--encoding=UTF8", "--locale=C", "--no-sync")
 	cmd.SysProcAttr = owner.procAttr()
+	if handle != nil {
+		cmd.ExtraFiles = []*os.File{handle}
+	}
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("initdb %s failed: %w\n%s", dir, err, out)
@@ -219,10 +231,20 @@ func initdb(ctx context.Context, binDir, dir string, owner *account) error {
 // that signal when the thread that started the child exits, so the child
 // is started from a goroutine locked to its thread, which stays until Stop.
 func (s *Server) spawn(owner *account, opts Options) error {
+	dataArg, handle, err := owner.dataDir(s.dir)
+	if err != nil {
+		return err
+	}
+	sockArg, sockHandle, err := owner.handDown(s.socketDir, handedDownSocketDir)
+	if err != nil {
+		closeFile(handle)
+		return err
+	}
+	handles := []*os.File{handle, sockHandle}
 	args := []string{
-		"-D", s.dir,
+		"-D", dataArg,
 		"-p", strconv.Itoa(s.port),
-		"-k", s.socketDir,
+		"-k", sockArg,
 		"-c", "listen_addresses=",
 		"-c", "logging_collector=off",
 	}
@@ -236,9 +258,11 @@ func (s *Server) spawn(owner *account, opts Options) error {
 	}
 	logFile, err := os.OpenFile(filepath.Join(s.dir, "server.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
+		closeFile(handles...)
 		return fmt.Errorf("error opening server log: %w", err)
 	}
 	if err := owner.own(logFile.Name()); err != nil {
+		closeFile(handles...)
 		logFile.Close()
 		return err
 	}
@@ -261,7 +285,12 @@ func (s *Server) spawn(owner *account, opts Options) error {
 		attr.Pdeathsig = syscall.SIGQUIT
 		attr.Setpgid = true // a Ctrl-C in the terminal is the parent's to handle
 		cmd.SysProcAttr = attr
-		if err := cmd.Start(); err != nil {
+		if handle != nil {
+			cmd.ExtraFiles = handles // fds 3 and 4
+		}
+		err := cmd.Start()
+		closeFile(handles...) // the server has its own
+		if err != nil {
 			logFile.Close()
 			started <- fmt.Errorf("error starting postgres: %w", err)
 			return
@@ -403,8 +432,9 @@ func (a *account) procAttr() *syscall.SysProcAttr {
 }
 
 // own gives path (and, for a directory, what is under it) to the server's
-// user, and checks that the user can reach it: a cluster under a 0700
-// home directory of root's is not reachable by postgres.
+// user. The user need not be able to reach it by its path: the cluster
+// is handed down as a file descriptor (dataDir), the socket directory is
+// in the temporary directory, and the log is opened by the caller.
 func (a *account) own(path string) error {
 	if !a.switched {
 		return nil
@@ -418,20 +448,52 @@ func (a *account) own(path string) error {
 	if err != nil {
 		return fmt.Errorf("error giving %q to the postgres user: %w", path, err)
 	}
-	for dir := filepath.Dir(path); dir != "/" && dir != "."; dir = filepath.Dir(dir) {
-		info, err := os.Stat(dir)
-		if err != nil {
-			return err
-		}
-		if info.Mode().Perm()&0o001 == 0 {
-			st, ok := info.Sys().(*syscall.Stat_t)
-			if !ok || int(st.Uid) != a.uid {
-				return fmt.Errorf("the postgres user cannot reach %q: %q is not searchable by others (chmod o+x it, or choose a directory elsewhere)",
-					path, dir)
-			}
+	return nil
+}
+
+// handedDownSocketDir is where a server run as another user makes its
+// socket: the fourth descriptor, the socket directory's, for the same
+// reason (a TMPDIR the postgres user cannot pass through). Clients use
+// its path.
+const handedDownSocketDir = "/proc/self/fd/4"
+
+// handedDownDir is where a server run as another user finds its cluster:
+// the descriptor the caller opened, third after standard input, output
+// and error (exec.Cmd's first ExtraFiles). Following it is Linux's
+// "magic link": the kernel goes to the directory the descriptor holds,
+// without searching the directories above it, which the postgres user may
+// not be allowed to pass through (a clone under /root, a 0700 data
+// directory, a umask of 077). initdb hands it on to the server it runs,
+// and the server's processes, which it forks, keep it and work from it.
+const handedDownDir = "/proc/self/fd/3"
+
+// dataDir is the -D argument for initdb and the server: the cluster's
+// path, or, when they run as another user, handedDownDir and the
+// directory's descriptor to hand down (the caller closes it).
+func (a *account) dataDir(dir string) (string, *os.File, error) {
+	return a.handDown(dir, handedDownDir)
+}
+
+// handDown is the argument that names dir to initdb or the server: dir
+// itself, or, when they run as another user, as, with dir's descriptor
+// to hand down (the caller closes it).
+func (a *account) handDown(dir, as string) (string, *os.File, error) {
+	if !a.switched {
+		return dir, nil, nil
+	}
+	f, err := os.OpenFile(dir, os.O_RDONLY|syscall.O_DIRECTORY, 0)
+	if err != nil {
+		return "", nil, fmt.Errorf("error opening %q for the postgres user: %w", dir, err)
+	}
+	return as, f, nil
+}
+
+func closeFile(files ...*os.File) {
+	for _, f := range files {
+		if f != nil {
+			_ = f.Close()
 		}
 	}
-	return nil
 }
 
 // String describes the server for logs.

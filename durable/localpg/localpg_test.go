@@ -110,13 +110,30 @@ func requireServes(t *testing.T, s *Server) {
 
 func itoa(n int) string { return strconv.Itoa(n) }
 
-func TestUnreachableDirectoryIsExplained(t *testing.T) {
+// TestClusterUnderAPrivateDirectory: as root, the server runs as postgres,
+// which cannot pass through a 0700 directory of root's; it reaches its
+// cluster and its socket's directory through the descriptors it is
+// handed, not by their paths, so a cluster under /root or a 0700 data
+// directory works (issue 31). It
+// restarts there too, and its data survives.
+func TestClusterUnderAPrivateDirectory(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("only root hands the cluster to another user")
 	}
-	private := t.TempDir() // 0700, owned by root
-	_, err := Start(context.Background(), Options{Dir: filepath.Join(private, "data")})
-	require.ErrorContains(t, err, "the postgres user cannot reach")
+	private := clusterParent(t)
+	require.NoError(t, os.Chmod(private, 0o700)) // owned by root: postgres cannot pass
+	t.Setenv("TMPDIR", private)                  // nor to its socket's directory
+	dir := filepath.Join(private, "rbd", "pg")
+	srv, err := Start(context.Background(), Options{Dir: dir, Settings: map[string]string{"fsync": "off"}})
+	require.NoError(t, err)
+	requireServes(t, srv)
+	require.NoError(t, srv.Restart(context.Background()))
+	requireServes(t, srv)
+	require.NoError(t, srv.Stop())
+	srv, err = Start(context.Background(), Options{Dir: dir, Settings: map[string]string{"fsync": "off"}})
+	require.NoError(t, err, "a cluster made before starts again")
+	requireServes(t, srv)
+	require.NoError(t, srv.Stop())
 }
 
 // TestServerDiesWithItsParent runs a server from a child process, kills the
