@@ -102,6 +102,12 @@ func (b *browser) shot(t testing.TB, name string) string {
 	p := filepath.Join(b.shots, name+".png")
 	require.NoError(t, os.WriteFile(p, png, 0o644))
 	t.Logf("screenshot %s", p)
+	// RBD_SCREENSHOTS=DIR keeps every screenshot, to look at after the
+	// test (its own directory goes with it).
+	if dir := os.Getenv("RBD_SCREENSHOTS"); dir != "" {
+		require.NoError(t, os.MkdirAll(dir, 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, t.Name()+"-"+name+".png"), png, 0o644))
+	}
 	return p
 }
 

@@ -114,7 +114,7 @@ func TestConsoleKYC(t *testing.T) {
 
 	// Approve with the button: the runbook completes, still without a reload.
 	b.do(t, "approve the gate",
-		chromedp.SendKeys(chromedp.CSS(`#blocked input`), "compliance-officer"),
+		chromedp.SendKeys(chromedp.CSS(`#gates input[data-by="approval"]`), "compliance-officer"),
 		chromedp.Click(chromedp.CSS(`button[data-action="approve"][data-step="approval"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`.toolbar .badge.s-complete`)),
 		chromedp.WaitReady(chromedp.CSS(`.node[data-key="approval"][data-status="complete"]`)))
@@ -226,7 +226,7 @@ func TestConsoleListPages(t *testing.T) {
 		require.NoError(t, err)
 	}
 	rows := func() int { return eval[int](t, b, `document.querySelectorAll("#runbooks tbody tr").length`) }
-	first := func() string { return eval[string](t, b, `document.querySelector("#runbooks tbody a").textContent`) }
+	first := func() string { return eval[string](t, b, `document.querySelector("#runbooks tbody tr").dataset.id`) }
 
 	// The API is open (no --api-token-file): no sign-in prompt.
 	b.do(t, "open the list", chromedp.Navigate(d.server+"/ui/"), chromedp.WaitVisible(chromedp.ID("runbooks")))
@@ -234,14 +234,14 @@ func TestConsoleListPages(t *testing.T) {
 	newest := first()
 	seen := map[string]bool{}
 	collect := func() {
-		for _, id := range eval[[]string](t, b, `[...document.querySelectorAll("#runbooks tbody a")].map(a => a.textContent)`) {
+		for _, id := range eval[[]string](t, b, `[...document.querySelectorAll("#runbooks tbody tr")].map(r => r.dataset.id)`) {
 			require.False(t, seen[id], "runbook %s on two pages", id)
 			seen[id] = true
 		}
 	}
 	collect()
-	older := chromedp.CSS(`.toolbar button:nth-of-type(2)`)
-	newer := chromedp.CSS(`.toolbar button:nth-of-type(1)`)
+	older := chromedp.CSS(`button[data-nav="older"]`)
+	newer := chromedp.CSS(`button[data-nav="newer"]`)
 	// turn clicks a paging button and waits for a page of n rows other
 	// than the one shown before the click.
 	turn := func(what string, button chromedp.CSS, n int) {
@@ -249,7 +249,7 @@ func TestConsoleListPages(t *testing.T) {
 		before := first()
 		b.do(t, what, chromedp.Click(button))
 		waitJS(t, b, `document.querySelectorAll("#runbooks tbody tr").length === `+strconv.Itoa(n)+
-			` && document.querySelector("#runbooks tbody a").textContent !== "`+before+`"`)
+			` && document.querySelector("#runbooks tbody tr").dataset.id !== "`+before+`"`)
 	}
 	turn("page 2", older, 50)
 	require.Contains(t, eval[string](t, b, `location.hash`), "after=", "the cursor is in the page's address")
@@ -257,17 +257,17 @@ func TestConsoleListPages(t *testing.T) {
 	turn("page 3", older, 20)
 	collect()
 	require.Len(t, seen, 120)
-	require.True(t, eval[bool](t, b, `document.querySelector(".toolbar button:nth-of-type(2)").disabled`), "the last page has no older one")
+	require.True(t, eval[bool](t, b, `document.querySelector('button[data-nav="older"]').disabled`), "the last page has no older one")
 	turn("back to page 2", newer, 50)
 	b.do(t, "back to page 1", chromedp.Click(newer))
-	waitJS(t, b, `document.querySelector("#runbooks tbody a").textContent === "`+newest+`"`)
+	waitJS(t, b, `document.querySelector("#runbooks tbody tr").dataset.id === "`+newest+`"`)
 	b.shot(t, "list-paged")
 
 	// Filtered: none is complete, all are executing.
-	eval[bool](t, b, `(() => { const s = document.getElementById("status-filter"); s.value = "complete"; return s.dispatchEvent(new Event("change")); })()`)
-	waitJS(t, b, `document.body.textContent.includes("No runbooks with status complete")`)
-	eval[bool](t, b, `(() => { const s = document.getElementById("status-filter"); s.value = "executing"; return s.dispatchEvent(new Event("change")); })()`)
-	waitJS(t, b, `location.hash === "#/?status=executing" && document.querySelectorAll("#runbooks tbody tr").length === 50`)
+	eval[bool](t, b, `(() => { const s = document.getElementById("state-filter"); s.value = "complete"; return s.dispatchEvent(new Event("change")); })()`)
+	waitJS(t, b, `document.body.textContent.includes("No runbooks in state complete")`)
+	eval[bool](t, b, `(() => { const s = document.getElementById("state-filter"); s.value = "executing"; return s.dispatchEvent(new Event("change")); })()`)
+	waitJS(t, b, `location.hash === "#/?state=executing" && document.querySelectorAll("#runbooks tbody tr").length === 50`)
 	require.Empty(t, b.problems(), "the page's console:\n%s", b.console())
 }
 
@@ -297,9 +297,10 @@ func TestConsoleReject(t *testing.T) {
 	eval[bool](t, b, `window.stillTheSamePage = true`)
 	b.do(t, "reject with the keyboard",
 		chromedp.Focus(chromedp.CSS(`#step input[data-by="g"]`)),
-		chromedp.KeyEvent("risk-officer\t\t"), // the name, then past Approve to Reject
+		chromedp.KeyEvent("risk-officer\tnot today\t\t"), // the name, the comment, then past Approve to Reject
 		chromedp.KeyEvent("\r"))
 	waitJS(t, b, `document.querySelector("#step").textContent.includes("rejected by risk-officer")`)
+	require.Contains(t, eval[string](t, b, `document.querySelector("#step").textContent`), "not today", "the comment goes with the decision")
 	require.True(t, eval[bool](t, b, `window.stillTheSamePage === true`), "the page reloaded")
 	v, err := d.client("").Get(context.Background(), id)
 	require.NoError(t, err)
@@ -316,7 +317,7 @@ func TestConsoleReject(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`#failures li[data-step="g"]`)))
 	require.Contains(t, eval[string](t, b, `document.querySelector('#failures li[data-step="g"]').textContent`), "POLICY_DENIED")
 	b.do(t, "retry from the page", chromedp.Click(chromedp.CSS(`#next button[data-action="retry"][data-step="g"]`)))
-	waitJS(t, b, `!!document.querySelector('#blocked li[data-step="g"] button[data-action="approve"]')`)
+	waitJS(t, b, `!!document.querySelector('#gates .gate-card[data-step="g"] button[data-action="approve"]')`)
 	v, err = d.client("").Get(context.Background(), id)
 	require.NoError(t, err)
 	require.Equal(t, rbtype.StepWaitingApproval, v.Steps[stepIndex(t, v, "g")].Status, "the retried gate asks again")
@@ -360,7 +361,7 @@ func TestConsolePolicyBlocksInlineCode(t *testing.T) {
 	t.Parallel()
 	b := newBrowser(t, 1280, 800)
 	d := newDaemonEnv(t).start(t)
-	b.do(t, "open the console", chromedp.Navigate(d.server+"/ui/"), chromedp.WaitVisible(chromedp.ID("status-filter")))
+	b.do(t, "open the console", chromedp.Navigate(d.server+"/ui/"), chromedp.WaitVisible(chromedp.ID("state-filter")))
 	eval[bool](t, b, `(() => {
 		const s = document.createElement("script");
 		s.textContent = "window.planted = true";

@@ -11,8 +11,12 @@
 (() => {
   const TOKEN_KEY = "rbd-token";
   const BY_KEY = "rbd-by";
-  const STATUSES = ["executing", "complete", "failed", "cancelled", "escalated"];
+  // The states the list filters by: the view's, a status or what a running
+  // runbook waits for.
+  const STATES = ["awaiting_approval", "parked", "executing", "held_open", "in_progress",
+    "escalated", "failed", "partial", "complete", "cancelled"];
   const PAGE = 50;
+  const WAITING = 100; // runbooks waiting on a person shown at once
   const LEDGER_ROWS = 500; // rows kept on screen; the API has them all
 
   const main = document.getElementById("main");
@@ -72,7 +76,14 @@
   }
 
   function badge(status) {
-    return el("span", { class: "badge s-" + String(status).replace(/[^a-z_]/g, "") }, status);
+    return el("span", { class: "badge s-" + String(status).replace(/[^a-z_]/g, ""), "data-state": status }, String(status).replace(/_/g, " "));
+  }
+
+  // clock is a time of day, for the rows of a ledger, whose cells carry
+  // the whole time as their title.
+  function clock(s) {
+    const d = new Date(s);
+    return isNaN(d) ? String(s || "") : d.toISOString().slice(11, 19);
   }
 
   function time(s) {
@@ -81,15 +92,80 @@
     return isNaN(d) ? String(s) : d.toISOString().replace("T", " ").slice(0, 19) + " UTC";
   }
 
-  function json(v) {
-    return el("pre", {}, v === undefined ? "" : JSON.stringify(v, null, 2));
+  function json(v, attrs) {
+    return el("pre", attrs || {}, v === undefined ? "" : JSON.stringify(v, null, 2));
   }
 
-  function kv(pairs) {
-    const dl = el("dl", { class: "kv" });
+  // compact is a value on one line, shortened for a table cell.
+  function compact(v, n) {
+    const s = typeof v === "string" ? v : JSON.stringify(v);
+    return s === undefined ? "" : short(s, n || 120);
+  }
+
+  function short(s, n) {
+    return s.length > n ? s.slice(0, n - 1) + "…" : s;
+  }
+
+  // ago and left say a duration in the largest two units: "3d 4h".
+  function span(ms) {
+    const s = Math.max(0, Math.round(ms / 1000));
+    const parts = [[Math.floor(s / 86400), "d"], [Math.floor(s / 3600) % 24, "h"], [Math.floor(s / 60) % 60, "m"], [s % 60, "s"]];
+    const first = parts.findIndex(([n]) => n > 0);
+    if (first < 0) return "0s";
+    return parts.slice(first, first + 2).filter(([n]) => n > 0).map(([n, u]) => n + u).join(" ");
+  }
+
+  // countdown shows the time left until when, kept current by the ticker
+  // below; past it, how long ago it was due.
+  function countdown(when) {
+    const e = el("span", { class: "countdown", "data-until": when });
+    tickOne(e);
+    return e;
+  }
+
+  function tickOne(e) {
+    const left = new Date(e.getAttribute("data-until")) - Date.now();
+    e.textContent = left >= 0 ? "in " + span(left) : "overdue by " + span(-left);
+    e.classList.toggle("overdue", left < 0);
+  }
+  setInterval(() => {
+    document.querySelectorAll(".countdown").forEach(tickOne);
+    document.querySelectorAll(".waited").forEach((e) => { e.textContent = span(Date.now() - new Date(e.getAttribute("data-since"))); });
+  }, 1000);
+
+  function since(when) {
+    return when ? span(Date.now() - new Date(when)) + " ago" : "";
+  }
+
+  function riskBadge(risk) {
+    const r = String(risk || "low").replace(/[^a-z]/g, "");
+    return el("span", { class: "risk risk-" + r }, r);
+  }
+
+  // gateWhy says in words what put a gate in front of a step.
+  function gateWhy(why, policy) {
+    switch (why) {
+      case "policy": return policyText(policy);
+      case "risk": return "its verb is high risk: such a step always waits for a person";
+      case "verb": return "its verb declares a gate (human_confirm)";
+      case "call": return "the runbook asks for it (:gate \"human_confirm\")";
+    }
+    return "";
+  }
+
+  // policyText is what a policy's POLICY_GATED event said: its rule when it
+  // names one, else all it said.
+  function policyText(p) {
+    if (!p) return "the tenant's policy";
+    const rule = p.rule || p.tag || p.tags;
+    return "the tenant's policy" + (rule ? ": " + compact(rule, 80) : " " + compact(p, 80));
+  }
+
+  function kv(pairs, attrs) {
+    const dl = el("dl", Object.assign({ class: "kv" }, attrs || {}));
     for (const [k, v] of pairs) {
-      if (v === undefined || v === null || v === "") continue;
-      append(dl, [el("dt", {}, k), el("dd", {}, v)]);
+      if (v === undefined || v === null || v === "" || (Array.isArray(v) && v.length === 0)) continue;
+      append(dl, [el("dt", {}, k), el("dd", { "data-fact": k }, v)]);
     }
     return dl;
   }
@@ -221,55 +297,127 @@
     showLogin();
   });
 
-  // ---------- the runbooks list ----------
+  // ---------- the inbox: the runbooks ----------
 
+  // waitsOn says what a runbook waits on, most pressing first: a person's
+  // decision, resolution or retry, then the outside world.
+  function waitsOn(r) {
+    const out = [];
+    for (const b of r.blocked_on || []) {
+      if (b.reason === "REQUIRES_APPROVAL") out.push(["person", "approval of " + b.step, b.step]);
+      else if (b.reason === "AWAITING_NOTIFICATION") out.push(["world", "a notification for " + b.step, b.step]);
+      else if (b.reason === "AWAITING_TIMER") out.push(["world", "its timer, " + b.step, b.step]);
+    }
+    for (const a of r.next_actions || []) {
+      if (a.kind === "resolve") out.push(["person", "a resolution of " + a.step, a.step]);
+      else if (a.kind === "retry") out.push(["person", "a retry of " + a.step + (r.mode === "draft_only" ? " (for real)" : ""), a.step]);
+      else if (a.kind === "close") out.push(["agent", "its agent, to close it", ""]);
+    }
+    return out;
+  }
+
+  function runbookRow(r, showTenant) {
+    const href = "#/runbooks/" + encodeURIComponent(r.id);
+    const waits = waitsOn(r);
+    return el("tr", { "data-id": r.id, "data-needs-person": r.needs_person ? "true" : "false" },
+      el("td", { class: "name" },
+        el("a", { href, class: "rb-link" }, r.name || "runbook " + r.id.slice(0, 8)),
+        el("div", { class: "id muted" }, r.id)),
+      el("td", {}, badge(r.state || r.status), r.mode !== "execute" ? el("span", { class: "muted" }, " " + r.mode) : null),
+      el("td", { class: "waits" }, waits.length
+        ? waits.map(([who, text]) => el("div", { class: "wait-" + who }, text))
+        : el("span", { class: "muted" }, "nothing", r.error ? el("div", { class: "code" }, r.error.code) : null)),
+      el("td", { class: "opt" }, r.actor || ""),
+      showTenant ? el("td", { class: "tenant" }, r.tenant) : null,
+      el("td", { class: "opt" }, time(r.created_at), el("div", { class: "muted" }, since(r.updated_at) ? "updated " + since(r.updated_at) : "")));
+  }
+
+  function runbookTable(id, runbooks, showTenant) {
+    return el("table", { id, class: "runbooks" },
+      el("thead", {}, el("tr", {}, el("th", {}, "Runbook"), el("th", {}, "State"), el("th", {}, "Waits on"),
+        el("th", { class: "opt" }, "Submitted by"), showTenant ? el("th", {}, "Tenant") : null, el("th", { class: "opt" }, "Created"))),
+      el("tbody", {}, runbooks.map((r) => runbookRow(r, showTenant))));
+  }
+
+  // listPage is the console's home: the runbooks that wait on a person
+  // first (a gate to decide, an escalation to resolve, a failure a retry
+  // may fix), each with its name and what it waits on, then the rest,
+  // newest first and paged. A state filter shows one list of that state;
+  // an admin may pick a tenant.
   async function listPage(params, signal) {
-    const status = params.get("status") || "";
+    const state = params.get("state") || "";
+    const tenant = params.get("tenant") || "";
     const after = params.get("after") || "";
-    const q = new URLSearchParams({ limit: String(PAGE) });
-    if (status) q.set("status", status);
-    if (after) q.set("after", after);
-    const page = await api("GET", "/v1/runbooks?" + q, null, signal);
+    const query = (extra) => {
+      const q = new URLSearchParams(extra);
+      if (tenant) q.set("tenant", tenant);
+      return "/v1/runbooks?" + q;
+    };
+    let waiting = null;
+    let page;
+    if (state === "person") {
+      page = await api("GET", query({ limit: String(PAGE), needs_person: "true", ...(after ? { after } : {}) }), null, signal);
+    } else if (state) {
+      page = await api("GET", query({ limit: String(PAGE), state, ...(after ? { after } : {}) }), null, signal);
+    } else {
+      [waiting, page] = await Promise.all([
+        after ? Promise.resolve(null) : api("GET", query({ limit: String(WAITING), needs_person: "true" }), null, signal),
+        api("GET", query({ limit: String(PAGE), needs_person: "false", ...(after ? { after } : {}) }), null, signal),
+      ]);
+    }
+    const all = (waiting ? waiting.runbooks : []).concat(page.runbooks);
+    const tenants = new Set(all.map((r) => r.tenant));
+    // Only an admin's token sees more than one tenant's runbooks; it may
+    // then pick one.
+    const showTenant = tenants.size > 1 || tenant !== "";
 
-    const select = el("select", { id: "status-filter", "aria-label": "Filter by status" },
-      el("option", { value: "" }, "all statuses"),
-      STATUSES.map((s) => el("option", { value: s, selected: s === status }, s)));
-    select.addEventListener("change", () => {
-      listCursors = [];
-      location.hash = "#/" + (select.value ? "?status=" + encodeURIComponent(select.value) : "");
-    });
-
-    const rows = page.runbooks.map((r) => el("tr", {},
-      el("td", { class: "id" }, el("a", { href: "#/runbooks/" + encodeURIComponent(r.id) }, r.id)),
-      el("td", {}, badge(r.status)),
-      el("td", { class: "opt" }, r.mode),
-      el("td", {}, time(r.created_at)),
-      el("td", { class: "opt" }, time(r.updated_at)),
-      el("td", { class: "opt" }, r.error ? r.error.code : "")));
-
+    const go = (p) => {
+      const q = new URLSearchParams();
+      for (const [k, v] of Object.entries(p)) if (v) q.set(k, v);
+      location.hash = "#/" + (q.toString() ? "?" + q : "");
+    };
+    const select = el("select", { id: "state-filter", "aria-label": "Filter by state" },
+      el("option", { value: "" }, "waiting on a person first"),
+      el("option", { value: "person", selected: state === "person" }, "only what waits on a person"),
+      STATES.map((s) => el("option", { value: s, selected: s === state }, s)));
+    select.addEventListener("change", () => { listCursors = []; go({ state: select.value, tenant }); });
+    let tenantBox = null;
+    if (showTenant) {
+      tenantBox = el("input", { id: "tenant-filter", type: "text", placeholder: "every tenant", value: tenant, "aria-label": "Tenant", size: 14 });
+      tenantBox.addEventListener("change", () => { listCursors = []; go({ state, tenant: tenantBox.value.trim() }); });
+    }
     const nav = (label, cursor, enabled, back) => el("button", {
-      type: "button", disabled: !enabled, onclick: () => {
+      type: "button", "data-nav": back ? "newer" : "older", disabled: !enabled, onclick: () => {
         if (back) listCursors.pop(); else listCursors.push(after);
-        const p = new URLSearchParams();
-        if (status) p.set("status", status);
-        if (cursor) p.set("after", cursor);
-        location.hash = "#/" + (p.toString() ? "?" + p : "");
+        go({ state, tenant, after: cursor });
       },
     }, label);
 
-    show(
-      el("h1", {}, "Runbooks"),
+    const sections = [];
+    if (waiting) {
+      sections.push(el("section", { id: "inbox", "aria-labelledby": "inbox-title" },
+        el("h2", { id: "inbox-title" }, "Waiting on a person ", el("span", { class: "count" + (waiting.runbooks.length ? "" : " zero") }, String(waiting.runbooks.length) + (waiting.next ? "+" : ""))),
+        waiting.runbooks.length
+          ? runbookTable("waiting", waiting.runbooks, showTenant)
+          : el("p", { class: "muted", id: "waiting" }, "Nothing waits on a person."),
+        waiting.next ? el("p", {}, el("a", { href: "#/?state=person" + (tenant ? "&tenant=" + encodeURIComponent(tenant) : "") }, "All that wait on a person →")) : null));
+    }
+    const title = waiting ? "Everything else" : state === "person" ? "Waiting on a person" : "State: " + state;
+    sections.push(el("section", { "aria-labelledby": "rest-title" },
+      el("h2", { id: "rest-title" }, title),
       el("div", { class: "toolbar" },
-        select,
         nav("← Newer", listCursors[listCursors.length - 1] || "", after !== "", true),
         nav("Older →", page.next || "", !!page.next, false),
         el("span", { class: "muted" }, page.runbooks.length + " shown, newest first")),
       page.runbooks.length === 0
-        ? el("p", { class: "muted" }, "No runbooks" + (status ? " with status " + status : "") + ".")
-        : el("table", { id: "runbooks" },
-          el("thead", {}, el("tr", {}, el("th", {}, "Runbook"), el("th", {}, "Status"), el("th", { class: "opt" }, "Mode"),
-            el("th", {}, "Created"), el("th", { class: "opt" }, "Updated"), el("th", { class: "opt" }, "Error"))),
-          el("tbody", {}, rows)));
+        ? el("p", { class: "muted" }, "No runbooks" + (state && state !== "person" ? " in state " + state : "") + ".")
+        : runbookTable("runbooks", page.runbooks, showTenant)));
+
+    show(
+      el("h1", {}, "Runbooks"),
+      el("div", { class: "toolbar filters" }, el("label", { for: "state-filter" }, "Show"), select,
+        tenantBox ? el("label", { for: "tenant-filter" }, "Tenant") : null, tenantBox),
+      sections);
   }
 
   // ---------- the DAG ----------
@@ -524,6 +672,8 @@
     return { root, nodes };
   }
 
+  // paintNodes colours each node by its step's state and kind, and marks
+  // a step whose effect a compensation undid.
   function paintNodes(nodes, view, plan) {
     const planStep = new Map(plan.steps.map((s) => [s.key, s]));
     for (const s of view.steps) {
@@ -534,26 +684,31 @@
         const count = n.querySelector(".count");
         if (count) count.textContent = short(iterationsText(s), 28);
       }
-      if (n.getAttribute("data-status") === s.status && n.getAttribute("class") === nodeClass(ps, s)) continue;
-      n.setAttribute("class", nodeClass(ps, s));
+      const undone = !!(s.compensation && s.compensation.status === "complete");
+      const cls = nodeClass(ps, s) + (undone ? " undone" : "");
+      if (n.getAttribute("data-status") === s.status && n.getAttribute("class") === cls) continue;
+      n.setAttribute("class", cls);
       n.setAttribute("data-status", s.status);
-      n.setAttribute("aria-label", (ps.loop ? s.key + "[*]" : s.key) + ": " + s.status);
-      n.firstChild.textContent = n.firstChild.textContent.replace(/: [a-z_]+(;|$)/, ": " + s.status + "$1");
+      n.setAttribute("aria-label", (ps.loop ? s.key + "[*]" : s.key) + ": " + s.status + (undone ? ", undone" : ""));
+      n.firstChild.textContent = n.firstChild.textContent.replace(/: [a-z_]+(, undone by its compensation)?(;|$)/, ": " + s.status + (undone ? ", undone by its compensation" : "") + "$2");
     }
   }
 
   // ---------- one runbook ----------
 
-  // decider is the name typed in a gate's "by" box. It outlives the box:
-  // the panel is rebuilt when events arrive, and what the user was typing
-  // must survive that.
+  // decider is the name typed in a gate's "by" box, and comments what is
+  // typed in its comment box, by step. They outlive the boxes: the panel is
+  // rebuilt when events arrive, and what the user was typing must survive.
   let decider = sessionStorage.getItem(BY_KEY) || "";
+  const comments = new Map();
 
   function gateButtons(id, key, after) {
     // A token that names its actor decides as that actor: no name to ask.
     const named = me && me.actor_named;
-    const by = named ? null : el("input", { type: "text", "aria-label": "Decided by", placeholder: "your name", value: decider, "data-by": key });
+    const by = named ? null : el("input", { type: "text", "aria-label": "Decided by", placeholder: "your name", value: decider, "data-by": key, autocomplete: "name" });
     if (by) by.addEventListener("input", () => { decider = by.value; });
+    const comment = el("input", { type: "text", "aria-label": "Comment", placeholder: "comment (optional)", value: comments.get(key) || "", "data-comment": key });
+    comment.addEventListener("input", () => { comments.set(key, comment.value); });
     const msg = el("span", { class: "error", role: "status" });
     const decide = (what) => async () => {
       const body = {};
@@ -564,23 +719,27 @@
         sessionStorage.setItem(BY_KEY, who);
         body.by = who;
       }
+      if (comment.value.trim()) body.comment = comment.value.trim();
       try {
         await api("POST", rb(id) + "/steps/" + encodeURIComponent(key) + "/" + what, body);
         msg.textContent = "";
+        comments.delete(key);
         after();
       } catch (err) {
         if (err instanceof Unauthorized) return refused();
         msg.textContent = err.message;
       }
     };
-    return el("div", { class: "gate" }, by,
-      el("button", { type: "button", class: "approve", "data-action": "approve", "data-step": key, "aria-label": "Approve " + key, onclick: decide("approve") }, "Approve"),
-      el("button", { type: "button", class: "reject", "data-action": "reject", "data-step": key, "aria-label": "Reject " + key, onclick: decide("reject") }, "Reject"),
+    return el("div", { class: "gate" }, by, comment,
+      el("div", { class: "decide" },
+        el("button", { type: "button", class: "approve", "data-action": "approve", "data-step": key, "aria-label": "Approve " + key, onclick: decide("approve") }, "Approve"),
+        el("button", { type: "button", class: "reject", "data-action": "reject", "data-step": key, "aria-label": "Reject " + key, onclick: decide("reject") }, "Reject")),
       msg);
   }
 
   // retryButton runs a failed step again, through the same endpoint as
-  // rbd retry, as the name in the gate's "by" box (or "console").
+  // rbd retry, as the name in the gate's "by" box (or "console"). It is
+  // shown only where the view's next_actions offer a retry.
   function retryButton(id, key, after) {
     const msg = el("span", { class: "error", role: "status" });
     const retry = async () => {
@@ -598,58 +757,168 @@
       msg);
   }
 
-  function summary(id, view, refresh) {
+  const stepHref = (id, key) => "#/runbooks/" + encodeURIComponent(id) + "/steps/" + encodeURIComponent(key);
+
+  // gatePanel is what the person at a gate decides on, first on the page:
+  // the step's risk, effect and target, its arguments as they will be
+  // sent, why it is gated, who submitted the runbook, how long it has
+  // waited and whether it times out, then Approve and Reject.
+  function gatePanel(id, view, refresh) {
+    const gates = view.blocked_on.filter((b) => b.reason === "REQUIRES_APPROVAL" && b.gate);
+    if (!gates.length) return null;
+    return el("section", { id: "gates", "aria-label": "Waiting for a decision" }, gates.map((b) => {
+      const g = b.gate;
+      return el("div", { class: "card gate-card risk-" + String(g.risk || "low").replace(/[^a-z]/g, ""), "data-step": b.step },
+        el("h2", {}, "Decide ", el("a", { href: stepHref(id, b.step) }, b.step), " ", el("span", { class: "muted" }, g.verb)),
+        kv([
+          ["risk", riskBadge(g.risk)],
+          ["effect", g.side_effects + (g.target ? " on " + g.target : "")],
+          ["gated by", gateWhy(g.why, g.policy)],
+          ["submitted by", view.actor || el("span", { class: "muted" }, "no one named (its token has no actor)")],
+          ["waiting", g.since ? [el("span", { class: "waited", "data-since": g.since }, span(Date.now() - new Date(g.since))),
+            el("span", { class: "muted" }, ", since " + time(g.since))] : ""],
+          ["times out", el("span", { class: "muted" }, "never: it waits until someone decides")],
+        ], { class: "kv facts" }),
+        el("div", { class: "args-label muted" }, "arguments, as they will be sent"),
+        json(g.args, { class: "args" }),
+        gateButtons(id, b.step, refresh));
+    }));
+  }
+
+  // undone lists what was undone after a failure or a cancel: each
+  // compensation with its verb and how it went, and each failure hook.
+  function undone(view, seen) {
+    const rows = [];
+    for (const s of view.steps) {
+      if (!s.compensation) continue;
+      const started = seen.compensations.get(s.key);
+      rows.push(el("li", { "data-step": s.key, "data-status": s.compensation.status },
+        el("span", { class: "badge s-" + (s.compensation.status === "complete" ? "complete" : s.compensation.status === "failed" ? "failed" : "running") },
+          s.compensation.status === "complete" ? "undone" : s.compensation.status),
+        " ", el("strong", {}, s.key),
+        started ? el("span", {}, " by ", el("code", {}, started)) : null,
+        s.compensation.error ? el("div", { class: "error" }, s.compensation.error) : null));
+    }
+    for (const [key, h] of seen.hooks) {
+      rows.push(el("li", { "data-hook": key, "data-status": h.status },
+        el("span", { class: "badge s-" + (h.status === "succeeded" ? "complete" : h.status === "failed" ? "failed" : "running") }, "hook " + h.status),
+        " ", el("strong", {}, key), h.verb ? el("span", {}, " ", el("code", {}, h.verb)) : null,
+        h.error ? el("div", { class: "error" }, h.error) : null));
+    }
+    if (!rows.length) return null;
+    return el("div", { class: "card" }, el("h2", {}, "Undone"),
+      el("p", { class: "muted" }, "What ran to undo the completed steps, and the failure hooks."),
+      el("ul", { class: "undone", id: "undone" }, rows));
+  }
+
+  function summary(id, view, seen, refresh) {
     const byKey = new Map(view.steps.map((s) => [s.key, s]));
-    const blocked = view.blocked_on.map((b) => {
+    const blocked = view.blocked_on.filter((b) => b.reason !== "REQUIRES_APPROVAL" || !b.gate).map((b) => {
       const s = byKey.get(b.step) || {};
       return el("li", { "data-step": b.step },
-        el("a", { href: "#/runbooks/" + encodeURIComponent(id) + "/steps/" + encodeURIComponent(b.step) }, b.step),
+        el("a", { href: stepHref(id, b.step) }, b.step),
         " ", el("span", { class: "muted" }, b.reason),
-        kv([["correlation key", b.correlation_key], ["parked since", time(s.parked_at)], ["times out", time(s.timeout_at)],
-          ["until", time(b.until)], ["message", b.message]]),
+        kv([["correlation key", b.correlation_key], ["parked since", time(s.parked_at)],
+          ["times out", s.timeout_at ? [countdown(s.timeout_at), el("span", { class: "muted" }, " (" + time(s.timeout_at) + ")")] : ""],
+          ["until", b.until ? [countdown(b.until)] : ""], ["message", b.message]]),
         b.reason === "REQUIRES_APPROVAL" && s.status === "waiting_approval" ? gateButtons(id, b.step, refresh) : null);
     });
+    // The gates are in the panel above; here they are named so that the
+    // list of what it waits for is whole.
+    for (const b of view.blocked_on.filter((x) => x.reason === "REQUIRES_APPROVAL" && x.gate)) {
+      blocked.unshift(el("li", { "data-step": b.step, class: "gated" },
+        el("a", { href: stepHref(id, b.step) }, b.step), " ", el("span", { class: "muted" }, "REQUIRES_APPROVAL, above")));
+    }
     const counts = {};
     for (const s of view.steps) counts[s.status] = (counts[s.status] || 0) + 1;
     return el("div", { id: "summary" },
       el("div", { class: "card" },
-        kv([["status", badge(view.status)], ["state", view.state], ["mode", view.mode], ["version", view.version],
+        kv([["status", badge(view.status)], ["state", view.state], ["name", view.name], ["submitted by", view.actor],
+          ["tenant", view.tenant], ["mode", view.mode], ["version", view.version],
           ["created", time(view.created_at)], ["finished", time(view.finished_at)],
           ["error", view.error ? view.error.code + ": " + (view.error.message || "") : ""],
           ["steps", Object.entries(counts).map(([k, n]) => k + " " + n).join(", ")]])),
       el("div", { class: "card" }, el("h2", {}, "Blocked on"),
-        blocked.length ? el("ul", { class: "blocked", id: "blocked" }, blocked) : el("p", { class: "muted", id: "blocked" }, "Nothing.")),
+        blocked.length ? el("ul", { class: "blocked", id: "blocked" }, blocked)
+          : el("p", { class: "muted", id: "blocked" }, view.finished_at ? "Nothing: it has finished." : "Nothing: it moves by itself.")),
       el("div", { class: "card" }, el("h2", {}, "Next"),
         view.next_actions && view.next_actions.length
           ? el("ul", { class: "actions", id: "next" }, view.next_actions.map((n) => el("li", { "data-kind": n.kind, "data-step": n.step || "" },
             el("span", { class: "muted" }, n.kind), " ", el("code", {}, n.command),
             n.kind === "retry" ? retryButton(id, n.step, refresh) : null)))
-          : el("p", { class: "muted", id: "next" }, "Nothing: it moves by itself, or it has finished.")),
+          : el("p", { class: "muted", id: "next" }, !view.finished_at ? "Nothing: it moves by itself."
+            : !(view.failures && view.failures.length) ? "Nothing: it has finished."
+              : view.steps.some((s) => s.compensation) ? "Nothing to retry: what it did was undone. Submit it again (rbd submit --new) to run it anew."
+                : "Nothing: a retry would send the same arguments and fail the same way. Regenerate it with other inputs, or submit a fixed runbook.")),
       el("div", { class: "card" }, el("h2", {}, "Failures"),
         view.failures && view.failures.length
           ? el("ul", { class: "failures", id: "failures" }, view.failures.map((f) => el("li", { "data-step": f.step },
-            el("a", { href: "#/runbooks/" + encodeURIComponent(id) + "/steps/" + encodeURIComponent(f.step) }, f.step),
-            " ", el("span", { class: "muted" }, f.code), f.message ? " " + f.message : "")))
+            el("a", { href: stepHref(id, f.step) }, f.step),
+            " ", el("span", { class: "code" }, f.code), f.message ? el("div", { class: "muted" }, f.message) : null)))
           : el("p", { class: "muted", id: "failures" }, "None.")),
+      undone(view, seen),
       // HOOK(cost): the cost roll-up comes with tenants and the job ledger.
       el("div", { class: "card" }, el("h2", {}, "Outcomes"),
         Object.keys(view.outcomes).length ? json(view.outcomes) : el("p", { class: "muted" }, "None yet.")),
       el("div", { class: "card" }, el("h2", {}, "Inputs"), json(view.inputs)));
   }
 
+  // eventDetail says what an event's data means: who decided a gate and
+  // why, why a step failed, what undid it.
+  function eventDetail(e) {
+    const d = e.data || {};
+    const by = (x) => (x.by ? "by " + x.by : "") + (x.note ? " (said " + x.note + ")" : "");
+    const failed = (x) => (x.code || "") + (x.message ? ": " + x.message : "");
+    switch (e.type) {
+      case "RUNBOOK_SUBMITTED": return (d.actor ? "by " + d.actor : "") + (d.mode && d.mode !== "execute" ? (d.actor ? ", " : "") + d.mode : "");
+      case "GATE_REQUESTED": return "waits for a person";
+      case "GATE_APPROVED": return "approved " + by(d) + (d.comment ? ": " + d.comment : "");
+      case "GATE_REJECTED": return "rejected " + by(d) + (d.comment ? ": " + d.comment : "");
+      case "POLICY_GATED": return policyText(d);
+      case "STEP_FAILED": case "COMPENSATION_FAILED": case "ESCALATION_FAILED": case "HOOK_FAILED":
+      case "INVOCATION_CANCEL_FAILED": return failed(d);
+      case "STEP_VERIFY_FAILED": return failed(d) || compact(d);
+      case "STEP_RETRY_SCHEDULED": return failed(d) + "; again " + time(d.next_attempt_at);
+      case "STEP_PARKED": return "times out " + time(d.timeout_at);
+      case "STEP_TIMED_OUT": return "no notification by " + time(d.timeout_at) + "; " + d.on_timeout;
+      case "STEP_SKIPPED": case "STEP_CANCELLED":
+        return d.reason ? d.reason : d.because ? "because " + d.because + " " + (d.status || "ended") + (d.aborted ? " (abort)" : "") : "";
+      case "COMPENSATION_STARTED": case "ESCALATION_STARTED": case "HOOK_STARTED": return "runs " + (d.verb || "");
+      case "COMPENSATION_SUCCEEDED": return "undone";
+      case "RUNBOOK_CANCELLED": case "RUNBOOK_CLOSED": return by(d);
+      case "RUNBOOK_RETRIED": return by(d) + (d.steps && d.steps.length ? "; " + d.steps.join(", ") : "") + (d.execute ? "; for real" : "");
+      case "STEP_RESOLVED": return d.action + " " + by(d);
+      case "RUNBOOK_FAILED": case "RUNBOOK_ESCALATED":
+        return [d.failed_steps && d.failed_steps.length ? "failed: " + d.failed_steps.join(", ") : "",
+          d.escalated_steps && d.escalated_steps.length ? "escalated: " + d.escalated_steps.join(", ") : ""].filter(Boolean).join("; ");
+      case "STEP_SUCCEEDED": return d.receipt ? "from its receipt" : d.cache === "hit" ? "from the cache" : d.simulated ? "simulated" : "";
+    }
+    return e.data === undefined || e.data === null ? "" : compact(e.data, 100);
+  }
+
+  // eventClass marks the rows a reader looks for: decisions, failures,
+  // what undid them.
+  function eventClass(type) {
+    if (type === "GATE_APPROVED") return "ev-approved";
+    if (type === "GATE_REJECTED" || /FAILED$/.test(type)) return "ev-failed";
+    if (/^(COMPENSATION|HOOK)_/.test(type)) return "ev-undo";
+    return "";
+  }
+
   function ledgerRow(e, id) {
-    return el("tr", { "data-event": e.id },
-      el("td", {}, e.id),
-      el("td", {}, time(e.at)),
+    return el("tr", { "data-event": e.id, "data-type": e.type, class: eventClass(e.type) },
+      el("td", {}, e.seq || e.id),
+      el("td", { class: "opt", title: time(e.at) }, clock(e.at)),
       el("td", {}, e.type),
-      el("td", {}, e.step ? el("a", { href: "#/runbooks/" + encodeURIComponent(id) + "/steps/" + encodeURIComponent(e.step) }, e.step) : ""),
+      el("td", {}, e.step ? el("a", { href: stepHref(id, e.step) }, e.step) : ""),
+      el("td", { class: "detail" }, eventDetail(e)),
       el("td", { class: "opt" }, e.attempt || ""));
   }
 
   function ledger() {
     const body = el("tbody", {});
-    const table = el("table", {}, el("thead", {}, el("tr", {}, el("th", {}, "#"), el("th", {}, "At"), el("th", {}, "Event"),
-      el("th", {}, "Step"), el("th", { class: "opt" }, "Attempt"))), body);
+    const table = el("table", {}, el("thead", {}, el("tr", {}, el("th", {}, "#"), el("th", { class: "opt" }, "At (UTC)"), el("th", {}, "Event"),
+      el("th", {}, "Step"), el("th", {}, "Detail"), el("th", { class: "opt" }, "Attempt"))), body);
     return {
       node: el("div", { class: "ledger", id: "ledger" }, table),
       add(row) {
@@ -659,16 +928,16 @@
     };
   }
 
-  // watch follows the ledger and re-reads the view when events arrive, at
+  // watch follows the ledger and calls load again when events arrive, at
   // most a few times a second however fast they come.
-  function watch(id, signal, onView, onEvent, liveLabel) {
+  function watch(id, signal, load, onView, onEvent, liveLabel) {
     let pending = null;
     const refresh = () => {
       if (pending) return;
       pending = setTimeout(async () => {
         pending = null;
         try {
-          onView(await api("GET", rb(id), null, signal));
+          onView(await load());
         } catch (err) {
           if (err instanceof Unauthorized) refused();
         }
@@ -682,6 +951,20 @@
       if (err instanceof Unauthorized) refused();
     });
     return refresh;
+  }
+
+  // keepFocus rebuilds a part of the page, and gives the keyboard's focus
+  // back to the box or button that had it.
+  function keepFocus(container, build) {
+    const focused = document.activeElement && container.contains(document.activeElement) ? document.activeElement : null;
+    const again = focused && (focused.getAttribute("data-by") !== null
+      ? `[data-by="${CSS.escape(focused.getAttribute("data-by"))}"]`
+      : focused.getAttribute("data-comment") !== null ? `[data-comment="${CSS.escape(focused.getAttribute("data-comment"))}"]`
+        : focused.getAttribute("data-action") ? `[data-action="${focused.getAttribute("data-action")}"][data-step="${CSS.escape(focused.getAttribute("data-step"))}"]` : null);
+    clear(container);
+    append(container, [build()]);
+    const f = again && container.querySelector(again);
+    if (f) f.focus();
   }
 
   async function runbookPage(id, signal) {
@@ -702,12 +985,18 @@
       if (again) again.focus();
     }
     const side = el("div", {});
+    const gates = el("div", { id: "gate-panel" });
     const live = el("span", { class: "live" }, "connecting…");
     const led = ledger();
+    // What the ledger says that the view does not: which verb undid a
+    // step, how each failure hook went.
+    const seen = { compensations: new Map(), hooks: new Map() };
     let refresh = () => {};
     let shown = "";
+    let current = view;
     const render = (v) => {
       latest = v;
+      current = v;
       if (v.plan_hash !== plan.plan_hash && !drawing) {
         drawing = api("GET", rb(id) + "/plan", null, signal).then((p) => {
           plan = p;
@@ -717,21 +1006,18 @@
         }).catch(() => {}).finally(() => { drawing = null; });
       }
       paintNodes(drawn.nodes, v, plan);
-      const sig = v.updated_at + v.status + v.state + JSON.stringify(v.blocked_on) + v.steps.map((s) => s.status).join();
+      const sig = v.updated_at + v.status + v.state + JSON.stringify(v.blocked_on) + v.steps.map((s) => s.status + (s.compensation ? s.compensation.status : "")).join() +
+        seen.compensations.size + JSON.stringify([...seen.hooks]);
       if (sig === shown) return;
       shown = sig;
-      const focused = document.activeElement && side.contains(document.activeElement) ? document.activeElement : null;
-      const again = focused && (focused.getAttribute("data-by") !== null
-        ? `[data-by="${CSS.escape(focused.getAttribute("data-by"))}"]`
-        : focused.getAttribute("data-action") ? `[data-action="${focused.getAttribute("data-action")}"][data-step="${CSS.escape(focused.getAttribute("data-step"))}"]` : null);
-      clear(side);
-      side.append(summary(id, v, () => refresh()));
-      const f = again && side.querySelector(again);
-      if (f) f.focus();
+      keepFocus(gates, () => gatePanel(id, v, () => refresh()) || el("span", {}));
+      keepFocus(side, () => summary(id, v, seen, () => refresh()));
     };
+    const title = el("h1", {}, view.name || "Runbook", " ", el("span", { class: "id muted" }, view.name ? id.slice(0, 8) : id));
     show(
-      el("h1", {}, "Runbook ", el("span", { class: "id" }, id)),
-      el("div", { class: "toolbar" }, el("a", { href: "#/" }, "← Runbooks"), badge(view.status), live),
+      title,
+      el("div", { class: "toolbar" }, el("a", { href: "#/" }, "← Runbooks"), badge(view.state || view.status), live),
+      gates,
       el("div", { class: "layout" },
         el("section", { "aria-label": "Graph" },
           el("div", { class: "legend" },
@@ -752,54 +1038,80 @@
       document.body.setAttribute("data-build-ms", (t2 - t1).toFixed(1));
       document.body.setAttribute("data-render-ms", (performance.now() - t0).toFixed(1));
     }));
-    refresh = watch(id, signal, (v) => {
+    const note = (e) => {
+      const d = e.data || {};
+      if (e.type === "COMPENSATION_STARTED" && e.step) seen.compensations.set(e.step, d.verb);
+      const hook = /^HOOK_(STARTED|SUCCEEDED|FAILED)$/.exec(e.type);
+      if (hook) {
+        const key = e.step || d.hook || d.verb || "hook";
+        const h = seen.hooks.get(key) || {};
+        seen.hooks.set(key, { verb: d.verb || h.verb, status: hook[1].toLowerCase(), error: hook[1] === "FAILED" ? (d.code || "") + (d.message ? ": " + d.message : "") : "" });
+      }
+    };
+    refresh = watch(id, signal, () => api("GET", rb(id), null, signal), (v) => {
       render(v);
       const b = main.querySelector(".toolbar .badge");
-      if (b) b.replaceWith(badge(v.status));
-    }, (e) => led.add(ledgerRow(e, id)), live);
+      if (b) b.replaceWith(badge(v.state || v.status));
+    }, (e) => { note(e); led.add(ledgerRow(e, id)); if (/^(COMPENSATION|HOOK)_/.test(e.type)) render(current); }, live);
   }
 
   // ---------- one step ----------
 
+  // argsFrom says where the resolved arguments shown come from.
+  const argsFrom = {
+    attempt: "as its last attempt was called",
+    resolved: "resolved from the inputs and the results so far: what it will be called with",
+    ended: "resolved from the inputs and the results: what it would have been called with",
+    partial: "resolved as far as the results so far go; a reference to a step without a result is left as the plan has it",
+  };
+  const ended = ["complete", "failed", "skipped", "cancelled", "escalated"];
+
   async function stepPage(id, key, signal) {
-    const [view, plan] = await Promise.all([api("GET", rb(id), null, signal), api("GET", rb(id) + "/plan", null, signal)]);
-    const planStep = plan.steps.find((s) => s.key === key);
-    if (!planStep) throw new Error("NOT_FOUND: no step " + key + " in runbook " + id);
+    const path = rb(id) + "/steps/" + encodeURIComponent(key);
+    const step = await api("GET", path, null, signal);
     const side = el("div", {});
+    const args = el("div", {});
     const live = el("span", { class: "live" }, "connecting…");
     const led = ledger();
     let refresh = () => {};
     let shown = "";
-    const render = (v) => {
-      const s = v.steps.find((x) => x.key === key) || {};
+    const render = (s) => {
       const sig = JSON.stringify(s);
       if (sig === shown) return; // unchanged: keep what the user is typing
       shown = sig;
-      clear(side);
-      side.append(el("div", { class: "card", id: "step" },
-        kv([["status", badge(s.status || "pending")], ["verb", s.verb], ["attempts", s.attempt], ["gate", s.gate],
-          ["correlation key", s.correlation_key], ["parked since", time(s.parked_at)], ["times out", time(s.timeout_at)],
+      const gate = s.gate === "human_confirm"
+        ? el("span", {}, "human_confirm", el("div", { class: "muted" }, gateWhy(s.gate_why, s.policy)))
+        : s.gated_by && s.gated_by !== key
+          ? el("span", {}, "none of its own; ", el("a", { href: stepHref(id, s.gated_by) }, s.gated_by), "'s gate stands in front of it")
+          : "none";
+      keepFocus(side, () => el("div", {}, el("div", { class: "card", id: "step" },
+        kv([["status", badge(s.status || "pending")], ["verb", s.verb], ["gate", gate], ["risk", riskBadge(s.risk)],
+          ["effect", s.side_effects + (s.target ? " on " + s.target : "")], ["attempts", s.attempt],
+          ["correlation key", s.correlation_key], ["parked since", time(s.parked_at)],
+          ["times out", s.timeout_at ? [countdown(s.timeout_at), el("span", { class: "muted" }, " (" + time(s.timeout_at) + ")")] : ""],
           ["next attempt", time(s.next_attempt_at)], ["started", time(s.started_at)], ["finished", time(s.finished_at)],
-          ["decision", s.gate_decision ? s.gate_decision.decision + " by " + s.gate_decision.by + " at " + time(s.gate_decision.at) : ""],
-          ["compensation", s.compensation ? s.compensation.status : ""]]),
+          ["decision", s.gate_decision ? s.gate_decision.decision + " by " + s.gate_decision.by + " at " + time(s.gate_decision.at) +
+            (s.gate_decision.comment ? ": " + s.gate_decision.comment : "") : ""],
+          ["compensation", s.compensation ? s.compensation.status + (s.compensation.error ? ": " + s.compensation.error : "") : ""]]),
         s.status === "waiting_approval" ? gateButtons(id, key, () => refresh()) : null),
-      // HOOK(retry, regenerate): a later issue adds these buttons here
-      // (POST /v1/runbooks/{id}/retry exists; regenerate does not yet).
       el("div", { class: "card" }, el("h2", {}, "Result"), s.result !== undefined ? json(s.result) : el("p", { class: "muted" }, "None.")),
-      el("div", { class: "card" }, el("h2", {}, "Error"), s.error ? json(s.error) : el("p", { class: "muted" }, "None.")));
+      el("div", { class: "card" }, el("h2", {}, "Error"), s.error ? json(s.error) : el("p", { class: "muted" }, "None."))));
+      clear(args);
+      append(args, [el("div", { class: "card", id: "arguments" }, el("h2", {}, "Arguments"),
+        el("p", { class: "muted" }, argsFrom[s.args_from === "resolved" && ended.includes(s.status) ? "ended" : s.args_from] || ""),
+        json(s.resolved_args, { id: "resolved-args" }),
+        el("details", {}, el("summary", {}, "As frozen in the plan"), json(s.args, { id: "frozen-args" }))),
+      el("div", { class: "card" }, el("h2", {}, "Execution block (frozen in the plan)"), json(s.execution, { id: "execution" }),
+        kv([["verb hash", s.verb_hash], ["source", s.pos ? s.pos.file + ":" + s.pos.line : ""]]))]);
     };
     show(
-      el("h1", {}, "Step ", key),
+      el("h1", {}, "Step ", key, " ", el("span", { class: "muted" }, step.verb)),
       el("div", { class: "toolbar" }, el("a", { href: "#/runbooks/" + encodeURIComponent(id) }, "← Runbook " + id.slice(0, 8)), live),
       el("div", { class: "layout step-layout" },
-        el("section", {},
-          el("div", { class: "card" }, el("h2", {}, "Arguments"), json(planStep.args)),
-          el("div", { class: "card" }, el("h2", {}, "Execution block (frozen in the plan)"), json(planStep.execution),
-            kv([["verb hash", planStep.verb_hash], ["source", planStep.pos ? planStep.pos.file + ":" + planStep.pos.line : ""]])),
-          el("h2", {}, "Events of this step"), led.node),
+        el("section", {}, args, el("h2", {}, "Events of this step"), led.node),
         el("aside", {}, side)));
-    render(view);
-    refresh = watch(id, signal, render, (e) => { if (e.step === key) led.add(ledgerRow(e, id)); }, live);
+    render(step);
+    refresh = watch(id, signal, () => api("GET", path, null, signal), render, (e) => { if (e.step === key) led.add(ledgerRow(e, id)); }, live);
   }
 
   // ---------- routing ----------
