@@ -67,11 +67,22 @@ func printRunbook(w io.Writer, v *client.Runbook) {
 	for _, p := range v.Produced {
 		fmt.Fprintf(t, "produced\t%s %s v%d by %s (rbd outcomes %s)\n", p.Type, p.Status, p.Version, p.Step, p.OutcomeID)
 	}
+	said := map[string]bool{}
 	for _, b := range v.BlockedOn {
+		said[b.Step] = true
 		fmt.Fprintf(t, "%s\t%s: %s\n", blockedLabel(v.Status), b.Step, blockedText(b))
 		if g := b.Gate; g != nil {
 			fmt.Fprintf(t, "\t%s\n", gateText(g))
 			fmt.Fprintf(t, "\targuments %s\n", compactValue(g.Args))
+		}
+	}
+	if !v.Status.Running() {
+		// A finished runbook is blocked on nothing; where it failed is
+		// its failures.
+		for _, f := range v.Failures {
+			if !said[f.Step] {
+				fmt.Fprintf(t, "failed at\t%s: %s\n", f.Step, errorText(&client.ErrorInfo{Code: f.Code, Message: f.Message}))
+			}
 		}
 	}
 	for _, a := range v.NextActions {
