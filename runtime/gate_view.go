@@ -47,7 +47,7 @@ const (
 )
 
 // eventPolicyGated is the event a policy writes when it gates a step
-// (SEMANTICS.md section 10), whose data names the rule.
+// (docs/design/semantics.md section 10), whose data names the rule.
 const eventPolicyGated rbtype.EventType = "POLICY_GATED"
 
 // describeGates fills in the gate of each step the view says waits for a

@@ -404,7 +404,7 @@ func (d *decoder) definition(item *yaml.Node) (def *Definition, ok bool) {
 }
 
 // highRiskGate freezes the gate a high-risk verb always has into its
-// execution block (SEMANTICS.md section 7: no call option removes it), so
+// execution block (docs/design/semantics.md section 7: no call option removes it), so
 // that the block every plan, `rbc verbs`, the language server's hover and
 // the console show says the gate that will apply, not "none". A file
 // that writes gate: none on a high-risk verb contradicts itself: V004.
