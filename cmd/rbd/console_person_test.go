@@ -137,7 +137,9 @@ func TestConsoleInbox(t *testing.T) {
 	done := submitAs(t, d, "admin-token", httpapi.SubmitRequest{Source: `(ops.say :text "hello")`, Filename: "hello.rbk"})
 	acme := submitAs(t, d, "acme-token", httpapi.SubmitRequest{Source: failover, Filename: "failover.rbk", Inputs: map[string]any{"cluster": "acme-1"}})
 	for id, state := range map[string]string{gated: "awaiting_approval", parked: "parked", retry: "failed", badArgs: "failed", done: "complete"} {
-		waitView(t, d, "admin-token", id, state, func(v *runtime.RunbookView) bool { return v.State == state && (state != "failed" || v.FinishedAt != nil) })
+		waitView(t, d, "admin-token", id, state, func(v *runtime.RunbookView) bool {
+			return v.State == state && (state != "failed" || v.FinishedAt != nil)
+		})
 	}
 	waitView(t, d, "acme-token", acme, "awaiting approval", func(v *runtime.RunbookView) bool { return v.State == "awaiting_approval" })
 
