@@ -97,3 +97,9 @@ func (t *Tx) ReloptionsForTest(ctx context.Context, table string) ([]string, err
 	err := t.tx.QueryRow(ctx, `SELECT coalesce(reloptions, '{}') FROM pg_class WHERE oid = $1::regclass`, table).Scan(&opts)
 	return opts, translate(err)
 }
+
+// ListRunbooksQuery is a listing's statement and arguments, for EXPLAIN.
+func ListRunbooksQuery(q driver.RunbookQuery) (string, []any, error) {
+	sql, args, _, err := listRunbooksQuery(q)
+	return sql, args, err
+}

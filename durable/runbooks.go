@@ -278,24 +278,11 @@ func (s *Store) RunbookStatus(ctx context.Context, id uuid.UUID) (driver.Runbook
 // ListRunbooks lists runbooks newest first, optionally only those in a
 // status, after a cursor from a previous page. Plans are left out.
 func (s *Store) ListRunbooks(ctx context.Context, q driver.RunbookQuery) (*driver.RunbookPage, error) {
-	limit := q.Limit
-	if limit <= 0 || limit > 1000 {
-		limit = 50
-	}
-	afterTime, afterID, err := decodeCursor(q.After)
+	sql, args, limit, err := listRunbooksQuery(q)
 	if err != nil {
 		return nil, err
 	}
-	where, more, err := listFilter(q)
-	if err != nil {
-		return nil, err
-	}
-	rows, err := s.pool.Query(ctx, `
-		SELECT `+listColumns+`
-		FROM runbooks r
-		WHERE `+where+`
-		ORDER BY r.created_at DESC, r.id DESC
-		LIMIT $4`, append([]any{string(q.Status), afterTime, afterID, limit + 1, q.Tenant}, more...)...)
+	rows, err := s.pool.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, translate(err)
 	}
@@ -317,6 +304,45 @@ func (s *Store) ListRunbooks(ctx context.Context, q driver.RunbookQuery) (*drive
 		page.Next = encodeCursor(last.CreatedAt, last.ID)
 	}
 	return page, nil
+}
+
+// listRunbooksQuery is a listing's statement, its arguments and its page
+// size.
+func listRunbooksQuery(q driver.RunbookQuery) (sql string, args []any, limit int, err error) {
+	limit = q.Limit
+	if limit <= 0 || limit > 1000 {
+		limit = 50
+	}
+	afterTime, afterID, err := decodeCursor(q.After)
+	if err != nil {
+		return "", nil, 0, err
+	}
+	join, where, more, err := listFilter(q)
+	if err != nil {
+		return "", nil, 0, err
+	}
+	args = append([]any{string(q.Status), afterTime, afterID, limit + 1, q.Tenant}, more...)
+	if branches := rareBranches(q); branches != nil {
+		// Few runbooks match, and only among some statuses: read those
+		// (through their indexes, fenced off from the newest-first order,
+		// which would walk all of history to find them), then sort.
+		var parts []string
+		for _, b := range branches {
+			parts = append(parts, `SELECT `+listColumns+` FROM runbooks r`+join+` WHERE `+where+` AND `+b)
+		}
+		sql = `WITH c AS MATERIALIZED (` + strings.Join(parts, "\n\t\tUNION ALL\n\t\t") + `)
+		SELECT * FROM c
+		ORDER BY c.created_at DESC, c.id DESC
+		LIMIT $4`
+		return sql, args, limit, nil
+	}
+	sql = `
+		SELECT ` + listColumns + `
+		FROM runbooks r` + join + `
+		WHERE ` + where + `
+		ORDER BY r.created_at DESC, r.id DESC
+		LIMIT $4`
+	return sql, args, limit, nil
 }
 
 // A cursor is the creation time and id of the last runbook of a page.

@@ -6,3 +6,10 @@
 -- have none (NULL), and the console shows their id.
 ALTER TABLE runbooks ADD COLUMN name text
     CHECK (name IS NULL OR (name <> '' AND length(name) <= 200));
+
+-- The console's inbox lists the runbooks that wait on a person: running,
+-- failed and partial ones (runbooks_status_created finds them), and
+-- finished drafts whose skipped steps wait to run for real. This finds
+-- the drafts without reading every complete runbook of history; it holds
+-- only drafts, so the rest of the table's writes do not touch it.
+CREATE INDEX runbooks_drafts_created ON runbooks (created_at DESC, id DESC) WHERE mode = 'draft_only';
