@@ -183,6 +183,12 @@ func TestConsoleInbox(t *testing.T) {
 	require.False(t, eval[bool](t, b2, `!!document.getElementById("tenant-filter")`))
 	require.LessOrEqual(t, eval[int](t, b2, `document.documentElement.scrollWidth`), 390, "the inbox scrolls sideways at 390px")
 	b2.shot(t, "inbox-phone")
+	// The header says who is signed in; a token that names its actor
+	// fills the name a decision is made in.
+	require.Contains(t, eval[string](t, b2, `document.getElementById("who").textContent`), "acme-bot")
+	b2.do(t, "open acme's runbook", chromedp.Navigate(d.server+"/ui/#/runbooks/"+acme),
+		chromedp.WaitVisible(chromedp.CSS(`#gates input[data-by="promote"]`)))
+	require.Equal(t, "acme-bot", eval[string](t, b2, `document.querySelector('#gates input[data-by="promote"]').value`))
 	require.Empty(t, b.problems(), "the page's console:\n%s", b.console())
 	require.Empty(t, b2.problems(), "the page's console:\n%s", b2.console())
 	if *updateScreenshots {

@@ -15,8 +15,8 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/stretchr/testify/require"
 
-	"github.com/runbookdev/runbook/durable/localpg"
 	"github.com/runbookdev/runbook/client"
+	"github.com/runbookdev/runbook/durable/localpg"
 	"github.com/runbookdev/runbook/rbtype"
 )
 

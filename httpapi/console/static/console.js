@@ -21,11 +21,34 @@
 
   const main = document.getElementById("main");
   const logoutButton = document.getElementById("logout");
-  const whoLine = document.getElementById("who");
-  // me is GET /v1/whoami's answer for the token in use: who is signed in.
-  // A token whose line names its actor is recorded as that actor, so the
-  // gates then ask for no name.
+  const whoLabel = document.getElementById("who");
+
+  // me is GET /v1/whoami's answer for the token in use: who it speaks for
+  // and its roles; null before it is asked, or when the daemon has no
+  // such endpoint. A token whose line names its actor is recorded as that
+  // actor, so the gates then ask for no name.
   let me = null;
+  async function whoami(signal) {
+    if (me) return me;
+    try {
+      me = await api("GET", "/v1/whoami", null, signal);
+    } catch (err) {
+      if (err instanceof Unauthorized) throw err;
+      return null;
+    }
+    whoLabel.textContent = "Signed in as " + (me.actor || "?") + (me.tenant ? " (" + me.tenant + ")" : "");
+    whoLabel.hidden = false;
+    // A token whose line names its actor is who the ledger records: the
+    // name box starts with it.
+    if (me.actor_named && !decider) decider = me.actor;
+    return me;
+  }
+
+  function forgetMe() {
+    me = null;
+    whoLabel.hidden = true;
+    whoLabel.textContent = "";
+  }
 
   // current holds what the page on screen needs to stop: its live stream.
   let current = { abort: new AbortController() };
@@ -256,9 +279,10 @@
   // ---------- login ----------
 
   function showLogin(message) {
+    // The login page signs no one in: whoever the last token spoke for is
+    // forgotten with it.
+    forgetMe();
     logoutButton.hidden = true;
-    me = null;
-    whoLine.hidden = true;
     // No name attribute: were the form ever submitted natively (script
     // blocked, say), the token would otherwise land in the URL.
     const input = el("input", { type: "password", id: "token", autocomplete: "off", required: true, "aria-describedby": "token-help" });
@@ -288,12 +312,14 @@
   // away) and asks for another.
   function refused() {
     current.abort.abort();
+    forgetMe();
     sessionStorage.removeItem(TOKEN_KEY);
     showLogin("That token was refused.");
   }
 
   logoutButton.addEventListener("click", () => {
     sessionStorage.removeItem(TOKEN_KEY);
+    forgetMe();
     showLogin();
   });
 
@@ -367,9 +393,10 @@
     }
     const all = (waiting ? waiting.runbooks : []).concat(page.runbooks);
     const tenants = new Set(all.map((r) => r.tenant));
-    // Only an admin's token sees more than one tenant's runbooks; it may
-    // then pick one.
-    const showTenant = tenants.size > 1 || tenant !== "";
+    // An admin's token may pick a tenant; only it sees more than one
+    // tenant's runbooks.
+    const admin = !!(me && (me.roles || []).includes("admin"));
+    const showTenant = admin || tenants.size > 1 || tenant !== "";
 
     const go = (p) => {
       const q = new URLSearchParams();
@@ -1127,11 +1154,7 @@
       // With no token, the API may be open (no --api-token-file): ask it.
       if (!token()) await api("GET", "/v1/runbooks?limit=1", null, signal);
       logoutButton.hidden = !token();
-      if (!me) {
-        me = await api("GET", "/v1/whoami", null, signal);
-        whoLine.textContent = "Signed in as " + me.actor + " (" + me.tenant + ")";
-        whoLine.hidden = false;
-      }
+      await whoami(signal);
       if (parts.length === 0) await listPage(new URLSearchParams(query || ""), signal);
       else if (parts[0] === "runbooks" && parts.length === 2) await runbookPage(parts[1], signal);
       else if (parts[0] === "runbooks" && parts.length === 4 && parts[2] === "steps") await stepPage(parts[1], parts[3], signal);
