@@ -57,7 +57,8 @@ func TestWhoamiAndVerbs(t *testing.T) {
 	for _, v := range cat.Verbs {
 		names[v.Name] = v
 	}
-	require.Len(t, names, 3)
+	require.Len(t, names, len(b.cat.Names()), "every verb of the catalogue")
+	require.Equal(t, "human_confirm", string(names["t.wire"].Gate), "a high-risk verb's gate is the one that applies")
 	require.Equal(t, "human_process", string(names["t.wait"].SideEffects))
 	require.Equal(t, "durable", string(names["t.wait"].Kind))
 	require.Equal(t, "human_confirm", string(names["t.approve"].Gate))
