@@ -153,6 +153,7 @@ func TestConsoleKYC(t *testing.T) {
 	eval[bool](t, b, `(sessionStorage.setItem("rbd-token", "rotated-away"), true)`)
 	b.do(t, "a stale token", chromedp.Navigate(ui+"#/runbooks/"+id), chromedp.WaitVisible(chromedp.ID("login")))
 	require.False(t, eval[bool](t, b, `!!document.getElementById("graph")`))
+	require.True(t, eval[bool](t, b, `document.getElementById("who").hidden`), "a refused token signs no one in")
 	final["login"] = b.shot(t, "login-refused")
 
 	require.Empty(t, b.problems(), "the page's console:\n%s", b.console())
