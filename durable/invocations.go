@@ -64,6 +64,12 @@ func (s *Store) InvocationsOf(ctx context.Context, runbookID uuid.UUID) ([]drive
 				WHERE n.correlation_key = i.correlation_key AND n.status = 'received'
 				  AND (n.tenant IS NULL OR n.tenant = (SELECT r.tenant FROM runbooks r WHERE r.id = i.runbook_id)))
 		FROM invocation_records i WHERE runbook_id = $1 ORDER BY parked_at, invocation_id`, runbookID)
+	return collectNotified(rows, err)
+}
+
+// collectNotified reads the rows of a query of invocationColumns followed
+// by whether the invocation's notification is in the inbox.
+func collectNotified(rows pgx.Rows, err error) ([]driver.Invocation, error) {
 	if err != nil {
 		return nil, translate(err)
 	}

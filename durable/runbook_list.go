@@ -145,15 +145,7 @@ func (s *Store) ActiveInvocations(ctx context.Context, runbookIDs []uuid.UUID) (
 			EXISTS (SELECT 1 FROM completion_notifications n
 				WHERE n.correlation_key = i.correlation_key AND n.status = 'received')
 		FROM invocation_records i WHERE runbook_id = ANY($1) AND status = 'active' ORDER BY parked_at, invocation_id`, runbookIDs)
-	if err != nil {
-		return nil, translate(err)
-	}
-	invs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (driver.Invocation, error) {
-		var i driver.Invocation
-		err := r.Scan(append(invocationFields(&i), &i.Notified)...)
-		return i, err
-	})
-	return invs, translate(err)
+	return collectNotified(rows, err)
 }
 
 // EventsOfType returns a runbook's events of some types, oldest first.
