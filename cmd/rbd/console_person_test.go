@@ -184,11 +184,12 @@ func TestConsoleInbox(t *testing.T) {
 	require.LessOrEqual(t, eval[int](t, b2, `document.documentElement.scrollWidth`), 390, "the inbox scrolls sideways at 390px")
 	b2.shot(t, "inbox-phone")
 	// The header says who is signed in; a token that names its actor
-	// fills the name a decision is made in.
+	// decides as that actor, so the gate asks no name.
 	require.Contains(t, eval[string](t, b2, `document.getElementById("who").textContent`), "acme-bot")
 	b2.do(t, "open acme's runbook", chromedp.Navigate(d.server+"/ui/#/runbooks/"+acme),
-		chromedp.WaitVisible(chromedp.CSS(`#gates input[data-by="promote"]`)))
-	require.Equal(t, "acme-bot", eval[string](t, b2, `document.querySelector('#gates input[data-by="promote"]').value`))
+		chromedp.WaitVisible(chromedp.CSS(`#gates button[data-action="approve"][data-step="promote"]`)))
+	require.False(t, eval[bool](t, b2, `!!document.querySelector('#gates input[data-by]')`), "no name is asked of a named actor")
+	require.True(t, eval[bool](t, b2, `!!document.querySelector('#gates input[data-comment="promote"]')`), "a comment may still be given")
 	require.Empty(t, b.problems(), "the page's console:\n%s", b.console())
 	require.Empty(t, b2.problems(), "the page's console:\n%s", b2.console())
 	if *updateScreenshots {
@@ -318,7 +319,8 @@ func TestConsoleAfterFailure(t *testing.T) {
 	require.Contains(t, eval[string](t, b, `document.getElementById("next").textContent`), "a retry would send the same arguments")
 	require.Zero(t, eval[int](t, b, `document.querySelectorAll('button[data-action="retry"]').length`))
 	b.do(t, "open the runbook whose dependency was down", chromedp.Navigate(d.server+"/ui/#/runbooks/"+down),
-		chromedp.WaitVisible(chromedp.CSS(`#next button[data-action="retry"][data-step="post"]`)))
+		chromedp.WaitVisible(chromedp.CSS(`#next button[data-action="retry"][data-step="post"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#ledger tr[data-type="STEP_FAILED"]`)))
 	require.Contains(t, eval[string](t, b, `document.querySelector('#ledger tr[data-type="STEP_FAILED"]').textContent`), "DEPENDENCY_UNAVAILABLE: chat.internal did not answer")
 	require.Empty(t, b.problems(), "the page's console:\n%s", b.console())
 	if *updateScreenshots {

@@ -343,10 +343,10 @@ func TestConsoleApprovesAsTheSignedInActor(t *testing.T) {
 		chromedp.WaitVisible(chromedp.ID("login")),
 		chromedp.SendKeys(chromedp.ID("token"), "dana-token"),
 		chromedp.Click(chromedp.CSS(`#login button[type="submit"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`#blocked button[data-action="approve"][data-step="g"]`)))
+		chromedp.WaitVisible(chromedp.CSS(`#gates button[data-action="approve"][data-step="g"]`)))
 	require.Equal(t, "Signed in as dana (default)", eval[string](t, b, `document.getElementById("who").textContent`))
 	require.False(t, eval[bool](t, b, `!!document.querySelector("input[data-by]")`), "no name is asked")
-	b.do(t, "approve without a name", chromedp.Click(chromedp.CSS(`#blocked button[data-action="approve"][data-step="g"]`)),
+	b.do(t, "approve without a name", chromedp.Click(chromedp.CSS(`#gates button[data-action="approve"][data-step="g"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`.toolbar .badge.s-complete`)))
 	v, err := d.client("submitter-token").Get(context.Background(), id)
 	require.NoError(t, err)

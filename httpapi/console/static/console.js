@@ -38,9 +38,6 @@
     }
     whoLabel.textContent = "Signed in as " + (me.actor || "?") + (me.tenant ? " (" + me.tenant + ")" : "");
     whoLabel.hidden = false;
-    // A token whose line names its actor is who the ledger records: the
-    // name box starts with it.
-    if (me.actor_named && !decider) decider = me.actor;
     return me;
   }
 
