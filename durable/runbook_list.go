@@ -27,7 +27,8 @@ import (
 // gated (one waits for approval), escalated, moving (one is ready,
 // running or due a retry, or parked with its notification in), parked (one
 // waits for a notification or a timer), undone (one has not ended),
-// compensated, retryable (a failed or escalated one that a retry may help:
+// compensated (a compensation ran or runs; one a draft skipped undid
+// nothing, as runtime's undone says), retryable (a failed or escalated one that a retry may help:
 // noRetry names the codes of a step that never called its handler for
 // which it would not) and drafts (a draft's step skipped as DRAFT_ONLY).
 func stepFactsSQL(noRetry string) string {
@@ -40,7 +41,7 @@ func stepFactsSQL(noRetry string) string {
 				OR (s.status = 'parked' AND n.correlation_key IS NOT NULL)), false) AS moving,
 			coalesce(bool_or(s.status = 'parked' AND n.correlation_key IS NULL), false) AS parked,
 			coalesce(bool_or(s.status NOT IN ('complete', 'failed', 'skipped', 'cancelled', 'escalated')), false) AS undone,
-			coalesce(bool_or(s.compensation_status IS NOT NULL), false) AS compensated,
+			coalesce(bool_or(s.compensation_status IS NOT NULL AND s.compensation_status <> 'skipped'), false) AS compensated,
 			coalesce(bool_or(s.status IN ('failed', 'escalated')
 				AND (s.attempt > 0 OR NOT coalesce(s.error_code, '') = ANY(` + noRetry + `))), false) AS retryable,
 			coalesce(bool_or(s.status = 'skipped' AND s.error_code = 'DRAFT_ONLY'), false) AS drafts
@@ -75,7 +76,7 @@ const needsPersonSQL = `((` + runningSQL + ` AND f.gated)
 // needsPersonBranches are where a runbook that waits on a person can be:
 // among the running, escalated, failed and partial runbooks
 // (runbooks_status_created), or among the finished drafts
-// (runbooks_drafts_created, migration 017).
+// (runbooks_drafts_created, migration 021).
 var needsPersonBranches = []string{
 	`r.status IN ('executing', 'in_progress', 'escalated', 'failed', 'partial')`,
 	`r.mode = 'draft_only' AND r.status = 'complete'`,
