@@ -76,7 +76,7 @@ const needsPersonSQL = `((` + runningSQL + ` AND f.gated)
 // needsPersonBranches are where a runbook that waits on a person can be:
 // among the running, escalated, failed and partial runbooks
 // (runbooks_status_created), or among the finished drafts
-// (runbooks_drafts_created, migration 021).
+// (runbooks_drafts_created, migration 022).
 var needsPersonBranches = []string{
 	`r.status IN ('executing', 'in_progress', 'escalated', 'failed', 'partial')`,
 	`r.mode = 'draft_only' AND r.status = 'complete'`,

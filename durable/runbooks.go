@@ -177,7 +177,7 @@ const traceColumns = `coalesce(trace_id, ''), coalesce(parent_span_id, ''), coal
 	coalesce(tracestate, ''), coalesce(correlation_id, '')`
 
 // runbookNamedColumns are runbookColumns and the runbook's name (migration
-// 021), for the reads that answer the API; the advance, which never shows
+// 022), for the reads that answer the API; the advance, which never shows
 // a name, reads runbookColumns.
 const runbookNamedColumns = runbookColumns + `, coalesce(name, '')`
 
