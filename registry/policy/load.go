@@ -108,7 +108,7 @@ func Parse(filename string, src []byte, knownTags []string) (*Policy, error) {
 	if len(r.problems) > 0 {
 		return nil, &Error{Problems: r.problems}
 	}
-	p.hash = p.computeHash()
+	p.seal()
 	return p, nil
 }
 
