@@ -40,6 +40,10 @@ func (l *lab) resume(ctx context.Context, r *report) error {
 	r.add(label+"p99", figures.median("p99"), "ms").atMost(15, "p99 ≤ 15 ms").note("%s", figures.spread("p99"))
 	r.add(label+"max", figures.median("p100"), "ms")
 	r.add("webhook sent → 202 during the resume run, p50", figures.median("webhook p50"), "ms")
+	r.add("  notifications resumed in the webhook's transaction", figures.median("in place"), "%").
+		note("the rest handed on to the advancers because the in-place places (one per advancer) were taken; %s", figures.spread("in place"))
+	r.add("  database pool waits per notification", figures.median("pool waits"), "").
+		note("rbd_db_acquire_waits_total over the run ÷ notifications; the worker's pool, waits of any of its transactions")
 	l.rbdResumeP50, l.rbdResumeP99 = figures.median("p50"), figures.median("p99")
 	return nil
 }
@@ -66,6 +70,7 @@ func (l *lab) resumeRun(ctx context.Context, schema string, plan []byte, figures
 	if err != nil {
 		return err
 	}
+	waitsBefore := counter(ctx, d.server, "rbd_db_acquire_waits_total")
 	sent, accepted, err := notifyAtRate(ctx, d.client, keys, l.o.rate)
 	if err != nil {
 		return err
@@ -77,6 +82,13 @@ func (l *lab) resumeRun(ctx context.Context, schema string, plan []byte, figures
 	if err != nil {
 		return err
 	}
+	// Where the resumes went, from the daemon's own counters: a resume
+	// handed on waits for an advancer's batch; a pool wait, for a
+	// connection.
+	inPlace := counter(ctx, d.server, "rbd_resumes_in_place_total")
+	waits := counter(ctx, d.server, "rbd_db_acquire_waits_total") - waitsBefore
+	figures.add("in place", 100*inPlace/float64(len(keys)))
+	figures.add("pool waits", waits/float64(len(keys)))
 	webhook := make([]float64, len(sent))
 	for i := range sent {
 		webhook[i] = ms(accepted[i].Sub(sent[i]))

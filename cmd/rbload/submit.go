@@ -202,6 +202,16 @@ func parkedKeys(ctx context.Context, c *client.Client, ids []uuid.UUID, timeout 
 	return keys, nil
 }
 
+// counter is metric for a counter that may not have been exported yet
+// (a labelled series appears once it is first counted): 0 then.
+func counter(ctx context.Context, server, name string) float64 {
+	v, err := metric(ctx, server, name)
+	if err != nil {
+		return 0
+	}
+	return v
+}
+
 // metric reads one sample of a Prometheus text exposition: the series
 // whose line starts with name (labels included).
 func metric(ctx context.Context, server, name string) (float64, error) {
