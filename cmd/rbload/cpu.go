@@ -36,6 +36,16 @@ func (l *lab) postgresCPU() (time.Duration, error) {
 	return statCPU(string(stat))
 }
 
+// processCPU is the CPU time a running process has used so far (its
+// children's included once they have exited).
+func processCPU(pid int) (time.Duration, error) {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	return statCPU(string(stat))
+}
+
 // statCPU adds utime, stime, cutime and cstime (fields 14 to 17) of a
 // /proc/PID/stat line. The command name, field 2, may hold spaces, so
 // fields are counted after its closing parenthesis.

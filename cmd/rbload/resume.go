@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"sync"
 	"time"
 
@@ -42,6 +43,8 @@ func (l *lab) resume(ctx context.Context, r *report) error {
 	r.add("webhook sent → 202 during the resume run, p50", figures.median("webhook p50"), "ms")
 	r.add("  notifications resumed in the webhook's transaction", figures.median("in place"), "%").
 		note("the rest handed on to the advancers because the in-place places (one per advancer) were taken; %s", figures.spread("in place"))
+	r.add("  rbd CPU per notification", figures.median("rbd cpu"), "µs").
+		note("rbd's user + system time from the first notification sent to the last resumed step's end; rbload's own, sending: %.0f µs", figures.median("rbload cpu"))
 	r.add("  database pool waits per notification", figures.median("pool waits"), "").
 		note("rbd_db_acquire_waits_total over the run ÷ notifications; the worker's pool, waits of any of its transactions")
 	l.rbdResumeP50, l.rbdResumeP99 = figures.median("p50"), figures.median("p99")
@@ -71,6 +74,14 @@ func (l *lab) resumeRun(ctx context.Context, schema string, plan []byte, figures
 		return err
 	}
 	waitsBefore := counter(ctx, d.server, "rbd_db_acquire_waits_total")
+	rbdBefore, err := processCPU(d.cmd.Process.Pid)
+	if err != nil {
+		return err
+	}
+	selfBefore, err := processCPU(os.Getpid())
+	if err != nil {
+		return err
+	}
 	sent, accepted, err := notifyAtRate(ctx, d.client, keys, l.o.rate)
 	if err != nil {
 		return err
@@ -78,6 +89,18 @@ func (l *lab) resumeRun(ctx context.Context, schema string, plan []byte, figures
 	if err := waitNoneExecuting(ctx, d.client, 5*time.Minute); err != nil {
 		return err
 	}
+	// What the notifications cost the two processes on this machine
+	// besides PostgreSQL, whose live backends /proc cannot be asked for.
+	rbdAfter, err := processCPU(d.cmd.Process.Pid)
+	if err != nil {
+		return err
+	}
+	selfAfter, err := processCPU(os.Getpid())
+	if err != nil {
+		return err
+	}
+	figures.add("rbd cpu", float64((rbdAfter-rbdBefore).Microseconds())/float64(len(keys)))
+	figures.add("rbload cpu", float64((selfAfter-selfBefore).Microseconds())/float64(len(keys)))
 	latencies, err := resumeLatencies(ctx, d.client, ids, sent)
 	if err != nil {
 		return err
