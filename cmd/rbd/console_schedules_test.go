@@ -48,9 +48,16 @@ func TestConsoleSchedules(t *testing.T) {
 		}
 		return false
 	}, 30*time.Second, 100*time.Millisecond)
+	// The table on screen is marked, so that the waits below see the page
+	// drawn again: until then the old one stays on screen, and when the
+	// first load was slow its row may already link a runbook, but a click
+	// on a page whose route was left goes nowhere (its requests are
+	// aborted with it), and the button would never turn.
+	require.True(t, eval[bool](t, b, `(document.getElementById("schedules").dataset.stale = "1") === "1"`))
 	b.do(t, "look again", chromedp.Navigate(d.server+"/ui/#/"), chromedp.WaitVisible(chromedp.ID("main")),
-		chromedp.Navigate(d.server+"/ui/#/schedules"), chromedp.WaitVisible(chromedp.ID("schedules")))
+		chromedp.Navigate(d.server+"/ui/#/schedules"), chromedp.WaitVisible(chromedp.CSS(`#schedules:not([data-stale])`)))
 	waitJS(t, b, `!!`+row(often.ID.String())+`?.querySelector(".last a")`)
+	require.Nil(t, eval[any](t, b, `document.querySelector("#schedules[data-stale]")`), "the page drawn again")
 
 	b.do(t, "pause the nightly job", chromedp.Click(chromedp.CSS(`#schedules tr[data-schedule="`+nightly.ID.String()+`"] button`)))
 	waitJS(t, b, row(nightly.ID.String())+`?.querySelector("button").textContent === "Resume"`)
