@@ -28,12 +28,12 @@ func (l *lab) postgresCPU() (time.Duration, error) {
 	if err != nil {
 		return 0, err
 	}
-	pid, _, _ := strings.Cut(string(pidFile), "\n")
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%s/stat", strings.TrimSpace(pid)))
+	line, _, _ := strings.Cut(string(pidFile), "\n")
+	pid, err := strconv.Atoi(strings.TrimSpace(line))
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("postmaster.pid: %w", err)
 	}
-	return statCPU(string(stat))
+	return processCPU(pid)
 }
 
 // processCPU is the CPU time a running process has used so far (its
