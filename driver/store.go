@@ -186,6 +186,10 @@ type LoadOptions struct {
 	// runbooks' tenants' budgets are checked against
 	// (AdvanceState.Budgets). Zero reads no budgets.
 	Day time.Time
+	// AllSpend reads the spend of every tenant of the runbooks; without
+	// it, only that of tenants with a budget set (rbd budget set), whom
+	// nothing else caps when the policy caps no tenant's day or month.
+	AllSpend bool
 }
 
 // StoreOptions says what StoreNotification does beside the insert, in the
@@ -199,10 +203,11 @@ type StoreOptions struct {
 	// RollbackToSavepoint.
 	Savepoint bool
 	// Load reads Lock's runbook state after the insert (so that it holds
-	// the notification), as LoadForAdvance would with LoadOptions{Day}:
-	// StoredNotification.State.
-	Load bool
-	Day  time.Time
+	// the notification), as LoadForAdvance would with LoadOptions{Day,
+	// AllSpend}: StoredNotification.State.
+	Load     bool
+	Day      time.Time
+	AllSpend bool
 }
 
 // StoredNotification is what StoreNotification found.

@@ -103,7 +103,7 @@ func queueLoad(b *pgx.Batch, ids []uuid.UUID, o driver.LoadOptions) *driver.Adva
 		return err
 	})
 	if !o.Day.IsZero() {
-		queueBudgets(b, ids16, o.Day, st)
+		queueBudgets(b, ids16, o.Day, o.AllSpend, st)
 	}
 	return st
 }
@@ -157,8 +157,18 @@ func leaseOps(w driver.AdvanceWrite) (ops map[int64]string) {
 // keeps lock order and logs reproducible.
 func queueAdvance(b *pgx.Batch, w driver.AdvanceWrite, leaseOps map[int64]string, leased *[]int64) {
 	ignore := func(pgconn.CommandTag) error { return nil }
+	if len(w.NewInvocations) > 0 {
+		// Each key's lock before its invocation is inserted, all in one
+		// statement: a notification for one of them holds it until it
+		// commits, and the runbook's lock, which this advance holds, is
+		// the only one such a notification takes first.
+		keys := make([]int64, len(w.NewInvocations))
+		for i, inv := range w.NewInvocations {
+			keys[i] = correlationLockKey(inv.CorrelationKey)
+		}
+		b.Queue(lockKeysSQL, keys).Exec(ignore)
+	}
 	for _, inv := range w.NewInvocations {
-		b.Queue("SELECT pg_advisory_xact_lock($1)", correlationLockKey(inv.CorrelationKey)).Exec(ignore)
 		b.Queue(insertInvocationSQL, insertInvocationArgs(inv)...).Exec(ignore)
 	}
 	for _, u := range w.InvocationUpdates {

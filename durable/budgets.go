@@ -20,56 +20,79 @@ import (
 // month of days, never the ledger. The budgets an admin set are in
 // tenant_budgets, each change of one in budget_changes.
 
-// tenantBudgetsSQL reads the budgets set for the tenants of runbooks.
-const tenantBudgetsSQL = `SELECT tenant, scope, cost_usd::float8, tokens, credits::float8 FROM tenant_budgets
-	WHERE tenant IN (SELECT tenant FROM runbooks WHERE id = ANY($1))`
+// tenantBudgetsSQL reads, in one statement, the budgets set for the
+// tenants of runbooks ($1), and what those tenants spent on day $2 and in
+// its month: a row per budget set, with its scope, and a row per tenant's
+// spend, with none. The spend of a tenant with no budget set is read only
+// with $3 (the policy caps some tenant's day or month): an advance reads
+// budgets before every attempt, and most tenants have none.
+const tenantBudgetsSQL = `
+	WITH tenants AS (SELECT DISTINCT tenant FROM runbooks WHERE id = ANY($1)),
+	set AS (SELECT b.tenant, b.scope, b.cost_usd, b.tokens, b.credits FROM tenant_budgets b JOIN tenants USING (tenant))
+	SELECT tenant, scope, cost_usd::float8, tokens, credits::float8,
+		NULL::float8, NULL::bigint, NULL::float8, NULL::float8, NULL::bigint, NULL::float8
+	FROM set
+	UNION ALL
+	SELECT s.tenant, NULL, NULL, NULL, NULL,
+		coalesce(sum(s.cost_usd) FILTER (WHERE s.day = $2), 0)::float8, coalesce(sum(s.tokens) FILTER (WHERE s.day = $2), 0)::bigint,
+		coalesce(sum(s.credits) FILTER (WHERE s.day = $2), 0)::float8,
+		coalesce(sum(s.cost_usd), 0)::float8, coalesce(sum(s.tokens), 0)::bigint, coalesce(sum(s.credits), 0)::float8
+	FROM tenant_spend s JOIN tenants USING (tenant)
+	WHERE ($3 OR s.tenant IN (SELECT tenant FROM set))
+	  AND s.day >= date_trunc('month', $2::date)::date AND s.day <= $2
+	GROUP BY s.tenant`
 
-// tenantSpendSQL sums the spend of the tenants of runbooks on day $2 and
-// in its month.
-const tenantSpendSQL = `SELECT tenant,
-		coalesce(sum(cost_usd) FILTER (WHERE day = $2), 0)::float8, coalesce(sum(tokens) FILTER (WHERE day = $2), 0)::bigint,
-		coalesce(sum(credits) FILTER (WHERE day = $2), 0)::float8,
-		coalesce(sum(cost_usd), 0)::float8, coalesce(sum(tokens), 0)::bigint, coalesce(sum(credits), 0)::float8
-	FROM tenant_spend
-	WHERE tenant IN (SELECT tenant FROM runbooks WHERE id = ANY($1))
-	  AND day >= date_trunc('month', $2::date)::date AND day <= $2
-	GROUP BY tenant`
-
-// queueBudgets adds to a load the budgets and spend of the runbooks'
-// tenants, for the day and month of day (UTC).
-func queueBudgets(b *pgx.Batch, ids any, day time.Time, st *driver.AdvanceState) {
+// queueBudgets adds to a load the budgets set for the runbooks' tenants
+// and their spend for the day and month of day (UTC): every tenant's with
+// allSpend, else only that of tenants with a budget set.
+func queueBudgets(b *pgx.Batch, ids any, day time.Time, allSpend bool, st *driver.AdvanceState) {
 	st.Budgets = map[string]driver.TenantBudget{}
 	date := pgtype.Date{Time: utcDate(day), Valid: true}
-	b.Queue(tenantBudgetsSQL, ids).Query(func(rows pgx.Rows) error {
-		defer rows.Close()
-		for rows.Next() {
-			tenant, scope, budget, err := scanSetBudget(rows)
-			if err != nil {
-				return err
-			}
-			tb := st.Budgets[tenant]
-			if tb.Set == nil {
-				tb.Set = map[rbtype.BudgetScope]rbtype.Budget{}
-			}
-			tb.Set[scope] = budget
-			st.Budgets[tenant] = tb
-		}
-		return rows.Err()
-	})
-	b.Queue(tenantSpendSQL, ids, date).Query(func(rows pgx.Rows) error {
+	b.Queue(tenantBudgetsSQL, ids, date, allSpend).Query(func(rows pgx.Rows) error {
 		defer rows.Close()
 		for rows.Next() {
 			var tenant string
-			var d, m rbtype.Spend
-			if err := rows.Scan(&tenant, &d.CostUSD, &d.Tokens, &d.Credits, &m.CostUSD, &m.Tokens, &m.Credits); err != nil {
+			var scope *rbtype.BudgetScope
+			var set, d, m spendColumns
+			if err := rows.Scan(&tenant, &scope, &set.cost, &set.tokens, &set.credits,
+				&d.cost, &d.tokens, &d.credits, &m.cost, &m.tokens, &m.credits); err != nil {
 				return err
 			}
 			tb := st.Budgets[tenant]
-			tb.Day, tb.Month = d, m
+			if scope == nil { // a spend row
+				tb.Day, tb.Month = d.spend(), m.spend()
+			} else {
+				if tb.Set == nil {
+					tb.Set = map[rbtype.BudgetScope]rbtype.Budget{}
+				}
+				tb.Set[*scope] = rbtype.Budget{CostUSD: set.cost, Tokens: set.tokens, Credits: set.credits}
+			}
 			st.Budgets[tenant] = tb
 		}
 		return rows.Err()
 	})
+}
+
+// spendColumns scans the three measures of a row of tenantBudgetsSQL: a
+// budget's caps (NULL where it caps nothing), or a spend, NULL in the
+// other kind of row.
+type spendColumns struct {
+	cost, credits *float64
+	tokens        *int64
+}
+
+func (c spendColumns) spend() rbtype.Spend {
+	var s rbtype.Spend
+	if c.cost != nil {
+		s.CostUSD = *c.cost
+	}
+	if c.tokens != nil {
+		s.Tokens = *c.tokens
+	}
+	if c.credits != nil {
+		s.Credits = *c.credits
+	}
+	return s
 }
 
 func utcDate(t time.Time) time.Time {

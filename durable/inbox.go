@@ -51,18 +51,24 @@ func (t *Tx) WaitTarget(ctx context.Context, correlationKey string) (driver.Wait
 	return scanWaitTarget(t.tx.QueryRow(ctx, waitTargetSQL, correlationKey))
 }
 
-const insertNotificationSQL = `
-	INSERT INTO completion_notifications (correlation_key, payload_hash, outcome, result, error_code, error_message, tenant,
-		traceparent, usage)
-	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-	ON CONFLICT (correlation_key, (coalesce(tenant, ''))) DO NOTHING
-	RETURNING id`
-
-// storedPayloadSQL reads the payload hash the key holds in the
-// notification's namespace: its tenant's, or no tenant's (migration 019).
-const storedPayloadSQL = `
-	SELECT payload_hash FROM completion_notifications
-	WHERE correlation_key = $1 AND coalesce(tenant, '') = coalesce($2, '')`
+// storeNotificationSQL inserts a notification unless its key already
+// holds one in the notification's namespace (its tenant's, or no
+// tenant's: migration 019), and returns the new row's id, or else the
+// payload hash the key holds, in one statement. The outer query's snapshot
+// is the statement's, taken before the insert: it sees the row that
+// conflicted, never the one inserted. That row is committed: every insert
+// of the key holds the key's lock until its commit, and this statement runs
+// under that lock (StoreNotification).
+const storeNotificationSQL = `
+	WITH inserted AS (
+		INSERT INTO completion_notifications (correlation_key, payload_hash, outcome, result, error_code, error_message, tenant,
+			traceparent, usage)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+		ON CONFLICT (correlation_key, (coalesce(tenant, ''))) DO NOTHING
+		RETURNING id)
+	SELECT (SELECT id FROM inserted),
+		(SELECT payload_hash FROM completion_notifications
+		 WHERE correlation_key = $1 AND coalesce(tenant, '') = coalesce($7, ''))`
 
 // waitOfKeySQL finds the wait a notification of tenant $2 may end: a step
 // of that tenant's runbooks, or of any tenant's for a notification of no
@@ -86,26 +92,30 @@ func (t *Tx) StoreNotification(ctx context.Context, n driver.Notification, o dri
 	var st driver.StoredNotification
 	var b pgx.Batch
 	ignore := func(pgconn.CommandTag) error { return nil }
-	locks := []int64{correlationLockKey(n.CorrelationKey)}
+	// The runbook's lock before the key's, as an advance takes them.
+	var locks []int64
 	if o.Lock != uuid.Nil {
 		if runbookKey := RunbookLockKey(o.Lock); !t.held[runbookKey] {
-			b.Queue("SELECT pg_advisory_xact_lock($1)", runbookKey).Exec(ignore)
 			locks = append(locks, runbookKey)
 		}
 	}
-	b.Queue("SELECT pg_advisory_xact_lock($1)", locks[0]).Exec(ignore)
-	b.Queue(insertNotificationSQL,
+	locks = append(locks, correlationLockKey(n.CorrelationKey))
+	b.Queue(lockKeysSQL, locks).Exec(ignore)
+	b.Queue(storeNotificationSQL,
 		n.CorrelationKey, n.PayloadHash, n.Outcome, nullJSON(n.Result), nullString(n.ErrorCode), nullString(n.ErrorMessage),
-		nullString(n.Tenant), nullString(n.TraceParent), usageJSON(n.Usage)).Query(func(rows pgx.Rows) error {
-		defer rows.Close()
-		if rows.Next() {
-			st.Inserted = true
-			return rows.Scan(&st.ID)
+		nullString(n.Tenant), nullString(n.TraceParent), usageJSON(n.Usage)).QueryRow(func(row pgx.Row) error {
+		var id *int64
+		var held *string
+		if err := row.Scan(&id, &held); err != nil {
+			return err
 		}
-		return rows.Err()
+		if id != nil {
+			st.Inserted, st.ID, st.PayloadHash = true, *id, n.PayloadHash
+		} else if held != nil {
+			st.PayloadHash = *held
+		}
+		return nil
 	})
-	b.Queue(storedPayloadSQL, n.CorrelationKey, nullString(n.Tenant)).
-		QueryRow(func(row pgx.Row) error { return row.Scan(&st.PayloadHash) })
 	b.Queue(waitOfKeySQL, n.CorrelationKey, nullString(n.Tenant)).
 		Query(func(rows pgx.Rows) error {
 			defer rows.Close()
@@ -121,7 +131,7 @@ func (t *Tx) StoreNotification(ctx context.Context, n driver.Notification, o dri
 	if o.Load && o.Lock != uuid.Nil {
 		// Wasted on a duplicate, a conflict or a wait that ended, all of
 		// them rare and cheap to read.
-		st.State = queueLoad(&b, []uuid.UUID{o.Lock}, driver.LoadOptions{Day: o.Day})
+		st.State = queueLoad(&b, []uuid.UUID{o.Lock}, driver.LoadOptions{Day: o.Day, AllSpend: o.AllSpend})
 	}
 	if err := t.tx.SendBatch(ctx, &b).Close(); err != nil {
 		return st, translate(err)

@@ -1,6 +1,10 @@
 package durable
 
-import "context"
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5"
+)
 
 // DatabaseStats are PostgreSQL's cumulative counters for the database:
 // what the work cost it. Compare two readings; the server updates them at
@@ -35,4 +39,52 @@ func (s *Store) DatabaseStats(ctx context.Context) (DatabaseStats, error) {
 		FROM pg_stat_database WHERE datname = current_database()`).
 		Scan(&d.Commits, &d.Rollbacks, &d.RowsInserted, &d.RowsUpdated, &d.RowsDeleted, &d.WALBytes)
 	return d, translate(err)
+}
+
+// BackendPIDs lists the process ids of the server's backends serving
+// connections whose application_name is application: a load generator on
+// the server's own machine reads their CPU time from /proc, which says
+// what a workload costs the database, not only the client.
+func (s *Store) BackendPIDs(ctx context.Context, application string) ([]int, error) {
+	rows, err := s.pool.Query(ctx, `SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND datname = current_database()`, application)
+	if err != nil {
+		return nil, translate(err)
+	}
+	pids, err := pgx.CollectRows(rows, pgx.RowTo[int32])
+	out := make([]int, len(pids))
+	for i, p := range pids {
+		out[i] = int(p)
+	}
+	return out, translate(err)
+}
+
+// AnalyzeSchema gathers the planner's statistics for every table of a
+// schema, as autovacuum does a minute or so after a table changes: a load
+// generator that fills a fresh schema and measures it at once would
+// otherwise measure plans made without any (every estimate a default).
+func (s *Store) AnalyzeSchema(ctx context.Context, schema string) error {
+	rows, err := s.pool.Query(ctx, `SELECT format('ANALYZE %I.%I', schemaname, tablename) FROM pg_tables WHERE schemaname = $1`, schema)
+	if err != nil {
+		return translate(err)
+	}
+	stmts, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return translate(err)
+	}
+	for _, stmt := range stmts {
+		if _, err := s.pool.Exec(ctx, stmt); err != nil {
+			return translate(err)
+		}
+	}
+	return nil
+}
+
+// DataDirectory is the server's data directory, where its postmaster.pid
+// is: a load generator on the server's machine reads the postmaster's CPU
+// time, its exited backends' included, from /proc. It needs a role that
+// may read the setting (a superuser, or pg_read_all_settings).
+func (s *Store) DataDirectory(ctx context.Context) (string, error) {
+	var dir string
+	err := s.pool.QueryRow(ctx, `SELECT current_setting('data_directory')`).Scan(&dir)
+	return dir, translate(err)
 }

@@ -102,7 +102,7 @@ func (e *Engine) advanceIn(ctx context.Context, tx driver.Tx, ids []uuid.UUID, i
 	}
 	if loaded == nil {
 		var err error
-		if loaded, err = tx.LoadForAdvance(ctx, ids, driver.LoadOptions{AllSteps: len(in.commands) > 0, Day: now}); err != nil {
+		if loaded, err = tx.LoadForAdvance(ctx, ids, driver.LoadOptions{AllSteps: len(in.commands) > 0, Day: now, AllSpend: e.machine.policy().CapsTenantSpend()}); err != nil {
 			return advanced{}, err
 		}
 	}

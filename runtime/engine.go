@@ -166,12 +166,16 @@ type Engine struct {
 	log      *slog.Logger
 	metrics  *Metrics
 
-	queue    *workQueue
-	kick     chan struct{}
-	sweepNow chan struct{}
-	slots    chan struct{}
-	inflight calls
-	draining atomic.Bool // shutting down: leased calls are not started
+	queue *workQueue
+	kick  chan struct{}
+	// claimFinds: the last claim found due runbooks, or the claim loop
+	// held back while the queue was full; a queue running low then kicks
+	// it (New).
+	claimFinds atomic.Bool
+	sweepNow   chan struct{}
+	slots      chan struct{}
+	inflight   calls
+	draining   atomic.Bool // shutting down: leased calls are not started
 	// working holds the context calls run in while Run takes work, and
 	// nil otherwise: a notification resumes its runbook in place only
 	// when this engine's worker is there to make the calls it leases.
@@ -277,8 +281,19 @@ func New(store driver.Store, handlers *Handlers, cfg Config) *Engine {
 	if cfg.TracerProvider != nil {
 		e.machine.tracer = cfg.TracerProvider.Tracer(TracerName)
 	}
-	// Half a claim left: claim the next while the advancers work on it.
-	e.queue.lowWater, e.queue.runningLow = cfg.ClaimBatch/2, func() { e.signal(e.kick) }
+	// Half a claim left: claim the next while the advancers work on it,
+	// when claiming finds work. Most of the queue's work is pushed by this
+	// daemon itself (submissions, notifications, calls' outcomes), and a
+	// claim after each of those pops found nothing, or found the very
+	// runbook an advancer had in hand, which a second advancer then
+	// advanced again, waiting for the first's lock: a claim transaction
+	// per advance, and a resume's lock waits (BENCHMARKS.md, "What a
+	// resume costs PostgreSQL").
+	e.queue.lowWater, e.queue.runningLow = cfg.ClaimBatch/2, func() {
+		if e.claimFinds.Load() {
+			e.signal(e.kick)
+		}
+	}
 	return e
 }
 
@@ -360,6 +375,7 @@ func (e *Engine) claimLoop(ctx context.Context) {
 			if err != nil && ctx.Err() == nil {
 				e.log.Error("claiming due runbooks", "err", err)
 			}
+			e.claimFinds.Store(len(ids) > 0)
 			items := make([]workItem, len(ids))
 			for i, id := range ids {
 				items[i] = workItem{runbookID: id}
@@ -368,6 +384,8 @@ func (e *Engine) claimLoop(ctx context.Context) {
 			if len(ids) == e.cfg.ClaimBatch {
 				continue // there may be more
 			}
+		} else {
+			e.claimFinds.Store(true) // held back: claim once the queue runs low
 		}
 		select {
 		case <-ctx.Done():

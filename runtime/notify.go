@@ -198,7 +198,8 @@ func (e *Engine) arrive(ctx context.Context, tx driver.Tx, n driver.Notification
 		locked = target.RunbookID
 	}
 	resume := inPlace && locked != uuid.Nil
-	st, err := tx.StoreNotification(ctx, n, driver.StoreOptions{Lock: locked, Savepoint: resume, Load: resume, Day: e.cfg.Clock()})
+	st, err := tx.StoreNotification(ctx, n, driver.StoreOptions{Lock: locked, Savepoint: resume, Load: resume, Day: e.cfg.Clock(),
+		AllSpend: e.machine.policy().CapsTenantSpend()})
 	switch {
 	case err != nil:
 		return got, err

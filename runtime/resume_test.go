@@ -100,8 +100,8 @@ func TestANotificationWithoutAWorkerWakesOne(t *testing.T) {
 	require.JSONEq(t, `{"answer": "no"}`, string(v.Outcomes["w"]))
 }
 
-// metric reads a counter or gauge with no labels from reg; -1 when it is
-// absent.
+// metric reads a counter or gauge with no labels from reg, or a
+// histogram's count; -1 when it is absent.
 func metric(t *testing.T, reg *prometheus.Registry, name string) float64 {
 	t.Helper()
 	families, err := reg.Gather()
@@ -113,6 +113,9 @@ func metric(t *testing.T, reg *prometheus.Registry, name string) float64 {
 		m := f.GetMetric()[0]
 		if c := m.GetCounter(); c != nil {
 			return c.GetValue()
+		}
+		if h := m.GetHistogram(); h != nil {
+			return float64(h.GetSampleCount())
 		}
 		return m.GetGauge().GetValue()
 	}

@@ -21,6 +21,8 @@ type Policy struct {
 	tenants map[string]*block
 	// hash covers every block.
 	hash string
+	// capsSpend: some block caps a tenant's day or month (CapsTenantSpend).
+	capsSpend bool
 	// tenantHashes holds each listed tenant's hash, and "" the hash of
 	// every tenant the policy does not list: a budget is checked before
 	// every attempt, and hashing the rules each time cost the daemon 7 %
@@ -61,6 +63,11 @@ func Builtin() *Policy {
 // is not changed after.
 func (p *Policy) seal() {
 	p.hash = p.computeHash()
+	for _, b := range append([]*block{p.def}, slices.Collect(maps.Values(p.tenants))...) {
+		if b != nil && (!b.budget[rbtype.BudgetDay].Empty() || !b.budget[rbtype.BudgetMonth].Empty()) {
+			p.capsSpend = true
+		}
+	}
 	p.tenantHashes = map[string]string{"": (&Tenant{def: p.def}).computeHash()}
 	for name, own := range p.tenants {
 		p.tenantHashes[name] = (&Tenant{Name: name, def: p.def, own: own}).computeHash()
@@ -70,6 +77,11 @@ func (p *Policy) seal() {
 // Hash identifies the whole policy (every tenant's rules and budgets), for
 // the daemon's log: which policy is in force.
 func (p *Policy) Hash() string { return p.hash }
+
+// CapsTenantSpend reports whether the policy caps any tenant's day or
+// month: only then must an advance read what tenants without a budget
+// set by rbd budget set have spent (driver.LoadOptions.AllSpend).
+func (p *Policy) CapsTenantSpend() bool { return p.capsSpend }
 
 // Tenants lists the tenants the policy names, sorted.
 func (p *Policy) Tenants() []string { return slices.Sorted(maps.Keys(p.tenants)) }

@@ -211,3 +211,13 @@ func TestVerbScope(t *testing.T) {
 		require.Error(t, err, bad)
 	}
 }
+
+// Only a policy that caps some tenant's day or month makes an advance read
+// the spend of tenants with no budget set in the database.
+func TestCapsTenantSpend(t *testing.T) {
+	require.False(t, Builtin().CapsTenantSpend())
+	require.False(t, parse(t, "default:\n  budget: {runbook: {cost_usd: 5}}\n").CapsTenantSpend(),
+		"a runbook's budget is checked against the runbook's own row")
+	require.True(t, parse(t, "default:\n  budget: {day: {cost_usd: 100}}\n").CapsTenantSpend())
+	require.True(t, parse(t, "tenants:\n  acme: {budget: {month: {tokens: 1000}}}\n").CapsTenantSpend())
+}
