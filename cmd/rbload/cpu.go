@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -18,13 +19,18 @@ const clockTicks = 100
 // include the backends of connections since closed (a stopped rbd's) and
 // finished autovacuum workers. Backends still connected and the
 // long-lived background processes (checkpointer, WAL writer) are not
-// counted, so the figure is a lower bound. It needs the server rbload
-// started itself: with --database-url (l.pg nil) it is zero.
+// counted, so the figure is a lower bound. It needs the server on this
+// machine: the one rbload started, or one given with --database-url whose
+// data directory this process can read; otherwise it is zero.
 func (l *lab) postgresCPU() (time.Duration, error) {
-	if l.pg == nil {
+	dir := l.dataDir
+	if l.pg != nil {
+		dir = l.pg.Dir()
+	}
+	if dir == "" {
 		return 0, nil
 	}
-	pidFile, err := os.ReadFile(filepath.Join(l.pg.Dir(), "postmaster.pid"))
+	pidFile, err := os.ReadFile(filepath.Join(dir, "postmaster.pid"))
 	if err != nil {
 		return 0, err
 	}
@@ -34,6 +40,37 @@ func (l *lab) postgresCPU() (time.Duration, error) {
 		return 0, fmt.Errorf("postmaster.pid: %w", err)
 	}
 	return processCPU(pid)
+}
+
+// backendCPU is the CPU time used so far by the server's backends that
+// serve rbd's engine pool (application_name "rbd"), by pid: PostgreSQL's
+// side of the daemon's work while its connections are open, which
+// postgresCPU cannot see. It needs the server on this machine (its /proc);
+// a backend it cannot read is left out, and none, with a remote server,
+// gives an empty map.
+func (l *lab) backendCPU(ctx context.Context) (map[int]time.Duration, error) {
+	pids, err := l.stats.BackendPIDs(ctx, "rbd")
+	if err != nil {
+		return nil, err
+	}
+	out := map[int]time.Duration{}
+	for _, pid := range pids {
+		if cpu, err := processCPU(pid); err == nil {
+			out[pid] = cpu
+		}
+	}
+	return out, nil
+}
+
+// backendCPUSince is what the backends read by backendCPU used between
+// two readings; a backend that connected in between counts from zero, and
+// false says there was nothing to read (a remote server).
+func backendCPUSince(before, after map[int]time.Duration) (time.Duration, bool) {
+	var used time.Duration
+	for pid, cpu := range after {
+		used += cpu - before[pid]
+	}
+	return used, len(after) > 0
 }
 
 // processCPU is the CPU time a running process has used so far (its

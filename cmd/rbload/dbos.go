@@ -79,6 +79,10 @@ func (l *lab) dbos(ctx context.Context, r *report) error {
 	r.add(label+"p95", waits.median("p95"), "ms").note("%s", waits.spread("p95"))
 	r.add(label+"p99", waits.median("p99"), "ms").note("%s", waits.spread("p99"))
 	r.add(label+"max", waits.median("max"), "ms")
+	if len(waits["pg cpu/workflow"]) > 0 {
+		r.add("  PostgreSQL CPU per workflow, the whole resume run (DBOS)", waits.median("pg cpu/workflow"), "µs").
+			note("start, wait in Recv, Send, the step after; backends that exited, as for rbd's whole run")
+	}
 	l.besideDBOS(r, chains.median("steps/s"), waits.median("p50"), waits.median("p99"))
 	return nil
 }
@@ -116,7 +120,7 @@ func (l *lab) dbosChainRun(ctx context.Context, figures runs) error {
 	figures.add("upd/step", float64(d.RowsUpdated)/steps)
 	figures.add("del/step", float64(d.RowsDeleted)/steps)
 	figures.add("dbos cpu/step", cpu/steps)
-	if l.pg != nil {
+	if pgCPU > 0 { // a server on this machine (postgresCPU)
 		figures.add("pg cpu/step", float64(pgCPU.Microseconds())/steps)
 	}
 	return nil
@@ -128,10 +132,17 @@ func (l *lab) dbosResumeRun(ctx context.Context, figures runs) error {
 	if _, _, err := l.runPeer(ctx, l.o.rbdbos, "setup", schema); err != nil {
 		return err
 	}
-	out, _, err := l.runPeer(ctx, l.o.rbdbos, "resume", schema, "--workflows", strconv.Itoa(l.o.parkedCount),
-		"--rate", strconv.Itoa(l.o.rate), "--max-conns", strconv.Itoa(l.o.dbosConns))
+	var out []byte
+	_, pgCPU, err := l.counted(ctx, func() (err error) {
+		out, _, err = l.runPeer(ctx, l.o.rbdbos, "resume", schema, "--workflows", strconv.Itoa(l.o.parkedCount),
+			"--rate", strconv.Itoa(l.o.rate), "--max-conns", strconv.Itoa(l.o.dbosConns))
+		return err
+	})
 	if err != nil {
 		return err
+	}
+	if pgCPU > 0 {
+		figures.add("pg cpu/workflow", float64(pgCPU.Microseconds())/float64(l.o.parkedCount))
 	}
 	var res dbosResume
 	if err := json.Unmarshal(out, &res); err != nil {

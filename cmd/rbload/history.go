@@ -67,6 +67,10 @@ func (l *lab) history(ctx context.Context, r *report) error {
 	for _, p := range []string{"p50", "p95", "p99"} {
 		r.add(label+p, rs.median(p), "ms").note("%s", rs.spread(p))
 	}
+	r.add("  rbd CPU per notification (history)", rs.median("rbd cpu"), "µs")
+	if len(rs["postgres cpu"]) > 0 {
+		r.add("  PostgreSQL CPU per notification (history)", rs.median("postgres cpu"), "µs")
+	}
 	l.historyRatios(r, tp.median("steps/s"), rs.median("p50"))
 	return nil
 }
@@ -178,7 +182,7 @@ func (l *lab) fillHistory(ctx context.Context, r *report) (string, error) {
 		return "", err
 	}
 	cpu := ""
-	if l.pg != nil {
+	if cpuAfter > 0 { // a server on this machine (postgresCPU)
 		cpu = fmt.Sprintf("PostgreSQL CPU %.1f s", (cpuAfter - cpuBefore).Seconds())
 	}
 	logf("history: filled in %s, vacuumed in %s, checkpointed in %s; %.0f MiB", filled.Round(time.Millisecond),

@@ -46,10 +46,13 @@ const benchVerbs = `
 // lab is the measuring setup: a PostgreSQL server, a scratch directory,
 // and the binaries under test.
 type lab struct {
-	o       options
-	dir     string
-	verbs   string
-	pg      *localpg.Server
+	o     options
+	dir   string
+	verbs string
+	pg    *localpg.Server
+	// dataDir is the data directory of a server given with --database-url
+	// when it is on this machine ("" otherwise): postgresCPU reads it.
+	dataDir string
 	url     string
 	stats   *durable.Store // reads the database's counters
 	schemas int
@@ -91,6 +94,15 @@ func newLab(ctx context.Context, o options) (*lab, error) {
 	if err != nil {
 		l.close()
 		return nil, err
+	}
+	if l.pg == nil {
+		// A server given with --database-url: its CPU is read too when it
+		// runs on this machine and its postmaster.pid can be read.
+		if dir, err := l.stats.DataDirectory(ctx); err == nil {
+			if _, err := os.Stat(filepath.Join(dir, "postmaster.pid")); err == nil {
+				l.dataDir = dir
+			}
+		}
 	}
 	return l, nil
 }

@@ -45,6 +45,14 @@ func (l *lab) resume(ctx context.Context, r *report) error {
 		note("the rest handed on to the advancers because the in-place places (one per advancer) were taken; %s", figures.spread("in place"))
 	r.add("  rbd CPU per notification", figures.median("rbd cpu"), "µs").
 		note("rbd's user + system time from the first notification sent to the last resumed step's end; rbload's own, sending: %.0f µs", figures.median("rbload cpu"))
+	if len(figures["postgres cpu"]) > 0 {
+		r.add("  PostgreSQL CPU per notification", figures.median("postgres cpu"), "µs").
+			note("the CPU time of the backends serving rbd's engine pool over the same span, read from /proc (the server on this machine)")
+	}
+	if len(figures["pg cpu/runbook"]) > 0 {
+		r.add("  PostgreSQL CPU per runbook, the whole resume run", figures.median("pg cpu/runbook"), "µs").
+			note("submit, park, notify, resume, the step after; backends that exited, as DBOS's whole resume run is counted")
+	}
 	r.add("  database pool waits per notification", figures.median("pool waits"), "").
 		note("rbd_db_acquire_waits_total over the run ÷ notifications; the worker's pool, waits of any of its transactions")
 	l.rbdResumeP50, l.rbdResumeP99 = figures.median("p50"), figures.median("p99")
@@ -55,9 +63,29 @@ func (l *lab) resume(ctx context.Context, r *report) error {
 // them at the rate, and adds the run's percentiles and the webhook's p50
 // to figures. The schema is a fresh one or the history's (history.go).
 func (l *lab) resumeRun(ctx context.Context, schema string, plan []byte, figures runs) error {
-	d, err := l.startRBD(ctx, schema, nil)
+	var runbooks int
+	// What the whole run cost PostgreSQL, submissions and parks included,
+	// as DBOS's resume run is counted: its workflows start, wait and
+	// resume in one process.
+	_, pgCPU, err := l.counted(ctx, func() (err error) {
+		runbooks, err = l.resumeRunIn(ctx, schema, plan, figures)
+		return err
+	})
 	if err != nil {
 		return err
+	}
+	if pgCPU > 0 {
+		figures.add("pg cpu/runbook", float64(pgCPU.Microseconds())/float64(runbooks))
+	}
+	return nil
+}
+
+// resumeRunIn is resumeRun's run; it returns how many runbooks it
+// submitted, and stops (or, failing, kills) the daemon it started.
+func (l *lab) resumeRunIn(ctx context.Context, schema string, plan []byte, figures runs) (int, error) {
+	d, err := l.startRBD(ctx, schema, nil)
+	if err != nil {
+		return 0, err
 	}
 	stopped := false
 	defer func() {
@@ -67,43 +95,61 @@ func (l *lab) resumeRun(ctx context.Context, schema string, plan []byte, figures
 	}()
 	ids, err := submitAll(ctx, d.client, plan, l.o.parkedCount, 8, batchTag("rs"))
 	if err != nil {
-		return err
+		return 0, err
 	}
 	keys, err := parkedKeys(ctx, d.client, ids, 5*time.Minute)
 	if err != nil {
-		return err
+		return 0, err
+	}
+	// A deployment's tables have statistics: autovacuum analyzes a table a
+	// minute or so after it changes. A fresh schema measured at once has
+	// none, and the plans made with default estimates read every parked
+	// wait's index entry to find one runbook's.
+	if err := l.stats.AnalyzeSchema(ctx, schema); err != nil {
+		return 0, err
 	}
 	waitsBefore := counter(ctx, d.server, "rbd_db_acquire_waits_total")
 	rbdBefore, err := processCPU(d.cmd.Process.Pid)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	selfBefore, err := processCPU(os.Getpid())
 	if err != nil {
-		return err
+		return 0, err
+	}
+	pgBefore, err := l.backendCPU(ctx)
+	if err != nil {
+		return 0, err
 	}
 	sent, accepted, err := notifyAtRate(ctx, d.client, keys, l.o.rate)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if err := waitNoneExecuting(ctx, d.client, 5*time.Minute); err != nil {
-		return err
+		return 0, err
 	}
 	// What the notifications cost the two processes on this machine
 	// besides PostgreSQL, whose live backends /proc cannot be asked for.
 	rbdAfter, err := processCPU(d.cmd.Process.Pid)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	selfAfter, err := processCPU(os.Getpid())
 	if err != nil {
-		return err
+		return 0, err
+	}
+	pgAfter, err := l.backendCPU(ctx)
+	if err != nil {
+		return 0, err
+	}
+	if used, ok := backendCPUSince(pgBefore, pgAfter); ok {
+		figures.add("postgres cpu", float64(used.Microseconds())/float64(len(keys)))
 	}
 	figures.add("rbd cpu", float64((rbdAfter-rbdBefore).Microseconds())/float64(len(keys)))
 	figures.add("rbload cpu", float64((selfAfter-selfBefore).Microseconds())/float64(len(keys)))
 	latencies, err := resumeLatencies(ctx, d.client, ids, sent)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	// Where the resumes went, from the daemon's own counters: a resume
 	// handed on waits for an advancer's batch; a pool wait, for a
@@ -118,13 +164,13 @@ func (l *lab) resumeRun(ctx context.Context, schema string, plan []byte, figures
 	}
 	stopped = true
 	if err := d.stop(); err != nil {
-		return err
+		return 0, err
 	}
 	figures.add("webhook p50", percentile(webhook, 50))
 	for _, p := range []float64{50, 90, 95, 99, 100} {
 		figures.add(fmt.Sprintf("p%g", p), percentile(latencies, p))
 	}
-	return nil
+	return len(ids), nil
 }
 
 // notifyAtRate sends one completed notification per key, rate per

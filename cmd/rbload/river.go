@@ -126,7 +126,7 @@ func (l *lab) riverBurnRun(ctx context.Context, figures runs) error {
 	figures.add("upd/job", float64(d.RowsUpdated)/jobs)
 	figures.add("del/job", float64(d.RowsDeleted)/jobs)
 	figures.add("river cpu/job", float64((state.UserTime()+state.SystemTime()).Microseconds())/jobs)
-	if l.pg != nil {
+	if pgCPU > 0 { // a server on this machine (postgresCPU)
 		figures.add("pg cpu/job", float64(pgCPU.Microseconds())/jobs)
 	}
 	return nil

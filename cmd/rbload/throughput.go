@@ -193,7 +193,7 @@ func (l *lab) throughputRun(ctx context.Context, schema string, plan []byte, pro
 	figures.add("del/step", float64(d.RowsDeleted)/steps)
 	figures.add("wal/step", float64(d.WALBytes)/steps)
 	figures.add("rbd cpu/step", float64(rbdCPU.Microseconds())/steps)
-	if l.pg != nil { // its CPU is counted only for the server rbload started
+	if pgAfter > 0 { // its CPU is counted only for a server on this machine (postgresCPU)
 		figures.add("pg cpu/step", float64((pgAfter-pgBefore).Microseconds())/steps)
 	}
 	return byWorker, nil
