@@ -1,6 +1,7 @@
 package durable
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -55,4 +56,10 @@ func TestWriteAdvanceQueuesInOneOrder(t *testing.T) {
 	require.Equal(t, clearLeasesSQL, first[3].SQL)
 	require.Equal(t, []int64{3, 5, 9}, first[3].Arguments[0], "ended leases of unchanged steps, sorted")
 	require.Equal(t, takeLeasesSQL, first[4].SQL)
+}
+
+// notificationColumnsOfN must read what notificationColumns reads, in the
+// same order: scanNotification scans either.
+func TestNotificationColumnsOfNAreNotificationColumns(t *testing.T) {
+	require.Equal(t, notificationColumns, strings.ReplaceAll(notificationColumnsOfN, "n.", ""))
 }

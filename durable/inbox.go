@@ -70,13 +70,19 @@ const storeNotificationSQL = `
 		(SELECT payload_hash FROM completion_notifications
 		 WHERE correlation_key = $1 AND coalesce(tenant, '') = coalesce($7, ''))`
 
-// waitOfKeySQL finds the wait a notification of tenant $2 may end: a step
-// of that tenant's runbooks, or of any tenant's for a notification of no
-// tenant. Another tenant's wait is not there for it.
-const waitOfKeySQL = `
+// waitOfKeySQL finds the wait a notification of no tenant may end, a step
+// of any tenant's runbooks; waitOfTenantKeySQL the wait one of tenant $2
+// may end, a step of that tenant's runbooks. Another tenant's wait is not
+// there for it. They are two statements, not one with an optional
+// filter, so that each is planned once (a filter on whether a parameter is
+// NULL had PostgreSQL plan it anew at every execution).
+const (
+	waitOfKeySQL       = `SELECT i.runbook_id, i.status FROM invocation_records i WHERE i.correlation_key = $1`
+	waitOfTenantKeySQL = `
 	SELECT i.runbook_id, i.status FROM invocation_records i
-	WHERE i.correlation_key = $1
-	  AND ($2::text IS NULL OR EXISTS (SELECT 1 FROM runbooks r WHERE r.id = i.runbook_id AND r.tenant = $2))`
+	JOIN runbooks r ON r.id = i.runbook_id AND r.tenant = $2
+	WHERE i.correlation_key = $1`
+)
 
 // resumeSavepoint is where a resume in place rolls back to.
 const resumeSavepoint = "resume_in_place"
@@ -116,15 +122,18 @@ func (t *Tx) StoreNotification(ctx context.Context, n driver.Notification, o dri
 		}
 		return nil
 	})
-	b.Queue(waitOfKeySQL, n.CorrelationKey, nullString(n.Tenant)).
-		Query(func(rows pgx.Rows) error {
-			defer rows.Close()
-			if rows.Next() {
-				st.Parked = true
-				return rows.Scan(&st.RunbookID, &st.WaitStatus)
-			}
-			return rows.Err()
-		})
+	waitOf := func() *pgx.QueuedQuery { return b.Queue(waitOfKeySQL, n.CorrelationKey) }
+	if n.Tenant != "" {
+		waitOf = func() *pgx.QueuedQuery { return b.Queue(waitOfTenantKeySQL, n.CorrelationKey, n.Tenant) }
+	}
+	waitOf().Query(func(rows pgx.Rows) error {
+		defer rows.Close()
+		if rows.Next() {
+			st.Parked = true
+			return rows.Scan(&st.RunbookID, &st.WaitStatus)
+		}
+		return rows.Err()
+	})
 	if o.Savepoint {
 		b.Queue("SAVEPOINT " + resumeSavepoint).Exec(ignore)
 	}
@@ -191,17 +200,24 @@ const markNotificationsSQL = `
 // notificationsForRunbooksSQL locks the unprocessed notifications of the
 // runbooks' active invocations: those of the runbook's tenant, and those
 // of no tenant. Another tenant's, for the same key, are in a namespace of
-// their own (migration 019) and resolve nothing here.
-const notificationsForRunbooksSQL = `SELECT ` + notificationColumns + `
-	FROM completion_notifications
-	WHERE status = 'received' AND (correlation_key, coalesce(tenant, '')) IN (
-		SELECT i.correlation_key, t.tenant
-		FROM invocation_records i
-		JOIN runbooks r ON r.id = i.runbook_id
-		CROSS JOIN LATERAL (VALUES (''), (r.tenant)) t (tenant)
-		WHERE i.status = 'active' AND i.runbook_id = ANY($1))
-	ORDER BY id
-	FOR UPDATE`
+// their own (migration 019) and resolve nothing here. An invocation's key
+// is unique, so each notification joins one invocation. It is a plain
+// join: written as a row-valued IN over a lateral list of the two
+// namespaces, PostgreSQL spent more time planning it (0.93 ms, at every
+// execution) than running it, on every advance.
+const notificationsForRunbooksSQL = `SELECT ` + notificationColumnsOfN + `
+	FROM invocation_records i
+	JOIN runbooks r ON r.id = i.runbook_id
+	JOIN completion_notifications n ON n.correlation_key = i.correlation_key
+	WHERE i.status = 'active' AND i.runbook_id = ANY($1)
+	  AND n.status = 'received' AND (coalesce(n.tenant, '') = '' OR n.tenant = r.tenant)
+	ORDER BY n.id
+	FOR UPDATE OF n`
+
+// notificationColumnsOfN is notificationColumns of the table named n (a
+// test holds the two alike).
+const notificationColumnsOfN = `n.id, n.correlation_key, n.payload_hash, n.outcome, n.result, coalesce(n.error_code, ''),
+	coalesce(n.error_message, ''), n.status, n.received_at, n.processed_at, coalesce(n.tenant, ''), coalesce(n.traceparent, ''), n.usage`
 
 // markNotifications records that notifications were processed or ignored.
 func (t *Tx) markNotifications(ctx context.Context, ids []int64, status rbtype.NotificationStatus) error {

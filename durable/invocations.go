@@ -33,8 +33,15 @@ func insertInvocationArgs(inv driver.Invocation) []any {
 	return []any{inv.InvocationID, inv.StepID, inv.RunbookID, inv.Attempt, inv.CorrelationKey, inv.TimeoutAt, jsonOrEmpty(inv.Context)}
 }
 
-const activeInvocationsSQL = `SELECT ` + invocationColumns + `
-	FROM invocation_records WHERE status = 'active' AND runbook_id = ANY($1)`
+// activeInvocationsSQL reads the runbooks' active invocations, each
+// runbook's through the index on runbook_id, the way liveStepsSQL reads
+// steps. As status = 'active' AND runbook_id = ANY($1) it was planned anew
+// at every execution, and with no statistics yet (a fresh table) planned
+// as a walk of every active invocation's entry in the timeout index.
+const activeInvocationsSQL = `SELECT i.* FROM unnest($1::uuid[]) AS r(id), LATERAL (
+	SELECT ` + invocationColumns + ` FROM invocation_records
+	WHERE runbook_id = r.id AND status = 'active'
+	OFFSET 0) i`
 
 const finishInvocationsSQL = `
 	UPDATE invocation_records SET status = $2, finished_at = now()

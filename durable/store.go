@@ -81,12 +81,32 @@ type Tx struct {
 func (s *Store) Begin(ctx context.Context) (driver.Tx, error) { return s.begin(ctx) }
 
 func (s *Store) begin(ctx context.Context) (*Tx, error) {
-	tx, err := s.pool.Begin(ctx)
+	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{BeginQuery: beginEngineTx})
 	if err != nil {
 		return nil, translate(err)
 	}
 	return &Tx{tx: tx, store: s}, nil
 }
+
+// beginEngineTx begins the engine's transactions (every Store.Begin) with
+// plans made once per connection and statement, which keep to indexes.
+//
+// PostgreSQL plans a prepared statement anew at every execution while it
+// costs its generic plan above its custom ones, and it does for nearly
+// every statement of the hot paths: they take arrays of ids, which a
+// generic plan costs as ten elements and a custom one as the one or two
+// it is given. That planning was a quarter of the database's CPU on a
+// resume (BENCHMARKS.md, "What a resume costs PostgreSQL"). Forced
+// generic plans alone scanned the small tables of a young deployment
+// instead (an array of ten ids against a table of a thousand rows), so
+// sequential scans are ruled out too: every statement of the hot paths
+// reads its few rows through an index, at any size of the tables, which
+// runtime/queryplan_test.go checks for each of them with history in the
+// tables. A statement with no index to use still runs, as a scan. The
+// settings end with the transaction; reads outside one (lists, views,
+// reports), whose optional filters are what custom plans are for, keep
+// PostgreSQL's defaults. They go with the BEGIN, in its round trip.
+const beginEngineTx = "BEGIN; SET LOCAL plan_cache_mode = force_generic_plan; SET LOCAL enable_seqscan = off"
 
 // Commit commits the transaction.
 func (t *Tx) Commit(ctx context.Context) error { return translate(t.tx.Commit(ctx)) }
