@@ -122,11 +122,11 @@ func (t *Tx) StoreNotification(ctx context.Context, n driver.Notification, o dri
 		}
 		return nil
 	})
-	waitOf := func() *pgx.QueuedQuery { return b.Queue(waitOfKeySQL, n.CorrelationKey) }
+	waitOf, args := waitOfKeySQL, []any{n.CorrelationKey}
 	if n.Tenant != "" {
-		waitOf = func() *pgx.QueuedQuery { return b.Queue(waitOfTenantKeySQL, n.CorrelationKey, n.Tenant) }
+		waitOf, args = waitOfTenantKeySQL, []any{n.CorrelationKey, n.Tenant}
 	}
-	waitOf().Query(func(rows pgx.Rows) error {
+	b.Queue(waitOf, args...).Query(func(rows pgx.Rows) error {
 		defer rows.Close()
 		if rows.Next() {
 			st.Parked = true
