@@ -19,7 +19,7 @@ import (
 
 // counted runs fn, a peer's measured process (River's burn-down, DBOS's
 // chains), and returns PostgreSQL's counters over it and the CPU
-// PostgreSQL used meanwhile (zero with --database-url): read around the
+// PostgreSQL used meanwhile (zero for a server on another machine): read around the
 // process alone, as they are around rbd's worker.
 func (l *lab) counted(ctx context.Context, fn func() error) (durable.DatabaseStats, time.Duration, error) {
 	before, err := l.stats.DatabaseStats(ctx)

@@ -128,8 +128,8 @@ func (l *lab) resumeRunIn(ctx context.Context, schema string, plan []byte, figur
 	if err := waitNoneExecuting(ctx, d.client, 5*time.Minute); err != nil {
 		return 0, err
 	}
-	// What the notifications cost the two processes on this machine
-	// besides PostgreSQL, whose live backends /proc cannot be asked for.
+	// What the notifications cost rbd, rbload, and rbd's backends when
+	// the server is on this machine.
 	rbdAfter, err := processCPU(d.cmd.Process.Pid)
 	if err != nil {
 		return 0, err
