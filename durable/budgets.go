@@ -28,17 +28,17 @@ import (
 // budgets before every attempt, and most tenants have none.
 const tenantBudgetsSQL = `
 	WITH tenants AS (SELECT DISTINCT tenant FROM runbooks WHERE id = ANY($1)),
-	set AS (SELECT b.tenant, b.scope, b.cost_usd, b.tokens, b.credits FROM tenant_budgets b JOIN tenants USING (tenant))
+	budgets AS (SELECT b.tenant, b.scope, b.cost_usd, b.tokens, b.credits FROM tenant_budgets b JOIN tenants USING (tenant))
 	SELECT tenant, scope, cost_usd::float8, tokens, credits::float8,
 		NULL::float8, NULL::bigint, NULL::float8, NULL::float8, NULL::bigint, NULL::float8
-	FROM set
+	FROM budgets
 	UNION ALL
 	SELECT s.tenant, NULL, NULL, NULL, NULL,
 		coalesce(sum(s.cost_usd) FILTER (WHERE s.day = $2), 0)::float8, coalesce(sum(s.tokens) FILTER (WHERE s.day = $2), 0)::bigint,
 		coalesce(sum(s.credits) FILTER (WHERE s.day = $2), 0)::float8,
 		coalesce(sum(s.cost_usd), 0)::float8, coalesce(sum(s.tokens), 0)::bigint, coalesce(sum(s.credits), 0)::float8
 	FROM tenant_spend s JOIN tenants USING (tenant)
-	WHERE ($3 OR s.tenant IN (SELECT tenant FROM set))
+	WHERE ($3 OR s.tenant IN (SELECT tenant FROM budgets))
 	  AND s.day >= date_trunc('month', $2::date)::date AND s.day <= $2
 	GROUP BY s.tenant`
 
@@ -53,7 +53,7 @@ func queueBudgets(b *pgx.Batch, ids any, day time.Time, allSpend bool, st *drive
 		for rows.Next() {
 			var tenant string
 			var scope *rbtype.BudgetScope
-			var set, d, m spendColumns
+			var set, d, m measureColumns
 			if err := rows.Scan(&tenant, &scope, &set.cost, &set.tokens, &set.credits,
 				&d.cost, &d.tokens, &d.credits, &m.cost, &m.tokens, &m.credits); err != nil {
 				return err
@@ -73,15 +73,15 @@ func queueBudgets(b *pgx.Batch, ids any, day time.Time, allSpend bool, st *drive
 	})
 }
 
-// spendColumns scans the three measures of a row of tenantBudgetsSQL: a
+// measureColumns scans the three measures of a row of tenantBudgetsSQL: a
 // budget's caps (NULL where it caps nothing), or a spend, NULL in the
 // other kind of row.
-type spendColumns struct {
+type measureColumns struct {
 	cost, credits *float64
 	tokens        *int64
 }
 
-func (c spendColumns) spend() rbtype.Spend {
+func (c measureColumns) spend() rbtype.Spend {
 	var s rbtype.Spend
 	if c.cost != nil {
 		s.CostUSD = *c.cost
