@@ -32,7 +32,7 @@ func mcpAPI(t *testing.T, b *testBundle, approvals bool) (*httpapi.Server, *http
 	t.Helper()
 	api := httpapi.New(httpapi.Config{
 		Engine: b.engine, Catalogue: b.cat, Tokens: mcpTokens, WebhookSecrets: [][]byte{[]byte(testSecret)},
-		MaxBody: 64 << 10, MCPApprovals: approvals, Version: "test",
+		MaxBody: testMaxBody, MCPApprovals: approvals, Version: "test",
 	})
 	srv := httptest.NewServer(api)
 	t.Cleanup(srv.Close)
@@ -351,13 +351,9 @@ func TestMCPBadInput(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, page.Runbooks, "nothing refused was stored")
 
-	// Far past the limit, /mcp itself refuses the body. The daemon answers
-	// from the Content-Length and closes the connection without reading
-	// the body (docs/reliability.md, "Under attack"); a client still
-	// writing it may meet the reset before the answer, so this one waits
-	// for leave to send it (Expect: 100-continue), as a careful client does.
+	// Far past the limit, /mcp itself refuses the body.
 	status, out := b.rawTo(t, srv.URL, "POST", "/mcp", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"submit","arguments":{"source":"`+strings.Repeat("x", 200<<10)+`"}}}`,
-		"Authorization", "Bearer tok-agent", "Accept", "application/json, text/event-stream", "Expect", "100-continue")
+		"Authorization", "Bearer tok-agent", "Accept", "application/json, text/event-stream")
 	require.Equal(t, http.StatusRequestEntityTooLarge, status, out)
 }
 
@@ -368,6 +364,7 @@ func (b *testBundle) rawTo(t *testing.T, base, method, path, body string, header
 	req, err := http.NewRequestWithContext(b.ctx, method, base+path, strings.NewReader(body))
 	require.NoError(t, err)
 	req.Header.Set("Content-Type", "application/json")
+	waitToSendLargeBody(req, len(body))
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
 	}
