@@ -50,6 +50,10 @@ func TestHotStatementsKeepToIndexesWithHistory(t *testing.T) {
 	require.NoError(t, err)
 	t.Logf("history of 20,000 runbooks filled in %s", took.Round(time.Millisecond))
 
+	hundred := 100.0
+	_, err = b.store.ChangeBudget(b.ctx, driver.BudgetChange{Tenant: "acme", Scope: rbtype.BudgetDay,
+		Budget: &rbtype.Budget{CostUSD: &hundred}, Actor: "test"})
+	require.NoError(t, err)
 	b.run(t)
 	hotPaths(t, b)
 
@@ -99,6 +103,18 @@ func hotPaths(t *testing.T, b *testBundle) {
 		_, err = b.engine.Notify(ctx, runtime.Notification{CorrelationKey: key, Status: "completed", Result: []byte(`{"answer":"yes"}`)})
 		require.NoError(t, err)
 		b.waitStatus(t, w, rbtype.RunbookComplete)
+
+		// A tenant's park resumed by its tenant's notification, under a
+		// budget the tenant set: the wait looked up within the tenant,
+		// and the budgets read with the tenant's spend.
+		acme := runtime.WithScope(ctx, runtime.Scope{Tenant: "acme"})
+		sub, err := b.engine.SubmitSource(acme, "acme.rbk", []byte(`(t.wait :round $round :as @w) (t.echo :v @w.answer)`),
+			runtime.Submission{Inputs: map[string]any{"round": i}, Actor: "test"})
+		require.NoError(t, err)
+		key = parkedKey(sub.ID, "w")
+		_, err = b.engine.Notify(acme, runtime.Notification{CorrelationKey: key, Status: "completed", Result: []byte(`{"answer":"yes"}`)})
+		require.NoError(t, err)
+		b.waitStatus(t, sub.ID, rbtype.RunbookComplete)
 
 		// A park resumed through the inbox: notified where no worker runs.
 		w = submit(`(t.wait :round $round :via "inbox" :as @w) (t.echo :v @w.answer)`)
