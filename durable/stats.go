@@ -2,6 +2,7 @@ package durable
 
 import (
 	"context"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -58,25 +59,29 @@ func (s *Store) BackendPIDs(ctx context.Context, application string) ([]int, err
 	return out, translate(err)
 }
 
+// SchemaTables lists the tables of a schema, each quoted and qualified
+// with the schema's name, sorted: what a load generator vacuums or
+// analyzes after filling the schema, without touching any other.
+func (s *Store) SchemaTables(ctx context.Context, schema string) ([]string, error) {
+	rows, err := s.pool.Query(ctx, `SELECT format('%I.%I', schemaname, tablename) FROM pg_tables WHERE schemaname = $1 ORDER BY 1`, schema)
+	if err != nil {
+		return nil, translate(err)
+	}
+	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	return tables, translate(err)
+}
+
 // AnalyzeSchema gathers the planner's statistics for every table of a
 // schema, as autovacuum does a minute or so after a table changes: a load
 // generator that fills a fresh schema and measures it at once would
 // otherwise measure plans made without any (every estimate a default).
 func (s *Store) AnalyzeSchema(ctx context.Context, schema string) error {
-	rows, err := s.pool.Query(ctx, `SELECT format('ANALYZE %I.%I', schemaname, tablename) FROM pg_tables WHERE schemaname = $1`, schema)
-	if err != nil {
-		return translate(err)
+	tables, err := s.SchemaTables(ctx, schema)
+	if err != nil || len(tables) == 0 {
+		return err
 	}
-	stmts, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return translate(err)
-	}
-	for _, stmt := range stmts {
-		if _, err := s.pool.Exec(ctx, stmt); err != nil {
-			return translate(err)
-		}
-	}
-	return nil
+	_, err = s.pool.Exec(ctx, "ANALYZE "+strings.Join(tables, ", "))
+	return translate(err)
 }
 
 // DataDirectory is the server's data directory, where its postmaster.pid

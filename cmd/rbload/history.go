@@ -148,11 +148,7 @@ func (l *lab) fillHistory(ctx context.Context, r *report) (string, error) {
 		return "", err
 	}
 	began := time.Now()
-	rows, err := conn.Query(ctx, `SELECT format('%I.%I', schemaname, tablename) FROM pg_tables WHERE schemaname = $1 ORDER BY 1`, schema)
-	if err != nil {
-		return "", err
-	}
-	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	tables, err := l.stats.SchemaTables(ctx, schema)
 	if err != nil {
 		return "", err
 	}

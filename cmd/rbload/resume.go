@@ -109,15 +109,7 @@ func (l *lab) resumeRunIn(ctx context.Context, schema string, plan []byte, figur
 		return 0, err
 	}
 	waitsBefore := counter(ctx, d.server, "rbd_db_acquire_waits_total")
-	rbdBefore, err := processCPU(d.cmd.Process.Pid)
-	if err != nil {
-		return 0, err
-	}
-	selfBefore, err := processCPU(os.Getpid())
-	if err != nil {
-		return 0, err
-	}
-	pgBefore, err := l.backendCPU(ctx)
+	before, err := l.readCPU(ctx, d)
 	if err != nil {
 		return 0, err
 	}
@@ -128,25 +120,16 @@ func (l *lab) resumeRunIn(ctx context.Context, schema string, plan []byte, figur
 	if err := waitNoneExecuting(ctx, d.client, 5*time.Minute); err != nil {
 		return 0, err
 	}
-	// What the notifications cost rbd, rbload, and rbd's backends when
-	// the server is on this machine.
-	rbdAfter, err := processCPU(d.cmd.Process.Pid)
+	after, err := l.readCPU(ctx, d)
 	if err != nil {
 		return 0, err
 	}
-	selfAfter, err := processCPU(os.Getpid())
-	if err != nil {
-		return 0, err
+	perNotification := func(used time.Duration) float64 { return float64(used.Microseconds()) / float64(len(keys)) }
+	if used, ok := backendCPUSince(before.backends, after.backends); ok {
+		figures.add("postgres cpu", perNotification(used))
 	}
-	pgAfter, err := l.backendCPU(ctx)
-	if err != nil {
-		return 0, err
-	}
-	if used, ok := backendCPUSince(pgBefore, pgAfter); ok {
-		figures.add("postgres cpu", float64(used.Microseconds())/float64(len(keys)))
-	}
-	figures.add("rbd cpu", float64((rbdAfter-rbdBefore).Microseconds())/float64(len(keys)))
-	figures.add("rbload cpu", float64((selfAfter-selfBefore).Microseconds())/float64(len(keys)))
+	figures.add("rbd cpu", perNotification(after.rbd-before.rbd))
+	figures.add("rbload cpu", perNotification(after.self-before.self))
 	latencies, err := resumeLatencies(ctx, d.client, ids, sent)
 	if err != nil {
 		return 0, err
@@ -171,6 +154,28 @@ func (l *lab) resumeRunIn(ctx context.Context, schema string, plan []byte, figur
 		figures.add(fmt.Sprintf("p%g", p), percentile(latencies, p))
 	}
 	return len(ids), nil
+}
+
+// cpuReading is what the notifications cost is read from: the CPU time
+// rbd, rbload and, when the server is on this machine, rbd's backends
+// have used so far.
+type cpuReading struct {
+	rbd, self time.Duration
+	backends  map[int]time.Duration
+}
+
+// readCPU reads d's, this process's and d's backends' CPU time.
+func (l *lab) readCPU(ctx context.Context, d *daemon) (cpuReading, error) {
+	var c cpuReading
+	var err error
+	if c.rbd, err = processCPU(d.cmd.Process.Pid); err != nil {
+		return c, err
+	}
+	if c.self, err = processCPU(os.Getpid()); err != nil {
+		return c, err
+	}
+	c.backends, err = l.backendCPU(ctx)
+	return c, err
 }
 
 // notifyAtRate sends one completed notification per key, rate per

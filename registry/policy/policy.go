@@ -63,15 +63,17 @@ func Builtin() *Policy {
 // is not changed after.
 func (p *Policy) seal() {
 	p.hash = p.computeHash()
-	for _, b := range append([]*block{p.def}, slices.Collect(maps.Values(p.tenants))...) {
-		if b != nil && (!b.budget[rbtype.BudgetDay].Empty() || !b.budget[rbtype.BudgetMonth].Empty()) {
-			p.capsSpend = true
-		}
-	}
+	p.capsSpend = p.def.capsSpend()
 	p.tenantHashes = map[string]string{"": (&Tenant{def: p.def}).computeHash()}
 	for name, own := range p.tenants {
 		p.tenantHashes[name] = (&Tenant{Name: name, def: p.def, own: own}).computeHash()
+		p.capsSpend = p.capsSpend || own.capsSpend()
 	}
+}
+
+// capsSpend reports whether the block caps a day's or a month's spend.
+func (b *block) capsSpend() bool {
+	return b != nil && (!b.budget[rbtype.BudgetDay].Empty() || !b.budget[rbtype.BudgetMonth].Empty())
 }
 
 // Hash identifies the whole policy (every tenant's rules and budgets), for
