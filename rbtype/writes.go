@@ -1,12 +1,10 @@
-package driver
+package rbtype
 
 import (
 	"encoding/json"
 	"time"
 
 	"github.com/google/uuid"
-
-	"github.com/runbookdev/runbook/rbtype"
 )
 
 // The write types: what the runtime asks the store to change.
@@ -18,9 +16,9 @@ type NewRunbook struct {
 	Plan     json.RawMessage
 	PlanHash string
 	Inputs   json.RawMessage
-	Mode     rbtype.Mode
+	Mode     Mode
 	// Status is executing, or in_progress for a runbook held open.
-	Status     rbtype.RunbookStatus
+	Status     RunbookStatus
 	RequestKey string
 	// Lineage is zero for an original; a regeneration's names its root,
 	// its parent and its generation.
@@ -46,7 +44,7 @@ type NewRunbook struct {
 	// PolicyHash is the hash of the policy the runbook is admitted under;
 	// Budget its submission's own budget, nil for none.
 	PolicyHash string
-	Budget     *rbtype.Budget
+	Budget     *Budget
 }
 
 // NewStep is a step to store.
@@ -56,7 +54,7 @@ type NewStep struct {
 	Verb      string
 	Args      json.RawMessage
 	Execution json.RawMessage
-	Gate      rbtype.Gate
+	Gate      Gate
 	// IdempotencyKey is empty, except in a regeneration, whose steps that
 	// do not regenerate inherit their parent's key (docs/design/semantics.md section
 	// 6): an effect the parent had returns its receipt.
@@ -78,14 +76,14 @@ type StepChange struct {
 // RunbookChange is a new state for a runbook row. Nil fields are kept.
 type RunbookChange struct {
 	ID           uuid.UUID
-	Status       *rbtype.RunbookStatus
-	ErrorCode    *rbtype.ErrorCode
+	Status       *RunbookStatus
+	ErrorCode    *ErrorCode
 	ErrorMessage *string
 	Finished     bool
 	// Reopen clears finished_at: a finished runbook runs again (a retry).
 	Reopen bool
 	// Mode, when set, replaces the mode (a draft run for real).
-	Mode *rbtype.Mode
+	Mode *Mode
 	// WakeAt replaces wake_at when SetWake is true (nil clears it).
 	SetWake bool
 	WakeAt  *time.Time

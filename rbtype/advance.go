@@ -1,11 +1,9 @@
-package driver
+package rbtype
 
 import (
 	"time"
 
 	"github.com/google/uuid"
-
-	"github.com/runbookdev/runbook/rbtype"
 )
 
 // AdvanceState is what an advance reads of its runbooks, under their
@@ -31,7 +29,7 @@ type AdvanceWrite struct {
 	NewInvocations    []Invocation
 	InvocationUpdates []InvocationUpdate
 	// Finished ends active invocations, by their final status.
-	Finished   map[rbtype.InvocationStatus][]uuid.UUID
+	Finished   map[InvocationStatus][]uuid.UUID
 	Steps      []StepChange
 	Worker     string
 	LeaseUntil time.Time
