@@ -72,7 +72,7 @@ func (t *transition) decideRetry(s *driver.Step, e *Error, exec *verbs.Execution
 	}
 	d := retryDecision{retry: true,
 		delay: RetryDelayFor(exec.Retry, e.Code, stepSeed(originOf(t.rb, exec), s.Key, s.Attempt), s.Attempt)}
-	if asked := e.retryAfter(t.now); asked > 0 {
+	if asked := e.RetryAfterFrom(t.now); asked > 0 {
 		d.retryAfter = min(asked, policy.Cap.D)
 		d.delay = max(d.delay, d.retryAfter)
 	}

@@ -75,3 +75,7 @@ func sleep(_ context.Context, c *Call) (Result, error) {
 	}
 	return ParkedUntil(time.Now().Add(d.D)), nil
 }
+
+// RunsInline: core.echo returns its arguments, so it runs inside the
+// transaction that readies its step (handler.Inliner).
+func (echoHandler) RunsInline() bool { return true }

@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/runbookdev/runbook/driver"
+	"github.com/runbookdev/runbook/handler"
 	"github.com/runbookdev/runbook/rbtype"
 )
 
@@ -161,7 +162,7 @@ func (e *Engine) askToCancel(ctx context.Context, a *pendingCall) {
 	}
 	typ, data := rbtype.EventInvocationCancelSent, any(InvocationCancelData{CorrelationKey: a.call.CorrelationKey})
 	if err != nil {
-		f := classify(err)
+		f := handler.Classify(err)
 		typ = rbtype.EventInvocationCancelFailed
 		data = InvocationCancelData{CorrelationKey: a.call.CorrelationKey, Code: f.Code, Message: f.Message}
 	}

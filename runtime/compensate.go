@@ -6,6 +6,7 @@ import (
 
 	"github.com/runbookdev/runbook/compiler"
 	"github.com/runbookdev/runbook/driver"
+	"github.com/runbookdev/runbook/handler"
 	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/verbs"
 )
@@ -106,7 +107,7 @@ func (t *transition) prepareVerbCall(s *driver.Step, call *verbs.Compensation, w
 	}
 	args, err := t.compensationArgs(s, call.Args)
 	if err != nil {
-		return nil, classify(err)
+		return nil, handler.Classify(err)
 	}
 	if info, ok := t.plan.plan.Verbs[call.Verb]; ok && info.InputSchema != nil {
 		if verr := info.InputSchema.Validate(args); verr != nil {

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/runbookdev/runbook/compiler"
+	"github.com/runbookdev/runbook/handler"
 	"github.com/runbookdev/runbook/lang"
 	"github.com/runbookdev/runbook/rbtype"
 )
@@ -62,11 +63,11 @@ func evalCond(c *compiler.Cond, b *binder) (bool, *Error) {
 	}
 	x, err := b.resolve(c.Args[0])
 	if err != nil {
-		return false, classify(err)
+		return false, handler.Classify(err)
 	}
 	y, err := b.resolve(c.Args[1])
 	if err != nil {
-		return false, classify(err)
+		return false, handler.Classify(err)
 	}
 	switch c.Op {
 	case lang.OpEq:

@@ -18,6 +18,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/runbookdev/runbook/driver"
+	"github.com/runbookdev/runbook/handler"
 	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/registry"
 	"github.com/runbookdev/runbook/registry/policy"
@@ -677,7 +678,7 @@ func makeCall(ctx context.Context, pc *pendingCall) *outcome {
 		cacheKey: pc.cacheKey, definitionHash: pc.definitionHash, rehearsed: seen,
 		result: res, dryRun: pc.dryRun, idemKey: pc.call.IdempotencyKey, argsHash: pc.argsHash}
 	if err != nil {
-		o.err = classify(err)
+		o.err = handler.Classify(err)
 	} else if !res.IsParked() {
 		o.value, err = marshalResult(res.Value())
 		if err != nil {

@@ -1,8 +1,9 @@
 package runtime
 
 import (
-	"github.com/google/uuid"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/runbookdev/runbook/rbtype"
 )

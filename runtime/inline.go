@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/runbookdev/runbook/driver"
+	"github.com/runbookdev/runbook/handler"
 	"github.com/runbookdev/runbook/rbtype"
 )
 
@@ -24,17 +25,6 @@ import (
 // A verb that caches its results, or is rehearsed (levels full and
 // guarded), takes the leased path, where those are done.
 
-// inliner is implemented by the built-in handlers that may run inside an
-// advance's transaction: they return at once, read nothing and change
-// nothing but their result.
-type inliner interface {
-	// runsInline marks the handler; it is never called.
-	runsInline()
-}
-
-// runsInline: core.echo returns its arguments.
-func (echoHandler) runsInline() {}
-
 // inlineDepth bounds how many times one advance goes round starting the
 // inline steps that the inline steps before them readied: a chain of pure
 // steps finishes in one transaction, up to this length, and the rest
@@ -44,7 +34,7 @@ const inlineDepth = 64
 // runsInline reports whether a prepared step, about to start with h, runs
 // inside this transaction.
 func (t *transition) runsInline(p *prepared, h Handler, dryRun bool) bool {
-	if _, ok := h.(inliner); !ok || t.m.inline == nil || dryRun {
+	if in, ok := h.(handler.Inliner); !ok || !in.RunsInline() || t.m.inline == nil || dryRun {
 		return false
 	}
 	e := p.exec

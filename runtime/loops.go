@@ -7,6 +7,7 @@ import (
 
 	"github.com/runbookdev/runbook/compiler"
 	"github.com/runbookdev/runbook/driver"
+	"github.com/runbookdev/runbook/handler"
 	"github.com/runbookdev/runbook/lang"
 	"github.com/runbookdev/runbook/rbtype"
 )
@@ -332,7 +333,7 @@ func (t *transition) loopList(p *planInfo, l *compiler.Loop, b *binder) (list []
 		return nil, true, nil
 	}
 	if rerr != nil {
-		return nil, true, classify(rerr)
+		return nil, true, handler.Classify(rerr)
 	}
 	return t.checkList(l, v)
 }
@@ -366,7 +367,7 @@ func (t *transition) checkProducedLists(s *driver.Step, result json.RawMessage) 
 		b := &binder{results: map[string]json.RawMessage{s.Key: result}, inputs: t.inputs, isKey: p.isKey}
 		v, err := b.resolve(l.List)
 		if err != nil {
-			return classify(err)
+			return handler.Classify(err)
 		}
 		if _, _, err := t.checkList(l, v); err != nil {
 			return err

@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/runbookdev/runbook/driver"
+	"github.com/runbookdev/runbook/handler"
 	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/verbs"
 )
@@ -147,7 +148,7 @@ func (t *transition) prepareWhere(want func(*driver.Step) bool) []*prepared {
 				t.complete(s, json.RawMessage(`{}`), true, StepSucceededData{Reason: simulatedInputs})
 				continue
 			}
-			t.failStep(s, classify(err))
+			t.failStep(s, handler.Classify(err))
 			continue
 		}
 		args := resolved.(map[string]any)

@@ -400,11 +400,11 @@ func (t *transition) park(s *driver.Step, o *outcome) {
 		t.failStep(s, Errorf(rbtype.CodeInternal, "the step parked without an active invocation"))
 		return
 	}
-	update := driver.InvocationUpdate{ID: inv.InvocationID, ExternalID: o.result.externalID}
-	if o.result.until != nil {
+	update := driver.InvocationUpdate{ID: inv.InvocationID, ExternalID: o.result.ExternalID()}
+	if o.result.Until() != nil {
 		// A timer resumes itself at until, or times out first at its
 		// park_timeout.
-		until := *o.result.until
+		until := *o.result.Until()
 		if until.Before(inv.TimeoutAt) {
 			inv.TimeoutAt = until
 			update.TimeoutAt = &until

@@ -1,4 +1,4 @@
-package runtime
+package handler
 
 import (
 	"context"
@@ -22,9 +22,9 @@ type Error struct {
 	RetryAt    time.Time
 }
 
-// retryAfter is how long the provider asked to wait, from now: nothing
+// RetryAfterFrom is how long the provider asked to wait, from now: nothing
 // for a time already past or a negative wait.
-func (e *Error) retryAfter(now time.Time) time.Duration {
+func (e *Error) RetryAfterFrom(now time.Time) time.Duration {
 	wait := e.RetryAfter
 	if !e.RetryAt.IsZero() {
 		wait = e.RetryAt.Sub(now)
@@ -49,10 +49,10 @@ func Errorf(code rbtype.ErrorCode, format string, args ...any) *Error {
 // Retryable reports whether the failure may be retried.
 func (e *Error) Retryable() bool { return e.Code.Retryable() }
 
-// classify turns whatever a handler returned into a taxonomy error: its own
+// Classify turns whatever a handler returned into a taxonomy error: its own
 // code when it gave one, NETWORK_TIMEOUT when the call ran out its
 // run_timeout, INTERNAL otherwise.
-func classify(err error) *Error {
+func Classify(err error) *Error {
 	var e *Error
 	if errors.As(err, &e) {
 		return e
