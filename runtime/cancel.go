@@ -1,58 +1,11 @@
 package runtime
 
 import (
-	"context"
 	"fmt"
-	"time"
-
-	"github.com/google/uuid"
-	"go.opentelemetry.io/otel/trace"
 
 	"github.com/runbookdev/runbook/driver"
-	"github.com/runbookdev/runbook/handler"
 	"github.com/runbookdev/runbook/rbtype"
 )
-
-// CancelOptions says who cancels and whether the cancellation undoes what
-// the runbook did.
-type CancelOptions struct {
-	By string
-	// Compensate runs the compensations of the steps that completed, in
-	// reverse order of completion, as a failure does (docs/design/language.md
-	// v1.2: a cancel undoes). False leaves what they did as it is.
-	Compensate bool
-}
-
-// Cancel stops a runbook and undoes what its completed steps did: CancelWith
-// with Compensate.
-func (e *Engine) Cancel(ctx context.Context, runbookID uuid.UUID, by string) error {
-	return e.CancelWith(ctx, runbookID, CancelOptions{By: by, Compensate: true})
-}
-
-// CancelWith stops a runbook: its active invocations are cancelled, every
-// step not yet final is cancelled, and later notifications for it are kept
-// and ignored. Completed work stays readable; with o.Compensate, the
-// completed steps whose verbs declare a compensation are undone, newest
-// first, and the runbook finishes once they have run. Cancelling a
-// cancelled runbook is a no-op; a finished one is a conflict.
-//
-// Once that has committed, each cancelled wait whose handler can ask the
-// outside world to stop (a Canceller: http.start with params.cancel_url)
-// is asked, best effort, and the answer recorded as
-// INVOCATION_CANCEL_SENT or INVOCATION_CANCEL_FAILED. A daemon that dies
-// in between does not ask: the runbook is cancelled either way, and later
-// notifications for it are ignored.
-func (e *Engine) CancelWith(ctx context.Context, runbookID uuid.UUID, o CancelOptions) error {
-	by, note := actorOf(ctx, o.By)
-	c := &cancelRunbook{by: by, note: note, compensate: o.Compensate}
-	if err := e.runCommand(ctx, runbookID, c); err != nil || c.rb == nil {
-		return err // refused, or cancelled already
-	}
-	for _, a := range e.cancelAsks(c.rb, c.plan, c.steps, c.waits) {
-		e.askToCancel(ctx, a)
-	}
-	return nil
-}
 
 // cancelRunbook is a cancellation: the runbook's active waits cancelled
 // (their attempts' spans ended), its steps not yet final cancelled, their
@@ -107,70 +60,6 @@ func (c *cancelRunbook) apply(t *transition) error {
 	}
 	c.rb, c.plan, c.steps = t.rb, t.plan, t.steps
 	return nil
-}
-
-// maxCancelWait bounds one request asking the outside world to stop.
-const maxCancelWait = 10 * time.Second
-
-// cancelAsks lists the cancelled waits whose handlers can ask the outside
-// world to stop, each as the call to make.
-func (e *Engine) cancelAsks(rb *driver.Runbook, plan *planInfo, steps []*driver.Step, invs []driver.Invocation) []*pendingCall {
-	if len(invs) == 0 || plan == nil {
-		return nil
-	}
-	byID := map[int64]*driver.Step{}
-	for _, s := range steps {
-		byID[s.ID] = s
-	}
-	var asks []*pendingCall
-	for _, inv := range invs {
-		s := byID[inv.StepID]
-		if s == nil {
-			continue
-		}
-		ps, ok := plan.steps[s.Key]
-		if !ok {
-			continue
-		}
-		h, ok := e.handlers.lookup(ps.Execution.Handler)
-		if _, can := h.(Canceller); !ok || !can {
-			continue
-		}
-		timeout := maxCancelWait
-		if d := ps.Execution.Timeouts.RunTimeout.D; d > 0 && d < timeout {
-			timeout = d
-		}
-		asks = append(asks, &pendingCall{runbookID: rb.ID, stepID: s.ID, attempt: inv.Attempt, handler: h, timeout: timeout,
-			span: traceOf(rb).attemptSpan(attemptID(rb.ID, s.Key, inv.Attempt)),
-			call: &Call{RunbookID: rb.ID, StepKey: s.Key, Verb: s.Verb, Attempt: inv.Attempt, Params: ps.Execution.Params,
-				IdempotencyKey: s.IdempotencyKey, InvocationID: inv.InvocationID, CorrelationKey: inv.CorrelationKey,
-				ExternalID: inv.ExternalID, Execution: ps.Execution}})
-	}
-	return asks
-}
-
-// askToCancel asks the outside world to stop one wait's work and records
-// the answer. Failures are recorded, never returned: the runbook is
-// cancelled already.
-func (e *Engine) askToCancel(ctx context.Context, a *pendingCall) {
-	bg := context.WithoutCancel(ctx) // the cancellation committed: finish what follows from it
-	callCtx, cancel := context.WithTimeout(trace.ContextWithSpanContext(bg, a.span), a.timeout)
-	defer cancel()
-	sent, err := a.handler.(Canceller).Cancel(callCtx, a.call)
-	if !sent && err == nil {
-		return // the verb names no way to cancel
-	}
-	typ, data := rbtype.EventInvocationCancelSent, any(InvocationCancelData{CorrelationKey: a.call.CorrelationKey})
-	if err != nil {
-		f := handler.Classify(err)
-		typ = rbtype.EventInvocationCancelFailed
-		data = InvocationCancelData{CorrelationKey: a.call.CorrelationKey, Code: f.Code, Message: f.Message}
-	}
-	err = e.runCommand(bg, a.runbookID, &recordCancelAsk{step: a.call.StepKey, attempt: a.attempt, typ: typ, data: data})
-	if err != nil {
-		e.log.Warn("recording a cancel request to the outside world", append([]any{"runbook_id", a.runbookID, "step", a.call.StepKey,
-			"err", err}, traceAttrs(a.span, uuid.Nil)...)...)
-	}
 }
 
 // recordCancelAsk records the answer to a request to stop a cancelled

@@ -1,10 +1,7 @@
 package runtime
 
 import (
-	"context"
 	"fmt"
-
-	"github.com/google/uuid"
 
 	"github.com/runbookdev/runbook/rbtype"
 )
@@ -14,15 +11,6 @@ import (
 type RunbookClosedData struct {
 	By   string `json:"by,omitempty"`
 	Note string `json:"note,omitempty"`
-}
-
-// Close lets a runbook held open (submitted with HoldOpen) finish: it
-// becomes executing, and ends as its steps have ended or will end
-// (docs/design/semantics.md section 8). A runbook that is not held open is a
-// conflict.
-func (e *Engine) Close(ctx context.Context, runbookID uuid.UUID, by string) error {
-	by, note := actorOf(ctx, by)
-	return e.runCommand(ctx, runbookID, &closeRunbook{by: by, note: note})
 }
 
 // closeRunbook is a close: the runbook executing, its event and mutation;

@@ -97,7 +97,7 @@ type keyOrigin struct {
 // originOf is the key origin of a step of rb whose verb has exec.
 func originOf(rb *driver.Runbook, exec *verbs.Execution) keyOrigin {
 	o := keyOrigin{root: rb.Lineage.RootOf(rb.ID)}
-	if rb.Tenant != DefaultTenant {
+	if rb.Tenant != rbtype.DefaultTenant {
 		// A global-scope key names no runbook: the tenant keeps two
 		// tenants' effects apart (docs/design/semantics.md section 1).
 		o.tenant = rb.Tenant

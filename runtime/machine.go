@@ -70,15 +70,6 @@ type observer interface {
 	budgetExceeded(scope rbtype.BudgetScope)
 }
 
-// observerOf is the observer of an engine's metrics; nil metrics observe
-// nothing.
-func observerOf(m *Metrics) observer {
-	if m == nil {
-		return noObserver{}
-	}
-	return m
-}
-
 // noObserver counts nothing.
 type noObserver struct{}
 

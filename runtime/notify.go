@@ -292,12 +292,3 @@ func (e *Engine) checkNotifiedResult(ctx context.Context, tx driver.Tx, target d
 func noWait(key string) error {
 	return fmt.Errorf("%w: no step waits on correlation key %s", ErrNotFound, shortKey(key))
 }
-
-// canonicalJSON decodes JSON, so that two payloads that differ only in
-// spacing or key order encode, and hash, alike.
-func canonicalJSON(b json.RawMessage) (any, error) {
-	if len(b) == 0 {
-		return nil, nil
-	}
-	return decodeJSON(b)
-}

@@ -1,11 +1,8 @@
 package runtime
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-
-	"github.com/google/uuid"
 
 	"github.com/runbookdev/runbook/driver"
 	"github.com/runbookdev/runbook/rbtype"
@@ -38,15 +35,6 @@ type StepResolvedData struct {
 	Action string `json:"action"`
 	By     string `json:"by,omitempty"`
 	Note   string `json:"note,omitempty"`
-}
-
-// Resolve settles an escalated step as a person decided: complete with a
-// result, retry, or fail. The steps its escalation skipped run again
-// (complete, retry), and the runbook, if the escalation had ended it,
-// runs again until it settles anew.
-func (e *Engine) Resolve(ctx context.Context, runbookID uuid.UUID, stepKey string, r Resolution) error {
-	r.By, r.note = actorOf(ctx, r.By)
-	return e.runCommand(ctx, runbookID, &resolveStep{step: stepKey, r: r})
 }
 
 // resolveStep is a resolution of an escalated step: completed with a

@@ -1,21 +1,13 @@
 package runtime
 
 import (
-	"context"
 	"fmt"
 	"slices"
-
-	"github.com/google/uuid"
 
 	"github.com/runbookdev/runbook/driver"
 	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/registry/policy"
 )
-
-// Retried says what a retry sent back to pending.
-type Retried struct {
-	Steps []string
-}
 
 // RunbookRetriedData is the data of RUNBOOK_RETRIED, and the payload of
 // its mutation.
@@ -25,50 +17,6 @@ type RunbookRetriedData struct {
 	// Execute: a draft_only runbook now runs for real.
 	Execute bool   `json:"execute,omitempty"`
 	Note    string `json:"note,omitempty"`
-}
-
-// RetryOptions says what a retry runs again, and who asks.
-type RetryOptions struct {
-	// Steps to retry; empty means every failed, skipped, cancelled and
-	// escalated step (with Execute: every DRAFT_ONLY step).
-	Steps []string
-	By    string
-	// Execute runs a finished draft_only runbook for real: its mode
-	// becomes execute and the steps the draft skipped run, with the
-	// drafts it made.
-	Execute bool
-	// note is the claimed By when the token's actor differs.
-	note string
-	// verbs is the caller's token scope: a retry runs steps again, and
-	// may not run one whose verb the token could not have submitted.
-	verbs policy.VerbScope
-}
-
-// Retry runs a failed, partial or escalated runbook again from where it
-// stopped (docs/design/semantics.md section 6): its failed, skipped, cancelled and
-// escalated steps, or those named and the skipped or cancelled steps
-// downstream of them, return to pending. Attempts continue from where they
-// were and idempotency keys stay the same, so an effect that did happen
-// returns its receipt and is not repeated. A complete or cancelled
-// runbook, or one whose completed steps were compensated, is a conflict.
-func (e *Engine) Retry(ctx context.Context, runbookID uuid.UUID, o RetryOptions) (*Retried, error) {
-	o.By, o.note = actorOf(ctx, o.By)
-	if s, ok := scopeOf(ctx); ok {
-		o.verbs = s.Verbs
-	}
-	c := &retryRunbook{o: o}
-	if err := e.runCommand(ctx, runbookID, c); err != nil {
-		return nil, err
-	}
-	return &Retried{Steps: c.keys}, nil
-}
-
-// planOf decodes a runbook's plan, through the cache.
-func (e *Engine) planOf(rb *driver.Runbook) (*planInfo, error) {
-	if info, ok := e.plans.lookup(rb.PlanHash); ok {
-		return info, nil
-	}
-	return e.plans.decode(rb.PlanHash, rb.Plan)
 }
 
 // retryable are the final statuses a retry sends back to pending.
@@ -214,4 +162,28 @@ func (c *retryRunbook) apply(t *transition) error {
 		t.rb.Mode = mode
 	}
 	return nil
+}
+
+// RetryOptions says what a retry runs again, and who asks.
+type RetryOptions struct {
+	// Steps to retry; empty means every failed, skipped, cancelled and
+	// escalated step (with Execute: every DRAFT_ONLY step).
+	Steps []string
+	By    string
+	// Execute runs a finished draft_only runbook for real: its mode
+	// becomes execute and the steps the draft skipped run, with the
+	// drafts it made.
+	Execute bool
+	// note is the claimed By when the token's actor differs.
+	note string
+	// verbs is the caller's token scope: a retry runs steps again, and
+	// may not run one whose verb the token could not have submitted.
+	verbs policy.VerbScope
+}
+
+// undone reports whether a step's effect was undone, or is being: a
+// runbook that compensated is not retried (submit it again). A
+// compensation a draft skipped undid nothing.
+func undone(s *driver.Step) bool {
+	return s.CompensationStatus != rbtype.CompensationNone && s.CompensationStatus != rbtype.CompensationSkipped
 }

@@ -492,13 +492,6 @@ func retryableRunbook(rb *driver.Runbook, steps []*driver.Step) bool {
 	return true
 }
 
-// undone reports whether a step's effect was undone, or is being: a
-// runbook that compensated is not retried (submit it again). A
-// compensation a draft skipped undid nothing.
-func undone(s *driver.Step) bool {
-	return s.CompensationStatus != rbtype.CompensationNone && s.CompensationStatus != rbtype.CompensationSkipped
-}
-
 // NoRetryCodes are the codes of a failure a retry would only repeat when
 // the step failed before its handler was ever called (attempt 0): its
 // arguments, resolved from its inputs and the results of completed steps,

@@ -1,0 +1,16 @@
+package runtime
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+)
+
+// Close lets a runbook held open (submitted with HoldOpen) finish: it
+// becomes executing, and ends as its steps have ended or will end
+// (docs/design/semantics.md section 8). A runbook that is not held open is a
+// conflict.
+func (e *Engine) Close(ctx context.Context, runbookID uuid.UUID, by string) error {
+	by, note := actorOf(ctx, by)
+	return e.runCommand(ctx, runbookID, &closeRunbook{by: by, note: note})
+}
