@@ -9,6 +9,7 @@ import (
 
 	"github.com/runbookdev/runbook/driver"
 	"github.com/runbookdev/runbook/lang"
+	"github.com/runbookdev/runbook/machine"
 	"github.com/runbookdev/runbook/runtime"
 )
 
@@ -74,29 +75,29 @@ func classify(err error) *apiError {
 // classifyEngine is classify for the engine's errors.
 func classifyEngine(err error) *apiError {
 	var ce *runtime.CompileError
-	var le *runtime.LimitError
+	var le *machine.LimitError
 	switch {
 	case errors.As(err, &le):
 		status := http.StatusUnprocessableEntity // too many steps
 		if strings.HasSuffix(le.Name, "-bytes") {
 			status = http.StatusRequestEntityTooLarge
 		}
-		return &apiError{status: status, code: CodeLimitExceeded, message: without(err, runtime.ErrLimit),
+		return &apiError{status: status, code: CodeLimitExceeded, message: without(err, machine.ErrLimit),
 			limit: &LimitInfo{Name: le.Name, Max: le.Max, Got: le.Got}}
 	case errors.As(err, &ce):
 		return &apiError{status: http.StatusUnprocessableEntity, code: CodeCompileFailed, message: ce.Error(), diagnostics: ce.Diagnostics}
-	case errors.Is(err, runtime.ErrNotFound):
-		return &apiError{status: http.StatusNotFound, code: CodeNotFound, message: without(err, runtime.ErrNotFound)}
-	case errors.Is(err, runtime.ErrConflict):
-		return &apiError{status: http.StatusConflict, code: CodeConflict, message: without(err, runtime.ErrConflict)}
-	case errors.Is(err, runtime.ErrSchema):
-		return &apiError{status: http.StatusUnprocessableEntity, code: CodeSchemaMismatch, message: without(err, runtime.ErrSchema)}
-	case errors.Is(err, runtime.ErrForbidden):
-		return &apiError{status: http.StatusForbidden, code: CodeForbidden, message: without(err, runtime.ErrForbidden)}
-	case errors.Is(err, runtime.ErrPolicyDenied):
-		return &apiError{status: http.StatusForbidden, code: CodePolicyDenied, message: without(err, runtime.ErrPolicyDenied)}
-	case errors.Is(err, runtime.ErrInvalid):
-		return &apiError{status: http.StatusBadRequest, code: CodeInvalidRequest, message: without(err, runtime.ErrInvalid)}
+	case errors.Is(err, machine.ErrNotFound):
+		return &apiError{status: http.StatusNotFound, code: CodeNotFound, message: without(err, machine.ErrNotFound)}
+	case errors.Is(err, machine.ErrConflict):
+		return &apiError{status: http.StatusConflict, code: CodeConflict, message: without(err, machine.ErrConflict)}
+	case errors.Is(err, machine.ErrSchema):
+		return &apiError{status: http.StatusUnprocessableEntity, code: CodeSchemaMismatch, message: without(err, machine.ErrSchema)}
+	case errors.Is(err, machine.ErrForbidden):
+		return &apiError{status: http.StatusForbidden, code: CodeForbidden, message: without(err, machine.ErrForbidden)}
+	case errors.Is(err, machine.ErrPolicyDenied):
+		return &apiError{status: http.StatusForbidden, code: CodePolicyDenied, message: without(err, machine.ErrPolicyDenied)}
+	case errors.Is(err, machine.ErrInvalid):
+		return &apiError{status: http.StatusBadRequest, code: CodeInvalidRequest, message: without(err, machine.ErrInvalid)}
 	case errors.Is(err, driver.ErrBadRequest):
 		// The database's own text names tables and indexes; the log has it.
 		return &apiError{status: http.StatusBadRequest, code: CodeInvalidRequest, cause: err,

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/runbookdev/runbook/driver"
+	"github.com/runbookdev/runbook/machine"
 	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/runtime"
 )
@@ -18,7 +19,7 @@ import (
 const IdempotencyKeyHeader = "Idempotency-Key"
 
 // maxIdempotencyKey bounds the header: it becomes part of a database key.
-const maxIdempotencyKey = runtime.MaxKeyLength
+const maxIdempotencyKey = machine.MaxKeyLength
 
 // submit is POST /v1/runbooks: 201 for a new runbook, 200 for a repeat of
 // an earlier submission (same Idempotency-Key, or same plan, inputs and
@@ -212,7 +213,7 @@ func (s *Server) resolve(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	key := r.PathValue("key")
-	if err := s.engine.Resolve(r.Context(), id, key, runtime.Resolution{Action: req.Action, Result: req.Result, By: byOf(r, req.By)}); err != nil {
+	if err := s.engine.Resolve(r.Context(), id, key, machine.Resolution{Action: req.Action, Result: req.Result, By: byOf(r, req.By)}); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, ResolveResponse{ID: id, Step: key, Action: req.Action})
@@ -238,7 +239,7 @@ func (s *Server) retry(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	res, err := s.engine.Retry(r.Context(), id, runtime.RetryOptions{Steps: req.Steps, By: byOf(r, req.By), Execute: req.Execute})
+	res, err := s.engine.Retry(r.Context(), id, machine.RetryOptions{Steps: req.Steps, By: byOf(r, req.By), Execute: req.Execute})
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/runbookdev/runbook/driver"
+	"github.com/runbookdev/runbook/machine"
 	"github.com/runbookdev/runbook/rbtype"
 )
 
@@ -51,10 +52,10 @@ func (e *Engine) Budgets(ctx context.Context, tenant string) (*TenantBudgetsView
 	if err != nil {
 		return nil, err
 	}
-	book := &budgetBook{pol: e.Policy(), loaded: tbs}
+	book := &machine.BudgetBook{Pol: e.Policy(), Loaded: tbs}
 	out := &TenantBudgetsView{Tenant: tenant, Budgets: []TenantBudgetView{}}
 	for _, scope := range rbtype.BudgetScopes {
-		limit, rule := book.limit(tenant, scope)
+		limit, rule := book.Limit(tenant, scope)
 		v := TenantBudgetView{Budget: scope, Limit: limit, Rule: rule}
 		if i := slices.IndexFunc(set, func(s driver.SetBudget) bool { return s.Scope == scope }); i >= 0 {
 			v.Set, v.Rule = &set[i], "set"
@@ -93,14 +94,14 @@ type BudgetChanged struct {
 // admin may: the caller checks.
 func (e *Engine) SetBudget(ctx context.Context, tenant string, scope rbtype.BudgetScope, b *rbtype.Budget, by string) (*BudgetChanged, error) {
 	if !slices.Contains(rbtype.BudgetScopes, scope) {
-		return nil, fmt.Errorf("%w: budget %q must be runbook, day or month", ErrInvalid, scope)
+		return nil, fmt.Errorf("%w: budget %q must be runbook, day or month", machine.ErrInvalid, scope)
 	}
 	if b != nil {
 		if m := b.Invalid(); m != "" {
-			return nil, fmt.Errorf("%w: %s must be a number at or above zero", ErrInvalid, m)
+			return nil, fmt.Errorf("%w: %s must be a number at or above zero", machine.ErrInvalid, m)
 		}
 		if b.Empty() {
-			return nil, fmt.Errorf("%w: the budget names no measure (cost_usd, tokens, credits); to go back to the policy's, take it away", ErrInvalid)
+			return nil, fmt.Errorf("%w: the budget names no measure (cost_usd, tokens, credits); to go back to the policy's, take it away", machine.ErrInvalid)
 		}
 	}
 	by, _ = actorOf(ctx, by)

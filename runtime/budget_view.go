@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/runbookdev/runbook/driver"
+	"github.com/runbookdev/runbook/machine"
 	"github.com/runbookdev/runbook/rbtype"
 )
 
@@ -36,7 +37,7 @@ func (e *Engine) budgetViews(ctx context.Context, rb *driver.Runbook) ([]BudgetV
 	if err != nil {
 		return nil, err
 	}
-	book := &budgetBook{pol: e.Policy(), loaded: tbs}
+	book := &machine.BudgetBook{Pol: e.Policy(), Loaded: tbs}
 	var out []BudgetView
 	add := func(scope rbtype.BudgetScope, limit rbtype.Budget, rule string, spent rbtype.Spend) {
 		if limit.Empty() {
@@ -45,16 +46,16 @@ func (e *Engine) budgetViews(ctx context.Context, rb *driver.Runbook) ([]BudgetV
 		_, _, _, reached := limit.Reached(spent)
 		out = append(out, BudgetView{Budget: scope, Limit: limit, Spent: spent, Left: limit.Left(spent), Rule: rule, Exceeded: reached})
 	}
-	limit, rule := book.limit(rb.Tenant, rbtype.BudgetRunbook)
+	limit, rule := book.Limit(rb.Tenant, rbtype.BudgetRunbook)
 	if rb.Budget != nil {
 		if tighter := limit.Min(*rb.Budget); tighter != limit {
 			limit, rule = tighter, "the runbook's own budget, or "+rule
 		}
 	}
 	add(rbtype.BudgetRunbook, limit, rule, rb.Spent)
-	day, rule := book.limit(rb.Tenant, rbtype.BudgetDay)
+	day, rule := book.Limit(rb.Tenant, rbtype.BudgetDay)
 	add(rbtype.BudgetDay, day, rule, tbs[rb.Tenant].Day)
-	month, rule := book.limit(rb.Tenant, rbtype.BudgetMonth)
+	month, rule := book.Limit(rb.Tenant, rbtype.BudgetMonth)
 	add(rbtype.BudgetMonth, month, rule, tbs[rb.Tenant].Month)
 	return out, nil
 }

@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 
 	"github.com/runbookdev/runbook/driver"
+	"github.com/runbookdev/runbook/machine"
 	"github.com/runbookdev/runbook/rbtype"
 )
 
@@ -50,10 +51,10 @@ func usageOf(h http.Header) driver.Usage {
 	if raw == "" || len(raw) > 4096 || json.Unmarshal([]byte(raw), &u) != nil {
 		return driver.Usage{}
 	}
-	if checkUsage(u) != nil {
+	if machine.CheckUsage(u) != nil {
 		return driver.Usage{} // impossible figures, as a malformed header
 	}
-	if !isObject(u.Parameters) {
+	if !machine.IsObject(u.Parameters) {
 		u.Parameters = nil // the rest of the report stands
 	}
 	return u
@@ -325,7 +326,7 @@ func decodeResponse(data []byte) map[string]any {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return map[string]any{}
 	}
-	v, err := decodeJSON(data)
+	v, err := machine.DecodeJSON(data)
 	if err != nil {
 		return map[string]any{"body": string(data)}
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/machine"
 	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/registry"
 	"github.com/runbookdev/runbook/runtime"
@@ -57,15 +58,15 @@ func TestDraftOnlyDraftsThenRunsForReal(t *testing.T) {
 
 	// A retry that is not --execute cannot make a draft send; --execute on
 	// a runbook that is not a draft is refused.
-	_, err = b.engine.Retry(b.ctx, sub.ID, runtime.RetryOptions{By: "ops"})
-	require.ErrorIs(t, err, runtime.ErrConflict)
+	_, err = b.engine.Retry(b.ctx, sub.ID, machine.RetryOptions{By: "ops"})
+	require.ErrorIs(t, err, machine.ErrConflict)
 	plain := b.submit(t, `(t.echo :v 1)`, nil)
 	b.waitStatus(t, plain, rbtype.RunbookComplete)
-	_, err = b.engine.Retry(b.ctx, plain, runtime.RetryOptions{By: "ops", Execute: true})
-	require.ErrorIs(t, err, runtime.ErrConflict)
+	_, err = b.engine.Retry(b.ctx, plain, machine.RetryOptions{By: "ops", Execute: true})
+	require.ErrorIs(t, err, machine.ErrConflict)
 
 	// Run for real: the send goes out once, with the draft that was read.
-	res, err := b.engine.Retry(b.ctx, sub.ID, runtime.RetryOptions{By: "ops", Execute: true})
+	res, err := b.engine.Retry(b.ctx, sub.ID, machine.RetryOptions{By: "ops", Execute: true})
 	require.NoError(t, err)
 	require.Equal(t, []string{"send", "after"}, res.Steps)
 	v = b.waitStatus(t, sub.ID, rbtype.RunbookComplete)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/runbookdev/runbook/compiler"
 	"github.com/runbookdev/runbook/driver"
+	"github.com/runbookdev/runbook/machine"
 	"github.com/runbookdev/runbook/rbtype"
 )
 
@@ -94,11 +95,11 @@ func (e *Engine) newStepFacts(ctx context.Context, rb *driver.Runbook, steps []*
 	if err != nil {
 		return nil, err
 	}
-	f := &stepFacts{plan: info.plan, effects: map[string]compiler.Effect{}, steps: map[string]*driver.Step{},
+	f := &stepFacts{plan: info.Plan, effects: map[string]compiler.Effect{}, steps: map[string]*driver.Step{},
 		results: map[string]json.RawMessage{}, policy: map[string]json.RawMessage{}}
-	effects := info.plan.Effects
+	effects := info.Plan.Effects
 	if effects == nil {
-		effects = compiler.Effects(info.plan) // a plan frozen before effects were kept
+		effects = compiler.Effects(info.Plan) // a plan frozen before effects were kept
 	}
 	for _, ef := range effects {
 		f.effects[ef.Step] = ef
@@ -109,7 +110,7 @@ func (e *Engine) newStepFacts(ctx context.Context, rb *driver.Runbook, steps []*
 			f.results[s.Key] = s.Result
 		}
 	}
-	if in, err := decodeJSON(rb.Inputs); err == nil {
+	if in, err := machine.DecodeJSON(rb.Inputs); err == nil {
 		f.inputs, _ = in.(map[string]any)
 	}
 	evs, err := e.store.EventsOfType(ctx, rb.ID, []rbtype.EventType{eventPolicyGated})
@@ -167,10 +168,10 @@ func (f *stepFacts) why(s *compiler.Step) (string, json.RawMessage) {
 // waits on a step that has no result yet (that argument stays as the plan
 // has it).
 func (f *stepFacts) resolvedArgs(s *compiler.Step) (args map[string]any, complete bool) {
-	b := &binder{results: f.results, inputs: f.inputs}
+	b := &machine.Binder{Results: f.results, Inputs: f.inputs}
 	args, complete = make(map[string]any, len(s.Args)), true
 	for name, v := range s.Args {
-		r, err := b.resolve(v)
+		r, err := b.Resolve(v)
 		if err != nil {
 			r, complete = v, false
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/machine"
 	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/registry"
 	"github.com/runbookdev/runbook/runtime"
@@ -101,13 +102,13 @@ func TestRegenerateRedraftsButNeverResends(t *testing.T) {
 	require.Contains(t, b.eventTypes(t, root), "RUNBOOK_REGENERATED")
 	childEvents, err := b.engine.Events(b.ctx, child, 0, 0)
 	require.NoError(t, err)
-	var regen runtime.RunbookRegeneratedData
+	var regen machine.RunbookRegeneratedData
 	for _, e := range childEvents {
 		if e.Type == rbtype.EventRunbookRegenerated {
 			require.NoError(t, json.Unmarshal(e.Data, &regen))
 		}
 	}
-	require.Equal(t, runtime.RunbookRegeneratedData{Root: &root, Parent: &root, Generation: 1, By: "ops"}, regen)
+	require.Equal(t, machine.RunbookRegeneratedData{Root: &root, Parent: &root, Generation: 1, By: "ops"}, regen)
 
 	// A repeat of the request returns the same regeneration.
 	again2, err := b.engine.Regenerate(b.ctx, root, runtime.Regeneration{Actor: "ops"})
@@ -130,11 +131,11 @@ func TestRegenerateRedraftsButNeverResends(t *testing.T) {
 	// inputs the plan does not take.
 	running := b.submit(t, `(t.wait :as @w)`, nil)
 	_, err = b.engine.Regenerate(b.ctx, running, runtime.Regeneration{})
-	require.ErrorIs(t, err, runtime.ErrConflict)
+	require.ErrorIs(t, err, machine.ErrConflict)
 	_, err = b.engine.Regenerate(b.ctx, uuid.New(), runtime.Regeneration{})
-	require.ErrorIs(t, err, runtime.ErrNotFound)
+	require.ErrorIs(t, err, machine.ErrNotFound)
 	_, err = b.engine.Regenerate(b.ctx, root, runtime.Regeneration{Inputs: map[string]any{"nope": 1}})
-	require.ErrorIs(t, err, runtime.ErrInvalid)
+	require.ErrorIs(t, err, machine.ErrInvalid)
 }
 
 // A retry keeps the seed of each attempt: a replay of attempt n is handed
@@ -167,10 +168,10 @@ func TestRetryHandsTheSameSeedsAgain(t *testing.T) {
 	b.run(t)
 	id := b.submit(t, `(t.draft :to "ada" :as @draft)`, nil)
 	b.waitStatus(t, id, rbtype.RunbookFailed)
-	_, err := b.engine.Retry(b.ctx, id, runtime.RetryOptions{By: "test"})
+	_, err := b.engine.Retry(b.ctx, id, machine.RetryOptions{By: "test"})
 	require.NoError(t, err)
 	b.waitStatus(t, id, rbtype.RunbookFailed)
-	_, err = b.engine.Retry(b.ctx, id, runtime.RetryOptions{By: "test"})
+	_, err = b.engine.Retry(b.ctx, id, machine.RetryOptions{By: "test"})
 	require.NoError(t, err)
 	b.waitStatus(t, id, rbtype.RunbookComplete)
 
@@ -208,7 +209,7 @@ func TestEscalationPagesThenResolveCompletes(t *testing.T) {
 		}
 	}
 
-	require.NoError(t, b.engine.Resolve(b.ctx, id, "w", runtime.Resolution{Action: runtime.ResolveComplete, By: "ops"}))
+	require.NoError(t, b.engine.Resolve(b.ctx, id, "w", machine.Resolution{Action: machine.ResolveComplete, By: "ops"}))
 	v = b.waitStatus(t, id, rbtype.RunbookComplete)
 	require.Equal(t, rbtype.StepComplete, step(v, "n").Status)
 	require.Equal(t, 1, b.rec.callsOf(id, "w"), "resolving does not page again")

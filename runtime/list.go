@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/runbookdev/runbook/driver"
+	"github.com/runbookdev/runbook/machine"
 	"github.com/runbookdev/runbook/rbtype"
 )
 
@@ -71,7 +72,7 @@ var listStates = []rbtype.RunbookState{rbtype.StateAwaitingApproval, rbtype.Stat
 // waits on.
 func (e *Engine) List(ctx context.Context, q ListQuery) (*RunbookList, error) {
 	if q.Status != "" && !slices.Contains(rbtype.RunbookStatuses, q.Status) {
-		return nil, fmt.Errorf("%w: status %q is not one of %s", ErrInvalid, q.Status, joinStatuses(rbtype.RunbookStatuses))
+		return nil, fmt.Errorf("%w: status %q is not one of %s", machine.ErrInvalid, q.Status, joinStatuses(rbtype.RunbookStatuses))
 	}
 	dq := driver.RunbookQuery{Status: q.Status, Tenant: listTenant(ctx, q.Tenant), Limit: q.Limit, After: q.After,
 		NeedsPerson: q.NeedsPerson, NoRetryCodes: NoRetryCodes}
@@ -91,11 +92,11 @@ func (e *Engine) List(ctx context.Context, q ListQuery) (*RunbookList, error) {
 		for _, s := range listStates {
 			names = append(names, string(s))
 		}
-		return nil, fmt.Errorf("%w: state %q is not one of %s", ErrInvalid, q.State, strings.Join(names, ", "))
+		return nil, fmt.Errorf("%w: state %q is not one of %s", machine.ErrInvalid, q.State, strings.Join(names, ", "))
 	}
 	page, err := e.store.ListRunbooks(ctx, dq)
 	if errors.Is(err, driver.ErrBadRequest) {
-		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+		return nil, fmt.Errorf("%w: %v", machine.ErrInvalid, err)
 	}
 	if err != nil {
 		return nil, err
@@ -166,9 +167,9 @@ func joinStatuses(statuses []rbtype.RunbookStatus) string {
 // listedPlan is a listed runbook's plan when the plan cache has it: a
 // listing reads no plans, so one not cached is described without it (its
 // hooks and templates not told apart from its other steps).
-func (e *Engine) listedPlan(rb *driver.Runbook) *planInfo {
+func (e *Engine) listedPlan(rb *driver.Runbook) *machine.PlanInfo {
 	if info, ok := e.plans.lookup(rb.PlanHash); ok {
 		return info
 	}
-	return &planInfo{}
+	return &machine.PlanInfo{}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/runbookdev/runbook/durable/pgtest"
+	"github.com/runbookdev/runbook/machine"
 	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/runtime"
 )
@@ -143,7 +144,7 @@ func TestFundingOutreachRecordsOutcomesWithProvenance(t *testing.T) {
 
 	// Another tenant never sees it.
 	_, err = b.engine.Outcome(runtime.WithScope(b.ctx, runtime.Scope{Tenant: "other"}), draft.OutcomeID)
-	require.ErrorIs(t, err, runtime.ErrNotFound)
+	require.ErrorIs(t, err, machine.ErrNotFound)
 
 	// Regenerate: the draft is made again, as version 2 of the same
 	// outcome, linked to version 1; the send inherits its key and returns

@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/runbookdev/runbook/driver"
+	"github.com/runbookdev/runbook/machine"
 )
 
 // OutcomeView is an outcome with its provenance (docs/design/semantics.md section
@@ -39,14 +40,14 @@ func (e *Engine) Outcome(ctx context.Context, id uuid.UUID) (*OutcomeView, error
 		return nil, err
 	}
 	if len(found) == 0 || !sees(ctx, found[0].Tenant) {
-		return nil, fmt.Errorf("%w: no outcome %s", ErrNotFound, id)
+		return nil, fmt.Errorf("%w: no outcome %s", machine.ErrNotFound, id)
 	}
 	v := &OutcomeView{Outcome: found[0], Provenance: []driver.Outcome{}, Versions: []driver.Outcome{}}
 	if v.ArgsHash != "" {
 		if v.Arguments, err = e.store.StepArguments(ctx, v.RunbookID, v.StepKey, v.ArgsHash); err != nil {
 			return nil, err
 		}
-		if canon, err := reencodeJSON(v.Arguments); err != nil || hashJSON(canon) != v.ArgsHash {
+		if canon, err := machine.ReencodeJSON(v.Arguments); err != nil || machine.HashJSON(canon) != v.ArgsHash {
 			v.Arguments = nil // the step's row holds another attempt's
 		}
 	}

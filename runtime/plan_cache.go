@@ -9,6 +9,7 @@ import (
 
 	"github.com/runbookdev/runbook/compiler"
 	"github.com/runbookdev/runbook/driver"
+	"github.com/runbookdev/runbook/machine"
 )
 
 // planCache keeps decoded plans by their hash. Runbooks submitted from one
@@ -23,7 +24,7 @@ import (
 // planWeight times its stored JSON, and a plan larger than the whole
 // budget is decoded each time it is needed and never kept.
 type planCache struct {
-	lru     *lru.Cache[string, *planInfo]
+	lru     *lru.Cache[string, *machine.PlanInfo]
 	budget  int64
 	metrics *Metrics
 	mu      sync.Mutex // orders additions and the evictions they cause
@@ -37,7 +38,7 @@ const planWeight = 2
 
 func newPlanCache(size int, budget int64, metrics *Metrics) *planCache {
 	c := &planCache{budget: budget, metrics: metrics}
-	l, err := lru.NewWithEvict[string, *planInfo](size, func(_ string, p *planInfo) { c.bytes.Add(-p.weight) })
+	l, err := lru.NewWithEvict[string, *machine.PlanInfo](size, func(_ string, p *machine.PlanInfo) { c.bytes.Add(-p.Weight) })
 	if err != nil {
 		panic(err) // only for a size below one
 	}
@@ -46,18 +47,18 @@ func newPlanCache(size int, budget int64, metrics *Metrics) *planCache {
 }
 
 // lookup returns the plan with this hash, if cached.
-func (c *planCache) lookup(hash string) (*planInfo, bool) {
+func (c *planCache) lookup(hash string) (*machine.PlanInfo, bool) {
 	return c.lru.Get(hash)
 }
 
 // decode decodes a stored plan and caches it under its hash, if it fits.
 // Nothing changes a planInfo once it is built, so transitions share it.
-func (c *planCache) decode(hash string, raw []byte) (*planInfo, error) {
+func (c *planCache) decode(hash string, raw []byte) (*machine.PlanInfo, error) {
 	p, err := compiler.DecodePlan(raw)
 	if err != nil {
 		return nil, fmt.Errorf("plan %s: %w", hash, err)
 	}
-	info := newPlanInfo(p)
+	info := machine.NewPlanInfo(p)
 	c.keep(hash, info, len(raw))
 	return info, nil
 }
@@ -65,9 +66,9 @@ func (c *planCache) decode(hash string, raw []byte) (*planInfo, error) {
 // keep caches a decoded plan under its hash, weighed by the size of its
 // stored form, if it fits: a plan decode read, or one an expansion grew
 // and wrote (advance.go).
-func (c *planCache) keep(hash string, info *planInfo, stored int) {
-	info.weight = int64(stored) * planWeight
-	if info.weight > c.budget {
+func (c *planCache) keep(hash string, info *machine.PlanInfo, stored int) {
+	info.Weight = int64(stored) * planWeight
+	if info.Weight > c.budget {
 		return
 	}
 	c.mu.Lock()
@@ -75,7 +76,7 @@ func (c *planCache) keep(hash string, info *planInfo, stored int) {
 	if c.lru.Contains(hash) {
 		return // another advance decoded it meanwhile
 	}
-	c.bytes.Add(info.weight)
+	c.bytes.Add(info.Weight)
 	c.lru.Add(hash, info)
 	for c.bytes.Load() > c.budget {
 		if _, _, ok := c.lru.RemoveOldest(); !ok {

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/runbookdev/runbook/durable/pgtest"
+	"github.com/runbookdev/runbook/machine"
 	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/runtime"
 )
@@ -75,7 +76,7 @@ func TestTheSweepPrunesWhatPassedItsRetention(t *testing.T) {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		_, err := b.engine.Get(b.ctx, old)
-		if errors.Is(err, runtime.ErrNotFound) {
+		if errors.Is(err, machine.ErrNotFound) {
 			break
 		}
 		require.NoError(t, err)

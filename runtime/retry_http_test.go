@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/runbookdev/runbook/driver"
+	"github.com/runbookdev/runbook/machine"
 	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/runtime"
 )
@@ -126,10 +127,10 @@ func TestA429IsRetriedAfterItsRetryAfter(t *testing.T) {
 	require.NotEmpty(t, seen[0].key)
 
 	events := b.events(t, id)
-	var scheduled []runtime.RetryScheduledData
+	var scheduled []machine.RetryScheduledData
 	for _, e := range events {
 		if e.Type == rbtype.EventStepRetryScheduled {
-			scheduled = append(scheduled, decodeData[runtime.RetryScheduledData](t, e.Data))
+			scheduled = append(scheduled, decodeData[machine.RetryScheduledData](t, e.Data))
 		}
 	}
 	require.Len(t, scheduled, 2)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/machine"
 	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/runtime"
 )
@@ -68,7 +69,7 @@ func TestRetryCompletesAfterTheProviderRecovers(t *testing.T) {
 	require.Equal(t, rbtype.StepSkipped, step(v, "after").Status)
 	require.Empty(t, svc.byKey, "both attempts failed: no effect")
 
-	_, err := b.engine.Retry(b.ctx, mustID(id), runtime.RetryOptions{By: "test"})
+	_, err := b.engine.Retry(b.ctx, mustID(id), machine.RetryOptions{By: "test"})
 	require.NoError(t, err)
 	v = b.waitStatus(t, id, rbtype.RunbookComplete)
 	require.Equal(t, 3, step(v, "send").Attempt, "attempts continue from where they were")
@@ -80,8 +81,8 @@ func TestRetryCompletesAfterTheProviderRecovers(t *testing.T) {
 	require.Equal(t, 3, svc.requests)
 	require.Contains(t, b.eventTypes(t, id), "RUNBOOK_RETRIED")
 
-	_, err = b.engine.Retry(b.ctx, mustID(id), runtime.RetryOptions{By: "test"})
-	require.ErrorIs(t, err, runtime.ErrConflict, "a complete runbook is not retried")
+	_, err = b.engine.Retry(b.ctx, mustID(id), machine.RetryOptions{By: "test"})
+	require.ErrorIs(t, err, machine.ErrConflict, "a complete runbook is not retried")
 }
 
 // A runbook submitted held open stays in_progress after its steps finish,
@@ -106,7 +107,7 @@ func TestHeldOpenRunbookCompletesAfterClose(t *testing.T) {
 	require.NoError(t, b.engine.Close(b.ctx, sub.ID, "agent"))
 	v = b.waitStatus(t, sub.ID, rbtype.RunbookComplete)
 	require.NotNil(t, v.FinishedAt)
-	require.ErrorIs(t, b.engine.Close(b.ctx, sub.ID, "agent"), runtime.ErrConflict)
+	require.ErrorIs(t, b.engine.Close(b.ctx, sub.ID, "agent"), machine.ErrConflict)
 	types := b.eventTypes(t, sub.ID)
 	require.Contains(t, types, "RUNBOOK_CLOSED")
 	require.Equal(t, "RUNBOOK_COMPLETED", types[len(types)-1])
@@ -148,9 +149,9 @@ func TestHeartbeatExtendsThenClampsAndTheStepTimesOut(t *testing.T) {
 	require.WithinDuration(t, limit, got.TimeoutAt, time.Millisecond)
 
 	_, err = b.engine.Heartbeat(b.ctx, key, "soon")
-	require.ErrorIs(t, err, runtime.ErrInvalid)
+	require.ErrorIs(t, err, machine.ErrInvalid)
 	_, err = b.engine.Heartbeat(b.ctx, "no-such-key", "PT1S")
-	require.ErrorIs(t, err, runtime.ErrNotFound)
+	require.ErrorIs(t, err, machine.ErrNotFound)
 
 	v := b.waitStatus(t, id, rbtype.RunbookFailed)
 	require.Equal(t, rbtype.CodeParkTimeout, step(v, "w").Error.Code)
@@ -162,14 +163,14 @@ func TestHeartbeatExtendsThenClampsAndTheStepTimesOut(t *testing.T) {
 		case rbtype.EventStepHeartbeat:
 			beats++
 		case rbtype.EventStepTimedOut:
-			var d runtime.StepTimedOutData
+			var d machine.StepTimedOutData
 			require.NoError(t, json.Unmarshal(e.Data, &d))
 			require.WithinDuration(t, limit, d.TimeoutAt, time.Millisecond, "it timed out at the clamped time")
 		}
 	}
 	require.Equal(t, 2, beats)
 	_, err = b.engine.Heartbeat(b.ctx, key, "PT1S")
-	require.ErrorIs(t, err, runtime.ErrConflict, "an ended wait takes no heartbeat")
+	require.ErrorIs(t, err, machine.ErrConflict, "an ended wait takes no heartbeat")
 }
 
 // An escalated step resolved with retry parks again, under a new attempt
@@ -181,7 +182,7 @@ func TestResolveRetryParksAgainThenCompleteRunsDependents(t *testing.T) {
 	id := b.submit(t, `(t.wait-escalate :as @w) (t.echo :after @w :as @n)`, nil)
 	b.waitStatus(t, id, rbtype.RunbookEscalated)
 
-	require.NoError(t, b.engine.Resolve(b.ctx, mustID(id), "w", runtime.Resolution{Action: runtime.ResolveRetry, By: "ops"}))
+	require.NoError(t, b.engine.Resolve(b.ctx, mustID(id), "w", machine.Resolution{Action: machine.ResolveRetry, By: "ops"}))
 	// It parks again and, its park timeout being short, escalates again:
 	// waiting for that is what the test can do without racing the park.
 	v := b.waitFor(t, id, "escalated again", func(v *runtime.RunbookView) bool {
@@ -194,7 +195,7 @@ func TestResolveRetryParksAgainThenCompleteRunsDependents(t *testing.T) {
 	require.NotEqual(t, invs[0].CorrelationKey, invs[1].CorrelationKey, "a new attempt, a new key")
 	require.Equal(t, rbtype.StepSkipped, step(v, "n").Status)
 
-	require.NoError(t, b.engine.Resolve(b.ctx, mustID(id), "w", runtime.Resolution{Action: runtime.ResolveComplete,
+	require.NoError(t, b.engine.Resolve(b.ctx, mustID(id), "w", machine.Resolution{Action: machine.ResolveComplete,
 		Result: json.RawMessage(`{"answer":"by hand"}`), By: "ops"}))
 	v = b.waitStatus(t, id, rbtype.RunbookComplete)
 	require.Equal(t, rbtype.StepComplete, step(v, "n").Status)
@@ -262,7 +263,7 @@ func TestCancelAsksTheOutsideWorldToStop(t *testing.T) {
 			last := events[len(events)-1]
 			require.Equal(t, tc.event, last.Type)
 			require.Equal(t, "j", last.StepKey)
-			var d runtime.InvocationCancelData
+			var d machine.InvocationCancelData
 			require.NoError(t, json.Unmarshal(last.Data, &d))
 			require.Equal(t, key, d.CorrelationKey)
 		})
@@ -280,7 +281,7 @@ func TestResolveFailAborts(t *testing.T) {
 	b.waitFor(t, id, "w escalated, other parked", func(v *runtime.RunbookView) bool {
 		return step(v, "w").Status == rbtype.StepEscalated && step(v, "other").Status == rbtype.StepParked
 	})
-	require.NoError(t, b.engine.Resolve(b.ctx, id, "w", runtime.Resolution{Action: runtime.ResolveFail, By: "ops"}))
+	require.NoError(t, b.engine.Resolve(b.ctx, id, "w", machine.Resolution{Action: machine.ResolveFail, By: "ops"}))
 	v := b.waitStatus(t, id, rbtype.RunbookFailed)
 	require.Equal(t, rbtype.StepFailed, step(v, "w").Status)
 	require.Equal(t, rbtype.StepCancelled, step(v, "other").Status)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/runbookdev/runbook/compiler"
 	"github.com/runbookdev/runbook/driver"
+	"github.com/runbookdev/runbook/machine"
 	"github.com/runbookdev/runbook/rbtype"
 )
 
@@ -166,7 +167,7 @@ func (e *Engine) submitTick(ctx context.Context, tx driver.Tx, s *driver.Schedul
 		return nil, &tickRefused{err}
 	}
 	var inputs map[string]any
-	if v, err := decodeJSON(s.Inputs); err == nil {
+	if v, err := machine.DecodeJSON(s.Inputs); err == nil {
 		inputs, _ = v.(map[string]any)
 	}
 	key := fmt.Sprintf("schedule:%s:%s", s.ID, tick.UTC().Format(time.RFC3339))
@@ -175,14 +176,14 @@ func (e *Engine) submitTick(ctx context.Context, tx driver.Tx, s *driver.Schedul
 		return nil, &tickRefused{err}
 	}
 	sub, err := e.createRunbook(ctx, tx, n, key)
-	if errors.Is(err, ErrConflict) {
+	if errors.Is(err, machine.ErrConflict) {
 		// The tick made its runbook before, from what the schedule was
 		// then (it changed since, and the daemon died before moving on).
 		d, derr := e.derivationIn(ctx, tx)
 		if derr != nil {
 			return nil, derr
 		}
-		return &Submitted{ID: d.runbookID(n.RequestKey)}, nil
+		return &Submitted{ID: d.RunbookID(n.RequestKey)}, nil
 	}
 	return sub, err
 }
@@ -198,7 +199,7 @@ func (e *Engine) submitTick(ctx context.Context, tx driver.Tx, s *driver.Schedul
 // any submission.
 func (e *Engine) admitTick(ctx context.Context, s *driver.Schedule, plan *compiler.Plan) error {
 	if !sees(ctx, s.Tenant) {
-		return fmt.Errorf("%w: the schedule's scope does not reach its tenant %s", ErrInvalid, s.Tenant)
+		return fmt.Errorf("%w: the schedule's scope does not reach its tenant %s", machine.ErrInvalid, s.Tenant)
 	}
 	_, err := e.admit(ctx, s.Tenant, plan, plan.Steps)
 	return err
@@ -210,7 +211,7 @@ func (e *Engine) scheduleEvent(ctx context.Context, tx driver.Tx, runbookID uuid
 	if err := tx.LockRunbooks(ctx, []uuid.UUID{runbookID}); err != nil {
 		return err
 	}
-	ev, err := newEvent(runbookID, typ, e.workerID, nil, ScheduleFiredData{ScheduleID: s.ID, Name: s.Name, Tick: tick.UTC()})
+	ev, err := machine.NewEvent(runbookID, typ, e.workerID, nil, ScheduleFiredData{ScheduleID: s.ID, Name: s.Name, Tick: tick.UTC()})
 	if err != nil {
 		return err
 	}

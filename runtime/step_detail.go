@@ -8,6 +8,7 @@ import (
 
 	"github.com/runbookdev/runbook/compiler"
 	"github.com/runbookdev/runbook/driver"
+	"github.com/runbookdev/runbook/machine"
 	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/verbs"
 )
@@ -80,7 +81,7 @@ func (e *Engine) Step(ctx context.Context, id uuid.UUID, key string) (*StepDetai
 	}
 	ps := facts.step(key)
 	if ps == nil {
-		return nil, noStep(id, key, steps)
+		return nil, machine.NoStep(id, key, steps)
 	}
 	d := &StepDetail{Args: ps.Args, Risk: facts.risk(ps), SideEffects: ps.Execution.SideEffects, Target: compiler.Target(ps),
 		Execution: ps.Execution, VerbHash: ps.VerbHash, Pos: ps.Pos}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/runbookdev/runbook/compiler"
 	"github.com/runbookdev/runbook/driver"
+	"github.com/runbookdev/runbook/machine"
 	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/verbs"
 )
@@ -94,24 +95,24 @@ func (e *Engine) newRunbook(ctx context.Context, s Submission) (driver.NewRunboo
 		s.Mode = rbtype.ModeExecute
 	}
 	if !slices.Contains(rbtype.Modes, s.Mode) {
-		return driver.NewRunbook{}, fmt.Errorf("%w: mode %q must be %q, %q or %q", ErrInvalid, s.Mode, rbtype.ModeExecute, rbtype.ModeDryRun, rbtype.ModeDraftOnly)
+		return driver.NewRunbook{}, fmt.Errorf("%w: mode %q must be %q, %q or %q", machine.ErrInvalid, s.Mode, rbtype.ModeExecute, rbtype.ModeDryRun, rbtype.ModeDraftOnly)
 	}
 	if s.Plan == nil {
-		return driver.NewRunbook{}, fmt.Errorf("%w: no plan", ErrInvalid)
+		return driver.NewRunbook{}, fmt.Errorf("%w: no plan", machine.ErrInvalid)
 	}
-	if err := checkSteps(e.cfg.Limits, len(s.Plan.Steps)); err != nil {
+	if err := machine.CheckSteps(e.cfg.Limits, len(s.Plan.Steps)); err != nil {
 		return driver.NewRunbook{}, err
 	}
 	plan := s.Plan.JSON()
-	if err := checkPlanBytes(e.cfg.Limits, plan); err != nil {
+	if err := machine.CheckPlanBytes(e.cfg.Limits, plan); err != nil {
 		return driver.NewRunbook{}, err
 	}
-	if problem := CheckCorrelationID(s.CorrelationID); problem != "" {
-		return driver.NewRunbook{}, fmt.Errorf("%w: the correlation id %s", ErrInvalid, problem)
+	if problem := machine.CheckCorrelationID(s.CorrelationID); problem != "" {
+		return driver.NewRunbook{}, fmt.Errorf("%w: the correlation id %s", machine.ErrInvalid, problem)
 	}
 	if s.Name != "" {
 		if problem := CheckName(s.Name); problem != "" {
-			return driver.NewRunbook{}, fmt.Errorf("%w: the name %s", ErrInvalid, problem)
+			return driver.NewRunbook{}, fmt.Errorf("%w: the name %s", machine.ErrInvalid, problem)
 		}
 	}
 	if err := checkInputs(s.Plan.Inputs, s.Inputs, nil); err != nil {
@@ -125,7 +126,7 @@ func (e *Engine) newRunbook(ctx context.Context, s Submission) (driver.NewRunboo
 	}
 	inputs, err := json.Marshal(orEmpty(s.Inputs))
 	if err != nil {
-		return driver.NewRunbook{}, fmt.Errorf("%w: inputs do not marshal: %v", ErrInvalid, err)
+		return driver.NewRunbook{}, fmt.Errorf("%w: inputs do not marshal: %v", machine.ErrInvalid, err)
 	}
 	tenant := tenantOf(ctx)
 	adm, err := e.admit(ctx, tenant, s.Plan, s.Plan.Steps)
@@ -152,15 +153,15 @@ func (e *Engine) newRunbook(ctx context.Context, s Submission) (driver.NewRunboo
 		key = "plan:" + hex.EncodeToString(sum[:])
 	}
 	key = tenantKey(tenant, key)
-	steps, err := newSteps(s.Plan.Steps, 0)
+	steps, err := machine.NewSteps(s.Plan.Steps, 0)
 	if err != nil {
-		return driver.NewRunbook{}, fmt.Errorf("%w: %v", ErrInvalid, err)
+		return driver.NewRunbook{}, fmt.Errorf("%w: %v", machine.ErrInvalid, err)
 	}
 	adm.gate(steps)
 	n := driver.NewRunbook{
 		Tenant: tenant, Plan: plan, PlanHash: s.Plan.PlanHash, Inputs: inputs, Mode: s.Mode,
-		Status: rbtype.RunbookExecuting, RequestKey: key, WorkerID: e.workerID, Steps: steps, Edges: edgesOf(s.Plan.Edges, nil),
-		Trace: newTrace(s.Parent, s.CorrelationID), PolicyHash: adm.tenant.Hash(), Budget: s.Budget, Events: adm.events,
+		Status: rbtype.RunbookExecuting, RequestKey: key, WorkerID: e.workerID, Steps: steps, Edges: machine.EdgesOf(s.Plan.Edges, nil),
+		Trace: machine.NewTrace(s.Parent, s.CorrelationID), PolicyHash: adm.tenant.Hash(), Budget: s.Budget, Events: adm.events,
 		Name: nameOf(s.Name, s.Plan),
 	}
 	if s.HoldOpen {
@@ -168,7 +169,7 @@ func (e *Engine) newRunbook(ctx context.Context, s Submission) (driver.NewRunboo
 	}
 	actor, note := actorOf(ctx, s.Actor)
 	n.Actor = actor
-	n.SubmittedData, err = json.Marshal(RunbookSubmittedData{Actor: actor, Note: note, Mode: s.Mode, PlanHash: s.Plan.PlanHash, HoldOpen: s.HoldOpen,
+	n.SubmittedData, err = json.Marshal(machine.RunbookSubmittedData{Actor: actor, Note: note, Mode: s.Mode, PlanHash: s.Plan.PlanHash, HoldOpen: s.HoldOpen,
 		PolicyHash: adm.tenant.Hash(), Budget: s.Budget})
 	return n, err
 }
@@ -184,7 +185,7 @@ func (e *Engine) createRunbook(ctx context.Context, tx driver.Tx, n driver.NewRu
 		return nil, err
 	}
 	key := n.RequestKey
-	n.ID = d.runbookID(key)
+	n.ID = d.RunbookID(key)
 	for {
 		rb, created, err := tx.CreateRunbook(ctx, n)
 		if err != nil {
@@ -192,7 +193,7 @@ func (e *Engine) createRunbook(ctx context.Context, tx driver.Tx, n driver.NewRu
 		}
 		if !created && callerKey == "" && rb.Status == rbtype.RunbookFailed {
 			n.RequestKey = retryKey(key, rb.ID)
-			n.ID = d.runbookID(n.RequestKey)
+			n.ID = d.RunbookID(n.RequestKey)
 			continue
 		}
 		if !created && rb.Tenant != cmp.Or(n.Tenant, DefaultTenant) {
@@ -200,11 +201,11 @@ func (e *Engine) createRunbook(ctx context.Context, tx driver.Tx, n driver.NewRu
 			// tenant's runbook under this key is a row written otherwise
 			// (by hand, or before namespaces): never answer with it, nor
 			// say whose it is.
-			return nil, fmt.Errorf("%w: the request key %s is taken; submit with another Idempotency-Key", ErrConflict, shortKey(key))
+			return nil, fmt.Errorf("%w: the request key %s is taken; submit with another Idempotency-Key", machine.ErrConflict, machine.ShortKey(key))
 		}
 		if !created && callerKey != "" && !sameRequest(rb, n) {
 			return nil, fmt.Errorf("%w: idempotency key %q was used for another request (a different plan, inputs or mode)",
-				ErrConflict, callerKey)
+				machine.ErrConflict, callerKey)
 		}
 		return &Submitted{ID: rb.ID, Created: created, Status: rb.Status, Lineage: lineageView(rb), Name: rb.Name}, nil
 	}
@@ -233,8 +234,8 @@ func sameRequest(rb *driver.Runbook, n driver.NewRunbook) bool {
 	if rb.PlanHash != n.PlanHash || rb.Mode != n.Mode {
 		return false
 	}
-	had, err1 := decodeJSON(rb.Inputs)
-	given, err2 := decodeJSON(n.Inputs)
+	had, err1 := machine.DecodeJSON(rb.Inputs)
+	given, err2 := machine.DecodeJSON(n.Inputs)
 	return err1 == nil && err2 == nil && reflect.DeepEqual(had, given)
 }
 
@@ -242,9 +243,9 @@ func sameRequest(rb *driver.Runbook, n driver.NewRunbook) bool {
 // it. A source with errors is a *CompileError carrying its diagnostics.
 func (e *Engine) SubmitSource(ctx context.Context, filename string, source []byte, s Submission) (*Submitted, error) {
 	if e.cfg.Catalogue == nil {
-		return nil, fmt.Errorf("%w: this daemon has no verb catalogue to compile sources with", ErrInvalid)
+		return nil, fmt.Errorf("%w: this daemon has no verb catalogue to compile sources with", machine.ErrInvalid)
 	}
-	if err := checkSourceBytes(e.cfg.Limits, source); err != nil {
+	if err := machine.CheckSourceBytes(e.cfg.Limits, source); err != nil {
 		return nil, err
 	}
 	plan, diags := e.compileOptions().CompileSource(filename, source, e.cfg.Catalogue)
@@ -287,7 +288,7 @@ func checkInputs(declared []compiler.Input, given, frozen map[string]any) error 
 		}
 	}
 	if len(problems) > 0 {
-		return fmt.Errorf("%w: %s", ErrInvalid, strings.Join(problems, "; "))
+		return fmt.Errorf("%w: %s", machine.ErrInvalid, strings.Join(problems, "; "))
 	}
 	return nil
 }
@@ -341,7 +342,7 @@ func checkInputsFit(plan *compiler.Plan, inputs map[string]any) error {
 		}
 	}
 	if len(problems) > 0 {
-		return fmt.Errorf("%w: %s", ErrSchema, strings.Join(problems, "; "))
+		return fmt.Errorf("%w: %s", machine.ErrSchema, strings.Join(problems, "; "))
 	}
 	return nil
 }
@@ -367,20 +368,20 @@ func checkInputLists(plan *compiler.Plan, inputs map[string]any, maxFanout int) 
 		if !ok || len(m) != 1 {
 			continue
 		}
-		v, err := (&binder{inputs: inputs}).input(ref)
+		v, err := (&machine.Binder{Inputs: inputs}).Input(ref)
 		if err != nil {
 			continue // a missing input is reported by checkInputs
 		}
 		switch items, ok := v.([]any); {
 		case !ok:
-			problems = append(problems, fmt.Sprintf("input $%s, the list of (for-each ... :as @%s), is %s, not a list", ref, l.Item, kindOf(v)))
+			problems = append(problems, fmt.Sprintf("input $%s, the list of (for-each ... :as @%s), is %s, not a list", ref, l.Item, machine.KindOf(v)))
 		case len(items) > maxFanout:
 			problems = append(problems, fmt.Sprintf("%s: input $%s, the list of (for-each ... :as @%s), holds %d elements, more than %d (--max-fanout)",
 				rbtype.CodeFanoutTooLarge, ref, l.Item, len(items), maxFanout))
 		}
 	}
 	if len(problems) > 0 {
-		return fmt.Errorf("%w: %s", ErrInvalid, strings.Join(problems, "; "))
+		return fmt.Errorf("%w: %s", machine.ErrInvalid, strings.Join(problems, "; "))
 	}
 	return nil
 }

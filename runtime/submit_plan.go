@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/runbookdev/runbook/compiler"
+	"github.com/runbookdev/runbook/machine"
 )
 
 // SubmitPlan reads a plan compiled elsewhere, checks it against the
@@ -20,9 +21,9 @@ import (
 // so refuses plans as it refuses sources.
 func (e *Engine) SubmitPlan(ctx context.Context, filename string, raw []byte, s Submission) (*Submitted, error) {
 	if e.cfg.Catalogue == nil {
-		return nil, fmt.Errorf("%w: this daemon has no verb catalogue to check plans against (start it with --verbs)", ErrInvalid)
+		return nil, fmt.Errorf("%w: this daemon has no verb catalogue to check plans against (start it with --verbs)", machine.ErrInvalid)
 	}
-	if err := checkPlanBytes(e.cfg.Limits, raw); err != nil {
+	if err := machine.CheckPlanBytes(e.cfg.Limits, raw); err != nil {
 		return nil, err // before it is decoded: the stored form is about as large
 	}
 	plan, diags := compiler.ReadPlan(filename, raw, e.cfg.Catalogue)

@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/runbookdev/runbook/driver"
+	"github.com/runbookdev/runbook/machine"
 	"github.com/runbookdev/runbook/rbtype"
 )
 
@@ -263,7 +264,7 @@ func (e *Engine) Get(ctx context.Context, id uuid.UUID) (*RunbookView, error) {
 // of thousands of steps is never read, nor answered, whole.
 func (e *Engine) GetPage(ctx context.Context, id uuid.UUID, page driver.StepPage) (*RunbookView, error) {
 	if page.Limit <= 0 || page.Limit > MaxViewSteps || page.After < 0 {
-		return nil, fmt.Errorf("%w: steps_limit must be from 1 to %d and steps_after at least 0", ErrInvalid, MaxViewSteps)
+		return nil, fmt.Errorf("%w: steps_limit must be from 1 to %d and steps_after at least 0", machine.ErrInvalid, MaxViewSteps)
 	}
 	rb, err := e.visibleRunbook(ctx, id)
 	if err != nil {
@@ -305,7 +306,7 @@ func (e *Engine) GetPage(ctx context.Context, id uuid.UUID, page driver.StepPage
 	return v, nil
 }
 
-func buildView(rb *driver.Runbook, steps []*driver.Step, invs []driver.Invocation, page driver.StepPage, plan *planInfo) *RunbookView {
+func buildView(rb *driver.Runbook, steps []*driver.Step, invs []driver.Invocation, page driver.StepPage, plan *machine.PlanInfo) *RunbookView {
 	active := map[int64]driver.Invocation{}
 	for _, inv := range invs {
 		if inv.Status == rbtype.InvocationActive {
@@ -330,10 +331,10 @@ func buildView(rb *driver.Runbook, steps []*driver.Step, invs []driver.Invocatio
 	case rb.ErrorCode != "":
 		v.Error = &ErrorView{Code: rb.ErrorCode, Message: rb.ErrorMessage}
 	}
-	rt := traceOf(rb)
-	v.TraceID, v.SpanID, v.CorrelationID = rt.span.TraceID().String(), rt.span.SpanID().String(), rt.correlationID
-	if rt.parent.IsValid() {
-		v.ParentSpanID = rt.parent.SpanID().String()
+	rt := machine.TraceOf(rb)
+	v.TraceID, v.SpanID, v.CorrelationID = rt.Span.TraceID().String(), rt.Span.SpanID().String(), rt.CorrelationID
+	if rt.Parent.IsValid() {
+		v.ParentSpanID = rt.Parent.SpanID().String()
 	}
 	moving, approvals, parked := false, false, false
 	status := make(map[string]rbtype.StepStatus, len(steps))
@@ -347,8 +348,8 @@ func buildView(rb *driver.Runbook, steps []*driver.Step, invs []driver.Invocatio
 			NextAttemptAt: s.NextAttemptAt, StartedAt: s.StartedAt, FinishedAt: s.FinishedAt,
 		}
 		if s.Attempt > 0 {
-			id := attemptID(rb.ID, s.Key, s.Attempt)
-			sv.AttemptID, sv.SpanID = &id, attemptSpanID(id).String()
+			id := machine.AttemptID(rb.ID, s.Key, s.Attempt)
+			sv.AttemptID, sv.SpanID = &id, machine.AttemptSpanID(id).String()
 		}
 		if s.Status == rbtype.StepComplete && shown {
 			sv.Result = s.Result
@@ -367,9 +368,9 @@ func buildView(rb *driver.Runbook, steps []*driver.Step, invs []driver.Invocatio
 			sv.Escalation = &Compensation{Status: s.EscalationStatus, Error: s.EscalationError}
 		}
 		switch {
-		case plan.isHook(s.Key):
+		case plan.IsHook(s.Key):
 			sv.Kind = StepKindHook
-		case plan.isTemplate(s.Key):
+		case plan.IsTemplate(s.Key):
 			sv.Kind = StepKindTemplate
 			sv.Iterations = iterations(plan, s.Key, status)
 		}
@@ -393,7 +394,7 @@ func buildView(rb *driver.Runbook, steps []*driver.Step, invs []driver.Invocatio
 				break
 			}
 			parked = true
-			if until, ok := timerUntil(&inv); ok {
+			if until, ok := machine.TimerUntil(&inv); ok {
 				v.BlockedOn = append(v.BlockedOn, BlockedView{Step: s.Key, Reason: BlockedAwaitingTimer, Until: &until})
 			} else {
 				v.BlockedOn = append(v.BlockedOn, BlockedView{Step: s.Key, Reason: BlockedAwaitingNotification, CorrelationKey: inv.CorrelationKey})
@@ -425,7 +426,7 @@ func buildView(rb *driver.Runbook, steps []*driver.Step, invs []driver.Invocatio
 	}
 	// A runbook that has ended but still runs its failure hooks waits on
 	// a person or a notification as a running one does.
-	if (rb.Status.Running() || runsHooks(rb.Status) && rb.FinishedAt == nil) && !moving {
+	if (rb.Status.Running() || machine.RunsHooks(rb.Status) && rb.FinishedAt == nil) && !moving {
 		switch {
 		case approvals:
 			v.State = string(rbtype.StateAwaitingApproval)
@@ -440,7 +441,7 @@ func buildView(rb *driver.Runbook, steps []*driver.Step, invs []driver.Invocatio
 	}
 	if retryableRunbook(rb, steps) {
 		for _, s := range steps {
-			if (s.Status == rbtype.StepFailed || s.Status == rbtype.StepEscalated) && retryMayHelp(s) && !plan.isHook(s.Key) {
+			if (s.Status == rbtype.StepFailed || s.Status == rbtype.StepEscalated) && retryMayHelp(s) && !plan.IsHook(s.Key) {
 				// a hook runs once, and is not retried
 				v.NextActions = append(v.NextActions, ActionView{Kind: ActionRetry, Step: s.Key,
 					Command: fmt.Sprintf("rbd retry %s --step %s", rb.ID, shellQuote(s.Key))})
@@ -481,11 +482,11 @@ func retryableRunbook(rb *driver.Runbook, steps []*driver.Step) bool {
 	default:
 		return false
 	}
-	if runsHooks(rb.Status) && rb.FinishedAt == nil {
+	if machine.RunsHooks(rb.Status) && rb.FinishedAt == nil {
 		return false // its compensations or failure hooks still run
 	}
 	for _, s := range steps {
-		if undone(s) {
+		if machine.Undone(s) {
 			return false
 		}
 	}
@@ -552,7 +553,7 @@ func (e *Engine) TracedEvents(ctx context.Context, id uuid.UUID, after int64, li
 		return nil, EventTrace{}, err
 	}
 	evs, err := e.store.Events(ctx, id, after, limit)
-	return evs, eventTraceOf(id, st), err
+	return evs, EventTraceOf(id, st), err
 }
 
 // Costs sums the attempts of the caller's tenant's runbooks (an admin's:
@@ -560,21 +561,21 @@ func (e *Engine) TracedEvents(ctx context.Context, id uuid.UUID, after int64, li
 // month, finished in [from, to) when given (docs/design/semantics.md section 3).
 func (e *Engine) Costs(ctx context.Context, groupBy, tenant string, from, to *time.Time) ([]driver.Cost, error) {
 	if !slices.Contains(driver.CostGroups, groupBy) {
-		return nil, fmt.Errorf("%w: group_by %q must be one of %s", ErrInvalid, groupBy, strings.Join(driver.CostGroups, ", "))
+		return nil, fmt.Errorf("%w: group_by %q must be one of %s", machine.ErrInvalid, groupBy, strings.Join(driver.CostGroups, ", "))
 	}
 	return e.store.Costs(ctx, driver.CostQuery{GroupBy: groupBy, Tenant: listTenant(ctx, tenant), From: from, To: to})
 }
 
 // iterations counts a template's instances by status; nil before its
 // list is known.
-func iterations(plan *planInfo, key string, status map[string]rbtype.StepStatus) *Iterations {
-	n := plan.instances[key]
+func iterations(plan *machine.PlanInfo, key string, status map[string]rbtype.StepStatus) *Iterations {
+	n := plan.Instances[key]
 	if n == 0 {
 		return nil
 	}
 	it := &Iterations{Count: n}
 	for i := range n {
-		switch status[instanceKey(key, i)] {
+		switch status[machine.InstanceKey(key, i)] {
 		case rbtype.StepComplete:
 			it.Done++
 		case rbtype.StepFailed, rbtype.StepEscalated:

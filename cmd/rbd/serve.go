@@ -25,6 +25,7 @@ import (
 	"github.com/runbookdev/runbook/durable"
 	"github.com/runbookdev/runbook/httpapi"
 	"github.com/runbookdev/runbook/lang"
+	"github.com/runbookdev/runbook/machine"
 	"github.com/runbookdev/runbook/registry"
 	"github.com/runbookdev/runbook/runtime"
 )
@@ -117,11 +118,11 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.BoolVar(&f.mcpApprovals, "mcp-approvals", false, "let gates be approved and rejected through MCP (/mcp and rbd mcp), by tokens with the approve role; off, a person decides through the API or the console")
 	fs.Env("mcp-approvals", "RBD_MCP_APPROVALS")
 	e := &f.engine
-	fs.IntVar(&e.Limits.MaxSteps, "max-steps", runtime.DefaultMaxSteps, "steps a runbook may have, after every extension; beyond, 422")
+	fs.IntVar(&e.Limits.MaxSteps, "max-steps", machine.DefaultMaxSteps, "steps a runbook may have, after every extension; beyond, 422")
 	fs.Env("max-steps", "RBD_MAX_STEPS")
-	fs.IntVar(&e.Limits.MaxSourceBytes, "max-source-bytes", runtime.DefaultMaxSourceBytes, "largest source a submission or an extension may compile, in bytes; beyond, 413")
+	fs.IntVar(&e.Limits.MaxSourceBytes, "max-source-bytes", machine.DefaultMaxSourceBytes, "largest source a submission or an extension may compile, in bytes; beyond, 413")
 	fs.Env("max-source-bytes", "RBD_MAX_SOURCE_BYTES")
-	fs.IntVar(&e.Limits.MaxPlanBytes, "max-plan-bytes", runtime.DefaultMaxPlanBytes, "largest plan a runbook may have, submitted, compiled or extended, in bytes of JSON; beyond, 413")
+	fs.IntVar(&e.Limits.MaxPlanBytes, "max-plan-bytes", machine.DefaultMaxPlanBytes, "largest plan a runbook may have, submitted, compiled or extended, in bytes of JSON; beyond, 413")
 	fs.Env("max-plan-bytes", "RBD_MAX_PLAN_BYTES")
 	fs.Int64Var(&e.PlanCacheBytes, "plan-cache-bytes", runtime.DefaultPlanCacheBytes, "memory the decoded plans kept may take, in bytes (about twice their JSON)")
 	fs.Env("plan-cache-bytes", "RBD_PLAN_CACHE_BYTES")
@@ -139,7 +140,7 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.Env("sweep-interval", "RBD_SWEEP_INTERVAL")
 	fs.DurationVar(&e.OrphanNotificationTTL, "orphan-notification-ttl", 30*24*time.Hour, "how long a notification for a key no step has parked with is kept; negative keeps them forever")
 	fs.Env("orphan-notification-ttl", "RBD_ORPHAN_NOTIFICATION_TTL")
-	fs.IntVar(&e.MaxFanout, "max-fanout", runtime.DefaultMaxFanout, "most elements a for-each's list known only at run time may hold; a longer one fails the step that produced it with FANOUT_TOO_LARGE")
+	fs.IntVar(&e.MaxFanout, "max-fanout", machine.DefaultMaxFanout, "most elements a for-each's list known only at run time may hold; a longer one fails the step that produced it with FANOUT_TOO_LARGE")
 	fs.Env("max-fanout", "RBD_MAX_FANOUT")
 	fs.DurationVar(&e.Retention, "retention", 0, "delete runbooks that finished longer ago than this, with their rows, a batch each sweep (as rbd prune does); 0 keeps them")
 	fs.Env("retention", "RBD_RETENTION")
