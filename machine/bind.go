@@ -12,7 +12,7 @@ import (
 	"github.com/runbookdev/runbook/rbtype"
 )
 
-// binder resolves a step's frozen arguments and condition: references
+// Binder resolves a step's frozen arguments and condition: references
 // against the results of completed steps, inputs against the submission's
 // inputs, text by joining its parts, and, in a failure hook, @failure
 // (docs/language.md, "The plan format").
@@ -20,7 +20,7 @@ type Binder struct {
 	Results map[string]json.RawMessage // step key → result, for completed steps
 	Inputs  map[string]any
 	decoded map[string]any
-	// isKey says whether a string is a step key of the plan: a reference
+	// IsKey says whether a string is a step key of the plan: a reference
 	// names the step whose key is its longest prefix (compiler.SplitRef).
 	// Nil takes the keys of results.
 	IsKey func(string) bool
@@ -33,7 +33,7 @@ type Binder struct {
 	failure map[string]any
 }
 
-// resolve returns v with every marker replaced by its value. A reference
+// Resolve returns v with every marker replaced by its value. A reference
 // to a step without a result, or to a field its result does not have, is
 // MISSING_REQUIRED_CONTEXT (null in a hook); a value that holds a marker
 // of a loop's element ($item), which only templates hold, is INTERNAL.
@@ -121,7 +121,7 @@ func (b *Binder) ref(path string) (any, error) {
 	return walk(cur, "@"+name, rest, path)
 }
 
-// splitRef splits a reference into the step key and the path after it:
+// SplitRef splits a reference into the step key and the path after it:
 // the longest prefix, cut before a "." or "[" or at the end, that is a
 // key with a result, else the longest that is a key, else the whole
 // reference (which then has no result).
@@ -151,7 +151,7 @@ func (b *Binder) SplitRef(path string) (name, rest string) {
 	return path[:longest], path[longest:]
 }
 
-// input resolves an input, with a path when it has one
+// Input resolves an input, with a path when it has one
 // ("hosts[2].name"). An input's name holds no "." or "[".
 func (b *Binder) Input(ref string) (any, error) {
 	name, rest := ref, ""
@@ -238,7 +238,7 @@ func (b *Binder) result(name string) (any, error) {
 	return v, nil
 }
 
-// decodeJSON decodes JSON the way plans and schemas expect: numbers as
+// DecodeJSON decodes JSON the way plans and schemas expect: numbers as
 // json.Number.
 func DecodeJSON(b []byte) (any, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))

@@ -20,7 +20,7 @@ import (
 // recorded. At or over a budget, the step fails BUDGET_EXCEEDED, never
 // retried; an attempt already running finishes.
 
-// budgetBook is what a round knows of budgets: the policy in force, the
+// BudgetBook is what a round knows of budgets: the policy in force, the
 // budgets set and spend its load read by tenant, and the round's
 // transitions, whose recorded usage is not in the load yet.
 type BudgetBook struct {
@@ -50,7 +50,7 @@ type BudgetExceededData struct {
 	Rule    string             `json:"rule"`
 }
 
-// limit is a tenant's budget for a scope and where it comes from.
+// Limit is a tenant's budget for a scope and where it comes from.
 func (b *BudgetBook) Limit(tenant string, scope rbtype.BudgetScope) (rbtype.Budget, string) {
 	if set, ok := b.Loaded[tenant].Set[scope]; ok {
 		return set, "set by rbd budget set for tenant " + tenant

@@ -6,7 +6,7 @@ import (
 	"github.com/runbookdev/runbook/rbtype"
 )
 
-// cancelRunbook is a cancellation: the runbook's active waits cancelled
+// CancelRunbook is a cancellation: the runbook's active waits cancelled
 // (their attempts' spans ended), its steps not yet final cancelled, their
 // events, and the runbook finished as cancelled. A cancelled runbook is
 // left as it is. What it cancelled (rb, plan, steps, waits) is kept for
@@ -41,7 +41,8 @@ func (c *CancelRunbook) apply(t *transition) error {
 			t.attemptEnded(s, inv.Attempt, AttemptID(t.Rb.ID, s.Key, inv.Attempt), AttemptCancelled, rbtype.CodeCancelled, "off")
 		}
 		t.finishInvocation(s, rbtype.InvocationCancelled)
-		s.Status, s.FinishedAt, s.NextAttemptAt = rbtype.StepCancelled, &t.Now, nil
+		t.moveStep(s, rbtype.StepCancelled)
+		s.FinishedAt, s.NextAttemptAt = &t.Now, nil
 		t.touch(s)
 		t.event(rbtype.EventStepCancelled, s, nil)
 	}
@@ -50,7 +51,7 @@ func (c *CancelRunbook) apply(t *transition) error {
 	}
 	t.event(rbtype.EventRunbookCancelled, nil, RunbookCancelledData{By: c.By, Note: c.Note, Compensate: c.Compensate})
 	t.setRunbook(rbtype.RunbookCancelled, rbtype.CodeCancelled, "cancelled by "+c.By)
-	t.Rb.Status = rbtype.RunbookCancelled
+	t.moveRunbook(rbtype.RunbookCancelled)
 	if c.Compensate && t.scheduleCompensations() {
 		t.Runbook.Finished = false // once the compensations have run
 	}
@@ -61,7 +62,7 @@ func (c *CancelRunbook) apply(t *transition) error {
 	return nil
 }
 
-// recordCancelAsk records the answer to a request to stop a cancelled
+// RecordCancelAsk records the answer to a request to stop a cancelled
 // wait's external work.
 type RecordCancelAsk struct {
 	Step    string

@@ -13,7 +13,7 @@ type RunbookClosedData struct {
 	Note string `json:"note,omitempty"`
 }
 
-// closeRunbook is a close: the runbook executing, its event and mutation;
+// CloseRunbook is a close: the runbook executing, its event and mutation;
 // the same round settles it if its steps have all ended.
 type CloseRunbook struct{ By, Note string }
 
@@ -24,6 +24,6 @@ func (c *CloseRunbook) apply(t *transition) error {
 	t.mutate(rbtype.EventRunbookClosed, rbtype.MutationClose, c.By, nil, RunbookClosedData{By: c.By, Note: c.Note})
 	status := rbtype.RunbookExecuting
 	t.runbookChange().Status = &status
-	t.Rb.Status = status
+	t.moveRunbook(status)
 	return nil
 }

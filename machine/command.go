@@ -4,14 +4,18 @@ import (
 	"github.com/runbookdev/runbook/rbtype"
 )
 
-// command is an input of the state machine that a person or a program
+// Command is an input of the state machine that a person or a program
 // gives through the API (a cancel, a gate's decision, a resolve, a retry,
 // a close, a heartbeat, an extension, a regeneration), as an outcome is a
 // handler's and a timeout is the clock's. Its apply changes one runbook's
 // transition in memory, or refuses with an error that abandons the
 // transaction; what it changed leaves through the round's one write, with
 // whatever else the round does in the same transaction (an approved step
-// starts, a failed one settles its runbook).
+// starts, a failed one settles its runbook). It is sealed: only this
+// package's commands (CancelRunbook, DecideGate, ResolveStep, RetryRunbook,
+// CloseRunbook, Heartbeat, ExtendRunbook, RecordRegeneration,
+// RecordCancelAsk) implement it, so every change a person can make is a
+// move the machine checks.
 type Command interface {
 	apply(t *transition) error
 }
@@ -33,7 +37,8 @@ func (t *transition) reopen(status rbtype.RunbookStatus) {
 	c := t.runbookChange()
 	code, msg := rbtype.ErrorCode(""), ""
 	c.Status, c.ErrorCode, c.ErrorMessage, c.Reopen, c.Finished = &status, &code, &msg, true, false
-	t.Rb.Status, t.Rb.ErrorCode, t.Rb.ErrorMessage, t.Rb.FinishedAt = status, "", "", nil
+	t.moveRunbook(status)
+	t.Rb.ErrorCode, t.Rb.ErrorMessage, t.Rb.FinishedAt = "", "", nil
 }
 
 // stepByKey finds a step of the runbook by key, or says it has none, with

@@ -190,7 +190,7 @@ func number(v any) (*big.Rat, bool) {
 // maxExactExponent bounds the decimal exponents compared exactly.
 const maxExactExponent = 400
 
-// kindOf names a JSON value's type, for messages.
+// KindOf names a JSON value's type, for messages.
 func KindOf(v any) string {
 	switch v.(type) {
 	case nil:

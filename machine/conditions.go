@@ -39,7 +39,8 @@ func (t *transition) decideConditions() {
 		case err != nil:
 			t.failStep(s, err)
 		case !ok:
-			s.Status, s.FinishedAt = rbtype.StepSkipped, &t.Now
+			t.moveStep(s, rbtype.StepSkipped)
+			s.FinishedAt = &t.Now
 			s.ErrorCode, s.ErrorMessage = rbtype.CodeConditionFalse, "its condition "+ps.When.String()+" was false"
 			t.touch(s)
 			t.event(rbtype.EventStepSkipped, s, StepSkippedData{Reason: rbtype.CodeConditionFalse})

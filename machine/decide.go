@@ -7,7 +7,7 @@ import (
 	"github.com/runbookdev/runbook/rbtype"
 )
 
-// decideGate is a gate's decision: the step ready to run (it starts in the
+// DecideGate is a gate's decision: the step ready to run (it starts in the
 // same round), or failed with POLICY_DENIED, which the runbook follows
 // under the step's failure mode as any failure.
 type DecideGate struct {
@@ -15,7 +15,7 @@ type DecideGate struct {
 	Approve  bool
 	By, Note string
 	Comment  string
-	// ceiling is the riskiest step whose gate the decider may decide;
+	// Ceiling is the riskiest step whose gate the decider may decide;
 	// empty for any.
 	Ceiling rbtype.Risk
 }
@@ -36,7 +36,8 @@ func (c *DecideGate) apply(t *transition) error {
 	t.touch(s)
 	decided := GateDecidedData{By: c.By, Comment: c.Comment, Note: c.Note}
 	if c.Approve {
-		s.GateDecision, s.Status = rbtype.GateApproved, rbtype.StepReady
+		s.GateDecision = rbtype.GateApproved
+		t.moveStep(s, rbtype.StepReady)
 		t.event(rbtype.EventGateApproved, s, decided)
 		return nil
 	}

@@ -64,7 +64,8 @@ func (t *transition) skipEscalation(s *rbtype.Step, verb string) {
 
 // skipDraft skips a step a draft_only runbook does not run.
 func (t *transition) skipDraft(s *rbtype.Step) {
-	s.Status, s.FinishedAt = rbtype.StepSkipped, &t.Now
+	t.moveStep(s, rbtype.StepSkipped)
+	s.FinishedAt = &t.Now
 	s.ErrorCode, s.ErrorMessage = rbtype.CodeDraftOnly, "a draft_only runbook does not run steps with outside effects"
 	t.touch(s)
 	t.event(rbtype.EventStepSkipped, s, StepSkippedData{Reason: rbtype.CodeDraftOnly})

@@ -37,7 +37,7 @@ var (
 	ErrPolicyDenied = errors.New("denied by policy")
 )
 
-// noStep is ErrNotFound for a step key a runbook lacks, with the keys
+// NoStep is ErrNotFound for a step key a runbook lacks, with the keys
 // closest to it, as rbc suggests names: `rbd approve ID aproval` asks
 // whether `approval` was meant.
 func NoStep(runbookID uuid.UUID, key string, steps []*rbtype.Step) error {

@@ -11,12 +11,12 @@ import (
 	"github.com/runbookdev/runbook/rbtype"
 )
 
-// extendRunbook is an extension: the new steps and edges, the mutation
+// ExtendRunbook is an extension: the new steps and edges, the mutation
 // and its event, the new plan, version and inputs. The new steps take part
 // from the next round on, once stored; until then the runbook does not
 // settle (transition.settle).
 type ExtendRunbook struct {
-	Ext   *ExtensionX
+	Ext   *CompiledExtension
 	Actor string
 }
 
@@ -43,12 +43,12 @@ func (c *ExtendRunbook) apply(t *transition) error {
 	return nil
 }
 
-// errExtendedMeanwhile: another extension changed the runbook between the
+// ErrExtendedMeanwhile: another extension changed the runbook between the
 // compile and the lock.
 var ErrExtendedMeanwhile = errors.New("the runbook was extended meanwhile")
 
-// extension is a compiled extension of one version of a runbook.
-type ExtensionX struct {
+// CompiledExtension is a compiled extension of one version of a runbook.
+type CompiledExtension struct {
 	RunbookID uuid.UUID
 	Source    string
 	Plan      *compiler.Plan
@@ -58,7 +58,7 @@ type ExtensionX struct {
 	Keys      []string
 	Inputs    json.RawMessage
 	Version   int
-	// policyHash and gated are what admission decided of the new steps
+	// PolicyHash and gated are what admission decided of the new steps
 	// (the policy of the day: docs/design/semantics.md section 10).
 	PolicyHash string
 	Gated      []rbtype.Event

@@ -20,7 +20,7 @@ type StepHeartbeatData struct {
 	Clamped bool `json:"clamped,omitempty"`
 }
 
-// heartbeat is a heartbeat: the wait's new timeout and its event. The
+// Heartbeat is a heartbeat: the wait's new timeout and its event. The
 // new timeout is what it leaves in timeout.
 type Heartbeat struct {
 	Key     string

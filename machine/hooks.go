@@ -29,7 +29,7 @@ func (t *transition) hooking() bool {
 	return len(t.compensate) == 0 && !t.compensationsLeft()
 }
 
-// runsHooks reports whether a runbook that ended in status runs its
+// RunsHooks reports whether a runbook that ended in status runs its
 // failure hooks.
 func RunsHooks(status rbtype.RunbookStatus) bool {
 	return status == rbtype.RunbookFailed || status == rbtype.RunbookPartial || status == rbtype.RunbookCancelled
@@ -70,7 +70,8 @@ func (t *transition) settleHooks() {
 func (t *transition) skipHooks() {
 	for _, k := range t.plan.hooks {
 		if s := t.byKey[k]; s != nil && s.Status == rbtype.StepPending {
-			s.Status, s.FinishedAt = rbtype.StepSkipped, &t.Now
+			t.moveStep(s, rbtype.StepSkipped)
+			s.FinishedAt = &t.Now
 			s.ErrorCode, s.ErrorMessage = rbtype.CodeNoFailure, "the runbook completed: a failure hook runs only after a failure"
 			t.touch(s)
 			t.event(rbtype.EventStepSkipped, s, StepSkippedData{Reason: rbtype.CodeNoFailure})

@@ -6,7 +6,7 @@ import (
 	"errors"
 )
 
-// canonicalJSON decodes JSON, so that two payloads that differ only in
+// CanonicalJSON decodes JSON, so that two payloads that differ only in
 // spacing or key order encode, and hash, alike.
 func CanonicalJSON(b json.RawMessage) (any, error) {
 	if len(b) == 0 {

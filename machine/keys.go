@@ -31,7 +31,7 @@ var (
 // comes near it.
 const MaxKeyLength = 255
 
-// shortKey quotes the start of a key too long to repeat in full.
+// ShortKey quotes the start of a key too long to repeat in full.
 func ShortKey(key string) string {
 	if len(key) > 32 {
 		return strconv.Quote(key[:32]) + "…"
@@ -39,7 +39,7 @@ func ShortKey(key string) string {
 	return strconv.Quote(key)
 }
 
-// derivation derives the ids and keys that someone outside the daemon
+// Derivation derives the ids and keys that someone outside the daemon
 // must not be able to work out: a runbook's id from its request key, and
 // a wait's invocation id and correlation key from its runbook, step and
 // attempt. Derived from public facts (a plan, a tenant's name, inputs),
@@ -51,7 +51,7 @@ func ShortKey(key string) string {
 // and keeps a wait's key across reclaims.
 type Derivation struct{ Key []byte }
 
-// newDerivation checks a derivation key.
+// NewDerivation checks a derivation key.
 func NewDerivation(key []byte) (*Derivation, error) {
 	if len(key) < 32 {
 		return nil, fmt.Errorf("the derivation key is %d bytes; 32 are needed (migration 018 makes it)", len(key))
@@ -64,14 +64,14 @@ func (d *Derivation) id(space uuid.UUID, material []byte) uuid.UUID {
 	return uuid.NewHash(hmac.New(sha256.New, d.Key), space, material, 8)
 }
 
-// runbookID is the id of the runbook submitted under a request key: the
+// RunbookID is the id of the runbook submitted under a request key: the
 // same key always names the same runbook, so concurrent duplicate
 // submissions meet on one row.
 func (d *Derivation) RunbookID(requestKey string) uuid.UUID {
 	return d.id(NamespaceRunbook, []byte(requestKey))
 }
 
-// invocationIDs derives a park's invocation id and correlation key from the
+// InvocationIDs derives a park's invocation id and correlation key from the
 // runbook, the step and the attempt that parked.
 func (d *Derivation) InvocationIDs(runbookID uuid.UUID, stepKey string, attempt int) (uuid.UUID, string) {
 	material := make([]byte, 0, 16+len(stepKey)+12)
@@ -82,7 +82,7 @@ func (d *Derivation) InvocationIDs(runbookID uuid.UUID, stepKey string, attempt 
 	return d.id(namespaceInvocation, material), d.id(namespaceCorrelation, material).String()
 }
 
-// keyOrigin is what a step's idempotency key and seed derive from besides
+// KeyOrigin is what a step's idempotency key and seed derive from besides
 // the step itself (docs/design/semantics.md section 6): the lineage root, never the
 // runbook's own id, so that a regenerated runbook's external effects keep
 // the root's keys and return its receipts; and, for a step that
@@ -93,7 +93,7 @@ type KeyOrigin struct {
 	tenant     string // "" for the default tenant, whose keys are as they were
 }
 
-// originOf is the key origin of a step of rb whose verb has exec.
+// OriginOf is the key origin of a step of rb whose verb has exec.
 func OriginOf(rb *rbtype.Runbook, exec *verbs.Execution) KeyOrigin {
 	o := KeyOrigin{Root: rb.Lineage.RootOf(rb.ID)}
 	if rb.Tenant != rbtype.DefaultTenant {
@@ -107,7 +107,7 @@ func OriginOf(rb *rbtype.Runbook, exec *verbs.Execution) KeyOrigin {
 	return o
 }
 
-// regenerates reports whether a regeneration runs a step of this verb
+// Regenerates reports whether a regeneration runs a step of this verb
 // again under new keys: a verb whose output follows from its input (pure)
 // or may be produced again (stable, a model's draft), and that changes
 // nothing outside the daemon's own database. Anything else keeps its
@@ -120,7 +120,7 @@ func Regenerates(exec *verbs.Execution) bool {
 	return false
 }
 
-// idempotencyKey derives a step's idempotency key from its verb's scope and
+// IdempotencyKey derives a step's idempotency key from its verb's scope and
 // key fields (all arguments when the verb names none), so that the same
 // logical call always gets the same key: across attempts and retries, for
 // the global scope across runbooks, and for a step that does not
@@ -159,7 +159,7 @@ func IdempotencyKey(o KeyOrigin, stepKey, verb string, idem verbs.Idempotency, a
 // compensationKey is the idempotency key of the compensation of a step.
 func compensationKey(stepKey string) string { return stepKey + ":compensate" }
 
-// stepSeed is the seed of one attempt of a step, handed to its handler
+// StepSeed is the seed of one attempt of a step, handed to its handler
 // (a model's sampling seed, say) and behind its retry jitter. It derives
 // from the key origin, the step key and the attempt, never from row ids,
 // so a retry or a replay computes the same seed and the same delays. A

@@ -22,7 +22,7 @@ const (
 	attemptParked    = "parked"
 )
 
-// attemptID is an attempt's id: the same however often it is recorded.
+// AttemptID is an attempt's id: the same however often it is recorded.
 func AttemptID(runbookID uuid.UUID, stepKey string, attempt int) uuid.UUID {
 	return uuid.NewSHA1(namespaceAttempt, []byte(runbookID.String()+"\x00"+stepKey+"\x00"+strconv.Itoa(attempt)))
 }

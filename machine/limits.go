@@ -66,7 +66,7 @@ func (e *LimitError) Error() string {
 
 func (e *LimitError) Unwrap() error { return ErrLimit }
 
-// checkSteps refuses a runbook that would have more steps than the limit.
+// CheckSteps refuses a runbook that would have more steps than the limit.
 // Every way a runbook grows calls it with its new total: a submission, an
 // extension (in the state machine, transition.admitSteps), and an
 // expansion at run time.
@@ -77,7 +77,7 @@ func CheckSteps(l Limits, total int) error {
 	return nil
 }
 
-// checkSourceBytes refuses a source over the limit, before it is compiled.
+// CheckSourceBytes refuses a source over the limit, before it is compiled.
 func CheckSourceBytes(l Limits, source []byte) error {
 	if len(source) > l.MaxSourceBytes {
 		return &LimitError{Name: "max-source-bytes", Max: l.MaxSourceBytes, Got: len(source), What: "the source is %d bytes"}
@@ -85,7 +85,7 @@ func CheckSourceBytes(l Limits, source []byte) error {
 	return nil
 }
 
-// checkPlanBytes refuses a plan whose stored form is over the limit.
+// CheckPlanBytes refuses a plan whose stored form is over the limit.
 func CheckPlanBytes(l Limits, plan []byte) error {
 	if len(plan) > l.MaxPlanBytes {
 		return &LimitError{Name: "max-plan-bytes", Max: l.MaxPlanBytes, Got: len(plan), What: "the plan would be %d bytes"}

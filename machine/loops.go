@@ -120,7 +120,7 @@ func instanceOf(key string) (base string, i int, ok bool) {
 	return key[:open], i, true
 }
 
-// instanceKey is the key of a template's instance i.
+// InstanceKey is the key of a template's instance i.
 func InstanceKey(template string, i int) string { return template + "[" + strconv.Itoa(i) + "]" }
 
 // producer is the step a loop's list is read from, "" for an input or a
@@ -595,7 +595,7 @@ func (t *transition) holdsBack(s *rbtype.Step) bool {
 	return false
 }
 
-// beforeExpansion is a plan without what the runtime's expansions added:
+// BeforeExpansion is a plan without what the runtime's expansions added:
 // the instances of its templates (at every depth), the loops they made,
 // and their edges. Expand appends them and changes nothing that was
 // there, so this is the plan as it was submitted (and extended), hashed

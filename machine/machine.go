@@ -10,37 +10,37 @@ import (
 	"github.com/runbookdev/runbook/registry/policy"
 )
 
-// machine is what the state machine needs of the engine around it, and no
+// Machine is what the state machine needs of the engine around it, and no
 // more: a transition reads these and nothing else of the worker, so that
 // it can be built and tested without a database or a running engine.
 type Machine struct {
-	// worker names this worker in leases and events.
+	// Worker names this worker in leases and events.
 	Worker string
-	// leaseTTL is how long a lease taken now lasts.
+	// LeaseTTL is how long a lease taken now lasts.
 	LeaseTTL time.Duration
-	// keys derives the correlation keys of the waits it starts, under the
+	// Keys derives the correlation keys of the waits it starts, under the
 	// database's secret key.
 	Keys *Derivation
-	// limits bound what a runbook may grow to (limits.go).
+	// Limits bound what a runbook may grow to (limits.go).
 	Limits Limits
-	// callbackURL is where durable handlers tell the outside world to
+	// CallbackURL is where durable handlers tell the outside world to
 	// send notifications.
 	CallbackURL string
-	// handler finds the implementation of a handler name.
+	// Handler finds the implementation of a handler name.
 	Handler func(name string) (handler.Handler, bool)
-	// inline calls a handler inside the advance's transaction and turns
+	// Inline calls a handler inside the advance's transaction and turns
 	// what it returns into an outcome (inline.go); nil runs no step
 	// inline.
 	Inline func(*PendingCall) *Outcome
-	// observe counts what the metrics show; nil counts nothing.
+	// Observe counts what the metrics show; nil counts nothing.
 	Observe Observer
-	// maxFanout bounds the elements of a list known only at run time
+	// MaxFanout bounds the elements of a list known only at run time
 	// (--max-fanout; DefaultMaxFanout when zero).
 	MaxFanout int
-	// tracer makes the spans of finished attempts and runbooks; nil (the
+	// Tracer makes the spans of finished attempts and runbooks; nil (the
 	// default) makes none, and the transitions collect nothing for it.
 	Tracer trace.Tracer
-	// policy is the policy in force, whose budgets an attempt is checked
+	// Policy is the policy in force, whose budgets an attempt is checked
 	// against before it starts (budget.go); never nil.
 	Policy func() *policy.Policy
 }
@@ -53,7 +53,7 @@ func (m *Machine) fanout() int {
 	return DefaultMaxFanout
 }
 
-// observer receives what the state machine sees happen.
+// Observer receives what the state machine sees happen.
 type Observer interface {
 	// Resumed: a parked step was resumed this long after its
 	// notification arrived.
@@ -70,7 +70,7 @@ type Observer interface {
 	BudgetExceeded(scope rbtype.BudgetScope)
 }
 
-// noObserver counts nothing.
+// NoObserver counts nothing.
 type NoObserver struct{}
 
 func (NoObserver) Resumed(time.Duration)             {}

@@ -20,7 +20,7 @@ import (
 // generation.
 var namespaceOutcome = uuid.MustParse("2b7f4d1e-8c3a-5e96-a0b4-6d1f9e2c7a58")
 
-// outcomeID is the id of the outcome a step of a runbook of a generation
+// OutcomeID is the id of the outcome a step of a runbook of a generation
 // produces: the same however often it is recorded.
 func OutcomeID(runbookID uuid.UUID, stepKey string, generation int) uuid.UUID {
 	return uuid.NewSHA1(namespaceOutcome, []byte(runbookID.String()+"\x00"+stepKey+"\x00"+strconv.Itoa(generation)))
@@ -124,7 +124,7 @@ func (t *transition) keepArguments(s *rbtype.Step, old json.RawMessage) {
 	}
 }
 
-// reencodeJSON re-encodes JSON as encoding/json writes it (keys sorted,
+// ReencodeJSON re-encodes JSON as encoding/json writes it (keys sorted,
 // numbers as written): the form hashes are taken of, whatever the
 // database did to its spacing and key order.
 func ReencodeJSON(b json.RawMessage) (json.RawMessage, error) {

@@ -8,7 +8,7 @@ import (
 	"github.com/runbookdev/runbook/verbs"
 )
 
-// planInfo is a decoded plan with the graph the state machine walks.
+// PlanInfo is a decoded plan with the graph the state machine walks.
 type PlanInfo struct {
 	Plan  *compiler.Plan
 	Steps map[string]*compiler.Step
@@ -16,7 +16,7 @@ type PlanInfo struct {
 	// dataEdges holds the edges along which a result flows (to, from); the
 	// others only order the steps (:after).
 	dataEdges map[[2]string]bool
-	// weight is what the plan counts for in the plan cache.
+	// Weight is what the plan counts for in the plan cache.
 	Weight int64
 	// hooks are the failure hooks' keys, in plan order (hooks.go).
 	hooks []string
@@ -56,13 +56,13 @@ func NewPlanInfo(p *compiler.Plan) *PlanInfo {
 	return info
 }
 
-// isHook reports whether a step is a failure hook.
+// IsHook reports whether a step is a failure hook.
 func (p *PlanInfo) IsHook(key string) bool {
 	s, ok := p.Steps[key]
 	return ok && s.Kind == compiler.KindHook
 }
 
-// isTemplate reports whether a step is a loop's template, which never
+// IsTemplate reports whether a step is a loop's template, which never
 // runs.
 func (p *PlanInfo) IsTemplate(key string) bool {
 	s, ok := p.Steps[key]

@@ -20,7 +20,7 @@ type RunbookRegeneratedData struct {
 	Note       string     `json:"note,omitempty"`
 }
 
-// recordRegeneration is what a regeneration records: RUNBOOK_REGENERATED
+// RecordRegeneration is what a regeneration records: RUNBOOK_REGENERATED
 // on the new runbook (its parent and root) and on the parent (the new
 // runbook), with a mutation row on the parent saying who asked. The new
 // runbook is stored by then (createRunbook).

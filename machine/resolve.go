@@ -24,7 +24,7 @@ type Resolution struct {
 	// Result is the step's result, for ResolveComplete ({} when empty).
 	Result json.RawMessage
 	By     string
-	// note is the claimed "by" when the token's actor differs.
+	// Note is the claimed "by" when the token's actor differs.
 	Note string
 }
 
@@ -36,7 +36,7 @@ type StepResolvedData struct {
 	Note   string `json:"note,omitempty"`
 }
 
-// resolveStep is a resolution of an escalated step: completed with a
+// ResolveStep is a resolution of an escalated step: completed with a
 // result, sent back to run again, or failed, with the steps its
 // escalation left skipped downstream made pending again (complete,
 // retry). A failure under on_failure: abort aborts the runbook as any
@@ -79,11 +79,12 @@ func (c *ResolveStep) apply(t *transition) error {
 		t.complete(s, result, false, StepSucceededData{})
 		t.resetBlockedAfter(s.Key)
 	case ResolveRetry:
-		resetToPending(s)
+		t.resetToPending(s)
 		t.touch(s)
 		t.resetBlockedAfter(s.Key)
 	case ResolveFail:
-		s.Status, s.FinishedAt = rbtype.StepFailed, &t.Now
+		t.moveStep(s, rbtype.StepFailed)
+		s.FinishedAt = &t.Now
 		s.ErrorCode, s.ErrorMessage = rbtype.CodeResolvedFailed, "failed by "+c.R.By
 		t.touch(s)
 		t.event(rbtype.EventStepFailed, s, StepFailedData{Code: s.ErrorCode, Message: s.ErrorMessage})
@@ -118,7 +119,7 @@ func (t *transition) resetBlockedAfter(key string) {
 	delete(pick, key)
 	for _, o := range t.Steps {
 		if pick[o.Key] {
-			resetToPending(o)
+			t.resetToPending(o)
 			t.touch(o)
 		}
 	}

@@ -40,15 +40,16 @@ func addBlockedDescendants(plan *PlanInfo, steps []*rbtype.Step, pick map[string
 
 // resetToPending makes a step pending again, its error and times cleared;
 // a rejected gate asks again. Attempts and the idempotency key stay.
-func resetToPending(s *rbtype.Step) {
-	s.Status, s.NextAttemptAt, s.FinishedAt, s.StartedAt = rbtype.StepPending, nil, nil, nil
+func (t *transition) resetToPending(s *rbtype.Step) {
+	t.moveStep(s, rbtype.StepPending)
+	s.NextAttemptAt, s.FinishedAt, s.StartedAt = nil, nil, nil
 	s.ErrorCode, s.ErrorMessage, s.InvocationID = "", "", nil
 	if s.GateDecision == rbtype.GateRejected {
 		s.GateDecision, s.GateDecidedBy, s.GateDecidedAt, s.GateComment = rbtype.GateUndecided, "", nil, ""
 	}
 }
 
-// retryRunbook is a retry: the steps back to pending with their errors
+// RetryRunbook is a retry: the steps back to pending with their errors
 // cleared (a rejected gate asks again), the runbook executing (or still
 // held open), its event and mutation; the same round starts what is
 // ready. It leaves the steps' keys, in plan order, in keys.
@@ -139,12 +140,12 @@ func (c *RetryRunbook) apply(t *transition) error {
 	for _, s := range steps {
 		if pick[s.Key] {
 			c.Keys = append(c.Keys, s.Key)
-			resetToPending(s)
+			t.resetToPending(s)
 			t.touch(s)
 		}
 		if t.isHookStep(s) && s.Status == rbtype.StepSkipped && s.ErrorCode == rbtype.CodeNoFailure {
 			// Skipped because the runbook completed: it may yet fail.
-			resetToPending(s)
+			t.resetToPending(s)
 			t.touch(s)
 		}
 	}
@@ -173,14 +174,14 @@ type RetryOptions struct {
 	// becomes execute and the steps the draft skipped run, with the
 	// drafts it made.
 	Execute bool
-	// note is the claimed By when the token's actor differs.
+	// Note is the claimed By when the token's actor differs.
 	Note string
-	// verbs is the caller's token scope: a retry runs steps again, and
+	// Verbs is the caller's token scope: a retry runs steps again, and
 	// may not run one whose verb the token could not have submitted.
 	Verbs policy.VerbScope
 }
 
-// undone reports whether a step's effect was undone, or is being: a
+// Undone reports whether a step's effect was undone, or is being: a
 // runbook that compensated is not retried (submit it again). A
 // compensation a draft skipped undid nothing.
 func Undone(s *rbtype.Step) bool {

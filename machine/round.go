@@ -10,7 +10,7 @@ import (
 	"github.com/runbookdev/runbook/rbtype"
 )
 
-// round is the state machine of one transaction over a batch of runbooks:
+// Round is the state machine of one transaction over a batch of runbooks:
 // from what the transaction loaded and the inputs it brings (the outcomes
 // of this worker's calls, a command someone gave, and the clock), to the
 // writes the transaction makes and the calls it leases. Every change to a
@@ -35,7 +35,7 @@ type Round struct {
 	// endLeases are the leases that end with the write: released by the
 	// outcomes, or expired.
 	endLeases []int64
-	// due are the runbooks a held round leaves due now: once it has
+	// Due are the runbooks a held round leaves due now: once it has
 	// committed, the workers are told (Engine.wakeUp).
 	Due []uuid.UUID
 
@@ -46,18 +46,18 @@ type Round struct {
 	cached        map[string]rbtype.CacheEntry
 }
 
-// inputs are what moves the runbooks of a round besides the clock.
+// Inputs are what moves the runbooks of a round besides the clock.
 type Inputs struct {
-	// outcomes are what this worker's calls came back with.
+	// Outcomes are what this worker's calls came back with.
 	Outcomes []*Outcome
-	// commands are what people and programs asked of runbooks, at most
+	// Commands are what people and programs asked of runbooks, at most
 	// one each (command.go).
 	Commands map[uuid.UUID]Command
-	// hold: see round.hold.
+	// Hold: see round.hold.
 	Hold bool
 }
 
-// newRound builds each runbook's transition from what was loaded (plans
+// NewRound builds each runbook's transition from what was loaded (plans
 // gives each plan by hash), sorts the loaded leases into those that end
 // and those still held, records the outcomes this worker still held
 // leases for, applies the commands, and runs the first phase:
@@ -173,7 +173,7 @@ func (r *Round) recordOutcomes(outcomes []*Outcome, held map[int64]int) (dropped
 	return dropped
 }
 
-// wantedData lists the steps whose resolved arguments and results the next
+// WantedData lists the steps whose resolved arguments and results the next
 // phase needs and the loaded rows leave out: the results of the completed
 // predecessors of ready steps (for their references), and everything of
 // steps whose compensation is due. cached answers what it can; the rest is
@@ -239,7 +239,7 @@ func (r *Round) WantedData(cached func(rbtype.StepKey) (rbtype.StepData, bool)) 
 	return missing
 }
 
-// supplyData hands over the step data wantedData asked for, then prepares
+// SupplyData hands over the step data wantedData asked for, then prepares
 // the ready steps and the next compensation: their arguments resolved,
 // their idempotency keys derived.
 func (r *Round) SupplyData(data map[rbtype.StepKey]rbtype.StepData) {
@@ -281,7 +281,7 @@ func (r *Round) SupplyData(data map[rbtype.StepKey]rbtype.StepData) {
 	}
 }
 
-// receiptKeys lists the receipts that could complete prepared steps
+// ReceiptKeys lists the receipts that could complete prepared steps
 // without a call. A step-scoped key is the step's own, and so is a
 // compensation's: its receipt is written with its completion, in the same
 // transaction, so a step or compensation still to run has none to find.
@@ -297,10 +297,10 @@ func (r *Round) ReceiptKeys() []rbtype.ReceiptKey {
 	return keys
 }
 
-// supplyReceipts hands over the receipts found for receiptKeys.
+// SupplyReceipts hands over the receipts found for receiptKeys.
 func (r *Round) SupplyReceipts(receipts map[rbtype.ReceiptKey]rbtype.Receipt) { r.receipts = receipts }
 
-// cacheKeys lists the result cache keys of prepared steps to look up, by
+// CacheKeys lists the result cache keys of prepared steps to look up, by
 // tenant: two tenants never share an entry.
 func (r *Round) CacheKeys() map[string][]string {
 	keys := map[string][]string{}
@@ -313,7 +313,7 @@ func (r *Round) CacheKeys() map[string][]string {
 	return keys
 }
 
-// supplyCache hands over the cache entries found for cacheKeys.
+// SupplyCache hands over the cache entries found for cacheKeys.
 func (r *Round) SupplyCache(entries map[string]rbtype.CacheEntry) {
 	if r.cached == nil {
 		r.cached = map[string]rbtype.CacheEntry{}
@@ -321,7 +321,7 @@ func (r *Round) SupplyCache(entries map[string]rbtype.CacheEntry) {
 	maps.Copy(r.cached, entries)
 }
 
-// write starts the prepared steps (completing those with receipts, leasing
+// Write starts the prepared steps (completing those with receipts, leasing
 // the rest), settles finished runbooks, and returns everything the
 // transaction writes and the calls to make once it commits.
 func (r *Round) Write() (rbtype.AdvanceWrite, []*PendingCall, error) {

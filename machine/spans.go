@@ -42,11 +42,11 @@ const (
 	AttrLink          = attribute.Key("rbd.link")
 )
 
-// attemptCancelled is the outcome of an attempt whose wait a cancellation
+// AttemptCancelled is the outcome of an attempt whose wait a cancellation
 // ended: its span says so; the ledger keeps the park.
 const AttemptCancelled = "cancelled"
 
-// finishedAttempt is an attempt to emit as a span once its transaction
+// FinishedAttempt is an attempt to emit as a span once its transaction
 // commits.
 type FinishedAttempt struct {
 	Trace      runbookTrace
@@ -59,7 +59,7 @@ type FinishedAttempt struct {
 	Outcome    string
 	Code       rbtype.ErrorCode
 	Cache      string
-	// wait is the park the attempt waited in, if it parked.
+	// Wait is the park the attempt waited in, if it parked.
 	Wait *parkWait
 }
 

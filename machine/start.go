@@ -14,7 +14,7 @@ import (
 	"github.com/runbookdev/runbook/verbs"
 )
 
-// pendingCall is a handler call a transaction leased, to run once it
+// PendingCall is a handler call a transaction leased, to run once it
 // commits.
 type PendingCall struct {
 	RunbookID uuid.UUID
@@ -25,15 +25,15 @@ type PendingCall struct {
 	Timeout   time.Duration
 	DryRun    bool
 	Purpose   callPurpose
-	// cacheKey, when set, stores the call's result in the result cache
+	// CacheKey, when set, stores the call's result in the result cache
 	// under this key, for its verb definition's hash.
 	CacheKey, DefinitionHash string
 	// Rehearsal, when set, dry-runs (and verifies) the call before it
 	// commits (execution levels full and guarded; rehearse.go).
 	Rehearsal *Rehearsal
-	// argsHash is the hash of the call's arguments, for its outcome.
+	// ArgsHash is the hash of the call's arguments, for its outcome.
 	ArgsHash string
-	// span is the span the call runs in, which the handler's context
+	// Span is the span the call runs in, which the handler's context
 	// carries (http.call sends it as traceparent): a step call's attempt's,
 	// a compensation's or an escalation's runbook's.
 	Span trace.SpanContext
@@ -50,31 +50,31 @@ const (
 	callEscalation
 )
 
-// outcome is what a handler call came back with.
+// Outcome is what a handler call came back with.
 type Outcome struct {
 	RunbookID uuid.UUID
 	StepID    int64
 	Attempt   int
 	Purpose   callPurpose
-	// cacheKey and definitionHash come from the call: where to store its
+	// CacheKey and definitionHash come from the call: where to store its
 	// result for reuse.
 	CacheKey, DefinitionHash string
-	// rehearsed is what the call's Rehearsal saw, if it had one.
+	// Rehearsed is what the call's Rehearsal saw, if it had one.
 	Rehearsed *Rehearsed
-	// span and attemptID are the call's, for log lines about it.
+	// Span and attemptID are the call's, for log lines about it.
 	Span      trace.SpanContext
 	AttemptID uuid.UUID
 	Result    handler.Result
 	Value     json.RawMessage // the result's value as JSON
 	IdemKey   string
-	// argsHash is the hash of the arguments the call was made with.
+	// ArgsHash is the hash of the arguments the call was made with.
 	ArgsHash  string
 	Err       *handler.Error
 	DryRun    bool
 	simulated bool
 }
 
-// unrecordable is the outcome that replaces one the database refused to
+// Unrecordable is the outcome that replaces one the database refused to
 // record, again and again (engine.retry): the step fails, for good, with
 // a message that names the kind of problem but not the database's words,
 // which may name tables or hold the value itself.
@@ -240,7 +240,8 @@ func (t *transition) start(steps []*prepared, receipts map[rbtype.ReceiptKey]rbt
 			continue // no attempt: the handler is never called
 		}
 		s.Attempt++
-		s.Status, s.StartedAt = rbtype.StepRunning, &t.Now
+		t.moveStep(s, rbtype.StepRunning)
+		s.StartedAt = &t.Now
 		s.ErrorCode, s.ErrorMessage = "", ""
 		t.touch(s)
 		call := &handler.Call{

@@ -9,7 +9,7 @@ import (
 	"github.com/runbookdev/runbook/verbs"
 )
 
-// newSteps turns plan steps into rows, numbered after offset. Steps of
+// NewSteps turns plan steps into rows, numbered after offset. Steps of
 // one verb mostly carry one execution block (a for-each's instances
 // always do): it is encoded once, and again only for a step whose block
 // differs.
@@ -40,7 +40,7 @@ func NewSteps(steps []*compiler.Step, offset int) ([]rbtype.NewStep, error) {
 	return out, nil
 }
 
-// edgesOf converts plan edges, keeping only those into steps keep accepts
+// EdgesOf converts plan edges, keeping only those into steps keep accepts
 // (all when keep is nil).
 func EdgesOf(edges []compiler.Edge, keep func(to string) bool) []rbtype.Edge {
 	var out []rbtype.Edge

@@ -45,7 +45,7 @@ func CheckCorrelationID(id string) string {
 	return ""
 }
 
-// newTrace is what a new runbook stores of the trace it is submitted in:
+// NewTrace is what a new runbook stores of the trace it is submitted in:
 // the submitter's span when the request had a valid traceparent, and the
 // correlation id when it had one. What is left empty is derived on read.
 func NewTrace(parent trace.SpanContext, correlationID string) rbtype.Trace {
@@ -59,16 +59,16 @@ func NewTrace(parent trace.SpanContext, correlationID string) rbtype.Trace {
 
 // runbookTrace is a runbook's trace context with its defaults filled in.
 type runbookTrace struct {
-	// span is the runbook's span: its trace, its derived span id, the
+	// Span is the runbook's span: its trace, its derived span id, the
 	// submitter's flags and tracestate.
 	Span trace.SpanContext
-	// parent is the submitter's span (invalid when the runbook began its
+	// Parent is the submitter's span (invalid when the runbook began its
 	// own trace).
 	Parent        trace.SpanContext
 	CorrelationID string
 }
 
-// traceOf fills in a runbook's trace context.
+// TraceOf fills in a runbook's trace context.
 func TraceOf(rb *rbtype.Runbook) runbookTrace {
 	return traceFrom(rb.ID, rb.Trace)
 }
@@ -93,7 +93,7 @@ func traceFrom(id uuid.UUID, t rbtype.Trace) runbookTrace {
 	return out
 }
 
-// traceIDOf is a runbook's trace id: the stored one, or its own id's.
+// TraceIDOf is a runbook's trace id: the stored one, or its own id's.
 func TraceIDOf(id uuid.UUID, stored string) trace.TraceID {
 	if tid, err := trace.TraceIDFromHex(stored); err == nil {
 		return tid
@@ -110,25 +110,25 @@ func CorrelationIDOf(id uuid.UUID, stored string) string {
 	return id.String()
 }
 
-// runbookSpanID is the id of a runbook's span.
+// RunbookSpanID is the id of a runbook's span.
 func RunbookSpanID(id uuid.UUID) trace.SpanID {
 	u := uuid.NewSHA1(namespaceRunbookSpan, id[:])
 	return trace.SpanID(u[:8])
 }
 
-// attemptSpanID is the id of an attempt's span: the first 8 bytes of its
+// AttemptSpanID is the id of an attempt's span: the first 8 bytes of its
 // attempt id.
 func AttemptSpanID(attemptID uuid.UUID) trace.SpanID {
 	return trace.SpanID(attemptID[:8])
 }
 
-// attemptSpan is the span context of an attempt: a child of the
+// AttemptSpan is the span context of an attempt: a child of the
 // runbook's span. http.call and http.start send it as their traceparent.
 func (rt runbookTrace) AttemptSpan(attemptID uuid.UUID) trace.SpanContext {
 	return rt.Span.WithSpanID(AttemptSpanID(attemptID))
 }
 
-// traceParentOf writes a span context as a W3C traceparent ("" for an
+// TraceParentOf writes a span context as a W3C traceparent ("" for an
 // invalid one), to keep with a notification.
 func TraceParentOf(sc trace.SpanContext) string {
 	if !sc.IsValid() {
@@ -137,7 +137,7 @@ func TraceParentOf(sc trace.SpanContext) string {
 	return fmt.Sprintf("00-%s-%s-%s", sc.TraceID(), sc.SpanID(), sc.TraceFlags())
 }
 
-// traceAttrs are the trace ids a log line about a step's call carries:
+// TraceAttrs are the trace ids a log line about a step's call carries:
 // its trace and span, and its attempt's id when it is a step's attempt
 // (uuid.Nil for a compensation or an escalation, which have none). The
 // values format themselves as hex when a line is written.

@@ -88,7 +88,7 @@ type transition struct {
 	// book is the round's budgets (budget.go); nil checks none.
 	book *BudgetBook
 
-	// grown is the plan as this round's expansions grew it, written with
+	// Grown is the plan as this round's expansions grew it, written with
 	// their steps (loops.go); nil when nothing was expanded.
 	Grown *PlanInfo
 	// condDue are the pending steps whose predecessors have all ended and
@@ -143,7 +143,7 @@ func (t *transition) event(typ rbtype.EventType, s *rbtype.Step, data any) {
 	t.events = append(t.events, e)
 }
 
-// newEvent makes an event for a step (nil for the runbook). Data that
+// NewEvent makes an event for a step (nil for the runbook). Data that
 // encodes to an empty object is left out.
 func NewEvent(runbookID uuid.UUID, typ rbtype.EventType, worker string, s *rbtype.Step, data any) (rbtype.Event, error) {
 	e := rbtype.Event{RunbookID: runbookID, Type: typ, WorkerID: worker}
@@ -222,7 +222,8 @@ func (t *transition) complete(s *rbtype.Step, result json.RawMessage, simulated 
 			return
 		}
 	}
-	s.Status, s.Result, s.Simulated = rbtype.StepComplete, result, simulated
+	t.moveStep(s, rbtype.StepComplete)
+	s.Result, s.Simulated = result, simulated
 	s.ErrorCode, s.ErrorMessage, s.NextAttemptAt = "", "", nil
 	s.FinishedAt = &t.Now
 	t.touch(s)
@@ -246,7 +247,8 @@ func (t *transition) failStep(s *rbtype.Step, e *handler.Error) {
 	notRetried := ""
 	if d := t.decideRetry(s, e, &exec); d.retry {
 		next := t.Now.Add(d.delay)
-		s.Status, s.NextAttemptAt = rbtype.StepFailedRetryable, &next
+		t.moveStep(s, rbtype.StepFailedRetryable)
+		s.NextAttemptAt = &next
 		t.event(rbtype.EventStepRetryScheduled, s, RetryScheduledData{
 			Code: e.Code, Message: e.Message, NextAttemptAt: next, DelayMS: d.delay.Milliseconds(),
 			RetryAfterMS: d.retryAfter.Milliseconds(),
@@ -255,7 +257,8 @@ func (t *transition) failStep(s *rbtype.Step, e *handler.Error) {
 	} else if d.why == FinalNoKey {
 		notRetried = d.why
 	}
-	s.Status, s.NextAttemptAt, s.FinishedAt = rbtype.StepFailed, nil, &t.Now
+	t.moveStep(s, rbtype.StepFailed)
+	s.NextAttemptAt, s.FinishedAt = nil, &t.Now
 	t.finishInvocation(s, rbtype.InvocationCancelled)
 	t.event(rbtype.EventStepFailed, s, StepFailedData{Code: e.Code, Message: e.Message, NotRetried: notRetried})
 	t.failed(s)
@@ -276,7 +279,8 @@ func (t *transition) failed(s *rbtype.Step) {
 		}
 		switch abortsTo(o) {
 		case rbtype.StepSkipped:
-			o.Status, o.NextAttemptAt, o.FinishedAt = rbtype.StepSkipped, nil, &t.Now
+			t.moveStep(o, rbtype.StepSkipped)
+			o.NextAttemptAt, o.FinishedAt = nil, &t.Now
 			t.touch(o)
 			t.event(rbtype.EventStepSkipped, o, StepSkippedData{Because: s.Key, Status: s.Status, Aborted: true})
 		case rbtype.StepCancelled:
@@ -304,7 +308,8 @@ func abortsTo(o *rbtype.Step) rbtype.StepStatus {
 // and ignored) or a call whose worker died.
 func (t *transition) cancelAborted(o, failed *rbtype.Step) {
 	t.finishInvocation(o, rbtype.InvocationCancelled)
-	o.Status, o.FinishedAt = rbtype.StepCancelled, &t.Now
+	t.moveStep(o, rbtype.StepCancelled)
+	o.FinishedAt = &t.Now
 	t.touch(o)
 	t.event(rbtype.EventStepCancelled, o, StepSkippedData{Because: failed.Key, Status: failed.Status, Aborted: true})
 }
@@ -416,7 +421,7 @@ func (t *transition) park(s *rbtype.Step, o *Outcome) {
 		update.Context, inv.Context = ctx, ctx
 	}
 	t.invocationUpdates = append(t.invocationUpdates, update)
-	s.Status = rbtype.StepParked
+	t.moveStep(s, rbtype.StepParked)
 	t.touch(s)
 	t.event(rbtype.EventStepParked, s, StepParkedData{CorrelationKey: inv.CorrelationKey, TimeoutAt: inv.TimeoutAt})
 	if failed := t.abortedBy(); failed != nil {
@@ -506,14 +511,16 @@ func (t *transition) timeouts() {
 			CorrelationKey: inv.CorrelationKey, TimeoutAt: inv.TimeoutAt, OnTimeout: exec.Timeouts.OnTimeout,
 		})
 		if exec.Timeouts.OnTimeout == rbtype.OnTimeoutEscalate {
-			s.Status, s.FinishedAt = rbtype.StepEscalated, &t.Now
+			t.moveStep(s, rbtype.StepEscalated)
+			s.FinishedAt = &t.Now
 			s.ErrorCode, s.ErrorMessage = rbtype.CodeParkTimeout, "no notification before the park timeout; escalated to a person"
 			t.scheduleEscalation(s, &exec)
 			t.touch(s)
 			continue
 		}
 		s.ErrorCode, s.ErrorMessage = rbtype.CodeParkTimeout, "no notification before the park timeout"
-		s.Status, s.FinishedAt = rbtype.StepFailed, &t.Now
+		t.moveStep(s, rbtype.StepFailed)
+		s.FinishedAt = &t.Now
 		t.touch(s)
 		t.event(rbtype.EventStepFailed, s, StepFailedData{Code: rbtype.CodeParkTimeout, Message: s.ErrorMessage})
 		t.failed(s)
@@ -556,7 +563,7 @@ func (t *transition) reclaim() {
 			t.cancelAborted(s, failed)
 			continue
 		}
-		s.Status = rbtype.StepReady
+		t.moveStep(s, rbtype.StepReady)
 		t.touch(s)
 		t.m.Observe.LeaseReclaimed()
 		t.event(rbtype.EventStepReclaimed, s, StepReclaimedData{SuspectCommit: t.execution(s).SideEffects == rbtype.SideEffectsExternalCall})
@@ -586,7 +593,8 @@ func (t *transition) reclaim() {
 func (t *transition) retries() {
 	for _, s := range t.Steps {
 		if s.Status == rbtype.StepFailedRetryable && s.NextAttemptAt != nil && !s.NextAttemptAt.After(t.Now) {
-			s.Status, s.NextAttemptAt = rbtype.StepReady, nil
+			t.moveStep(s, rbtype.StepReady)
+			s.NextAttemptAt = nil
 			t.touch(s)
 			t.readied(s, &StepReadyData{Retry: true})
 		}
@@ -659,7 +667,7 @@ func (t *transition) makeReady(s *rbtype.Step) {
 		t.skipDraft(s)
 		return
 	}
-	s.Status = rbtype.StepReady
+	t.moveStep(s, rbtype.StepReady)
 	t.touch(s)
 	t.readied(s, nil)
 }
@@ -668,7 +676,8 @@ func (t *transition) makeReady(s *rbtype.Step) {
 // completing: UPSTREAM_SKIPPED when pred's was a quiet skip, else as
 // after a failure.
 func (t *transition) skipAfter(s *rbtype.Step, pred string) {
-	s.Status, s.FinishedAt = rbtype.StepSkipped, &t.Now
+	t.moveStep(s, rbtype.StepSkipped)
+	s.FinishedAt = &t.Now
 	t.touch(s)
 	ps := t.byKey[pred]
 	if ps != nil && ps.Status == rbtype.StepSkipped && ps.ErrorCode.SkipsQuietly() {
@@ -693,7 +702,7 @@ func (t *transition) gates() {
 		if t.Rb.Mode == rbtype.ModeDryRun {
 			continue // a dry run previews; it does not wait for people
 		}
-		s.Status = rbtype.StepWaitingApproval
+		t.moveStep(s, rbtype.StepWaitingApproval)
 		t.touch(s)
 		t.event(rbtype.EventGateRequested, s, GateRequestedData{Gate: s.Gate})
 	}
@@ -764,7 +773,7 @@ func (t *transition) settle() {
 		t.setRunbook(status, "", "")
 		t.skipHooks()
 	}
-	t.Rb.Status = status
+	t.moveRunbook(status)
 	t.event(event, nil, data)
 }
 

@@ -24,7 +24,7 @@ const (
 	MaxUsageCost   = 1_000_000_000 // cost_usd, and credits
 )
 
-// checkUsage refuses a usage report no external work could have made: a
+// CheckUsage refuses a usage report no external work could have made: a
 // negative or impossibly large count or cost, or a model name that is not
 // a short printable label. The sender is not trusted, however it signed.
 func CheckUsage(u rbtype.Usage) error {
@@ -53,13 +53,13 @@ func CheckUsage(u rbtype.Usage) error {
 // are kept with an outcome, as provenance, not as a document.
 const maxParameters = 4096
 
-// isObject reports whether b is a JSON object (and not null).
+// IsObject reports whether b is a JSON object (and not null).
 func IsObject(b json.RawMessage) bool {
 	var m map[string]json.RawMessage
 	return len(b) > 0 && json.Unmarshal(b, &m) == nil && m != nil
 }
 
-// boundedUsage is what a handler reported, each count and cost held to the
+// BoundedUsage is what a handler reported, each count and cost held to the
 // bounds: a Go handler is the operator's code, but what it reports comes
 // from a provider, and one impossible figure must not stop the ledger's
 // sums.

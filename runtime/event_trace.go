@@ -23,7 +23,7 @@ func (t EventTrace) Attempt(step string, attempt int) (uuid.UUID, string) {
 	return id, machine.AttemptSpanID(id).String()
 }
 
-// eventTraceOf is the trace of a runbook's events, from its state.
+// EventTraceOf is the trace of a runbook's events, from its state.
 func EventTraceOf(id uuid.UUID, st driver.RunbookState) EventTrace {
 	return EventTrace{RunbookID: id, TraceID: machine.TraceIDOf(id, st.TraceID).String(), CorrelationID: machine.CorrelationIDOf(id, st.CorrelationID)}
 }

@@ -74,7 +74,7 @@ func (e *Engine) Extend(ctx context.Context, runbookID uuid.UUID, x Extension) (
 
 // compileExtension compiles x against the runbook as read (its plan, its
 // inputs and its version), without any lock, and admits its new steps.
-func (e *Engine) compileExtension(ctx context.Context, rb *driver.Runbook, x Extension) (*machine.ExtensionX, error) {
+func (e *Engine) compileExtension(ctx context.Context, rb *driver.Runbook, x Extension) (*machine.CompiledExtension, error) {
 	if !rb.Status.Running() {
 		return nil, fmt.Errorf("%w: runbook %s is %s; only a running runbook can be extended", machine.ErrConflict, rb.ID, rb.Status)
 	}
@@ -127,7 +127,7 @@ func (e *Engine) compileExtension(ctx context.Context, rb *driver.Runbook, x Ext
 	}
 	inputs := maps.Clone(orEmpty(frozen))
 	maps.Copy(inputs, x.Inputs)
-	ext := &machine.ExtensionX{RunbookID: rb.ID, Source: x.Filename, Plan: plan, PlanJSON: planJSON, Version: rb.Version + 1,
+	ext := &machine.CompiledExtension{RunbookID: rb.ID, Source: x.Filename, Plan: plan, PlanJSON: planJSON, Version: rb.Version + 1,
 		Edges: machine.EdgesOf(plan.Edges, func(to string) bool { return !existing[to] })}
 	if ext.Inputs, err = json.Marshal(inputs); err != nil {
 		return nil, fmt.Errorf("%w: inputs do not marshal: %v", machine.ErrInvalid, err)

@@ -204,7 +204,7 @@ func TestMachineCommands(t *testing.T) {
 // these keys (their plan is the runbook's own: only the count matters to
 // the limit).
 func extensionOf(f *fixture, keys ...string) *machine.ExtendRunbook {
-	x := &machine.ExtensionX{RunbookID: f.rb.ID, Plan: f.plan.Plan, PlanJSON: f.plan.Plan.JSON(), Version: f.rb.Version + 1, Keys: keys}
+	x := &machine.CompiledExtension{RunbookID: f.rb.ID, Plan: f.plan.Plan, PlanJSON: f.plan.Plan.JSON(), Version: f.rb.Version + 1, Keys: keys}
 	for i, k := range keys {
 		x.Added = append(x.Added, driver.NewStep{Key: k, Position: len(f.steps) + i + 1, Verb: "m.echo"})
 	}
