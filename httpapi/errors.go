@@ -10,6 +10,7 @@ import (
 	"github.com/runbookdev/runbook/driver"
 	"github.com/runbookdev/runbook/lang"
 	"github.com/runbookdev/runbook/machine"
+	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/runtime"
 )
 
@@ -86,18 +87,18 @@ func classifyEngine(err error) *apiError {
 			limit: &LimitInfo{Name: le.Name, Max: le.Max, Got: le.Got}}
 	case errors.As(err, &ce):
 		return &apiError{status: http.StatusUnprocessableEntity, code: CodeCompileFailed, message: ce.Error(), diagnostics: ce.Diagnostics}
-	case errors.Is(err, machine.ErrNotFound):
-		return &apiError{status: http.StatusNotFound, code: CodeNotFound, message: without(err, machine.ErrNotFound)}
-	case errors.Is(err, machine.ErrConflict):
-		return &apiError{status: http.StatusConflict, code: CodeConflict, message: without(err, machine.ErrConflict)}
-	case errors.Is(err, machine.ErrSchema):
-		return &apiError{status: http.StatusUnprocessableEntity, code: CodeSchemaMismatch, message: without(err, machine.ErrSchema)}
-	case errors.Is(err, machine.ErrForbidden):
-		return &apiError{status: http.StatusForbidden, code: CodeForbidden, message: without(err, machine.ErrForbidden)}
-	case errors.Is(err, machine.ErrPolicyDenied):
-		return &apiError{status: http.StatusForbidden, code: CodePolicyDenied, message: without(err, machine.ErrPolicyDenied)}
-	case errors.Is(err, machine.ErrInvalid):
-		return &apiError{status: http.StatusBadRequest, code: CodeInvalidRequest, message: without(err, machine.ErrInvalid)}
+	case errors.Is(err, rbtype.ErrNotFound):
+		return &apiError{status: http.StatusNotFound, code: CodeNotFound, message: without(err, rbtype.ErrNotFound)}
+	case errors.Is(err, rbtype.ErrConflict):
+		return &apiError{status: http.StatusConflict, code: CodeConflict, message: without(err, rbtype.ErrConflict)}
+	case errors.Is(err, rbtype.ErrSchema):
+		return &apiError{status: http.StatusUnprocessableEntity, code: CodeSchemaMismatch, message: without(err, rbtype.ErrSchema)}
+	case errors.Is(err, rbtype.ErrForbidden):
+		return &apiError{status: http.StatusForbidden, code: CodeForbidden, message: without(err, rbtype.ErrForbidden)}
+	case errors.Is(err, rbtype.ErrPolicyDenied):
+		return &apiError{status: http.StatusForbidden, code: CodePolicyDenied, message: without(err, rbtype.ErrPolicyDenied)}
+	case errors.Is(err, rbtype.ErrInvalid):
+		return &apiError{status: http.StatusBadRequest, code: CodeInvalidRequest, message: without(err, rbtype.ErrInvalid)}
 	case errors.Is(err, driver.ErrBadRequest):
 		// The database's own text names tables and indexes; the log has it.
 		return &apiError{status: http.StatusBadRequest, code: CodeInvalidRequest, cause: err,

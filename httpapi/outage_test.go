@@ -17,6 +17,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/builtin"
 	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/durable"
 	"github.com/runbookdev/runbook/durable/localpg"
@@ -63,7 +64,7 @@ func TestDatabaseOutageIs503(t *testing.T) {
 	_, err = store.Migrate(ctx)
 	require.NoError(t, err)
 
-	engine := runtime.New(store, runtime.NewHandlers(runtime.BuiltinDeps{}), runtime.Config{})
+	engine := runtime.New(store, runtime.NewHandlers(builtin.Deps{}), runtime.Config{})
 	logs := &lockedBuffer{}
 	api := httpapi.New(httpapi.Config{
 		Engine: engine, Ready: store.Ping,

@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/builtin"
 	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/compiler"
 	"github.com/runbookdev/runbook/durable/pgtest"
@@ -95,7 +96,7 @@ func setupPolicy(t *testing.T, pol string) *policyBundle {
 		b.mu.Lock()
 		b.billed = append(b.billed, r.Header.Get("Idempotency-Key"))
 		b.mu.Unlock()
-		w.Header().Set(runtime.UsageHeader, `{"cost_usd": 4, "model": "m-1"}`)
+		w.Header().Set(builtin.UsageHeader, `{"cost_usd": 4, "model": "m-1"}`)
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"ok": true}`))
 	}))
@@ -103,7 +104,7 @@ func setupPolicy(t *testing.T, pol string) *policyBundle {
 	dir := t.TempDir()
 	writeFile(t, dir+"/p.yaml", fmt.Sprintf(policyVerbs, bill.URL))
 	store := pgtest.Store(t)
-	handlers := runtime.NewHandlers(runtime.BuiltinDeps{})
+	handlers := runtime.NewHandlers(builtin.Deps{})
 	cat, _, diags, err := registry.Load([]string{dir, "../examples/runbooks/kyc-onboarding/verbs", "../examples/runbooks/funding-outreach/verbs"}, handlers.Specs())
 	require.NoError(t, err)
 	require.False(t, diags.HasErrors(), "%v", diags)

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/builtin"
 	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/compiler"
 	"github.com/runbookdev/runbook/durable/pgtest"
@@ -105,7 +106,7 @@ func setupPlans(t *testing.T, withCatalogue bool) *planBundle {
 	t.Cleanup(cancel)
 	b := &planBundle{ctx: ctx, api: newRecorder(t), collector: newRecorder(t)}
 	env := map[string]string{"API_TOKEN": "s3cret", "HOME": "/home/rbd"}
-	handlers := runtime.NewHandlers(runtime.BuiltinDeps{LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
+	handlers := runtime.NewHandlers(builtin.Deps{LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
 	defs, diags := verbs.Parse("test.yaml", []byte(testVerbs+strings.ReplaceAll(planVerbs, "API_URL", b.api.URL)))
 	require.Empty(t, diags)
 	cat, diags := registry.New(defs, handlers.Specs())

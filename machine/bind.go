@@ -1,7 +1,6 @@
 package machine
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -227,7 +226,7 @@ func (b *Binder) result(name string) (any, error) {
 	if !ok {
 		return nil, handler.Errorf(rbtype.CodeMissingRequiredContext, "step @%s has no result", name)
 	}
-	v, err := DecodeJSON(raw)
+	v, err := rbtype.DecodeJSON(raw)
 	if err != nil {
 		return nil, handler.Errorf(rbtype.CodeMissingRequiredContext, "step @%s's result is not JSON: %v", name, err)
 	}
@@ -235,17 +234,5 @@ func (b *Binder) result(name string) (any, error) {
 		b.decoded = map[string]any{}
 	}
 	b.decoded[name] = v
-	return v, nil
-}
-
-// DecodeJSON decodes JSON the way plans and schemas expect: numbers as
-// json.Number.
-func DecodeJSON(b []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
 	return v, nil
 }

@@ -26,7 +26,7 @@ func (c *CancelRunbook) apply(t *transition) error {
 		return nil
 	}
 	if !t.Rb.Status.Running() {
-		return fmt.Errorf("%w: runbook %s is already %s", ErrConflict, t.Rb.ID, t.Rb.Status)
+		return fmt.Errorf("%w: runbook %s is already %s", rbtype.ErrConflict, t.Rb.ID, t.Rb.Status)
 	}
 	for _, inv := range t.invocations {
 		c.Waits = append(c.Waits, *inv)

@@ -19,7 +19,7 @@ type CloseRunbook struct{ By, Note string }
 
 func (c *CloseRunbook) apply(t *transition) error {
 	if t.Rb.Status != rbtype.RunbookInProgress {
-		return fmt.Errorf("%w: runbook %s is %s, not held open; only an in_progress runbook can be closed", ErrConflict, t.Rb.ID, t.Rb.Status)
+		return fmt.Errorf("%w: runbook %s is %s, not held open; only an in_progress runbook can be closed", rbtype.ErrConflict, t.Rb.ID, t.Rb.Status)
 	}
 	t.mutate(rbtype.EventRunbookClosed, rbtype.MutationClose, c.By, nil, RunbookClosedData{By: c.By, Note: c.Note})
 	status := rbtype.RunbookExecuting

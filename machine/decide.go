@@ -26,11 +26,11 @@ func (c *DecideGate) apply(t *transition) error {
 		return err
 	}
 	if s.Status != rbtype.StepWaitingApproval {
-		return fmt.Errorf("%w: step %q is %s, not waiting for approval", ErrConflict, c.Step, s.Status)
+		return fmt.Errorf("%w: step %q is %s, not waiting for approval", rbtype.ErrConflict, c.Step, s.Status)
 	}
 	if risk := t.stepRisk(s); c.Ceiling != "" && !risk.Within(c.Ceiling) {
 		return fmt.Errorf("%w: step %q calls verb %s of risk %s; its gate is decided only by a token with max_risk=%s (or admin), and this one's is %s",
-			ErrForbidden, c.Step, s.Verb, risk, risk, c.Ceiling)
+			rbtype.ErrForbidden, c.Step, s.Verb, risk, risk, c.Ceiling)
 	}
 	s.GateDecidedBy, s.GateDecidedAt, s.GateComment = c.By, &t.Now, c.Comment
 	t.touch(s)

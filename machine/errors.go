@@ -1,7 +1,6 @@
 package machine
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -12,32 +11,7 @@ import (
 	"github.com/runbookdev/runbook/rbtype"
 )
 
-// Errors the API reports; callers test with errors.Is.
-var (
-	// ErrNotFound: no such runbook or step.
-	ErrNotFound = errors.New("not found")
-	// ErrConflict: the request does not fit the runbook's state (approving
-	// a step that does not wait for approval, extending a finished
-	// runbook).
-	ErrConflict = errors.New("conflict")
-	// ErrInvalid: the request itself is wrong (bad inputs, bad mode).
-	ErrInvalid = errors.New("invalid request")
-	// ErrSchema: a value in a well-formed request does not fit the schema
-	// it will be checked against later (an input against the arguments
-	// it feeds, a notification's result against the parked verb's
-	// output_schema). Refused at the door, nothing stored, so the sender
-	// can fix it and send again.
-	ErrSchema = errors.New("does not match its schema")
-	// ErrForbidden: the caller's token may not do this: a plan naming a
-	// verb outside its scope, a gate on a step riskier than it may
-	// decide (403 FORBIDDEN; docs/design/semantics.md section 10).
-	ErrForbidden = errors.New("forbidden")
-	// ErrPolicyDenied: the tenant's policy refuses a step of the plan
-	// (403 POLICY_DENIED); nothing is stored.
-	ErrPolicyDenied = errors.New("denied by policy")
-)
-
-// NoStep is ErrNotFound for a step key a runbook lacks, with the keys
+// NoStep is rbtype.ErrNotFound for a step key a runbook lacks, with the keys
 // closest to it, as rbc suggests names: `rbd approve ID aproval` asks
 // whether `approval` was meant.
 func NoStep(runbookID uuid.UUID, key string, steps []*rbtype.Step) error {
@@ -53,5 +27,5 @@ func NoStep(runbookID uuid.UUID, key string, steps []*rbtype.Step) error {
 		}
 		msg += " (did you mean " + strings.Join(quoted, " or ") + "?)"
 	}
-	return fmt.Errorf("%w: %s", ErrNotFound, msg)
+	return fmt.Errorf("%w: %s", rbtype.ErrNotFound, msg)
 }

@@ -45,7 +45,7 @@ func (t *transition) scheduleEscalation(s *rbtype.Step, exec *verbs.Execution) {
 // until it returns, a matter of its verb's run_timeout at most.
 func escalationRunning(s *rbtype.Step) error {
 	if s.EscalationStatus.Due() {
-		return fmt.Errorf("%w: step %q is still escalating (its escalation verb has not returned); try again in a moment", ErrConflict, s.Key)
+		return fmt.Errorf("%w: step %q is still escalating (its escalation verb has not returned); try again in a moment", rbtype.ErrConflict, s.Key)
 	}
 	return nil
 }

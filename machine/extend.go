@@ -26,7 +26,7 @@ func (c *ExtendRunbook) apply(t *transition) error {
 		return ErrExtendedMeanwhile
 	}
 	if !t.Rb.Status.Running() {
-		return fmt.Errorf("%w: runbook %s is %s; only a running runbook can be extended", ErrConflict, t.Rb.ID, t.Rb.Status)
+		return fmt.Errorf("%w: runbook %s is %s; only a running runbook can be extended", rbtype.ErrConflict, t.Rb.ID, t.Rb.Status)
 	}
 	if err := t.admitSteps(len(x.Added)); err != nil {
 		return err

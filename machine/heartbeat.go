@@ -36,11 +36,11 @@ func (c *Heartbeat) apply(t *transition) error {
 		}
 	}
 	if inv == nil {
-		return fmt.Errorf("%w: the wait on correlation key %q has ended", ErrConflict, c.Key)
+		return fmt.Errorf("%w: the wait on correlation key %q has ended", rbtype.ErrConflict, c.Key)
 	}
 	step := t.byID[inv.StepID]
 	if step == nil {
-		return fmt.Errorf("%w: the step waiting on %q is not in its runbook", ErrNotFound, c.Key)
+		return fmt.Errorf("%w: the step waiting on %q is not in its runbook", rbtype.ErrNotFound, c.Key)
 	}
 	exec := t.execution(step)
 	maxPark := exec.Timeouts.MaxParkOrDefault()

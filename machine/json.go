@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+
+	"github.com/runbookdev/runbook/rbtype"
 )
 
 // CanonicalJSON decodes JSON, so that two payloads that differ only in
@@ -12,7 +14,7 @@ func CanonicalJSON(b json.RawMessage) (any, error) {
 	if len(b) == 0 {
 		return nil, nil
 	}
-	return DecodeJSON(b)
+	return rbtype.DecodeJSON(b)
 }
 
 func MarshalResult(v any) (json.RawMessage, error) {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/runbookdev/runbook/handler"
 	"github.com/runbookdev/runbook/rbtype"
 )
 
@@ -30,7 +31,7 @@ func AttemptID(runbookID uuid.UUID, stepKey string, attempt int) uuid.UUID {
 // record adds an attempt's row to the transaction's writes, and counts
 // what it used.
 func (t *transition) record(s *rbtype.Step, attempt int, outcome string, code rbtype.ErrorCode, cache string, u rbtype.Usage) {
-	u = BoundedUsage(u)
+	u = handler.BoundedUsage(u)
 	t.m.Observe.Used(s.Verb, u)
 	t.usage[s.ID] = addUsage(t.usage[s.ID], u)
 	id := AttemptID(t.Rb.ID, s.Key, attempt)

@@ -32,7 +32,7 @@ type RecordRegeneration struct {
 
 func (c *RecordRegeneration) apply(t *transition) error {
 	if t.Rb.Status.Running() {
-		return fmt.Errorf("%w: runbook %s is %s; regenerate it once it has finished (or cancel it first)", ErrConflict, t.Rb.ID, t.Rb.Status)
+		return fmt.Errorf("%w: runbook %s is %s; regenerate it once it has finished (or cancel it first)", rbtype.ErrConflict, t.Rb.ID, t.Rb.Status)
 	}
 	t.mutate(rbtype.EventRunbookRegenerated, rbtype.MutationRegenerate, c.By, nil,
 		RunbookRegeneratedData{Child: &c.Child, Generation: c.Lineage.Generation, By: c.By})

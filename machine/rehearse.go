@@ -104,7 +104,7 @@ func (r *Rehearsal) Check(seen *Rehearsed, value json.RawMessage) error {
 // verify checks a dry run's output against the output_schema and each
 // :expect path, and says what is wrong, or "".
 func (r *Rehearsal) verify(value json.RawMessage) string {
-	got, err := DecodeJSON(value)
+	got, err := rbtype.DecodeJSON(value)
 	if err != nil {
 		return "its output is not JSON: " + err.Error()
 	}
@@ -148,8 +148,8 @@ func sameJSONValue(a, b any) bool {
 	if err1 != nil || err2 != nil {
 		return false
 	}
-	da, err1 := DecodeJSON(ja)
-	db, err2 := DecodeJSON(jb)
+	da, err1 := rbtype.DecodeJSON(ja)
+	db, err2 := rbtype.DecodeJSON(jb)
 	if err1 != nil || err2 != nil {
 		return false
 	}

@@ -53,9 +53,9 @@ func (c *ResolveStep) apply(t *transition) error {
 	case err != nil:
 		return err
 	case s.Status != rbtype.StepEscalated:
-		return fmt.Errorf("%w: step %q is %s, not escalated", ErrConflict, c.Step, s.Status)
+		return fmt.Errorf("%w: step %q is %s, not escalated", rbtype.ErrConflict, c.Step, s.Status)
 	case !t.Rb.Status.Running() && t.Rb.Status != rbtype.RunbookEscalated:
-		return fmt.Errorf("%w: runbook %s is %s", ErrConflict, t.Rb.ID, t.Rb.Status)
+		return fmt.Errorf("%w: runbook %s is %s", rbtype.ErrConflict, t.Rb.ID, t.Rb.Status)
 	}
 	if err := escalationRunning(s); err != nil {
 		return err
@@ -68,7 +68,7 @@ func (c *ResolveStep) apply(t *transition) error {
 		}
 	case ResolveRetry, ResolveFail:
 	default:
-		return fmt.Errorf("%w: action %q must be %q, %q or %q", ErrInvalid, c.R.Action, ResolveComplete, ResolveRetry, ResolveFail)
+		return fmt.Errorf("%w: action %q must be %q, %q or %q", rbtype.ErrInvalid, c.R.Action, ResolveComplete, ResolveRetry, ResolveFail)
 	}
 	if t.Rb.Status == rbtype.RunbookEscalated {
 		t.reopen(rbtype.RunbookExecuting)
@@ -100,12 +100,12 @@ func (t *transition) resolvedResult(s *rbtype.Step, given json.RawMessage) (json
 		return json.RawMessage(`{}`), nil
 	}
 	if info, ok := t.plan.Plan.Verbs[s.Verb]; ok && info.OutputSchema != nil {
-		v, err := DecodeJSON(given)
+		v, err := rbtype.DecodeJSON(given)
 		if err != nil {
-			return nil, fmt.Errorf("%w: result: %v", ErrInvalid, err)
+			return nil, fmt.Errorf("%w: result: %v", rbtype.ErrInvalid, err)
 		}
 		if err := info.OutputSchema.Validate(v); err != nil {
-			return nil, fmt.Errorf("%w: the result does not match %s's output_schema: %v", ErrInvalid, s.Verb, err)
+			return nil, fmt.Errorf("%w: the result does not match %s's output_schema: %v", rbtype.ErrInvalid, s.Verb, err)
 		}
 	}
 	return given, nil

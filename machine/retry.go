@@ -62,22 +62,22 @@ func (c *RetryRunbook) apply(t *transition) error {
 	o, rb, steps := c.O, t.Rb, t.Steps
 	switch {
 	case o.Execute && rb.Mode != rbtype.ModeDraftOnly:
-		return fmt.Errorf("%w: runbook %s runs in mode %s; only a draft_only runbook can be run for real", ErrConflict, rb.ID, rb.Mode)
+		return fmt.Errorf("%w: runbook %s runs in mode %s; only a draft_only runbook can be run for real", rbtype.ErrConflict, rb.ID, rb.Mode)
 	case o.Execute && rb.Status.Running():
-		return fmt.Errorf("%w: runbook %s is %s; run its draft for real once it has finished", ErrConflict, rb.ID, rb.Status)
+		return fmt.Errorf("%w: runbook %s is %s; run its draft for real once it has finished", rbtype.ErrConflict, rb.ID, rb.Status)
 	case o.Execute && rb.Status == rbtype.RunbookCancelled:
-		return fmt.Errorf("%w: runbook %s is cancelled", ErrConflict, rb.ID)
+		return fmt.Errorf("%w: runbook %s is cancelled", rbtype.ErrConflict, rb.ID)
 	case o.Execute:
 	case rb.Status == rbtype.RunbookFailed, rb.Status == rbtype.RunbookPartial, rb.Status == rbtype.RunbookEscalated, rb.Status == rbtype.RunbookInProgress:
 	default:
-		return fmt.Errorf("%w: runbook %s is %s; only a failed, partial, escalated or held-open runbook can be retried", ErrConflict, rb.ID, rb.Status)
+		return fmt.Errorf("%w: runbook %s is %s; only a failed, partial, escalated or held-open runbook can be retried", rbtype.ErrConflict, rb.ID, rb.Status)
 	}
 	if t.hooking() {
-		return fmt.Errorf("%w: runbook %s is running its failure hooks; retry it once they have ended", ErrConflict, rb.ID)
+		return fmt.Errorf("%w: runbook %s is running its failure hooks; retry it once they have ended", rbtype.ErrConflict, rb.ID)
 	}
 	for _, s := range steps {
 		if Undone(s) {
-			return fmt.Errorf("%w: runbook %s compensated its completed steps (%s's among them); submit it again instead", ErrConflict, rb.ID, s.Key)
+			return fmt.Errorf("%w: runbook %s compensated its completed steps (%s's among them); submit it again instead", rbtype.ErrConflict, rb.ID, s.Key)
 		}
 		if err := escalationRunning(s); err != nil {
 			return err
@@ -103,7 +103,7 @@ func (c *RetryRunbook) apply(t *transition) error {
 		addBlockedDescendants(t.plan, steps, pick)
 		if len(pick) == 0 {
 			return fmt.Errorf("%w: draft_only runbook %s has no failed step to retry; to run its draft for real: rbd retry %s --execute",
-				ErrConflict, rb.ID, rb.ID)
+				rbtype.ErrConflict, rb.ID, rb.ID)
 		}
 	case len(o.Steps) == 0:
 		for _, s := range steps {
@@ -118,10 +118,10 @@ func (c *RetryRunbook) apply(t *transition) error {
 				return err
 			}
 			if !slices.Contains(retryable, s.Status) {
-				return fmt.Errorf("%w: step %q is %s; only failed, skipped, cancelled and escalated steps can be retried", ErrConflict, key, s.Status)
+				return fmt.Errorf("%w: step %q is %s; only failed, skipped, cancelled and escalated steps can be retried", rbtype.ErrConflict, key, s.Status)
 			}
 			if t.isHookStep(s) {
-				return fmt.Errorf("%w: step %q is a failure hook, which runs once, after a failure; it is not retried", ErrConflict, key)
+				return fmt.Errorf("%w: step %q is a failure hook, which runs once, after a failure; it is not retried", rbtype.ErrConflict, key)
 			}
 			pick[key] = true
 		}
@@ -130,11 +130,11 @@ func (c *RetryRunbook) apply(t *transition) error {
 		addBlockedDescendants(t.plan, steps, pick)
 	}
 	if len(pick) == 0 {
-		return fmt.Errorf("%w: runbook %s has no failed, skipped, cancelled or escalated step to retry", ErrConflict, rb.ID)
+		return fmt.Errorf("%w: runbook %s has no failed, skipped, cancelled or escalated step to retry", rbtype.ErrConflict, rb.ID)
 	}
 	for _, s := range steps {
 		if pick[s.Key] && !o.Verbs.Allows(s.Verb) {
-			return fmt.Errorf("%w: step %q calls verb %s, which this token's scope (verbs=%s) does not allow", ErrForbidden, s.Key, s.Verb, o.Verbs)
+			return fmt.Errorf("%w: step %q calls verb %s, which this token's scope (verbs=%s) does not allow", rbtype.ErrForbidden, s.Key, s.Verb, o.Verbs)
 		}
 	}
 	for _, s := range steps {

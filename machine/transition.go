@@ -117,7 +117,7 @@ func newTransition(m *Machine, now time.Time, rb *rbtype.Runbook, plan *PlanInfo
 		t.byKey[s.Key] = s
 		t.byID[s.ID] = s
 	}
-	if v, err := DecodeJSON(rb.Inputs); err == nil {
+	if v, err := rbtype.DecodeJSON(rb.Inputs); err == nil {
 		t.inputs, _ = v.(map[string]any)
 	}
 	return t
@@ -386,7 +386,7 @@ func (t *transition) checkOutput(s *rbtype.Step, value json.RawMessage) *handler
 	if !ok || info.OutputSchema == nil {
 		return nil
 	}
-	v, err := DecodeJSON(value)
+	v, err := rbtype.DecodeJSON(value)
 	if err != nil {
 		return handler.Errorf(rbtype.CodeSchemaValidationFailed, "the result is not JSON: %v", err)
 	}

@@ -97,7 +97,7 @@ func (e *Engine) admit(ctx context.Context, tenant string, plan *compiler.Plan, 
 		if len(denied) > 1 {
 			msg += fmt.Sprintf(" (and %d more steps the policy refuses)", len(denied)-1)
 		}
-		return nil, fmt.Errorf("%w: %s", machine.ErrPolicyDenied, msg)
+		return nil, fmt.Errorf("%w: %s", rbtype.ErrPolicyDenied, msg)
 	}
 	return a, nil
 }
@@ -123,12 +123,12 @@ func checkScope(ctx context.Context, plan *compiler.Plan, steps []*compiler.Step
 	for _, st := range steps {
 		if !s.Verbs.Allows(st.Verb) {
 			return fmt.Errorf("%w: step %q calls verb %s, which this token's scope (verbs=%s) does not allow",
-				machine.ErrForbidden, st.Key, st.Verb, s.Verbs)
+				rbtype.ErrForbidden, st.Key, st.Verb, s.Verbs)
 		}
 		if ceiling := s.maxRisk(); ceiling != rbtype.RiskHigh {
 			if risk := plan.PolicyStep(st).Risk; !risk.Within(ceiling) {
 				return fmt.Errorf("%w: step %q calls verb %s of risk %s, above this token's max_risk %s",
-					machine.ErrForbidden, st.Key, st.Verb, riskText(risk), ceiling)
+					rbtype.ErrForbidden, st.Key, st.Verb, riskText(risk), ceiling)
 			}
 		}
 	}
@@ -151,7 +151,7 @@ func (e *Engine) checkBudget(ctx context.Context, t *policy.Tenant, asked *rbtyp
 		return nil
 	}
 	if m := asked.Invalid(); m != "" {
-		return fmt.Errorf("%w: budget.%s must be a number at or above zero", machine.ErrInvalid, m)
+		return fmt.Errorf("%w: budget.%s must be a number at or above zero", rbtype.ErrInvalid, m)
 	}
 	limit, rule := t.Budget(rbtype.BudgetRunbook)
 	set, err := e.store.TenantBudgets(ctx, []string{t.Name}, e.cfg.Clock())
@@ -166,7 +166,7 @@ func (e *Engine) checkBudget(ctx context.Context, t *policy.Tenant, asked *rbtyp
 		for _, m := range over {
 			parts = append(parts, fmt.Sprintf("%s %s above %s", m, amountOf(*asked, m), limitText(limit, m)))
 		}
-		return fmt.Errorf("%w: budget %s: a submission may only lower the runbook budget of %s", machine.ErrInvalid, strings.Join(parts, ", "), rule)
+		return fmt.Errorf("%w: budget %s: a submission may only lower the runbook budget of %s", rbtype.ErrInvalid, strings.Join(parts, ", "), rule)
 	}
 	return nil
 }

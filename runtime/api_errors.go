@@ -9,7 +9,7 @@ import (
 
 	"github.com/runbookdev/runbook/driver"
 	"github.com/runbookdev/runbook/lang"
-	"github.com/runbookdev/runbook/machine"
+	"github.com/runbookdev/runbook/rbtype"
 )
 
 // CompileError carries the diagnostics of a source that did not compile,
@@ -39,7 +39,7 @@ func (e *Engine) noRunbook(ctx context.Context, id uuid.UUID) error {
 			msg += " (did you mean " + strings.Join(close, " or ") + "?)"
 		}
 	}
-	return fmt.Errorf("%w: %s", machine.ErrNotFound, msg)
+	return fmt.Errorf("%w: %s", rbtype.ErrNotFound, msg)
 }
 
 // recentForSuggestions is how many of the newest runbooks a mistyped id is

@@ -94,14 +94,14 @@ type BudgetChanged struct {
 // admin may: the caller checks.
 func (e *Engine) SetBudget(ctx context.Context, tenant string, scope rbtype.BudgetScope, b *rbtype.Budget, by string) (*BudgetChanged, error) {
 	if !slices.Contains(rbtype.BudgetScopes, scope) {
-		return nil, fmt.Errorf("%w: budget %q must be runbook, day or month", machine.ErrInvalid, scope)
+		return nil, fmt.Errorf("%w: budget %q must be runbook, day or month", rbtype.ErrInvalid, scope)
 	}
 	if b != nil {
 		if m := b.Invalid(); m != "" {
-			return nil, fmt.Errorf("%w: %s must be a number at or above zero", machine.ErrInvalid, m)
+			return nil, fmt.Errorf("%w: %s must be a number at or above zero", rbtype.ErrInvalid, m)
 		}
 		if b.Empty() {
-			return nil, fmt.Errorf("%w: the budget names no measure (cost_usd, tokens, credits); to go back to the policy's, take it away", machine.ErrInvalid)
+			return nil, fmt.Errorf("%w: the budget names no measure (cost_usd, tokens, credits); to go back to the policy's, take it away", rbtype.ErrInvalid)
 		}
 	}
 	by, _ = actorOf(ctx, by)

@@ -59,11 +59,11 @@ func TestDraftOnlyDraftsThenRunsForReal(t *testing.T) {
 	// A retry that is not --execute cannot make a draft send; --execute on
 	// a runbook that is not a draft is refused.
 	_, err = b.engine.Retry(b.ctx, sub.ID, machine.RetryOptions{By: "ops"})
-	require.ErrorIs(t, err, machine.ErrConflict)
+	require.ErrorIs(t, err, rbtype.ErrConflict)
 	plain := b.submit(t, `(t.echo :v 1)`, nil)
 	b.waitStatus(t, plain, rbtype.RunbookComplete)
 	_, err = b.engine.Retry(b.ctx, plain, machine.RetryOptions{By: "ops", Execute: true})
-	require.ErrorIs(t, err, machine.ErrConflict)
+	require.ErrorIs(t, err, rbtype.ErrConflict)
 
 	// Run for real: the send goes out once, with the draft that was read.
 	res, err := b.engine.Retry(b.ctx, sub.ID, machine.RetryOptions{By: "ops", Execute: true})

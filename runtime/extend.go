@@ -13,6 +13,7 @@ import (
 	"github.com/runbookdev/runbook/compiler"
 	"github.com/runbookdev/runbook/driver"
 	"github.com/runbookdev/runbook/machine"
+	"github.com/runbookdev/runbook/rbtype"
 )
 
 // Extension is more source for a running runbook.
@@ -47,7 +48,7 @@ const extendTries = 3
 func (e *Engine) Extend(ctx context.Context, runbookID uuid.UUID, x Extension) (*Extended, error) {
 	x.Actor, _ = actorOf(ctx, x.Actor) // the mutation's actor is the token's, when it names one
 	if e.cfg.Catalogue == nil {
-		return nil, fmt.Errorf("%w: this daemon has no verb catalogue to compile sources with", machine.ErrInvalid)
+		return nil, fmt.Errorf("%w: this daemon has no verb catalogue to compile sources with", rbtype.ErrInvalid)
 	}
 	for try := 1; ; try++ {
 		rb, err := e.visibleRunbook(ctx, runbookID)
@@ -63,7 +64,7 @@ func (e *Engine) Extend(ctx context.Context, runbookID uuid.UUID, x Extension) (
 			continue
 		}
 		if errors.Is(err, machine.ErrExtendedMeanwhile) {
-			return nil, fmt.Errorf("%w: runbook %s kept changing while the extension compiled; try again", machine.ErrConflict, runbookID)
+			return nil, fmt.Errorf("%w: runbook %s kept changing while the extension compiled; try again", rbtype.ErrConflict, runbookID)
 		}
 		if err != nil {
 			return nil, err
@@ -76,7 +77,7 @@ func (e *Engine) Extend(ctx context.Context, runbookID uuid.UUID, x Extension) (
 // inputs and its version), without any lock, and admits its new steps.
 func (e *Engine) compileExtension(ctx context.Context, rb *driver.Runbook, x Extension) (*machine.CompiledExtension, error) {
 	if !rb.Status.Running() {
-		return nil, fmt.Errorf("%w: runbook %s is %s; only a running runbook can be extended", machine.ErrConflict, rb.ID, rb.Status)
+		return nil, fmt.Errorf("%w: runbook %s is %s; only a running runbook can be extended", rbtype.ErrConflict, rb.ID, rb.Status)
 	}
 	if err := machine.CheckSourceBytes(e.cfg.Limits, x.Source); err != nil {
 		return nil, err
@@ -110,16 +111,16 @@ func (e *Engine) compileExtension(ctx context.Context, rb *driver.Runbook, x Ext
 	}
 	for _, edge := range plan.Edges {
 		if existing[edge.To] && !slices.Contains(base.Edges, edge) {
-			return nil, fmt.Errorf("%w: the extension would add a dependency to step %q, which exists already", machine.ErrConflict, edge.To)
+			return nil, fmt.Errorf("%w: the extension would add a dependency to step %q, which exists already", rbtype.ErrConflict, edge.To)
 		}
 	}
 	frozen := map[string]any{}
-	if v, err := machine.DecodeJSON(rb.Inputs); err == nil {
+	if v, err := rbtype.DecodeJSON(rb.Inputs); err == nil {
 		frozen, _ = v.(map[string]any)
 	}
 	for name := range x.Inputs {
 		if _, had := frozen[name]; had {
-			return nil, fmt.Errorf("%w: input $%s is set already and cannot change", machine.ErrInvalid, name)
+			return nil, fmt.Errorf("%w: input $%s is set already and cannot change", rbtype.ErrInvalid, name)
 		}
 	}
 	if err := checkInputs(plan.Inputs, x.Inputs, frozen); err != nil {
@@ -130,14 +131,14 @@ func (e *Engine) compileExtension(ctx context.Context, rb *driver.Runbook, x Ext
 	ext := &machine.CompiledExtension{RunbookID: rb.ID, Source: x.Filename, Plan: plan, PlanJSON: planJSON, Version: rb.Version + 1,
 		Edges: machine.EdgesOf(plan.Edges, func(to string) bool { return !existing[to] })}
 	if ext.Inputs, err = json.Marshal(inputs); err != nil {
-		return nil, fmt.Errorf("%w: inputs do not marshal: %v", machine.ErrInvalid, err)
+		return nil, fmt.Errorf("%w: inputs do not marshal: %v", rbtype.ErrInvalid, err)
 	}
 	adm, err := e.admit(ctx, rb.Tenant, plan, added)
 	if err != nil {
 		return nil, err
 	}
 	if ext.Added, err = machine.NewSteps(added, len(base.Steps)); err != nil {
-		return nil, fmt.Errorf("%w: %v", machine.ErrInvalid, err)
+		return nil, fmt.Errorf("%w: %v", rbtype.ErrInvalid, err)
 	}
 	adm.gate(ext.Added)
 	ext.PolicyHash, ext.Gated = adm.tenant.Hash(), adm.events

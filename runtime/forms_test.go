@@ -14,7 +14,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/runbookdev/runbook/driver"
-	"github.com/runbookdev/runbook/machine"
 	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/registry"
 	"github.com/runbookdev/runbook/runtime"
@@ -251,7 +250,7 @@ func TestForEachTooLarge(t *testing.T) {
 	// A list from an input is held to the bound at the door.
 	_, err := b.engine.SubmitSource(b.ctx, "x.rbk", []byte(`(for-each $hosts :as @h (t.slow :name @h.name :as @each))`),
 		runtime.Submission{Inputs: map[string]any{"hosts": hosts}})
-	require.ErrorIs(t, err, machine.ErrInvalid)
+	require.ErrorIs(t, err, rbtype.ErrInvalid)
 	require.ErrorContains(t, err, "FANOUT_TOO_LARGE")
 }
 

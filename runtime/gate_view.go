@@ -110,7 +110,7 @@ func (e *Engine) newStepFacts(ctx context.Context, rb *driver.Runbook, steps []*
 			f.results[s.Key] = s.Result
 		}
 	}
-	if in, err := machine.DecodeJSON(rb.Inputs); err == nil {
+	if in, err := rbtype.DecodeJSON(rb.Inputs); err == nil {
 		f.inputs, _ = in.(map[string]any)
 	}
 	evs, err := e.store.EventsOfType(ctx, rb.ID, []rbtype.EventType{eventPolicyGated})

@@ -8,6 +8,7 @@ import (
 
 	"github.com/runbookdev/runbook/driver"
 	"github.com/runbookdev/runbook/machine"
+	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/verbs"
 )
 
@@ -18,11 +19,11 @@ import (
 // complete or fail later. It returns the new timeout.
 func (e *Engine) Heartbeat(ctx context.Context, correlationKey, extend string) (time.Time, error) {
 	if extend == "" {
-		return time.Time{}, fmt.Errorf("%w: a heartbeat needs \"extend\", an ISO 8601 duration such as P3D", machine.ErrInvalid)
+		return time.Time{}, fmt.Errorf("%w: a heartbeat needs \"extend\", an ISO 8601 duration such as P3D", rbtype.ErrInvalid)
 	}
 	ext, err := verbs.ParseDuration(extend)
 	if err != nil {
-		return time.Time{}, fmt.Errorf("%w: extend: %v", machine.ErrInvalid, err)
+		return time.Time{}, fmt.Errorf("%w: extend: %v", rbtype.ErrInvalid, err)
 	}
 	if target, err := e.store.WaitTarget(ctx, correlationKey); err == nil && !sees(ctx, target.Tenant) {
 		return time.Time{}, noWait(correlationKey) // another tenant's, said as no wait at all

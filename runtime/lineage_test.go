@@ -131,11 +131,11 @@ func TestRegenerateRedraftsButNeverResends(t *testing.T) {
 	// inputs the plan does not take.
 	running := b.submit(t, `(t.wait :as @w)`, nil)
 	_, err = b.engine.Regenerate(b.ctx, running, runtime.Regeneration{})
-	require.ErrorIs(t, err, machine.ErrConflict)
+	require.ErrorIs(t, err, rbtype.ErrConflict)
 	_, err = b.engine.Regenerate(b.ctx, uuid.New(), runtime.Regeneration{})
-	require.ErrorIs(t, err, machine.ErrNotFound)
+	require.ErrorIs(t, err, rbtype.ErrNotFound)
 	_, err = b.engine.Regenerate(b.ctx, root, runtime.Regeneration{Inputs: map[string]any{"nope": 1}})
-	require.ErrorIs(t, err, machine.ErrInvalid)
+	require.ErrorIs(t, err, rbtype.ErrInvalid)
 }
 
 // A retry keeps the seed of each attempt: a replay of attempt n is handed

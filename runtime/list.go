@@ -72,7 +72,7 @@ var listStates = []rbtype.RunbookState{rbtype.StateAwaitingApproval, rbtype.Stat
 // waits on.
 func (e *Engine) List(ctx context.Context, q ListQuery) (*RunbookList, error) {
 	if q.Status != "" && !slices.Contains(rbtype.RunbookStatuses, q.Status) {
-		return nil, fmt.Errorf("%w: status %q is not one of %s", machine.ErrInvalid, q.Status, joinStatuses(rbtype.RunbookStatuses))
+		return nil, fmt.Errorf("%w: status %q is not one of %s", rbtype.ErrInvalid, q.Status, joinStatuses(rbtype.RunbookStatuses))
 	}
 	dq := driver.RunbookQuery{Status: q.Status, Tenant: listTenant(ctx, q.Tenant), Limit: q.Limit, After: q.After,
 		NeedsPerson: q.NeedsPerson, NoRetryCodes: NoRetryCodes}
@@ -92,11 +92,11 @@ func (e *Engine) List(ctx context.Context, q ListQuery) (*RunbookList, error) {
 		for _, s := range listStates {
 			names = append(names, string(s))
 		}
-		return nil, fmt.Errorf("%w: state %q is not one of %s", machine.ErrInvalid, q.State, strings.Join(names, ", "))
+		return nil, fmt.Errorf("%w: state %q is not one of %s", rbtype.ErrInvalid, q.State, strings.Join(names, ", "))
 	}
 	page, err := e.store.ListRunbooks(ctx, dq)
 	if errors.Is(err, driver.ErrBadRequest) {
-		return nil, fmt.Errorf("%w: %v", machine.ErrInvalid, err)
+		return nil, fmt.Errorf("%w: %v", rbtype.ErrInvalid, err)
 	}
 	if err != nil {
 		return nil, err

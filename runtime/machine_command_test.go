@@ -85,22 +85,22 @@ func TestMachineCommands(t *testing.T) {
 			events: []string{"GATE_REJECTED g", "STEP_FAILED g", "STEP_SKIPPED then", "RUNBOOK_FAILED"},
 			steps:  map[string]rbtype.StepStatus{"g": rbtype.StepFailed, "then": rbtype.StepSkipped}, status: rbtype.RunbookFailed},
 		{name: "decide a step that does not wait", source: gated, setup: func(_ *testing.T, f *fixture) { f.advance() },
-			cmd: func(*fixture) machine.Command { return &machine.DecideGate{Step: "then", Approve: true} }, err: machine.ErrConflict},
+			cmd: func(*fixture) machine.Command { return &machine.DecideGate{Step: "then", Approve: true} }, err: rbtype.ErrConflict},
 		{name: "decide a step that is not there", source: gated, setup: func(_ *testing.T, f *fixture) { f.advance() },
-			cmd: func(*fixture) machine.Command { return &machine.DecideGate{Step: "gg", Approve: true} }, err: machine.ErrNotFound},
+			cmd: func(*fixture) machine.Command { return &machine.DecideGate{Step: "gg", Approve: true} }, err: rbtype.ErrNotFound},
 		{name: "cancel", source: waits, setup: parkedAt("w"),
 			cmd:    func(*fixture) machine.Command { return &machine.CancelRunbook{By: "ops"} },
 			events: []string{"STEP_CANCELLED w", "STEP_CANCELLED later", "RUNBOOK_CANCELLED"},
 			steps:  map[string]rbtype.StepStatus{"w": rbtype.StepCancelled, "later": rbtype.StepCancelled}, status: rbtype.RunbookCancelled},
 		{name: "cancel a finished runbook", source: `(m.echo :v 1)`, setup: completed,
-			cmd: func(*fixture) machine.Command { return &machine.CancelRunbook{By: "ops"} }, err: machine.ErrConflict},
+			cmd: func(*fixture) machine.Command { return &machine.CancelRunbook{By: "ops"} }, err: rbtype.ErrConflict},
 		{name: "cancel a runbook with a failure hook", source: hooked, setup: parkedAt("w"),
 			cmd:    func(*fixture) machine.Command { return &machine.CancelRunbook{By: "ops"} },
 			events: []string{"STEP_CANCELLED w", "RUNBOOK_CANCELLED", "HOOK_STARTED h"}, started: []string{"h"},
 			steps: map[string]rbtype.StepStatus{"w": rbtype.StepCancelled, "h": rbtype.StepRunning}, status: rbtype.RunbookCancelled},
 		{name: "retry a failed runbook whose hooks run", source: retries + ` (on-failure (m.approve :what @failure.code :as @h))`,
 			setup: func(t *testing.T, f *fixture) { failedAt("s")(t, f); f.advance() },
-			cmd:   func(*fixture) machine.Command { return &machine.RetryRunbook{O: machine.RetryOptions{By: "ops"}} }, err: machine.ErrConflict},
+			cmd:   func(*fixture) machine.Command { return &machine.RetryRunbook{O: machine.RetryOptions{By: "ops"}} }, err: rbtype.ErrConflict},
 		{name: "approve a failure hook", source: retries + ` (on-failure (m.approve :what @failure.code :as @h))`,
 			setup:  func(t *testing.T, f *fixture) { failedAt("s")(t, f); f.advance() },
 			cmd:    func(*fixture) machine.Command { return &machine.DecideGate{Step: "h", Approve: true, By: "ops"} },
@@ -111,17 +111,17 @@ func TestMachineCommands(t *testing.T) {
 			cmd:   func(*fixture) machine.Command { return &machine.CloseRunbook{By: "agent"} }, events: []string{"RUNBOOK_CLOSED", "RUNBOOK_COMPLETED"},
 			status: rbtype.RunbookComplete},
 		{name: "close a runbook not held open", source: waits, setup: parkedAt("w"),
-			cmd: func(*fixture) machine.Command { return &machine.CloseRunbook{By: "agent"} }, err: machine.ErrConflict},
+			cmd: func(*fixture) machine.Command { return &machine.CloseRunbook{By: "agent"} }, err: rbtype.ErrConflict},
 		{name: "retry", source: retries, setup: failedAt("s"),
 			cmd:    func(*fixture) machine.Command { return &machine.RetryRunbook{O: machine.RetryOptions{By: "ops"}} },
 			events: []string{"RUNBOOK_RETRIED", "STEP_STARTED s"}, started: []string{"s"},
 			steps: map[string]rbtype.StepStatus{"s": rbtype.StepRunning, "next": rbtype.StepPending}, status: rbtype.RunbookExecuting},
 		{name: "retry a running runbook", source: waits, setup: parkedAt("w"),
-			cmd: func(*fixture) machine.Command { return &machine.RetryRunbook{O: machine.RetryOptions{By: "ops"}} }, err: machine.ErrConflict},
+			cmd: func(*fixture) machine.Command { return &machine.RetryRunbook{O: machine.RetryOptions{By: "ops"}} }, err: rbtype.ErrConflict},
 		{name: "retry a step that is not there", source: retries, setup: failedAt("s"),
 			cmd: func(*fixture) machine.Command {
 				return &machine.RetryRunbook{O: machine.RetryOptions{Steps: []string{"t"}}}
-			}, err: machine.ErrNotFound},
+			}, err: rbtype.ErrNotFound},
 		{name: "heartbeat", source: waits, setup: parkedAt("w"),
 			cmd: func(f *fixture) machine.Command {
 				return &machine.Heartbeat{Key: f.invs[*f.step("w").InvocationID].CorrelationKey, Extend: verbs.MustDuration("PT2H")}
@@ -130,7 +130,7 @@ func TestMachineCommands(t *testing.T) {
 		{name: "heartbeat an unknown wait", source: waits, setup: parkedAt("w"),
 			cmd: func(*fixture) machine.Command {
 				return &machine.Heartbeat{Key: "nope", Extend: verbs.MustDuration("PT2H")}
-			}, err: machine.ErrConflict},
+			}, err: rbtype.ErrConflict},
 		{name: "resolve complete", source: escalates, setup: escalatedAt("w"),
 			cmd: func(*fixture) machine.Command {
 				return &machine.ResolveStep{Step: "w", R: machine.Resolution{Action: machine.ResolveComplete, Result: json.RawMessage(`{}`), By: "ops"}}
@@ -146,14 +146,14 @@ func TestMachineCommands(t *testing.T) {
 		{name: "resolve a step not escalated", source: waits, setup: parkedAt("w"),
 			cmd: func(*fixture) machine.Command {
 				return &machine.ResolveStep{Step: "w", R: machine.Resolution{Action: machine.ResolveFail}}
-			}, err: machine.ErrConflict},
+			}, err: rbtype.ErrConflict},
 		{name: "regenerated", source: `(m.echo :v 1)`, setup: completed,
 			cmd: func(f *fixture) machine.Command {
 				return &machine.RecordRegeneration{Child: uuid.New(), Lineage: driver.Lineage{Root: f.rb.ID, Parent: f.rb.ID, Generation: 1}, By: "ops"}
 			},
 			events: []string{"RUNBOOK_REGENERATED", "RUNBOOK_REGENERATED"}, status: rbtype.RunbookComplete},
 		{name: "regenerate a running runbook", source: waits, setup: parkedAt("w"),
-			cmd: func(f *fixture) machine.Command { return &machine.RecordRegeneration{Child: uuid.New(), By: "ops"} }, err: machine.ErrConflict},
+			cmd: func(f *fixture) machine.Command { return &machine.RecordRegeneration{Child: uuid.New(), By: "ops"} }, err: rbtype.ErrConflict},
 		{name: "extend past max-steps", source: waits,
 			setup: func(t *testing.T, f *fixture) { parkedAt("w")(t, f); f.m.Limits.MaxSteps = 3 },
 			cmd:   func(f *fixture) machine.Command { return extensionOf(f, "x1", "x2") }, err: machine.ErrLimit},

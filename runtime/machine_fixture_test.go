@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/builtin"
 	"github.com/runbookdev/runbook/compiler"
 	"github.com/runbookdev/runbook/driver"
 	"github.com/runbookdev/runbook/machine"
@@ -147,7 +148,7 @@ func machineCatalogue(t *testing.T) *registry.Catalogue {
 // outside system ignores idempotency keys.
 func machineHandlers(t *testing.T) *Handlers {
 	t.Helper()
-	h := NewHandlers(BuiltinDeps{})
+	h := NewHandlers(builtin.Deps{})
 	require.NoError(t, h.Register(registry.HandlerSpec{Name: "keyless.call", Kind: rbtype.KindSync}, keylessHandler{}))
 	return h
 }

@@ -246,7 +246,7 @@ func TestMachineRetryWaitsForHooks(t *testing.T) {
 	f.advance(failWith(callFor(t, calls, "s"), rbtype.CodeInvalidInput))
 	f.advance()
 	_, _, err := f.command(&machine.RetryRunbook{})
-	require.ErrorIs(t, err, machine.ErrConflict)
+	require.ErrorIs(t, err, rbtype.ErrConflict)
 	_, _, err = f.command(&machine.DecideGate{Step: "h", Approve: false, By: "ada"})
 	require.NoError(t, err)
 	require.NotNil(t, f.rb.FinishedAt)

@@ -390,9 +390,9 @@ func TestMachineGates(t *testing.T) {
 		require.Len(t, callsFor(calls, "free"), 1, "other branches go on")
 
 		_, _, err := f.command(&machine.DecideGate{Step: "free", Approve: approve, By: "ops"})
-		require.ErrorIs(t, err, machine.ErrConflict, "only a waiting step can be decided")
+		require.ErrorIs(t, err, rbtype.ErrConflict, "only a waiting step can be decided")
 		_, _, err = f.command(&machine.DecideGate{Step: "nope", Approve: approve, By: "ops"})
-		require.ErrorIs(t, err, machine.ErrNotFound)
+		require.ErrorIs(t, err, rbtype.ErrNotFound)
 
 		w, calls, err = f.command(&machine.DecideGate{Step: "g", Approve: approve, By: "ops", Comment: "looks right"})
 		require.NoError(t, err)
@@ -482,7 +482,7 @@ func TestMachineCancel(t *testing.T) {
 	_, calls = done.advance()
 	done.advance(succeed(callFor(t, calls, "a"), map[string]any{"v": 1}))
 	_, _, err = done.command(&machine.CancelRunbook{By: "ops"})
-	require.ErrorIs(t, err, machine.ErrConflict)
+	require.ErrorIs(t, err, rbtype.ErrConflict)
 }
 
 // A cancel while a call is out: the step is cancelled at once, the call's
@@ -591,7 +591,7 @@ func TestMachineExtend(t *testing.T) {
 	done := *f.rb
 	done.Plan = f.plan.Plan.JSON()
 	_, err = e.compileExtension(context.Background(), &done, Extension{Filename: "x.rbk", Source: []byte(`(m.echo :v 2)`)})
-	require.ErrorIs(t, err, machine.ErrConflict)
+	require.ErrorIs(t, err, rbtype.ErrConflict)
 	_, err = e.compileExtension(context.Background(), &rb, Extension{Filename: "x.rbk", Source: []byte(`(m.echo :v 2 :as @z) (m.echo :after @z :as @a)`)})
 	require.Error(t, err)
 }
@@ -716,9 +716,9 @@ func TestMachineRetry(t *testing.T) {
 	require.Equal(t, rbtype.StepSkipped, f.step("next").Status)
 
 	_, _, err := f.command(&machine.RetryRunbook{O: machine.RetryOptions{Steps: []string{"other"}, By: "ops"}})
-	require.ErrorIs(t, err, machine.ErrConflict, "a complete step is not retried")
+	require.ErrorIs(t, err, rbtype.ErrConflict, "a complete step is not retried")
 	_, _, err = f.command(&machine.RetryRunbook{O: machine.RetryOptions{Steps: []string{"nope"}, By: "ops"}})
-	require.ErrorIs(t, err, machine.ErrNotFound)
+	require.ErrorIs(t, err, rbtype.ErrNotFound)
 
 	c := &machine.RetryRunbook{O: machine.RetryOptions{Steps: []string{"s"}, By: "ops"}}
 	w, calls, err := f.command(c)
@@ -741,7 +741,7 @@ func TestMachineRetry(t *testing.T) {
 	require.NotNil(t, f.rb.FinishedAt)
 
 	_, _, err = f.command(&machine.RetryRunbook{O: machine.RetryOptions{By: "ops"}})
-	require.ErrorIs(t, err, machine.ErrConflict, "a complete runbook is not retried")
+	require.ErrorIs(t, err, rbtype.ErrConflict, "a complete runbook is not retried")
 }
 
 // A runbook held open does not finish when its steps do; an extension
@@ -776,7 +776,7 @@ func TestMachineHoldOpenAndClose(t *testing.T) {
 	require.Equal(t, rbtype.RunbookComplete, f.rb.Status)
 
 	_, _, err = f.command(&machine.CloseRunbook{By: "agent"})
-	require.ErrorIs(t, err, machine.ErrConflict, "a finished runbook cannot be closed")
+	require.ErrorIs(t, err, rbtype.ErrConflict, "a finished runbook cannot be closed")
 }
 
 // A heartbeat moves a park's timeout forward, never back and never past
@@ -814,7 +814,7 @@ func TestMachineHeartbeat(t *testing.T) {
 	f.notify("w", rbtype.OutcomeCompleted, `{}`, "")
 	f.advance()
 	_, _, err = beat("PT1H")
-	require.ErrorIs(t, err, machine.ErrConflict, "an ended wait takes no heartbeat")
+	require.ErrorIs(t, err, rbtype.ErrConflict, "an ended wait takes no heartbeat")
 }
 
 // Resolving an escalated step: complete lets its dependents run, retry
@@ -867,11 +867,11 @@ func TestMachineResolve(t *testing.T) {
 	t.Run("refusals", func(t *testing.T) {
 		f := escalated(t)
 		_, _, err := f.command(&machine.ResolveStep{Step: "next", R: machine.Resolution{Action: machine.ResolveComplete}})
-		require.ErrorIs(t, err, machine.ErrConflict, "only an escalated step")
+		require.ErrorIs(t, err, rbtype.ErrConflict, "only an escalated step")
 		_, _, err = f.command(&machine.ResolveStep{Step: "w", R: machine.Resolution{Action: "shrug"}})
-		require.ErrorIs(t, err, machine.ErrInvalid)
+		require.ErrorIs(t, err, rbtype.ErrInvalid)
 		_, _, err = f.command(&machine.ResolveStep{Step: "nope", R: machine.Resolution{Action: machine.ResolveFail}})
-		require.ErrorIs(t, err, machine.ErrNotFound)
+		require.ErrorIs(t, err, rbtype.ErrNotFound)
 		_, _, err = f.command(&machine.ResolveStep{Step: "w", R: machine.Resolution{Action: machine.ResolveComplete, Result: json.RawMessage(`[1]`)}})
 		require.NoError(t, err, "m.wait-escalate has no output_schema: any result")
 	})

@@ -17,8 +17,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/builtin"
 	"github.com/runbookdev/runbook/durable/pgtest"
-	"github.com/runbookdev/runbook/machine"
 	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/runtime"
 )
@@ -38,7 +38,7 @@ func fundingOutreach(t *testing.T) (*testBundle, *int) {
 			fmt.Fprint(w, `{"score":0.8,"rationale":"Fits the fintech thesis."}`)
 		case "/v1/draft":
 			drafts++
-			w.Header().Set(runtime.UsageHeader, `{"model":"drafter-2","tokens_out":120,"parameters":{"temperature":0.4}}`)
+			w.Header().Set(builtin.UsageHeader, `{"model":"drafter-2","tokens_out":120,"parameters":{"temperature":0.4}}`)
 			fmt.Fprintf(w, `{"draft_id":"d-%d","body":"Dear Ada, draft %d"}`, drafts, drafts)
 		case "/v1/tasks":
 			fmt.Fprint(w, `{"id":"task-1"}`)
@@ -50,7 +50,7 @@ func fundingOutreach(t *testing.T) (*testBundle, *int) {
 	}))
 	t.Cleanup(srv.Close)
 	app := dealsSchema(t)
-	b.handlers = runtime.NewHandlers(runtime.BuiltinDeps{CRUD: pgtest.CRUD(t, app), DaemonSchema: b.store.Schema()})
+	b.handlers = runtime.NewHandlers(builtin.Deps{CRUD: pgtest.CRUD(t, app), DaemonSchema: b.store.Schema()})
 	dir := "../examples/runbooks/funding-outreach"
 	files, err := filepath.Glob(dir + "/verbs/*.yaml")
 	require.NoError(t, err)
@@ -144,7 +144,7 @@ func TestFundingOutreachRecordsOutcomesWithProvenance(t *testing.T) {
 
 	// Another tenant never sees it.
 	_, err = b.engine.Outcome(runtime.WithScope(b.ctx, runtime.Scope{Tenant: "other"}), draft.OutcomeID)
-	require.ErrorIs(t, err, machine.ErrNotFound)
+	require.ErrorIs(t, err, rbtype.ErrNotFound)
 
 	// Regenerate: the draft is made again, as version 2 of the same
 	// outcome, linked to version 1; the send inherits its key and returns

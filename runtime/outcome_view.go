@@ -10,6 +10,7 @@ import (
 
 	"github.com/runbookdev/runbook/driver"
 	"github.com/runbookdev/runbook/machine"
+	"github.com/runbookdev/runbook/rbtype"
 )
 
 // OutcomeView is an outcome with its provenance (docs/design/semantics.md section
@@ -40,7 +41,7 @@ func (e *Engine) Outcome(ctx context.Context, id uuid.UUID) (*OutcomeView, error
 		return nil, err
 	}
 	if len(found) == 0 || !sees(ctx, found[0].Tenant) {
-		return nil, fmt.Errorf("%w: no outcome %s", machine.ErrNotFound, id)
+		return nil, fmt.Errorf("%w: no outcome %s", rbtype.ErrNotFound, id)
 	}
 	v := &OutcomeView{Outcome: found[0], Provenance: []driver.Outcome{}, Versions: []driver.Outcome{}}
 	if v.ArgsHash != "" {

@@ -253,9 +253,9 @@ func TestGateApproveAndReject(t *testing.T) {
 	require.Equal(t, rbtype.StepComplete, step(v, "free").Status, "only the gated steps wait")
 
 	err := b.engine.Decide(b.ctx, id, "prep", true, "ops", "")
-	require.ErrorIs(t, err, machine.ErrConflict, "prep does not wait for approval")
+	require.ErrorIs(t, err, rbtype.ErrConflict, "prep does not wait for approval")
 	err = b.engine.Decide(b.ctx, id, "nope", true, "ops", "")
-	require.ErrorIs(t, err, machine.ErrNotFound)
+	require.ErrorIs(t, err, rbtype.ErrNotFound)
 
 	require.NoError(t, b.engine.Decide(b.ctx, id, "yes", true, "alice", "looks right"))
 	require.NoError(t, b.engine.Decide(b.ctx, id, "no", false, "bob", "not today"))
@@ -317,7 +317,7 @@ func TestCancelFinishedIsAConflict(t *testing.T) {
 	b.run(t)
 	id := b.submit(t, `(t.echo :v 9 :as @only)`, nil)
 	b.waitStatus(t, id, rbtype.RunbookComplete)
-	require.ErrorIs(t, b.engine.Cancel(b.ctx, id, "x"), machine.ErrConflict)
+	require.ErrorIs(t, b.engine.Cancel(b.ctx, id, "x"), rbtype.ErrConflict)
 	v, err := b.engine.Get(b.ctx, id)
 	require.NoError(t, err)
 	require.Equal(t, rbtype.RunbookComplete, v.Status)
@@ -438,14 +438,14 @@ func TestExtendRunningRunbook(t *testing.T) {
 	require.Equal(t, "E031", string(ce.Diagnostics[0].Code))
 	require.NoError(t, b.engine.Cancel(b.ctx, id, "x"))
 	_, err = b.engine.Extend(b.ctx, id, runtime.Extension{Filename: "late.rbk", Source: []byte(`(t.echo :v 1)`)})
-	require.ErrorIs(t, err, machine.ErrConflict)
+	require.ErrorIs(t, err, rbtype.ErrConflict)
 }
 
 func TestSubmitChecksInputsAndDedupes(t *testing.T) {
 	b := setup(t)
 	src := []byte(`(t.make-id :name $who :count $n)`)
 	_, err := b.engine.SubmitSource(b.ctx, "x.rbk", src, runtime.Submission{Inputs: map[string]any{"who": 5, "extra": 1}})
-	require.ErrorIs(t, err, machine.ErrInvalid)
+	require.ErrorIs(t, err, rbtype.ErrInvalid)
 	require.ErrorContains(t, err, "input $n is missing")
 	require.ErrorContains(t, err, "input $extra is not used by the runbook")
 
@@ -465,7 +465,7 @@ func TestSubmitChecksInputsAndDedupes(t *testing.T) {
 	// with a runbook that is not what was asked for.
 	_, err = b.engine.SubmitSource(b.ctx, "x.rbk", src, runtime.Submission{
 		Inputs: map[string]any{"who": "bob", "n": json.Number("2")}, IdempotencyKey: "k-1"})
-	require.ErrorIs(t, err, machine.ErrConflict)
+	require.ErrorIs(t, err, rbtype.ErrConflict)
 	require.ErrorContains(t, err, `idempotency key "k-1" was used for another request`)
 
 	// Without a key, the plan and inputs are the key.

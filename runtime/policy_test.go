@@ -66,7 +66,7 @@ func TestExtensionsAndRegenerationsAreAdmitted(t *testing.T) {
 
 	pol.Store(mustParse(t, "default: {deny: [destructive]}\n"))
 	_, err = b.engine.Extend(ctx, sub.ID, runtime.Extension{Filename: "wipe.rbk", Source: []byte("(t.wipe :all true :as @gone)\n")})
-	require.ErrorIs(t, err, machine.ErrPolicyDenied)
+	require.ErrorIs(t, err, rbtype.ErrPolicyDenied)
 	require.ErrorContains(t, err, `step "gone" (verb t.wipe)`)
 	v, err = b.engine.Get(ctx, sub.ID)
 	require.NoError(t, err)
@@ -92,7 +92,7 @@ func TestExtensionsAndRegenerationsAreAdmitted(t *testing.T) {
 	// Whoever regenerates needs the scope its verbs take.
 	scoped := runtime.WithScope(context.Background(), runtime.Scope{Tenant: runtime.DefaultTenant, Verbs: policy.VerbScope{"t.echo"}})
 	_, err = b.engine.Regenerate(scoped, done, runtime.Regeneration{IdempotencyKey: "again"})
-	require.ErrorIs(t, err, machine.ErrForbidden)
+	require.ErrorIs(t, err, rbtype.ErrForbidden)
 	require.ErrorContains(t, err, `step "s" calls verb t.send, which this token's scope (verbs=t.echo) does not allow`)
 }
 
@@ -108,7 +108,7 @@ func TestARetryOutsideTheScopeIsRefused(t *testing.T) {
 	b.waitStatus(t, id, rbtype.RunbookFailed)
 	scoped := runtime.WithScope(context.Background(), runtime.Scope{Tenant: runtime.DefaultTenant, Verbs: policy.VerbScope{"t.e*"}})
 	_, err := b.engine.Retry(scoped, id, machine.RetryOptions{})
-	require.ErrorIs(t, err, machine.ErrForbidden)
+	require.ErrorIs(t, err, rbtype.ErrForbidden)
 	_, err = b.engine.Retry(b.ctx, id, machine.RetryOptions{})
 	require.NoError(t, err)
 }

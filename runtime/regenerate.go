@@ -49,7 +49,7 @@ type Regeneration struct {
 func (e *Engine) Regenerate(ctx context.Context, parentID uuid.UUID, r Regeneration) (*Submitted, error) {
 	r.Actor, r.note = actorOf(ctx, r.Actor)
 	if problem := machine.CheckCorrelationID(r.CorrelationID); problem != "" {
-		return nil, fmt.Errorf("%w: the correlation id %s", machine.ErrInvalid, problem)
+		return nil, fmt.Errorf("%w: the correlation id %s", rbtype.ErrInvalid, problem)
 	}
 	var out *Submitted
 	var done advanced
@@ -67,7 +67,7 @@ func (e *Engine) Regenerate(ctx context.Context, parentID uuid.UUID, r Regenerat
 		}
 		parent := loaded.Runbooks[0]
 		if parent.Status.Running() {
-			return fmt.Errorf("%w: runbook %s is %s; regenerate it once it has finished (or cancel it first)", machine.ErrConflict, parent.ID, parent.Status)
+			return fmt.Errorf("%w: runbook %s is %s; regenerate it once it has finished (or cancel it first)", rbtype.ErrConflict, parent.ID, parent.Status)
 		}
 		plans, err := tx.Plans(ctx, ids)
 		if err != nil {
@@ -137,7 +137,7 @@ func (e *Engine) regeneration(ctx context.Context, parent *driver.Runbook, plan 
 	}
 	encoded, err := json.Marshal(inputs)
 	if err != nil {
-		return driver.NewRunbook{}, fmt.Errorf("%w: inputs do not marshal: %v", machine.ErrInvalid, err)
+		return driver.NewRunbook{}, fmt.Errorf("%w: inputs do not marshal: %v", rbtype.ErrInvalid, err)
 	}
 	lineage := driver.Lineage{Root: parent.Lineage.RootOf(parent.ID), Parent: parent.ID, Generation: parent.Lineage.Generation + 1}
 	key := r.IdempotencyKey
@@ -147,7 +147,7 @@ func (e *Engine) regeneration(ctx context.Context, parent *driver.Runbook, plan 
 	}
 	steps, err := machine.NewSteps(plan.Plan.Steps, 0)
 	if err != nil {
-		return driver.NewRunbook{}, fmt.Errorf("%w: %v", machine.ErrInvalid, err)
+		return driver.NewRunbook{}, fmt.Errorf("%w: %v", rbtype.ErrInvalid, err)
 	}
 	adm.gate(steps)
 	// Steps that do not regenerate inherit the key their parent used, and

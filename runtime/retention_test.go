@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/runbookdev/runbook/durable/pgtest"
-	"github.com/runbookdev/runbook/machine"
 	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/runtime"
 )
@@ -76,7 +75,7 @@ func TestTheSweepPrunesWhatPassedItsRetention(t *testing.T) {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		_, err := b.engine.Get(b.ctx, old)
-		if errors.Is(err, machine.ErrNotFound) {
+		if errors.Is(err, rbtype.ErrNotFound) {
 			break
 		}
 		require.NoError(t, err)

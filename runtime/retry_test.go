@@ -82,7 +82,7 @@ func TestRetryCompletesAfterTheProviderRecovers(t *testing.T) {
 	require.Contains(t, b.eventTypes(t, id), "RUNBOOK_RETRIED")
 
 	_, err = b.engine.Retry(b.ctx, mustID(id), machine.RetryOptions{By: "test"})
-	require.ErrorIs(t, err, machine.ErrConflict, "a complete runbook is not retried")
+	require.ErrorIs(t, err, rbtype.ErrConflict, "a complete runbook is not retried")
 }
 
 // A runbook submitted held open stays in_progress after its steps finish,
@@ -107,7 +107,7 @@ func TestHeldOpenRunbookCompletesAfterClose(t *testing.T) {
 	require.NoError(t, b.engine.Close(b.ctx, sub.ID, "agent"))
 	v = b.waitStatus(t, sub.ID, rbtype.RunbookComplete)
 	require.NotNil(t, v.FinishedAt)
-	require.ErrorIs(t, b.engine.Close(b.ctx, sub.ID, "agent"), machine.ErrConflict)
+	require.ErrorIs(t, b.engine.Close(b.ctx, sub.ID, "agent"), rbtype.ErrConflict)
 	types := b.eventTypes(t, sub.ID)
 	require.Contains(t, types, "RUNBOOK_CLOSED")
 	require.Equal(t, "RUNBOOK_COMPLETED", types[len(types)-1])
@@ -149,9 +149,9 @@ func TestHeartbeatExtendsThenClampsAndTheStepTimesOut(t *testing.T) {
 	require.WithinDuration(t, limit, got.TimeoutAt, time.Millisecond)
 
 	_, err = b.engine.Heartbeat(b.ctx, key, "soon")
-	require.ErrorIs(t, err, machine.ErrInvalid)
+	require.ErrorIs(t, err, rbtype.ErrInvalid)
 	_, err = b.engine.Heartbeat(b.ctx, "no-such-key", "PT1S")
-	require.ErrorIs(t, err, machine.ErrNotFound)
+	require.ErrorIs(t, err, rbtype.ErrNotFound)
 
 	v := b.waitStatus(t, id, rbtype.RunbookFailed)
 	require.Equal(t, rbtype.CodeParkTimeout, step(v, "w").Error.Code)
@@ -170,7 +170,7 @@ func TestHeartbeatExtendsThenClampsAndTheStepTimesOut(t *testing.T) {
 	}
 	require.Equal(t, 2, beats)
 	_, err = b.engine.Heartbeat(b.ctx, key, "PT1S")
-	require.ErrorIs(t, err, machine.ErrConflict, "an ended wait takes no heartbeat")
+	require.ErrorIs(t, err, rbtype.ErrConflict, "an ended wait takes no heartbeat")
 }
 
 // An escalated step resolved with retry parks again, under a new attempt

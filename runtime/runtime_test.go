@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/builtin"
 	"github.com/runbookdev/runbook/compiler"
 	"github.com/runbookdev/runbook/durable"
 	"github.com/runbookdev/runbook/durable/pgtest"
@@ -184,7 +185,7 @@ func setup(t *testing.T, opts ...option) *testBundle {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
 	b := &testBundle{ctx: ctx, store: pgtest.Store(t), rec: newRecorder()}
-	b.handlers = runtime.NewHandlers(runtime.BuiltinDeps{})
+	b.handlers = runtime.NewHandlers(builtin.Deps{})
 	require.NoError(t, b.handlers.Register(registry.HandlerSpec{Name: "test.count", Kind: rbtype.KindSync}, runtime.HandlerFunc(b.rec.count)))
 	require.NoError(t, b.handlers.Register(registry.HandlerSpec{Name: "test.undo", Kind: rbtype.KindSync}, runtime.HandlerFunc(b.rec.undo)))
 	require.NoError(t, b.handlers.Register(registry.HandlerSpec{Name: "test.flaky", Kind: rbtype.KindSync}, runtime.HandlerFunc(

@@ -15,7 +15,6 @@ import (
 
 	"github.com/runbookdev/runbook/compiler"
 	"github.com/runbookdev/runbook/driver"
-	"github.com/runbookdev/runbook/machine"
 	"github.com/runbookdev/runbook/rbtype"
 )
 
@@ -116,7 +115,7 @@ func fieldErr(field string, err error) error { return &FieldError{Field: field, 
 
 // invalidField is ErrInvalid for a field.
 func invalidField(field, format string, args ...any) error {
-	return fieldErr(field, fmt.Errorf("%w: %s", machine.ErrInvalid, fmt.Sprintf(format, args...)))
+	return fieldErr(field, fmt.Errorf("%w: %s", rbtype.ErrInvalid, fmt.Sprintf(format, args...)))
 }
 
 // scheduleName is what a schedule may be called: it is shown in lists and
@@ -216,7 +215,7 @@ func scheduleDefaults(s *ScheduleSpec) error {
 // the engine's catalogue.
 func (e *Engine) planOfSchedule(source string, plan json.RawMessage, filename string) (*compiler.Plan, error) {
 	if e.cfg.Catalogue == nil {
-		return nil, fmt.Errorf("%w: this daemon has no verb catalogue to compile schedules with (start it with --verbs)", machine.ErrInvalid)
+		return nil, fmt.Errorf("%w: this daemon has no verb catalogue to compile schedules with (start it with --verbs)", rbtype.ErrInvalid)
 	}
 	if source != "" {
 		p, diags := compiler.CompileSource(filename, []byte(source), e.cfg.Catalogue)
@@ -292,7 +291,7 @@ func (e *Engine) CreateSchedule(ctx context.Context, spec ScheduleSpec) (*Schedu
 	}
 	if err := e.store.CreateSchedule(ctx, s); err != nil {
 		if errors.Is(err, driver.ErrConflict) {
-			return nil, fieldErr("name", fmt.Errorf("%w: this tenant has a schedule named %q already", machine.ErrConflict, spec.Name))
+			return nil, fieldErr("name", fmt.Errorf("%w: this tenant has a schedule named %q already", rbtype.ErrConflict, spec.Name))
 		}
 		return nil, err
 	}
@@ -304,7 +303,7 @@ func (e *Engine) CreateSchedule(ctx context.Context, spec ScheduleSpec) (*Schedu
 func (e *Engine) visibleSchedule(ctx context.Context, id uuid.UUID) (*driver.Schedule, error) {
 	s, err := e.store.Schedule(ctx, id)
 	if errors.Is(err, driver.ErrNotFound) || err == nil && !sees(ctx, s.Tenant) {
-		return nil, fmt.Errorf("%w: no schedule %s", machine.ErrNotFound, id)
+		return nil, fmt.Errorf("%w: no schedule %s", rbtype.ErrNotFound, id)
 	}
 	return s, err
 }
@@ -410,7 +409,7 @@ func (e *Engine) UpdateSchedule(ctx context.Context, id uuid.UUID, p SchedulePat
 	s.Inputs, s.Mode, s.Overlap, s.CatchUp = inputs, spec.Mode, spec.Overlap, spec.CatchUp
 	if err := e.store.UpdateSchedule(ctx, *s); err != nil {
 		if errors.Is(err, driver.ErrConflict) {
-			return nil, fieldErr("name", fmt.Errorf("%w: this tenant has a schedule named %q already", machine.ErrConflict, spec.Name))
+			return nil, fieldErr("name", fmt.Errorf("%w: this tenant has a schedule named %q already", rbtype.ErrConflict, spec.Name))
 		}
 		return nil, err
 	}
@@ -424,7 +423,7 @@ func (e *Engine) DeleteSchedule(ctx context.Context, id uuid.UUID) error {
 	}
 	err := e.store.DeleteSchedule(ctx, id)
 	if errors.Is(err, driver.ErrNotFound) {
-		return fmt.Errorf("%w: no schedule %s", machine.ErrNotFound, id)
+		return fmt.Errorf("%w: no schedule %s", rbtype.ErrNotFound, id)
 	}
 	return err
 }

@@ -167,7 +167,7 @@ func (e *Engine) submitTick(ctx context.Context, tx driver.Tx, s *driver.Schedul
 		return nil, &tickRefused{err}
 	}
 	var inputs map[string]any
-	if v, err := machine.DecodeJSON(s.Inputs); err == nil {
+	if v, err := rbtype.DecodeJSON(s.Inputs); err == nil {
 		inputs, _ = v.(map[string]any)
 	}
 	key := fmt.Sprintf("schedule:%s:%s", s.ID, tick.UTC().Format(time.RFC3339))
@@ -176,7 +176,7 @@ func (e *Engine) submitTick(ctx context.Context, tx driver.Tx, s *driver.Schedul
 		return nil, &tickRefused{err}
 	}
 	sub, err := e.createRunbook(ctx, tx, n, key)
-	if errors.Is(err, machine.ErrConflict) {
+	if errors.Is(err, rbtype.ErrConflict) {
 		// The tick made its runbook before, from what the schedule was
 		// then (it changed since, and the daemon died before moving on).
 		d, derr := e.derivationIn(ctx, tx)
@@ -199,7 +199,7 @@ func (e *Engine) submitTick(ctx context.Context, tx driver.Tx, s *driver.Schedul
 // any submission.
 func (e *Engine) admitTick(ctx context.Context, s *driver.Schedule, plan *compiler.Plan) error {
 	if !sees(ctx, s.Tenant) {
-		return fmt.Errorf("%w: the schedule's scope does not reach its tenant %s", machine.ErrInvalid, s.Tenant)
+		return fmt.Errorf("%w: the schedule's scope does not reach its tenant %s", rbtype.ErrInvalid, s.Tenant)
 	}
 	_, err := e.admit(ctx, s.Tenant, plan, plan.Steps)
 	return err

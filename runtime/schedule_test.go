@@ -13,7 +13,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/runbookdev/runbook/driver"
-	"github.com/runbookdev/runbook/machine"
 	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/runtime"
 )
@@ -286,17 +285,17 @@ func TestScheduleBadInput(t *testing.T) {
 		is    error
 		msg   string
 	}{
-		{runtime.ScheduleSpec{Name: "x", Cron: "61 * * * *"}, "cron", machine.ErrInvalid, `cron "61 * * * *" does not parse`},
-		{runtime.ScheduleSpec{Name: "x", Cron: "* * * * * *"}, "cron", machine.ErrInvalid, "expected exactly 5 fields"},
-		{runtime.ScheduleSpec{Name: "x", Cron: ""}, "cron", machine.ErrInvalid, "cron is required"},
-		{runtime.ScheduleSpec{Name: "x", Cron: "CRON_TZ=Asia/Tokyo 0 9 * * *"}, "cron", machine.ErrInvalid, "give it in timezone"},
-		{runtime.ScheduleSpec{Name: "x", Cron: "0 0 30 2 *"}, "cron", machine.ErrInvalid, "never fires"},
-		{runtime.ScheduleSpec{Name: "x", Cron: "@daily", Timezone: "Mars/Olympus"}, "timezone", machine.ErrInvalid, "is not an IANA time zone"},
-		{runtime.ScheduleSpec{Name: "x", Cron: "@daily", Timezone: "Local"}, "timezone", machine.ErrInvalid, "depends on the daemon's machine"},
-		{runtime.ScheduleSpec{Name: "x", Cron: "@daily", CatchUp: "all"}, "catch_up", machine.ErrInvalid, `catch_up "all" must be none or latest`},
-		{runtime.ScheduleSpec{Name: "x", Cron: "@daily", Overlap: "queue"}, "overlap", machine.ErrInvalid, "must be skip or allow"},
-		{runtime.ScheduleSpec{Name: "", Cron: "@daily"}, "name", machine.ErrInvalid, "name"},
-		{runtime.ScheduleSpec{Name: "x", Cron: "@daily", Source: `(t.echo :v $n)`}, "inputs", machine.ErrInvalid, "input $n is missing"},
+		{runtime.ScheduleSpec{Name: "x", Cron: "61 * * * *"}, "cron", rbtype.ErrInvalid, `cron "61 * * * *" does not parse`},
+		{runtime.ScheduleSpec{Name: "x", Cron: "* * * * * *"}, "cron", rbtype.ErrInvalid, "expected exactly 5 fields"},
+		{runtime.ScheduleSpec{Name: "x", Cron: ""}, "cron", rbtype.ErrInvalid, "cron is required"},
+		{runtime.ScheduleSpec{Name: "x", Cron: "CRON_TZ=Asia/Tokyo 0 9 * * *"}, "cron", rbtype.ErrInvalid, "give it in timezone"},
+		{runtime.ScheduleSpec{Name: "x", Cron: "0 0 30 2 *"}, "cron", rbtype.ErrInvalid, "never fires"},
+		{runtime.ScheduleSpec{Name: "x", Cron: "@daily", Timezone: "Mars/Olympus"}, "timezone", rbtype.ErrInvalid, "is not an IANA time zone"},
+		{runtime.ScheduleSpec{Name: "x", Cron: "@daily", Timezone: "Local"}, "timezone", rbtype.ErrInvalid, "depends on the daemon's machine"},
+		{runtime.ScheduleSpec{Name: "x", Cron: "@daily", CatchUp: "all"}, "catch_up", rbtype.ErrInvalid, `catch_up "all" must be none or latest`},
+		{runtime.ScheduleSpec{Name: "x", Cron: "@daily", Overlap: "queue"}, "overlap", rbtype.ErrInvalid, "must be skip or allow"},
+		{runtime.ScheduleSpec{Name: "", Cron: "@daily"}, "name", rbtype.ErrInvalid, "name"},
+		{runtime.ScheduleSpec{Name: "x", Cron: "@daily", Source: `(t.echo :v $n)`}, "inputs", rbtype.ErrInvalid, "input $n is missing"},
 	} {
 		t.Run(tt.field+" "+tt.msg, func(t *testing.T) {
 			if tt.spec.Source == "" {
@@ -325,13 +324,13 @@ func TestScheduleBadInput(t *testing.T) {
 	// sees the first tenant's.
 	s := b.schedule(t, runtime.ScheduleSpec{Name: "nightly", Cron: "@daily"})
 	_, err = b.engine.CreateSchedule(b.ctx, runtime.ScheduleSpec{Name: "nightly", Cron: "@daily", Source: `(t.echo :v 1)`})
-	require.ErrorIs(t, err, machine.ErrConflict)
+	require.ErrorIs(t, err, rbtype.ErrConflict)
 	acme := runtime.WithScope(context.Background(), runtime.Scope{Tenant: "acme", Actor: "ops"})
 	_, err = b.engine.CreateSchedule(acme, runtime.ScheduleSpec{Name: "nightly", Cron: "@daily", Source: `(t.echo :v 1)`})
 	require.NoError(t, err)
 	_, err = b.engine.Schedule(acme, s.ID)
-	require.ErrorIs(t, err, machine.ErrNotFound)
-	require.ErrorIs(t, b.engine.DeleteSchedule(acme, s.ID), machine.ErrNotFound)
+	require.ErrorIs(t, err, rbtype.ErrNotFound)
+	require.ErrorIs(t, b.engine.DeleteSchedule(acme, s.ID), rbtype.ErrNotFound)
 	mine, err := b.engine.Schedules(acme, "")
 	require.NoError(t, err)
 	require.Len(t, mine, 1)
@@ -355,7 +354,7 @@ func TestATickRunsInItsTenantAndRecordsWhyItMadeNothing(t *testing.T) {
 	rb, err := b.engine.Get(acme, v.LastRunbook.ID)
 	require.NoError(t, err)
 	_, err = b.engine.Get(runtime.WithScope(context.Background(), runtime.Scope{Tenant: "other"}), rb.ID)
-	require.ErrorIs(t, err, machine.ErrNotFound, "the runbook is the schedule's tenant's")
+	require.ErrorIs(t, err, rbtype.ErrNotFound, "the runbook is the schedule's tenant's")
 	require.Contains(t, b.eventTypes(t, rb.ID), "SCHEDULE_FIRED")
 
 	// The catalogue loses the verb: the next tick makes nothing, says why,

@@ -95,10 +95,10 @@ func (e *Engine) newRunbook(ctx context.Context, s Submission) (driver.NewRunboo
 		s.Mode = rbtype.ModeExecute
 	}
 	if !slices.Contains(rbtype.Modes, s.Mode) {
-		return driver.NewRunbook{}, fmt.Errorf("%w: mode %q must be %q, %q or %q", machine.ErrInvalid, s.Mode, rbtype.ModeExecute, rbtype.ModeDryRun, rbtype.ModeDraftOnly)
+		return driver.NewRunbook{}, fmt.Errorf("%w: mode %q must be %q, %q or %q", rbtype.ErrInvalid, s.Mode, rbtype.ModeExecute, rbtype.ModeDryRun, rbtype.ModeDraftOnly)
 	}
 	if s.Plan == nil {
-		return driver.NewRunbook{}, fmt.Errorf("%w: no plan", machine.ErrInvalid)
+		return driver.NewRunbook{}, fmt.Errorf("%w: no plan", rbtype.ErrInvalid)
 	}
 	if err := machine.CheckSteps(e.cfg.Limits, len(s.Plan.Steps)); err != nil {
 		return driver.NewRunbook{}, err
@@ -108,11 +108,11 @@ func (e *Engine) newRunbook(ctx context.Context, s Submission) (driver.NewRunboo
 		return driver.NewRunbook{}, err
 	}
 	if problem := machine.CheckCorrelationID(s.CorrelationID); problem != "" {
-		return driver.NewRunbook{}, fmt.Errorf("%w: the correlation id %s", machine.ErrInvalid, problem)
+		return driver.NewRunbook{}, fmt.Errorf("%w: the correlation id %s", rbtype.ErrInvalid, problem)
 	}
 	if s.Name != "" {
 		if problem := CheckName(s.Name); problem != "" {
-			return driver.NewRunbook{}, fmt.Errorf("%w: the name %s", machine.ErrInvalid, problem)
+			return driver.NewRunbook{}, fmt.Errorf("%w: the name %s", rbtype.ErrInvalid, problem)
 		}
 	}
 	if err := checkInputs(s.Plan.Inputs, s.Inputs, nil); err != nil {
@@ -126,7 +126,7 @@ func (e *Engine) newRunbook(ctx context.Context, s Submission) (driver.NewRunboo
 	}
 	inputs, err := json.Marshal(orEmpty(s.Inputs))
 	if err != nil {
-		return driver.NewRunbook{}, fmt.Errorf("%w: inputs do not marshal: %v", machine.ErrInvalid, err)
+		return driver.NewRunbook{}, fmt.Errorf("%w: inputs do not marshal: %v", rbtype.ErrInvalid, err)
 	}
 	tenant := tenantOf(ctx)
 	adm, err := e.admit(ctx, tenant, s.Plan, s.Plan.Steps)
@@ -155,7 +155,7 @@ func (e *Engine) newRunbook(ctx context.Context, s Submission) (driver.NewRunboo
 	key = tenantKey(tenant, key)
 	steps, err := machine.NewSteps(s.Plan.Steps, 0)
 	if err != nil {
-		return driver.NewRunbook{}, fmt.Errorf("%w: %v", machine.ErrInvalid, err)
+		return driver.NewRunbook{}, fmt.Errorf("%w: %v", rbtype.ErrInvalid, err)
 	}
 	adm.gate(steps)
 	n := driver.NewRunbook{
@@ -201,11 +201,11 @@ func (e *Engine) createRunbook(ctx context.Context, tx driver.Tx, n driver.NewRu
 			// tenant's runbook under this key is a row written otherwise
 			// (by hand, or before namespaces): never answer with it, nor
 			// say whose it is.
-			return nil, fmt.Errorf("%w: the request key %s is taken; submit with another Idempotency-Key", machine.ErrConflict, machine.ShortKey(key))
+			return nil, fmt.Errorf("%w: the request key %s is taken; submit with another Idempotency-Key", rbtype.ErrConflict, machine.ShortKey(key))
 		}
 		if !created && callerKey != "" && !sameRequest(rb, n) {
 			return nil, fmt.Errorf("%w: idempotency key %q was used for another request (a different plan, inputs or mode)",
-				machine.ErrConflict, callerKey)
+				rbtype.ErrConflict, callerKey)
 		}
 		return &Submitted{ID: rb.ID, Created: created, Status: rb.Status, Lineage: lineageView(rb), Name: rb.Name}, nil
 	}
@@ -234,8 +234,8 @@ func sameRequest(rb *driver.Runbook, n driver.NewRunbook) bool {
 	if rb.PlanHash != n.PlanHash || rb.Mode != n.Mode {
 		return false
 	}
-	had, err1 := machine.DecodeJSON(rb.Inputs)
-	given, err2 := machine.DecodeJSON(n.Inputs)
+	had, err1 := rbtype.DecodeJSON(rb.Inputs)
+	given, err2 := rbtype.DecodeJSON(n.Inputs)
 	return err1 == nil && err2 == nil && reflect.DeepEqual(had, given)
 }
 
@@ -243,7 +243,7 @@ func sameRequest(rb *driver.Runbook, n driver.NewRunbook) bool {
 // it. A source with errors is a *CompileError carrying its diagnostics.
 func (e *Engine) SubmitSource(ctx context.Context, filename string, source []byte, s Submission) (*Submitted, error) {
 	if e.cfg.Catalogue == nil {
-		return nil, fmt.Errorf("%w: this daemon has no verb catalogue to compile sources with", machine.ErrInvalid)
+		return nil, fmt.Errorf("%w: this daemon has no verb catalogue to compile sources with", rbtype.ErrInvalid)
 	}
 	if err := machine.CheckSourceBytes(e.cfg.Limits, source); err != nil {
 		return nil, err
@@ -288,7 +288,7 @@ func checkInputs(declared []compiler.Input, given, frozen map[string]any) error 
 		}
 	}
 	if len(problems) > 0 {
-		return fmt.Errorf("%w: %s", machine.ErrInvalid, strings.Join(problems, "; "))
+		return fmt.Errorf("%w: %s", rbtype.ErrInvalid, strings.Join(problems, "; "))
 	}
 	return nil
 }
@@ -342,7 +342,7 @@ func checkInputsFit(plan *compiler.Plan, inputs map[string]any) error {
 		}
 	}
 	if len(problems) > 0 {
-		return fmt.Errorf("%w: %s", machine.ErrSchema, strings.Join(problems, "; "))
+		return fmt.Errorf("%w: %s", rbtype.ErrSchema, strings.Join(problems, "; "))
 	}
 	return nil
 }
@@ -381,7 +381,7 @@ func checkInputLists(plan *compiler.Plan, inputs map[string]any, maxFanout int) 
 		}
 	}
 	if len(problems) > 0 {
-		return fmt.Errorf("%w: %s", machine.ErrInvalid, strings.Join(problems, "; "))
+		return fmt.Errorf("%w: %s", rbtype.ErrInvalid, strings.Join(problems, "; "))
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/runbookdev/runbook/compiler"
 	"github.com/runbookdev/runbook/machine"
+	"github.com/runbookdev/runbook/rbtype"
 )
 
 // SubmitPlan reads a plan compiled elsewhere, checks it against the
@@ -21,7 +22,7 @@ import (
 // so refuses plans as it refuses sources.
 func (e *Engine) SubmitPlan(ctx context.Context, filename string, raw []byte, s Submission) (*Submitted, error) {
 	if e.cfg.Catalogue == nil {
-		return nil, fmt.Errorf("%w: this daemon has no verb catalogue to check plans against (start it with --verbs)", machine.ErrInvalid)
+		return nil, fmt.Errorf("%w: this daemon has no verb catalogue to check plans against (start it with --verbs)", rbtype.ErrInvalid)
 	}
 	if err := machine.CheckPlanBytes(e.cfg.Limits, raw); err != nil {
 		return nil, err // before it is decoded: the stored form is about as large

@@ -13,7 +13,6 @@ import (
 
 	"github.com/runbookdev/runbook/compiler"
 	"github.com/runbookdev/runbook/durable/pgtest"
-	"github.com/runbookdev/runbook/machine"
 	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/runtime"
 )
@@ -62,7 +61,7 @@ func TestTenantsNeverShareAReceipt(t *testing.T) {
 	mu.Unlock()
 
 	_, err := b.engine.Get(globex, mustID(ids[0]))
-	require.ErrorIs(t, err, machine.ErrNotFound, "another tenant's runbook is not there")
+	require.ErrorIs(t, err, rbtype.ErrNotFound, "another tenant's runbook is not there")
 	_, err = b.engine.Get(acme, mustID(ids[0]))
 	require.NoError(t, err)
 	_, err = b.engine.Get(runtime.WithScope(b.ctx, runtime.Scope{All: true}), mustID(ids[2]))
@@ -106,7 +105,7 @@ func TestRequestKeysAreNamespacedAndMigrated(t *testing.T) {
 	// A key of the default namespace held by another tenant's row.
 	pgtest.ExecIn(t, b.store, insert, uuid.New(), plan.JSON(), plan.PlanHash, "tenant:default:planted", "globex")
 	_, err = b.engine.SubmitSource(def, "k.rbk", []byte(source), runtime.Submission{IdempotencyKey: "planted"})
-	require.ErrorIs(t, err, machine.ErrConflict)
+	require.ErrorIs(t, err, rbtype.ErrConflict)
 	require.NotContains(t, err.Error(), "globex")
 }
 

@@ -237,10 +237,10 @@ func TestARunbookWithoutTraceContextBeginsItsOwn(t *testing.T) {
 
 	// A correlation id that is not printable, or too long, is refused.
 	_, err := b.engine.SubmitSource(b.ctx, "x.rbk", []byte(`(t.echo :v "y")`), runtime.Submission{CorrelationID: "a\nb"})
-	require.ErrorIs(t, err, machine.ErrInvalid)
+	require.ErrorIs(t, err, rbtype.ErrInvalid)
 	_, err = b.engine.SubmitSource(b.ctx, "x.rbk", []byte(`(t.echo :v "y")`),
 		runtime.Submission{CorrelationID: string(make([]byte, machine.MaxCorrelationID+1))})
-	require.ErrorIs(t, err, machine.ErrInvalid)
+	require.ErrorIs(t, err, rbtype.ErrInvalid)
 }
 
 // Without a provider, no spans are made, but the ids are kept and sent:

@@ -264,7 +264,7 @@ func (e *Engine) Get(ctx context.Context, id uuid.UUID) (*RunbookView, error) {
 // of thousands of steps is never read, nor answered, whole.
 func (e *Engine) GetPage(ctx context.Context, id uuid.UUID, page driver.StepPage) (*RunbookView, error) {
 	if page.Limit <= 0 || page.Limit > MaxViewSteps || page.After < 0 {
-		return nil, fmt.Errorf("%w: steps_limit must be from 1 to %d and steps_after at least 0", machine.ErrInvalid, MaxViewSteps)
+		return nil, fmt.Errorf("%w: steps_limit must be from 1 to %d and steps_after at least 0", rbtype.ErrInvalid, MaxViewSteps)
 	}
 	rb, err := e.visibleRunbook(ctx, id)
 	if err != nil {
@@ -561,7 +561,7 @@ func (e *Engine) TracedEvents(ctx context.Context, id uuid.UUID, after int64, li
 // month, finished in [from, to) when given (docs/design/semantics.md section 3).
 func (e *Engine) Costs(ctx context.Context, groupBy, tenant string, from, to *time.Time) ([]driver.Cost, error) {
 	if !slices.Contains(driver.CostGroups, groupBy) {
-		return nil, fmt.Errorf("%w: group_by %q must be one of %s", machine.ErrInvalid, groupBy, strings.Join(driver.CostGroups, ", "))
+		return nil, fmt.Errorf("%w: group_by %q must be one of %s", rbtype.ErrInvalid, groupBy, strings.Join(driver.CostGroups, ", "))
 	}
 	return e.store.Costs(ctx, driver.CostQuery{GroupBy: groupBy, Tenant: listTenant(ctx, tenant), From: from, To: to})
 }

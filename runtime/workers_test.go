@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/builtin"
 	"github.com/runbookdev/runbook/durable/pgtest"
 	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/registry"
@@ -69,7 +70,7 @@ func TestHelperWorker(t *testing.T) {
 		t.Skip("only runs as the helper of TestKilledWorkerLosesNothing")
 	}
 	store := pgtest.Open(t, schema)
-	engine := runtime.New(store, runtime.NewHandlers(runtime.BuiltinDeps{}), runtime.Config{
+	engine := runtime.New(store, runtime.NewHandlers(builtin.Deps{}), runtime.Config{
 		WorkerID: "doomed", LeaseTTL: time.Second, PollInterval: 20 * time.Millisecond,
 	})
 	_ = engine.Run(context.Background()) // until killed

@@ -11,9 +11,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/builtin"
 	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/rbtype"
-	"github.com/runbookdev/runbook/runtime"
 )
 
 // TestBudgetSetThenRetry runs a real daemon under a runbook budget of
@@ -27,7 +27,7 @@ func TestBudgetSetThenRetry(t *testing.T) {
 	var calls atomic.Int64
 	bill := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		calls.Add(1)
-		w.Header().Set(runtime.UsageHeader, `{"cost_usd": 4}`)
+		w.Header().Set(builtin.UsageHeader, `{"cost_usd": 4}`)
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"billed": true}`))
 	}))

@@ -21,6 +21,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/runbookdev/runbook/builtin"
 	"github.com/runbookdev/runbook/cmd/internal/cli"
 	"github.com/runbookdev/runbook/durable"
 	"github.com/runbookdev/runbook/httpapi"
@@ -275,7 +276,7 @@ func serve(ctx context.Context, f *serveFlags, log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("--webhook-secret-file: %w", err)
 	}
-	early, err := loadCatalogue(f.verbs, runtime.NewHandlers(runtime.BuiltinDeps{}), f.db.schema, slog.New(slog.DiscardHandler))
+	early, err := loadCatalogue(f.verbs, runtime.NewHandlers(builtin.Deps{}), f.db.schema, slog.New(slog.DiscardHandler))
 	if err != nil {
 		return err
 	}
@@ -299,7 +300,7 @@ func serve(ctx context.Context, f *serveFlags, log *slog.Logger) error {
 	if err := prepareSchema(ctx, db.store, f.migrate, log); err != nil {
 		return err
 	}
-	handlers := runtime.NewHandlers(runtime.BuiltinDeps{CRUD: db.crud, DaemonSchema: f.db.schema})
+	handlers := runtime.NewHandlers(builtin.Deps{CRUD: db.crud, DaemonSchema: f.db.schema})
 	cat, err := loadCatalogue(f.verbs, handlers, f.db.schema, log)
 	if err != nil {
 		return err

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/runbookdev/runbook/builtin"
 	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/compiler"
 	"github.com/runbookdev/runbook/rbtype"
@@ -28,7 +29,7 @@ func compilePlan(src string) ([]byte, error) {
 	if diags.HasErrors() {
 		return nil, diags
 	}
-	cat, diags := registry.New(defs, runtime.NewHandlers(runtime.BuiltinDeps{}).Specs())
+	cat, diags := registry.New(defs, runtime.NewHandlers(builtin.Deps{}).Specs())
 	if diags.HasErrors() {
 		return nil, diags
 	}

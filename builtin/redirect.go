@@ -1,4 +1,4 @@
-package runtime
+package builtin
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/runbookdev/runbook/handler"
 	"github.com/runbookdev/runbook/rbtype"
 )
 
@@ -59,12 +60,12 @@ func checkRedirect(req *http.Request, via []*http.Request) error {
 
 // redirectError words a refused redirect as the step's failure: final,
 // since the next attempt would be redirected alike.
-func redirectError(err error, target string) (*Error, bool) {
+func redirectError(err error, target string) (*handler.Error, bool) {
 	var refused *errRedirectRefused
 	if !errors.As(err, &refused) {
 		return nil, false
 	}
-	return &Error{Code: rbtype.CodePolicyDenied, Message: fmt.Sprintf("%s answered with a redirect, which was not followed: %v", redactURL(target), refused)}, true
+	return &handler.Error{Code: rbtype.CodePolicyDenied, Message: fmt.Sprintf("%s answered with a redirect, which was not followed: %v", redactURL(target), refused)}, true
 }
 
 // withRedirectCheck is a copy of client that follows redirects as

@@ -1,4 +1,4 @@
-package runtime
+package builtin
 
 import (
 	"net/http"
@@ -6,12 +6,13 @@ import (
 	"regexp"
 
 	"github.com/runbookdev/runbook/driver"
+	"github.com/runbookdev/runbook/handler"
 	"github.com/runbookdev/runbook/rbtype"
 )
 
-// BuiltinDeps gives the built-in handlers what they need of the outside
+// Deps gives the built-in handlers what they need of the outside
 // world.
-type BuiltinDeps struct {
+type Deps struct {
 	// HTTP sends http.call and http.start requests; nil means a client
 	// with no timeout of its own (each call is bounded by its verb's
 	// run_timeout).
@@ -28,7 +29,29 @@ type BuiltinDeps struct {
 	LookupEnv func(string) (string, bool)
 }
 
-func builtinHandlers(deps BuiltinDeps) map[string]Handler {
+// builtinHandler is one built-in handler: its declaration and its code,
+// defined together in the handler's own file.
+type builtinHandler struct {
+	spec handler.Spec
+	impl func(Deps) handler.Handler
+}
+
+// builtins are the built-in handlers of docs/design/verbs.md.
+var builtins = []builtinHandler{echoBuiltin, failBuiltin, httpCallBuiltin, httpStartBuiltin, awaitBuiltin, sleepBuiltin, crudBuiltin}
+
+// Specs are the built-in handlers' declarations, with the params each
+// accepts: what rbc and the registry check verbs against.
+func Specs() []handler.Spec {
+	out := make([]handler.Spec, len(builtins))
+	for i, b := range builtins {
+		out[i] = b.spec
+	}
+	return out
+}
+
+// Handlers are the built-in handlers' implementations by name, given what
+// they need of the outside world.
+func Handlers(deps Deps) map[string]handler.Handler {
 	if deps.HTTP == nil {
 		deps.HTTP = &http.Client{}
 	}
@@ -36,15 +59,11 @@ func builtinHandlers(deps BuiltinDeps) map[string]Handler {
 	if deps.LookupEnv == nil {
 		deps.LookupEnv = os.LookupEnv
 	}
-	return map[string]Handler{
-		"core.echo":          echoHandler{},
-		"core.fail":          HandlerFunc(fail),
-		"http.call":          &httpCall{deps: deps},
-		"http.start":         &httpStart{deps: deps},
-		"await.notification": HandlerFunc(awaitNotification),
-		"timer.sleep":        HandlerFunc(sleep),
-		"pg.crud":            &crud{exec: deps.CRUD, daemonSchema: deps.DaemonSchema},
+	out := make(map[string]handler.Handler, len(builtins))
+	for _, b := range builtins {
+		out[b.spec.Name] = b.impl(deps)
 	}
+	return out
 }
 
 // envReference is ${env:NAME} in a handler param.
@@ -64,7 +83,7 @@ func expandEnv(s string, lookup func(string) (string, bool)) (string, error) {
 		return v
 	})
 	if missing != "" {
-		return "", Errorf(rbtype.CodeDependencyUnavailable, "environment variable %s, named in the verb's params, is not set", missing)
+		return "", handler.Errorf(rbtype.CodeDependencyUnavailable, "environment variable %s, named in the verb's params, is not set", missing)
 	}
 	return out, nil
 }

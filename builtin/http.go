@@ -1,4 +1,4 @@
-package runtime
+package builtin
 
 import (
 	"bytes"
@@ -18,129 +18,15 @@ import (
 
 	"go.opentelemetry.io/otel/propagation"
 
-	"github.com/runbookdev/runbook/driver"
-	"github.com/runbookdev/runbook/machine"
+	"github.com/runbookdev/runbook/handler"
 	"github.com/runbookdev/runbook/rbtype"
 )
 
 // maxResponseBody bounds what an HTTP handler reads of a response.
 const maxResponseBody = 10 << 20
 
-// httpCall is one HTTP request built from params and arguments.
-type httpCall struct{ deps BuiltinDeps }
-
-func (h *httpCall) Call(ctx context.Context, c *Call) (Result, error) {
-	resp, header, err := sendFor(ctx, h.deps, c, c.Args)
-	if err != nil {
-		return Result{}, err
-	}
-	return Complete(resp).WithUsage(usageOf(header)), nil
-}
-
-// UsageHeader is the response header a service behind http.call reports
-// what the call used in (docs/design/semantics.md section 3), as JSON:
-// {"tokens_in":..,"tokens_out":..,"model":"..","cost_usd":..,"credits":..}.
-const UsageHeader = "Rbd-Usage"
-
-// usageOf reads a response's usage header. One that is missing, too long
-// or not that JSON reports nothing: what a call used is accounting, and a
-// provider's malformed header must not fail a call that succeeded.
-func usageOf(h http.Header) driver.Usage {
-	var u driver.Usage
-	raw := h.Get(UsageHeader)
-	if raw == "" || len(raw) > 4096 || json.Unmarshal([]byte(raw), &u) != nil {
-		return driver.Usage{}
-	}
-	if machine.CheckUsage(u) != nil {
-		return driver.Usage{} // impossible figures, as a malformed header
-	}
-	if !machine.IsObject(u.Parameters) {
-		u.Parameters = nil // the rest of the report stands
-	}
-	return u
-}
-
-// DryRun rehearses the call as params.dry_run says (docs/design/semantics.md section
-// 7): "none" (the default) says what request would be sent without
-// sending anything; "head" sends a HEAD request to the URL, to show it
-// answers; "url" sends the same request, body and all, to
-// params.dry_run_url, a validation endpoint whose JSON answer is the dry
-// run's result (what :expect checks). Requests a dry run sends carry
-// Rbd-Dry-Run: true.
-func (h *httpCall) DryRun(ctx context.Context, c *Call) (Result, error) {
-	method, target, err := requestLine(h.deps, c)
-	if err != nil {
-		return Result{}, err
-	}
-	mode, _ := c.Params["dry_run"].(string)
-	switch mode {
-	case "head":
-		cc := *c
-		cc.Params = withParam(c.Params, "method", http.MethodHead)
-		if _, err := send(ctx, h.deps, &cc, nil); err != nil {
-			return Result{}, err
-		}
-		return Complete(map[string]any{"dry_run": true, "method": http.MethodHead, "url": redactURL(target), "reachable": true}), nil
-	case "url":
-		cc := *c
-		cc.Params = withParam(c.Params, "url", c.Params["dry_run_url"])
-		resp, err := send(ctx, h.deps, &cc, c.Args)
-		if err != nil {
-			return Result{}, err
-		}
-		return Complete(resp), nil
-	}
-	return Complete(map[string]any{"dry_run": true, "method": method, "url": redactURL(target)}), nil
-}
-
-// withParam is a copy of params with one of them replaced.
-func withParam(params map[string]any, name string, value any) map[string]any {
-	out := make(map[string]any, len(params)+1)
-	for k, v := range params {
-		out[k] = v
-	}
-	out[name] = value
-	return out
-}
-
-// httpStart POSTs a task to an external system, with the correlation key
-// and the callback address, then parks.
-type httpStart struct{ deps BuiltinDeps }
-
-func (h *httpStart) Call(ctx context.Context, c *Call) (Result, error) {
-	body := map[string]any{
-		"correlation_key": c.CorrelationKey,
-		"callback_url":    c.CallbackURL,
-		"args":            c.Args,
-	}
-	resp, err := send(ctx, h.deps, c, body)
-	if err != nil {
-		return Result{}, err
-	}
-	id, _ := resp["id"].(string)
-	return Parked(id), nil
-}
-
-// Cancel asks the outside world to stop the work a start began: a POST to
-// params.cancel_url naming the correlation key (also the request's
-// Idempotency-Key, so a repeat is harmless), the invocation and the
-// external id.
-func (h *httpStart) Cancel(ctx context.Context, c *Call) (bool, error) {
-	target, _ := c.Params["cancel_url"].(string)
-	if target == "" {
-		return false, nil
-	}
-	cc := *c
-	cc.Params = map[string]any{"url": target, "method": http.MethodPost, "headers": c.Params["headers"]}
-	cc.IdempotencyKey = c.CorrelationKey
-	_, err := send(ctx, h.deps, &cc, map[string]any{
-		"correlation_key": c.CorrelationKey, "invocation_id": c.InvocationID.String(), "external_id": c.ExternalID,
-	})
-	return true, err
-}
-
 // requestLine resolves the method and URL of a call.
-func requestLine(deps BuiltinDeps, c *Call) (string, string, error) {
+func requestLine(deps Deps, c *handler.Call) (string, string, error) {
 	method, _ := c.Params["method"].(string)
 	if method == "" {
 		method = http.MethodPost
@@ -153,13 +39,13 @@ func requestLine(deps BuiltinDeps, c *Call) (string, string, error) {
 // send makes the request and decodes the response. Status codes map to the
 // taxonomy as statusError says; a timeout is NETWORK_TIMEOUT and a refused
 // connection DEPENDENCY_UNAVAILABLE.
-func send(ctx context.Context, deps BuiltinDeps, c *Call, payload map[string]any) (map[string]any, error) {
+func send(ctx context.Context, deps Deps, c *handler.Call, payload map[string]any) (map[string]any, error) {
 	resp, _, err := sendFor(ctx, deps, c, payload)
 	return resp, err
 }
 
 // sendFor is send, with the response's header.
-func sendFor(ctx context.Context, deps BuiltinDeps, c *Call, payload map[string]any) (map[string]any, http.Header, error) {
+func sendFor(ctx context.Context, deps Deps, c *handler.Call, payload map[string]any) (map[string]any, http.Header, error) {
 	method, target, err := requestLine(deps, c)
 	if err != nil {
 		return nil, nil, err
@@ -174,13 +60,13 @@ func sendFor(ctx context.Context, deps BuiltinDeps, c *Call, payload map[string]
 	} else {
 		b, err := json.Marshal(payload)
 		if err != nil {
-			return nil, nil, Errorf(rbtype.CodeInvalidInput, "arguments do not marshal to JSON: %v", err)
+			return nil, nil, handler.Errorf(rbtype.CodeInvalidInput, "arguments do not marshal to JSON: %v", err)
 		}
 		body = bytes.NewReader(b)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, target, body)
 	if err != nil {
-		return nil, nil, Errorf(rbtype.CodeInvalidInput, "bad request for %s: %v", redactURL(target), err)
+		return nil, nil, handler.Errorf(rbtype.CodeInvalidInput, "bad request for %s: %v", redactURL(target), err)
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
@@ -224,7 +110,7 @@ func sendFor(ctx context.Context, deps BuiltinDeps, c *Call, payload map[string]
 func withQuery(target string, payload map[string]any) (string, error) {
 	u, err := url.Parse(target)
 	if err != nil {
-		return "", Errorf(rbtype.CodeInvalidInput, "bad URL: %v", err)
+		return "", handler.Errorf(rbtype.CodeInvalidInput, "bad URL: %v", err)
 	}
 	q := u.Query()
 	keys := make([]string, 0, len(payload))
@@ -236,7 +122,7 @@ func withQuery(target string, payload map[string]any) (string, error) {
 		if q.Has(k) {
 			// The verb's author fixed it in the URL; an argument may not
 			// replace it (V004 when the verb's input_schema names it).
-			return "", Errorf(rbtype.CodeInvalidInput, "argument %q would replace the query parameter %q that the verb's URL fixes", k, k)
+			return "", handler.Errorf(rbtype.CodeInvalidInput, "argument %q would replace the query parameter %q that the verb's URL fixes", k, k)
 		}
 		switch v := payload[k].(type) {
 		case string:
@@ -244,7 +130,7 @@ func withQuery(target string, payload map[string]any) (string, error) {
 		default:
 			b, err := json.Marshal(v)
 			if err != nil {
-				return "", Errorf(rbtype.CodeInvalidInput, "argument %q does not encode as JSON: %v", k, err)
+				return "", handler.Errorf(rbtype.CodeInvalidInput, "argument %q does not encode as JSON: %v", k, err)
 			}
 			q.Set(k, string(b))
 		}
@@ -259,7 +145,7 @@ func withQuery(target string, payload map[string]any) (string, error) {
 // retried); 401 and 403 AUTH_FORBIDDEN; 400, 422 and any other 4xx
 // INVALID_INPUT (final). A 503 may carry a Retry-After too, and it is
 // honoured the same way.
-func statusError(status int, header http.Header, body []byte, target string) *Error {
+func statusError(status int, header http.Header, body []byte, target string) *handler.Error {
 	snippet := strings.TrimSpace(string(body))
 	if len(snippet) > 200 {
 		snippet = snippet[:200] + "…"
@@ -268,7 +154,7 @@ func statusError(status int, header http.Header, body []byte, target string) *Er
 	if snippet != "" {
 		msg += ": " + snippet
 	}
-	e := &Error{Message: msg}
+	e := &handler.Error{Message: msg}
 	switch {
 	case status == http.StatusTooManyRequests:
 		e.Code = rbtype.CodeRateLimit
@@ -311,13 +197,13 @@ func parseRetryAfter(v string) (time.Duration, time.Time) {
 // which the log shows, names the URL as the request had it, query and all
 // (a ${env:...} secret among it): the cause keeps the URL redacted as the
 // message does.
-func transportError(err error, target string) *Error {
+func transportError(err error, target string) *handler.Error {
 	err = redactedCause(err)
 	var netErr net.Error
 	if errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &netErr) && netErr.Timeout()) {
-		return &Error{Code: rbtype.CodeNetworkTimeout, Message: fmt.Sprintf("%s did not answer in time", redactURL(target)), Err: err}
+		return &handler.Error{Code: rbtype.CodeNetworkTimeout, Message: fmt.Sprintf("%s did not answer in time", redactURL(target)), Err: err}
 	}
-	return &Error{Code: rbtype.CodeDependencyUnavailable, Message: fmt.Sprintf("%s could not be reached", redactURL(target)), Err: err}
+	return &handler.Error{Code: rbtype.CodeDependencyUnavailable, Message: fmt.Sprintf("%s could not be reached", redactURL(target)), Err: err}
 }
 
 // decodeResponse makes a result of a response body: a JSON object as it
@@ -326,7 +212,7 @@ func decodeResponse(data []byte) map[string]any {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return map[string]any{}
 	}
-	v, err := machine.DecodeJSON(data)
+	v, err := rbtype.DecodeJSON(data)
 	if err != nil {
 		return map[string]any{"body": string(data)}
 	}

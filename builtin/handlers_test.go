@@ -1,4 +1,4 @@
-package runtime_test
+package builtin_test
 
 import (
 	"context"
@@ -12,14 +12,15 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/builtin"
+	"github.com/runbookdev/runbook/handler"
 	"github.com/runbookdev/runbook/rbtype"
-	"github.com/runbookdev/runbook/runtime"
 )
 
 // call runs a built-in handler directly.
-func callBuiltin(t *testing.T, deps runtime.BuiltinDeps, name string, c *runtime.Call) (runtime.Result, error) {
+func callBuiltin(t *testing.T, deps builtin.Deps, name string, c *handler.Call) (handler.Result, error) {
 	t.Helper()
-	h := runtime.BuiltinHandler(runtime.NewHandlers(deps), name)
+	h := builtin.Handlers(deps)[name]
 	require.NotNil(t, h, name)
 	if c.IdempotencyKey == "" {
 		c.IdempotencyKey = "rbk-test-key"
@@ -40,14 +41,14 @@ func TestHTTPCallSendsTheIdempotencyKeyAndMapsStatuses(t *testing.T) {
 		_, _ = w.Write([]byte(`{"ok": true, "n": 7}`))
 	}))
 	defer srv.Close()
-	deps := runtime.BuiltinDeps{LookupEnv: func(k string) (string, bool) {
+	deps := builtin.Deps{LookupEnv: func(k string) (string, bool) {
 		if k == "TOKEN" {
 			return "s3cret", true
 		}
 		return "", false
 	}}
 	params := map[string]any{"url": srv.URL + "/x", "headers": map[string]any{"Authorization": "Bearer ${env:TOKEN}"}}
-	res, err := callBuiltin(t, deps, "http.call", &runtime.Call{Args: map[string]any{"a": "b"}, Params: params, IdempotencyKey: "rbk-abc"})
+	res, err := callBuiltin(t, deps, "http.call", &handler.Call{Args: map[string]any{"a": "b"}, Params: params, IdempotencyKey: "rbk-abc"})
 	require.NoError(t, err)
 	require.Equal(t, map[string]any{"ok": true, "n": json.Number("7")}, res.Value())
 	require.Equal(t, "rbk-abc", got.key)
@@ -63,21 +64,21 @@ func TestHTTPCallSendsTheIdempotencyKeyAndMapsStatuses(t *testing.T) {
 		400: rbtype.CodeInvalidInput, 422: rbtype.CodeInvalidInput, 404: rbtype.CodeInvalidInput,
 	} {
 		status = code
-		_, err := callBuiltin(t, deps, "http.call", &runtime.Call{Params: params})
-		var e *runtime.Error
+		_, err := callBuiltin(t, deps, "http.call", &handler.Call{Params: params})
+		var e *handler.Error
 		require.ErrorAs(t, err, &e, "status %d", code)
 		require.Equal(t, want, e.Code, "status %d", code)
 		require.Equal(t, code == 429 || code == 408 || code >= 500, e.Retryable(), "status %d", code)
 		require.NotContains(t, e.Message, "s3cret")
 	}
 
-	_, err = callBuiltin(t, runtime.BuiltinDeps{LookupEnv: func(string) (string, bool) { return "", false }}, "http.call", &runtime.Call{Params: params})
-	var e *runtime.Error
+	_, err = callBuiltin(t, builtin.Deps{LookupEnv: func(string) (string, bool) { return "", false }}, "http.call", &handler.Call{Params: params})
+	var e *handler.Error
 	require.ErrorAs(t, err, &e)
 	require.Equal(t, rbtype.CodeDependencyUnavailable, e.Code)
 	require.Contains(t, e.Message, "TOKEN")
 
-	_, err = callBuiltin(t, deps, "http.call", &runtime.Call{Params: map[string]any{"url": "http://127.0.0.1:1/nothing"}})
+	_, err = callBuiltin(t, deps, "http.call", &handler.Call{Params: map[string]any{"url": "http://127.0.0.1:1/nothing"}})
 	require.ErrorAs(t, err, &e)
 	require.Equal(t, rbtype.CodeDependencyUnavailable, e.Code)
 	require.True(t, e.Retryable())
@@ -89,11 +90,11 @@ func TestHTTPCallTimeoutIsRetryable(t *testing.T) {
 		<-r.Context().Done()
 	}))
 	defer srv.Close()
-	h := runtime.BuiltinHandler(runtime.NewHandlers(runtime.BuiltinDeps{}), "http.call")
+	h := builtin.Handlers(builtin.Deps{})["http.call"]
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	_, err := h.Call(ctx, &runtime.Call{Params: map[string]any{"url": srv.URL, "method": "GET"}, IdempotencyKey: "k"})
-	var e *runtime.Error
+	_, err := h.Call(ctx, &handler.Call{Params: map[string]any{"url": srv.URL, "method": "GET"}, IdempotencyKey: "k"})
+	var e *handler.Error
 	require.ErrorAs(t, err, &e)
 	require.Equal(t, rbtype.CodeNetworkTimeout, e.Code)
 }
@@ -106,7 +107,7 @@ func TestHTTPStartPostsTheCorrelationKeyAndParks(t *testing.T) {
 		_, _ = w.Write([]byte(`{"id": "task-9"}`))
 	}))
 	defer srv.Close()
-	res, err := callBuiltin(t, runtime.BuiltinDeps{}, "http.start", &runtime.Call{
+	res, err := callBuiltin(t, builtin.Deps{}, "http.start", &handler.Call{
 		Params: map[string]any{"url": srv.URL}, Args: map[string]any{"doc": "passport"},
 		CorrelationKey: "ck-1", CallbackURL: "http://rbd/v1/notifications",
 	})
@@ -119,7 +120,7 @@ func TestHTTPStartPostsTheCorrelationKeyAndParks(t *testing.T) {
 
 func TestCoreHandlers(t *testing.T) {
 	t.Parallel()
-	res, err := callBuiltin(t, runtime.BuiltinDeps{}, "core.echo", &runtime.Call{
+	res, err := callBuiltin(t, builtin.Deps{}, "core.echo", &handler.Call{
 		Args: map[string]any{"a": 1}, Params: map[string]any{"result": map[string]any{"b": 2}, "id_field": "id"},
 		IdempotencyKey: "rbk-same",
 	})
@@ -127,20 +128,20 @@ func TestCoreHandlers(t *testing.T) {
 	v := res.Value().(map[string]any)
 	require.Equal(t, 1, v["a"])
 	require.Equal(t, 2, v["b"])
-	again, _ := callBuiltin(t, runtime.BuiltinDeps{}, "core.echo", &runtime.Call{Params: map[string]any{"id_field": "id"}, IdempotencyKey: "rbk-same"})
+	again, _ := callBuiltin(t, builtin.Deps{}, "core.echo", &handler.Call{Params: map[string]any{"id_field": "id"}, IdempotencyKey: "rbk-same"})
 	require.Equal(t, v["id"], again.Value().(map[string]any)["id"], "the same key gives the same id")
 	_, err = uuid.Parse(v["id"].(string))
 	require.NoError(t, err)
 
-	_, err = callBuiltin(t, runtime.BuiltinDeps{}, "core.fail", &runtime.Call{Params: map[string]any{"code": "RATE_LIMIT", "message": "drill"}})
-	var e *runtime.Error
+	_, err = callBuiltin(t, builtin.Deps{}, "core.fail", &handler.Call{Params: map[string]any{"code": "RATE_LIMIT", "message": "drill"}})
+	var e *handler.Error
 	require.ErrorAs(t, err, &e)
-	require.Equal(t, &runtime.Error{Code: "RATE_LIMIT", Message: "drill"}, e)
+	require.Equal(t, &handler.Error{Code: "RATE_LIMIT", Message: "drill"}, e)
 
-	res, err = callBuiltin(t, runtime.BuiltinDeps{}, "timer.sleep", &runtime.Call{Args: map[string]any{"until": "2030-01-02T03:04:05Z"}})
+	res, err = callBuiltin(t, builtin.Deps{}, "timer.sleep", &handler.Call{Args: map[string]any{"until": "2030-01-02T03:04:05Z"}})
 	require.NoError(t, err)
 	require.True(t, res.IsParked())
-	_, err = callBuiltin(t, runtime.BuiltinDeps{}, "timer.sleep", &runtime.Call{})
+	_, err = callBuiltin(t, builtin.Deps{}, "timer.sleep", &handler.Call{})
 	require.ErrorAs(t, err, &e)
 	require.Equal(t, rbtype.CodeInvalidInput, e.Code)
 }
@@ -175,8 +176,8 @@ func TestHTTPCallReadsRetryAfter(t *testing.T) {
 		{401, "30", 0, time.Time{}}, // a final answer's Retry-After means nothing
 	} {
 		status, header = tt.status, tt.header
-		_, err := callBuiltin(t, runtime.BuiltinDeps{}, "http.call", &runtime.Call{Params: map[string]any{"url": srv.URL}})
-		var e *runtime.Error
+		_, err := callBuiltin(t, builtin.Deps{}, "http.call", &handler.Call{Params: map[string]any{"url": srv.URL}})
+		var e *handler.Error
 		require.ErrorAs(t, err, &e)
 		require.Equal(t, tt.after, e.RetryAfter, "%d %q", tt.status, tt.header)
 		require.True(t, tt.at.Equal(e.RetryAt), "%d %q", tt.status, tt.header)

@@ -1,4 +1,4 @@
-package runtime_test
+package builtin_test
 
 import (
 	"encoding/json"
@@ -8,7 +8,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/runbookdev/runbook/runtime"
+	"github.com/runbookdev/runbook/builtin"
+	"github.com/runbookdev/runbook/handler"
 )
 
 // TestHTTPCallResultShapes pins what http.call makes of a response body,
@@ -34,7 +35,7 @@ func TestHTTPCallResultShapes(t *testing.T) {
 			w.WriteHeader(tc.status)
 			_, _ = w.Write([]byte(tc.body))
 		}))
-		res, err := callBuiltin(t, runtime.BuiltinDeps{}, "http.call", &runtime.Call{Params: map[string]any{"url": srv.URL + "/v1/cases"}})
+		res, err := callBuiltin(t, builtin.Deps{}, "http.call", &handler.Call{Params: map[string]any{"url": srv.URL + "/v1/cases"}})
 		srv.Close()
 		require.NoError(t, err, tc.body)
 		got, err := json.Marshal(res.Value())

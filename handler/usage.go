@@ -1,4 +1,4 @@
-package machine
+package handler
 
 import (
 	"encoding/json"
@@ -30,21 +30,21 @@ const (
 func CheckUsage(u rbtype.Usage) error {
 	switch {
 	case u.TokensIn < 0 || u.TokensOut < 0:
-		return fmt.Errorf("%w: usage: tokens_in and tokens_out may not be negative", ErrInvalid)
+		return fmt.Errorf("%w: usage: tokens_in and tokens_out may not be negative", rbtype.ErrInvalid)
 	case u.CostUSD < 0 || u.Credits < 0:
-		return fmt.Errorf("%w: usage: cost_usd and credits may not be negative", ErrInvalid)
+		return fmt.Errorf("%w: usage: cost_usd and credits may not be negative", rbtype.ErrInvalid)
 	case u.TokensIn > MaxUsageTokens || u.TokensOut > MaxUsageTokens:
-		return fmt.Errorf("%w: usage: tokens_in and tokens_out may be at most %d", ErrInvalid, int64(MaxUsageTokens))
+		return fmt.Errorf("%w: usage: tokens_in and tokens_out may be at most %d", rbtype.ErrInvalid, int64(MaxUsageTokens))
 	case !(u.CostUSD <= MaxUsageCost) || !(u.Credits <= MaxUsageCost):
-		return fmt.Errorf("%w: usage: cost_usd and credits may be at most %d", ErrInvalid, MaxUsageCost)
+		return fmt.Errorf("%w: usage: cost_usd and credits may be at most %d", rbtype.ErrInvalid, MaxUsageCost)
 	case len(u.Model) > maxModelLength:
-		return fmt.Errorf("%w: usage: model is %d bytes long; at most %d are allowed", ErrInvalid, len(u.Model), maxModelLength)
+		return fmt.Errorf("%w: usage: model is %d bytes long; at most %d are allowed", rbtype.ErrInvalid, len(u.Model), maxModelLength)
 	case !utf8.ValidString(u.Model) || strings.IndexFunc(u.Model, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0:
-		return fmt.Errorf("%w: usage: model must be printable text", ErrInvalid)
+		return fmt.Errorf("%w: usage: model must be printable text", rbtype.ErrInvalid)
 	case len(u.Parameters) > maxParameters:
-		return fmt.Errorf("%w: usage: parameters are %d bytes long; at most %d are allowed", ErrInvalid, len(u.Parameters), maxParameters)
+		return fmt.Errorf("%w: usage: parameters are %d bytes long; at most %d are allowed", rbtype.ErrInvalid, len(u.Parameters), maxParameters)
 	case len(u.Parameters) > 0 && !IsObject(u.Parameters):
-		return fmt.Errorf("%w: usage: parameters must be a JSON object (the model's, such as {\"temperature\": 0.2})", ErrInvalid)
+		return fmt.Errorf("%w: usage: parameters must be a JSON object (the model's, such as {\"temperature\": 0.2})", rbtype.ErrInvalid)
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package registry
+package builtin_test
 
 import (
 	"fmt"
@@ -7,7 +7,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/builtin"
+	"github.com/runbookdev/runbook/lang"
 	"github.com/runbookdev/runbook/migrations"
+	"github.com/runbookdev/runbook/registry"
 	"github.com/runbookdev/runbook/verbs"
 )
 
@@ -39,21 +42,21 @@ var daemonTables = []string{
 
 func TestCheckCRUDTableRefusesRBDsOwnTables(t *testing.T) {
 	for _, table := range daemonTables {
-		err := CheckCRUDTable(table, "")
-		require.ErrorIs(t, err, ErrDaemonTable, table)
-		require.NotErrorIs(t, err, ErrNotIdentifier, table)
+		err := builtin.CheckCRUDTable(table, "")
+		require.ErrorIs(t, err, builtin.ErrDaemonTable, table)
+		require.NotErrorIs(t, err, builtin.ErrNotIdentifier, table)
 	}
 	for _, rel := range migrations.Relations() {
-		require.ErrorIs(t, CheckCRUDTable(rel, "ops"), ErrDaemonTable, "unqualified %s, whatever rbd's schema", rel)
+		require.ErrorIs(t, builtin.CheckCRUDTable(rel, "ops"), builtin.ErrDaemonTable, "unqualified %s, whatever rbd's schema", rel)
 	}
 }
 
 func TestCheckCRUDTableFollowsRBDsSchema(t *testing.T) {
-	require.ErrorIs(t, CheckCRUDTable("ops.deals", "ops"), ErrDaemonTable)
-	require.ErrorIs(t, CheckCRUDTable("OPS.deals", "ops"), ErrDaemonTable)
-	require.NoError(t, CheckCRUDTable("rbd.deals", "ops"), "rbd is only rbd's schema when it is --schema")
-	require.ErrorIs(t, CheckCRUDTable("public.deals", "public"), ErrDaemonTable)
-	require.NoError(t, CheckCRUDTable("public.deals", ""))
+	require.ErrorIs(t, builtin.CheckCRUDTable("ops.deals", "ops"), builtin.ErrDaemonTable)
+	require.ErrorIs(t, builtin.CheckCRUDTable("OPS.deals", "ops"), builtin.ErrDaemonTable)
+	require.NoError(t, builtin.CheckCRUDTable("rbd.deals", "ops"), "rbd is only rbd's schema when it is --schema")
+	require.ErrorIs(t, builtin.CheckCRUDTable("public.deals", "public"), builtin.ErrDaemonTable)
+	require.NoError(t, builtin.CheckCRUDTable("public.deals", ""))
 }
 
 func TestCheckCRUDTableMessages(t *testing.T) {
@@ -64,25 +67,25 @@ func TestCheckCRUDTableMessages(t *testing.T) {
 		"pg_catalog.pg_authid": `table "pg_catalog.pg_authid" is in PostgreSQL's system catalogs; pg.crud may not use it`,
 		"Deals":                `table "Deals" is not a lower-case SQL identifier, optionally schema-qualified`,
 	} {
-		require.EqualError(t, CheckCRUDTable(table, ""), want)
+		require.EqualError(t, builtin.CheckCRUDTable(table, ""), want)
 	}
 }
 
 func TestCheckCRUDTableAcceptsTheApplicationsTables(t *testing.T) {
 	for _, table := range []string{"deals", "crm.deals", "ops.incidents", "public.deals", "crm.runbooks", "app.step_leases", "crm.pg_like", "_t", "a1.b_2"} {
-		require.NoError(t, CheckCRUDTable(table, ""), table)
+		require.NoError(t, builtin.CheckCRUDTable(table, ""), table)
 	}
 	for _, table := range []string{"", "Deals", "crm.Deals", "a.b.c", "deals;", "deals x", "1deals", ".deals", "crm.", "dé", strings.Repeat("a", 64)} {
-		err := CheckCRUDTable(table, "")
-		require.ErrorIs(t, err, ErrNotIdentifier, "%q", table)
+		err := builtin.CheckCRUDTable(table, "")
+		require.ErrorIs(t, err, builtin.ErrNotIdentifier, "%q", table)
 	}
 }
 
 func TestCheckIdentifier(t *testing.T) {
-	require.NoError(t, CheckIdentifier("deal_id"))
-	require.NoError(t, CheckIdentifier(strings.Repeat("a", 63)))
+	require.NoError(t, builtin.CheckIdentifier("deal_id"))
+	require.NoError(t, builtin.CheckIdentifier(strings.Repeat("a", 63)))
 	for _, bad := range []string{"", "Deal", "deal-id", "a.b", `"a"`, "1a", strings.Repeat("a", 64)} {
-		require.ErrorIs(t, CheckIdentifier(bad), ErrNotIdentifier, bad)
+		require.ErrorIs(t, builtin.CheckIdentifier(bad), builtin.ErrNotIdentifier, bad)
 	}
 }
 
@@ -94,7 +97,10 @@ func TestV015RefusesRBDsTablesAtLoad(t *testing.T) {
 		fmt.Fprintf(&src, "- {name: v%d, domain: d, execution: {kind: sync, handler: pg.crud, side_effects: internal_db, params: {op: select, table: '%s'}}}\n",
 			i, strings.ReplaceAll(table, "'", "''"))
 	}
-	_, diags := catalogue(t, src.String())
+	defs, diags := verbs.Parse("v.yaml", []byte(src.String()))
+	require.Empty(t, diags)
+	_, diags = registry.New(defs, registry.NewHandlers())
+	diags = diags.Sorted()
 	require.Len(t, diags, len(daemonTables))
 	for i, d := range diags {
 		require.Equal(t, "V015", string(d.Code), d.Message)
@@ -111,12 +117,21 @@ func TestV015FollowsTheDaemonSchemaOption(t *testing.T) {
 `
 	defs, diags := verbs.Parse("v.yaml", []byte(src))
 	require.Empty(t, diags)
-	_, diags = New(defs, NewHandlers())
+	_, diags = registry.New(defs, registry.NewHandlers())
 	require.Equal(t, []string{
 		`4:121 V015 table "rbd.deals" is in rbd's own schema "rbd", which holds the daemon's state; pg.crud may not use it`,
 	}, diagLines(diags.Sorted()), "without the option, rbd's schema is the default")
-	_, diags = New(defs, NewHandlers(), DaemonSchema("ops"))
+	_, diags = registry.New(defs, registry.NewHandlers(), registry.DaemonSchema("ops"))
 	require.Equal(t, []string{
 		`2:121 V015 table "ops.deals" is in rbd's own schema "ops", which holds the daemon's state; pg.crud may not use it`,
 	}, diagLines(diags.Sorted()))
+}
+
+// diagLines renders diagnostics as "line:col CODE message".
+func diagLines(ds lang.Diagnostics) []string {
+	out := make([]string, len(ds))
+	for i, d := range ds {
+		out[i] = fmt.Sprintf("%d:%d %s %s", d.Range.Start.Line, d.Range.Start.Column, d.Code, d.Text())
+	}
+	return out
 }

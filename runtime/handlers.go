@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/runbookdev/runbook/builtin"
 	"github.com/runbookdev/runbook/registry"
 )
 
@@ -17,9 +18,9 @@ type Handlers struct {
 
 // NewHandlers returns the built-in handlers of docs/design/verbs.md. deps gives the
 // ones that need the outside world what they need.
-func NewHandlers(deps BuiltinDeps) *Handlers {
+func NewHandlers(deps builtin.Deps) *Handlers {
 	h := &Handlers{specs: registry.NewHandlers(), impls: map[string]Handler{}}
-	for name, impl := range builtinHandlers(deps) {
+	for name, impl := range builtin.Handlers(deps) {
 		h.impls[name] = impl
 	}
 	return h
