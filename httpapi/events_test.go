@@ -81,7 +81,7 @@ func TestFollowSeesEveryEventLiveAndEnds(t *testing.T) {
 }
 
 // Each runbook's ledger is numbered from 1 (seq), whatever other runbooks
-// wrote meanwhile; the global id stays the cursor (issue 14).
+// wrote meanwhile; the global id stays the cursor (docs/daemon.md).
 func TestEventsAreNumberedPerRunbook(t *testing.T) {
 	b := setup(t)
 	var ids []string

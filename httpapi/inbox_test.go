@@ -18,7 +18,7 @@ import (
 // TestListingByStateAndNeedForAPerson: the listing's filters pick the
 // runbooks whose views say so, for one runbook of each kind: a gate to
 // decide, a park, a failure a retry may fix, one it would only repeat, a
-// rejected gate, an escalation and a complete one (issue 31's inbox).
+// rejected gate, an escalation and a complete one (docs/daemon.md: inbox).
 func TestListingByStateAndNeedForAPerson(t *testing.T) {
 	b := setup(t)
 	submit := func(src string, inputs map[string]any) string {

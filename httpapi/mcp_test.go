@@ -279,7 +279,7 @@ func TestMCPToolsAreCheckedAsTheirRoutes(t *testing.T) {
 
 	// A notification for another tenant's wait ends nothing, and is
 	// answered as one for a key nobody waits on: kept in globex's own
-	// namespace, so the answer says nothing of acme's waits (issue 27).
+	// namespace, so the answer says nothing of acme's waits (docs/reliability.md).
 	parked := b.waitFor(t, sub.ID.String(), "parked", stateIs("parked"))
 	res = callTool(t, globex, "notify", map[string]any{"correlation_key": parked.BlockedOn[0].CorrelationKey, "status": "completed", "result": map[string]any{}}, nil)
 	require.False(t, res.IsError, toolText(res))

@@ -117,7 +117,7 @@ func TestNotificationFailureFailsTheStep(t *testing.T) {
 
 // TestFailedNotificationMustSayWhy: a failed notification without an
 // error code was accepted and failed the step as INTERNAL with no
-// message (issue 13); it is 400, and nothing is stored.
+// message (docs/reliability.md); it is 400, and nothing is stored.
 func TestFailedNotificationMustSayWhy(t *testing.T) {
 	b := setup(t)
 	for _, body := range []string{
@@ -138,7 +138,7 @@ func TestFailedNotificationMustSayWhy(t *testing.T) {
 
 // A signed notification whose result does not fit the parked verb's
 // output_schema is 422 SCHEMA_VALIDATION_FAILED, and stores nothing: the
-// same bad body is 422 again, and the fixed one is accepted (issue 14).
+// same bad body is 422 again, and the fixed one is accepted (docs/daemon.md).
 func TestNotificationResultMustFitTheVerb(t *testing.T) {
 	b := setup(t)
 	sub, err := b.client.Submit(b.ctx, client.SubmitRequest{Source: "(t.wait :as @docs)\n"})

@@ -44,7 +44,7 @@ func (l *lockedBuffer) String() string {
 }
 
 // TestDatabaseOutageIs503 stops the database under a running API, as
-// issue 13 did: every request is then 503 with Retry-After, whether the
+// docs/reliability.md did: every request is then 503 with Retry-After, whether the
 // pool's connections die mid-conversation or new ones are refused, and
 // the outage is logged once, not once per request.
 func TestDatabaseOutageIs503(t *testing.T) {

@@ -15,7 +15,7 @@ import (
 )
 
 // TestUnstorableValuesAre400 sends values PostgreSQL cannot store, as
-// issue 13 did: each is the caller's mistake, 400 naming the field, not a
+// docs/reliability.md did: each is the caller's mistake, 400 naming the field, not a
 // 500 from the database.
 func TestUnstorableValuesAre400(t *testing.T) {
 	b := setup(t)

@@ -7,7 +7,7 @@ import (
 	"github.com/runbookdev/runbook/rbtype"
 )
 
-// Inline steps (issue 15). A step whose call can neither touch the world
+// Inline steps (docs/runtime.md). A step whose call can neither touch the world
 // nor take time need not be leased, committed, called and recorded in a
 // second transaction: it is called inside the advance that starts it, and
 // its outcome recorded there, with the same events (STEP_STARTED,

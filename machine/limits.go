@@ -6,7 +6,7 @@ import (
 )
 
 // Limits bound what one runbook may hold, so that no request can make the
-// daemon hold more than an operator planned for (issue 27: one 920 KB
+// daemon hold more than an operator planned for (docs/reliability.md: one 920 KB
 // submission made 115,000 steps and took the daemon from 385 MB to
 // 2.26 GB). Zero values take the defaults shown; docs/daemon.md lists
 // them with their flags.

@@ -184,7 +184,7 @@ func TestRunbookCannotChangeRBDsTablesThroughPGCRUD(t *testing.T) {
 	require.Equal(t, eventsBefore, b.eventTypes(t, victim), "its events are all there")
 }
 
-// TestPGCRUDEdges is issue 13's attack on pg.crud: a key argument left
+// TestPGCRUDEdges is the docs/reliability.md attack on pg.crud: a key argument left
 // out must not widen a statement to every row, arguments may not choose
 // columns the verb does not list, and the database's own errors (table
 // and constraint names, SQLSTATEs) stay out of the step's error, which

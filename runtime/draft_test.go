@@ -80,7 +80,7 @@ func TestDraftOnlyDraftsThenRunsForReal(t *testing.T) {
 	require.Contains(t, b.eventTypes(t, sub.ID), "RUNBOOK_RETRIED")
 }
 
-// Done means (issue 11): the funding-outreach example itself, submitted
+// The acceptance test: the funding-outreach example itself, submitted
 // draft_only against a model gateway: the summaries and the draft are
 // made, the review (a person's work) and the send are skipped with
 // DRAFT_ONLY and named in next_actions, nothing reaches the mail service,

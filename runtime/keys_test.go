@@ -65,7 +65,7 @@ func TestKeysAcrossALineage(t *testing.T) {
 	require.Equal(t, machine.RetryDelay(r, seed(root, send, 2), 2), machine.RetryDelay(r, seed(child, send, 2), 2))
 }
 
-// Runbook ids and correlation keys are keyed hashes (issue 27): another
+// Runbook ids and correlation keys are keyed hashes (docs/reliability.md): another
 // derivation key gives other ids, the same key the same ids (what dedupes
 // repeats), and neither is the public UUIDv5 rbd derived before.
 func TestDerivedIdsNeedTheKey(t *testing.T) {

@@ -43,7 +43,7 @@ func (d *drafter) of(id uuid.UUID) []runtime.Call {
 	return out
 }
 
-// Done means (issue 10): regenerate a completed outreach-like runbook; the
+// The acceptance test: regenerate a completed outreach-like runbook; the
 // draft runs again with a new key and seed, and the send, whose body is
 // the new draft, returns the parent's receipt: the provider's send count
 // stays 1. The lineage is stored and shown, and a repeat of the request

@@ -912,7 +912,7 @@ func TestMachineWakeUpCoversTheLeases(t *testing.T) {
 	require.Equal(t, f.leases[f.step("b").ID].ExpiresAt, *f.rb.WakeAt)
 }
 
-// A draft_only runbook calls nothing outside (issue 27): when it fails,
+// A draft_only runbook calls nothing outside (docs/reliability.md): when it fails,
 // a compensation whose verb has external_call side effects is skipped
 // with DRAFT_ONLY, not run, and the runbook finishes.
 func TestMachineDraftSkipsOutsideCompensations(t *testing.T) {

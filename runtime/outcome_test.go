@@ -91,7 +91,7 @@ func sha(s string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// Done means (issue 29): the funding-outreach flow records a Draft.Email
+// The acceptance test: the funding-outreach flow records a Draft.Email
 // draft and, after approval, a final Sent.Email that names the draft it
 // consumed; the draft's provenance names the research, the model and its
 // parameters, and the hashes of its arguments and result; a regeneration

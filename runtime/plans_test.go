@@ -12,7 +12,7 @@ import (
 
 // The plan cache keeps plans within its byte budget, the least recently
 // used going first, and never keeps a plan larger than the whole budget
-// (issue 27: one large plan once stayed at 430 MB).
+// (docs/reliability.md: one large plan once stayed at 430 MB).
 func TestPlanCacheIsBoundedInBytes(t *testing.T) {
 	cat := machineCatalogue(t)
 	raw := func(i int) (string, []byte) {

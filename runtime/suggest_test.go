@@ -10,7 +10,7 @@ import (
 )
 
 // A mistyped runbook id or step key is NOT_FOUND with the close ones, as
-// rbc suggests names (issue 14: `rbd approve ID aproval`).
+// rbc suggests names (docs/daemon.md: `rbd approve ID aproval`).
 func TestNotFoundSuggestsWhatWasMeant(t *testing.T) {
 	b := setup(t)
 	b.run(t)

@@ -68,7 +68,7 @@ func TestTenantsNeverShareAReceipt(t *testing.T) {
 	require.NoError(t, err, "an admin sees every tenant")
 }
 
-// Issue 27, finding 1: the default tenant's request keys take its prefix
+// Under attack (docs/reliability.md), row 1: the default tenant's request keys take its prefix
 // (migration tenant_request_keys), so that a runbook submitted before
 // still answers its repeat, and acme's key "tenant:acme:K" is acme's
 // alone. A row under a key of the caller's namespace that belongs to
@@ -109,7 +109,7 @@ func TestRequestKeysAreNamespacedAndMigrated(t *testing.T) {
 	require.NotContains(t, err.Error(), "globex")
 }
 
-// Issue 27, finding 8: a notification signed with another tenant's secret
+// Under attack (docs/reliability.md), row 8: a notification signed with another tenant's secret
 // that arrives before the step parks (its key known, somehow) is kept in
 // that tenant's namespace: it never takes the key, the step's own
 // tenant's notification is accepted, not refused as a conflict, and it

@@ -110,7 +110,7 @@ func ledgerRows(t *testing.T, b *testBundle, id uuid.UUID) map[string]ledgerRow 
 	return out
 }
 
-// docs/design/semantics.md section 2, issue 12's test: a runbook submitted in a trace,
+// docs/design/semantics.md section 2, the docs/design/semantics.md test: a runbook submitted in a trace,
 // with an http.call and an http.start that parks until a notification
 // sent from another trace. The exporter receives the runbook's span, a
 // child of the submitter's, and one span per attempt, children of the

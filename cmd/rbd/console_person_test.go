@@ -13,7 +13,7 @@ import (
 	"github.com/runbookdev/runbook/rbtype"
 )
 
-// The person at the gate (issue 31): the console's inbox, the gate's
+// The person at the gate (docs/daemon.md): the console's inbox, the gate's
 // panel, and what a failed runbook shows, in a real browser. The verbs are
 // a database failover's: a probe, a pause of writes that a compensation
 // undoes, and a high-risk promote whose lag may be at most 5 seconds.

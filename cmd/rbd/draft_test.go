@@ -66,7 +66,7 @@ func draftVerbs(url string) string {
 `, url)
 }
 
-// Issue 27, finding 6: a draft_only runbook calls nothing outside, its
+// Under attack (docs/reliability.md), row 6: a draft_only runbook calls nothing outside, its
 // compensations and escalations included: a compensation or an escalation
 // whose verb has external_call side effects is skipped with DRAFT_ONLY, and
 // the view says what would move the runbook.

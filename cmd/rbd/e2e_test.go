@@ -215,7 +215,7 @@ func chargeVerbs(url string) string {
 // TestKilledDaemonRepeatsNoSideEffect kills rbd (SIGKILL) in the middle
 // of a guarded http.call to a slow server, and starts it again: the
 // runbook completes, the server saw one idempotency key throughout, and
-// the ledger says the first call may have committed (issue 11).
+// the ledger says the first call may have committed (docs/design/semantics.md).
 func TestKilledDaemonRepeatsNoSideEffect(t *testing.T) {
 	t.Parallel()
 	e := newDaemonEnv(t)
@@ -270,7 +270,7 @@ func completeAfterKill(t *testing.T, e *daemonEnv, verbs string, server *keyServ
 }
 
 // TestKilledDaemonAfterAResumeInPlace kills rbd (SIGKILL) in the call
-// that a notification's own transaction leased to it (issue 15: the
+// that a notification's own transaction leased to it (docs/runtime.md: the
 // resume in one transaction, with no wake-up or claim): the next daemon
 // reclaims the step, and the server sees one idempotency key.
 func TestKilledDaemonAfterAResumeInPlace(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 	"github.com/runbookdev/runbook/rbtype"
 )
 
-// Issue 27, finding 12: a notification's error.code has the taxonomy's
+// Under attack (docs/reliability.md), row 12: a notification's error.code has the taxonomy's
 // shape (upper-case letters, digits and _), else 400; and what other
 // people wrote (an error message, a decider's name) reaches a terminal
 // through rbd status and rbd list with its control characters escaped,

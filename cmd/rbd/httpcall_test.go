@@ -65,7 +65,7 @@ func (s *recordingServer) requests() []string {
 	return append([]string(nil), s.seen...)
 }
 
-// Issue 27, finding 10: http.call follows no redirect to another host (a
+// Under attack (docs/reliability.md), row 10: http.call follows no redirect to another host (a
 // POST would arrive there as a GET, with the verb's secret headers); a
 // verb may allow redirects to its own host with params.redirects:
 // same_host, and without it follows none.
@@ -129,7 +129,7 @@ func TestHTTPCallFollowsNoRedirectToAnotherHost(t *testing.T) {
 	require.Contains(t, home.requests(), "POST /here key=sk-redirect-secret", "same host, same method")
 }
 
-// Issue 27, finding 11: an argument never replaces a query parameter the
+// Under attack (docs/reliability.md), row 11: an argument never replaces a query parameter the
 // verb's author fixed in its URL: a verb whose input_schema names one is
 // V004 when it is loaded (rbd does not start), and an argument that names
 // one of a verb without a schema fails its step, the request unsent.

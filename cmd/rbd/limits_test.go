@@ -66,7 +66,7 @@ func submitRaw(t *testing.T, d *daemon, token string, req client.SubmitRequest) 
 	return status, eb.Error, out
 }
 
-// Issue 27, finding 3, with the daemon's defaults: a runbook of more steps
+// Under attack (docs/reliability.md), row 3, with the daemon's defaults: a runbook of more steps
 // than --max-steps (10,000), a source over --max-source-bytes (256 KiB)
 // and a source of thousands of errors are refused with a clear answer
 // that names the limit, and the errors' answer carries the first 100
@@ -131,7 +131,7 @@ func TestRunbookSizeIsBoundedByDefault(t *testing.T) {
 	require.Regexp(t, `(?m)^rbd_http_refusals_total\{reason="limit_source_bytes"\} 1$`, metrics)
 }
 
-// Issue 27, finding 3, with the limits turned down: an extension that
+// Under attack (docs/reliability.md), row 3, with the limits turned down: an extension that
 // would take a runbook past --max-steps is refused and adds nothing, one
 // within it is added; a plan over --max-plan-bytes is refused; and the
 // decoded plans a worker keeps never weigh more than --plan-cache-bytes,
@@ -185,7 +185,7 @@ func TestRunbookGrowthAndThePlanCacheAreBounded(t *testing.T) {
 	require.LessOrEqual(t, weight, 1_000_000)
 }
 
-// Issue 27, finding 5: a read-only token may hold --max-streams-per-token
+// Under attack (docs/reliability.md), row 5: a read-only token may hold --max-streams-per-token
 // (16) live event streams at once; the next is 429 naming the limit,
 // while another token still gets its stream, and a stream closed gives
 // its place back.
@@ -234,7 +234,7 @@ func TestLiveStreamsAreBoundedPerToken(t *testing.T) {
 	})
 }
 
-// Issue 27, finding 3, growth with the daemon's defaults: an extension
+// Under attack (docs/reliability.md), row 3, growth with the daemon's defaults: an extension
 // that would take a runbook past --max-steps (10,000) is refused naming
 // the limit, and adds no step.
 func TestRunbookGrowthIsBoundedByDefault(t *testing.T) {

@@ -88,7 +88,7 @@ func readmeBlockText(marker string) (string, error) {
 
 // TestReadme runs testdata/readme/*.txtar: the README's manual path, its
 // blocks as written, from a checkout after make build, with the embedded
-// PostgreSQL that rbd serve starts when given no database (issue 31):
+// PostgreSQL that rbd serve starts when given no database (docs/daemon.md):
 // manual.txtar as the user running the tests (root on the build machine
 // and in CI), manual_unprivileged.txtar, when that is root, as nobody. Only
 // where the daemon listens comes from the test (RBD_LISTEN, RBD_SERVER),

@@ -10,7 +10,7 @@ import (
 	"github.com/runbookdev/runbook/rbtype"
 )
 
-// Issue 27, finding 9: a secret that a verb puts in its URL's query
+// Under attack (docs/reliability.md), row 9: a secret that a verb puts in its URL's query
 // through ${env:...} stays out of the log when the call fails in
 // transport (a refused connection): the log shows the URL as events do,
 // without its query.

@@ -183,7 +183,7 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 // data between collections, unless GOGC says otherwise. The advance
 // allocates a lot that dies at once (rows, batches, events); at Go's
 // default of twice, collection took a sixth of rbd's CPU per step.
-// Measured (BENCHMARKS.md, "Issue 15"): rbd CPU per chain step 74-87 us at
+// Measured (BENCHMARKS.md, "Inline steps"): rbd CPU per chain step 74-87 us at
 // GOGC=100, 61-63 at 200, and 150 level with 200 in two pairs; RSS with
 // 100k parked runbooks 64 MiB at 100, 73 at 150, 82-91 at 200, against a
 // target of 100 MB: 150 keeps the room.

@@ -175,7 +175,7 @@ func sendLegitimately(t *testing.T, d *daemon, token, prefix string, secret []by
 	return l
 }
 
-// Issue 27, finding 2: 300 connections trickling forged notifications a
+// Under attack (docs/reliability.md), row 2: 300 connections trickling forged notifications a
 // byte a second, from one address and then spread over 150, must not keep
 // a signed notification or a token's submission from being served (the
 // same are sent first with no attack, for their latency). Set

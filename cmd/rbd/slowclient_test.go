@@ -49,13 +49,13 @@ func answered(conn net.Conn, wait time.Duration) (string, error) {
 	return strings.TrimSpace(line), err
 }
 
-// TestSlowClientsAreCutOff is issue 13's webhook attack, with loopback
+// TestSlowClientsAreCutOff is the docs/reliability.md webhook attack, with loopback
 // clients that send headers or bodies a byte at a time: the daemon cuts
 // them off after --read-header-timeout and --body-timeout, reads at most
 // --max-bodies-per-address bodies at once from one address (503 with
 // Retry-After beyond), holds at most --max-concurrent-webhooks bodies'
 // worth of webhook bodies (503 beyond), cuts off a body that stalls
-// after a fast start at --body-min-rate (issue 27), refuses headers over
+// after a fast start at --body-min-rate (docs/reliability.md), refuses headers over
 // --max-header-bytes, and still keeps a live event stream open far longer
 // than the body timeout.
 func TestSlowClientsAreCutOff(t *testing.T) {
@@ -168,7 +168,7 @@ func postFrom(t *testing.T, d *daemon, from net.IP, path, body string) int {
 	return resp.StatusCode
 }
 
-// Issue 27: a body that arrives fast and then stalls is cut off at
+// docs/reliability.md: a body that arrives fast and then stalls is cut off at
 // --body-min-rate, measured over each chunk, long before --body-timeout;
 // and while it is held, a webhook pool of one body's worth
 // (--max-concurrent-webhooks 1) refuses another webhook but not a

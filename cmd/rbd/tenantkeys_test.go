@@ -25,7 +25,7 @@ tok-acme tenant=acme actor=alice roles=read,submit,approve
 tok-globex tenant=globex actor=bob roles=read,submit,approve
 `
 
-// Issue 27, finding 1: a default-tenant token sending an Idempotency-Key
+// Under attack (docs/reliability.md), row 1: a default-tenant token sending an Idempotency-Key
 // that spells another tenant's key (tenant:acme:K, or the derivable
 // tenant:acme:plan:<sha>) must land in its own namespace, never on acme's
 // runbook, and acme's own submission must then make and run its runbook.
@@ -84,7 +84,7 @@ func TestDefaultTenantCannotTakeAnotherTenantsRequestKeys(t *testing.T) {
 }
 
 // The namespaces rbd derived runbook ids and correlation keys in before
-// issue 27, as anyone could read them in its source: an attacker's copy.
+// docs/reliability.md, as anyone could read them in its source: an attacker's copy.
 var (
 	publicRunbookNamespace     = uuid.MustParse("6b1f0c7e-4d1a-5a53-9c2e-7e0a1f3b9d21")
 	publicCorrelationNamespace = uuid.MustParse("d3a8e5b2-61c4-5f09-b7e2-4a1c8d9f0e63")
@@ -105,7 +105,7 @@ const webhookTenantSecrets = `whsec-acme tenant=acme
 whsec-globex tenant=globex
 `
 
-// Issue 27, finding 8: holding only its own webhook secret, globex works
+// Under attack (docs/reliability.md), row 8: holding only its own webhook secret, globex works
 // out the correlation key of a wait acme has not yet started, from the
 // plan, the mode, acme's name and the inputs, and notifies it first. acme's
 // step must still resume on acme's own notification.
@@ -158,7 +158,7 @@ func TestAnotherTenantCannotPreemptAFutureWait(t *testing.T) {
 	require.JSONEq(t, `{"real":true}`, string(v.Outcomes["w"]))
 }
 
-// Issue 27, finding 8: a notification signed with globex's secret for a
+// Under attack (docs/reliability.md), row 8: a notification signed with globex's secret for a
 // key acme's step waits on is answered exactly as one for a key nobody
 // waits on (202, kept in globex's own namespace), not 404: the answer
 // says nothing about other tenants' waits. Nor does it take the key from

@@ -14,7 +14,7 @@ import (
 	"github.com/runbookdev/runbook/durable/pgtest"
 )
 
-// Issue 27, finding 7: a notification's usage of 2^63-1 tokens or 1.7e308
+// Under attack (docs/reliability.md), row 7: a notification's usage of 2^63-1 tokens or 1.7e308
 // dollars is refused at the door (tokens at most 10^12, cost and credits
 // at most 10^9), and sums over what the ledger already holds saturate
 // rather than fail: GET /v1/costs, for the tenant and for an admin, and
