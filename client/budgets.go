@@ -4,49 +4,26 @@ import (
 	"context"
 	"net/http"
 	"net/url"
-	"time"
 
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/rbtype"
 )
 
 // Budgets is GET /v1/budgets: a tenant's budgets, each as it applies,
 // with what was spent and what is left.
-type Budgets struct {
-	Tenant  string         `json:"tenant"`
-	Budgets []TenantBudget `json:"budgets"`
-}
+type Budgets = apitype.TenantBudgetsView
 
 // TenantBudget is one scope of a tenant's budgets: the cap that applies
 // (the one an admin set, else the policy's), and for a day or a month
 // what was spent and what is left.
-type TenantBudget struct {
-	Budget rbtype.BudgetScope `json:"budget"`
-	Limit  rbtype.Budget      `json:"limit"`
-	Spent  *rbtype.Spend      `json:"spent,omitempty"`
-	Left   *rbtype.Budget     `json:"left,omitempty"`
-	// Rule is where it comes from: the policy's rule, or "set".
-	Rule string     `json:"rule"`
-	Set  *SetBudget `json:"set,omitempty"`
-}
+type TenantBudget = apitype.TenantBudgetView
 
 // SetBudget is a budget an admin set, with who and when.
-type SetBudget struct {
-	Tenant    string             `json:"tenant"`
-	Scope     rbtype.BudgetScope `json:"scope"`
-	Budget    rbtype.Budget      `json:"budget"`
-	UpdatedBy string             `json:"updated_by"`
-	UpdatedAt time.Time          `json:"updated_at"`
-}
+type SetBudget = apitype.SetBudget
 
 // BudgetChanged says what a change of budget replaced: Before nil, the
 // policy's applied; After nil, the policy's applies again.
-type BudgetChanged struct {
-	Tenant string             `json:"tenant"`
-	Budget rbtype.BudgetScope `json:"budget"`
-	Before *rbtype.Budget     `json:"before"`
-	After  *rbtype.Budget     `json:"after"`
-	By     string             `json:"by"`
-}
+type BudgetChanged = apitype.BudgetChanged
 
 // Budgets reads the budgets of the token's tenant, or, for an admin, of
 // tenant ("" for the token's own).

@@ -2,18 +2,16 @@ package client
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/runbookdev/runbook/apitype"
+	"github.com/runbookdev/runbook/lang"
 )
 
-// ErrorCode is the code of an API error (docs/reference/http-api.md,
-// "Errors"). It is an error itself, so that errors.Is(err, CodeNotFound)
+// ErrorCode is the code of an API error; errors.Is(err, CodeNotFound)
 // asks whether err is the daemon's NOT_FOUND.
-type ErrorCode string
-
-// Error makes an ErrorCode usable as the target of errors.Is.
-func (c ErrorCode) Error() string { return string(c) }
+type ErrorCode = apitype.ErrorCode
 
 // The API's error codes.
 const (
@@ -37,28 +35,18 @@ const (
 )
 
 // Error is an answer the daemon refused: the body {"error": {...}} of
-// every error response, with the HTTP status it came with.
+// every error response (apitype.ErrorInfo: its code, message, the field
+// at fault, the diagnostics of COMPILE_FAILED and INVALID_PLAN, the limit
+// of LIMIT_EXCEEDED), with the HTTP status it came with. An answer that
+// was not the API's JSON (a proxy's page, say) has the status's text as
+// its code.
 type Error struct {
 	// StatusCode is the HTTP status.
-	StatusCode int `json:"-"`
-	// Code says which refusal it is; an answer that was not the API's
-	// JSON (a proxy's page, say) has the status's text as its code.
-	Code    ErrorCode `json:"code"`
-	Message string    `json:"message"`
-	// Field names the request's field at fault, when one is (a
-	// schedule's cron, timezone, catch_up, source, ...).
-	Field string `json:"field,omitempty"`
-	// Diagnostics explain COMPILE_FAILED and INVALID_PLAN, in the shape of
-	// `rbc lint --format json`.
-	Diagnostics []Diagnostic `json:"diagnostics,omitempty"`
-	// DiagnosticsTotal is how many diagnostics there were, when the daemon
-	// sent only the first of them (its --max-diagnostics).
-	DiagnosticsTotal int `json:"diagnostics_total,omitempty"`
-	// Limit names the limit a LIMIT_EXCEEDED refusal went past.
-	Limit *Limit `json:"limit,omitempty"`
+	StatusCode int
+	apitype.ErrorInfo
 	// RetryAfter is the wait the daemon asked for (Retry-After), when it
 	// gave one: the client has already retried as its RetryPolicy allows.
-	RetryAfter time.Duration `json:"-"`
+	RetryAfter time.Duration
 }
 
 // Error renders the refusal on one line, its diagnostics on the lines
@@ -68,7 +56,7 @@ func (e *Error) Error() string {
 	fmt.Fprintf(&b, "%s (HTTP %d): %s", e.Code, e.StatusCode, e.Message)
 	for _, d := range e.Diagnostics {
 		b.WriteString("\n")
-		b.WriteString(d.String())
+		b.WriteString(d.Error())
 	}
 	return b.String()
 }
@@ -83,88 +71,9 @@ func (e *Error) Is(target error) bool {
 // Limit is one of the daemon's limits that a request went past: its
 // flag's name (max-steps, max-source-bytes, ...), what it allows, and
 // what the request would have made.
-type Limit struct {
-	Name string `json:"name"`
-	Max  int    `json:"max"`
-	Got  int    `json:"got"`
-}
+type Limit = apitype.LimitInfo
 
 // Diagnostic is one problem in a source or a plan, as `rbc lint --format
 // json` and the daemon's 422 answers give it (docs/reference/language.md,
-// "Diagnostics").
-type Diagnostic struct {
-	Severity string    `json:"severity"`
-	Code     string    `json:"code"`
-	Message  string    `json:"message"`
-	Range    Range     `json:"range"`
-	Related  []Related `json:"related,omitempty"`
-	// Suggestions are the close names of a did-you-mean.
-	Suggestions []string `json:"suggestions,omitempty"`
-	// Notes explain the diagnostic without a place of their own.
-	Notes []string `json:"notes,omitempty"`
-	// Fixes are machine-applicable repairs: edits that, applied together,
-	// make the change the fix's message describes.
-	Fixes []Fix `json:"fixes,omitempty"`
-}
-
-// Headline is the message and, when there are suggestions, "(did you
-// mean ...?)", as rbc prints a diagnostic's first line.
-func (d Diagnostic) Headline() string {
-	if len(d.Suggestions) == 0 {
-		return d.Message
-	}
-	quoted := make([]string, len(d.Suggestions))
-	for i, n := range d.Suggestions {
-		quoted[i] = strconv.Quote(n)
-	}
-	last := len(quoted) - 1
-	names := quoted[last]
-	if last > 0 {
-		names = strings.Join(quoted[:last], ", ") + " or " + names
-	}
-	return d.Message + " (did you mean " + names + "?)"
-}
-
-// Text is the headline and each note, joined by "; ": the whole
-// diagnostic on one line.
-func (d Diagnostic) Text() string {
-	return strings.Join(append([]string{d.Headline()}, d.Notes...), "; ")
-}
-
-// String renders the diagnostic as file:line:column: severity[code]: text.
-func (d Diagnostic) String() string {
-	return fmt.Sprintf("%s:%d:%d: %s[%s]: %s", d.Range.File, d.Range.Start.Line, d.Range.Start.Column, d.Severity, d.Code, d.Text())
-}
-
-// Range is a span of a source: where it starts and where it ends.
-type Range struct {
-	File  string `json:"file"`
-	Start Pos    `json:"start"`
-	End   Pos    `json:"end"`
-}
-
-// Pos is a place in a source: its line and column (from 1) and its byte
-// offset (from 0), which is what edits are applied at.
-type Pos struct {
-	Line   int `json:"line"`
-	Column int `json:"column"`
-	Byte   int `json:"byte"`
-}
-
-// Related is another place that explains a diagnostic.
-type Related struct {
-	Range   Range  `json:"range"`
-	Message string `json:"message"`
-}
-
-// Fix is a machine-applicable repair of a diagnostic.
-type Fix struct {
-	Message string `json:"message"`
-	Edits   []Edit `json:"edits"`
-}
-
-// Edit replaces a range of the source with text.
-type Edit struct {
-	Range Range  `json:"range"`
-	Text  string `json:"text"`
-}
+// "Diagnostics"): the language's own.
+type Diagnostic = lang.Diagnostic

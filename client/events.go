@@ -12,8 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
-
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/rbtype"
 )
 
@@ -22,29 +21,10 @@ const maxEventPage = 10000
 
 // Event is one entry of a runbook's ledger. IDs grow with time; a reader
 // goes on after the last id it saw.
-type Event struct {
-	// ID is global, the cursor; Seq numbers the runbook's own events
-	// from 1.
-	ID      int64            `json:"id"`
-	Seq     int64            `json:"seq"`
-	Type    rbtype.EventType `json:"type"`
-	Step    string           `json:"step,omitempty"`
-	Attempt int              `json:"attempt,omitempty"`
-	Worker  string           `json:"worker,omitempty"`
-	Data    json.RawMessage  `json:"data,omitempty"`
-	At      time.Time        `json:"at"`
-	// TraceID and CorrelationID are the runbook's; a step's event also
-	// names its attempt (AttemptID) and the attempt's span (SpanID).
-	TraceID       string     `json:"trace_id"`
-	CorrelationID string     `json:"correlation_id"`
-	SpanID        string     `json:"span_id,omitempty"`
-	AttemptID     *uuid.UUID `json:"attempt_id,omitempty"`
-}
+type Event = apitype.Event
 
 // EventsResponse is a page of a runbook's ledger, oldest first.
-type EventsResponse struct {
-	Events []Event `json:"events"`
-}
+type EventsResponse = apitype.EventsResponse
 
 // EventsPage returns one page of a runbook's ledger: the events after the
 // event id after, at most limit of them (0: the daemon's default, 1000).
@@ -81,9 +61,7 @@ func (c *Client) Events(ctx context.Context, id string, after int64) ([]Event, e
 
 // StreamEnd is the data of a live stream's last event, named "end": the
 // runbook has finished and nothing more will be written to its ledger.
-type StreamEnd struct {
-	Status rbtype.RunbookStatus `json:"status"`
-}
+type StreamEnd = apitype.StreamEnd
 
 // Follow calls fn with each of a runbook's events after an event id, live
 // (Server-Sent Events), until the runbook finishes (it returns its final

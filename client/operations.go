@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+
+	"github.com/runbookdev/runbook/apitype"
 )
 
 // CostsRequest is GET /v1/costs's query; every field is optional.
@@ -17,10 +19,7 @@ type CostsRequest struct {
 }
 
 // CostsResponse is what attempts used, by the group asked for.
-type CostsResponse struct {
-	GroupBy string `json:"group_by"`
-	Costs   []Cost `json:"costs"`
-}
+type CostsResponse = apitype.CostsResponse
 
 // Costs sums the job ledger.
 func (c *Client) Costs(ctx context.Context, req CostsRequest) (*CostsResponse, error) {
@@ -33,9 +32,7 @@ func (c *Client) Costs(ctx context.Context, req CostsRequest) (*CostsResponse, e
 }
 
 // Health is the body of /healthz and of a ready /readyz.
-type Health struct {
-	Status string `json:"status"`
-}
+type Health = apitype.Health
 
 // Healthz asks whether the daemon answers.
 func (c *Client) Healthz(ctx context.Context) (*Health, error) {

@@ -9,8 +9,7 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/google/uuid"
-
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/rbtype"
 )
 
@@ -19,44 +18,12 @@ const IdempotencyKeyHeader = "Idempotency-Key"
 
 // SubmitRequest is POST /v1/runbooks: a source for the daemon to compile
 // with its verbs, or a plan compiled beforehand by `rbc compile`.
-type SubmitRequest struct {
-	// Source is runbook text; give it or Plan.
-	Source string `json:"source,omitempty"`
-	// Filename names the source, or the plan, in diagnostics.
-	Filename string `json:"filename,omitempty"`
-	// Plan is a plan as `rbc compile` writes it.
-	Plan json.RawMessage `json:"plan,omitempty"`
-	// Inputs are the $inputs, by name.
-	Inputs map[string]any `json:"inputs,omitempty"`
-	// Mode is execute (the default), dry_run or draft_only.
-	Mode rbtype.Mode `json:"mode,omitempty"`
-	// Actor names who submits, for the ledger.
-	Actor string `json:"actor,omitempty"`
-	// Name is the runbook's name for people (default: the source file's
-	// name without its extension). A label, not part of the request.
-	Name string `json:"name,omitempty"`
-	// HoldOpen keeps the runbook in_progress after its steps end, until
-	// Close.
-	HoldOpen bool `json:"hold_open,omitempty"`
-	// Budget is the runbook's own budget: it may only lower the tenant's
-	// runbook budget.
-	Budget *rbtype.Budget `json:"budget,omitempty"`
-	// IdempotencyKey, when set, is sent as the Idempotency-Key header: a
-	// repeat answers the runbook the first request made. Without one, the
-	// daemon keys the request by its plan, inputs and mode.
-	IdempotencyKey string `json:"-"`
-}
+type SubmitRequest = apitype.SubmitRequest
 
 // SubmitResponse names the runbook a submission started. Created is false
 // when the request repeated an earlier one (200, not 201): nothing new
 // runs, and Message says so ("already submitted as ID (STATUS)").
-type SubmitResponse struct {
-	ID      uuid.UUID            `json:"id"`
-	Status  rbtype.RunbookStatus `json:"status"`
-	Created bool                 `json:"created"`
-	Name    string               `json:"name,omitempty"`
-	Message string               `json:"message,omitempty"`
-}
+type SubmitResponse = apitype.SubmitResponse
 
 // NewIdempotencyKey returns a random key (32 hex digits) for a request
 // that should never be taken for an earlier one.
@@ -127,10 +94,7 @@ type ListRequest struct {
 
 // ListResponse is a page of runbooks, newest first. Next is the cursor
 // of the following page, empty on the last.
-type ListResponse struct {
-	Runbooks []RunbookSummary `json:"runbooks"`
-	Next     string           `json:"next,omitempty"`
-}
+type ListResponse = apitype.ListResponse
 
 // List returns a page of runbooks, newest first.
 func (c *Client) List(ctx context.Context, req ListRequest) (*ListResponse, error) {
@@ -162,23 +126,13 @@ func (c *Client) Plan(ctx context.Context, id string) (json.RawMessage, error) {
 }
 
 // CancelRequest is the optional body of POST .../cancel.
-type CancelRequest struct {
-	By string `json:"by,omitempty"`
-	// Compensate, when false, leaves what the completed steps did as it
-	// is; nil (the default) undoes it: their compensations run.
-	Compensate *bool `json:"compensate,omitempty"`
-}
+type CancelRequest = apitype.CancelRequest
 
 // CloseRequest is the optional body of POST .../close.
-type CloseRequest struct {
-	By string `json:"by,omitempty"`
-}
+type CloseRequest = apitype.CloseRequest
 
 // StatusResponse is a runbook's status after a cancel or a close.
-type StatusResponse struct {
-	ID     uuid.UUID            `json:"id"`
-	Status rbtype.RunbookStatus `json:"status"`
-}
+type StatusResponse = apitype.CancelResponse
 
 // Cancel cancels a runbook: the steps that have not finished are
 // cancelled and its waits ended; completed work stays.
@@ -200,21 +154,10 @@ func (c *Client) Close(ctx context.Context, id string, req CloseRequest) (*Statu
 }
 
 // RetryRequest is the optional body of POST .../retry.
-type RetryRequest struct {
-	// Steps are the steps to retry; empty, every failed, skipped,
-	// cancelled and escalated one.
-	Steps []string `json:"steps,omitempty"`
-	By    string   `json:"by,omitempty"`
-	// Execute runs a finished draft_only runbook for real.
-	Execute bool `json:"execute,omitempty"`
-}
+type RetryRequest = apitype.RetryRequest
 
 // RetryResponse lists the steps a retry sent back to pending.
-type RetryResponse struct {
-	ID     uuid.UUID            `json:"id"`
-	Status rbtype.RunbookStatus `json:"status"`
-	Steps  []string             `json:"steps"`
-}
+type RetryResponse = apitype.RetryResponse
 
 // Retry runs a failed, partial or escalated runbook again from where it
 // stopped, with the same idempotency keys, so an effect that happened is
@@ -228,23 +171,11 @@ func (c *Client) Retry(ctx context.Context, id string, req RetryRequest) (*Retry
 }
 
 // RegenerateRequest is the optional body of POST .../regenerate.
-type RegenerateRequest struct {
-	// Inputs override the parent's, name by name.
-	Inputs map[string]any `json:"inputs,omitempty"`
-	By     string         `json:"by,omitempty"`
-	// IdempotencyKey is sent as the Idempotency-Key header, as a
-	// submission's.
-	IdempotencyKey string `json:"-"`
-}
+type RegenerateRequest = apitype.RegenerateRequest
 
 // RegenerateResponse names the runbook a regeneration started and its
 // lineage.
-type RegenerateResponse struct {
-	ID      uuid.UUID            `json:"id"`
-	Status  rbtype.RunbookStatus `json:"status"`
-	Created bool                 `json:"created"`
-	Lineage Lineage              `json:"lineage"`
-}
+type RegenerateResponse = apitype.RegenerateResponse
 
 // Regenerate starts a new runbook of a finished runbook's lineage: its
 // plan, its inputs with those given overriding them.
@@ -258,20 +189,11 @@ func (c *Client) Regenerate(ctx context.Context, id string, req RegenerateReques
 
 // ExtendRequest is POST /v1/runbooks/{id}/steps: more source, compiled
 // against the runbook's frozen plan.
-type ExtendRequest struct {
-	Source   string         `json:"source"`
-	Filename string         `json:"filename,omitempty"`
-	Inputs   map[string]any `json:"inputs,omitempty"`
-	Actor    string         `json:"actor,omitempty"`
-}
+type ExtendRequest = apitype.ExtendRequest
 
 // ExtendResponse lists the steps an extension added and the runbook's new
 // version.
-type ExtendResponse struct {
-	ID      uuid.UUID `json:"id"`
-	Steps   []string  `json:"steps"`
-	Version int       `json:"version"`
-}
+type ExtendResponse = apitype.ExtendResponse
 
 // Extend adds source to a running runbook.
 func (c *Client) Extend(ctx context.Context, id string, req ExtendRequest) (*ExtendResponse, error) {

@@ -2,14 +2,10 @@ package client
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"net/url"
-	"time"
 
-	"github.com/google/uuid"
-
-	"github.com/runbookdev/runbook/rbtype"
+	"github.com/runbookdev/runbook/apitype"
 )
 
 // The overlaps and catch-ups of a schedule (docs/design/semantics.md
@@ -23,80 +19,23 @@ const (
 
 // ScheduleRequest is POST /v1/schedules: a cron expression in a time zone,
 // and the source or plan each tick submits with its inputs.
-type ScheduleRequest struct {
-	Name string `json:"name"`
-	// Cron has five fields or is a name such as @hourly; Timezone is an
-	// IANA time zone (default UTC).
-	Cron     string          `json:"cron"`
-	Timezone string          `json:"timezone,omitempty"`
-	Source   string          `json:"source,omitempty"`
-	Plan     json.RawMessage `json:"plan,omitempty"`
-	Filename string          `json:"filename,omitempty"`
-	Inputs   map[string]any  `json:"inputs,omitempty"`
-	Mode     rbtype.Mode     `json:"mode,omitempty"`
-	Overlap  string          `json:"overlap,omitempty"`
-	CatchUp  string          `json:"catch_up,omitempty"`
-}
+type ScheduleRequest = apitype.ScheduleRequest
 
 // SchedulePatch is PATCH /v1/schedules/{id}: each field given replaces
 // the schedule's; Paused pauses (true) or resumes (false) it.
-type SchedulePatch struct {
-	Paused   *bool           `json:"paused,omitempty"`
-	Name     *string         `json:"name,omitempty"`
-	Cron     *string         `json:"cron,omitempty"`
-	Timezone *string         `json:"timezone,omitempty"`
-	Source   *string         `json:"source,omitempty"`
-	Plan     json.RawMessage `json:"plan,omitempty"`
-	Filename *string         `json:"filename,omitempty"`
-	Inputs   map[string]any  `json:"inputs,omitempty"`
-	Mode     *rbtype.Mode    `json:"mode,omitempty"`
-	Overlap  *string         `json:"overlap,omitempty"`
-	CatchUp  *string         `json:"catch_up,omitempty"`
-}
+type SchedulePatch = apitype.SchedulePatchRequest
 
 // Schedule is a schedule as the API shows it.
-type Schedule struct {
-	ID       uuid.UUID       `json:"id"`
-	Name     string          `json:"name"`
-	Cron     string          `json:"cron"`
-	Timezone string          `json:"timezone"`
-	Filename string          `json:"filename"`
-	Source   string          `json:"source,omitempty"`
-	Plan     json.RawMessage `json:"plan,omitempty"`
-	Inputs   json.RawMessage `json:"inputs"`
-	Mode     rbtype.Mode     `json:"mode"`
-	Overlap  string          `json:"overlap"`
-	CatchUp  string          `json:"catch_up"`
-	Paused   bool            `json:"paused"`
-	Actor    string          `json:"actor,omitempty"`
-	// NextFireAt is the next tick, in UTC; nil while paused.
-	NextFireAt *time.Time `json:"next_fire_at,omitempty"`
-	LastTickAt *time.Time `json:"last_tick_at,omitempty"`
-	// LastRunbook is the runbook the last fired tick made.
-	LastRunbook *LastRunbook `json:"last_runbook,omitempty"`
-	// LastError says why the last tick made no runbook.
-	LastError string    `json:"last_error,omitempty"`
-	Skipped   int64     `json:"skipped"`
-	CreatedAt time.Time `json:"created_at"`
-	UpdatedAt time.Time `json:"updated_at"`
-}
+type Schedule = apitype.ScheduleView
 
 // LastRunbook is the runbook a schedule's last fired tick made.
-type LastRunbook struct {
-	ID     uuid.UUID            `json:"id"`
-	Status rbtype.RunbookStatus `json:"status,omitempty"`
-}
+type LastRunbook = apitype.LastRunbookView
 
 // ScheduleList is GET /v1/schedules.
-type ScheduleList struct {
-	Schedules []Schedule `json:"schedules"`
-}
+type ScheduleList = apitype.ScheduleList
 
 // ScheduleDeleted is DELETE /v1/schedules/{id}.
-type ScheduleDeleted struct {
-	ID      uuid.UUID `json:"id"`
-	Deleted bool      `json:"deleted"`
-}
+type ScheduleDeleted = apitype.ScheduleDeleted
 
 func schedulePath(id string) string { return "/v1/schedules/" + url.PathEscape(id) }
 

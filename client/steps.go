@@ -2,30 +2,17 @@ package client
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 
-	"github.com/google/uuid"
-
-	"github.com/runbookdev/runbook/rbtype"
+	"github.com/runbookdev/runbook/apitype"
 )
 
 // DecisionRequest is the body of POST .../steps/{key}/approve and
 // /reject.
-type DecisionRequest struct {
-	// By is who decides; optional. A token that names its actor is
-	// recorded as that actor (a different By is kept as a note); for one
-	// that names none, By is recorded, or else the token's token-<n>.
-	By      string `json:"by,omitempty"`
-	Comment string `json:"comment,omitempty"`
-}
+type DecisionRequest = apitype.DecisionRequest
 
 // DecisionResponse confirms a gate decision.
-type DecisionResponse struct {
-	ID       uuid.UUID           `json:"id"`
-	Step     string              `json:"step"`
-	Decision rbtype.GateDecision `json:"decision"`
-}
+type DecisionResponse = apitype.DecisionResponse
 
 // Approve lets a step waiting at its gate run.
 func (c *Client) Approve(ctx context.Context, id, step string, req DecisionRequest) (*DecisionResponse, error) {
@@ -55,20 +42,10 @@ const (
 
 // ResolveRequest is the body of POST .../steps/{key}/resolve: what
 // becomes of an escalated step.
-type ResolveRequest struct {
-	// Action is ResolveComplete (with Result), ResolveRetry or
-	// ResolveFail.
-	Action string          `json:"action"`
-	Result json.RawMessage `json:"result,omitempty"`
-	By     string          `json:"by,omitempty"`
-}
+type ResolveRequest = apitype.ResolveRequest
 
 // ResolveResponse confirms a resolution.
-type ResolveResponse struct {
-	ID     uuid.UUID `json:"id"`
-	Step   string    `json:"step"`
-	Action string    `json:"action"`
-}
+type ResolveResponse = apitype.ResolveResponse
 
 // Resolve settles an escalated step.
 func (c *Client) Resolve(ctx context.Context, id, step string, req ResolveRequest) (*ResolveResponse, error) {
@@ -82,30 +59,7 @@ func (c *Client) Resolve(ctx context.Context, id, step string, req ResolveReques
 // StepDetail is GET /v1/runbooks/{id}/steps/{key}: one step as its view
 // has it, and its arguments as frozen and as resolved, what it does to
 // the outside world, and the gate that applies to it.
-type StepDetail struct {
-	Step
-	// Args are as the plan froze them, with {"$ref"} and {"$input"}
-	// placeholders.
-	Args map[string]any `json:"args"`
-	// ResolvedArgs are their values: its last attempt's (ArgsFrom
-	// "attempt"), or resolved from what is known now ("resolved", or
-	// "partial" when a reference waits on a step without a result).
-	ResolvedArgs json.RawMessage    `json:"resolved_args"`
-	ArgsFrom     string             `json:"args_from"`
-	Risk         rbtype.Risk        `json:"risk"`
-	SideEffects  rbtype.SideEffects `json:"side_effects"`
-	Target       string             `json:"target,omitempty"`
-	// GateWhy is one of the Gate... constants when the step has a gate
-	// of its own; Policy what the policy said, when it gated the step.
-	GateWhy string          `json:"gate_why,omitempty"`
-	Policy  json.RawMessage `json:"policy,omitempty"`
-	// GatedBy is the step whose gate stands in front of this one's
-	// effect: itself, one upstream, or none.
-	GatedBy   string          `json:"gated_by,omitempty"`
-	Execution json.RawMessage `json:"execution"`
-	VerbHash  string          `json:"verb_hash"`
-	Pos       json.RawMessage `json:"pos,omitempty"`
-}
+type StepDetail = apitype.StepDetail
 
 // Step returns one step of a runbook in detail.
 func (c *Client) Step(ctx context.Context, id, key string) (*StepDetail, error) {

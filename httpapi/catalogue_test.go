@@ -10,6 +10,7 @@ import (
 
 	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/httpapi"
+	"github.com/runbookdev/runbook/rbtype"
 )
 
 // GET /v1/whoami answers any valid token, whatever its roles; GET
@@ -30,10 +31,10 @@ func TestWhoamiAndVerbs(t *testing.T) {
 
 	var me client.Whoami
 	require.Equal(t, http.StatusOK, get("tok-decider", "/v1/whoami", &me))
-	require.Equal(t, client.Whoami{Tenant: "acme", Actor: "alice", ActorNamed: true, Roles: []string{"approve"}, Verbs: []string{"*"},
+	require.Equal(t, client.Whoami{Tenant: "acme", Actor: "alice", ActorNamed: true, Roles: []rbtype.Role{"approve"}, Verbs: []string{"*"},
 		MaxRisk: "high", MCPApprovals: true}, me)
 	require.Equal(t, http.StatusOK, get("tok-bare", "/v1/whoami", &me))
-	require.Equal(t, client.Whoami{Tenant: "default", Actor: "token-1", Roles: []string{"read", "submit", "approve", "notify", "admin"},
+	require.Equal(t, client.Whoami{Tenant: "default", Actor: "token-1", Roles: []rbtype.Role{"read", "submit", "approve", "notify", "admin"},
 		Verbs: []string{"*"}, MaxRisk: "high", MCPApprovals: true}, me)
 	require.Equal(t, http.StatusOK, get("tok-reader", "/v1/whoami", &me))
 	require.Equal(t, "token-3", me.Actor)

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/driver"
 	"github.com/runbookdev/runbook/lang"
 	"github.com/runbookdev/runbook/machine"
@@ -45,7 +46,7 @@ type apiError struct {
 	// diagnosticsTotal is how many diagnostics there were, when more than
 	// the answer carries.
 	diagnosticsTotal int
-	limit            *LimitInfo
+	limit            *apitype.LimitInfo
 	cause            error // logged, never sent
 	// refused: a refusal for the client's fault or a limit, counted and
 	// logged already (refusals.go), never again per request.
@@ -84,7 +85,7 @@ func classifyEngine(err error) *apiError {
 			status = http.StatusRequestEntityTooLarge
 		}
 		return &apiError{status: status, code: CodeLimitExceeded, message: without(err, machine.ErrLimit),
-			limit: &LimitInfo{Name: le.Name, Max: le.Max, Got: le.Got}}
+			limit: &apitype.LimitInfo{Name: le.Name, Max: le.Max, Got: le.Got}}
 	case errors.As(err, &ce):
 		return &apiError{status: http.StatusUnprocessableEntity, code: CodeCompileFailed, message: ce.Error(), diagnostics: ce.Diagnostics}
 	case errors.Is(err, rbtype.ErrNotFound):

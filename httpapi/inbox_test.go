@@ -9,10 +9,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/httpapi"
 	"github.com/runbookdev/runbook/rbtype"
-	"github.com/runbookdev/runbook/runtime"
 )
 
 // TestListingByStateAndNeedForAPerson: the listing's filters pick the
@@ -144,7 +144,7 @@ func TestStepDetail(t *testing.T) {
 	d, err := b.client.Step(b.ctx, id, "pay")
 	require.NoError(t, err)
 	require.Equal(t, rbtype.StepWaitingApproval, d.Status)
-	require.Equal(t, runtime.ArgsFromResolved, d.ArgsFrom)
+	require.Equal(t, apitype.ArgsFromResolved, d.ArgsFrom)
 	require.JSONEq(t, `{"amount": 100, "to": "ada"}`, string(d.ResolvedArgs))
 	require.Equal(t, map[string]any{"$ref": "first.v"}, d.Args["to"], "the plan's arguments, as frozen")
 	require.Contains(t, string(d.Execution), `"gate":"human_confirm"`, "a high-risk verb's frozen block says the gate that applies")
@@ -154,7 +154,7 @@ func TestStepDetail(t *testing.T) {
 
 	first, err := b.client.Step(b.ctx, id, "first")
 	require.NoError(t, err)
-	require.Equal(t, runtime.ArgsFromAttempt, first.ArgsFrom)
+	require.Equal(t, apitype.ArgsFromAttempt, first.ArgsFrom)
 	require.JSONEq(t, `{"v": "ada"}`, string(first.ResolvedArgs))
 	require.Empty(t, first.GateWhy)
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/httpapi"
+	"github.com/runbookdev/runbook/lang"
 	"github.com/runbookdev/runbook/rbtype"
 )
 
@@ -289,7 +290,7 @@ func TestMCPToolsAreCheckedAsTheirRoutes(t *testing.T) {
 	// whoami says who the token is; verbs lists the catalogue.
 	var me client.Whoami
 	callTool(t, acme, "whoami", nil, &me)
-	require.Equal(t, client.Whoami{Tenant: "acme", Actor: "agent-7", ActorNamed: true, Roles: []string{"read", "submit", "notify"},
+	require.Equal(t, client.Whoami{Tenant: "acme", Actor: "agent-7", ActorNamed: true, Roles: []rbtype.Role{"read", "submit", "notify"},
 		Verbs: []string{"*"}, MaxRisk: rbtype.RiskHigh}, me)
 	var cat client.VerbsResponse
 	callTool(t, acme, "verbs", map[string]any{"name": "t.approve"}, &cat)
@@ -333,8 +334,8 @@ func TestMCPBadInput(t *testing.T) {
 	require.Equal(t, http.StatusUnprocessableEntity, failed.Status)
 	require.Equal(t, client.CodeCompileFailed, failed.Error.Code)
 	require.Len(t, failed.Error.Diagnostics, 1)
-	require.Equal(t, "E010", failed.Error.Diagnostics[0].Code)
-	require.Equal(t, "typo.rbk", failed.Error.Diagnostics[0].Range.File)
+	require.Equal(t, lang.Code("E010"), failed.Error.Diagnostics[0].Code)
+	require.Equal(t, "typo.rbk", failed.Error.Diagnostics[0].Range.Filename)
 
 	// The test daemon's --max-body is 64 KiB.
 	huge := "(t.echo :v \"" + strings.Repeat("x", 70<<10) + "\")\n"

@@ -12,6 +12,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/rbtype"
 )
 
@@ -261,7 +262,7 @@ func (t *tools) submit(ctx context.Context, _ *mcp.CallToolRequest, in submitArg
 	if in.Source == "" && len(in.Plan) == 0 {
 		return nil, nil, fmt.Errorf(`give "source" (the runbook's text) or "plan" (a compiled plan)`)
 	}
-	body := SubmitRequest{Source: in.Source, Plan: in.Plan, Filename: in.Filename, Inputs: in.Inputs,
+	body := apitype.SubmitRequest{Source: in.Source, Plan: in.Plan, Filename: in.Filename, Inputs: in.Inputs,
 		Mode: rbtype.Mode(in.Mode), HoldOpen: in.HoldOpen, Actor: t.by, Budget: in.Budget}
 	return t.do(ctx, http.MethodPost, "/v1/runbooks", keyed(in.IdempotencyKey), body)
 }
@@ -316,7 +317,7 @@ type retryArgs struct {
 }
 
 func (t *tools) retry(ctx context.Context, _ *mcp.CallToolRequest, in retryArgs) (*mcp.CallToolResult, any, error) {
-	return t.do(ctx, http.MethodPost, runbook(in.ID, "retry"), nil, RetryRequest{Steps: in.Steps, Execute: in.Execute, By: t.by})
+	return t.do(ctx, http.MethodPost, runbook(in.ID, "retry"), nil, apitype.RetryRequest{Steps: in.Steps, Execute: in.Execute, By: t.by})
 }
 
 type regenerateArgs struct {
@@ -326,7 +327,7 @@ type regenerateArgs struct {
 }
 
 func (t *tools) regenerate(ctx context.Context, _ *mcp.CallToolRequest, in regenerateArgs) (*mcp.CallToolResult, any, error) {
-	return t.do(ctx, http.MethodPost, runbook(in.ID, "regenerate"), keyed(in.IdempotencyKey), RegenerateRequest{Inputs: in.Inputs, By: t.by})
+	return t.do(ctx, http.MethodPost, runbook(in.ID, "regenerate"), keyed(in.IdempotencyKey), apitype.RegenerateRequest{Inputs: in.Inputs, By: t.by})
 }
 
 type cancelArgs struct {
@@ -335,7 +336,7 @@ type cancelArgs struct {
 }
 
 func (t *tools) cancel(ctx context.Context, _ *mcp.CallToolRequest, in cancelArgs) (*mcp.CallToolResult, any, error) {
-	req := CancelRequest{By: t.by}
+	req := apitype.CancelRequest{By: t.by}
 	if in.NoCompensate {
 		no := false
 		req.Compensate = &no
@@ -351,23 +352,23 @@ type extendArgs struct {
 }
 
 func (t *tools) extend(ctx context.Context, _ *mcp.CallToolRequest, in extendArgs) (*mcp.CallToolResult, any, error) {
-	return t.do(ctx, http.MethodPost, runbook(in.ID, "steps"), nil, ExtendRequest{Source: in.Source, Filename: in.Filename, Inputs: in.Inputs, Actor: t.by})
+	return t.do(ctx, http.MethodPost, runbook(in.ID, "steps"), nil, apitype.ExtendRequest{Source: in.Source, Filename: in.Filename, Inputs: in.Inputs, Actor: t.by})
 }
 
 func (t *tools) close(ctx context.Context, _ *mcp.CallToolRequest, in idArgs) (*mcp.CallToolResult, any, error) {
-	return t.do(ctx, http.MethodPost, runbook(in.ID, "close"), nil, CloseRequest{By: t.by})
+	return t.do(ctx, http.MethodPost, runbook(in.ID, "close"), nil, apitype.CloseRequest{By: t.by})
 }
 
 type notifyArgs struct {
-	CorrelationKey string          `json:"correlation_key" jsonschema:"the parked step's correlation key, from next_actions or status"`
-	Status         string          `json:"status" jsonschema:"completed, failed or heartbeat"`
-	Result         json.RawMessage `json:"result,omitempty" jsonschema:"with completed: the step's result, which must fit its verb's output schema"`
-	Error          *ErrorDetail    `json:"error,omitempty" jsonschema:"with failed: the error's code (which decides whether the step retries) and message"`
-	Extend         string          `json:"extend,omitempty" jsonschema:"with heartbeat: an ISO 8601 duration (P2D) to move the wait's timeout to"`
+	CorrelationKey string             `json:"correlation_key" jsonschema:"the parked step's correlation key, from next_actions or status"`
+	Status         string             `json:"status" jsonschema:"completed, failed or heartbeat"`
+	Result         json.RawMessage    `json:"result,omitempty" jsonschema:"with completed: the step's result, which must fit its verb's output schema"`
+	Error          *apitype.ErrorView `json:"error,omitempty" jsonschema:"with failed: the error's code (which decides whether the step retries) and message"`
+	Extend         string             `json:"extend,omitempty" jsonschema:"with heartbeat: an ISO 8601 duration (P2D) to move the wait's timeout to"`
 }
 
 func (t *tools) notify(ctx context.Context, _ *mcp.CallToolRequest, in notifyArgs) (*mcp.CallToolResult, any, error) {
-	return t.do(ctx, http.MethodPost, "/v1/notifications", nil, NotificationRequest{
+	return t.do(ctx, http.MethodPost, "/v1/notifications", nil, apitype.NotificationRequest{
 		CorrelationKey: in.CorrelationKey, Status: rbtype.NotificationOutcome(in.Status), Result: in.Result, Error: in.Error, Extend: in.Extend,
 	})
 }
@@ -399,9 +400,9 @@ type decisionArgs struct {
 }
 
 func (t *tools) approve(ctx context.Context, _ *mcp.CallToolRequest, in decisionArgs) (*mcp.CallToolResult, any, error) {
-	return t.do(ctx, http.MethodPost, runbook(in.ID, "steps", in.Step, "approve"), nil, DecisionRequest{By: t.by, Comment: in.Comment})
+	return t.do(ctx, http.MethodPost, runbook(in.ID, "steps", in.Step, "approve"), nil, apitype.DecisionRequest{By: t.by, Comment: in.Comment})
 }
 
 func (t *tools) reject(ctx context.Context, _ *mcp.CallToolRequest, in decisionArgs) (*mcp.CallToolResult, any, error) {
-	return t.do(ctx, http.MethodPost, runbook(in.ID, "steps", in.Step, "reject"), nil, DecisionRequest{By: t.by, Comment: in.Comment})
+	return t.do(ctx, http.MethodPost, runbook(in.ID, "steps", in.Step, "reject"), nil, apitype.DecisionRequest{By: t.by, Comment: in.Comment})
 }

@@ -9,11 +9,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/compiler"
 	"github.com/runbookdev/runbook/httpapi"
 	"github.com/runbookdev/runbook/rbtype"
-	"github.com/runbookdev/runbook/runtime"
 )
 
 const chain = `(t.echo :v $who :as @first)
@@ -74,7 +74,7 @@ func TestSubmitRefusesBadSourcesPlansAndBodies(t *testing.T) {
 	require.Len(t, apiErr.Diagnostics, 1)
 	d := apiErr.Diagnostics[0]
 	require.Equal(t, "E010", string(d.Code))
-	require.Equal(t, "typo.rbk", d.Range.File)
+	require.Equal(t, "typo.rbk", d.Range.Filename)
 	require.Equal(t, 1, d.Range.Start.Line)
 	require.Contains(t, d.Suggestions, "t.echo")
 
@@ -225,7 +225,7 @@ func TestErrorsAreJSONWithFittingStatus(t *testing.T) {
 	for _, c := range cases {
 		status, out := b.raw(t, c.method, c.path, "")
 		require.Equal(t, c.status, status, "%s %s: %s", c.method, c.path, out)
-		var eb httpapi.ErrorBody
+		var eb apitype.ErrorBody
 		require.NoError(t, json.Unmarshal([]byte(out), &eb), out)
 		require.Equal(t, c.code, eb.Error.Code, out)
 		require.NotEmpty(t, eb.Error.Message)
@@ -309,10 +309,10 @@ func TestRegenerateOverHTTP(t *testing.T) {
 
 	status, out := b.raw(t, "POST", path, `{"inputs": {"who": "grace"}, "by": "ops"}`)
 	require.Equal(t, http.StatusCreated, status, out)
-	var res httpapi.RegenerateResponse
+	var res apitype.RegenerateResponse
 	require.NoError(t, json.Unmarshal([]byte(out), &res))
 	require.True(t, res.Created)
-	require.Equal(t, runtime.LineageView{Root: first.ID, Parent: &first.ID, Generation: 1}, res.Lineage)
+	require.Equal(t, apitype.LineageView{Root: first.ID, Parent: &first.ID, Generation: 1}, res.Lineage)
 	v := b.waitFor(t, res.ID.String(), "complete", statusIs(rbtype.RunbookComplete))
 	require.JSONEq(t, `{"v":"grace"}`, string(v.Outcomes["second"]))
 	require.Equal(t, res.Lineage.Root, v.Lineage.Root)
@@ -340,7 +340,7 @@ func TestRegenerateOverHTTP(t *testing.T) {
 	} {
 		status, out := b.raw(t, "POST", c.path, c.body, c.header...)
 		require.Equal(t, c.status, status, "%s: %s", c.name, out)
-		var eb httpapi.ErrorBody
+		var eb apitype.ErrorBody
 		require.NoError(t, json.Unmarshal([]byte(out), &eb), out)
 		require.Equal(t, c.code, eb.Error.Code, "%s: %s", c.name, out)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/httpapi"
 )
@@ -35,7 +36,7 @@ func TestScheduleBadInputNamesTheField(t *testing.T) {
 	} {
 		status, body := b.raw(t, http.MethodPost, "/v1/schedules", tt.body)
 		require.Equal(t, tt.status, status, "%s: %s", tt.body, body)
-		var eb httpapi.ErrorBody
+		var eb apitype.ErrorBody
 		require.NoError(t, json.Unmarshal([]byte(body), &eb))
 		require.Equal(t, tt.code, eb.Error.Code, tt.body)
 		require.Equal(t, tt.field, eb.Error.Field, tt.body)

@@ -15,7 +15,7 @@ import (
 // rather than reaching a user.
 var stepMoves = map[rbtype.StepStatus][]rbtype.StepStatus{
 	// On its own: predecessors, handler, clock, the outside world.
-	rbtype.StepPending:         {rbtype.StepReady, rbtype.StepSkipped, rbtype.StepFailed},
+	rbtype.StepPending:         {rbtype.StepReady, rbtype.StepSkipped, rbtype.StepFailed, rbtype.StepComplete},
 	rbtype.StepReady:           {rbtype.StepWaitingApproval, rbtype.StepRunning, rbtype.StepComplete, rbtype.StepFailed, rbtype.StepFailedRetryable},
 	rbtype.StepWaitingApproval: {rbtype.StepReady, rbtype.StepFailed},
 	rbtype.StepRunning:         {rbtype.StepComplete, rbtype.StepParked, rbtype.StepFailedRetryable, rbtype.StepFailed, rbtype.StepReady},

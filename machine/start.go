@@ -212,6 +212,12 @@ func (t *transition) dependsOnSimulated(s *rbtype.Step) bool {
 func (t *transition) start(steps []*prepared, receipts map[rbtype.ReceiptKey]rbtype.Receipt, cached map[string]rbtype.CacheEntry) {
 	for _, p := range steps {
 		s := p.step
+		if s.Status != rbtype.StepReady {
+			// Moved on since it was prepared: an earlier step of this
+			// batch failed under abort (or spent the budget) and skipped
+			// it. It must not start.
+			continue
+		}
 		if r, ok := receipts[p.receipt]; ok && t.Rb.Mode != rbtype.ModeDryRun {
 			t.complete(s, r.Result, false, StepSucceededData{Receipt: true})
 			continue

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/machine"
 	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/registry"
@@ -52,7 +53,7 @@ func TestDraftOnlyDraftsThenRunsForReal(t *testing.T) {
 	require.Equal(t, rbtype.StepSkipped, step(v, "after").Status)
 	require.Zero(t, svc.requests, "nothing was sent")
 	require.Empty(t, v.Failures, "a draft's skips are not failures")
-	require.Equal(t, []runtime.ActionView{{Kind: runtime.ActionRetry, Step: "send",
+	require.Equal(t, []apitype.ActionView{{Kind: apitype.ActionRetry, Step: "send",
 		Command: "rbd retry " + sub.ID.String() + " --execute --step send"}}, v.NextActions)
 	draft := v.Outcomes["d"]
 
@@ -132,7 +133,7 @@ func TestDraftOnlyOnTheFundingOutreachExample(t *testing.T) {
 	var named []string
 	for _, a := range v.NextActions {
 		named = append(named, a.Step)
-		require.Equal(t, runtime.ActionRetry, a.Kind)
+		require.Equal(t, apitype.ActionRetry, a.Kind)
 	}
 	require.Equal(t, []string{"review", "outreach.send-email#6"}, named)
 	mu.Lock()

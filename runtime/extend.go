@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/compiler"
 	"github.com/runbookdev/runbook/driver"
 	"github.com/runbookdev/runbook/machine"
@@ -26,12 +27,6 @@ type Extension struct {
 	Actor  string
 }
 
-// Extended says what an extension added.
-type Extended struct {
-	Steps   []string
-	Version int
-}
-
 // extendTries bounds how often an extension compiles again because another
 // changed the runbook while it compiled.
 const extendTries = 3
@@ -45,7 +40,7 @@ const extendTries = 3
 // advances need: it reads the runbook, compiles against that version, and
 // under the lock checks that the version is still the one compiled
 // against (compiling again if another extension came first).
-func (e *Engine) Extend(ctx context.Context, runbookID uuid.UUID, x Extension) (*Extended, error) {
+func (e *Engine) Extend(ctx context.Context, runbookID uuid.UUID, x Extension) (*apitype.Extended, error) {
 	x.Actor, _ = actorOf(ctx, x.Actor) // the mutation's actor is the token's, when it names one
 	if e.cfg.Catalogue == nil {
 		return nil, fmt.Errorf("%w: this daemon has no verb catalogue to compile sources with", rbtype.ErrInvalid)
@@ -69,7 +64,7 @@ func (e *Engine) Extend(ctx context.Context, runbookID uuid.UUID, x Extension) (
 		if err != nil {
 			return nil, err
 		}
-		return &Extended{Steps: ext.Keys, Version: ext.Version}, nil
+		return &apitype.Extended{Steps: ext.Keys, Version: ext.Version}, nil
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/machine"
 	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/registry"
@@ -74,13 +75,13 @@ func TestRegenerateRedraftsButNeverResends(t *testing.T) {
 	b.run(t)
 	root := b.submit(t, `(t.draft :to $to :as @draft) (t.send :to $to :body @draft.text :as @send)`, map[string]any{"to": "ada"})
 	rv := b.waitStatus(t, root, rbtype.RunbookComplete)
-	require.Equal(t, runtime.LineageView{Root: root}, rv.Lineage, "an original is its own root")
+	require.Equal(t, apitype.LineageView{Root: root}, rv.Lineage, "an original is its own root")
 	require.Equal(t, 1, svc.requests)
 
 	sub, err := b.engine.Regenerate(b.ctx, root, runtime.Regeneration{Actor: "ops"})
 	require.NoError(t, err)
 	require.True(t, sub.Created)
-	require.Equal(t, runtime.LineageView{Root: root, Parent: &root, Generation: 1}, sub.Lineage)
+	require.Equal(t, apitype.LineageView{Root: root, Parent: &root, Generation: 1}, sub.Lineage)
 	child := sub.ID
 	cv := b.waitStatus(t, child, rbtype.RunbookComplete)
 	require.Equal(t, sub.Lineage, cv.Lineage)
@@ -121,7 +122,7 @@ func TestRegenerateRedraftsButNeverResends(t *testing.T) {
 	// send still keeps the key it inherited.
 	sub2, err := b.engine.Regenerate(b.ctx, child, runtime.Regeneration{Inputs: map[string]any{"to": "grace"}, Actor: "ops"})
 	require.NoError(t, err)
-	require.Equal(t, runtime.LineageView{Root: root, Parent: &child, Generation: 2}, sub2.Lineage)
+	require.Equal(t, apitype.LineageView{Root: root, Parent: &child, Generation: 2}, sub2.Lineage)
 	gv := b.waitStatus(t, sub2.ID, rbtype.RunbookComplete)
 	require.Contains(t, string(gv.Outcomes["draft"]), "Dear grace")
 	require.Equal(t, 1, svc.requests)
@@ -194,10 +195,10 @@ func TestEscalationPagesThenResolveCompletes(t *testing.T) {
 	b := setup(t)
 	b.run(t)
 	id := b.submit(t, `(t.wait-and-page :case "kyc-42" :as @w) (t.echo :after @w :as @n)`, nil)
-	v := b.waitFor(t, id, "escalated and paged", func(v *runtime.RunbookView) bool {
+	v := b.waitFor(t, id, "escalated and paged", func(v *apitype.RunbookView) bool {
 		return v.Status == rbtype.RunbookEscalated && v.FinishedAt != nil
 	})
-	require.Equal(t, &runtime.Compensation{Status: rbtype.CompensationComplete}, step(v, "w").Escalation)
+	require.Equal(t, &apitype.Compensation{Status: rbtype.CompensationComplete}, step(v, "w").Escalation)
 	require.Equal(t, 1, b.rec.callsOf(id, "w"), "one page")
 	types := b.eventTypes(t, id)
 	require.Subset(t, types, []string{"STEP_TIMED_OUT w", "ESCALATION_STARTED w", "ESCALATION_SUCCEEDED w", "RUNBOOK_ESCALATED"})

@@ -17,6 +17,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/builtin"
 	"github.com/runbookdev/runbook/durable/pgtest"
 	"github.com/runbookdev/runbook/rbtype"
@@ -64,10 +65,10 @@ func fundingOutreach(t *testing.T) (*testBundle, *int) {
 
 // driveOutreach takes a funding-outreach runbook through its review (the
 // reviewer's edit) and its two gates, to the end.
-func driveOutreach(t *testing.T, b *testBundle, id uuid.UUID) *runtime.RunbookView {
+func driveOutreach(t *testing.T, b *testBundle, id uuid.UUID) *apitype.RunbookView {
 	t.Helper()
 	for {
-		v := b.waitFor(t, id, "waiting on someone", func(v *runtime.RunbookView) bool {
+		v := b.waitFor(t, id, "waiting on someone", func(v *apitype.RunbookView) bool {
 			return !v.Status.Running() || v.State == "parked" || v.State == "awaiting_approval"
 		})
 		if !v.Status.Running() {
@@ -75,11 +76,11 @@ func driveOutreach(t *testing.T, b *testBundle, id uuid.UUID) *runtime.RunbookVi
 		}
 		for _, blocked := range v.BlockedOn {
 			switch blocked.Reason {
-			case runtime.BlockedAwaitingNotification:
+			case apitype.BlockedAwaitingNotification:
 				_, err := b.engine.Notify(b.ctx, runtime.Notification{CorrelationKey: blocked.CorrelationKey, Status: rbtype.OutcomeCompleted,
 					Result: json.RawMessage(`{"subject":"Tallyco and us","body":"Dear Ada, edited"}`)})
 				require.NoError(t, err)
-			case runtime.BlockedRequiresApproval:
+			case apitype.BlockedRequiresApproval:
 				require.NoError(t, b.engine.Decide(b.ctx, id, blocked.Step, true, "partner", "ok"))
 			}
 		}
@@ -107,13 +108,13 @@ func TestFundingOutreachRecordsOutcomesWithProvenance(t *testing.T) {
 	v := driveOutreach(t, b, sub.ID)
 	require.Equal(t, rbtype.RunbookComplete, v.Status)
 
-	byType := map[string]runtime.ProducedView{}
+	byType := map[string]apitype.ProducedView{}
 	for _, p := range v.Produced {
 		byType[p.Type] = p
 	}
 	require.Len(t, v.Produced, 4, "summary, fit, draft and send")
 	draft, sent := byType["Draft.Email"], byType["Sent.Email"]
-	require.Equal(t, runtime.ProducedView{OutcomeID: draft.OutcomeID, Type: "Draft.Email", Status: rbtype.OutcomeDraft,
+	require.Equal(t, apitype.ProducedView{OutcomeID: draft.OutcomeID, Type: "Draft.Email", Status: rbtype.OutcomeDraft,
 		Preview: "Dear Ada, draft 1", Step: "draft", Version: 1}, draft)
 	require.Equal(t, rbtype.OutcomeFinal, sent.Status)
 	require.Equal(t, "m-1", sent.Preview)
@@ -154,7 +155,7 @@ func TestFundingOutreachRecordsOutcomesWithProvenance(t *testing.T) {
 	v2 := driveOutreach(t, b, regen.ID)
 	require.Equal(t, rbtype.RunbookComplete, v2.Status)
 	require.Equal(t, 2, *drafts, "drafted again")
-	var draft2 runtime.ProducedView
+	var draft2 apitype.ProducedView
 	for _, p := range v2.Produced {
 		if p.Type == "Draft.Email" {
 			draft2 = p
@@ -181,7 +182,7 @@ func TestDraftOnlyEndsPartial(t *testing.T) {
 		Inputs: map[string]any{"deck_url": "https://decks.example/tallyco.pdf", "fund_thesis": "fintech",
 			"founder_name": "Ada", "founder_email": "ada@tallyco.example"}})
 	require.NoError(t, err)
-	v := b.waitFor(t, sub.ID, "finished", func(v *runtime.RunbookView) bool { return !v.Status.Running() })
+	v := b.waitFor(t, sub.ID, "finished", func(v *apitype.RunbookView) bool { return !v.Status.Running() })
 	require.Equal(t, rbtype.RunbookPartial, v.Status)
 	require.Nil(t, v.Error, "a reason, not a failure")
 	require.Equal(t, rbtype.CodeDraftOnly, v.Reason.Code)

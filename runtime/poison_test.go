@@ -9,9 +9,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/machine"
 	"github.com/runbookdev/runbook/rbtype"
-	"github.com/runbookdev/runbook/runtime"
 )
 
 // A provider answers with a value PostgreSQL cannot store: a number out of
@@ -63,7 +63,7 @@ func TestAnUnstorableResultFailsItsStepOnce(t *testing.T) {
 	require.Equal(t, 2, step(mustView(t, b, bad), "p").Attempt)
 }
 
-func mustView(t *testing.T, b *testBundle, id any) *runtime.RunbookView {
+func mustView(t *testing.T, b *testBundle, id any) *apitype.RunbookView {
 	t.Helper()
 	v, err := b.engine.Get(b.ctx, mustID(id))
 	require.NoError(t, err)

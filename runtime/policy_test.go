@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/driver"
 	"github.com/runbookdev/runbook/machine"
 	"github.com/runbookdev/runbook/rbtype"
@@ -57,7 +58,7 @@ func TestExtensionsAndRegenerationsAreAdmitted(t *testing.T) {
 	ext, err := b.engine.Extend(ctx, sub.ID, runtime.Extension{Filename: "more.rbk", Source: []byte("(t.send :to \"x\" :as @s)\n")})
 	require.NoError(t, err)
 	require.Equal(t, []string{"s"}, ext.Steps)
-	v := b.waitFor(t, sub.ID, "the send waiting", func(v *runtime.RunbookView) bool {
+	v := b.waitFor(t, sub.ID, "the send waiting", func(v *apitype.RunbookView) bool {
 		return len(v.Steps) == 2 && v.Steps[1].Status == rbtype.StepWaitingApproval
 	})
 	require.Equal(t, rbtype.GateHumanConfirm, v.Steps[1].Gate, "the policy's gate, frozen on the new step")

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/driver"
 	"github.com/runbookdev/runbook/durable"
 	"github.com/runbookdev/runbook/durable/history"
@@ -133,7 +134,7 @@ func hotPaths(t *testing.T, b *testBundle) {
 		r := submit(`(t.echo :round $round :as @r0) (t.reserve :what "car" :after @r0 :as @car) (t.approve :what "x" :after @car :as @g)`)
 		b.waitState(t, r, "awaiting_approval")
 		require.NoError(t, b.engine.Decide(ctx, r, "g", false, "ops", ""))
-		b.waitFor(t, r, "compensated", func(v *runtime.RunbookView) bool { return v.Status == rbtype.RunbookFailed && v.FinishedAt != nil })
+		b.waitFor(t, r, "compensated", func(v *apitype.RunbookView) bool { return v.Status == rbtype.RunbookFailed && v.FinishedAt != nil })
 
 		// A failure retried; a park cancelled; a runbook extended, then
 		// regenerated once finished.
@@ -141,7 +142,7 @@ func hotPaths(t *testing.T, b *testBundle) {
 		b.waitStatus(t, f, rbtype.RunbookFailed)
 		_, err = b.engine.Retry(ctx, f, machine.RetryOptions{By: "ops"})
 		require.NoError(t, err)
-		b.waitFor(t, f, "failed again", func(v *runtime.RunbookView) bool { return v.Status == rbtype.RunbookFailed })
+		b.waitFor(t, f, "failed again", func(v *apitype.RunbookView) bool { return v.Status == rbtype.RunbookFailed })
 		c := submit(`(t.wait :round $round :then "cancel" :as @w)`)
 		parkedKey(c, "w")
 		require.NoError(t, b.engine.Cancel(ctx, c, "ops"))

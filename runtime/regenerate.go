@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/driver"
 	"github.com/runbookdev/runbook/machine"
 	"github.com/runbookdev/runbook/rbtype"
@@ -46,12 +47,12 @@ type Regeneration struct {
 // inherit the parent's keys, so that an effect the parent had (a send)
 // returns its receipt and does not happen again. A runbook still running
 // is a conflict: regenerating it would race its own steps.
-func (e *Engine) Regenerate(ctx context.Context, parentID uuid.UUID, r Regeneration) (*Submitted, error) {
+func (e *Engine) Regenerate(ctx context.Context, parentID uuid.UUID, r Regeneration) (*apitype.Submitted, error) {
 	r.Actor, r.note = actorOf(ctx, r.Actor)
 	if problem := machine.CheckCorrelationID(r.CorrelationID); problem != "" {
 		return nil, fmt.Errorf("%w: the correlation id %s", rbtype.ErrInvalid, problem)
 	}
-	var out *Submitted
+	var out *apitype.Submitted
 	var done advanced
 	err := inTx(ctx, e.store, func(tx driver.Tx) error {
 		ids := []uuid.UUID{parentID}

@@ -5,14 +5,10 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/driver"
 	"github.com/runbookdev/runbook/machine"
 )
-
-// Retried says what a retry sent back to pending.
-type Retried struct {
-	Steps []string
-}
 
 // Retry runs a failed, partial or escalated runbook again from where it
 // stopped (docs/design/semantics.md section 6): its failed, skipped, cancelled and
@@ -21,7 +17,7 @@ type Retried struct {
 // were and idempotency keys stay the same, so an effect that did happen
 // returns its receipt and is not repeated. A complete or cancelled
 // runbook, or one whose completed steps were compensated, is a conflict.
-func (e *Engine) Retry(ctx context.Context, runbookID uuid.UUID, o machine.RetryOptions) (*Retried, error) {
+func (e *Engine) Retry(ctx context.Context, runbookID uuid.UUID, o machine.RetryOptions) (*apitype.Retried, error) {
 	o.By, o.Note = actorOf(ctx, o.By)
 	if s, ok := scopeOf(ctx); ok {
 		o.Verbs = s.Verbs
@@ -30,7 +26,7 @@ func (e *Engine) Retry(ctx context.Context, runbookID uuid.UUID, o machine.Retry
 	if err := e.runCommand(ctx, runbookID, c); err != nil {
 		return nil, err
 	}
-	return &Retried{Steps: c.Keys}, nil
+	return &apitype.Retried{Steps: c.Keys}, nil
 }
 
 // planOf decodes a runbook's plan, through the cache.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/machine"
 	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/runtime"
@@ -95,14 +96,14 @@ func TestHeldOpenRunbookCompletesAfterClose(t *testing.T) {
 	require.Equal(t, rbtype.RunbookInProgress, sub.Status)
 	// The transaction that recorded a's result is the one that would have
 	// settled the runbook: once a is complete, the decision was made.
-	v := b.waitFor(t, sub.ID, "a complete", func(v *runtime.RunbookView) bool { return step(v, "a").Status == rbtype.StepComplete })
+	v := b.waitFor(t, sub.ID, "a complete", func(v *apitype.RunbookView) bool { return step(v, "a").Status == rbtype.StepComplete })
 	require.Equal(t, rbtype.RunbookInProgress, v.Status)
 	require.Nil(t, v.FinishedAt)
 
 	ext, err := b.engine.Extend(b.ctx, sub.ID, runtime.Extension{Filename: "more.rbk", Source: []byte(`(t.echo :v @a.v :as @b)`), Actor: "agent"})
 	require.NoError(t, err)
 	require.Equal(t, []string{"b"}, ext.Steps)
-	b.waitFor(t, sub.ID, "b complete", func(v *runtime.RunbookView) bool { return step(v, "b").Status == rbtype.StepComplete })
+	b.waitFor(t, sub.ID, "b complete", func(v *apitype.RunbookView) bool { return step(v, "b").Status == rbtype.StepComplete })
 
 	require.NoError(t, b.engine.Close(b.ctx, sub.ID, "agent"))
 	v = b.waitStatus(t, sub.ID, rbtype.RunbookComplete)
@@ -185,7 +186,7 @@ func TestResolveRetryParksAgainThenCompleteRunsDependents(t *testing.T) {
 	require.NoError(t, b.engine.Resolve(b.ctx, mustID(id), "w", machine.Resolution{Action: machine.ResolveRetry, By: "ops"}))
 	// It parks again and, its park timeout being short, escalates again:
 	// waiting for that is what the test can do without racing the park.
-	v := b.waitFor(t, id, "escalated again", func(v *runtime.RunbookView) bool {
+	v := b.waitFor(t, id, "escalated again", func(v *apitype.RunbookView) bool {
 		return v.Status == rbtype.RunbookEscalated && step(v, "w").Attempt == 2
 	})
 	invs, err := b.store.InvocationsOf(b.ctx, mustID(id))
@@ -278,7 +279,7 @@ func TestResolveFailAborts(t *testing.T) {
 	b := setup(t)
 	b.run(t)
 	id := b.submit(t, `(t.wait-escalate :as @w) (t.wait :as @other) (t.echo :after @w :as @n)`, nil)
-	b.waitFor(t, id, "w escalated, other parked", func(v *runtime.RunbookView) bool {
+	b.waitFor(t, id, "w escalated, other parked", func(v *apitype.RunbookView) bool {
 		return step(v, "w").Status == rbtype.StepEscalated && step(v, "other").Status == rbtype.StepParked
 	})
 	require.NoError(t, b.engine.Resolve(b.ctx, id, "w", machine.Resolution{Action: machine.ResolveFail, By: "ops"}))

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/compiler"
 	"github.com/runbookdev/runbook/driver"
 	"github.com/runbookdev/runbook/machine"
@@ -152,7 +153,7 @@ func (r *tickRefused) Error() string {
 
 // submitTick submits a tick's runbook in tx, under the schedule's tenant
 // and the scope of the token that made it, keyed schedule:<id>:<tick>.
-func (e *Engine) submitTick(ctx context.Context, tx driver.Tx, s *driver.Schedule, tick time.Time) (*Submitted, error) {
+func (e *Engine) submitTick(ctx context.Context, tx driver.Tx, s *driver.Schedule, tick time.Time) (*apitype.Submitted, error) {
 	var scope Scope
 	if err := json.Unmarshal(s.Scope, &scope); err != nil {
 		return nil, &tickRefused{fmt.Errorf("the schedule's stored scope does not read: %v", err)}
@@ -183,7 +184,7 @@ func (e *Engine) submitTick(ctx context.Context, tx driver.Tx, s *driver.Schedul
 		if derr != nil {
 			return nil, derr
 		}
-		return &Submitted{ID: d.RunbookID(n.RequestKey)}, nil
+		return &apitype.Submitted{ID: d.RunbookID(n.RequestKey)}, nil
 	}
 	return sub, err
 }

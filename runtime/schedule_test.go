@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/driver"
 	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/runtime"
@@ -83,7 +84,7 @@ func slicesSortTimes(ts []time.Time) {
 	}
 }
 
-func (b *testBundle) schedule(t *testing.T, spec runtime.ScheduleSpec) *runtime.ScheduleView {
+func (b *testBundle) schedule(t *testing.T, spec runtime.ScheduleSpec) *apitype.ScheduleView {
 	t.Helper()
 	if spec.Source == "" {
 		spec.Source = `(t.echo :v 1)`

@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/compiler"
 	"github.com/runbookdev/runbook/driver"
 	"github.com/runbookdev/runbook/machine"
@@ -54,17 +55,6 @@ type Submission struct {
 	Budget *rbtype.Budget
 }
 
-// Submitted says which runbook a submission started, and whether it was
-// new (a repeat returns the existing runbook, whatever its state).
-type Submitted struct {
-	ID      uuid.UUID
-	Created bool
-	Status  rbtype.RunbookStatus
-	Lineage LineageView
-	// Name is the runbook's name (for a repeat, the first submission's).
-	Name string
-}
-
 // Submit stores a runbook and makes it due.
 //
 // A submission without an IdempotencyKey is keyed by its plan, mode and
@@ -72,12 +62,12 @@ type Submitted struct {
 // fails (docs/design/semantics.md section 6): then the same plan and inputs run again,
 // as a new runbook keyed after the failed one. Concurrent repeats derive
 // the same key and so meet on one row.
-func (e *Engine) Submit(ctx context.Context, s Submission) (*Submitted, error) {
+func (e *Engine) Submit(ctx context.Context, s Submission) (*apitype.Submitted, error) {
 	n, err := e.newRunbook(ctx, s)
 	if err != nil {
 		return nil, err
 	}
-	var out *Submitted
+	var out *apitype.Submitted
 	err = inTx(ctx, e.store, func(tx driver.Tx) error {
 		out, err = e.createRunbook(ctx, tx, n, s.IdempotencyKey)
 		return err
@@ -179,7 +169,7 @@ func (e *Engine) newRunbook(ctx context.Context, s Submission) (driver.NewRunboo
 // without a caller's key, a repeat of a failed run starts a new run, keyed
 // after the failed one; a caller's key (callerKey, as the caller wrote it)
 // used for another request is ErrConflict.
-func (e *Engine) createRunbook(ctx context.Context, tx driver.Tx, n driver.NewRunbook, callerKey string) (*Submitted, error) {
+func (e *Engine) createRunbook(ctx context.Context, tx driver.Tx, n driver.NewRunbook, callerKey string) (*apitype.Submitted, error) {
 	d, err := e.derivationIn(ctx, tx)
 	if err != nil {
 		return nil, err
@@ -207,7 +197,7 @@ func (e *Engine) createRunbook(ctx context.Context, tx driver.Tx, n driver.NewRu
 			return nil, fmt.Errorf("%w: idempotency key %q was used for another request (a different plan, inputs or mode)",
 				rbtype.ErrConflict, callerKey)
 		}
-		return &Submitted{ID: rb.ID, Created: created, Status: rb.Status, Lineage: lineageView(rb), Name: rb.Name}, nil
+		return &apitype.Submitted{ID: rb.ID, Created: created, Status: rb.Status, Lineage: lineageView(rb), Name: rb.Name}, nil
 	}
 }
 
@@ -241,7 +231,7 @@ func sameRequest(rb *driver.Runbook, n driver.NewRunbook) bool {
 
 // SubmitSource compiles a source with the engine's catalogue and submits
 // it. A source with errors is a *CompileError carrying its diagnostics.
-func (e *Engine) SubmitSource(ctx context.Context, filename string, source []byte, s Submission) (*Submitted, error) {
+func (e *Engine) SubmitSource(ctx context.Context, filename string, source []byte, s Submission) (*apitype.Submitted, error) {
 	if e.cfg.Catalogue == nil {
 		return nil, fmt.Errorf("%w: this daemon has no verb catalogue to compile sources with", rbtype.ErrInvalid)
 	}

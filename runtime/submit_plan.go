@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/compiler"
 	"github.com/runbookdev/runbook/machine"
 	"github.com/runbookdev/runbook/rbtype"
@@ -20,7 +21,7 @@ import (
 //
 // A daemon without a catalogue has nothing to check a plan against, and
 // so refuses plans as it refuses sources.
-func (e *Engine) SubmitPlan(ctx context.Context, filename string, raw []byte, s Submission) (*Submitted, error) {
+func (e *Engine) SubmitPlan(ctx context.Context, filename string, raw []byte, s Submission) (*apitype.Submitted, error) {
 	if e.cfg.Catalogue == nil {
 		return nil, fmt.Errorf("%w: this daemon has no verb catalogue to check plans against (start it with --verbs)", rbtype.ErrInvalid)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/builtin"
 	"github.com/runbookdev/runbook/durable/pgtest"
 	"github.com/runbookdev/runbook/rbtype"
@@ -254,7 +255,7 @@ func TestShutdownReleasesLeases(t *testing.T) {
 	ctx, cancel := context.WithCancel(b.ctx)
 	done := make(chan error, 1)
 	go func() { done <- b.engine.Run(ctx) }()
-	b.waitFor(t, id, "running", func(v *runtime.RunbookView) bool { return step(v, "s").Status == rbtype.StepRunning })
+	b.waitFor(t, id, "running", func(v *apitype.RunbookView) bool { return step(v, "s").Status == rbtype.StepRunning })
 	cancel()
 	require.NoError(t, <-done)
 	leases, err := b.store.WorkerLeases(b.ctx, b.engine.WorkerID())

@@ -17,6 +17,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/cmd/internal/cli"
 	"github.com/runbookdev/runbook/durable"
@@ -76,7 +77,7 @@ func TestStatusCodesOfTheRealDaemon(t *testing.T) {
 
 	status, body := send(t, "POST", api, `{"source": "(t.ecko)"}`, auth...)
 	require.Equal(t, http.StatusUnprocessableEntity, status)
-	var eb httpapi.ErrorBody
+	var eb apitype.ErrorBody
 	require.NoError(t, json.Unmarshal([]byte(body), &eb))
 	require.Equal(t, httpapi.CodeCompileFailed, eb.Error.Code)
 	require.Equal(t, "E010", string(eb.Error.Diagnostics[0].Code))
@@ -88,7 +89,7 @@ func TestStatusCodesOfTheRealDaemon(t *testing.T) {
 
 	status, body = send(t, "POST", api, `{"source": "(t.wait :as @w)"}`, append(auth, "Idempotency-Key", "one")...)
 	require.Equal(t, http.StatusCreated, status, body)
-	var sub httpapi.SubmitResponse
+	var sub apitype.SubmitResponse
 	require.NoError(t, json.Unmarshal([]byte(body), &sub))
 	status, _ = send(t, "POST", api, `{"source": "(t.wait :as @w)"}`, append(auth, "Idempotency-Key", "one")...)
 	require.Equal(t, http.StatusOK, status, "a repeat")

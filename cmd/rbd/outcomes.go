@@ -74,7 +74,7 @@ func printOutcome(w io.Writer, o *client.OutcomeView) {
 	}
 	fmt.Fprintf(t, "version\t%s\n", version)
 	fmt.Fprintf(t, "runbook\t%s (generation %d)\n", o.RunbookID, o.Generation)
-	fmt.Fprintf(t, "step\t%s, attempt %d, %s\n", o.Step, o.Attempt, o.Verb)
+	fmt.Fprintf(t, "step\t%s, attempt %d, %s\n", o.StepKey, o.Attempt, o.Verb)
 	if o.Preview != "" {
 		fmt.Fprintf(t, "preview\t%s\n", oneLine(o.Preview))
 	}
@@ -97,7 +97,7 @@ func printOutcome(w io.Writer, o *client.OutcomeView) {
 		fmt.Fprintf(w, "\n%s\n", title)
 		t := cli.NewTable(w)
 		for _, p := range list {
-			fmt.Fprintf(t, "%s\t%s\t%s\tv%d\t%s\t%s\n", p.ID, p.Type, p.Status, p.Version, p.Step, oneLine(p.Preview))
+			fmt.Fprintf(t, "%s\t%s\t%s\tv%d\t%s\t%s\n", p.ID, p.Type, p.Status, p.Version, p.StepKey, oneLine(p.Preview))
 		}
 		_ = t.Flush()
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/cmd/internal/cli"
+	"github.com/runbookdev/runbook/rbtype"
 )
 
 const scheduleUsage = `Usage: rbd schedule create NAME FILE.rbk|PLAN.json --cron EXPR [flags]
@@ -68,7 +69,7 @@ func runScheduleCreate(args []string, stdout, stderr io.Writer) int {
 		return cantRun(stderr, "%v", err)
 	}
 	req := client.ScheduleRequest{Name: pos[0], Cron: *cron, Timezone: *zone, Inputs: values,
-		Overlap: overlap.Value, CatchUp: catchUp.Value,
+		Overlap: rbtype.Overlap(overlap.Value), CatchUp: rbtype.CatchUp(catchUp.Value),
 		Source: text.source, Plan: text.plan, Filename: text.filename}
 	if req.Mode, err = modeOf(*dryRun, *draftOnly); err != nil {
 		return cantRun(stderr, "%v", err)

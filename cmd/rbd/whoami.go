@@ -12,6 +12,7 @@ import (
 
 	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/cmd/internal/cli"
+	"github.com/runbookdev/runbook/rbtype"
 )
 
 const whoamiUsage = `Usage: rbd whoami [flags]
@@ -43,7 +44,7 @@ func runWhoami(args []string, stdout, stderr io.Writer) int {
 		actor += " (the token names no actor: a request's by is recorded)"
 	}
 	fmt.Fprintf(t, "actor\t%s\n", actor)
-	fmt.Fprintf(t, "roles\t%s\n", strings.Join(me.Roles, ", "))
+	fmt.Fprintf(t, "roles\t%s\n", joinRoles(me.Roles))
 	fmt.Fprintf(t, "verbs\t%s\n", strings.Join(me.Verbs, ", "))
 	fmt.Fprintf(t, "max risk\t%s\n", me.MaxRisk)
 	fmt.Fprintf(t, "mcp approvals\t%s\n", onOff(me.MCPApprovals))
@@ -177,4 +178,13 @@ func policyText(p client.VerbPolicy) string {
 		return p.Action
 	}
 	return p.Action + " (" + p.Rule + ")"
+}
+
+// joinRoles lists roles for a person.
+func joinRoles(roles []rbtype.Role) string {
+	out := make([]string, len(roles))
+	for i, r := range roles {
+		out[i] = string(r)
+	}
+	return strings.Join(out, ", ")
 }

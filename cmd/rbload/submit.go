@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/builtin"
 	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/compiler"
@@ -183,7 +184,7 @@ func parkedKeys(ctx context.Context, c *client.Client, ids []uuid.UUID, timeout 
 				return nil, err
 			}
 			for _, b := range v.BlockedOn {
-				if b.Reason == runtime.BlockedAwaitingNotification {
+				if b.Reason == apitype.BlockedAwaitingNotification {
 					keys[i] = b.CorrelationKey
 				}
 			}

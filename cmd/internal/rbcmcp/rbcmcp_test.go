@@ -13,6 +13,7 @@ import (
 
 	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/cmd/internal/rbcmcp"
+	"github.com/runbookdev/runbook/lang"
 )
 
 // testVerbs is a small catalogue: a verb that changes nothing, one that
@@ -94,8 +95,8 @@ func TestLintFixEffects(t *testing.T) {
 	require.True(t, res.IsError, "a runbook with errors is an error result")
 	require.NotEmpty(t, lint.Diagnostics)
 	d := lint.Diagnostics[0]
-	require.Equal(t, "E010", d.Code)
-	require.Equal(t, "mail.rbk", d.Range.File)
+	require.Equal(t, lang.Code("E010"), d.Code)
+	require.Equal(t, "mail.rbk", d.Range.Filename)
 	require.Len(t, d.Fixes, 1)
 	require.Equal(t, "mail.draft", d.Fixes[0].Edits[0].Text)
 
@@ -111,7 +112,7 @@ func TestLintFixEffects(t *testing.T) {
 	require.Contains(t, fixed.Source, "(mail.draft :to")
 	// The typo, and then the redundant :after the next round saw.
 	require.Len(t, fixed.Applied, 2)
-	require.Equal(t, []string{"E010", "W002"}, []string{fixed.Applied[0].Code, fixed.Applied[1].Code})
+	require.Equal(t, []string{"E010", "W002"}, []string{string(fixed.Applied[0].Code), string(fixed.Applied[1].Code)})
 	require.Contains(t, fixed.Source, "(mail.send :to @d.to)")
 	require.Empty(t, fixed.Diagnostics)
 

@@ -1,4 +1,4 @@
-package httpapi
+package apitype
 
 import (
 	"encoding/json"
@@ -7,16 +7,18 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/runbookdev/runbook/driver"
 	"github.com/runbookdev/runbook/lang"
 	"github.com/runbookdev/runbook/rbtype"
-	"github.com/runbookdev/runbook/runtime"
 )
 
 // SubmitRequest is the body of POST /v1/runbooks: a source to compile with
 // the daemon's verb catalogue, or a plan compiled beforehand by rbc.
 type SubmitRequest struct {
-	Source string `json:"source,omitempty"`
+	// IdempotencyKey, when set, is sent as the Idempotency-Key header (a
+	// client's field; the body never carries it): a request sent again
+	// with the same key returns the first one's answer.
+	IdempotencyKey string `json:"-"`
+	Source         string `json:"source,omitempty"`
 	// Filename names the source, or the plan, in diagnostics.
 	Filename string `json:"filename,omitempty"`
 	// Plan is a frozen plan as `rbc compile` writes it. It runs only if it
@@ -56,10 +58,6 @@ type SubmitResponse struct {
 func AlreadySubmitted(id uuid.UUID, status rbtype.RunbookStatus) string {
 	return fmt.Sprintf("already submitted as %s (%s)", id, status)
 }
-
-// RunbookSummary is one runbook in a list: what identifies it, its
-// state, and what it waits on.
-type RunbookSummary = runtime.RunbookSummary
 
 // ListResponse is a page of runbooks, newest first. Next is the cursor
 // for the following page (?after=), empty on the last.
@@ -162,8 +160,12 @@ type RetryResponse struct {
 // name, and who asks. An Idempotency-Key header dedupes it as it does a
 // submission.
 type RegenerateRequest struct {
-	Inputs map[string]any `json:"inputs,omitempty"`
-	By     string         `json:"by,omitempty"`
+	// IdempotencyKey, when set, is sent as the Idempotency-Key header (a
+	// client's field; the body never carries it): a request sent again
+	// with the same key returns the first one's answer.
+	IdempotencyKey string         `json:"-"`
+	Inputs         map[string]any `json:"inputs,omitempty"`
+	By             string         `json:"by,omitempty"`
 }
 
 // RegenerateResponse names the runbook a regeneration started and its
@@ -173,7 +175,7 @@ type RegenerateResponse struct {
 	ID      uuid.UUID            `json:"id"`
 	Status  rbtype.RunbookStatus `json:"status"`
 	Created bool                 `json:"created"`
-	Lineage runtime.LineageView  `json:"lineage"`
+	Lineage LineageView          `json:"lineage"`
 }
 
 // DecisionRequest is the body of POST .../steps/{key}/approve and /reject,
@@ -217,7 +219,7 @@ type NotificationRequest struct {
 	// Status is "completed", "failed" or "heartbeat".
 	Status rbtype.NotificationOutcome `json:"status"`
 	Result json.RawMessage            `json:"result,omitempty"`
-	Error  *ErrorDetail               `json:"error,omitempty"`
+	Error  *ErrorView                 `json:"error,omitempty"`
 	// Extend, with status "heartbeat", moves the wait's timeout to now
 	// plus this ISO 8601 duration, within the verb's max_park.
 	Extend string `json:"extend,omitempty"`
@@ -228,13 +230,7 @@ type NotificationRequest struct {
 
 // Usage is what a step's work used, as a notification reports it: the
 // fields of the Rbd-Usage header.
-type Usage = driver.Usage
-
-// ErrorDetail is a failure's code and message, in a notification.
-type ErrorDetail struct {
-	Code    rbtype.ErrorCode `json:"code"`
-	Message string           `json:"message,omitempty"`
-}
+type Usage = rbtype.Usage
 
 // NotificationResponse says what became of a notification: "accepted"
 // (202) or "duplicate" (200).
@@ -243,6 +239,14 @@ type NotificationResponse struct {
 	// TimeoutAt is the wait's timeout after a heartbeat.
 	TimeoutAt *time.Time `json:"timeout_at,omitempty"`
 }
+
+// ErrorCode is the code of an API error (docs/reference/http-api.md,
+// "Errors"). It is an error itself, so that errors.Is(err, code) asks
+// whether err is the daemon's refusal with that code.
+type ErrorCode string
+
+// Error makes an ErrorCode usable as the target of errors.Is.
+func (c ErrorCode) Error() string { return string(c) }
 
 // ErrorBody is every error response.
 type ErrorBody struct {
@@ -254,8 +258,8 @@ type ErrorBody struct {
 // DiagnosticsTotal saying how many there were when that is more. A
 // request refused by a limit says which in Limit.
 type ErrorInfo struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
+	Code    ErrorCode `json:"code"`
+	Message string    `json:"message"`
 	// Field names the request's field at fault, when one is (a schedule's
 	// cron, timezone, catch_up, source, ...).
 	Field            string           `json:"field,omitempty"`
@@ -280,8 +284,8 @@ type Health struct {
 // CostsResponse is GET /v1/costs: what attempts used, by the group asked
 // for, in the group's order.
 type CostsResponse struct {
-	GroupBy string        `json:"group_by"`
-	Costs   []driver.Cost `json:"costs"`
+	GroupBy string `json:"group_by"`
+	Costs   []Cost `json:"costs"`
 }
 
 // ScheduleRequest is the body of POST /v1/schedules
@@ -300,8 +304,8 @@ type ScheduleRequest struct {
 	Mode     rbtype.Mode     `json:"mode,omitempty"`
 	// Overlap is skip (the default) or allow; CatchUp none (the default)
 	// or latest.
-	Overlap driver.Overlap `json:"overlap,omitempty"`
-	CatchUp driver.CatchUp `json:"catch_up,omitempty"`
+	Overlap rbtype.Overlap `json:"overlap,omitempty"`
+	CatchUp rbtype.CatchUp `json:"catch_up,omitempty"`
 }
 
 // SchedulePatchRequest is the body of PATCH /v1/schedules/{id}: each
@@ -317,13 +321,13 @@ type SchedulePatchRequest struct {
 	Filename *string         `json:"filename,omitempty"`
 	Inputs   map[string]any  `json:"inputs,omitempty"`
 	Mode     *rbtype.Mode    `json:"mode,omitempty"`
-	Overlap  *driver.Overlap `json:"overlap,omitempty"`
-	CatchUp  *driver.CatchUp `json:"catch_up,omitempty"`
+	Overlap  *rbtype.Overlap `json:"overlap,omitempty"`
+	CatchUp  *rbtype.CatchUp `json:"catch_up,omitempty"`
 }
 
 // ScheduleList is GET /v1/schedules.
 type ScheduleList struct {
-	Schedules []runtime.ScheduleView `json:"schedules"`
+	Schedules []ScheduleView `json:"schedules"`
 }
 
 // ScheduleDeleted is DELETE /v1/schedules/{id}.
