@@ -6,32 +6,27 @@ import (
 	"time"
 
 	"github.com/runbookdev/runbook/apitype"
-	"github.com/runbookdev/runbook/lang"
 )
-
-// ErrorCode is the code of an API error; errors.Is(err, CodeNotFound)
-// asks whether err is the daemon's NOT_FOUND.
-type ErrorCode = apitype.ErrorCode
 
 // The API's error codes.
 const (
-	CodeMalformedJSON    ErrorCode = "MALFORMED_JSON"           // 400: the body is not the JSON the endpoint takes
-	CodeInvalidRequest   ErrorCode = "INVALID_REQUEST"          // 400: well-formed but wrong
-	CodeUnauthorized     ErrorCode = "UNAUTHORIZED"             // 401: no or wrong token, or a bad webhook signature
-	CodeForbidden        ErrorCode = "FORBIDDEN"                // 403: the token lacks the role, or its scope a verb the plan names
-	CodePolicyDenied     ErrorCode = "POLICY_DENIED"            // 403: the tenant's policy refuses a step of the plan
-	CodeNotFound         ErrorCode = "NOT_FOUND"                // 404: no such runbook (or another tenant's), step or endpoint
-	CodeMethodNotAllowed ErrorCode = "METHOD_NOT_ALLOWED"       // 405
-	CodeRequestTimeout   ErrorCode = "REQUEST_TIMEOUT"          // 408: the body did not arrive in time
-	CodeConflict         ErrorCode = "CONFLICT"                 // 409: does not fit the runbook's state, or a key reused
-	CodeBodyTooLarge     ErrorCode = "BODY_TOO_LARGE"           // 413: over the daemon's --max-body
-	CodeCompileFailed    ErrorCode = "COMPILE_FAILED"           // 422: the source does not compile; see Diagnostics
-	CodeInvalidPlan      ErrorCode = "INVALID_PLAN"             // 422: a plan this daemon will not run; see Diagnostics
-	CodeSchemaMismatch   ErrorCode = "SCHEMA_VALIDATION_FAILED" // 422: an input or a result does not fit its schema
-	CodeUnavailable      ErrorCode = "UNAVAILABLE"              // 503: retry (the client does, by its RetryPolicy)
-	CodeNotReady         ErrorCode = "NOT_READY"                // 503, from /readyz
-	CodeInternal         ErrorCode = "INTERNAL"                 // 500: a bug in the daemon; its log has the details
-	CodeLimitExceeded    ErrorCode = "LIMIT_EXCEEDED"           // 413, 422 or 429: past one of the daemon's limits; see Limit
+	CodeMalformedJSON    apitype.ErrorCode = "MALFORMED_JSON"           // 400: the body is not the JSON the endpoint takes
+	CodeInvalidRequest   apitype.ErrorCode = "INVALID_REQUEST"          // 400: well-formed but wrong
+	CodeUnauthorized     apitype.ErrorCode = "UNAUTHORIZED"             // 401: no or wrong token, or a bad webhook signature
+	CodeForbidden        apitype.ErrorCode = "FORBIDDEN"                // 403: the token lacks the role, or its scope a verb the plan names
+	CodePolicyDenied     apitype.ErrorCode = "POLICY_DENIED"            // 403: the tenant's policy refuses a step of the plan
+	CodeNotFound         apitype.ErrorCode = "NOT_FOUND"                // 404: no such runbook (or another tenant's), step or endpoint
+	CodeMethodNotAllowed apitype.ErrorCode = "METHOD_NOT_ALLOWED"       // 405
+	CodeRequestTimeout   apitype.ErrorCode = "REQUEST_TIMEOUT"          // 408: the body did not arrive in time
+	CodeConflict         apitype.ErrorCode = "CONFLICT"                 // 409: does not fit the runbook's state, or a key reused
+	CodeBodyTooLarge     apitype.ErrorCode = "BODY_TOO_LARGE"           // 413: over the daemon's --max-body
+	CodeCompileFailed    apitype.ErrorCode = "COMPILE_FAILED"           // 422: the source does not compile; see Diagnostics
+	CodeInvalidPlan      apitype.ErrorCode = "INVALID_PLAN"             // 422: a plan this daemon will not run; see Diagnostics
+	CodeSchemaMismatch   apitype.ErrorCode = "SCHEMA_VALIDATION_FAILED" // 422: an input or a result does not fit its schema
+	CodeUnavailable      apitype.ErrorCode = "UNAVAILABLE"              // 503: retry (the client does, by its RetryPolicy)
+	CodeNotReady         apitype.ErrorCode = "NOT_READY"                // 503, from /readyz
+	CodeInternal         apitype.ErrorCode = "INTERNAL"                 // 500: a bug in the daemon; its log has the details
+	CodeLimitExceeded    apitype.ErrorCode = "LIMIT_EXCEEDED"           // 413, 422 or 429: past one of the daemon's limits; see Limit
 )
 
 // Error is an answer the daemon refused: the body {"error": {...}} of
@@ -64,16 +59,6 @@ func (e *Error) Error() string {
 // Is reports whether target is this error's code, so that
 // errors.Is(err, client.CodeConflict) works.
 func (e *Error) Is(target error) bool {
-	code, ok := target.(ErrorCode)
+	code, ok := target.(apitype.ErrorCode)
 	return ok && code == e.Code
 }
-
-// Limit is one of the daemon's limits that a request went past: its
-// flag's name (max-steps, max-source-bytes, ...), what it allows, and
-// what the request would have made.
-type Limit = apitype.LimitInfo
-
-// Diagnostic is one problem in a source or a plan, as `rbc lint --format
-// json` and the daemon's 422 answers give it (docs/reference/language.md,
-// "Diagnostics"): the language's own.
-type Diagnostic = lang.Diagnostic

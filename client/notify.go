@@ -16,21 +16,10 @@ import (
 // SignatureHeader carries a notification's signature.
 const SignatureHeader = "Rbd-Signature"
 
-// Notification is POST /v1/notifications, the webhook: what finishes a
-// parked step's work outside reports with the step's correlation key.
-type Notification = apitype.NotificationRequest
-
-// Usage is what a step's work used.
-type Usage = apitype.Usage
-
-// NotificationResponse says what became of a notification: "accepted"
-// (202) or "duplicate" (200, the same key with the same payload).
-type NotificationResponse = apitype.NotificationResponse
-
 // Notify delivers a notification, signed when the client has a
 // WebhookSecret. The same key with another payload is an *Error with
 // CodeConflict: the first notification stands.
-func (c *Client) Notify(ctx context.Context, n Notification) (*NotificationResponse, error) {
+func (c *Client) Notify(ctx context.Context, n apitype.NotificationRequest) (*apitype.NotificationResponse, error) {
 	body, err := json.Marshal(n)
 	if err != nil {
 		return nil, err
@@ -39,7 +28,7 @@ func (c *Client) Notify(ctx context.Context, n Notification) (*NotificationRespo
 	if len(c.WebhookSecret) > 0 {
 		header.Set(SignatureHeader, Sign(c.WebhookSecret, body, c.now()))
 	}
-	var out NotificationResponse
+	var out apitype.NotificationResponse
 	if _, err := c.call(ctx, http.MethodPost, "/v1/notifications", header, body, &out); err != nil {
 		return nil, err
 	}

@@ -16,15 +16,6 @@ import (
 // IdempotencyKeyHeader carries a submission's or a regeneration's key.
 const IdempotencyKeyHeader = "Idempotency-Key"
 
-// SubmitRequest is POST /v1/runbooks: a source for the daemon to compile
-// with its verbs, or a plan compiled beforehand by `rbc compile`.
-type SubmitRequest = apitype.SubmitRequest
-
-// SubmitResponse names the runbook a submission started. Created is false
-// when the request repeated an earlier one (200, not 201): nothing new
-// runs, and Message says so ("already submitted as ID (STATUS)").
-type SubmitResponse = apitype.SubmitResponse
-
 // NewIdempotencyKey returns a random key (32 hex digits) for a request
 // that should never be taken for an earlier one.
 func NewIdempotencyKey() string {
@@ -44,8 +35,8 @@ func keyHeader(key string) http.Header {
 // Submit starts a runbook. A source that does not compile is an *Error
 // with CodeCompileFailed and the diagnostics; a plan this daemon will not
 // run, CodeInvalidPlan.
-func (c *Client) Submit(ctx context.Context, req SubmitRequest) (*SubmitResponse, error) {
-	var out SubmitResponse
+func (c *Client) Submit(ctx context.Context, req apitype.SubmitRequest) (*apitype.SubmitResponse, error) {
+	var out apitype.SubmitResponse
 	if _, err := c.callJSON(ctx, http.MethodPost, "/v1/runbooks", keyHeader(req.IdempotencyKey), req, &out); err != nil {
 		return nil, err
 	}
@@ -53,8 +44,8 @@ func (c *Client) Submit(ctx context.Context, req SubmitRequest) (*SubmitResponse
 }
 
 // Get returns a runbook's view.
-func (c *Client) Get(ctx context.Context, id string) (*Runbook, error) {
-	var out Runbook
+func (c *Client) Get(ctx context.Context, id string) (*apitype.RunbookView, error) {
+	var out apitype.RunbookView
 	if _, err := c.call(ctx, http.MethodGet, runbookPath(id), nil, nil, &out); err != nil {
 		return nil, err
 	}
@@ -63,8 +54,8 @@ func (c *Client) Get(ctx context.Context, id string) (*Runbook, error) {
 
 // GetPage returns a runbook's view showing limit of its steps (at most
 // 10000) after position after: the StepsNext of the page before, or 0.
-func (c *Client) GetPage(ctx context.Context, id string, after, limit int) (*Runbook, error) {
-	var out Runbook
+func (c *Client) GetPage(ctx context.Context, id string, after, limit int) (*apitype.RunbookView, error) {
+	var out apitype.RunbookView
 	path := fmt.Sprintf("%s?steps_after=%d&steps_limit=%d", runbookPath(id), after, limit)
 	if _, err := c.call(ctx, http.MethodGet, path, nil, nil, &out); err != nil {
 		return nil, err
@@ -92,12 +83,8 @@ type ListRequest struct {
 	NeedsPerson *bool
 }
 
-// ListResponse is a page of runbooks, newest first. Next is the cursor
-// of the following page, empty on the last.
-type ListResponse = apitype.ListResponse
-
 // List returns a page of runbooks, newest first.
-func (c *Client) List(ctx context.Context, req ListRequest) (*ListResponse, error) {
+func (c *Client) List(ctx context.Context, req ListRequest) (*apitype.ListResponse, error) {
 	limit := ""
 	if req.Limit > 0 {
 		limit = strconv.Itoa(req.Limit)
@@ -108,7 +95,7 @@ func (c *Client) List(ctx context.Context, req ListRequest) (*ListResponse, erro
 	}
 	path := withQuery("/v1/runbooks", "tenant", req.Tenant, "status", string(req.Status), "state", req.State,
 		"needs_person", needs, "limit", limit, "after", req.After)
-	var out ListResponse
+	var out apitype.ListResponse
 	if _, err := c.call(ctx, http.MethodGet, path, nil, nil, &out); err != nil {
 		return nil, err
 	}
@@ -125,19 +112,10 @@ func (c *Client) Plan(ctx context.Context, id string) (json.RawMessage, error) {
 	return json.RawMessage(resp.Body), nil
 }
 
-// CancelRequest is the optional body of POST .../cancel.
-type CancelRequest = apitype.CancelRequest
-
-// CloseRequest is the optional body of POST .../close.
-type CloseRequest = apitype.CloseRequest
-
-// StatusResponse is a runbook's status after a cancel or a close.
-type StatusResponse = apitype.CancelResponse
-
 // Cancel cancels a runbook: the steps that have not finished are
 // cancelled and its waits ended; completed work stays.
-func (c *Client) Cancel(ctx context.Context, id string, req CancelRequest) (*StatusResponse, error) {
-	var out StatusResponse
+func (c *Client) Cancel(ctx context.Context, id string, req apitype.CancelRequest) (*apitype.CancelResponse, error) {
+	var out apitype.CancelResponse
 	if _, err := c.callJSON(ctx, http.MethodPost, runbookPath(id, "cancel"), nil, req, &out); err != nil {
 		return nil, err
 	}
@@ -145,59 +123,38 @@ func (c *Client) Cancel(ctx context.Context, id string, req CancelRequest) (*Sta
 }
 
 // Close lets a runbook submitted with HoldOpen finish.
-func (c *Client) Close(ctx context.Context, id string, req CloseRequest) (*StatusResponse, error) {
-	var out StatusResponse
+func (c *Client) Close(ctx context.Context, id string, req apitype.CloseRequest) (*apitype.CancelResponse, error) {
+	var out apitype.CancelResponse
 	if _, err := c.callJSON(ctx, http.MethodPost, runbookPath(id, "close"), nil, req, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil
 }
 
-// RetryRequest is the optional body of POST .../retry.
-type RetryRequest = apitype.RetryRequest
-
-// RetryResponse lists the steps a retry sent back to pending.
-type RetryResponse = apitype.RetryResponse
-
 // Retry runs a failed, partial or escalated runbook again from where it
 // stopped, with the same idempotency keys, so an effect that happened is
 // not repeated.
-func (c *Client) Retry(ctx context.Context, id string, req RetryRequest) (*RetryResponse, error) {
-	var out RetryResponse
+func (c *Client) Retry(ctx context.Context, id string, req apitype.RetryRequest) (*apitype.RetryResponse, error) {
+	var out apitype.RetryResponse
 	if _, err := c.callJSON(ctx, http.MethodPost, runbookPath(id, "retry"), nil, req, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil
 }
 
-// RegenerateRequest is the optional body of POST .../regenerate.
-type RegenerateRequest = apitype.RegenerateRequest
-
-// RegenerateResponse names the runbook a regeneration started and its
-// lineage.
-type RegenerateResponse = apitype.RegenerateResponse
-
 // Regenerate starts a new runbook of a finished runbook's lineage: its
 // plan, its inputs with those given overriding them.
-func (c *Client) Regenerate(ctx context.Context, id string, req RegenerateRequest) (*RegenerateResponse, error) {
-	var out RegenerateResponse
+func (c *Client) Regenerate(ctx context.Context, id string, req apitype.RegenerateRequest) (*apitype.RegenerateResponse, error) {
+	var out apitype.RegenerateResponse
 	if _, err := c.callJSON(ctx, http.MethodPost, runbookPath(id, "regenerate"), keyHeader(req.IdempotencyKey), req, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil
 }
 
-// ExtendRequest is POST /v1/runbooks/{id}/steps: more source, compiled
-// against the runbook's frozen plan.
-type ExtendRequest = apitype.ExtendRequest
-
-// ExtendResponse lists the steps an extension added and the runbook's new
-// version.
-type ExtendResponse = apitype.ExtendResponse
-
 // Extend adds source to a running runbook.
-func (c *Client) Extend(ctx context.Context, id string, req ExtendRequest) (*ExtendResponse, error) {
-	var out ExtendResponse
+func (c *Client) Extend(ctx context.Context, id string, req apitype.ExtendRequest) (*apitype.ExtendResponse, error) {
+	var out apitype.ExtendResponse
 	if _, err := c.callJSON(ctx, http.MethodPost, runbookPath(id, "steps"), nil, req, &out); err != nil {
 		return nil, err
 	}

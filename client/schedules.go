@@ -17,32 +17,12 @@ const (
 	CatchUpLatest = "latest" // the latest of them runs once
 )
 
-// ScheduleRequest is POST /v1/schedules: a cron expression in a time zone,
-// and the source or plan each tick submits with its inputs.
-type ScheduleRequest = apitype.ScheduleRequest
-
-// SchedulePatch is PATCH /v1/schedules/{id}: each field given replaces
-// the schedule's; Paused pauses (true) or resumes (false) it.
-type SchedulePatch = apitype.SchedulePatchRequest
-
-// Schedule is a schedule as the API shows it.
-type Schedule = apitype.ScheduleView
-
-// LastRunbook is the runbook a schedule's last fired tick made.
-type LastRunbook = apitype.LastRunbookView
-
-// ScheduleList is GET /v1/schedules.
-type ScheduleList = apitype.ScheduleList
-
-// ScheduleDeleted is DELETE /v1/schedules/{id}.
-type ScheduleDeleted = apitype.ScheduleDeleted
-
 func schedulePath(id string) string { return "/v1/schedules/" + url.PathEscape(id) }
 
 // CreateSchedule makes a schedule. Bad input is an *Error whose Field
 // names the field at fault.
-func (c *Client) CreateSchedule(ctx context.Context, req ScheduleRequest) (*Schedule, error) {
-	var out Schedule
+func (c *Client) CreateSchedule(ctx context.Context, req apitype.ScheduleRequest) (*apitype.ScheduleView, error) {
+	var out apitype.ScheduleView
 	if _, err := c.callJSON(ctx, http.MethodPost, "/v1/schedules", nil, req, &out); err != nil {
 		return nil, err
 	}
@@ -50,8 +30,8 @@ func (c *Client) CreateSchedule(ctx context.Context, req ScheduleRequest) (*Sche
 }
 
 // Schedules lists the caller's tenant's schedules.
-func (c *Client) Schedules(ctx context.Context) (*ScheduleList, error) {
-	var out ScheduleList
+func (c *Client) Schedules(ctx context.Context) (*apitype.ScheduleList, error) {
+	var out apitype.ScheduleList
 	if _, err := c.call(ctx, http.MethodGet, "/v1/schedules", nil, nil, &out); err != nil {
 		return nil, err
 	}
@@ -59,8 +39,8 @@ func (c *Client) Schedules(ctx context.Context) (*ScheduleList, error) {
 }
 
 // Schedule reads one schedule.
-func (c *Client) Schedule(ctx context.Context, id string) (*Schedule, error) {
-	var out Schedule
+func (c *Client) Schedule(ctx context.Context, id string) (*apitype.ScheduleView, error) {
+	var out apitype.ScheduleView
 	if _, err := c.call(ctx, http.MethodGet, schedulePath(id), nil, nil, &out); err != nil {
 		return nil, err
 	}
@@ -68,8 +48,8 @@ func (c *Client) Schedule(ctx context.Context, id string) (*Schedule, error) {
 }
 
 // PatchSchedule pauses, resumes or changes a schedule.
-func (c *Client) PatchSchedule(ctx context.Context, id string, req SchedulePatch) (*Schedule, error) {
-	var out Schedule
+func (c *Client) PatchSchedule(ctx context.Context, id string, req apitype.SchedulePatchRequest) (*apitype.ScheduleView, error) {
+	var out apitype.ScheduleView
 	if _, err := c.callJSON(ctx, http.MethodPatch, schedulePath(id), nil, req, &out); err != nil {
 		return nil, err
 	}
@@ -77,8 +57,8 @@ func (c *Client) PatchSchedule(ctx context.Context, id string, req SchedulePatch
 }
 
 // DeleteSchedule deletes a schedule; the runbooks it made stay.
-func (c *Client) DeleteSchedule(ctx context.Context, id string) (*ScheduleDeleted, error) {
-	var out ScheduleDeleted
+func (c *Client) DeleteSchedule(ctx context.Context, id string) (*apitype.ScheduleDeleted, error) {
+	var out apitype.ScheduleDeleted
 	if _, err := c.call(ctx, http.MethodDelete, schedulePath(id), nil, nil, &out); err != nil {
 		return nil, err
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/builtin"
 	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/durable"
@@ -79,7 +80,7 @@ func TestDatabaseOutageIs503(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, err := cl.Notify(ctx, client.Notification{CorrelationKey: uuid.NewString(), Status: "completed"})
+			_, err := cl.Notify(ctx, apitype.NotificationRequest{CorrelationKey: uuid.NewString(), Status: "completed"})
 			require.NoError(t, err)
 		}()
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/builtin"
 	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/compiler"
@@ -223,7 +224,7 @@ func TestSubmittedPlansRunOnlyWhatTheCatalogueHolds(t *testing.T) {
 	}
 	for _, c := range cases {
 		edited := editPlan(t, raw, c.change)
-		_, err := b.client.Submit(b.ctx, client.SubmitRequest{Plan: edited, Inputs: map[string]any{"who": "eve"}})
+		_, err := b.client.Submit(b.ctx, apitype.SubmitRequest{Plan: edited, Inputs: map[string]any{"who": "eve"}})
 		var apiErr *client.Error
 		require.ErrorAs(t, err, &apiErr, c.name)
 		require.Equal(t, http.StatusUnprocessableEntity, apiErr.StatusCode, c.name)
@@ -241,10 +242,10 @@ func TestSubmittedPlansRunOnlyWhatTheCatalogueHolds(t *testing.T) {
 	require.Empty(t, page.Runbooks, "no refused plan was stored")
 
 	// The plan as compiled runs, with the catalogue's URL and secret.
-	sub, err := b.client.Submit(b.ctx, client.SubmitRequest{Plan: raw, Inputs: map[string]any{"who": "eve"}})
+	sub, err := b.client.Submit(b.ctx, apitype.SubmitRequest{Plan: raw, Inputs: map[string]any{"who": "eve"}})
 	require.NoError(t, err)
 	require.True(t, sub.Created)
-	v := waitForView(t, b, sub.ID.String(), func(v *client.Runbook) bool { return v.State == "awaiting_approval" })
+	v := waitForView(t, b, sub.ID.String(), func(v *apitype.RunbookView) bool { return v.State == "awaiting_approval" })
 	require.JSONEq(t, `{"ok":true}`, string(v.Outcomes["got"]))
 	require.Equal(t, []string{"Bearer s3cret"}, b.api.requests())
 	require.Empty(t, b.collector.requests())
@@ -260,7 +261,7 @@ func TestSubmittedPlanDiagnosticsNameTheFile(t *testing.T) {
 			object(planStep(doc, key), "execution")["side_effects"] = "external_call"
 		}
 	})
-	_, err := b.client.Submit(b.ctx, client.SubmitRequest{Plan: edited, Filename: "mine.json", Inputs: map[string]any{"who": "eve"}})
+	_, err := b.client.Submit(b.ctx, apitype.SubmitRequest{Plan: edited, Filename: "mine.json", Inputs: map[string]any{"who": "eve"}})
 	var apiErr *client.Error
 	require.ErrorAs(t, err, &apiErr)
 	require.Len(t, apiErr.Diagnostics, 1, apiErr.Error())
@@ -271,7 +272,7 @@ func TestSubmittedPlanDiagnosticsNameTheFile(t *testing.T) {
 
 	// The hash alone: still INVALID_PLAN, now with E071.
 	tampered := bytes.Replace(b.compile(t), []byte(`"v":{"$input":"who"}`), []byte(`"v":"mallory"`), 1)
-	_, err = b.client.Submit(b.ctx, client.SubmitRequest{Plan: tampered, Inputs: map[string]any{}})
+	_, err = b.client.Submit(b.ctx, apitype.SubmitRequest{Plan: tampered, Inputs: map[string]any{}})
 	require.ErrorAs(t, err, &apiErr)
 	require.Equal(t, httpapi.CodeInvalidPlan, string(apiErr.Code))
 	require.Equal(t, "E071", string(apiErr.Diagnostics[0].Code))
@@ -281,11 +282,11 @@ func TestSubmittedPlanDiagnosticsNameTheFile(t *testing.T) {
 // to check a plan against, so it is not run.
 func TestDaemonWithoutVerbsRefusesPlans(t *testing.T) {
 	b := setupPlans(t, false)
-	_, err := b.client.Submit(b.ctx, client.SubmitRequest{Plan: b.compile(t), Inputs: map[string]any{"who": "eve"}})
+	_, err := b.client.Submit(b.ctx, apitype.SubmitRequest{Plan: b.compile(t), Inputs: map[string]any{"who": "eve"}})
 	requireAPIError(t, err, http.StatusBadRequest, httpapi.CodeInvalidRequest, "no verb catalogue to check plans against")
 }
 
-func waitForView(t *testing.T, b *planBundle, id string, cond func(*client.Runbook) bool) *client.Runbook {
+func waitForView(t *testing.T, b *planBundle, id string, cond func(*apitype.RunbookView) bool) *apitype.RunbookView {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {

@@ -11,8 +11,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/builtin"
-	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/rbtype"
 )
 
@@ -48,7 +48,7 @@ func TestBudgetSetThenRetry(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	ops := d.client("tok-ops")
-	sub, err := ops.Submit(ctx, client.SubmitRequest{Source: "(t.bill :n 1 :as @a)\n(t.bill :n 2 :after @a :as @b)\n(t.bill :n 3 :after @b :as @c)\n"})
+	sub, err := ops.Submit(ctx, apitype.SubmitRequest{Source: "(t.bill :n 1 :as @a)\n(t.bill :n 2 :after @a :as @b)\n(t.bill :n 3 :after @b :as @c)\n"})
 	require.NoError(t, err)
 	id := sub.ID.String()
 	v, err := ops.Wait(ctx, id)

@@ -14,7 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/runbookdev/runbook/client"
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/durable/pgtest"
 	"github.com/runbookdev/runbook/rbtype"
 )
@@ -97,11 +97,11 @@ func TestHTTPCallFollowsNoRedirectToAnotherHost(t *testing.T) {
 `, name, home.URL, path, extra)
 	}
 	ctx := context.Background()
-	run := func(d *daemon, source string) *client.Runbook {
+	run := func(d *daemon, source string) *apitype.RunbookView {
 		rbd := d.client("")
-		sub, err := rbd.Submit(ctx, client.SubmitRequest{Source: source})
+		sub, err := rbd.Submit(ctx, apitype.SubmitRequest{Source: source})
 		require.NoError(t, err)
-		var v *client.Runbook
+		var v *apitype.RunbookView
 		waitUntil(t, source+" to finish", func() (bool, error) {
 			v, err = rbd.Get(ctx, sub.ID.String())
 			return err == nil && !v.Status.Running(), err
@@ -167,9 +167,9 @@ func TestArgumentsDoNotOverrideFixedQueryParameters(t *testing.T) {
 	d := e.start(t, "--verbs", open)
 	rbd := d.client("")
 	ctx := context.Background()
-	sub, err := rbd.Submit(ctx, client.SubmitRequest{Source: `(t.search :q "x" :scope "private")`})
+	sub, err := rbd.Submit(ctx, apitype.SubmitRequest{Source: `(t.search :q "x" :scope "private")`})
 	require.NoError(t, err)
-	var v *client.Runbook
+	var v *apitype.RunbookView
 	waitUntil(t, "the step to fail", func() (bool, error) {
 		v, err = rbd.Get(ctx, sub.ID.String())
 		return err == nil && !v.Status.Running(), err

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/cmd/internal/cli"
 )
@@ -54,7 +55,7 @@ func runOutcomes(args []string, stdout, stderr io.Writer) int {
 }
 
 // printProduced lists a runbook's outcomes.
-func printProduced(w io.Writer, produced []client.Produced) {
+func printProduced(w io.Writer, produced []apitype.ProducedView) {
 	t := cli.NewTable(w)
 	fmt.Fprintln(t, "OUTCOME\tTYPE\tSTATUS\tVERSION\tSTEP\tPREVIEW")
 	for _, p := range produced {
@@ -64,7 +65,7 @@ func printProduced(w io.Writer, produced []client.Produced) {
 }
 
 // printOutcome shows one outcome and its provenance.
-func printOutcome(w io.Writer, o *client.OutcomeView) {
+func printOutcome(w io.Writer, o *apitype.OutcomeView) {
 	t := cli.NewTable(w)
 	fmt.Fprintf(t, "outcome\t%s\n", o.ID)
 	fmt.Fprintf(t, "type\t%s (%s)\n", o.Type, o.Status)
@@ -90,7 +91,7 @@ func printOutcome(w io.Writer, o *client.OutcomeView) {
 	}
 	fmt.Fprintf(t, "created\t%s\n", stamp(o.CreatedAt))
 	_ = t.Flush()
-	section := func(title string, list []client.Outcome) {
+	section := func(title string, list []apitype.Outcome) {
 		if len(list) == 0 {
 			return
 		}

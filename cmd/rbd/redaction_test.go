@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/runbookdev/runbook/client"
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/rbtype"
 )
 
@@ -30,7 +30,7 @@ func TestTransportErrorsDoNotLogTheURLsSecrets(t *testing.T) {
 	d := e.start(t, "--verbs", verbs)
 	rbd := d.client("")
 	ctx := context.Background()
-	sub, err := rbd.Submit(ctx, client.SubmitRequest{Source: "(t.fetch)"})
+	sub, err := rbd.Submit(ctx, apitype.SubmitRequest{Source: "(t.fetch)"})
 	require.NoError(t, err)
 	waitUntil(t, "the call to fail", func() (bool, error) {
 		v, err := rbd.Get(ctx, sub.ID.String())

@@ -14,7 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/runbookdev/runbook/client"
+	"github.com/runbookdev/runbook/apitype"
 )
 
 // dialRaw opens a TCP connection to the daemon for a client that writes
@@ -126,7 +126,7 @@ func TestSlowClientsAreCutOff(t *testing.T) {
 	t.Run("event streams outlive the body timeout", func(t *testing.T) {
 		cl := d.client("")
 		ctx := context.Background()
-		sub, err := cl.Submit(ctx, client.SubmitRequest{Source: "(t.wait :as @w)"})
+		sub, err := cl.Submit(ctx, apitype.SubmitRequest{Source: "(t.wait :as @w)"})
 		require.NoError(t, err)
 		var key string
 		waitUntil(t, "the step to park", func() (bool, error) {
@@ -145,7 +145,7 @@ func TestSlowClientsAreCutOff(t *testing.T) {
 		defer resp.Body.Close()
 		require.Equal(t, http.StatusOK, resp.StatusCode)
 		time.Sleep(2500 * time.Millisecond) // past the header and body timeouts
-		_, err = cl.Notify(ctx, client.Notification{CorrelationKey: key, Status: "completed", Result: json.RawMessage(`{}`)})
+		_, err = cl.Notify(ctx, apitype.NotificationRequest{CorrelationKey: key, Status: "completed", Result: json.RawMessage(`{}`)})
 		require.NoError(t, err)
 		lines := bufio.NewScanner(resp.Body)
 		for lines.Scan() {

@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/rbtype"
 )
@@ -37,7 +38,7 @@ func TestDefaultTenantCannotTakeAnotherTenantsRequestKeys(t *testing.T) {
 	d := e.start(t, "--verbs", verbs, "--api-token-file", tokens)
 	ctx := context.Background()
 	attacker, acme := d.client("tok-def"), d.client("tok-acme")
-	source := client.SubmitRequest{Source: `(t.echo :v $v)`, Inputs: map[string]any{"v": "x"}}
+	source := apitype.SubmitRequest{Source: `(t.echo :v $v)`, Inputs: map[string]any{"v": "x"}}
 
 	// With a key acme will choose.
 	first, err := attacker.Submit(ctx, withKey(source, "tenant:acme:K"))
@@ -121,7 +122,7 @@ func TestAnotherTenantCannotPreemptAFutureWait(t *testing.T) {
 	acme.WebhookSecret = []byte("whsec-acme")
 	globex := d.client("tok-globex")
 	globex.WebhookSecret = []byte("whsec-globex")
-	source := client.SubmitRequest{Source: "(t.wait :as @w)\n(t.echo :v $v :after @w)", Inputs: map[string]any{"v": "order-7"}}
+	source := apitype.SubmitRequest{Source: "(t.wait :as @w)\n(t.echo :v $v :after @w)", Inputs: map[string]any{"v": "order-7"}}
 
 	// globex learns the plan's hash by submitting the same source itself.
 	own, err := globex.Submit(ctx, source)
@@ -132,7 +133,7 @@ func TestAnotherTenantCannotPreemptAFutureWait(t *testing.T) {
 	require.NoError(t, err)
 	sum := sha256.Sum256([]byte(view.PlanHash + "\x00" + string(rbtype.ModeExecute) + "\x00" + string(inputs)))
 	guess := publicCorrelationKey("tenant:acme:plan:"+hex.EncodeToString(sum[:]), "w", 1)
-	_, err = globex.Notify(ctx, client.Notification{CorrelationKey: guess, Status: "completed", Result: json.RawMessage(`{"forged":true}`)})
+	_, err = globex.Notify(ctx, apitype.NotificationRequest{CorrelationKey: guess, Status: "completed", Result: json.RawMessage(`{"forged":true}`)})
 	require.NoError(t, err)
 
 	sub, err := acme.Submit(ctx, source)
@@ -147,7 +148,7 @@ func TestAnotherTenantCannotPreemptAFutureWait(t *testing.T) {
 		return true, nil
 	})
 	require.NotEqual(t, guess, key, "acme's correlation key can be computed from public facts")
-	_, err = acme.Notify(ctx, client.Notification{CorrelationKey: key, Status: "completed", Result: json.RawMessage(`{"real":true}`)})
+	_, err = acme.Notify(ctx, apitype.NotificationRequest{CorrelationKey: key, Status: "completed", Result: json.RawMessage(`{"real":true}`)})
 	require.NoError(t, err, "acme's own notification was refused")
 	waitUntil(t, "acme's runbook to complete", func() (bool, error) {
 		v, err := acme.Get(ctx, sub.ID.String())
@@ -175,7 +176,7 @@ func TestAForeignNotificationIsNoExistenceOracle(t *testing.T) {
 	acme.WebhookSecret = []byte("whsec-acme")
 	globex := d.client("tok-globex")
 	globex.WebhookSecret = []byte("whsec-globex")
-	sub, err := acme.Submit(ctx, client.SubmitRequest{Source: "(t.wait :as @w)"})
+	sub, err := acme.Submit(ctx, apitype.SubmitRequest{Source: "(t.wait :as @w)"})
 	require.NoError(t, err)
 	var key string
 	waitUntil(t, "acme's step to park", func() (bool, error) {
@@ -217,7 +218,7 @@ func TestAForeignNotificationIsNoExistenceOracle(t *testing.T) {
 }
 
 // withKey is req with an Idempotency-Key.
-func withKey(req client.SubmitRequest, key string) client.SubmitRequest {
+func withKey(req apitype.SubmitRequest, key string) apitype.SubmitRequest {
 	req.IdempotencyKey = key
 	return req
 }

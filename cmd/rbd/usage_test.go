@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/durable/pgtest"
 )
@@ -46,7 +47,7 @@ func TestUsageIsBoundedAndItsSumsSaturate(t *testing.T) {
 	require.Equal(t, http.StatusAccepted, status, out)
 
 	// Rows stored before the bounds, beyond them: the sums saturate.
-	sub, err := rbd.Submit(ctx, client.SubmitRequest{Source: `(t.echo :v "x")`})
+	sub, err := rbd.Submit(ctx, apitype.SubmitRequest{Source: `(t.echo :v "x")`})
 	require.NoError(t, err)
 	for i := 0; i < 3; i++ {
 		_, ok := psql(t, pgtest.DatabaseURL(), fmt.Sprintf(`INSERT INTO %s.step_attempts

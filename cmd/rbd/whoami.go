@@ -10,7 +10,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/runbookdev/runbook/client"
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/cmd/internal/cli"
 	"github.com/runbookdev/runbook/rbtype"
 )
@@ -108,7 +108,7 @@ func runVerbs(args []string, stdout, stderr io.Writer) int {
 }
 
 // describeVerb shows one verb: its description, then what it does.
-func describeVerb(w io.Writer, v client.Verb) {
+func describeVerb(w io.Writer, v apitype.VerbInfo) {
 	fmt.Fprintf(w, "%s (%s)\n", v.Name, v.Kind)
 	for _, line := range strings.Split(v.Description, "\n") {
 		if line != "" {
@@ -173,7 +173,7 @@ func tagsText(tags []string) string {
 }
 
 // policyText is a verb's policy decision and the rule that makes it.
-func policyText(p client.VerbPolicy) string {
+func policyText(p apitype.PolicyVerdict) string {
 	if p.Rule == "" {
 		return p.Action
 	}

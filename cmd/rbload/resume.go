@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/rbtype"
 )
@@ -218,9 +219,9 @@ func notifyAtRate(ctx context.Context, c *client.Client, keys []string, rate int
 // a 503, as docs/design/daemon.md asks of a sender: a daemon that is reading as many
 // request bodies as it may says so rather than queueing without end. The
 // latency measured from the first send includes the retries.
-func notifyRetrying(ctx context.Context, c *client.Client, key string) (*client.NotificationResponse, error) {
+func notifyRetrying(ctx context.Context, c *client.Client, key string) (*apitype.NotificationResponse, error) {
 	for tries := 1; ; tries++ {
-		res, err := c.Notify(ctx, client.Notification{CorrelationKey: key, Status: rbtype.OutcomeCompleted, Result: []byte(`{}`)})
+		res, err := c.Notify(ctx, apitype.NotificationRequest{CorrelationKey: key, Status: rbtype.OutcomeCompleted, Result: []byte(`{}`)})
 		var apiErr *client.Error
 		if tries < 50 && errors.As(err, &apiErr) && apiErr.StatusCode == http.StatusServiceUnavailable {
 			time.Sleep(10 * time.Millisecond)

@@ -84,7 +84,7 @@ func submitAll(ctx context.Context, c *client.Client, plan []byte, n, workers in
 	for range workers {
 		wg.Go(func() {
 			for i := range next {
-				sub, err := c.Submit(ctx, client.SubmitRequest{Plan: plan, IdempotencyKey: fmt.Sprintf("%s-%d", tag, i)})
+				sub, err := c.Submit(ctx, apitype.SubmitRequest{Plan: plan, IdempotencyKey: fmt.Sprintf("%s-%d", tag, i)})
 				if err != nil {
 					errs <- err
 					return
@@ -139,8 +139,8 @@ func waitNoneExecuting(ctx context.Context, c *client.Client, timeout time.Durat
 }
 
 // eventsOf fetches the ledgers of many runbooks, several at a time.
-func eventsOf(ctx context.Context, c *client.Client, ids []uuid.UUID) ([][]client.Event, error) {
-	out := make([][]client.Event, len(ids))
+func eventsOf(ctx context.Context, c *client.Client, ids []uuid.UUID) ([][]apitype.Event, error) {
+	out := make([][]apitype.Event, len(ids))
 	var mu sync.Mutex
 	var first error
 	var wg sync.WaitGroup
@@ -163,13 +163,13 @@ func eventsOf(ctx context.Context, c *client.Client, ids []uuid.UUID) ([][]clien
 }
 
 // firstEvent finds the first event of a type (and step, if given).
-func firstEvent(evs []client.Event, typ rbtype.EventType, step string) (client.Event, bool) {
+func firstEvent(evs []apitype.Event, typ rbtype.EventType, step string) (apitype.Event, bool) {
 	for _, e := range evs {
 		if e.Type == typ && (step == "" || e.Step == step) {
 			return e, true
 		}
 	}
-	return client.Event{}, false
+	return apitype.Event{}, false
 }
 
 // parkedKeys waits until each runbook's first step has parked and returns

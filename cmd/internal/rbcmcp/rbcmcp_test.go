@@ -11,7 +11,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 
-	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/cmd/internal/rbcmcp"
 	"github.com/runbookdev/runbook/lang"
 )
@@ -89,7 +88,7 @@ func TestLintFixEffects(t *testing.T) {
 	cs := session(t, rbcmcp.Options{Verbs: []string{verbsDir(t)}})
 
 	var lint struct {
-		Diagnostics []client.Diagnostic `json:"diagnostics"`
+		Diagnostics []lang.Diagnostic `json:"diagnostics"`
 	}
 	res := call(t, cs, "lint", map[string]any{"source": broken, "filename": "mail.rbk"}, &lint)
 	require.True(t, res.IsError, "a runbook with errors is an error result")
@@ -101,10 +100,10 @@ func TestLintFixEffects(t *testing.T) {
 	require.Equal(t, "mail.draft", d.Fixes[0].Edits[0].Text)
 
 	var fixed struct {
-		Source      string              `json:"source"`
-		Changed     bool                `json:"changed"`
-		Applied     []client.Diagnostic `json:"applied"`
-		Diagnostics []client.Diagnostic `json:"diagnostics"`
+		Source      string            `json:"source"`
+		Changed     bool              `json:"changed"`
+		Applied     []lang.Diagnostic `json:"applied"`
+		Diagnostics []lang.Diagnostic `json:"diagnostics"`
 	}
 	res = call(t, cs, "fix", map[string]any{"source": broken, "filename": "mail.rbk"}, &fixed)
 	require.False(t, res.IsError, text(res))
@@ -147,7 +146,7 @@ func TestLintFixEffects(t *testing.T) {
 	require.NotEmpty(t, plan.Plan.PlanHash)
 
 	var broke struct {
-		Diagnostics []client.Diagnostic `json:"diagnostics"`
+		Diagnostics []lang.Diagnostic `json:"diagnostics"`
 	}
 	res = call(t, cs, "compile", map[string]any{"source": broken}, &broke)
 	require.True(t, res.IsError)
