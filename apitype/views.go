@@ -129,9 +129,12 @@ const (
 
 // ActionView is one thing that would move a runbook.
 type ActionView struct {
-	Kind    string `json:"kind"`
-	Step    string `json:"step,omitempty"` // none for close
-	Command string `json:"command"`
+	Kind string `json:"kind"`
+	Step string `json:"step,omitempty"` // none for close
+	// Args are what taking it needs, as data (MCP's tool calls, the
+	// console's buttons); Command is the same as an `rbd` command line.
+	Args    ActionArgs `json:"args"`
+	Command string     `json:"command"`
 	// Message says what to do first, when the command alone would not
 	// do: a step stopped by a budget needs it raised before a retry.
 	Message string `json:"message,omitempty"`

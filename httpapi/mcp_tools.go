@@ -74,7 +74,7 @@ diagnostics, ...) and its HTTP status.`
 func NewMCPServer(call APICaller, opts MCPOptions) *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "rbd", Title: "Runbook daemon", Version: opts.Version},
 		&mcp.ServerOptions{Instructions: mcpInstructions, SchemaCache: opts.SchemaCache})
-	t := &tools{call: call, by: opts.By}
+	t := &tools{call: call, by: opts.By, approvals: opts.Approvals}
 	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: ptr(false)}
 	acts := func(destructive, idempotent bool) *mcp.ToolAnnotations {
 		return &mcp.ToolAnnotations{DestructiveHint: ptr(destructive), IdempotentHint: idempotent, OpenWorldHint: ptr(true)}
@@ -166,6 +166,8 @@ func addTool[In any](srv *mcp.Server, name string, ann *mcp.ToolAnnotations, des
 type tools struct {
 	call APICaller
 	by   string
+	// approvals says the approve and reject tools exist here.
+	approvals bool
 }
 
 // do makes a tool's request and turns the answer into its result: the
@@ -296,18 +298,41 @@ func (t *tools) nextActions(ctx context.Context, req *mcp.CallToolRequest, in id
 	if err != nil || res != nil {
 		return res, out, err
 	}
-	var view struct {
-		ID          string          `json:"id"`
-		Status      string          `json:"status"`
-		State       string          `json:"state"`
-		BlockedOn   json.RawMessage `json:"blocked_on"`
-		Failures    json.RawMessage `json:"failures"`
-		NextActions json.RawMessage `json:"next_actions"`
-	}
+	var view apitype.RunbookView
 	if err := json.Unmarshal(out.(json.RawMessage), &view); err != nil {
 		return nil, nil, fmt.Errorf("the daemon's view of %s does not decode: %w", in.ID, err)
 	}
-	return nil, view, nil
+	next := apitype.MCPNextActions{ID: view.ID.String(), Status: string(view.Status), State: string(view.State),
+		BlockedOn: view.BlockedOn, Failures: view.Failures, NextActions: []apitype.MCPAction{}}
+	for _, a := range view.NextActions {
+		next.NextActions = append(next.NextActions, apitype.MCPAction{ActionView: a, Tool: t.toolCall(a)})
+	}
+	return nil, next, nil
+}
+
+// toolCall is the call of this server's tool that takes an action, or nil
+// where no tool takes it (a resolution, which a person makes with rbd
+// resolve or the console; a gate, where approvals through MCP are off).
+func (t *tools) toolCall(a apitype.ActionView) *apitype.ToolCall {
+	id := a.Args.RunbookID.String()
+	switch a.Kind {
+	case apitype.ActionApprove:
+		if !t.approvals {
+			return nil
+		}
+		return &apitype.ToolCall{Name: "approve", Arguments: map[string]any{"id": id, "step": a.Step}}
+	case apitype.ActionNotify:
+		return &apitype.ToolCall{Name: "notify", Arguments: map[string]any{"correlation_key": a.Args.CorrelationKey, "status": "completed", "result": map[string]any{}}}
+	case apitype.ActionRetry:
+		args := map[string]any{"id": id, "steps": []string{a.Step}}
+		if a.Args.Execute {
+			args["execute"] = true
+		}
+		return &apitype.ToolCall{Name: "retry", Arguments: args}
+	case apitype.ActionClose:
+		return &apitype.ToolCall{Name: "close", Arguments: map[string]any{"id": id}}
+	}
+	return nil
 }
 
 type retryArgs struct {

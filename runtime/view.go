@@ -154,8 +154,7 @@ func buildView(rb *driver.Runbook, steps []*driver.Step, invs []driver.Invocatio
 		case rbtype.StepWaitingApproval:
 			approvals = true
 			v.BlockedOn = append(v.BlockedOn, apitype.BlockedView{Step: s.Key, Reason: apitype.BlockedRequiresApproval})
-			v.NextActions = append(v.NextActions, apitype.ActionView{Kind: apitype.ActionApprove, Step: s.Key,
-				Command: fmt.Sprintf("rbd approve %s %s", rb.ID, shellQuote(s.Key))})
+			v.NextActions = append(v.NextActions, apitype.NewAction(apitype.ActionApprove, s.Key, apitype.ActionArgs{RunbookID: rb.ID}))
 		case rbtype.StepParked:
 			inv := active[s.ID]
 			sv.CorrelationKey = inv.CorrelationKey
@@ -174,8 +173,7 @@ func buildView(rb *driver.Runbook, steps []*driver.Step, invs []driver.Invocatio
 				v.BlockedOn = append(v.BlockedOn, apitype.BlockedView{Step: s.Key, Reason: apitype.BlockedAwaitingTimer, Until: &until})
 			} else {
 				v.BlockedOn = append(v.BlockedOn, apitype.BlockedView{Step: s.Key, Reason: apitype.BlockedAwaitingNotification, CorrelationKey: inv.CorrelationKey})
-				v.NextActions = append(v.NextActions, apitype.ActionView{Kind: apitype.ActionNotify, Step: s.Key,
-					Command: fmt.Sprintf("rbd notify %s --result '{...}'", inv.CorrelationKey)})
+				v.NextActions = append(v.NextActions, apitype.NewAction(apitype.ActionNotify, s.Key, apitype.ActionArgs{RunbookID: rb.ID, CorrelationKey: inv.CorrelationKey}))
 			}
 		case rbtype.StepFailed, rbtype.StepEscalated:
 			v.Failures = append(v.Failures, apitype.FailureView{Step: s.Key, Code: s.ErrorCode, Message: s.ErrorMessage})
@@ -188,8 +186,7 @@ func buildView(rb *driver.Runbook, steps []*driver.Step, invs []driver.Invocatio
 				v.BlockedOn = append(v.BlockedOn, apitype.BlockedView{Step: s.Key, Reason: string(s.ErrorCode), Message: s.ErrorMessage})
 			}
 			if resolvable {
-				v.NextActions = append(v.NextActions, apitype.ActionView{Kind: apitype.ActionResolve, Step: s.Key,
-					Command: fmt.Sprintf("rbd resolve %s %s --action complete --result '{...}'", rb.ID, shellQuote(s.Key))})
+				v.NextActions = append(v.NextActions, apitype.NewAction(apitype.ActionResolve, s.Key, apitype.ActionArgs{RunbookID: rb.ID}))
 			}
 		case rbtype.StepReady, rbtype.StepRunning, rbtype.StepFailedRetryable:
 			// Pending steps wait on these or on the outside world; only
@@ -213,14 +210,13 @@ func buildView(rb *driver.Runbook, steps []*driver.Step, invs []driver.Invocatio
 		}
 	}
 	if rb.Status == rbtype.RunbookInProgress {
-		v.NextActions = append(v.NextActions, apitype.ActionView{Kind: apitype.ActionClose, Command: fmt.Sprintf("rbd close %s", rb.ID)})
+		v.NextActions = append(v.NextActions, apitype.NewAction(apitype.ActionClose, "", apitype.ActionArgs{RunbookID: rb.ID}))
 	}
 	if retryableRunbook(rb, steps) {
 		for _, s := range steps {
 			if (s.Status == rbtype.StepFailed || s.Status == rbtype.StepEscalated) && retryMayHelp(s) && !plan.IsHook(s.Key) {
 				// a hook runs once, and is not retried
-				v.NextActions = append(v.NextActions, apitype.ActionView{Kind: apitype.ActionRetry, Step: s.Key,
-					Command: fmt.Sprintf("rbd retry %s --step %s", rb.ID, shellQuote(s.Key))})
+				v.NextActions = append(v.NextActions, apitype.NewAction(apitype.ActionRetry, s.Key, apitype.ActionArgs{RunbookID: rb.ID}))
 			}
 		}
 	}
@@ -232,8 +228,7 @@ func buildView(rb *driver.Runbook, steps []*driver.Step, invs []driver.Invocatio
 			// pages for real if it times out again.
 			if s.Status == rbtype.StepSkipped && s.ErrorCode == rbtype.CodeDraftOnly ||
 				s.Status == rbtype.StepEscalated && s.EscalationStatus == rbtype.CompensationSkipped {
-				v.NextActions = append(v.NextActions, apitype.ActionView{Kind: apitype.ActionRetry, Step: s.Key,
-					Command: fmt.Sprintf("rbd retry %s --execute --step %s", rb.ID, shellQuote(s.Key))})
+				v.NextActions = append(v.NextActions, apitype.NewAction(apitype.ActionRetry, s.Key, apitype.ActionArgs{RunbookID: rb.ID, Execute: true}))
 			}
 		}
 	}
@@ -284,15 +279,6 @@ var NoRetryCodes = []rbtype.ErrorCode{rbtype.CodeSchemaValidationFailed, rbtype.
 // (durable's needsPersonSQL), given NoRetryCodes.
 func retryMayHelp(s *driver.Step) bool {
 	return s.Attempt > 0 || !slices.Contains(NoRetryCodes, s.ErrorCode)
-}
-
-// shellQuote quotes a step key for a shell when it needs it: keys of
-// unnamed calls hold '#'.
-func shellQuote(s string) string {
-	if strings.ContainsAny(s, "#'\"\\ $`*?[]{}()<>|&;!~") {
-		return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-	}
-	return s
 }
 
 // Status returns a runbook's status, and whether it has finished: nothing

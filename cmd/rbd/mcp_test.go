@@ -117,16 +117,19 @@ func TestMCPAgentExchange(t *testing.T) {
 			require.False(t, res.IsError, content(res))
 			require.True(t, sub.Created)
 
-			var next struct {
-				State       string                `json:"state"`
-				BlockedOn   []apitype.BlockedView `json:"blocked_on"`
-				NextActions []apitype.ActionView  `json:"next_actions"`
-			}
+			var next apitype.MCPNextActions
 			waitFor(t, func() bool {
 				use(t, ctx, rbd.cs, "next_actions", map[string]any{"id": sub.ID.String()}, &next)
 				return next.State == string(rbtype.StateParked)
 			})
-			require.Equal(t, []apitype.ActionView{{Kind: apitype.ActionNotify, Step: "docs", Command: next.NextActions[0].Command}}, next.NextActions)
+			require.Len(t, next.NextActions, 1)
+			require.Equal(t, apitype.ActionNotify, next.NextActions[0].Kind)
+			require.Equal(t, "docs", next.NextActions[0].Step)
+			// The action as a call of this server's notify tool, its key the
+			// wait's: what an agent calls as it is.
+			key := next.BlockedOn[0].CorrelationKey
+			require.Equal(t, &apitype.ToolCall{Name: "notify", Arguments: map[string]any{"correlation_key": key, "status": "completed", "result": map[string]any{}}},
+				next.NextActions[0].Tool)
 
 			var ack apitype.NotificationResponse
 			res = use(t, ctx, rbd.cs, "notify", map[string]any{"correlation_key": next.BlockedOn[0].CorrelationKey, "status": "completed",
