@@ -7,7 +7,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/runbookdev/runbook/lang"
 	"github.com/runbookdev/runbook/rbtype"
 )
 
@@ -262,10 +261,10 @@ type ErrorInfo struct {
 	Message string    `json:"message"`
 	// Field names the request's field at fault, when one is (a schedule's
 	// cron, timezone, catch_up, source, ...).
-	Field            string           `json:"field,omitempty"`
-	Diagnostics      lang.Diagnostics `json:"diagnostics,omitempty"`
-	DiagnosticsTotal int              `json:"diagnostics_total,omitempty"`
-	Limit            *LimitInfo       `json:"limit,omitempty"`
+	Field            string       `json:"field,omitempty"`
+	Diagnostics      []Diagnostic `json:"diagnostics,omitempty"`
+	DiagnosticsTotal int          `json:"diagnostics_total,omitempty"`
+	Limit            *LimitInfo   `json:"limit,omitempty"`
 }
 
 // LimitInfo names the limit a request went past: its flag, what it

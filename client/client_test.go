@@ -257,15 +257,15 @@ func TestFollow(t *testing.T) {
 	require.Contains(t, seen, rbtype.EventGateApproved)
 }
 
-// The package is the public client: it may import, of this module, only
-// rbtype (docs/reference, ARCHITECTURE's table), so a program that uses
-// it links none of the daemon.
-func TestImportsOnlyRbtype(t *testing.T) {
+// TestImportsOnlyTheAPIsTypes: a program that talks to rbd links the
+// client, the API's types and the named kinds, and nothing of the engine,
+// the compiler or the language.
+func TestImportsOnlyTheAPIsTypes(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", "github.com/runbookdev/runbook/client").CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	for _, dep := range strings.Fields(string(out)) {
 		if strings.HasPrefix(dep, "github.com/runbookdev/runbook/") {
-			require.Contains(t, []string{"github.com/runbookdev/runbook/client", "github.com/runbookdev/runbook/rbtype"}, dep)
+			require.Contains(t, []string{"github.com/runbookdev/runbook/client", "github.com/runbookdev/runbook/apitype", "github.com/runbookdev/runbook/rbtype"}, dep)
 		}
 	}
 }

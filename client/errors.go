@@ -51,7 +51,7 @@ func (e *Error) Error() string {
 	fmt.Fprintf(&b, "%s (HTTP %d): %s", e.Code, e.StatusCode, e.Message)
 	for _, d := range e.Diagnostics {
 		b.WriteString("\n")
-		b.WriteString(d.Error())
+		b.WriteString(d.String())
 	}
 	return b.String()
 }

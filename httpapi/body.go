@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/runbookdev/runbook/apitype"
+	"github.com/runbookdev/runbook/lang"
 )
 
 // DefaultMaxBody caps a request body (1 MiB): a runbook source, a plan or
@@ -265,6 +266,38 @@ func writeError(w http.ResponseWriter, e *apiError) {
 	case http.StatusTooManyRequests:
 		w.Header().Set("Retry-After", "5")
 	}
-	writeJSON(w, e.status, apitype.ErrorBody{Error: apitype.ErrorInfo{Code: apitype.ErrorCode(e.code), Message: e.message, Field: e.field, Diagnostics: e.diagnostics,
+	writeJSON(w, e.status, apitype.ErrorBody{Error: apitype.ErrorInfo{Code: apitype.ErrorCode(e.code), Message: e.message, Field: e.field, Diagnostics: wireDiagnostics(e.diagnostics),
 		DiagnosticsTotal: e.diagnosticsTotal, Limit: e.limit}})
+}
+
+// wireDiagnostics is the language's diagnostics in the API's JSON form
+// (apitype.Diagnostic), which a client decodes without the language.
+func wireDiagnostics(ds lang.Diagnostics) []apitype.Diagnostic {
+	if len(ds) == 0 {
+		return nil
+	}
+	out := make([]apitype.Diagnostic, len(ds))
+	for i, d := range ds {
+		w := apitype.Diagnostic{Severity: d.Severity.String(), Code: string(d.Code), Message: d.Message, Range: wireRange(d.Range),
+			Suggestions: d.Suggestions, Notes: d.Notes}
+		for _, r := range d.Related {
+			w.Related = append(w.Related, apitype.Related{Range: wireRange(r.Range), Message: r.Message})
+		}
+		for _, f := range d.Fixes {
+			fix := apitype.Fix{Message: f.Message, Edits: []apitype.Edit{}}
+			for _, e := range f.Edits {
+				fix.Edits = append(fix.Edits, apitype.Edit{Range: wireRange(e.Range), Text: e.Text})
+			}
+			w.Fixes = append(w.Fixes, fix)
+		}
+		out[i] = w
+	}
+	return out
+}
+
+// wireRange is a source range in the API's JSON form.
+func wireRange(r lang.Range) apitype.Range {
+	return apitype.Range{File: r.Filename,
+		Start: apitype.Pos{Line: r.Start.Line, Column: r.Start.Column, Byte: r.Start.Byte},
+		End:   apitype.Pos{Line: r.End.Line, Column: r.End.Column, Byte: r.End.Byte}}
 }

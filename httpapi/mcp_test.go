@@ -14,7 +14,6 @@ import (
 	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/httpapi"
-	"github.com/runbookdev/runbook/lang"
 	"github.com/runbookdev/runbook/rbtype"
 )
 
@@ -335,8 +334,8 @@ func TestMCPBadInput(t *testing.T) {
 	require.Equal(t, http.StatusUnprocessableEntity, failed.Status)
 	require.Equal(t, client.CodeCompileFailed, failed.Error.Code)
 	require.Len(t, failed.Error.Diagnostics, 1)
-	require.Equal(t, lang.Code("E010"), failed.Error.Diagnostics[0].Code)
-	require.Equal(t, "typo.rbk", failed.Error.Diagnostics[0].Range.Filename)
+	require.Equal(t, "E010", failed.Error.Diagnostics[0].Code)
+	require.Equal(t, "typo.rbk", failed.Error.Diagnostics[0].Range.File)
 
 	// The test daemon's --max-body is 64 KiB.
 	huge := "(t.echo :v \"" + strings.Repeat("x", 70<<10) + "\")\n"

@@ -74,7 +74,7 @@ func TestSubmitRefusesBadSourcesPlansAndBodies(t *testing.T) {
 	require.Len(t, apiErr.Diagnostics, 1)
 	d := apiErr.Diagnostics[0]
 	require.Equal(t, "E010", string(d.Code))
-	require.Equal(t, "typo.rbk", d.Range.Filename)
+	require.Equal(t, "typo.rbk", d.Range.File)
 	require.Equal(t, 1, d.Range.Start.Line)
 	require.Contains(t, d.Suggestions, "t.echo")
 

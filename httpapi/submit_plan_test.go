@@ -235,7 +235,7 @@ func TestSubmittedPlansRunOnlyWhatTheCatalogueHolds(t *testing.T) {
 		require.Contains(t, d.Message, c.want, c.name)
 		require.Contains(t, d.Notes, "the plan was compiled against another catalogue; compile it again with this daemon's verbs", c.name)
 		require.Equal(t, "the plan cannot be run: "+d.Text(), apiErr.Message, c.name)
-		require.Equal(t, "plan.json", d.Range.Filename, c.name)
+		require.Equal(t, "plan.json", d.Range.File, c.name)
 	}
 	page, err := b.client.List(b.ctx, client.ListRequest{})
 	require.NoError(t, err)
@@ -266,7 +266,7 @@ func TestSubmittedPlanDiagnosticsNameTheFile(t *testing.T) {
 	require.ErrorAs(t, err, &apiErr)
 	require.Len(t, apiErr.Diagnostics, 1, apiErr.Error())
 	d := apiErr.Diagnostics[0]
-	require.Equal(t, "mine.json", d.Range.Filename)
+	require.Equal(t, "mine.json", d.Range.File)
 	require.Contains(t, d.Message, `step "first" calls t.echo`)
 	require.Contains(t, d.Notes, "1 more steps have the same problem")
 

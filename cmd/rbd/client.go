@@ -127,7 +127,7 @@ func (c *clientCommand) failed(err error, sources lang.Sources) int {
 		if c.json() {
 			_ = cli.WriteJSON(c.stdout, apitype.ErrorBody{Error: apiErr.ErrorInfo})
 		}
-		_ = lang.WriteText(c.stderr, apiErr.Diagnostics, sources)
+		_ = lang.WriteText(c.stderr, langDiagnostics(apiErr.Diagnostics), sources)
 		return exitFailed
 	}
 	if apiErr.Field != "" {
@@ -245,4 +245,19 @@ func modeOf(dryRun, draftOnly bool) (rbtype.Mode, error) {
 		return rbtype.ModeDraftOnly, nil
 	}
 	return "", nil
+}
+
+// langDiagnostics reads the daemon's diagnostics as package lang's, to
+// render them against the local sources as rbc does. The two share their
+// JSON (apitype.Diagnostic is lang.Diagnostic's wire form).
+func langDiagnostics(ds []apitype.Diagnostic) lang.Diagnostics {
+	raw, err := json.Marshal(ds)
+	var out lang.Diagnostics
+	if err == nil {
+		err = json.Unmarshal(raw, &out)
+	}
+	if err != nil {
+		return nil
+	}
+	return out
 }

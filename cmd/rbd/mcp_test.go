@@ -17,7 +17,6 @@ import (
 	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/cmd/internal/rbcmcp"
-	"github.com/runbookdev/runbook/lang"
 	"github.com/runbookdev/runbook/rbtype"
 )
 
@@ -85,7 +84,7 @@ func TestMCPAgentExchange(t *testing.T) {
 		t.Run(rbd.name, func(t *testing.T) {
 			broken := "(docs.reqest :as @docs)\n(docs.file :documents @docs.documents :after @docs :as @filed)\n"
 			var lint struct {
-				Diagnostics []lang.Diagnostic `json:"diagnostics"`
+				Diagnostics []apitype.Diagnostic `json:"diagnostics"`
 			}
 			res := use(t, ctx, rbc, "lint", map[string]any{"source": broken, "filename": "agent.rbk"}, &lint)
 			require.True(t, res.IsError)
@@ -93,8 +92,8 @@ func TestMCPAgentExchange(t *testing.T) {
 			require.Contains(t, lint.Diagnostics[0].Headline(), `did you mean "docs.request"?`)
 
 			var fixed struct {
-				Source      string            `json:"source"`
-				Diagnostics []lang.Diagnostic `json:"diagnostics"`
+				Source      string               `json:"source"`
+				Diagnostics []apitype.Diagnostic `json:"diagnostics"`
 			}
 			res = use(t, ctx, rbc, "fix", map[string]any{"source": broken, "filename": "agent.rbk"}, &fixed)
 			require.False(t, res.IsError, content(res))
