@@ -51,6 +51,7 @@ func runNotify(args []string, stdout, stderr io.Writer) int {
 		req.Result = json.RawMessage(*result)
 	}
 	cl := c.client()
+	c.signs, c.secretGiven = true, *secretFile != ""
 	if *secretFile != "" {
 		secrets, err := readLines(*secretFile, "--webhook-secret-file")
 		if err != nil {
