@@ -25,6 +25,9 @@ type DecisionResponse struct {
 	ID       uuid.UUID           `json:"id"`
 	Step     string              `json:"step"`
 	Decision rbtype.GateDecision `json:"decision"`
+	// By is who the ledger records as deciding (an older daemon leaves
+	// it empty).
+	By string `json:"by,omitempty"`
 }
 
 // Approve lets a step waiting at its gate run.
