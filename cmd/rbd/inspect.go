@@ -37,7 +37,7 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 	if c.json() {
 		_ = writeJSON(stdout, view)
 	} else {
-		printRunbook(stdout, view)
+		printRunbookFrom(stdout, view, scheduledBy(ctx, c.client(), ids[0]))
 	}
 	if *wait {
 		return waitStatus(view)

@@ -31,7 +31,12 @@ func writeJSONLine(w io.Writer, v any) error {
 }
 
 // printRunbook shows a runbook: a header, what it waits on, its steps.
-func printRunbook(w io.Writer, v *client.Runbook) {
+func printRunbook(w io.Writer, v *client.Runbook) { printRunbookFrom(w, v, "") }
+
+// printRunbookFrom is printRunbook with where the runbook came from when
+// no one submitted it by hand: the schedule and tick that made it
+// (scheduledBy), or "".
+func printRunbookFrom(w io.Writer, v *client.Runbook, scheduled string) {
 	t := cli.NewTable(w)
 	state := string(v.Status)
 	if string(v.State) != state {
@@ -44,6 +49,9 @@ func printRunbook(w io.Writer, v *client.Runbook) {
 	fmt.Fprintf(t, "status\t%s\n", state)
 	if v.Actor != "" {
 		fmt.Fprintf(t, "submitted by\t%s\n", v.Actor)
+	}
+	if scheduled != "" {
+		fmt.Fprintf(t, "scheduled by\t%s\n", scheduled)
 	}
 	if v.Mode != rbtype.ModeExecute {
 		fmt.Fprintf(t, "mode\t%s\n", v.Mode)
