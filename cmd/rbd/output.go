@@ -128,6 +128,38 @@ func blockedLabel(status rbtype.RunbookStatus) string {
 	return "blocked on"
 }
 
+// policyReason says in words, whole, what a policy said when it gated a
+// step (its POLICY_GATED data): the reason, then the rule and what it
+// matched. Data of another shape is shown as compact JSON.
+func policyReason(raw json.RawMessage) string {
+	var d struct {
+		Rule    string `json:"rule"`
+		Pattern string `json:"pattern"`
+		Tag     string `json:"tag"`
+		Reason  string `json:"reason"`
+	}
+	if err := json.Unmarshal(raw, &d); err != nil || (d.Reason == "" && d.Rule == "") {
+		return compact(raw)
+	}
+	var matched []string
+	if d.Rule != "" {
+		matched = append(matched, "rule "+d.Rule)
+	}
+	if d.Tag != "" {
+		matched = append(matched, "tag "+d.Tag)
+	}
+	if d.Pattern != "" && d.Pattern != d.Tag {
+		matched = append(matched, "pattern "+d.Pattern)
+	}
+	if d.Reason == "" {
+		return strings.Join(matched, ", ")
+	}
+	if len(matched) == 0 {
+		return d.Reason
+	}
+	return d.Reason + " (" + strings.Join(matched, ", ") + ")"
+}
+
 // gateText says what a gate guards: the verb, its risk, its effect and
 // target, and what put the gate there.
 func gateText(g *client.Gate) string {
@@ -137,7 +169,7 @@ func gateText(g *client.Gate) string {
 	}
 	switch g.Why {
 	case client.GatePolicy:
-		text += "; gated by the policy " + compact(g.Policy)
+		text += "; gated by the policy: " + policyReason(g.Policy)
 	case client.GateRisk:
 		text += "; gated because its risk is high"
 	case client.GateVerb:
