@@ -949,13 +949,16 @@
   }
 
   // retryButton runs a failed step again, through the same endpoint as
-  // rbd retry, as the name in the gate's "by" box (or "console"). It is
+  // rbd retry, as the token's actor or the name given (nameBox). It is
   // shown only where the view's next_actions offer a retry.
   function retryButton(id, key, after) {
     const msg = el("span", { class: "error", role: "status" });
+    const by = nameBox("retry-" + key);
     const retry = async () => {
+      const body = { steps: [key] };
+      if (!actedBy(by, body, msg)) return;
       try {
-        await api("POST", rb(id) + "/retry", me && me.actor_named ? { steps: [key] } : { steps: [key], by: decider || "console" });
+        await api("POST", rb(id) + "/retry", body);
         msg.textContent = "";
         after();
       } catch (err) {
@@ -963,7 +966,7 @@
         msg.textContent = err.message;
       }
     };
-    return el("span", {}, " ",
+    return el("span", {}, " ", by,
       el("button", { type: "button", class: "retry", "data-action": "retry", "data-step": key, "aria-label": "Retry " + key, onclick: retry }, "Retry"),
       msg);
   }
