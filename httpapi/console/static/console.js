@@ -1051,6 +1051,7 @@
     return el("div", { id: "summary" },
       el("div", { class: "card" },
         kv([["status", badge(view.status)], ["state", view.state], ["name", view.name], ["submitted by", view.actor],
+          ["scheduled by", seen.schedule ? el("a", { href: "#/schedules", "data-scheduled-by": "" }, seen.schedule) : ""],
           ["tenant", view.tenant], ["mode", view.mode], ["version", view.version],
           ["created", time(view.created_at)], ["finished", time(view.finished_at)],
           ["error", view.error ? view.error.code + ": " + (view.error.message || "") : ""],
@@ -1098,6 +1099,8 @@
       case "STEP_VERIFY_FAILED": return failed(d) || compact(d);
       case "STEP_RETRY_SCHEDULED": return failed(d) + "; again " + time(d.next_attempt_at);
       case "STEP_PARKED": return "times out " + time(d.timeout_at);
+      case "SCHEDULE_FIRED": return "made by schedule " + (d.name || d.schedule_id) + ", its tick of " + time(d.tick);
+      case "SCHEDULE_SKIPPED": return "the tick of " + time(d.tick) + " of schedule " + (d.name || d.schedule_id) + " was skipped: this runbook still runs (overlap: skip)";
       case "STEP_TIMED_OUT": return "no notification by " + time(d.timeout_at) + "; " + d.on_timeout;
       case "STEP_SKIPPED": case "STEP_CANCELLED":
         return d.reason ? d.reason : d.because ? "because " + d.because + " " + (d.status || "ended") + (d.aborted ? " (abort)" : "") : "";
@@ -1209,7 +1212,7 @@
     const led = ledger();
     // What the ledger says that the view does not: which verb undid a
     // step, how each failure hook went.
-    const seen = { compensations: new Map(), hooks: new Map() };
+    const seen = { compensations: new Map(), hooks: new Map(), schedule: "" };
     let refresh = () => {};
     let shown = "";
     let current = view;
@@ -1226,7 +1229,7 @@
       }
       paintNodes(drawn.nodes, v, plan);
       const sig = v.updated_at + v.status + v.state + JSON.stringify(v.blocked_on) + v.steps.map((s) => s.status + (s.compensation ? s.compensation.status : "")).join() +
-        seen.compensations.size + JSON.stringify([...seen.hooks]);
+        seen.compensations.size + JSON.stringify([...seen.hooks]) + seen.schedule;
       if (sig === shown) return;
       shown = sig;
       keepFocus(gates, () => gatePanel(id, v, () => refresh()) || el("span", {}));
@@ -1261,6 +1264,7 @@
     const note = (e) => {
       const d = e.data || {};
       if (e.type === "COMPENSATION_STARTED" && e.step) seen.compensations.set(e.step, d.verb);
+      if (e.type === "SCHEDULE_FIRED") seen.schedule = "schedule " + (d.name || d.schedule_id) + ", its tick of " + time(d.tick);
       const hook = /^HOOK_(STARTED|SUCCEEDED|FAILED)$/.exec(e.type);
       if (hook) {
         const key = e.step || d.hook || d.verb || "hook";
@@ -1272,7 +1276,7 @@
       render(v);
       const b = main.querySelector(".toolbar .badge");
       if (b) b.replaceWith(badge(v.state || v.status));
-    }, (e) => { note(e); led.add(ledgerRow(e, id)); if (/^(COMPENSATION|HOOK)_/.test(e.type)) render(current); }, live);
+    }, (e) => { note(e); led.add(ledgerRow(e, id)); if (/^(COMPENSATION|HOOK)_|^SCHEDULE_FIRED$/.test(e.type)) render(current); }, live);
   }
 
   // ---------- one step ----------
