@@ -837,9 +837,9 @@
             if (err instanceof Unauthorized) return refused();
             msg.textContent = err.message;
           }
-        }, el("label", { class: "muted" }, keep, " leave what it did as it is (no compensation)"));
+        }, el("div", {}, el("label", { class: "muted" }, keep, " leave what it did as it is (no compensation)"), by));
     });
-    append(wrap, [by, button, msg]);
+    append(wrap, [button, msg]);
     return wrap;
   }
 
