@@ -10,7 +10,7 @@ BENCHTIME ?= 5x
 SOAK_DURATION ?= 10m
 SOAK_SEED ?= 0
 
-.PHONY: help build test fmt lint bench bench-go bench-console soak demo examples clean postgres chromium
+.PHONY: help build rbc-rbd test fmt lint bench bench-go bench-console soak demo examples clean postgres chromium
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-9s %s\n", $$1, $$2}'
@@ -20,6 +20,12 @@ build: ## build rbc, rbd and the bench's tools into bin/
 	@# River and DBOS Transact, for make bench only, are modules of their own that ./... leaves out.
 	cd cmd/rbload/rbriver && $(GO) build -o $(abspath $(BIN))/ .
 	cd cmd/rbload/rbdbos && $(GO) build -o $(abspath $(BIN))/ .
+
+# rbc-rbd builds only rbc and rbd, what make demo and make examples run: a
+# first make demo on a fresh clone neither builds the bench's runners nor
+# downloads their modules.
+rbc-rbd:
+	$(GO) build -o $(BIN)/ ./cmd/rbc ./cmd/rbd
 
 test: postgres chromium ## run every test, with the race detector
 	$(GO) vet ./...
@@ -48,10 +54,10 @@ bench-go: postgres ## the packages' Go benchmarks: parser, compiler, rbc, rbc ls
 soak: build postgres ## rbd under load and random faults, then check nothing repeated or was lost (SOAK_DURATION, SOAK_SEED; docs/reliability.md)
 	$(BIN)/rbsoak --duration $(SOAK_DURATION) --seed $(SOAK_SEED)
 
-demo: build postgres ## run the KYC example end to end on rbd with its own PostgreSQL
+demo: rbc-rbd postgres ## run the KYC example end to end on rbd with its own PostgreSQL
 	@BIN=$(BIN) examples/demo.sh
 
-examples: build ## compile, lint, draw and summarise the effects of every example runbook
+examples: rbc-rbd ## compile, lint, draw and summarise the effects of every example runbook
 	@for ex in kyc-onboarding funding-outreach incident-response db-failover access-review; do \
 		echo "== $$ex"; \
 		$(BIN)/rbc lint --verbs $(EXAMPLES)/$$ex/verbs $(EXAMPLES)/$$ex/$$ex.rbk && \

@@ -192,6 +192,10 @@ type DecisionResponse struct {
 	ID       uuid.UUID           `json:"id"`
 	Step     string              `json:"step"`
 	Decision rbtype.GateDecision `json:"decision"`
+	// By is who the ledger records as deciding: the token's actor when
+	// its line names one, else the request's "by" (or the token's actor
+	// when it gave none).
+	By string `json:"by"`
 }
 
 // ExtendRequest is the body of POST /v1/runbooks/{id}/steps: more source

@@ -442,7 +442,8 @@ type ScheduleView struct {
 	LastTickAt  *time.Time       `json:"last_tick_at,omitempty"`
 	LastRunbook *LastRunbookView `json:"last_runbook,omitempty"`
 	// LastError says why the last tick made no runbook (its source no
-	// longer compiles, say); empty after a tick that did.
+	// longer compiles, say, or overlap: skip found the previous runbook
+	// running); empty after a tick that did.
 	LastError string `json:"last_error,omitempty"`
 	// Skipped counts the ticks skipped because the previous runbook was
 	// unfinished (overlap: skip).

@@ -7,7 +7,7 @@
 // RBD_TOKEN, as rbd's own commands do:
 //
 //	c := client.FromEnv()
-//	sub, err := c.Submit(ctx, client.SubmitRequest{Source: src, Filename: "x.rbk"})
+//	sub, err := c.Submit(ctx, apitype.SubmitRequest{Source: src, Filename: "x.rbk"})
 //	view, err := c.Wait(ctx, sub.ID.String())
 //
 // Every call takes a context and stops when it ends, waits between

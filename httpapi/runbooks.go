@@ -96,6 +96,16 @@ func writeMaybeCreated(w http.ResponseWriter, created bool, id uuid.UUID, body a
 // on an open API). "by" is optional everywhere (docs/design/semantics.md
 // section 10); a token that names its actor is recorded as that actor
 // whatever "by" says, which is kept as a note (runtime's actorOf).
+// recordedActor is who the engine records as acting for a request that
+// says by: the token's actor when its line names one (the engine's
+// actorOf), else byOf.
+func recordedActor(r *http.Request, by string) string {
+	if p := principalOf(r); p.NamedActor {
+		return p.Actor
+	}
+	return byOf(r, by)
+}
+
 func byOf(r *http.Request, by string) string {
 	if by == "" {
 		return principalOf(r).Actor
@@ -288,7 +298,7 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, approve bool) er
 	if approve {
 		decision = rbtype.GateApproved
 	}
-	writeJSON(w, http.StatusOK, apitype.DecisionResponse{ID: id, Step: key, Decision: decision})
+	writeJSON(w, http.StatusOK, apitype.DecisionResponse{ID: id, Step: key, Decision: decision, By: recordedActor(r, req.By)})
 	return nil
 }
 

@@ -308,7 +308,7 @@ func (s *Server) wrap(route string, who access, h func(http.ResponseWriter, *htt
 			rec.Header().Set("WWW-Authenticate", `Bearer realm="rbd"`)
 			s.leaveBody(rec, r)
 			err = s.refuse(r, reasonToken, errorf(http.StatusUnauthorized, CodeUnauthorized,
-				"a valid API token is required: Authorization: Bearer <token>"))
+				"a valid API token is required: Authorization: Bearer <token> (rbd's commands and rbd mcp send the one in RBD_TOKEN or --token)"))
 		case who == api && !caller.has(role):
 			s.leaveBody(rec, r)
 			err = errorf(http.StatusForbidden, CodeForbidden, "this token (actor %s) lacks the %s role that %s needs",

@@ -31,7 +31,7 @@ func mac(secret []byte, ts string, body []byte) []byte {
 
 // Errors of VerifySignature; each answers 401.
 var (
-	ErrNoSignature      = errors.New("the request has no " + SignatureHeader + " header")
+	ErrNoSignature      = errors.New("the request has no " + SignatureHeader + " header (rbd notify signs with the secret in RBD_WEBHOOK_SECRET_FILE or --webhook-secret-file)")
 	ErrBadSignature     = errors.New("the " + SignatureHeader + " header does not match the body")
 	ErrStaleSignature   = errors.New("the " + SignatureHeader + " timestamp is outside the 5-minute window (a replay, or a clock that is off)")
 	ErrMalformedSigHead = errors.New("the " + SignatureHeader + ` header must be "t=<unix seconds>,v1=<hex HMAC-SHA256>"`)

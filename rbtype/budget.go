@@ -91,7 +91,7 @@ func (b Budget) Reached(s Spend) (measure, limit, spent string, ok bool) {
 func (b Budget) Left(s Spend) Budget {
 	var out Budget
 	if b.CostUSD != nil {
-		v := max(*b.CostUSD-s.CostUSD, 0)
+		v := Money(max(*b.CostUSD-s.CostUSD, 0))
 		out.CostUSD = &v
 	}
 	if b.Tokens != nil {
@@ -99,10 +99,21 @@ func (b Budget) Left(s Spend) Budget {
 		out.Tokens = &v
 	}
 	if b.Credits != nil {
-		v := max(*b.Credits-s.Credits, 0)
+		v := Money(max(*b.Credits-s.Credits, 0))
 		out.Credits = &v
 	}
 	return out
+}
+
+// Money rounds an amount of money or credits (a sum or a difference of
+// decimal fractions, such as 0.3 - 0.29) to 9 decimal places, far below
+// any price, so that the float noise of binary arithmetic
+// (0.010000000000000009) is not shown as if it were money: 0.01.
+func Money(v float64) float64 {
+	if math.IsInf(v, 0) || math.IsNaN(v) {
+		return v
+	}
+	return math.Round(v*1e9) / 1e9
 }
 
 // Invalid names the first measure that is not a number at or above zero
@@ -137,4 +148,4 @@ func above[T int64 | float64](a, b *T) bool {
 	return a != nil && b != nil && *a > *b
 }
 
-func formatFloat(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+func formatFloat(f float64) string { return strconv.FormatFloat(Money(f), 'f', -1, 64) }

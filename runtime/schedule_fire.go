@@ -96,6 +96,11 @@ func (e *Engine) fireSchedule(ctx context.Context, id uuid.UUID, now time.Time) 
 			}
 			if err == nil && !st.Finished {
 				next.Skipped = 1
+				// Why this tick made nothing, where the operator looks (rbd
+				// schedule list, the console's schedules): it stays until
+				// a tick makes a runbook.
+				next.LastError = fmt.Sprintf("the tick of %s was skipped: runbook %s, of the tick before, is still running (overlap: skip)",
+					tick.UTC().Format(time.RFC3339), *s.LastRunbookID)
 				if err := e.scheduleEvent(ctx, tx, *s.LastRunbookID, rbtype.EventScheduleSkipped, s, tick); err != nil {
 					return err
 				}

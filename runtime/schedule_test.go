@@ -150,6 +150,8 @@ func TestOverlapSkipSkipsWhileThePreviousRunbookParks(t *testing.T) {
 	sv, err := b.engine.Schedule(b.ctx, s.ID)
 	require.NoError(t, err)
 	require.EqualValues(t, 1, sv.Skipped)
+	require.Equal(t, "the tick of "+first.Add(time.Hour).UTC().Format(time.RFC3339)+" was skipped: runbook "+a.String()+
+		", of the tick before, is still running (overlap: skip)", sv.LastError, "the skip is said where the operator looks")
 	require.Equal(t, a, sv.LastRunbook.ID)
 	require.Equal(t, rbtype.RunbookExecuting, sv.LastRunbook.Status)
 	skipped := false

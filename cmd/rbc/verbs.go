@@ -106,11 +106,7 @@ func describeVerb(out io.Writer, d *verbs.Definition) {
 	if esc := e.Timeouts.Escalation; esc != nil {
 		fmt.Fprintf(out, "  escalation:   %s\n", esc.Verb)
 	}
-	if e.Retry.MaxAttempts > 1 {
-		fmt.Fprintf(out, "  retry:        %d attempts, %s backoff from %s to %s\n", e.Retry.MaxAttempts, e.Retry.Backoff, e.Retry.BaseDelay, e.Retry.MaxDelay)
-	} else {
-		fmt.Fprintln(out, "  retry:        none")
-	}
+	fmt.Fprintf(out, "  retry:        %s\n", e.Retry.Describe())
 	fmt.Fprintf(out, "  gate:         %s\n", d.Gate())
 	fmt.Fprintf(out, "  on failure:   %s\n", e.OnFailure)
 	if e.Compensation != nil {

@@ -51,6 +51,7 @@ func runNotify(args []string, stdout, stderr io.Writer) int {
 		req.Result = json.RawMessage(*result)
 	}
 	cl := c.client()
+	c.signs, c.secretGiven = true, *secretFile != ""
 	if *secretFile != "" {
 		secrets, err := readLines(*secretFile, "--webhook-secret-file")
 		if err != nil {
@@ -105,7 +106,13 @@ func runDecide(verb string, args []string, stdout, stderr io.Writer) int {
 	if c.json() {
 		_ = writeJSON(stdout, res)
 	} else {
-		fmt.Fprintf(stdout, "%s: step %s %s by %s\n", res.ID, res.Step, res.Decision, *by)
+		// Who the daemon recorded, which for a token that names its actor
+		// is that actor, whatever --by said.
+		who := res.By
+		if who == "" {
+			who = *by
+		}
+		fmt.Fprintf(stdout, "%s: step %s %s by %s\n", res.ID, res.Step, res.Decision, who)
 	}
 	return exitOK
 }

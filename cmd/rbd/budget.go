@@ -156,13 +156,13 @@ func budgetText(b *rbtype.Budget) string {
 	}
 	var parts []string
 	if b.CostUSD != nil {
-		parts = append(parts, "cost_usd="+strconv.FormatFloat(*b.CostUSD, 'f', -1, 64))
+		parts = append(parts, "cost_usd="+money(*b.CostUSD))
 	}
 	if b.Tokens != nil {
 		parts = append(parts, "tokens="+strconv.FormatInt(*b.Tokens, 10))
 	}
 	if b.Credits != nil {
-		parts = append(parts, "credits="+strconv.FormatFloat(*b.Credits, 'f', -1, 64))
+		parts = append(parts, "credits="+money(*b.Credits))
 	}
 	if len(parts) == 0 {
 		return "none"
@@ -191,8 +191,8 @@ func showBudgets(c *clientCommand, tenant string) int {
 	for _, b := range res.Budgets {
 		spent, left := "-", "-"
 		if b.Spent != nil {
-			spent = fmt.Sprintf("cost_usd=%s,tokens=%d,credits=%s", strconv.FormatFloat(b.Spent.CostUSD, 'f', -1, 64), b.Spent.Tokens,
-				strconv.FormatFloat(b.Spent.Credits, 'f', -1, 64))
+			spent = fmt.Sprintf("cost_usd=%s,tokens=%d,credits=%s", money(b.Spent.CostUSD), b.Spent.Tokens,
+				money(b.Spent.Credits))
 			left = budgetText(b.Left)
 		}
 		from := b.Rule

@@ -78,3 +78,60 @@ func TestBudgetSetThenRetry(t *testing.T) {
 	require.Regexp(t, `(?m)^budget +runbook: cost_usd=0 left of cost_usd=12 \(set by rbd budget set for tenant default\): spent$`, status)
 	require.EqualValues(t, 3, calls.Load())
 }
+
+// TestBudgetFiguresAreMoney: what is spent and left is printed as money
+// (rbd status, rbd budget show), never with the float noise that summing
+// and subtracting decimal fractions leaves (0.30000000000000004).
+func TestBudgetFiguresAreMoney(t *testing.T) {
+	t.Parallel()
+	bill := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set(builtin.UsageHeader, `{"cost_usd": 0.29, "credits": 0.1}`)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"billed": true}`))
+	}))
+	t.Cleanup(bill.Close)
+	e := newDaemonEnv(t)
+	verbs := e.file(t, "verbs/t.yaml", `
+- name: bill
+  domain: t
+  execution:
+    kind: sync
+    handler: http.call
+    side_effects: external_call
+    params: {url: "`+bill.URL+`"}
+`)
+	d := e.start(t, "--verbs", verbs,
+		"--policy", e.file(t, "policy.yaml", "default: {budget: {runbook: {cost_usd: 0.3, credits: 0.5}, day: {cost_usd: 1.1}}}\n"),
+		"--api-token-file", e.file(t, "tokens", "tok-ops tenant=default actor=ops roles=admin\n"))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	ops := d.client("tok-ops")
+	sub, err := ops.Submit(ctx, apitype.SubmitRequest{Source: "(t.bill :n 1 :as @a)\n"})
+	require.NoError(t, err)
+	id := sub.ID.String()
+	v, err := ops.Wait(ctx, id)
+	require.NoError(t, err)
+	require.Equal(t, rbtype.RunbookComplete, v.Status)
+
+	rbd := func(args ...string) string {
+		t.Helper()
+		var out, errOut bytes.Buffer
+		args = append(args, "--server", d.server, "--token", "tok-ops")
+		require.Equal(t, exitOK, run(args, &out, &errOut), "rbd %v: %s", args, errOut.String())
+		return out.String()
+	}
+	status := rbd("status", id)
+	require.Regexp(t, `(?m)^budget +runbook: cost_usd=0.01,credits=0.4 left of cost_usd=0.3,credits=0.5 \(default.budget.runbook\)$`, status)
+	require.Regexp(t, `(?m)^budget +day: cost_usd=0.81 left of cost_usd=1.1 \(default.budget.day\)$`, status)
+	show := rbd("budget", "show")
+	require.Regexp(t, `(?m)^day +cost_usd=1.1 +cost_usd=0.29,tokens=0,credits=0.1 +cost_usd=0.81 +default.budget.day$`, show)
+	// The API's figures are money too: the console and other clients
+	// show them as they come.
+	v, err = ops.Get(ctx, id)
+	require.NoError(t, err)
+	left := v.Cost.Budgets[0].Left
+	require.EqualValues(t, "runbook", v.Cost.Budgets[0].Budget)
+	require.NotNil(t, left.CostUSD)
+	require.Equal(t, 0.01, *left.CostUSD)
+	require.NotRegexp(t, `\d\.\d{7,}`, status+show, "no float noise")
+}

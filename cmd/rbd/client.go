@@ -33,8 +33,13 @@ type clientCommand struct {
 	// correlationID is sent as X-Correlation-Id (submit and regenerate's
 	// --correlation-id).
 	correlationID string
-	stdout        io.Writer
-	stderr        io.Writer
+	// signs is set by the commands that sign a notification (notify):
+	// for them a 401 is about the webhook secret, not the token.
+	signs bool
+	// secretGiven is whether such a command had a webhook secret.
+	secretGiven bool
+	stdout      io.Writer
+	stderr      io.Writer
 }
 
 func newClientCommand(name, usage string, stdout, stderr io.Writer) *clientCommand {
@@ -135,7 +140,27 @@ func (c *clientCommand) failed(err error, sources lang.Sources) int {
 		return exitFailed
 	}
 	fmt.Fprintf(c.stderr, "rbd: %s: %s\n", apiErr.Code, apiErr.Message)
+	if apiErr.Code == client.CodeUnauthorized {
+		fmt.Fprintf(c.stderr, "rbd: %s\n", c.credentialHint())
+	}
 	return exitFailed
+}
+
+// credentialHint names what would supply the credential a 401 was about
+// (docs/reference/cli.md, "Credentials"): the API token (RBD_TOKEN or
+// --token) or, for a notification, the webhook secret
+// (RBD_WEBHOOK_SECRET_FILE or --webhook-secret-file).
+func (c *clientCommand) credentialHint() string {
+	switch {
+	case c.signs && !c.secretGiven:
+		return "no webhook secret was given: set RBD_WEBHOOK_SECRET_FILE or pass --webhook-secret-file (the file rbd serve's --webhook-secret-file reads)"
+	case c.signs:
+		return "the secret from --webhook-secret-file (or RBD_WEBHOOK_SECRET_FILE) is not one the daemon's --webhook-secret-file holds"
+	case c.token == "":
+		return "no API token was given: set RBD_TOKEN or pass --token (a token from rbd serve's --api-token-file)"
+	default:
+		return "the token from --token (or RBD_TOKEN) is not one the daemon's --api-token-file holds"
+	}
 }
 
 // inputFlags collect a command's inputs: --input k=v (a string),

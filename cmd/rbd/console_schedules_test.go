@@ -57,6 +57,12 @@ func TestConsoleSchedules(t *testing.T) {
 	b.do(t, "look again", chromedp.Navigate(d.server+"/ui/#/"), chromedp.WaitVisible(chromedp.ID("main")),
 		chromedp.Navigate(d.server+"/ui/#/schedules"), chromedp.WaitVisible(chromedp.CSS(`#schedules:not([data-stale])`)))
 	waitJS(t, b, `!!`+row(often.ID.String())+`?.querySelector(".last a")`)
+	// The runbook a tick made says which schedule made it.
+	b.do(t, "open the runbook a tick made", chromedp.Click(chromedp.CSS(`#schedules tr[data-schedule="`+often.ID.String()+`"] .last a`)),
+		chromedp.WaitVisible(chromedp.CSS(`#summary a[data-scheduled-by]`)))
+	require.Contains(t, eval[string](t, b, `document.querySelector("#summary a[data-scheduled-by]").textContent`), "schedule every second, its tick of ")
+	b.do(t, "back to the schedules", chromedp.Navigate(d.server+"/ui/#/schedules"), chromedp.WaitVisible(chromedp.ID("schedules")))
+	waitJS(t, b, `!!`+row(nightly.ID.String())+`?.querySelector("button")`)
 	require.Nil(t, eval[any](t, b, `document.querySelector("#schedules[data-stale]")`), "the page drawn again")
 
 	b.do(t, "pause the nightly job", chromedp.Click(chromedp.CSS(`#schedules tr[data-schedule="`+nightly.ID.String()+`"] button`)))

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 
 	"github.com/runbookdev/runbook/client"
@@ -38,8 +37,8 @@ func runCosts(args []string, stdout, stderr io.Writer) int {
 	t := cli.NewTable(stdout)
 	fmt.Fprintf(t, "%s\tCOST USD\tCREDITS\tTOKENS IN\tTOKENS OUT\tATTEMPTS\tCACHE HITS\n", strings.ToUpper(res.GroupBy))
 	for _, g := range res.Costs {
-		fmt.Fprintf(t, "%s\t%s\t%s\t%d\t%d\t%d\t%d\n", g.Group, strconv.FormatFloat(g.CostUSD, 'f', -1, 64),
-			strconv.FormatFloat(g.Credits, 'f', -1, 64), g.TokensIn, g.TokensOut, g.Attempts, g.CacheHits)
+		fmt.Fprintf(t, "%s\t%s\t%s\t%d\t%d\t%d\t%d\n", g.Group, money(g.CostUSD),
+			money(g.Credits), g.TokensIn, g.TokensOut, g.Attempts, g.CacheHits)
 	}
 	_ = t.Flush()
 	return exitOK

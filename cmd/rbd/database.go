@@ -31,6 +31,11 @@ type databaseFlags struct {
 	schema   string
 	maxConns int
 	crud     *crudFlags // nil for commands that run no pg.crud
+	// attach is set by commands that work beside a running daemon (rbd
+	// prune): on the embedded PostgreSQL they connect to the server a
+	// running rbd serve started on --data-dir, and they never make a new,
+	// empty cluster.
+	attach bool
 }
 
 // crudFlags say where pg.crud works: the application's database, as a
@@ -84,6 +89,9 @@ type database struct {
 	store    *durable.Store
 	crud     *durable.CRUDPool
 	embedded *localpg.Server
+	// attached is set when embedded is a running rbd serve's server,
+	// which stays up when this command ends.
+	attached bool
 }
 
 // open connects to the database, starting the embedded server first when
@@ -98,6 +106,17 @@ func (d *databaseFlags) open(ctx context.Context, log *slog.Logger) (*database, 
 	url, crudURL := d.url, ""
 	if d.crud != nil {
 		crudURL = d.crud.url
+	}
+	if url == "" && d.attach {
+		srv, err := d.attachEmbedded()
+		if err != nil {
+			return nil, err
+		}
+		if srv != nil {
+			db.embedded, db.attached = srv, true
+			url = srv.RoleURL(embeddedDaemonRole, embeddedDatabase)
+			log.Info("connected to the embedded PostgreSQL a running rbd serve started", "data_dir", srv.Dir(), "database_url", url)
+		}
 	}
 	if url == "" {
 		srv, err := d.startEmbedded(ctx)
@@ -137,6 +156,26 @@ func (d *databaseFlags) open(ctx context.Context, log *slog.Logger) (*database, 
 	return db, nil
 }
 
+// attachEmbedded is the embedded server a running rbd serve started on
+// --data-dir, or nil when none runs there (the command starts it). With
+// no cluster there, it refuses: a server started there would be a new,
+// empty database (docs/reference/cli.md, rbd prune).
+func (d *databaseFlags) attachEmbedded() (*localpg.Server, error) {
+	dir := filepath.Join(d.dataDir, "pg")
+	srv, err := localpg.Attach(dir)
+	switch {
+	case err == nil:
+		return srv, nil
+	case errors.Is(err, localpg.ErrNotRunning):
+		return nil, nil
+	case errors.Is(err, localpg.ErrNoCluster):
+		return nil, fmt.Errorf("no database under --data-dir %s (no PostgreSQL cluster in %s), and no --database-url (DATABASE_URL): "+
+			"there is nothing to work on; give the --data-dir, or the --database-url, of the rbd serve whose database it is", d.dataDir, dir)
+	default:
+		return nil, fmt.Errorf("error finding the embedded PostgreSQL in %s: %w", dir, err)
+	}
+}
+
 // startEmbedded starts the embedded server and prepares its roles.
 func (d *databaseFlags) startEmbedded(ctx context.Context) (*localpg.Server, error) {
 	dir := filepath.Join(d.dataDir, "pg")
@@ -165,7 +204,7 @@ func (db *database) close(log *slog.Logger) {
 	if db.store != nil {
 		db.store.Close()
 	}
-	if db.embedded != nil {
+	if db.embedded != nil && !db.attached {
 		if err := db.embedded.Stop(); err != nil {
 			log.Error("stopping the embedded PostgreSQL", "err", err)
 		} else {

@@ -38,7 +38,7 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 	if c.json() {
 		_ = writeJSON(stdout, view)
 	} else {
-		printRunbook(stdout, view)
+		printRunbookFrom(stdout, view, scheduledBy(ctx, c.client(), ids[0]))
 	}
 	if *wait {
 		return waitStatus(view)
@@ -85,7 +85,8 @@ func runList(args []string, stdout, stderr io.Writer) int {
 const eventsUsage = `Usage: rbd events ID [flags]
 
 Shows a runbook's event ledger. With --follow it keeps showing events as
-they are written, until the runbook finishes.
+they are written, until the runbook finishes. With --format json, one JSON
+object a line (JSON Lines), followed or not.
 `
 
 func runEvents(args []string, stdout, stderr io.Writer) int {
@@ -104,10 +105,16 @@ func runEvents(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return c.failed(err, nil)
 		}
-		if c.json() {
-			_ = writeJSON(stdout, apitype.EventsResponse{Events: evs})
-		} else {
+		if !c.json() {
 			printEvents(stdout, evs)
+			return exitOK
+		}
+		// JSON Lines, as --follow prints them: a script reads the ledger
+		// the same way whether it follows it or not.
+		for _, ev := range evs {
+			if err := writeJSONLine(stdout, ev); err != nil {
+				return cantRun(stderr, "%v", err)
+			}
 		}
 		return exitOK
 	}

@@ -49,8 +49,15 @@ func runMCP(args []string, stdout, stderr io.Writer) int {
 	done()
 	var apiErr *client.Error
 	switch {
+	case errors.As(err, &apiErr) && apiErr.Code == client.CodeUnauthorized:
+		// The daemon refuses the token. Exiting would leave the agent's
+		// client only "Connection closed" to show; serving, each tool
+		// answers the daemon's UNAUTHORIZED, which names RBD_TOKEN and
+		// --token, where the client shows tool errors; the log says it
+		// too, once (docs/reference/mcp.md, "A token the daemon refuses").
+		fmt.Fprintf(stderr, "rbd mcp: the daemon at %s refuses %s: %s; every tool will answer UNAUTHORIZED until rbd mcp is started with a token it holds\n",
+			c.server, tokenSource(c.token), apiErr.Message)
 	case errors.As(err, &apiErr):
-		// A wrong token will not mend itself: say so now, not at each call.
 		return c.failed(err, nil)
 	case err != nil:
 		fmt.Fprintf(stderr, "rbd mcp: cannot reach the daemon at %s (%v); each tool asks again when called, and approve and reject are not offered\n", c.server, err)
@@ -63,6 +70,16 @@ func runMCP(args []string, stdout, stderr io.Writer) int {
 		return cantRun(stderr, "mcp: %v", err)
 	}
 	return exitOK
+}
+
+// tokenSource says where rbd mcp's token came from, for its log: a
+// client that starts it passes its environment only as its configuration
+// says (docs/reference/mcp.md).
+func tokenSource(token string) string {
+	if token == "" {
+		return "a call without a token (no RBD_TOKEN in rbd mcp's environment, no --token)"
+	}
+	return "the token in RBD_TOKEN (or --token)"
 }
 
 // clientCaller sends the tools' requests to the daemon with the Go

@@ -31,7 +31,12 @@ func writeJSONLine(w io.Writer, v any) error {
 }
 
 // printRunbook shows a runbook: a header, what it waits on, its steps.
-func printRunbook(w io.Writer, v *apitype.RunbookView) {
+func printRunbook(w io.Writer, v *apitype.RunbookView) { printRunbookFrom(w, v, "") }
+
+// printRunbookFrom is printRunbook with where the runbook came from when
+// no one submitted it by hand: the schedule and tick that made it
+// (scheduledBy), or "".
+func printRunbookFrom(w io.Writer, v *apitype.RunbookView, scheduled string) {
 	t := cli.NewTable(w)
 	state := string(v.Status)
 	if string(v.State) != state {
@@ -44,6 +49,9 @@ func printRunbook(w io.Writer, v *apitype.RunbookView) {
 	fmt.Fprintf(t, "status\t%s\n", state)
 	if v.Actor != "" {
 		fmt.Fprintf(t, "submitted by\t%s\n", v.Actor)
+	}
+	if scheduled != "" {
+		fmt.Fprintf(t, "scheduled by\t%s\n", scheduled)
 	}
 	if v.Mode != rbtype.ModeExecute {
 		fmt.Fprintf(t, "mode\t%s\n", v.Mode)
@@ -120,6 +128,38 @@ func blockedLabel(status rbtype.RunbookStatus) string {
 	return "blocked on"
 }
 
+// policyReason says in words, whole, what a policy said when it gated a
+// step (its POLICY_GATED data): the reason, then the rule and what it
+// matched. Data of another shape is shown as compact JSON.
+func policyReason(raw json.RawMessage) string {
+	var d struct {
+		Rule    string `json:"rule"`
+		Pattern string `json:"pattern"`
+		Tag     string `json:"tag"`
+		Reason  string `json:"reason"`
+	}
+	if err := json.Unmarshal(raw, &d); err != nil || (d.Reason == "" && d.Rule == "") {
+		return compact(raw)
+	}
+	var matched []string
+	if d.Rule != "" {
+		matched = append(matched, "rule "+d.Rule)
+	}
+	if d.Tag != "" {
+		matched = append(matched, "tag "+d.Tag)
+	}
+	if d.Pattern != "" && d.Pattern != d.Tag {
+		matched = append(matched, "pattern "+d.Pattern)
+	}
+	if d.Reason == "" {
+		return strings.Join(matched, ", ")
+	}
+	if len(matched) == 0 {
+		return d.Reason
+	}
+	return d.Reason + " (" + strings.Join(matched, ", ") + ")"
+}
+
 // gateText says what a gate guards: the verb, its risk, its effect and
 // target, and what put the gate there.
 func gateText(g *apitype.GateView) string {
@@ -129,7 +169,7 @@ func gateText(g *apitype.GateView) string {
 	}
 	switch g.Why {
 	case apitype.GatePolicy:
-		text += "; gated by the policy " + compact(g.Policy)
+		text += "; gated by the policy: " + policyReason(g.Policy)
 	case apitype.GateRisk:
 		text += "; gated because its risk is high"
 	case apitype.GateVerb:

@@ -10,6 +10,7 @@ import (
 
 	"github.com/runbookdev/runbook/cmd/internal/cli"
 	"github.com/runbookdev/runbook/driver"
+	"github.com/runbookdev/runbook/durable"
 )
 
 const pruneUsage = `Usage: rbd prune --finished-before AGE|TIME [flags]
@@ -26,6 +27,10 @@ until then a resubmission of a pruned runbook finds them and repeats no
 effect. Receipts of the global scope are kept for ever. Ledger rows (the
 bill, and what budgets count) go once older than --ledger-retention.
 It works in batches of 500, each a short transaction, beside a daemon.
+On the embedded PostgreSQL (no --database-url) it connects to the server
+a running rbd serve started on --data-dir, or starts it when none runs.
+It refuses a database without rbd's tables, and a --data-dir that holds
+no database: either would be the wrong one.
 `
 
 // pruneBatch is how many runbooks one transaction deletes: small enough
@@ -39,6 +44,7 @@ func runPrune(args []string, stdout, stderr io.Writer) int {
 	var windows retentionFlags
 	fs := cli.NewEnvFlags("rbd prune", pruneUsage, stderr)
 	db.register(fs)
+	db.attach = true
 	logs.register(fs)
 	windows.register(fs)
 	fs.StringVar(&before, "finished-before", "", "prune runbooks finished before this age (720h) or RFC 3339 time; required")
@@ -56,7 +62,7 @@ func runPrune(args []string, stdout, stderr io.Writer) int {
 		return cantRun(stderr, "%v", err)
 	}
 	defer d.close(log)
-	if err := schemaCurrent(ctx, d.store); err != nil {
+	if err := pruneable(ctx, d.store); err != nil {
 		return cantRun(stderr, "%v", err)
 	}
 	opts := windows.options(cutoff, time.Now(), pruneBatch)
@@ -74,6 +80,22 @@ func runPrune(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "pruned %s; finished before %s\n", describePruned(total), cutoff.UTC().Format(time.RFC3339))
 	return exitOK
+}
+
+// pruneable refuses a database prune must not work on: one without rbd's
+// tables in --schema (an empty database, most likely not the daemon's:
+// another --data-dir, --database-url or --schema), and one whose tables
+// are of another version.
+func pruneable(ctx context.Context, store *durable.Store) error {
+	status, err := store.MigrationStatus(ctx)
+	if err != nil {
+		return err
+	}
+	if status.Current == 0 {
+		return fmt.Errorf("schema %q of this database holds no rbd tables: it is empty, so there is nothing to prune; "+
+			"give the --data-dir (or --database-url) and --schema of the rbd serve whose history to prune", store.Schema())
+	}
+	return schemaCurrent(ctx, store)
 }
 
 // pruneCutoff reads --finished-before: an age before now, or a time.

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"os"
+	"path/filepath"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -63,4 +66,66 @@ func TestPruneFinishedRunbooks(t *testing.T) {
 
 	status, out = e.exitOf(t, nil, "prune")
 	require.Equal(t, 2, status, "--finished-before is required: %s", out)
+}
+
+// TestPruneBesideEmbeddedDaemon: rbd prune runs beside a running rbd serve
+// on the embedded PostgreSQL, connecting to the server that daemon
+// started on --data-dir, which stays up; it refuses a --data-dir that
+// holds no database (making none) and a schema without rbd's tables.
+func TestPruneBesideEmbeddedDaemon(t *testing.T) {
+	t.Parallel()
+	e := newDaemonEnv(t)
+	e.env = append(e.env, "DATABASE_URL=", "RBD_SCHEMA=") // the defaults: the embedded server, schema rbd
+	// The server may run as the postgres user, who must reach the data.
+	root, err := os.MkdirTemp("", "rbd-prune-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(root) })
+	require.NoError(t, os.Chmod(root, 0o755))
+	dataDir := filepath.Join(root, ".rbd")
+	verbs := e.file(t, "verbs/t.yaml", e2eVerbs)
+
+	d := e.start(t, "--data-dir", dataDir, "--verbs", verbs)
+	cl := d.client("")
+	ctx := context.Background()
+	done, err := cl.Submit(ctx, apitype.SubmitRequest{Source: `(t.echo :v "x")`})
+	require.NoError(t, err)
+	waitUntil(t, "the runbook to complete", func() (bool, error) {
+		v, err := cl.Get(ctx, done.ID.String())
+		return err == nil && v.Status == rbtype.RunbookComplete, err
+	})
+
+	status, out := e.exitOf(t, nil, "prune", "--data-dir", dataDir, "--finished-before", "0s")
+	require.Equal(t, 0, status, out)
+	require.Contains(t, out, "connected to the embedded PostgreSQL a running rbd serve started")
+	require.Contains(t, out, "pruned 1 runbook (1 step, ")
+	_, err = cl.Get(ctx, done.ID.String())
+	var apiErr *client.Error
+	require.True(t, errors.As(err, &apiErr), "the pruned runbook is gone: %v", err)
+	require.Equal(t, http.StatusNotFound, apiErr.StatusCode)
+	// The daemon's server is still its own, and up.
+	again, err := cl.Submit(ctx, apitype.SubmitRequest{Source: `(t.echo :v "y")`})
+	require.NoError(t, err, "the daemon still works after the prune")
+	waitUntil(t, "a runbook submitted after the prune to complete", func() (bool, error) {
+		v, err := cl.Get(ctx, again.ID.String())
+		return err == nil && v.Status == rbtype.RunbookComplete, err
+	})
+
+	// Another schema of the same database has no rbd tables: refused.
+	status, out = e.exitOf(t, []string{"RBD_SCHEMA=elsewhere"}, "prune", "--data-dir", dataDir, "--finished-before", "0s")
+	require.Equal(t, exitCantRun, status, out)
+	require.Contains(t, out, `schema "elsewhere" of this database holds no rbd tables: it is empty, so there is nothing to prune`)
+	require.Equal(t, 0, d.stop(syscall.SIGTERM))
+
+	// With the daemon stopped, prune starts the server itself.
+	status, out = e.exitOf(t, nil, "prune", "--data-dir", dataDir, "--finished-before", "0s")
+	require.Equal(t, 0, status, out)
+	require.Contains(t, out, "started the embedded PostgreSQL")
+	require.Contains(t, out, "pruned 1 runbook")
+
+	// A --data-dir with no database: refused, and none is made there.
+	empty := filepath.Join(root, "other")
+	status, out = e.exitOf(t, nil, "prune", "--data-dir", empty, "--finished-before", "0s")
+	require.Equal(t, exitCantRun, status, out)
+	require.Contains(t, out, "no database under --data-dir "+empty)
+	require.NoDirExists(t, filepath.Join(empty, "pg"))
 }

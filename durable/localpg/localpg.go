@@ -64,6 +64,9 @@ type Server struct {
 	release   func() // lets the goroutine that owns the child's thread return
 	owner     *account
 	opts      Options
+	// attached is a server another process started (Attach): Stop
+	// leaves it running.
+	attached bool
 }
 
 // ErrNoBinaries means no PostgreSQL server binaries were found.
@@ -167,6 +170,10 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		_ = s.Stop()
 		return nil, err
 	}
+	if err := s.writeConnFile(); err != nil {
+		_ = s.Stop()
+		return nil, fmt.Errorf("error recording how to reach the server: %w", err)
+	}
 	return s, nil
 }
 
@@ -192,7 +199,10 @@ func (s *Server) Restart(ctx context.Context) error {
 	if err := s.spawn(s.owner, s.opts); err != nil {
 		return err
 	}
-	return s.waitReady(ctx, s.startTimeout())
+	if err := s.waitReady(ctx, s.startTimeout()); err != nil {
+		return err
+	}
+	return s.writeConnFile()
 }
 
 // Pid is the postmaster's process id, which is also the process group of
@@ -363,8 +373,12 @@ func (s *Server) Dir() string { return s.dir }
 // Stop shuts the server down (a fast shutdown: sessions are ended, the
 // cluster is left clean) and waits for it to exit.
 func (s *Server) Stop() error {
+	if s.attached {
+		return nil
+	}
 	var err error
 	s.stopOnce.Do(func() {
+		defer os.Remove(filepath.Join(s.dir, connFile))
 		defer os.RemoveAll(s.socketDir)
 		defer s.release()
 		if s.cmd == nil || s.cmd.Process == nil {

@@ -36,9 +36,21 @@
       if (err instanceof Unauthorized) throw err;
       return null;
     }
-    whoLabel.textContent = "Signed in as " + (me.actor || "?") + (me.tenant ? " (" + me.tenant + ")" : "");
+    sayWho();
     whoLabel.hidden = false;
     return me;
+  }
+
+  // sayWho says in the header who the ledger records as acting: the
+  // token's actor when its line names one; else the name given at a gate
+  // (kept for the tab), since such a token names no one and its "token-N"
+  // is not a person. docs/daemon.md, "The console".
+  function sayWho() {
+    if (!me) return;
+    const tenant = me.tenant ? " (" + me.tenant + ")" : "";
+    if (me.actor_named) whoLabel.textContent = "Signed in as " + me.actor + tenant;
+    else if (decider) whoLabel.textContent = "Deciding as " + decider + ", with " + me.actor + tenant;
+    else whoLabel.textContent = "Signed in with " + me.actor + tenant + ", which names no one: you give a name when you decide";
   }
 
   function forgetMe() {
@@ -741,6 +753,7 @@
         if (!who) { msg.textContent = "Say who decides."; by.focus(); return; }
         decider = who;
         sessionStorage.setItem(BY_KEY, who);
+        sayWho();
         body.by = who;
       }
       if (comment.value.trim()) body.comment = comment.value.trim();
@@ -761,14 +774,90 @@
       msg);
   }
 
-  // retryButton runs a failed step again, through the same endpoint as
-  // rbd retry, as the name in the gate's "by" box (or "console"). It is
-  // shown only where the view's next_actions offer a retry.
-  function retryButton(id, key, after) {
+  // nameBox asks who acts, for a token that names no actor (null for one
+  // that does: the daemon records its actor). What is typed is the same
+  // name the gates use.
+  function nameBox(tag) {
+    if (me && me.actor_named) return null;
+    const box = el("input", { type: "text", "aria-label": "Acting as", placeholder: "your name", value: decider, "data-by": tag, autocomplete: "name" });
+    box.addEventListener("input", () => { decider = box.value; });
+    return box;
+  }
+
+  // actedBy puts the name from box into body as "by"; false, with msg
+  // said, when one is needed and none was given.
+  function actedBy(box, body, msg) {
+    if (!box) return true;
+    const who = box.value.trim();
+    if (!who) { msg.textContent = "Say who acts."; box.focus(); return false; }
+    decider = who;
+    sessionStorage.setItem(BY_KEY, who);
+    sayWho();
+    body.by = who;
+    return true;
+  }
+
+  // confirmThen shows a question and two buttons in place of a control,
+  // the console's confirmation for what cannot be taken back (a cancel,
+  // a resolution as failed): the first press asks, the second acts.
+  function confirmThen(holder, question, yes, act, extra) {
+    const box = el("div", { class: "confirm", role: "group", "aria-label": question },
+      el("p", {}, question), extra || null,
+      el("div", { class: "decide" },
+        el("button", { type: "button", class: "reject", "data-confirm": "yes", onclick: async () => { await act(); } }, yes),
+        el("button", { type: "button", "data-confirm": "no", onclick: () => { box.remove(); holder.hidden = false; holder.focus(); } }, "Keep it")));
+    holder.hidden = true;
+    holder.after(box);
+    box.querySelector('button[data-confirm="yes"]').focus();
+    return box;
+  }
+
+  // cancelControl cancels a runbook that has not finished, through the
+  // same endpoint as rbd cancel: after a confirmation saying what happens
+  // (the compensations of its completed steps run, newest first), or,
+  // ticked, without undoing (rbd cancel --no-compensate).
+  function cancelControl(id, view, after) {
+    if (view.finished_at) return el("span", {});
     const msg = el("span", { class: "error", role: "status" });
-    const retry = async () => {
+    const by = nameBox("cancel");
+    const wrap = el("span", { class: "cancel-control" });
+    const button = el("button", { type: "button", class: "reject", "data-action": "cancel", "aria-label": "Cancel this runbook" }, "Cancel runbook…");
+    button.addEventListener("click", () => {
+      const keep = el("input", { type: "checkbox", id: "no-compensate", "data-no-compensate": "" });
+      confirmThen(button, "Cancel this runbook? Nothing more of it runs, and the compensations of its completed steps undo what they did, newest first.",
+        "Cancel runbook", async () => {
+          const body = {};
+          if (!actedBy(by, body, msg)) return;
+          if (keep.checked) body.compensate = false;
+          try {
+            await api("POST", rb(id) + "/cancel", body);
+            msg.textContent = "";
+            after();
+          } catch (err) {
+            if (err instanceof Unauthorized) return refused();
+            msg.textContent = err.message;
+          }
+        }, el("div", {}, el("label", { class: "muted" }, keep, " leave what it did as it is (no compensation)"), by));
+    });
+    append(wrap, [button, msg]);
+    return wrap;
+  }
+
+  // resolveButtons settle a step that escalated to a person, through the
+  // same endpoint as rbd resolve: complete it (with a result, JSON,
+  // optional), run it again, or fail it (after a confirmation).
+  function resolveButtons(id, key, after) {
+    const msg = el("span", { class: "error", role: "status" });
+    const by = nameBox("resolve-" + key);
+    const result = el("input", { type: "text", "aria-label": "Result of " + key + " (JSON)", placeholder: "result, JSON (optional)", "data-result": key });
+    const resolve = (action) => async () => {
+      const body = { action };
+      if (!actedBy(by, body, msg)) return;
+      if (action === "complete" && result.value.trim()) {
+        try { body.result = JSON.parse(result.value); } catch (e) { msg.textContent = "The result is not JSON."; result.focus(); return; }
+      }
       try {
-        await api("POST", rb(id) + "/retry", me && me.actor_named ? { steps: [key] } : { steps: [key], by: decider || "console" });
+        await api("POST", rb(id) + "/steps/" + encodeURIComponent(key) + "/resolve", body);
         msg.textContent = "";
         after();
       } catch (err) {
@@ -776,7 +865,108 @@
         msg.textContent = err.message;
       }
     };
-    return el("span", {}, " ",
+    const fail = el("button", { type: "button", class: "reject", "data-action": "resolve-fail", "data-step": key, "aria-label": "Fail " + key }, "Fail");
+    fail.addEventListener("click", () => confirmThen(fail, "Fail " + key + "? The runbook goes on as its on_failure says.", "Fail it", resolve("fail")));
+    return el("div", { class: "gate resolve" }, by, result,
+      el("div", { class: "decide" },
+        el("button", { type: "button", class: "approve", "data-action": "resolve-complete", "data-step": key, "aria-label": "Complete " + key, onclick: resolve("complete") }, "Complete"),
+        el("button", { type: "button", "data-action": "resolve-retry", "data-step": key, "aria-label": "Run " + key + " again", onclick: resolve("retry") }, "Run again"),
+        fail),
+      msg);
+  }
+
+  // bulkBar decides every selected gate, one request each, in order:
+  // each decision is recorded on its own (its own GATE_APPROVED or
+  // GATE_REJECTED, by, comment), as rbd approve would record it. It is
+  // offered when more than one gate waits: the steps of a for-each that
+  // each wait at their gate, say.
+  // bulk is what outlives the bulk bar, which is rebuilt as each decision
+  // lands: the gates selected, by runbook and step, and how the last
+  // decision of many went.
+  const bulk = { chosen: new Set(), status: "", errors: "" };
+  const chosenKey = (id, key) => id + "\u0000" + key;
+
+  function selectBox(id, key) {
+    const box = el("input", { type: "checkbox", "data-select": key, "aria-label": "Select " + key, checked: bulk.chosen.has(chosenKey(id, key)) });
+    box.addEventListener("change", () => {
+      if (box.checked) bulk.chosen.add(chosenKey(id, key)); else bulk.chosen.delete(chosenKey(id, key));
+      const count = document.querySelector("[data-selected-count]");
+      if (count) count.textContent = document.querySelectorAll("#gates input[data-select]:checked").length + " selected";
+    });
+    return box;
+  }
+
+  function bulkBar(id, keys, after) {
+    const msg = el("span", { class: "error", role: "status" }, bulk.errors);
+    const done = el("span", { class: "muted", role: "status", "data-bulk-status": "" }, bulk.status);
+    const by = nameBox("bulk");
+    const comment = el("input", { type: "text", "aria-label": "Comment for each", placeholder: "comment for each (optional)", "data-bulk-comment": "" });
+    const selected = () => keys.filter((k) => bulk.chosen.has(chosenKey(id, k)));
+    const count = el("span", { "data-selected-count": "" }, selected().length + " selected");
+    const all = el("button", { type: "button", "data-action": "select-all" }, "Select all " + keys.length);
+    all.addEventListener("click", () => {
+      const on = keys.some((k) => !bulk.chosen.has(chosenKey(id, k)));
+      for (const k of keys) if (on) bulk.chosen.add(chosenKey(id, k)); else bulk.chosen.delete(chosenKey(id, k));
+      for (const b of document.querySelectorAll("#gates input[data-select]")) b.checked = on;
+      count.textContent = selected().length + " selected";
+    });
+    const decide = (what) => async () => {
+      const picked = selected();
+      if (!picked.length) { msg.textContent = "Select the gates to decide."; return; }
+      const body = {};
+      if (!actedBy(by, body, msg)) return;
+      if (comment.value.trim()) body.comment = comment.value.trim();
+      msg.textContent = "";
+      let ok = 0;
+      const failed = [];
+      const say = () => {
+        bulk.status = (what === "approve" ? "approved " : "rejected ") + ok + " of " + picked.length;
+        bulk.errors = failed.join("; ");
+        const d = document.querySelector("[data-bulk-status]"), m = document.querySelector("#bulk .error");
+        if (d) d.textContent = bulk.status;
+        if (m) m.textContent = bulk.errors;
+      };
+      for (const key of picked) {
+        try {
+          await api("POST", rb(id) + "/steps/" + encodeURIComponent(key) + "/" + what, body);
+          ok++;
+        } catch (err) {
+          if (err instanceof Unauthorized) return refused();
+          failed.push(key + ": " + err.message);
+        }
+        bulk.chosen.delete(chosenKey(id, key));
+        say();
+      }
+      after();
+    };
+    return el("div", { class: "card bulk", id: "bulk", "aria-label": "Decide many gates" },
+      el("h2", {}, keys.length + " gates wait"),
+      el("div", { class: "gate" }, all, count, by, comment,
+        el("div", { class: "decide" },
+          el("button", { type: "button", class: "approve", "data-action": "approve-selected", onclick: decide("approve") }, "Approve selected"),
+          el("button", { type: "button", class: "reject", "data-action": "reject-selected", onclick: decide("reject") }, "Reject selected"))),
+      done, msg);
+  }
+
+  // retryButton runs a failed step again, through the same endpoint as
+  // rbd retry, as the token's actor or the name given (nameBox). It is
+  // shown only where the view's next_actions offer a retry.
+  function retryButton(id, key, after) {
+    const msg = el("span", { class: "error", role: "status" });
+    const by = nameBox("retry-" + key);
+    const retry = async () => {
+      const body = { steps: [key] };
+      if (!actedBy(by, body, msg)) return;
+      try {
+        await api("POST", rb(id) + "/retry", body);
+        msg.textContent = "";
+        after();
+      } catch (err) {
+        if (err instanceof Unauthorized) return refused();
+        msg.textContent = err.message;
+      }
+    };
+    return el("span", {}, " ", by,
       el("button", { type: "button", class: "retry", "data-action": "retry", "data-step": key, "aria-label": "Retry " + key, onclick: retry }, "Retry"),
       msg);
   }
@@ -790,10 +980,13 @@
   function gatePanel(id, view, refresh) {
     const gates = view.blocked_on.filter((b) => b.reason === "REQUIRES_APPROVAL" && b.gate);
     if (!gates.length) return null;
-    return el("section", { id: "gates", "aria-label": "Waiting for a decision" }, gates.map((b) => {
+    const many = gates.length > 1;
+    return el("div", {}, many ? bulkBar(id, gates.map((b) => b.step), refresh) : null,
+      el("section", { id: "gates", "aria-label": "Waiting for a decision" }, gates.map((b) => {
       const g = b.gate;
       return el("div", { class: "card gate-card risk-" + String(g.risk || "low").replace(/[^a-z]/g, ""), "data-step": b.step },
-        el("h2", {}, "Decide ", el("a", { href: stepHref(id, b.step) }, b.step), " ", el("span", { class: "muted" }, g.verb)),
+        el("h2", {}, many ? selectBox(id, b.step) : null,
+          "Decide ", el("a", { href: stepHref(id, b.step) }, b.step), " ", el("span", { class: "muted" }, g.verb)),
         kv([
           ["risk", riskBadge(g.risk)],
           ["effect", g.side_effects + (g.target ? " on " + g.target : "")],
@@ -806,7 +999,7 @@
         el("div", { class: "args-label muted" }, "arguments, as they will be sent"),
         json(g.args, { class: "args" }),
         gateButtons(id, b.step, refresh));
-    }));
+    })));
   }
 
   // undone lists what was undone after a failure or a cancel: each
@@ -858,6 +1051,7 @@
     return el("div", { id: "summary" },
       el("div", { class: "card" },
         kv([["status", badge(view.status)], ["state", view.state], ["name", view.name], ["submitted by", view.actor],
+          ["scheduled by", seen.schedule ? el("a", { href: "#/schedules", "data-scheduled-by": "" }, seen.schedule) : ""],
           ["tenant", view.tenant], ["mode", view.mode], ["version", view.version],
           ["created", time(view.created_at)], ["finished", time(view.finished_at)],
           ["error", view.error ? view.error.code + ": " + (view.error.message || "") : ""],
@@ -869,7 +1063,8 @@
         view.next_actions && view.next_actions.length
           ? el("ul", { class: "actions", id: "next" }, view.next_actions.map((n) => el("li", { "data-kind": n.kind, "data-step": n.step || "" },
             el("span", { class: "muted" }, n.kind), " ", el("code", {}, n.command),
-            n.kind === "retry" ? retryButton(id, n.step, refresh) : null)))
+            n.kind === "retry" ? retryButton(id, n.step, refresh) : null,
+            n.kind === "resolve" ? resolveButtons(id, n.step, refresh) : null)))
           : el("p", { class: "muted", id: "next" }, !view.finished_at ? "Nothing: it moves by itself."
             : !(view.failures && view.failures.length) ? "Nothing: it has finished."
               : view.steps.some((s) => s.compensation) ? "Nothing to retry: what it did was undone. Submit it again (rbd submit --new) to run it anew."
@@ -904,6 +1099,8 @@
       case "STEP_VERIFY_FAILED": return failed(d) || compact(d);
       case "STEP_RETRY_SCHEDULED": return failed(d) + "; again " + time(d.next_attempt_at);
       case "STEP_PARKED": return "times out " + time(d.timeout_at);
+      case "SCHEDULE_FIRED": return "made by schedule " + (d.name || d.schedule_id) + ", its tick of " + time(d.tick);
+      case "SCHEDULE_SKIPPED": return "the tick of " + time(d.tick) + " of schedule " + (d.name || d.schedule_id) + " was skipped: this runbook still runs (overlap: skip)";
       case "STEP_TIMED_OUT": return "no notification by " + time(d.timeout_at) + "; " + d.on_timeout;
       case "STEP_SKIPPED": case "STEP_CANCELLED":
         return d.reason ? d.reason : d.because ? "because " + d.because + " " + (d.status || "ended") + (d.aborted ? " (abort)" : "") : "";
@@ -1010,11 +1207,12 @@
     }
     const side = el("div", {});
     const gates = el("div", { id: "gate-panel" });
+    const acts = el("span", { class: "acts" });
     const live = el("span", { class: "live" }, "connecting…");
     const led = ledger();
     // What the ledger says that the view does not: which verb undid a
     // step, how each failure hook went.
-    const seen = { compensations: new Map(), hooks: new Map() };
+    const seen = { compensations: new Map(), hooks: new Map(), schedule: "" };
     let refresh = () => {};
     let shown = "";
     let current = view;
@@ -1031,16 +1229,17 @@
       }
       paintNodes(drawn.nodes, v, plan);
       const sig = v.updated_at + v.status + v.state + JSON.stringify(v.blocked_on) + v.steps.map((s) => s.status + (s.compensation ? s.compensation.status : "")).join() +
-        seen.compensations.size + JSON.stringify([...seen.hooks]);
+        seen.compensations.size + JSON.stringify([...seen.hooks]) + seen.schedule;
       if (sig === shown) return;
       shown = sig;
       keepFocus(gates, () => gatePanel(id, v, () => refresh()) || el("span", {}));
+      keepFocus(acts, () => cancelControl(id, v, () => refresh()));
       keepFocus(side, () => summary(id, v, seen, () => refresh()));
     };
     const title = el("h1", {}, view.name || "Runbook", " ", el("span", { class: "id muted" }, view.name ? id.slice(0, 8) : id));
     show(
       title,
-      el("div", { class: "toolbar" }, el("a", { href: "#/" }, "← Runbooks"), badge(view.state || view.status), live),
+      el("div", { class: "toolbar" }, el("a", { href: "#/" }, "← Runbooks"), badge(view.state || view.status), live, acts),
       gates,
       el("div", { class: "layout" },
         el("section", { "aria-label": "Graph" },
@@ -1065,6 +1264,7 @@
     const note = (e) => {
       const d = e.data || {};
       if (e.type === "COMPENSATION_STARTED" && e.step) seen.compensations.set(e.step, d.verb);
+      if (e.type === "SCHEDULE_FIRED") seen.schedule = "schedule " + (d.name || d.schedule_id) + ", its tick of " + time(d.tick);
       const hook = /^HOOK_(STARTED|SUCCEEDED|FAILED)$/.exec(e.type);
       if (hook) {
         const key = e.step || d.hook || d.verb || "hook";
@@ -1076,7 +1276,7 @@
       render(v);
       const b = main.querySelector(".toolbar .badge");
       if (b) b.replaceWith(badge(v.state || v.status));
-    }, (e) => { note(e); led.add(ledgerRow(e, id)); if (/^(COMPENSATION|HOOK)_/.test(e.type)) render(current); }, live);
+    }, (e) => { note(e); led.add(ledgerRow(e, id)); if (/^(COMPENSATION|HOOK)_|^SCHEDULE_FIRED$/.test(e.type)) render(current); }, live);
   }
 
   // ---------- one step ----------

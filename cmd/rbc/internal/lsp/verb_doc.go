@@ -51,11 +51,7 @@ func verbDoc(d *verbs.Definition) string {
 		fmt.Fprintf(&b, "; escalates to `%s`", esc.Verb)
 	}
 	b.WriteString("\n")
-	if e.Retry.MaxAttempts > 1 {
-		fmt.Fprintf(&b, "- retry: %d attempts, %s backoff\n", e.Retry.MaxAttempts, e.Retry.Backoff)
-	} else {
-		b.WriteString("- retry: none\n")
-	}
+	fmt.Fprintf(&b, "- retry: %s\n", e.Retry.Describe())
 	fmt.Fprintf(&b, "- gate: `%s`; on failure: `%s`\n", e.Gate, e.OnFailure)
 	if e.Compensation != nil {
 		fmt.Fprintf(&b, "- compensation: `%s`\n", e.Compensation.Verb)
