@@ -227,7 +227,7 @@ func TestErrorsAreJSONWithFittingStatus(t *testing.T) {
 		require.Equal(t, c.status, status, "%s %s: %s", c.method, c.path, out)
 		var eb apitype.ErrorBody
 		require.NoError(t, json.Unmarshal([]byte(out), &eb), out)
-		require.Equal(t, c.code, eb.Error.Code, out)
+		require.Equal(t, c.code, string(eb.Error.Code), out)
 		require.NotEmpty(t, eb.Error.Message)
 	}
 }
@@ -342,7 +342,7 @@ func TestRegenerateOverHTTP(t *testing.T) {
 		require.Equal(t, c.status, status, "%s: %s", c.name, out)
 		var eb apitype.ErrorBody
 		require.NoError(t, json.Unmarshal([]byte(out), &eb), out)
-		require.Equal(t, c.code, eb.Error.Code, "%s: %s", c.name, out)
+		require.Equal(t, c.code, string(eb.Error.Code), "%s: %s", c.name, out)
 	}
 
 	// A running runbook is not regenerated.

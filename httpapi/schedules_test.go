@@ -38,7 +38,7 @@ func TestScheduleBadInputNamesTheField(t *testing.T) {
 		require.Equal(t, tt.status, status, "%s: %s", tt.body, body)
 		var eb apitype.ErrorBody
 		require.NoError(t, json.Unmarshal([]byte(body), &eb))
-		require.Equal(t, tt.code, eb.Error.Code, tt.body)
+		require.Equal(t, tt.code, string(eb.Error.Code), tt.body)
 		require.Equal(t, tt.field, eb.Error.Field, tt.body)
 		if tt.status == 422 {
 			require.NotEmpty(t, eb.Error.Diagnostics, "the compiler's diagnostics")

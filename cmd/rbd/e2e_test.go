@@ -79,7 +79,7 @@ func TestStatusCodesOfTheRealDaemon(t *testing.T) {
 	require.Equal(t, http.StatusUnprocessableEntity, status)
 	var eb apitype.ErrorBody
 	require.NoError(t, json.Unmarshal([]byte(body), &eb))
-	require.Equal(t, httpapi.CodeCompileFailed, eb.Error.Code)
+	require.Equal(t, httpapi.CodeCompileFailed, string(eb.Error.Code))
 	require.Equal(t, "E010", string(eb.Error.Diagnostics[0].Code))
 
 	status, _ = send(t, "POST", api, `{"source": `, auth...)
