@@ -32,7 +32,7 @@ func TestPGCRUD(t *testing.T) {
 	app := dealsSchema(t)
 	deps := builtin.Deps{CRUD: pgtest.CRUD(t, app), DaemonSchema: "rbd"}
 	crud := func(params map[string]any, args map[string]any) (any, error) {
-		res, err := callBuiltin(t, deps, "pg.crud", &runtime.Call{Params: params, Args: args})
+		res, err := callBuiltin(t, deps, "pg.crud", &handler.Call{Params: params, Args: args})
 		return res.Value(), err
 	}
 	got, err := crud(map[string]any{"op": "insert", "table": "deals", "columns": []any{"company", "stage"}, "returning": []any{"deal_id"}},
@@ -79,7 +79,7 @@ func TestPGCRUD(t *testing.T) {
 		{map[string]any{"op": "truncate", "table": "deals"}, nil, `unknown op "truncate"`},
 	} {
 		_, err = crud(c.params, c.args)
-		var e *runtime.Error
+		var e *handler.Error
 		require.ErrorAs(t, err, &e)
 		require.Equal(t, rbtype.CodeInvalidInput, e.Code, c.msg)
 		require.Contains(t, e.Message, c.msg)
@@ -104,11 +104,11 @@ func TestPGCRUDRefusesRBDsTablesAtRunTime(t *testing.T) {
 		}
 		for _, table := range tables {
 			for _, op := range []string{"select", "insert", "update", "delete", "upsert"} {
-				_, err := callBuiltin(t, deps, "pg.crud", &runtime.Call{
+				_, err := callBuiltin(t, deps, "pg.crud", &handler.Call{
 					Params: map[string]any{"op": op, "table": table, "key": []any{"id"}},
 					Args:   map[string]any{"id": "x", "status": "cancelled"},
 				})
-				var e *runtime.Error
+				var e *handler.Error
 				require.ErrorAs(t, err, &e, table)
 				require.Equal(t, rbtype.CodePolicyDenied, e.Code, "%s %s: %s", op, table, e.Message)
 				require.False(t, e.Retryable())
@@ -117,7 +117,7 @@ func TestPGCRUDRefusesRBDsTablesAtRunTime(t *testing.T) {
 		}
 	}
 	// rbd's schema is the one the daemon says, not always "rbd".
-	_, err := callBuiltin(t, builtin.Deps{DaemonSchema: "ops"}, "pg.crud", &runtime.Call{
+	_, err := callBuiltin(t, builtin.Deps{DaemonSchema: "ops"}, "pg.crud", &handler.Call{
 		Params: map[string]any{"op": "select", "table": "ops.anything"}})
 	require.ErrorIs(t, err, builtin.ErrDaemonTable)
 }
@@ -194,7 +194,7 @@ func TestPGCRUDEdges(t *testing.T) {
 	app := dealsSchema(t)
 	deps := builtin.Deps{CRUD: pgtest.CRUD(t, app), DaemonSchema: "rbd"}
 	crud := func(params map[string]any, args map[string]any) (any, error) {
-		res, err := callBuiltin(t, deps, "pg.crud", &runtime.Call{Params: params, Args: args})
+		res, err := callBuiltin(t, deps, "pg.crud", &handler.Call{Params: params, Args: args})
 		return res.Value(), err
 	}
 	insert := map[string]any{"op": "insert", "table": "deals", "columns": []any{"company", "stage"}}
@@ -202,10 +202,10 @@ func TestPGCRUDEdges(t *testing.T) {
 		_, err := crud(insert, map[string]any{"company": company, "stage": "sourced"})
 		require.NoError(t, err)
 	}
-	refused := func(params, args map[string]any, code rbtype.ErrorCode, msg string) *runtime.Error {
+	refused := func(params, args map[string]any, code rbtype.ErrorCode, msg string) *handler.Error {
 		t.Helper()
 		_, err := crud(params, args)
-		var e *runtime.Error
+		var e *handler.Error
 		require.ErrorAs(t, err, &e)
 		require.Equal(t, code, e.Code, e.Message)
 		require.Contains(t, e.Message, msg)

@@ -78,7 +78,7 @@ func (e *Engine) cancelAsks(rb *driver.Runbook, plan *machine.PlanInfo, steps []
 			continue
 		}
 		h, ok := e.handlers.lookup(ps.Execution.Handler)
-		if _, can := h.(Canceller); !ok || !can {
+		if _, can := h.(handler.Canceller); !ok || !can {
 			continue
 		}
 		timeout := maxCancelWait
@@ -87,7 +87,7 @@ func (e *Engine) cancelAsks(rb *driver.Runbook, plan *machine.PlanInfo, steps []
 		}
 		asks = append(asks, &machine.PendingCall{RunbookID: rb.ID, StepID: s.ID, Attempt: inv.Attempt, Handler: h, Timeout: timeout,
 			Span: machine.TraceOf(rb).AttemptSpan(machine.AttemptID(rb.ID, s.Key, inv.Attempt)),
-			Call: &Call{RunbookID: rb.ID, StepKey: s.Key, Verb: s.Verb, Attempt: inv.Attempt, Params: ps.Execution.Params,
+			Call: &handler.Call{RunbookID: rb.ID, StepKey: s.Key, Verb: s.Verb, Attempt: inv.Attempt, Params: ps.Execution.Params,
 				IdempotencyKey: s.IdempotencyKey, InvocationID: inv.InvocationID, CorrelationKey: inv.CorrelationKey,
 				ExternalID: inv.ExternalID, Execution: ps.Execution}})
 	}
@@ -101,7 +101,7 @@ func (e *Engine) askToCancel(ctx context.Context, a *machine.PendingCall) {
 	bg := context.WithoutCancel(ctx) // the cancellation committed: finish what follows from it
 	callCtx, cancel := context.WithTimeout(trace.ContextWithSpanContext(bg, a.Span), a.Timeout)
 	defer cancel()
-	sent, err := a.Handler.(Canceller).Cancel(callCtx, a.Call)
+	sent, err := a.Handler.(handler.Canceller).Cancel(callCtx, a.Call)
 	if !sent && err == nil {
 		return // the verb names no way to cancel
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/runbookdev/runbook/apitype"
+	"github.com/runbookdev/runbook/handler"
 	"github.com/runbookdev/runbook/machine"
 	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/registry"
@@ -29,7 +30,7 @@ func TestDraftOnlyDraftsThenRunsForReal(t *testing.T) {
 	srv := httptest.NewServer(svc)
 	t.Cleanup(srv.Close)
 	d := &drafter{}
-	require.NoError(t, b.handlers.Register(registry.HandlerSpec{Name: "test.draft", Kind: rbtype.KindSync}, runtime.HandlerFunc(d.draft)))
+	require.NoError(t, b.handlers.Register(registry.HandlerSpec{Name: "test.draft", Kind: rbtype.KindSync}, handler.HandlerFunc(d.draft)))
 	b.extendCatalogue(t, fmt.Sprintf(`
 - name: draft
   domain: t

@@ -650,18 +650,18 @@ func (e *Engine) execute(ctx context.Context, pc *machine.PendingCall) *machine.
 func makeCall(ctx context.Context, pc *machine.PendingCall) *machine.Outcome {
 	callCtx, cancel := context.WithTimeout(trace.ContextWithSpanContext(ctx, pc.Span), pc.Timeout)
 	defer cancel()
-	var res Result
+	var res handler.Result
 	var err error
 	var seen *machine.Rehearsed
 	func() {
 		defer func() {
 			if p := recover(); p != nil {
-				err = Errorf(rbtype.CodeInternal, "the handler panicked: %v", p)
+				err = handler.Errorf(rbtype.CodeInternal, "the handler panicked: %v", p)
 			}
 		}()
 		switch {
 		case pc.DryRun:
-			res, err = pc.Handler.(DryRunner).DryRun(callCtx, pc.Call)
+			res, err = pc.Handler.(handler.DryRunner).DryRun(callCtx, pc.Call)
 		case pc.Rehearsal != nil:
 			if seen, err = rehearse(callCtx, pc.Rehearsal, pc.Handler, pc.Call); err == nil {
 				res, err = pc.Handler.Call(callCtx, pc.Call)
@@ -681,7 +681,7 @@ func makeCall(ctx context.Context, pc *machine.PendingCall) *machine.Outcome {
 	} else if !res.IsParked() {
 		o.Value, err = machine.MarshalResult(res.Value())
 		if err != nil {
-			o.Err = Errorf(rbtype.CodeInternal, "the handler's result cannot be stored as JSON: %v", err)
+			o.Err = handler.Errorf(rbtype.CodeInternal, "the handler's result cannot be stored as JSON: %v", err)
 		}
 	}
 	return o

@@ -7,6 +7,7 @@ import (
 
 	"github.com/runbookdev/runbook/builtin"
 	"github.com/runbookdev/runbook/durable/pgtest"
+	"github.com/runbookdev/runbook/handler"
 	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/registry"
 	"github.com/runbookdev/runbook/runtime"
@@ -23,9 +24,9 @@ func ExampleHandlers_Register() {
 	handlers := runtime.NewHandlers(builtin.Deps{})
 	err := handlers.Register(
 		registry.HandlerSpec{Name: "acme.greet", Kind: rbtype.KindSync, Summary: "greets someone"},
-		runtime.HandlerFunc(func(_ context.Context, c *runtime.Call) (runtime.Result, error) {
+		handler.HandlerFunc(func(_ context.Context, c *handler.Call) (handler.Result, error) {
 			name, _ := c.Args["name"].(string)
-			return runtime.Complete(map[string]any{"greeting": "hello, " + name}), nil
+			return handler.Complete(map[string]any{"greeting": "hello, " + name}), nil
 		}))
 	if err != nil {
 		panic(err)

@@ -6,10 +6,11 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/runbookdev/runbook/driver"
+	"github.com/runbookdev/runbook/handler"
 )
 
 // BuiltinHandler exposes a registered handler to tests.
-func BuiltinHandler(h *Handlers, name string) Handler {
+func BuiltinHandler(h *Handlers, name string) handler.Handler {
 	impl, _ := h.lookup(name)
 	return impl
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/driver"
+	"github.com/runbookdev/runbook/handler"
 	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/registry"
 	"github.com/runbookdev/runbook/runtime"
@@ -54,7 +55,7 @@ type overlap struct {
 	calls     []string
 }
 
-func (o *overlap) call(_ context.Context, c *runtime.Call) (runtime.Result, error) {
+func (o *overlap) call(_ context.Context, c *handler.Call) (handler.Result, error) {
 	n := o.now.Add(1)
 	defer o.now.Add(-1)
 	for {
@@ -69,16 +70,16 @@ func (o *overlap) call(_ context.Context, c *runtime.Call) (runtime.Result, erro
 	o.mu.Unlock()
 	time.Sleep(40 * time.Millisecond)
 	if strings.HasPrefix(name, "fail") {
-		return runtime.Result{}, runtime.Errorf(rbtype.CodeInvalidInput, "%s fails", name)
+		return handler.Result{}, handler.Errorf(rbtype.CodeInvalidInput, "%s fails", name)
 	}
-	return runtime.Complete(map[string]any{"done": name}), nil
+	return handler.Complete(map[string]any{"done": name}), nil
 }
 
 func setupForms(t *testing.T, opts ...option) (*testBundle, *overlap) {
 	t.Helper()
 	b := setup(t, opts...)
 	o := &overlap{}
-	require.NoError(t, b.handlers.Register(registry.HandlerSpec{Name: "test.slow", Kind: rbtype.KindSync}, runtime.HandlerFunc(o.call)))
+	require.NoError(t, b.handlers.Register(registry.HandlerSpec{Name: "test.slow", Kind: rbtype.KindSync}, handler.HandlerFunc(o.call)))
 	b.extendCatalogue(t, formsVerbs)
 	b.run(t)
 	return b, o

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/runbookdev/runbook/builtin"
+	"github.com/runbookdev/runbook/handler"
 	"github.com/runbookdev/runbook/registry"
 )
 
@@ -13,13 +14,13 @@ import (
 // the compiler checks verbs against.
 type Handlers struct {
 	specs *registry.Handlers
-	impls map[string]Handler
+	impls map[string]handler.Handler
 }
 
 // NewHandlers returns the built-in handlers of docs/design/verbs.md. deps gives the
 // ones that need the outside world what they need.
 func NewHandlers(deps builtin.Deps) *Handlers {
-	h := &Handlers{specs: registry.NewHandlers(), impls: map[string]Handler{}}
+	h := &Handlers{specs: registry.NewHandlers(), impls: map[string]handler.Handler{}}
 	for name, impl := range builtin.Handlers(deps) {
 		h.impls[name] = impl
 	}
@@ -28,7 +29,7 @@ func NewHandlers(deps builtin.Deps) *Handlers {
 
 // Register adds a program's own handler under its own name. The spec's
 // kind and params check are what `rbc` and submissions check verbs with.
-func (h *Handlers) Register(spec registry.HandlerSpec, impl Handler) error {
+func (h *Handlers) Register(spec registry.HandlerSpec, impl handler.Handler) error {
 	if impl == nil {
 		return fmt.Errorf("handler %q has no implementation", spec.Name)
 	}
@@ -45,7 +46,7 @@ func (h *Handlers) Specs() *registry.Handlers { return h.specs }
 // Names lists the handlers, sorted.
 func (h *Handlers) Names() []string { return slices.Sorted(maps.Keys(h.impls)) }
 
-func (h *Handlers) lookup(name string) (Handler, bool) {
+func (h *Handlers) lookup(name string) (handler.Handler, bool) {
 	impl, ok := h.impls[name]
 	return impl, ok
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/runbookdev/runbook/apitype"
+	"github.com/runbookdev/runbook/handler"
 	"github.com/runbookdev/runbook/machine"
 	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/registry"
@@ -22,20 +23,20 @@ import (
 // handed, and it records the seed and key of every call.
 type drafter struct {
 	mu    sync.Mutex
-	calls []runtime.Call
+	calls []handler.Call
 }
 
-func (d *drafter) draft(_ context.Context, c *runtime.Call) (runtime.Result, error) {
+func (d *drafter) draft(_ context.Context, c *handler.Call) (handler.Result, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.calls = append(d.calls, runtime.Call{RunbookID: c.RunbookID, StepKey: c.StepKey, Attempt: c.Attempt, IdempotencyKey: c.IdempotencyKey, Seed: c.Seed})
-	return runtime.Complete(map[string]any{"text": fmt.Sprintf("Dear %v, draft %x", c.Args["to"], c.Seed)}), nil
+	d.calls = append(d.calls, handler.Call{RunbookID: c.RunbookID, StepKey: c.StepKey, Attempt: c.Attempt, IdempotencyKey: c.IdempotencyKey, Seed: c.Seed})
+	return handler.Complete(map[string]any{"text": fmt.Sprintf("Dear %v, draft %x", c.Args["to"], c.Seed)}), nil
 }
 
-func (d *drafter) of(id uuid.UUID) []runtime.Call {
+func (d *drafter) of(id uuid.UUID) []handler.Call {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	var out []runtime.Call
+	var out []handler.Call
 	for _, c := range d.calls {
 		if c.RunbookID == id {
 			out = append(out, c)
@@ -55,7 +56,7 @@ func TestRegenerateRedraftsButNeverResends(t *testing.T) {
 	srv := httptest.NewServer(svc)
 	t.Cleanup(srv.Close)
 	d := &drafter{}
-	require.NoError(t, b.handlers.Register(registry.HandlerSpec{Name: "test.draft", Kind: rbtype.KindSync}, runtime.HandlerFunc(d.draft)))
+	require.NoError(t, b.handlers.Register(registry.HandlerSpec{Name: "test.draft", Kind: rbtype.KindSync}, handler.HandlerFunc(d.draft)))
 	b.extendCatalogue(t, fmt.Sprintf(`
 - name: draft
   domain: t
@@ -146,16 +147,16 @@ func TestRetryHandsTheSameSeedsAgain(t *testing.T) {
 	d := &drafter{}
 	fails := 2
 	var mu sync.Mutex
-	require.NoError(t, b.handlers.Register(registry.HandlerSpec{Name: "test.draft", Kind: rbtype.KindSync}, runtime.HandlerFunc(
-		func(ctx context.Context, c *runtime.Call) (runtime.Result, error) {
+	require.NoError(t, b.handlers.Register(registry.HandlerSpec{Name: "test.draft", Kind: rbtype.KindSync}, handler.HandlerFunc(
+		func(ctx context.Context, c *handler.Call) (handler.Result, error) {
 			_, _ = d.draft(ctx, c)
 			mu.Lock()
 			defer mu.Unlock()
 			if fails > 0 {
 				fails--
-				return runtime.Result{}, runtime.Errorf(rbtype.CodeTemporaryProviderError, "busy")
+				return handler.Result{}, handler.Errorf(rbtype.CodeTemporaryProviderError, "busy")
 			}
-			return runtime.Complete(map[string]any{"ok": true}), nil
+			return handler.Complete(map[string]any{"ok": true}), nil
 		})))
 	b.extendCatalogue(t, `
 - name: draft

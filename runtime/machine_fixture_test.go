@@ -15,6 +15,7 @@ import (
 	"github.com/runbookdev/runbook/builtin"
 	"github.com/runbookdev/runbook/compiler"
 	"github.com/runbookdev/runbook/driver"
+	"github.com/runbookdev/runbook/handler"
 	"github.com/runbookdev/runbook/machine"
 	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/registry"
@@ -136,7 +137,7 @@ const machineVerbs = `
 func machineCatalogue(t *testing.T) *registry.Catalogue {
 	t.Helper()
 	handlers := machineHandlers(t)
-	require.NoError(t, handlers.Register(registry.HandlerSpec{Name: "gone.handler", Kind: rbtype.KindSync}, HandlerFunc(nil)))
+	require.NoError(t, handlers.Register(registry.HandlerSpec{Name: "gone.handler", Kind: rbtype.KindSync}, handler.HandlerFunc(nil)))
 	defs, diags := verbs.Parse("machine.yaml", []byte(machineVerbs))
 	require.Empty(t, diags)
 	cat, diags := registry.New(defs, handlers.Specs())
@@ -157,8 +158,10 @@ func machineHandlers(t *testing.T) *Handlers {
 // key.
 type keylessHandler struct{}
 
-func (keylessHandler) Call(context.Context, *Call) (Result, error) { return Complete(nil), nil }
-func (keylessHandler) IgnoresIdempotencyKey() bool                 { return true }
+func (keylessHandler) Call(context.Context, *handler.Call) (handler.Result, error) {
+	return handler.Complete(nil), nil
+}
+func (keylessHandler) IgnoresIdempotencyKey() bool { return true }
 
 // fixture is one runbook's rows, held in memory.
 type fixture struct {
@@ -493,18 +496,18 @@ func succeed(c *machine.PendingCall, value any) *machine.Outcome {
 		panic(err)
 	}
 	return &machine.Outcome{RunbookID: c.RunbookID, StepID: c.StepID, Attempt: c.Attempt, Purpose: c.Purpose,
-		Result: Complete(value), Value: b, IdemKey: c.Call.IdempotencyKey, DryRun: c.DryRun, ArgsHash: c.ArgsHash}
+		Result: handler.Complete(value), Value: b, IdemKey: c.Call.IdempotencyKey, DryRun: c.DryRun, ArgsHash: c.ArgsHash}
 }
 
 // failWith is the outcome of a call that failed with code.
 func failWith(c *machine.PendingCall, code rbtype.ErrorCode) *machine.Outcome {
 	return &machine.Outcome{RunbookID: c.RunbookID, StepID: c.StepID, Attempt: c.Attempt, Purpose: c.Purpose,
-		Err: Errorf(code, "failed with %s", code), IdemKey: c.Call.IdempotencyKey, ArgsHash: c.ArgsHash}
+		Err: handler.Errorf(code, "failed with %s", code), IdemKey: c.Call.IdempotencyKey, ArgsHash: c.ArgsHash}
 }
 
 // parked is the outcome of a durable call that started its work.
 func parked(c *machine.PendingCall, externalID string) *machine.Outcome {
-	return &machine.Outcome{RunbookID: c.RunbookID, StepID: c.StepID, Attempt: c.Attempt, Result: Parked(externalID), ArgsHash: c.ArgsHash,
+	return &machine.Outcome{RunbookID: c.RunbookID, StepID: c.StepID, Attempt: c.Attempt, Result: handler.Parked(externalID), ArgsHash: c.ArgsHash,
 		IdemKey: c.Call.IdempotencyKey}
 }
 

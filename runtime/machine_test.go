@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/runbookdev/runbook/driver"
+	"github.com/runbookdev/runbook/handler"
 	"github.com/runbookdev/runbook/machine"
 	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/verbs"
@@ -252,7 +253,7 @@ func TestMachineReclaimsAbandonedStepsAndDropsStaleOutcomes(t *testing.T) {
 func TestMachineReclaimKeepsReadyWhenTheStepCannotStart(t *testing.T) {
 	f := newFixture(t, `(m.send :to "x" :as @s)`, nil)
 	f.advance()
-	f.m.Handler = func(string) (Handler, bool) { return nil, false } // no handler: it cannot start
+	f.m.Handler = func(string) (handler.Handler, bool) { return nil, false } // no handler: it cannot start
 	f.now = f.now.Add(31 * time.Second)
 	w, _ := f.advance()
 	require.Equal(t, machine.StepReadyData{Reclaimed: true}, eventData[machine.StepReadyData](t, w.Events, "STEP_READY s"))
@@ -365,7 +366,7 @@ func TestMachineTimerCompletesAtItsTime(t *testing.T) {
 	f := newFixture(t, `(m.sleep :as @z)`, nil)
 	f.advance()
 	until := f.now.Add(10 * time.Minute)
-	w, _ := f.advance(&machine.Outcome{RunbookID: f.rb.ID, StepID: f.step("z").ID, Attempt: 1, Result: ParkedUntil(until)})
+	w, _ := f.advance(&machine.Outcome{RunbookID: f.rb.ID, StepID: f.step("z").ID, Attempt: 1, Result: handler.ParkedUntil(until)})
 	require.Len(t, w.InvocationUpdates, 1)
 	require.Equal(t, until, *w.InvocationUpdates[0].TimeoutAt)
 	require.True(t, f.rb.WakeAt.Equal(until))

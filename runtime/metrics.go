@@ -6,6 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/runbookdev/runbook/driver"
+	"github.com/runbookdev/runbook/handler"
 	"github.com/runbookdev/runbook/rbtype"
 )
 
@@ -139,7 +140,7 @@ func (m *Metrics) callStarted(verb string) {
 	}
 }
 
-func (m *Metrics) callFinished(verb string, took time.Duration, err *Error) {
+func (m *Metrics) callFinished(verb string, took time.Duration, err *handler.Error) {
 	if m == nil {
 		return
 	}

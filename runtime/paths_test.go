@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/runbookdev/runbook/apitype"
+	"github.com/runbookdev/runbook/handler"
 	"github.com/runbookdev/runbook/machine"
 	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/runtime"
@@ -198,13 +199,13 @@ func TestNotificationBeforeParkIsConsumedAtPark(t *testing.T) {
 	b := setup(t)
 	// An external system so fast that its answer arrives while the handler
 	// that started the work has not yet returned.
-	require.NoError(t, b.handlers.Register(specDurable("test.fast-start"), runtime.HandlerFunc(
-		func(ctx context.Context, c *runtime.Call) (runtime.Result, error) {
+	require.NoError(t, b.handlers.Register(specDurable("test.fast-start"), handler.HandlerFunc(
+		func(ctx context.Context, c *handler.Call) (handler.Result, error) {
 			_, err := b.engine.Notify(ctx, runtime.Notification{CorrelationKey: c.CorrelationKey, Status: "completed", Result: json.RawMessage(`{"fast":true}`)})
 			if err != nil {
-				return runtime.Result{}, err
+				return handler.Result{}, err
 			}
-			return runtime.Parked("ext-1"), nil
+			return handler.Parked("ext-1"), nil
 		})))
 	b.extendCatalogue(t, `
 - name: fast

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/runbookdev/runbook/durable/pgtest"
+	"github.com/runbookdev/runbook/handler"
 	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/registry"
 	"github.com/runbookdev/runbook/runtime"
@@ -132,11 +133,11 @@ func TestACancelledRunbookLeavesNoLease(t *testing.T) {
 	b := setup(t, func(c *runtime.Config) { c.LeaseTTL = time.Second })
 	release := make(chan struct{})
 	started := make(chan struct{}, 1)
-	require.NoError(t, b.handlers.Register(registry.HandlerSpec{Name: "test.block", Kind: rbtype.KindSync}, runtime.HandlerFunc(
-		func(ctx context.Context, c *runtime.Call) (runtime.Result, error) {
+	require.NoError(t, b.handlers.Register(registry.HandlerSpec{Name: "test.block", Kind: rbtype.KindSync}, handler.HandlerFunc(
+		func(ctx context.Context, c *handler.Call) (handler.Result, error) {
 			started <- struct{}{}
 			<-release
-			return runtime.Complete(map[string]any{}), nil
+			return handler.Complete(map[string]any{}), nil
 		})))
 	b.extendCatalogue(t, `
 - name: block

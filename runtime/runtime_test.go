@@ -18,6 +18,7 @@ import (
 	"github.com/runbookdev/runbook/compiler"
 	"github.com/runbookdev/runbook/durable"
 	"github.com/runbookdev/runbook/durable/pgtest"
+	"github.com/runbookdev/runbook/handler"
 	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/registry"
 	"github.com/runbookdev/runbook/runtime"
@@ -143,23 +144,23 @@ func newRecorder() *recorder {
 	return &recorder{calls: map[string]int{}, keys: map[string]string{}}
 }
 
-func (r *recorder) count(_ context.Context, c *runtime.Call) (runtime.Result, error) {
+func (r *recorder) count(_ context.Context, c *handler.Call) (handler.Result, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.calls[c.RunbookID.String()+"/"+c.StepKey]++
 	r.keys[c.RunbookID.String()+"/"+c.StepKey] = c.IdempotencyKey
-	return runtime.Complete(map[string]any{"n": r.calls[c.RunbookID.String()+"/"+c.StepKey]}), nil
+	return handler.Complete(map[string]any{"n": r.calls[c.RunbookID.String()+"/"+c.StepKey]}), nil
 }
 
-func (r *recorder) undo(_ context.Context, c *runtime.Call) (runtime.Result, error) {
+func (r *recorder) undo(_ context.Context, c *handler.Call) (handler.Result, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	what, _ := c.Args["what"].(string)
 	if fail, _ := c.Args["fail"].(bool); fail {
-		return runtime.Result{}, runtime.Errorf(rbtype.CodeAuthForbidden, "cannot undo %s", what)
+		return handler.Result{}, handler.Errorf(rbtype.CodeAuthForbidden, "cannot undo %s", what)
 	}
 	r.undone = append(r.undone, what)
-	return runtime.Complete(map[string]any{"undone": what}), nil
+	return handler.Complete(map[string]any{"undone": what}), nil
 }
 
 func (r *recorder) callsOf(id uuid.UUID, step string) int {
@@ -187,12 +188,12 @@ func setup(t *testing.T, opts ...option) *testBundle {
 	t.Cleanup(cancel)
 	b := &testBundle{ctx: ctx, store: pgtest.Store(t), rec: newRecorder()}
 	b.handlers = runtime.NewHandlers(builtin.Deps{})
-	require.NoError(t, b.handlers.Register(registry.HandlerSpec{Name: "test.count", Kind: rbtype.KindSync}, runtime.HandlerFunc(b.rec.count)))
-	require.NoError(t, b.handlers.Register(registry.HandlerSpec{Name: "test.undo", Kind: rbtype.KindSync}, runtime.HandlerFunc(b.rec.undo)))
-	require.NoError(t, b.handlers.Register(registry.HandlerSpec{Name: "test.flaky", Kind: rbtype.KindSync}, runtime.HandlerFunc(
-		func(context.Context, *runtime.Call) (runtime.Result, error) {
+	require.NoError(t, b.handlers.Register(registry.HandlerSpec{Name: "test.count", Kind: rbtype.KindSync}, handler.HandlerFunc(b.rec.count)))
+	require.NoError(t, b.handlers.Register(registry.HandlerSpec{Name: "test.undo", Kind: rbtype.KindSync}, handler.HandlerFunc(b.rec.undo)))
+	require.NoError(t, b.handlers.Register(registry.HandlerSpec{Name: "test.flaky", Kind: rbtype.KindSync}, handler.HandlerFunc(
+		func(context.Context, *handler.Call) (handler.Result, error) {
 			b.rec.flakies.Add(1)
-			return runtime.Result{}, runtime.Errorf(rbtype.CodeTemporaryProviderError, "try later")
+			return handler.Result{}, handler.Errorf(rbtype.CodeTemporaryProviderError, "try later")
 		})))
 	defs, diags := verbs.Parse("test.yaml", []byte(testVerbs))
 	require.Empty(t, diags)

@@ -6,9 +6,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/handler"
 	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/registry"
-	"github.com/runbookdev/runbook/runtime"
 )
 
 // TestHandlerResultWithNULFailsTheStep: a result from the outside world
@@ -17,9 +17,9 @@ import (
 // write the result failing again and again.
 func TestHandlerResultWithNULFailsTheStep(t *testing.T) {
 	b := setup(t)
-	require.NoError(t, b.handlers.Register(registry.HandlerSpec{Name: "test.nul", Kind: rbtype.KindSync}, runtime.HandlerFunc(
-		func(context.Context, *runtime.Call) (runtime.Result, error) {
-			return runtime.Complete(map[string]any{"v": "a\x00b", `\u0000`: "a key that only looks like one"}), nil
+	require.NoError(t, b.handlers.Register(registry.HandlerSpec{Name: "test.nul", Kind: rbtype.KindSync}, handler.HandlerFunc(
+		func(context.Context, *handler.Call) (handler.Result, error) {
+			return handler.Complete(map[string]any{"v": "a\x00b", `\u0000`: "a key that only looks like one"}), nil
 		})))
 	b.extendCatalogue(t, `
 - name: nul

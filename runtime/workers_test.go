@@ -21,6 +21,7 @@ import (
 	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/builtin"
 	"github.com/runbookdev/runbook/durable/pgtest"
+	"github.com/runbookdev/runbook/handler"
 	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/registry"
 	"github.com/runbookdev/runbook/runtime"
@@ -235,15 +236,15 @@ func TestShutdownReleasesLeases(t *testing.T) {
 	b := setup(t, func(c *runtime.Config) { c.ShutdownGrace = 100 * time.Millisecond; c.LeaseTTL = time.Hour })
 	release := make(chan struct{})
 	var calls sync.WaitGroup
-	require.NoError(t, b.handlers.Register(registry.HandlerSpec{Name: "test.slow", Kind: rbtype.KindSync}, runtime.HandlerFunc(
-		func(ctx context.Context, c *runtime.Call) (runtime.Result, error) {
+	require.NoError(t, b.handlers.Register(registry.HandlerSpec{Name: "test.slow", Kind: rbtype.KindSync}, handler.HandlerFunc(
+		func(ctx context.Context, c *handler.Call) (handler.Result, error) {
 			calls.Add(1)
 			defer calls.Done()
 			select {
 			case <-release:
-				return runtime.Complete(map[string]any{"done": true}), nil
+				return handler.Complete(map[string]any{"done": true}), nil
 			case <-ctx.Done():
-				return runtime.Result{}, ctx.Err()
+				return handler.Result{}, ctx.Err()
 			}
 		})))
 	b.extendCatalogue(t, `
