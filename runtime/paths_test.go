@@ -232,7 +232,7 @@ func TestTimerSleepsAndResumesItself(t *testing.T) {
 	v := b.waitFor(t, id, "sleeping", func(v *apitype.RunbookView) bool {
 		return len(v.BlockedOn) == 1 && v.BlockedOn[0].Reason == apitype.BlockedAwaitingTimer
 	})
-	require.Equal(t, "parked", v.State)
+	require.Equal(t, rbtype.StateParked, v.State)
 	b.waitStatus(t, id, rbtype.RunbookComplete)
 	require.GreaterOrEqual(t, time.Since(began), 200*time.Millisecond)
 }

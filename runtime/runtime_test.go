@@ -284,7 +284,7 @@ func TestChainRunsToCompletion(t *testing.T) {
 (t.echo :id @a.id :as @b)
 (t.count :from @b.id :as @c)`, map[string]any{"who": "ada"})
 	v := b.waitStatus(t, id, rbtype.RunbookComplete)
-	require.Equal(t, string(rbtype.RunbookComplete), v.State)
+	require.Equal(t, rbtype.RunbookState(rbtype.RunbookComplete), v.State)
 	require.Empty(t, v.BlockedOn)
 	var a map[string]any
 	require.NoError(t, json.Unmarshal(v.Outcomes["a"], &a))
