@@ -145,6 +145,21 @@ type analysis struct {
 	opts    Options
 	// firstHooks is the runbook's (on-failure ...), once seen.
 	firstHooks *lang.OnFailure
+	// settling holds the steps whose status the condition being checked
+	// tests: every reference to them in it makes a settle edge, since the
+	// condition is decided whatever they settled with
+	// (docs/design/semantics.md section 15).
+	settling map[*step]bool
+	// mayBeMissing counts the (default ...) and exists around the
+	// reference being checked: inside them a missing field is expected,
+	// and W004 stays quiet.
+	mayBeMissing int
+	// elems are the elements of the filter, any and all forms around the
+	// value being checked, innermost last.
+	elems []elemBinding
+	// loopList is the loop whose list, a (filter ...), is being checked:
+	// its references are read where the loop stands (loopReads).
+	loopList *loop
 }
 
 func compile(base *Plan, files []*lang.File, cat *registry.Catalogue, opts Options) (*Plan, lang.Diagnostics) {

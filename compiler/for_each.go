@@ -221,6 +221,18 @@ func (a *analysis) checkList(l *loop) {
 	case *lang.Input:
 		l.list = a.freezeValue(v)
 		a.inputs.use(&a.diags, v, map[string]any{"type": "array"}, "the list of a for-each")
+	case *lang.Func:
+		if v.Name != lang.FormFilter {
+			a.diags.Errorf(lang.EBadList, v.Range(), "the list of (for-each ...) is a list written out, an $input, a reference to a list or (filter ...); found (%s ...), which is no list", v.Name)
+			return
+		}
+		// The filter reads its references where the loop stands, as a
+		// reference list would (loopReads); its element is its own.
+		a.loopList = l
+		op := a.funcOperand(&step{loop: l.parent, id: -1}, v, false)
+		a.loopList = nil
+		l.list = a.freezeValue(v)
+		l.elem = verbs.Items(op.schema, 0)
 	case *lang.Bad:
 	default:
 		a.diags.Errorf(lang.EBadList, v.Range(), "the list of (for-each ...) is a list written out, an $input or a reference to a list; found %s", describeValue(v))
