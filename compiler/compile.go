@@ -87,6 +87,15 @@ type step struct {
 	// frozen condition, once checked.
 	whenArg *lang.Arg
 	when    *Cond
+	// The options of v1.4 (options_v14.go): gateWhenArg and gateWhen
+	// as whenArg and when; the others as frozen.
+	gateWhenArg     *lang.Arg
+	gateWhen        *Cond
+	approvers       string
+	timeoutResult   map[string]any
+	remindAfter     string
+	parallel        int
+	onFailureByCode map[string]rbtype.OnFailure
 	// hook marks a call of (on-failure ...), or a frozen step of kind
 	// hook: a failure hook.
 	hook bool
@@ -207,6 +216,7 @@ func compile(base *Plan, files []*lang.File, cat *registry.Catalogue, opts Optio
 	}
 	for _, s := range newSteps {
 		a.checkWhen(s)
+		a.checkGateWhen(s)
 	}
 	a.checkWrittenLists()
 	a.warnUnused(newSteps)
@@ -405,9 +415,12 @@ func (a *analysis) plan(files []*lang.File, order []*step) (*Plan, error) {
 	if len(p.Loops) == 0 {
 		p.Loops = nil
 	}
-	if p.usesVersion2() {
+	switch {
+	case p.usesVersion3():
 		p.SchemaVersion = SchemaVersion
-	} else {
+	case p.usesVersion2():
+		p.SchemaVersion = Version2
+	default:
 		p.SchemaVersion = BaseSchemaVersion
 	}
 	p.Effects = Effects(p)
@@ -423,6 +436,9 @@ func (a *analysis) freeze(s *step) *Step {
 	gate := s.def.Gate() // the block's, or human_confirm for a high-risk verb
 	if s.gate != "" {
 		gate = s.gate
+	}
+	if s.gateWhen != nil {
+		gate = rbtype.GateHumanConfirm
 	}
 	onFailure := s.def.Execution.OnFailure
 	if s.onFailure != "" {
@@ -444,8 +460,17 @@ func (a *analysis) freeze(s *step) *Step {
 		Kind:      kind,
 		When:      s.when,
 		Loop:      s.loopKey(),
-		Execution: s.def.Execution,
-		VerbHash:  s.def.Hash,
+		// v1.4 (docs/design/language.md): a step gated by :gate-when
+		// carries the gate, narrowed by its condition, so that a reader
+		// that ignores gate_when gates it always.
+		GateWhen:        s.gateWhen,
+		Approvers:       s.approvers,
+		TimeoutResult:   s.timeoutResult,
+		RemindAfter:     s.remindAfter,
+		Parallel:        s.parallel,
+		OnFailureByCode: s.onFailureByCode,
+		Execution:       s.def.Execution,
+		VerbHash:        s.def.Hash,
 	}
 }
 

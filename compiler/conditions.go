@@ -266,6 +266,9 @@ func (a *analysis) operandParts(s *step, v lang.Value) {
 func (a *analysis) operandTypesQuiet(s *step, v lang.Value) []string {
 	switch v := v.(type) {
 	case *lang.Ref:
+		if elem, ok := a.elemScope(v.Name); ok {
+			return verbs.Types(schemaAt(elem, v.Path))
+		}
 		target, ok := a.bindings[v.Name]
 		if !ok || target.outputSchema() == nil {
 			return nil

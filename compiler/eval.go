@@ -51,7 +51,7 @@ func IsFormMarker(m map[string]any) bool {
 	}
 	for k := range m {
 		switch k {
-		case StatusKey, DefaultKey, CountKey, FilterKey, AnyKey, AllKey, ElemKey, LitKey, missingKey:
+		case StatusKey, DefaultKey, CountKey, FilterKey, AnyKey, AllKey, ElemKey, LitKey, missingKey, IndexKey:
 			return true
 		}
 	}
@@ -93,6 +93,18 @@ func EvalForm(m map[string]any, env FormEnv) (out any, ok bool, err error) {
 		case DefaultKey:
 			out, err := evalDefault(v, env)
 			return out, true, err
+		case IndexKey:
+			spec, _ := v.(map[string]any)
+			path, _ := spec["path"].(string)
+			list, err := resolveList(spec["list"], env, "for-each")
+			if err != nil {
+				return nil, true, err
+			}
+			got, found := walkPath(list, path)
+			if !found {
+				return nil, true, &FormError{Code: rbtype.CodeMissingRequiredContext, Message: "the list has no " + path}
+			}
+			return got, true, nil
 		case CountKey:
 			list, err := resolveList(v, env, "count")
 			if err != nil {

@@ -114,7 +114,7 @@ func decodeValue(t *testing.T, text string) any {
 func TestEvalForm(t *testing.T) {
 	env := &evalEnv{
 		results: map[string]any{
-			"users": decodeValue(t, `{"items":[{"id":"ann","env":"prod","keep":true},{"id":"bob","env":"dev"},{"id":"cy","env":"prod","keep":false,"ref":{"$ref":"secret.token"}}]}`),
+			"users":  decodeValue(t, `{"items":[{"id":"ann","env":"prod","keep":true},{"id":"bob","env":"dev"},{"id":"cy","env":"prod","keep":false,"ref":{"$ref":"secret.token"}}]}`),
 			"review": decodeValue(t, `{"decision":null}`),
 			"secret": decodeValue(t, `{"token":"s3cret"}`),
 		},
@@ -122,7 +122,7 @@ func TestEvalForm(t *testing.T) {
 	}
 	cases := []struct {
 		name, value, want string
-		code             rbtype.ErrorCode
+		code              rbtype.ErrorCode
 	}{
 		{"status", `{"$status":"review"}`, `"failed"`, ""},
 		{"default of null", `{"$default":[{"$ref":"review.decision"},"revoke"]}`, `"revoke"`, ""},
@@ -145,6 +145,8 @@ func TestEvalForm(t *testing.T) {
 		// An element's value that looks like a marker is data: it never
 		// reads another step's result.
 		{"element is data", `{"$filter":{"list":{"$ref":"users.items"},"as":"u","where":{"op":"=","args":[{"$default":[{"$elem":"u.ref"},""]},"s3cret"]}}}`, `[]`, ""},
+		{"an element of a filtered list", `{"$index":{"list":{"$filter":{"list":{"$ref":"users.items"},"as":"u","where":{"op":"=","args":[{"$elem":"u.env"},"prod"]}}},"path":"[1].id"}}`, `"cy"`, ""},
+		{"past a filtered list", `{"$index":{"list":{"$filter":{"list":{"$ref":"users.items"},"as":"u","where":{"op":"=","args":[{"$elem":"u.env"},"prod"]}}},"path":"[2]"}}`, ``, rbtype.CodeMissingRequiredContext},
 		{"nested", `{"$count":{"$filter":{"list":{"$ref":"users.items"},"as":"u","where":{"op":"=","args":[{"$any":{"list":["prod","stage"],"as":"e","where":{"op":"=","args":[{"$elem":"e"},{"$elem":"u.env"}]}}},true]}}}}`, `2`, ""},
 	}
 	for _, c := range cases {

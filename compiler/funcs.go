@@ -303,7 +303,7 @@ func (a *analysis) warnOptionalIn(root map[string]any, what string, ref *lang.Re
 		}
 		if !requires(cur, p.Field) {
 			d := a.diags.Warnf(lang.WOptionalField, ref.Span, "@%s may be missing: %q is not a required field of %s; the step would fail MISSING_REQUIRED_CONTEXT", ref.PathString(), p.Field, what)
-			if zero, ok := zeroValue(verbs.Types(field)); ok {
+			if zero, ok := zeroValue(verbs.Types(schemaAt(root, ref.Path))); ok {
 				text := "(default @" + ref.PathString() + " " + zero + ")"
 				d.WithFix("take "+zero+" when it is missing: "+text, lang.Edit{Range: ref.Span, Text: text})
 			}
@@ -360,4 +360,25 @@ func zeroValue(types []string) (string, bool) {
 		return "{}", true
 	}
 	return "", false
+}
+
+// schemaAt is the schema a path reaches from root; nil when the schema
+// does not say.
+func schemaAt(root map[string]any, path []lang.PathStep) map[string]any {
+	cur := root
+	for _, p := range path {
+		if cur == nil {
+			return nil
+		}
+		if p.IsIndex {
+			cur = verbs.Items(cur, p.Index)
+			continue
+		}
+		field, ok := verbs.Field(cur, p.Field)
+		if !ok {
+			return nil
+		}
+		cur = field
+	}
+	return cur
 }

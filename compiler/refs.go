@@ -102,7 +102,9 @@ func (a *analysis) reference(s *step, ref *lang.Ref) (schema map[string]any, tar
 		a.edges.addRef(target, s, kind, ref.Span)
 	}
 	schema, ok = a.refSchemaFrom(target, ref, s.loop)
-	if ok && !s.hook && a.mayBeMissing == 0 {
+	// A nested call's value is the field its verb's returns: names, which
+	// the verb's author chose; W004 is about fields a runbook picks.
+	if _, nested := a.nested[ref]; ok && !nested && !s.hook && a.mayBeMissing == 0 {
 		a.warnOptional(target, ref)
 	}
 	return schema, target, ok

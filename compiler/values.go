@@ -63,6 +63,11 @@ const (
 	// the "@". EvalForm replaces it by the element before the condition
 	// is decided.
 	ElemKey = "$elem"
+	// IndexKey marks an element of a list that only a form makes, in the
+	// instances of a loop over (filter ...): {"$index": {"list": LIST,
+	// "path": "[2].name"}}, LIST's value walked by path, as a $ref's
+	// path is walked. Expand writes it; the compiler never does.
+	IndexKey = "$index"
 )
 
 // jsonValue converts a value to the plan's JSON: literals as JSON values,

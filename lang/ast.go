@@ -127,6 +127,17 @@ type Arg struct {
 	Name      string // without the leading ':'
 	NameRange Range  // the keyword, ':' included
 	Value     Value
+	// Quoted marks a map's key written as a string ("BUDGET_EXCEEDED")
+	// rather than a keyword; the formatter keeps it so.
+	Quoted bool
+}
+
+// Key renders the key as written: ":name", or "\"name\"" when quoted.
+func (a *Arg) Key() string {
+	if a.Quoted {
+		return strconv.Quote(a.Name)
+	}
+	return ":" + a.Name
 }
 
 // Range covers the keyword and its value.

@@ -294,6 +294,42 @@ func (b *builder) args(ns []*syntax.Arg) []*Arg {
 	return args
 }
 
+// entries builds a map's entries. A key written as a string must be an
+// identifier, as a keyword's is (E001 otherwise): a map in a runbook never
+// has a key such as "$ref".
+func (b *builder) entries(ns []*syntax.Entry) []*Arg {
+	args := make([]*Arg, len(ns))
+	for i, n := range ns {
+		key := b.at(n.Key)
+		tok := b.ts.toks[key]
+		arg := &Arg{NameRange: b.ts.rangeOf(key), Value: b.value(n.Value)}
+		if tok.typ == syntax.String {
+			arg.Name, arg.Quoted = b.ts.stringValue(key), true
+			if !isIdentifier(arg.Name) {
+				b.diags.Errorf(ESyntax, arg.NameRange, "a map's key is a name, such as :status or \"BUDGET_EXCEEDED\"; %s is not one", tok.text)
+			}
+		} else {
+			arg.Name = tok.text[1:]
+		}
+		args[i] = arg
+	}
+	return args
+}
+
+// isIdentifier reports whether s is an identifier of the lexical rules:
+// [A-Za-z_][A-Za-z0-9_-]*.
+func isIdentifier(s string) bool {
+	for i, r := range s {
+		switch {
+		case r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z':
+		case i > 0 && (r == '-' || r >= '0' && r <= '9'):
+		default:
+			return false
+		}
+	}
+	return s != ""
+}
+
 func (b *builder) value(n *syntax.Value) Value {
 	switch {
 	case n.List != nil:
@@ -303,7 +339,7 @@ func (b *builder) value(n *syntax.Value) Value {
 		}
 		return l
 	case n.Map != nil:
-		return &Map{Span: b.rangeOf(n.Map.Open).Through(b.rangeOf(n.Map.Close)), Entries: b.args(n.Map.Entries)}
+		return &Map{Span: b.rangeOf(n.Map.Open).Through(b.rangeOf(n.Map.Close)), Entries: b.entries(n.Map.Entries)}
 	case n.Call != nil:
 		return b.call(n.Call)
 	case n.Form != nil:

@@ -216,7 +216,7 @@ func (p *printer) broken(v Value, indent string) Pos {
 		for i, e := range v.Entries {
 			p.write("\n")
 			p.leading(e.NameRange.Start, inner)
-			p.write(inner + ":" + e.Name + " ")
+			p.write(inner + e.Key() + " ")
 			end := p.value(e.Value, inner)
 			next := v.Span.End
 			if i+1 < len(v.Entries) {
@@ -509,7 +509,7 @@ func flatValue(v Value) string {
 	case *Map:
 		entries := make([]string, len(v.Entries))
 		for i, e := range v.Entries {
-			entries[i] = ":" + e.Name + " " + flatValue(e.Value)
+			entries[i] = e.Key() + " " + flatValue(e.Value)
 		}
 		return "{" + strings.Join(entries, " ") + "}"
 	}
