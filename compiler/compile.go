@@ -440,6 +440,15 @@ func (a *analysis) freeze(s *step) *Step {
 	if s.gateWhen != nil {
 		gate = rbtype.GateHumanConfirm
 	}
+	// The call's approvers and reminder, else the verb's: the step says
+	// what applies, so that the runtime reads one field.
+	approvers, remindAfter := s.approvers, s.remindAfter
+	if approvers == "" {
+		approvers = s.def.Execution.Approvers
+	}
+	if r := s.def.Execution.Timeouts.RemindAfter; remindAfter == "" && r != nil {
+		remindAfter = r.ISO
+	}
 	onFailure := s.def.Execution.OnFailure
 	if s.onFailure != "" {
 		onFailure = s.onFailure
@@ -464,9 +473,9 @@ func (a *analysis) freeze(s *step) *Step {
 		// carries the gate, narrowed by its condition, so that a reader
 		// that ignores gate_when gates it always.
 		GateWhen:        s.gateWhen,
-		Approvers:       s.approvers,
+		Approvers:       approvers,
 		TimeoutResult:   s.timeoutResult,
-		RemindAfter:     s.remindAfter,
+		RemindAfter:     remindAfter,
 		Parallel:        s.parallel,
 		OnFailureByCode: s.onFailureByCode,
 		Execution:       s.def.Execution,
