@@ -580,3 +580,29 @@ func jsonKind(v any) string {
 	}
 	return "a " + string(appendJSON(nil, v))
 }
+
+// ListProducer is the key of the step whose completion makes a loop's
+// list known: the step its $ref reads, or, for a (filter ...) of a list
+// (docs/design/language.md v1.4), the one step the filter reads (the
+// compiler allows one). ok is false for a list known from the start (an
+// input, a list written out, a filter of those).
+func ListProducer(list any, isKey func(string) bool) (key string, ok bool) {
+	m, _ := list.(map[string]any)
+	if len(m) != 1 {
+		return "", false
+	}
+	if _, filter := m[FilterKey]; !filter {
+		ref, isRef := m[RefKey].(string)
+		if !isRef {
+			return "", false
+		}
+		key, _, ok = SplitRef(ref, isKey)
+		return key, ok
+	}
+	ValueRefs(list, func(ref string) {
+		if k, _, found := SplitRef(ref, isKey); found && !ok {
+			key, ok = k, true
+		}
+	})
+	return key, ok
+}

@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"maps"
 	"slices"
 	"strings"
 
@@ -233,6 +234,18 @@ func (a *analysis) checkList(l *loop) {
 		a.loopList = nil
 		l.list = a.freezeValue(v)
 		l.elem = verbs.Items(op.schema, 0)
+		// The runtime expands a loop when the one step its list reads
+		// completes (ListProducer), so a filtered list reads one.
+		steps := map[string]bool{}
+		ValueRefs(l.list, func(ref string) {
+			if key, _, ok := SplitRef(ref, func(k string) bool { return a.byKey[k] != nil }); ok {
+				steps[key] = true
+			}
+		})
+		if len(steps) > 1 {
+			a.diags.Errorf(lang.EBadList, v.Range(), "the (filter ...) of a for-each reads %d steps (%s); it may read one, whose completion makes the list known",
+				len(steps), strings.Join(slices.Sorted(maps.Keys(steps)), ", "))
+		}
 	case *lang.Bad:
 	default:
 		a.diags.Errorf(lang.EBadList, v.Range(), "the list of (for-each ...) is a list written out, an $input or a reference to a list; found %s", describeValue(v))

@@ -48,3 +48,28 @@ func TestVersion3IsRefusedBelowIt(t *testing.T) {
 	require.NotEmpty(t, diags)
 	require.Contains(t, diags[0].Message, "cannot hold status tests")
 }
+
+// ListProducer names the step whose completion makes a loop's list
+// known, through a (filter ...) too; a filter that would read two steps
+// is refused (E054), since the loop expands when one completes.
+func TestListProducer(t *testing.T) {
+	isKey := func(k string) bool { return k == "users" || k == "other" }
+	for list, want := range map[string]string{
+		`{"$ref":"users.items"}`: "users",
+		`{"$filter":{"list":{"$ref":"users.items"},"as":"u","where":{"op":"=","args":[{"$elem":"u.env"},{"$input":"env"}]}}}`: "users",
+		`{"$input":"hosts"}`: "",
+		`[1,2]`:              "",
+		`{"$filter":{"list":{"$input":"hosts"},"as":"u","where":{"op":"=","args":[{"$elem":"u"},1]}}}`: "",
+	} {
+		got, ok := ListProducer(decodeValue(t, list), isKey)
+		require.Equal(t, want, got, list)
+		require.Equal(t, want != "", ok, list)
+	}
+	cat := testCatalogue(t)
+	_, diags := compileSource(t, cat, "two.rbk", []byte(`(t.make :name "a" :as @a)
+(t.make :name "b" :as @b)
+(for-each (filter @a.items :as @i (= @i.url @b.id)) :as @x (t.free :v @x.url))`))
+	require.True(t, diags.HasErrors())
+	require.Contains(t, diags.Error(), "E054")
+	require.Contains(t, diags.Error(), "reads 2 steps (a, b)")
+}
