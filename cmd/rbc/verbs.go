@@ -106,6 +106,9 @@ func describeVerb(out io.Writer, d *verbs.Definition) {
 	if esc := e.Timeouts.Escalation; esc != nil {
 		fmt.Fprintf(out, "  escalation:   %s\n", esc.Verb)
 	}
+	if r := e.Timeouts.RemindAfter; r != nil {
+		fmt.Fprintf(out, "  reminder:     %s after parking\n", r)
+	}
 	if e.Retry.MaxAttempts > 1 {
 		fmt.Fprintf(out, "  retry:        %d attempts, %s backoff from %s to %s\n", e.Retry.MaxAttempts, e.Retry.Backoff, e.Retry.BaseDelay, e.Retry.MaxDelay)
 	} else {
@@ -113,6 +116,9 @@ func describeVerb(out io.Writer, d *verbs.Definition) {
 	}
 	fmt.Fprintf(out, "  gate:         %s\n", d.Gate())
 	fmt.Fprintf(out, "  on failure:   %s\n", e.OnFailure)
+	if e.Approvers != "" {
+		fmt.Fprintf(out, "  approvers:    %s\n", e.Approvers)
+	}
 	if e.Compensation != nil {
 		fmt.Fprintf(out, "  compensation: %s\n", e.Compensation.Verb)
 	}

@@ -50,6 +50,9 @@ func verbDoc(d *verbs.Definition) string {
 	if esc := e.Timeouts.Escalation; esc != nil {
 		fmt.Fprintf(&b, "; escalates to `%s`", esc.Verb)
 	}
+	if r := e.Timeouts.RemindAfter; r != nil {
+		fmt.Fprintf(&b, "; reminds after %s", r)
+	}
 	b.WriteString("\n")
 	if e.Retry.MaxAttempts > 1 {
 		fmt.Fprintf(&b, "- retry: %d attempts, %s backoff\n", e.Retry.MaxAttempts, e.Retry.Backoff)
@@ -57,6 +60,9 @@ func verbDoc(d *verbs.Definition) string {
 		b.WriteString("- retry: none\n")
 	}
 	fmt.Fprintf(&b, "- gate: `%s`; on failure: `%s`\n", e.Gate, e.OnFailure)
+	if e.Approvers != "" {
+		fmt.Fprintf(&b, "- approvers: `%s`\n", e.Approvers)
+	}
 	if e.Compensation != nil {
 		fmt.Fprintf(&b, "- compensation: `%s`\n", e.Compensation.Verb)
 	}
