@@ -4,54 +4,15 @@ import (
 	"context"
 	"net/http"
 	"net/url"
-	"time"
 
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/rbtype"
 )
 
-// Budgets is GET /v1/budgets: a tenant's budgets, each as it applies,
-// with what was spent and what is left.
-type Budgets struct {
-	Tenant  string         `json:"tenant"`
-	Budgets []TenantBudget `json:"budgets"`
-}
-
-// TenantBudget is one scope of a tenant's budgets: the cap that applies
-// (the one an admin set, else the policy's), and for a day or a month
-// what was spent and what is left.
-type TenantBudget struct {
-	Budget rbtype.BudgetScope `json:"budget"`
-	Limit  rbtype.Budget      `json:"limit"`
-	Spent  *rbtype.Spend      `json:"spent,omitempty"`
-	Left   *rbtype.Budget     `json:"left,omitempty"`
-	// Rule is where it comes from: the policy's rule, or "set".
-	Rule string     `json:"rule"`
-	Set  *SetBudget `json:"set,omitempty"`
-}
-
-// SetBudget is a budget an admin set, with who and when.
-type SetBudget struct {
-	Tenant    string             `json:"tenant"`
-	Scope     rbtype.BudgetScope `json:"scope"`
-	Budget    rbtype.Budget      `json:"budget"`
-	UpdatedBy string             `json:"updated_by"`
-	UpdatedAt time.Time          `json:"updated_at"`
-}
-
-// BudgetChanged says what a change of budget replaced: Before nil, the
-// policy's applied; After nil, the policy's applies again.
-type BudgetChanged struct {
-	Tenant string             `json:"tenant"`
-	Budget rbtype.BudgetScope `json:"budget"`
-	Before *rbtype.Budget     `json:"before"`
-	After  *rbtype.Budget     `json:"after"`
-	By     string             `json:"by"`
-}
-
 // Budgets reads the budgets of the token's tenant, or, for an admin, of
 // tenant ("" for the token's own).
-func (c *Client) Budgets(ctx context.Context, tenant string) (*Budgets, error) {
-	var out Budgets
+func (c *Client) Budgets(ctx context.Context, tenant string) (*apitype.TenantBudgetsView, error) {
+	var out apitype.TenantBudgetsView
 	if _, err := c.call(ctx, http.MethodGet, withQuery("/v1/budgets", "tenant", tenant), nil, nil, &out); err != nil {
 		return nil, err
 	}
@@ -61,8 +22,8 @@ func (c *Client) Budgets(ctx context.Context, tenant string) (*Budgets, error) {
 // SetBudget sets one of a tenant's budgets (runbook, day or month),
 // replacing the policy's: admins only. A step a budget stopped runs again
 // once retried.
-func (c *Client) SetBudget(ctx context.Context, tenant string, scope rbtype.BudgetScope, b rbtype.Budget) (*BudgetChanged, error) {
-	var out BudgetChanged
+func (c *Client) SetBudget(ctx context.Context, tenant string, scope rbtype.BudgetScope, b rbtype.Budget) (*apitype.BudgetChanged, error) {
+	var out apitype.BudgetChanged
 	if _, err := c.callJSON(ctx, http.MethodPut, budgetPath(tenant, scope), nil, b, &out); err != nil {
 		return nil, err
 	}
@@ -71,8 +32,8 @@ func (c *Client) SetBudget(ctx context.Context, tenant string, scope rbtype.Budg
 
 // ClearBudget takes away a budget an admin set: the policy's applies
 // again.
-func (c *Client) ClearBudget(ctx context.Context, tenant string, scope rbtype.BudgetScope) (*BudgetChanged, error) {
-	var out BudgetChanged
+func (c *Client) ClearBudget(ctx context.Context, tenant string, scope rbtype.BudgetScope) (*apitype.BudgetChanged, error) {
+	var out apitype.BudgetChanged
 	if _, err := c.call(ctx, http.MethodDelete, budgetPath(tenant, scope), nil, nil, &out); err != nil {
 		return nil, err
 	}

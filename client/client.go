@@ -11,6 +11,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/runbookdev/runbook/apitype"
 )
 
 // DefaultServer is where rbd serve listens unless told otherwise.
@@ -175,14 +177,12 @@ func (c *Client) callJSON(ctx context.Context, method, path string, header http.
 // DecodeError reads an error answer: the API's {"error": {...}} body, or,
 // for anything else (a proxy's page), the status and the text.
 func DecodeError(resp *Response) *Error {
-	var eb struct {
-		Error *Error `json:"error"`
-	}
+	var eb apitype.ErrorBody
 	e := &Error{}
-	if err := json.Unmarshal(resp.Body, &eb); err == nil && eb.Error != nil && eb.Error.Code != "" {
-		e = eb.Error
+	if err := json.Unmarshal(resp.Body, &eb); err == nil && eb.Error.Code != "" {
+		e.ErrorInfo = eb.Error
 	} else {
-		e.Code, e.Message = ErrorCode(http.StatusText(resp.StatusCode)), strings.TrimSpace(string(resp.Body))
+		e.Code, e.Message = apitype.ErrorCode(http.StatusText(resp.StatusCode)), strings.TrimSpace(string(resp.Body))
 	}
 	e.StatusCode = resp.StatusCode
 	e.RetryAfter, _ = retryAfter(resp.Header, time.Now())

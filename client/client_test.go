@@ -15,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/rbtype"
 )
@@ -64,7 +65,7 @@ func TestRetryHonoursRetryAfter(t *testing.T) {
 	srv := httptest.NewServer(f)
 	defer srv.Close()
 	c := &client.Client{BaseURL: srv.URL}
-	sub, err := c.Submit(context.Background(), client.SubmitRequest{Source: "(t.echo)", IdempotencyKey: "k-1"})
+	sub, err := c.Submit(context.Background(), apitype.SubmitRequest{Source: "(t.echo)", IdempotencyKey: "k-1"})
 	require.NoError(t, err)
 	require.True(t, sub.Created)
 	require.Equal(t, 2, f.attempts())
@@ -80,7 +81,7 @@ func TestRetryGivesUpAfterMaxAttempts(t *testing.T) {
 	srv := httptest.NewServer(f)
 	defer srv.Close()
 	c := &client.Client{BaseURL: srv.URL, RetryPolicy: &client.RetryPolicy{MaxAttempts: 3, BaseDelay: time.Millisecond, MaxDelay: 10 * time.Millisecond}}
-	_, err := c.Submit(context.Background(), client.SubmitRequest{Source: "(t.echo)"})
+	_, err := c.Submit(context.Background(), apitype.SubmitRequest{Source: "(t.echo)"})
 	require.ErrorIs(t, err, client.CodeUnavailable)
 	var apiErr *client.Error
 	require.ErrorAs(t, err, &apiErr)
@@ -91,7 +92,7 @@ func TestRetryGivesUpAfterMaxAttempts(t *testing.T) {
 	f = &flaky{fails: 10}
 	srv2 := httptest.NewServer(f)
 	defer srv2.Close()
-	_, err = (&client.Client{BaseURL: srv2.URL, RetryPolicy: &client.NoRetry}).Submit(context.Background(), client.SubmitRequest{Source: "(t.echo)"})
+	_, err = (&client.Client{BaseURL: srv2.URL, RetryPolicy: &client.NoRetry}).Submit(context.Background(), apitype.SubmitRequest{Source: "(t.echo)"})
 	require.ErrorIs(t, err, client.CodeUnavailable)
 	require.Equal(t, 1, f.attempts())
 }
@@ -103,7 +104,7 @@ func TestRetryAfterBeyondMaxDelayReturnsAtOnce(t *testing.T) {
 	srv := httptest.NewServer(f)
 	defer srv.Close()
 	c := &client.Client{BaseURL: srv.URL}
-	_, err := c.Submit(context.Background(), client.SubmitRequest{Source: "(t.echo)"})
+	_, err := c.Submit(context.Background(), apitype.SubmitRequest{Source: "(t.echo)"})
 	var apiErr *client.Error
 	require.ErrorAs(t, err, &apiErr)
 	require.Equal(t, 2*time.Minute, apiErr.RetryAfter)
@@ -117,7 +118,7 @@ func TestRetryWaitEndsWithTheContext(t *testing.T) {
 	defer srv.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
-	_, err := (&client.Client{BaseURL: srv.URL}).Submit(ctx, client.SubmitRequest{Source: "(t.echo)"})
+	_, err := (&client.Client{BaseURL: srv.URL}).Submit(ctx, apitype.SubmitRequest{Source: "(t.echo)"})
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	require.Equal(t, 1, f.attempts())
 }
@@ -133,7 +134,7 @@ func TestErrorFromAProxy(t *testing.T) {
 	var apiErr *client.Error
 	require.ErrorAs(t, err, &apiErr)
 	require.Equal(t, http.StatusBadGateway, apiErr.StatusCode)
-	require.Equal(t, client.ErrorCode("Bad Gateway"), apiErr.Code)
+	require.Equal(t, apitype.ErrorCode("Bad Gateway"), apiErr.Code)
 	require.Contains(t, apiErr.Message, "bad gateway")
 }
 
@@ -171,33 +172,33 @@ func TestTypesHoldEveryField(t *testing.T) {
 	secret := []byte(testSecret)
 	c.WebhookSecret = secret
 	budget := 100.0
-	sub, err := c.Submit(ctx, client.SubmitRequest{Source: "(kyc.request-documents :client \"Acme\" :as @docs)\n(kyc.sign-off :after @docs :as @sign)\n",
+	sub, err := c.Submit(ctx, apitype.SubmitRequest{Source: "(kyc.request-documents :client \"Acme\" :as @docs)\n(kyc.sign-off :after @docs :as @sign)\n",
 		IdempotencyKey: client.NewIdempotencyKey(), Budget: &rbtype.Budget{CostUSD: &budget}})
 	require.NoError(t, err)
 	view, err := c.Wait(ctx, sub.ID.String())
 	require.NoError(t, err)
-	_, err = c.Notify(ctx, client.Notification{CorrelationKey: view.BlockedOn[0].CorrelationKey, Status: rbtype.OutcomeCompleted,
-		Result: []byte(`{"documents": []}`), Usage: &client.Usage{TokensIn: 10, CostUSD: 0.5, Model: "m"}})
+	_, err = c.Notify(ctx, apitype.NotificationRequest{CorrelationKey: view.BlockedOn[0].CorrelationKey, Status: rbtype.OutcomeCompleted,
+		Result: []byte(`{"documents": []}`), Usage: &apitype.Usage{TokensIn: 10, CostUSD: 0.5, Model: "m"}})
 	require.NoError(t, err)
-	view, err = c.WaitUntil(ctx, sub.ID.String(), func(r *client.Runbook) bool { return r.State == rbtype.StateAwaitingApproval })
+	view, err = c.WaitUntil(ctx, sub.ID.String(), func(r *apitype.RunbookView) bool { return r.State == rbtype.StateAwaitingApproval })
 	require.NoError(t, err)
 
-	_, err = c.CreateSchedule(ctx, client.ScheduleRequest{Name: "types " + client.NewIdempotencyKey(), Cron: "@daily",
+	_, err = c.CreateSchedule(ctx, apitype.ScheduleRequest{Name: "types " + client.NewIdempotencyKey(), Cron: "@daily",
 		Timezone: "Europe/London", Source: "(kyc.sign-off :as @sign)\n"})
 	require.NoError(t, err)
 
 	id := sub.ID.String()
 	for path, out := range map[string]any{
-		"/v1/runbooks/" + id:                     &client.Runbook{},
-		"/v1/runbooks?limit=5":                   &client.ListResponse{},
-		"/v1/runbooks/" + id + "/events":         &client.EventsResponse{},
-		"/v1/costs?group_by=verb":                &client.CostsResponse{},
-		"/v1/whoami":                             &client.Whoami{},
-		"/v1/verbs":                              &client.VerbsResponse{},
-		"/v1/schedules":                          &client.ScheduleList{},
-		"/v1/budgets":                            &client.Budgets{},
-		"/healthz":                               &client.Health{},
-		"/v1/runbooks/" + id + "/events?limit=1": &client.EventsResponse{},
+		"/v1/runbooks/" + id:                     &apitype.RunbookView{},
+		"/v1/runbooks?limit=5":                   &apitype.ListResponse{},
+		"/v1/runbooks/" + id + "/events":         &apitype.EventsResponse{},
+		"/v1/costs?group_by=verb":                &apitype.CostsResponse{},
+		"/v1/whoami":                             &apitype.WhoamiResponse{},
+		"/v1/verbs":                              &apitype.VerbsResponse{},
+		"/v1/schedules":                          &apitype.ScheduleList{},
+		"/v1/budgets":                            &apitype.TenantBudgetsView{},
+		"/healthz":                               &apitype.Health{},
+		"/v1/runbooks/" + id + "/events?limit=1": &apitype.EventsResponse{},
 	} {
 		resp, err := c.Do(ctx, http.MethodGet, path, nil, nil)
 		require.NoError(t, err)
@@ -230,7 +231,7 @@ func TestFollow(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	c := client.FromEnv()
-	sub, err := c.Submit(ctx, client.SubmitRequest{Source: "(kyc.sign-off :as @sign)\n", IdempotencyKey: client.NewIdempotencyKey()})
+	sub, err := c.Submit(ctx, apitype.SubmitRequest{Source: "(kyc.sign-off :as @sign)\n", IdempotencyKey: client.NewIdempotencyKey()})
 	require.NoError(t, err)
 	var seen []rbtype.EventType
 	type followed struct {
@@ -239,7 +240,7 @@ func TestFollow(t *testing.T) {
 	}
 	done := make(chan followed, 1)
 	go func() {
-		status, err := c.Follow(ctx, sub.ID.String(), 0, func(ev client.Event) error {
+		status, err := c.Follow(ctx, sub.ID.String(), 0, func(ev apitype.Event) error {
 			seen = append(seen, ev.Type)
 			return nil
 		})
@@ -247,7 +248,7 @@ func TestFollow(t *testing.T) {
 	}()
 	_, err = c.Wait(ctx, sub.ID.String())
 	require.NoError(t, err)
-	_, err = c.Approve(ctx, sub.ID.String(), "sign", client.DecisionRequest{By: "alice"})
+	_, err = c.Approve(ctx, sub.ID.String(), "sign", apitype.DecisionRequest{By: "alice"})
 	require.NoError(t, err)
 	end := <-done
 	require.NoError(t, end.err)
@@ -291,7 +292,7 @@ func TestErrorCodesAreTheAPIs(t *testing.T) {
 		} `json:"components"`
 	}
 	require.NoError(t, json.Unmarshal(raw, &doc))
-	codes := []client.ErrorCode{client.CodeMalformedJSON, client.CodeInvalidRequest, client.CodeUnauthorized, client.CodeForbidden, client.CodePolicyDenied,
+	codes := []apitype.ErrorCode{client.CodeMalformedJSON, client.CodeInvalidRequest, client.CodeUnauthorized, client.CodeForbidden, client.CodePolicyDenied,
 		client.CodeNotFound, client.CodeMethodNotAllowed, client.CodeRequestTimeout, client.CodeConflict, client.CodeBodyTooLarge,
 		client.CodeCompileFailed, client.CodeInvalidPlan, client.CodeSchemaMismatch, client.CodeUnavailable, client.CodeNotReady, client.CodeInternal, client.CodeLimitExceeded}
 	var got []string

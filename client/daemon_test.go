@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runbookdev/runbook/builtin"
 	"github.com/runbookdev/runbook/durable/pgtest"
 	"github.com/runbookdev/runbook/httpapi"
 	"github.com/runbookdev/runbook/registry"
@@ -72,7 +73,7 @@ func (d daemon) Run() int {
 
 func startDaemon() (stop func(), err error) {
 	store, dropStore := pgtest.ExampleStore()
-	handlers := runtime.NewHandlers(runtime.BuiltinDeps{})
+	handlers := runtime.NewHandlers(builtin.Deps{})
 	defs, diags := verbs.Parse("kyc.yaml", []byte(exampleVerbs))
 	if diags.HasErrors() {
 		dropStore()

@@ -12,49 +12,22 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
-
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/rbtype"
 )
 
 // maxEventPage is the most events the daemon answers at once.
 const maxEventPage = 10000
 
-// Event is one entry of a runbook's ledger. IDs grow with time; a reader
-// goes on after the last id it saw.
-type Event struct {
-	// ID is global, the cursor; Seq numbers the runbook's own events
-	// from 1.
-	ID      int64            `json:"id"`
-	Seq     int64            `json:"seq"`
-	Type    rbtype.EventType `json:"type"`
-	Step    string           `json:"step,omitempty"`
-	Attempt int              `json:"attempt,omitempty"`
-	Worker  string           `json:"worker,omitempty"`
-	Data    json.RawMessage  `json:"data,omitempty"`
-	At      time.Time        `json:"at"`
-	// TraceID and CorrelationID are the runbook's; a step's event also
-	// names its attempt (AttemptID) and the attempt's span (SpanID).
-	TraceID       string     `json:"trace_id"`
-	CorrelationID string     `json:"correlation_id"`
-	SpanID        string     `json:"span_id,omitempty"`
-	AttemptID     *uuid.UUID `json:"attempt_id,omitempty"`
-}
-
-// EventsResponse is a page of a runbook's ledger, oldest first.
-type EventsResponse struct {
-	Events []Event `json:"events"`
-}
-
 // EventsPage returns one page of a runbook's ledger: the events after the
 // event id after, at most limit of them (0: the daemon's default, 1000).
 // A full page means more may follow.
-func (c *Client) EventsPage(ctx context.Context, id string, after int64, limit int) (*EventsResponse, error) {
+func (c *Client) EventsPage(ctx context.Context, id string, after int64, limit int) (*apitype.EventsResponse, error) {
 	l := ""
 	if limit > 0 {
 		l = strconv.Itoa(limit)
 	}
-	var out EventsResponse
+	var out apitype.EventsResponse
 	path := withQuery(runbookPath(id, "events"), "after", strconv.FormatInt(after, 10), "limit", l)
 	if _, err := c.call(ctx, http.MethodGet, path, nil, nil, &out); err != nil {
 		return nil, err
@@ -64,8 +37,8 @@ func (c *Client) EventsPage(ctx context.Context, id string, after int64, limit i
 
 // Events returns a runbook's whole ledger after an event id (0: from the
 // start), reading page after page.
-func (c *Client) Events(ctx context.Context, id string, after int64) ([]Event, error) {
-	var all []Event
+func (c *Client) Events(ctx context.Context, id string, after int64) ([]apitype.Event, error) {
+	var all []apitype.Event
 	for {
 		page, err := c.EventsPage(ctx, id, after, maxEventPage)
 		if err != nil {
@@ -79,17 +52,11 @@ func (c *Client) Events(ctx context.Context, id string, after int64) ([]Event, e
 	}
 }
 
-// StreamEnd is the data of a live stream's last event, named "end": the
-// runbook has finished and nothing more will be written to its ledger.
-type StreamEnd struct {
-	Status rbtype.RunbookStatus `json:"status"`
-}
-
 // Follow calls fn with each of a runbook's events after an event id, live
 // (Server-Sent Events), until the runbook finishes (it returns its final
 // status), fn returns an error, or ctx ends. A dropped stream, or a
 // daemon answering 5xx, is resumed where it stopped, after a growing wait.
-func (c *Client) Follow(ctx context.Context, id string, after int64, fn func(Event) error) (rbtype.RunbookStatus, error) {
+func (c *Client) Follow(ctx context.Context, id string, after int64, fn func(apitype.Event) error) (rbtype.RunbookStatus, error) {
 	backoff := 100 * time.Millisecond
 	for {
 		status, done, err := c.followOnce(ctx, id, &after, fn)
@@ -115,7 +82,7 @@ func (c *Client) Follow(ctx context.Context, id string, after int64, fn func(Eve
 
 // followOnce reads one stream. done reports whether following is over:
 // the stream ended with the runbook, or fn or the daemon refused.
-func (c *Client) followOnce(ctx context.Context, id string, after *int64, fn func(Event) error) (status rbtype.RunbookStatus, done bool, err error) {
+func (c *Client) followOnce(ctx context.Context, id string, after *int64, fn func(apitype.Event) error) (status rbtype.RunbookStatus, done bool, err error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(c.BaseURL, "/")+runbookPath(id, "events"), nil)
 	if err != nil {
 		return "", true, err
@@ -151,12 +118,12 @@ func (c *Client) followOnce(ctx context.Context, id string, after *int64, fn fun
 		switch {
 		case line == "":
 			if name == "end" {
-				var end StreamEnd
+				var end apitype.StreamEnd
 				_ = json.Unmarshal(data, &end)
 				return end.Status, true, nil
 			}
 			if len(data) > 0 {
-				var ev Event
+				var ev apitype.Event
 				if err := json.Unmarshal(data, &ev); err != nil {
 					return "", true, fmt.Errorf("error decoding an event: %w", err)
 				}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/rbtype"
 )
@@ -24,7 +25,7 @@ func Example() {
 	c.WebhookSecret = []byte(strings.TrimSpace(string(secret)))
 
 	// Submit: the daemon compiles the source with its verbs and starts it.
-	sub, err := c.Submit(ctx, client.SubmitRequest{
+	sub, err := c.Submit(ctx, apitype.SubmitRequest{
 		Filename:       "onboarding.rbk",
 		Source:         "(kyc.request-documents :client $client :as @docs)\n(kyc.record :documents @docs.documents :as @file)\n",
 		Inputs:         map[string]any{"client": "Acme Holdings SA"},
@@ -46,7 +47,7 @@ func Example() {
 	}
 
 	// Notify: what the client portal does when the documents arrive.
-	ack, err := c.Notify(ctx, client.Notification{
+	ack, err := c.Notify(ctx, apitype.NotificationRequest{
 		CorrelationKey: view.BlockedOn[0].CorrelationKey,
 		Status:         rbtype.OutcomeCompleted,
 		Result:         []byte(`{"documents": ["passport.pdf", "register.pdf"]}`),
@@ -77,7 +78,7 @@ func Example() {
 func ExampleClient_Submit_idempotencyKey() {
 	ctx := context.Background()
 	c := client.FromEnv()
-	req := client.SubmitRequest{
+	req := apitype.SubmitRequest{
 		Source:         "(kyc.record :documents [\"passport.pdf\"])\n",
 		IdempotencyKey: client.NewIdempotencyKey(),
 	}
@@ -98,7 +99,7 @@ func ExampleClient_Submit_idempotencyKey() {
 func ExampleError() {
 	ctx := context.Background()
 	c := client.FromEnv()
-	_, err := c.Submit(ctx, client.SubmitRequest{Filename: "typo.rbk", Source: "(kyc.recrod :documents [])\n"})
+	_, err := c.Submit(ctx, apitype.SubmitRequest{Filename: "typo.rbk", Source: "(kyc.recrod :documents [])\n"})
 	var apiErr *client.Error
 	if errors.As(err, &apiErr) && errors.Is(err, client.CodeCompileFailed) {
 		for _, d := range apiErr.Diagnostics {
@@ -117,7 +118,7 @@ func ExampleError() {
 func ExampleClient_Approve() {
 	ctx := context.Background()
 	c := client.FromEnv()
-	sub, err := c.Submit(ctx, client.SubmitRequest{Source: "(kyc.sign-off :as @sign)\n", IdempotencyKey: client.NewIdempotencyKey()})
+	sub, err := c.Submit(ctx, apitype.SubmitRequest{Source: "(kyc.sign-off :as @sign)\n", IdempotencyKey: client.NewIdempotencyKey()})
 	if err != nil {
 		panic(err)
 	}
@@ -126,7 +127,7 @@ func ExampleClient_Approve() {
 		panic(err)
 	}
 	fmt.Println("state:", view.State, view.BlockedOn[0].Reason)
-	decided, err := c.Approve(ctx, sub.ID.String(), "sign", client.DecisionRequest{By: "alice", Comment: "checked the register"})
+	decided, err := c.Approve(ctx, sub.ID.String(), "sign", apitype.DecisionRequest{By: "alice", Comment: "checked the register"})
 	if err != nil {
 		panic(err)
 	}

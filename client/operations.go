@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+
+	"github.com/runbookdev/runbook/apitype"
 )
 
 // CostsRequest is GET /v1/costs's query; every field is optional.
@@ -16,30 +18,19 @@ type CostsRequest struct {
 	Tenant string
 }
 
-// CostsResponse is what attempts used, by the group asked for.
-type CostsResponse struct {
-	GroupBy string `json:"group_by"`
-	Costs   []Cost `json:"costs"`
-}
-
 // Costs sums the job ledger.
-func (c *Client) Costs(ctx context.Context, req CostsRequest) (*CostsResponse, error) {
+func (c *Client) Costs(ctx context.Context, req CostsRequest) (*apitype.CostsResponse, error) {
 	path := withQuery("/v1/costs", "group_by", req.GroupBy, "from", req.From, "to", req.To, "tenant", req.Tenant)
-	var out CostsResponse
+	var out apitype.CostsResponse
 	if _, err := c.call(ctx, http.MethodGet, path, nil, nil, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil
 }
 
-// Health is the body of /healthz and of a ready /readyz.
-type Health struct {
-	Status string `json:"status"`
-}
-
 // Healthz asks whether the daemon answers.
-func (c *Client) Healthz(ctx context.Context) (*Health, error) {
-	var out Health
+func (c *Client) Healthz(ctx context.Context) (*apitype.Health, error) {
+	var out apitype.Health
 	if _, err := c.call(ctx, http.MethodGet, "/healthz", nil, nil, &out); err != nil {
 		return nil, err
 	}
@@ -49,8 +40,8 @@ func (c *Client) Healthz(ctx context.Context) (*Health, error) {
 // Readyz asks whether the daemon can work: its database answers and its
 // schema is current. Not ready is an *Error with CodeNotReady (a 503,
 // retried as the RetryPolicy says).
-func (c *Client) Readyz(ctx context.Context) (*Health, error) {
-	var out Health
+func (c *Client) Readyz(ctx context.Context) (*apitype.Health, error) {
+	var out apitype.Health
 	if _, err := c.call(ctx, http.MethodGet, "/readyz", nil, nil, &out); err != nil {
 		return nil, err
 	}

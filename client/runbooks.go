@@ -9,54 +9,12 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/google/uuid"
-
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/rbtype"
 )
 
 // IdempotencyKeyHeader carries a submission's or a regeneration's key.
 const IdempotencyKeyHeader = "Idempotency-Key"
-
-// SubmitRequest is POST /v1/runbooks: a source for the daemon to compile
-// with its verbs, or a plan compiled beforehand by `rbc compile`.
-type SubmitRequest struct {
-	// Source is runbook text; give it or Plan.
-	Source string `json:"source,omitempty"`
-	// Filename names the source, or the plan, in diagnostics.
-	Filename string `json:"filename,omitempty"`
-	// Plan is a plan as `rbc compile` writes it.
-	Plan json.RawMessage `json:"plan,omitempty"`
-	// Inputs are the $inputs, by name.
-	Inputs map[string]any `json:"inputs,omitempty"`
-	// Mode is execute (the default), dry_run or draft_only.
-	Mode rbtype.Mode `json:"mode,omitempty"`
-	// Actor names who submits, for the ledger.
-	Actor string `json:"actor,omitempty"`
-	// Name is the runbook's name for people (default: the source file's
-	// name without its extension). A label, not part of the request.
-	Name string `json:"name,omitempty"`
-	// HoldOpen keeps the runbook in_progress after its steps end, until
-	// Close.
-	HoldOpen bool `json:"hold_open,omitempty"`
-	// Budget is the runbook's own budget: it may only lower the tenant's
-	// runbook budget.
-	Budget *rbtype.Budget `json:"budget,omitempty"`
-	// IdempotencyKey, when set, is sent as the Idempotency-Key header: a
-	// repeat answers the runbook the first request made. Without one, the
-	// daemon keys the request by its plan, inputs and mode.
-	IdempotencyKey string `json:"-"`
-}
-
-// SubmitResponse names the runbook a submission started. Created is false
-// when the request repeated an earlier one (200, not 201): nothing new
-// runs, and Message says so ("already submitted as ID (STATUS)").
-type SubmitResponse struct {
-	ID      uuid.UUID            `json:"id"`
-	Status  rbtype.RunbookStatus `json:"status"`
-	Created bool                 `json:"created"`
-	Name    string               `json:"name,omitempty"`
-	Message string               `json:"message,omitempty"`
-}
 
 // NewIdempotencyKey returns a random key (32 hex digits) for a request
 // that should never be taken for an earlier one.
@@ -77,8 +35,8 @@ func keyHeader(key string) http.Header {
 // Submit starts a runbook. A source that does not compile is an *Error
 // with CodeCompileFailed and the diagnostics; a plan this daemon will not
 // run, CodeInvalidPlan.
-func (c *Client) Submit(ctx context.Context, req SubmitRequest) (*SubmitResponse, error) {
-	var out SubmitResponse
+func (c *Client) Submit(ctx context.Context, req apitype.SubmitRequest) (*apitype.SubmitResponse, error) {
+	var out apitype.SubmitResponse
 	if _, err := c.callJSON(ctx, http.MethodPost, "/v1/runbooks", keyHeader(req.IdempotencyKey), req, &out); err != nil {
 		return nil, err
 	}
@@ -86,8 +44,8 @@ func (c *Client) Submit(ctx context.Context, req SubmitRequest) (*SubmitResponse
 }
 
 // Get returns a runbook's view.
-func (c *Client) Get(ctx context.Context, id string) (*Runbook, error) {
-	var out Runbook
+func (c *Client) Get(ctx context.Context, id string) (*apitype.RunbookView, error) {
+	var out apitype.RunbookView
 	if _, err := c.call(ctx, http.MethodGet, runbookPath(id), nil, nil, &out); err != nil {
 		return nil, err
 	}
@@ -96,8 +54,8 @@ func (c *Client) Get(ctx context.Context, id string) (*Runbook, error) {
 
 // GetPage returns a runbook's view showing limit of its steps (at most
 // 10000) after position after: the StepsNext of the page before, or 0.
-func (c *Client) GetPage(ctx context.Context, id string, after, limit int) (*Runbook, error) {
-	var out Runbook
+func (c *Client) GetPage(ctx context.Context, id string, after, limit int) (*apitype.RunbookView, error) {
+	var out apitype.RunbookView
 	path := fmt.Sprintf("%s?steps_after=%d&steps_limit=%d", runbookPath(id), after, limit)
 	if _, err := c.call(ctx, http.MethodGet, path, nil, nil, &out); err != nil {
 		return nil, err
@@ -125,15 +83,8 @@ type ListRequest struct {
 	NeedsPerson *bool
 }
 
-// ListResponse is a page of runbooks, newest first. Next is the cursor
-// of the following page, empty on the last.
-type ListResponse struct {
-	Runbooks []RunbookSummary `json:"runbooks"`
-	Next     string           `json:"next,omitempty"`
-}
-
 // List returns a page of runbooks, newest first.
-func (c *Client) List(ctx context.Context, req ListRequest) (*ListResponse, error) {
+func (c *Client) List(ctx context.Context, req ListRequest) (*apitype.ListResponse, error) {
 	limit := ""
 	if req.Limit > 0 {
 		limit = strconv.Itoa(req.Limit)
@@ -144,7 +95,7 @@ func (c *Client) List(ctx context.Context, req ListRequest) (*ListResponse, erro
 	}
 	path := withQuery("/v1/runbooks", "tenant", req.Tenant, "status", string(req.Status), "state", req.State,
 		"needs_person", needs, "limit", limit, "after", req.After)
-	var out ListResponse
+	var out apitype.ListResponse
 	if _, err := c.call(ctx, http.MethodGet, path, nil, nil, &out); err != nil {
 		return nil, err
 	}
@@ -161,29 +112,10 @@ func (c *Client) Plan(ctx context.Context, id string) (json.RawMessage, error) {
 	return json.RawMessage(resp.Body), nil
 }
 
-// CancelRequest is the optional body of POST .../cancel.
-type CancelRequest struct {
-	By string `json:"by,omitempty"`
-	// Compensate, when false, leaves what the completed steps did as it
-	// is; nil (the default) undoes it: their compensations run.
-	Compensate *bool `json:"compensate,omitempty"`
-}
-
-// CloseRequest is the optional body of POST .../close.
-type CloseRequest struct {
-	By string `json:"by,omitempty"`
-}
-
-// StatusResponse is a runbook's status after a cancel or a close.
-type StatusResponse struct {
-	ID     uuid.UUID            `json:"id"`
-	Status rbtype.RunbookStatus `json:"status"`
-}
-
 // Cancel cancels a runbook: the steps that have not finished are
 // cancelled and its waits ended; completed work stays.
-func (c *Client) Cancel(ctx context.Context, id string, req CancelRequest) (*StatusResponse, error) {
-	var out StatusResponse
+func (c *Client) Cancel(ctx context.Context, id string, req apitype.CancelRequest) (*apitype.CancelResponse, error) {
+	var out apitype.CancelResponse
 	if _, err := c.callJSON(ctx, http.MethodPost, runbookPath(id, "cancel"), nil, req, &out); err != nil {
 		return nil, err
 	}
@@ -191,91 +123,38 @@ func (c *Client) Cancel(ctx context.Context, id string, req CancelRequest) (*Sta
 }
 
 // Close lets a runbook submitted with HoldOpen finish.
-func (c *Client) Close(ctx context.Context, id string, req CloseRequest) (*StatusResponse, error) {
-	var out StatusResponse
+func (c *Client) Close(ctx context.Context, id string, req apitype.CloseRequest) (*apitype.CancelResponse, error) {
+	var out apitype.CancelResponse
 	if _, err := c.callJSON(ctx, http.MethodPost, runbookPath(id, "close"), nil, req, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil
 }
 
-// RetryRequest is the optional body of POST .../retry.
-type RetryRequest struct {
-	// Steps are the steps to retry; empty, every failed, skipped,
-	// cancelled and escalated one.
-	Steps []string `json:"steps,omitempty"`
-	By    string   `json:"by,omitempty"`
-	// Execute runs a finished draft_only runbook for real.
-	Execute bool `json:"execute,omitempty"`
-}
-
-// RetryResponse lists the steps a retry sent back to pending.
-type RetryResponse struct {
-	ID     uuid.UUID            `json:"id"`
-	Status rbtype.RunbookStatus `json:"status"`
-	Steps  []string             `json:"steps"`
-}
-
 // Retry runs a failed, partial or escalated runbook again from where it
 // stopped, with the same idempotency keys, so an effect that happened is
 // not repeated.
-func (c *Client) Retry(ctx context.Context, id string, req RetryRequest) (*RetryResponse, error) {
-	var out RetryResponse
+func (c *Client) Retry(ctx context.Context, id string, req apitype.RetryRequest) (*apitype.RetryResponse, error) {
+	var out apitype.RetryResponse
 	if _, err := c.callJSON(ctx, http.MethodPost, runbookPath(id, "retry"), nil, req, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil
 }
 
-// RegenerateRequest is the optional body of POST .../regenerate.
-type RegenerateRequest struct {
-	// Inputs override the parent's, name by name.
-	Inputs map[string]any `json:"inputs,omitempty"`
-	By     string         `json:"by,omitempty"`
-	// IdempotencyKey is sent as the Idempotency-Key header, as a
-	// submission's.
-	IdempotencyKey string `json:"-"`
-}
-
-// RegenerateResponse names the runbook a regeneration started and its
-// lineage.
-type RegenerateResponse struct {
-	ID      uuid.UUID            `json:"id"`
-	Status  rbtype.RunbookStatus `json:"status"`
-	Created bool                 `json:"created"`
-	Lineage Lineage              `json:"lineage"`
-}
-
 // Regenerate starts a new runbook of a finished runbook's lineage: its
 // plan, its inputs with those given overriding them.
-func (c *Client) Regenerate(ctx context.Context, id string, req RegenerateRequest) (*RegenerateResponse, error) {
-	var out RegenerateResponse
+func (c *Client) Regenerate(ctx context.Context, id string, req apitype.RegenerateRequest) (*apitype.RegenerateResponse, error) {
+	var out apitype.RegenerateResponse
 	if _, err := c.callJSON(ctx, http.MethodPost, runbookPath(id, "regenerate"), keyHeader(req.IdempotencyKey), req, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil
 }
 
-// ExtendRequest is POST /v1/runbooks/{id}/steps: more source, compiled
-// against the runbook's frozen plan.
-type ExtendRequest struct {
-	Source   string         `json:"source"`
-	Filename string         `json:"filename,omitempty"`
-	Inputs   map[string]any `json:"inputs,omitempty"`
-	Actor    string         `json:"actor,omitempty"`
-}
-
-// ExtendResponse lists the steps an extension added and the runbook's new
-// version.
-type ExtendResponse struct {
-	ID      uuid.UUID `json:"id"`
-	Steps   []string  `json:"steps"`
-	Version int       `json:"version"`
-}
-
 // Extend adds source to a running runbook.
-func (c *Client) Extend(ctx context.Context, id string, req ExtendRequest) (*ExtendResponse, error) {
-	var out ExtendResponse
+func (c *Client) Extend(ctx context.Context, id string, req apitype.ExtendRequest) (*apitype.ExtendResponse, error) {
+	var out apitype.ExtendResponse
 	if _, err := c.callJSON(ctx, http.MethodPost, runbookPath(id, "steps"), nil, req, &out); err != nil {
 		return nil, err
 	}

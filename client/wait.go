@@ -3,6 +3,8 @@ package client
 import (
 	"context"
 	"time"
+
+	"github.com/runbookdev/runbook/apitype"
 )
 
 // WaitPoll is how often Wait looks at a runbook.
@@ -15,13 +17,13 @@ const WaitPoll = 100 * time.Millisecond
 // A notification is taken in and then resumes its step: just after
 // Notify, the runbook may still be parked, and Wait would answer at once.
 // Wait for what should follow with WaitUntil.
-func (c *Client) Wait(ctx context.Context, id string) (*Runbook, error) {
+func (c *Client) Wait(ctx context.Context, id string) (*apitype.RunbookView, error) {
 	return c.WaitFunc(ctx, id, nil)
 }
 
 // WaitUntil returns a runbook's view once cond holds of it (Finished, for
 // instance), looking every WaitPoll, or an error when ctx ends first.
-func (c *Client) WaitUntil(ctx context.Context, id string, cond func(*Runbook) bool) (*Runbook, error) {
+func (c *Client) WaitUntil(ctx context.Context, id string, cond func(*apitype.RunbookView) bool) (*apitype.RunbookView, error) {
 	for {
 		view, err := c.Get(ctx, id)
 		if err != nil {
@@ -40,11 +42,11 @@ func (c *Client) WaitUntil(ctx context.Context, id string, cond func(*Runbook) b
 
 // Finished is a condition for WaitUntil: the runbook has finished
 // (complete, partial, failed, cancelled or escalated).
-func Finished(r *Runbook) bool { return r.FinishedAt != nil }
+func Finished(r *apitype.RunbookView) bool { return r.FinishedAt != nil }
 
 // WaitFunc is Wait that also hands fn the events written while it waits,
 // in order, as they are read (fn may be nil).
-func (c *Client) WaitFunc(ctx context.Context, id string, fn func([]Event)) (*Runbook, error) {
+func (c *Client) WaitFunc(ctx context.Context, id string, fn func([]apitype.Event)) (*apitype.RunbookView, error) {
 	var after int64
 	for {
 		// The view first: the events written before it was read are then

@@ -88,7 +88,7 @@ func TestEveryCodeHasACase(t *testing.T) {
 		require.NoError(t, err)
 		covered.Write(b)
 	}
-	for _, glob := range []string{"../verbs/*_test.go", "../registry/*_test.go", "../lang/*_test.go", "plan_check_test.go"} {
+	for _, glob := range []string{"../verbs/*_test.go", "../registry/*_test.go", "../builtin/*_test.go", "../lang/*_test.go", "plan_check_test.go"} {
 		tests, _ := filepath.Glob(glob)
 		for _, f := range tests {
 			b, err := os.ReadFile(f)

@@ -10,25 +10,6 @@ import (
 	"github.com/runbookdev/runbook/rbtype"
 )
 
-// Overlap says what a schedule's tick does while its previous runbook is
-// unfinished (docs/design/semantics.md section 14).
-type Overlap string
-
-// The overlaps.
-const (
-	OverlapSkip  Overlap = "skip"
-	OverlapAllow Overlap = "allow"
-)
-
-// CatchUp says what a schedule does about ticks no daemon fired.
-type CatchUp string
-
-// The catch-ups.
-const (
-	CatchUpNone   CatchUp = "none"
-	CatchUpLatest CatchUp = "latest"
-)
-
 // Schedule is a row of schedules.
 type Schedule struct {
 	ID       uuid.UUID
@@ -102,3 +83,18 @@ type ScheduleTx interface {
 	// TickSchedule records what firing did.
 	TickSchedule(ctx context.Context, id uuid.UUID, t ScheduleTick) error
 }
+
+// Overlap and CatchUp are rbtype's: the API's schedule view names them
+// without the driver.
+type (
+	Overlap = rbtype.Overlap
+	CatchUp = rbtype.CatchUp
+)
+
+// The overlaps and catch-ups.
+const (
+	OverlapSkip   = rbtype.OverlapSkip
+	OverlapAllow  = rbtype.OverlapAllow
+	CatchUpNone   = rbtype.CatchUpNone
+	CatchUpLatest = rbtype.CatchUpLatest
+)

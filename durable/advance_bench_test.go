@@ -21,7 +21,7 @@ import (
 // PostgreSQL's planning of each statement weighs most; 64 is a busy
 // advancer's. The database's
 // half is in the figure too (a local socket), but what changes from one
-// commit to the next is mostly the scanning and the encoding (issue 15's
+// commit to the next is mostly the scanning and the encoding (docs/runtime.md:
 // profile: LoadForAdvance was a quarter of rbd's CPU in the chain run).
 func BenchmarkLoadAndWriteAdvance(b *testing.B) {
 	for _, n := range []int{1, 64} {

@@ -9,6 +9,8 @@ import (
 	"net"
 	"net/http"
 	"time"
+
+	"github.com/runbookdev/runbook/apitype"
 )
 
 // DefaultMaxBody caps a request body (1 MiB): a runbook source, a plan or
@@ -263,6 +265,6 @@ func writeError(w http.ResponseWriter, e *apiError) {
 	case http.StatusTooManyRequests:
 		w.Header().Set("Retry-After", "5")
 	}
-	writeJSON(w, e.status, ErrorBody{Error: ErrorInfo{Code: e.code, Message: e.message, Field: e.field, Diagnostics: e.diagnostics,
+	writeJSON(w, e.status, apitype.ErrorBody{Error: apitype.ErrorInfo{Code: apitype.ErrorCode(e.code), Message: e.message, Field: e.field, Diagnostics: e.diagnostics,
 		DiagnosticsTotal: e.diagnosticsTotal, Limit: e.limit}})
 }

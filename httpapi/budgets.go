@@ -3,8 +3,8 @@ package httpapi
 import (
 	"net/http"
 
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/rbtype"
-	"github.com/runbookdev/runbook/runtime"
 )
 
 // Budgets (docs/design/semantics.md section 11): a tenant's budgets as
@@ -77,7 +77,7 @@ func (s *Server) clearBudget(w http.ResponseWriter, r *http.Request) error {
 }
 
 // BudgetsResponse is GET /v1/budgets.
-type BudgetsResponse = runtime.TenantBudgetsView
+type BudgetsResponse = apitype.TenantBudgetsView
 
 // BudgetChangedResponse is PUT and DELETE /v1/budgets/{tenant}/{scope}.
-type BudgetChangedResponse = runtime.BudgetChanged
+type BudgetChangedResponse = apitype.BudgetChanged

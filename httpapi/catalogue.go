@@ -1,66 +1,47 @@
 package httpapi
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
 
-	"github.com/runbookdev/runbook/rbtype"
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/registry/policy"
 	"github.com/runbookdev/runbook/verbs"
 )
 
-// VerbsResponse is GET /v1/verbs: the verbs the caller's token may use
-// (its verbs= scope, its max_risk), by name, each with what the caller's
-// tenant's policy does with it (docs/design/semantics.md section 10).
-type VerbsResponse struct {
-	Verbs []VerbInfo `json:"verbs"`
-}
-
-// VerbInfo is one verb's contract as a caller needs it: what it takes and
-// gives, what it does to the world, its policy tags, and what the caller's
-// tenant's policy does with its steps. The handler's static params are
-// the operator's and stay out. A client ignores fields it does not know.
-type VerbInfo struct {
-	Name        string             `json:"name"`
-	Description string             `json:"description,omitempty"`
-	Kind        rbtype.Kind        `json:"kind"`
-	SideEffects rbtype.SideEffects `json:"side_effects"`
-	Risk        rbtype.Risk        `json:"risk"`
-	Level       rbtype.Level       `json:"level"`
-	Determinism rbtype.Determinism `json:"determinism"`
-	// Gate is the gate every call of the verb has at least: its own, or
-	// human_confirm for a high-risk verb.
-	Gate rbtype.Gate `json:"gate"`
-	// Returns names the result's field a nested call stands for.
-	Returns      string        `json:"returns,omitempty"`
-	InputSchema  *verbs.Schema `json:"input_schema,omitempty"`
-	OutputSchema *verbs.Schema `json:"output_schema,omitempty"`
-	// Hash is the definition's hash, which plans compiled against it
-	// record: a plan compiled elsewhere runs here only if they match.
-	Hash string `json:"hash"`
-	// PolicyTags are the verb's policy tags; Policy what this tenant's
-	// policy does with a step of it: gate (waits for a person), deny (a
-	// plan calling it is refused), auto_exec (runs unattended, but for a
-	// gate of its own) or none, with the rule that decides.
-	PolicyTags []string        `json:"policy_tags"`
-	Policy     policy.Decision `json:"policy"`
-}
-
 // verbInfo describes one definition, with what tenant's policy does with
 // it.
-func verbInfo(d *verbs.Definition, tenant *policy.Tenant) VerbInfo {
+func verbInfo(d *verbs.Definition, tenant *policy.Tenant) apitype.VerbInfo {
 	tags := d.Execution.PolicyTags
 	if tags == nil {
 		tags = []string{}
 	}
-	return VerbInfo{
+	return apitype.VerbInfo{
 		Name: d.FullName(), Description: strings.TrimSpace(d.Description), Kind: d.Execution.Kind,
 		SideEffects: d.Execution.SideEffects, Risk: d.RiskOrDefault(), Level: d.Execution.Level.Effective(),
 		Determinism: d.Execution.Determinism.Effective(), Gate: d.Gate(), Returns: d.Returns,
-		InputSchema: d.InputSchema, OutputSchema: d.OutputSchema, Hash: d.Hash,
-		PolicyTags: tags, Policy: tenant.Decide(policy.VerbStep(d)),
+		InputSchema: schemaJSON(d.InputSchema), OutputSchema: schemaJSON(d.OutputSchema), Hash: d.Hash,
+		PolicyTags: tags, Policy: verdict(tenant.Decide(policy.VerbStep(d))),
 	}
+}
+
+// schemaJSON is a verb's schema as written, or nothing for none.
+func schemaJSON(s *verbs.Schema) json.RawMessage {
+	if s == nil {
+		return nil
+	}
+	b, err := s.MarshalJSON()
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// verdict is a policy decision as the API shows it.
+func verdict(d policy.Decision) apitype.PolicyVerdict {
+	return apitype.PolicyVerdict{Action: string(d.Action), Rule: d.Rule, Pattern: d.Pattern, Tag: d.Tag, Reason: d.Reason}
 }
 
 // mayUse reports whether the principal's token may use a verb: its scope
@@ -74,7 +55,7 @@ func (p *Principal) mayUse(d *verbs.Definition) bool {
 // caller's token may use, or the one verb named; one it may not use is
 // not found, as one the catalogue lacks.
 func (s *Server) listVerbs(w http.ResponseWriter, r *http.Request) error {
-	out := VerbsResponse{Verbs: []VerbInfo{}}
+	out := apitype.VerbsResponse{Verbs: []apitype.VerbInfo{}}
 	cat := s.cfg.Catalogue
 	p := principalOf(r)
 	tenant := s.engine.Policy().Tenant(p.Tenant)

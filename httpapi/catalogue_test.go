@@ -8,8 +8,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/runbookdev/runbook/client"
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/httpapi"
+	"github.com/runbookdev/runbook/rbtype"
 )
 
 // GET /v1/whoami answers any valid token, whatever its roles; GET
@@ -28,12 +29,12 @@ func TestWhoamiAndVerbs(t *testing.T) {
 		return status
 	}
 
-	var me client.Whoami
+	var me apitype.WhoamiResponse
 	require.Equal(t, http.StatusOK, get("tok-decider", "/v1/whoami", &me))
-	require.Equal(t, client.Whoami{Tenant: "acme", Actor: "alice", ActorNamed: true, Roles: []string{"approve"}, Verbs: []string{"*"},
+	require.Equal(t, apitype.WhoamiResponse{Tenant: "acme", Actor: "alice", ActorNamed: true, Roles: []rbtype.Role{"approve"}, Verbs: []string{"*"},
 		MaxRisk: "high", MCPApprovals: true}, me)
 	require.Equal(t, http.StatusOK, get("tok-bare", "/v1/whoami", &me))
-	require.Equal(t, client.Whoami{Tenant: "default", Actor: "token-1", Roles: []string{"read", "submit", "approve", "notify", "admin"},
+	require.Equal(t, apitype.WhoamiResponse{Tenant: "default", Actor: "token-1", Roles: []rbtype.Role{"read", "submit", "approve", "notify", "admin"},
 		Verbs: []string{"*"}, MaxRisk: "high", MCPApprovals: true}, me)
 	require.Equal(t, http.StatusOK, get("tok-reader", "/v1/whoami", &me))
 	require.Equal(t, "token-3", me.Actor)
@@ -50,10 +51,10 @@ func TestWhoamiAndVerbs(t *testing.T) {
 	require.Equal(t, http.StatusOK, status)
 	require.JSONEq(t, `{"verbs":[]}`, body, "a daemon without --verbs lists none")
 
-	var cat client.VerbsResponse
+	var cat apitype.VerbsResponse
 	require.Equal(t, http.StatusForbidden, get("tok-decider", "/v1/verbs", nil), "verbs needs read")
 	require.Equal(t, http.StatusOK, get("tok-reader", "/v1/verbs", &cat))
-	names := map[string]client.Verb{}
+	names := map[string]apitype.VerbInfo{}
 	for _, v := range cat.Verbs {
 		names[v.Name] = v
 	}

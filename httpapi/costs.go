@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/runbookdev/runbook/driver"
+	"github.com/runbookdev/runbook/apitype"
 )
 
 // costs is GET /v1/costs?group_by=tenant|actor|verb|day|month&from=&to=
@@ -30,9 +30,9 @@ func (s *Server) costs(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if costs == nil {
-		costs = []driver.Cost{}
+		costs = []apitype.Cost{}
 	}
-	writeJSON(w, http.StatusOK, CostsResponse{GroupBy: group, Costs: costs})
+	writeJSON(w, http.StatusOK, apitype.CostsResponse{GroupBy: group, Costs: costs})
 	return nil
 }
 

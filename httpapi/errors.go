@@ -7,8 +7,11 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/driver"
 	"github.com/runbookdev/runbook/lang"
+	"github.com/runbookdev/runbook/machine"
+	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/runtime"
 )
 
@@ -43,7 +46,7 @@ type apiError struct {
 	// diagnosticsTotal is how many diagnostics there were, when more than
 	// the answer carries.
 	diagnosticsTotal int
-	limit            *LimitInfo
+	limit            *apitype.LimitInfo
 	cause            error // logged, never sent
 	// refused: a refusal for the client's fault or a limit, counted and
 	// logged already (refusals.go), never again per request.
@@ -74,29 +77,29 @@ func classify(err error) *apiError {
 // classifyEngine is classify for the engine's errors.
 func classifyEngine(err error) *apiError {
 	var ce *runtime.CompileError
-	var le *runtime.LimitError
+	var le *machine.LimitError
 	switch {
 	case errors.As(err, &le):
 		status := http.StatusUnprocessableEntity // too many steps
 		if strings.HasSuffix(le.Name, "-bytes") {
 			status = http.StatusRequestEntityTooLarge
 		}
-		return &apiError{status: status, code: CodeLimitExceeded, message: without(err, runtime.ErrLimit),
-			limit: &LimitInfo{Name: le.Name, Max: le.Max, Got: le.Got}}
+		return &apiError{status: status, code: CodeLimitExceeded, message: without(err, machine.ErrLimit),
+			limit: &apitype.LimitInfo{Name: le.Name, Max: le.Max, Got: le.Got}}
 	case errors.As(err, &ce):
 		return &apiError{status: http.StatusUnprocessableEntity, code: CodeCompileFailed, message: ce.Error(), diagnostics: ce.Diagnostics}
-	case errors.Is(err, runtime.ErrNotFound):
-		return &apiError{status: http.StatusNotFound, code: CodeNotFound, message: without(err, runtime.ErrNotFound)}
-	case errors.Is(err, runtime.ErrConflict):
-		return &apiError{status: http.StatusConflict, code: CodeConflict, message: without(err, runtime.ErrConflict)}
-	case errors.Is(err, runtime.ErrSchema):
-		return &apiError{status: http.StatusUnprocessableEntity, code: CodeSchemaMismatch, message: without(err, runtime.ErrSchema)}
-	case errors.Is(err, runtime.ErrForbidden):
-		return &apiError{status: http.StatusForbidden, code: CodeForbidden, message: without(err, runtime.ErrForbidden)}
-	case errors.Is(err, runtime.ErrPolicyDenied):
-		return &apiError{status: http.StatusForbidden, code: CodePolicyDenied, message: without(err, runtime.ErrPolicyDenied)}
-	case errors.Is(err, runtime.ErrInvalid):
-		return &apiError{status: http.StatusBadRequest, code: CodeInvalidRequest, message: without(err, runtime.ErrInvalid)}
+	case errors.Is(err, rbtype.ErrNotFound):
+		return &apiError{status: http.StatusNotFound, code: CodeNotFound, message: without(err, rbtype.ErrNotFound)}
+	case errors.Is(err, rbtype.ErrConflict):
+		return &apiError{status: http.StatusConflict, code: CodeConflict, message: without(err, rbtype.ErrConflict)}
+	case errors.Is(err, rbtype.ErrSchema):
+		return &apiError{status: http.StatusUnprocessableEntity, code: CodeSchemaMismatch, message: without(err, rbtype.ErrSchema)}
+	case errors.Is(err, rbtype.ErrForbidden):
+		return &apiError{status: http.StatusForbidden, code: CodeForbidden, message: without(err, rbtype.ErrForbidden)}
+	case errors.Is(err, rbtype.ErrPolicyDenied):
+		return &apiError{status: http.StatusForbidden, code: CodePolicyDenied, message: without(err, rbtype.ErrPolicyDenied)}
+	case errors.Is(err, rbtype.ErrInvalid):
+		return &apiError{status: http.StatusBadRequest, code: CodeInvalidRequest, message: without(err, rbtype.ErrInvalid)}
 	case errors.Is(err, driver.ErrBadRequest):
 		// The database's own text names tables and indexes; the log has it.
 		return &apiError{status: http.StatusBadRequest, code: CodeInvalidRequest, cause: err,

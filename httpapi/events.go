@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/driver"
 	"github.com/runbookdev/runbook/runtime"
 )
@@ -54,7 +55,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, EventsResponse{Events: toEvents(evs, tr)})
+	writeJSON(w, http.StatusOK, apitype.EventsResponse{Events: toEvents(evs, tr)})
 	return nil
 }
 
@@ -123,7 +124,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, id uuid.UUID, af
 			continue // more are waiting
 		}
 		if finished {
-			data, err := json.Marshal(StreamEnd{Status: status})
+			data, err := json.Marshal(apitype.StreamEnd{Status: status})
 			if err != nil {
 				return nil
 			}
@@ -153,10 +154,10 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, id uuid.UUID, af
 // toEvents makes the API's events of the ledger's, with the trace context
 // each carries: the runbook's trace and correlation ids, and a step
 // attempt's id and span.
-func toEvents(evs []driver.Event, tr runtime.EventTrace) []Event {
-	out := make([]Event, len(evs))
+func toEvents(evs []driver.Event, tr runtime.EventTrace) []apitype.Event {
+	out := make([]apitype.Event, len(evs))
 	for i, e := range evs {
-		out[i] = Event{ID: e.ID, Seq: e.Seq, Type: e.Type, Step: e.StepKey, Attempt: e.Attempt, Worker: e.WorkerID, Data: e.Data, At: e.At,
+		out[i] = apitype.Event{ID: e.ID, Seq: e.Seq, Type: e.Type, Step: e.StepKey, Attempt: e.Attempt, Worker: e.WorkerID, Data: e.Data, At: e.At,
 			TraceID: tr.TraceID, CorrelationID: tr.CorrelationID}
 		if string(e.Data) == "{}" || string(e.Data) == "null" {
 			out[i].Data = nil

@@ -9,20 +9,20 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/runbookdev/runbook/client"
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/rbtype"
 )
 
 func TestFollowSeesEveryEventLiveAndEnds(t *testing.T) {
 	b := setup(t)
-	sub, err := b.client.Submit(b.ctx, client.SubmitRequest{Source: "(t.wait :as @docs)\n(t.echo :v @docs.answer :as @after)\n"})
+	sub, err := b.client.Submit(b.ctx, apitype.SubmitRequest{Source: "(t.wait :as @docs)\n(t.echo :v @docs.answer :as @after)\n"})
 	require.NoError(t, err)
 	id := sub.ID.String()
 
-	seen := make(chan client.Event, 100)
+	seen := make(chan apitype.Event, 100)
 	final := make(chan string, 1)
 	go func() {
-		status, err := b.client.Follow(b.ctx, id, 0, func(ev client.Event) error {
+		status, err := b.client.Follow(b.ctx, id, 0, func(ev apitype.Event) error {
 			seen <- ev
 			return nil
 		})
@@ -43,7 +43,7 @@ func TestFollowSeesEveryEventLiveAndEnds(t *testing.T) {
 		}
 	}
 	// ...and what the notification causes, then ends with the runbook.
-	_, err = b.client.Notify(b.ctx, client.Notification{CorrelationKey: key, Status: "completed", Result: []byte(`{"answer":"yes"}`)})
+	_, err = b.client.Notify(b.ctx, apitype.NotificationRequest{CorrelationKey: key, Status: "completed", Result: []byte(`{"answer":"yes"}`)})
 	require.NoError(t, err)
 	require.Equal(t, string(rbtype.RunbookComplete), <-final)
 	close(seen)
@@ -81,12 +81,12 @@ func TestFollowSeesEveryEventLiveAndEnds(t *testing.T) {
 }
 
 // Each runbook's ledger is numbered from 1 (seq), whatever other runbooks
-// wrote meanwhile; the global id stays the cursor (issue 14).
+// wrote meanwhile; the global id stays the cursor (docs/daemon.md).
 func TestEventsAreNumberedPerRunbook(t *testing.T) {
 	b := setup(t)
 	var ids []string
 	for _, who := range []string{"ada", "grace"} {
-		sub, err := b.client.Submit(b.ctx, client.SubmitRequest{Source: "(t.echo :v $who)\n", Inputs: map[string]any{"who": who}})
+		sub, err := b.client.Submit(b.ctx, apitype.SubmitRequest{Source: "(t.echo :v $who)\n", Inputs: map[string]any{"who": who}})
 		require.NoError(t, err)
 		b.waitFor(t, sub.ID.String(), "complete", statusIs(rbtype.RunbookComplete))
 		ids = append(ids, sub.ID.String())

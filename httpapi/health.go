@@ -6,11 +6,13 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/runbookdev/runbook/apitype"
 )
 
 // healthz answers while the process can answer at all: liveness.
 func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) error {
-	writeJSON(w, http.StatusOK, Health{Status: "ok"})
+	writeJSON(w, http.StatusOK, apitype.Health{Status: "ok"})
 	return nil
 }
 
@@ -29,7 +31,7 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
 		}
 		s.readiness.ready(s.log)
 	}
-	writeJSON(w, http.StatusOK, Health{Status: "ready"})
+	writeJSON(w, http.StatusOK, apitype.Health{Status: "ready"})
 	return nil
 }
 

@@ -15,7 +15,7 @@ import (
 )
 
 // TestReadyzSaysOnlyNotReady: /readyz answers anyone, so while the
-// database is down it says only that it is not ready; issue 13 found it
+// database is down it says only that it is not ready; docs/reliability.md found it
 // telling the database's user, name, host and port. The reason goes to
 // the log, once, not at every probe.
 func TestReadyzSaysOnlyNotReady(t *testing.T) {

@@ -9,21 +9,21 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/httpapi"
 	"github.com/runbookdev/runbook/rbtype"
-	"github.com/runbookdev/runbook/runtime"
 )
 
 // TestListingByStateAndNeedForAPerson: the listing's filters pick the
 // runbooks whose views say so, for one runbook of each kind: a gate to
 // decide, a park, a failure a retry may fix, one it would only repeat, a
-// rejected gate, an escalation and a complete one (issue 31's inbox).
+// rejected gate, an escalation and a complete one (docs/daemon.md: inbox).
 func TestListingByStateAndNeedForAPerson(t *testing.T) {
 	b := setup(t)
 	submit := func(src string, inputs map[string]any) string {
 		t.Helper()
-		sub, err := b.client.Submit(b.ctx, client.SubmitRequest{Source: src, Inputs: inputs})
+		sub, err := b.client.Submit(b.ctx, apitype.SubmitRequest{Source: src, Inputs: inputs})
 		require.NoError(t, err)
 		return sub.ID.String()
 	}
@@ -38,15 +38,15 @@ func TestListingByStateAndNeedForAPerson(t *testing.T) {
 	b.waitFor(t, gated, "awaiting approval", stateIs("awaiting_approval"))
 	b.waitFor(t, parked, "parked", stateIs("parked"))
 	b.waitFor(t, rejected, "awaiting approval", stateIs("awaiting_approval"))
-	_, err := b.client.Reject(b.ctx, rejected, "sign", client.DecisionRequest{By: "ops", Comment: "not today"})
+	_, err := b.client.Reject(b.ctx, rejected, "sign", apitype.DecisionRequest{By: "ops", Comment: "not today"})
 	require.NoError(t, err)
-	finished := func(v *client.Runbook) bool { return v.FinishedAt != nil }
+	finished := func(v *apitype.RunbookView) bool { return v.FinishedAt != nil }
 	for _, id := range []string{down, badArgs, rejected, escalated, complete} {
 		b.waitFor(t, id, "finished", finished)
 	}
 
 	// What each view says, which the listing must agree with.
-	views := map[string]*client.Runbook{}
+	views := map[string]*apitype.RunbookView{}
 	for _, id := range []string{gated, parked, down, badArgs, rejected, escalated, complete} {
 		v, err := b.client.Get(b.ctx, id)
 		require.NoError(t, err)
@@ -108,7 +108,7 @@ func TestListingByStateAndNeedForAPerson(t *testing.T) {
 	// Every summary says what it waits on, and carries its name.
 	page, err := b.client.List(b.ctx, client.ListRequest{State: "awaiting_approval"})
 	require.NoError(t, err)
-	i := slices.IndexFunc(page.Runbooks, func(r client.RunbookSummary) bool { return r.ID.String() == gated })
+	i := slices.IndexFunc(page.Runbooks, func(r apitype.RunbookSummary) bool { return r.ID.String() == gated })
 	require.GreaterOrEqual(t, i, 0)
 	require.Equal(t, "submitted", page.Runbooks[i].Name, "named after the default filename")
 	require.Equal(t, "sign", page.Runbooks[i].BlockedOn[0].Step)
@@ -126,7 +126,7 @@ func TestListingByStateAndNeedForAPerson(t *testing.T) {
 // effect, and its gate and why, before it runs and after.
 func TestStepDetail(t *testing.T) {
 	b := setup(t)
-	sub, err := b.client.Submit(b.ctx, client.SubmitRequest{
+	sub, err := b.client.Submit(b.ctx, apitype.SubmitRequest{
 		Source: "(t.echo :v $who :as @first)\n(t.wire :amount 100 :to @first.v :as @pay)\n", Filename: "pay.rbk",
 		Inputs: map[string]any{"who": "ada"}, Name: "pay ada",
 	})
@@ -136,7 +136,7 @@ func TestStepDetail(t *testing.T) {
 	v := b.waitFor(t, id, "awaiting approval", stateIs("awaiting_approval"))
 	require.Equal(t, "pay ada", v.Name)
 	g := v.BlockedOn[0].Gate
-	require.Equal(t, client.GateRisk, g.Why, "a high-risk verb's gate")
+	require.Equal(t, apitype.GateRisk, g.Why, "a high-risk verb's gate")
 	require.Equal(t, rbtype.RiskHigh, g.Risk)
 	require.Equal(t, "bank.example/v1/wires", g.Target)
 	require.Equal(t, map[string]any{"amount": json.Number("100"), "to": "ada"}, normalize(t, g.Args))
@@ -144,17 +144,17 @@ func TestStepDetail(t *testing.T) {
 	d, err := b.client.Step(b.ctx, id, "pay")
 	require.NoError(t, err)
 	require.Equal(t, rbtype.StepWaitingApproval, d.Status)
-	require.Equal(t, runtime.ArgsFromResolved, d.ArgsFrom)
+	require.Equal(t, apitype.ArgsFromResolved, d.ArgsFrom)
 	require.JSONEq(t, `{"amount": 100, "to": "ada"}`, string(d.ResolvedArgs))
 	require.Equal(t, map[string]any{"$ref": "first.v"}, d.Args["to"], "the plan's arguments, as frozen")
 	require.Contains(t, string(d.Execution), `"gate":"human_confirm"`, "a high-risk verb's frozen block says the gate that applies")
-	require.Equal(t, client.GateRisk, d.GateWhy)
+	require.Equal(t, apitype.GateRisk, d.GateWhy)
 	require.Equal(t, "pay", d.GatedBy)
 	require.Equal(t, rbtype.SideEffectsExternalCall, d.SideEffects)
 
 	first, err := b.client.Step(b.ctx, id, "first")
 	require.NoError(t, err)
-	require.Equal(t, runtime.ArgsFromAttempt, first.ArgsFrom)
+	require.Equal(t, apitype.ArgsFromAttempt, first.ArgsFrom)
 	require.JSONEq(t, `{"v": "ada"}`, string(first.ResolvedArgs))
 	require.Empty(t, first.GateWhy)
 
@@ -165,10 +165,10 @@ func TestStepDetail(t *testing.T) {
 }
 
 // needsPerson is runtime.NeedsPerson, over the client's actions.
-func needsPerson(actions []client.Action) bool {
+func needsPerson(actions []apitype.ActionView) bool {
 	for _, a := range actions {
 		switch a.Kind {
-		case client.ActionApprove, client.ActionResolve, client.ActionRetry:
+		case apitype.ActionApprove, apitype.ActionResolve, apitype.ActionRetry:
 			return true
 		}
 	}

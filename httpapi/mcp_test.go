@@ -11,8 +11,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/httpapi"
+	"github.com/runbookdev/runbook/lang"
 	"github.com/runbookdev/runbook/rbtype"
 )
 
@@ -123,7 +125,7 @@ func TestMCPAgentRunsARunbookToCompletion(t *testing.T) {
 	require.NoError(t, err)
 	for name, cs := range map[string]*mcp.ClientSession{"in memory": inMemory(t, api, "tok-agent"), "POST /mcp": httpSession} {
 		t.Run(name, func(t *testing.T) {
-			var sub client.SubmitResponse
+			var sub apitype.SubmitResponse
 			res := callTool(t, cs, "submit", map[string]any{
 				"source": "(t.wait :as @docs)\n(t.echo :v @docs.answer :as @after)\n", "filename": "agent.rbk",
 				"idempotency_key": "agent-" + name,
@@ -132,7 +134,7 @@ func TestMCPAgentRunsARunbookToCompletion(t *testing.T) {
 			require.True(t, sub.Created)
 
 			// The same key again: the same runbook.
-			var again client.SubmitResponse
+			var again apitype.SubmitResponse
 			callTool(t, cs, "submit", map[string]any{"source": "(t.wait :as @docs)\n(t.echo :v @docs.answer :as @after)\n",
 				"filename": "agent.rbk", "idempotency_key": "agent-" + name}, &again)
 			require.Equal(t, sub.ID, again.ID)
@@ -140,33 +142,33 @@ func TestMCPAgentRunsARunbookToCompletion(t *testing.T) {
 
 			b.waitFor(t, sub.ID.String(), "parked", stateIs("parked"))
 			var next struct {
-				State       string           `json:"state"`
-				BlockedOn   []client.Blocked `json:"blocked_on"`
-				NextActions []client.Action  `json:"next_actions"`
+				State       string                `json:"state"`
+				BlockedOn   []apitype.BlockedView `json:"blocked_on"`
+				NextActions []apitype.ActionView  `json:"next_actions"`
 			}
 			res = callTool(t, cs, "next_actions", map[string]any{"id": sub.ID.String()}, &next)
 			require.False(t, res.IsError, toolText(res))
 			require.Equal(t, "parked", next.State)
 			require.Len(t, next.NextActions, 1)
-			require.Equal(t, client.ActionNotify, next.NextActions[0].Kind)
+			require.Equal(t, apitype.ActionNotify, next.NextActions[0].Kind)
 			require.Equal(t, "docs", next.NextActions[0].Step)
 			require.Len(t, next.BlockedOn, 1)
 			key := next.BlockedOn[0].CorrelationKey
 			require.NotEmpty(t, key)
 
-			var ack client.NotificationResponse
+			var ack apitype.NotificationResponse
 			res = callTool(t, cs, "notify", map[string]any{"correlation_key": key, "status": "completed", "result": map[string]any{"answer": "filed"}}, &ack)
 			require.False(t, res.IsError, toolText(res))
 			require.Equal(t, "accepted", ack.Status)
 
 			b.waitFor(t, sub.ID.String(), "complete", statusIs(rbtype.RunbookComplete))
-			var view client.Runbook
+			var view apitype.RunbookView
 			res = callTool(t, cs, "status", map[string]any{"id": sub.ID.String()}, &view)
 			require.False(t, res.IsError, toolText(res))
 			require.Equal(t, rbtype.RunbookComplete, view.Status)
 			require.JSONEq(t, `{"v":"filed"}`, string(view.Outcomes["after"]))
 
-			var evs client.EventsResponse
+			var evs apitype.EventsResponse
 			callTool(t, cs, "events", map[string]any{"id": sub.ID.String()}, &evs)
 			require.NotEmpty(t, evs.Events)
 			require.Equal(t, rbtype.EventRunbookSubmitted, evs.Events[0].Type)
@@ -195,7 +197,7 @@ func TestMCPApprovals(t *testing.T) {
 	_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "approve", Arguments: map[string]any{"id": "x", "step": "y"}})
 	require.ErrorContains(t, err, "approve")
 
-	var sub client.SubmitResponse
+	var sub apitype.SubmitResponse
 	callTool(t, cs, "submit", map[string]any{"source": "(t.approve :v \"ok\" :as @sign)\n"}, &sub)
 	b.waitFor(t, sub.ID.String(), "awaiting approval", stateIs("awaiting_approval"))
 	status, out := b.raw(t, "POST", "/v1/runbooks/"+sub.ID.String()+"/steps/sign/approve", `{"by": "alice"}`, httpapi.ViaHeader, "mcp")
@@ -221,7 +223,7 @@ func TestMCPApprovals(t *testing.T) {
 
 	// The approver may, and the ledger names the token's actor.
 	approver := inMemory(t, api, "tok-approver")
-	var decided client.DecisionResponse
+	var decided apitype.DecisionResponse
 	res = callTool(t, approver, "approve", map[string]any{"id": sub.ID.String(), "step": "sign", "comment": "checked"}, &decided)
 	require.False(t, res.IsError, toolText(res))
 	require.Equal(t, rbtype.GateApproved, decided.Decision)
@@ -245,7 +247,7 @@ func TestMCPToolsAreCheckedAsTheirRoutes(t *testing.T) {
 	b := setup(t)
 	api, srv := mcpAPI(t, b, false)
 	acme := inMemory(t, api, "tok-agent")
-	var sub client.SubmitResponse
+	var sub apitype.SubmitResponse
 	callTool(t, acme, "submit", map[string]any{"source": "(t.wait :as @w)\n"}, &sub)
 
 	// Another tenant's runbook does not exist for globex.
@@ -279,7 +281,7 @@ func TestMCPToolsAreCheckedAsTheirRoutes(t *testing.T) {
 
 	// A notification for another tenant's wait ends nothing, and is
 	// answered as one for a key nobody waits on: kept in globex's own
-	// namespace, so the answer says nothing of acme's waits (issue 27).
+	// namespace, so the answer says nothing of acme's waits (docs/reliability.md).
 	parked := b.waitFor(t, sub.ID.String(), "parked", stateIs("parked"))
 	res = callTool(t, globex, "notify", map[string]any{"correlation_key": parked.BlockedOn[0].CorrelationKey, "status": "completed", "result": map[string]any{}}, nil)
 	require.False(t, res.IsError, toolText(res))
@@ -287,11 +289,11 @@ func TestMCPToolsAreCheckedAsTheirRoutes(t *testing.T) {
 	b.waitFor(t, sub.ID.String(), "still parked", stateIs("parked"))
 
 	// whoami says who the token is; verbs lists the catalogue.
-	var me client.Whoami
+	var me apitype.WhoamiResponse
 	callTool(t, acme, "whoami", nil, &me)
-	require.Equal(t, client.Whoami{Tenant: "acme", Actor: "agent-7", ActorNamed: true, Roles: []string{"read", "submit", "notify"},
+	require.Equal(t, apitype.WhoamiResponse{Tenant: "acme", Actor: "agent-7", ActorNamed: true, Roles: []rbtype.Role{"read", "submit", "notify"},
 		Verbs: []string{"*"}, MaxRisk: rbtype.RiskHigh}, me)
-	var cat client.VerbsResponse
+	var cat apitype.VerbsResponse
 	callTool(t, acme, "verbs", map[string]any{"name": "t.approve"}, &cat)
 	require.Len(t, cat.Verbs, 1)
 	require.Equal(t, rbtype.GateHumanConfirm, cat.Verbs[0].Gate)
@@ -333,8 +335,8 @@ func TestMCPBadInput(t *testing.T) {
 	require.Equal(t, http.StatusUnprocessableEntity, failed.Status)
 	require.Equal(t, client.CodeCompileFailed, failed.Error.Code)
 	require.Len(t, failed.Error.Diagnostics, 1)
-	require.Equal(t, "E010", failed.Error.Diagnostics[0].Code)
-	require.Equal(t, "typo.rbk", failed.Error.Diagnostics[0].Range.File)
+	require.Equal(t, lang.Code("E010"), failed.Error.Diagnostics[0].Code)
+	require.Equal(t, "typo.rbk", failed.Error.Diagnostics[0].Range.Filename)
 
 	// The test daemon's --max-body is 64 KiB.
 	huge := "(t.echo :v \"" + strings.Repeat("x", 70<<10) + "\")\n"

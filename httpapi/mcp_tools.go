@@ -12,6 +12,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/rbtype"
 )
 
@@ -73,7 +74,7 @@ diagnostics, ...) and its HTTP status.`
 func NewMCPServer(call APICaller, opts MCPOptions) *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "rbd", Title: "Runbook daemon", Version: opts.Version},
 		&mcp.ServerOptions{Instructions: mcpInstructions, SchemaCache: opts.SchemaCache})
-	t := &tools{call: call, by: opts.By}
+	t := &tools{call: call, by: opts.By, approvals: opts.Approvals}
 	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: ptr(false)}
 	acts := func(destructive, idempotent bool) *mcp.ToolAnnotations {
 		return &mcp.ToolAnnotations{DestructiveHint: ptr(destructive), IdempotentHint: idempotent, OpenWorldHint: ptr(true)}
@@ -165,6 +166,8 @@ func addTool[In any](srv *mcp.Server, name string, ann *mcp.ToolAnnotations, des
 type tools struct {
 	call APICaller
 	by   string
+	// approvals says the approve and reject tools exist here.
+	approvals bool
 }
 
 // do makes a tool's request and turns the answer into its result: the
@@ -261,7 +264,7 @@ func (t *tools) submit(ctx context.Context, _ *mcp.CallToolRequest, in submitArg
 	if in.Source == "" && len(in.Plan) == 0 {
 		return nil, nil, fmt.Errorf(`give "source" (the runbook's text) or "plan" (a compiled plan)`)
 	}
-	body := SubmitRequest{Source: in.Source, Plan: in.Plan, Filename: in.Filename, Inputs: in.Inputs,
+	body := apitype.SubmitRequest{Source: in.Source, Plan: in.Plan, Filename: in.Filename, Inputs: in.Inputs,
 		Mode: rbtype.Mode(in.Mode), HoldOpen: in.HoldOpen, Actor: t.by, Budget: in.Budget}
 	return t.do(ctx, http.MethodPost, "/v1/runbooks", keyed(in.IdempotencyKey), body)
 }
@@ -295,18 +298,41 @@ func (t *tools) nextActions(ctx context.Context, req *mcp.CallToolRequest, in id
 	if err != nil || res != nil {
 		return res, out, err
 	}
-	var view struct {
-		ID          string          `json:"id"`
-		Status      string          `json:"status"`
-		State       string          `json:"state"`
-		BlockedOn   json.RawMessage `json:"blocked_on"`
-		Failures    json.RawMessage `json:"failures"`
-		NextActions json.RawMessage `json:"next_actions"`
-	}
+	var view apitype.RunbookView
 	if err := json.Unmarshal(out.(json.RawMessage), &view); err != nil {
 		return nil, nil, fmt.Errorf("the daemon's view of %s does not decode: %w", in.ID, err)
 	}
-	return nil, view, nil
+	next := apitype.MCPNextActions{ID: view.ID.String(), Status: string(view.Status), State: string(view.State),
+		BlockedOn: view.BlockedOn, Failures: view.Failures, NextActions: []apitype.MCPAction{}}
+	for _, a := range view.NextActions {
+		next.NextActions = append(next.NextActions, apitype.MCPAction{ActionView: a, Tool: t.toolCall(a)})
+	}
+	return nil, next, nil
+}
+
+// toolCall is the call of this server's tool that takes an action, or nil
+// where no tool takes it (a resolution, which a person makes with rbd
+// resolve or the console; a gate, where approvals through MCP are off).
+func (t *tools) toolCall(a apitype.ActionView) *apitype.ToolCall {
+	id := a.Args.RunbookID.String()
+	switch a.Kind {
+	case apitype.ActionApprove:
+		if !t.approvals {
+			return nil
+		}
+		return &apitype.ToolCall{Name: "approve", Arguments: map[string]any{"id": id, "step": a.Step}}
+	case apitype.ActionNotify:
+		return &apitype.ToolCall{Name: "notify", Arguments: map[string]any{"correlation_key": a.Args.CorrelationKey, "status": "completed", "result": map[string]any{}}}
+	case apitype.ActionRetry:
+		args := map[string]any{"id": id, "steps": []string{a.Step}}
+		if a.Args.Execute {
+			args["execute"] = true
+		}
+		return &apitype.ToolCall{Name: "retry", Arguments: args}
+	case apitype.ActionClose:
+		return &apitype.ToolCall{Name: "close", Arguments: map[string]any{"id": id}}
+	}
+	return nil
 }
 
 type retryArgs struct {
@@ -316,7 +342,7 @@ type retryArgs struct {
 }
 
 func (t *tools) retry(ctx context.Context, _ *mcp.CallToolRequest, in retryArgs) (*mcp.CallToolResult, any, error) {
-	return t.do(ctx, http.MethodPost, runbook(in.ID, "retry"), nil, RetryRequest{Steps: in.Steps, Execute: in.Execute, By: t.by})
+	return t.do(ctx, http.MethodPost, runbook(in.ID, "retry"), nil, apitype.RetryRequest{Steps: in.Steps, Execute: in.Execute, By: t.by})
 }
 
 type regenerateArgs struct {
@@ -326,7 +352,7 @@ type regenerateArgs struct {
 }
 
 func (t *tools) regenerate(ctx context.Context, _ *mcp.CallToolRequest, in regenerateArgs) (*mcp.CallToolResult, any, error) {
-	return t.do(ctx, http.MethodPost, runbook(in.ID, "regenerate"), keyed(in.IdempotencyKey), RegenerateRequest{Inputs: in.Inputs, By: t.by})
+	return t.do(ctx, http.MethodPost, runbook(in.ID, "regenerate"), keyed(in.IdempotencyKey), apitype.RegenerateRequest{Inputs: in.Inputs, By: t.by})
 }
 
 type cancelArgs struct {
@@ -335,7 +361,7 @@ type cancelArgs struct {
 }
 
 func (t *tools) cancel(ctx context.Context, _ *mcp.CallToolRequest, in cancelArgs) (*mcp.CallToolResult, any, error) {
-	req := CancelRequest{By: t.by}
+	req := apitype.CancelRequest{By: t.by}
 	if in.NoCompensate {
 		no := false
 		req.Compensate = &no
@@ -351,23 +377,23 @@ type extendArgs struct {
 }
 
 func (t *tools) extend(ctx context.Context, _ *mcp.CallToolRequest, in extendArgs) (*mcp.CallToolResult, any, error) {
-	return t.do(ctx, http.MethodPost, runbook(in.ID, "steps"), nil, ExtendRequest{Source: in.Source, Filename: in.Filename, Inputs: in.Inputs, Actor: t.by})
+	return t.do(ctx, http.MethodPost, runbook(in.ID, "steps"), nil, apitype.ExtendRequest{Source: in.Source, Filename: in.Filename, Inputs: in.Inputs, Actor: t.by})
 }
 
 func (t *tools) close(ctx context.Context, _ *mcp.CallToolRequest, in idArgs) (*mcp.CallToolResult, any, error) {
-	return t.do(ctx, http.MethodPost, runbook(in.ID, "close"), nil, CloseRequest{By: t.by})
+	return t.do(ctx, http.MethodPost, runbook(in.ID, "close"), nil, apitype.CloseRequest{By: t.by})
 }
 
 type notifyArgs struct {
-	CorrelationKey string          `json:"correlation_key" jsonschema:"the parked step's correlation key, from next_actions or status"`
-	Status         string          `json:"status" jsonschema:"completed, failed or heartbeat"`
-	Result         json.RawMessage `json:"result,omitempty" jsonschema:"with completed: the step's result, which must fit its verb's output schema"`
-	Error          *ErrorDetail    `json:"error,omitempty" jsonschema:"with failed: the error's code (which decides whether the step retries) and message"`
-	Extend         string          `json:"extend,omitempty" jsonschema:"with heartbeat: an ISO 8601 duration (P2D) to move the wait's timeout to"`
+	CorrelationKey string             `json:"correlation_key" jsonschema:"the parked step's correlation key, from next_actions or status"`
+	Status         string             `json:"status" jsonschema:"completed, failed or heartbeat"`
+	Result         json.RawMessage    `json:"result,omitempty" jsonschema:"with completed: the step's result, which must fit its verb's output schema"`
+	Error          *apitype.ErrorView `json:"error,omitempty" jsonschema:"with failed: the error's code (which decides whether the step retries) and message"`
+	Extend         string             `json:"extend,omitempty" jsonschema:"with heartbeat: an ISO 8601 duration (P2D) to move the wait's timeout to"`
 }
 
 func (t *tools) notify(ctx context.Context, _ *mcp.CallToolRequest, in notifyArgs) (*mcp.CallToolResult, any, error) {
-	return t.do(ctx, http.MethodPost, "/v1/notifications", nil, NotificationRequest{
+	return t.do(ctx, http.MethodPost, "/v1/notifications", nil, apitype.NotificationRequest{
 		CorrelationKey: in.CorrelationKey, Status: rbtype.NotificationOutcome(in.Status), Result: in.Result, Error: in.Error, Extend: in.Extend,
 	})
 }
@@ -399,9 +425,9 @@ type decisionArgs struct {
 }
 
 func (t *tools) approve(ctx context.Context, _ *mcp.CallToolRequest, in decisionArgs) (*mcp.CallToolResult, any, error) {
-	return t.do(ctx, http.MethodPost, runbook(in.ID, "steps", in.Step, "approve"), nil, DecisionRequest{By: t.by, Comment: in.Comment})
+	return t.do(ctx, http.MethodPost, runbook(in.ID, "steps", in.Step, "approve"), nil, apitype.DecisionRequest{By: t.by, Comment: in.Comment})
 }
 
 func (t *tools) reject(ctx context.Context, _ *mcp.CallToolRequest, in decisionArgs) (*mcp.CallToolResult, any, error) {
-	return t.do(ctx, http.MethodPost, runbook(in.ID, "steps", in.Step, "reject"), nil, DecisionRequest{By: t.by, Comment: in.Comment})
+	return t.do(ctx, http.MethodPost, runbook(in.ID, "steps", in.Step, "reject"), nil, apitype.DecisionRequest{By: t.by, Comment: in.Comment})
 }

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"slices"
 
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/runtime"
 )
@@ -37,7 +38,7 @@ func (s *Server) notify(w http.ResponseWriter, r *http.Request) error {
 			r = r.WithContext(runtime.WithScope(r.Context(), runtime.Scope{Tenant: s.cfg.WebhookTenants[i]}))
 		}
 	}
-	var req NotificationRequest
+	var req apitype.NotificationRequest
 	if err := decodeJSON(body, &req, false); err != nil {
 		return err
 	}
@@ -46,7 +47,7 @@ func (s *Server) notify(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		writeJSON(w, http.StatusAccepted, NotificationResponse{Status: rbtype.InboxAccepted.String(), TimeoutAt: &at})
+		writeJSON(w, http.StatusAccepted, apitype.NotificationResponse{Status: rbtype.InboxAccepted.String(), TimeoutAt: &at})
 		return nil
 	}
 	n := runtime.Notification{CorrelationKey: req.CorrelationKey, Status: req.Status, Result: req.Result, Sender: senderSpan(r)}
@@ -62,12 +63,12 @@ func (s *Server) notify(w http.ResponseWriter, r *http.Request) error {
 	}
 	switch res {
 	case rbtype.InboxDuplicate:
-		writeJSON(w, http.StatusOK, NotificationResponse{Status: res.String()})
+		writeJSON(w, http.StatusOK, apitype.NotificationResponse{Status: res.String()})
 	case rbtype.InboxConflict:
 		return errorf(http.StatusConflict, CodeConflict,
 			"correlation key %q was notified before with another payload; the first notification stands", req.CorrelationKey)
 	default:
-		writeJSON(w, http.StatusAccepted, NotificationResponse{Status: res.String()})
+		writeJSON(w, http.StatusAccepted, apitype.NotificationResponse{Status: res.String()})
 	}
 	return nil
 }

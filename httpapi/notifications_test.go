@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/httpapi"
 	"github.com/runbookdev/runbook/rbtype"
@@ -16,13 +17,13 @@ import (
 
 func TestNotificationWebhook(t *testing.T) {
 	b := setup(t)
-	sub, err := b.client.Submit(b.ctx, client.SubmitRequest{Source: "(t.wait :as @docs)\n(t.echo :v @docs.answer :as @after)\n"})
+	sub, err := b.client.Submit(b.ctx, apitype.SubmitRequest{Source: "(t.wait :as @docs)\n(t.echo :v @docs.answer :as @after)\n"})
 	require.NoError(t, err)
 	v := b.waitFor(t, sub.ID.String(), "parked", stateIs("parked"))
 	require.Len(t, v.BlockedOn, 1)
 	blocked := v.BlockedOn[0]
 	require.Equal(t, "docs", blocked.Step)
-	require.Equal(t, client.BlockedAwaitingNotification, blocked.Reason)
+	require.Equal(t, apitype.BlockedAwaitingNotification, blocked.Reason)
 	key := blocked.CorrelationKey
 	require.NotEmpty(t, key)
 
@@ -83,7 +84,7 @@ func TestNotificationWebhook(t *testing.T) {
 	status, out = post(respaced, client.Sign(secret, []byte(respaced), now))
 	require.Equal(t, http.StatusOK, status, out)
 	require.JSONEq(t, `{"status":"duplicate"}`, out)
-	_, err = b.client.Notify(b.ctx, client.Notification{CorrelationKey: key, Status: "failed", Error: &client.ErrorInfo{Code: "POLICY_DENIED"}})
+	_, err = b.client.Notify(b.ctx, apitype.NotificationRequest{CorrelationKey: key, Status: "failed", Error: &apitype.ErrorView{Code: "POLICY_DENIED"}})
 	requireAPIError(t, err, http.StatusConflict, httpapi.CodeConflict, "the first notification stands")
 
 	v = b.waitFor(t, sub.ID.String(), "complete", statusIs(rbtype.RunbookComplete))
@@ -101,23 +102,23 @@ func TestNotificationsUnsignedWhenNoSecret(t *testing.T) {
 
 func TestNotificationFailureFailsTheStep(t *testing.T) {
 	b := setup(t)
-	sub, err := b.client.Submit(b.ctx, client.SubmitRequest{Source: "(t.wait :as @docs)\n"})
+	sub, err := b.client.Submit(b.ctx, apitype.SubmitRequest{Source: "(t.wait :as @docs)\n"})
 	require.NoError(t, err)
 	v := b.waitFor(t, sub.ID.String(), "parked", stateIs("parked"))
-	res, err := b.client.Notify(b.ctx, client.Notification{
+	res, err := b.client.Notify(b.ctx, apitype.NotificationRequest{
 		CorrelationKey: v.BlockedOn[0].CorrelationKey, Status: "failed",
-		Error: &client.ErrorInfo{Code: rbtype.CodePolicyDenied, Message: "client refused"},
+		Error: &apitype.ErrorView{Code: rbtype.CodePolicyDenied, Message: "client refused"},
 	})
 	require.NoError(t, err)
 	require.Equal(t, "accepted", res.Status)
 	v = b.waitFor(t, sub.ID.String(), "failed", statusIs(rbtype.RunbookFailed))
-	require.Equal(t, []client.Failure{{Step: "docs", Code: rbtype.CodePolicyDenied, Message: "client refused"}}, v.Failures)
+	require.Equal(t, []apitype.FailureView{{Step: "docs", Code: rbtype.CodePolicyDenied, Message: "client refused"}}, v.Failures)
 	require.Empty(t, v.BlockedOn, "a finished runbook is blocked on nothing: its failures say what happened")
 }
 
 // TestFailedNotificationMustSayWhy: a failed notification without an
 // error code was accepted and failed the step as INTERNAL with no
-// message (issue 13); it is 400, and nothing is stored.
+// message (docs/reliability.md); it is 400, and nothing is stored.
 func TestFailedNotificationMustSayWhy(t *testing.T) {
 	b := setup(t)
 	for _, body := range []string{
@@ -138,10 +139,10 @@ func TestFailedNotificationMustSayWhy(t *testing.T) {
 
 // A signed notification whose result does not fit the parked verb's
 // output_schema is 422 SCHEMA_VALIDATION_FAILED, and stores nothing: the
-// same bad body is 422 again, and the fixed one is accepted (issue 14).
+// same bad body is 422 again, and the fixed one is accepted (docs/daemon.md).
 func TestNotificationResultMustFitTheVerb(t *testing.T) {
 	b := setup(t)
-	sub, err := b.client.Submit(b.ctx, client.SubmitRequest{Source: "(t.wait :as @docs)\n"})
+	sub, err := b.client.Submit(b.ctx, apitype.SubmitRequest{Source: "(t.wait :as @docs)\n"})
 	require.NoError(t, err)
 	v := b.waitFor(t, sub.ID.String(), "parked", stateIs("parked"))
 	key := v.BlockedOn[0].CorrelationKey
@@ -165,7 +166,7 @@ func TestNotificationResultMustFitTheVerb(t *testing.T) {
 // the resumed runbook's cost (docs/design/semantics.md section 3).
 func TestNotificationUsageOverHTTP(t *testing.T) {
 	b := setup(t)
-	sub, err := b.client.Submit(b.ctx, client.SubmitRequest{Source: "(t.wait :as @docs)\n"})
+	sub, err := b.client.Submit(b.ctx, apitype.SubmitRequest{Source: "(t.wait :as @docs)\n"})
 	require.NoError(t, err)
 	v := b.waitFor(t, sub.ID.String(), "parked", stateIs("parked"))
 	key := v.BlockedOn[0].CorrelationKey

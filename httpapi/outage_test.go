@@ -17,6 +17,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/apitype"
+	"github.com/runbookdev/runbook/builtin"
 	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/durable"
 	"github.com/runbookdev/runbook/durable/localpg"
@@ -43,7 +45,7 @@ func (l *lockedBuffer) String() string {
 }
 
 // TestDatabaseOutageIs503 stops the database under a running API, as
-// issue 13 did: every request is then 503 with Retry-After, whether the
+// docs/reliability.md did: every request is then 503 with Retry-After, whether the
 // pool's connections die mid-conversation or new ones are refused, and
 // the outage is logged once, not once per request.
 func TestDatabaseOutageIs503(t *testing.T) {
@@ -63,7 +65,7 @@ func TestDatabaseOutageIs503(t *testing.T) {
 	_, err = store.Migrate(ctx)
 	require.NoError(t, err)
 
-	engine := runtime.New(store, runtime.NewHandlers(runtime.BuiltinDeps{}), runtime.Config{})
+	engine := runtime.New(store, runtime.NewHandlers(builtin.Deps{}), runtime.Config{})
 	logs := &lockedBuffer{}
 	api := httpapi.New(httpapi.Config{
 		Engine: engine, Ready: store.Ping,
@@ -78,7 +80,7 @@ func TestDatabaseOutageIs503(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, err := cl.Notify(ctx, client.Notification{CorrelationKey: uuid.NewString(), Status: "completed"})
+			_, err := cl.Notify(ctx, apitype.NotificationRequest{CorrelationKey: uuid.NewString(), Status: "completed"})
 			require.NoError(t, err)
 		}()
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/runbookdev/runbook/client"
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/compiler"
 	"github.com/runbookdev/runbook/rbtype"
 )
@@ -18,7 +18,7 @@ import (
 func TestPlanEndpoint(t *testing.T) {
 	b := setup(t)
 	src := "(t.echo :v \"a\" :as @a)\n(t.echo :v @a.v :as @b)\n(t.wait :after @b :as @w)\n"
-	sub, err := b.client.Submit(b.ctx, client.SubmitRequest{Source: src})
+	sub, err := b.client.Submit(b.ctx, apitype.SubmitRequest{Source: src})
 	require.NoError(t, err)
 	id := sub.ID.String()
 
@@ -46,7 +46,7 @@ func TestPlanEndpoint(t *testing.T) {
 	require.WithinDuration(t, w.ParkedAt.Add(time.Hour), *w.TimeoutAt, time.Minute, "park_timeout is PT1H")
 }
 
-func stepOf(t *testing.T, v *client.Runbook, key string) client.Step {
+func stepOf(t *testing.T, v *apitype.RunbookView, key string) apitype.StepView {
 	t.Helper()
 	for _, s := range v.Steps {
 		if s.Key == key {
@@ -54,5 +54,5 @@ func stepOf(t *testing.T, v *client.Runbook, key string) client.Step {
 		}
 	}
 	t.Fatalf("no step %s", key)
-	return client.Step{}
+	return apitype.StepView{}
 }

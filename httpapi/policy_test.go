@@ -14,6 +14,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/apitype"
+	"github.com/runbookdev/runbook/builtin"
 	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/compiler"
 	"github.com/runbookdev/runbook/durable/pgtest"
@@ -95,7 +97,7 @@ func setupPolicy(t *testing.T, pol string) *policyBundle {
 		b.mu.Lock()
 		b.billed = append(b.billed, r.Header.Get("Idempotency-Key"))
 		b.mu.Unlock()
-		w.Header().Set(runtime.UsageHeader, `{"cost_usd": 4, "model": "m-1"}`)
+		w.Header().Set(builtin.UsageHeader, `{"cost_usd": 4, "model": "m-1"}`)
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"ok": true}`))
 	}))
@@ -103,7 +105,7 @@ func setupPolicy(t *testing.T, pol string) *policyBundle {
 	dir := t.TempDir()
 	writeFile(t, dir+"/p.yaml", fmt.Sprintf(policyVerbs, bill.URL))
 	store := pgtest.Store(t)
-	handlers := runtime.NewHandlers(runtime.BuiltinDeps{})
+	handlers := runtime.NewHandlers(builtin.Deps{})
 	cat, _, diags, err := registry.Load([]string{dir, "../examples/runbooks/kyc-onboarding/verbs", "../examples/runbooks/funding-outreach/verbs"}, handlers.Specs())
 	require.NoError(t, err)
 	require.False(t, diags.HasErrors(), "%v", diags)
@@ -140,9 +142,9 @@ func (b *policyBundle) as(token string) *client.Client {
 }
 
 // wait polls a runbook as token until cond holds.
-func (b *policyBundle) wait(t *testing.T, token, id, what string, cond func(*client.Runbook) bool) *client.Runbook {
+func (b *policyBundle) wait(t *testing.T, token, id, what string, cond func(*apitype.RunbookView) bool) *apitype.RunbookView {
 	t.Helper()
-	v, err := b.as(token).WaitUntil(b.ctx, id, func(v *client.Runbook) bool { return cond(v) || v.FinishedAt != nil })
+	v, err := b.as(token).WaitUntil(b.ctx, id, func(v *apitype.RunbookView) bool { return cond(v) || v.FinishedAt != nil })
 	require.NoError(t, err)
 	require.True(t, cond(v), "runbook %s never became %s; it is %s/%s: %+v", id, what, v.Status, v.State, v.Failures)
 	return v
@@ -155,11 +157,11 @@ func (b *policyBundle) calls() []string {
 }
 
 // eventsOf returns a runbook's events of one type.
-func (b *policyBundle) eventsOf(t *testing.T, token, id string, typ rbtype.EventType) []client.Event {
+func (b *policyBundle) eventsOf(t *testing.T, token, id string, typ rbtype.EventType) []apitype.Event {
 	t.Helper()
 	evs, err := b.as(token).Events(b.ctx, id, 0)
 	require.NoError(t, err)
-	var out []client.Event
+	var out []apitype.Event
 	for _, e := range evs {
 		if e.Type == typ {
 			out = append(out, e)
@@ -168,9 +170,9 @@ func (b *policyBundle) eventsOf(t *testing.T, token, id string, typ rbtype.Event
 	return out
 }
 
-func submit(t *testing.T, c *client.Client, ctx context.Context, src string) *client.SubmitResponse {
+func submit(t *testing.T, c *client.Client, ctx context.Context, src string) *apitype.SubmitResponse {
 	t.Helper()
-	out, err := c.Submit(ctx, client.SubmitRequest{Source: src})
+	out, err := c.Submit(ctx, apitype.SubmitRequest{Source: src})
 	require.NoError(t, err)
 	return out
 }
@@ -182,7 +184,7 @@ func submit(t *testing.T, c *client.Client, ctx context.Context, src string) *cl
 func TestExternalSendWaitsForAPersonUnlessAutoExec(t *testing.T) {
 	b := setupPolicy(t, "")
 	sub := submit(t, b.as("tok-admin"), b.ctx, "(p.send :to \"x\" :as @s)\n")
-	v := b.wait(t, "tok-admin", sub.ID.String(), "awaiting approval", func(v *client.Runbook) bool { return v.State == rbtype.StateAwaitingApproval })
+	v := b.wait(t, "tok-admin", sub.ID.String(), "awaiting approval", func(v *apitype.RunbookView) bool { return v.State == rbtype.StateAwaitingApproval })
 	require.Equal(t, rbtype.GateHumanConfirm, v.Steps[0].Gate)
 	require.NotEmpty(t, v.PolicyHash)
 	gated := b.eventsOf(t, "tok-admin", sub.ID.String(), rbtype.EventPolicyGated)
@@ -199,9 +201,9 @@ func TestExternalSendWaitsForAPersonUnlessAutoExec(t *testing.T) {
 	// runs unattended.
 	b.setPolicy(t, "default: {gate: []}\ntenants:\n  bots: {auto_exec: [external_send]}\n")
 	other := submit(t, b.as("tok-admin"), b.ctx, "(p.send :to \"y\" :as @s)\n")
-	b.wait(t, "tok-admin", other.ID.String(), "awaiting approval", func(v *client.Runbook) bool { return v.State == rbtype.StateAwaitingApproval })
+	b.wait(t, "tok-admin", other.ID.String(), "awaiting approval", func(v *apitype.RunbookView) bool { return v.State == rbtype.StateAwaitingApproval })
 	bots := submit(t, b.as("tok-bots"), b.ctx, "(p.send :to \"y\" :as @s)\n")
-	v = b.wait(t, "tok-bots", bots.ID.String(), "complete", func(v *client.Runbook) bool { return v.Status == rbtype.RunbookComplete })
+	v = b.wait(t, "tok-bots", bots.ID.String(), "complete", func(v *apitype.RunbookView) bool { return v.Status == rbtype.RunbookComplete })
 	require.Equal(t, rbtype.GateNone, v.Steps[0].Gate)
 	require.Empty(t, b.eventsOf(t, "tok-bots", bots.ID.String(), rbtype.EventPolicyGated))
 }
@@ -210,7 +212,7 @@ func TestExternalSendWaitsForAPersonUnlessAutoExec(t *testing.T) {
 // step, the verb and the rule; no runbook is made.
 func TestADeniedTagIsRefusedAndNothingIsStored(t *testing.T) {
 	b := setupPolicy(t, "default: {deny: [destructive]}\n")
-	_, err := b.as("tok-admin").Submit(b.ctx, client.SubmitRequest{Source: "(p.send :to \"x\")\n(p.wipe :all true :as @gone)\n"})
+	_, err := b.as("tok-admin").Submit(b.ctx, apitype.SubmitRequest{Source: "(p.send :to \"x\")\n(p.wipe :all true :as @gone)\n"})
 	requireAPIError(t, err, http.StatusForbidden, httpapi.CodePolicyDenied,
 		`step "gone" (verb p.wipe): verb p.wipe is tagged destructive, which default.deny refuses`)
 	list, err := b.as("tok-admin").List(b.ctx, client.ListRequest{})
@@ -220,11 +222,11 @@ func TestADeniedTagIsRefusedAndNothingIsStored(t *testing.T) {
 	// A plan compiled elsewhere is judged the same.
 	plan, diags := b.compile(t, "(p.wipe :all true)\n")
 	require.False(t, diags)
-	_, err = b.as("tok-admin").Submit(b.ctx, client.SubmitRequest{Plan: plan})
+	_, err = b.as("tok-admin").Submit(b.ctx, apitype.SubmitRequest{Plan: plan})
 	requireAPIError(t, err, http.StatusForbidden, httpapi.CodePolicyDenied, `verb p.wipe`)
 	// A risk above the tenant's ceiling, too.
 	b.setPolicy(t, "default: {max_risk: medium}\n")
-	_, err = b.as("tok-admin").Submit(b.ctx, client.SubmitRequest{Source: "(p.wire :amount 5 :as @w)\n"})
+	_, err = b.as("tok-admin").Submit(b.ctx, apitype.SubmitRequest{Source: "(p.wire :amount 5 :as @w)\n"})
 	requireAPIError(t, err, http.StatusForbidden, httpapi.CodePolicyDenied, `step "w" (verb p.wire): verb p.wire is risk high, above default.max_risk medium`)
 }
 
@@ -258,7 +260,7 @@ func readExample(t *testing.T, name string) string {
 func TestATokenScopedToKYC(t *testing.T) {
 	b := setupPolicy(t, "")
 	kyc := b.as("tok-kyc")
-	_, err := kyc.Submit(b.ctx, client.SubmitRequest{Source: `(outreach.send-email :to "a@example.com" :subject "s" :body "b" :as @mail)` + "\n"})
+	_, err := kyc.Submit(b.ctx, apitype.SubmitRequest{Source: `(outreach.send-email :to "a@example.com" :subject "s" :body "b" :as @mail)` + "\n"})
 	requireAPIError(t, err, http.StatusForbidden, httpapi.CodeForbidden,
 		`step "mail" calls verb outreach.send-email, which this token's scope (verbs=kyc.*,screening.run) does not allow`)
 	list, err := b.as("tok-admin").List(b.ctx, client.ListRequest{})
@@ -266,11 +268,11 @@ func TestATokenScopedToKYC(t *testing.T) {
 	require.Empty(t, list.Runbooks)
 
 	src := readExample(t, "kyc-onboarding/kyc-onboarding.rbk")
-	sub, err := kyc.Submit(b.ctx, client.SubmitRequest{Source: src, Filename: "kyc-onboarding.rbk",
+	sub, err := kyc.Submit(b.ctx, apitype.SubmitRequest{Source: src, Filename: "kyc-onboarding.rbk",
 		Inputs: map[string]any{"client_name": "Acme", "contact_email": "ops@acme.example"}})
 	require.NoError(t, err)
 	require.True(t, sub.Created)
-	b.wait(t, "tok-kyc", sub.ID.String(), "parked", func(v *client.Runbook) bool { return v.State == rbtype.StateParked })
+	b.wait(t, "tok-kyc", sub.ID.String(), "parked", func(v *apitype.RunbookView) bool { return v.State == rbtype.StateParked })
 
 	// Its verbs listing is its scope.
 	verbs, err := kyc.Verbs(b.ctx, "")
@@ -293,24 +295,24 @@ func TestAMediumRiskApproverCannotDecideAHighRiskGate(t *testing.T) {
 	b := setupPolicy(t, "")
 	sub := submit(t, b.as("tok-admin"), b.ctx, "(p.wire :amount 5 :as @w)\n")
 	id := sub.ID.String()
-	b.wait(t, "tok-admin", id, "awaiting approval", func(v *client.Runbook) bool { return v.State == rbtype.StateAwaitingApproval })
-	_, err := b.as("tok-medium").Approve(b.ctx, id, "w", client.DecisionRequest{})
+	b.wait(t, "tok-admin", id, "awaiting approval", func(v *apitype.RunbookView) bool { return v.State == rbtype.StateAwaitingApproval })
+	_, err := b.as("tok-medium").Approve(b.ctx, id, "w", apitype.DecisionRequest{})
 	requireAPIError(t, err, http.StatusForbidden, httpapi.CodeForbidden,
 		`step "w" calls verb p.wire of risk high; its gate is decided only by a token with max_risk=high (or admin), and this one's is medium`)
-	_, err = b.as("tok-medium").Reject(b.ctx, id, "w", client.DecisionRequest{})
+	_, err = b.as("tok-medium").Reject(b.ctx, id, "w", apitype.DecisionRequest{})
 	requireAPIError(t, err, http.StatusForbidden, httpapi.CodeForbidden, "max_risk=high")
 	v, err := b.as("tok-admin").Get(b.ctx, id)
 	require.NoError(t, err)
 	require.Equal(t, rbtype.StepWaitingApproval, v.Steps[0].Status, "the refused decision changed nothing")
 	// A medium-risk gate is the medium approver's to decide.
 	low := submit(t, b.as("tok-admin"), b.ctx, "(p.send :to \"x\" :as @s)\n")
-	b.wait(t, "tok-admin", low.ID.String(), "awaiting approval", func(v *client.Runbook) bool { return v.State == rbtype.StateAwaitingApproval })
-	_, err = b.as("tok-medium").Approve(b.ctx, low.ID.String(), "s", client.DecisionRequest{})
+	b.wait(t, "tok-admin", low.ID.String(), "awaiting approval", func(v *apitype.RunbookView) bool { return v.State == rbtype.StateAwaitingApproval })
+	_, err = b.as("tok-medium").Approve(b.ctx, low.ID.String(), "s", apitype.DecisionRequest{})
 	require.NoError(t, err)
 	// alice's token names no ceiling: high.
-	_, err = b.as("tok-alice").Approve(b.ctx, id, "w", client.DecisionRequest{})
+	_, err = b.as("tok-alice").Approve(b.ctx, id, "w", apitype.DecisionRequest{})
 	require.NoError(t, err)
-	b.wait(t, "tok-admin", id, "complete", func(v *client.Runbook) bool { return v.Status == rbtype.RunbookComplete })
+	b.wait(t, "tok-admin", id, "complete", func(v *apitype.RunbookView) bool { return v.Status == rbtype.RunbookComplete })
 }
 
 // TestAPolicyChangeDoesNotAlterARunningRunbook: what admission decided is
@@ -320,12 +322,12 @@ func TestAPolicyChangeDoesNotAlterARunningRunbook(t *testing.T) {
 	b := setupPolicy(t, "")
 	src := "(p.wait :as @w)\n(p.send :to \"x\" :after @w :as @s)\n"
 	gated := submit(t, b.as("tok-bots"), b.ctx, src)
-	v := b.wait(t, "tok-bots", gated.ID.String(), "parked", func(v *client.Runbook) bool { return v.State == rbtype.StateParked })
+	v := b.wait(t, "tok-bots", gated.ID.String(), "parked", func(v *apitype.RunbookView) bool { return v.State == rbtype.StateParked })
 	hash := v.PolicyHash
 
 	b.setPolicy(t, "tenants:\n  bots: {auto_exec: [external_send]}\n")
 	ungated := submit(t, b.as("tok-bots"), b.ctx, src+";; under the new policy\n")
-	u := b.wait(t, "tok-bots", ungated.ID.String(), "parked", func(v *client.Runbook) bool { return v.State == rbtype.StateParked })
+	u := b.wait(t, "tok-bots", ungated.ID.String(), "parked", func(v *apitype.RunbookView) bool { return v.State == rbtype.StateParked })
 	require.NotEqual(t, hash, u.PolicyHash)
 
 	// Back to the built-in policy: the runbook admitted under auto_exec
@@ -334,13 +336,13 @@ func TestAPolicyChangeDoesNotAlterARunningRunbook(t *testing.T) {
 	for _, id := range []string{gated.ID.String(), ungated.ID.String()} {
 		v, err := b.as("tok-bots").Get(b.ctx, id)
 		require.NoError(t, err)
-		_, err = b.as("tok-bots").Notify(b.ctx, client.Notification{CorrelationKey: v.Steps[0].CorrelationKey, Status: rbtype.OutcomeCompleted})
+		_, err = b.as("tok-bots").Notify(b.ctx, apitype.NotificationRequest{CorrelationKey: v.Steps[0].CorrelationKey, Status: rbtype.OutcomeCompleted})
 		require.NoError(t, err)
 	}
-	v = b.wait(t, "tok-bots", gated.ID.String(), "awaiting approval", func(v *client.Runbook) bool { return v.State == rbtype.StateAwaitingApproval })
+	v = b.wait(t, "tok-bots", gated.ID.String(), "awaiting approval", func(v *apitype.RunbookView) bool { return v.State == rbtype.StateAwaitingApproval })
 	require.Equal(t, hash, v.PolicyHash)
 	require.Equal(t, rbtype.GateHumanConfirm, v.Steps[1].Gate)
-	u = b.wait(t, "tok-bots", ungated.ID.String(), "complete", func(v *client.Runbook) bool { return v.Status == rbtype.RunbookComplete })
+	u = b.wait(t, "tok-bots", ungated.ID.String(), "complete", func(v *apitype.RunbookView) bool { return v.Status == rbtype.RunbookComplete })
 	require.Equal(t, rbtype.GateNone, u.Steps[1].Gate)
 }
 
@@ -348,11 +350,11 @@ func TestAPolicyChangeDoesNotAlterARunningRunbook(t *testing.T) {
 // hash is reused under it, and not under another.
 func TestTheCacheIsNotServedAcrossPolicies(t *testing.T) {
 	b := setupPolicy(t, "")
-	run := func(key string) *client.Runbook {
+	run := func(key string) *apitype.RunbookView {
 		t.Helper()
-		sub, err := b.as("tok-admin").Submit(b.ctx, client.SubmitRequest{Source: "(p.digest :text \"abc\")\n", IdempotencyKey: key})
+		sub, err := b.as("tok-admin").Submit(b.ctx, apitype.SubmitRequest{Source: "(p.digest :text \"abc\")\n", IdempotencyKey: key})
 		require.NoError(t, err)
-		return b.wait(t, "tok-admin", sub.ID.String(), "complete", func(v *client.Runbook) bool { return v.Status == rbtype.RunbookComplete })
+		return b.wait(t, "tok-admin", sub.ID.String(), "complete", func(v *apitype.RunbookView) bool { return v.Status == rbtype.RunbookComplete })
 	}
 	require.Zero(t, run("first").Cost.CacheHits)
 	require.EqualValues(t, 1, run("second").Cost.CacheHits, "the same policy: reused")
@@ -371,7 +373,7 @@ func TestBudgetStopsTheThirdCall(t *testing.T) {
 	admin := b.as("tok-admin")
 	sub := submit(t, admin, b.ctx, "(p.bill :n 1 :as @a)\n(p.bill :n 2 :after @a :as @b)\n(p.bill :n 3 :after @b :as @c)\n")
 	id := sub.ID.String()
-	v := b.wait(t, "tok-admin", id, "failed", func(v *client.Runbook) bool { return v.Status == rbtype.RunbookFailed })
+	v := b.wait(t, "tok-admin", id, "failed", func(v *apitype.RunbookView) bool { return v.Status == rbtype.RunbookFailed })
 	require.Len(t, b.calls(), 2, "the third call never reached the server")
 	c, _ := v.Step("c")
 	require.Equal(t, rbtype.StepFailed, c.Status)
@@ -385,9 +387,9 @@ func TestBudgetStopsTheThirdCall(t *testing.T) {
 	require.Equal(t, 8.0, rb.Spent.CostUSD)
 	require.Equal(t, 0.0, *rb.Left.CostUSD)
 	require.Equal(t, "default.budget.runbook", rb.Rule)
-	var retry *client.Action
+	var retry *apitype.ActionView
 	for i := range v.NextActions {
-		if v.NextActions[i].Kind == client.ActionRetry && v.NextActions[i].Step == "c" {
+		if v.NextActions[i].Kind == apitype.ActionRetry && v.NextActions[i].Step == "c" {
 			retry = &v.NextActions[i]
 		}
 	}
@@ -403,9 +405,9 @@ func TestBudgetStopsTheThirdCall(t *testing.T) {
 	require.NoError(t, err)
 	require.Nil(t, changed.Before)
 	require.Equal(t, "token-1", changed.By)
-	_, err = admin.Retry(b.ctx, id, client.RetryRequest{})
+	_, err = admin.Retry(b.ctx, id, apitype.RetryRequest{})
 	require.NoError(t, err)
-	v = b.wait(t, "tok-admin", id, "complete", func(v *client.Runbook) bool { return v.Status == rbtype.RunbookComplete })
+	v = b.wait(t, "tok-admin", id, "complete", func(v *apitype.RunbookView) bool { return v.Status == rbtype.RunbookComplete })
 	require.Len(t, b.calls(), 3)
 	require.Equal(t, 12.0, v.Cost.CostUSD)
 	require.Equal(t, "set by rbd budget set for tenant default", v.Cost.Budgets[0].Rule)
@@ -454,14 +456,14 @@ func TestBudgetsAPI(t *testing.T) {
 	require.Equal(t, "default.budget.month", got.Budgets[1].Rule)
 
 	// A submission's own budget.
-	_, err = reader.Submit(b.ctx, client.SubmitRequest{Source: "(p.digest :text \"a\")\n", Budget: &rbtype.Budget{CostUSD: ptr(25.0)}})
+	_, err = reader.Submit(b.ctx, apitype.SubmitRequest{Source: "(p.digest :text \"a\")\n", Budget: &rbtype.Budget{CostUSD: ptr(25.0)}})
 	requireAPIError(t, err, http.StatusBadRequest, httpapi.CodeInvalidRequest,
 		"budget cost_usd 25 above 20: a submission may only lower the runbook budget of default.budget.runbook")
-	_, err = reader.Submit(b.ctx, client.SubmitRequest{Source: "(p.digest :text \"a\")\n", Budget: &rbtype.Budget{Credits: ptr(-2.0)}})
+	_, err = reader.Submit(b.ctx, apitype.SubmitRequest{Source: "(p.digest :text \"a\")\n", Budget: &rbtype.Budget{Credits: ptr(-2.0)}})
 	requireAPIError(t, err, http.StatusBadRequest, httpapi.CodeInvalidRequest, "budget.credits must be a number at or above zero")
-	sub, err := reader.Submit(b.ctx, client.SubmitRequest{Source: "(p.digest :text \"a\")\n", Budget: &rbtype.Budget{CostUSD: ptr(5.0), Tokens: ptr(int64(100))}})
+	sub, err := reader.Submit(b.ctx, apitype.SubmitRequest{Source: "(p.digest :text \"a\")\n", Budget: &rbtype.Budget{CostUSD: ptr(5.0), Tokens: ptr(int64(100))}})
 	require.NoError(t, err)
-	v := b.wait(t, "tok-reader", sub.ID.String(), "complete", func(v *client.Runbook) bool { return v.Status == rbtype.RunbookComplete })
+	v := b.wait(t, "tok-reader", sub.ID.String(), "complete", func(v *apitype.RunbookView) bool { return v.Status == rbtype.RunbookComplete })
 	require.Equal(t, 5.0, *v.Budget.CostUSD)
 	require.Equal(t, "the runbook's own budget, or default.budget.runbook", v.Cost.Budgets[0].Rule)
 	require.Equal(t, 5.0, *v.Cost.Budgets[0].Limit.CostUSD)
@@ -475,12 +477,12 @@ func TestApproveWithAnEmptyBodyRecordsTheTokensActor(t *testing.T) {
 	b := setupPolicy(t, "")
 	sub := submit(t, b.as("tok-admin"), b.ctx, "(p.send :to \"x\" :as @s)\n(p.send :to \"y\" :as @t)\n")
 	id := sub.ID.String()
-	b.wait(t, "tok-admin", id, "awaiting approval", func(v *client.Runbook) bool { return v.State == rbtype.StateAwaitingApproval })
+	b.wait(t, "tok-admin", id, "awaiting approval", func(v *apitype.RunbookView) bool { return v.State == rbtype.StateAwaitingApproval })
 	status, body := rawAs(t, b.srv.URL, "tok-alice", "POST", "/v1/runbooks/"+id+"/steps/s/approve", `{}`)
 	require.Equal(t, http.StatusOK, status, body)
 	status, body = rawAs(t, b.srv.URL, "tok-alice", "POST", "/v1/runbooks/"+id+"/steps/t/approve", `{"by": "mallory"}`)
 	require.Equal(t, http.StatusOK, status, body)
-	v := b.wait(t, "tok-admin", id, "complete", func(v *client.Runbook) bool { return v.Status == rbtype.RunbookComplete })
+	v := b.wait(t, "tok-admin", id, "complete", func(v *apitype.RunbookView) bool { return v.Status == rbtype.RunbookComplete })
 	require.Equal(t, "alice", v.Steps[0].GateDecision.By)
 	require.Equal(t, "alice", v.Steps[1].GateDecision.By)
 	approved := b.eventsOf(t, "tok-admin", id, rbtype.EventGateApproved)

@@ -15,21 +15,6 @@ import (
 	"github.com/runbookdev/runbook/runtime"
 )
 
-// Role is what a token may do (docs/design/semantics.md section 1).
-type Role string
-
-// The roles. Admin sees and acts on every tenant and has every role.
-const (
-	RoleRead    Role = "read"    // GET
-	RoleSubmit  Role = "submit"  // submit, extend, retry, regenerate, cancel, close
-	RoleApprove Role = "approve" // gate decisions, resolving escalations
-	RoleNotify  Role = "notify"  // delivering notifications through /mcp's notify tool; the webhook itself is signed, not token-checked
-	RoleAdmin   Role = "admin"
-	// RoleMetrics reads /metrics, and nothing else, once tenants are
-	// configured: a scraper needs no more (docs/daemon.md).
-	RoleMetrics Role = "metrics"
-)
-
 // Roles lists every role.
 var Roles = []Role{RoleRead, RoleSubmit, RoleApprove, RoleNotify, RoleAdmin, RoleMetrics}
 
@@ -244,3 +229,16 @@ func ParseWebhookSecrets(lines []string) (secrets [][]byte, tenants []string, er
 	}
 	return secrets, tenants, nil
 }
+
+// Role is rbtype's: the API's whoami names it without httpapi.
+type Role = rbtype.Role
+
+// The roles (rbtype's).
+const (
+	RoleRead    = rbtype.RoleRead
+	RoleSubmit  = rbtype.RoleSubmit
+	RoleApprove = rbtype.RoleApprove
+	RoleNotify  = rbtype.RoleNotify
+	RoleAdmin   = rbtype.RoleAdmin
+	RoleMetrics = rbtype.RoleMetrics
+)

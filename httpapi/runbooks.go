@@ -9,7 +9,9 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/driver"
+	"github.com/runbookdev/runbook/machine"
 	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/runtime"
 )
@@ -18,7 +20,7 @@ import (
 const IdempotencyKeyHeader = "Idempotency-Key"
 
 // maxIdempotencyKey bounds the header: it becomes part of a database key.
-const maxIdempotencyKey = runtime.MaxKeyLength
+const maxIdempotencyKey = machine.MaxKeyLength
 
 // submit is POST /v1/runbooks: 201 for a new runbook, 200 for a repeat of
 // an earlier submission (same Idempotency-Key, or same plan, inputs and
@@ -29,7 +31,7 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var req SubmitRequest
+	var req apitype.SubmitRequest
 	if err := decodeJSON(body, &req, false); err != nil {
 		return err
 	}
@@ -39,7 +41,7 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request) error {
 	}
 	sub := runtime.Submission{Inputs: req.Inputs, Mode: req.Mode, IdempotencyKey: from.idempotencyKey, Actor: req.Actor, Name: req.Name, HoldOpen: req.HoldOpen,
 		Parent: from.parent, CorrelationID: from.correlationID, Budget: req.Budget}
-	var out *runtime.Submitted
+	var out *apitype.Submitted
 	switch {
 	case req.Source != "" && len(req.Plan) > 0:
 		return errorf(http.StatusBadRequest, CodeInvalidRequest, `give "source" or "plan", not both`)
@@ -70,9 +72,9 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	resp := SubmitResponse{ID: out.ID, Status: out.Status, Created: out.Created, Name: out.Name}
+	resp := apitype.SubmitResponse{ID: out.ID, Status: out.Status, Created: out.Created, Name: out.Name}
 	if !out.Created {
-		resp.Message = AlreadySubmitted(out.ID, out.Status)
+		resp.Message = apitype.AlreadySubmitted(out.ID, out.Status)
 	}
 	writeMaybeCreated(w, out.Created, out.ID, resp)
 	return nil
@@ -151,7 +153,7 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	limit, err := queryInt(r, "steps_limit", runtime.DefaultViewSteps, 1, runtime.MaxViewSteps)
+	limit, err := queryInt(r, "steps_limit", apitype.DefaultViewSteps, 1, apitype.MaxViewSteps)
 	if err != nil {
 		return err
 	}
@@ -187,13 +189,13 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, ListResponse{Runbooks: page.Runbooks, Next: page.Next})
+	writeJSON(w, http.StatusOK, apitype.ListResponse{Runbooks: page.Runbooks, Next: page.Next})
 	return nil
 }
 
 // cancel is POST /v1/runbooks/{id}/cancel.
 func (s *Server) cancel(w http.ResponseWriter, r *http.Request) error {
-	id, req, err := runbookRequest[CancelRequest](s, w, r, true)
+	id, req, err := runbookRequest[apitype.CancelRequest](s, w, r, true)
 	if err != nil {
 		return err
 	}
@@ -201,54 +203,54 @@ func (s *Server) cancel(w http.ResponseWriter, r *http.Request) error {
 	if err := s.engine.CancelWith(r.Context(), id, o); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, CancelResponse{ID: id, Status: rbtype.RunbookCancelled})
+	writeJSON(w, http.StatusOK, apitype.CancelResponse{ID: id, Status: rbtype.RunbookCancelled})
 	return nil
 }
 
 // resolve is POST /v1/runbooks/{id}/steps/{key}/resolve.
 func (s *Server) resolve(w http.ResponseWriter, r *http.Request) error {
-	id, req, err := runbookRequest[ResolveRequest](s, w, r, false)
+	id, req, err := runbookRequest[apitype.ResolveRequest](s, w, r, false)
 	if err != nil {
 		return err
 	}
 	key := r.PathValue("key")
-	if err := s.engine.Resolve(r.Context(), id, key, runtime.Resolution{Action: req.Action, Result: req.Result, By: byOf(r, req.By)}); err != nil {
+	if err := s.engine.Resolve(r.Context(), id, key, machine.Resolution{Action: req.Action, Result: req.Result, By: byOf(r, req.By)}); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, ResolveResponse{ID: id, Step: key, Action: req.Action})
+	writeJSON(w, http.StatusOK, apitype.ResolveResponse{ID: id, Step: key, Action: req.Action})
 	return nil
 }
 
 // close is POST /v1/runbooks/{id}/close.
 func (s *Server) close(w http.ResponseWriter, r *http.Request) error {
-	id, req, err := runbookRequest[CloseRequest](s, w, r, true)
+	id, req, err := runbookRequest[apitype.CloseRequest](s, w, r, true)
 	if err != nil {
 		return err
 	}
 	if err := s.engine.Close(r.Context(), id, byOf(r, req.By)); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, CancelResponse{ID: id, Status: rbtype.RunbookExecuting})
+	writeJSON(w, http.StatusOK, apitype.CancelResponse{ID: id, Status: rbtype.RunbookExecuting})
 	return nil
 }
 
 // retry is POST /v1/runbooks/{id}/retry.
 func (s *Server) retry(w http.ResponseWriter, r *http.Request) error {
-	id, req, err := runbookRequest[RetryRequest](s, w, r, true)
+	id, req, err := runbookRequest[apitype.RetryRequest](s, w, r, true)
 	if err != nil {
 		return err
 	}
-	res, err := s.engine.Retry(r.Context(), id, runtime.RetryOptions{Steps: req.Steps, By: byOf(r, req.By), Execute: req.Execute})
+	res, err := s.engine.Retry(r.Context(), id, machine.RetryOptions{Steps: req.Steps, By: byOf(r, req.By), Execute: req.Execute})
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, RetryResponse{ID: id, Status: rbtype.RunbookExecuting, Steps: res.Steps})
+	writeJSON(w, http.StatusOK, apitype.RetryResponse{ID: id, Status: rbtype.RunbookExecuting, Steps: res.Steps})
 	return nil
 }
 
 // regenerate is POST /v1/runbooks/{id}/regenerate.
 func (s *Server) regenerate(w http.ResponseWriter, r *http.Request) error {
-	id, req, err := runbookRequest[RegenerateRequest](s, w, r, true)
+	id, req, err := runbookRequest[apitype.RegenerateRequest](s, w, r, true)
 	if err != nil {
 		return err
 	}
@@ -261,7 +263,7 @@ func (s *Server) regenerate(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeMaybeCreated(w, out.Created, out.ID, RegenerateResponse{ID: out.ID, Status: out.Status, Created: out.Created, Lineage: out.Lineage})
+	writeMaybeCreated(w, out.Created, out.ID, apitype.RegenerateResponse{ID: out.ID, Status: out.Status, Created: out.Created, Lineage: out.Lineage})
 	return nil
 }
 
@@ -270,7 +272,7 @@ func (s *Server) reject(w http.ResponseWriter, r *http.Request) error  { return 
 
 // decide is POST /v1/runbooks/{id}/steps/{key}/approve and /reject.
 func (s *Server) decide(w http.ResponseWriter, r *http.Request, approve bool) error {
-	id, req, err := runbookRequest[DecisionRequest](s, w, r, true)
+	id, req, err := runbookRequest[apitype.DecisionRequest](s, w, r, true)
 	if err != nil {
 		return err
 	}
@@ -286,13 +288,13 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, approve bool) er
 	if approve {
 		decision = rbtype.GateApproved
 	}
-	writeJSON(w, http.StatusOK, DecisionResponse{ID: id, Step: key, Decision: decision})
+	writeJSON(w, http.StatusOK, apitype.DecisionResponse{ID: id, Step: key, Decision: decision})
 	return nil
 }
 
 // extend is POST /v1/runbooks/{id}/steps.
 func (s *Server) extend(w http.ResponseWriter, r *http.Request) error {
-	id, req, err := runbookRequest[ExtendRequest](s, w, r, false)
+	id, req, err := runbookRequest[apitype.ExtendRequest](s, w, r, false)
 	if err != nil {
 		return err
 	}
@@ -308,6 +310,6 @@ func (s *Server) extend(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, ExtendResponse{ID: id, Steps: out.Steps, Version: out.Version})
+	writeJSON(w, http.StatusOK, apitype.ExtendResponse{ID: id, Steps: out.Steps, Version: out.Version})
 	return nil
 }

@@ -9,11 +9,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/compiler"
 	"github.com/runbookdev/runbook/httpapi"
 	"github.com/runbookdev/runbook/rbtype"
-	"github.com/runbookdev/runbook/runtime"
 )
 
 const chain = `(t.echo :v $who :as @first)
@@ -22,7 +22,7 @@ const chain = `(t.echo :v $who :as @first)
 
 func TestSubmitRepeatConflictAndComplete(t *testing.T) {
 	b := setup(t)
-	req := client.SubmitRequest{Source: chain, Filename: "chain.rbk", Inputs: map[string]any{"who": "ada"}, IdempotencyKey: "order-1"}
+	req := apitype.SubmitRequest{Source: chain, Filename: "chain.rbk", Inputs: map[string]any{"who": "ada"}, IdempotencyKey: "order-1"}
 	first, err := b.client.Submit(b.ctx, req)
 	require.NoError(t, err)
 	require.True(t, first.Created)
@@ -58,7 +58,7 @@ func TestSubmitRepeatConflictAndComplete(t *testing.T) {
 	require.Equal(t, evs[1:], rest)
 	status, out = b.raw(t, "GET", "/v1/runbooks/"+first.ID.String()+"/events?limit=1", "")
 	require.Equal(t, http.StatusOK, status)
-	var page client.EventsResponse
+	var page apitype.EventsResponse
 	require.NoError(t, json.Unmarshal([]byte(out), &page))
 	require.Len(t, page.Events, 1)
 }
@@ -66,7 +66,7 @@ func TestSubmitRepeatConflictAndComplete(t *testing.T) {
 func TestSubmitRefusesBadSourcesPlansAndBodies(t *testing.T) {
 	b := setup(t)
 	// A source that does not compile: 422 with the compiler's diagnostics.
-	_, err := b.client.Submit(b.ctx, client.SubmitRequest{Source: "(t.ecko :v \"x\")\n", Filename: "typo.rbk"})
+	_, err := b.client.Submit(b.ctx, apitype.SubmitRequest{Source: "(t.ecko :v \"x\")\n", Filename: "typo.rbk"})
 	var apiErr *client.Error
 	require.ErrorAs(t, err, &apiErr)
 	require.Equal(t, http.StatusUnprocessableEntity, apiErr.StatusCode)
@@ -74,7 +74,7 @@ func TestSubmitRefusesBadSourcesPlansAndBodies(t *testing.T) {
 	require.Len(t, apiErr.Diagnostics, 1)
 	d := apiErr.Diagnostics[0]
 	require.Equal(t, "E010", string(d.Code))
-	require.Equal(t, "typo.rbk", d.Range.File)
+	require.Equal(t, "typo.rbk", d.Range.Filename)
 	require.Equal(t, 1, d.Range.Start.Line)
 	require.Contains(t, d.Suggestions, "t.echo")
 
@@ -119,7 +119,7 @@ func TestSubmitAPlan(t *testing.T) {
 	b := setup(t)
 	plan, diags := compiler.CompileSource("chain.rbk", []byte(chain), b.cat)
 	require.False(t, diags.HasErrors(), diags.Error())
-	sub, err := b.client.Submit(b.ctx, client.SubmitRequest{Plan: plan.JSON(), Inputs: map[string]any{"who": "eve"}})
+	sub, err := b.client.Submit(b.ctx, apitype.SubmitRequest{Plan: plan.JSON(), Inputs: map[string]any{"who": "eve"}})
 	require.NoError(t, err)
 	require.True(t, sub.Created)
 	v := b.waitFor(t, sub.ID.String(), "complete", statusIs(rbtype.RunbookComplete))
@@ -127,63 +127,63 @@ func TestSubmitAPlan(t *testing.T) {
 
 	// A plan edited after compiling no longer matches its hash.
 	tampered := strings.Replace(string(plan.JSON()), `"first"`, `"premier"`, 1)
-	_, err = b.client.Submit(b.ctx, client.SubmitRequest{Plan: json.RawMessage(tampered), Inputs: map[string]any{"who": "eve"}})
+	_, err = b.client.Submit(b.ctx, apitype.SubmitRequest{Plan: json.RawMessage(tampered), Inputs: map[string]any{"who": "eve"}})
 	requireAPIError(t, err, http.StatusUnprocessableEntity, httpapi.CodeInvalidPlan, "plan_hash")
 }
 
 func TestGatesCancelExtendAndList(t *testing.T) {
 	b := setup(t)
-	gated, err := b.client.Submit(b.ctx, client.SubmitRequest{Source: "(t.approve :v \"ok\" :as @sign)\n"})
+	gated, err := b.client.Submit(b.ctx, apitype.SubmitRequest{Source: "(t.approve :v \"ok\" :as @sign)\n"})
 	require.NoError(t, err)
 	v := b.waitFor(t, gated.ID.String(), "awaiting approval", stateIs("awaiting_approval"))
 	require.Len(t, v.BlockedOn, 1)
 	require.Equal(t, "sign", v.BlockedOn[0].Step)
-	require.Equal(t, client.BlockedRequiresApproval, v.BlockedOn[0].Reason)
+	require.Equal(t, apitype.BlockedRequiresApproval, v.BlockedOn[0].Reason)
 	g := v.BlockedOn[0].Gate
 	require.NotNil(t, g, "a gate says what it guards")
-	require.Equal(t, client.Gate{Verb: "t.approve", Risk: rbtype.RiskLow, SideEffects: rbtype.SideEffectsExternalCall,
-		Args: map[string]any{"v": "ok"}, Why: client.GateVerb, Since: g.Since}, *g)
+	require.Equal(t, apitype.GateView{Verb: "t.approve", Risk: rbtype.RiskLow, SideEffects: rbtype.SideEffectsExternalCall,
+		Args: map[string]any{"v": "ok"}, Why: apitype.GateVerb, Since: g.Since}, *g)
 	require.WithinDuration(t, time.Now(), g.Since, time.Minute)
 
-	_, err = b.client.Approve(b.ctx, gated.ID.String(), "nope", client.DecisionRequest{By: "ops"})
+	_, err = b.client.Approve(b.ctx, gated.ID.String(), "nope", apitype.DecisionRequest{By: "ops"})
 	requireAPIError(t, err, http.StatusNotFound, httpapi.CodeNotFound, `no step "nope"`)
-	d, err := b.client.Approve(b.ctx, gated.ID.String(), "sign", client.DecisionRequest{By: "ops@example.com", Comment: "checked"})
+	d, err := b.client.Approve(b.ctx, gated.ID.String(), "sign", apitype.DecisionRequest{By: "ops@example.com", Comment: "checked"})
 	require.NoError(t, err)
 	require.Equal(t, rbtype.GateApproved, d.Decision)
 	v = b.waitFor(t, gated.ID.String(), "complete", statusIs(rbtype.RunbookComplete))
 	require.Equal(t, "ops@example.com", v.Steps[0].GateDecision.By)
 	// Deciding again: the step no longer waits.
-	_, err = b.client.Reject(b.ctx, gated.ID.String(), "sign", client.DecisionRequest{By: "ops"})
+	_, err = b.client.Reject(b.ctx, gated.ID.String(), "sign", apitype.DecisionRequest{By: "ops"})
 	requireAPIError(t, err, http.StatusConflict, httpapi.CodeConflict, "not waiting for approval")
 
-	rejected, err := b.client.Submit(b.ctx, client.SubmitRequest{Source: "(t.approve :v \"no\" :as @sign)\n"})
+	rejected, err := b.client.Submit(b.ctx, apitype.SubmitRequest{Source: "(t.approve :v \"no\" :as @sign)\n"})
 	require.NoError(t, err)
 	b.waitFor(t, rejected.ID.String(), "awaiting approval", stateIs("awaiting_approval"))
-	d, err = b.client.Reject(b.ctx, rejected.ID.String(), "sign", client.DecisionRequest{By: "ops", Comment: "not today"})
+	d, err = b.client.Reject(b.ctx, rejected.ID.String(), "sign", apitype.DecisionRequest{By: "ops", Comment: "not today"})
 	require.NoError(t, err)
 	require.Equal(t, rbtype.GateRejected, d.Decision)
 	v = b.waitFor(t, rejected.ID.String(), "failed", statusIs(rbtype.RunbookFailed))
 	require.Equal(t, rbtype.CodePolicyDenied, v.Error.Code)
 
 	// A parked runbook grows, then is cancelled.
-	parked, err := b.client.Submit(b.ctx, client.SubmitRequest{Source: "(t.wait :as @w)\n"})
+	parked, err := b.client.Submit(b.ctx, apitype.SubmitRequest{Source: "(t.wait :as @w)\n"})
 	require.NoError(t, err)
 	b.waitFor(t, parked.ID.String(), "parked", stateIs("parked"))
-	x, err := b.client.Extend(b.ctx, parked.ID.String(), client.ExtendRequest{Source: "(t.echo :v @w.answer :as @after)\n"})
+	x, err := b.client.Extend(b.ctx, parked.ID.String(), apitype.ExtendRequest{Source: "(t.echo :v @w.answer :as @after)\n"})
 	require.NoError(t, err)
 	require.Equal(t, []string{"after"}, x.Steps)
 	require.Equal(t, 2, x.Version)
-	_, err = b.client.Extend(b.ctx, parked.ID.String(), client.ExtendRequest{Source: "(t.echo :v @nope.answer)\n"})
+	_, err = b.client.Extend(b.ctx, parked.ID.String(), apitype.ExtendRequest{Source: "(t.echo :v @nope.answer)\n"})
 	requireAPIError(t, err, http.StatusUnprocessableEntity, httpapi.CodeCompileFailed, "error")
-	c, err := b.client.Cancel(b.ctx, parked.ID.String(), client.CancelRequest{By: "ops"})
+	c, err := b.client.Cancel(b.ctx, parked.ID.String(), apitype.CancelRequest{By: "ops"})
 	require.NoError(t, err)
 	require.Equal(t, rbtype.RunbookCancelled, c.Status)
 	v, err = b.client.Get(b.ctx, parked.ID.String())
 	require.NoError(t, err)
 	require.Equal(t, rbtype.RunbookCancelled, v.Status)
-	_, err = b.client.Extend(b.ctx, parked.ID.String(), client.ExtendRequest{Source: "(t.echo :v \"late\")\n"})
+	_, err = b.client.Extend(b.ctx, parked.ID.String(), apitype.ExtendRequest{Source: "(t.echo :v \"late\")\n"})
 	requireAPIError(t, err, http.StatusConflict, httpapi.CodeConflict, "only a running runbook can be extended")
-	_, err = b.client.Cancel(b.ctx, gated.ID.String(), client.CancelRequest{By: "ops"})
+	_, err = b.client.Cancel(b.ctx, gated.ID.String(), apitype.CancelRequest{By: "ops"})
 	requireAPIError(t, err, http.StatusConflict, httpapi.CodeConflict, "already complete")
 
 	// Newest first, paged, filtered.
@@ -225,7 +225,7 @@ func TestErrorsAreJSONWithFittingStatus(t *testing.T) {
 	for _, c := range cases {
 		status, out := b.raw(t, c.method, c.path, "")
 		require.Equal(t, c.status, status, "%s %s: %s", c.method, c.path, out)
-		var eb httpapi.ErrorBody
+		var eb apitype.ErrorBody
 		require.NoError(t, json.Unmarshal([]byte(out), &eb), out)
 		require.Equal(t, c.code, eb.Error.Code, out)
 		require.NotEmpty(t, eb.Error.Message)
@@ -289,7 +289,7 @@ func requireAPIError(t *testing.T, err error, status int, code, message string) 
 	require.Contains(t, apiErr.Message, message)
 }
 
-func ids(page *client.ListResponse) []string {
+func ids(page *apitype.ListResponse) []string {
 	out := make([]string, len(page.Runbooks))
 	for i, r := range page.Runbooks {
 		out[i] = r.ID.String()
@@ -302,17 +302,17 @@ func ids(page *client.ListResponse) []string {
 // request answered with its own status and nothing created.
 func TestRegenerateOverHTTP(t *testing.T) {
 	b := setup(t)
-	first, err := b.client.Submit(b.ctx, client.SubmitRequest{Source: chain, Inputs: map[string]any{"who": "ada"}})
+	first, err := b.client.Submit(b.ctx, apitype.SubmitRequest{Source: chain, Inputs: map[string]any{"who": "ada"}})
 	require.NoError(t, err)
 	b.waitFor(t, first.ID.String(), "complete", statusIs(rbtype.RunbookComplete))
 	path := "/v1/runbooks/" + first.ID.String() + "/regenerate"
 
 	status, out := b.raw(t, "POST", path, `{"inputs": {"who": "grace"}, "by": "ops"}`)
 	require.Equal(t, http.StatusCreated, status, out)
-	var res httpapi.RegenerateResponse
+	var res apitype.RegenerateResponse
 	require.NoError(t, json.Unmarshal([]byte(out), &res))
 	require.True(t, res.Created)
-	require.Equal(t, runtime.LineageView{Root: first.ID, Parent: &first.ID, Generation: 1}, res.Lineage)
+	require.Equal(t, apitype.LineageView{Root: first.ID, Parent: &first.ID, Generation: 1}, res.Lineage)
 	v := b.waitFor(t, res.ID.String(), "complete", statusIs(rbtype.RunbookComplete))
 	require.JSONEq(t, `{"v":"grace"}`, string(v.Outcomes["second"]))
 	require.Equal(t, res.Lineage.Root, v.Lineage.Root)
@@ -340,15 +340,15 @@ func TestRegenerateOverHTTP(t *testing.T) {
 	} {
 		status, out := b.raw(t, "POST", c.path, c.body, c.header...)
 		require.Equal(t, c.status, status, "%s: %s", c.name, out)
-		var eb httpapi.ErrorBody
+		var eb apitype.ErrorBody
 		require.NoError(t, json.Unmarshal([]byte(out), &eb), out)
 		require.Equal(t, c.code, eb.Error.Code, "%s: %s", c.name, out)
 	}
 
 	// A running runbook is not regenerated.
-	parked, err := b.client.Submit(b.ctx, client.SubmitRequest{Source: `(t.wait :as @w)`})
+	parked, err := b.client.Submit(b.ctx, apitype.SubmitRequest{Source: `(t.wait :as @w)`})
 	require.NoError(t, err)
-	_, err = b.client.Regenerate(b.ctx, parked.ID.String(), client.RegenerateRequest{})
+	_, err = b.client.Regenerate(b.ctx, parked.ID.String(), apitype.RegenerateRequest{})
 	requireAPIError(t, err, http.StatusConflict, httpapi.CodeConflict, "regenerate it once it has finished")
 
 	// Nothing the refused requests asked for was created.

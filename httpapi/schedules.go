@@ -5,6 +5,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/runtime"
 )
 
@@ -18,7 +19,7 @@ func (s *Server) createSchedule(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var req ScheduleRequest
+	var req apitype.ScheduleRequest
 	if err := decodeJSON(body, &req, false); err != nil {
 		return err
 	}
@@ -41,7 +42,7 @@ func (s *Server) listSchedules(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, ScheduleList{Schedules: list})
+	writeJSON(w, http.StatusOK, apitype.ScheduleList{Schedules: list})
 	return nil
 }
 
@@ -79,7 +80,7 @@ func (s *Server) patchSchedule(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var req SchedulePatchRequest
+	var req apitype.SchedulePatchRequest
 	if err := decodeJSON(body, &req, false); err != nil {
 		return err
 	}
@@ -103,6 +104,6 @@ func (s *Server) deleteSchedule(w http.ResponseWriter, r *http.Request) error {
 	if err := s.engine.DeleteSchedule(r.Context(), id); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, ScheduleDeleted{ID: id, Deleted: true})
+	writeJSON(w, http.StatusOK, apitype.ScheduleDeleted{ID: id, Deleted: true})
 	return nil
 }

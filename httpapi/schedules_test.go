@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/httpapi"
 )
@@ -35,7 +36,7 @@ func TestScheduleBadInputNamesTheField(t *testing.T) {
 	} {
 		status, body := b.raw(t, http.MethodPost, "/v1/schedules", tt.body)
 		require.Equal(t, tt.status, status, "%s: %s", tt.body, body)
-		var eb httpapi.ErrorBody
+		var eb apitype.ErrorBody
 		require.NoError(t, json.Unmarshal([]byte(body), &eb))
 		require.Equal(t, tt.code, eb.Error.Code, tt.body)
 		require.Equal(t, tt.field, eb.Error.Field, tt.body)
@@ -48,12 +49,12 @@ func TestScheduleBadInputNamesTheField(t *testing.T) {
 	require.Empty(t, list.Schedules, "nothing was stored")
 
 	// A good one, then the calls on it; another tenant sees none of it.
-	v, err := b.client.CreateSchedule(b.ctx, client.ScheduleRequest{Name: "nightly", Cron: "30 1 * * *", Timezone: "Europe/London",
+	v, err := b.client.CreateSchedule(b.ctx, apitype.ScheduleRequest{Name: "nightly", Cron: "30 1 * * *", Timezone: "Europe/London",
 		Source: `(t.echo :v $who)`, Inputs: map[string]any{"who": "ada"}})
 	require.NoError(t, err)
 	require.NotNil(t, v.NextFireAt)
 	paused := true
-	v, err = b.client.PatchSchedule(b.ctx, v.ID.String(), client.SchedulePatch{Paused: &paused})
+	v, err = b.client.PatchSchedule(b.ctx, v.ID.String(), apitype.SchedulePatchRequest{Paused: &paused})
 	require.NoError(t, err)
 	require.True(t, v.Paused)
 	require.Nil(t, v.NextFireAt)
@@ -64,7 +65,7 @@ func TestScheduleBadInputNamesTheField(t *testing.T) {
 	require.Equal(t, 400, status)
 
 	other := &client.Client{BaseURL: b.srv.URL, Token: "tok-acme"}
-	_, err = other.PatchSchedule(b.ctx, v.ID.String(), client.SchedulePatch{Paused: &paused})
+	_, err = other.PatchSchedule(b.ctx, v.ID.String(), apitype.SchedulePatchRequest{Paused: &paused})
 	require.ErrorIs(t, err, client.CodeNotFound)
 	theirs, err := other.Schedules(b.ctx)
 	require.NoError(t, err)

@@ -13,6 +13,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/apitype"
+	"github.com/runbookdev/runbook/builtin"
 	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/durable"
 	"github.com/runbookdev/runbook/durable/pgtest"
@@ -88,7 +90,7 @@ func setup(t *testing.T) *testBundle {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
 	store := pgtest.Store(t)
-	handlers := runtime.NewHandlers(runtime.BuiltinDeps{})
+	handlers := runtime.NewHandlers(builtin.Deps{})
 	defs, diags := verbs.Parse("test.yaml", []byte(testVerbs))
 	require.Empty(t, diags)
 	cat, diags := registry.New(defs, handlers.Specs())
@@ -149,7 +151,7 @@ func waitToSendLargeBody(req *http.Request, size int) {
 }
 
 // waitFor polls a runbook until cond holds.
-func (b *testBundle) waitFor(t *testing.T, id string, what string, cond func(*client.Runbook) bool) *client.Runbook {
+func (b *testBundle) waitFor(t *testing.T, id string, what string, cond func(*apitype.RunbookView) bool) *apitype.RunbookView {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -165,12 +167,12 @@ func (b *testBundle) waitFor(t *testing.T, id string, what string, cond func(*cl
 	}
 }
 
-func statusIs(status rbtype.RunbookStatus) func(*client.Runbook) bool {
-	return func(v *client.Runbook) bool { return v.Status == status }
+func statusIs(status rbtype.RunbookStatus) func(*apitype.RunbookView) bool {
+	return func(v *apitype.RunbookView) bool { return v.Status == status }
 }
 
-func stateIs(state string) func(*client.Runbook) bool {
-	return func(v *client.Runbook) bool { return string(v.State) == state }
+func stateIs(state string) func(*apitype.RunbookView) bool {
+	return func(v *apitype.RunbookView) bool { return string(v.State) == state }
 }
 
 func readAll(t *testing.T, resp *http.Response) string {

@@ -10,12 +10,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/client"
-	"github.com/runbookdev/runbook/httpapi"
 )
 
 // TestUnstorableValuesAre400 sends values PostgreSQL cannot store, as
-// issue 13 did: each is the caller's mistake, 400 naming the field, not a
+// docs/reliability.md did: each is the caller's mistake, 400 naming the field, not a
 // 500 from the database.
 func TestUnstorableValuesAre400(t *testing.T) {
 	b := setup(t)
@@ -50,7 +50,7 @@ func TestUnstorableValuesAre400(t *testing.T) {
 				status, body = b.raw(t, "POST", c.path, c.body)
 			}
 			require.Equal(t, http.StatusBadRequest, status, body)
-			var eb httpapi.ErrorBody
+			var eb apitype.ErrorBody
 			require.NoError(t, json.Unmarshal([]byte(body), &eb))
 			require.Contains(t, eb.Error.Message, c.want)
 		})

@@ -3,6 +3,8 @@ package httpapi
 import (
 	"net/http"
 	"sync"
+
+	"github.com/runbookdev/runbook/apitype"
 )
 
 // The default bounds on live event streams.
@@ -36,11 +38,11 @@ func (l *streamLimit) take(s *Server, r *http.Request, caller *Principal) (relea
 	case l.open[caller] >= l.perToken:
 		return nil, s.refuse(r, reasonStreamsToken, &apiError{status: http.StatusTooManyRequests, code: CodeLimitExceeded,
 			message: "this token has as many live event streams open as --max-streams-per-token allows; close one, or read the events without following them",
-			limit:   &LimitInfo{Name: "max-streams-per-token", Max: l.perToken, Got: l.open[caller] + 1}})
+			limit:   &apitype.LimitInfo{Name: "max-streams-per-token", Max: l.perToken, Got: l.open[caller] + 1}})
 	case l.all >= l.total:
 		return nil, s.refuse(r, reasonStreamsAll, &apiError{status: http.StatusTooManyRequests, code: CodeLimitExceeded,
 			message: "the daemon has as many live event streams open as --max-streams allows; retry later",
-			limit:   &LimitInfo{Name: "max-streams", Max: l.total, Got: l.all + 1}})
+			limit:   &apitype.LimitInfo{Name: "max-streams", Max: l.total, Got: l.all + 1}})
 	}
 	l.open[caller]++
 	l.all++

@@ -14,6 +14,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/apitype"
+	"github.com/runbookdev/runbook/builtin"
 	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/compiler"
 	"github.com/runbookdev/runbook/durable/pgtest"
@@ -105,7 +107,7 @@ func setupPlans(t *testing.T, withCatalogue bool) *planBundle {
 	t.Cleanup(cancel)
 	b := &planBundle{ctx: ctx, api: newRecorder(t), collector: newRecorder(t)}
 	env := map[string]string{"API_TOKEN": "s3cret", "HOME": "/home/rbd"}
-	handlers := runtime.NewHandlers(runtime.BuiltinDeps{LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
+	handlers := runtime.NewHandlers(builtin.Deps{LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
 	defs, diags := verbs.Parse("test.yaml", []byte(testVerbs+strings.ReplaceAll(planVerbs, "API_URL", b.api.URL)))
 	require.Empty(t, diags)
 	cat, diags := registry.New(defs, handlers.Specs())
@@ -222,7 +224,7 @@ func TestSubmittedPlansRunOnlyWhatTheCatalogueHolds(t *testing.T) {
 	}
 	for _, c := range cases {
 		edited := editPlan(t, raw, c.change)
-		_, err := b.client.Submit(b.ctx, client.SubmitRequest{Plan: edited, Inputs: map[string]any{"who": "eve"}})
+		_, err := b.client.Submit(b.ctx, apitype.SubmitRequest{Plan: edited, Inputs: map[string]any{"who": "eve"}})
 		var apiErr *client.Error
 		require.ErrorAs(t, err, &apiErr, c.name)
 		require.Equal(t, http.StatusUnprocessableEntity, apiErr.StatusCode, c.name)
@@ -233,17 +235,17 @@ func TestSubmittedPlansRunOnlyWhatTheCatalogueHolds(t *testing.T) {
 		require.Contains(t, d.Message, c.want, c.name)
 		require.Contains(t, d.Notes, "the plan was compiled against another catalogue; compile it again with this daemon's verbs", c.name)
 		require.Equal(t, "the plan cannot be run: "+d.Text(), apiErr.Message, c.name)
-		require.Equal(t, "plan.json", d.Range.File, c.name)
+		require.Equal(t, "plan.json", d.Range.Filename, c.name)
 	}
 	page, err := b.client.List(b.ctx, client.ListRequest{})
 	require.NoError(t, err)
 	require.Empty(t, page.Runbooks, "no refused plan was stored")
 
 	// The plan as compiled runs, with the catalogue's URL and secret.
-	sub, err := b.client.Submit(b.ctx, client.SubmitRequest{Plan: raw, Inputs: map[string]any{"who": "eve"}})
+	sub, err := b.client.Submit(b.ctx, apitype.SubmitRequest{Plan: raw, Inputs: map[string]any{"who": "eve"}})
 	require.NoError(t, err)
 	require.True(t, sub.Created)
-	v := waitForView(t, b, sub.ID.String(), func(v *client.Runbook) bool { return v.State == "awaiting_approval" })
+	v := waitForView(t, b, sub.ID.String(), func(v *apitype.RunbookView) bool { return v.State == "awaiting_approval" })
 	require.JSONEq(t, `{"ok":true}`, string(v.Outcomes["got"]))
 	require.Equal(t, []string{"Bearer s3cret"}, b.api.requests())
 	require.Empty(t, b.collector.requests())
@@ -259,18 +261,18 @@ func TestSubmittedPlanDiagnosticsNameTheFile(t *testing.T) {
 			object(planStep(doc, key), "execution")["side_effects"] = "external_call"
 		}
 	})
-	_, err := b.client.Submit(b.ctx, client.SubmitRequest{Plan: edited, Filename: "mine.json", Inputs: map[string]any{"who": "eve"}})
+	_, err := b.client.Submit(b.ctx, apitype.SubmitRequest{Plan: edited, Filename: "mine.json", Inputs: map[string]any{"who": "eve"}})
 	var apiErr *client.Error
 	require.ErrorAs(t, err, &apiErr)
 	require.Len(t, apiErr.Diagnostics, 1, apiErr.Error())
 	d := apiErr.Diagnostics[0]
-	require.Equal(t, "mine.json", d.Range.File)
+	require.Equal(t, "mine.json", d.Range.Filename)
 	require.Contains(t, d.Message, `step "first" calls t.echo`)
 	require.Contains(t, d.Notes, "1 more steps have the same problem")
 
 	// The hash alone: still INVALID_PLAN, now with E071.
 	tampered := bytes.Replace(b.compile(t), []byte(`"v":{"$input":"who"}`), []byte(`"v":"mallory"`), 1)
-	_, err = b.client.Submit(b.ctx, client.SubmitRequest{Plan: tampered, Inputs: map[string]any{}})
+	_, err = b.client.Submit(b.ctx, apitype.SubmitRequest{Plan: tampered, Inputs: map[string]any{}})
 	require.ErrorAs(t, err, &apiErr)
 	require.Equal(t, httpapi.CodeInvalidPlan, string(apiErr.Code))
 	require.Equal(t, "E071", string(apiErr.Diagnostics[0].Code))
@@ -280,11 +282,11 @@ func TestSubmittedPlanDiagnosticsNameTheFile(t *testing.T) {
 // to check a plan against, so it is not run.
 func TestDaemonWithoutVerbsRefusesPlans(t *testing.T) {
 	b := setupPlans(t, false)
-	_, err := b.client.Submit(b.ctx, client.SubmitRequest{Plan: b.compile(t), Inputs: map[string]any{"who": "eve"}})
+	_, err := b.client.Submit(b.ctx, apitype.SubmitRequest{Plan: b.compile(t), Inputs: map[string]any{"who": "eve"}})
 	requireAPIError(t, err, http.StatusBadRequest, httpapi.CodeInvalidRequest, "no verb catalogue to check plans against")
 }
 
-func waitForView(t *testing.T, b *planBundle, id string, cond func(*client.Runbook) bool) *client.Runbook {
+func waitForView(t *testing.T, b *planBundle, id string, cond func(*apitype.RunbookView) bool) *apitype.RunbookView {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/httpapi"
 	"github.com/runbookdev/runbook/rbtype"
@@ -74,7 +75,7 @@ func TestTenantsAndRolesOnEveryEndpoint(t *testing.T) {
 	}
 	acme, globex := as("tok-acme"), as("tok-globex")
 	// A runbook of acme's, parked, with a gate after it.
-	sub, err := acme.Submit(b.ctx, client.SubmitRequest{Source: "(t.wait :as @w) (t.approve :after @w :as @g)\n"})
+	sub, err := acme.Submit(b.ctx, apitype.SubmitRequest{Source: "(t.wait :as @w) (t.approve :after @w :as @g)\n"})
 	require.NoError(t, err)
 	id := sub.ID.String()
 	b.waitFor(t, id, "parked", stateIs("parked"))
@@ -128,14 +129,14 @@ func TestTenantsAndRolesOnEveryEndpoint(t *testing.T) {
 	}
 
 	// Listing: each tenant sees its own; the admin sees all, or one.
-	gsub, err := globex.Submit(b.ctx, client.SubmitRequest{Source: "(t.echo :v \"g\")\n"})
+	gsub, err := globex.Submit(b.ctx, apitype.SubmitRequest{Source: "(t.echo :v \"g\")\n"})
 	require.NoError(t, err)
 	ids := func(c *client.Client, tenant string) []string {
 		path := "/v1/runbooks"
 		if tenant != "" {
 			path += "?tenant=" + tenant
 		}
-		var page client.ListResponse
+		var page apitype.ListResponse
 		status, body := b.rawAs(t, c.Token, "GET", path)
 		require.Equal(t, http.StatusOK, status, body)
 		require.NoError(t, jsonUnmarshal(body, &page))
@@ -154,9 +155,9 @@ func TestTenantsAndRolesOnEveryEndpoint(t *testing.T) {
 
 	// The same request in two tenants is two runbooks, whatever key they
 	// chose; a mistyped id does not suggest another tenant's.
-	one, err := acme.Submit(b.ctx, client.SubmitRequest{Source: "(t.echo :v \"same\")\n", IdempotencyKey: "order-1"})
+	one, err := acme.Submit(b.ctx, apitype.SubmitRequest{Source: "(t.echo :v \"same\")\n", IdempotencyKey: "order-1"})
 	require.NoError(t, err)
-	two, err := globex.Submit(b.ctx, client.SubmitRequest{Source: "(t.echo :v \"same\")\n", IdempotencyKey: "order-1"})
+	two, err := globex.Submit(b.ctx, apitype.SubmitRequest{Source: "(t.echo :v \"same\")\n", IdempotencyKey: "order-1"})
 	require.NoError(t, err)
 	require.NotEqual(t, one.ID, two.ID)
 	require.True(t, two.Created)
@@ -205,7 +206,7 @@ func TestTenantWebhookSecrets(t *testing.T) {
 
 	park := func(token string) (id, key string) {
 		c := &client.Client{BaseURL: srv.URL, Token: token}
-		sub, err := c.Submit(b.ctx, client.SubmitRequest{Source: "(t.wait :as @w)\n"})
+		sub, err := c.Submit(b.ctx, apitype.SubmitRequest{Source: "(t.wait :as @w)\n"})
 		require.NoError(t, err)
 		v := b.waitFor(t, sub.ID.String(), "parked", stateIs("parked"))
 		return sub.ID.String(), v.BlockedOn[0].CorrelationKey
@@ -215,14 +216,14 @@ func TestTenantWebhookSecrets(t *testing.T) {
 	as := func(secret string) *client.Client {
 		return &client.Client{BaseURL: srv.URL, WebhookSecret: []byte(secret)}
 	}
-	answer := func(key string) client.Notification {
-		return client.Notification{CorrelationKey: key, Status: rbtype.OutcomeCompleted, Result: []byte(`{"answer":"yes"}`)}
+	answer := func(key string) apitype.NotificationRequest {
+		return apitype.NotificationRequest{CorrelationKey: key, Status: rbtype.OutcomeCompleted, Result: []byte(`{"answer":"yes"}`)}
 	}
 
 	res, err := as("whsec-acme").Notify(b.ctx, answer(globexKey))
 	require.NoError(t, err)
 	require.Equal(t, "accepted", res.Status)
-	_, err = as("whsec-acme").Notify(b.ctx, client.Notification{CorrelationKey: globexKey, Status: rbtype.OutcomeHeartbeat, Extend: "PT1H"})
+	_, err = as("whsec-acme").Notify(b.ctx, apitype.NotificationRequest{CorrelationKey: globexKey, Status: rbtype.OutcomeHeartbeat, Extend: "PT1H"})
 	requireAPIError(t, err, http.StatusNotFound, httpapi.CodeNotFound, "no step waits on correlation key")
 	res, err = as("whsec-acme").Notify(b.ctx, answer(acmeKey))
 	require.NoError(t, err)
@@ -242,11 +243,11 @@ func TestTenantWebhookSecrets(t *testing.T) {
 func TestTheTokensActorIsWhoActed(t *testing.T) {
 	b := setup(t)
 	acme := &client.Client{BaseURL: b.srv.URL, Token: "tok-acme"}
-	sub, err := acme.Submit(b.ctx, client.SubmitRequest{Source: "(t.approve :as @g)\n", Actor: "someone-else"})
+	sub, err := acme.Submit(b.ctx, apitype.SubmitRequest{Source: "(t.approve :as @g)\n", Actor: "someone-else"})
 	require.NoError(t, err)
 	id := sub.ID.String()
 	b.waitFor(t, id, "at the gate", stateIs("awaiting_approval"))
-	_, err = acme.Approve(b.ctx, id, "g", client.DecisionRequest{By: "mallory", Comment: "ok"})
+	_, err = acme.Approve(b.ctx, id, "g", apitype.DecisionRequest{By: "mallory", Comment: "ok"})
 	require.NoError(t, err)
 	b.waitFor(t, id, "complete", statusIs(rbtype.RunbookComplete))
 	evs, err := acme.Events(b.ctx, id, 0)
@@ -260,10 +261,10 @@ func TestTheTokensActorIsWhoActed(t *testing.T) {
 	require.Contains(t, data[rbtype.EventRunbookSubmitted], `"note":"someone-else"`)
 
 	// The bare test token names no actor: "by" stands.
-	sub, err = b.client.Submit(b.ctx, client.SubmitRequest{Source: "(t.approve :as @h)\n"})
+	sub, err = b.client.Submit(b.ctx, apitype.SubmitRequest{Source: "(t.approve :as @h)\n"})
 	require.NoError(t, err)
 	b.waitFor(t, sub.ID.String(), "at the gate", stateIs("awaiting_approval"))
-	_, err = b.client.Approve(b.ctx, sub.ID.String(), "h", client.DecisionRequest{By: "ops"})
+	_, err = b.client.Approve(b.ctx, sub.ID.String(), "h", apitype.DecisionRequest{By: "ops"})
 	require.NoError(t, err)
 	evs, err = b.client.Events(b.ctx, sub.ID.String(), 0)
 	require.NoError(t, err)

@@ -6,7 +6,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/runbookdev/runbook/runtime"
+	"github.com/runbookdev/runbook/machine"
 )
 
 // The trace context a request brings (docs/design/semantics.md section 2): W3C
@@ -34,7 +34,7 @@ func senderSpan(r *http.Request) trace.SpanContext {
 // refused (400), so the caller learns of it rather than losing it.
 func correlationIDOf(r *http.Request) (string, error) {
 	id := r.Header.Get(CorrelationIDHeader)
-	if problem := runtime.CheckCorrelationID(id); problem != "" {
+	if problem := machine.CheckCorrelationID(id); problem != "" {
 		return "", errorf(http.StatusBadRequest, CodeInvalidRequest, "the %s header %s", CorrelationIDHeader, problem)
 	}
 	return id, nil

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/httpapi"
 	"github.com/runbookdev/runbook/rbtype"
@@ -33,7 +34,7 @@ func TestSubmissionsCarryTraceContext(t *testing.T) {
 	status, body := b.raw(t, "POST", "/v1/runbooks", src,
 		"traceparent", testTraceParent, "tracestate", "vendor=x", "X-Correlation-Id", "order-42")
 	require.Equal(t, http.StatusCreated, status, body)
-	var sub httpapi.SubmitResponse
+	var sub apitype.SubmitResponse
 	require.NoError(t, json.Unmarshal([]byte(body), &sub))
 	v := b.waitFor(t, sub.ID.String(), "parked", stateIs("parked"))
 	require.Equal(t, testTraceID, v.TraceID)
@@ -102,13 +103,13 @@ func TestRegenerationsTraceOnTheirOwn(t *testing.T) {
 	b := setup(t)
 	status, body := b.raw(t, "POST", "/v1/runbooks", `{"source": "(t.echo :v \"r\")"}`, "traceparent", testTraceParent, "X-Correlation-Id", "case-7")
 	require.Equal(t, http.StatusCreated, status, body)
-	var sub httpapi.SubmitResponse
+	var sub apitype.SubmitResponse
 	require.NoError(t, json.Unmarshal([]byte(body), &sub))
 	b.waitFor(t, sub.ID.String(), "complete", statusIs(rbtype.RunbookComplete))
 
 	status, body = b.raw(t, "POST", "/v1/runbooks/"+sub.ID.String()+"/regenerate", "")
 	require.Equal(t, http.StatusCreated, status, body)
-	var regen httpapi.RegenerateResponse
+	var regen apitype.RegenerateResponse
 	require.NoError(t, json.Unmarshal([]byte(body), &regen))
 	v, err := b.client.Get(b.ctx, regen.ID.String())
 	require.NoError(t, err)

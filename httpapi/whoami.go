@@ -4,31 +4,8 @@ import (
 	"net/http"
 	"slices"
 
-	"github.com/runbookdev/runbook/rbtype"
+	"github.com/runbookdev/runbook/apitype"
 )
-
-// WhoamiResponse is GET /v1/whoami: who the caller's token speaks for,
-// and what it may do here (docs/design/semantics.md section 10). A client
-// ignores fields it does not know.
-type WhoamiResponse struct {
-	Tenant string `json:"tenant"`
-	Actor  string `json:"actor"`
-	// ActorNamed says the token's line names its actor, whom the ledger
-	// records as who acted; a request's "by" is then only a note. A token
-	// that names none (actor token-<n>) leaves "by" as the request says.
-	ActorNamed bool   `json:"actor_named"`
-	Roles      []Role `json:"roles"`
-	// Verbs is the token's verb scope, the globs of its line's verbs=;
-	// ["*"] when it may use every verb.
-	Verbs []string `json:"verbs"`
-	// MaxRisk is the riskiest step it may submit, and whose gate it may
-	// decide.
-	MaxRisk rbtype.Risk `json:"max_risk"`
-	// MCPApprovals says gates may be decided through the Model Context
-	// Protocol here (rbd serve --mcp-approvals) by a token with the
-	// approve role: the approve and reject tools exist.
-	MCPApprovals bool `json:"mcp_approvals"`
-}
 
 // whoami is GET /v1/whoami. Any valid token may ask: a token must be able
 // to find out what it may do, whatever its roles.
@@ -38,7 +15,7 @@ func (s *Server) whoami(w http.ResponseWriter, r *http.Request) error {
 	if verbs == nil {
 		verbs = []string{"*"}
 	}
-	writeJSON(w, http.StatusOK, WhoamiResponse{
+	writeJSON(w, http.StatusOK, apitype.WhoamiResponse{
 		Tenant: p.Tenant, Actor: p.Actor, ActorNamed: p.NamedActor, Roles: slices.Clone(p.Roles),
 		Verbs: slices.Clone(verbs), MaxRisk: p.maxRisk(), MCPApprovals: s.cfg.MCPApprovals,
 	})

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/runbookdev/runbook/handler"
 	"github.com/runbookdev/runbook/lang"
 	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/verbs"
@@ -152,7 +153,7 @@ func (c *Catalogue) checkParams(d *verbs.Definition, spec HandlerSpec, diags *la
 	if d.HasField("execution.params") {
 		whole = d.FieldRange("execution.params")
 	}
-	var probs ParamProblems
+	var probs handler.ParamProblems
 	if !errors.As(err, &probs) {
 		diags.Errorf(lang.VBadValue, whole, "bad params for handler %q: %v", spec.Name, err)
 		return

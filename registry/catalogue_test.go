@@ -214,7 +214,7 @@ func TestStartCancelURL(t *testing.T) {
 }
 
 // An argument may not replace a query parameter that an http verb's URL
-// fixes (issue 27): V004 for a GET or DELETE verb whose input_schema names
+// fixes (docs/reliability.md): V004 for a GET or DELETE verb whose input_schema names
 // one; a POST sends its arguments in the body, where nothing is fixed.
 // params.redirects is none or same_host.
 func TestFixedQueryParametersAndRedirects(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/runbookdev/runbook/builtin"
 	"github.com/runbookdev/runbook/lang"
 	"github.com/runbookdev/runbook/verbs"
 )
@@ -14,7 +15,7 @@ import (
 // row; the handler refuses such a call, and this says so when the verb is
 // loaded rather than when a runbook runs it.
 func (c *Catalogue) checkCRUDKey(d *verbs.Definition, diags *lang.Diagnostics) {
-	if d.Execution.Handler != CRUDHandler {
+	if d.Execution.Handler != builtin.CRUDHandler {
 		return
 	}
 	keys, _ := d.Execution.Params["key"].([]any)
@@ -29,6 +30,6 @@ func (c *Catalogue) checkCRUDKey(d *verbs.Definition, diags *lang.Diagnostics) {
 		}
 		diags.Errorf(lang.VBadValue, d.FieldRange("execution.params.key"),
 			"bad params for handler %q: key column %q must be a required argument (list it in input_schema.required): a call without it would reach every row, and is refused",
-			CRUDHandler, col)
+			builtin.CRUDHandler, col)
 	}
 }

@@ -7,7 +7,7 @@ import (
 )
 
 // TestCRUDKeyMustBeRequired: a pg.crud key argument left out would reach
-// every row, so every key column is a required argument (issue 13).
+// every row, so every key column is a required argument (docs/reliability.md).
 func TestCRUDKeyMustBeRequired(t *testing.T) {
 	_, diags := catalogue(t, `
 - name: find

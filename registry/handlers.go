@@ -5,24 +5,14 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/runbookdev/runbook/builtin"
+	"github.com/runbookdev/runbook/handler"
 	"github.com/runbookdev/runbook/rbtype"
 )
 
-// HandlerSpec describes a handler to the compiler: its name, its kind, and
-// how to check the static params a verb gives it. The Go code that runs it
-// lives in package runtime, registered under the same name.
-type HandlerSpec struct {
-	Name    string
-	Kind    rbtype.Kind
-	Summary string
-	// CheckParams validates a verb's execution.params when the verb is
-	// loaded, so a bad table name or URL is found by `rbc lint`, not at
-	// three in the morning. Nil accepts any params.
-	CheckParams func(params map[string]any) error
-	// DryRun says the handler can say what it would do without doing it,
-	// which execution level full requires (V031).
-	DryRun bool
-}
+// HandlerSpec describes a handler to the compiler (handler.Spec): the
+// built-ins' are package builtin's, beside their code.
+type HandlerSpec = handler.Spec
 
 // Handlers is the set of handler names a build knows.
 type Handlers struct {
@@ -32,7 +22,7 @@ type Handlers struct {
 // NewHandlers returns a set holding the built-in handlers of docs/design/verbs.md.
 func NewHandlers() *Handlers {
 	h := &Handlers{specs: map[string]HandlerSpec{}}
-	for _, s := range builtinSpecs() {
+	for _, s := range builtin.Specs() {
 		h.specs[s.Name] = s
 	}
 	return h

@@ -10,6 +10,7 @@ import (
 
 	"github.com/runbookdev/runbook/compiler"
 	"github.com/runbookdev/runbook/driver"
+	"github.com/runbookdev/runbook/machine"
 	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/registry/policy"
 )
@@ -46,10 +47,10 @@ type PolicyGatedData struct {
 // Policy is the policy in force: the one Config.Policy gives, or the
 // built-in policy.
 func (e *Engine) Policy() *policy.Policy {
-	if e.machine.policy == nil { // an engine not made by New (tests)
+	if e.machine.Policy == nil { // an engine not made by New (tests)
 		return policy.Builtin()
 	}
-	return e.machine.policy()
+	return e.machine.Policy()
 }
 
 // policyOf is Config.Policy made total: never nil.
@@ -83,7 +84,7 @@ func (e *Engine) admit(ctx context.Context, tenant string, plan *compiler.Plan, 
 			denied = append(denied, fmt.Sprintf("step %q (verb %s): %s", s.Key, s.Verb, d.Reason))
 		case policy.Gate:
 			a.gates[s.Key] = d
-			ev, err := newEvent(uuid.Nil, rbtype.EventPolicyGated, e.workerID, &driver.Step{Key: s.Key}, PolicyGatedData{
+			ev, err := machine.NewEvent(uuid.Nil, rbtype.EventPolicyGated, e.workerID, &driver.Step{Key: s.Key}, PolicyGatedData{
 				Rule: d.Rule, Pattern: d.Pattern, Tag: d.Tag, PolicyHash: a.tenant.Hash(), Reason: d.Reason})
 			if err != nil {
 				return nil, err
@@ -96,7 +97,7 @@ func (e *Engine) admit(ctx context.Context, tenant string, plan *compiler.Plan, 
 		if len(denied) > 1 {
 			msg += fmt.Sprintf(" (and %d more steps the policy refuses)", len(denied)-1)
 		}
-		return nil, fmt.Errorf("%w: %s", ErrPolicyDenied, msg)
+		return nil, fmt.Errorf("%w: %s", rbtype.ErrPolicyDenied, msg)
 	}
 	return a, nil
 }
@@ -122,12 +123,12 @@ func checkScope(ctx context.Context, plan *compiler.Plan, steps []*compiler.Step
 	for _, st := range steps {
 		if !s.Verbs.Allows(st.Verb) {
 			return fmt.Errorf("%w: step %q calls verb %s, which this token's scope (verbs=%s) does not allow",
-				ErrForbidden, st.Key, st.Verb, s.Verbs)
+				rbtype.ErrForbidden, st.Key, st.Verb, s.Verbs)
 		}
 		if ceiling := s.maxRisk(); ceiling != rbtype.RiskHigh {
 			if risk := plan.PolicyStep(st).Risk; !risk.Within(ceiling) {
 				return fmt.Errorf("%w: step %q calls verb %s of risk %s, above this token's max_risk %s",
-					ErrForbidden, st.Key, st.Verb, riskText(risk), ceiling)
+					rbtype.ErrForbidden, st.Key, st.Verb, riskText(risk), ceiling)
 			}
 		}
 	}
@@ -150,7 +151,7 @@ func (e *Engine) checkBudget(ctx context.Context, t *policy.Tenant, asked *rbtyp
 		return nil
 	}
 	if m := asked.Invalid(); m != "" {
-		return fmt.Errorf("%w: budget.%s must be a number at or above zero", ErrInvalid, m)
+		return fmt.Errorf("%w: budget.%s must be a number at or above zero", rbtype.ErrInvalid, m)
 	}
 	limit, rule := t.Budget(rbtype.BudgetRunbook)
 	set, err := e.store.TenantBudgets(ctx, []string{t.Name}, e.cfg.Clock())
@@ -165,7 +166,7 @@ func (e *Engine) checkBudget(ctx context.Context, t *policy.Tenant, asked *rbtyp
 		for _, m := range over {
 			parts = append(parts, fmt.Sprintf("%s %s above %s", m, amountOf(*asked, m), limitText(limit, m)))
 		}
-		return fmt.Errorf("%w: budget %s: a submission may only lower the runbook budget of %s", ErrInvalid, strings.Join(parts, ", "), rule)
+		return fmt.Errorf("%w: budget %s: a submission may only lower the runbook budget of %s", rbtype.ErrInvalid, strings.Join(parts, ", "), rule)
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/runbookdev/runbook/compiler"
+	"github.com/runbookdev/runbook/machine"
 	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/registry/policy"
 )
@@ -23,7 +24,7 @@ func TestAdmissionFailsClosed(t *testing.T) {
 	delete(plan.Verbs, "m.echo")
 	delete(plan.Verbs, "m.peek")
 	_, err := e.admit(context.Background(), DefaultTenant, plan, plan.Steps[:1])
-	require.ErrorIs(t, err, ErrPolicyDenied)
+	require.ErrorIs(t, err, rbtype.ErrPolicyDenied)
 	require.ErrorContains(t, err, `step "a" (verb m.echo): the policy cannot judge verb m.echo`)
 	adm, err := e.admit(context.Background(), DefaultTenant, plan, plan.Steps[1:])
 	require.NoError(t, err, "a read_only step is admitted")
@@ -33,7 +34,7 @@ func TestAdmissionFailsClosed(t *testing.T) {
 	require.False(t, diags.HasErrors())
 	medium := WithScope(context.Background(), Scope{Tenant: DefaultTenant, MaxRisk: rbtype.RiskMedium})
 	_, err = e.admit(medium, DefaultTenant, wire, wire.Steps)
-	require.ErrorIs(t, err, ErrForbidden)
+	require.ErrorIs(t, err, rbtype.ErrForbidden)
 	require.ErrorContains(t, err, `step "w" calls verb m.wire of risk high, above this token's max_risk medium`)
 	admin := WithScope(context.Background(), Scope{Tenant: DefaultTenant, MaxRisk: rbtype.RiskMedium, All: true})
 	_, err = e.admit(admin, DefaultTenant, wire, wire.Steps)
@@ -42,12 +43,12 @@ func TestAdmissionFailsClosed(t *testing.T) {
 	// The policy gates every step it names; their rows get the gate.
 	pol, err := policy.Parse("p.yaml", []byte("default: {gate: [read_only]}\n"), policy.WellKnownTags)
 	require.NoError(t, err)
-	e.machine.policy = func() *policy.Policy { return pol }
+	e.machine.Policy = func() *policy.Policy { return pol }
 	peek, diags := compiler.CompileSource("p.rbk", []byte("(m.peek :v 1 :as @p)\n(m.echo :v 2 :as @q)\n"), cat)
 	require.False(t, diags.HasErrors())
 	adm, err = e.admit(context.Background(), DefaultTenant, peek, peek.Steps)
 	require.NoError(t, err)
-	rows, err := newSteps(peek.Steps, 0)
+	rows, err := machine.NewSteps(peek.Steps, 0)
 	require.NoError(t, err)
 	adm.gate(rows)
 	require.Equal(t, rbtype.GateHumanConfirm, rows[0].Gate)

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/runbookdev/runbook/driver"
+	"github.com/runbookdev/runbook/machine"
 )
 
 // errLeaseRefused means a lease this worker asked for under the runbook's
@@ -33,11 +34,11 @@ var errLeaseRefused = errors.New("runtime: a step's lease was refused under its 
 //
 // Loading and writing are one pipelined round trip each. It returns the
 // calls leased, to run after the commit.
-func (e *Engine) advance(ctx context.Context, ids []uuid.UUID, outcomes []*outcome) ([]*pendingCall, error) {
-	slices.SortFunc(ids, compareUUID)
+func (e *Engine) advance(ctx context.Context, ids []uuid.UUID, outcomes []*machine.Outcome) ([]*machine.PendingCall, error) {
+	slices.SortFunc(ids, machine.CompareUUID)
 	var done advanced
 	err := inTx(ctx, e.store, func(tx driver.Tx) (err error) {
-		done, err = e.advanceIn(ctx, tx, ids, inputs{outcomes: outcomes}, nil)
+		done, err = e.advanceIn(ctx, tx, ids, machine.Inputs{Outcomes: outcomes}, nil)
 		return err
 	})
 	if err != nil {
@@ -84,8 +85,8 @@ func inTx(ctx context.Context, store driver.Store, fn func(driver.Tx) error) err
 // advanced is what an advance's transaction leaves to do once it commits:
 // the calls it leased, and the round whose settled data is now final.
 type advanced struct {
-	calls   []*pendingCall
-	settled *round
+	calls   []*machine.PendingCall
+	settled *machine.Round
 }
 
 // advanceIn is the body of an advance, in a transaction the caller owns:
@@ -95,18 +96,18 @@ type advanced struct {
 // it with the insert); otherwise it is loaded here, every step with
 // allSteps. Nothing it returns may be used unless the transaction
 // commits.
-func (e *Engine) advanceIn(ctx context.Context, tx driver.Tx, ids []uuid.UUID, in inputs, loaded *driver.AdvanceState) (advanced, error) {
+func (e *Engine) advanceIn(ctx context.Context, tx driver.Tx, ids []uuid.UUID, in machine.Inputs, loaded *driver.AdvanceState) (advanced, error) {
 	now := e.cfg.Clock()
 	if err := tx.LockRunbooks(ctx, ids); err != nil {
 		return advanced{}, err
 	}
 	if loaded == nil {
 		var err error
-		if loaded, err = tx.LoadForAdvance(ctx, ids, driver.LoadOptions{AllSteps: len(in.commands) > 0, Day: now, AllSpend: e.machine.policy().CapsTenantSpend()}); err != nil {
+		if loaded, err = tx.LoadForAdvance(ctx, ids, driver.LoadOptions{AllSteps: len(in.Commands) > 0, Day: now, AllSpend: e.machine.Policy().CapsTenantSpend()}); err != nil {
 			return advanced{}, err
 		}
 	}
-	if len(in.commands) > 0 {
+	if len(in.Commands) > 0 {
 		// A command names its runbook; another tenant's is as if it were
 		// not there. The caller words the not-found once the transaction
 		// has ended (runCommand).
@@ -114,7 +115,7 @@ func (e *Engine) advanceIn(ctx context.Context, tx driver.Tx, ids []uuid.UUID, i
 			return advanced{}, driver.ErrNotFound
 		}
 		for _, rb := range loaded.Runbooks {
-			if in.commands[rb.ID] != nil && !sees(ctx, rb.Tenant) {
+			if in.Commands[rb.ID] != nil && !sees(ctx, rb.Tenant) {
 				return advanced{}, driver.ErrNotFound
 			}
 		}
@@ -128,8 +129,8 @@ func (e *Engine) advanceIn(ctx context.Context, tx driver.Tx, ids []uuid.UUID, i
 		return advanced{}, err
 	}
 	m := e.machine
-	m.keys = keys
-	r, dropped, err := newRound(&m, now, loaded, plans, in)
+	m.Keys = keys
+	r, dropped, err := machine.NewRound(&m, now, loaded, plans, in)
 	for range dropped {
 		e.metrics.outcomeDropped()
 	}
@@ -137,7 +138,7 @@ func (e *Engine) advanceIn(ctx context.Context, tx driver.Tx, ids []uuid.UUID, i
 		return advanced{}, err
 	}
 	var data map[driver.StepKey]driver.StepData
-	if missing := r.wantedData(e.data.lru.Get); len(missing) > 0 {
+	if missing := r.WantedData(e.data.lru.Get); len(missing) > 0 {
 		if data, err = tx.StepDataByKey(ctx, missing); err != nil {
 			return advanced{}, err
 		}
@@ -145,22 +146,22 @@ func (e *Engine) advanceIn(ctx context.Context, tx driver.Tx, ids []uuid.UUID, i
 			e.data.remember(k, data[k])
 		}
 	}
-	r.supplyData(data)
-	if keys := r.receiptKeys(); len(keys) > 0 {
+	r.SupplyData(data)
+	if keys := r.ReceiptKeys(); len(keys) > 0 {
 		receipts, err := tx.Receipts(ctx, keys)
 		if err != nil {
 			return advanced{}, err
 		}
-		r.supplyReceipts(receipts)
+		r.SupplyReceipts(receipts)
 	}
-	for tenant, keys := range r.cacheKeys() {
+	for tenant, keys := range r.CacheKeys() {
 		cached, err := tx.CacheEntries(ctx, tenant, keys)
 		if err != nil {
 			return advanced{}, err
 		}
-		r.supplyCache(cached)
+		r.SupplyCache(cached)
 	}
-	w, leasedCalls, err := r.write()
+	w, leasedCalls, err := r.Write()
 	if err != nil {
 		return advanced{}, err
 	}
@@ -182,18 +183,18 @@ func (e *Engine) advanceIn(ctx context.Context, tx driver.Tx, ids []uuid.UUID, i
 // committed keeps, once an advance has committed, what its steps resolved
 // and returned: it is final; and it traces what finished.
 func (e *Engine) committed(ctx context.Context, done advanced) {
-	if len(done.settled.due) > 0 {
-		e.wakeUp(done.settled.due...)
+	if len(done.settled.Due) > 0 {
+		e.wakeUp(done.settled.Due...)
 	}
 	e.emitSpans(ctx, done.settled)
-	for _, t := range done.settled.states {
-		if t.grown != nil && t.runbook != nil {
+	for _, t := range done.settled.States {
+		if t.Grown != nil && t.Runbook != nil {
 			// The plan an expansion grew is stored now; the next round
 			// finds it here rather than fetching and decoding it again.
-			e.plans.keep(t.grown.plan.PlanHash, t.grown, len(t.runbook.Plan))
+			e.plans.keep(t.Grown.Plan.PlanHash, t.Grown, len(t.Runbook.Plan))
 		}
-		for _, s := range t.steps {
-			if t.dirty[s.ID] && (s.Result != nil || s.ResolvedArgs != nil) {
+		for _, s := range t.Steps {
+			if t.Dirty[s.ID] && (s.Result != nil || s.ResolvedArgs != nil) {
 				e.data.remember(driver.StepKey{RunbookID: s.RunbookID, Key: s.Key}, driver.StepData{ResolvedArgs: s.ResolvedArgs, Result: s.Result})
 			}
 		}
@@ -202,8 +203,8 @@ func (e *Engine) committed(ctx context.Context, done advanced) {
 
 // plansOf returns the decoded plans of the loaded runbooks, by plan hash,
 // fetching and decoding those the cache lacks.
-func (e *Engine) plansOf(ctx context.Context, tx driver.Tx, runbooks []*driver.Runbook) (map[string]*planInfo, error) {
-	plans := map[string]*planInfo{}
+func (e *Engine) plansOf(ctx context.Context, tx driver.Tx, runbooks []*driver.Runbook) (map[string]*machine.PlanInfo, error) {
+	plans := map[string]*machine.PlanInfo{}
 	fetch := map[uuid.UUID]string{} // one runbook for each plan to fetch
 	for _, rb := range runbooks {
 		if _, ok := plans[rb.PlanHash]; ok {

@@ -2,40 +2,14 @@ package runtime
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/google/uuid"
 
 	"github.com/runbookdev/runbook/driver"
 	"github.com/runbookdev/runbook/lang"
-)
-
-// Errors the API reports; callers test with errors.Is.
-var (
-	// ErrNotFound: no such runbook or step.
-	ErrNotFound = errors.New("not found")
-	// ErrConflict: the request does not fit the runbook's state (approving
-	// a step that does not wait for approval, extending a finished
-	// runbook).
-	ErrConflict = errors.New("conflict")
-	// ErrInvalid: the request itself is wrong (bad inputs, bad mode).
-	ErrInvalid = errors.New("invalid request")
-	// ErrSchema: a value in a well-formed request does not fit the schema
-	// it will be checked against later (an input against the arguments
-	// it feeds, a notification's result against the parked verb's
-	// output_schema). Refused at the door, nothing stored, so the sender
-	// can fix it and send again.
-	ErrSchema = errors.New("does not match its schema")
-	// ErrForbidden: the caller's token may not do this: a plan naming a
-	// verb outside its scope, a gate on a step riskier than it may
-	// decide (403 FORBIDDEN; docs/design/semantics.md section 10).
-	ErrForbidden = errors.New("forbidden")
-	// ErrPolicyDenied: the tenant's policy refuses a step of the plan
-	// (403 POLICY_DENIED); nothing is stored.
-	ErrPolicyDenied = errors.New("denied by policy")
+	"github.com/runbookdev/runbook/rbtype"
 )
 
 // CompileError carries the diagnostics of a source that did not compile,
@@ -47,25 +21,6 @@ type CompileError struct {
 func (e *CompileError) Error() string {
 	n, _ := e.Diagnostics.Count()
 	return fmt.Sprintf("the source has %d errors", n)
-}
-
-// noStep is ErrNotFound for a step key a runbook lacks, with the keys
-// closest to it, as rbc suggests names: `rbd approve ID aproval` asks
-// whether `approval` was meant.
-func noStep(runbookID uuid.UUID, key string, steps []*driver.Step) error {
-	keys := make([]string, len(steps))
-	for i, s := range steps {
-		keys[i] = s.Key
-	}
-	msg := fmt.Sprintf("runbook %s has no step %q", runbookID, key)
-	if close := lang.Suggest(key, keys); len(close) > 0 {
-		quoted := make([]string, len(close))
-		for i, c := range close {
-			quoted[i] = strconv.Quote(c)
-		}
-		msg += " (did you mean " + strings.Join(quoted, " or ") + "?)"
-	}
-	return fmt.Errorf("%w: %s", ErrNotFound, msg)
 }
 
 // noRunbook is ErrNotFound for a runbook id nobody stored, with the ids of
@@ -84,7 +39,7 @@ func (e *Engine) noRunbook(ctx context.Context, id uuid.UUID) error {
 			msg += " (did you mean " + strings.Join(close, " or ") + "?)"
 		}
 	}
-	return fmt.Errorf("%w: %s", ErrNotFound, msg)
+	return fmt.Errorf("%w: %s", rbtype.ErrNotFound, msg)
 }
 
 // recentForSuggestions is how many of the newest runbooks a mistyped id is

@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/builtin"
 	"github.com/runbookdev/runbook/durable"
 	"github.com/runbookdev/runbook/durable/pgtest"
 	"github.com/runbookdev/runbook/rbtype"
@@ -43,7 +44,7 @@ func benchSetup(b *testing.B, cfg runtime.Config) *benchBundle {
 	b.Helper()
 	ctx := context.Background()
 	store := pgtest.Store(b)
-	handlers := runtime.NewHandlers(runtime.BuiltinDeps{})
+	handlers := runtime.NewHandlers(builtin.Deps{})
 	defs, diags := verbs.Parse("bench.yaml", []byte(benchVerbs))
 	require.Empty(b, diags)
 	cat, diags := registry.New(defs, handlers.Specs())

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/runbookdev/runbook/machine"
 )
 
 // A reference names the step whose key is its longest prefix, cut before
@@ -13,7 +15,7 @@ import (
 // result is also an element of its template's list.
 func TestSplitRef(t *testing.T) {
 	keys := map[string]bool{"case": true, "docs": true, "kyc.open-case#2": true, "t.list#12": true, "up": true, "up[1]": true}
-	b := &binder{isKey: func(k string) bool { return keys[k] }, results: map[string]json.RawMessage{"up": nil}}
+	b := &machine.Binder{IsKey: func(k string) bool { return keys[k] }, Results: map[string]json.RawMessage{"up": nil}}
 	for _, tc := range []struct{ path, name, rest string }{
 		{"case", "case", ""},
 		{"case.case_id", "case", ".case_id"},
@@ -24,12 +26,12 @@ func TestSplitRef(t *testing.T) {
 		{"up[1].url", "up", "[1].url"},
 		{"up[0]", "up", "[0]"},
 	} {
-		name, rest := b.splitRef(tc.path)
+		name, rest := b.SplitRef(tc.path)
 		require.Equal(t, tc.name, name, tc.path)
 		require.Equal(t, tc.rest, rest, tc.path)
 	}
-	b.results = map[string]json.RawMessage{"up[1]": nil}
-	name, rest := b.splitRef("up[1].url")
+	b.Results = map[string]json.RawMessage{"up[1]": nil}
+	name, rest := b.SplitRef("up[1].url")
 	require.Equal(t, "up[1]", name)
 	require.Equal(t, ".url", rest)
 }
@@ -37,8 +39,8 @@ func TestSplitRef(t *testing.T) {
 // A nested call without :as is keyed <verb>#<n>; a reference to its result
 // resolves like any other.
 func TestBindUnnamedNestedCall(t *testing.T) {
-	b := &binder{results: map[string]json.RawMessage{"kyc.open-case#2": json.RawMessage(`{"case_id":"c-1"}`)}}
-	v, err := b.resolve(map[string]any{"$ref": "kyc.open-case#2.case_id"})
+	b := &machine.Binder{Results: map[string]json.RawMessage{"kyc.open-case#2": json.RawMessage(`{"case_id":"c-1"}`)}}
+	v, err := b.Resolve(map[string]any{"$ref": "kyc.open-case#2.case_id"})
 	require.NoError(t, err)
 	require.Equal(t, "c-1", v)
 }

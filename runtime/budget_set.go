@@ -6,37 +6,15 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/driver"
+	"github.com/runbookdev/runbook/machine"
 	"github.com/runbookdev/runbook/rbtype"
 )
 
-// TenantBudgetsView is a tenant's budgets (docs/design/semantics.md
-// section 11): for each scope, the budget that applies (the one an admin
-// set, else the policy's) with what was spent and what is left; a
-// runbook's spend is its own, so the runbook scope shows only its cap.
-type TenantBudgetsView struct {
-	Tenant  string             `json:"tenant"`
-	Budgets []TenantBudgetView `json:"budgets"`
-}
-
-// TenantBudgetView is one scope of a tenant's budgets.
-type TenantBudgetView struct {
-	Budget rbtype.BudgetScope `json:"budget"`
-	Limit  rbtype.Budget      `json:"limit"`
-	// Spent and Left are the day's or the month's; absent for the
-	// runbook scope, which each runbook spends on its own.
-	Spent *rbtype.Spend  `json:"spent,omitempty"`
-	Left  *rbtype.Budget `json:"left,omitempty"`
-	// Rule is where the budget comes from: the policy's rule, or "set".
-	Rule string `json:"rule"`
-	// Set is the budget an admin set, with who and when; nil when the
-	// policy's applies.
-	Set *driver.SetBudget `json:"set,omitempty"`
-}
-
 // Budgets returns a tenant's budgets: the caller's own tenant's, or, for
 // an admin, the one asked for.
-func (e *Engine) Budgets(ctx context.Context, tenant string) (*TenantBudgetsView, error) {
+func (e *Engine) Budgets(ctx context.Context, tenant string) (*apitype.TenantBudgetsView, error) {
 	if t := listTenant(ctx, tenant); t != "" {
 		tenant = t
 	}
@@ -51,13 +29,14 @@ func (e *Engine) Budgets(ctx context.Context, tenant string) (*TenantBudgetsView
 	if err != nil {
 		return nil, err
 	}
-	book := &budgetBook{pol: e.Policy(), loaded: tbs}
-	out := &TenantBudgetsView{Tenant: tenant, Budgets: []TenantBudgetView{}}
+	book := &machine.BudgetBook{Pol: e.Policy(), Loaded: tbs}
+	out := &apitype.TenantBudgetsView{Tenant: tenant, Budgets: []apitype.TenantBudgetView{}}
 	for _, scope := range rbtype.BudgetScopes {
-		limit, rule := book.limit(tenant, scope)
-		v := TenantBudgetView{Budget: scope, Limit: limit, Rule: rule}
+		limit, rule := book.Limit(tenant, scope)
+		v := apitype.TenantBudgetView{Budget: scope, Limit: limit, Rule: rule}
 		if i := slices.IndexFunc(set, func(s driver.SetBudget) bool { return s.Scope == scope }); i >= 0 {
-			v.Set, v.Rule = &set[i], "set"
+			s := apiSetBudget(set[i])
+			v.Set, v.Rule = &s, "set"
 		}
 		if limit.Empty() && v.Set == nil {
 			continue
@@ -75,32 +54,21 @@ func (e *Engine) Budgets(ctx context.Context, tenant string) (*TenantBudgetsView
 	return out, nil
 }
 
-// BudgetChanged says what a change of budget replaced.
-type BudgetChanged struct {
-	Tenant string             `json:"tenant"`
-	Budget rbtype.BudgetScope `json:"budget"`
-	// Before is the budget set before (nil: the policy's applied), After
-	// the one set now (nil: the policy's applies again).
-	Before *rbtype.Budget `json:"before"`
-	After  *rbtype.Budget `json:"after"`
-	By     string         `json:"by"`
-}
-
 // SetBudget sets one of a tenant's budgets (rbd budget set), replacing
 // the policy's for that scope; nil takes the set one away. It is stored
 // and audited (the actor, what it replaced), and applies from the next
 // attempt on: a step a budget stopped runs again once retried. Only an
 // admin may: the caller checks.
-func (e *Engine) SetBudget(ctx context.Context, tenant string, scope rbtype.BudgetScope, b *rbtype.Budget, by string) (*BudgetChanged, error) {
+func (e *Engine) SetBudget(ctx context.Context, tenant string, scope rbtype.BudgetScope, b *rbtype.Budget, by string) (*apitype.BudgetChanged, error) {
 	if !slices.Contains(rbtype.BudgetScopes, scope) {
-		return nil, fmt.Errorf("%w: budget %q must be runbook, day or month", ErrInvalid, scope)
+		return nil, fmt.Errorf("%w: budget %q must be runbook, day or month", rbtype.ErrInvalid, scope)
 	}
 	if b != nil {
 		if m := b.Invalid(); m != "" {
-			return nil, fmt.Errorf("%w: %s must be a number at or above zero", ErrInvalid, m)
+			return nil, fmt.Errorf("%w: %s must be a number at or above zero", rbtype.ErrInvalid, m)
 		}
 		if b.Empty() {
-			return nil, fmt.Errorf("%w: the budget names no measure (cost_usd, tokens, credits); to go back to the policy's, take it away", ErrInvalid)
+			return nil, fmt.Errorf("%w: the budget names no measure (cost_usd, tokens, credits); to go back to the policy's, take it away", rbtype.ErrInvalid)
 		}
 	}
 	by, _ = actorOf(ctx, by)
@@ -109,7 +77,7 @@ func (e *Engine) SetBudget(ctx context.Context, tenant string, scope rbtype.Budg
 		return nil, err
 	}
 	e.log.Info("budget changed", "tenant", tenant, "budget", scope, "by", by, "before", budgetText(before), "after", budgetText(b))
-	return &BudgetChanged{Tenant: tenant, Budget: scope, Before: before, After: b, By: by}, nil
+	return &apitype.BudgetChanged{Tenant: tenant, Budget: scope, Before: before, After: b, By: by}, nil
 }
 
 // budgetText is a budget as its JSON, "policy" for none set.

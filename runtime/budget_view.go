@@ -4,57 +4,37 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/driver"
+	"github.com/runbookdev/runbook/machine"
 	"github.com/runbookdev/runbook/rbtype"
 )
 
-// CostView is a runbook's cost (docs/design/semantics.md section 3) and
-// the budgets that apply to it, each with what is left (section 11).
-type CostView struct {
-	driver.Cost
-	// Budgets lists the budgets that cap something: the runbook's, its
-	// tenant's day's and month's (UTC), narrowest first; left out when
-	// none does.
-	Budgets []BudgetView `json:"budgets,omitempty"`
-}
-
-// BudgetView is one budget: its cap, what was spent against it, what is
-// left, where it comes from, and whether it is spent (a step would not
-// start).
-type BudgetView struct {
-	Budget   rbtype.BudgetScope `json:"budget"`
-	Limit    rbtype.Budget      `json:"limit"`
-	Spent    rbtype.Spend       `json:"spent"`
-	Left     rbtype.Budget      `json:"left"`
-	Rule     string             `json:"rule"`
-	Exceeded bool               `json:"exceeded"`
-}
-
 // budgetViews are the budgets of rb as its next attempt would meet them.
-func (e *Engine) budgetViews(ctx context.Context, rb *driver.Runbook) ([]BudgetView, error) {
+func (e *Engine) budgetViews(ctx context.Context, rb *driver.Runbook) ([]apitype.BudgetView, error) {
 	tbs, err := e.store.TenantBudgets(ctx, []string{rb.Tenant}, e.cfg.Clock())
 	if err != nil {
 		return nil, err
 	}
-	book := &budgetBook{pol: e.Policy(), loaded: tbs}
-	var out []BudgetView
+	book := &machine.BudgetBook{Pol: e.Policy(), Loaded: tbs}
+	var out []apitype.BudgetView
 	add := func(scope rbtype.BudgetScope, limit rbtype.Budget, rule string, spent rbtype.Spend) {
 		if limit.Empty() {
 			return
 		}
 		_, _, _, reached := limit.Reached(spent)
-		out = append(out, BudgetView{Budget: scope, Limit: limit, Spent: spent, Left: limit.Left(spent), Rule: rule, Exceeded: reached})
+		out = append(out, apitype.BudgetView{Budget: scope, Limit: limit, Spent: spent, Left: limit.Left(spent), Rule: rule, Exceeded: reached})
 	}
-	limit, rule := book.limit(rb.Tenant, rbtype.BudgetRunbook)
+	limit, rule := book.Limit(rb.Tenant, rbtype.BudgetRunbook)
 	if rb.Budget != nil {
 		if tighter := limit.Min(*rb.Budget); tighter != limit {
 			limit, rule = tighter, "the runbook's own budget, or "+rule
 		}
 	}
 	add(rbtype.BudgetRunbook, limit, rule, rb.Spent)
-	day, rule := book.limit(rb.Tenant, rbtype.BudgetDay)
+	day, rule := book.Limit(rb.Tenant, rbtype.BudgetDay)
 	add(rbtype.BudgetDay, day, rule, tbs[rb.Tenant].Day)
-	month, rule := book.limit(rb.Tenant, rbtype.BudgetMonth)
+	month, rule := book.Limit(rb.Tenant, rbtype.BudgetMonth)
 	add(rbtype.BudgetMonth, month, rule, tbs[rb.Tenant].Month)
 	return out, nil
 }
@@ -62,8 +42,8 @@ func (e *Engine) budgetViews(ctx context.Context, rb *driver.Runbook) ([]BudgetV
 // explainBudgetRetries adds to the retry actions of steps that failed
 // BUDGET_EXCEEDED which budget is spent now and how much went, and what
 // to do first (docs/design/semantics.md section 11).
-func explainBudgetRetries(v *RunbookView, tenant string) {
-	var spent *BudgetView
+func explainBudgetRetries(v *apitype.RunbookView, tenant string) {
+	var spent *apitype.BudgetView
 	for i := range v.Cost.Budgets {
 		if v.Cost.Budgets[i].Exceeded {
 			spent = &v.Cost.Budgets[i]
@@ -78,7 +58,7 @@ func explainBudgetRetries(v *RunbookView, tenant string) {
 	}
 	for i := range v.NextActions {
 		a := &v.NextActions[i]
-		if a.Kind != ActionRetry || !failed[a.Step] {
+		if a.Kind != apitype.ActionRetry || !failed[a.Step] {
 			continue
 		}
 		if spent == nil {
@@ -92,7 +72,7 @@ func explainBudgetRetries(v *RunbookView, tenant string) {
 }
 
 // spentText says what went of a budget's capped measures.
-func spentText(b *BudgetView) string {
+func spentText(b *apitype.BudgetView) string {
 	s := ""
 	add := func(measure, spent, limit string) {
 		if s != "" {

@@ -1,12 +1,15 @@
 package runtime_test
 
 import (
+	"context"
 	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/builtin"
 	"github.com/runbookdev/runbook/durable/pgtest"
+	"github.com/runbookdev/runbook/handler"
 	"github.com/runbookdev/runbook/migrations"
 	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/registry"
@@ -27,7 +30,7 @@ func dealsSchema(t *testing.T) string {
 func TestPGCRUD(t *testing.T) {
 	t.Parallel()
 	app := dealsSchema(t)
-	deps := runtime.BuiltinDeps{CRUD: pgtest.CRUD(t, app), DaemonSchema: "rbd"}
+	deps := builtin.Deps{CRUD: pgtest.CRUD(t, app), DaemonSchema: "rbd"}
 	crud := func(params map[string]any, args map[string]any) (any, error) {
 		res, err := callBuiltin(t, deps, "pg.crud", &runtime.Call{Params: params, Args: args})
 		return res.Value(), err
@@ -95,7 +98,7 @@ func TestPGCRUDRefusesRBDsTablesAtRunTime(t *testing.T) {
 		"information_schema.tables",
 	}
 	for _, withDB := range []bool{false, true} {
-		deps := runtime.BuiltinDeps{} // no database: the check comes first
+		deps := builtin.Deps{} // no database: the check comes first
 		if withDB {
 			deps.CRUD = pgtest.CRUD(t, "public")
 		}
@@ -109,14 +112,14 @@ func TestPGCRUDRefusesRBDsTablesAtRunTime(t *testing.T) {
 				require.ErrorAs(t, err, &e, table)
 				require.Equal(t, rbtype.CodePolicyDenied, e.Code, "%s %s: %s", op, table, e.Message)
 				require.False(t, e.Retryable())
-				require.ErrorIs(t, err, registry.ErrDaemonTable)
+				require.ErrorIs(t, err, builtin.ErrDaemonTable)
 			}
 		}
 	}
 	// rbd's schema is the one the daemon says, not always "rbd".
-	_, err := callBuiltin(t, runtime.BuiltinDeps{DaemonSchema: "ops"}, "pg.crud", &runtime.Call{
+	_, err := callBuiltin(t, builtin.Deps{DaemonSchema: "ops"}, "pg.crud", &runtime.Call{
 		Params: map[string]any{"op": "select", "table": "ops.anything"}})
-	require.ErrorIs(t, err, registry.ErrDaemonTable)
+	require.ErrorIs(t, err, builtin.ErrDaemonTable)
 }
 
 // TestRunbookCannotChangeRBDsTablesThroughPGCRUD runs, on the engine, a
@@ -128,7 +131,7 @@ func TestPGCRUDRefusesRBDsTablesAtRunTime(t *testing.T) {
 func TestRunbookCannotChangeRBDsTablesThroughPGCRUD(t *testing.T) {
 	b := setup(t)
 	schema := b.store.Schema()
-	b.handlers = runtime.NewHandlers(runtime.BuiltinDeps{CRUD: pgtest.CRUD(t, "public"), DaemonSchema: schema})
+	b.handlers = runtime.NewHandlers(builtin.Deps{CRUD: pgtest.CRUD(t, "public"), DaemonSchema: schema})
 	defs, diags := verbs.Parse("evil.yaml", []byte(fmt.Sprintf(`
 - name: echo
   domain: t
@@ -181,7 +184,7 @@ func TestRunbookCannotChangeRBDsTablesThroughPGCRUD(t *testing.T) {
 	require.Equal(t, eventsBefore, b.eventTypes(t, victim), "its events are all there")
 }
 
-// TestPGCRUDEdges is issue 13's attack on pg.crud: a key argument left
+// TestPGCRUDEdges is the docs/reliability.md attack on pg.crud: a key argument left
 // out must not widen a statement to every row, arguments may not choose
 // columns the verb does not list, and the database's own errors (table
 // and constraint names, SQLSTATEs) stay out of the step's error, which
@@ -189,7 +192,7 @@ func TestRunbookCannotChangeRBDsTablesThroughPGCRUD(t *testing.T) {
 func TestPGCRUDEdges(t *testing.T) {
 	t.Parallel()
 	app := dealsSchema(t)
-	deps := runtime.BuiltinDeps{CRUD: pgtest.CRUD(t, app), DaemonSchema: "rbd"}
+	deps := builtin.Deps{CRUD: pgtest.CRUD(t, app), DaemonSchema: "rbd"}
 	crud := func(params map[string]any, args map[string]any) (any, error) {
 		res, err := callBuiltin(t, deps, "pg.crud", &runtime.Call{Params: params, Args: args})
 		return res.Value(), err
@@ -247,4 +250,15 @@ func TestPGCRUDEdges(t *testing.T) {
 		}
 		require.Error(t, e.Err, "the database's error is kept for the log")
 	}
+}
+
+// callBuiltin runs a built-in handler directly, outside any runbook.
+func callBuiltin(t *testing.T, deps builtin.Deps, name string, c *handler.Call) (handler.Result, error) {
+	t.Helper()
+	h := builtin.Handlers(deps)[name]
+	require.NotNil(t, h, name)
+	if c.IdempotencyKey == "" {
+		c.IdempotencyKey = "rbk-test-key"
+	}
+	return h.Call(context.Background(), c)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/runbookdev/runbook/driver"
+	"github.com/runbookdev/runbook/machine"
 	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/runtime"
 )
@@ -57,13 +58,13 @@ func submitKeyed(t *testing.T, b *testBundle, key, source string) uuid.UUID {
 }
 
 // succeeded is the data of a step's STEP_SUCCEEDED.
-func succeeded(t *testing.T, b *testBundle, id uuid.UUID, step string) runtime.StepSucceededData {
+func succeeded(t *testing.T, b *testBundle, id uuid.UUID, step string) machine.StepSucceededData {
 	t.Helper()
 	events, err := b.engine.Events(b.ctx, id, 0, 0)
 	require.NoError(t, err)
 	for _, e := range events {
 		if e.Type == rbtype.EventStepSucceeded && e.StepKey == step {
-			var d runtime.StepSucceededData
+			var d machine.StepSucceededData
 			if len(e.Data) > 0 {
 				require.NoError(t, json.Unmarshal(e.Data, &d))
 			}
@@ -71,7 +72,7 @@ func succeeded(t *testing.T, b *testBundle, id uuid.UUID, step string) runtime.S
 		}
 	}
 	t.Fatalf("step %s never succeeded", step)
-	return runtime.StepSucceededData{}
+	return machine.StepSucceededData{}
 }
 
 // docs/design/semantics.md section 4: a cached stable verb runs once for two runbooks

@@ -2,13 +2,14 @@ package runtime
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/google/uuid"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/runbookdev/runbook/driver"
+	"github.com/runbookdev/runbook/handler"
+	"github.com/runbookdev/runbook/machine"
 	"github.com/runbookdev/runbook/rbtype"
 )
 
@@ -43,68 +44,13 @@ func (e *Engine) Cancel(ctx context.Context, runbookID uuid.UUID, by string) err
 // notifications for it are ignored.
 func (e *Engine) CancelWith(ctx context.Context, runbookID uuid.UUID, o CancelOptions) error {
 	by, note := actorOf(ctx, o.By)
-	c := &cancelRunbook{by: by, note: note, compensate: o.Compensate}
-	if err := e.runCommand(ctx, runbookID, c); err != nil || c.rb == nil {
+	c := &machine.CancelRunbook{By: by, Note: note, Compensate: o.Compensate}
+	if err := e.runCommand(ctx, runbookID, c); err != nil || c.Rb == nil {
 		return err // refused, or cancelled already
 	}
-	for _, a := range e.cancelAsks(c.rb, c.plan, c.steps, c.waits) {
+	for _, a := range e.cancelAsks(c.Rb, c.Plan, c.Steps, c.Waits) {
 		e.askToCancel(ctx, a)
 	}
-	return nil
-}
-
-// cancelRunbook is a cancellation: the runbook's active waits cancelled
-// (their attempts' spans ended), its steps not yet final cancelled, their
-// events, and the runbook finished as cancelled. A cancelled runbook is
-// left as it is. What it cancelled (rb, plan, steps, waits) is kept for
-// what follows the commit: the requests to stop.
-type cancelRunbook struct {
-	by, note   string
-	compensate bool
-
-	rb    *driver.Runbook
-	plan  *planInfo
-	steps []*driver.Step
-	waits []driver.Invocation
-}
-
-func (c *cancelRunbook) apply(t *transition) error {
-	if t.rb.Status == rbtype.RunbookCancelled {
-		return nil
-	}
-	if !t.rb.Status.Running() {
-		return fmt.Errorf("%w: runbook %s is already %s", ErrConflict, t.rb.ID, t.rb.Status)
-	}
-	for _, inv := range t.invocations {
-		c.waits = append(c.waits, *inv)
-	}
-	for _, s := range t.steps {
-		if s.Status.Done() || t.isHookStep(s) {
-			continue // hooks run after the cancellation (hooks.go)
-		}
-		if inv := t.invocations[s.ID]; inv != nil {
-			// The wait's attempt ends here, cancelled: its span says so.
-			t.sawPark(s, inv, "")
-			t.attemptEnded(s, inv.Attempt, attemptID(t.rb.ID, s.Key, inv.Attempt), attemptCancelled, rbtype.CodeCancelled, "off")
-		}
-		t.finishInvocation(s, rbtype.InvocationCancelled)
-		s.Status, s.FinishedAt, s.NextAttemptAt = rbtype.StepCancelled, &t.now, nil
-		t.touch(s)
-		t.event(rbtype.EventStepCancelled, s, nil)
-	}
-	for _, s := range t.steps {
-		t.finishInvocation(s, rbtype.InvocationCancelled) // a wait of a step that is final already
-	}
-	t.event(rbtype.EventRunbookCancelled, nil, RunbookCancelledData{By: c.by, Note: c.note, Compensate: c.compensate})
-	t.setRunbook(rbtype.RunbookCancelled, rbtype.CodeCancelled, "cancelled by "+c.by)
-	t.rb.Status = rbtype.RunbookCancelled
-	if c.compensate && t.scheduleCompensations() {
-		t.runbook.Finished = false // once the compensations have run
-	}
-	if t.hooksLeft() {
-		t.runbook.Finished = false // once the failure hooks have run, after the compensations
-	}
-	c.rb, c.plan, c.steps = t.rb, t.plan, t.steps
 	return nil
 }
 
@@ -113,7 +59,7 @@ const maxCancelWait = 10 * time.Second
 
 // cancelAsks lists the cancelled waits whose handlers can ask the outside
 // world to stop, each as the call to make.
-func (e *Engine) cancelAsks(rb *driver.Runbook, plan *planInfo, steps []*driver.Step, invs []driver.Invocation) []*pendingCall {
+func (e *Engine) cancelAsks(rb *driver.Runbook, plan *machine.PlanInfo, steps []*driver.Step, invs []driver.Invocation) []*machine.PendingCall {
 	if len(invs) == 0 || plan == nil {
 		return nil
 	}
@@ -121,13 +67,13 @@ func (e *Engine) cancelAsks(rb *driver.Runbook, plan *planInfo, steps []*driver.
 	for _, s := range steps {
 		byID[s.ID] = s
 	}
-	var asks []*pendingCall
+	var asks []*machine.PendingCall
 	for _, inv := range invs {
 		s := byID[inv.StepID]
 		if s == nil {
 			continue
 		}
-		ps, ok := plan.steps[s.Key]
+		ps, ok := plan.Steps[s.Key]
 		if !ok {
 			continue
 		}
@@ -139,9 +85,9 @@ func (e *Engine) cancelAsks(rb *driver.Runbook, plan *planInfo, steps []*driver.
 		if d := ps.Execution.Timeouts.RunTimeout.D; d > 0 && d < timeout {
 			timeout = d
 		}
-		asks = append(asks, &pendingCall{runbookID: rb.ID, stepID: s.ID, attempt: inv.Attempt, handler: h, timeout: timeout,
-			span: traceOf(rb).attemptSpan(attemptID(rb.ID, s.Key, inv.Attempt)),
-			call: &Call{RunbookID: rb.ID, StepKey: s.Key, Verb: s.Verb, Attempt: inv.Attempt, Params: ps.Execution.Params,
+		asks = append(asks, &machine.PendingCall{RunbookID: rb.ID, StepID: s.ID, Attempt: inv.Attempt, Handler: h, Timeout: timeout,
+			Span: machine.TraceOf(rb).AttemptSpan(machine.AttemptID(rb.ID, s.Key, inv.Attempt)),
+			Call: &Call{RunbookID: rb.ID, StepKey: s.Key, Verb: s.Verb, Attempt: inv.Attempt, Params: ps.Execution.Params,
 				IdempotencyKey: s.IdempotencyKey, InvocationID: inv.InvocationID, CorrelationKey: inv.CorrelationKey,
 				ExternalID: inv.ExternalID, Execution: ps.Execution}})
 	}
@@ -151,41 +97,23 @@ func (e *Engine) cancelAsks(rb *driver.Runbook, plan *planInfo, steps []*driver.
 // askToCancel asks the outside world to stop one wait's work and records
 // the answer. Failures are recorded, never returned: the runbook is
 // cancelled already.
-func (e *Engine) askToCancel(ctx context.Context, a *pendingCall) {
+func (e *Engine) askToCancel(ctx context.Context, a *machine.PendingCall) {
 	bg := context.WithoutCancel(ctx) // the cancellation committed: finish what follows from it
-	callCtx, cancel := context.WithTimeout(trace.ContextWithSpanContext(bg, a.span), a.timeout)
+	callCtx, cancel := context.WithTimeout(trace.ContextWithSpanContext(bg, a.Span), a.Timeout)
 	defer cancel()
-	sent, err := a.handler.(Canceller).Cancel(callCtx, a.call)
+	sent, err := a.Handler.(Canceller).Cancel(callCtx, a.Call)
 	if !sent && err == nil {
 		return // the verb names no way to cancel
 	}
-	typ, data := rbtype.EventInvocationCancelSent, any(InvocationCancelData{CorrelationKey: a.call.CorrelationKey})
+	typ, data := rbtype.EventInvocationCancelSent, any(machine.InvocationCancelData{CorrelationKey: a.Call.CorrelationKey})
 	if err != nil {
-		f := classify(err)
+		f := handler.Classify(err)
 		typ = rbtype.EventInvocationCancelFailed
-		data = InvocationCancelData{CorrelationKey: a.call.CorrelationKey, Code: f.Code, Message: f.Message}
+		data = machine.InvocationCancelData{CorrelationKey: a.Call.CorrelationKey, Code: f.Code, Message: f.Message}
 	}
-	err = e.runCommand(bg, a.runbookID, &recordCancelAsk{step: a.call.StepKey, attempt: a.attempt, typ: typ, data: data})
+	err = e.runCommand(bg, a.RunbookID, &machine.RecordCancelAsk{Step: a.Call.StepKey, Attempt: a.Attempt, Typ: typ, Data: data})
 	if err != nil {
-		e.log.Warn("recording a cancel request to the outside world", append([]any{"runbook_id", a.runbookID, "step", a.call.StepKey,
-			"err", err}, traceAttrs(a.span, uuid.Nil)...)...)
+		e.log.Warn("recording a cancel request to the outside world", append([]any{"runbook_id", a.RunbookID, "step", a.Call.StepKey,
+			"err", err}, machine.TraceAttrs(a.Span, uuid.Nil)...)...)
 	}
-}
-
-// recordCancelAsk records the answer to a request to stop a cancelled
-// wait's external work.
-type recordCancelAsk struct {
-	step    string
-	attempt int
-	typ     rbtype.EventType
-	data    any
-}
-
-func (c *recordCancelAsk) apply(t *transition) error {
-	s, err := t.stepByKey(c.step)
-	if err != nil {
-		return err
-	}
-	t.event(c.typ, &driver.Step{Key: s.Key, StepState: driver.StepState{Attempt: c.attempt}}, c.data)
-	return nil
 }

@@ -75,7 +75,7 @@ func TestTheJobLedgerSumsWhatAttemptsUsed(t *testing.T) {
 	require.Zero(t, byVerb[1].TokensIn, "a malformed header reports nothing")
 
 	_, err = b.engine.Costs(b.ctx, "weekday", "", nil, nil)
-	require.ErrorIs(t, err, runtime.ErrInvalid)
+	require.ErrorIs(t, err, rbtype.ErrInvalid)
 	other, err := b.engine.Costs(runtime.WithScope(b.ctx, runtime.Scope{Tenant: "acme"}), "verb", "", nil, nil)
 	require.NoError(t, err)
 	require.Empty(t, other, "another tenant's costs are not there")
@@ -97,7 +97,7 @@ func TestANotificationReportsWhatTheWaitUsed(t *testing.T) {
 	}
 	for _, bad := range []driver.Usage{{TokensIn: -1}, {CostUSD: -0.5}, {Model: "m\x00"}, {Model: strings.Repeat("m", 201)}} {
 		_, err := notify(bad)
-		require.ErrorIs(t, err, runtime.ErrInvalid, "%+v", bad)
+		require.ErrorIs(t, err, rbtype.ErrInvalid, "%+v", bad)
 	}
 	used := driver.Usage{TokensIn: 900, TokensOut: 100, Model: "reviewer-1", CostUSD: 0.25, Credits: 1}
 	res, err := notify(used)

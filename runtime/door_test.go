@@ -30,7 +30,7 @@ func TestBadValuesAreRefusedAtTheDoor(t *testing.T) {
 	// email, as the argument it feeds requires: refused, no runbook.
 	src := []byte(`(t.echo :v "first" :as @first) (t.mail :to $contact :after @first)`)
 	_, err := b.engine.SubmitSource(b.ctx, "mail.rbk", src, runtime.Submission{Inputs: map[string]any{"contact": "notanemail"}})
-	require.ErrorIs(t, err, runtime.ErrSchema)
+	require.ErrorIs(t, err, rbtype.ErrSchema)
 	require.ErrorContains(t, err, `input $contact, passed to t.mail's argument to (step "t.mail#2")`)
 	sub, err := b.engine.SubmitSource(b.ctx, "mail.rbk", src, runtime.Submission{Inputs: map[string]any{"contact": "ada@example.com"}})
 	require.NoError(t, err)
@@ -40,11 +40,11 @@ func TestBadValuesAreRefusedAtTheDoor(t *testing.T) {
 	id := b.submit(t, `(t.wait :as @w) (t.echo :v @w.answer :as @after)`, nil)
 	key := correlationKey(t, b, b.waitState(t, id, "parked").ID, "w")
 	_, err = b.engine.Notify(b.ctx, runtime.Notification{CorrelationKey: key, Status: rbtype.OutcomeCompleted, Result: json.RawMessage(`{"answer": 42}`)})
-	require.ErrorIs(t, err, runtime.ErrSchema)
+	require.ErrorIs(t, err, rbtype.ErrSchema)
 	require.ErrorContains(t, err, `the result does not match t.wait's output_schema (step "w" waits on this key)`)
 	// Refused again, the same: nothing was stored.
 	_, err = b.engine.Notify(b.ctx, runtime.Notification{CorrelationKey: key, Status: rbtype.OutcomeCompleted, Result: json.RawMessage(`{"answer": 42}`)})
-	require.ErrorIs(t, err, runtime.ErrSchema)
+	require.ErrorIs(t, err, rbtype.ErrSchema)
 	v, err := b.engine.Get(b.ctx, id)
 	require.NoError(t, err)
 	require.Equal(t, rbtype.StepParked, step(v, "w").Status, "the step still waits")

@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/apitype"
+	"github.com/runbookdev/runbook/machine"
 	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/registry"
 	"github.com/runbookdev/runbook/runtime"
@@ -51,21 +53,21 @@ func TestDraftOnlyDraftsThenRunsForReal(t *testing.T) {
 	require.Equal(t, rbtype.StepSkipped, step(v, "after").Status)
 	require.Zero(t, svc.requests, "nothing was sent")
 	require.Empty(t, v.Failures, "a draft's skips are not failures")
-	require.Equal(t, []runtime.ActionView{{Kind: runtime.ActionRetry, Step: "send",
-		Command: "rbd retry " + sub.ID.String() + " --execute --step send"}}, v.NextActions)
+	require.Equal(t, []apitype.ActionView{{Kind: apitype.ActionRetry, Step: "send",
+		Args: apitype.ActionArgs{RunbookID: sub.ID, Execute: true}, Command: "rbd retry " + sub.ID.String() + " --execute --step send"}}, v.NextActions)
 	draft := v.Outcomes["d"]
 
 	// A retry that is not --execute cannot make a draft send; --execute on
 	// a runbook that is not a draft is refused.
-	_, err = b.engine.Retry(b.ctx, sub.ID, runtime.RetryOptions{By: "ops"})
-	require.ErrorIs(t, err, runtime.ErrConflict)
+	_, err = b.engine.Retry(b.ctx, sub.ID, machine.RetryOptions{By: "ops"})
+	require.ErrorIs(t, err, rbtype.ErrConflict)
 	plain := b.submit(t, `(t.echo :v 1)`, nil)
 	b.waitStatus(t, plain, rbtype.RunbookComplete)
-	_, err = b.engine.Retry(b.ctx, plain, runtime.RetryOptions{By: "ops", Execute: true})
-	require.ErrorIs(t, err, runtime.ErrConflict)
+	_, err = b.engine.Retry(b.ctx, plain, machine.RetryOptions{By: "ops", Execute: true})
+	require.ErrorIs(t, err, rbtype.ErrConflict)
 
 	// Run for real: the send goes out once, with the draft that was read.
-	res, err := b.engine.Retry(b.ctx, sub.ID, runtime.RetryOptions{By: "ops", Execute: true})
+	res, err := b.engine.Retry(b.ctx, sub.ID, machine.RetryOptions{By: "ops", Execute: true})
 	require.NoError(t, err)
 	require.Equal(t, []string{"send", "after"}, res.Steps)
 	v = b.waitStatus(t, sub.ID, rbtype.RunbookComplete)
@@ -79,7 +81,7 @@ func TestDraftOnlyDraftsThenRunsForReal(t *testing.T) {
 	require.Contains(t, b.eventTypes(t, sub.ID), "RUNBOOK_RETRIED")
 }
 
-// Done means (issue 11): the funding-outreach example itself, submitted
+// The acceptance test: the funding-outreach example itself, submitted
 // draft_only against a model gateway: the summaries and the draft are
 // made, the review (a person's work) and the send are skipped with
 // DRAFT_ONLY and named in next_actions, nothing reaches the mail service,
@@ -131,7 +133,7 @@ func TestDraftOnlyOnTheFundingOutreachExample(t *testing.T) {
 	var named []string
 	for _, a := range v.NextActions {
 		named = append(named, a.Step)
-		require.Equal(t, runtime.ActionRetry, a.Kind)
+		require.Equal(t, apitype.ActionRetry, a.Kind)
 	}
 	require.Equal(t, []string{"review", "outreach.send-email#6"}, named)
 	mu.Lock()

@@ -1,11 +1,9 @@
 package runtime
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -18,6 +16,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/runbookdev/runbook/driver"
+	"github.com/runbookdev/runbook/handler"
+	"github.com/runbookdev/runbook/machine"
 	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/registry"
 	"github.com/runbookdev/runbook/registry/policy"
@@ -93,7 +93,7 @@ type Config struct {
 	// plan is admitted, and for the budgets before each attempt.
 	Policy func() *policy.Policy
 	// Limits bound what one runbook may hold (limits.go).
-	Limits Limits
+	Limits machine.Limits
 	// PlanCacheBytes bounds the memory the decoded plans kept take (64
 	// MiB; planCache says how it is counted); a plan larger than it is
 	// decoded when needed and not kept.
@@ -141,9 +141,9 @@ func (c *Config) defaults() {
 	if c.PlanCacheBytes <= 0 {
 		c.PlanCacheBytes = DefaultPlanCacheBytes
 	}
-	c.Limits.defaults()
+	c.Limits.Defaults()
 	defInt(&c.DataCacheSize, 65536)
-	defInt(&c.MaxFanout, DefaultMaxFanout)
+	defInt(&c.MaxFanout, machine.DefaultMaxFanout)
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -158,7 +158,7 @@ func (c *Config) defaults() {
 type Engine struct {
 	store    driver.Store
 	handlers *Handlers
-	machine  machine
+	machine  machine.Machine
 	cfg      Config
 	workerID string
 	plans    *planCache
@@ -194,13 +194,13 @@ type Engine struct {
 	notifier *notifier
 	// keys derives runbook ids and correlation keys (keys.go); read from
 	// the database by the first transaction that needs it.
-	keys atomic.Pointer[derivation]
+	keys atomic.Pointer[machine.Derivation]
 }
 
 // derivationIn returns the derivation under the database's key, reading
 // the key in tx the first time: a second connection, taken while tx holds
 // one, could wait for ever on a pool that transactions like it hold.
-func (e *Engine) derivationIn(ctx context.Context, tx driver.Tx) (*derivation, error) {
+func (e *Engine) derivationIn(ctx context.Context, tx driver.Tx) (*machine.Derivation, error) {
 	if d := e.keys.Load(); d != nil {
 		return d, nil
 	}
@@ -208,7 +208,7 @@ func (e *Engine) derivationIn(ctx context.Context, tx driver.Tx) (*derivation, e
 	if err != nil {
 		return nil, fmt.Errorf("reading the derivation key: %w", err)
 	}
-	d, err := newDerivation(key)
+	d, err := machine.NewDerivation(key)
 	if err != nil {
 		return nil, err
 	}
@@ -262,8 +262,8 @@ func New(store driver.Store, handlers *Handlers, cfg Config) *Engine {
 	cfg.defaults()
 	e := &Engine{
 		store: store, handlers: handlers, cfg: cfg, workerID: cfg.WorkerID,
-		machine: machine{worker: cfg.WorkerID, leaseTTL: cfg.LeaseTTL, callbackURL: cfg.CallbackURL, limits: cfg.Limits,
-			handler: handlers.lookup, observe: observerOf(cfg.Metrics), policy: policyOf(cfg.Policy), maxFanout: cfg.MaxFanout},
+		machine: machine.Machine{Worker: cfg.WorkerID, LeaseTTL: cfg.LeaseTTL, CallbackURL: cfg.CallbackURL, Limits: cfg.Limits,
+			Handler: handlers.lookup, Observe: observerOf(cfg.Metrics), Policy: policyOf(cfg.Policy), MaxFanout: cfg.MaxFanout},
 		plans: newPlanCache(cfg.PlanCacheSize, cfg.PlanCacheBytes, cfg.Metrics), data: newDataCache(cfg.DataCacheSize), log: cfg.Logger, metrics: cfg.Metrics,
 		queue: newWorkQueue(), kick: make(chan struct{}, 1), sweepNow: make(chan struct{}, 1),
 		slots: make(chan struct{}, cfg.MaxCalls), resumers: make(chan struct{}, cfg.Advancers),
@@ -273,13 +273,13 @@ func New(store driver.Store, handlers *Handlers, cfg Config) *Engine {
 	// An inline call is made inside the advance, never cut short by a
 	// shutdown: it has no outcome to lose, and its transaction commits or
 	// not with it.
-	e.machine.inline = func(pc *pendingCall) *outcome {
-		e.metrics.callStarted(pc.call.Verb)
-		e.metrics.inlineStep(pc.call.Verb)
+	e.machine.Inline = func(pc *machine.PendingCall) *machine.Outcome {
+		e.metrics.callStarted(pc.Call.Verb)
+		e.metrics.inlineStep(pc.Call.Verb)
 		return e.execute(context.Background(), pc)
 	}
 	if cfg.TracerProvider != nil {
-		e.machine.tracer = cfg.TracerProvider.Tracer(TracerName)
+		e.machine.Tracer = cfg.TracerProvider.Tracer(TracerName)
 	}
 	// Half a claim left: claim the next while the advancers work on it,
 	// when claiming finds work. Most of the queue's work is pushed by this
@@ -519,7 +519,7 @@ func (e *Engine) advancer(ctx, calls context.Context) {
 		}
 		seen := map[uuid.UUID]bool{}
 		var ids []uuid.UUID
-		var outcomes []*outcome
+		var outcomes []*machine.Outcome
 		for _, it := range items {
 			if !seen[it.runbookID] {
 				seen[it.runbookID] = true
@@ -566,11 +566,11 @@ func (e *Engine) retry(items []workItem, err error) {
 		switch {
 		case suspect && len(items) > 1:
 			it.alone = true
-		case suspect && it.outcome != nil && it.outcome.err == nil && it.tries >= poisonTries:
+		case suspect && it.outcome != nil && it.outcome.Err == nil && it.tries >= poisonTries:
 			e.log.Error("a call's outcome cannot be recorded; failing its step", append([]any{"runbook_id", it.runbookID,
-				"step_id", it.outcome.stepID, "attempt", it.outcome.attempt, "err", err},
-				traceAttrs(it.outcome.span, it.outcome.attemptID)...)...)
-			it.outcome = it.outcome.unrecordable(err)
+				"step_id", it.outcome.StepID, "attempt", it.outcome.Attempt, "err", err},
+				machine.TraceAttrs(it.outcome.Span, it.outcome.AttemptID)...)...)
+			it.outcome = it.outcome.Unrecordable(errors.Is(err, driver.ErrBadRequest))
 			it.tries = 0
 		case it.tries >= maxTries:
 			// During an outage every item gives up alike, and nothing is
@@ -597,21 +597,21 @@ func (e *Engine) retry(items []workItem, err error) {
 // startCall runs a leased call in its own goroutine, once a slot is free.
 // While draining, it does not: the lease is released at the end of the
 // shutdown and another worker runs the step.
-func (e *Engine) startCall(ctx context.Context, pc *pendingCall) {
+func (e *Engine) startCall(ctx context.Context, pc *machine.PendingCall) {
 	if e.draining.Load() {
 		return
 	}
 	e.slots <- struct{}{}
 	e.inflight.add()
-	e.running.Store(pc.stepID, pc)
-	e.metrics.callStarted(pc.call.Verb)
+	e.running.Store(pc.StepID, pc)
+	e.metrics.callStarted(pc.Call.Verb)
 	go func() {
 		defer e.inflight.done()
 		o := e.execute(ctx, pc)
-		e.running.Delete(pc.stepID)
+		e.running.Delete(pc.StepID)
 		<-e.slots
 		if o != nil {
-			e.queue.push(workItem{runbookID: pc.runbookID, outcome: o})
+			e.queue.push(workItem{runbookID: pc.RunbookID, outcome: o})
 		}
 	}()
 }
@@ -619,12 +619,12 @@ func (e *Engine) startCall(ctx context.Context, pc *pendingCall) {
 // execute calls the handler, bounded by the verb's run_timeout, and turns
 // what it returns into an outcome. A call cut short by shutdown has no
 // outcome: its lease is released and another worker runs it again.
-func (e *Engine) execute(ctx context.Context, pc *pendingCall) *outcome {
+func (e *Engine) execute(ctx context.Context, pc *machine.PendingCall) *machine.Outcome {
 	// The step's logger is made only for a line to write: a handler's
 	// With formats its attributes at once, and most calls log nothing.
 	log := func() *slog.Logger {
-		return e.log.With(append([]any{"runbook_id", pc.runbookID, "step", pc.call.StepKey, "attempt", pc.attempt},
-			traceAttrs(pc.span, pc.call.AttemptID)...)...)
+		return e.log.With(append([]any{"runbook_id", pc.RunbookID, "step", pc.Call.StepKey, "attempt", pc.Attempt},
+			machine.TraceAttrs(pc.Span, pc.Call.AttemptID)...)...)
 	}
 	began := time.Now()
 	o := makeCall(ctx, pc)
@@ -632,27 +632,27 @@ func (e *Engine) execute(ctx context.Context, pc *pendingCall) *outcome {
 		log().Info("call cut short by shutdown; its step will run again")
 		return nil
 	}
-	if o.err != nil {
-		if o.err.Err != nil {
+	if o.Err != nil {
+		if o.Err.Err != nil {
 			// The cause is for the log only: it may name tables or hosts.
-			log().Info("call failed", "code", o.err.Code, "error", o.err.Message, "cause", o.err.Err.Error())
+			log().Info("call failed", "code", o.Err.Code, "error", o.Err.Message, "cause", o.Err.Err.Error())
 		} else {
-			log().Info("call failed", "code", o.err.Code, "error", o.err.Message)
+			log().Info("call failed", "code", o.Err.Code, "error", o.Err.Message)
 		}
 	}
-	e.metrics.callFinished(pc.call.Verb, time.Since(began), o.err)
+	e.metrics.callFinished(pc.Call.Verb, time.Since(began), o.Err)
 	return o
 }
 
 // makeCall is execute's call, without its log lines and metrics: the
 // handler's result (or its dry run's, or its rehearsal's and then its
 // own), as an outcome; nil for a call cut short by ctx's end.
-func makeCall(ctx context.Context, pc *pendingCall) *outcome {
-	callCtx, cancel := context.WithTimeout(trace.ContextWithSpanContext(ctx, pc.span), pc.timeout)
+func makeCall(ctx context.Context, pc *machine.PendingCall) *machine.Outcome {
+	callCtx, cancel := context.WithTimeout(trace.ContextWithSpanContext(ctx, pc.Span), pc.Timeout)
 	defer cancel()
 	var res Result
 	var err error
-	var seen *rehearsed
+	var seen *machine.Rehearsed
 	func() {
 		defer func() {
 			if p := recover(); p != nil {
@@ -660,59 +660,31 @@ func makeCall(ctx context.Context, pc *pendingCall) *outcome {
 			}
 		}()
 		switch {
-		case pc.dryRun:
-			res, err = pc.handler.(DryRunner).DryRun(callCtx, pc.call)
-		case pc.rehearsal != nil:
-			if seen, err = pc.rehearsal.rehearse(callCtx, pc.handler, pc.call); err == nil {
-				res, err = pc.handler.Call(callCtx, pc.call)
+		case pc.DryRun:
+			res, err = pc.Handler.(DryRunner).DryRun(callCtx, pc.Call)
+		case pc.Rehearsal != nil:
+			if seen, err = rehearse(callCtx, pc.Rehearsal, pc.Handler, pc.Call); err == nil {
+				res, err = pc.Handler.Call(callCtx, pc.Call)
 			}
 		default:
-			res, err = pc.handler.Call(callCtx, pc.call)
+			res, err = pc.Handler.Call(callCtx, pc.Call)
 		}
 	}()
 	if err != nil && ctx.Err() != nil {
 		return nil
 	}
-	o := &outcome{runbookID: pc.runbookID, stepID: pc.stepID, attempt: pc.attempt, purpose: pc.purpose, span: pc.span, attemptID: pc.call.AttemptID,
-		cacheKey: pc.cacheKey, definitionHash: pc.definitionHash, rehearsed: seen,
-		result: res, dryRun: pc.dryRun, idemKey: pc.call.IdempotencyKey, argsHash: pc.argsHash}
+	o := &machine.Outcome{RunbookID: pc.RunbookID, StepID: pc.StepID, Attempt: pc.Attempt, Purpose: pc.Purpose, Span: pc.Span, AttemptID: pc.Call.AttemptID,
+		CacheKey: pc.CacheKey, DefinitionHash: pc.DefinitionHash, Rehearsed: seen,
+		Result: res, DryRun: pc.DryRun, IdemKey: pc.Call.IdempotencyKey, ArgsHash: pc.ArgsHash}
 	if err != nil {
-		o.err = classify(err)
+		o.Err = handler.Classify(err)
 	} else if !res.IsParked() {
-		o.value, err = marshalResult(res.Value())
+		o.Value, err = machine.MarshalResult(res.Value())
 		if err != nil {
-			o.err = Errorf(rbtype.CodeInternal, "the handler's result cannot be stored as JSON: %v", err)
+			o.Err = Errorf(rbtype.CodeInternal, "the handler's result cannot be stored as JSON: %v", err)
 		}
 	}
 	return o
-}
-
-func marshalResult(v any) (json.RawMessage, error) {
-	if v == nil {
-		return json.RawMessage(`{}`), nil
-	}
-	b, err := json.Marshal(v)
-	if err == nil && holdsNUL(b) {
-		// jsonb cannot store it: the advance that wrote this result would
-		// fail, and fail again at every retry, with the runbook stuck.
-		return nil, errors.New("it holds a NUL character (\\u0000), which cannot be stored")
-	}
-	return b, err
-}
-
-// holdsNUL reports a \u0000 escape in JSON that encoding/json wrote (a
-// raw NUL byte is always escaped there). An escaped backslash is skipped
-// whole, so the text \\u0000 (a backslash, then "u0000") is not one.
-func holdsNUL(b []byte) bool {
-	for i := 0; i < len(b); i++ {
-		if b[i] == '\\' {
-			if bytes.HasPrefix(b[i+1:], []byte("u0000")) {
-				return true
-			}
-			i++
-		}
-	}
-	return false
 }
 
 // renewLoop extends the leases of running calls every third of LeaseTTL.

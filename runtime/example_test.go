@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/runbookdev/runbook/builtin"
 	"github.com/runbookdev/runbook/durable/pgtest"
 	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/registry"
@@ -19,7 +20,7 @@ func ExampleHandlers_Register() {
 	store, done := pgtest.ExampleStore() // a migrated database of the example's own
 	defer done()
 
-	handlers := runtime.NewHandlers(runtime.BuiltinDeps{})
+	handlers := runtime.NewHandlers(builtin.Deps{})
 	err := handlers.Register(
 		registry.HandlerSpec{Name: "acme.greet", Kind: rbtype.KindSync, Summary: "greets someone"},
 		runtime.HandlerFunc(func(_ context.Context, c *runtime.Call) (runtime.Result, error) {

@@ -23,7 +23,7 @@ func CorrelationKeyForTest(ctx context.Context, e *Engine, runbookID uuid.UUID, 
 	err := inTx(ctx, e.store, func(tx driver.Tx) error {
 		d, err := e.derivationIn(ctx, tx)
 		if err == nil {
-			_, key = d.invocationIDs(runbookID, step, attempt)
+			_, key = d.InvocationIDs(runbookID, step, attempt)
 		}
 		return err
 	})
@@ -39,7 +39,7 @@ func RunbookIDForTest(ctx context.Context, e *Engine, tenant, key string) (uuid.
 	err := inTx(ctx, e.store, func(tx driver.Tx) error {
 		d, err := e.derivationIn(ctx, tx)
 		if err == nil {
-			id = d.runbookID(tenantKey(tenant, key))
+			id = d.RunbookID(tenantKey(tenant, key))
 		}
 		return err
 	})

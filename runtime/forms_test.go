@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/driver"
 	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/registry"
@@ -85,9 +86,9 @@ func setupForms(t *testing.T, opts ...option) (*testBundle, *overlap) {
 
 // waitFinished waits until the runbook has finished (its compensations
 // and hooks done).
-func (b *testBundle) waitFinished(t *testing.T, id uuid.UUID) *runtime.RunbookView {
+func (b *testBundle) waitFinished(t *testing.T, id uuid.UUID) *apitype.RunbookView {
 	t.Helper()
-	return b.waitFor(t, id, "finished", func(v *runtime.RunbookView) bool { return v.FinishedAt != nil })
+	return b.waitFor(t, id, "finished", func(v *apitype.RunbookView) bool { return v.FinishedAt != nil })
 }
 
 // A false condition skips its step and the steps that read it, and runs
@@ -156,7 +157,7 @@ func TestCancelAtAGateCompensatesThenRunsHooks(t *testing.T) {
 		types := b.eventTypes(t, id)
 		if compensate {
 			require.Less(t, indexOf(types, "COMPENSATION_SUCCEEDED pause"), indexOf(types, "HOOK_STARTED notify"))
-			require.Equal(t, &runtime.Compensation{Status: rbtype.CompensationComplete}, step(v, "pause").Compensation)
+			require.Equal(t, &apitype.Compensation{Status: rbtype.CompensationComplete}, step(v, "pause").Compensation)
 		} else {
 			require.NotContains(t, types, "COMPENSATION_STARTED pause")
 			require.Nil(t, step(v, "pause").Compensation)
@@ -250,7 +251,7 @@ func TestForEachTooLarge(t *testing.T) {
 	// A list from an input is held to the bound at the door.
 	_, err := b.engine.SubmitSource(b.ctx, "x.rbk", []byte(`(for-each $hosts :as @h (t.slow :name @h.name :as @each))`),
 		runtime.Submission{Inputs: map[string]any{"hosts": hosts}})
-	require.ErrorIs(t, err, runtime.ErrInvalid)
+	require.ErrorIs(t, err, rbtype.ErrInvalid)
 	require.ErrorContains(t, err, "FANOUT_TOO_LARGE")
 }
 

@@ -3,47 +3,12 @@ package runtime
 import (
 	"context"
 	"encoding/json"
-	"time"
 
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/compiler"
 	"github.com/runbookdev/runbook/driver"
+	"github.com/runbookdev/runbook/machine"
 	"github.com/runbookdev/runbook/rbtype"
-)
-
-// GateView is what the person at a gate decides on (docs/daemon.md, "The
-// console"): what the step will do, to what, with which arguments, and why
-// it waits for them.
-type GateView struct {
-	Verb        string             `json:"verb"`
-	Risk        rbtype.Risk        `json:"risk"`
-	SideEffects rbtype.SideEffects `json:"side_effects"`
-	// Target is what the step acts on, as its handler's params name it
-	// (the plan's effects): a URL's host and path, a table.
-	Target string `json:"target,omitempty"`
-	// Args are the arguments the step will be called with: its inputs and
-	// references resolved from what is known now. One that cannot be
-	// resolved yet stays as the plan has it.
-	Args map[string]any `json:"args"`
-	// Why says what put the gate there: GatePolicy, GateRisk, GateVerb or
-	// GateCall.
-	Why string `json:"why"`
-	// Policy is what the policy said when it gated the step (its
-	// POLICY_GATED event's data), when a policy did.
-	Policy json.RawMessage `json:"policy,omitempty"`
-	// Since is when the step began to wait for a decision.
-	Since time.Time `json:"since"`
-}
-
-// Why a step waits at a gate.
-const (
-	// GatePolicy: the tenant's policy gated it when the plan was admitted.
-	GatePolicy = "policy"
-	// GateRisk: its verb is risk high, and a high-risk step always waits.
-	GateRisk = "risk"
-	// GateVerb: its verb declares gate: human_confirm.
-	GateVerb = "verb"
-	// GateCall: the runbook's call asks for it (:gate "human_confirm").
-	GateCall = "call"
 )
 
 // eventPolicyGated is the event a policy writes when it gates a step
@@ -52,10 +17,10 @@ const eventPolicyGated rbtype.EventType = "POLICY_GATED"
 
 // describeGates fills in the gate of each step the view says waits for a
 // decision. It reads the plan and the policy's events only when one does.
-func (e *Engine) describeGates(ctx context.Context, rb *driver.Runbook, steps []*driver.Step, v *RunbookView) error {
+func (e *Engine) describeGates(ctx context.Context, rb *driver.Runbook, steps []*driver.Step, v *apitype.RunbookView) error {
 	var waiting []int
 	for i, b := range v.BlockedOn {
-		if b.Reason == BlockedRequiresApproval {
+		if b.Reason == apitype.BlockedRequiresApproval {
 			waiting = append(waiting, i)
 		}
 	}
@@ -94,11 +59,11 @@ func (e *Engine) newStepFacts(ctx context.Context, rb *driver.Runbook, steps []*
 	if err != nil {
 		return nil, err
 	}
-	f := &stepFacts{plan: info.plan, effects: map[string]compiler.Effect{}, steps: map[string]*driver.Step{},
+	f := &stepFacts{plan: info.Plan, effects: map[string]compiler.Effect{}, steps: map[string]*driver.Step{},
 		results: map[string]json.RawMessage{}, policy: map[string]json.RawMessage{}}
-	effects := info.plan.Effects
+	effects := info.Plan.Effects
 	if effects == nil {
-		effects = compiler.Effects(info.plan) // a plan frozen before effects were kept
+		effects = compiler.Effects(info.Plan) // a plan frozen before effects were kept
 	}
 	for _, ef := range effects {
 		f.effects[ef.Step] = ef
@@ -109,7 +74,7 @@ func (e *Engine) newStepFacts(ctx context.Context, rb *driver.Runbook, steps []*
 			f.results[s.Key] = s.Result
 		}
 	}
-	if in, err := decodeJSON(rb.Inputs); err == nil {
+	if in, err := rbtype.DecodeJSON(rb.Inputs); err == nil {
 		f.inputs, _ = in.(map[string]any)
 	}
 	evs, err := e.store.EventsOfType(ctx, rb.ID, []rbtype.EventType{eventPolicyGated})
@@ -128,8 +93,8 @@ func (e *Engine) newStepFacts(ctx context.Context, rb *driver.Runbook, steps []*
 func (f *stepFacts) step(key string) *compiler.Step { return f.plan.Step(key) }
 
 // gateOf describes a step's gate to the person deciding it.
-func (f *stepFacts) gateOf(s *compiler.Step) GateView {
-	g := GateView{Verb: s.Verb, Risk: f.risk(s), SideEffects: s.Execution.SideEffects, Target: compiler.Target(s)}
+func (f *stepFacts) gateOf(s *compiler.Step) apitype.GateView {
+	g := apitype.GateView{Verb: s.Verb, Risk: f.risk(s), SideEffects: s.Execution.SideEffects, Target: compiler.Target(s)}
 	g.Args, _ = f.resolvedArgs(s)
 	g.Why, g.Policy = f.why(s)
 	if row := f.steps[s.Key]; row != nil {
@@ -151,15 +116,15 @@ func (f *stepFacts) risk(s *compiler.Step) rbtype.Risk {
 func (f *stepFacts) why(s *compiler.Step) (string, json.RawMessage) {
 	switch {
 	case f.policy[s.Key] != nil:
-		return GatePolicy, f.policy[s.Key]
+		return apitype.GatePolicy, f.policy[s.Key]
 	case s.Gate != rbtype.GateHumanConfirm:
 		return "", nil
 	case f.risk(s) == rbtype.RiskHigh:
-		return GateRisk, nil
+		return apitype.GateRisk, nil
 	case s.Execution.Gate == rbtype.GateHumanConfirm:
-		return GateVerb, nil
+		return apitype.GateVerb, nil
 	}
-	return GateCall, nil
+	return apitype.GateCall, nil
 }
 
 // resolvedArgs are a step's arguments with inputs and references
@@ -167,10 +132,10 @@ func (f *stepFacts) why(s *compiler.Step) (string, json.RawMessage) {
 // waits on a step that has no result yet (that argument stays as the plan
 // has it).
 func (f *stepFacts) resolvedArgs(s *compiler.Step) (args map[string]any, complete bool) {
-	b := &binder{results: f.results, inputs: f.inputs}
+	b := &machine.Binder{Results: f.results, Inputs: f.inputs}
 	args, complete = make(map[string]any, len(s.Args)), true
 	for name, v := range s.Args {
-		r, err := b.resolve(v)
+		r, err := b.Resolve(v)
 		if err != nil {
 			r, complete = v, false
 		}

@@ -7,21 +7,10 @@ import (
 	"time"
 
 	"github.com/runbookdev/runbook/driver"
+	"github.com/runbookdev/runbook/machine"
 	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/verbs"
 )
-
-// StepHeartbeatData is the data of STEP_HEARTBEAT.
-type StepHeartbeatData struct {
-	CorrelationKey string `json:"correlation_key"`
-	// Extend is the extension asked for, as sent.
-	Extend string `json:"extend"`
-	// TimeoutAt is the wait's timeout after the heartbeat.
-	TimeoutAt time.Time `json:"timeout_at"`
-	// Clamped: the extension asked went past parked_at + max_park, and
-	// the timeout stops there.
-	Clamped bool `json:"clamped,omitempty"`
-}
 
 // Heartbeat records that the external work a parked step waits for goes
 // on: the wait's timeout moves to now + extend (an ISO 8601 duration),
@@ -30,11 +19,11 @@ type StepHeartbeatData struct {
 // complete or fail later. It returns the new timeout.
 func (e *Engine) Heartbeat(ctx context.Context, correlationKey, extend string) (time.Time, error) {
 	if extend == "" {
-		return time.Time{}, fmt.Errorf("%w: a heartbeat needs \"extend\", an ISO 8601 duration such as P3D", ErrInvalid)
+		return time.Time{}, fmt.Errorf("%w: a heartbeat needs \"extend\", an ISO 8601 duration such as P3D", rbtype.ErrInvalid)
 	}
 	ext, err := verbs.ParseDuration(extend)
 	if err != nil {
-		return time.Time{}, fmt.Errorf("%w: extend: %v", ErrInvalid, err)
+		return time.Time{}, fmt.Errorf("%w: extend: %v", rbtype.ErrInvalid, err)
 	}
 	if target, err := e.store.WaitTarget(ctx, correlationKey); err == nil && !sees(ctx, target.Tenant) {
 		return time.Time{}, noWait(correlationKey) // another tenant's, said as no wait at all
@@ -46,48 +35,9 @@ func (e *Engine) Heartbeat(ctx context.Context, correlationKey, extend string) (
 	if err != nil {
 		return time.Time{}, err
 	}
-	c := &heartbeat{key: correlationKey, extend: ext}
+	c := &machine.Heartbeat{Key: correlationKey, Extend: ext}
 	if err := e.runCommand(ctx, inv.RunbookID, c); err != nil {
 		return time.Time{}, err
 	}
-	return c.timeout, nil
-}
-
-// heartbeat is a heartbeat: the wait's new timeout and its event. The
-// new timeout is what it leaves in timeout.
-type heartbeat struct {
-	key     string
-	extend  verbs.Duration
-	timeout time.Time
-}
-
-func (c *heartbeat) apply(t *transition) error {
-	var inv *driver.Invocation
-	for _, i := range t.invocations {
-		if i.CorrelationKey == c.key {
-			inv = i
-		}
-	}
-	if inv == nil {
-		return fmt.Errorf("%w: the wait on correlation key %q has ended", ErrConflict, c.key)
-	}
-	step := t.byID[inv.StepID]
-	if step == nil {
-		return fmt.Errorf("%w: the step waiting on %q is not in its runbook", ErrNotFound, c.key)
-	}
-	exec := t.execution(step)
-	maxPark := exec.Timeouts.MaxParkOrDefault()
-	timeout, clamped := t.now.Add(c.extend.D), false
-	if limit := inv.ParkedAt.Add(maxPark); maxPark > 0 && timeout.After(limit) {
-		timeout, clamped = limit, true
-	}
-	if timeout.Before(inv.TimeoutAt) {
-		timeout = inv.TimeoutAt // a heartbeat never brings a timeout closer
-	}
-	inv.TimeoutAt, c.timeout = timeout, timeout
-	t.invocationUpdates = append(t.invocationUpdates, driver.InvocationUpdate{ID: inv.InvocationID, TimeoutAt: &timeout})
-	t.event(rbtype.EventStepHeartbeat, step, StepHeartbeatData{
-		CorrelationKey: c.key, Extend: c.extend.ISO, TimeoutAt: timeout, Clamped: clamped,
-	})
-	return nil
+	return c.Timeout, nil
 }

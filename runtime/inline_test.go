@@ -11,7 +11,7 @@ import (
 )
 
 // pureVerbs declares core.echo pure, which lets its steps run inside the
-// advance that starts them (issue 15's inline steps).
+// advance that starts them (docs/runtime.md: inline steps).
 const pureVerbs = `
 - name: pure
   domain: t

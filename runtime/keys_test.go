@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/runbookdev/runbook/driver"
+	"github.com/runbookdev/runbook/machine"
 	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/verbs"
 )
@@ -27,12 +28,12 @@ func TestKeysAcrossALineage(t *testing.T) {
 	lookup := &verbs.Execution{SideEffects: rbtype.SideEffectsNone, Idempotency: verbs.Idempotency{Scope: rbtype.ScopeRunbookStep}}
 	args := map[string]any{"to": "ada"}
 	key := func(rb *driver.Runbook, exec *verbs.Execution) string {
-		return idempotencyKey(originOf(rb, exec), "s", "v.x", exec.Idempotency, args)
+		return machine.IdempotencyKey(machine.OriginOf(rb, exec), "s", "v.x", exec.Idempotency, args)
 	}
 
-	require.True(t, regenerates(draft))
-	require.False(t, regenerates(send), "an external call never regenerates, whatever its determinism")
-	require.False(t, regenerates(lookup), "determinism defaults to external")
+	require.True(t, machine.Regenerates(draft))
+	require.False(t, machine.Regenerates(send), "an external call never regenerates, whatever its determinism")
+	require.False(t, machine.Regenerates(lookup), "determinism defaults to external")
 
 	// A draft regenerates: each generation its own key.
 	require.NotEqual(t, key(root, draft), key(child, draft))
@@ -44,51 +45,51 @@ func TestKeysAcrossALineage(t *testing.T) {
 
 	// An original's keys are what they were before lineages: the material
 	// names its own id, and no generation.
-	legacy := idempotencyKey(keyOrigin{root: root.ID}, "s", "v.x", send.Idempotency, args)
+	legacy := machine.IdempotencyKey(machine.KeyOrigin{Root: root.ID}, "s", "v.x", send.Idempotency, args)
 	require.Equal(t, legacy, key(root, send))
 
 	// Seeds: the same for the same attempt, whichever runbook of the
 	// lineage computes it (a replay); new for the next attempt; new for a
 	// regenerated draft, the send's unchanged.
 	seed := func(rb *driver.Runbook, exec *verbs.Execution, attempt int) uint64 {
-		return stepSeed(originOf(rb, exec), "s", attempt)
+		return machine.StepSeed(machine.OriginOf(rb, exec), "s", attempt)
 	}
 	require.Equal(t, seed(root, send, 1), seed(grandchild, send, 1))
 	require.NotEqual(t, seed(root, send, 1), seed(root, send, 2))
-	require.NotEqual(t, seed(root, send, 1), stepSeed(originOf(root, send), "t", 1), "the step key enters the seed")
+	require.NotEqual(t, seed(root, send, 1), machine.StepSeed(machine.OriginOf(root, send), "t", 1), "the step key enters the seed")
 	require.NotEqual(t, seed(root, draft, 1), seed(child, draft, 1))
 
 	// Retry jitter follows the seed: two runbooks of a lineage whose rows
 	// have different ids wait the same.
 	r := verbs.Retry{MaxAttempts: 5, Backoff: rbtype.BackoffExponential, BaseDelay: verbs.MustDuration("PT10S"), MaxDelay: verbs.MustDuration("PT5M")}
-	require.Equal(t, RetryDelay(r, seed(root, send, 2), 2), RetryDelay(r, seed(child, send, 2), 2))
+	require.Equal(t, machine.RetryDelay(r, seed(root, send, 2), 2), machine.RetryDelay(r, seed(child, send, 2), 2))
 }
 
-// Runbook ids and correlation keys are keyed hashes (issue 27): another
+// Runbook ids and correlation keys are keyed hashes (docs/reliability.md): another
 // derivation key gives other ids, the same key the same ids (what dedupes
 // repeats), and neither is the public UUIDv5 rbd derived before.
 func TestDerivedIdsNeedTheKey(t *testing.T) {
-	one, err := newDerivation([]byte("0123456789abcdef0123456789abcdef"))
+	one, err := machine.NewDerivation([]byte("0123456789abcdef0123456789abcdef"))
 	require.NoError(t, err)
-	other, err := newDerivation([]byte("fedcba9876543210fedcba9876543210"))
+	other, err := machine.NewDerivation([]byte("fedcba9876543210fedcba9876543210"))
 	require.NoError(t, err)
-	_, err = newDerivation([]byte("short"))
+	_, err = machine.NewDerivation([]byte("short"))
 	require.ErrorContains(t, err, "32 are needed")
 
-	require.Equal(t, one.runbookID("tenant:acme:K"), one.runbookID("tenant:acme:K"))
-	require.NotEqual(t, one.runbookID("tenant:acme:K"), other.runbookID("tenant:acme:K"))
-	require.NotEqual(t, uuid.NewSHA1(namespaceRunbook, []byte("tenant:acme:K")), one.runbookID("tenant:acme:K"))
-	require.Equal(t, uuid.Version(8), one.runbookID("x").Version())
+	require.Equal(t, one.RunbookID("tenant:acme:K"), one.RunbookID("tenant:acme:K"))
+	require.NotEqual(t, one.RunbookID("tenant:acme:K"), other.RunbookID("tenant:acme:K"))
+	require.NotEqual(t, uuid.NewSHA1(machine.NamespaceRunbook, []byte("tenant:acme:K")), one.RunbookID("tenant:acme:K"))
+	require.Equal(t, uuid.Version(8), one.RunbookID("x").Version())
 
-	rb := one.runbookID("tenant:acme:K")
-	inv1, key1 := one.invocationIDs(rb, "w", 1)
-	inv2, key2 := one.invocationIDs(rb, "w", 2)
-	_, otherKey := other.invocationIDs(rb, "w", 1)
+	rb := one.RunbookID("tenant:acme:K")
+	inv1, key1 := one.InvocationIDs(rb, "w", 1)
+	inv2, key2 := one.InvocationIDs(rb, "w", 2)
+	_, otherKey := other.InvocationIDs(rb, "w", 1)
 	require.NotEqual(t, inv1, inv2)
 	require.NotEqual(t, key1, key2, "each attempt its own key")
 	require.NotEqual(t, key1, otherKey)
 	require.NotEqual(t, inv1.String(), key1)
-	again, keyAgain := one.invocationIDs(rb, "w", 1)
+	again, keyAgain := one.InvocationIDs(rb, "w", 1)
 	require.Equal(t, inv1, again)
 	require.Equal(t, key1, keyAgain)
 }

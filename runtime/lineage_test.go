@@ -11,6 +11,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/apitype"
+	"github.com/runbookdev/runbook/machine"
 	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/registry"
 	"github.com/runbookdev/runbook/runtime"
@@ -42,7 +44,7 @@ func (d *drafter) of(id uuid.UUID) []runtime.Call {
 	return out
 }
 
-// Done means (issue 10): regenerate a completed outreach-like runbook; the
+// The acceptance test: regenerate a completed outreach-like runbook; the
 // draft runs again with a new key and seed, and the send, whose body is
 // the new draft, returns the parent's receipt: the provider's send count
 // stays 1. The lineage is stored and shown, and a repeat of the request
@@ -73,13 +75,13 @@ func TestRegenerateRedraftsButNeverResends(t *testing.T) {
 	b.run(t)
 	root := b.submit(t, `(t.draft :to $to :as @draft) (t.send :to $to :body @draft.text :as @send)`, map[string]any{"to": "ada"})
 	rv := b.waitStatus(t, root, rbtype.RunbookComplete)
-	require.Equal(t, runtime.LineageView{Root: root}, rv.Lineage, "an original is its own root")
+	require.Equal(t, apitype.LineageView{Root: root}, rv.Lineage, "an original is its own root")
 	require.Equal(t, 1, svc.requests)
 
 	sub, err := b.engine.Regenerate(b.ctx, root, runtime.Regeneration{Actor: "ops"})
 	require.NoError(t, err)
 	require.True(t, sub.Created)
-	require.Equal(t, runtime.LineageView{Root: root, Parent: &root, Generation: 1}, sub.Lineage)
+	require.Equal(t, apitype.LineageView{Root: root, Parent: &root, Generation: 1}, sub.Lineage)
 	child := sub.ID
 	cv := b.waitStatus(t, child, rbtype.RunbookComplete)
 	require.Equal(t, sub.Lineage, cv.Lineage)
@@ -101,13 +103,13 @@ func TestRegenerateRedraftsButNeverResends(t *testing.T) {
 	require.Contains(t, b.eventTypes(t, root), "RUNBOOK_REGENERATED")
 	childEvents, err := b.engine.Events(b.ctx, child, 0, 0)
 	require.NoError(t, err)
-	var regen runtime.RunbookRegeneratedData
+	var regen machine.RunbookRegeneratedData
 	for _, e := range childEvents {
 		if e.Type == rbtype.EventRunbookRegenerated {
 			require.NoError(t, json.Unmarshal(e.Data, &regen))
 		}
 	}
-	require.Equal(t, runtime.RunbookRegeneratedData{Root: &root, Parent: &root, Generation: 1, By: "ops"}, regen)
+	require.Equal(t, machine.RunbookRegeneratedData{Root: &root, Parent: &root, Generation: 1, By: "ops"}, regen)
 
 	// A repeat of the request returns the same regeneration.
 	again2, err := b.engine.Regenerate(b.ctx, root, runtime.Regeneration{Actor: "ops"})
@@ -120,7 +122,7 @@ func TestRegenerateRedraftsButNeverResends(t *testing.T) {
 	// send still keeps the key it inherited.
 	sub2, err := b.engine.Regenerate(b.ctx, child, runtime.Regeneration{Inputs: map[string]any{"to": "grace"}, Actor: "ops"})
 	require.NoError(t, err)
-	require.Equal(t, runtime.LineageView{Root: root, Parent: &child, Generation: 2}, sub2.Lineage)
+	require.Equal(t, apitype.LineageView{Root: root, Parent: &child, Generation: 2}, sub2.Lineage)
 	gv := b.waitStatus(t, sub2.ID, rbtype.RunbookComplete)
 	require.Contains(t, string(gv.Outcomes["draft"]), "Dear grace")
 	require.Equal(t, 1, svc.requests)
@@ -130,11 +132,11 @@ func TestRegenerateRedraftsButNeverResends(t *testing.T) {
 	// inputs the plan does not take.
 	running := b.submit(t, `(t.wait :as @w)`, nil)
 	_, err = b.engine.Regenerate(b.ctx, running, runtime.Regeneration{})
-	require.ErrorIs(t, err, runtime.ErrConflict)
+	require.ErrorIs(t, err, rbtype.ErrConflict)
 	_, err = b.engine.Regenerate(b.ctx, uuid.New(), runtime.Regeneration{})
-	require.ErrorIs(t, err, runtime.ErrNotFound)
+	require.ErrorIs(t, err, rbtype.ErrNotFound)
 	_, err = b.engine.Regenerate(b.ctx, root, runtime.Regeneration{Inputs: map[string]any{"nope": 1}})
-	require.ErrorIs(t, err, runtime.ErrInvalid)
+	require.ErrorIs(t, err, rbtype.ErrInvalid)
 }
 
 // A retry keeps the seed of each attempt: a replay of attempt n is handed
@@ -167,10 +169,10 @@ func TestRetryHandsTheSameSeedsAgain(t *testing.T) {
 	b.run(t)
 	id := b.submit(t, `(t.draft :to "ada" :as @draft)`, nil)
 	b.waitStatus(t, id, rbtype.RunbookFailed)
-	_, err := b.engine.Retry(b.ctx, id, runtime.RetryOptions{By: "test"})
+	_, err := b.engine.Retry(b.ctx, id, machine.RetryOptions{By: "test"})
 	require.NoError(t, err)
 	b.waitStatus(t, id, rbtype.RunbookFailed)
-	_, err = b.engine.Retry(b.ctx, id, runtime.RetryOptions{By: "test"})
+	_, err = b.engine.Retry(b.ctx, id, machine.RetryOptions{By: "test"})
 	require.NoError(t, err)
 	b.waitStatus(t, id, rbtype.RunbookComplete)
 
@@ -193,10 +195,10 @@ func TestEscalationPagesThenResolveCompletes(t *testing.T) {
 	b := setup(t)
 	b.run(t)
 	id := b.submit(t, `(t.wait-and-page :case "kyc-42" :as @w) (t.echo :after @w :as @n)`, nil)
-	v := b.waitFor(t, id, "escalated and paged", func(v *runtime.RunbookView) bool {
+	v := b.waitFor(t, id, "escalated and paged", func(v *apitype.RunbookView) bool {
 		return v.Status == rbtype.RunbookEscalated && v.FinishedAt != nil
 	})
-	require.Equal(t, &runtime.Compensation{Status: rbtype.CompensationComplete}, step(v, "w").Escalation)
+	require.Equal(t, &apitype.Compensation{Status: rbtype.CompensationComplete}, step(v, "w").Escalation)
 	require.Equal(t, 1, b.rec.callsOf(id, "w"), "one page")
 	types := b.eventTypes(t, id)
 	require.Subset(t, types, []string{"STEP_TIMED_OUT w", "ESCALATION_STARTED w", "ESCALATION_SUCCEEDED w", "RUNBOOK_ESCALATED"})
@@ -208,7 +210,7 @@ func TestEscalationPagesThenResolveCompletes(t *testing.T) {
 		}
 	}
 
-	require.NoError(t, b.engine.Resolve(b.ctx, id, "w", runtime.Resolution{Action: runtime.ResolveComplete, By: "ops"}))
+	require.NoError(t, b.engine.Resolve(b.ctx, id, "w", machine.Resolution{Action: machine.ResolveComplete, By: "ops"}))
 	v = b.waitStatus(t, id, rbtype.RunbookComplete)
 	require.Equal(t, rbtype.StepComplete, step(v, "n").Status)
 	require.Equal(t, 1, b.rec.callsOf(id, "w"), "resolving does not page again")

@@ -6,11 +6,12 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/driver"
+	"github.com/runbookdev/runbook/machine"
 	"github.com/runbookdev/runbook/rbtype"
 )
 
@@ -32,36 +33,6 @@ type ListQuery struct {
 	After  string
 }
 
-// RunbookSummary is a runbook in a listing: what identifies it, and what
-// it waits on, as its view would say (without the gates' details).
-type RunbookSummary struct {
-	ID         uuid.UUID            `json:"id"`
-	Name       string               `json:"name,omitempty"`
-	Tenant     string               `json:"tenant"`
-	Actor      string               `json:"actor,omitempty"`
-	Status     rbtype.RunbookStatus `json:"status"`
-	State      string               `json:"state"`
-	Mode       rbtype.Mode          `json:"mode"`
-	PlanHash   string               `json:"plan_hash"`
-	Version    int                  `json:"version"`
-	Error      *ErrorView           `json:"error,omitempty"`
-	CreatedAt  time.Time            `json:"created_at"`
-	UpdatedAt  time.Time            `json:"updated_at"`
-	FinishedAt *time.Time           `json:"finished_at,omitempty"`
-	// NeedsPerson says that it waits on a person: one of its next
-	// actions is an approval, a resolution or a retry.
-	NeedsPerson bool          `json:"needs_person"`
-	BlockedOn   []BlockedView `json:"blocked_on"`
-	NextActions []ActionView  `json:"next_actions"`
-}
-
-// RunbookList is a page of summaries; Next is the cursor of the next
-// page, empty on the last.
-type RunbookList struct {
-	Runbooks []RunbookSummary
-	Next     string
-}
-
 // listStates are the states a listing may be filtered by beyond the
 // statuses.
 var listStates = []rbtype.RunbookState{rbtype.StateAwaitingApproval, rbtype.StateParked, rbtype.StateHeldOpen}
@@ -69,9 +40,9 @@ var listStates = []rbtype.RunbookState{rbtype.StateAwaitingApproval, rbtype.Stat
 // List returns a page of runbooks, newest first: the caller's tenant's,
 // or, for an admin, q.Tenant's ("" for every tenant's), each with what it
 // waits on.
-func (e *Engine) List(ctx context.Context, q ListQuery) (*RunbookList, error) {
+func (e *Engine) List(ctx context.Context, q ListQuery) (*apitype.RunbookList, error) {
 	if q.Status != "" && !slices.Contains(rbtype.RunbookStatuses, q.Status) {
-		return nil, fmt.Errorf("%w: status %q is not one of %s", ErrInvalid, q.Status, joinStatuses(rbtype.RunbookStatuses))
+		return nil, fmt.Errorf("%w: status %q is not one of %s", rbtype.ErrInvalid, q.Status, joinStatuses(rbtype.RunbookStatuses))
 	}
 	dq := driver.RunbookQuery{Status: q.Status, Tenant: listTenant(ctx, q.Tenant), Limit: q.Limit, After: q.After,
 		NeedsPerson: q.NeedsPerson, NoRetryCodes: NoRetryCodes}
@@ -83,7 +54,7 @@ func (e *Engine) List(ctx context.Context, q ListQuery) (*RunbookList, error) {
 	case slices.Contains(rbtype.RunbookStatuses, st):
 		// A finished runbook's state is its status.
 		if q.Status != "" && q.Status != st {
-			return &RunbookList{}, nil
+			return &apitype.RunbookList{}, nil
 		}
 		dq.Status = st
 	default:
@@ -91,16 +62,16 @@ func (e *Engine) List(ctx context.Context, q ListQuery) (*RunbookList, error) {
 		for _, s := range listStates {
 			names = append(names, string(s))
 		}
-		return nil, fmt.Errorf("%w: state %q is not one of %s", ErrInvalid, q.State, strings.Join(names, ", "))
+		return nil, fmt.Errorf("%w: state %q is not one of %s", rbtype.ErrInvalid, q.State, strings.Join(names, ", "))
 	}
 	page, err := e.store.ListRunbooks(ctx, dq)
 	if errors.Is(err, driver.ErrBadRequest) {
-		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+		return nil, fmt.Errorf("%w: %v", rbtype.ErrInvalid, err)
 	}
 	if err != nil {
 		return nil, err
 	}
-	out := &RunbookList{Runbooks: make([]RunbookSummary, 0, len(page.Runbooks)), Next: page.Next}
+	out := &apitype.RunbookList{Runbooks: make([]apitype.RunbookSummary, 0, len(page.Runbooks)), Next: page.Next}
 	if len(page.Runbooks) == 0 {
 		return out, nil
 	}
@@ -131,8 +102,8 @@ func (e *Engine) List(ctx context.Context, q ListQuery) (*RunbookList, error) {
 }
 
 // summarize is the listing's part of a view.
-func summarize(v *RunbookView) RunbookSummary {
-	sum := RunbookSummary{
+func summarize(v *apitype.RunbookView) apitype.RunbookSummary {
+	sum := apitype.RunbookSummary{
 		ID: v.ID, Name: v.Name, Tenant: v.Tenant, Actor: v.Actor, Status: v.Status, State: v.State, Mode: v.Mode,
 		PlanHash: v.PlanHash, Version: v.Version, Error: v.Error, CreatedAt: v.CreatedAt, UpdatedAt: v.UpdatedAt,
 		FinishedAt: v.FinishedAt, BlockedOn: v.BlockedOn, NextActions: v.NextActions,
@@ -145,10 +116,10 @@ func summarize(v *RunbookView) RunbookSummary {
 // a person: a gate to approve, an escalation to resolve, a retry to ask
 // for. (A notification is the outside world's to send, and closing a
 // held-open runbook its agent's.)
-func NeedsPerson(actions []ActionView) bool {
+func NeedsPerson(actions []apitype.ActionView) bool {
 	for _, a := range actions {
 		switch a.Kind {
-		case ActionApprove, ActionResolve, ActionRetry:
+		case apitype.ActionApprove, apitype.ActionResolve, apitype.ActionRetry:
 			return true
 		}
 	}
@@ -166,9 +137,9 @@ func joinStatuses(statuses []rbtype.RunbookStatus) string {
 // listedPlan is a listed runbook's plan when the plan cache has it: a
 // listing reads no plans, so one not cached is described without it (its
 // hooks and templates not told apart from its other steps).
-func (e *Engine) listedPlan(rb *driver.Runbook) *planInfo {
+func (e *Engine) listedPlan(rb *driver.Runbook) *machine.PlanInfo {
 	if info, ok := e.plans.lookup(rb.PlanHash); ok {
 		return info
 	}
-	return &planInfo{}
+	return &machine.PlanInfo{}
 }

@@ -6,15 +6,16 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/runbookdev/runbook/driver"
+	"github.com/runbookdev/runbook/machine"
 	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/registry/policy"
 )
 
 // costing is the outcome of a call that returned value and reported a
 // cost.
-func costing(c *pendingCall, value any, costUSD float64) *outcome {
+func costing(c *machine.PendingCall, value any, costUSD float64) *machine.Outcome {
 	o := succeed(c, value)
-	o.result.Usage = driver.Usage{CostUSD: costUSD, TokensIn: 10}
+	o.Result.Usage = driver.Usage{CostUSD: costUSD, TokensIn: 10}
 	return o
 }
 
@@ -42,24 +43,24 @@ func TestMachineBudgetStopsTheThirdStep(t *testing.T) {
 	require.Equal(t, rbtype.StepFailed, f.step("c").Status)
 	require.Equal(t, rbtype.CodeBudgetExceeded, f.step("c").ErrorCode)
 	require.Zero(t, f.step("c").Attempt, "no attempt was made")
-	require.Equal(t, BudgetExceededData{Budget: rbtype.BudgetRunbook, Measure: "cost_usd", Limit: "8", Spent: "8", Rule: "default.budget.runbook"},
-		eventData[BudgetExceededData](t, w.Events, "BUDGET_EXCEEDED c"))
+	require.Equal(t, machine.BudgetExceededData{Budget: rbtype.BudgetRunbook, Measure: "cost_usd", Limit: "8", Spent: "8", Rule: "default.budget.runbook"},
+		eventData[machine.BudgetExceededData](t, w.Events, "BUDGET_EXCEEDED c"))
 	require.Contains(t, eventNames(w.Events), "STEP_FAILED c")
 	require.Equal(t, rbtype.RunbookFailed, f.rb.Status)
 	require.Equal(t, 8.0, f.rb.Spent.CostUSD)
 
 	// A retry with the budget still spent refuses again, without a call.
-	_, calls, err := f.command(&retryRunbook{o: RetryOptions{By: "ops"}})
+	_, calls, err := f.command(&machine.RetryRunbook{O: machine.RetryOptions{By: "ops"}})
 	require.NoError(t, err)
 	require.Empty(t, calls)
 	require.Equal(t, rbtype.CodeBudgetExceeded, f.step("c").ErrorCode)
 
 	// An admin raises it (rbd budget set): the retry runs c.
 	f.budgets[DefaultTenant] = driver.TenantBudget{Set: map[rbtype.BudgetScope]rbtype.Budget{rbtype.BudgetRunbook: {CostUSD: ptr(12.0)}}}
-	_, calls, err = f.command(&retryRunbook{o: RetryOptions{By: "ops"}})
+	_, calls, err = f.command(&machine.RetryRunbook{O: machine.RetryOptions{By: "ops"}})
 	require.NoError(t, err)
 	c := callFor(t, calls, "c")
-	require.Equal(t, 1, c.attempt)
+	require.Equal(t, 1, c.Attempt)
 	f.advance(costing(c, map[string]any{"v": 1}, 4))
 	require.Equal(t, rbtype.RunbookComplete, f.rb.Status)
 }
@@ -75,8 +76,8 @@ func TestMachineBudgetCountsTheRoundsOwnSpend(t *testing.T) {
 	_, calls := f.advance()
 	w, calls := f.advance(costing(callFor(t, calls, "a"), map[string]any{"v": 1}, 0)) // 10 tokens
 	require.Empty(t, calls)
-	require.Equal(t, BudgetExceededData{Budget: rbtype.BudgetRunbook, Measure: "tokens", Limit: "10", Spent: "10", Rule: "default.budget.runbook"},
-		eventData[BudgetExceededData](t, w.Events, "BUDGET_EXCEEDED m.echo#2"))
+	require.Equal(t, machine.BudgetExceededData{Budget: rbtype.BudgetRunbook, Measure: "tokens", Limit: "10", Spent: "10", Rule: "default.budget.runbook"},
+		eventData[machine.BudgetExceededData](t, w.Events, "BUDGET_EXCEEDED m.echo#2"))
 }
 
 // TestMachineBudgetOfTheTenant: a tenant's day and month budgets count
@@ -89,15 +90,15 @@ func TestMachineBudgetOfTheTenant(t *testing.T) {
 	f.budgets[DefaultTenant] = driver.TenantBudget{Day: rbtype.Spend{CostUSD: 100}}
 	w, calls := f.advance()
 	require.Empty(t, calls)
-	require.Equal(t, rbtype.BudgetDay, eventData[BudgetExceededData](t, w.Events, "BUDGET_EXCEEDED m.echo#1").Budget)
+	require.Equal(t, rbtype.BudgetDay, eventData[machine.BudgetExceededData](t, w.Events, "BUDGET_EXCEEDED m.echo#1").Budget)
 
 	f = newFixture(t, `(m.echo :v 1)`, nil)
 	f.pol = mustPolicy(t, "default:\n  budget: {day: {cost_usd: 100}, month: {credits: 50}}\n")
 	f.budgets[DefaultTenant] = driver.TenantBudget{Day: rbtype.Spend{CostUSD: 99}, Month: rbtype.Spend{Credits: 50}}
 	w, calls = f.advance()
 	require.Empty(t, calls)
-	require.Equal(t, BudgetExceededData{Budget: rbtype.BudgetMonth, Measure: "credits", Limit: "50", Spent: "50", Rule: "default.budget.month"},
-		eventData[BudgetExceededData](t, w.Events, "BUDGET_EXCEEDED m.echo#1"))
+	require.Equal(t, machine.BudgetExceededData{Budget: rbtype.BudgetMonth, Measure: "credits", Limit: "50", Spent: "50", Rule: "default.budget.month"},
+		eventData[machine.BudgetExceededData](t, w.Events, "BUDGET_EXCEEDED m.echo#1"))
 
 	// Set by an admin: the policy's month no longer applies.
 	f = newFixture(t, `(m.echo :v 1)`, nil)
@@ -113,7 +114,7 @@ func TestMachineBudgetOfTheTenant(t *testing.T) {
 	f.rb.Budget, f.rb.Spent = &rbtype.Budget{CostUSD: ptr(5.0)}, rbtype.Spend{CostUSD: 5}
 	w, calls = f.advance()
 	require.Empty(t, calls)
-	require.Equal(t, "the runbook's own budget, or default.budget.runbook", eventData[BudgetExceededData](t, w.Events, "BUDGET_EXCEEDED m.echo#1").Rule)
+	require.Equal(t, "the runbook's own budget, or default.budget.runbook", eventData[machine.BudgetExceededData](t, w.Events, "BUDGET_EXCEEDED m.echo#1").Rule)
 
 	// Another tenant's spend is not this one's.
 	f = newFixture(t, `(m.echo :v 1)`, nil)
@@ -146,13 +147,13 @@ func TestMachineHighRiskGateNeedsAHighRiskApprover(t *testing.T) {
 	f := newFixture(t, `(m.wire :amount 5)`, nil)
 	f.advance()
 	require.Equal(t, rbtype.StepWaitingApproval, f.step("m.wire#1").Status)
-	_, _, err := f.command(&decideGate{step: "m.wire#1", approve: true, by: "bob", ceiling: rbtype.RiskMedium})
-	require.ErrorIs(t, err, ErrForbidden)
+	_, _, err := f.command(&machine.DecideGate{Step: "m.wire#1", Approve: true, By: "bob", Ceiling: rbtype.RiskMedium})
+	require.ErrorIs(t, err, rbtype.ErrForbidden)
 	require.ErrorContains(t, err, `step "m.wire#1" calls verb m.wire of risk high; its gate is decided only by a token with max_risk=high (or admin), and this one's is medium`)
 	require.Equal(t, rbtype.StepWaitingApproval, f.step("m.wire#1").Status)
-	_, _, err = f.command(&decideGate{step: "m.wire#1", by: "bob", ceiling: rbtype.RiskMedium})
-	require.ErrorIs(t, err, ErrForbidden, "nor reject it")
-	_, calls, err := f.command(&decideGate{step: "m.wire#1", approve: true, by: "alice", ceiling: rbtype.RiskHigh})
+	_, _, err = f.command(&machine.DecideGate{Step: "m.wire#1", By: "bob", Ceiling: rbtype.RiskMedium})
+	require.ErrorIs(t, err, rbtype.ErrForbidden, "nor reject it")
+	_, calls, err := f.command(&machine.DecideGate{Step: "m.wire#1", Approve: true, By: "alice", Ceiling: rbtype.RiskHigh})
 	require.NoError(t, err)
 	require.Len(t, calls, 1)
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/runbookdev/runbook/driver"
+	"github.com/runbookdev/runbook/machine"
 	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/verbs"
 )
@@ -25,7 +26,7 @@ type commandCase struct {
 	source string
 	// setup brings the runbook to the state the command meets.
 	setup func(t *testing.T, f *fixture)
-	cmd   func(f *fixture) command
+	cmd   func(f *fixture) machine.Command
 	// err is the refusal expected; then nothing is written.
 	err error
 	// events are the events written, in order; steps the statuses after
@@ -63,7 +64,7 @@ func completed(t *testing.T, f *fixture) {
 func escalatedAt(key string) func(t *testing.T, f *fixture) {
 	return func(t *testing.T, f *fixture) {
 		parkedAt(key)(t, f)
-		f.now = f.now.Add(2 * f.m.leaseTTL).Add(f.plan.steps[key].Execution.Timeouts.ParkTimeout.D)
+		f.now = f.now.Add(2 * f.m.LeaseTTL).Add(f.plan.Steps[key].Execution.Timeouts.ParkTimeout.D)
 		f.advance()
 	}
 }
@@ -76,90 +77,98 @@ func TestMachineCommands(t *testing.T) {
 	const hooked = `(m.wait :as @w) (on-failure (m.echo :v @failure.status :as @h))`
 	cases := []commandCase{
 		{name: "approve", source: gated, setup: func(_ *testing.T, f *fixture) { f.advance() },
-			cmd:    func(*fixture) command { return &decideGate{step: "g", approve: true, by: "ops"} },
+			cmd:    func(*fixture) machine.Command { return &machine.DecideGate{Step: "g", Approve: true, By: "ops"} },
 			events: []string{"GATE_APPROVED g", "STEP_STARTED g"}, started: []string{"g"},
 			steps: map[string]rbtype.StepStatus{"g": rbtype.StepRunning, "then": rbtype.StepPending}, status: rbtype.RunbookExecuting},
 		{name: "reject", source: gated, setup: func(_ *testing.T, f *fixture) { f.advance() },
-			cmd:    func(*fixture) command { return &decideGate{step: "g", by: "ops"} },
+			cmd:    func(*fixture) machine.Command { return &machine.DecideGate{Step: "g", By: "ops"} },
 			events: []string{"GATE_REJECTED g", "STEP_FAILED g", "STEP_SKIPPED then", "RUNBOOK_FAILED"},
 			steps:  map[string]rbtype.StepStatus{"g": rbtype.StepFailed, "then": rbtype.StepSkipped}, status: rbtype.RunbookFailed},
 		{name: "decide a step that does not wait", source: gated, setup: func(_ *testing.T, f *fixture) { f.advance() },
-			cmd: func(*fixture) command { return &decideGate{step: "then", approve: true} }, err: ErrConflict},
+			cmd: func(*fixture) machine.Command { return &machine.DecideGate{Step: "then", Approve: true} }, err: rbtype.ErrConflict},
 		{name: "decide a step that is not there", source: gated, setup: func(_ *testing.T, f *fixture) { f.advance() },
-			cmd: func(*fixture) command { return &decideGate{step: "gg", approve: true} }, err: ErrNotFound},
+			cmd: func(*fixture) machine.Command { return &machine.DecideGate{Step: "gg", Approve: true} }, err: rbtype.ErrNotFound},
 		{name: "cancel", source: waits, setup: parkedAt("w"),
-			cmd:    func(*fixture) command { return &cancelRunbook{by: "ops"} },
+			cmd:    func(*fixture) machine.Command { return &machine.CancelRunbook{By: "ops"} },
 			events: []string{"STEP_CANCELLED w", "STEP_CANCELLED later", "RUNBOOK_CANCELLED"},
 			steps:  map[string]rbtype.StepStatus{"w": rbtype.StepCancelled, "later": rbtype.StepCancelled}, status: rbtype.RunbookCancelled},
 		{name: "cancel a finished runbook", source: `(m.echo :v 1)`, setup: completed,
-			cmd: func(*fixture) command { return &cancelRunbook{by: "ops"} }, err: ErrConflict},
+			cmd: func(*fixture) machine.Command { return &machine.CancelRunbook{By: "ops"} }, err: rbtype.ErrConflict},
 		{name: "cancel a runbook with a failure hook", source: hooked, setup: parkedAt("w"),
-			cmd:    func(*fixture) command { return &cancelRunbook{by: "ops"} },
+			cmd:    func(*fixture) machine.Command { return &machine.CancelRunbook{By: "ops"} },
 			events: []string{"STEP_CANCELLED w", "RUNBOOK_CANCELLED", "HOOK_STARTED h"}, started: []string{"h"},
 			steps: map[string]rbtype.StepStatus{"w": rbtype.StepCancelled, "h": rbtype.StepRunning}, status: rbtype.RunbookCancelled},
 		{name: "retry a failed runbook whose hooks run", source: retries + ` (on-failure (m.approve :what @failure.code :as @h))`,
 			setup: func(t *testing.T, f *fixture) { failedAt("s")(t, f); f.advance() },
-			cmd:   func(*fixture) command { return &retryRunbook{o: RetryOptions{By: "ops"}} }, err: ErrConflict},
+			cmd:   func(*fixture) machine.Command { return &machine.RetryRunbook{O: machine.RetryOptions{By: "ops"}} }, err: rbtype.ErrConflict},
 		{name: "approve a failure hook", source: retries + ` (on-failure (m.approve :what @failure.code :as @h))`,
 			setup:  func(t *testing.T, f *fixture) { failedAt("s")(t, f); f.advance() },
-			cmd:    func(*fixture) command { return &decideGate{step: "h", approve: true, by: "ops"} },
+			cmd:    func(*fixture) machine.Command { return &machine.DecideGate{Step: "h", Approve: true, By: "ops"} },
 			events: []string{"GATE_APPROVED h", "HOOK_STARTED h"}, started: []string{"h"},
 			steps: map[string]rbtype.StepStatus{"h": rbtype.StepRunning, "s": rbtype.StepFailed}, status: rbtype.RunbookFailed},
 		{name: "close", source: `(m.echo :v 1)`,
 			setup: func(t *testing.T, f *fixture) { f.rb.Status = rbtype.RunbookInProgress; completed(t, f) },
-			cmd:   func(*fixture) command { return &closeRunbook{by: "agent"} }, events: []string{"RUNBOOK_CLOSED", "RUNBOOK_COMPLETED"},
+			cmd:   func(*fixture) machine.Command { return &machine.CloseRunbook{By: "agent"} }, events: []string{"RUNBOOK_CLOSED", "RUNBOOK_COMPLETED"},
 			status: rbtype.RunbookComplete},
 		{name: "close a runbook not held open", source: waits, setup: parkedAt("w"),
-			cmd: func(*fixture) command { return &closeRunbook{by: "agent"} }, err: ErrConflict},
+			cmd: func(*fixture) machine.Command { return &machine.CloseRunbook{By: "agent"} }, err: rbtype.ErrConflict},
 		{name: "retry", source: retries, setup: failedAt("s"),
-			cmd:    func(*fixture) command { return &retryRunbook{o: RetryOptions{By: "ops"}} },
+			cmd:    func(*fixture) machine.Command { return &machine.RetryRunbook{O: machine.RetryOptions{By: "ops"}} },
 			events: []string{"RUNBOOK_RETRIED", "STEP_STARTED s"}, started: []string{"s"},
 			steps: map[string]rbtype.StepStatus{"s": rbtype.StepRunning, "next": rbtype.StepPending}, status: rbtype.RunbookExecuting},
 		{name: "retry a running runbook", source: waits, setup: parkedAt("w"),
-			cmd: func(*fixture) command { return &retryRunbook{o: RetryOptions{By: "ops"}} }, err: ErrConflict},
+			cmd: func(*fixture) machine.Command { return &machine.RetryRunbook{O: machine.RetryOptions{By: "ops"}} }, err: rbtype.ErrConflict},
 		{name: "retry a step that is not there", source: retries, setup: failedAt("s"),
-			cmd: func(*fixture) command { return &retryRunbook{o: RetryOptions{Steps: []string{"t"}}} }, err: ErrNotFound},
+			cmd: func(*fixture) machine.Command {
+				return &machine.RetryRunbook{O: machine.RetryOptions{Steps: []string{"t"}}}
+			}, err: rbtype.ErrNotFound},
 		{name: "heartbeat", source: waits, setup: parkedAt("w"),
-			cmd: func(f *fixture) command {
-				return &heartbeat{key: f.invs[*f.step("w").InvocationID].CorrelationKey, extend: verbs.MustDuration("PT2H")}
+			cmd: func(f *fixture) machine.Command {
+				return &machine.Heartbeat{Key: f.invs[*f.step("w").InvocationID].CorrelationKey, Extend: verbs.MustDuration("PT2H")}
 			},
 			events: []string{"STEP_HEARTBEAT w"}, steps: map[string]rbtype.StepStatus{"w": rbtype.StepParked}, status: rbtype.RunbookExecuting},
 		{name: "heartbeat an unknown wait", source: waits, setup: parkedAt("w"),
-			cmd: func(*fixture) command { return &heartbeat{key: "nope", extend: verbs.MustDuration("PT2H")} }, err: ErrConflict},
+			cmd: func(*fixture) machine.Command {
+				return &machine.Heartbeat{Key: "nope", Extend: verbs.MustDuration("PT2H")}
+			}, err: rbtype.ErrConflict},
 		{name: "resolve complete", source: escalates, setup: escalatedAt("w"),
-			cmd: func(*fixture) command {
-				return &resolveStep{step: "w", r: Resolution{Action: ResolveComplete, Result: json.RawMessage(`{}`), By: "ops"}}
+			cmd: func(*fixture) machine.Command {
+				return &machine.ResolveStep{Step: "w", R: machine.Resolution{Action: machine.ResolveComplete, Result: json.RawMessage(`{}`), By: "ops"}}
 			},
 			events: []string{"STEP_RESOLVED w", "STEP_SUCCEEDED w", "STEP_STARTED next"}, started: []string{"next"},
 			steps: map[string]rbtype.StepStatus{"w": rbtype.StepComplete, "next": rbtype.StepRunning}, status: rbtype.RunbookExecuting},
 		{name: "resolve fail", source: escalates, setup: escalatedAt("w"),
-			cmd:    func(*fixture) command { return &resolveStep{step: "w", r: Resolution{Action: ResolveFail, By: "ops"}} },
+			cmd: func(*fixture) machine.Command {
+				return &machine.ResolveStep{Step: "w", R: machine.Resolution{Action: machine.ResolveFail, By: "ops"}}
+			},
 			events: []string{"STEP_RESOLVED w", "STEP_FAILED w", "RUNBOOK_FAILED"},
 			steps:  map[string]rbtype.StepStatus{"w": rbtype.StepFailed, "next": rbtype.StepSkipped}, status: rbtype.RunbookFailed},
 		{name: "resolve a step not escalated", source: waits, setup: parkedAt("w"),
-			cmd: func(*fixture) command { return &resolveStep{step: "w", r: Resolution{Action: ResolveFail}} }, err: ErrConflict},
+			cmd: func(*fixture) machine.Command {
+				return &machine.ResolveStep{Step: "w", R: machine.Resolution{Action: machine.ResolveFail}}
+			}, err: rbtype.ErrConflict},
 		{name: "regenerated", source: `(m.echo :v 1)`, setup: completed,
-			cmd: func(f *fixture) command {
-				return &recordRegeneration{child: uuid.New(), lineage: driver.Lineage{Root: f.rb.ID, Parent: f.rb.ID, Generation: 1}, by: "ops"}
+			cmd: func(f *fixture) machine.Command {
+				return &machine.RecordRegeneration{Child: uuid.New(), Lineage: driver.Lineage{Root: f.rb.ID, Parent: f.rb.ID, Generation: 1}, By: "ops"}
 			},
 			events: []string{"RUNBOOK_REGENERATED", "RUNBOOK_REGENERATED"}, status: rbtype.RunbookComplete},
 		{name: "regenerate a running runbook", source: waits, setup: parkedAt("w"),
-			cmd: func(f *fixture) command { return &recordRegeneration{child: uuid.New(), by: "ops"} }, err: ErrConflict},
+			cmd: func(f *fixture) machine.Command { return &machine.RecordRegeneration{Child: uuid.New(), By: "ops"} }, err: rbtype.ErrConflict},
 		{name: "extend past max-steps", source: waits,
-			setup: func(t *testing.T, f *fixture) { parkedAt("w")(t, f); f.m.limits.MaxSteps = 3 },
-			cmd:   func(f *fixture) command { return extensionOf(f, "x1", "x2") }, err: ErrLimit},
+			setup: func(t *testing.T, f *fixture) { parkedAt("w")(t, f); f.m.Limits.MaxSteps = 3 },
+			cmd:   func(f *fixture) machine.Command { return extensionOf(f, "x1", "x2") }, err: machine.ErrLimit},
 		{name: "extend within max-steps", source: waits,
-			setup:  func(t *testing.T, f *fixture) { parkedAt("w")(t, f); f.m.limits.MaxSteps = 3 },
-			cmd:    func(f *fixture) command { return extensionOf(f, "x1") },
+			setup:  func(t *testing.T, f *fixture) { parkedAt("w")(t, f); f.m.Limits.MaxSteps = 3 },
+			cmd:    func(f *fixture) machine.Command { return extensionOf(f, "x1") },
 			events: []string{"RUNBOOK_EXTENDED"}, steps: map[string]rbtype.StepStatus{"w": rbtype.StepParked}, status: rbtype.RunbookExecuting},
 		{name: "a cancel's request answered", source: waits,
 			setup: func(t *testing.T, f *fixture) {
 				parkedAt("w")(t, f)
-				_, _, err := f.command(&cancelRunbook{by: "ops"})
+				_, _, err := f.command(&machine.CancelRunbook{By: "ops"})
 				require.NoError(t, err)
 			},
-			cmd: func(*fixture) command {
-				return &recordCancelAsk{step: "w", attempt: 1, typ: rbtype.EventInvocationCancelSent, data: InvocationCancelData{CorrelationKey: "k"}}
+			cmd: func(*fixture) machine.Command {
+				return &machine.RecordCancelAsk{Step: "w", Attempt: 1, Typ: rbtype.EventInvocationCancelSent, Data: machine.InvocationCancelData{CorrelationKey: "k"}}
 			},
 			events: []string{"INVOCATION_CANCEL_SENT w"}, status: rbtype.RunbookCancelled},
 	}
@@ -183,7 +192,7 @@ func TestMachineCommands(t *testing.T) {
 			require.Equal(t, c.status, f.rb.Status)
 			var started []string
 			for _, pc := range calls {
-				started = append(started, pc.call.StepKey)
+				started = append(started, pc.Call.StepKey)
 			}
 			require.Equal(t, c.started, started)
 			require.Equal(t, c.started, f.leasedKeys(w))
@@ -194,12 +203,12 @@ func TestMachineCommands(t *testing.T) {
 // extensionOf is an extension of the fixture's runbook adding steps of
 // these keys (their plan is the runbook's own: only the count matters to
 // the limit).
-func extensionOf(f *fixture, keys ...string) *extendRunbook {
-	x := &extension{runbookID: f.rb.ID, plan: f.plan.plan, planJSON: f.plan.plan.JSON(), version: f.rb.Version + 1, keys: keys}
+func extensionOf(f *fixture, keys ...string) *machine.ExtendRunbook {
+	x := &machine.CompiledExtension{RunbookID: f.rb.ID, Plan: f.plan.Plan, PlanJSON: f.plan.Plan.JSON(), Version: f.rb.Version + 1, Keys: keys}
 	for i, k := range keys {
-		x.added = append(x.added, driver.NewStep{Key: k, Position: len(f.steps) + i + 1, Verb: "m.echo"})
+		x.Added = append(x.Added, driver.NewStep{Key: k, Position: len(f.steps) + i + 1, Verb: "m.echo"})
 	}
-	return &extendRunbook{ext: x, actor: "agent"}
+	return &machine.ExtendRunbook{Ext: x, Actor: "agent"}
 }
 
 // The mutations a command writes say who changed the runbook and how, with
@@ -207,7 +216,7 @@ func extensionOf(f *fixture, keys ...string) *extendRunbook {
 func TestMachineCommandsLogTheirMutations(t *testing.T) {
 	f := newFixture(t, `(m.send :to "x" :as @s)`, nil)
 	failedAt("s")(t, f)
-	w, _, err := f.command(&retryRunbook{o: RetryOptions{By: "ops", note: "claimed bob"}})
+	w, _, err := f.command(&machine.RetryRunbook{O: machine.RetryOptions{By: "ops", Note: "claimed bob"}})
 	require.NoError(t, err)
 	require.Len(t, w.Mutations, 1)
 	m := w.Mutations[0]
@@ -232,17 +241,17 @@ func TestMachineCancelCompensates(t *testing.T) {
 	}
 	t.Run("compensate", func(t *testing.T) {
 		f := toTheGate(t)
-		w, _, err := f.command(&cancelRunbook{by: "ops", compensate: true})
+		w, _, err := f.command(&machine.CancelRunbook{By: "ops", Compensate: true})
 		require.NoError(t, err)
 		require.ElementsMatch(t, []string{"car", "hotel"}, w.Compensate[f.rb.ID])
-		require.Equal(t, RunbookCancelledData{By: "ops", Compensate: true}, eventData[RunbookCancelledData](t, w.Events, "RUNBOOK_CANCELLED"))
+		require.Equal(t, machine.RunbookCancelledData{By: "ops", Compensate: true}, eventData[machine.RunbookCancelledData](t, w.Events, "RUNBOOK_CANCELLED"))
 		require.Equal(t, rbtype.RunbookCancelled, f.rb.Status)
 		require.Nil(t, f.rb.FinishedAt, "not finished while compensations are to run")
 		require.Equal(t, f.now, *f.rb.WakeAt)
 
 		_, calls := f.advance()
 		hotel := callFor(t, calls, "hotel")
-		require.Equal(t, callCompensation, hotel.purpose, "the newest completion first")
+		require.Equal(t, machine.CallCompensation, hotel.Purpose, "the newest completion first")
 		_, calls = f.advance(succeed(hotel, map[string]any{}))
 		car := callFor(t, calls, "car")
 		w, _ = f.advance(succeed(car, map[string]any{}))
@@ -254,7 +263,7 @@ func TestMachineCancelCompensates(t *testing.T) {
 	})
 	t.Run("no compensate", func(t *testing.T) {
 		f := toTheGate(t)
-		w, _, err := f.command(&cancelRunbook{by: "ops"})
+		w, _, err := f.command(&machine.CancelRunbook{By: "ops"})
 		require.NoError(t, err)
 		require.Empty(t, w.Compensate)
 		require.NotNil(t, f.rb.FinishedAt)

@@ -12,8 +12,10 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/builtin"
 	"github.com/runbookdev/runbook/compiler"
 	"github.com/runbookdev/runbook/driver"
+	"github.com/runbookdev/runbook/machine"
 	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/registry"
 	"github.com/runbookdev/runbook/registry/policy"
@@ -146,7 +148,7 @@ func machineCatalogue(t *testing.T) *registry.Catalogue {
 // outside system ignores idempotency keys.
 func machineHandlers(t *testing.T) *Handlers {
 	t.Helper()
-	h := NewHandlers(BuiltinDeps{})
+	h := NewHandlers(builtin.Deps{})
 	require.NoError(t, h.Register(registry.HandlerSpec{Name: "keyless.call", Kind: rbtype.KindSync}, keylessHandler{}))
 	return h
 }
@@ -162,9 +164,9 @@ func (keylessHandler) IgnoresIdempotencyKey() bool                 { return true
 type fixture struct {
 	t        *testing.T
 	cat      *registry.Catalogue
-	m        *machine
+	m        *machine.Machine
 	now      time.Time
-	plan     *planInfo
+	plan     *machine.PlanInfo
 	rb       *driver.Runbook
 	steps    []*driver.Step // all of them, in plan order
 	invs     map[uuid.UUID]driver.Invocation
@@ -197,19 +199,19 @@ func newFixture(t *testing.T, source string, inputs map[string]any) *fixture {
 	raw, err := json.Marshal(orEmpty(inputs))
 	require.NoError(t, err)
 	f := &fixture{
-		t: t, cat: cat, now: time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC), plan: newPlanInfo(plan),
+		t: t, cat: cat, now: time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC), plan: machine.NewPlanInfo(plan),
 		rb: &driver.Runbook{ID: uuid.MustParse("00000000-0000-5000-8000-000000000001"), PlanHash: plan.PlanHash,
 			Inputs: raw, Status: rbtype.RunbookExecuting, Mode: rbtype.ModeExecute},
 		invs: map[uuid.UUID]driver.Invocation{}, leases: map[int64]driver.Lease{},
 		receipts: map[driver.ReceiptKey]driver.Receipt{},
 	}
-	f.m = &machine{worker: "w1", leaseTTL: 30 * time.Second, callbackURL: "http://rbd.test/v1/notifications",
-		handler: handlers.lookup, observe: noObserver{}, policy: func() *policy.Policy { return f.pol },
-		keys: &derivation{key: []byte("machine-fixture-derivation-key-32")}}
+	f.m = &machine.Machine{Worker: "w1", LeaseTTL: 30 * time.Second, CallbackURL: "http://rbd.test/v1/notifications",
+		Handler: handlers.lookup, Observe: machine.NoObserver{}, Policy: func() *policy.Policy { return f.pol },
+		Keys: &machine.Derivation{Key: []byte("machine-fixture-derivation-key-32")}}
 	f.pol, f.budgets = policy.Builtin(), map[string]driver.TenantBudget{}
 	f.rb.Tenant = DefaultTenant
-	f.m.limits.defaults()
-	rows, err := newSteps(plan.Steps, 0)
+	f.m.Limits.Defaults()
+	rows, err := machine.NewSteps(plan.Steps, 0)
 	require.NoError(t, err)
 	for i, r := range rows {
 		f.steps = append(f.steps, &driver.Step{ID: int64(i + 1), RunbookID: f.rb.ID, Key: r.Key, Position: r.Position,
@@ -246,9 +248,9 @@ func live(s *driver.Step) bool {
 // LoadForAdvance does (copies, as a query would return), runs the round
 // with the outcomes, answers its requests for data and receipts from the
 // rows, and applies the write. It returns the write and the calls leased.
-func (f *fixture) advance(outcomes ...*outcome) (driver.AdvanceWrite, []*pendingCall) {
+func (f *fixture) advance(outcomes ...*machine.Outcome) (driver.AdvanceWrite, []*machine.PendingCall) {
 	f.t.Helper()
-	w, calls, err := f.run(inputs{outcomes: outcomes}, false)
+	w, calls, err := f.run(machine.Inputs{Outcomes: outcomes}, false)
 	require.NoError(f.t, err)
 	return w, calls
 }
@@ -256,21 +258,21 @@ func (f *fixture) advance(outcomes ...*outcome) (driver.AdvanceWrite, []*pending
 // command runs a command's round as the engine does where a worker runs
 // (the steps it readies start in it), loading every step, and applies the
 // write; a refused command writes nothing.
-func (f *fixture) command(c command) (driver.AdvanceWrite, []*pendingCall, error) {
+func (f *fixture) command(c machine.Command) (driver.AdvanceWrite, []*machine.PendingCall, error) {
 	f.t.Helper()
-	return f.run(inputs{commands: map[uuid.UUID]command{f.rb.ID: c}}, true)
+	return f.run(machine.Inputs{Commands: map[uuid.UUID]machine.Command{f.rb.ID: c}}, true)
 }
 
 // heldCommand is command where no worker runs: the round starts nothing
 // and signals the workers.
-func (f *fixture) heldCommand(c command) (driver.AdvanceWrite, error) {
+func (f *fixture) heldCommand(c machine.Command) (driver.AdvanceWrite, error) {
 	f.t.Helper()
-	w, _, err := f.run(inputs{commands: map[uuid.UUID]command{f.rb.ID: c}, hold: true}, true)
+	w, _, err := f.run(machine.Inputs{Commands: map[uuid.UUID]machine.Command{f.rb.ID: c}, Hold: true}, true)
 	return w, err
 }
 
 // run loads, runs one round with in, and applies its write.
-func (f *fixture) run(in inputs, allSteps bool) (driver.AdvanceWrite, []*pendingCall, error) {
+func (f *fixture) run(in machine.Inputs, allSteps bool) (driver.AdvanceWrite, []*machine.PendingCall, error) {
 	f.t.Helper()
 	loaded := &driver.AdvanceState{Budgets: maps.Clone(f.budgets)}
 	rb := *f.rb
@@ -295,11 +297,11 @@ func (f *fixture) run(in inputs, allSteps bool) (driver.AdvanceWrite, []*pending
 			loaded.Notifications = append(loaded.Notifications, n)
 		}
 	}
-	r, _, err := newRound(f.m, f.now, loaded, map[string]*planInfo{f.rb.PlanHash: f.plan}, in)
+	r, _, err := machine.NewRound(f.m, f.now, loaded, map[string]*machine.PlanInfo{f.rb.PlanHash: f.plan}, in)
 	if err != nil {
 		return driver.AdvanceWrite{}, nil, err
 	}
-	missing := r.wantedData(func(driver.StepKey) (driver.StepData, bool) { return driver.StepData{}, false })
+	missing := r.WantedData(func(driver.StepKey) (driver.StepData, bool) { return driver.StepData{}, false })
 	data := map[driver.StepKey]driver.StepData{}
 	f.fetched = nil
 	for _, k := range missing {
@@ -307,18 +309,18 @@ func (f *fixture) run(in inputs, allSteps bool) (driver.AdvanceWrite, []*pending
 		s := f.step(k.Key)
 		data[k] = driver.StepData{ResolvedArgs: s.ResolvedArgs, Result: s.Result}
 	}
-	r.supplyData(data)
+	r.SupplyData(data)
 	found := map[driver.ReceiptKey]driver.Receipt{}
-	for _, k := range r.receiptKeys() {
+	for _, k := range r.ReceiptKeys() {
 		if rc, ok := f.receipts[k]; ok {
 			found[k] = rc
 		}
 	}
-	r.supplyReceipts(found)
-	w, calls, err := r.write()
+	r.SupplyReceipts(found)
+	w, calls, err := r.Write()
 	require.NoError(f.t, err)
 	f.apply(w)
-	f.signalled += len(r.due)
+	f.signalled += len(r.Due)
 	return w, calls, nil
 }
 
@@ -394,7 +396,7 @@ func (f *fixture) apply(w driver.AdvanceWrite) {
 		f.events = append(f.events, eventName(e))
 	}
 	for _, a := range w.Attempts { // spend, as queueSpend adds it
-		sp := spendOf(a.Usage)
+		sp := machine.SpendOf(a.Usage)
 		f.rb.Spent = f.rb.Spent.Add(sp)
 		tb := f.budgets[a.Tenant]
 		tb.Day, tb.Month = tb.Day.Add(sp), tb.Month.Add(sp)
@@ -431,7 +433,7 @@ func (f *fixture) apply(w driver.AdvanceWrite) {
 			plan, err := compiler.DecodePlan(c.Plan)
 			require.NoError(f.t, err)
 			require.Equal(f.t, c.PlanHash, plan.Hash(), "the plan written is the one its hash names")
-			f.plan = newPlanInfo(plan)
+			f.plan = machine.NewPlanInfo(plan)
 		}
 	}
 	for _, keys := range w.Compensate {
@@ -485,32 +487,32 @@ func eventData[T any](t *testing.T, evs []driver.Event, name string) T {
 }
 
 // succeed is the outcome of a call that returned value.
-func succeed(c *pendingCall, value any) *outcome {
+func succeed(c *machine.PendingCall, value any) *machine.Outcome {
 	b, err := json.Marshal(value)
 	if err != nil {
 		panic(err)
 	}
-	return &outcome{runbookID: c.runbookID, stepID: c.stepID, attempt: c.attempt, purpose: c.purpose,
-		result: Complete(value), value: b, idemKey: c.call.IdempotencyKey, dryRun: c.dryRun, argsHash: c.argsHash}
+	return &machine.Outcome{RunbookID: c.RunbookID, StepID: c.StepID, Attempt: c.Attempt, Purpose: c.Purpose,
+		Result: Complete(value), Value: b, IdemKey: c.Call.IdempotencyKey, DryRun: c.DryRun, ArgsHash: c.ArgsHash}
 }
 
 // failWith is the outcome of a call that failed with code.
-func failWith(c *pendingCall, code rbtype.ErrorCode) *outcome {
-	return &outcome{runbookID: c.runbookID, stepID: c.stepID, attempt: c.attempt, purpose: c.purpose,
-		err: Errorf(code, "failed with %s", code), idemKey: c.call.IdempotencyKey, argsHash: c.argsHash}
+func failWith(c *machine.PendingCall, code rbtype.ErrorCode) *machine.Outcome {
+	return &machine.Outcome{RunbookID: c.RunbookID, StepID: c.StepID, Attempt: c.Attempt, Purpose: c.Purpose,
+		Err: Errorf(code, "failed with %s", code), IdemKey: c.Call.IdempotencyKey, ArgsHash: c.ArgsHash}
 }
 
 // parked is the outcome of a durable call that started its work.
-func parked(c *pendingCall, externalID string) *outcome {
-	return &outcome{runbookID: c.runbookID, stepID: c.stepID, attempt: c.attempt, result: Parked(externalID), argsHash: c.argsHash,
-		idemKey: c.call.IdempotencyKey}
+func parked(c *machine.PendingCall, externalID string) *machine.Outcome {
+	return &machine.Outcome{RunbookID: c.RunbookID, StepID: c.StepID, Attempt: c.Attempt, Result: Parked(externalID), ArgsHash: c.ArgsHash,
+		IdemKey: c.Call.IdempotencyKey}
 }
 
 // callFor finds the leased call of a step.
-func callFor(t *testing.T, calls []*pendingCall, key string) *pendingCall {
+func callFor(t *testing.T, calls []*machine.PendingCall, key string) *machine.PendingCall {
 	t.Helper()
 	for _, c := range calls {
-		if c.call.StepKey == key {
+		if c.Call.StepKey == key {
 			return c
 		}
 	}

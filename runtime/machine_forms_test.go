@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/runbookdev/runbook/driver"
+	"github.com/runbookdev/runbook/machine"
 	"github.com/runbookdev/runbook/rbtype"
 )
 
@@ -34,9 +35,9 @@ func TestMachineConditionFalseSkips(t *testing.T) {
 	w, calls := f.advance(succeed(callFor(t, calls, "lag"), map[string]any{"v": 9}))
 	require.Empty(t, calls, "promote is never called")
 	require.Equal(t, []string{"STEP_SUCCEEDED lag", "STEP_SKIPPED promote", "STEP_SKIPPED reads", "STEP_READY follows"}, eventNames(w.Events))
-	require.Equal(t, StepSkippedData{Reason: rbtype.CodeConditionFalse}, eventData[StepSkippedData](t, w.Events, "STEP_SKIPPED promote"))
-	require.Equal(t, StepSkippedData{Because: "promote", Status: rbtype.StepSkipped, Reason: rbtype.CodeUpstreamSkipped},
-		eventData[StepSkippedData](t, w.Events, "STEP_SKIPPED reads"))
+	require.Equal(t, machine.StepSkippedData{Reason: rbtype.CodeConditionFalse}, eventData[machine.StepSkippedData](t, w.Events, "STEP_SKIPPED promote"))
+	require.Equal(t, machine.StepSkippedData{Because: "promote", Status: rbtype.StepSkipped, Reason: rbtype.CodeUpstreamSkipped},
+		eventData[machine.StepSkippedData](t, w.Events, "STEP_SKIPPED reads"))
 	require.Equal(t, rbtype.CodeConditionFalse, f.step("promote").ErrorCode)
 	require.Equal(t, rbtype.CodeUpstreamSkipped, f.step("reads").ErrorCode)
 	require.Equal(t, f.now, *f.rb.WakeAt, "follows is ready: due at once")
@@ -53,7 +54,7 @@ func TestMachineConditionTrueRuns(t *testing.T) {
 	_, calls := f.advance()
 	w, calls := f.advance(succeed(callFor(t, calls, "lag"), map[string]any{"v": 3}))
 	require.Equal(t, []string{"STEP_SUCCEEDED lag", "STEP_STARTED promote"}, eventNames(w.Events))
-	require.Equal(t, map[string]any{"to": "db"}, callFor(t, calls, "promote").call.Args)
+	require.Equal(t, map[string]any{"to": "db"}, callFor(t, calls, "promote").Call.Args)
 
 }
 
@@ -73,7 +74,7 @@ func TestMachineConditionErrors(t *testing.T) {
 			f := newFixture(t, conditionSource, map[string]any{"lag": 1})
 			_, calls := f.advance()
 			w, _ := f.advance(succeed(callFor(t, calls, "lag"), tc.result))
-			require.Equal(t, tc.code, eventData[StepFailedData](t, w.Events, "STEP_FAILED promote").Code)
+			require.Equal(t, tc.code, eventData[machine.StepFailedData](t, w.Events, "STEP_FAILED promote").Code)
 			require.Equal(t, rbtype.RunbookFailed, f.rb.Status)
 		})
 	}
@@ -123,8 +124,8 @@ func TestMachineFailureHooks(t *testing.T) {
 	require.Equal(t, []string{"ok"}, f.fetched, "what the hook reads of a completed step is read")
 	require.Equal(t, []string{"STEP_SKIPPED only-on-cancel", "HOOK_STARTED notify"}, eventNames(w.Events))
 	notify := callFor(t, calls, "notify")
-	require.Equal(t, map[string]any{"to": "failed: INVALID_INPUT at s (failed)", "ok": json.Number("1"), "s": nil}, notify.call.Args)
-	require.NotEmpty(t, notify.call.IdempotencyKey)
+	require.Equal(t, map[string]any{"to": "failed: INVALID_INPUT at s (failed)", "ok": json.Number("1"), "s": nil}, notify.Call.Args)
+	require.NotEmpty(t, notify.Call.IdempotencyKey)
 	require.Nil(t, f.rb.FinishedAt)
 
 	// Its worker dies: the hook is reclaimed and called again with the
@@ -133,8 +134,8 @@ func TestMachineFailureHooks(t *testing.T) {
 	w, calls = f.advance()
 	require.Equal(t, []string{"STEP_RECLAIMED notify", "HOOK_STARTED notify"}, eventNames(w.Events))
 	again := callFor(t, calls, "notify")
-	require.Equal(t, notify.call.IdempotencyKey, again.call.IdempotencyKey)
-	require.Equal(t, 2, again.attempt)
+	require.Equal(t, notify.Call.IdempotencyKey, again.Call.IdempotencyKey)
+	require.Equal(t, 2, again.Attempt)
 
 	w, calls = f.advance(succeed(again, map[string]any{"sent": true}))
 	require.Equal(t, []string{"HOOK_SUCCEEDED notify"}, eventNames(w.Events))
@@ -185,7 +186,7 @@ func TestMachineHooksRunAfterCompensations(t *testing.T) {
 	require.Equal(t, []string{"COMPENSATION_STARTED r"}, eventNames(w.Events))
 	w, calls = f.advance(succeed(callFor(t, calls, "r"), map[string]any{"undone": true}))
 	require.Equal(t, []string{"COMPENSATION_SUCCEEDED r", "HOOK_STARTED h"}, eventNames(w.Events))
-	require.Equal(t, map[string]any{"v": "s"}, callFor(t, calls, "h").call.Args)
+	require.Equal(t, map[string]any{"v": "s"}, callFor(t, calls, "h").Call.Args)
 	require.Nil(t, f.rb.FinishedAt)
 	f.advance(succeed(callFor(t, calls, "h"), map[string]any{"v": "s"}))
 	require.NotNil(t, f.rb.FinishedAt)
@@ -199,9 +200,9 @@ func TestMachineHookGate(t *testing.T) {
 	w, _ := f.advance()
 	require.Equal(t, []string{"STEP_READY h", "GATE_REQUESTED h"}, eventNames(w.Events))
 	require.Nil(t, f.rb.WakeAt, "only a person moves it now")
-	_, calls, err := f.command(&decideGate{step: "h", approve: true, by: "ada"})
+	_, calls, err := f.command(&machine.DecideGate{Step: "h", Approve: true, By: "ada"})
 	require.NoError(t, err)
-	require.Equal(t, map[string]any{"what": "INVALID_INPUT"}, callFor(t, calls, "h").call.Args)
+	require.Equal(t, map[string]any{"what": "INVALID_INPUT"}, callFor(t, calls, "h").Call.Args)
 }
 
 // A cancel at a gate compensates what completed, newest first, then runs
@@ -215,7 +216,7 @@ func TestMachineCancelRunsCompensationsThenHooks(t *testing.T) {
 		_, calls := f.advance()
 		f.advance(succeed(callFor(t, calls, "r"), map[string]any{"ok": true}))
 		require.Equal(t, rbtype.StepWaitingApproval, f.step("gate").Status)
-		w, calls, err := f.command(&cancelRunbook{by: "ada", compensate: compensate})
+		w, calls, err := f.command(&machine.CancelRunbook{By: "ada", Compensate: compensate})
 		require.NoError(t, err)
 		require.Nil(t, f.rb.FinishedAt)
 		if compensate {
@@ -230,7 +231,7 @@ func TestMachineCancelRunsCompensationsThenHooks(t *testing.T) {
 				"nothing to undo: the hooks start in the cancel's own transaction")
 			require.Equal(t, rbtype.CompensationNone, f.step("r").CompensationStatus)
 		}
-		require.Equal(t, map[string]any{"v": "cancelled CANCELLED"}, callFor(t, calls, "h").call.Args)
+		require.Equal(t, map[string]any{"v": "cancelled CANCELLED"}, callFor(t, calls, "h").Call.Args)
 		f.advance(succeed(callFor(t, calls, "h"), map[string]any{"v": 1}))
 		require.NotNil(t, f.rb.FinishedAt)
 		require.Equal(t, rbtype.RunbookCancelled, f.rb.Status)
@@ -244,14 +245,14 @@ func TestMachineRetryWaitsForHooks(t *testing.T) {
 	_, calls := f.advance()
 	f.advance(failWith(callFor(t, calls, "s"), rbtype.CodeInvalidInput))
 	f.advance()
-	_, _, err := f.command(&retryRunbook{})
-	require.ErrorIs(t, err, ErrConflict)
-	_, _, err = f.command(&decideGate{step: "h", approve: false, by: "ada"})
+	_, _, err := f.command(&machine.RetryRunbook{})
+	require.ErrorIs(t, err, rbtype.ErrConflict)
+	_, _, err = f.command(&machine.DecideGate{Step: "h", Approve: false, By: "ada"})
 	require.NoError(t, err)
 	require.NotNil(t, f.rb.FinishedAt)
-	w, _, err := f.command(&retryRunbook{})
+	w, _, err := f.command(&machine.RetryRunbook{})
 	require.NoError(t, err)
-	require.Equal(t, []string{"s"}, eventData[RunbookRetriedData](t, w.Events, "RUNBOOK_RETRIED").Steps)
+	require.Equal(t, []string{"s"}, eventData[machine.RunbookRetriedData](t, w.Events, "RUNBOOK_RETRIED").Steps)
 	require.Equal(t, rbtype.StepFailed, f.step("h").Status)
 }
 
@@ -271,7 +272,7 @@ func TestMachineForEachExpandsAndCollects(t *testing.T) {
 	hosts := []any{map[string]any{"name": "x"}, map[string]any{"name": "y"}, map[string]any{"name": "z"}}
 	w, calls := f.advance(succeed(callFor(t, calls, "a"), map[string]any{"v": hosts}))
 	require.Equal(t, []string{"STEP_SUCCEEDED a", "MAP_EXPANDED"}, eventNames(w.Events))
-	require.Equal(t, MapExpandedData{Loop: "h", Count: 3, Steps: 3}, eventData[MapExpandedData](t, w.Events, "MAP_EXPANDED"))
+	require.Equal(t, machine.MapExpandedData{Loop: "h", Count: 3, Steps: 3}, eventData[machine.MapExpandedData](t, w.Events, "MAP_EXPANDED"))
 	require.Empty(t, calls)
 	require.Len(t, w.NewSteps[f.rb.ID], 3)
 	require.Equal(t, "each[0]", w.NewSteps[f.rb.ID][0].Key)
@@ -285,8 +286,8 @@ func TestMachineForEachExpandsAndCollects(t *testing.T) {
 	_, calls = f.advance()
 	for i, name := range []string{"x", "y", "z"} {
 		require.Len(t, calls, 1, ":parallel 1: one element at a time")
-		c := callFor(t, calls, instanceKey("each", i))
-		require.Equal(t, map[string]any{"to": name}, c.call.Args)
+		c := callFor(t, calls, machine.InstanceKey("each", i))
+		require.Equal(t, map[string]any{"to": name}, c.Call.Args)
 		if i == 1 {
 			w, calls = f.advance(failWith(c, rbtype.CodeInvalidInput))
 			results = append(results, nil)
@@ -297,12 +298,12 @@ func TestMachineForEachExpandsAndCollects(t *testing.T) {
 	}
 	require.Empty(t, calls)
 	require.Equal(t, []string{"STEP_SUCCEEDED each[2]", "STEP_SUCCEEDED each", "STEP_READY after"}, eventNames(w.Events))
-	require.Equal(t, 3, *eventData[StepSucceededData](t, w.Events, "STEP_SUCCEEDED each").Instances)
+	require.Equal(t, 3, *eventData[machine.StepSucceededData](t, w.Events, "STEP_SUCCEEDED each").Instances)
 	_, calls = f.advance()
 	var got []any
 	require.NoError(t, json.Unmarshal(f.step("each").Result, &got))
 	require.Equal(t, results, got)
-	require.Equal(t, map[string]any{"v": []any{map[string]any{"sent": "x"}, nil, map[string]any{"sent": "z"}}}, callFor(t, calls, "after").call.Args)
+	require.Equal(t, map[string]any{"v": []any{map[string]any{"sent": "x"}, nil, map[string]any{"sent": "z"}}}, callFor(t, calls, "after").Call.Args)
 	w, _ = f.advance(succeed(callFor(t, calls, "after"), map[string]any{}))
 	require.Equal(t, rbtype.RunbookFailed, f.rb.Status, "an instance failed under isolate")
 	w, _ = f.advance()
@@ -327,11 +328,11 @@ func TestMachineForEachBounds(t *testing.T) {
 		{"x", rbtype.CodeSchemaValidationFailed},
 	} {
 		f := newFixture(t, loopSource, map[string]any{"hosts": "ignored"})
-		f.m.maxFanout = 2
+		f.m.MaxFanout = 2
 		_, calls := f.advance()
 		w, _ := f.advance(succeed(callFor(t, calls, "a"), map[string]any{"v": tc.list}))
 		require.Equal(t, []string{"STEP_FAILED a", "STEP_SKIPPED each", "STEP_SKIPPED after", "RUNBOOK_FAILED"}, eventNames(w.Events))
-		failed := eventData[StepFailedData](t, w.Events, "STEP_FAILED a")
+		failed := eventData[machine.StepFailedData](t, w.Events, "STEP_FAILED a")
 		require.Equal(t, tc.code, failed.Code)
 		if tc.code == rbtype.CodeFanoutTooLarge {
 			require.Contains(t, failed.Message, "holds 3 elements, more than 2")
@@ -359,7 +360,7 @@ func TestMachineForEachNested(t *testing.T) {
 
 	w, calls = f.advance()
 	require.Contains(t, eventNames(w.Events), "MAP_EXPANDED", "the empty inner list, whose template is stored now")
-	require.Equal(t, map[string]any{"v": "a"}, callFor(t, calls, "each[0][0]").call.Args)
+	require.Equal(t, map[string]any{"v": "a"}, callFor(t, calls, "each[0][0]").Call.Args)
 	_, calls2 := f.advance(succeed(callFor(t, calls, "each[0][0]"), "a"), succeed(callFor(t, calls, "each[0][1]"), "b"))
 	require.Empty(t, calls2)
 	for range 3 {
@@ -368,7 +369,7 @@ func TestMachineForEachNested(t *testing.T) {
 			break
 		}
 	}
-	require.Equal(t, map[string]any{"v": []any{[]any{"a", "b"}, []any{}}}, callFor(t, calls2, "all").call.Args)
+	require.Equal(t, map[string]any{"v": []any{[]any{"a", "b"}, []any{}}}, callFor(t, calls2, "all").Call.Args)
 }
 
 // A plan its expansions grew gives back, without what they added, the
@@ -378,13 +379,13 @@ func TestBeforeExpansionIsThePlanSubmitted(t *testing.T) {
 	f := newFixture(t, `(m.echo :v $groups :as @a)
 		(for-each @a.v :as @g (for-each @g.hosts :as @h (m.echo :v @h :as @each)))
 		(m.echo :v @each :as @all)`, map[string]any{"groups": "x"})
-	submitted := f.plan.plan
-	require.Same(t, submitted, beforeExpansion(submitted), "nothing expanded: the plan itself")
+	submitted := f.plan.Plan
+	require.Same(t, submitted, machine.BeforeExpansion(submitted), "nothing expanded: the plan itself")
 	_, calls := f.advance()
 	f.advance(succeed(callFor(t, calls, "a"), map[string]any{"v": []any{map[string]any{"hosts": []any{"p", "q"}}}}))
-	grown := f.plan.plan
+	grown := f.plan.Plan
 	require.Greater(t, len(grown.Steps), len(submitted.Steps))
-	base := beforeExpansion(grown)
+	base := machine.BeforeExpansion(grown)
 	require.Equal(t, submitted.PlanHash, base.PlanHash)
 	require.JSONEq(t, string(submitted.JSON()), string(base.JSON()))
 }
@@ -405,7 +406,7 @@ func TestMachineForEachOutcomes(t *testing.T) {
 	_, calls = f.advance()
 	w, _ = f.advance(succeed(callFor(t, calls, "digest"), "ab"))
 	require.Len(t, w.Outcomes, 1)
-	require.Equal(t, []uuid.UUID{outcomeID(f.rb.ID, "drafts[0]", 0), outcomeID(f.rb.ID, "drafts[1]", 0)}, w.Outcomes[0].Consumed)
+	require.Equal(t, []uuid.UUID{machine.OutcomeID(f.rb.ID, "drafts[0]", 0), machine.OutcomeID(f.rb.ID, "drafts[1]", 0)}, w.Outcomes[0].Consumed)
 }
 
 // A list written out under a :parallel smaller than it is kept as a loop
@@ -418,7 +419,7 @@ func TestMachineForEachWrittenOutParallel(t *testing.T) {
 		(for-each [@first.v "lb1" "lb2"] :as @lb :parallel 1 (m.echo :v @lb :as @up))
 		(m.echo :v @up :as @all)`, nil)
 	w, calls := f.advance()
-	require.Equal(t, MapExpandedData{Loop: "lb", Count: 3, Steps: 3}, eventData[MapExpandedData](t, w.Events, "MAP_EXPANDED"))
+	require.Equal(t, machine.MapExpandedData{Loop: "lb", Count: 3, Steps: 3}, eventData[machine.MapExpandedData](t, w.Events, "MAP_EXPANDED"))
 	require.Len(t, calls, 1)
 	_, calls = f.advance(succeed(callFor(t, calls, "first"), map[string]any{"v": "lb0"}))
 	for i, name := range []string{"lb0", "lb1", "lb2"} {
@@ -426,14 +427,14 @@ func TestMachineForEachWrittenOutParallel(t *testing.T) {
 			_, calls = f.advance()
 		}
 		require.Len(t, calls, 1, ":parallel 1: one element at a time")
-		c := callFor(t, calls, instanceKey("up", i))
-		require.Equal(t, map[string]any{"v": name}, c.call.Args)
+		c := callFor(t, calls, machine.InstanceKey("up", i))
+		require.Equal(t, map[string]any{"v": name}, c.Call.Args)
 		_, calls = f.advance(succeed(c, name))
 	}
 	if len(calls) == 0 {
 		_, calls = f.advance()
 	}
-	require.Equal(t, map[string]any{"v": []any{"lb0", "lb1", "lb2"}}, callFor(t, calls, "all").call.Args)
+	require.Equal(t, map[string]any{"v": []any{"lb0", "lb1", "lb2"}}, callFor(t, calls, "all").Call.Args)
 }
 
 // A gate the policy froze on a template's row at admission holds its
@@ -474,10 +475,10 @@ func newKeys(w driver.AdvanceWrite, f *fixture) []string {
 // producer, and nothing is expanded.
 func TestMachineForEachHeldToMaxSteps(t *testing.T) {
 	f := newFixture(t, loopSource, map[string]any{"hosts": "ignored"})
-	f.m.limits.MaxSteps = 5
+	f.m.Limits.MaxSteps = 5
 	_, calls := f.advance()
 	w, _ := f.advance(succeed(callFor(t, calls, "a"), map[string]any{"v": []any{"x", "y", "z"}}))
-	failed := eventData[StepFailedData](t, w.Events, "STEP_FAILED a")
+	failed := eventData[machine.StepFailedData](t, w.Events, "STEP_FAILED a")
 	require.Equal(t, rbtype.CodeFanoutTooLarge, failed.Code)
 	require.Equal(t, "expanding (for-each ... :as @h) would make 6 steps; --max-steps allows 5", failed.Message)
 	require.Empty(t, w.NewSteps)

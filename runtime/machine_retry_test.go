@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/machine"
 	"github.com/runbookdev/runbook/rbtype"
 )
 
@@ -13,9 +14,9 @@ import (
 // state machine: a verb that declares no retry gets the table by code.
 
 // failAfter is failWith with the provider's Retry-After.
-func failAfter(c *pendingCall, code rbtype.ErrorCode, after time.Duration, at time.Time) *outcome {
+func failAfter(c *machine.PendingCall, code rbtype.ErrorCode, after time.Duration, at time.Time) *machine.Outcome {
 	o := failWith(c, code)
-	o.err.RetryAfter, o.err.RetryAt = after, at
+	o.Err.RetryAfter, o.Err.RetryAt = after, at
 	return o
 }
 
@@ -27,12 +28,12 @@ func runToFailure(t *testing.T, f *fixture, key string, code rbtype.ErrorCode) (
 	_, calls := f.advance()
 	for {
 		c := callFor(t, calls, key)
-		attempts = c.attempt
+		attempts = c.Attempt
 		w, _ := f.advance(failWith(c, code))
 		if f.step(key).Status == rbtype.StepFailed {
 			return attempts, delays
 		}
-		d := eventData[RetryScheduledData](t, w.Events, "STEP_RETRY_SCHEDULED "+key)
+		d := eventData[machine.RetryScheduledData](t, w.Events, "STEP_RETRY_SCHEDULED "+key)
 		delays = append(delays, d.NextAttemptAt.Sub(f.now))
 		f.now = d.NextAttemptAt
 		_, calls = f.advance()
@@ -78,15 +79,15 @@ func TestMachineRetryJitterIsSeededFromTheLineage(t *testing.T) {
 	_, again := runToFailure(t, newFixture(t, `(m.call :to "x" :as @c)`, nil), "c", rbtype.CodeRateLimit)
 	require.Equal(t, first, again)
 	exec := newFixture(t, `(m.call :to "x" :as @c)`, nil)
-	e := exec.plan.steps["c"].Execution
-	require.Equal(t, RetryDelayFor(e.Retry, rbtype.CodeRateLimit, stepSeed(originOf(exec.rb, &e), "c", 1), 1), first[0])
+	e := exec.plan.Steps["c"].Execution
+	require.Equal(t, machine.RetryDelayFor(e.Retry, rbtype.CodeRateLimit, machine.StepSeed(machine.OriginOf(exec.rb, &e), "c", 1), 1), first[0])
 }
 
 // A plan frozen before v3 has no by_code: its steps keep the attempts
 // their verb had then (one, by default), whatever the code.
 func TestMachinePlanFrozenBeforeV3KeepsItsAttempts(t *testing.T) {
 	f := newFixture(t, `(m.call :to "x" :as @c)`, nil)
-	f.plan.steps["c"].Execution.Retry.ByCode = nil
+	f.plan.Steps["c"].Execution.Retry.ByCode = nil
 	attempts, _ := runToFailure(t, f, "c", rbtype.CodeRateLimit)
 	require.Equal(t, 1, attempts)
 
@@ -122,7 +123,7 @@ func TestMachineRetryAfter(t *testing.T) {
 				at = tt.at(f.now)
 			}
 			w, _ := f.advance(failAfter(callFor(t, calls, "c"), rbtype.CodeRateLimit, tt.after, at))
-			d := eventData[RetryScheduledData](t, w.Events, "STEP_RETRY_SCHEDULED c")
+			d := eventData[machine.RetryScheduledData](t, w.Events, "STEP_RETRY_SCHEDULED c")
 			delay := d.NextAttemptAt.Sub(f.now)
 			require.Equal(t, delay.Milliseconds(), d.DelayMS)
 			require.GreaterOrEqual(t, delay, tt.atLeast)
@@ -133,7 +134,7 @@ func TestMachineRetryAfter(t *testing.T) {
 
 			f.now = f.now.Add(delay)
 			_, calls = f.advance()
-			require.Equal(t, 2, callFor(t, calls, "c").attempt, "retried at its time")
+			require.Equal(t, 2, callFor(t, calls, "c").Attempt, "retried at its time")
 		})
 	}
 }
@@ -145,8 +146,8 @@ func TestMachineKeylessExternalCallIsNeverRetried(t *testing.T) {
 	_, calls := f.advance()
 	w, _ := f.advance(failWith(callFor(t, calls, "k"), rbtype.CodeNetworkTimeout))
 	require.Equal(t, rbtype.StepFailed, f.step("k").Status)
-	require.Equal(t, StepFailedData{Code: rbtype.CodeNetworkTimeout, Message: "failed with NETWORK_TIMEOUT", NotRetried: finalNoKey},
-		eventData[StepFailedData](t, w.Events, "STEP_FAILED k"))
+	require.Equal(t, machine.StepFailedData{Code: rbtype.CodeNetworkTimeout, Message: "failed with NETWORK_TIMEOUT", NotRetried: machine.FinalNoKey},
+		eventData[machine.StepFailedData](t, w.Events, "STEP_FAILED k"))
 
 	// A step with no key at all, however it came to have none, likewise.
 	f = newFixture(t, `(m.call :to "x" :as @c)`, nil)
@@ -166,21 +167,21 @@ func TestMachineEveryAttemptKeepsItsArguments(t *testing.T) {
 	first := callFor(t, calls, "c")
 	w, _ := f.advance(failWith(first, rbtype.CodeRateLimit))
 	require.Len(t, w.Attempts, 1)
-	newHash := hashJSON(f.step("c").ResolvedArgs)
+	newHash := machine.HashJSON(f.step("c").ResolvedArgs)
 	require.Equal(t, newHash, w.Attempts[0].ArgsHash)
 
 	// As if the step had held other arguments when it failed.
 	f.step("c").ResolvedArgs = []byte(`{"to": "y",  "n": 1}`)
 	f.now = f.now.Add(time.Hour)
 	w, calls = f.advance()
-	require.Equal(t, 2, callFor(t, calls, "c").attempt)
+	require.Equal(t, 2, callFor(t, calls, "c").Attempt)
 	old := `{"n":1,"to":"y"}`
 	require.Len(t, w.Arguments, 1)
-	require.Equal(t, hashJSON([]byte(old)), w.Arguments[0].Hash)
+	require.Equal(t, machine.HashJSON([]byte(old)), w.Arguments[0].Hash)
 	require.JSONEq(t, old, string(w.Arguments[0].Args))
 	w, _ = f.advance(succeed(callFor(t, calls, "c"), map[string]any{"ok": true}))
 	require.Equal(t, newHash, w.Attempts[0].ArgsHash, "the second attempt's own")
-	require.Equal(t, hashJSON([]byte(`{"ok":true}`)), w.Attempts[0].ResultHash)
+	require.Equal(t, machine.HashJSON([]byte(`{"ok":true}`)), w.Attempts[0].ResultHash)
 
 	// The same arguments again keep nothing more.
 	f = newFixture(t, `(m.call :to "x" :as @c)`, nil)

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/runbookdev/runbook/driver"
+	"github.com/runbookdev/runbook/machine"
 	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/verbs"
 )
@@ -29,9 +30,9 @@ func TestMachineStartsReadyStepsAndChainsResults(t *testing.T) {
 	require.Equal(t, []string{"a"}, f.leasedKeys(w))
 	require.Equal(t, f.now.Add(30*time.Second), w.LeaseUntil)
 	a := callFor(t, calls, "a")
-	require.Equal(t, 1, a.attempt)
-	require.Equal(t, map[string]any{"v": "ada"}, a.call.Args)
-	require.NotEmpty(t, a.call.IdempotencyKey)
+	require.Equal(t, 1, a.Attempt)
+	require.Equal(t, map[string]any{"v": "ada"}, a.Call.Args)
+	require.NotEmpty(t, a.Call.IdempotencyKey)
 	require.Equal(t, rbtype.StepRunning, f.step("a").Status)
 	require.Equal(t, rbtype.StepPending, f.step("b").Status)
 	require.JSONEq(t, `{"v":"ada"}`, string(f.step("a").ResolvedArgs))
@@ -42,7 +43,7 @@ func TestMachineStartsReadyStepsAndChainsResults(t *testing.T) {
 	require.Equal(t, []string{"STEP_SUCCEEDED a", "STEP_STARTED b"}, eventNames(w.Events))
 	require.Empty(t, w.Receipts, "m.echo has no side effects: no receipt")
 	b := callFor(t, calls, "b")
-	require.Equal(t, map[string]any{"to": "ada"}, b.call.Args)
+	require.Equal(t, map[string]any{"to": "ada"}, b.Call.Args)
 
 	// A step with side effects leaves a receipt with its completion; the
 	// runbook completes when every step has.
@@ -50,7 +51,7 @@ func TestMachineStartsReadyStepsAndChainsResults(t *testing.T) {
 	require.Empty(t, calls)
 	require.Equal(t, []string{"STEP_SUCCEEDED b", "RUNBOOK_COMPLETED"}, eventNames(w.Events))
 	require.Len(t, w.Receipts, 1)
-	require.Equal(t, b.call.IdempotencyKey, w.Receipts[0].IdempotencyKey)
+	require.Equal(t, b.Call.IdempotencyKey, w.Receipts[0].IdempotencyKey)
 	require.Equal(t, rbtype.RunbookComplete, f.rb.Status)
 	require.NotNil(t, f.rb.FinishedAt)
 	require.Nil(t, f.rb.WakeAt, "a finished runbook needs no worker")
@@ -66,11 +67,11 @@ func TestMachineTakesAResultOfThisRoundFromTheStep(t *testing.T) {
 	_, calls = f.advance(succeed(callFor(t, calls, "a"), map[string]any{"v": "ada"}))
 	require.Empty(t, f.fetched, "a completed in this transaction")
 	b := callFor(t, calls, "b")
-	require.Equal(t, map[string]any{"v": "ada"}, b.call.Args)
+	require.Equal(t, map[string]any{"v": "ada"}, b.Call.Args)
 
 	_, calls = f.advance(succeed(b, map[string]any{"v": "ada"}))
 	require.Equal(t, []string{"a"}, f.fetched, "a, from an earlier transaction, is read; b, from this one, is not")
-	require.Equal(t, map[string]any{"to": "ada"}, callFor(t, calls, "c").call.Args)
+	require.Equal(t, map[string]any{"to": "ada"}, callFor(t, calls, "c").Call.Args)
 }
 
 // A pure step with no side effects whose handler may run inline is called
@@ -81,19 +82,19 @@ func TestMachineTakesAResultOfThisRoundFromTheStep(t *testing.T) {
 func TestMachineRunsPureStepsInline(t *testing.T) {
 	f := newFixture(t, `(m.pure :v $who :as @a) (m.pure :v @a.v :as @b) (m.echo :v @b.v :as @c)
 		(m.pure :v @c.v :as @d) (m.pure-cached :v @d.v :as @e)`, map[string]any{"who": "ada"})
-	f.m.inline = func(pc *pendingCall) *outcome { return makeCall(context.Background(), pc) }
+	f.m.Inline = func(pc *machine.PendingCall) *machine.Outcome { return makeCall(context.Background(), pc) }
 
 	w, calls := f.advance()
 	require.Equal(t, []string{"STEP_STARTED a", "STEP_SUCCEEDED a", "STEP_STARTED b", "STEP_SUCCEEDED b", "STEP_STARTED c"},
 		eventNames(w.Events))
 	require.Equal(t, []string{"c"}, f.leasedKeys(w), "a and b took no lease")
 	require.Len(t, calls, 1)
-	require.Equal(t, map[string]any{"v": "ada"}, callFor(t, calls, "c").call.Args)
+	require.Equal(t, map[string]any{"v": "ada"}, callFor(t, calls, "c").Call.Args)
 	require.Len(t, w.Attempts, 2, "each inline call has its ledger row")
 	for _, a := range w.Attempts {
 		require.Equal(t, "succeeded", a.Outcome)
-		require.Equal(t, f.m.worker, a.WorkerID)
-		require.Equal(t, attemptID(f.rb.ID, a.StepKey, 1), a.ID, "the attempt id a leased call would have")
+		require.Equal(t, f.m.Worker, a.WorkerID)
+		require.Equal(t, machine.AttemptID(f.rb.ID, a.StepKey, 1), a.ID, "the attempt id a leased call would have")
 	}
 	require.JSONEq(t, `{"v":"ada"}`, string(f.step("b").Result))
 
@@ -131,9 +132,9 @@ func TestMachineRetriesWithBackoffThenFailsForGood(t *testing.T) {
 
 	w, _ := f.advance(failWith(s1, rbtype.CodeRateLimit), succeed(other, map[string]any{"v": 2}))
 	require.Equal(t, rbtype.StepFailedRetryable, f.step("s").Status)
-	retry := eventData[RetryScheduledData](t, w.Events, "STEP_RETRY_SCHEDULED s")
-	exec := f.plan.steps["s"].Execution
-	delay := RetryDelay(exec.Retry, stepSeed(originOf(f.rb, &exec), "s", 1), 1)
+	retry := eventData[machine.RetryScheduledData](t, w.Events, "STEP_RETRY_SCHEDULED s")
+	exec := f.plan.Steps["s"].Execution
+	delay := machine.RetryDelay(exec.Retry, machine.StepSeed(machine.OriginOf(f.rb, &exec), "s", 1), 1)
 	require.Equal(t, rbtype.CodeRateLimit, retry.Code)
 	require.Equal(t, delay.Milliseconds(), retry.DelayMS)
 	require.True(t, retry.NextAttemptAt.Equal(f.now.Add(delay)))
@@ -151,27 +152,27 @@ func TestMachineRetriesWithBackoffThenFailsForGood(t *testing.T) {
 	w, calls = f.advance()
 	require.Equal(t, []string{"STEP_STARTED s"}, eventNames(w.Events), "the retry's STEP_READY is elided when it starts at once")
 	s2 := callFor(t, calls, "s")
-	require.Equal(t, 2, s2.attempt)
-	require.Equal(t, s1.call.IdempotencyKey, s2.call.IdempotencyKey)
+	require.Equal(t, 2, s2.Attempt)
+	require.Equal(t, s1.Call.IdempotencyKey, s2.Call.IdempotencyKey)
 
 	// Attempt 2 fails retryably too, with a doubled delay; attempt 3, the
 	// last of max_attempts, fails for good.
 	w, _ = f.advance(failWith(s2, rbtype.CodeTemporaryProviderError))
-	second := eventData[RetryScheduledData](t, w.Events, "STEP_RETRY_SCHEDULED s")
+	second := eventData[machine.RetryScheduledData](t, w.Events, "STEP_RETRY_SCHEDULED s")
 	require.GreaterOrEqual(t, second.DelayMS, int64(2000), "the delay doubles")
 	f.now = second.NextAttemptAt
 	_, calls = f.advance()
 	s3 := callFor(t, calls, "s")
-	require.Equal(t, 3, s3.attempt)
+	require.Equal(t, 3, s3.Attempt)
 
 	w, _ = f.advance(failWith(s3, rbtype.CodeRateLimit))
 	require.Equal(t, rbtype.StepFailed, f.step("s").Status)
-	require.Equal(t, StepFailedData{Code: rbtype.CodeRateLimit, Message: "failed with RATE_LIMIT"},
-		eventData[StepFailedData](t, w.Events, "STEP_FAILED s"))
+	require.Equal(t, machine.StepFailedData{Code: rbtype.CodeRateLimit, Message: "failed with RATE_LIMIT"},
+		eventData[machine.StepFailedData](t, w.Events, "STEP_FAILED s"))
 	// running → failed: dependents are skipped; the independent branch
 	// went on; the runbook ends failed with what completed still there.
 	require.Equal(t, rbtype.StepSkipped, f.step("next").Status)
-	require.Equal(t, StepSkippedData{Because: "s", Status: rbtype.StepFailed}, eventData[StepSkippedData](t, w.Events, "STEP_SKIPPED next"))
+	require.Equal(t, machine.StepSkippedData{Because: "s", Status: rbtype.StepFailed}, eventData[machine.StepSkippedData](t, w.Events, "STEP_SKIPPED next"))
 	require.Equal(t, rbtype.StepComplete, f.step("other").Status)
 	require.Equal(t, rbtype.RunbookFailed, f.rb.Status)
 	require.Equal(t, rbtype.CodeRateLimit, f.rb.ErrorCode)
@@ -179,10 +180,10 @@ func TestMachineRetriesWithBackoffThenFailsForGood(t *testing.T) {
 }
 
 // callsFor filters calls by step key.
-func callsFor(calls []*pendingCall, key string) []*pendingCall {
-	var out []*pendingCall
+func callsFor(calls []*machine.PendingCall, key string) []*machine.PendingCall {
+	var out []*machine.PendingCall
 	for _, c := range calls {
-		if c.call.StepKey == key {
+		if c.Call.StepKey == key {
 			out = append(out, c)
 		}
 	}
@@ -212,7 +213,7 @@ func TestMachineMissingHandlerUsesUpItsAttempts(t *testing.T) {
 	require.Empty(t, calls)
 	require.Equal(t, rbtype.StepFailedRetryable, f.step("g").Status)
 	require.Equal(t, 1, f.step("g").Attempt)
-	require.Equal(t, rbtype.CodeDependencyUnavailable, eventData[RetryScheduledData](t, w.Events, "STEP_RETRY_SCHEDULED g").Code)
+	require.Equal(t, rbtype.CodeDependencyUnavailable, eventData[machine.RetryScheduledData](t, w.Events, "STEP_RETRY_SCHEDULED g").Code)
 	f.now = f.now.Add(2 * time.Second)
 	w, _ = f.advance()
 	require.Equal(t, rbtype.StepFailed, f.step("g").Status, "max_attempts is 2")
@@ -231,11 +232,11 @@ func TestMachineReclaimsAbandonedStepsAndDropsStaleOutcomes(t *testing.T) {
 	f.now = f.now.Add(31 * time.Second) // the lease expired: the worker died
 	w, calls := f.advance()
 	require.Equal(t, []string{"STEP_RECLAIMED s", "STEP_STARTED s"}, eventNames(w.Events), "the reclaim's STEP_READY is elided by the start")
-	reclaimed := eventData[StepReclaimedData](t, w.Events, "STEP_RECLAIMED s")
+	reclaimed := eventData[machine.StepReclaimedData](t, w.Events, "STEP_RECLAIMED s")
 	require.True(t, reclaimed.SuspectCommit, "m.send is an external call with no receipt: it may have taken effect")
 	again := callFor(t, calls, "s")
-	require.Equal(t, 2, again.attempt)
-	require.Equal(t, first.call.IdempotencyKey, again.call.IdempotencyKey)
+	require.Equal(t, 2, again.Attempt)
+	require.Equal(t, first.Call.IdempotencyKey, again.Call.IdempotencyKey)
 
 	// The first attempt's late outcome is dropped; the second's counts.
 	w, _ = f.advance(succeed(first, map[string]any{"late": true}))
@@ -251,10 +252,10 @@ func TestMachineReclaimsAbandonedStepsAndDropsStaleOutcomes(t *testing.T) {
 func TestMachineReclaimKeepsReadyWhenTheStepCannotStart(t *testing.T) {
 	f := newFixture(t, `(m.send :to "x" :as @s)`, nil)
 	f.advance()
-	f.m.handler = func(string) (Handler, bool) { return nil, false } // no handler: it cannot start
+	f.m.Handler = func(string) (Handler, bool) { return nil, false } // no handler: it cannot start
 	f.now = f.now.Add(31 * time.Second)
 	w, _ := f.advance()
-	require.Equal(t, StepReadyData{Reclaimed: true}, eventData[StepReadyData](t, w.Events, "STEP_READY s"))
+	require.Equal(t, machine.StepReadyData{Reclaimed: true}, eventData[machine.StepReadyData](t, w.Events, "STEP_READY s"))
 }
 
 // A step whose global-scope key already has a receipt completes from it,
@@ -273,7 +274,7 @@ func TestMachineCompletesFromAReceipt(t *testing.T) {
 
 	w, calls := f.advance()
 	require.Empty(t, calls, "the effect happened once already")
-	require.Equal(t, StepSucceededData{Receipt: true}, eventData[StepSucceededData](t, w.Events, "STEP_SUCCEEDED s"))
+	require.Equal(t, machine.StepSucceededData{Receipt: true}, eventData[machine.StepSucceededData](t, w.Events, "STEP_SUCCEEDED s"))
 	require.JSONEq(t, `{"message_id":"m-1"}`, string(f.step("s").Result))
 }
 
@@ -289,15 +290,15 @@ func TestMachineParksAndResumesOnANotification(t *testing.T) {
 	require.Equal(t, rbtype.InvocationActive, inv.Status)
 	require.Equal(t, f.now.Add(time.Hour), inv.TimeoutAt)
 	c := callFor(t, calls, "w")
-	require.Equal(t, inv.CorrelationKey, c.call.CorrelationKey)
-	require.Equal(t, "http://rbd.test/v1/notifications", c.call.CallbackURL)
-	id, key := f.m.keys.invocationIDs(f.rb.ID, "w", 1)
+	require.Equal(t, inv.CorrelationKey, c.Call.CorrelationKey)
+	require.Equal(t, "http://rbd.test/v1/notifications", c.Call.CallbackURL)
+	id, key := f.m.Keys.InvocationIDs(f.rb.ID, "w", 1)
 	require.Equal(t, id, inv.InvocationID, "derived from runbook, step and attempt")
 	require.Equal(t, key, inv.CorrelationKey)
 
 	w, _ = f.advance(parked(c, "ext-42"))
 	require.Equal(t, rbtype.StepParked, f.step("w").Status)
-	require.Equal(t, StepParkedData{CorrelationKey: key, TimeoutAt: inv.TimeoutAt}, eventData[StepParkedData](t, w.Events, "STEP_PARKED w"))
+	require.Equal(t, machine.StepParkedData{CorrelationKey: key, TimeoutAt: inv.TimeoutAt}, eventData[machine.StepParkedData](t, w.Events, "STEP_PARKED w"))
 	require.Equal(t, []driver.InvocationUpdate{{ID: id, ExternalID: "ext-42"}}, w.InvocationUpdates)
 	require.True(t, f.rb.WakeAt.Equal(inv.TimeoutAt), "parked: the runbook wakes at the timeout")
 
@@ -308,7 +309,7 @@ func TestMachineParksAndResumesOnANotification(t *testing.T) {
 	require.Equal(t, []uuid.UUID{id}, w.Finished[rbtype.InvocationCompleted])
 	require.Equal(t, []string{"STEP_RESUMED w", "STEP_SUCCEEDED w", "STEP_STARTED e"}, eventNames(w.Events))
 	require.Len(t, w.Receipts, 1, "human_process is a side effect: the result is kept under the key")
-	require.Equal(t, map[string]any{"got": "yes"}, callFor(t, calls, "e").call.Args)
+	require.Equal(t, map[string]any{"got": "yes"}, callFor(t, calls, "e").Call.Args)
 }
 
 // parked → failed: a notification that reports failure fails the step
@@ -364,15 +365,15 @@ func TestMachineTimerCompletesAtItsTime(t *testing.T) {
 	f := newFixture(t, `(m.sleep :as @z)`, nil)
 	f.advance()
 	until := f.now.Add(10 * time.Minute)
-	w, _ := f.advance(&outcome{runbookID: f.rb.ID, stepID: f.step("z").ID, attempt: 1, result: ParkedUntil(until)})
+	w, _ := f.advance(&machine.Outcome{RunbookID: f.rb.ID, StepID: f.step("z").ID, Attempt: 1, Result: ParkedUntil(until)})
 	require.Len(t, w.InvocationUpdates, 1)
 	require.Equal(t, until, *w.InvocationUpdates[0].TimeoutAt)
 	require.True(t, f.rb.WakeAt.Equal(until))
 	f.now = until
 	w, _ = f.advance()
 	require.Equal(t, []string{"STEP_RESUMED z", "STEP_SUCCEEDED z", "RUNBOOK_COMPLETED"}, eventNames(w.Events))
-	require.Equal(t, StepResumedData{CorrelationKey: f.invs[*f.step("z").InvocationID].CorrelationKey, Timer: true},
-		eventData[StepResumedData](t, w.Events, "STEP_RESUMED z"))
+	require.Equal(t, machine.StepResumedData{CorrelationKey: f.invs[*f.step("z").InvocationID].CorrelationKey, Timer: true},
+		eventData[machine.StepResumedData](t, w.Events, "STEP_RESUMED z"))
 	require.Len(t, w.Finished[rbtype.InvocationCompleted], 1)
 }
 
@@ -384,18 +385,18 @@ func TestMachineGates(t *testing.T) {
 		f := newFixture(t, `(m.approve :what "wire" :as @g) (m.echo :v 1 :as @free)`, nil)
 		w, calls := f.advance()
 		require.Equal(t, rbtype.StepWaitingApproval, f.step("g").Status)
-		require.Equal(t, GateRequestedData{Gate: rbtype.GateHumanConfirm}, eventData[GateRequestedData](t, w.Events, "GATE_REQUESTED g"))
+		require.Equal(t, machine.GateRequestedData{Gate: rbtype.GateHumanConfirm}, eventData[machine.GateRequestedData](t, w.Events, "GATE_REQUESTED g"))
 		require.Contains(t, eventNames(w.Events), "STEP_READY g", "a step that waits keeps its STEP_READY")
 		require.Len(t, callsFor(calls, "free"), 1, "other branches go on")
 
-		_, _, err := f.command(&decideGate{step: "free", approve: approve, by: "ops"})
-		require.ErrorIs(t, err, ErrConflict, "only a waiting step can be decided")
-		_, _, err = f.command(&decideGate{step: "nope", approve: approve, by: "ops"})
-		require.ErrorIs(t, err, ErrNotFound)
+		_, _, err := f.command(&machine.DecideGate{Step: "free", Approve: approve, By: "ops"})
+		require.ErrorIs(t, err, rbtype.ErrConflict, "only a waiting step can be decided")
+		_, _, err = f.command(&machine.DecideGate{Step: "nope", Approve: approve, By: "ops"})
+		require.ErrorIs(t, err, rbtype.ErrNotFound)
 
-		w, calls, err = f.command(&decideGate{step: "g", approve: approve, by: "ops", comment: "looks right"})
+		w, calls, err = f.command(&machine.DecideGate{Step: "g", Approve: approve, By: "ops", Comment: "looks right"})
 		require.NoError(t, err)
-		require.Equal(t, GateDecidedData{By: "ops", Comment: "looks right"}, eventData[GateDecidedData](t, w.Events, map[bool]string{true: "GATE_APPROVED g", false: "GATE_REJECTED g"}[approve]))
+		require.Equal(t, machine.GateDecidedData{By: "ops", Comment: "looks right"}, eventData[machine.GateDecidedData](t, w.Events, map[bool]string{true: "GATE_APPROVED g", false: "GATE_REJECTED g"}[approve]))
 		if approve {
 			require.Equal(t, []string{"GATE_APPROVED g", "STEP_STARTED g"}, eventNames(w.Events), "approved: it starts in the same transaction")
 			require.Len(t, callsFor(calls, "g"), 1)
@@ -414,7 +415,7 @@ func TestMachineGates(t *testing.T) {
 func TestMachineApprovalWithoutAWorkerHere(t *testing.T) {
 	f := newFixture(t, `(m.approve :what "wire" :as @g)`, nil)
 	f.advance()
-	w, err := f.heldCommand(&decideGate{step: "g", approve: true, by: "ops"})
+	w, err := f.heldCommand(&machine.DecideGate{Step: "g", Approve: true, By: "ops"})
 	require.NoError(t, err)
 	require.Equal(t, []string{"GATE_APPROVED g"}, eventNames(w.Events))
 	require.Empty(t, w.Leases)
@@ -433,7 +434,7 @@ func TestMachineDryRun(t *testing.T) {
 	w, calls := f.advance()
 	require.NotContains(t, eventNames(w.Events), "GATE_REQUESTED g", "a dry run asks no one")
 	g := callFor(t, calls, "g")
-	require.True(t, g.dryRun, "core.echo can dry-run: its dry run is called, not its call")
+	require.True(t, g.DryRun, "core.echo can dry-run: its dry run is called, not its call")
 	require.Len(t, callsFor(calls, "pure"), 1, "a step without side effects really runs")
 	require.Empty(t, w.NewInvocations)
 	w, _ = f.advance(succeed(g, map[string]any{"what": "wire"}), succeed(callFor(t, calls, "pure"), map[string]any{"v": 1}))
@@ -453,14 +454,14 @@ func TestMachineCancel(t *testing.T) {
 	_, calls := f.advance()
 	_, calls = f.advance(succeed(callFor(t, calls, "done"), map[string]any{"v": 1}))
 	f.advance(parked(callFor(t, calls, "w"), ""))
-	c := &cancelRunbook{by: "ops"}
+	c := &machine.CancelRunbook{By: "ops"}
 	w, calls, err := f.command(c)
 	require.NoError(t, err)
 	require.Empty(t, calls)
 	require.Equal(t, []string{"STEP_CANCELLED w", "STEP_CANCELLED later", "RUNBOOK_CANCELLED"}, eventNames(w.Events))
-	require.Equal(t, RunbookCancelledData{By: "ops"}, eventData[RunbookCancelledData](t, w.Events, "RUNBOOK_CANCELLED"))
+	require.Equal(t, machine.RunbookCancelledData{By: "ops"}, eventData[machine.RunbookCancelledData](t, w.Events, "RUNBOOK_CANCELLED"))
 	require.Len(t, w.Finished[rbtype.InvocationCancelled], 1)
-	require.Len(t, c.waits, 1, "the wait it cancelled, for the request to stop it")
+	require.Len(t, c.Waits, 1, "the wait it cancelled, for the request to stop it")
 	require.Equal(t, map[string]rbtype.StepStatus{"done": rbtype.StepComplete, "w": rbtype.StepCancelled, "later": rbtype.StepCancelled}, f.statuses())
 	require.Equal(t, rbtype.RunbookCancelled, f.rb.Status)
 	require.Equal(t, rbtype.CodeCancelled, f.rb.ErrorCode)
@@ -474,14 +475,14 @@ func TestMachineCancel(t *testing.T) {
 	require.Empty(t, w.Events)
 
 	// Cancelling again changes nothing; a finished runbook is a conflict.
-	w, _, err = f.command(&cancelRunbook{by: "ops"})
+	w, _, err = f.command(&machine.CancelRunbook{By: "ops"})
 	require.NoError(t, err)
 	require.Empty(t, w.Events)
 	done := newFixture(t, `(m.echo :v 1 :as @a)`, nil)
 	_, calls = done.advance()
 	done.advance(succeed(callFor(t, calls, "a"), map[string]any{"v": 1}))
-	_, _, err = done.command(&cancelRunbook{by: "ops"})
-	require.ErrorIs(t, err, ErrConflict)
+	_, _, err = done.command(&machine.CancelRunbook{By: "ops"})
+	require.ErrorIs(t, err, rbtype.ErrConflict)
 }
 
 // A cancel while a call is out: the step is cancelled at once, the call's
@@ -492,7 +493,7 @@ func TestMachineCancelWhileACallIsOut(t *testing.T) {
 	f := newFixture(t, `(m.send :to "x" :as @s)`, nil)
 	_, calls := f.advance()
 	lease := f.leases[f.step("s").ID]
-	_, _, err := f.command(&cancelRunbook{by: "ops"})
+	_, _, err := f.command(&machine.CancelRunbook{By: "ops"})
 	require.NoError(t, err)
 	require.Equal(t, rbtype.StepCancelled, f.step("s").Status)
 	require.Equal(t, lease.ExpiresAt, *f.rb.WakeAt)
@@ -523,17 +524,17 @@ func TestMachineCompensatesInReverseOrder(t *testing.T) {
 	// The newest completion first: hotel, with its own arguments.
 	w, calls = f.advance()
 	hotel := callFor(t, calls, "hotel")
-	require.Equal(t, callCompensation, hotel.purpose)
-	require.Equal(t, "m.undo", hotel.call.Verb)
-	require.Equal(t, map[string]any{"what": "hotel"}, hotel.call.Args)
-	require.Equal(t, CompensationStartedData{Verb: "m.undo"}, eventData[CompensationStartedData](t, w.Events, "COMPENSATION_STARTED hotel"))
+	require.Equal(t, machine.CallCompensation, hotel.Purpose)
+	require.Equal(t, "m.undo", hotel.Call.Verb)
+	require.Equal(t, map[string]any{"what": "hotel"}, hotel.Call.Args)
+	require.Equal(t, machine.CompensationStartedData{Verb: "m.undo"}, eventData[machine.CompensationStartedData](t, w.Events, "COMPENSATION_STARTED hotel"))
 	require.Len(t, calls, 1, "one at a time")
 
 	w, calls = f.advance(failWith(hotel, rbtype.CodeAuthForbidden))
 	require.Equal(t, rbtype.CompensationFailed, f.step("hotel").CompensationStatus)
 	require.Equal(t, "AUTH_FORBIDDEN: failed with AUTH_FORBIDDEN", f.step("hotel").CompensationError)
 	car := callFor(t, calls, "car")
-	require.Equal(t, map[string]any{"what": "car"}, car.call.Args)
+	require.Equal(t, map[string]any{"what": "car"}, car.Call.Args)
 	require.Contains(t, eventNames(w.Events), "COMPENSATION_FAILED hotel")
 
 	w, calls = f.advance(succeed(car, map[string]any{"undone": true}))
@@ -558,39 +559,39 @@ func TestMachineExtend(t *testing.T) {
 	f2 := newFixture(t, `(m.echo :v 1 :as @a) (m.wait :as @w)`, nil)
 	_, calls = f2.advance()
 	f2.advance(succeed(callFor(t, calls, "a"), map[string]any{"v": 1}), parked(callFor(t, calls, "w"), ""))
-	e := &Engine{cfg: Config{Catalogue: f2.cat, Limits: f2.m.limits}}
+	e := &Engine{cfg: Config{Catalogue: f2.cat, Limits: f2.m.Limits}}
 	rb := *f2.rb
-	rb.Plan = f2.plan.plan.JSON()
+	rb.Plan = f2.plan.Plan.JSON()
 	rb.Version = 1
 	ext, err := e.compileExtension(context.Background(), &rb, Extension{Filename: "more.rbk", Source: []byte(`(m.send :to @a.v :as @b)`)})
 	require.NoError(t, err)
 	f2.rb.Version = 1
-	w, _, err := f2.command(&extendRunbook{ext: ext, actor: "agent"})
+	w, _, err := f2.command(&machine.ExtendRunbook{Ext: ext, Actor: "agent"})
 	require.NoError(t, err)
-	require.Equal(t, []string{"b"}, ext.keys)
+	require.Equal(t, []string{"b"}, ext.Keys)
 	require.Len(t, w.NewSteps[f2.rb.ID], 1)
 	require.Equal(t, 3, w.NewSteps[f2.rb.ID][0].Position)
 	require.Equal(t, []driver.Edge{{From: "a", To: "b", Kind: "data"}}, w.NewEdges[f2.rb.ID])
 	require.Equal(t, 2, f2.rb.Version)
-	require.Equal(t, ext.plan.PlanHash, f2.rb.PlanHash)
+	require.Equal(t, ext.Plan.PlanHash, f2.rb.PlanHash)
 	require.Equal(t, rbtype.MutationExtend, f2.mutations[0].Kind)
-	require.Equal(t, RunbookExtendedData{Source: "more.rbk", Steps: []string{"b"}, PlanHash: ext.plan.PlanHash, Version: 2, PolicyHash: ext.policyHash},
-		eventData[RunbookExtendedData](t, w.Events, "RUNBOOK_EXTENDED"))
+	require.Equal(t, machine.RunbookExtendedData{Source: "more.rbk", Steps: []string{"b"}, PlanHash: ext.Plan.PlanHash, Version: 2, PolicyHash: ext.PolicyHash},
+		eventData[machine.RunbookExtendedData](t, w.Events, "RUNBOOK_EXTENDED"))
 	require.Equal(t, f2.now, *f2.rb.WakeAt, "due at once: its new steps are to be looked at")
-	_, _, err = f2.command(&extendRunbook{ext: ext, actor: "agent"})
-	require.ErrorIs(t, err, errExtendedMeanwhile, "compiled against a version that is no longer the runbook's")
+	_, _, err = f2.command(&machine.ExtendRunbook{Ext: ext, Actor: "agent"})
+	require.ErrorIs(t, err, machine.ErrExtendedMeanwhile, "compiled against a version that is no longer the runbook's")
 
 	// The new step runs with the old step's result.
-	f2.plan = newPlanInfo(ext.plan)
+	f2.plan = machine.NewPlanInfo(ext.Plan)
 	_, calls = f2.advance()
-	require.Equal(t, map[string]any{"to": json.Number("1")}, callFor(t, calls, "b").call.Args)
+	require.Equal(t, map[string]any{"to": json.Number("1")}, callFor(t, calls, "b").Call.Args)
 
 	// A finished runbook cannot grow; a call that would add an edge into
 	// an existing step is refused.
 	done := *f.rb
-	done.Plan = f.plan.plan.JSON()
+	done.Plan = f.plan.Plan.JSON()
 	_, err = e.compileExtension(context.Background(), &done, Extension{Filename: "x.rbk", Source: []byte(`(m.echo :v 2)`)})
-	require.ErrorIs(t, err, ErrConflict)
+	require.ErrorIs(t, err, rbtype.ErrConflict)
 	_, err = e.compileExtension(context.Background(), &rb, Extension{Filename: "x.rbk", Source: []byte(`(m.echo :v 2 :as @z) (m.echo :after @z :as @a)`)})
 	require.Error(t, err)
 }
@@ -598,14 +599,14 @@ func TestMachineExtend(t *testing.T) {
 // The events a transition writes carry their typed data, and a step's
 // STEP_SUCCEEDED from a handler has none.
 func TestMachineEventDataEncodes(t *testing.T) {
-	e, err := newEvent(uuid.Nil, rbtype.EventStepSucceeded, "w", &driver.Step{Key: "s", StepState: driver.StepState{Attempt: 2}}, StepSucceededData{})
+	e, err := machine.NewEvent(uuid.Nil, rbtype.EventStepSucceeded, "w", &driver.Step{Key: "s", StepState: driver.StepState{Attempt: 2}}, machine.StepSucceededData{})
 	require.NoError(t, err)
 	require.Nil(t, e.Data, "an empty object is left out")
 	require.Equal(t, 2, e.Attempt)
-	e, err = newEvent(uuid.Nil, rbtype.EventStepFailed, "w", nil, StepFailedData{Code: rbtype.CodeInternal, Message: "x"})
+	e, err = machine.NewEvent(uuid.Nil, rbtype.EventStepFailed, "w", nil, machine.StepFailedData{Code: rbtype.CodeInternal, Message: "x"})
 	require.NoError(t, err)
 	require.JSONEq(t, `{"code":"INTERNAL","message":"x"}`, string(e.Data))
-	_, err = newEvent(uuid.Nil, rbtype.EventStepFailed, "w", nil, json.RawMessage(`{not json`))
+	_, err = machine.NewEvent(uuid.Nil, rbtype.EventStepFailed, "w", nil, json.RawMessage(`{not json`))
 	require.Error(t, err, "an encoding error is returned, not dropped")
 }
 
@@ -641,7 +642,7 @@ func TestMachineFailureModesOnADiamond(t *testing.T) {
 	} {
 		t.Run(string(tc.mode), func(t *testing.T) {
 			f := newFixture(t, fmt.Sprintf(diamond, tc.mode), nil)
-			require.Equal(t, tc.mode, f.plan.steps["b"].OnFailure, "the call's :on-failure is frozen into the step")
+			require.Equal(t, tc.mode, f.plan.Steps["b"].OnFailure, "the call's :on-failure is frozen into the step")
 			_, calls := f.advance()
 			_, calls = f.advance(succeed(callFor(t, calls, "a"), map[string]any{"v": "x"}))
 			c := callFor(t, calls, "c")
@@ -650,8 +651,8 @@ func TestMachineFailureModesOnADiamond(t *testing.T) {
 			if tc.end == nil {
 				require.Equal(t, tc.runbook, f.rb.Status)
 				require.Len(t, w.Finished[rbtype.InvocationCancelled], 1, "abort cancels the wait")
-				require.Equal(t, StepSkippedData{Because: "b", Status: rbtype.StepFailed, Aborted: true},
-					eventData[StepSkippedData](t, w.Events, "STEP_CANCELLED c"))
+				require.Equal(t, machine.StepSkippedData{Because: "b", Status: rbtype.StepFailed, Aborted: true},
+					eventData[machine.StepSkippedData](t, w.Events, "STEP_CANCELLED c"))
 				// A notification for the cancelled wait is kept and ignored.
 				f.notify("c", rbtype.OutcomeCompleted, `{}`, "")
 				w, _ = f.advance()
@@ -714,16 +715,16 @@ func TestMachineRetry(t *testing.T) {
 	require.Equal(t, rbtype.RunbookFailed, f.rb.Status)
 	require.Equal(t, rbtype.StepSkipped, f.step("next").Status)
 
-	_, _, err := f.command(&retryRunbook{o: RetryOptions{Steps: []string{"other"}, By: "ops"}})
-	require.ErrorIs(t, err, ErrConflict, "a complete step is not retried")
-	_, _, err = f.command(&retryRunbook{o: RetryOptions{Steps: []string{"nope"}, By: "ops"}})
-	require.ErrorIs(t, err, ErrNotFound)
+	_, _, err := f.command(&machine.RetryRunbook{O: machine.RetryOptions{Steps: []string{"other"}, By: "ops"}})
+	require.ErrorIs(t, err, rbtype.ErrConflict, "a complete step is not retried")
+	_, _, err = f.command(&machine.RetryRunbook{O: machine.RetryOptions{Steps: []string{"nope"}, By: "ops"}})
+	require.ErrorIs(t, err, rbtype.ErrNotFound)
 
-	c := &retryRunbook{o: RetryOptions{Steps: []string{"s"}, By: "ops"}}
+	c := &machine.RetryRunbook{O: machine.RetryOptions{Steps: []string{"s"}, By: "ops"}}
 	w, calls, err := f.command(c)
 	require.NoError(t, err)
-	require.Equal(t, []string{"s", "next"}, c.keys, "the named step takes its skipped dependent with it")
-	require.Equal(t, RunbookRetriedData{Steps: c.keys, By: "ops"}, eventData[RunbookRetriedData](t, w.Events, "RUNBOOK_RETRIED"))
+	require.Equal(t, []string{"s", "next"}, c.Keys, "the named step takes its skipped dependent with it")
+	require.Equal(t, machine.RunbookRetriedData{Steps: c.Keys, By: "ops"}, eventData[machine.RunbookRetriedData](t, w.Events, "RUNBOOK_RETRIED"))
 	require.Equal(t, []string{"RUNBOOK_RETRIED", "STEP_STARTED s"}, eventNames(w.Events), "it starts in the same transaction")
 	require.Equal(t, rbtype.MutationRetry, f.mutations[0].Kind)
 	require.Equal(t, rbtype.RunbookExecuting, f.rb.Status)
@@ -732,15 +733,15 @@ func TestMachineRetry(t *testing.T) {
 	require.Empty(t, f.step("s").ErrorCode)
 
 	again := callFor(t, calls, "s")
-	require.Equal(t, 2, again.attempt, "attempts continue")
-	require.Equal(t, first.call.IdempotencyKey, again.call.IdempotencyKey, "the key stays: an effect that happened returns its receipt")
+	require.Equal(t, 2, again.Attempt, "attempts continue")
+	require.Equal(t, first.Call.IdempotencyKey, again.Call.IdempotencyKey, "the key stays: an effect that happened returns its receipt")
 	_, calls = f.advance(succeed(again, map[string]any{"sent": true}))
 	f.advance(succeed(callFor(t, calls, "next"), map[string]any{}))
 	require.Equal(t, rbtype.RunbookComplete, f.rb.Status)
 	require.NotNil(t, f.rb.FinishedAt)
 
-	_, _, err = f.command(&retryRunbook{o: RetryOptions{By: "ops"}})
-	require.ErrorIs(t, err, ErrConflict, "a complete runbook is not retried")
+	_, _, err = f.command(&machine.RetryRunbook{O: machine.RetryOptions{By: "ops"}})
+	require.ErrorIs(t, err, rbtype.ErrConflict, "a complete runbook is not retried")
 }
 
 // A runbook held open does not finish when its steps do; an extension
@@ -755,27 +756,27 @@ func TestMachineHoldOpenAndClose(t *testing.T) {
 	require.Equal(t, rbtype.RunbookInProgress, f.rb.Status)
 	require.Nil(t, f.rb.FinishedAt)
 
-	e := &Engine{cfg: Config{Catalogue: f.cat, Limits: f.m.limits}}
+	e := &Engine{cfg: Config{Catalogue: f.cat, Limits: f.m.Limits}}
 	rb := *f.rb
-	rb.Plan = f.plan.plan.JSON()
+	rb.Plan = f.plan.Plan.JSON()
 	ext, err := e.compileExtension(context.Background(), &rb, Extension{Filename: "more.rbk", Source: []byte(`(m.echo :v @a.v :as @b)`)})
 	require.NoError(t, err, "an in_progress runbook can be extended")
-	_, _, err = f.command(&extendRunbook{ext: ext, actor: "agent"})
+	_, _, err = f.command(&machine.ExtendRunbook{Ext: ext, Actor: "agent"})
 	require.NoError(t, err)
-	f.plan = newPlanInfo(ext.plan)
+	f.plan = machine.NewPlanInfo(ext.Plan)
 	_, calls = f.advance()
 	f.advance(succeed(callFor(t, calls, "b"), map[string]any{"v": 1}))
 	require.Equal(t, rbtype.RunbookInProgress, f.rb.Status)
 
-	w, _, err = f.command(&closeRunbook{by: "agent"})
+	w, _, err = f.command(&machine.CloseRunbook{By: "agent"})
 	require.NoError(t, err)
-	require.Equal(t, RunbookClosedData{By: "agent"}, eventData[RunbookClosedData](t, w.Events, "RUNBOOK_CLOSED"))
+	require.Equal(t, machine.RunbookClosedData{By: "agent"}, eventData[machine.RunbookClosedData](t, w.Events, "RUNBOOK_CLOSED"))
 	require.Equal(t, rbtype.MutationClose, f.mutations[len(f.mutations)-1].Kind)
 	require.Equal(t, []string{"RUNBOOK_CLOSED", "RUNBOOK_COMPLETED"}, eventNames(w.Events), "it settles in the same transaction")
 	require.Equal(t, rbtype.RunbookComplete, f.rb.Status)
 
-	_, _, err = f.command(&closeRunbook{by: "agent"})
-	require.ErrorIs(t, err, ErrConflict, "a finished runbook cannot be closed")
+	_, _, err = f.command(&machine.CloseRunbook{By: "agent"})
+	require.ErrorIs(t, err, rbtype.ErrConflict, "a finished runbook cannot be closed")
 }
 
 // A heartbeat moves a park's timeout forward, never back and never past
@@ -783,14 +784,14 @@ func TestMachineHoldOpenAndClose(t *testing.T) {
 // none.
 func TestMachineHeartbeat(t *testing.T) {
 	f := newFixture(t, `(m.wait :as @w)`, nil)
-	require.Equal(t, 4*time.Hour, f.plan.steps["w"].Execution.Timeouts.MaxParkOrDefault())
+	require.Equal(t, 4*time.Hour, f.plan.Steps["w"].Execution.Timeouts.MaxParkOrDefault())
 	_, calls := f.advance()
 	f.advance(parked(callFor(t, calls, "w"), ""))
 	inv := f.invs[*f.step("w").InvocationID]
 	beat := func(extend string) (driver.AdvanceWrite, time.Time, error) {
-		c := &heartbeat{key: inv.CorrelationKey, extend: verbs.MustDuration(extend)}
+		c := &machine.Heartbeat{Key: inv.CorrelationKey, Extend: verbs.MustDuration(extend)}
 		w, _, err := f.command(c)
-		return w, c.timeout, err
+		return w, c.Timeout, err
 	}
 
 	f.now = f.now.Add(30 * time.Minute)
@@ -798,8 +799,8 @@ func TestMachineHeartbeat(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, f.now.Add(2*time.Hour), at)
 	require.Equal(t, []driver.InvocationUpdate{{ID: inv.InvocationID, TimeoutAt: &at}}, w.InvocationUpdates)
-	require.Equal(t, StepHeartbeatData{CorrelationKey: inv.CorrelationKey, Extend: "PT2H", TimeoutAt: at},
-		eventData[StepHeartbeatData](t, w.Events, "STEP_HEARTBEAT w"))
+	require.Equal(t, machine.StepHeartbeatData{CorrelationKey: inv.CorrelationKey, Extend: "PT2H", TimeoutAt: at},
+		eventData[machine.StepHeartbeatData](t, w.Events, "STEP_HEARTBEAT w"))
 	require.Equal(t, at, *f.rb.WakeAt, "the runbook wakes at the new timeout")
 
 	_, at, err = beat("P3D")
@@ -813,7 +814,7 @@ func TestMachineHeartbeat(t *testing.T) {
 	f.notify("w", rbtype.OutcomeCompleted, `{}`, "")
 	f.advance()
 	_, _, err = beat("PT1H")
-	require.ErrorIs(t, err, ErrConflict, "an ended wait takes no heartbeat")
+	require.ErrorIs(t, err, rbtype.ErrConflict, "an ended wait takes no heartbeat")
 }
 
 // Resolving an escalated step: complete lets its dependents run, retry
@@ -832,11 +833,11 @@ func TestMachineResolve(t *testing.T) {
 	}
 	t.Run("complete", func(t *testing.T) {
 		f := escalated(t)
-		w, calls, err := f.command(&resolveStep{step: "w", r: Resolution{Action: ResolveComplete, Result: json.RawMessage(`{"answer":"by hand"}`), By: "ops"}})
+		w, calls, err := f.command(&machine.ResolveStep{Step: "w", R: machine.Resolution{Action: machine.ResolveComplete, Result: json.RawMessage(`{"answer":"by hand"}`), By: "ops"}})
 		require.NoError(t, err)
 		require.Equal(t, []string{"STEP_RESOLVED w", "STEP_SUCCEEDED w", "STEP_STARTED next"}, eventNames(w.Events),
 			"what the escalation skipped runs, from the same transaction")
-		require.Equal(t, StepResolvedData{Action: ResolveComplete, By: "ops"}, eventData[StepResolvedData](t, w.Events, "STEP_RESOLVED w"))
+		require.Equal(t, machine.StepResolvedData{Action: machine.ResolveComplete, By: "ops"}, eventData[machine.StepResolvedData](t, w.Events, "STEP_RESOLVED w"))
 		require.Equal(t, rbtype.MutationResolve, f.mutations[0].Kind)
 		require.Equal(t, rbtype.RunbookExecuting, f.rb.Status)
 		f.advance(succeed(callFor(t, calls, "next"), map[string]any{}))
@@ -845,18 +846,18 @@ func TestMachineResolve(t *testing.T) {
 	})
 	t.Run("retry", func(t *testing.T) {
 		f := escalated(t)
-		w, calls, err := f.command(&resolveStep{step: "w", r: Resolution{Action: ResolveRetry, By: "ops"}})
+		w, calls, err := f.command(&machine.ResolveStep{Step: "w", R: machine.Resolution{Action: machine.ResolveRetry, By: "ops"}})
 		require.NoError(t, err)
 		again := callFor(t, calls, "w")
-		require.Equal(t, 2, again.attempt)
+		require.Equal(t, 2, again.Attempt)
 		require.Len(t, w.NewInvocations, 1)
-		id, key := f.m.keys.invocationIDs(f.rb.ID, "w", 2)
+		id, key := f.m.Keys.InvocationIDs(f.rb.ID, "w", 2)
 		require.Equal(t, id, w.NewInvocations[0].InvocationID, "parks again under a new attempt")
-		require.Equal(t, key, again.call.CorrelationKey)
+		require.Equal(t, key, again.Call.CorrelationKey)
 	})
 	t.Run("fail", func(t *testing.T) {
 		f := escalated(t)
-		w, _, err := f.command(&resolveStep{step: "w", r: Resolution{Action: ResolveFail, By: "ops"}})
+		w, _, err := f.command(&machine.ResolveStep{Step: "w", R: machine.Resolution{Action: machine.ResolveFail, By: "ops"}})
 		require.NoError(t, err)
 		require.Equal(t, rbtype.StepFailed, f.step("w").Status)
 		require.Equal(t, rbtype.CodeResolvedFailed, f.step("w").ErrorCode)
@@ -865,13 +866,13 @@ func TestMachineResolve(t *testing.T) {
 	})
 	t.Run("refusals", func(t *testing.T) {
 		f := escalated(t)
-		_, _, err := f.command(&resolveStep{step: "next", r: Resolution{Action: ResolveComplete}})
-		require.ErrorIs(t, err, ErrConflict, "only an escalated step")
-		_, _, err = f.command(&resolveStep{step: "w", r: Resolution{Action: "shrug"}})
-		require.ErrorIs(t, err, ErrInvalid)
-		_, _, err = f.command(&resolveStep{step: "nope", r: Resolution{Action: ResolveFail}})
-		require.ErrorIs(t, err, ErrNotFound)
-		_, _, err = f.command(&resolveStep{step: "w", r: Resolution{Action: ResolveComplete, Result: json.RawMessage(`[1]`)}})
+		_, _, err := f.command(&machine.ResolveStep{Step: "next", R: machine.Resolution{Action: machine.ResolveComplete}})
+		require.ErrorIs(t, err, rbtype.ErrConflict, "only an escalated step")
+		_, _, err = f.command(&machine.ResolveStep{Step: "w", R: machine.Resolution{Action: "shrug"}})
+		require.ErrorIs(t, err, rbtype.ErrInvalid)
+		_, _, err = f.command(&machine.ResolveStep{Step: "nope", R: machine.Resolution{Action: machine.ResolveFail}})
+		require.ErrorIs(t, err, rbtype.ErrNotFound)
+		_, _, err = f.command(&machine.ResolveStep{Step: "w", R: machine.Resolution{Action: machine.ResolveComplete, Result: json.RawMessage(`[1]`)}})
 		require.NoError(t, err, "m.wait-escalate has no output_schema: any result")
 	})
 }
@@ -882,7 +883,7 @@ func TestMachineResolve(t *testing.T) {
 // early: the one a claim set is kept.
 func TestMachineWakeUpCoversTheLeases(t *testing.T) {
 	f := newFixture(t, `(m.send :to "x" :as @a) (m.send :to "y" :after @a :as @b)`, nil)
-	claimed := f.now.Add(f.m.leaseTTL) // what ClaimDue leaves, before the advance
+	claimed := f.now.Add(f.m.LeaseTTL) // what ClaimDue leaves, before the advance
 	f.rb.WakeAt = &claimed
 	w, calls := f.advance()
 	require.Empty(t, w.Runbooks, "the claim's wake-up is no later than the lease: the runbook row is not written")
@@ -911,7 +912,7 @@ func TestMachineWakeUpCoversTheLeases(t *testing.T) {
 	require.Equal(t, f.leases[f.step("b").ID].ExpiresAt, *f.rb.WakeAt)
 }
 
-// A draft_only runbook calls nothing outside (issue 27): when it fails,
+// A draft_only runbook calls nothing outside (docs/reliability.md): when it fails,
 // a compensation whose verb has external_call side effects is skipped
 // with DRAFT_ONLY, not run, and the runbook finishes.
 func TestMachineDraftSkipsOutsideCompensations(t *testing.T) {
@@ -925,6 +926,6 @@ func TestMachineDraftSkipsOutsideCompensations(t *testing.T) {
 	require.Empty(t, calls, "the compensation is not called")
 	require.Equal(t, rbtype.CompensationSkipped, f.step("r").CompensationStatus)
 	require.Equal(t, "DRAFT_ONLY: a draft_only runbook does not run calls with outside effects", f.step("r").CompensationError)
-	require.Equal(t, DraftSkippedData{Reason: rbtype.CodeDraftOnly, Verb: "m.undo"}, eventData[DraftSkippedData](t, w.Events, "COMPENSATION_SKIPPED r"))
+	require.Equal(t, machine.DraftSkippedData{Reason: rbtype.CodeDraftOnly, Verb: "m.undo"}, eventData[machine.DraftSkippedData](t, w.Events, "COMPENSATION_SKIPPED r"))
 	require.NotNil(t, f.rb.FinishedAt, "nothing is left to run")
 }

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/runbookdev/runbook/driver"
 	"github.com/runbookdev/runbook/rbtype"
 )
@@ -150,13 +151,13 @@ func (m *Metrics) callFinished(verb string, took time.Duration, err *Error) {
 	}
 }
 
-func (m *Metrics) resumed(latency time.Duration) {
+func (m *Metrics) Resumed(latency time.Duration) {
 	if m != nil {
 		m.resumeLatency.Observe(latency.Seconds())
 	}
 }
 
-func (m *Metrics) cacheLookup(verb string, hit bool) {
+func (m *Metrics) CacheLookup(verb string, hit bool) {
 	if m != nil {
 		result := "miss"
 		if hit {
@@ -166,7 +167,7 @@ func (m *Metrics) cacheLookup(verb string, hit bool) {
 	}
 }
 
-func (m *Metrics) used(verb string, u driver.Usage) {
+func (m *Metrics) Used(verb string, u driver.Usage) {
 	if m == nil {
 		return
 	}
@@ -181,7 +182,7 @@ func (m *Metrics) used(verb string, u driver.Usage) {
 	}
 }
 
-func (m *Metrics) budgetExceeded(scope rbtype.BudgetScope) {
+func (m *Metrics) BudgetExceeded(scope rbtype.BudgetScope) {
 	if m != nil {
 		m.budgetExceeds.WithLabelValues(string(scope)).Inc()
 	}
@@ -206,7 +207,7 @@ func (m *Metrics) resumedInPlace() {
 	}
 }
 
-func (m *Metrics) leaseReclaimed() {
+func (m *Metrics) LeaseReclaimed() {
 	if m != nil {
 		m.leaseReclaims.Inc()
 	}

@@ -11,6 +11,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/runbookdev/runbook/driver"
+	"github.com/runbookdev/runbook/handler"
+	"github.com/runbookdev/runbook/machine"
 	"github.com/runbookdev/runbook/rbtype"
 )
 
@@ -52,31 +54,31 @@ type notificationPayload struct {
 // another payload is a conflict and is refused.
 func (e *Engine) Notify(ctx context.Context, n Notification) (rbtype.InboxResult, error) {
 	if n.CorrelationKey == "" {
-		return 0, fmt.Errorf("%w: correlation_key is required", ErrInvalid)
+		return 0, fmt.Errorf("%w: correlation_key is required", rbtype.ErrInvalid)
 	}
-	if len(n.CorrelationKey) > MaxKeyLength {
-		return 0, fmt.Errorf("%w: correlation_key is %d bytes long; at most %d are allowed", ErrInvalid, len(n.CorrelationKey), MaxKeyLength)
+	if len(n.CorrelationKey) > machine.MaxKeyLength {
+		return 0, fmt.Errorf("%w: correlation_key is %d bytes long; at most %d are allowed", rbtype.ErrInvalid, len(n.CorrelationKey), machine.MaxKeyLength)
 	}
 	if n.Status != rbtype.OutcomeCompleted && n.Status != rbtype.OutcomeFailed {
-		return 0, fmt.Errorf("%w: status must be %q or %q", ErrInvalid, rbtype.OutcomeCompleted, rbtype.OutcomeFailed)
+		return 0, fmt.Errorf("%w: status must be %q or %q", rbtype.ErrInvalid, rbtype.OutcomeCompleted, rbtype.OutcomeFailed)
 	}
 	if n.Status == rbtype.OutcomeFailed && n.ErrorCode == "" {
 		// A failure that does not say why would fail the step as
 		// INTERNAL with no message, which nobody can act on, and it
 		// would take the key for good.
-		return 0, fmt.Errorf("%w: a failed notification needs error.code (and, best, error.message) saying why", ErrInvalid)
+		return 0, fmt.Errorf("%w: a failed notification needs error.code (and, best, error.message) saying why", rbtype.ErrInvalid)
 	}
 	if n.ErrorCode != "" && !errorCodeShape.MatchString(string(n.ErrorCode)) {
 		// The code is shown, counted and matched as the taxonomy's are;
 		// any text (an escape sequence, a paragraph) would be shown raw.
 		return 0, fmt.Errorf("%w: error.code %s must be like the taxonomy's codes: upper-case letters, digits and _, at most 64 (INVALID_INPUT, CARD_DECLINED)",
-			ErrInvalid, shortKey(string(n.ErrorCode)))
+			rbtype.ErrInvalid, machine.ShortKey(string(n.ErrorCode)))
 	}
-	result, err := canonicalJSON(n.Result)
+	result, err := machine.CanonicalJSON(n.Result)
 	if err != nil {
-		return 0, fmt.Errorf("%w: result: %v", ErrInvalid, err)
+		return 0, fmt.Errorf("%w: result: %v", rbtype.ErrInvalid, err)
 	}
-	if err := checkUsage(n.Usage); err != nil {
+	if err := handler.CheckUsage(n.Usage); err != nil {
 		return 0, err
 	}
 	body := notificationPayload{Status: n.Status, Result: result, ErrorCode: n.ErrorCode, ErrorMessage: n.ErrorMessage}
@@ -85,16 +87,16 @@ func (e *Engine) Notify(ctx context.Context, n Notification) (rbtype.InboxResult
 	}
 	payload, err := json.Marshal(body)
 	if err != nil {
-		return 0, fmt.Errorf("%w: result: %v", ErrInvalid, err)
+		return 0, fmt.Errorf("%w: result: %v", rbtype.ErrInvalid, err)
 	}
 	var tenant string
 	if s, ok := scopeOf(ctx); ok && !s.All {
 		tenant = s.Tenant
 	}
 	stored := driver.Notification{
-		CorrelationKey: n.CorrelationKey, PayloadHash: hashJSON(payload), Outcome: n.Status,
+		CorrelationKey: n.CorrelationKey, PayloadHash: machine.HashJSON(payload), Outcome: n.Status,
 		Result: n.Result, ErrorCode: n.ErrorCode, ErrorMessage: n.ErrorMessage, Tenant: tenant,
-		TraceParent: traceParentOf(n.Sender), Usage: n.Usage,
+		TraceParent: machine.TraceParentOf(n.Sender), Usage: n.Usage,
 	}
 	calls := e.working.Load()
 	// Without a worker here (rbd --worker=false, or stopping), or with as
@@ -199,7 +201,7 @@ func (e *Engine) arrive(ctx context.Context, tx driver.Tx, n driver.Notification
 	}
 	resume := inPlace && locked != uuid.Nil
 	st, err := tx.StoreNotification(ctx, n, driver.StoreOptions{Lock: locked, Savepoint: resume, Load: resume, Day: e.cfg.Clock(),
-		AllSpend: e.machine.policy().CapsTenantSpend()})
+		AllSpend: e.machine.Policy().CapsTenantSpend()})
 	switch {
 	case err != nil:
 		return got, err
@@ -226,7 +228,7 @@ func (e *Engine) arrive(ctx context.Context, tx driver.Tx, n driver.Notification
 		}
 	}
 	if resume && st.RunbookID == locked {
-		done, err := e.advanceIn(ctx, tx, []uuid.UUID{locked}, inputs{}, st.State)
+		done, err := e.advanceIn(ctx, tx, []uuid.UUID{locked}, machine.Inputs{}, st.State)
 		if err == nil {
 			got.resumed = done
 			return got, nil
@@ -273,7 +275,7 @@ func (e *Engine) checkNotifiedResult(ctx context.Context, tx driver.Tx, target d
 	if err != nil {
 		return err
 	}
-	info, ok := plans[target.PlanHash].plan.Verbs[target.Verb]
+	info, ok := plans[target.PlanHash].Plan.Verbs[target.Verb]
 	if !ok || info.OutputSchema == nil {
 		return nil
 	}
@@ -281,7 +283,7 @@ func (e *Engine) checkNotifiedResult(ctx context.Context, tx driver.Tx, target d
 		result = map[string]any{} // an empty result completes a step with {}
 	}
 	if err := info.OutputSchema.Validate(result); err != nil {
-		return fmt.Errorf("%w: the result does not match %s's output_schema (step %q waits on this key): %v", ErrSchema, target.Verb, target.StepKey, err)
+		return fmt.Errorf("%w: the result does not match %s's output_schema (step %q waits on this key): %v", rbtype.ErrSchema, target.Verb, target.StepKey, err)
 	}
 	return nil
 }
@@ -290,14 +292,5 @@ func (e *Engine) checkNotifiedResult(ctx context.Context, tx driver.Tx, target d
 // the caller may resolve (another tenant's wait): the two are told apart
 // by nothing, not even the message.
 func noWait(key string) error {
-	return fmt.Errorf("%w: no step waits on correlation key %s", ErrNotFound, shortKey(key))
-}
-
-// canonicalJSON decodes JSON, so that two payloads that differ only in
-// spacing or key order encode, and hash, alike.
-func canonicalJSON(b json.RawMessage) (any, error) {
-	if len(b) == 0 {
-		return nil, nil
-	}
-	return decodeJSON(b)
+	return fmt.Errorf("%w: no step waits on correlation key %s", rbtype.ErrNotFound, machine.ShortKey(key))
 }

@@ -17,6 +17,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/apitype"
+	"github.com/runbookdev/runbook/builtin"
 	"github.com/runbookdev/runbook/durable/pgtest"
 	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/runtime"
@@ -37,7 +39,7 @@ func fundingOutreach(t *testing.T) (*testBundle, *int) {
 			fmt.Fprint(w, `{"score":0.8,"rationale":"Fits the fintech thesis."}`)
 		case "/v1/draft":
 			drafts++
-			w.Header().Set(runtime.UsageHeader, `{"model":"drafter-2","tokens_out":120,"parameters":{"temperature":0.4}}`)
+			w.Header().Set(builtin.UsageHeader, `{"model":"drafter-2","tokens_out":120,"parameters":{"temperature":0.4}}`)
 			fmt.Fprintf(w, `{"draft_id":"d-%d","body":"Dear Ada, draft %d"}`, drafts, drafts)
 		case "/v1/tasks":
 			fmt.Fprint(w, `{"id":"task-1"}`)
@@ -49,7 +51,7 @@ func fundingOutreach(t *testing.T) (*testBundle, *int) {
 	}))
 	t.Cleanup(srv.Close)
 	app := dealsSchema(t)
-	b.handlers = runtime.NewHandlers(runtime.BuiltinDeps{CRUD: pgtest.CRUD(t, app), DaemonSchema: b.store.Schema()})
+	b.handlers = runtime.NewHandlers(builtin.Deps{CRUD: pgtest.CRUD(t, app), DaemonSchema: b.store.Schema()})
 	dir := "../examples/runbooks/funding-outreach"
 	files, err := filepath.Glob(dir + "/verbs/*.yaml")
 	require.NoError(t, err)
@@ -63,10 +65,10 @@ func fundingOutreach(t *testing.T) (*testBundle, *int) {
 
 // driveOutreach takes a funding-outreach runbook through its review (the
 // reviewer's edit) and its two gates, to the end.
-func driveOutreach(t *testing.T, b *testBundle, id uuid.UUID) *runtime.RunbookView {
+func driveOutreach(t *testing.T, b *testBundle, id uuid.UUID) *apitype.RunbookView {
 	t.Helper()
 	for {
-		v := b.waitFor(t, id, "waiting on someone", func(v *runtime.RunbookView) bool {
+		v := b.waitFor(t, id, "waiting on someone", func(v *apitype.RunbookView) bool {
 			return !v.Status.Running() || v.State == "parked" || v.State == "awaiting_approval"
 		})
 		if !v.Status.Running() {
@@ -74,11 +76,11 @@ func driveOutreach(t *testing.T, b *testBundle, id uuid.UUID) *runtime.RunbookVi
 		}
 		for _, blocked := range v.BlockedOn {
 			switch blocked.Reason {
-			case runtime.BlockedAwaitingNotification:
+			case apitype.BlockedAwaitingNotification:
 				_, err := b.engine.Notify(b.ctx, runtime.Notification{CorrelationKey: blocked.CorrelationKey, Status: rbtype.OutcomeCompleted,
 					Result: json.RawMessage(`{"subject":"Tallyco and us","body":"Dear Ada, edited"}`)})
 				require.NoError(t, err)
-			case runtime.BlockedRequiresApproval:
+			case apitype.BlockedRequiresApproval:
 				require.NoError(t, b.engine.Decide(b.ctx, id, blocked.Step, true, "partner", "ok"))
 			}
 		}
@@ -90,7 +92,7 @@ func sha(s string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// Done means (issue 29): the funding-outreach flow records a Draft.Email
+// The acceptance test: the funding-outreach flow records a Draft.Email
 // draft and, after approval, a final Sent.Email that names the draft it
 // consumed; the draft's provenance names the research, the model and its
 // parameters, and the hashes of its arguments and result; a regeneration
@@ -106,13 +108,13 @@ func TestFundingOutreachRecordsOutcomesWithProvenance(t *testing.T) {
 	v := driveOutreach(t, b, sub.ID)
 	require.Equal(t, rbtype.RunbookComplete, v.Status)
 
-	byType := map[string]runtime.ProducedView{}
+	byType := map[string]apitype.ProducedView{}
 	for _, p := range v.Produced {
 		byType[p.Type] = p
 	}
 	require.Len(t, v.Produced, 4, "summary, fit, draft and send")
 	draft, sent := byType["Draft.Email"], byType["Sent.Email"]
-	require.Equal(t, runtime.ProducedView{OutcomeID: draft.OutcomeID, Type: "Draft.Email", Status: rbtype.OutcomeDraft,
+	require.Equal(t, apitype.ProducedView{OutcomeID: draft.OutcomeID, Type: "Draft.Email", Status: rbtype.OutcomeDraft,
 		Preview: "Dear Ada, draft 1", Step: "draft", Version: 1}, draft)
 	require.Equal(t, rbtype.OutcomeFinal, sent.Status)
 	require.Equal(t, "m-1", sent.Preview)
@@ -143,7 +145,7 @@ func TestFundingOutreachRecordsOutcomesWithProvenance(t *testing.T) {
 
 	// Another tenant never sees it.
 	_, err = b.engine.Outcome(runtime.WithScope(b.ctx, runtime.Scope{Tenant: "other"}), draft.OutcomeID)
-	require.ErrorIs(t, err, runtime.ErrNotFound)
+	require.ErrorIs(t, err, rbtype.ErrNotFound)
 
 	// Regenerate: the draft is made again, as version 2 of the same
 	// outcome, linked to version 1; the send inherits its key and returns
@@ -153,7 +155,7 @@ func TestFundingOutreachRecordsOutcomesWithProvenance(t *testing.T) {
 	v2 := driveOutreach(t, b, regen.ID)
 	require.Equal(t, rbtype.RunbookComplete, v2.Status)
 	require.Equal(t, 2, *drafts, "drafted again")
-	var draft2 runtime.ProducedView
+	var draft2 apitype.ProducedView
 	for _, p := range v2.Produced {
 		if p.Type == "Draft.Email" {
 			draft2 = p
@@ -180,7 +182,7 @@ func TestDraftOnlyEndsPartial(t *testing.T) {
 		Inputs: map[string]any{"deck_url": "https://decks.example/tallyco.pdf", "fund_thesis": "fintech",
 			"founder_name": "Ada", "founder_email": "ada@tallyco.example"}})
 	require.NoError(t, err)
-	v := b.waitFor(t, sub.ID, "finished", func(v *runtime.RunbookView) bool { return !v.Status.Running() })
+	v := b.waitFor(t, sub.ID, "finished", func(v *apitype.RunbookView) bool { return !v.Status.Running() })
 	require.Equal(t, rbtype.RunbookPartial, v.Status)
 	require.Nil(t, v.Error, "a reason, not a failure")
 	require.Equal(t, rbtype.CodeDraftOnly, v.Reason.Code)

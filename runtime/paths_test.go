@@ -10,6 +10,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/apitype"
+	"github.com/runbookdev/runbook/machine"
 	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/runtime"
 )
@@ -34,7 +36,7 @@ func TestRetryThenFailSkipsDependentsAndKeepsTheRest(t *testing.T) {
 	require.Equal(t, rbtype.StepComplete, step(v, "later").Status)
 	require.Contains(t, v.Outcomes, "independent")
 	require.Contains(t, v.Outcomes, "later", "completed work stays readable after the failure")
-	require.Equal(t, &runtime.ErrorView{Code: rbtype.CodeTemporaryProviderError, Message: "try later"}, v.Error)
+	require.Equal(t, &apitype.ErrorView{Code: rbtype.CodeTemporaryProviderError, Message: "try later"}, v.Error)
 
 	events, err := b.engine.Events(b.ctx, id, 0, 0)
 	require.NoError(t, err)
@@ -63,10 +65,10 @@ func TestRetryThenFailSkipsDependentsAndKeepsTheRest(t *testing.T) {
 func TestRetryDelayIsDeterministic(t *testing.T) {
 	t.Parallel()
 	r := verbsRetry()
-	require.Equal(t, runtime.RetryDelay(r, 42, 2), runtime.RetryDelay(r, 42, 2))
-	require.NotEqual(t, runtime.RetryDelay(r, 42, 2), runtime.RetryDelay(r, 1<<60, 2), "jitter depends on the seed")
+	require.Equal(t, machine.RetryDelay(r, 42, 2), machine.RetryDelay(r, 42, 2))
+	require.NotEqual(t, machine.RetryDelay(r, 42, 2), machine.RetryDelay(r, 1<<60, 2), "jitter depends on the seed")
 	for attempt := 1; attempt <= 6; attempt++ {
-		d := runtime.RetryDelay(r, 7, attempt)
+		d := machine.RetryDelay(r, 7, attempt)
 		base := r.Delay(attempt)
 		require.GreaterOrEqual(t, d, base)
 		require.LessOrEqual(t, d, base+base/5)
@@ -100,7 +102,7 @@ func TestParkTimeoutEscalates(t *testing.T) {
 	v := b.waitStatus(t, id, rbtype.RunbookEscalated)
 	require.Equal(t, rbtype.StepEscalated, step(v, "w").Status)
 	require.Equal(t, rbtype.StepComplete, step(v, "t.echo#2").Status)
-	require.Equal(t, []runtime.BlockedView{{Step: "w", Reason: string(rbtype.CodeParkTimeout),
+	require.Equal(t, []apitype.BlockedView{{Step: "w", Reason: string(rbtype.CodeParkTimeout),
 		Message: "no notification before the park timeout; escalated to a person"}}, v.BlockedOn)
 	types := b.eventTypes(t, id)
 	require.Contains(t, types, "STEP_TIMED_OUT w")
@@ -138,7 +140,7 @@ func TestNotificationResumesAndDuplicatesAreAcknowledged(t *testing.T) {
 	v := b.waitState(t, id, "parked")
 	key := step(v, "w").CorrelationKey
 	require.NotEmpty(t, key)
-	require.Equal(t, []runtime.BlockedView{{Step: "w", Reason: runtime.BlockedAwaitingNotification, CorrelationKey: key}}, v.BlockedOn)
+	require.Equal(t, []apitype.BlockedView{{Step: "w", Reason: apitype.BlockedAwaitingNotification, CorrelationKey: key}}, v.BlockedOn)
 
 	// Twenty copies of one notification at once: one resume.
 	const copies = 20
@@ -189,7 +191,7 @@ func TestNotificationReportingFailureFailsTheStep(t *testing.T) {
 	_, err := b.engine.Notify(b.ctx, runtime.Notification{CorrelationKey: key, Status: "failed", ErrorCode: rbtype.CodeInvalidInput, ErrorMessage: "bad scan"})
 	require.NoError(t, err)
 	v := b.waitStatus(t, id, rbtype.RunbookFailed)
-	require.Equal(t, &runtime.ErrorView{Code: rbtype.CodeInvalidInput, Message: "bad scan"}, step(v, "w").Error)
+	require.Equal(t, &apitype.ErrorView{Code: rbtype.CodeInvalidInput, Message: "bad scan"}, step(v, "w").Error)
 }
 
 func TestNotificationBeforeParkIsConsumedAtPark(t *testing.T) {
@@ -226,8 +228,8 @@ func TestTimerSleepsAndResumesItself(t *testing.T) {
 	b.run(t)
 	began := time.Now()
 	id := b.submit(t, `(t.sleep :as @s) (t.echo :after @s)`, nil)
-	v := b.waitFor(t, id, "sleeping", func(v *runtime.RunbookView) bool {
-		return len(v.BlockedOn) == 1 && v.BlockedOn[0].Reason == runtime.BlockedAwaitingTimer
+	v := b.waitFor(t, id, "sleeping", func(v *apitype.RunbookView) bool {
+		return len(v.BlockedOn) == 1 && v.BlockedOn[0].Reason == apitype.BlockedAwaitingTimer
 	})
 	require.Equal(t, "parked", v.State)
 	b.waitStatus(t, id, rbtype.RunbookComplete)
@@ -252,9 +254,9 @@ func TestGateApproveAndReject(t *testing.T) {
 	require.Equal(t, rbtype.StepComplete, step(v, "free").Status, "only the gated steps wait")
 
 	err := b.engine.Decide(b.ctx, id, "prep", true, "ops", "")
-	require.ErrorIs(t, err, runtime.ErrConflict, "prep does not wait for approval")
+	require.ErrorIs(t, err, rbtype.ErrConflict, "prep does not wait for approval")
 	err = b.engine.Decide(b.ctx, id, "nope", true, "ops", "")
-	require.ErrorIs(t, err, runtime.ErrNotFound)
+	require.ErrorIs(t, err, rbtype.ErrNotFound)
 
 	require.NoError(t, b.engine.Decide(b.ctx, id, "yes", true, "alice", "looks right"))
 	require.NoError(t, b.engine.Decide(b.ctx, id, "no", false, "bob", "not today"))
@@ -316,7 +318,7 @@ func TestCancelFinishedIsAConflict(t *testing.T) {
 	b.run(t)
 	id := b.submit(t, `(t.echo :v 9 :as @only)`, nil)
 	b.waitStatus(t, id, rbtype.RunbookComplete)
-	require.ErrorIs(t, b.engine.Cancel(b.ctx, id, "x"), runtime.ErrConflict)
+	require.ErrorIs(t, b.engine.Cancel(b.ctx, id, "x"), rbtype.ErrConflict)
 	v, err := b.engine.Get(b.ctx, id)
 	require.NoError(t, err)
 	require.Equal(t, rbtype.RunbookComplete, v.Status)
@@ -331,13 +333,13 @@ func TestCompensationRunsInReverseAndRecordsFailures(t *testing.T) {
 (t.reserve-badly :what "hotel" :after @flight :as @hotel)
 (t.reserve :what "car" :after @hotel :as @car)
 (t.fail :after @car)`, nil)
-	v := b.waitFor(t, id, "compensated", func(v *runtime.RunbookView) bool {
+	v := b.waitFor(t, id, "compensated", func(v *apitype.RunbookView) bool {
 		return v.Status == rbtype.RunbookFailed && v.FinishedAt != nil
 	})
 	require.Equal(t, []string{"car", "flight"}, b.rec.undone, "undone in reverse order of completion; the hotel's undo failed")
-	require.Equal(t, &runtime.Compensation{Status: "complete"}, step(v, "car").Compensation)
-	require.Equal(t, &runtime.Compensation{Status: "failed", Error: "AUTH_FORBIDDEN: cannot undo hotel"}, step(v, "hotel").Compensation)
-	require.Equal(t, &runtime.Compensation{Status: "complete"}, step(v, "flight").Compensation)
+	require.Equal(t, &apitype.Compensation{Status: "complete"}, step(v, "car").Compensation)
+	require.Equal(t, &apitype.Compensation{Status: "failed", Error: "AUTH_FORBIDDEN: cannot undo hotel"}, step(v, "hotel").Compensation)
+	require.Equal(t, &apitype.Compensation{Status: "complete"}, step(v, "flight").Compensation)
 	var order []string
 	events, err := b.engine.Events(b.ctx, id, 0, 0)
 	require.NoError(t, err)
@@ -366,7 +368,7 @@ func TestCancelCompensates(t *testing.T) {
 				(t.approve :what "pay" :after @car :as @pay)`, nil)
 			b.waitState(t, id, "awaiting_approval")
 			require.NoError(t, b.engine.CancelWith(b.ctx, id, runtime.CancelOptions{By: "ops", Compensate: compensate}))
-			v := b.waitFor(t, id, "cancelled and finished", func(v *runtime.RunbookView) bool {
+			v := b.waitFor(t, id, "cancelled and finished", func(v *apitype.RunbookView) bool {
 				return v.Status == rbtype.RunbookCancelled && v.FinishedAt != nil
 			})
 			if !compensate {
@@ -375,8 +377,8 @@ func TestCancelCompensates(t *testing.T) {
 				return
 			}
 			require.Equal(t, []string{"car", "flight"}, b.rec.undone, "undone in reverse order of completion")
-			require.Equal(t, &runtime.Compensation{Status: "complete"}, step(v, "car").Compensation)
-			require.Equal(t, &runtime.Compensation{Status: "complete"}, step(v, "flight").Compensation)
+			require.Equal(t, &apitype.Compensation{Status: "complete"}, step(v, "car").Compensation)
+			require.Equal(t, &apitype.Compensation{Status: "complete"}, step(v, "flight").Compensation)
 			require.Equal(t, rbtype.StepCancelled, step(v, "pay").Status)
 		})
 	}
@@ -413,7 +415,7 @@ func TestExtendRunningRunbook(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{"second"}, ext.Steps)
 	require.Equal(t, 2, ext.Version)
-	v := b.waitFor(t, id, "extended", func(v *runtime.RunbookView) bool {
+	v := b.waitFor(t, id, "extended", func(v *apitype.RunbookView) bool {
 		return len(v.Steps) == 3 && step(v, "second").Status == rbtype.StepComplete
 	})
 	var second map[string]any
@@ -437,14 +439,14 @@ func TestExtendRunningRunbook(t *testing.T) {
 	require.Equal(t, "E031", string(ce.Diagnostics[0].Code))
 	require.NoError(t, b.engine.Cancel(b.ctx, id, "x"))
 	_, err = b.engine.Extend(b.ctx, id, runtime.Extension{Filename: "late.rbk", Source: []byte(`(t.echo :v 1)`)})
-	require.ErrorIs(t, err, runtime.ErrConflict)
+	require.ErrorIs(t, err, rbtype.ErrConflict)
 }
 
 func TestSubmitChecksInputsAndDedupes(t *testing.T) {
 	b := setup(t)
 	src := []byte(`(t.make-id :name $who :count $n)`)
 	_, err := b.engine.SubmitSource(b.ctx, "x.rbk", src, runtime.Submission{Inputs: map[string]any{"who": 5, "extra": 1}})
-	require.ErrorIs(t, err, runtime.ErrInvalid)
+	require.ErrorIs(t, err, rbtype.ErrInvalid)
 	require.ErrorContains(t, err, "input $n is missing")
 	require.ErrorContains(t, err, "input $extra is not used by the runbook")
 
@@ -464,7 +466,7 @@ func TestSubmitChecksInputsAndDedupes(t *testing.T) {
 	// with a runbook that is not what was asked for.
 	_, err = b.engine.SubmitSource(b.ctx, "x.rbk", src, runtime.Submission{
 		Inputs: map[string]any{"who": "bob", "n": json.Number("2")}, IdempotencyKey: "k-1"})
-	require.ErrorIs(t, err, runtime.ErrConflict)
+	require.ErrorIs(t, err, rbtype.ErrConflict)
 	require.ErrorContains(t, err, `idempotency key "k-1" was used for another request`)
 
 	// Without a key, the plan and inputs are the key.
@@ -487,7 +489,7 @@ func TestRequestKeyDedupeEndsWhenTheRunbookFails(t *testing.T) {
 	// The runbook parks, so that "while it runs" is a state the test
 	// holds, not a race with its failure; a failed notification ends it.
 	source := []byte(`(t.wait :as @w)`)
-	submit := func(key string) *runtime.Submitted {
+	submit := func(key string) *apitype.Submitted {
 		t.Helper()
 		sub, err := b.engine.SubmitSource(b.ctx, "w.rbk", source, runtime.Submission{Actor: "test", IdempotencyKey: key})
 		require.NoError(t, err)
@@ -539,7 +541,7 @@ func TestFailureModesOnADiamond(t *testing.T) {
 (t.wait :after @a :as @c)
 (t.echo :got @b.code :after @c :as @d)
 (t.echo :v "e" :after [@b @c] :as @e)`
-	statuses := func(v *runtime.RunbookView) map[string]rbtype.StepStatus {
+	statuses := func(v *apitype.RunbookView) map[string]rbtype.StepStatus {
 		out := map[string]rbtype.StepStatus{}
 		for _, s := range v.Steps {
 			out[s.Key] = s.Status
@@ -560,26 +562,26 @@ func TestFailureModesOnADiamond(t *testing.T) {
 			b.run(t)
 			id := b.submit(t, fmt.Sprintf(diamond, tc.mode), nil)
 			if tc.mode == rbtype.OnFailureAbort {
-				v := b.waitFor(t, id, "failed", func(v *runtime.RunbookView) bool {
+				v := b.waitFor(t, id, "failed", func(v *apitype.RunbookView) bool {
 					return v.Status == rbtype.RunbookFailed && step(v, "c").Status == rbtype.StepCancelled
 				})
 				require.Equal(t, tc.end, statuses(v))
-				require.Equal(t, []runtime.FailureView{{Step: "b", Code: rbtype.CodePolicyDenied, Message: "no"}}, v.Failures)
-				require.Equal(t, []runtime.ActionView{{Kind: runtime.ActionRetry, Step: "b", Command: "rbd retry " + id.String() + " --step b"}}, v.NextActions)
+				require.Equal(t, []apitype.FailureView{{Step: "b", Code: rbtype.CodePolicyDenied, Message: "no"}}, v.Failures)
+				require.Equal(t, []apitype.ActionView{{Kind: apitype.ActionRetry, Step: "b", Args: apitype.ActionArgs{RunbookID: id}, Command: "rbd retry " + id.String() + " --step b"}}, v.NextActions)
 				return
 			}
 			v := b.waitState(t, id, "parked")
 			require.Equal(t, rbtype.StepFailed, step(v, "b").Status)
-			require.Equal(t, []runtime.FailureView{{Step: "b", Code: rbtype.CodePolicyDenied, Message: "no"}}, v.Failures)
+			require.Equal(t, []apitype.FailureView{{Step: "b", Code: rbtype.CodePolicyDenied, Message: "no"}}, v.Failures)
 			key := step(v, "c").CorrelationKey
-			require.Equal(t, []runtime.ActionView{{Kind: runtime.ActionNotify, Step: "c",
-				Command: "rbd notify " + key + " --result '{...}'"}}, v.NextActions)
+			require.Equal(t, []apitype.ActionView{{Kind: apitype.ActionNotify, Step: "c",
+				Args: apitype.ActionArgs{RunbookID: id, CorrelationKey: key}, Command: "rbd notify " + key + " --result '{...}'"}}, v.NextActions)
 			_, err := b.engine.Notify(b.ctx, runtime.Notification{CorrelationKey: key, Status: rbtype.OutcomeCompleted})
 			require.NoError(t, err)
 			v = b.waitStatus(t, id, tc.runbook)
 			require.Equal(t, tc.end, statuses(v))
 			require.NotNil(t, v.FinishedAt)
-			require.Equal(t, []runtime.ActionView{{Kind: runtime.ActionRetry, Step: "b", Command: "rbd retry " + id.String() + " --step b"}}, v.NextActions)
+			require.Equal(t, []apitype.ActionView{{Kind: apitype.ActionRetry, Step: "b", Args: apitype.ActionArgs{RunbookID: id}, Command: "rbd retry " + id.String() + " --step b"}}, v.NextActions)
 		})
 	}
 }

@@ -7,11 +7,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/runbookdev/runbook/compiler"
+	"github.com/runbookdev/runbook/machine"
 )
 
 // The plan cache keeps plans within its byte budget, the least recently
 // used going first, and never keeps a plan larger than the whole budget
-// (issue 27: one large plan once stayed at 430 MB).
+// (docs/reliability.md: one large plan once stayed at 430 MB).
 func TestPlanCacheIsBoundedInBytes(t *testing.T) {
 	cat := machineCatalogue(t)
 	raw := func(i int) (string, []byte) {
@@ -56,13 +57,13 @@ func TestPlanCacheWeighsGrownPlans(t *testing.T) {
 	require.NoError(t, err)
 	raw := grown.JSON()
 	c := newPlanCache(100, int64(len(raw))*planWeight, nil)
-	c.keep(grown.PlanHash, newPlanInfo(grown), len(raw))
+	c.keep(grown.PlanHash, machine.NewPlanInfo(grown), len(raw))
 	bytes, n := c.size()
 	require.Equal(t, int64(len(raw))*planWeight, bytes)
 	require.Equal(t, 1, n)
 
 	small := newPlanCache(100, int64(len(raw)), nil)
-	small.keep(grown.PlanHash, newPlanInfo(grown), len(raw))
+	small.keep(grown.PlanHash, machine.NewPlanInfo(grown), len(raw))
 	bytes, n = small.size()
 	require.Zero(t, bytes)
 	require.Zero(t, n)

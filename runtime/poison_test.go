@@ -9,8 +9,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/apitype"
+	"github.com/runbookdev/runbook/machine"
 	"github.com/runbookdev/runbook/rbtype"
-	"github.com/runbookdev/runbook/runtime"
 )
 
 // A provider answers with a value PostgreSQL cannot store: a number out of
@@ -54,7 +55,7 @@ func TestAnUnstorableResultFailsItsStepOnce(t *testing.T) {
 
 	// The failure is final: a while later the provider has still seen one
 	// call, whatever the lease TTL.
-	_, err := b.engine.Retry(b.ctx, bad, runtime.RetryOptions{By: "test"}) // a person may try again, knowingly
+	_, err := b.engine.Retry(b.ctx, bad, machine.RetryOptions{By: "test"}) // a person may try again, knowingly
 	require.NoError(t, err)
 	b.waitStatus(t, bad, rbtype.RunbookFailed)
 	require.Equal(t, int32(2), poisoned.Load(), "one call per attempt: the first, and the retry a person asked for")
@@ -62,7 +63,7 @@ func TestAnUnstorableResultFailsItsStepOnce(t *testing.T) {
 	require.Equal(t, 2, step(mustView(t, b, bad), "p").Attempt)
 }
 
-func mustView(t *testing.T, b *testBundle, id any) *runtime.RunbookView {
+func mustView(t *testing.T, b *testBundle, id any) *apitype.RunbookView {
 	t.Helper()
 	v, err := b.engine.Get(b.ctx, mustID(id))
 	require.NoError(t, err)

@@ -8,7 +8,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/driver"
+	"github.com/runbookdev/runbook/machine"
 	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/registry/policy"
 	"github.com/runbookdev/runbook/runtime"
@@ -56,7 +58,7 @@ func TestExtensionsAndRegenerationsAreAdmitted(t *testing.T) {
 	ext, err := b.engine.Extend(ctx, sub.ID, runtime.Extension{Filename: "more.rbk", Source: []byte("(t.send :to \"x\" :as @s)\n")})
 	require.NoError(t, err)
 	require.Equal(t, []string{"s"}, ext.Steps)
-	v := b.waitFor(t, sub.ID, "the send waiting", func(v *runtime.RunbookView) bool {
+	v := b.waitFor(t, sub.ID, "the send waiting", func(v *apitype.RunbookView) bool {
 		return len(v.Steps) == 2 && v.Steps[1].Status == rbtype.StepWaitingApproval
 	})
 	require.Equal(t, rbtype.GateHumanConfirm, v.Steps[1].Gate, "the policy's gate, frozen on the new step")
@@ -65,7 +67,7 @@ func TestExtensionsAndRegenerationsAreAdmitted(t *testing.T) {
 
 	pol.Store(mustParse(t, "default: {deny: [destructive]}\n"))
 	_, err = b.engine.Extend(ctx, sub.ID, runtime.Extension{Filename: "wipe.rbk", Source: []byte("(t.wipe :all true :as @gone)\n")})
-	require.ErrorIs(t, err, runtime.ErrPolicyDenied)
+	require.ErrorIs(t, err, rbtype.ErrPolicyDenied)
 	require.ErrorContains(t, err, `step "gone" (verb t.wipe)`)
 	v, err = b.engine.Get(ctx, sub.ID)
 	require.NoError(t, err)
@@ -91,7 +93,7 @@ func TestExtensionsAndRegenerationsAreAdmitted(t *testing.T) {
 	// Whoever regenerates needs the scope its verbs take.
 	scoped := runtime.WithScope(context.Background(), runtime.Scope{Tenant: runtime.DefaultTenant, Verbs: policy.VerbScope{"t.echo"}})
 	_, err = b.engine.Regenerate(scoped, done, runtime.Regeneration{IdempotencyKey: "again"})
-	require.ErrorIs(t, err, runtime.ErrForbidden)
+	require.ErrorIs(t, err, rbtype.ErrForbidden)
 	require.ErrorContains(t, err, `step "s" calls verb t.send, which this token's scope (verbs=t.echo) does not allow`)
 }
 
@@ -106,9 +108,9 @@ func TestARetryOutsideTheScopeIsRefused(t *testing.T) {
 	require.NoError(t, b.engine.Decide(b.ctx, id, "s", false, "ops", "no"))
 	b.waitStatus(t, id, rbtype.RunbookFailed)
 	scoped := runtime.WithScope(context.Background(), runtime.Scope{Tenant: runtime.DefaultTenant, Verbs: policy.VerbScope{"t.e*"}})
-	_, err := b.engine.Retry(scoped, id, runtime.RetryOptions{})
-	require.ErrorIs(t, err, runtime.ErrForbidden)
-	_, err = b.engine.Retry(b.ctx, id, runtime.RetryOptions{})
+	_, err := b.engine.Retry(scoped, id, machine.RetryOptions{})
+	require.ErrorIs(t, err, rbtype.ErrForbidden)
+	_, err = b.engine.Retry(b.ctx, id, machine.RetryOptions{})
 	require.NoError(t, err)
 }
 

@@ -10,10 +10,12 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/driver"
 	"github.com/runbookdev/runbook/durable"
 	"github.com/runbookdev/runbook/durable/history"
 	"github.com/runbookdev/runbook/durable/pgtest"
+	"github.com/runbookdev/runbook/machine"
 	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/runtime"
 )
@@ -132,15 +134,15 @@ func hotPaths(t *testing.T, b *testBundle) {
 		r := submit(`(t.echo :round $round :as @r0) (t.reserve :what "car" :after @r0 :as @car) (t.approve :what "x" :after @car :as @g)`)
 		b.waitState(t, r, "awaiting_approval")
 		require.NoError(t, b.engine.Decide(ctx, r, "g", false, "ops", ""))
-		b.waitFor(t, r, "compensated", func(v *runtime.RunbookView) bool { return v.Status == rbtype.RunbookFailed && v.FinishedAt != nil })
+		b.waitFor(t, r, "compensated", func(v *apitype.RunbookView) bool { return v.Status == rbtype.RunbookFailed && v.FinishedAt != nil })
 
 		// A failure retried; a park cancelled; a runbook extended, then
 		// regenerated once finished.
 		f := submit(`(t.fail :round $round :x 1)`)
 		b.waitStatus(t, f, rbtype.RunbookFailed)
-		_, err = b.engine.Retry(ctx, f, runtime.RetryOptions{By: "ops"})
+		_, err = b.engine.Retry(ctx, f, machine.RetryOptions{By: "ops"})
 		require.NoError(t, err)
-		b.waitFor(t, f, "failed again", func(v *runtime.RunbookView) bool { return v.Status == rbtype.RunbookFailed })
+		b.waitFor(t, f, "failed again", func(v *apitype.RunbookView) bool { return v.Status == rbtype.RunbookFailed })
 		c := submit(`(t.wait :round $round :then "cancel" :as @w)`)
 		parkedKey(c, "w")
 		require.NoError(t, b.engine.Cancel(ctx, c, "ops"))
@@ -157,7 +159,7 @@ func hotPaths(t *testing.T, b *testBundle) {
 		// A timeout escalated and resolved; a timer; retries with backoff.
 		e := submit(`(t.wait-escalate :round $round :as @w) (t.echo :v 1 :after @w)`)
 		b.waitStatus(t, e, rbtype.RunbookEscalated)
-		require.NoError(t, b.engine.Resolve(ctx, e, "w", runtime.Resolution{Action: runtime.ResolveComplete, By: "ops"}))
+		require.NoError(t, b.engine.Resolve(ctx, e, "w", machine.Resolution{Action: machine.ResolveComplete, By: "ops"}))
 		b.waitStatus(t, e, rbtype.RunbookComplete)
 		s := submit(`(t.sleep :round $round :as @s) (t.echo :v 1 :after @s)`)
 		b.waitStatus(t, s, rbtype.RunbookComplete)

@@ -4,13 +4,15 @@ import (
 	"sync"
 
 	"github.com/google/uuid"
+
+	"github.com/runbookdev/runbook/machine"
 )
 
 // workItem is something for an advancer to do: look at a runbook that is
 // due, or record a call's outcome.
 type workItem struct {
 	runbookID uuid.UUID
-	outcome   *outcome
+	outcome   *machine.Outcome
 	tries     int // transactions that failed with this item in them
 	// alone puts the item in a transaction of its own: a transaction it
 	// was part of failed in a way a retry may not cure, and alone it

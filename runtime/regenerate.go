@@ -12,7 +12,9 @@ import (
 	"github.com/google/uuid"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/driver"
+	"github.com/runbookdev/runbook/machine"
 	"github.com/runbookdev/runbook/rbtype"
 )
 
@@ -38,18 +40,6 @@ type Regeneration struct {
 	note string
 }
 
-// RunbookRegeneratedData is the data of RUNBOOK_REGENERATED: on the new
-// runbook its parent and root, on the parent the new runbook (also the
-// payload of the parent's mutation).
-type RunbookRegeneratedData struct {
-	Root       *uuid.UUID `json:"root,omitempty"`
-	Parent     *uuid.UUID `json:"parent,omitempty"`
-	Child      *uuid.UUID `json:"child,omitempty"`
-	Generation int        `json:"generation"`
-	By         string     `json:"by,omitempty"`
-	Note       string     `json:"note,omitempty"`
-}
-
 // Regenerate starts a new runbook with a finished runbook's plan, its
 // inputs (some overridden) and a lineage naming the finished one as its
 // parent. Its steps whose verbs regenerate (pure or stable, with no effect
@@ -57,12 +47,12 @@ type RunbookRegeneratedData struct {
 // inherit the parent's keys, so that an effect the parent had (a send)
 // returns its receipt and does not happen again. A runbook still running
 // is a conflict: regenerating it would race its own steps.
-func (e *Engine) Regenerate(ctx context.Context, parentID uuid.UUID, r Regeneration) (*Submitted, error) {
+func (e *Engine) Regenerate(ctx context.Context, parentID uuid.UUID, r Regeneration) (*apitype.Submitted, error) {
 	r.Actor, r.note = actorOf(ctx, r.Actor)
-	if problem := CheckCorrelationID(r.CorrelationID); problem != "" {
-		return nil, fmt.Errorf("%w: the correlation id %s", ErrInvalid, problem)
+	if problem := machine.CheckCorrelationID(r.CorrelationID); problem != "" {
+		return nil, fmt.Errorf("%w: the correlation id %s", rbtype.ErrInvalid, problem)
 	}
-	var out *Submitted
+	var out *apitype.Submitted
 	var done advanced
 	err := inTx(ctx, e.store, func(tx driver.Tx) error {
 		ids := []uuid.UUID{parentID}
@@ -78,7 +68,7 @@ func (e *Engine) Regenerate(ctx context.Context, parentID uuid.UUID, r Regenerat
 		}
 		parent := loaded.Runbooks[0]
 		if parent.Status.Running() {
-			return fmt.Errorf("%w: runbook %s is %s; regenerate it once it has finished (or cancel it first)", ErrConflict, parent.ID, parent.Status)
+			return fmt.Errorf("%w: runbook %s is %s; regenerate it once it has finished (or cancel it first)", rbtype.ErrConflict, parent.ID, parent.Status)
 		}
 		plans, err := tx.Plans(ctx, ids)
 		if err != nil {
@@ -99,8 +89,8 @@ func (e *Engine) Regenerate(ctx context.Context, parentID uuid.UUID, r Regenerat
 		}
 		// What the regeneration records on its parent goes through the
 		// parent's state machine, with the state read above.
-		done, err = e.advanceIn(ctx, tx, ids, inputs{hold: true, commands: map[uuid.UUID]command{
-			parentID: &recordRegeneration{child: out.ID, lineage: n.Lineage, by: r.Actor},
+		done, err = e.advanceIn(ctx, tx, ids, machine.Inputs{Hold: true, Commands: map[uuid.UUID]machine.Command{
+			parentID: &machine.RecordRegeneration{Child: out.ID, Lineage: n.Lineage, By: r.Actor},
 		}}, loaded)
 		return err
 	})
@@ -123,15 +113,15 @@ func (e *Engine) Regenerate(ctx context.Context, parentID uuid.UUID, r Regenerat
 // admitted as a submission is, under the policy of the day and the scope
 // of whoever asks (docs/design/semantics.md section 10); the parent's own
 // budget, if it asked one, goes with it.
-func (e *Engine) regeneration(ctx context.Context, parent *driver.Runbook, plan *planInfo, parentSteps []*driver.Step, r Regeneration) (driver.NewRunbook, error) {
+func (e *Engine) regeneration(ctx context.Context, parent *driver.Runbook, plan *machine.PlanInfo, parentSteps []*driver.Step, r Regeneration) (driver.NewRunbook, error) {
 	// A regeneration runs its loops over lists of its own: it starts from
 	// the plan as it was before its parent's expanded.
 	frozen, planJSON, planHash := plan, parent.Plan, parent.PlanHash
-	if base := beforeExpansion(plan.plan); base != plan.plan {
-		frozen, planJSON, planHash = newPlanInfo(base), base.JSON(), base.PlanHash
+	if base := machine.BeforeExpansion(plan.Plan); base != plan.Plan {
+		frozen, planJSON, planHash = machine.NewPlanInfo(base), base.JSON(), base.PlanHash
 	}
 	plan = frozen
-	adm, err := e.admit(ctx, parent.Tenant, plan.plan, plan.plan.Steps)
+	adm, err := e.admit(ctx, parent.Tenant, plan.Plan, plan.Plan.Steps)
 	if err != nil {
 		return driver.NewRunbook{}, err
 	}
@@ -140,15 +130,15 @@ func (e *Engine) regeneration(ctx context.Context, parent *driver.Runbook, plan 
 		return driver.NewRunbook{}, fmt.Errorf("runbook %s: its stored inputs do not decode: %w", parent.ID, err)
 	}
 	maps.Copy(inputs, r.Inputs)
-	if err := checkInputs(plan.plan.Inputs, inputs, nil); err != nil {
+	if err := checkInputs(plan.Plan.Inputs, inputs, nil); err != nil {
 		return driver.NewRunbook{}, err
 	}
-	if err := checkInputsFit(plan.plan, inputs); err != nil {
+	if err := checkInputsFit(plan.Plan, inputs); err != nil {
 		return driver.NewRunbook{}, err
 	}
 	encoded, err := json.Marshal(inputs)
 	if err != nil {
-		return driver.NewRunbook{}, fmt.Errorf("%w: inputs do not marshal: %v", ErrInvalid, err)
+		return driver.NewRunbook{}, fmt.Errorf("%w: inputs do not marshal: %v", rbtype.ErrInvalid, err)
 	}
 	lineage := driver.Lineage{Root: parent.Lineage.RootOf(parent.ID), Parent: parent.ID, Generation: parent.Lineage.Generation + 1}
 	key := r.IdempotencyKey
@@ -156,9 +146,9 @@ func (e *Engine) regeneration(ctx context.Context, parent *driver.Runbook, plan 
 		sum := sha256.Sum256(encoded)
 		key = "regenerate:" + parent.ID.String() + ":" + hex.EncodeToString(sum[:])
 	}
-	steps, err := newSteps(plan.plan.Steps, 0)
+	steps, err := machine.NewSteps(plan.Plan.Steps, 0)
 	if err != nil {
-		return driver.NewRunbook{}, fmt.Errorf("%w: %v", ErrInvalid, err)
+		return driver.NewRunbook{}, fmt.Errorf("%w: %v", rbtype.ErrInvalid, err)
 	}
 	adm.gate(steps)
 	// Steps that do not regenerate inherit the key their parent used, and
@@ -168,7 +158,7 @@ func (e *Engine) regeneration(ctx context.Context, parent *driver.Runbook, plan 
 		had[s.Key] = s.IdempotencyKey
 	}
 	for i := range steps {
-		if ps := plan.steps[steps[i].Key]; ps != nil && !regenerates(&ps.Execution) {
+		if ps := plan.Steps[steps[i].Key]; ps != nil && !machine.Regenerates(&ps.Execution) {
 			steps[i].IdempotencyKey = had[steps[i].Key]
 		}
 	}
@@ -176,38 +166,13 @@ func (e *Engine) regeneration(ctx context.Context, parent *driver.Runbook, plan 
 	n := driver.NewRunbook{
 		Tenant: parent.Tenant, Actor: r.Actor, Plan: planJSON, PlanHash: planHash, Inputs: encoded, Mode: parent.Mode,
 		Status: rbtype.RunbookExecuting, RequestKey: key, Lineage: lineage, WorkerID: e.workerID,
-		Steps: steps, Edges: edgesOf(plan.plan.Edges, nil),
-		Trace: newTrace(r.Parent, r.CorrelationID), PolicyHash: adm.tenant.Hash(), Budget: parent.Budget, Events: adm.events,
+		Steps: steps, Edges: machine.EdgesOf(plan.Plan.Edges, nil),
+		Trace: machine.NewTrace(r.Parent, r.CorrelationID), PolicyHash: adm.tenant.Hash(), Budget: parent.Budget, Events: adm.events,
 	}
 	if r.CorrelationID == "" {
-		n.Trace.CorrelationID = traceOf(parent).correlationID
+		n.Trace.CorrelationID = machine.TraceOf(parent).CorrelationID
 	}
-	n.SubmittedData, err = json.Marshal(RunbookSubmittedData{Actor: r.Actor, Note: r.note, Mode: parent.Mode, PlanHash: planHash,
+	n.SubmittedData, err = json.Marshal(machine.RunbookSubmittedData{Actor: r.Actor, Note: r.note, Mode: parent.Mode, PlanHash: planHash,
 		PolicyHash: adm.tenant.Hash(), Budget: parent.Budget})
 	return n, err
-}
-
-// recordRegeneration is what a regeneration records: RUNBOOK_REGENERATED
-// on the new runbook (its parent and root) and on the parent (the new
-// runbook), with a mutation row on the parent saying who asked. The new
-// runbook is stored by then (createRunbook).
-type recordRegeneration struct {
-	child   uuid.UUID
-	lineage driver.Lineage
-	by      string
-}
-
-func (c *recordRegeneration) apply(t *transition) error {
-	if t.rb.Status.Running() {
-		return fmt.Errorf("%w: runbook %s is %s; regenerate it once it has finished (or cancel it first)", ErrConflict, t.rb.ID, t.rb.Status)
-	}
-	t.mutate(rbtype.EventRunbookRegenerated, rbtype.MutationRegenerate, c.by, nil,
-		RunbookRegeneratedData{Child: &c.child, Generation: c.lineage.Generation, By: c.by})
-	onChild, err := newEvent(c.child, rbtype.EventRunbookRegenerated, t.m.worker, nil,
-		RunbookRegeneratedData{Root: &c.lineage.Root, Parent: &c.lineage.Parent, Generation: c.lineage.Generation, By: c.by})
-	if err != nil {
-		return err
-	}
-	t.events = append(t.events, onChild)
-	return nil
 }

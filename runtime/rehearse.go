@@ -3,90 +3,23 @@ package runtime
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"maps"
-	"reflect"
-	"slices"
-	"strings"
 
-	"github.com/runbookdev/runbook/driver"
+	"github.com/runbookdev/runbook/handler"
+	"github.com/runbookdev/runbook/machine"
 	"github.com/runbookdev/runbook/rbtype"
-	"github.com/runbookdev/runbook/verbs"
 )
 
-// Execution levels (docs/design/semantics.md section 7). A step of a full verb is
-// rehearsed on every attempt: the handler's dry run, then verify (the dry
-// run's output against the verb's output_schema and the step's :expect),
-// then the real call; a verify failure fails the step with VERIFY_FAILED,
-// never retried, and nothing is committed. A guarded step dry-runs when
-// its handler can, then commits. The rehearsal happens in the worker, in
-// the call's slot and under its lease; what it saw is recorded with the
-// call's outcome, in the transaction that records the outcome: STEP_DRY_RUN,
-// then STEP_VERIFIED or STEP_VERIFY_FAILED, before STEP_SUCCEEDED.
-
-// rehearsal is what a step's protocol needs to rehearse a call, decided
-// when the call is leased.
-type rehearsal struct {
-	level  rbtype.Level
-	expect map[string]any
-	output *verbs.Schema // the verb's output_schema, or nil
-}
-
-// rehearsed is what a rehearsal saw, for the ledger.
-type rehearsed struct {
-	Level      rbtype.Level `json:"level"`
-	ArgsHash   string       `json:"args_hash"`
-	ResultHash string       `json:"result_hash,omitempty"`
-	// Ran says the handler could dry-run (a guarded step whose handler
-	// cannot goes straight to the commit).
-	Ran bool `json:"-"`
-	// Verified is nil when nothing was verified (guarded), else whether
-	// the dry run passed.
-	Verified *bool  `json:"-"`
-	Problem  string `json:"-"`
-}
-
-// StepDryRunData is the data of STEP_DRY_RUN: the level, and the hashes
-// of the arguments and of what the dry run returned.
-type StepDryRunData struct {
-	Level      rbtype.Level `json:"level"`
-	ArgsHash   string       `json:"args_hash"`
-	ResultHash string       `json:"result_hash,omitempty"`
-}
-
-// StepVerifyFailedData is the data of STEP_VERIFY_FAILED.
-type StepVerifyFailedData struct {
-	Message string `json:"message"`
-}
-
-// rehearsalFor is the rehearsal a step's call needs, or nil for an opaque
-// step, a dry-run runbook (whose calls are all rehearsals already) and
-// every call that is not a step's own.
-func (t *transition) rehearsalFor(p *prepared, dryRun bool) *rehearsal {
-	level := p.exec.Level.Effective()
-	if level == rbtype.LevelOpaque || dryRun || t.rb.Mode == rbtype.ModeDryRun {
-		return nil
-	}
-	r := &rehearsal{level: level}
-	if ps, ok := t.plan.steps[p.step.Key]; ok {
-		r.expect = ps.Expect
-	}
-	if info, ok := t.plan.plan.Verbs[p.step.Verb]; ok {
-		r.output = info.OutputSchema
-	}
-	return r
-}
-
-// rehearse dry-runs a call and, at level full, verifies what the dry run
-// returned. It returns an error to end the attempt with (the dry run's
-// own failure, or VERIFY_FAILED), nil to go on to the commit.
-func (r *rehearsal) rehearse(ctx context.Context, h Handler, c *Call) (*rehearsed, error) {
+// rehearse dry-runs a call and has its rehearsal check what the dry run
+// returned (docs/design/semantics.md, execution levels). It returns an
+// error to end the attempt with (the dry run's own failure, or
+// VERIFY_FAILED), nil to go on to the commit.
+func rehearse(ctx context.Context, r *machine.Rehearsal, h handler.Handler, c *handler.Call) (*machine.Rehearsed, error) {
 	args, err := json.Marshal(c.Args)
 	if err != nil {
 		return nil, err
 	}
-	seen := &rehearsed{Level: r.level, ArgsHash: hashJSON(args)}
-	dr, can := h.(DryRunner)
+	seen := &machine.Rehearsed{Level: r.Level(), ArgsHash: machine.HashJSON(args)}
+	dr, can := h.(handler.DryRunner)
 	if !can {
 		return seen, nil // guarded: straight to the commit (full needs a dry run: V031)
 	}
@@ -96,109 +29,10 @@ func (r *rehearsal) rehearse(ctx context.Context, h Handler, c *Call) (*rehearse
 	if err != nil {
 		return seen, err
 	}
-	seen.Ran = true
-	value, err := marshalResult(res.Value())
+	value, err := machine.MarshalResult(res.Value())
 	if err != nil {
-		return seen, Errorf(rbtype.CodeInternal, "the dry run's result cannot be encoded: %v", err)
+		seen.Ran = true
+		return seen, handler.Errorf(rbtype.CodeInternal, "the dry run's result cannot be encoded: %v", err)
 	}
-	seen.ResultHash = hashJSON(value)
-	if r.level != rbtype.LevelFull {
-		return seen, nil
-	}
-	ok := true
-	seen.Verified = &ok
-	if problem := r.verify(value); problem != "" {
-		ok = false
-		seen.Problem = problem
-		return seen, Errorf(rbtype.CodeVerifyFailed, "the dry run did not pass verification, so nothing was committed: %s", problem)
-	}
-	return seen, nil
-}
-
-// verify checks a dry run's output against the output_schema and each
-// :expect path, and says what is wrong, or "".
-func (r *rehearsal) verify(value json.RawMessage) string {
-	got, err := decodeJSON(value)
-	if err != nil {
-		return "its output is not JSON: " + err.Error()
-	}
-	if r.output != nil {
-		if err := r.output.Validate(got); err != nil {
-			return "its output does not match the output_schema: " + err.Error()
-		}
-	}
-	for _, path := range slices.Sorted(maps.Keys(r.expect)) {
-		want := r.expect[path]
-		have, found := lookupPath(got, path)
-		switch {
-		case !found:
-			return fmt.Sprintf("expected %s = %s, but the output has no %s", path, jsonText(want), path)
-		case !sameJSONValue(have, want):
-			return fmt.Sprintf("expected %s = %s, got %s", path, jsonText(want), jsonText(have))
-		}
-	}
-	return ""
-}
-
-// lookupPath follows a dotted path through objects.
-func lookupPath(v any, path string) (any, bool) {
-	for _, field := range strings.Split(path, ".") {
-		m, ok := v.(map[string]any)
-		if !ok {
-			return nil, false
-		}
-		if v, ok = m[field]; !ok {
-			return nil, false
-		}
-	}
-	return v, true
-}
-
-// sameJSONValue compares two JSON values as JSON: numbers by their
-// encoding's value, so 5 and 5.0 agree.
-func sameJSONValue(a, b any) bool {
-	ja, err1 := json.Marshal(a)
-	jb, err2 := json.Marshal(b)
-	if err1 != nil || err2 != nil {
-		return false
-	}
-	da, err1 := decodeJSON(ja)
-	db, err2 := decodeJSON(jb)
-	if err1 != nil || err2 != nil {
-		return false
-	}
-	if na, ok := da.(json.Number); ok {
-		if nb, ok := db.(json.Number); ok {
-			fa, e1 := na.Float64()
-			fb, e2 := nb.Float64()
-			return e1 == nil && e2 == nil && fa == fb
-		}
-	}
-	return reflect.DeepEqual(da, db)
-}
-
-func jsonText(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	return string(b)
-}
-
-// recordRehearsal writes what a rehearsal saw into the ledger, before the
-// outcome's own events.
-func (t *transition) recordRehearsal(s *driver.Step, seen *rehearsed) {
-	if seen == nil {
-		return
-	}
-	if seen.Ran {
-		t.event(rbtype.EventStepDryRun, s, StepDryRunData{Level: seen.Level, ArgsHash: seen.ArgsHash, ResultHash: seen.ResultHash})
-	}
-	switch {
-	case seen.Verified == nil:
-	case *seen.Verified:
-		t.event(rbtype.EventStepVerified, s, nil)
-	default:
-		t.event(rbtype.EventStepVerifyFailed, s, StepVerifyFailedData{Message: seen.Problem})
-	}
+	return seen, r.Check(seen, value)
 }

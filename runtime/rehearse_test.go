@@ -10,8 +10,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/machine"
 	"github.com/runbookdev/runbook/rbtype"
-	"github.com/runbookdev/runbook/runtime"
 )
 
 // bank is a payment provider with a validation endpoint: /validate says
@@ -107,7 +107,7 @@ func TestAFullStepIsRehearsedBeforeItCommits(t *testing.T) {
 	require.NoError(t, err)
 	for _, e := range events {
 		if e.Type == rbtype.EventStepDryRun {
-			var d runtime.StepDryRunData
+			var d machine.StepDryRunData
 			require.NoError(t, json.Unmarshal(e.Data, &d))
 			require.Equal(t, rbtype.LevelFull, d.Level)
 			require.Regexp(t, `^[0-9a-f]{64}$`, d.ArgsHash)

@@ -2,137 +2,17 @@ package runtime
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 
 	"github.com/google/uuid"
 
-	"github.com/runbookdev/runbook/driver"
-	"github.com/runbookdev/runbook/rbtype"
+	"github.com/runbookdev/runbook/machine"
 )
-
-// The actions that resolve an escalated step (docs/design/semantics.md section 8).
-const (
-	// ResolveComplete completes the step with a result a person gives.
-	ResolveComplete = "complete"
-	// ResolveRetry runs the step again, as a new attempt (a durable step
-	// parks again, under a new correlation key).
-	ResolveRetry = "retry"
-	// ResolveFail fails the step for good.
-	ResolveFail = "fail"
-)
-
-// Resolution is what a person decided about an escalated step.
-type Resolution struct {
-	Action string
-	// Result is the step's result, for ResolveComplete ({} when empty).
-	Result json.RawMessage
-	By     string
-	// note is the claimed "by" when the token's actor differs.
-	note string
-}
-
-// StepResolvedData is the data of STEP_RESOLVED and the payload of its
-// mutation.
-type StepResolvedData struct {
-	Action string `json:"action"`
-	By     string `json:"by,omitempty"`
-	Note   string `json:"note,omitempty"`
-}
 
 // Resolve settles an escalated step as a person decided: complete with a
 // result, retry, or fail. The steps its escalation skipped run again
 // (complete, retry), and the runbook, if the escalation had ended it,
 // runs again until it settles anew.
-func (e *Engine) Resolve(ctx context.Context, runbookID uuid.UUID, stepKey string, r Resolution) error {
-	r.By, r.note = actorOf(ctx, r.By)
-	return e.runCommand(ctx, runbookID, &resolveStep{step: stepKey, r: r})
-}
-
-// resolveStep is a resolution of an escalated step: completed with a
-// result, sent back to run again, or failed, with the steps its
-// escalation left skipped downstream made pending again (complete,
-// retry). A failure under on_failure: abort aborts the runbook as any
-// failure does. A runbook the escalation had ended runs again, until it
-// settles anew.
-type resolveStep struct {
-	step string
-	r    Resolution
-}
-
-func (c *resolveStep) apply(t *transition) error {
-	s, err := t.stepByKey(c.step)
-	switch {
-	case err != nil:
-		return err
-	case s.Status != rbtype.StepEscalated:
-		return fmt.Errorf("%w: step %q is %s, not escalated", ErrConflict, c.step, s.Status)
-	case !t.rb.Status.Running() && t.rb.Status != rbtype.RunbookEscalated:
-		return fmt.Errorf("%w: runbook %s is %s", ErrConflict, t.rb.ID, t.rb.Status)
-	}
-	if err := escalationRunning(s); err != nil {
-		return err
-	}
-	var result json.RawMessage
-	switch c.r.Action {
-	case ResolveComplete:
-		if result, err = t.resolvedResult(s, c.r.Result); err != nil {
-			return err
-		}
-	case ResolveRetry, ResolveFail:
-	default:
-		return fmt.Errorf("%w: action %q must be %q, %q or %q", ErrInvalid, c.r.Action, ResolveComplete, ResolveRetry, ResolveFail)
-	}
-	if t.rb.Status == rbtype.RunbookEscalated {
-		t.reopen(rbtype.RunbookExecuting)
-	}
-	t.mutate(rbtype.EventStepResolved, rbtype.MutationResolve, c.r.By, s, StepResolvedData{Action: c.r.Action, By: c.r.By, Note: c.r.note})
-	switch c.r.Action {
-	case ResolveComplete:
-		t.complete(s, result, false, StepSucceededData{})
-		t.resetBlockedAfter(s.Key)
-	case ResolveRetry:
-		resetToPending(s)
-		t.touch(s)
-		t.resetBlockedAfter(s.Key)
-	case ResolveFail:
-		s.Status, s.FinishedAt = rbtype.StepFailed, &t.now
-		s.ErrorCode, s.ErrorMessage = rbtype.CodeResolvedFailed, "failed by "+c.r.By
-		t.touch(s)
-		t.event(rbtype.EventStepFailed, s, StepFailedData{Code: s.ErrorCode, Message: s.ErrorMessage})
-		t.failed(s)
-	}
-	return nil
-}
-
-// resolvedResult is the result a person gave an escalated step ({} when
-// none), checked against the verb's output_schema.
-func (t *transition) resolvedResult(s *driver.Step, given json.RawMessage) (json.RawMessage, error) {
-	if len(given) == 0 || string(given) == "null" {
-		return json.RawMessage(`{}`), nil
-	}
-	if info, ok := t.plan.plan.Verbs[s.Verb]; ok && info.OutputSchema != nil {
-		v, err := decodeJSON(given)
-		if err != nil {
-			return nil, fmt.Errorf("%w: result: %v", ErrInvalid, err)
-		}
-		if err := info.OutputSchema.Validate(v); err != nil {
-			return nil, fmt.Errorf("%w: the result does not match %s's output_schema: %v", ErrInvalid, s.Verb, err)
-		}
-	}
-	return given, nil
-}
-
-// resetBlockedAfter makes pending again the skipped and cancelled steps
-// downstream of one step: what its failure or escalation left behind.
-func (t *transition) resetBlockedAfter(key string) {
-	pick := map[string]bool{key: true}
-	addBlockedDescendants(t.plan, t.steps, pick)
-	delete(pick, key)
-	for _, o := range t.steps {
-		if pick[o.Key] {
-			resetToPending(o)
-			t.touch(o)
-		}
-	}
+func (e *Engine) Resolve(ctx context.Context, runbookID uuid.UUID, stepKey string, r machine.Resolution) error {
+	r.By, r.Note = actorOf(ctx, r.By)
+	return e.runCommand(ctx, runbookID, &machine.ResolveStep{Step: stepKey, R: r})
 }

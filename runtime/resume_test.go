@@ -16,7 +16,7 @@ import (
 	"github.com/runbookdev/runbook/runtime"
 )
 
-// The resume of issue 15: a notification that arrives at a daemon whose
+// The resume of docs/runtime.md: a notification that arrives at a daemon whose
 // worker runs resumes its runbook in the notification's own transaction,
 // and the steps it readies start on this worker, with no wake-up, no claim
 // and no second transaction. Without a worker (rbd --worker=false) the

@@ -17,7 +17,7 @@ import (
 
 // TestOrphanNotificationsExpire: a notification for a key no step has
 // parked with is kept for the step that may yet park with it, but not
-// forever (issue 13): the sweep deletes it after the orphan TTL (30 days
+// forever (docs/reliability.md): the sweep deletes it after the orphan TTL (30 days
 // by default), and rbd_orphan_notifications counts those waiting.
 func TestOrphanNotificationsExpire(t *testing.T) {
 	reg := prometheus.NewRegistry()
@@ -75,7 +75,7 @@ func TestTheSweepPrunesWhatPassedItsRetention(t *testing.T) {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		_, err := b.engine.Get(b.ctx, old)
-		if errors.Is(err, runtime.ErrNotFound) {
+		if errors.Is(err, rbtype.ErrNotFound) {
 			break
 		}
 		require.NoError(t, err)

@@ -2,47 +2,13 @@ package runtime
 
 import (
 	"context"
-	"fmt"
-	"slices"
 
 	"github.com/google/uuid"
 
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/driver"
-	"github.com/runbookdev/runbook/rbtype"
-	"github.com/runbookdev/runbook/registry/policy"
+	"github.com/runbookdev/runbook/machine"
 )
-
-// Retried says what a retry sent back to pending.
-type Retried struct {
-	Steps []string
-}
-
-// RunbookRetriedData is the data of RUNBOOK_RETRIED, and the payload of
-// its mutation.
-type RunbookRetriedData struct {
-	Steps []string `json:"steps"`
-	By    string   `json:"by,omitempty"`
-	// Execute: a draft_only runbook now runs for real.
-	Execute bool   `json:"execute,omitempty"`
-	Note    string `json:"note,omitempty"`
-}
-
-// RetryOptions says what a retry runs again, and who asks.
-type RetryOptions struct {
-	// Steps to retry; empty means every failed, skipped, cancelled and
-	// escalated step (with Execute: every DRAFT_ONLY step).
-	Steps []string
-	By    string
-	// Execute runs a finished draft_only runbook for real: its mode
-	// becomes execute and the steps the draft skipped run, with the
-	// drafts it made.
-	Execute bool
-	// note is the claimed By when the token's actor differs.
-	note string
-	// verbs is the caller's token scope: a retry runs steps again, and
-	// may not run one whose verb the token could not have submitted.
-	verbs policy.VerbScope
-}
 
 // Retry runs a failed, partial or escalated runbook again from where it
 // stopped (docs/design/semantics.md section 6): its failed, skipped, cancelled and
@@ -51,167 +17,22 @@ type RetryOptions struct {
 // were and idempotency keys stay the same, so an effect that did happen
 // returns its receipt and is not repeated. A complete or cancelled
 // runbook, or one whose completed steps were compensated, is a conflict.
-func (e *Engine) Retry(ctx context.Context, runbookID uuid.UUID, o RetryOptions) (*Retried, error) {
-	o.By, o.note = actorOf(ctx, o.By)
+func (e *Engine) Retry(ctx context.Context, runbookID uuid.UUID, o machine.RetryOptions) (*apitype.Retried, error) {
+	o.By, o.Note = actorOf(ctx, o.By)
 	if s, ok := scopeOf(ctx); ok {
-		o.verbs = s.Verbs
+		o.Verbs = s.Verbs
 	}
-	c := &retryRunbook{o: o}
+	c := &machine.RetryRunbook{O: o}
 	if err := e.runCommand(ctx, runbookID, c); err != nil {
 		return nil, err
 	}
-	return &Retried{Steps: c.keys}, nil
+	return &apitype.Retried{Steps: c.Keys}, nil
 }
 
 // planOf decodes a runbook's plan, through the cache.
-func (e *Engine) planOf(rb *driver.Runbook) (*planInfo, error) {
+func (e *Engine) planOf(rb *driver.Runbook) (*machine.PlanInfo, error) {
 	if info, ok := e.plans.lookup(rb.PlanHash); ok {
 		return info, nil
 	}
 	return e.plans.decode(rb.PlanHash, rb.Plan)
-}
-
-// retryable are the final statuses a retry sends back to pending.
-var retryable = []rbtype.StepStatus{rbtype.StepFailed, rbtype.StepSkipped, rbtype.StepCancelled, rbtype.StepEscalated}
-
-// addBlockedDescendants adds to pick the skipped and cancelled steps
-// downstream of those picked: what their failure left behind. Steps are in
-// plan order, which is topological, so one pass finds every descendant.
-func addBlockedDescendants(plan *planInfo, steps []*driver.Step, pick map[string]bool) {
-	for _, s := range steps {
-		if pick[s.Key] || (s.Status != rbtype.StepSkipped && s.Status != rbtype.StepCancelled) {
-			continue
-		}
-		for _, p := range plan.preds[s.Key] {
-			if pick[p] {
-				pick[s.Key] = true
-				break
-			}
-		}
-	}
-}
-
-// resetToPending makes a step pending again, its error and times cleared;
-// a rejected gate asks again. Attempts and the idempotency key stay.
-func resetToPending(s *driver.Step) {
-	s.Status, s.NextAttemptAt, s.FinishedAt, s.StartedAt = rbtype.StepPending, nil, nil, nil
-	s.ErrorCode, s.ErrorMessage, s.InvocationID = "", "", nil
-	if s.GateDecision == rbtype.GateRejected {
-		s.GateDecision, s.GateDecidedBy, s.GateDecidedAt, s.GateComment = rbtype.GateUndecided, "", nil, ""
-	}
-}
-
-// retryRunbook is a retry: the steps back to pending with their errors
-// cleared (a rejected gate asks again), the runbook executing (or still
-// held open), its event and mutation; the same round starts what is
-// ready. It leaves the steps' keys, in plan order, in keys.
-type retryRunbook struct {
-	o    RetryOptions
-	keys []string
-}
-
-func (c *retryRunbook) apply(t *transition) error {
-	o, rb, steps := c.o, t.rb, t.steps
-	switch {
-	case o.Execute && rb.Mode != rbtype.ModeDraftOnly:
-		return fmt.Errorf("%w: runbook %s runs in mode %s; only a draft_only runbook can be run for real", ErrConflict, rb.ID, rb.Mode)
-	case o.Execute && rb.Status.Running():
-		return fmt.Errorf("%w: runbook %s is %s; run its draft for real once it has finished", ErrConflict, rb.ID, rb.Status)
-	case o.Execute && rb.Status == rbtype.RunbookCancelled:
-		return fmt.Errorf("%w: runbook %s is cancelled", ErrConflict, rb.ID)
-	case o.Execute:
-	case rb.Status == rbtype.RunbookFailed, rb.Status == rbtype.RunbookPartial, rb.Status == rbtype.RunbookEscalated, rb.Status == rbtype.RunbookInProgress:
-	default:
-		return fmt.Errorf("%w: runbook %s is %s; only a failed, partial, escalated or held-open runbook can be retried", ErrConflict, rb.ID, rb.Status)
-	}
-	if t.hooking() {
-		return fmt.Errorf("%w: runbook %s is running its failure hooks; retry it once they have ended", ErrConflict, rb.ID)
-	}
-	for _, s := range steps {
-		if undone(s) {
-			return fmt.Errorf("%w: runbook %s compensated its completed steps (%s's among them); submit it again instead", ErrConflict, rb.ID, s.Key)
-		}
-		if err := escalationRunning(s); err != nil {
-			return err
-		}
-	}
-	pick := map[string]bool{}
-	switch {
-	case len(o.Steps) == 0 && o.Execute:
-		for _, s := range steps {
-			if s.Status == rbtype.StepSkipped && s.ErrorCode == rbtype.CodeDraftOnly {
-				pick[s.Key] = true
-			}
-		}
-		addBlockedDescendants(t.plan, steps, pick)
-	case len(o.Steps) == 0 && rb.Mode == rbtype.ModeDraftOnly:
-		// A draft's skips are not failures: run again only what failed,
-		// and what that left behind. Its drafts' next step is --execute.
-		for _, s := range steps {
-			if s.Status != rbtype.StepSkipped && slices.Contains(retryable, s.Status) {
-				pick[s.Key] = true
-			}
-		}
-		addBlockedDescendants(t.plan, steps, pick)
-		if len(pick) == 0 {
-			return fmt.Errorf("%w: draft_only runbook %s has no failed step to retry; to run its draft for real: rbd retry %s --execute",
-				ErrConflict, rb.ID, rb.ID)
-		}
-	case len(o.Steps) == 0:
-		for _, s := range steps {
-			if slices.Contains(retryable, s.Status) && !t.isHookStep(s) {
-				pick[s.Key] = true
-			}
-		}
-	default:
-		for _, key := range o.Steps {
-			s, err := t.stepByKey(key)
-			if err != nil {
-				return err
-			}
-			if !slices.Contains(retryable, s.Status) {
-				return fmt.Errorf("%w: step %q is %s; only failed, skipped, cancelled and escalated steps can be retried", ErrConflict, key, s.Status)
-			}
-			if t.isHookStep(s) {
-				return fmt.Errorf("%w: step %q is a failure hook, which runs once, after a failure; it is not retried", ErrConflict, key)
-			}
-			pick[key] = true
-		}
-		// What a named step's failure left skipped or cancelled downstream
-		// runs again with it.
-		addBlockedDescendants(t.plan, steps, pick)
-	}
-	if len(pick) == 0 {
-		return fmt.Errorf("%w: runbook %s has no failed, skipped, cancelled or escalated step to retry", ErrConflict, rb.ID)
-	}
-	for _, s := range steps {
-		if pick[s.Key] && !o.verbs.Allows(s.Verb) {
-			return fmt.Errorf("%w: step %q calls verb %s, which this token's scope (verbs=%s) does not allow", ErrForbidden, s.Key, s.Verb, o.verbs)
-		}
-	}
-	for _, s := range steps {
-		if pick[s.Key] {
-			c.keys = append(c.keys, s.Key)
-			resetToPending(s)
-			t.touch(s)
-		}
-		if t.isHookStep(s) && s.Status == rbtype.StepSkipped && s.ErrorCode == rbtype.CodeNoFailure {
-			// Skipped because the runbook completed: it may yet fail.
-			resetToPending(s)
-			t.touch(s)
-		}
-	}
-	t.mutate(rbtype.EventRunbookRetried, rbtype.MutationRetry, o.By, nil,
-		RunbookRetriedData{Steps: c.keys, By: o.By, Execute: o.Execute, Note: o.note})
-	status := rbtype.RunbookExecuting
-	if rb.Status == rbtype.RunbookInProgress {
-		status = rbtype.RunbookInProgress // still held open
-	}
-	t.reopen(status)
-	if o.Execute {
-		mode := rbtype.ModeExecute
-		t.runbookChange().Mode = &mode
-		t.rb.Mode = mode
-	}
-	return nil
 }

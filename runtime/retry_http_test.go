@@ -12,7 +12,9 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/driver"
+	"github.com/runbookdev/runbook/machine"
 	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/runtime"
 )
@@ -102,7 +104,7 @@ func TestA429IsRetriedAfterItsRetryAfter(t *testing.T) {
 
 	for attempt := 1; attempt <= 2; attempt++ {
 		seen := waitRequests(t, p, attempt)
-		v := b.waitFor(t, id, "waiting to retry", func(v *runtime.RunbookView) bool {
+		v := b.waitFor(t, id, "waiting to retry", func(v *apitype.RunbookView) bool {
 			return step(v, "c").Status == rbtype.StepFailedRetryable && step(v, "c").Attempt == attempt
 		})
 		wait := step(v, "c").NextAttemptAt.Sub(seen[attempt-1].at)
@@ -126,10 +128,10 @@ func TestA429IsRetriedAfterItsRetryAfter(t *testing.T) {
 	require.NotEmpty(t, seen[0].key)
 
 	events := b.events(t, id)
-	var scheduled []runtime.RetryScheduledData
+	var scheduled []machine.RetryScheduledData
 	for _, e := range events {
 		if e.Type == rbtype.EventStepRetryScheduled {
-			scheduled = append(scheduled, decodeData[runtime.RetryScheduledData](t, e.Data))
+			scheduled = append(scheduled, decodeData[machine.RetryScheduledData](t, e.Data))
 		}
 	}
 	require.Len(t, scheduled, 2)
@@ -156,7 +158,7 @@ func TestA503IsRetriedThenFailsTempProvider(t *testing.T) {
 	id := b.submit(t, `(p.call :to "ada" :as @c)`, nil)
 	for n := 1; n < 3; n++ {
 		waitRequests(t, p, n)
-		b.waitFor(t, id, "waiting to retry", func(v *runtime.RunbookView) bool {
+		b.waitFor(t, id, "waiting to retry", func(v *apitype.RunbookView) bool {
 			return step(v, "c").Status == rbtype.StepFailedRetryable && step(v, "c").Attempt == n
 		})
 		c.advance(time.Minute)

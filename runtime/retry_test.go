@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/apitype"
+	"github.com/runbookdev/runbook/machine"
 	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/runtime"
 )
@@ -68,7 +70,7 @@ func TestRetryCompletesAfterTheProviderRecovers(t *testing.T) {
 	require.Equal(t, rbtype.StepSkipped, step(v, "after").Status)
 	require.Empty(t, svc.byKey, "both attempts failed: no effect")
 
-	_, err := b.engine.Retry(b.ctx, mustID(id), runtime.RetryOptions{By: "test"})
+	_, err := b.engine.Retry(b.ctx, mustID(id), machine.RetryOptions{By: "test"})
 	require.NoError(t, err)
 	v = b.waitStatus(t, id, rbtype.RunbookComplete)
 	require.Equal(t, 3, step(v, "send").Attempt, "attempts continue from where they were")
@@ -80,8 +82,8 @@ func TestRetryCompletesAfterTheProviderRecovers(t *testing.T) {
 	require.Equal(t, 3, svc.requests)
 	require.Contains(t, b.eventTypes(t, id), "RUNBOOK_RETRIED")
 
-	_, err = b.engine.Retry(b.ctx, mustID(id), runtime.RetryOptions{By: "test"})
-	require.ErrorIs(t, err, runtime.ErrConflict, "a complete runbook is not retried")
+	_, err = b.engine.Retry(b.ctx, mustID(id), machine.RetryOptions{By: "test"})
+	require.ErrorIs(t, err, rbtype.ErrConflict, "a complete runbook is not retried")
 }
 
 // A runbook submitted held open stays in_progress after its steps finish,
@@ -94,19 +96,19 @@ func TestHeldOpenRunbookCompletesAfterClose(t *testing.T) {
 	require.Equal(t, rbtype.RunbookInProgress, sub.Status)
 	// The transaction that recorded a's result is the one that would have
 	// settled the runbook: once a is complete, the decision was made.
-	v := b.waitFor(t, sub.ID, "a complete", func(v *runtime.RunbookView) bool { return step(v, "a").Status == rbtype.StepComplete })
+	v := b.waitFor(t, sub.ID, "a complete", func(v *apitype.RunbookView) bool { return step(v, "a").Status == rbtype.StepComplete })
 	require.Equal(t, rbtype.RunbookInProgress, v.Status)
 	require.Nil(t, v.FinishedAt)
 
 	ext, err := b.engine.Extend(b.ctx, sub.ID, runtime.Extension{Filename: "more.rbk", Source: []byte(`(t.echo :v @a.v :as @b)`), Actor: "agent"})
 	require.NoError(t, err)
 	require.Equal(t, []string{"b"}, ext.Steps)
-	b.waitFor(t, sub.ID, "b complete", func(v *runtime.RunbookView) bool { return step(v, "b").Status == rbtype.StepComplete })
+	b.waitFor(t, sub.ID, "b complete", func(v *apitype.RunbookView) bool { return step(v, "b").Status == rbtype.StepComplete })
 
 	require.NoError(t, b.engine.Close(b.ctx, sub.ID, "agent"))
 	v = b.waitStatus(t, sub.ID, rbtype.RunbookComplete)
 	require.NotNil(t, v.FinishedAt)
-	require.ErrorIs(t, b.engine.Close(b.ctx, sub.ID, "agent"), runtime.ErrConflict)
+	require.ErrorIs(t, b.engine.Close(b.ctx, sub.ID, "agent"), rbtype.ErrConflict)
 	types := b.eventTypes(t, sub.ID)
 	require.Contains(t, types, "RUNBOOK_CLOSED")
 	require.Equal(t, "RUNBOOK_COMPLETED", types[len(types)-1])
@@ -148,9 +150,9 @@ func TestHeartbeatExtendsThenClampsAndTheStepTimesOut(t *testing.T) {
 	require.WithinDuration(t, limit, got.TimeoutAt, time.Millisecond)
 
 	_, err = b.engine.Heartbeat(b.ctx, key, "soon")
-	require.ErrorIs(t, err, runtime.ErrInvalid)
+	require.ErrorIs(t, err, rbtype.ErrInvalid)
 	_, err = b.engine.Heartbeat(b.ctx, "no-such-key", "PT1S")
-	require.ErrorIs(t, err, runtime.ErrNotFound)
+	require.ErrorIs(t, err, rbtype.ErrNotFound)
 
 	v := b.waitStatus(t, id, rbtype.RunbookFailed)
 	require.Equal(t, rbtype.CodeParkTimeout, step(v, "w").Error.Code)
@@ -162,14 +164,14 @@ func TestHeartbeatExtendsThenClampsAndTheStepTimesOut(t *testing.T) {
 		case rbtype.EventStepHeartbeat:
 			beats++
 		case rbtype.EventStepTimedOut:
-			var d runtime.StepTimedOutData
+			var d machine.StepTimedOutData
 			require.NoError(t, json.Unmarshal(e.Data, &d))
 			require.WithinDuration(t, limit, d.TimeoutAt, time.Millisecond, "it timed out at the clamped time")
 		}
 	}
 	require.Equal(t, 2, beats)
 	_, err = b.engine.Heartbeat(b.ctx, key, "PT1S")
-	require.ErrorIs(t, err, runtime.ErrConflict, "an ended wait takes no heartbeat")
+	require.ErrorIs(t, err, rbtype.ErrConflict, "an ended wait takes no heartbeat")
 }
 
 // An escalated step resolved with retry parks again, under a new attempt
@@ -181,10 +183,10 @@ func TestResolveRetryParksAgainThenCompleteRunsDependents(t *testing.T) {
 	id := b.submit(t, `(t.wait-escalate :as @w) (t.echo :after @w :as @n)`, nil)
 	b.waitStatus(t, id, rbtype.RunbookEscalated)
 
-	require.NoError(t, b.engine.Resolve(b.ctx, mustID(id), "w", runtime.Resolution{Action: runtime.ResolveRetry, By: "ops"}))
+	require.NoError(t, b.engine.Resolve(b.ctx, mustID(id), "w", machine.Resolution{Action: machine.ResolveRetry, By: "ops"}))
 	// It parks again and, its park timeout being short, escalates again:
 	// waiting for that is what the test can do without racing the park.
-	v := b.waitFor(t, id, "escalated again", func(v *runtime.RunbookView) bool {
+	v := b.waitFor(t, id, "escalated again", func(v *apitype.RunbookView) bool {
 		return v.Status == rbtype.RunbookEscalated && step(v, "w").Attempt == 2
 	})
 	invs, err := b.store.InvocationsOf(b.ctx, mustID(id))
@@ -194,7 +196,7 @@ func TestResolveRetryParksAgainThenCompleteRunsDependents(t *testing.T) {
 	require.NotEqual(t, invs[0].CorrelationKey, invs[1].CorrelationKey, "a new attempt, a new key")
 	require.Equal(t, rbtype.StepSkipped, step(v, "n").Status)
 
-	require.NoError(t, b.engine.Resolve(b.ctx, mustID(id), "w", runtime.Resolution{Action: runtime.ResolveComplete,
+	require.NoError(t, b.engine.Resolve(b.ctx, mustID(id), "w", machine.Resolution{Action: machine.ResolveComplete,
 		Result: json.RawMessage(`{"answer":"by hand"}`), By: "ops"}))
 	v = b.waitStatus(t, id, rbtype.RunbookComplete)
 	require.Equal(t, rbtype.StepComplete, step(v, "n").Status)
@@ -262,7 +264,7 @@ func TestCancelAsksTheOutsideWorldToStop(t *testing.T) {
 			last := events[len(events)-1]
 			require.Equal(t, tc.event, last.Type)
 			require.Equal(t, "j", last.StepKey)
-			var d runtime.InvocationCancelData
+			var d machine.InvocationCancelData
 			require.NoError(t, json.Unmarshal(last.Data, &d))
 			require.Equal(t, key, d.CorrelationKey)
 		})
@@ -277,10 +279,10 @@ func TestResolveFailAborts(t *testing.T) {
 	b := setup(t)
 	b.run(t)
 	id := b.submit(t, `(t.wait-escalate :as @w) (t.wait :as @other) (t.echo :after @w :as @n)`, nil)
-	b.waitFor(t, id, "w escalated, other parked", func(v *runtime.RunbookView) bool {
+	b.waitFor(t, id, "w escalated, other parked", func(v *apitype.RunbookView) bool {
 		return step(v, "w").Status == rbtype.StepEscalated && step(v, "other").Status == rbtype.StepParked
 	})
-	require.NoError(t, b.engine.Resolve(b.ctx, id, "w", runtime.Resolution{Action: runtime.ResolveFail, By: "ops"}))
+	require.NoError(t, b.engine.Resolve(b.ctx, id, "w", machine.Resolution{Action: machine.ResolveFail, By: "ops"}))
 	v := b.waitStatus(t, id, rbtype.RunbookFailed)
 	require.Equal(t, rbtype.StepFailed, step(v, "w").Status)
 	require.Equal(t, rbtype.StepCancelled, step(v, "other").Status)

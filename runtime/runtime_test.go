@@ -13,6 +13,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/apitype"
+	"github.com/runbookdev/runbook/builtin"
 	"github.com/runbookdev/runbook/compiler"
 	"github.com/runbookdev/runbook/durable"
 	"github.com/runbookdev/runbook/durable/pgtest"
@@ -184,7 +186,7 @@ func setup(t *testing.T, opts ...option) *testBundle {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
 	b := &testBundle{ctx: ctx, store: pgtest.Store(t), rec: newRecorder()}
-	b.handlers = runtime.NewHandlers(runtime.BuiltinDeps{})
+	b.handlers = runtime.NewHandlers(builtin.Deps{})
 	require.NoError(t, b.handlers.Register(registry.HandlerSpec{Name: "test.count", Kind: rbtype.KindSync}, runtime.HandlerFunc(b.rec.count)))
 	require.NoError(t, b.handlers.Register(registry.HandlerSpec{Name: "test.undo", Kind: rbtype.KindSync}, runtime.HandlerFunc(b.rec.undo)))
 	require.NoError(t, b.handlers.Register(registry.HandlerSpec{Name: "test.flaky", Kind: rbtype.KindSync}, runtime.HandlerFunc(
@@ -223,7 +225,7 @@ func (b *testBundle) submit(t *testing.T, source string, inputs map[string]any) 
 }
 
 // waitFor polls the runbook until cond holds, failing after 20 seconds.
-func (b *testBundle) waitFor(t *testing.T, id uuid.UUID, what string, cond func(*runtime.RunbookView) bool) *runtime.RunbookView {
+func (b *testBundle) waitFor(t *testing.T, id uuid.UUID, what string, cond func(*apitype.RunbookView) bool) *apitype.RunbookView {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
@@ -240,14 +242,14 @@ func (b *testBundle) waitFor(t *testing.T, id uuid.UUID, what string, cond func(
 	}
 }
 
-func (b *testBundle) waitStatus(t *testing.T, id uuid.UUID, status rbtype.RunbookStatus) *runtime.RunbookView {
+func (b *testBundle) waitStatus(t *testing.T, id uuid.UUID, status rbtype.RunbookStatus) *apitype.RunbookView {
 	t.Helper()
-	return b.waitFor(t, id, string(status), func(v *runtime.RunbookView) bool { return v.Status == status })
+	return b.waitFor(t, id, string(status), func(v *apitype.RunbookView) bool { return v.Status == status })
 }
 
-func (b *testBundle) waitState(t *testing.T, id uuid.UUID, state string) *runtime.RunbookView {
+func (b *testBundle) waitState(t *testing.T, id uuid.UUID, state string) *apitype.RunbookView {
 	t.Helper()
-	return b.waitFor(t, id, state, func(v *runtime.RunbookView) bool { return v.State == state })
+	return b.waitFor(t, id, state, func(v *apitype.RunbookView) bool { return string(v.State) == state })
 }
 
 func (b *testBundle) eventTypes(t *testing.T, id uuid.UUID) []string {
@@ -264,7 +266,7 @@ func (b *testBundle) eventTypes(t *testing.T, id uuid.UUID) []string {
 	return out
 }
 
-func step(v *runtime.RunbookView, key string) runtime.StepView {
+func step(v *apitype.RunbookView, key string) apitype.StepView {
 	for _, s := range v.Steps {
 		if s.Key == key {
 			return s

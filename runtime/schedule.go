@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/robfig/cron/v3"
 
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/compiler"
 	"github.com/runbookdev/runbook/driver"
 	"github.com/runbookdev/runbook/rbtype"
@@ -62,43 +63,6 @@ type SchedulePatch struct {
 	CatchUp  *driver.CatchUp
 }
 
-// ScheduleView is a schedule as the API shows it.
-type ScheduleView struct {
-	ID       uuid.UUID       `json:"id"`
-	Name     string          `json:"name"`
-	Cron     string          `json:"cron"`
-	Timezone string          `json:"timezone"`
-	Filename string          `json:"filename"`
-	Source   string          `json:"source,omitempty"`
-	Plan     json.RawMessage `json:"plan,omitempty"`
-	Inputs   json.RawMessage `json:"inputs"`
-	Mode     rbtype.Mode     `json:"mode"`
-	Overlap  driver.Overlap  `json:"overlap"`
-	CatchUp  driver.CatchUp  `json:"catch_up"`
-	Paused   bool            `json:"paused"`
-	Actor    string          `json:"actor,omitempty"`
-	// NextFireAt is the next tick, in UTC; absent while paused.
-	NextFireAt *time.Time `json:"next_fire_at,omitempty"`
-	// LastTickAt is the last tick fired or skipped, and LastRunbook the
-	// runbook the last fired tick made, with its status.
-	LastTickAt  *time.Time       `json:"last_tick_at,omitempty"`
-	LastRunbook *LastRunbookView `json:"last_runbook,omitempty"`
-	// LastError says why the last tick made no runbook (its source no
-	// longer compiles, say); empty after a tick that did.
-	LastError string `json:"last_error,omitempty"`
-	// Skipped counts the ticks skipped because the previous runbook was
-	// unfinished (overlap: skip).
-	Skipped   int64     `json:"skipped"`
-	CreatedAt time.Time `json:"created_at"`
-	UpdatedAt time.Time `json:"updated_at"`
-}
-
-// LastRunbookView is the runbook a schedule's last fired tick made.
-type LastRunbookView struct {
-	ID     uuid.UUID            `json:"id"`
-	Status rbtype.RunbookStatus `json:"status,omitempty"`
-}
-
 // FieldError is a request refused because of one of its fields, which it
 // names: the API answers 400 (or 422 for a source that does not compile)
 // with "field".
@@ -115,7 +79,7 @@ func fieldErr(field string, err error) error { return &FieldError{Field: field, 
 
 // invalidField is ErrInvalid for a field.
 func invalidField(field, format string, args ...any) error {
-	return fieldErr(field, fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, args...)))
+	return fieldErr(field, fmt.Errorf("%w: %s", rbtype.ErrInvalid, fmt.Sprintf(format, args...)))
 }
 
 // scheduleName is what a schedule may be called: it is shown in lists and
@@ -215,7 +179,7 @@ func scheduleDefaults(s *ScheduleSpec) error {
 // the engine's catalogue.
 func (e *Engine) planOfSchedule(source string, plan json.RawMessage, filename string) (*compiler.Plan, error) {
 	if e.cfg.Catalogue == nil {
-		return nil, fmt.Errorf("%w: this daemon has no verb catalogue to compile schedules with (start it with --verbs)", ErrInvalid)
+		return nil, fmt.Errorf("%w: this daemon has no verb catalogue to compile schedules with (start it with --verbs)", rbtype.ErrInvalid)
 	}
 	if source != "" {
 		p, diags := compiler.CompileSource(filename, []byte(source), e.cfg.Catalogue)
@@ -270,7 +234,7 @@ func (e *Engine) checkSchedule(spec *ScheduleSpec, now time.Time) (timing, json.
 
 // CreateSchedule checks and stores a schedule, in the caller's tenant and
 // with the caller's scope. Its first tick is the first after now.
-func (e *Engine) CreateSchedule(ctx context.Context, spec ScheduleSpec) (*ScheduleView, error) {
+func (e *Engine) CreateSchedule(ctx context.Context, spec ScheduleSpec) (*apitype.ScheduleView, error) {
 	now := e.cfg.Clock()
 	tm, inputs, err := e.checkSchedule(&spec, now)
 	if err != nil {
@@ -291,7 +255,7 @@ func (e *Engine) CreateSchedule(ctx context.Context, spec ScheduleSpec) (*Schedu
 	}
 	if err := e.store.CreateSchedule(ctx, s); err != nil {
 		if errors.Is(err, driver.ErrConflict) {
-			return nil, fieldErr("name", fmt.Errorf("%w: this tenant has a schedule named %q already", ErrConflict, spec.Name))
+			return nil, fieldErr("name", fmt.Errorf("%w: this tenant has a schedule named %q already", rbtype.ErrConflict, spec.Name))
 		}
 		return nil, err
 	}
@@ -303,13 +267,13 @@ func (e *Engine) CreateSchedule(ctx context.Context, spec ScheduleSpec) (*Schedu
 func (e *Engine) visibleSchedule(ctx context.Context, id uuid.UUID) (*driver.Schedule, error) {
 	s, err := e.store.Schedule(ctx, id)
 	if errors.Is(err, driver.ErrNotFound) || err == nil && !sees(ctx, s.Tenant) {
-		return nil, fmt.Errorf("%w: no schedule %s", ErrNotFound, id)
+		return nil, fmt.Errorf("%w: no schedule %s", rbtype.ErrNotFound, id)
 	}
 	return s, err
 }
 
 // Schedule returns one schedule's view.
-func (e *Engine) Schedule(ctx context.Context, id uuid.UUID) (*ScheduleView, error) {
+func (e *Engine) Schedule(ctx context.Context, id uuid.UUID) (*apitype.ScheduleView, error) {
 	s, err := e.visibleSchedule(ctx, id)
 	if err != nil {
 		return nil, err
@@ -319,20 +283,20 @@ func (e *Engine) Schedule(ctx context.Context, id uuid.UUID) (*ScheduleView, err
 
 // Schedules lists the caller's tenant's schedules (an admin's: tenant's,
 // or every tenant's for ""), by name.
-func (e *Engine) Schedules(ctx context.Context, tenant string) ([]ScheduleView, error) {
+func (e *Engine) Schedules(ctx context.Context, tenant string) ([]apitype.ScheduleView, error) {
 	list, err := e.store.Schedules(ctx, listTenant(ctx, tenant))
 	if err != nil {
 		return nil, err
 	}
-	out := make([]ScheduleView, 0, len(list))
+	out := make([]apitype.ScheduleView, 0, len(list))
 	for i := range list {
 		out = append(out, *e.scheduleView(ctx, &list[i]))
 	}
 	return out, nil
 }
 
-func (e *Engine) scheduleView(ctx context.Context, s *driver.Schedule) *ScheduleView {
-	v := &ScheduleView{
+func (e *Engine) scheduleView(ctx context.Context, s *driver.Schedule) *apitype.ScheduleView {
+	v := &apitype.ScheduleView{
 		ID: s.ID, Name: s.Name, Cron: s.Cron, Timezone: s.Timezone, Filename: s.Filename, Source: s.Source, Plan: s.Plan,
 		Inputs: s.Inputs, Mode: s.Mode, Overlap: s.Overlap, CatchUp: s.CatchUp, Paused: s.Paused, Actor: s.Actor,
 		LastTickAt: s.LastTickAt, LastError: s.LastError, Skipped: s.Skipped, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt,
@@ -342,7 +306,7 @@ func (e *Engine) scheduleView(ctx context.Context, s *driver.Schedule) *Schedule
 		v.NextFireAt = &next
 	}
 	if s.LastRunbookID != nil {
-		v.LastRunbook = &LastRunbookView{ID: *s.LastRunbookID}
+		v.LastRunbook = &apitype.LastRunbookView{ID: *s.LastRunbookID}
 		if st, err := e.store.RunbookStatus(ctx, *s.LastRunbookID); err == nil {
 			v.LastRunbook.Status = st.Status
 		}
@@ -353,7 +317,7 @@ func (e *Engine) scheduleView(ctx context.Context, s *driver.Schedule) *Schedule
 // UpdateSchedule changes a schedule (PATCH): pauses or resumes it, or
 // replaces parts of its definition, checked as at its creation. A change
 // of its timing, and a resume, move its next tick to the first after now.
-func (e *Engine) UpdateSchedule(ctx context.Context, id uuid.UUID, p SchedulePatch) (*ScheduleView, error) {
+func (e *Engine) UpdateSchedule(ctx context.Context, id uuid.UUID, p SchedulePatch) (*apitype.ScheduleView, error) {
 	s, err := e.visibleSchedule(ctx, id)
 	if err != nil {
 		return nil, err
@@ -409,7 +373,7 @@ func (e *Engine) UpdateSchedule(ctx context.Context, id uuid.UUID, p SchedulePat
 	s.Inputs, s.Mode, s.Overlap, s.CatchUp = inputs, spec.Mode, spec.Overlap, spec.CatchUp
 	if err := e.store.UpdateSchedule(ctx, *s); err != nil {
 		if errors.Is(err, driver.ErrConflict) {
-			return nil, fieldErr("name", fmt.Errorf("%w: this tenant has a schedule named %q already", ErrConflict, spec.Name))
+			return nil, fieldErr("name", fmt.Errorf("%w: this tenant has a schedule named %q already", rbtype.ErrConflict, spec.Name))
 		}
 		return nil, err
 	}
@@ -423,7 +387,7 @@ func (e *Engine) DeleteSchedule(ctx context.Context, id uuid.UUID) error {
 	}
 	err := e.store.DeleteSchedule(ctx, id)
 	if errors.Is(err, driver.ErrNotFound) {
-		return fmt.Errorf("%w: no schedule %s", ErrNotFound, id)
+		return fmt.Errorf("%w: no schedule %s", rbtype.ErrNotFound, id)
 	}
 	return err
 }

@@ -9,8 +9,10 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/compiler"
 	"github.com/runbookdev/runbook/driver"
+	"github.com/runbookdev/runbook/machine"
 	"github.com/runbookdev/runbook/rbtype"
 )
 
@@ -151,7 +153,7 @@ func (r *tickRefused) Error() string {
 
 // submitTick submits a tick's runbook in tx, under the schedule's tenant
 // and the scope of the token that made it, keyed schedule:<id>:<tick>.
-func (e *Engine) submitTick(ctx context.Context, tx driver.Tx, s *driver.Schedule, tick time.Time) (*Submitted, error) {
+func (e *Engine) submitTick(ctx context.Context, tx driver.Tx, s *driver.Schedule, tick time.Time) (*apitype.Submitted, error) {
 	var scope Scope
 	if err := json.Unmarshal(s.Scope, &scope); err != nil {
 		return nil, &tickRefused{fmt.Errorf("the schedule's stored scope does not read: %v", err)}
@@ -166,7 +168,7 @@ func (e *Engine) submitTick(ctx context.Context, tx driver.Tx, s *driver.Schedul
 		return nil, &tickRefused{err}
 	}
 	var inputs map[string]any
-	if v, err := decodeJSON(s.Inputs); err == nil {
+	if v, err := rbtype.DecodeJSON(s.Inputs); err == nil {
 		inputs, _ = v.(map[string]any)
 	}
 	key := fmt.Sprintf("schedule:%s:%s", s.ID, tick.UTC().Format(time.RFC3339))
@@ -175,14 +177,14 @@ func (e *Engine) submitTick(ctx context.Context, tx driver.Tx, s *driver.Schedul
 		return nil, &tickRefused{err}
 	}
 	sub, err := e.createRunbook(ctx, tx, n, key)
-	if errors.Is(err, ErrConflict) {
+	if errors.Is(err, rbtype.ErrConflict) {
 		// The tick made its runbook before, from what the schedule was
 		// then (it changed since, and the daemon died before moving on).
 		d, derr := e.derivationIn(ctx, tx)
 		if derr != nil {
 			return nil, derr
 		}
-		return &Submitted{ID: d.runbookID(n.RequestKey)}, nil
+		return &apitype.Submitted{ID: d.RunbookID(n.RequestKey)}, nil
 	}
 	return sub, err
 }
@@ -198,7 +200,7 @@ func (e *Engine) submitTick(ctx context.Context, tx driver.Tx, s *driver.Schedul
 // any submission.
 func (e *Engine) admitTick(ctx context.Context, s *driver.Schedule, plan *compiler.Plan) error {
 	if !sees(ctx, s.Tenant) {
-		return fmt.Errorf("%w: the schedule's scope does not reach its tenant %s", ErrInvalid, s.Tenant)
+		return fmt.Errorf("%w: the schedule's scope does not reach its tenant %s", rbtype.ErrInvalid, s.Tenant)
 	}
 	_, err := e.admit(ctx, s.Tenant, plan, plan.Steps)
 	return err
@@ -210,7 +212,7 @@ func (e *Engine) scheduleEvent(ctx context.Context, tx driver.Tx, runbookID uuid
 	if err := tx.LockRunbooks(ctx, []uuid.UUID{runbookID}); err != nil {
 		return err
 	}
-	ev, err := newEvent(runbookID, typ, e.workerID, nil, ScheduleFiredData{ScheduleID: s.ID, Name: s.Name, Tick: tick.UTC()})
+	ev, err := machine.NewEvent(runbookID, typ, e.workerID, nil, ScheduleFiredData{ScheduleID: s.ID, Name: s.Name, Tick: tick.UTC()})
 	if err != nil {
 		return err
 	}

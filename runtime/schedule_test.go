@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/driver"
 	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/runtime"
@@ -83,7 +84,7 @@ func slicesSortTimes(ts []time.Time) {
 	}
 }
 
-func (b *testBundle) schedule(t *testing.T, spec runtime.ScheduleSpec) *runtime.ScheduleView {
+func (b *testBundle) schedule(t *testing.T, spec runtime.ScheduleSpec) *apitype.ScheduleView {
 	t.Helper()
 	if spec.Source == "" {
 		spec.Source = `(t.echo :v 1)`
@@ -285,17 +286,17 @@ func TestScheduleBadInput(t *testing.T) {
 		is    error
 		msg   string
 	}{
-		{runtime.ScheduleSpec{Name: "x", Cron: "61 * * * *"}, "cron", runtime.ErrInvalid, `cron "61 * * * *" does not parse`},
-		{runtime.ScheduleSpec{Name: "x", Cron: "* * * * * *"}, "cron", runtime.ErrInvalid, "expected exactly 5 fields"},
-		{runtime.ScheduleSpec{Name: "x", Cron: ""}, "cron", runtime.ErrInvalid, "cron is required"},
-		{runtime.ScheduleSpec{Name: "x", Cron: "CRON_TZ=Asia/Tokyo 0 9 * * *"}, "cron", runtime.ErrInvalid, "give it in timezone"},
-		{runtime.ScheduleSpec{Name: "x", Cron: "0 0 30 2 *"}, "cron", runtime.ErrInvalid, "never fires"},
-		{runtime.ScheduleSpec{Name: "x", Cron: "@daily", Timezone: "Mars/Olympus"}, "timezone", runtime.ErrInvalid, "is not an IANA time zone"},
-		{runtime.ScheduleSpec{Name: "x", Cron: "@daily", Timezone: "Local"}, "timezone", runtime.ErrInvalid, "depends on the daemon's machine"},
-		{runtime.ScheduleSpec{Name: "x", Cron: "@daily", CatchUp: "all"}, "catch_up", runtime.ErrInvalid, `catch_up "all" must be none or latest`},
-		{runtime.ScheduleSpec{Name: "x", Cron: "@daily", Overlap: "queue"}, "overlap", runtime.ErrInvalid, "must be skip or allow"},
-		{runtime.ScheduleSpec{Name: "", Cron: "@daily"}, "name", runtime.ErrInvalid, "name"},
-		{runtime.ScheduleSpec{Name: "x", Cron: "@daily", Source: `(t.echo :v $n)`}, "inputs", runtime.ErrInvalid, "input $n is missing"},
+		{runtime.ScheduleSpec{Name: "x", Cron: "61 * * * *"}, "cron", rbtype.ErrInvalid, `cron "61 * * * *" does not parse`},
+		{runtime.ScheduleSpec{Name: "x", Cron: "* * * * * *"}, "cron", rbtype.ErrInvalid, "expected exactly 5 fields"},
+		{runtime.ScheduleSpec{Name: "x", Cron: ""}, "cron", rbtype.ErrInvalid, "cron is required"},
+		{runtime.ScheduleSpec{Name: "x", Cron: "CRON_TZ=Asia/Tokyo 0 9 * * *"}, "cron", rbtype.ErrInvalid, "give it in timezone"},
+		{runtime.ScheduleSpec{Name: "x", Cron: "0 0 30 2 *"}, "cron", rbtype.ErrInvalid, "never fires"},
+		{runtime.ScheduleSpec{Name: "x", Cron: "@daily", Timezone: "Mars/Olympus"}, "timezone", rbtype.ErrInvalid, "is not an IANA time zone"},
+		{runtime.ScheduleSpec{Name: "x", Cron: "@daily", Timezone: "Local"}, "timezone", rbtype.ErrInvalid, "depends on the daemon's machine"},
+		{runtime.ScheduleSpec{Name: "x", Cron: "@daily", CatchUp: "all"}, "catch_up", rbtype.ErrInvalid, `catch_up "all" must be none or latest`},
+		{runtime.ScheduleSpec{Name: "x", Cron: "@daily", Overlap: "queue"}, "overlap", rbtype.ErrInvalid, "must be skip or allow"},
+		{runtime.ScheduleSpec{Name: "", Cron: "@daily"}, "name", rbtype.ErrInvalid, "name"},
+		{runtime.ScheduleSpec{Name: "x", Cron: "@daily", Source: `(t.echo :v $n)`}, "inputs", rbtype.ErrInvalid, "input $n is missing"},
 	} {
 		t.Run(tt.field+" "+tt.msg, func(t *testing.T) {
 			if tt.spec.Source == "" {
@@ -324,13 +325,13 @@ func TestScheduleBadInput(t *testing.T) {
 	// sees the first tenant's.
 	s := b.schedule(t, runtime.ScheduleSpec{Name: "nightly", Cron: "@daily"})
 	_, err = b.engine.CreateSchedule(b.ctx, runtime.ScheduleSpec{Name: "nightly", Cron: "@daily", Source: `(t.echo :v 1)`})
-	require.ErrorIs(t, err, runtime.ErrConflict)
+	require.ErrorIs(t, err, rbtype.ErrConflict)
 	acme := runtime.WithScope(context.Background(), runtime.Scope{Tenant: "acme", Actor: "ops"})
 	_, err = b.engine.CreateSchedule(acme, runtime.ScheduleSpec{Name: "nightly", Cron: "@daily", Source: `(t.echo :v 1)`})
 	require.NoError(t, err)
 	_, err = b.engine.Schedule(acme, s.ID)
-	require.ErrorIs(t, err, runtime.ErrNotFound)
-	require.ErrorIs(t, b.engine.DeleteSchedule(acme, s.ID), runtime.ErrNotFound)
+	require.ErrorIs(t, err, rbtype.ErrNotFound)
+	require.ErrorIs(t, b.engine.DeleteSchedule(acme, s.ID), rbtype.ErrNotFound)
 	mine, err := b.engine.Schedules(acme, "")
 	require.NoError(t, err)
 	require.Len(t, mine, 1)
@@ -354,7 +355,7 @@ func TestATickRunsInItsTenantAndRecordsWhyItMadeNothing(t *testing.T) {
 	rb, err := b.engine.Get(acme, v.LastRunbook.ID)
 	require.NoError(t, err)
 	_, err = b.engine.Get(runtime.WithScope(context.Background(), runtime.Scope{Tenant: "other"}), rb.ID)
-	require.ErrorIs(t, err, runtime.ErrNotFound, "the runbook is the schedule's tenant's")
+	require.ErrorIs(t, err, rbtype.ErrNotFound, "the runbook is the schedule's tenant's")
 	require.Contains(t, b.eventTypes(t, rb.ID), "SCHEDULE_FIRED")
 
 	// The catalogue loses the verb: the next tick makes nothing, says why,

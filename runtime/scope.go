@@ -11,9 +11,8 @@ import (
 	"github.com/runbookdev/runbook/registry/policy"
 )
 
-// DefaultTenant owns the runbooks of a token that names no tenant, and
-// every runbook stored before tenants existed (docs/design/semantics.md section 1).
-const DefaultTenant = "default"
+// DefaultTenant is rbtype.DefaultTenant: it owns the runbooks of a token that names no tenant.
+const DefaultTenant = rbtype.DefaultTenant
 
 // Scope is whose runbooks a request may see and change: one tenant's, or,
 // for an admin, every tenant's. The HTTP API puts the caller's scope in

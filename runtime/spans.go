@@ -7,197 +7,87 @@ import (
 	"github.com/google/uuid"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/runbookdev/runbook/driver"
+	"github.com/runbookdev/runbook/machine"
 	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/tracing"
 )
 
-// OpenTelemetry spans (docs/design/semantics.md section 2): one for the runbook, one
-// per step attempt, its child, the park wait an event on it. A runbook may
-// last days and outlive the daemon that started it, so no span is held
-// open: each is emitted once what it stands for has finished and its
-// transaction has committed, with the times the database holds and the
-// ids trace.go derives (tracing.IDGenerator gives them to the SDK). A
-// restarted daemon emits the same ids; a transaction retried after a
-// failure emits nothing twice, since only committed ones emit.
-//
-// Without a tracer (Config.TracerProvider nil) none of this runs: the
-// transition collects nothing and no span is made.
-
-// Attribute keys of rbd's spans.
-const (
-	attrRunbookID     = attribute.Key("rbd.runbook.id")
-	attrTenant        = attribute.Key("rbd.tenant")
-	attrCorrelationID = attribute.Key("rbd.correlation_id")
-	attrStatus        = attribute.Key("rbd.runbook.status")
-	attrStep          = attribute.Key("rbd.step.key")
-	attrVerb          = attribute.Key("rbd.step.verb")
-	attrAttempt       = attribute.Key("rbd.step.attempt")
-	attrAttemptID     = attribute.Key("rbd.attempt.id")
-	attrOutcome       = attribute.Key("rbd.attempt.outcome")
-	attrErrorCode     = attribute.Key("rbd.error.code")
-	attrCache         = attribute.Key("rbd.cache")
-	attrWorker        = attribute.Key("rbd.worker")
-	attrCorrelKey     = attribute.Key("rbd.correlation_key")
-	attrLink          = attribute.Key("rbd.link")
-)
-
-// attemptCancelled is the outcome of an attempt whose wait a cancellation
-// ended: its span says so; the ledger keeps the park.
-const attemptCancelled = "cancelled"
-
-// finishedAttempt is an attempt to emit as a span once its transaction
-// commits.
-type finishedAttempt struct {
-	trace      runbookTrace
-	runbookID  uuid.UUID
-	tenant     string
-	step, verb string
-	attempt    int
-	id         uuid.UUID
-	start, end time.Time
-	outcome    string
-	code       rbtype.ErrorCode
-	cache      string
-	// wait is the park the attempt waited in, if it parked.
-	wait *parkWait
-}
-
-// parkWait is a park an attempt waited in: since when, on which key, and
-// the span of the notification that ended it (invalid when none said).
-type parkWait struct {
-	parkedAt time.Time
-	key      string
-	link     trace.SpanContext
-}
-
-// tracing reports whether spans are emitted.
-func (t *transition) tracing() bool { return t.m.tracer != nil }
-
-// runbookTrace is the runbook's trace context, worked out once per
-// transaction.
-func (t *transition) runbookTrace() runbookTrace {
-	if t.trace == nil {
-		rt := traceOf(t.rb)
-		t.trace = &rt
-	}
-	return *t.trace
-}
-
-// sawPark notes the park an attempt ends, for its span: its wait, and the
-// traceparent the notification that ended it came with.
-func (t *transition) sawPark(s *driver.Step, inv *driver.Invocation, traceparent string) {
-	if !t.tracing() {
-		return
-	}
-	if t.parks == nil {
-		t.parks = map[int64]*parkWait{}
-	}
-	t.parks[s.ID] = &parkWait{parkedAt: inv.ParkedAt, key: inv.CorrelationKey, link: parseTraceParent(traceparent)}
-}
-
-// attemptEnded queues the span of an attempt that ended.
-func (t *transition) attemptEnded(s *driver.Step, attempt int, id uuid.UUID, outcome string, code rbtype.ErrorCode, cache string) {
-	if !t.tracing() {
-		return
-	}
-	start := t.now
-	if s.StartedAt != nil && attempt > 0 {
-		start = *s.StartedAt
-	}
-	wait := t.parks[s.ID]
-	delete(t.parks, s.ID)
-	t.spans = append(t.spans, finishedAttempt{
-		trace: t.runbookTrace(), runbookID: t.rb.ID, tenant: t.rb.Tenant, step: s.Key, verb: s.Verb, attempt: attempt,
-		id: id, start: start, end: t.now, outcome: outcome, code: code, cache: cache, wait: wait,
-	})
-}
-
-// parseTraceParent reads a W3C traceparent; invalid when it is not one.
-func parseTraceParent(h string) trace.SpanContext {
-	if h == "" {
-		return trace.SpanContext{}
-	}
-	return trace.SpanContextFromContext(propagation.TraceContext{}.Extract(context.Background(),
-		propagation.MapCarrier{"traceparent": h}))
-}
-
 // emitSpans emits the spans of what a committed advance finished: its
 // attempts, and the runbooks that finished.
-func (e *Engine) emitSpans(ctx context.Context, settled *round) {
-	if e.machine.tracer == nil || settled == nil {
+func (e *Engine) emitSpans(ctx context.Context, settled *machine.Round) {
+	if e.machine.Tracer == nil || settled == nil {
 		return
 	}
-	for _, t := range settled.states {
-		for i := range t.spans {
-			e.emitAttempt(ctx, &t.spans[i])
+	for _, t := range settled.States {
+		for i := range t.Spans {
+			e.emitAttempt(ctx, &t.Spans[i])
 		}
-		if t.runbook != nil && t.runbook.Finished {
-			e.emitRunbook(ctx, t.rb, t.rb.Status, t.now)
+		if t.Runbook != nil && t.Runbook.Finished {
+			e.emitRunbook(ctx, t.Rb, t.Rb.Status, t.Now)
 		}
 	}
 }
 
 // emitAttempt emits an attempt's span: a child of its runbook's span.
-func (e *Engine) emitAttempt(ctx context.Context, a *finishedAttempt) {
-	parent := trace.ContextWithSpanContext(ctx, a.trace.span)
-	ctx = tracing.ContextWithIDs(parent, a.trace.span.TraceID(), attemptSpanID(a.id))
+func (e *Engine) emitAttempt(ctx context.Context, a *machine.FinishedAttempt) {
+	parent := trace.ContextWithSpanContext(ctx, a.Trace.Span)
+	ctx = tracing.ContextWithIDs(parent, a.Trace.Span.TraceID(), machine.AttemptSpanID(a.Id))
 	attrs := []attribute.KeyValue{
-		attrRunbookID.String(a.runbookID.String()), attrTenant.String(a.tenant),
-		attrCorrelationID.String(a.trace.correlationID), attrStep.String(a.step), attrVerb.String(a.verb),
-		attrAttempt.Int(a.attempt), attrAttemptID.String(a.id.String()), attrOutcome.String(a.outcome),
-		attrCache.String(a.cache), attrWorker.String(e.workerID),
+		machine.AttrRunbookID.String(a.RunbookID.String()), machine.AttrTenant.String(a.Tenant),
+		machine.AttrCorrelationID.String(a.Trace.CorrelationID), machine.AttrStep.String(a.Step), machine.AttrVerb.String(a.Verb),
+		machine.AttrAttempt.Int(a.Attempt), machine.AttrAttemptID.String(a.Id.String()), machine.AttrOutcome.String(a.Outcome),
+		machine.AttrCache.String(a.Cache), machine.AttrWorker.String(e.workerID),
 	}
-	if a.code != "" {
-		attrs = append(attrs, attrErrorCode.String(string(a.code)))
+	if a.Code != "" {
+		attrs = append(attrs, machine.AttrErrorCode.String(string(a.Code)))
 	}
-	opts := []trace.SpanStartOption{trace.WithTimestamp(a.start), trace.WithAttributes(attrs...)}
-	if a.wait != nil && a.wait.link.IsValid() {
+	opts := []trace.SpanStartOption{trace.WithTimestamp(a.Start), trace.WithAttributes(attrs...)}
+	if a.Wait != nil && a.Wait.Link.IsValid() {
 		// The notification's sender caused the resume: a link, not a
 		// parent, since the attempt began before it.
-		opts = append(opts, trace.WithLinks(trace.Link{SpanContext: a.wait.link,
-			Attributes: []attribute.KeyValue{attrLink.String("notification")}}))
+		opts = append(opts, trace.WithLinks(trace.Link{SpanContext: a.Wait.Link,
+			Attributes: []attribute.KeyValue{machine.AttrLink.String("notification")}}))
 	}
-	_, span := e.machine.tracer.Start(ctx, a.verb, opts...)
-	if a.wait != nil {
-		span.AddEvent("parked", trace.WithTimestamp(a.wait.parkedAt), trace.WithAttributes(attrCorrelKey.String(a.wait.key)))
-		if a.outcome != attemptCancelled {
-			span.AddEvent("resumed", trace.WithTimestamp(a.end))
+	_, span := e.machine.Tracer.Start(ctx, a.Verb, opts...)
+	if a.Wait != nil {
+		span.AddEvent("parked", trace.WithTimestamp(a.Wait.ParkedAt), trace.WithAttributes(machine.AttrCorrelKey.String(a.Wait.Key)))
+		if a.Outcome != machine.AttemptCancelled {
+			span.AddEvent("resumed", trace.WithTimestamp(a.End))
 		}
 	}
-	if a.outcome == attemptFailed || a.outcome == attemptCancelled {
-		span.SetStatus(codes.Error, string(a.code))
+	if a.Outcome == machine.AttemptFailed || a.Outcome == machine.AttemptCancelled {
+		span.SetStatus(codes.Error, string(a.Code))
 	}
-	span.End(trace.WithTimestamp(a.end))
+	span.End(trace.WithTimestamp(a.End))
 }
 
 // emitRunbook emits a runbook's span, from its submission to end: a child
 // of the submitter's span, or the root of its own trace. A regeneration's
 // links to its parent runbook's span.
 func (e *Engine) emitRunbook(ctx context.Context, rb *driver.Runbook, status rbtype.RunbookStatus, end time.Time) {
-	rt := traceOf(rb)
+	rt := machine.TraceOf(rb)
 	sctx := ctx
-	if rt.parent.IsValid() {
-		sctx = trace.ContextWithRemoteSpanContext(ctx, rt.parent)
+	if rt.Parent.IsValid() {
+		sctx = trace.ContextWithRemoteSpanContext(ctx, rt.Parent)
 	}
-	sctx = tracing.ContextWithIDs(sctx, rt.span.TraceID(), rt.span.SpanID())
+	sctx = tracing.ContextWithIDs(sctx, rt.Span.TraceID(), rt.Span.SpanID())
 	opts := []trace.SpanStartOption{
 		trace.WithTimestamp(rb.CreatedAt), trace.WithSpanKind(trace.SpanKindServer),
-		trace.WithAttributes(attrRunbookID.String(rb.ID.String()), attrTenant.String(rb.Tenant),
-			attrCorrelationID.String(rt.correlationID), attrStatus.String(string(status))),
+		trace.WithAttributes(machine.AttrRunbookID.String(rb.ID.String()), machine.AttrTenant.String(rb.Tenant),
+			machine.AttrCorrelationID.String(rt.CorrelationID), machine.AttrStatus.String(string(status))),
 	}
 	if p := rb.Lineage.Parent; p != uuid.Nil {
 		if st, err := e.store.RunbookStatus(ctx, p); err == nil {
-			link := trace.NewSpanContext(trace.SpanContextConfig{TraceID: traceIDOf(p, st.TraceID), SpanID: runbookSpanID(p),
+			link := trace.NewSpanContext(trace.SpanContextConfig{TraceID: machine.TraceIDOf(p, st.TraceID), SpanID: machine.RunbookSpanID(p),
 				TraceFlags: trace.FlagsSampled, Remote: true})
 			opts = append(opts, trace.WithLinks(trace.Link{SpanContext: link,
-				Attributes: []attribute.KeyValue{attrLink.String("regenerated_from")}}))
+				Attributes: []attribute.KeyValue{machine.AttrLink.String("regenerated_from")}}))
 		}
 	}
-	_, span := e.machine.tracer.Start(sctx, "runbook", opts...)
+	_, span := e.machine.Tracer.Start(sctx, "runbook", opts...)
 	switch status {
 	case rbtype.RunbookFailed, rbtype.RunbookEscalated, rbtype.RunbookCancelled, rbtype.RunbookPartial:
 		span.SetStatus(codes.Error, string(status))

@@ -15,8 +15,10 @@ import (
 	"github.com/google/uuid"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/compiler"
 	"github.com/runbookdev/runbook/driver"
+	"github.com/runbookdev/runbook/machine"
 	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/verbs"
 )
@@ -53,17 +55,6 @@ type Submission struct {
 	Budget *rbtype.Budget
 }
 
-// Submitted says which runbook a submission started, and whether it was
-// new (a repeat returns the existing runbook, whatever its state).
-type Submitted struct {
-	ID      uuid.UUID
-	Created bool
-	Status  rbtype.RunbookStatus
-	Lineage LineageView
-	// Name is the runbook's name (for a repeat, the first submission's).
-	Name string
-}
-
 // Submit stores a runbook and makes it due.
 //
 // A submission without an IdempotencyKey is keyed by its plan, mode and
@@ -71,12 +62,12 @@ type Submitted struct {
 // fails (docs/design/semantics.md section 6): then the same plan and inputs run again,
 // as a new runbook keyed after the failed one. Concurrent repeats derive
 // the same key and so meet on one row.
-func (e *Engine) Submit(ctx context.Context, s Submission) (*Submitted, error) {
+func (e *Engine) Submit(ctx context.Context, s Submission) (*apitype.Submitted, error) {
 	n, err := e.newRunbook(ctx, s)
 	if err != nil {
 		return nil, err
 	}
-	var out *Submitted
+	var out *apitype.Submitted
 	err = inTx(ctx, e.store, func(tx driver.Tx) error {
 		out, err = e.createRunbook(ctx, tx, n, s.IdempotencyKey)
 		return err
@@ -94,24 +85,24 @@ func (e *Engine) newRunbook(ctx context.Context, s Submission) (driver.NewRunboo
 		s.Mode = rbtype.ModeExecute
 	}
 	if !slices.Contains(rbtype.Modes, s.Mode) {
-		return driver.NewRunbook{}, fmt.Errorf("%w: mode %q must be %q, %q or %q", ErrInvalid, s.Mode, rbtype.ModeExecute, rbtype.ModeDryRun, rbtype.ModeDraftOnly)
+		return driver.NewRunbook{}, fmt.Errorf("%w: mode %q must be %q, %q or %q", rbtype.ErrInvalid, s.Mode, rbtype.ModeExecute, rbtype.ModeDryRun, rbtype.ModeDraftOnly)
 	}
 	if s.Plan == nil {
-		return driver.NewRunbook{}, fmt.Errorf("%w: no plan", ErrInvalid)
+		return driver.NewRunbook{}, fmt.Errorf("%w: no plan", rbtype.ErrInvalid)
 	}
-	if err := checkSteps(e.cfg.Limits, len(s.Plan.Steps)); err != nil {
+	if err := machine.CheckSteps(e.cfg.Limits, len(s.Plan.Steps)); err != nil {
 		return driver.NewRunbook{}, err
 	}
 	plan := s.Plan.JSON()
-	if err := checkPlanBytes(e.cfg.Limits, plan); err != nil {
+	if err := machine.CheckPlanBytes(e.cfg.Limits, plan); err != nil {
 		return driver.NewRunbook{}, err
 	}
-	if problem := CheckCorrelationID(s.CorrelationID); problem != "" {
-		return driver.NewRunbook{}, fmt.Errorf("%w: the correlation id %s", ErrInvalid, problem)
+	if problem := machine.CheckCorrelationID(s.CorrelationID); problem != "" {
+		return driver.NewRunbook{}, fmt.Errorf("%w: the correlation id %s", rbtype.ErrInvalid, problem)
 	}
 	if s.Name != "" {
 		if problem := CheckName(s.Name); problem != "" {
-			return driver.NewRunbook{}, fmt.Errorf("%w: the name %s", ErrInvalid, problem)
+			return driver.NewRunbook{}, fmt.Errorf("%w: the name %s", rbtype.ErrInvalid, problem)
 		}
 	}
 	if err := checkInputs(s.Plan.Inputs, s.Inputs, nil); err != nil {
@@ -125,7 +116,7 @@ func (e *Engine) newRunbook(ctx context.Context, s Submission) (driver.NewRunboo
 	}
 	inputs, err := json.Marshal(orEmpty(s.Inputs))
 	if err != nil {
-		return driver.NewRunbook{}, fmt.Errorf("%w: inputs do not marshal: %v", ErrInvalid, err)
+		return driver.NewRunbook{}, fmt.Errorf("%w: inputs do not marshal: %v", rbtype.ErrInvalid, err)
 	}
 	tenant := tenantOf(ctx)
 	adm, err := e.admit(ctx, tenant, s.Plan, s.Plan.Steps)
@@ -152,15 +143,15 @@ func (e *Engine) newRunbook(ctx context.Context, s Submission) (driver.NewRunboo
 		key = "plan:" + hex.EncodeToString(sum[:])
 	}
 	key = tenantKey(tenant, key)
-	steps, err := newSteps(s.Plan.Steps, 0)
+	steps, err := machine.NewSteps(s.Plan.Steps, 0)
 	if err != nil {
-		return driver.NewRunbook{}, fmt.Errorf("%w: %v", ErrInvalid, err)
+		return driver.NewRunbook{}, fmt.Errorf("%w: %v", rbtype.ErrInvalid, err)
 	}
 	adm.gate(steps)
 	n := driver.NewRunbook{
 		Tenant: tenant, Plan: plan, PlanHash: s.Plan.PlanHash, Inputs: inputs, Mode: s.Mode,
-		Status: rbtype.RunbookExecuting, RequestKey: key, WorkerID: e.workerID, Steps: steps, Edges: edgesOf(s.Plan.Edges, nil),
-		Trace: newTrace(s.Parent, s.CorrelationID), PolicyHash: adm.tenant.Hash(), Budget: s.Budget, Events: adm.events,
+		Status: rbtype.RunbookExecuting, RequestKey: key, WorkerID: e.workerID, Steps: steps, Edges: machine.EdgesOf(s.Plan.Edges, nil),
+		Trace: machine.NewTrace(s.Parent, s.CorrelationID), PolicyHash: adm.tenant.Hash(), Budget: s.Budget, Events: adm.events,
 		Name: nameOf(s.Name, s.Plan),
 	}
 	if s.HoldOpen {
@@ -168,7 +159,7 @@ func (e *Engine) newRunbook(ctx context.Context, s Submission) (driver.NewRunboo
 	}
 	actor, note := actorOf(ctx, s.Actor)
 	n.Actor = actor
-	n.SubmittedData, err = json.Marshal(RunbookSubmittedData{Actor: actor, Note: note, Mode: s.Mode, PlanHash: s.Plan.PlanHash, HoldOpen: s.HoldOpen,
+	n.SubmittedData, err = json.Marshal(machine.RunbookSubmittedData{Actor: actor, Note: note, Mode: s.Mode, PlanHash: s.Plan.PlanHash, HoldOpen: s.HoldOpen,
 		PolicyHash: adm.tenant.Hash(), Budget: s.Budget})
 	return n, err
 }
@@ -178,13 +169,13 @@ func (e *Engine) newRunbook(ctx context.Context, s Submission) (driver.NewRunboo
 // without a caller's key, a repeat of a failed run starts a new run, keyed
 // after the failed one; a caller's key (callerKey, as the caller wrote it)
 // used for another request is ErrConflict.
-func (e *Engine) createRunbook(ctx context.Context, tx driver.Tx, n driver.NewRunbook, callerKey string) (*Submitted, error) {
+func (e *Engine) createRunbook(ctx context.Context, tx driver.Tx, n driver.NewRunbook, callerKey string) (*apitype.Submitted, error) {
 	d, err := e.derivationIn(ctx, tx)
 	if err != nil {
 		return nil, err
 	}
 	key := n.RequestKey
-	n.ID = d.runbookID(key)
+	n.ID = d.RunbookID(key)
 	for {
 		rb, created, err := tx.CreateRunbook(ctx, n)
 		if err != nil {
@@ -192,7 +183,7 @@ func (e *Engine) createRunbook(ctx context.Context, tx driver.Tx, n driver.NewRu
 		}
 		if !created && callerKey == "" && rb.Status == rbtype.RunbookFailed {
 			n.RequestKey = retryKey(key, rb.ID)
-			n.ID = d.runbookID(n.RequestKey)
+			n.ID = d.RunbookID(n.RequestKey)
 			continue
 		}
 		if !created && rb.Tenant != cmp.Or(n.Tenant, DefaultTenant) {
@@ -200,13 +191,13 @@ func (e *Engine) createRunbook(ctx context.Context, tx driver.Tx, n driver.NewRu
 			// tenant's runbook under this key is a row written otherwise
 			// (by hand, or before namespaces): never answer with it, nor
 			// say whose it is.
-			return nil, fmt.Errorf("%w: the request key %s is taken; submit with another Idempotency-Key", ErrConflict, shortKey(key))
+			return nil, fmt.Errorf("%w: the request key %s is taken; submit with another Idempotency-Key", rbtype.ErrConflict, machine.ShortKey(key))
 		}
 		if !created && callerKey != "" && !sameRequest(rb, n) {
 			return nil, fmt.Errorf("%w: idempotency key %q was used for another request (a different plan, inputs or mode)",
-				ErrConflict, callerKey)
+				rbtype.ErrConflict, callerKey)
 		}
-		return &Submitted{ID: rb.ID, Created: created, Status: rb.Status, Lineage: lineageView(rb), Name: rb.Name}, nil
+		return &apitype.Submitted{ID: rb.ID, Created: created, Status: rb.Status, Lineage: lineageView(rb), Name: rb.Name}, nil
 	}
 }
 
@@ -233,18 +224,18 @@ func sameRequest(rb *driver.Runbook, n driver.NewRunbook) bool {
 	if rb.PlanHash != n.PlanHash || rb.Mode != n.Mode {
 		return false
 	}
-	had, err1 := decodeJSON(rb.Inputs)
-	given, err2 := decodeJSON(n.Inputs)
+	had, err1 := rbtype.DecodeJSON(rb.Inputs)
+	given, err2 := rbtype.DecodeJSON(n.Inputs)
 	return err1 == nil && err2 == nil && reflect.DeepEqual(had, given)
 }
 
 // SubmitSource compiles a source with the engine's catalogue and submits
 // it. A source with errors is a *CompileError carrying its diagnostics.
-func (e *Engine) SubmitSource(ctx context.Context, filename string, source []byte, s Submission) (*Submitted, error) {
+func (e *Engine) SubmitSource(ctx context.Context, filename string, source []byte, s Submission) (*apitype.Submitted, error) {
 	if e.cfg.Catalogue == nil {
-		return nil, fmt.Errorf("%w: this daemon has no verb catalogue to compile sources with", ErrInvalid)
+		return nil, fmt.Errorf("%w: this daemon has no verb catalogue to compile sources with", rbtype.ErrInvalid)
 	}
-	if err := checkSourceBytes(e.cfg.Limits, source); err != nil {
+	if err := machine.CheckSourceBytes(e.cfg.Limits, source); err != nil {
 		return nil, err
 	}
 	plan, diags := e.compileOptions().CompileSource(filename, source, e.cfg.Catalogue)
@@ -260,49 +251,6 @@ func orEmpty(m map[string]any) map[string]any {
 		return map[string]any{}
 	}
 	return m
-}
-
-// newSteps turns plan steps into rows, numbered after offset. Steps of
-// one verb mostly carry one execution block (a for-each's instances
-// always do): it is encoded once, and again only for a step whose block
-// differs.
-func newSteps(steps []*compiler.Step, offset int) ([]driver.NewStep, error) {
-	out := make([]driver.NewStep, len(steps))
-	type encoded struct {
-		exec *verbs.Execution
-		json []byte
-	}
-	last := map[string]encoded{}
-	for i, s := range steps {
-		if len(s.Key) > MaxKeyLength {
-			return nil, fmt.Errorf("step key %s is %d bytes long; at most %d are allowed", shortKey(s.Key), len(s.Key), MaxKeyLength)
-		}
-		args, err := json.Marshal(s.Args)
-		if err != nil {
-			return nil, fmt.Errorf("step %q: its arguments do not encode: %w", s.Key, err)
-		}
-		exec := last[s.Verb].json
-		if prev := last[s.Verb].exec; prev == nil || !prev.Equal(&s.Execution) {
-			if exec, err = json.Marshal(s.Execution); err != nil {
-				return nil, fmt.Errorf("step %q: its execution block does not encode: %w", s.Key, err)
-			}
-			last[s.Verb] = encoded{exec: &s.Execution, json: exec}
-		}
-		out[i] = driver.NewStep{Key: s.Key, Position: offset + i + 1, Verb: s.Verb, Args: args, Execution: exec, Gate: s.Gate}
-	}
-	return out, nil
-}
-
-// edgesOf converts plan edges, keeping only those into steps keep accepts
-// (all when keep is nil).
-func edgesOf(edges []compiler.Edge, keep func(to string) bool) []driver.Edge {
-	var out []driver.Edge
-	for _, e := range edges {
-		if keep == nil || keep(e.To) {
-			out = append(out, driver.Edge{From: e.From, To: e.To, Kind: e.Kind})
-		}
-	}
-	return out
 }
 
 // checkInputs checks supplied inputs against the plan's: each is given
@@ -330,7 +278,7 @@ func checkInputs(declared []compiler.Input, given, frozen map[string]any) error 
 		}
 	}
 	if len(problems) > 0 {
-		return fmt.Errorf("%w: %s", ErrInvalid, strings.Join(problems, "; "))
+		return fmt.Errorf("%w: %s", rbtype.ErrInvalid, strings.Join(problems, "; "))
 	}
 	return nil
 }
@@ -384,7 +332,7 @@ func checkInputsFit(plan *compiler.Plan, inputs map[string]any) error {
 		}
 	}
 	if len(problems) > 0 {
-		return fmt.Errorf("%w: %s", ErrSchema, strings.Join(problems, "; "))
+		return fmt.Errorf("%w: %s", rbtype.ErrSchema, strings.Join(problems, "; "))
 	}
 	return nil
 }
@@ -410,20 +358,20 @@ func checkInputLists(plan *compiler.Plan, inputs map[string]any, maxFanout int) 
 		if !ok || len(m) != 1 {
 			continue
 		}
-		v, err := (&binder{inputs: inputs}).input(ref)
+		v, err := (&machine.Binder{Inputs: inputs}).Input(ref)
 		if err != nil {
 			continue // a missing input is reported by checkInputs
 		}
 		switch items, ok := v.([]any); {
 		case !ok:
-			problems = append(problems, fmt.Sprintf("input $%s, the list of (for-each ... :as @%s), is %s, not a list", ref, l.Item, kindOf(v)))
+			problems = append(problems, fmt.Sprintf("input $%s, the list of (for-each ... :as @%s), is %s, not a list", ref, l.Item, machine.KindOf(v)))
 		case len(items) > maxFanout:
 			problems = append(problems, fmt.Sprintf("%s: input $%s, the list of (for-each ... :as @%s), holds %d elements, more than %d (--max-fanout)",
 				rbtype.CodeFanoutTooLarge, ref, l.Item, len(items), maxFanout))
 		}
 	}
 	if len(problems) > 0 {
-		return fmt.Errorf("%w: %s", ErrInvalid, strings.Join(problems, "; "))
+		return fmt.Errorf("%w: %s", rbtype.ErrInvalid, strings.Join(problems, "; "))
 	}
 	return nil
 }

@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/compiler"
+	"github.com/runbookdev/runbook/machine"
+	"github.com/runbookdev/runbook/rbtype"
 )
 
 // SubmitPlan reads a plan compiled elsewhere, checks it against the
@@ -18,11 +21,11 @@ import (
 //
 // A daemon without a catalogue has nothing to check a plan against, and
 // so refuses plans as it refuses sources.
-func (e *Engine) SubmitPlan(ctx context.Context, filename string, raw []byte, s Submission) (*Submitted, error) {
+func (e *Engine) SubmitPlan(ctx context.Context, filename string, raw []byte, s Submission) (*apitype.Submitted, error) {
 	if e.cfg.Catalogue == nil {
-		return nil, fmt.Errorf("%w: this daemon has no verb catalogue to check plans against (start it with --verbs)", ErrInvalid)
+		return nil, fmt.Errorf("%w: this daemon has no verb catalogue to check plans against (start it with --verbs)", rbtype.ErrInvalid)
 	}
-	if err := checkPlanBytes(e.cfg.Limits, raw); err != nil {
+	if err := machine.CheckPlanBytes(e.cfg.Limits, raw); err != nil {
 		return nil, err // before it is decoded: the stored form is about as large
 	}
 	plan, diags := compiler.ReadPlan(filename, raw, e.cfg.Catalogue)

@@ -61,14 +61,14 @@ func TestTenantsNeverShareAReceipt(t *testing.T) {
 	mu.Unlock()
 
 	_, err := b.engine.Get(globex, mustID(ids[0]))
-	require.ErrorIs(t, err, runtime.ErrNotFound, "another tenant's runbook is not there")
+	require.ErrorIs(t, err, rbtype.ErrNotFound, "another tenant's runbook is not there")
 	_, err = b.engine.Get(acme, mustID(ids[0]))
 	require.NoError(t, err)
 	_, err = b.engine.Get(runtime.WithScope(b.ctx, runtime.Scope{All: true}), mustID(ids[2]))
 	require.NoError(t, err, "an admin sees every tenant")
 }
 
-// Issue 27, finding 1: the default tenant's request keys take its prefix
+// Under attack (docs/reliability.md), row 1: the default tenant's request keys take its prefix
 // (migration tenant_request_keys), so that a runbook submitted before
 // still answers its repeat, and acme's key "tenant:acme:K" is acme's
 // alone. A row under a key of the caller's namespace that belongs to
@@ -105,11 +105,11 @@ func TestRequestKeysAreNamespacedAndMigrated(t *testing.T) {
 	// A key of the default namespace held by another tenant's row.
 	pgtest.ExecIn(t, b.store, insert, uuid.New(), plan.JSON(), plan.PlanHash, "tenant:default:planted", "globex")
 	_, err = b.engine.SubmitSource(def, "k.rbk", []byte(source), runtime.Submission{IdempotencyKey: "planted"})
-	require.ErrorIs(t, err, runtime.ErrConflict)
+	require.ErrorIs(t, err, rbtype.ErrConflict)
 	require.NotContains(t, err.Error(), "globex")
 }
 
-// Issue 27, finding 8: a notification signed with another tenant's secret
+// Under attack (docs/reliability.md), row 8: a notification signed with another tenant's secret
 // that arrives before the step parks (its key known, somehow) is kept in
 // that tenant's namespace: it never takes the key, the step's own
 // tenant's notification is accepted, not refused as a conflict, and it

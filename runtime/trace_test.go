@@ -18,6 +18,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/runbookdev/runbook/durable/pgtest"
+	"github.com/runbookdev/runbook/machine"
 	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/runtime"
 	"github.com/runbookdev/runbook/tracing"
@@ -109,7 +110,7 @@ func ledgerRows(t *testing.T, b *testBundle, id uuid.UUID) map[string]ledgerRow 
 	return out
 }
 
-// docs/design/semantics.md section 2, issue 12's test: a runbook submitted in a trace,
+// docs/design/semantics.md section 2, the docs/design/semantics.md test: a runbook submitted in a trace,
 // with an http.call and an http.start that parks until a notification
 // sent from another trace. The exporter receives the runbook's span, a
 // child of the submitter's, and one span per attempt, children of the
@@ -236,10 +237,10 @@ func TestARunbookWithoutTraceContextBeginsItsOwn(t *testing.T) {
 
 	// A correlation id that is not printable, or too long, is refused.
 	_, err := b.engine.SubmitSource(b.ctx, "x.rbk", []byte(`(t.echo :v "y")`), runtime.Submission{CorrelationID: "a\nb"})
-	require.ErrorIs(t, err, runtime.ErrInvalid)
+	require.ErrorIs(t, err, rbtype.ErrInvalid)
 	_, err = b.engine.SubmitSource(b.ctx, "x.rbk", []byte(`(t.echo :v "y")`),
-		runtime.Submission{CorrelationID: string(make([]byte, runtime.MaxCorrelationID+1))})
-	require.ErrorIs(t, err, runtime.ErrInvalid)
+		runtime.Submission{CorrelationID: string(make([]byte, machine.MaxCorrelationID+1))})
+	require.ErrorIs(t, err, rbtype.ErrInvalid)
 }
 
 // Without a provider, no spans are made, but the ids are kept and sent:

@@ -18,6 +18,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/apitype"
+	"github.com/runbookdev/runbook/builtin"
 	"github.com/runbookdev/runbook/durable/pgtest"
 	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/registry"
@@ -69,7 +71,7 @@ func TestHelperWorker(t *testing.T) {
 		t.Skip("only runs as the helper of TestKilledWorkerLosesNothing")
 	}
 	store := pgtest.Open(t, schema)
-	engine := runtime.New(store, runtime.NewHandlers(runtime.BuiltinDeps{}), runtime.Config{
+	engine := runtime.New(store, runtime.NewHandlers(builtin.Deps{}), runtime.Config{
 		WorkerID: "doomed", LeaseTTL: time.Second, PollInterval: 20 * time.Millisecond,
 	})
 	_ = engine.Run(context.Background()) // until killed
@@ -253,7 +255,7 @@ func TestShutdownReleasesLeases(t *testing.T) {
 	ctx, cancel := context.WithCancel(b.ctx)
 	done := make(chan error, 1)
 	go func() { done <- b.engine.Run(ctx) }()
-	b.waitFor(t, id, "running", func(v *runtime.RunbookView) bool { return step(v, "s").Status == rbtype.StepRunning })
+	b.waitFor(t, id, "running", func(v *apitype.RunbookView) bool { return step(v, "s").Status == rbtype.StepRunning })
 	cancel()
 	require.NoError(t, <-done)
 	leases, err := b.store.WorkerLeases(b.ctx, b.engine.WorkerID())

@@ -6,7 +6,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/runbookdev/runbook/client"
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/cmd/internal/cli"
 	"github.com/runbookdev/runbook/rbtype"
 )
@@ -31,7 +31,7 @@ func runNotify(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return status
 	}
-	req := client.Notification{CorrelationKey: keys[0], Status: rbtype.OutcomeCompleted}
+	req := apitype.NotificationRequest{CorrelationKey: keys[0], Status: rbtype.OutcomeCompleted}
 	switch {
 	case *extend != "" && (*failedCode != "" || *result != ""):
 		return cantRun(stderr, "--extend is a heartbeat: give it without --result or --failed")
@@ -41,7 +41,7 @@ func runNotify(args []string, stdout, stderr io.Writer) int {
 		return cantRun(stderr, "give --result or --failed, not both")
 	case *failedCode != "":
 		req.Status = rbtype.OutcomeFailed
-		req.Error = &client.ErrorInfo{Code: rbtype.ErrorCode(*failedCode), Message: *message}
+		req.Error = &apitype.ErrorView{Code: rbtype.ErrorCode(*failedCode), Message: *message}
 	case *message != "":
 		return cantRun(stderr, "--message goes with --failed")
 	case *result != "":
@@ -98,7 +98,7 @@ func runDecide(verb string, args []string, stdout, stderr io.Writer) int {
 	if verb == "approve" {
 		decide = c.client().Approve
 	}
-	res, err := decide(ctx, pos[0], pos[1], client.DecisionRequest{By: *by, Comment: *comment})
+	res, err := decide(ctx, pos[0], pos[1], apitype.DecisionRequest{By: *by, Comment: *comment})
 	if err != nil {
 		return c.failed(err, nil)
 	}
@@ -127,7 +127,7 @@ func runCancel(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := c.context()
 	defer cancel()
-	req := client.CancelRequest{By: *by}
+	req := apitype.CancelRequest{By: *by}
 	if *keep {
 		no := false
 		req.Compensate = &no
@@ -160,7 +160,7 @@ func runResolve(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return status
 	}
-	req := client.ResolveRequest{Action: *action, By: *by}
+	req := apitype.ResolveRequest{Action: *action, By: *by}
 	if *result != "" {
 		if !json.Valid([]byte(*result)) {
 			return cantRun(stderr, "--result %q is not JSON", *result)
@@ -196,7 +196,7 @@ func runClose(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := c.context()
 	defer cancel()
-	res, err := c.client().Close(ctx, ids[0], client.CloseRequest{By: *by})
+	res, err := c.client().Close(ctx, ids[0], apitype.CloseRequest{By: *by})
 	if err != nil {
 		return c.failed(err, nil)
 	}
@@ -226,10 +226,10 @@ func runRetry(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return status
 	}
-	return retry(c, ids[0], client.RetryRequest{Steps: steps, By: *by, Execute: *execute}, stdout)
+	return retry(c, ids[0], apitype.RetryRequest{Steps: steps, By: *by, Execute: *execute}, stdout)
 }
 
-func retry(c *clientCommand, id string, req client.RetryRequest, stdout io.Writer) int {
+func retry(c *clientCommand, id string, req apitype.RetryRequest, stdout io.Writer) int {
 	ctx, cancel := c.context()
 	defer cancel()
 	res, err := c.client().Retry(ctx, id, req)
@@ -268,7 +268,7 @@ func runExtend(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := c.context()
 	defer cancel()
-	res, err := c.client().Extend(ctx, pos[0], client.ExtendRequest{Source: string(src), Filename: name, Inputs: values, Actor: whoAmI()})
+	res, err := c.client().Extend(ctx, pos[0], apitype.ExtendRequest{Source: string(src), Filename: name, Inputs: values, Actor: whoAmI()})
 	if err != nil {
 		return c.failed(err, sources)
 	}

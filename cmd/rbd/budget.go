@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/runbookdev/runbook/client"
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/cmd/internal/cli"
 	"github.com/runbookdev/runbook/rbtype"
 )
@@ -74,9 +74,9 @@ func runBudget(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := c.context()
 	defer cancel()
-	var done []*client.BudgetChanged
+	var done []*apitype.BudgetChanged
 	for _, ch := range changes {
-		var out *client.BudgetChanged
+		var out *apitype.BudgetChanged
 		var err error
 		if ch.budget == nil {
 			out, err = c.client().ClearBudget(ctx, *tenant, ch.scope)

@@ -11,9 +11,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/runbookdev/runbook/client"
+	"github.com/runbookdev/runbook/apitype"
+	"github.com/runbookdev/runbook/builtin"
 	"github.com/runbookdev/runbook/rbtype"
-	"github.com/runbookdev/runbook/runtime"
 )
 
 // TestBudgetSetThenRetry runs a real daemon under a runbook budget of
@@ -27,7 +27,7 @@ func TestBudgetSetThenRetry(t *testing.T) {
 	var calls atomic.Int64
 	bill := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		calls.Add(1)
-		w.Header().Set(runtime.UsageHeader, `{"cost_usd": 4}`)
+		w.Header().Set(builtin.UsageHeader, `{"cost_usd": 4}`)
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"billed": true}`))
 	}))
@@ -48,7 +48,7 @@ func TestBudgetSetThenRetry(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	ops := d.client("tok-ops")
-	sub, err := ops.Submit(ctx, client.SubmitRequest{Source: "(t.bill :n 1 :as @a)\n(t.bill :n 2 :after @a :as @b)\n(t.bill :n 3 :after @b :as @c)\n"})
+	sub, err := ops.Submit(ctx, apitype.SubmitRequest{Source: "(t.bill :n 1 :as @a)\n(t.bill :n 2 :after @a :as @b)\n(t.bill :n 3 :after @b :as @c)\n"})
 	require.NoError(t, err)
 	id := sub.ID.String()
 	v, err := ops.Wait(ctx, id)

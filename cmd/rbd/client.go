@@ -14,6 +14,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/cmd/internal/cli"
 	"github.com/runbookdev/runbook/httpapi"
@@ -124,9 +125,9 @@ func (c *clientCommand) failed(err error, sources lang.Sources) int {
 	}
 	if len(apiErr.Diagnostics) > 0 {
 		if c.json() {
-			_ = cli.WriteJSON(c.stdout, map[string]*client.Error{"error": apiErr})
+			_ = cli.WriteJSON(c.stdout, apitype.ErrorBody{Error: apiErr.ErrorInfo})
 		}
-		_ = lang.WriteText(c.stderr, langDiagnostics(apiErr.Diagnostics), sources)
+		_ = lang.WriteText(c.stderr, apiErr.Diagnostics, sources)
 		return exitFailed
 	}
 	if apiErr.Field != "" {
@@ -135,21 +136,6 @@ func (c *clientCommand) failed(err error, sources lang.Sources) int {
 	}
 	fmt.Fprintf(c.stderr, "rbd: %s: %s\n", apiErr.Code, apiErr.Message)
 	return exitFailed
-}
-
-// langDiagnostics reads the daemon's diagnostics as package lang's, to
-// render them against the local sources as rbc does. The two share their
-// JSON.
-func langDiagnostics(ds []client.Diagnostic) lang.Diagnostics {
-	raw, err := json.Marshal(ds)
-	var out lang.Diagnostics
-	if err == nil {
-		err = json.Unmarshal(raw, &out)
-	}
-	if err != nil {
-		return nil
-	}
-	return out
 }
 
 // inputFlags collect a command's inputs: --input k=v (a string),

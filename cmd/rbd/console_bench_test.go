@@ -10,7 +10,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
-	"github.com/runbookdev/runbook/client"
+	"github.com/runbookdev/runbook/apitype"
 )
 
 const benchVerbs = `
@@ -56,7 +56,7 @@ func BenchmarkConsoleRender1000Steps(b *testing.B) {
 	e := newDaemonEnv(b)
 	verbs := e.file(b, "verbs/b.yaml", benchVerbs)
 	d := e.start(b, "--verbs", verbs, "--worker=false")
-	sub, err := d.client("").Submit(context.Background(), client.SubmitRequest{Source: wideSource(1000), Filename: "wide.rbk"})
+	sub, err := d.client("").Submit(context.Background(), apitype.SubmitRequest{Source: wideSource(1000), Filename: "wide.rbk"})
 	require.NoError(b, err)
 	page := d.server + "/ui/#/runbooks/" + sub.ID.String()
 

@@ -13,7 +13,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
-	"github.com/runbookdev/runbook/client"
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/rbtype"
 )
 
@@ -65,7 +65,7 @@ func TestConsoleForms(t *testing.T) {
 	submit := func(example string, inputs map[string]any) string {
 		src, err := os.ReadFile(filepath.Join(examples, example, example+".rbk"))
 		require.NoError(t, err)
-		sub, err := cl.Submit(ctx, client.SubmitRequest{Source: string(src), Filename: example + ".rbk", Inputs: inputs})
+		sub, err := cl.Submit(ctx, apitype.SubmitRequest{Source: string(src), Filename: example + ".rbk", Inputs: inputs})
 		require.NoError(t, err)
 		return sub.ID.String()
 	}
@@ -95,7 +95,7 @@ func TestConsoleForms(t *testing.T) {
 	b.shot(t, "template-open")
 
 	// An approval shows up live: the count and the iteration's node.
-	_, err := cl.Approve(ctx, review, "revoked[0]", client.DecisionRequest{By: "lead"})
+	_, err := cl.Approve(ctx, review, "revoked[0]", apitype.DecisionRequest{By: "lead"})
 	require.NoError(t, err)
 	b.do(t, "see the approved iteration complete",
 		chromedp.WaitReady(chromedp.CSS(`.node[data-key="revoked[0]"][data-status="complete"]`)))

@@ -9,11 +9,11 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
-	"github.com/runbookdev/runbook/client"
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/rbtype"
 )
 
-// The person at the gate (issue 31): the console's inbox, the gate's
+// The person at the gate (docs/daemon.md): the console's inbox, the gate's
 // panel, and what a failed runbook shows, in a real browser. The verbs are
 // a database failover's: a probe, a pause of writes that a compensation
 // undoes, and a high-risk promote whose lag may be at most 5 seconds.
@@ -85,7 +85,7 @@ func personDaemon(t *testing.T) *daemon {
 	return e.start(t, "--verbs", verbs, "--api-token-file", tokens)
 }
 
-func submitAs(t *testing.T, d *daemon, token string, req client.SubmitRequest) string {
+func submitAs(t *testing.T, d *daemon, token string, req apitype.SubmitRequest) string {
 	t.Helper()
 	sub, err := d.client(token).Submit(context.Background(), req)
 	require.NoError(t, err)
@@ -93,7 +93,7 @@ func submitAs(t *testing.T, d *daemon, token string, req client.SubmitRequest) s
 }
 
 // waitView polls a runbook until cond holds.
-func waitView(t *testing.T, d *daemon, token, id, what string, cond func(*client.Runbook) bool) *client.Runbook {
+func waitView(t *testing.T, d *daemon, token, id, what string, cond func(*apitype.RunbookView) bool) *apitype.RunbookView {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
@@ -125,22 +125,22 @@ func TestConsoleInbox(t *testing.T) {
 	b := newBrowser(t, 1280, 900)
 	d := personDaemon(t)
 	in := map[string]any{"cluster": "eu-1"}
-	gated := submitAs(t, d, "admin-token", client.SubmitRequest{Source: failover, Filename: "failover.rbk", Inputs: in, Name: "failover eu-1", Actor: "ops-lead"})
-	parked := submitAs(t, d, "admin-token", client.SubmitRequest{Source: `(ops.wait-ack :as @ack)`, Filename: "page-oncall.rbk"})
-	retry := submitAs(t, d, "admin-token", client.SubmitRequest{Source: `(ops.call-chat :as @post)`, Filename: "post-update.rbk"})
-	badArgs := submitAs(t, d, "admin-token", client.SubmitRequest{Source: strings.ReplaceAll(failover, "probe-lag ", "probe-lag-late "),
+	gated := submitAs(t, d, "admin-token", apitype.SubmitRequest{Source: failover, Filename: "failover.rbk", Inputs: in, Name: "failover eu-1", Actor: "ops-lead"})
+	parked := submitAs(t, d, "admin-token", apitype.SubmitRequest{Source: `(ops.wait-ack :as @ack)`, Filename: "page-oncall.rbk"})
+	retry := submitAs(t, d, "admin-token", apitype.SubmitRequest{Source: `(ops.call-chat :as @post)`, Filename: "post-update.rbk"})
+	badArgs := submitAs(t, d, "admin-token", apitype.SubmitRequest{Source: strings.ReplaceAll(failover, "probe-lag ", "probe-lag-late "),
 		Filename: "failover.rbk", Inputs: map[string]any{"cluster": "us-2"}, Name: "failover us-2"})
-	waitView(t, d, "admin-token", badArgs, "awaiting approval", func(v *client.Runbook) bool { return v.State == rbtype.StateAwaitingApproval })
-	_, err := d.client("admin-token").Approve(context.Background(), badArgs, "promote", client.DecisionRequest{By: "dba-on-call", Comment: "lag checked"})
+	waitView(t, d, "admin-token", badArgs, "awaiting approval", func(v *apitype.RunbookView) bool { return v.State == rbtype.StateAwaitingApproval })
+	_, err := d.client("admin-token").Approve(context.Background(), badArgs, "promote", apitype.DecisionRequest{By: "dba-on-call", Comment: "lag checked"})
 	require.NoError(t, err)
-	done := submitAs(t, d, "admin-token", client.SubmitRequest{Source: `(ops.say :text "hello")`, Filename: "hello.rbk"})
-	acme := submitAs(t, d, "acme-token", client.SubmitRequest{Source: failover, Filename: "failover.rbk", Inputs: map[string]any{"cluster": "acme-1"}})
+	done := submitAs(t, d, "admin-token", apitype.SubmitRequest{Source: `(ops.say :text "hello")`, Filename: "hello.rbk"})
+	acme := submitAs(t, d, "acme-token", apitype.SubmitRequest{Source: failover, Filename: "failover.rbk", Inputs: map[string]any{"cluster": "acme-1"}})
 	for id, state := range map[string]string{gated: "awaiting_approval", parked: "parked", retry: "failed", badArgs: "failed", done: "complete"} {
-		waitView(t, d, "admin-token", id, state, func(v *client.Runbook) bool {
+		waitView(t, d, "admin-token", id, state, func(v *apitype.RunbookView) bool {
 			return string(v.State) == state && (state != "failed" || v.FinishedAt != nil)
 		})
 	}
-	waitView(t, d, "acme-token", acme, "awaiting approval", func(v *client.Runbook) bool { return v.State == rbtype.StateAwaitingApproval })
+	waitView(t, d, "acme-token", acme, "awaiting approval", func(v *apitype.RunbookView) bool { return v.State == rbtype.StateAwaitingApproval })
 
 	signIn(t, b, d, "admin-token")
 	ids := func(table string) []string {
@@ -205,9 +205,9 @@ func TestConsoleInbox(t *testing.T) {
 func TestConsoleGatePanel(t *testing.T) {
 	t.Parallel()
 	d := personDaemon(t)
-	id := submitAs(t, d, "admin-token", client.SubmitRequest{Source: failover, Filename: "failover.rbk",
+	id := submitAs(t, d, "admin-token", apitype.SubmitRequest{Source: failover, Filename: "failover.rbk",
 		Inputs: map[string]any{"cluster": "eu-1"}, Actor: "ops-lead"})
-	waitView(t, d, "admin-token", id, "awaiting approval", func(v *client.Runbook) bool { return v.State == rbtype.StateAwaitingApproval })
+	waitView(t, d, "admin-token", id, "awaiting approval", func(v *apitype.RunbookView) bool { return v.State == rbtype.StateAwaitingApproval })
 
 	for _, size := range []struct {
 		w, h int
@@ -273,12 +273,12 @@ func TestConsoleAfterFailure(t *testing.T) {
 	t.Parallel()
 	b := newBrowser(t, 1280, 1400)
 	d := personDaemon(t)
-	id := submitAs(t, d, "admin-token", client.SubmitRequest{Source: strings.ReplaceAll(failover, "probe-lag ", "probe-lag-late "),
+	id := submitAs(t, d, "admin-token", apitype.SubmitRequest{Source: strings.ReplaceAll(failover, "probe-lag ", "probe-lag-late "),
 		Filename: "failover.rbk", Inputs: map[string]any{"cluster": "eu-1"}, Actor: "ops-lead"})
-	waitView(t, d, "admin-token", id, "awaiting approval", func(v *client.Runbook) bool { return v.State == rbtype.StateAwaitingApproval })
-	_, err := d.client("admin-token").Approve(context.Background(), id, "promote", client.DecisionRequest{By: "dba-on-call", Comment: "lag checked"})
+	waitView(t, d, "admin-token", id, "awaiting approval", func(v *apitype.RunbookView) bool { return v.State == rbtype.StateAwaitingApproval })
+	_, err := d.client("admin-token").Approve(context.Background(), id, "promote", apitype.DecisionRequest{By: "dba-on-call", Comment: "lag checked"})
 	require.NoError(t, err)
-	v := waitView(t, d, "admin-token", id, "failed and undone", func(v *client.Runbook) bool {
+	v := waitView(t, d, "admin-token", id, "failed and undone", func(v *apitype.RunbookView) bool {
 		return v.FinishedAt != nil && v.Steps[stepIndex(t, v, "pause")].Compensation != nil &&
 			v.Steps[stepIndex(t, v, "pause")].Compensation.Status == rbtype.CompensationComplete
 	})
@@ -306,14 +306,14 @@ func TestConsoleAfterFailure(t *testing.T) {
 	// Without a compensation, the failure alone decides: a retry of a step
 	// whose arguments do not fit would send them again, and is not
 	// offered; one of a step whose dependency was down is.
-	bad := submitAs(t, d, "admin-token", client.SubmitRequest{Filename: "promote.rbk", Source: `(db.probe-lag-late :cluster "eu-1" :as @lag)
+	bad := submitAs(t, d, "admin-token", apitype.SubmitRequest{Filename: "promote.rbk", Source: `(db.probe-lag-late :cluster "eu-1" :as @lag)
 (db.promote :cluster "eu-1" :max-lag @lag.lag_seconds :as @promote)`})
-	waitView(t, d, "admin-token", bad, "awaiting approval", func(v *client.Runbook) bool { return v.State == rbtype.StateAwaitingApproval })
-	_, err = d.client("admin-token").Approve(context.Background(), bad, "promote", client.DecisionRequest{By: "dba-on-call"})
+	waitView(t, d, "admin-token", bad, "awaiting approval", func(v *apitype.RunbookView) bool { return v.State == rbtype.StateAwaitingApproval })
+	_, err = d.client("admin-token").Approve(context.Background(), bad, "promote", apitype.DecisionRequest{By: "dba-on-call"})
 	require.NoError(t, err)
-	waitView(t, d, "admin-token", bad, "failed", func(v *client.Runbook) bool { return v.FinishedAt != nil })
-	down := submitAs(t, d, "admin-token", client.SubmitRequest{Source: `(ops.call-chat :as @post)`, Filename: "post-update.rbk"})
-	waitView(t, d, "admin-token", down, "failed", func(v *client.Runbook) bool { return v.FinishedAt != nil })
+	waitView(t, d, "admin-token", bad, "failed", func(v *apitype.RunbookView) bool { return v.FinishedAt != nil })
+	down := submitAs(t, d, "admin-token", apitype.SubmitRequest{Source: `(ops.call-chat :as @post)`, Filename: "post-update.rbk"})
+	waitView(t, d, "admin-token", down, "failed", func(v *apitype.RunbookView) bool { return v.FinishedAt != nil })
 	b.do(t, "open the runbook whose arguments do not fit", chromedp.Navigate(d.server+"/ui/#/runbooks/"+bad))
 	waitJS(t, b, `document.querySelector("main h1").textContent.startsWith("promote ") && !!document.querySelector('#failures li[data-step="promote"]')`)
 	require.Contains(t, eval[string](t, b, `document.getElementById("next").textContent`), "a retry would send the same arguments")

@@ -8,7 +8,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
-	"github.com/runbookdev/runbook/client"
+	"github.com/runbookdev/runbook/apitype"
 )
 
 // TestConsoleSchedules shows the schedules page: each schedule with its
@@ -24,10 +24,10 @@ func TestConsoleSchedules(t *testing.T) {
 	d := e.start(t, "--verbs", verbs)
 	cl := d.client("")
 	ctx := context.Background()
-	often, err := cl.CreateSchedule(ctx, client.ScheduleRequest{Name: "every second", Cron: "@every 1s",
+	often, err := cl.CreateSchedule(ctx, apitype.ScheduleRequest{Name: "every second", Cron: "@every 1s",
 		Source: `(t.echo :v "tick")`, Overlap: "allow", CatchUp: "latest"})
 	require.NoError(t, err)
-	nightly, err := cl.CreateSchedule(ctx, client.ScheduleRequest{Name: "nightly", Cron: "30 1 * * *", Timezone: "Europe/London",
+	nightly, err := cl.CreateSchedule(ctx, apitype.ScheduleRequest{Name: "nightly", Cron: "30 1 * * *", Timezone: "Europe/London",
 		Source: `(t.echo :v "night")`})
 	require.NoError(t, err)
 

@@ -14,6 +14,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/rbtype"
 )
@@ -36,7 +37,7 @@ func consoleDaemon(t *testing.T) (d *daemon, id string, notifier *client.Client)
 	d = e.start(t, "--verbs", filepath.Join(kycDir, "verbs"), "--api-token-file", tokens, "--webhook-secret-file", secret)
 	src, err := os.ReadFile(filepath.Join(kycDir, "kyc-onboarding.rbk"))
 	require.NoError(t, err)
-	sub, err := d.client("console-token").Submit(context.Background(), client.SubmitRequest{
+	sub, err := d.client("console-token").Submit(context.Background(), apitype.SubmitRequest{
 		Source: string(src), Filename: "kyc-onboarding.rbk",
 		Inputs: map[string]any{"client_name": "Acme Holdings SA", "contact_email": "compliance@acme.example"},
 	})
@@ -101,7 +102,7 @@ func TestConsoleKYC(t *testing.T) {
 	// The documents arrive by signed webhook: the step turns complete on
 	// the page that is open. The marker proves the page never reloaded.
 	eval[bool](t, b, `window.stillTheSamePage = true`)
-	_, err = notifier.Notify(context.Background(), client.Notification{
+	_, err = notifier.Notify(context.Background(), apitype.NotificationRequest{
 		CorrelationKey: key, Status: rbtype.OutcomeCompleted,
 		Result: json.RawMessage(`{"documents": [{"type": "passport", "url": "s3://kyc/acme/passport.pdf"}]}`),
 	})
@@ -173,7 +174,7 @@ func copyScreenshot(t testing.TB, from, name string) {
 	require.NoError(t, os.WriteFile(filepath.Join("../../docs/console", name+".png"), raw, 0o644))
 }
 
-func stepIndex(t *testing.T, v *client.Runbook, key string) int {
+func stepIndex(t *testing.T, v *apitype.RunbookView, key string) int {
 	t.Helper()
 	for i, s := range v.Steps {
 		if s.Key == key {
@@ -221,7 +222,7 @@ func TestConsoleListPages(t *testing.T) {
 	d := e.start(t, "--verbs", verbs, "--worker=false")
 	cl := d.client("")
 	for i := range 120 {
-		_, err := cl.Submit(context.Background(), client.SubmitRequest{
+		_, err := cl.Submit(context.Background(), apitype.SubmitRequest{
 			Source: `(t.echo :v $n :as @e)`, Inputs: map[string]any{"n": strconv.Itoa(i)},
 		})
 		require.NoError(t, err)
@@ -289,7 +290,7 @@ func TestConsoleReject(t *testing.T) {
 	e := newDaemonEnv(t)
 	verbs := e.file(t, "verbs/t.yaml", e2eVerbs)
 	d := e.start(t, "--verbs", verbs)
-	sub, err := d.client("").Submit(context.Background(), client.SubmitRequest{Source: `(t.echo :v "x" :gate "human_confirm" :as @g)`})
+	sub, err := d.client("").Submit(context.Background(), apitype.SubmitRequest{Source: `(t.echo :v "x" :gate "human_confirm" :as @g)`})
 	require.NoError(t, err)
 	id := sub.ID.String()
 
@@ -335,7 +336,7 @@ func TestConsoleApprovesAsTheSignedInActor(t *testing.T) {
 	verbs := e.file(t, "verbs/t.yaml", e2eVerbs)
 	tokens := e.file(t, "tokens", "submitter-token\ndana-token actor=dana roles=read,approve\n")
 	d := e.start(t, "--verbs", verbs, "--api-token-file", tokens)
-	sub, err := d.client("submitter-token").Submit(context.Background(), client.SubmitRequest{Source: `(t.echo :v "x" :gate "human_confirm" :as @g)`})
+	sub, err := d.client("submitter-token").Submit(context.Background(), apitype.SubmitRequest{Source: `(t.echo :v "x" :gate "human_confirm" :as @g)`})
 	require.NoError(t, err)
 	id := sub.ID.String()
 

@@ -16,7 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/runbookdev/runbook/client"
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/durable/localpg"
 	"github.com/runbookdev/runbook/durable/pgtest"
 	"github.com/runbookdev/runbook/rbtype"
@@ -125,9 +125,9 @@ func TestEmbeddedRolesWallOffPGCRUD(t *testing.T) {
 	out, ok := psql(t, superuser, "CREATE TABLE public.deals (deal_id serial PRIMARY KEY, company text NOT NULL)")
 	require.True(t, ok, out)
 	ctx := context.Background()
-	sub, err := d.client("").Submit(ctx, client.SubmitRequest{Source: `(app.add-deal :company "Acme" :as @d)`})
+	sub, err := d.client("").Submit(ctx, apitype.SubmitRequest{Source: `(app.add-deal :company "Acme" :as @d)`})
 	require.NoError(t, err)
-	var v *client.Runbook
+	var v *apitype.RunbookView
 	waitUntil(t, "the runbook to complete", func() (bool, error) {
 		v, err = d.client("").Get(ctx, sub.ID.String())
 		return err == nil && v.Status != rbtype.RunbookExecuting, err
@@ -220,11 +220,11 @@ func TestManagedRolesFromTheDocs(t *testing.T) {
 	d := e.start(t, "--verbs", verbs)
 	require.NotContains(t, d.logs.String(), "pg.crud connects with rbd's own role")
 	ctx := context.Background()
-	sub, err := d.client("").Submit(ctx, client.SubmitRequest{Source: `
+	sub, err := d.client("").Submit(ctx, apitype.SubmitRequest{Source: `
 (crm.apply :company "Acme" :stage "won" :as @a)
 (crm.find :company "Acme" :after [@a] :as @f)`})
 	require.NoError(t, err)
-	var v *client.Runbook
+	var v *apitype.RunbookView
 	waitUntil(t, "the runbook to finish", func() (bool, error) {
 		v, err = d.client("").Get(ctx, sub.ID.String())
 		return err == nil && v.Status != rbtype.RunbookExecuting, err

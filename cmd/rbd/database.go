@@ -7,12 +7,12 @@ import (
 	"log/slog"
 	"path/filepath"
 
+	"github.com/runbookdev/runbook/builtin"
 	"github.com/runbookdev/runbook/cmd/internal/cli"
 	"github.com/runbookdev/runbook/driver"
 	"github.com/runbookdev/runbook/durable"
 	"github.com/runbookdev/runbook/durable/localpg"
 	"github.com/runbookdev/runbook/migrations"
-	"github.com/runbookdev/runbook/registry"
 )
 
 // The roles of the embedded PostgreSQL: rbd's owns rbd's schema, pg.crud's
@@ -63,13 +63,13 @@ func (d *databaseFlags) registerCRUD(fs *cli.EnvFlags) {
 // check refuses schema names pg.crud's rule could not tell apart, and a
 // pg.crud search path that would be rbd's own schema.
 func (d *databaseFlags) check() error {
-	if err := registry.CheckIdentifier(d.schema); err != nil {
+	if err := builtin.CheckIdentifier(d.schema); err != nil {
 		return fmt.Errorf("--schema: %w", err)
 	}
 	if d.crud == nil {
 		return nil
 	}
-	if err := registry.CheckIdentifier(d.crud.schema); err != nil {
+	if err := builtin.CheckIdentifier(d.crud.schema); err != nil {
 		return fmt.Errorf("--crud-schema: %w", err)
 	}
 	if d.crud.schema == d.schema {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/runbookdev/runbook/client"
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/rbtype"
 )
 
@@ -66,7 +66,7 @@ func draftVerbs(url string) string {
 `, url)
 }
 
-// Issue 27, finding 6: a draft_only runbook calls nothing outside, its
+// Under attack (docs/reliability.md), row 6: a draft_only runbook calls nothing outside, its
 // compensations and escalations included: a compensation or an escalation
 // whose verb has external_call side effects is skipped with DRAFT_ONLY, and
 // the view says what would move the runbook.
@@ -102,7 +102,7 @@ func TestDraftOnlySkipsOutsideCompensationsAndEscalations(t *testing.T) {
 		return &v
 	}
 
-	sub, err := rbd.Submit(ctx, client.SubmitRequest{Source: "(t.reserve :what \"room\" :as @r)\n(t.boom :after @r)", Mode: rbtype.ModeDraftOnly})
+	sub, err := rbd.Submit(ctx, apitype.SubmitRequest{Source: "(t.reserve :what \"room\" :as @r)\n(t.boom :after @r)", Mode: rbtype.ModeDraftOnly})
 	require.NoError(t, err)
 	v := final(sub.ID.String(), rbtype.RunbookFailed)
 	r := v.step("r")
@@ -111,7 +111,7 @@ func TestDraftOnlySkipsOutsideCompensationsAndEscalations(t *testing.T) {
 	require.Contains(t, r.Compensation.Error, "DRAFT_ONLY")
 	require.NotEmpty(t, v.NextActions)
 
-	sub, err = rbd.Submit(ctx, client.SubmitRequest{Source: "(t.await :as @w)", Mode: rbtype.ModeDraftOnly})
+	sub, err = rbd.Submit(ctx, apitype.SubmitRequest{Source: "(t.await :as @w)", Mode: rbtype.ModeDraftOnly})
 	require.NoError(t, err)
 	v = final(sub.ID.String(), rbtype.RunbookEscalated)
 	w := v.step("w")

@@ -17,6 +17,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/cmd/internal/cli"
 	"github.com/runbookdev/runbook/durable"
@@ -76,7 +77,7 @@ func TestStatusCodesOfTheRealDaemon(t *testing.T) {
 
 	status, body := send(t, "POST", api, `{"source": "(t.ecko)"}`, auth...)
 	require.Equal(t, http.StatusUnprocessableEntity, status)
-	var eb httpapi.ErrorBody
+	var eb apitype.ErrorBody
 	require.NoError(t, json.Unmarshal([]byte(body), &eb))
 	require.Equal(t, httpapi.CodeCompileFailed, eb.Error.Code)
 	require.Equal(t, "E010", string(eb.Error.Diagnostics[0].Code))
@@ -88,7 +89,7 @@ func TestStatusCodesOfTheRealDaemon(t *testing.T) {
 
 	status, body = send(t, "POST", api, `{"source": "(t.wait :as @w)"}`, append(auth, "Idempotency-Key", "one")...)
 	require.Equal(t, http.StatusCreated, status, body)
-	var sub httpapi.SubmitResponse
+	var sub apitype.SubmitResponse
 	require.NoError(t, json.Unmarshal([]byte(body), &sub))
 	status, _ = send(t, "POST", api, `{"source": "(t.wait :as @w)"}`, append(auth, "Idempotency-Key", "one")...)
 	require.Equal(t, http.StatusOK, status, "a repeat")
@@ -215,7 +216,7 @@ func chargeVerbs(url string) string {
 // TestKilledDaemonRepeatsNoSideEffect kills rbd (SIGKILL) in the middle
 // of a guarded http.call to a slow server, and starts it again: the
 // runbook completes, the server saw one idempotency key throughout, and
-// the ledger says the first call may have committed (issue 11).
+// the ledger says the first call may have committed (docs/design/semantics.md).
 func TestKilledDaemonRepeatsNoSideEffect(t *testing.T) {
 	t.Parallel()
 	e := newDaemonEnv(t)
@@ -223,7 +224,7 @@ func TestKilledDaemonRepeatsNoSideEffect(t *testing.T) {
 	verbs := e.file(t, "verbs/t.yaml", chargeVerbs(server.URL))
 	first := e.start(t, "--verbs", verbs, "--lease-ttl", "1s")
 	ctx := context.Background()
-	sub, err := first.client("").Submit(ctx, client.SubmitRequest{Source: `(t.charge :amount 10 :as @charge)`})
+	sub, err := first.client("").Submit(ctx, apitype.SubmitRequest{Source: `(t.charge :amount 10 :as @charge)`})
 	require.NoError(t, err)
 	server.waitArrived(t, first)
 	require.Equal(t, -1, first.stop(syscall.SIGKILL), "killed by the signal, no exit status")
@@ -253,10 +254,10 @@ func TestKilledDaemonRepeatsNoSideEffect(t *testing.T) {
 // completeAfterKill starts a daemon after one was killed in a call to
 // server, waits for the runbook to complete, and checks that the call was
 // made again with the idempotency key of the first.
-func completeAfterKill(t *testing.T, e *daemonEnv, verbs string, server *keyServer, id string) (*daemon, *client.Runbook) {
+func completeAfterKill(t *testing.T, e *daemonEnv, verbs string, server *keyServer, id string) (*daemon, *apitype.RunbookView) {
 	t.Helper()
 	second := e.start(t, "--verbs", verbs, "--lease-ttl", "1s")
-	var v *client.Runbook
+	var v *apitype.RunbookView
 	waitUntil(t, "the runbook to complete after the restart", func() (bool, error) {
 		var err error
 		v, err = second.client("").Get(context.Background(), id)
@@ -270,7 +271,7 @@ func completeAfterKill(t *testing.T, e *daemonEnv, verbs string, server *keyServ
 }
 
 // TestKilledDaemonAfterAResumeInPlace kills rbd (SIGKILL) in the call
-// that a notification's own transaction leased to it (issue 15: the
+// that a notification's own transaction leased to it (docs/runtime.md: the
 // resume in one transaction, with no wake-up or claim): the next daemon
 // reclaims the step, and the server sees one idempotency key.
 func TestKilledDaemonAfterAResumeInPlace(t *testing.T) {
@@ -281,7 +282,7 @@ func TestKilledDaemonAfterAResumeInPlace(t *testing.T) {
 	first := e.start(t, "--verbs", verbs, "--lease-ttl", "1s")
 	ctx := context.Background()
 	cl := first.client("")
-	sub, err := cl.Submit(ctx, client.SubmitRequest{Source: `(t.wait :as @w) (t.charge :amount 10 :after @w :as @charge)`})
+	sub, err := cl.Submit(ctx, apitype.SubmitRequest{Source: `(t.wait :as @w) (t.charge :amount 10 :after @w :as @charge)`})
 	require.NoError(t, err)
 	var key string
 	waitUntil(t, "the wait to park", func() (bool, error) {
@@ -292,7 +293,7 @@ func TestKilledDaemonAfterAResumeInPlace(t *testing.T) {
 		key = v.BlockedOn[0].CorrelationKey
 		return true, nil
 	})
-	_, err = cl.Notify(ctx, client.Notification{CorrelationKey: key, Status: rbtype.OutcomeCompleted, Result: json.RawMessage(`{}`)})
+	_, err = cl.Notify(ctx, apitype.NotificationRequest{CorrelationKey: key, Status: rbtype.OutcomeCompleted, Result: json.RawMessage(`{}`)})
 	require.NoError(t, err)
 	server.waitArrived(t, first)
 	status, metrics := send(t, "GET", first.server+"/metrics", "")
@@ -320,7 +321,7 @@ func TestSIGTERMReleasesLeasesAndExitsZero(t *testing.T) {
 	verbs := e.file(t, "verbs/t.yaml", chargeVerbs(server.URL))
 	first := e.start(t, "--verbs", verbs, "--worker-id", "leaving", "--shutdown-grace", "300ms", "--lease-ttl", "10m")
 	ctx := context.Background()
-	sub, err := first.client("").Submit(ctx, client.SubmitRequest{Source: `(t.charge :amount 10 :as @charge)`})
+	sub, err := first.client("").Submit(ctx, apitype.SubmitRequest{Source: `(t.charge :amount 10 :as @charge)`})
 	require.NoError(t, err)
 	server.waitArrived(t, first)
 
@@ -360,7 +361,7 @@ func TestEmbeddedPostgresSurvivesRestart(t *testing.T) {
 	d := e.start(t, "--data-dir", dataDir, "--verbs", verbs)
 	require.Contains(t, d.logs.String(), "started the embedded PostgreSQL")
 	ctx := context.Background()
-	sub, err := d.client("").Submit(ctx, client.SubmitRequest{Source: `(t.echo :v "kept" :as @e)`})
+	sub, err := d.client("").Submit(ctx, apitype.SubmitRequest{Source: `(t.echo :v "kept" :as @e)`})
 	require.NoError(t, err)
 	waitUntil(t, "the runbook to complete", func() (bool, error) {
 		v, err := d.client("").Get(ctx, sub.ID.String())
@@ -392,7 +393,7 @@ func TestAPIOnlyDaemonLeavesTheWorkToWorkers(t *testing.T) {
 	verbs := e.file(t, "verbs/t.yaml", e2eVerbs)
 	front := e.start(t, "--verbs", verbs, "--worker=false")
 	ctx := context.Background()
-	sub, err := front.client("").Submit(ctx, client.SubmitRequest{Source: `(t.echo :v "x" :as @e)`})
+	sub, err := front.client("").Submit(ctx, apitype.SubmitRequest{Source: `(t.echo :v "x" :as @e)`})
 	require.NoError(t, err)
 	time.Sleep(300 * time.Millisecond) // six poll intervals: long enough for a worker to act
 	v, err := front.client("").Get(ctx, sub.ID.String())

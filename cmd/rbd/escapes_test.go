@@ -10,11 +10,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/rbtype"
 )
 
-// Issue 27, finding 12: a notification's error.code has the taxonomy's
+// Under attack (docs/reliability.md), row 12: a notification's error.code has the taxonomy's
 // shape (upper-case letters, digits and _), else 400; and what other
 // people wrote (an error message, a decider's name) reaches a terminal
 // through rbd status and rbd list with its control characters escaped,
@@ -40,13 +41,13 @@ func TestTheCLIPrintsNoEscapeSequencesFromTheDaemon(t *testing.T) {
 	status, out := note(keys[0], "CARD_DECLINED", "\x1b]0;pwned\x07\x1b[2J the card was declined")
 	require.Equal(t, http.StatusAccepted, status, out)
 
-	sub, err := rbd.Submit(ctx, client.SubmitRequest{Source: "(t.gate :as @g)"})
+	sub, err := rbd.Submit(ctx, apitype.SubmitRequest{Source: "(t.gate :as @g)"})
 	require.NoError(t, err)
 	waitUntil(t, "the gate", func() (bool, error) {
 		v, err := rbd.Get(ctx, sub.ID.String())
 		return err == nil && v.State == "awaiting_approval", err
 	})
-	_, err = rbd.Reject(ctx, sub.ID.String(), "g", client.DecisionRequest{By: "mallory\x1b[8m", Comment: "no"})
+	_, err = rbd.Reject(ctx, sub.ID.String(), "g", apitype.DecisionRequest{By: "mallory\x1b[8m", Comment: "no"})
 	require.NoError(t, err)
 	waitUntil(t, "the runbooks to fail", func() (bool, error) {
 		page, err := rbd.List(ctx, client.ListRequest{Status: rbtype.RunbookFailed, Limit: 10})

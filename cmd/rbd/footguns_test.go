@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Issue 27, finding 14: rbd serve warns, at start, of what a token file
+// Under attack (docs/reliability.md), row 14: rbd serve warns, at start, of what a token file
 // grants that its writer may not have meant: an admin whose submissions
 // land in the default tenant beside other tokens of that tenant, a
 // tenant's token with the admin role (an admin of every tenant), and

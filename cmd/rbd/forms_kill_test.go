@@ -15,7 +15,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/runbookdev/runbook/client"
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/rbtype"
 )
 
@@ -84,9 +84,9 @@ func waitClosed(t *testing.T, ch chan struct{}, what string, d *daemon) {
 
 // waitFinished waits until a runbook has finished (its compensations and
 // hooks done).
-func waitFinished(t *testing.T, d *daemon, id string) *client.Runbook {
+func waitFinished(t *testing.T, d *daemon, id string) *apitype.RunbookView {
 	t.Helper()
-	var v *client.Runbook
+	var v *apitype.RunbookView
 	waitUntil(t, "the runbook to finish", func() (bool, error) {
 		var err error
 		v, err = d.client("").Get(context.Background(), id)
@@ -118,7 +118,7 @@ func TestKilledDaemonDuringAHookRunsItOnce(t *testing.T) {
 `, server.URL))
 	first := e.start(t, "--verbs", verbs, "--lease-ttl", "1s")
 	ctx := context.Background()
-	sub, err := first.client("").Submit(ctx, client.SubmitRequest{Source: `(t.fail :as @probe)
+	sub, err := first.client("").Submit(ctx, apitype.SubmitRequest{Source: `(t.fail :as @probe)
 (on-failure (chat.post :text (str "failover stopped: " @failure.code " at " @failure.step) :as @notify))`})
 	require.NoError(t, err)
 	waitClosed(t, server.reached, "the hook's call", first)
@@ -134,7 +134,7 @@ func TestKilledDaemonDuringAHookRunsItOnce(t *testing.T) {
 	for _, b := range bodies {
 		require.JSONEq(t, `{"text": "failover stopped: INVALID_INPUT at probe"}`, b)
 	}
-	var hook *client.Step
+	var hook *apitype.StepView
 	for i := range v.Steps {
 		if v.Steps[i].Key == "notify" {
 			hook = &v.Steps[i]
@@ -281,17 +281,17 @@ func TestKilledDaemonAfterAnExpansionKeepsIt(t *testing.T) {
 // killAndComplete starts rbd with verbs, submits source, kills rbd
 // (SIGKILL) once reached is closed, and starts another, which it returns
 // once the runbook has completed, with the runbook and its events.
-func killAndComplete(t *testing.T, e *daemonEnv, verbs, source string, reached chan struct{}, what string) (*daemon, *client.Runbook, []client.Event) {
+func killAndComplete(t *testing.T, e *daemonEnv, verbs, source string, reached chan struct{}, what string) (*daemon, *apitype.RunbookView, []apitype.Event) {
 	t.Helper()
 	first := e.start(t, "--verbs", verbs, "--lease-ttl", "1s")
 	ctx := context.Background()
-	sub, err := first.client("").Submit(ctx, client.SubmitRequest{Source: source})
+	sub, err := first.client("").Submit(ctx, apitype.SubmitRequest{Source: source})
 	require.NoError(t, err)
 	waitClosed(t, reached, what, first)
 	require.Equal(t, -1, first.stop(syscall.SIGKILL), "killed by the signal, no exit status")
 
 	second := e.start(t, "--verbs", verbs, "--lease-ttl", "1s")
-	var v *client.Runbook
+	var v *apitype.RunbookView
 	waitUntil(t, "the runbook to complete", func() (bool, error) {
 		var err error
 		v, err = second.client("").GetPage(ctx, sub.ID.String(), 0, 10000)
@@ -304,8 +304,8 @@ func killAndComplete(t *testing.T, e *daemonEnv, verbs, source string, reached c
 }
 
 // eventsOfType is the events of one type, in order.
-func eventsOfType(evs []client.Event, typ rbtype.EventType) []client.Event {
-	var out []client.Event
+func eventsOfType(evs []apitype.Event, typ rbtype.EventType) []apitype.Event {
+	var out []apitype.Event
 	for _, ev := range evs {
 		if ev.Type == typ {
 			out = append(out, ev)

@@ -14,7 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/runbookdev/runbook/client"
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/durable/pgtest"
 	"github.com/runbookdev/runbook/rbtype"
 )
@@ -65,7 +65,7 @@ func (s *recordingServer) requests() []string {
 	return append([]string(nil), s.seen...)
 }
 
-// Issue 27, finding 10: http.call follows no redirect to another host (a
+// Under attack (docs/reliability.md), row 10: http.call follows no redirect to another host (a
 // POST would arrive there as a GET, with the verb's secret headers); a
 // verb may allow redirects to its own host with params.redirects:
 // same_host, and without it follows none.
@@ -97,11 +97,11 @@ func TestHTTPCallFollowsNoRedirectToAnotherHost(t *testing.T) {
 `, name, home.URL, path, extra)
 	}
 	ctx := context.Background()
-	run := func(d *daemon, source string) *client.Runbook {
+	run := func(d *daemon, source string) *apitype.RunbookView {
 		rbd := d.client("")
-		sub, err := rbd.Submit(ctx, client.SubmitRequest{Source: source})
+		sub, err := rbd.Submit(ctx, apitype.SubmitRequest{Source: source})
 		require.NoError(t, err)
-		var v *client.Runbook
+		var v *apitype.RunbookView
 		waitUntil(t, source+" to finish", func() (bool, error) {
 			v, err = rbd.Get(ctx, sub.ID.String())
 			return err == nil && !v.Status.Running(), err
@@ -129,7 +129,7 @@ func TestHTTPCallFollowsNoRedirectToAnotherHost(t *testing.T) {
 	require.Contains(t, home.requests(), "POST /here key=sk-redirect-secret", "same host, same method")
 }
 
-// Issue 27, finding 11: an argument never replaces a query parameter the
+// Under attack (docs/reliability.md), row 11: an argument never replaces a query parameter the
 // verb's author fixed in its URL: a verb whose input_schema names one is
 // V004 when it is loaded (rbd does not start), and an argument that names
 // one of a verb without a schema fails its step, the request unsent.
@@ -167,9 +167,9 @@ func TestArgumentsDoNotOverrideFixedQueryParameters(t *testing.T) {
 	d := e.start(t, "--verbs", open)
 	rbd := d.client("")
 	ctx := context.Background()
-	sub, err := rbd.Submit(ctx, client.SubmitRequest{Source: `(t.search :q "x" :scope "private")`})
+	sub, err := rbd.Submit(ctx, apitype.SubmitRequest{Source: `(t.search :q "x" :scope "private")`})
 	require.NoError(t, err)
-	var v *client.Runbook
+	var v *apitype.RunbookView
 	waitUntil(t, "the step to fail", func() (bool, error) {
 		v, err = rbd.Get(ctx, sub.ID.String())
 		return err == nil && !v.Status.Running(), err

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/rbtype"
 )
@@ -24,7 +25,7 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := c.context()
 	defer cancel()
-	var view *client.Runbook
+	var view *apitype.RunbookView
 	var err error
 	if *wait {
 		view, err = follow(ctx, c.client(), ids[0], true, stdout)
@@ -104,18 +105,18 @@ func runEvents(args []string, stdout, stderr io.Writer) int {
 			return c.failed(err, nil)
 		}
 		if c.json() {
-			_ = writeJSON(stdout, client.EventsResponse{Events: evs})
+			_ = writeJSON(stdout, apitype.EventsResponse{Events: evs})
 		} else {
 			printEvents(stdout, evs)
 		}
 		return exitOK
 	}
 	// Following: one event per line as it comes, JSON Lines with --format json.
-	final, err := cl.Follow(ctx, ids[0], *after, func(ev client.Event) error {
+	final, err := cl.Follow(ctx, ids[0], *after, func(ev apitype.Event) error {
 		if c.json() {
 			return writeJSONLine(stdout, ev)
 		}
-		printEvents(stdout, []client.Event{ev})
+		printEvents(stdout, []apitype.Event{ev})
 		return nil
 	})
 	if err != nil {

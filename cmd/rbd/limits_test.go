@@ -12,7 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/runbookdev/runbook/client"
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/httpapi"
 )
 
@@ -52,7 +52,7 @@ type pagedView struct {
 
 // submitRaw submits source with the token and returns the status and the
 // decoded error, if any.
-func submitRaw(t *testing.T, d *daemon, token string, req client.SubmitRequest) (int, errorAnswer, string) {
+func submitRaw(t *testing.T, d *daemon, token string, req apitype.SubmitRequest) (int, errorAnswer, string) {
 	t.Helper()
 	body, err := json.Marshal(req)
 	require.NoError(t, err)
@@ -66,7 +66,7 @@ func submitRaw(t *testing.T, d *daemon, token string, req client.SubmitRequest) 
 	return status, eb.Error, out
 }
 
-// Issue 27, finding 3, with the daemon's defaults: a runbook of more steps
+// Under attack (docs/reliability.md), row 3, with the daemon's defaults: a runbook of more steps
 // than --max-steps (10,000), a source over --max-source-bytes (256 KiB)
 // and a source of thousands of errors are refused with a clear answer
 // that names the limit, and the errors' answer carries the first 100
@@ -79,14 +79,14 @@ func TestRunbookSizeIsBoundedByDefault(t *testing.T) {
 	tokens := e.file(t, "tokens", "tok\n")
 	d := e.start(t, "--verbs", verbs, "--api-token-file", tokens)
 
-	status, info, out := submitRaw(t, d, "tok", client.SubmitRequest{Source: strings.Repeat("(t.echo :v \"x\")\n", 12_000)})
+	status, info, out := submitRaw(t, d, "tok", apitype.SubmitRequest{Source: strings.Repeat("(t.echo :v \"x\")\n", 12_000)})
 	require.Equal(t, http.StatusUnprocessableEntity, status, out)
 	require.Equal(t, "LIMIT_EXCEEDED", info.Code)
 	require.Equal(t, &limitAnswer{Name: "max-steps", Max: 10_000, Got: 12_000}, info.Limit)
 	require.Contains(t, info.Message, "--max-steps")
 
 	padded := strings.Repeat("; "+strings.Repeat("p", 98)+"\n", 3000) + `(t.echo :v "x")`
-	status, info, out = submitRaw(t, d, "tok", client.SubmitRequest{Source: padded})
+	status, info, out = submitRaw(t, d, "tok", apitype.SubmitRequest{Source: padded})
 	require.Equal(t, http.StatusRequestEntityTooLarge, status, out)
 	require.Equal(t, "LIMIT_EXCEEDED", info.Code)
 	require.Equal(t, "max-source-bytes", info.Limit.Name)
@@ -95,16 +95,16 @@ func TestRunbookSizeIsBoundedByDefault(t *testing.T) {
 	for i := 0; i < 2000; i++ {
 		fmt.Fprintf(&unknown, "(t.nope%d)\n", i)
 	}
-	status, info, out = submitRaw(t, d, "tok", client.SubmitRequest{Source: unknown.String()})
+	status, info, out = submitRaw(t, d, "tok", apitype.SubmitRequest{Source: unknown.String()})
 	require.Equal(t, http.StatusUnprocessableEntity, status)
 	require.Equal(t, httpapi.CodeCompileFailed, info.Code)
 	require.Len(t, info.Diagnostics, 100)
 	require.Equal(t, 2000, info.DiagnosticsTotal)
 	require.Less(t, len(out), 100_000, "the answer stays small")
 
-	status, _, out = submitRaw(t, d, "tok", client.SubmitRequest{Source: echoes(1500, "y")})
+	status, _, out = submitRaw(t, d, "tok", apitype.SubmitRequest{Source: echoes(1500, "y")})
 	require.Equal(t, http.StatusCreated, status, out)
-	var sub client.SubmitResponse
+	var sub apitype.SubmitResponse
 	require.NoError(t, json.Unmarshal([]byte(out), &sub))
 	page := func(query string) pagedView {
 		status, out := send(t, "GET", d.server+"/v1/runbooks/"+sub.ID.String()+query, "", "Authorization", "Bearer tok")
@@ -131,7 +131,7 @@ func TestRunbookSizeIsBoundedByDefault(t *testing.T) {
 	require.Regexp(t, `(?m)^rbd_http_refusals_total\{reason="limit_source_bytes"\} 1$`, metrics)
 }
 
-// Issue 27, finding 3, with the limits turned down: an extension that
+// Under attack (docs/reliability.md), row 3, with the limits turned down: an extension that
 // would take a runbook past --max-steps is refused and adds nothing, one
 // within it is added; a plan over --max-plan-bytes is refused; and the
 // decoded plans a worker keeps never weigh more than --plan-cache-bytes,
@@ -144,12 +144,12 @@ func TestRunbookGrowthAndThePlanCacheAreBounded(t *testing.T) {
 	d := e.start(t, "--verbs", verbs, "--api-token-file", tokens,
 		"--max-steps", "50", "--max-plan-bytes", "200000", "--plan-cache-bytes", "1000000")
 
-	status, _, out := submitRaw(t, d, "tok", client.SubmitRequest{Source: echoes(40, "x"), HoldOpen: true})
+	status, _, out := submitRaw(t, d, "tok", apitype.SubmitRequest{Source: echoes(40, "x"), HoldOpen: true})
 	require.Equal(t, http.StatusCreated, status, out)
-	var sub client.SubmitResponse
+	var sub apitype.SubmitResponse
 	require.NoError(t, json.Unmarshal([]byte(out), &sub))
 	extend := func(source string) (int, string) {
-		body, err := json.Marshal(client.ExtendRequest{Source: source})
+		body, err := json.Marshal(apitype.ExtendRequest{Source: source})
 		require.NoError(t, err)
 		return send(t, "POST", d.server+"/v1/runbooks/"+sub.ID.String()+"/steps", string(body), "Authorization", "Bearer tok")
 	}
@@ -160,13 +160,13 @@ func TestRunbookGrowthAndThePlanCacheAreBounded(t *testing.T) {
 	status, out = extend(strings.ReplaceAll(echoes(5, "z"), "@e", "@few"))
 	require.Equal(t, http.StatusOK, status, out)
 
-	status, info, out := submitRaw(t, d, "tok", client.SubmitRequest{Source: echoes(45, strings.Repeat("w", 5000))})
+	status, info, out := submitRaw(t, d, "tok", apitype.SubmitRequest{Source: echoes(45, strings.Repeat("w", 5000))})
 	require.Equal(t, http.StatusRequestEntityTooLarge, status, out)
 	require.Equal(t, "max-plan-bytes", info.Limit.Name)
 	require.Greater(t, info.Limit.Got, 200000)
 
 	for i := 0; i < 30; i++ {
-		status, _, out := submitRaw(t, d, "tok", client.SubmitRequest{Source: echoes(45, fmt.Sprintf("distinct-%d-%s", i, strings.Repeat("d", 200)))})
+		status, _, out := submitRaw(t, d, "tok", apitype.SubmitRequest{Source: echoes(45, fmt.Sprintf("distinct-%d-%s", i, strings.Repeat("d", 200)))})
 		require.Equal(t, http.StatusCreated, status, out)
 	}
 	var weight int
@@ -185,7 +185,7 @@ func TestRunbookGrowthAndThePlanCacheAreBounded(t *testing.T) {
 	require.LessOrEqual(t, weight, 1_000_000)
 }
 
-// Issue 27, finding 5: a read-only token may hold --max-streams-per-token
+// Under attack (docs/reliability.md), row 5: a read-only token may hold --max-streams-per-token
 // (16) live event streams at once; the next is 429 naming the limit,
 // while another token still gets its stream, and a stream closed gives
 // its place back.
@@ -195,9 +195,9 @@ func TestLiveStreamsAreBoundedPerToken(t *testing.T) {
 	verbs := e.file(t, "verbs/t.yaml", e2eVerbs)
 	tokens := e.file(t, "tokens", "tok\ntok-reader tenant=default actor=rita roles=read\n")
 	d := e.start(t, "--verbs", verbs, "--api-token-file", tokens)
-	status, _, out := submitRaw(t, d, "tok", client.SubmitRequest{Source: "(t.wait :as @w)"})
+	status, _, out := submitRaw(t, d, "tok", apitype.SubmitRequest{Source: "(t.wait :as @w)"})
 	require.Equal(t, http.StatusCreated, status, out)
-	var sub client.SubmitResponse
+	var sub apitype.SubmitResponse
 	require.NoError(t, json.Unmarshal([]byte(out), &sub))
 	open := func(token string) (*http.Response, string) {
 		req, err := http.NewRequest("GET", d.server+"/v1/runbooks/"+sub.ID.String()+"/events", nil)
@@ -234,7 +234,7 @@ func TestLiveStreamsAreBoundedPerToken(t *testing.T) {
 	})
 }
 
-// Issue 27, finding 3, growth with the daemon's defaults: an extension
+// Under attack (docs/reliability.md), row 3, growth with the daemon's defaults: an extension
 // that would take a runbook past --max-steps (10,000) is refused naming
 // the limit, and adds no step.
 func TestRunbookGrowthIsBoundedByDefault(t *testing.T) {
@@ -244,11 +244,11 @@ func TestRunbookGrowthIsBoundedByDefault(t *testing.T) {
 	tokens := e.file(t, "tokens", "tok\n")
 	d := e.start(t, "--verbs", verbs, "--api-token-file", tokens)
 
-	status, _, out := submitRaw(t, d, "tok", client.SubmitRequest{Source: "(t.wait :as @w)", HoldOpen: true})
+	status, _, out := submitRaw(t, d, "tok", apitype.SubmitRequest{Source: "(t.wait :as @w)", HoldOpen: true})
 	require.Equal(t, http.StatusCreated, status, out)
-	var sub client.SubmitResponse
+	var sub apitype.SubmitResponse
 	require.NoError(t, json.Unmarshal([]byte(out), &sub))
-	body, err := json.Marshal(client.ExtendRequest{Source: strings.Repeat("(t.echo :v \"z\")\n", 10_000)})
+	body, err := json.Marshal(apitype.ExtendRequest{Source: strings.Repeat("(t.echo :v \"z\")\n", 10_000)})
 	require.NoError(t, err)
 	status, out = send(t, "POST", d.server+"/v1/runbooks/"+sub.ID.String()+"/steps", string(body), "Authorization", "Bearer tok")
 	require.Equal(t, http.StatusUnprocessableEntity, status, out)

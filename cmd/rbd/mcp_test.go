@@ -14,8 +14,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/cmd/internal/rbcmcp"
+	"github.com/runbookdev/runbook/lang"
 	"github.com/runbookdev/runbook/rbtype"
 )
 
@@ -83,7 +85,7 @@ func TestMCPAgentExchange(t *testing.T) {
 		t.Run(rbd.name, func(t *testing.T) {
 			broken := "(docs.reqest :as @docs)\n(docs.file :documents @docs.documents :after @docs :as @filed)\n"
 			var lint struct {
-				Diagnostics []client.Diagnostic `json:"diagnostics"`
+				Diagnostics []lang.Diagnostic `json:"diagnostics"`
 			}
 			res := use(t, ctx, rbc, "lint", map[string]any{"source": broken, "filename": "agent.rbk"}, &lint)
 			require.True(t, res.IsError)
@@ -91,8 +93,8 @@ func TestMCPAgentExchange(t *testing.T) {
 			require.Contains(t, lint.Diagnostics[0].Headline(), `did you mean "docs.request"?`)
 
 			var fixed struct {
-				Source      string              `json:"source"`
-				Diagnostics []client.Diagnostic `json:"diagnostics"`
+				Source      string            `json:"source"`
+				Diagnostics []lang.Diagnostic `json:"diagnostics"`
 			}
 			res = use(t, ctx, rbc, "fix", map[string]any{"source": broken, "filename": "agent.rbk"}, &fixed)
 			require.False(t, res.IsError, content(res))
@@ -110,29 +112,32 @@ func TestMCPAgentExchange(t *testing.T) {
 			require.Len(t, effects.Effects, 2, "the request reaches a person, the filing writes a database")
 			require.Equal(t, "docs", effects.Effects[0].Step)
 
-			var sub client.SubmitResponse
+			var sub apitype.SubmitResponse
 			res = use(t, ctx, rbd.cs, "submit", map[string]any{"source": fixed.Source, "filename": "agent.rbk", "idempotency_key": "agent-" + rbd.name}, &sub)
 			require.False(t, res.IsError, content(res))
 			require.True(t, sub.Created)
 
-			var next struct {
-				State       string           `json:"state"`
-				BlockedOn   []client.Blocked `json:"blocked_on"`
-				NextActions []client.Action  `json:"next_actions"`
-			}
+			var next apitype.MCPNextActions
 			waitFor(t, func() bool {
 				use(t, ctx, rbd.cs, "next_actions", map[string]any{"id": sub.ID.String()}, &next)
 				return next.State == string(rbtype.StateParked)
 			})
-			require.Equal(t, []client.Action{{Kind: client.ActionNotify, Step: "docs", Command: next.NextActions[0].Command}}, next.NextActions)
+			require.Len(t, next.NextActions, 1)
+			require.Equal(t, apitype.ActionNotify, next.NextActions[0].Kind)
+			require.Equal(t, "docs", next.NextActions[0].Step)
+			// The action as a call of this server's notify tool, its key the
+			// wait's: what an agent calls as it is.
+			key := next.BlockedOn[0].CorrelationKey
+			require.Equal(t, &apitype.ToolCall{Name: "notify", Arguments: map[string]any{"correlation_key": key, "status": "completed", "result": map[string]any{}}},
+				next.NextActions[0].Tool)
 
-			var ack client.NotificationResponse
+			var ack apitype.NotificationResponse
 			res = use(t, ctx, rbd.cs, "notify", map[string]any{"correlation_key": next.BlockedOn[0].CorrelationKey, "status": "completed",
 				"result": map[string]any{"documents": []string{"passport.pdf"}}}, &ack)
 			require.False(t, res.IsError, content(res))
 			require.Equal(t, "accepted", ack.Status)
 
-			var view client.Runbook
+			var view apitype.RunbookView
 			waitFor(t, func() bool {
 				use(t, ctx, rbd.cs, "status", map[string]any{"id": sub.ID.String()}, &view)
 				return view.FinishedAt != nil
@@ -142,7 +147,7 @@ func TestMCPAgentExchange(t *testing.T) {
 
 			// A gate this token may not decide: the same refusal as the
 			// route's, and the gate still waits.
-			var gated client.SubmitResponse
+			var gated apitype.SubmitResponse
 			use(t, ctx, rbd.cs, "submit", map[string]any{"source": "(docs.sign :as @sign)\n", "idempotency_key": "sign-" + rbd.name}, &gated)
 			waitFor(t, func() bool {
 				use(t, ctx, rbd.cs, "status", map[string]any{"id": gated.ID.String()}, &view)
@@ -280,7 +285,7 @@ func TestMCPConfigInTheDocs(t *testing.T) {
 	}, nil)
 	require.NoError(t, err)
 	defer overHTTP.Close()
-	var me client.Whoami
+	var me apitype.WhoamiResponse
 	use(t, ctx, overHTTP, "whoami", nil, &me)
 	require.Equal(t, "alice", me.Actor)
 	require.True(t, me.MCPApprovals)

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Issue 27, finding 13: /metrics sums every tenant's costs, tokens and
+// Under attack (docs/reliability.md), row 13: /metrics sums every tenant's costs, tokens and
 // steps by verb, so once tokens name tenants it needs a token with the
 // metrics role (or admin): a tenant's own token is 403, none is 401. With
 // --public-metrics it is public as before; without tenants it stays

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/cmd/internal/cli"
 )
@@ -54,7 +55,7 @@ func runOutcomes(args []string, stdout, stderr io.Writer) int {
 }
 
 // printProduced lists a runbook's outcomes.
-func printProduced(w io.Writer, produced []client.Produced) {
+func printProduced(w io.Writer, produced []apitype.ProducedView) {
 	t := cli.NewTable(w)
 	fmt.Fprintln(t, "OUTCOME\tTYPE\tSTATUS\tVERSION\tSTEP\tPREVIEW")
 	for _, p := range produced {
@@ -64,7 +65,7 @@ func printProduced(w io.Writer, produced []client.Produced) {
 }
 
 // printOutcome shows one outcome and its provenance.
-func printOutcome(w io.Writer, o *client.OutcomeView) {
+func printOutcome(w io.Writer, o *apitype.OutcomeView) {
 	t := cli.NewTable(w)
 	fmt.Fprintf(t, "outcome\t%s\n", o.ID)
 	fmt.Fprintf(t, "type\t%s (%s)\n", o.Type, o.Status)
@@ -74,7 +75,7 @@ func printOutcome(w io.Writer, o *client.OutcomeView) {
 	}
 	fmt.Fprintf(t, "version\t%s\n", version)
 	fmt.Fprintf(t, "runbook\t%s (generation %d)\n", o.RunbookID, o.Generation)
-	fmt.Fprintf(t, "step\t%s, attempt %d, %s\n", o.Step, o.Attempt, o.Verb)
+	fmt.Fprintf(t, "step\t%s, attempt %d, %s\n", o.StepKey, o.Attempt, o.Verb)
 	if o.Preview != "" {
 		fmt.Fprintf(t, "preview\t%s\n", oneLine(o.Preview))
 	}
@@ -90,14 +91,14 @@ func printOutcome(w io.Writer, o *client.OutcomeView) {
 	}
 	fmt.Fprintf(t, "created\t%s\n", stamp(o.CreatedAt))
 	_ = t.Flush()
-	section := func(title string, list []client.Outcome) {
+	section := func(title string, list []apitype.Outcome) {
 		if len(list) == 0 {
 			return
 		}
 		fmt.Fprintf(w, "\n%s\n", title)
 		t := cli.NewTable(w)
 		for _, p := range list {
-			fmt.Fprintf(t, "%s\t%s\t%s\tv%d\t%s\t%s\n", p.ID, p.Type, p.Status, p.Version, p.Step, oneLine(p.Preview))
+			fmt.Fprintf(t, "%s\t%s\t%s\tv%d\t%s\t%s\n", p.ID, p.Type, p.Status, p.Version, p.StepKey, oneLine(p.Preview))
 		}
 		_ = t.Flush()
 	}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/runbookdev/runbook/client"
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/cmd/internal/cli"
 	"github.com/runbookdev/runbook/rbtype"
 )
@@ -31,7 +31,7 @@ func writeJSONLine(w io.Writer, v any) error {
 }
 
 // printRunbook shows a runbook: a header, what it waits on, its steps.
-func printRunbook(w io.Writer, v *client.Runbook) {
+func printRunbook(w io.Writer, v *apitype.RunbookView) {
 	t := cli.NewTable(w)
 	state := string(v.Status)
 	if string(v.State) != state {
@@ -81,7 +81,7 @@ func printRunbook(w io.Writer, v *client.Runbook) {
 		// its failures.
 		for _, f := range v.Failures {
 			if !said[f.Step] {
-				fmt.Fprintf(t, "failed at\t%s: %s\n", f.Step, errorText(&client.ErrorInfo{Code: f.Code, Message: f.Message}))
+				fmt.Fprintf(t, "failed at\t%s: %s\n", f.Step, errorText(&apitype.ErrorView{Code: f.Code, Message: f.Message}))
 			}
 		}
 	}
@@ -122,19 +122,19 @@ func blockedLabel(status rbtype.RunbookStatus) string {
 
 // gateText says what a gate guards: the verb, its risk, its effect and
 // target, and what put the gate there.
-func gateText(g *client.Gate) string {
+func gateText(g *apitype.GateView) string {
 	text := fmt.Sprintf("%s, risk %s, %s", g.Verb, g.Risk, g.SideEffects)
 	if g.Target != "" {
 		text += " on " + g.Target
 	}
 	switch g.Why {
-	case client.GatePolicy:
+	case apitype.GatePolicy:
 		text += "; gated by the policy " + compact(g.Policy)
-	case client.GateRisk:
+	case apitype.GateRisk:
 		text += "; gated because its risk is high"
-	case client.GateVerb:
+	case apitype.GateVerb:
 		text += "; gated by its verb"
-	case client.GateCall:
+	case apitype.GateCall:
 		text += "; gated by the runbook (:gate)"
 	}
 	return text
@@ -149,13 +149,13 @@ func compactValue(v any) string {
 	return compact(b)
 }
 
-func blockedText(b client.Blocked) string {
+func blockedText(b apitype.BlockedView) string {
 	switch b.Reason {
-	case client.BlockedAwaitingNotification:
+	case apitype.BlockedAwaitingNotification:
 		return "awaiting a notification for " + b.CorrelationKey
-	case client.BlockedAwaitingTimer:
+	case apitype.BlockedAwaitingTimer:
 		return "sleeping until " + stamp(*b.Until)
-	case client.BlockedRequiresApproval:
+	case apitype.BlockedRequiresApproval:
 		return "requires approval"
 	}
 	if b.Message != "" {
@@ -164,7 +164,7 @@ func blockedText(b client.Blocked) string {
 	return b.Reason
 }
 
-func stepDetail(s client.Step) string {
+func stepDetail(s apitype.StepView) string {
 	var parts []string
 	switch {
 	case s.Error != nil:
@@ -199,7 +199,7 @@ func stepDetail(s client.Step) string {
 	return strings.Join(parts, "; ")
 }
 
-func errorText(e *client.ErrorInfo) string {
+func errorText(e *apitype.ErrorView) string {
 	if e.Message == "" {
 		return string(e.Code)
 	}
@@ -209,7 +209,7 @@ func errorText(e *client.ErrorInfo) string {
 // printEvents shows events one per line (its number in the runbook, time, type, step, attempt,
 // data), in fixed columns so that lines printed one at a time by --follow
 // line up too.
-func printEvents(w io.Writer, evs []client.Event) {
+func printEvents(w io.Writer, evs []apitype.Event) {
 	for _, ev := range evs {
 		attempt := ""
 		if ev.Attempt > 0 {
@@ -221,7 +221,7 @@ func printEvents(w io.Writer, evs []client.Event) {
 	}
 }
 
-func printList(w io.Writer, page *client.ListResponse) {
+func printList(w io.Writer, page *apitype.ListResponse) {
 	t := cli.NewTable(w)
 	fmt.Fprintln(t, "ID\tSTATUS\tNAME\tWAITS ON\tCREATED\tFINISHED\tERROR")
 	for _, r := range page.Runbooks {
@@ -249,23 +249,23 @@ func printList(w io.Writer, page *client.ListResponse) {
 
 // waitsOn says in a few words what a listed runbook waits on: a person's
 // approval, resolution or retry first, then the outside world.
-func waitsOn(r client.RunbookSummary) string {
+func waitsOn(r apitype.RunbookSummary) string {
 	var parts []string
 	for _, b := range r.BlockedOn {
 		switch b.Reason {
-		case client.BlockedRequiresApproval:
+		case apitype.BlockedRequiresApproval:
 			parts = append(parts, "approval of "+b.Step)
-		case client.BlockedAwaitingNotification:
+		case apitype.BlockedAwaitingNotification:
 			parts = append(parts, "notification for "+b.Step)
-		case client.BlockedAwaitingTimer:
+		case apitype.BlockedAwaitingTimer:
 			parts = append(parts, "timer of "+b.Step)
 		}
 	}
 	for _, a := range r.NextActions {
 		switch a.Kind {
-		case client.ActionResolve:
+		case apitype.ActionResolve:
 			parts = append(parts, "resolution of "+a.Step)
-		case client.ActionRetry:
+		case apitype.ActionRetry:
 			parts = append(parts, "retry of "+a.Step)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/rbtype"
 )
@@ -36,12 +37,12 @@ func TestPolicyReloadsOnSIGHUP(t *testing.T) {
 	agent, dana := d.client("agent-example-token"), d.client("dana-example-token")
 	submit := func(company string) string {
 		t.Helper()
-		sub, err := agent.Submit(ctx, client.SubmitRequest{Source: string(src), Filename: "agent-outreach.rbk",
+		sub, err := agent.Submit(ctx, apitype.SubmitRequest{Source: string(src), Filename: "agent-outreach.rbk",
 			Inputs: map[string]any{"company": company, "subject": "Introduction", "body": "Hello"}})
 		require.NoError(t, err)
 		return sub.ID.String()
 	}
-	settled := func(id string) *client.Runbook {
+	settled := func(id string) *apitype.RunbookView {
 		t.Helper()
 		v, err := agent.Wait(ctx, id)
 		require.NoError(t, err)
@@ -53,7 +54,7 @@ func TestPolicyReloadsOnSIGHUP(t *testing.T) {
 	first := submit("Acme")
 	v := settled(first)
 	require.Equal(t, rbtype.StateAwaitingApproval, v.State)
-	_, err = agent.Approve(ctx, first, "mail.send#3", client.DecisionRequest{})
+	_, err = agent.Approve(ctx, first, "mail.send#3", apitype.DecisionRequest{})
 	require.ErrorIs(t, err, client.CodeForbidden)
 
 	// The operator lets tenant growth's sends run unattended: SIGHUP.
@@ -81,7 +82,7 @@ func TestPolicyReloadsOnSIGHUP(t *testing.T) {
 
 	// The person approves the first with no name: the token's actor is
 	// recorded.
-	_, err = dana.Approve(ctx, first, "mail.send#3", client.DecisionRequest{})
+	_, err = dana.Approve(ctx, first, "mail.send#3", apitype.DecisionRequest{})
 	require.NoError(t, err)
 	v = settled(first)
 	require.Equal(t, rbtype.RunbookComplete, v.Status)

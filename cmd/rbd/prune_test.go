@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/durable/pgtest"
 	"github.com/runbookdev/runbook/rbtype"
@@ -23,9 +24,9 @@ func TestPruneFinishedRunbooks(t *testing.T) {
 	d := e.start(t, "--verbs", verbs)
 	cl := d.client("")
 	ctx := context.Background()
-	done, err := cl.Submit(ctx, client.SubmitRequest{Source: `(t.echo :v "x")`})
+	done, err := cl.Submit(ctx, apitype.SubmitRequest{Source: `(t.echo :v "x")`})
 	require.NoError(t, err)
-	parked, err := cl.Submit(ctx, client.SubmitRequest{Source: "(t.wait :as @w)"})
+	parked, err := cl.Submit(ctx, apitype.SubmitRequest{Source: "(t.wait :as @w)"})
 	require.NoError(t, err)
 	waitUntil(t, "one to finish and one to park", func() (bool, error) {
 		a, err := cl.Get(ctx, done.ID.String())

@@ -15,7 +15,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/stretchr/testify/require"
 
-	"github.com/runbookdev/runbook/client"
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/durable/localpg"
 	"github.com/runbookdev/runbook/rbtype"
 )
@@ -35,7 +35,7 @@ func TestReadmeWebhookExample(t *testing.T) {
 	secret := e.file(t, "secret", "whsec-readme\n")
 	d := e.start(t, "--verbs", verbs, "--webhook-secret-file", secret)
 	ctx := context.Background()
-	sub, err := d.client("").Submit(ctx, client.SubmitRequest{Source: `(t.wait :as @docs)`})
+	sub, err := d.client("").Submit(ctx, apitype.SubmitRequest{Source: `(t.wait :as @docs)`})
 	require.NoError(t, err)
 	var key string
 	waitUntil(t, "the step to park", func() (bool, error) {
@@ -88,7 +88,7 @@ func readmeBlockText(marker string) (string, error) {
 
 // TestReadme runs testdata/readme/*.txtar: the README's manual path, its
 // blocks as written, from a checkout after make build, with the embedded
-// PostgreSQL that rbd serve starts when given no database (issue 31):
+// PostgreSQL that rbd serve starts when given no database (docs/daemon.md):
 // manual.txtar as the user running the tests (root on the build machine
 // and in CI), manual_unprivileged.txtar, when that is root, as nobody. Only
 // where the daemon listens comes from the test (RBD_LISTEN, RBD_SERVER),

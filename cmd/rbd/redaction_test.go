@@ -6,11 +6,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/runbookdev/runbook/client"
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/rbtype"
 )
 
-// Issue 27, finding 9: a secret that a verb puts in its URL's query
+// Under attack (docs/reliability.md), row 9: a secret that a verb puts in its URL's query
 // through ${env:...} stays out of the log when the call fails in
 // transport (a refused connection): the log shows the URL as events do,
 // without its query.
@@ -30,7 +30,7 @@ func TestTransportErrorsDoNotLogTheURLsSecrets(t *testing.T) {
 	d := e.start(t, "--verbs", verbs)
 	rbd := d.client("")
 	ctx := context.Background()
-	sub, err := rbd.Submit(ctx, client.SubmitRequest{Source: "(t.fetch)"})
+	sub, err := rbd.Submit(ctx, apitype.SubmitRequest{Source: "(t.fetch)"})
 	require.NoError(t, err)
 	waitUntil(t, "the call to fail", func() (bool, error) {
 		v, err := rbd.Get(ctx, sub.ID.String())

@@ -29,7 +29,7 @@ func logLines(t *testing.T, logs string) []map[string]any {
 	return out
 }
 
-// Issue 27, finding 4: an unauthenticated client that sends forged and
+// Under attack (docs/reliability.md), row 4: an unauthenticated client that sends forged and
 // stale signatures, requests without a token, bodies over the cap and
 // more bodies at once than its address may, hundreds of each, makes the
 // daemon write no ERROR line and at most one line per kind of refusal

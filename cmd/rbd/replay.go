@@ -6,14 +6,14 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/runbookdev/runbook/client"
+	"github.com/runbookdev/runbook/apitype"
 )
 
 // reproduction is what rbd replay --mode reproduce prints as JSON: the
 // stored view and the whole ledger.
 type reproduction struct {
-	Runbook *client.Runbook `json:"runbook"`
-	Events  []client.Event  `json:"events"`
+	Runbook *apitype.RunbookView `json:"runbook"`
+	Events  []apitype.Event      `json:"events"`
 }
 
 const regenerateUsage = `Usage: rbd regenerate ID [flags]
@@ -40,10 +40,10 @@ func runRegenerate(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return cantRun(stderr, "%v", err)
 	}
-	return regenerate(c, ids[0], client.RegenerateRequest{Inputs: values, By: *by, IdempotencyKey: *key}, stdout)
+	return regenerate(c, ids[0], apitype.RegenerateRequest{Inputs: values, By: *by, IdempotencyKey: *key}, stdout)
 }
 
-func regenerate(c *clientCommand, id string, req client.RegenerateRequest, stdout io.Writer) int {
+func regenerate(c *clientCommand, id string, req apitype.RegenerateRequest, stdout io.Writer) int {
 	ctx, cancel := c.context()
 	defer cancel()
 	res, err := c.client().Regenerate(ctx, id, req)
@@ -84,9 +84,9 @@ func runReplay(args []string, stdout, stderr io.Writer) int {
 	}
 	switch *mode {
 	case "retry":
-		return retry(c, ids[0], client.RetryRequest{By: *by}, stdout)
+		return retry(c, ids[0], apitype.RetryRequest{By: *by}, stdout)
 	case "regenerate":
-		return regenerate(c, ids[0], client.RegenerateRequest{By: *by}, stdout)
+		return regenerate(c, ids[0], apitype.RegenerateRequest{By: *by}, stdout)
 	}
 	ctx, cancel := c.context()
 	defer cancel()

@@ -6,8 +6,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/runbookdev/runbook/client"
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/cmd/internal/cli"
+	"github.com/runbookdev/runbook/rbtype"
 )
 
 const scheduleUsage = `Usage: rbd schedule create NAME FILE.rbk|PLAN.json --cron EXPR [flags]
@@ -67,8 +68,8 @@ func runScheduleCreate(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return cantRun(stderr, "%v", err)
 	}
-	req := client.ScheduleRequest{Name: pos[0], Cron: *cron, Timezone: *zone, Inputs: values,
-		Overlap: overlap.Value, CatchUp: catchUp.Value,
+	req := apitype.ScheduleRequest{Name: pos[0], Cron: *cron, Timezone: *zone, Inputs: values,
+		Overlap: rbtype.Overlap(overlap.Value), CatchUp: rbtype.CatchUp(catchUp.Value),
 		Source: text.source, Plan: text.plan, Filename: text.filename}
 	if req.Mode, err = modeOf(*dryRun, *draftOnly); err != nil {
 		return cantRun(stderr, "%v", err)
@@ -108,7 +109,7 @@ func runScheduleList(args []string, stdout, stderr io.Writer) int {
 
 // printSchedules shows schedules one a line, with their next tick and the
 // last runbook a tick made.
-func printSchedules(w io.Writer, list []client.Schedule) {
+func printSchedules(w io.Writer, list []apitype.ScheduleView) {
 	t := cli.NewTable(w)
 	fmt.Fprintln(t, "ID\tNAME\tCRON\tTIMEZONE\tNEXT (UTC)\tLAST RUNBOOK\tSKIPPED")
 	for _, s := range list {
@@ -137,7 +138,7 @@ func runSchedulePause(verb string, args []string, stdout, stderr io.Writer) int 
 	paused := verb == "pause"
 	ctx, cancel := c.context()
 	defer cancel()
-	v, err := c.client().PatchSchedule(ctx, pos[0], client.SchedulePatch{Paused: &paused})
+	v, err := c.client().PatchSchedule(ctx, pos[0], apitype.SchedulePatchRequest{Paused: &paused})
 	if err != nil {
 		return c.failed(err, nil)
 	}

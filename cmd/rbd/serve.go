@@ -21,10 +21,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/runbookdev/runbook/builtin"
 	"github.com/runbookdev/runbook/cmd/internal/cli"
 	"github.com/runbookdev/runbook/durable"
 	"github.com/runbookdev/runbook/httpapi"
 	"github.com/runbookdev/runbook/lang"
+	"github.com/runbookdev/runbook/machine"
 	"github.com/runbookdev/runbook/registry"
 	"github.com/runbookdev/runbook/runtime"
 )
@@ -117,11 +119,11 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.BoolVar(&f.mcpApprovals, "mcp-approvals", false, "let gates be approved and rejected through MCP (/mcp and rbd mcp), by tokens with the approve role; off, a person decides through the API or the console")
 	fs.Env("mcp-approvals", "RBD_MCP_APPROVALS")
 	e := &f.engine
-	fs.IntVar(&e.Limits.MaxSteps, "max-steps", runtime.DefaultMaxSteps, "steps a runbook may have, after every extension; beyond, 422")
+	fs.IntVar(&e.Limits.MaxSteps, "max-steps", machine.DefaultMaxSteps, "steps a runbook may have, after every extension; beyond, 422")
 	fs.Env("max-steps", "RBD_MAX_STEPS")
-	fs.IntVar(&e.Limits.MaxSourceBytes, "max-source-bytes", runtime.DefaultMaxSourceBytes, "largest source a submission or an extension may compile, in bytes; beyond, 413")
+	fs.IntVar(&e.Limits.MaxSourceBytes, "max-source-bytes", machine.DefaultMaxSourceBytes, "largest source a submission or an extension may compile, in bytes; beyond, 413")
 	fs.Env("max-source-bytes", "RBD_MAX_SOURCE_BYTES")
-	fs.IntVar(&e.Limits.MaxPlanBytes, "max-plan-bytes", runtime.DefaultMaxPlanBytes, "largest plan a runbook may have, submitted, compiled or extended, in bytes of JSON; beyond, 413")
+	fs.IntVar(&e.Limits.MaxPlanBytes, "max-plan-bytes", machine.DefaultMaxPlanBytes, "largest plan a runbook may have, submitted, compiled or extended, in bytes of JSON; beyond, 413")
 	fs.Env("max-plan-bytes", "RBD_MAX_PLAN_BYTES")
 	fs.Int64Var(&e.PlanCacheBytes, "plan-cache-bytes", runtime.DefaultPlanCacheBytes, "memory the decoded plans kept may take, in bytes (about twice their JSON)")
 	fs.Env("plan-cache-bytes", "RBD_PLAN_CACHE_BYTES")
@@ -139,7 +141,7 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.Env("sweep-interval", "RBD_SWEEP_INTERVAL")
 	fs.DurationVar(&e.OrphanNotificationTTL, "orphan-notification-ttl", 30*24*time.Hour, "how long a notification for a key no step has parked with is kept; negative keeps them forever")
 	fs.Env("orphan-notification-ttl", "RBD_ORPHAN_NOTIFICATION_TTL")
-	fs.IntVar(&e.MaxFanout, "max-fanout", runtime.DefaultMaxFanout, "most elements a for-each's list known only at run time may hold; a longer one fails the step that produced it with FANOUT_TOO_LARGE")
+	fs.IntVar(&e.MaxFanout, "max-fanout", machine.DefaultMaxFanout, "most elements a for-each's list known only at run time may hold; a longer one fails the step that produced it with FANOUT_TOO_LARGE")
 	fs.Env("max-fanout", "RBD_MAX_FANOUT")
 	fs.DurationVar(&e.Retention, "retention", 0, "delete runbooks that finished longer ago than this, with their rows, a batch each sweep (as rbd prune does); 0 keeps them")
 	fs.Env("retention", "RBD_RETENTION")
@@ -181,7 +183,7 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 // data between collections, unless GOGC says otherwise. The advance
 // allocates a lot that dies at once (rows, batches, events); at Go's
 // default of twice, collection took a sixth of rbd's CPU per step.
-// Measured (BENCHMARKS.md, "Issue 15"): rbd CPU per chain step 74-87 us at
+// Measured (BENCHMARKS.md, "Inline steps"): rbd CPU per chain step 74-87 us at
 // GOGC=100, 61-63 at 200, and 150 level with 200 in two pairs; RSS with
 // 100k parked runbooks 64 MiB at 100, 73 at 150, 82-91 at 200, against a
 // target of 100 MB: 150 keeps the room.
@@ -274,7 +276,7 @@ func serve(ctx context.Context, f *serveFlags, log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("--webhook-secret-file: %w", err)
 	}
-	early, err := loadCatalogue(f.verbs, runtime.NewHandlers(runtime.BuiltinDeps{}), f.db.schema, slog.New(slog.DiscardHandler))
+	early, err := loadCatalogue(f.verbs, runtime.NewHandlers(builtin.Deps{}), f.db.schema, slog.New(slog.DiscardHandler))
 	if err != nil {
 		return err
 	}
@@ -298,7 +300,7 @@ func serve(ctx context.Context, f *serveFlags, log *slog.Logger) error {
 	if err := prepareSchema(ctx, db.store, f.migrate, log); err != nil {
 		return err
 	}
-	handlers := runtime.NewHandlers(runtime.BuiltinDeps{CRUD: db.crud, DaemonSchema: f.db.schema})
+	handlers := runtime.NewHandlers(builtin.Deps{CRUD: db.crud, DaemonSchema: f.db.schema})
 	cat, err := loadCatalogue(f.verbs, handlers, f.db.schema, log)
 	if err != nil {
 		return err

@@ -16,6 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/client"
 )
 
@@ -125,7 +126,7 @@ func parkWaits(t *testing.T, d *daemon, token, prefix string, n int) []string {
 	rbd := d.client(token)
 	var keys []string
 	for i := 0; i < n; i++ {
-		sub, err := rbd.Submit(ctx, client.SubmitRequest{Source: "(t.wait :as @w)", Inputs: map[string]any{}, IdempotencyKey: fmt.Sprintf("%s-park-%d", prefix, i)})
+		sub, err := rbd.Submit(ctx, apitype.SubmitRequest{Source: "(t.wait :as @w)", Inputs: map[string]any{}, IdempotencyKey: fmt.Sprintf("%s-park-%d", prefix, i)})
 		require.NoError(t, err)
 		waitUntil(t, "the step to park", func() (bool, error) {
 			v, err := rbd.Get(ctx, sub.ID.String())
@@ -163,7 +164,7 @@ func sendLegitimately(t *testing.T, d *daemon, token, prefix string, secret []by
 		return status, took
 	}
 	for i, key := range keys {
-		note, err := json.Marshal(client.Notification{CorrelationKey: key, Status: "completed", Result: json.RawMessage(`{}`)})
+		note, err := json.Marshal(apitype.NotificationRequest{CorrelationKey: key, Status: "completed", Result: json.RawMessage(`{}`)})
 		require.NoError(t, err)
 		status, took := do("notification", "/v1/notifications", string(note), client.SignatureHeader, client.Sign(secret, note, time.Now()))
 		if status == http.StatusAccepted {
@@ -175,7 +176,7 @@ func sendLegitimately(t *testing.T, d *daemon, token, prefix string, secret []by
 	return l
 }
 
-// Issue 27, finding 2: 300 connections trickling forged notifications a
+// Under attack (docs/reliability.md), row 2: 300 connections trickling forged notifications a
 // byte a second, from one address and then spread over 150, must not keep
 // a signed notification or a token's submission from being served (the
 // same are sent first with no attack, for their latency). Set

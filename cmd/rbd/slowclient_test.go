@@ -14,7 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/runbookdev/runbook/client"
+	"github.com/runbookdev/runbook/apitype"
 )
 
 // dialRaw opens a TCP connection to the daemon for a client that writes
@@ -49,13 +49,13 @@ func answered(conn net.Conn, wait time.Duration) (string, error) {
 	return strings.TrimSpace(line), err
 }
 
-// TestSlowClientsAreCutOff is issue 13's webhook attack, with loopback
+// TestSlowClientsAreCutOff is the docs/reliability.md webhook attack, with loopback
 // clients that send headers or bodies a byte at a time: the daemon cuts
 // them off after --read-header-timeout and --body-timeout, reads at most
 // --max-bodies-per-address bodies at once from one address (503 with
 // Retry-After beyond), holds at most --max-concurrent-webhooks bodies'
 // worth of webhook bodies (503 beyond), cuts off a body that stalls
-// after a fast start at --body-min-rate (issue 27), refuses headers over
+// after a fast start at --body-min-rate (docs/reliability.md), refuses headers over
 // --max-header-bytes, and still keeps a live event stream open far longer
 // than the body timeout.
 func TestSlowClientsAreCutOff(t *testing.T) {
@@ -126,7 +126,7 @@ func TestSlowClientsAreCutOff(t *testing.T) {
 	t.Run("event streams outlive the body timeout", func(t *testing.T) {
 		cl := d.client("")
 		ctx := context.Background()
-		sub, err := cl.Submit(ctx, client.SubmitRequest{Source: "(t.wait :as @w)"})
+		sub, err := cl.Submit(ctx, apitype.SubmitRequest{Source: "(t.wait :as @w)"})
 		require.NoError(t, err)
 		var key string
 		waitUntil(t, "the step to park", func() (bool, error) {
@@ -145,7 +145,7 @@ func TestSlowClientsAreCutOff(t *testing.T) {
 		defer resp.Body.Close()
 		require.Equal(t, http.StatusOK, resp.StatusCode)
 		time.Sleep(2500 * time.Millisecond) // past the header and body timeouts
-		_, err = cl.Notify(ctx, client.Notification{CorrelationKey: key, Status: "completed", Result: json.RawMessage(`{}`)})
+		_, err = cl.Notify(ctx, apitype.NotificationRequest{CorrelationKey: key, Status: "completed", Result: json.RawMessage(`{}`)})
 		require.NoError(t, err)
 		lines := bufio.NewScanner(resp.Body)
 		for lines.Scan() {
@@ -168,7 +168,7 @@ func postFrom(t *testing.T, d *daemon, from net.IP, path, body string) int {
 	return resp.StatusCode
 }
 
-// Issue 27: a body that arrives fast and then stalls is cut off at
+// docs/reliability.md: a body that arrives fast and then stalls is cut off at
 // --body-min-rate, measured over each chunk, long before --body-timeout;
 // and while it is held, a webhook pool of one body's worth
 // (--max-concurrent-webhooks 1) refuses another webhook but not a

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/rbtype"
 )
@@ -57,7 +58,7 @@ func runSubmit(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return cantRun(stderr, "%v", err)
 	}
-	req := client.SubmitRequest{Inputs: values, Actor: *actor, Name: *name, HoldOpen: *holdOpen, IdempotencyKey: *key,
+	req := apitype.SubmitRequest{Inputs: values, Actor: *actor, Name: *name, HoldOpen: *holdOpen, IdempotencyKey: *key,
 		Source: text.source, Plan: text.plan, Filename: text.filename}
 	if req.Mode, err = modeOf(*dryRun, *draftOnly); err != nil {
 		return cantRun(stderr, "%v", err)
@@ -108,15 +109,15 @@ func runSubmit(args []string, stdout, stderr io.Writer) int {
 
 // follow shows a runbook's events (unless quiet) until it finishes or
 // waits on the outside world, and returns its state then.
-func follow(ctx context.Context, cl *client.Client, id string, quiet bool, out io.Writer) (*client.Runbook, error) {
+func follow(ctx context.Context, cl *client.Client, id string, quiet bool, out io.Writer) (*apitype.RunbookView, error) {
 	return followAfter(ctx, cl, id, 0, quiet, out)
 }
 
 // followAfter is follow, showing only the events after the id seen.
-func followAfter(ctx context.Context, cl *client.Client, id string, seen int64, quiet bool, out io.Writer) (*client.Runbook, error) {
-	var show func([]client.Event)
+func followAfter(ctx context.Context, cl *client.Client, id string, seen int64, quiet bool, out io.Writer) (*apitype.RunbookView, error) {
+	var show func([]apitype.Event)
 	if !quiet {
-		show = func(evs []client.Event) {
+		show = func(evs []apitype.Event) {
 			for len(evs) > 0 && evs[0].ID <= seen {
 				evs = evs[1:]
 			}
@@ -137,7 +138,7 @@ func lastEvent(ctx context.Context, cl *client.Client, id string) (int64, error)
 
 // alreadySubmitted says which runbook a repeated submission returned: the
 // daemon's message, or the same words when it sent none.
-func alreadySubmitted(sub *client.SubmitResponse) string {
+func alreadySubmitted(sub *apitype.SubmitResponse) string {
 	if sub.Message != "" {
 		return sub.Message
 	}
@@ -146,7 +147,7 @@ func alreadySubmitted(sub *client.SubmitResponse) string {
 
 // waitStatus is submit --wait's exit status: 0 when the runbook completed
 // or waits as designed, 1 when it failed, was cancelled or escalated.
-func waitStatus(v *client.Runbook) int {
+func waitStatus(v *apitype.RunbookView) int {
 	switch v.Status {
 	case rbtype.RunbookExecuting, rbtype.RunbookInProgress, rbtype.RunbookComplete, rbtype.RunbookPartial:
 		// Partial: its only failures were ones the runbook accepts

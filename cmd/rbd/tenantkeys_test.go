@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/rbtype"
 )
@@ -25,7 +26,7 @@ tok-acme tenant=acme actor=alice roles=read,submit,approve
 tok-globex tenant=globex actor=bob roles=read,submit,approve
 `
 
-// Issue 27, finding 1: a default-tenant token sending an Idempotency-Key
+// Under attack (docs/reliability.md), row 1: a default-tenant token sending an Idempotency-Key
 // that spells another tenant's key (tenant:acme:K, or the derivable
 // tenant:acme:plan:<sha>) must land in its own namespace, never on acme's
 // runbook, and acme's own submission must then make and run its runbook.
@@ -37,7 +38,7 @@ func TestDefaultTenantCannotTakeAnotherTenantsRequestKeys(t *testing.T) {
 	d := e.start(t, "--verbs", verbs, "--api-token-file", tokens)
 	ctx := context.Background()
 	attacker, acme := d.client("tok-def"), d.client("tok-acme")
-	source := client.SubmitRequest{Source: `(t.echo :v $v)`, Inputs: map[string]any{"v": "x"}}
+	source := apitype.SubmitRequest{Source: `(t.echo :v $v)`, Inputs: map[string]any{"v": "x"}}
 
 	// With a key acme will choose.
 	first, err := attacker.Submit(ctx, withKey(source, "tenant:acme:K"))
@@ -84,7 +85,7 @@ func TestDefaultTenantCannotTakeAnotherTenantsRequestKeys(t *testing.T) {
 }
 
 // The namespaces rbd derived runbook ids and correlation keys in before
-// issue 27, as anyone could read them in its source: an attacker's copy.
+// docs/reliability.md, as anyone could read them in its source: an attacker's copy.
 var (
 	publicRunbookNamespace     = uuid.MustParse("6b1f0c7e-4d1a-5a53-9c2e-7e0a1f3b9d21")
 	publicCorrelationNamespace = uuid.MustParse("d3a8e5b2-61c4-5f09-b7e2-4a1c8d9f0e63")
@@ -105,7 +106,7 @@ const webhookTenantSecrets = `whsec-acme tenant=acme
 whsec-globex tenant=globex
 `
 
-// Issue 27, finding 8: holding only its own webhook secret, globex works
+// Under attack (docs/reliability.md), row 8: holding only its own webhook secret, globex works
 // out the correlation key of a wait acme has not yet started, from the
 // plan, the mode, acme's name and the inputs, and notifies it first. acme's
 // step must still resume on acme's own notification.
@@ -121,7 +122,7 @@ func TestAnotherTenantCannotPreemptAFutureWait(t *testing.T) {
 	acme.WebhookSecret = []byte("whsec-acme")
 	globex := d.client("tok-globex")
 	globex.WebhookSecret = []byte("whsec-globex")
-	source := client.SubmitRequest{Source: "(t.wait :as @w)\n(t.echo :v $v :after @w)", Inputs: map[string]any{"v": "order-7"}}
+	source := apitype.SubmitRequest{Source: "(t.wait :as @w)\n(t.echo :v $v :after @w)", Inputs: map[string]any{"v": "order-7"}}
 
 	// globex learns the plan's hash by submitting the same source itself.
 	own, err := globex.Submit(ctx, source)
@@ -132,7 +133,7 @@ func TestAnotherTenantCannotPreemptAFutureWait(t *testing.T) {
 	require.NoError(t, err)
 	sum := sha256.Sum256([]byte(view.PlanHash + "\x00" + string(rbtype.ModeExecute) + "\x00" + string(inputs)))
 	guess := publicCorrelationKey("tenant:acme:plan:"+hex.EncodeToString(sum[:]), "w", 1)
-	_, err = globex.Notify(ctx, client.Notification{CorrelationKey: guess, Status: "completed", Result: json.RawMessage(`{"forged":true}`)})
+	_, err = globex.Notify(ctx, apitype.NotificationRequest{CorrelationKey: guess, Status: "completed", Result: json.RawMessage(`{"forged":true}`)})
 	require.NoError(t, err)
 
 	sub, err := acme.Submit(ctx, source)
@@ -147,7 +148,7 @@ func TestAnotherTenantCannotPreemptAFutureWait(t *testing.T) {
 		return true, nil
 	})
 	require.NotEqual(t, guess, key, "acme's correlation key can be computed from public facts")
-	_, err = acme.Notify(ctx, client.Notification{CorrelationKey: key, Status: "completed", Result: json.RawMessage(`{"real":true}`)})
+	_, err = acme.Notify(ctx, apitype.NotificationRequest{CorrelationKey: key, Status: "completed", Result: json.RawMessage(`{"real":true}`)})
 	require.NoError(t, err, "acme's own notification was refused")
 	waitUntil(t, "acme's runbook to complete", func() (bool, error) {
 		v, err := acme.Get(ctx, sub.ID.String())
@@ -158,7 +159,7 @@ func TestAnotherTenantCannotPreemptAFutureWait(t *testing.T) {
 	require.JSONEq(t, `{"real":true}`, string(v.Outcomes["w"]))
 }
 
-// Issue 27, finding 8: a notification signed with globex's secret for a
+// Under attack (docs/reliability.md), row 8: a notification signed with globex's secret for a
 // key acme's step waits on is answered exactly as one for a key nobody
 // waits on (202, kept in globex's own namespace), not 404: the answer
 // says nothing about other tenants' waits. Nor does it take the key from
@@ -175,7 +176,7 @@ func TestAForeignNotificationIsNoExistenceOracle(t *testing.T) {
 	acme.WebhookSecret = []byte("whsec-acme")
 	globex := d.client("tok-globex")
 	globex.WebhookSecret = []byte("whsec-globex")
-	sub, err := acme.Submit(ctx, client.SubmitRequest{Source: "(t.wait :as @w)"})
+	sub, err := acme.Submit(ctx, apitype.SubmitRequest{Source: "(t.wait :as @w)"})
 	require.NoError(t, err)
 	var key string
 	waitUntil(t, "acme's step to park", func() (bool, error) {
@@ -217,7 +218,7 @@ func TestAForeignNotificationIsNoExistenceOracle(t *testing.T) {
 }
 
 // withKey is req with an Idempotency-Key.
-func withKey(req client.SubmitRequest, key string) client.SubmitRequest {
+func withKey(req apitype.SubmitRequest, key string) apitype.SubmitRequest {
 	req.IdempotencyKey = key
 	return req
 }

@@ -17,7 +17,7 @@ import (
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/runbookdev/runbook/httpapi"
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/rbtype"
 )
 
@@ -110,7 +110,7 @@ func TestRbdExportsSpansWithOTLP(t *testing.T) {
 	status, body := send(t, "POST", d.server+"/v1/runbooks", `{"source": "(t.refuse :as @r)"}`,
 		"traceparent", "00-"+traceID+"-00f067aa0ba902b7-01", "X-Correlation-Id", "order-7")
 	require.Equal(t, http.StatusCreated, status, body)
-	var sub httpapi.SubmitResponse
+	var sub apitype.SubmitResponse
 	require.NoError(t, json.Unmarshal([]byte(body), &sub))
 	var v struct {
 		Status rbtype.RunbookStatus `json:"status"`

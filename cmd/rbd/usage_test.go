@@ -10,11 +10,12 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/durable/pgtest"
 )
 
-// Issue 27, finding 7: a notification's usage of 2^63-1 tokens or 1.7e308
+// Under attack (docs/reliability.md), row 7: a notification's usage of 2^63-1 tokens or 1.7e308
 // dollars is refused at the door (tokens at most 10^12, cost and credits
 // at most 10^9), and sums over what the ledger already holds saturate
 // rather than fail: GET /v1/costs, for the tenant and for an admin, and
@@ -46,7 +47,7 @@ func TestUsageIsBoundedAndItsSumsSaturate(t *testing.T) {
 	require.Equal(t, http.StatusAccepted, status, out)
 
 	// Rows stored before the bounds, beyond them: the sums saturate.
-	sub, err := rbd.Submit(ctx, client.SubmitRequest{Source: `(t.echo :v "x")`})
+	sub, err := rbd.Submit(ctx, apitype.SubmitRequest{Source: `(t.echo :v "x")`})
 	require.NoError(t, err)
 	for i := 0; i < 3; i++ {
 		_, ok := psql(t, pgtest.DatabaseURL(), fmt.Sprintf(`INSERT INTO %s.step_attempts

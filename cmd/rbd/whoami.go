@@ -10,8 +10,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/runbookdev/runbook/client"
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/cmd/internal/cli"
+	"github.com/runbookdev/runbook/rbtype"
 )
 
 const whoamiUsage = `Usage: rbd whoami [flags]
@@ -43,7 +44,7 @@ func runWhoami(args []string, stdout, stderr io.Writer) int {
 		actor += " (the token names no actor: a request's by is recorded)"
 	}
 	fmt.Fprintf(t, "actor\t%s\n", actor)
-	fmt.Fprintf(t, "roles\t%s\n", strings.Join(me.Roles, ", "))
+	fmt.Fprintf(t, "roles\t%s\n", joinRoles(me.Roles))
 	fmt.Fprintf(t, "verbs\t%s\n", strings.Join(me.Verbs, ", "))
 	fmt.Fprintf(t, "max risk\t%s\n", me.MaxRisk)
 	fmt.Fprintf(t, "mcp approvals\t%s\n", onOff(me.MCPApprovals))
@@ -107,7 +108,7 @@ func runVerbs(args []string, stdout, stderr io.Writer) int {
 }
 
 // describeVerb shows one verb: its description, then what it does.
-func describeVerb(w io.Writer, v client.Verb) {
+func describeVerb(w io.Writer, v apitype.VerbInfo) {
 	fmt.Fprintf(w, "%s (%s)\n", v.Name, v.Kind)
 	for _, line := range strings.Split(v.Description, "\n") {
 		if line != "" {
@@ -172,9 +173,18 @@ func tagsText(tags []string) string {
 }
 
 // policyText is a verb's policy decision and the rule that makes it.
-func policyText(p client.VerbPolicy) string {
+func policyText(p apitype.PolicyVerdict) string {
 	if p.Rule == "" {
 		return p.Action
 	}
 	return p.Action + " (" + p.Rule + ")"
+}
+
+// joinRoles lists roles for a person.
+func joinRoles(roles []rbtype.Role) string {
+	out := make([]string, len(roles))
+	for i, r := range roles {
+		out[i] = string(r)
+	}
+	return strings.Join(out, ", ")
 }

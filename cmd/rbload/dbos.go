@@ -26,7 +26,7 @@ type dbosResume struct {
 
 // dbos measures DBOS Transact for Go (github.com/dbos-inc/dbos-transact-golang),
 // the workflow engine nearest to rbd, on the same PostgreSQL in the same
-// run, through bin/rbdbos (issue 26). Each run has a schema of its own,
+// run, through bin/rbdbos (BENCHMARKS.md). Each run has a schema of its own,
 // migrated with DBOS's dbos.Migrate by a setup process first, so that the
 // measured process starts on a migrated system database.
 //

@@ -13,10 +13,10 @@ import (
 )
 
 // historySteps is the length of the history's finished runbooks: ten-step
-// chains, as issue 26 asks.
+// chains, as BENCHMARKS.md asks.
 const historySteps = 10
 
-// history measures the hot path on day 400, not only on day 1 (issue 26):
+// history measures the hot path on day 400, not only on day 1 (BENCHMARKS.md):
 // the chain throughput and the resume again, the same way as on their
 // fresh schemas, but on a schema that already holds -history (100,000)
 // finished ten-step runbooks with all their rows: steps, edges, events,
@@ -76,18 +76,18 @@ func (l *lab) history(ctx context.Context, r *report) error {
 }
 
 // historyRatios adds the rows that divide the figures over history by
-// this run's on empty schemas (issue 26's targets): chain steps/s at
+// this run's on empty schemas (BENCHMARKS.md: targets): chain steps/s at
 // least 0.9 ×, resume p50 at most 1.2 ×. A figure this run did not
 // measure on an empty schema leaves its row out.
 func (l *lab) historyRatios(r *report, chainStepsPerSecond, resumeP50 float64) {
 	if empty, ok := l.rbdStepsPerSecond["chain"]; ok {
 		r.add("chain steps/s with history ÷ on an empty schema", chainStepsPerSecond/empty, "×").
-			atLeast(0.9, "≥ 0.9 (issue 26)").
+			atLeast(0.9, "≥ 0.9 (target)").
 			note("%s ÷ %s steps/s", format(chainStepsPerSecond), format(empty))
 	}
 	if l.rbdResumeP50 > 0 {
 		r.add("resume p50 with history ÷ on an empty schema", resumeP50/l.rbdResumeP50, "×").
-			atMost(1.2, "≤ 1.2 (issue 26)").
+			atMost(1.2, "≤ 1.2 (target)").
 			note("%.2f ms ÷ %.2f ms", resumeP50, l.rbdResumeP50)
 	}
 	if _, ok := l.rbdStepsPerSecond["chain"]; !ok && l.rbdResumeP50 == 0 {

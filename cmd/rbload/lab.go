@@ -23,7 +23,7 @@ import (
 
 // benchVerbs are what the measured runbooks call: a no-op sync step, the
 // same declared pure (which runs inside the advance, without a lease:
-// issue 15's inline steps), and a step that parks until notified.
+// inline steps, docs/runtime.md), and a step that parks until notified.
 const benchVerbs = `
 - name: noop
   domain: b

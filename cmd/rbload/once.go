@@ -10,7 +10,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
-	"github.com/runbookdev/runbook/client"
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/rbtype"
 )
 
@@ -19,7 +19,7 @@ import (
 // worker started. Several rbd workers on one schema must share the work,
 // never repeat it: a step started twice, or a runbook with a step that
 // never started, fails the run.
-func stepsOnce(ids []uuid.UUID, ledgers [][]client.Event, steps int) (map[string]int, error) {
+func stepsOnce(ids []uuid.UUID, ledgers [][]apitype.Event, steps int) (map[string]int, error) {
 	byWorker := map[string]int{}
 	for i, evs := range ledgers {
 		started := map[string]int{}

@@ -6,17 +6,17 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
-	"github.com/runbookdev/runbook/client"
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/rbtype"
 )
 
-func started(step, worker string) client.Event {
-	return client.Event{Type: rbtype.EventStepStarted, Step: step, Worker: worker}
+func started(step, worker string) apitype.Event {
+	return apitype.Event{Type: rbtype.EventStepStarted, Step: step, Worker: worker}
 }
 
 func TestStepsOnceCountsEachWorkersSteps(t *testing.T) {
 	ids := []uuid.UUID{uuid.New(), uuid.New()}
-	ledgers := [][]client.Event{
+	ledgers := [][]apitype.Event{
 		{started("a", "w1"), {Type: rbtype.EventStepSucceeded, Step: "a"}, started("b", "w2")},
 		{started("a", "w2"), started("b", "w2")},
 	}
@@ -27,11 +27,11 @@ func TestStepsOnceCountsEachWorkersSteps(t *testing.T) {
 }
 
 func TestStepsOnceFailsOnAStepStartedTwice(t *testing.T) {
-	_, err := stepsOnce([]uuid.UUID{uuid.New()}, [][]client.Event{{started("a", "w1"), started("a", "w2")}}, 1)
+	_, err := stepsOnce([]uuid.UUID{uuid.New()}, [][]apitype.Event{{started("a", "w1"), started("a", "w2")}}, 1)
 	require.ErrorContains(t, err, "step a started 2 times")
 }
 
 func TestStepsOnceFailsOnAStepNeverStarted(t *testing.T) {
-	_, err := stepsOnce([]uuid.UUID{uuid.New()}, [][]client.Event{{started("a", "w1")}}, 2)
+	_, err := stepsOnce([]uuid.UUID{uuid.New()}, [][]apitype.Event{{started("a", "w1")}}, 2)
 	require.ErrorContains(t, err, "1 of its 2 steps started")
 }

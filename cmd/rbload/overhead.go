@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/runbookdev/runbook/client"
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/rbtype"
 )
 
@@ -70,7 +70,7 @@ func (l *lab) overhead(ctx context.Context, r *report) error {
 }
 
 // stepOverheads reads one runbook's ledger.
-func stepOverheads(evs []client.Event) (wake, ready, recorded []float64) {
+func stepOverheads(evs []apitype.Event) (wake, ready, recorded []float64) {
 	var submitted time.Time
 	readyAt := map[string]time.Time{}
 	startedAt := map[string]time.Time{}

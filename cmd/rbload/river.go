@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// Fetch cooldowns of the two River measurements (issue 15): 2 ms for the
+// Fetch cooldowns of the two River measurements (docs/runtime.md): 2 ms for the
 // burn-down, near River's floor (1 ms) without spinning on empty fetches;
 // 1 ms for latency, River's floor. The poll interval stays River's
 // default (1 s): a job is fetched on the insert's LISTEN/NOTIFY, and a
@@ -39,7 +39,7 @@ type riverLatency struct {
 // river measures River (github.com/riverqueue/river), a PostgreSQL job
 // queue, on the same PostgreSQL in the same run, through bin/rbriver, so
 // that rbd's figures can be read against a plain queue's on this machine
-// as it is now (issue 15). Each run has a schema of its own, migrated
+// as it is now (docs/runtime.md). Each run has a schema of its own, migrated
 // with River's rivermigrate.
 //
 //   - burn-down: -river-jobs no-op jobs are inserted, then one River
@@ -51,7 +51,7 @@ type riverLatency struct {
 //   - insert-to-work: -river-inserts jobs inserted one at a time at -rate
 //     a second into a started client with a 1 ms fetch cooldown; each is
 //     timed from its insert's commit to its Work call (River's own
-//     measure, and issue 15's), and from the call to Insert to its Work
+//     measure, and docs/runtime.md's), and from the call to Insert to its Work
 //     call. The second is the one like rbd's resume, which is timed from
 //     the webhook's send: rbd starts the step inside the notification's
 //     own transaction, before its commit, so from the commit it would

@@ -12,6 +12,8 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/runbookdev/runbook/apitype"
+	"github.com/runbookdev/runbook/builtin"
 	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/compiler"
 	"github.com/runbookdev/runbook/rbtype"
@@ -28,7 +30,7 @@ func compilePlan(src string) ([]byte, error) {
 	if diags.HasErrors() {
 		return nil, diags
 	}
-	cat, diags := registry.New(defs, runtime.NewHandlers(runtime.BuiltinDeps{}).Specs())
+	cat, diags := registry.New(defs, runtime.NewHandlers(builtin.Deps{}).Specs())
 	if diags.HasErrors() {
 		return nil, diags
 	}
@@ -82,7 +84,7 @@ func submitAll(ctx context.Context, c *client.Client, plan []byte, n, workers in
 	for range workers {
 		wg.Go(func() {
 			for i := range next {
-				sub, err := c.Submit(ctx, client.SubmitRequest{Plan: plan, IdempotencyKey: fmt.Sprintf("%s-%d", tag, i)})
+				sub, err := c.Submit(ctx, apitype.SubmitRequest{Plan: plan, IdempotencyKey: fmt.Sprintf("%s-%d", tag, i)})
 				if err != nil {
 					errs <- err
 					return
@@ -137,8 +139,8 @@ func waitNoneExecuting(ctx context.Context, c *client.Client, timeout time.Durat
 }
 
 // eventsOf fetches the ledgers of many runbooks, several at a time.
-func eventsOf(ctx context.Context, c *client.Client, ids []uuid.UUID) ([][]client.Event, error) {
-	out := make([][]client.Event, len(ids))
+func eventsOf(ctx context.Context, c *client.Client, ids []uuid.UUID) ([][]apitype.Event, error) {
+	out := make([][]apitype.Event, len(ids))
 	var mu sync.Mutex
 	var first error
 	var wg sync.WaitGroup
@@ -161,13 +163,13 @@ func eventsOf(ctx context.Context, c *client.Client, ids []uuid.UUID) ([][]clien
 }
 
 // firstEvent finds the first event of a type (and step, if given).
-func firstEvent(evs []client.Event, typ rbtype.EventType, step string) (client.Event, bool) {
+func firstEvent(evs []apitype.Event, typ rbtype.EventType, step string) (apitype.Event, bool) {
 	for _, e := range evs {
 		if e.Type == typ && (step == "" || e.Step == step) {
 			return e, true
 		}
 	}
-	return client.Event{}, false
+	return apitype.Event{}, false
 }
 
 // parkedKeys waits until each runbook's first step has parked and returns
@@ -182,7 +184,7 @@ func parkedKeys(ctx context.Context, c *client.Client, ids []uuid.UUID, timeout 
 				return nil, err
 			}
 			for _, b := range v.BlockedOn {
-				if b.Reason == runtime.BlockedAwaitingNotification {
+				if b.Reason == apitype.BlockedAwaitingNotification {
 					keys[i] = b.CorrelationKey
 				}
 			}

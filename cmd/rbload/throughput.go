@@ -68,7 +68,7 @@ func (l *lab) throughput(ctx context.Context, r *report) error {
 
 // inlineThroughput measures the same chains with a verb declared pure,
 // whose steps rbd calls inside the advance that starts them, with no
-// lease and no second transaction (issue 15's inline steps). Reported
+// lease and no second transaction (docs/runtime.md: inline steps). Reported
 // apart: it is not the leased path the River comparison is about.
 func (l *lab) inlineThroughput(ctx context.Context, r *report) error {
 	plan, err := compilePlan(chainOf("b.pure", l.o.steps))

@@ -44,7 +44,7 @@ func (l *lab) startWorkers(ctx context.Context, schema, profile string, n int) (
 }
 
 // throughputWorkers measures one shape with l.o.workers worker rbds on one
-// schema, beside the single worker's figure: the target (issue 15) is at
+// schema, beside the single worker's figure: the target (docs/runtime.md) is at
 // least the throughput of one worker, every step run once (throughputRun
 // fails the run otherwise).
 //

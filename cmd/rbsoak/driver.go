@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/rbtype"
 )
@@ -92,7 +93,7 @@ func (d *driver) submitLoop(ctx context.Context, interval time.Duration) {
 // the daemon answers; a retry after a lost answer must find the runbook
 // the first attempt made, not make another (the checks count them).
 func (d *driver) submit(ctx context.Context, cl *client.Client, sb *submitted, plan []byte) {
-	req := client.SubmitRequest{Plan: plan, Inputs: map[string]any{"run": sb.run}, Actor: "rbsoak", IdempotencyKey: "soak-" + sb.run}
+	req := apitype.SubmitRequest{Plan: plan, Inputs: map[string]any{"run": sb.run}, Actor: "rbsoak", IdempotencyKey: "soak-" + sb.run}
 	for attempt := 0; ; attempt++ {
 		res, err := cl.Submit(ctx, req)
 		if err == nil {
@@ -144,7 +145,7 @@ func (d *driver) act(ctx context.Context, sb *submitted) {
 		if time.Now().Before(sb.cancelAt) {
 			return
 		}
-		res, err := cl.Cancel(ctx, sb.id.String(), client.CancelRequest{By: "rbsoak"})
+		res, err := cl.Cancel(ctx, sb.id.String(), apitype.CancelRequest{By: "rbsoak"})
 		switch {
 		case err == nil && res.Status == rbtype.RunbookCancelled:
 			d.cancels.Add(1)
@@ -161,7 +162,7 @@ func (d *driver) act(ctx context.Context, sb *submitted) {
 		if err != nil || view.State != "awaiting_approval" {
 			return // not yet, or a fault: the next round asks again
 		}
-		_, err = cl.Approve(ctx, sb.id.String(), "ok", client.DecisionRequest{By: "rbsoak", Comment: "soak"})
+		_, err = cl.Approve(ctx, sb.id.String(), "ok", apitype.DecisionRequest{By: "rbsoak", Comment: "soak"})
 		switch {
 		case err == nil:
 			d.approvals.Add(1)

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"strings"
 
+	"github.com/runbookdev/runbook/builtin"
 	"github.com/runbookdev/runbook/compiler"
 	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/registry"
@@ -188,7 +189,7 @@ func newPlanCompiler(verbsText string) (*planCompiler, error) {
 	if diags.HasErrors() {
 		return nil, diags
 	}
-	cat, diags := registry.New(defs, runtime.NewHandlers(runtime.BuiltinDeps{}).Specs())
+	cat, diags := registry.New(defs, runtime.NewHandlers(builtin.Deps{}).Specs())
 	if diags.HasErrors() {
 		return nil, diags
 	}

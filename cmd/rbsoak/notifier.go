@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/rbtype"
 )
@@ -104,7 +105,7 @@ func (n *notifier) deliver(callbackURL, key string, result map[string]any, varia
 // send posts one notification until it gets a final answer: "accepted",
 // "duplicate", "conflict", or the status of another refusal.
 func (n *notifier) send(callbackURL, key string, payload json.RawMessage) string {
-	body, _ := json.Marshal(client.Notification{CorrelationKey: key, Status: rbtype.OutcomeCompleted, Result: payload})
+	body, _ := json.Marshal(apitype.NotificationRequest{CorrelationKey: key, Status: rbtype.OutcomeCompleted, Result: payload})
 	deadline := time.Now().Add(5 * time.Minute)
 	targets := append([]string{callbackURL}, n.daemons...)
 	h := fnv.New32a()
@@ -156,7 +157,7 @@ func (n *notifier) attempt(callbackURL string, body []byte) (answer string, retr
 	}
 	switch resp.StatusCode {
 	case http.StatusAccepted, http.StatusOK:
-		var out client.NotificationResponse
+		var out apitype.NotificationResponse
 		if err := json.Unmarshal(raw, &out); err != nil {
 			return fmt.Sprintf("%d with an unreadable body", resp.StatusCode), false
 		}

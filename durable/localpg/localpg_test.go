@@ -114,7 +114,7 @@ func itoa(n int) string { return strconv.Itoa(n) }
 // which cannot pass through a 0700 directory of root's; it reaches its
 // cluster and its socket's directory through the descriptors it is
 // handed, not by their paths, so a cluster under /root or a 0700 data
-// directory works (issue 31). It
+// directory works (docs/daemon.md). It
 // restarts there too, and its data survives.
 func TestClusterUnderAPrivateDirectory(t *testing.T) {
 	if os.Geteuid() != 0 {

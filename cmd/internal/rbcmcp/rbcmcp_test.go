@@ -11,8 +11,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 
-	"github.com/runbookdev/runbook/client"
 	"github.com/runbookdev/runbook/cmd/internal/rbcmcp"
+	"github.com/runbookdev/runbook/lang"
 )
 
 // testVerbs is a small catalogue: a verb that changes nothing, one that
@@ -88,22 +88,22 @@ func TestLintFixEffects(t *testing.T) {
 	cs := session(t, rbcmcp.Options{Verbs: []string{verbsDir(t)}})
 
 	var lint struct {
-		Diagnostics []client.Diagnostic `json:"diagnostics"`
+		Diagnostics []lang.Diagnostic `json:"diagnostics"`
 	}
 	res := call(t, cs, "lint", map[string]any{"source": broken, "filename": "mail.rbk"}, &lint)
 	require.True(t, res.IsError, "a runbook with errors is an error result")
 	require.NotEmpty(t, lint.Diagnostics)
 	d := lint.Diagnostics[0]
-	require.Equal(t, "E010", d.Code)
-	require.Equal(t, "mail.rbk", d.Range.File)
+	require.Equal(t, lang.Code("E010"), d.Code)
+	require.Equal(t, "mail.rbk", d.Range.Filename)
 	require.Len(t, d.Fixes, 1)
 	require.Equal(t, "mail.draft", d.Fixes[0].Edits[0].Text)
 
 	var fixed struct {
-		Source      string              `json:"source"`
-		Changed     bool                `json:"changed"`
-		Applied     []client.Diagnostic `json:"applied"`
-		Diagnostics []client.Diagnostic `json:"diagnostics"`
+		Source      string            `json:"source"`
+		Changed     bool              `json:"changed"`
+		Applied     []lang.Diagnostic `json:"applied"`
+		Diagnostics []lang.Diagnostic `json:"diagnostics"`
 	}
 	res = call(t, cs, "fix", map[string]any{"source": broken, "filename": "mail.rbk"}, &fixed)
 	require.False(t, res.IsError, text(res))
@@ -111,7 +111,7 @@ func TestLintFixEffects(t *testing.T) {
 	require.Contains(t, fixed.Source, "(mail.draft :to")
 	// The typo, and then the redundant :after the next round saw.
 	require.Len(t, fixed.Applied, 2)
-	require.Equal(t, []string{"E010", "W002"}, []string{fixed.Applied[0].Code, fixed.Applied[1].Code})
+	require.Equal(t, []string{"E010", "W002"}, []string{string(fixed.Applied[0].Code), string(fixed.Applied[1].Code)})
 	require.Contains(t, fixed.Source, "(mail.send :to @d.to)")
 	require.Empty(t, fixed.Diagnostics)
 
@@ -146,7 +146,7 @@ func TestLintFixEffects(t *testing.T) {
 	require.NotEmpty(t, plan.Plan.PlanHash)
 
 	var broke struct {
-		Diagnostics []client.Diagnostic `json:"diagnostics"`
+		Diagnostics []lang.Diagnostic `json:"diagnostics"`
 	}
 	res = call(t, cs, "compile", map[string]any{"source": broken}, &broke)
 	require.True(t, res.IsError)

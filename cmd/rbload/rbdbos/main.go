@@ -1,7 +1,7 @@
 // Command rbdbos runs DBOS Transact for Go (github.com/dbos-inc/dbos-transact-golang),
 // a durable workflow library on PostgreSQL, on the same PostgreSQL as rbd,
 // so that `make bench` can set rbd's figures beside a workflow engine's
-// measured in the same run (issue 26). rbload runs it as a subprocess; it
+// measured in the same run (BENCHMARKS.md). rbload runs it as a subprocess; it
 // is a module of its own so that DBOS stays out of the daemon's module
 // graph.
 //

@@ -1,7 +1,7 @@
 // Command rbriver runs River (github.com/riverqueue/river), a PostgreSQL
 // job queue, on the same PostgreSQL as rbd, so that `make bench` can set
 // rbd's figures beside a plain queue's measured in the same run
-// (issue 15). rbload runs it as a subprocess; it is a module of its own so
+// (docs/runtime.md). rbload runs it as a subprocess; it is a module of its own so
 // that River stays out of the daemon's module graph.
 //
 //	rbriver setup   --database-url URL --schema S [--jobs N]

@@ -20,7 +20,7 @@ import (
 // whole text to receiving its diagnostics, through the JSON-RPC stream
 // (encoding, framing, decoding on both sides), parsing, compiling against
 // the catalogue and converting the diagnostics. The target is 100 ms
-// (issue 17). The change alternates a clean text with one holding an
+// (BENCHMARKS.md). The change alternates a clean text with one holding an
 // unknown argument, so that every round trip analyses and publishes.
 func BenchmarkDiagnosticsAfterChange(b *testing.B) {
 	for _, n := range []int{1000, 10000} {

@@ -1,0 +1,98 @@
+package machine
+
+import (
+	"strconv"
+
+	"github.com/google/uuid"
+
+	"github.com/runbookdev/runbook/handler"
+	"github.com/runbookdev/runbook/rbtype"
+)
+
+// The job ledger (docs/design/semantics.md section 3): one step_attempts row per
+// attempt, written with the outcome that ends it, in the same transaction.
+// A park is recorded as parked and completed by its resume.
+
+// namespaceAttempt names attempt ids: UUIDv5 of runbook, step and attempt.
+var namespaceAttempt = uuid.MustParse("5c1e7a90-2b4d-5e8f-9a63-0d7c1b4e8f25")
+
+// The outcomes an attempt is recorded with.
+const (
+	attemptSucceeded = "succeeded"
+	AttemptFailed    = "failed"
+	attemptParked    = "parked"
+)
+
+// AttemptID is an attempt's id: the same however often it is recorded.
+func AttemptID(runbookID uuid.UUID, stepKey string, attempt int) uuid.UUID {
+	return uuid.NewSHA1(namespaceAttempt, []byte(runbookID.String()+"\x00"+stepKey+"\x00"+strconv.Itoa(attempt)))
+}
+
+// record adds an attempt's row to the transaction's writes, and counts
+// what it used.
+func (t *transition) record(s *rbtype.Step, attempt int, outcome string, code rbtype.ErrorCode, cache string, u rbtype.Usage) {
+	u = handler.BoundedUsage(u)
+	t.m.Observe.Used(s.Verb, u)
+	t.usage[s.ID] = addUsage(t.usage[s.ID], u)
+	id := AttemptID(t.Rb.ID, s.Key, attempt)
+	if outcome != attemptParked {
+		t.attemptEnded(s, attempt, id, outcome, code, cache)
+	}
+	if i, ok := t.attemptAt[id]; ok {
+		// Parked and resumed in one transaction (a notification that came
+		// first): one row, as the upsert would have made of two, and which
+		// one statement may not touch twice.
+		a := &t.attempts[i]
+		a.Outcome, a.ErrorCode, a.FinishedAt = outcome, code, t.Now
+		a.Usage = addUsage(a.Usage, u)
+		t.usage[s.ID] = a.Usage
+		return
+	}
+	if t.attemptAt == nil {
+		t.attemptAt = make(map[uuid.UUID]int)
+	}
+	t.attemptAt[id] = len(t.attempts)
+	rt := t.runbookTrace()
+	t.attempts = append(t.attempts, rbtype.Attempt{
+		ID: id, RunbookID: t.Rb.ID, Tenant: t.Rb.Tenant, Actor: t.Rb.Actor,
+		StepKey: s.Key, Verb: s.Verb, Attempt: attempt, WorkerID: t.m.Worker, StartedAt: s.StartedAt,
+		FinishedAt: t.Now, Outcome: outcome, ErrorCode: code, Cache: cache, Usage: u,
+		CorrelationID: rt.CorrelationID, TraceID: rt.Span.TraceID().String(), SpanID: AttemptSpanID(id).String(),
+		ArgsHash: t.argsHash[s.ID],
+	})
+}
+
+// addUsage sums two reports of one attempt's usage; the later model wins.
+func addUsage(a, b rbtype.Usage) rbtype.Usage {
+	a.TokensIn += b.TokensIn
+	a.TokensOut += b.TokensOut
+	a.CostUSD += b.CostUSD
+	a.Credits += b.Credits
+	if b.Model != "" {
+		a.Model = b.Model
+	}
+	if len(b.Parameters) > 0 {
+		a.Parameters = b.Parameters
+	}
+	return a
+}
+
+// recordOutcome records a call's outcome in the ledger (dry runs, which
+// did nothing, are not recorded).
+func (t *transition) recordOutcome(s *rbtype.Step, o *Outcome) {
+	if o.DryRun {
+		return
+	}
+	cache := "off"
+	if o.CacheKey != "" {
+		cache = "miss"
+	}
+	switch {
+	case o.Err != nil:
+		t.record(s, o.Attempt, AttemptFailed, o.Err.Code, cache, o.Result.Usage)
+	case o.Result.IsParked():
+		t.record(s, o.Attempt, attemptParked, "", cache, o.Result.Usage)
+	default:
+		t.record(s, o.Attempt, attemptSucceeded, "", cache, o.Result.Usage)
+	}
+}
