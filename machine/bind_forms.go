@@ -1,9 +1,10 @@
-package runtime
+package machine
 
 import (
 	"errors"
 
 	"github.com/runbookdev/runbook/compiler"
+	"github.com/runbookdev/runbook/handler"
 	"github.com/runbookdev/runbook/rbtype"
 )
 
@@ -12,32 +13,32 @@ import (
 // holds their meaning; these methods are what it reads through.
 
 // form resolves a marker of a v1.4 form; ok is false for any other value.
-func (b *binder) form(v map[string]any) (out any, ok bool, err error) {
+func (b *Binder) form(v map[string]any) (out any, ok bool, err error) {
 	out, ok, err = compiler.EvalForm(v, formEnv{b})
 	if err != nil {
 		var fe *compiler.FormError
 		if errors.As(err, &fe) {
-			err = Errorf(fe.Code, "%s", fe.Message)
+			err = handler.Errorf(fe.Code, "%s", fe.Message)
 		}
 	}
 	return out, ok, err
 }
 
 // formEnv is the binder seen by compiler.EvalForm.
-type formEnv struct{ b *binder }
+type formEnv struct{ b *Binder }
 
-func (e formEnv) Resolve(v any) (any, error) { return e.b.resolve(v) }
+func (e formEnv) Resolve(v any) (any, error) { return e.b.Resolve(v) }
 
 // Status is the status a step settled with. A binder made without
 // statuses (b.status nil) cannot say, and the step fails INTERNAL rather
 // than decide a status test on a guess.
 func (e formEnv) Status(key string) (string, error) {
 	if e.b.status == nil {
-		return "", Errorf(rbtype.CodeInternal, "(status @%s) is read where step statuses are not known", key)
+		return "", handler.Errorf(rbtype.CodeInternal, "(status @%s) is read where step statuses are not known", key)
 	}
 	st, ok := e.b.status(key)
 	if !ok {
-		return "", Errorf(rbtype.CodeInternal, "(status @%s) is read before @%s settled", key, key)
+		return "", handler.Errorf(rbtype.CodeInternal, "(status @%s) is read before @%s settled", key, key)
 	}
 	return st, nil
 }
