@@ -194,3 +194,13 @@ func (a *analysis) readOnFailureByCode(s *step, m *lang.Map) {
 		s.onFailureByCode = out
 	}
 }
+
+// FailureMode is the failure mode of the step's failure with code: its
+// entry in OnFailureByCode (:on-failure by code, docs/design/language.md
+// v1.4), else OnFailure. The runtime decides a failure with it.
+func (s *Step) FailureMode(code rbtype.ErrorCode) rbtype.OnFailure {
+	if mode, ok := s.OnFailureByCode[string(code.Canonical())]; ok {
+		return mode
+	}
+	return s.OnFailure
+}

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/runbookdev/runbook/rbtype"
 )
 
 // TestCompiledPlansPassThePlanCheck submits every plan the ok_ and w
@@ -72,4 +74,12 @@ func TestListProducer(t *testing.T) {
 	require.True(t, diags.HasErrors())
 	require.Contains(t, diags.Error(), "E054")
 	require.Contains(t, diags.Error(), "reads 2 steps (a, b)")
+}
+
+func TestFailureModeByCode(t *testing.T) {
+	s := &Step{OnFailure: rbtype.OnFailureContinue, OnFailureByCode: map[string]rbtype.OnFailure{"BUDGET_EXCEEDED": rbtype.OnFailureAbort, "TEMPORARY_PROVIDER_ERROR": rbtype.OnFailureIsolate}}
+	require.Equal(t, rbtype.OnFailureAbort, s.FailureMode(rbtype.CodeBudgetExceeded))
+	require.Equal(t, rbtype.OnFailureIsolate, s.FailureMode(rbtype.CodeTempProvider), "the short name is its code")
+	require.Equal(t, rbtype.OnFailureContinue, s.FailureMode(rbtype.CodeInternal))
+	require.Equal(t, rbtype.OnFailureAbort, (&Step{OnFailure: rbtype.OnFailureAbort}).FailureMode(rbtype.CodeInternal))
 }
