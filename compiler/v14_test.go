@@ -3,6 +3,7 @@ package compiler
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -82,4 +83,52 @@ func TestFailureModeByCode(t *testing.T) {
 	require.Equal(t, rbtype.OnFailureIsolate, s.FailureMode(rbtype.CodeTempProvider), "the short name is its code")
 	require.Equal(t, rbtype.OnFailureContinue, s.FailureMode(rbtype.CodeInternal))
 	require.Equal(t, rbtype.OnFailureAbort, (&Step{OnFailure: rbtype.OnFailureAbort}).FailureMode(rbtype.CodeInternal))
+}
+
+// A submitted plan's v1.4 parts are held to what the compiler writes: a
+// plan edited to read a status without waiting for it, to run a gated
+// step without its gate, to smuggle in a value the runtime never reads
+// as data, or to name options the verb cannot honour is refused.
+func TestPlanCheckRefusesEditedV3Plans(t *testing.T) {
+	cat := testCatalogue(t)
+	src, err := os.ReadFile("testdata/cases/ok_v14.rbk")
+	require.NoError(t, err)
+	compiled, _ := compileSource(t, cat, "ok_v14.rbk", src)
+	require.NotNil(t, compiled)
+	for name, tc := range map[string]struct {
+		edit func(p *Plan)
+		want string
+	}{
+		"no settle edge": {func(p *Plan) {
+			p.Edges = slices.DeleteFunc(p.Edges, func(e Edge) bool { return e.Kind == EdgeSettle && e.From == "review" })
+		}, `reads the status of "review" without a settle edge`},
+		"a gate_when without its gate": {func(p *Plan) { p.Step("t.free#5").Gate = rbtype.GateNone }, "has gate_when but gate"},
+		"a literal only the runtime writes": {func(p *Plan) {
+			p.Step("report").Args["n"] = map[string]any{LitKey: map[string]any{RefKey: "thing.id"}}
+		}, "holds $lit"},
+		"an element outside its form":  {func(p *Plan) { p.Step("report").Args["n"] = map[string]any{ElemKey: "i.url"} }, "reads element"},
+		"approvers that name no group": {func(p *Plan) { p.Step("t.free#5").Approvers = "a b" }, "is not a group's name"},
+		"a timeout result the schema refuses": {func(p *Plan) {
+			p.Step("review").TimeoutResult = map[string]any{"decision": "maybe"}
+		}, "timeout_result its verb's output_schema refuses"},
+		"a reminder after the timeout": {func(p *Plan) { p.Step("review").RemindAfter = "P30D" }, "not before its wait's timeout"},
+		"a mode by an unknown code": {func(p *Plan) {
+			p.Step("report").OnFailureByCode = map[string]rbtype.OnFailure{"NOPE": rbtype.OnFailureAbort}
+		}, `on_failure_by_code for "NOPE"`},
+		"a throttle on a step outside a loop": {func(p *Plan) { p.Step("thing").Parallel = 3 }, "has parallel 3"},
+		"a status read in an argument": {func(p *Plan) {
+			p.Step("report").Args["n"] = map[string]any{StatusKey: "thing"}
+		}, `reads the status of "thing" outside a condition`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			p, err := DecodePlan(compiled.JSON())
+			require.NoError(t, err)
+			tc.edit(p)
+			p.Effects = Effects(p)
+			p.seal()
+			_, diags := ReadPlan("plan.json", p.JSON(), cat)
+			require.True(t, diags.HasErrors(), "accepted")
+			require.Contains(t, diags.Error(), tc.want)
+		})
+	}
 }
