@@ -114,6 +114,18 @@ func (a *analysis) checkValue(s *step, param string, v lang.Value, sub map[strin
 		for _, part := range v.Parts {
 			a.checkValue(s, param, part, nil)
 		}
+	case *lang.Func:
+		op := a.funcOperand(s, v, false)
+		if op.ok && op.types != nil {
+			want := verbs.Types(sub)
+			admits := want == nil
+			for _, t := range op.types {
+				admits = admits || verbs.TypeAdmits(want, t)
+			}
+			if !admits {
+				a.diags.Errorf(lang.EArgSchema, v.Range(), "argument :%s does not match its schema: (%s ...) is %s, want %s", param, v.Name, strings.Join(op.types, " or "), strings.Join(want, " or "))
+			}
+		}
 	case *lang.Cond:
 		if lang.IsOperator(v.Op) {
 			a.diags.Errorf(lang.EBadOption, v.Span, "(%s ...) is a condition, which stands only after :when; text is made with (str ...)", v.Op)

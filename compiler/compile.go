@@ -87,6 +87,15 @@ type step struct {
 	// frozen condition, once checked.
 	whenArg *lang.Arg
 	when    *Cond
+	// The options of v1.4 (options_v14.go): gateWhenArg and gateWhen
+	// as whenArg and when; the others as frozen.
+	gateWhenArg     *lang.Arg
+	gateWhen        *Cond
+	approvers       string
+	timeoutResult   map[string]any
+	remindAfter     string
+	parallel        int
+	onFailureByCode map[string]rbtype.OnFailure
 	// hook marks a call of (on-failure ...), or a frozen step of kind
 	// hook: a failure hook.
 	hook bool
@@ -145,6 +154,21 @@ type analysis struct {
 	opts    Options
 	// firstHooks is the runbook's (on-failure ...), once seen.
 	firstHooks *lang.OnFailure
+	// settling holds the steps whose status the condition being checked
+	// tests: every reference to them in it makes a settle edge, since the
+	// condition is decided whatever they settled with
+	// (docs/design/semantics.md section 15).
+	settling map[*step]bool
+	// mayBeMissing counts the (default ...) and exists around the
+	// reference being checked: inside them a missing field is expected,
+	// and W004 stays quiet.
+	mayBeMissing int
+	// elems are the elements of the filter, any and all forms around the
+	// value being checked, innermost last.
+	elems []elemBinding
+	// loopList is the loop whose list, a (filter ...), is being checked:
+	// its references are read where the loop stands (loopReads).
+	loopList *loop
 }
 
 func compile(base *Plan, files []*lang.File, cat *registry.Catalogue, opts Options) (*Plan, lang.Diagnostics) {
@@ -192,6 +216,7 @@ func compile(base *Plan, files []*lang.File, cat *registry.Catalogue, opts Optio
 	}
 	for _, s := range newSteps {
 		a.checkWhen(s)
+		a.checkGateWhen(s)
 	}
 	a.checkWrittenLists()
 	a.warnUnused(newSteps)
@@ -390,9 +415,12 @@ func (a *analysis) plan(files []*lang.File, order []*step) (*Plan, error) {
 	if len(p.Loops) == 0 {
 		p.Loops = nil
 	}
-	if p.usesVersion2() {
+	switch {
+	case p.usesVersion3():
 		p.SchemaVersion = SchemaVersion
-	} else {
+	case p.usesVersion2():
+		p.SchemaVersion = Version2
+	default:
 		p.SchemaVersion = BaseSchemaVersion
 	}
 	p.Effects = Effects(p)
@@ -408,6 +436,18 @@ func (a *analysis) freeze(s *step) *Step {
 	gate := s.def.Gate() // the block's, or human_confirm for a high-risk verb
 	if s.gate != "" {
 		gate = s.gate
+	}
+	if s.gateWhen != nil {
+		gate = rbtype.GateHumanConfirm
+	}
+	// The call's approvers and reminder, else the verb's: the step says
+	// what applies, so that the runtime reads one field.
+	approvers, remindAfter := s.approvers, s.remindAfter
+	if approvers == "" {
+		approvers = s.def.Execution.Approvers
+	}
+	if r := s.def.Execution.Timeouts.RemindAfter; remindAfter == "" && r != nil {
+		remindAfter = r.ISO
 	}
 	onFailure := s.def.Execution.OnFailure
 	if s.onFailure != "" {
@@ -429,8 +469,17 @@ func (a *analysis) freeze(s *step) *Step {
 		Kind:      kind,
 		When:      s.when,
 		Loop:      s.loopKey(),
-		Execution: s.def.Execution,
-		VerbHash:  s.def.Hash,
+		// v1.4 (docs/design/language.md): a step gated by :gate-when
+		// carries the gate, narrowed by its condition, so that a reader
+		// that ignores gate_when gates it always.
+		GateWhen:        s.gateWhen,
+		Approvers:       approvers,
+		TimeoutResult:   s.timeoutResult,
+		RemindAfter:     remindAfter,
+		Parallel:        s.parallel,
+		OnFailureByCode: s.onFailureByCode,
+		Execution:       s.def.Execution,
+		VerbHash:        s.def.Hash,
 	}
 }
 

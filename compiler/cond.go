@@ -124,8 +124,28 @@ func valueSource(v any) string {
 			for k, x := range v {
 				s, _ := x.(string)
 				switch k {
-				case RefKey, FailureKey, ItemKey:
+				case RefKey, FailureKey, ItemKey, ElemKey:
 					return "@" + s
+				case StatusKey:
+					return "(status @" + s + ")"
+				case DefaultKey, CountKey:
+					parts, ok := x.([]any)
+					if !ok {
+						parts = []any{x}
+					}
+					out := make([]string, len(parts))
+					for i, p := range parts {
+						out[i] = valueSource(p)
+					}
+					return "(" + strings.TrimPrefix(k, "$") + " " + strings.Join(out, " ") + ")"
+				case FilterKey, AnyKey, AllKey:
+					spec, _ := x.(map[string]any)
+					as, _ := spec["as"].(string)
+					where := "?"
+					if c, err := condOf(spec["where"]); err == nil {
+						where = c.String()
+					}
+					return "(" + strings.TrimPrefix(k, "$") + " " + valueSource(spec["list"]) + " :as @" + as + " " + where + ")"
 				case InputKey:
 					return "$" + s
 				case StrKey:

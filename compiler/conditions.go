@@ -16,7 +16,7 @@ var operatorSynonyms = map[string]string{
 	"<>": lang.OpNe, "ne": lang.OpNe, "neq": lang.OpNe, "not=": lang.OpNe, "=!": lang.OpNe,
 	"lt": lang.OpLt, "le": lang.OpLe, "lte": lang.OpLe, "=<": lang.OpLe,
 	"gt": lang.OpGt, "ge": lang.OpGe, "gte": lang.OpGe, "=>": lang.OpGe,
-	"&&": lang.OpAnd, "all": lang.OpAnd, "||": lang.OpOr, "any": lang.OpOr, "!": lang.OpNot,
+	"&&": lang.OpAnd, "||": lang.OpOr, "!": lang.OpNot,
 	"contains": lang.OpIn, "member": lang.OpIn, "one-of": lang.OpIn,
 	"exist": lang.OpExists, "defined": lang.OpExists, "present": lang.OpExists, "some": lang.OpExists,
 }
@@ -28,13 +28,39 @@ func (a *analysis) checkWhen(s *step) {
 	if s.whenArg == nil {
 		return
 	}
-	v := s.whenArg.Value
-	c, ok := v.(*lang.Cond)
-	if !ok {
-		a.notACondition(s, v, ":when takes a condition, (OP ARG...)")
-		return
+	s.when = a.topCondition(s, s.whenArg.Value, ":when")
+}
+
+// topCondition checks the condition of a step option (:when, :gate-when)
+// and freezes it; nil when v is not a condition. The steps whose status
+// it tests are joined by settle edges, every reference to them included.
+func (a *analysis) topCondition(s *step, v lang.Value, option string) *Cond {
+	a.settling = map[*step]bool{}
+	defer func() { a.settling = nil }()
+	lang.Walk(v, func(inner lang.Value) {
+		if f, ok := inner.(*lang.Func); ok && f.Name == lang.FormStatus && len(f.Args) == 1 {
+			if ref, ok := f.Args[0].(*lang.Ref); ok && a.bindings[ref.Name] != nil && a.items[ref.Name] == nil {
+				a.settling[a.bindings[ref.Name]] = true
+			}
+		}
+	})
+	switch c := v.(type) {
+	case *lang.Cond:
+		return a.condition(s, c)
+	case *lang.Func:
+		if c.Name == lang.FormAny || c.Name == lang.FormAll {
+			return a.elementCondition(s, c)
+		}
 	}
-	s.when = a.condition(s, c)
+	a.notACondition(s, v, option+" takes a condition, (OP ARG...)")
+	return nil
+}
+
+// elementCondition checks (any ...) or (all ...) standing as a condition,
+// frozen as (= (any ...) true).
+func (a *analysis) elementCondition(s *step, f *lang.Func) *Cond {
+	a.funcOperand(s, f, true)
+	return &Cond{Op: lang.OpEq, Args: []any{a.freezeValue(f), true}}
 }
 
 // notACondition reports a value where a condition belongs (E041). A lone
@@ -78,6 +104,10 @@ func (a *analysis) condition(s *step, c *lang.Cond) *Cond {
 			a.arity(c, "two or more conditions")
 		}
 		for _, arg := range c.Args {
+			if f, ok := arg.(*lang.Func); ok && (f.Name == lang.FormAny || f.Name == lang.FormAll) {
+				out.Args = append(out.Args, a.elementCondition(s, f))
+				continue
+			}
 			sub, ok := arg.(*lang.Cond)
 			if !ok {
 				a.notACondition(s, arg, fmt.Sprintf("%s takes conditions", c.Op))
@@ -97,7 +127,9 @@ func (a *analysis) condition(s *step, c *lang.Cond) *Cond {
 			} else if target := a.bindings[ref.Name]; target != nil && levels(target, s.loop) > 0 && (len(ref.Path) == 0 || !ref.Path[0].IsIndex) {
 				a.diags.Errorf(lang.EBadOption, ref.Span, "@%s is the list of a for-each's results, which always exists; test one of them, as in (exists @%s[0])", ref.Name, ref.Name)
 			}
+			a.mayBeMissing++
 			a.operand(s, arg)
+			a.mayBeMissing--
 			out.Args = append(out.Args, a.freezeValue(arg))
 		}
 		return out
@@ -122,6 +154,7 @@ func (a *analysis) condition(s *step, c *lang.Cond) *Cond {
 		}
 	default:
 		a.checkComparable(c, ops[0], ops[1])
+		a.checkStatusLiteral(ops[0], ops[1])
 	}
 	return out
 }
@@ -136,6 +169,11 @@ type operand struct {
 	// schema's items.
 	items []string
 	ok    bool // false when the value was reported as malformed
+	// schema is the value's schema when known: a reference's, a
+	// (default ...)'s, a (filter ...)'s.
+	schema map[string]any
+	// status marks (status @x), whose value is one of lang.StepStatuses.
+	status bool
 }
 
 // operand checks one operand (its references resolve and add data edges,
@@ -143,11 +181,14 @@ type operand struct {
 func (a *analysis) operand(s *step, v lang.Value) operand {
 	op := operand{v: v, ok: true}
 	switch v := v.(type) {
+	case *lang.Func:
+		return a.funcOperand(s, v, true)
 	case *lang.Ref:
 		schema, _, ok := a.reference(s, v)
 		op.ok = ok
 		op.types = verbs.Types(schema)
 		op.items = verbs.Types(verbs.Items(schema, 0))
+		op.schema = schema
 	case *lang.Input:
 		a.inputs.use(&a.diags, v, nil, ":when")
 		op.types = a.inputs.types(v.Name)
@@ -185,18 +226,39 @@ func (a *analysis) operand(s *step, v lang.Value) operand {
 // operandParts checks what a composite operand holds: the references and
 // inputs inside a list, a map or (str ...).
 func (a *analysis) operandParts(s *step, v lang.Value) {
-	lang.Walk(v, func(inner lang.Value) {
-		switch inner := inner.(type) {
+	var walk func(inner lang.Value)
+	walk = func(inner lang.Value) {
+		switch x := inner.(type) {
 		case *lang.Ref:
-			a.reference(s, inner)
+			a.reference(s, x)
 		case *lang.Input:
-			a.inputs.use(&a.diags, inner, nil, ":when")
-		case *lang.Call, *lang.Cond:
+			a.inputs.use(&a.diags, x, nil, ":when")
+		case *lang.Call, *lang.Cond, *lang.Func:
 			if inner != v {
 				a.operand(s, inner)
+				return
+			}
+			// A form's own operands are its to check: a v1.4 form's
+			// element is in scope only inside it.
+			if f, ok := inner.(*lang.Func); ok {
+				a.funcOperand(s, f, true)
+				return
+			}
+		case *lang.Str:
+			for _, p := range x.Parts {
+				walk(p)
+			}
+		case *lang.List:
+			for _, item := range x.Items {
+				walk(item)
+			}
+		case *lang.Map:
+			for _, e := range x.Entries {
+				walk(e.Value)
 			}
 		}
-	})
+	}
+	walk(v)
 }
 
 // operandTypesQuiet is what the schemas say of v's type, without
@@ -204,6 +266,9 @@ func (a *analysis) operandParts(s *step, v lang.Value) {
 func (a *analysis) operandTypesQuiet(s *step, v lang.Value) []string {
 	switch v := v.(type) {
 	case *lang.Ref:
+		if elem, ok := a.elemScope(v.Name); ok {
+			return verbs.Types(schemaAt(elem, v.Path))
+		}
 		target, ok := a.bindings[v.Name]
 		if !ok || target.outputSchema() == nil {
 			return nil
@@ -325,6 +390,8 @@ func valueText(v lang.Value) string {
 		return "nil"
 	case *lang.Str:
 		return "(str ...)"
+	case *lang.Func:
+		return "(" + v.Name + " ...)"
 	case *lang.List:
 		return "the list"
 	case *lang.Map:
@@ -346,6 +413,8 @@ func describeValue(v lang.Value) string {
 		return "(" + v.Op + " ...)"
 	case *lang.Str:
 		return "(str ...)"
+	case *lang.Func:
+		return "(" + v.Name + " ...)"
 	case *lang.List:
 		return "a list"
 	case *lang.Map:

@@ -40,6 +40,15 @@ type Effect struct {
 	// for-each's list (docs/design/language.md v1.3): a template, done as many times
 	// as its list has elements, or one element's instance ("upload[2]").
 	PerElement bool `json:"per_element,omitempty"`
+	// GateWhen is the condition of the step's own gate when it has one
+	// (:gate-when, docs/design/language.md v1.4), as a runbook writes it:
+	// the step waits for a person only when it holds, so that gate is
+	// not counted in Gate and GatedBy, which name only gates that always
+	// stand in front.
+	GateWhen string `json:"gate_when,omitempty"`
+	// Approvers is the group whose tokens may decide the step's own
+	// gate; empty for any token that may approve.
+	Approvers string `json:"approvers,omitempty"`
 }
 
 // Effects derives the effects of a plan: one entry per step whose side
@@ -110,7 +119,7 @@ func Effects(p *Plan) []Effect {
 			}
 		}
 		nearest[i] = inherited[i]
-		if s.Gate != "" && s.Gate != rbtype.GateNone {
+		if s.Gate != "" && s.Gate != rbtype.GateNone && s.GateWhen == nil {
 			nearest[i] = i
 		}
 		ended[i] = inherited[i]
@@ -130,6 +139,10 @@ func Effects(p *Plan) []Effect {
 		if g := nearest[i]; g >= 0 {
 			e.Gate, e.GatedBy = p.Steps[g].Gate, p.Steps[g].Key
 		}
+		if s.GateWhen != nil {
+			e.GateWhen = s.GateWhen.String()
+		}
+		e.Approvers = s.Approvers
 		e.Hook = s.Kind == KindHook
 		e.PerElement = s.Loop != "" || strings.Contains(s.Key, "[")
 		effects = append(effects, e)

@@ -81,8 +81,15 @@ func listElements(list any, n int) ([]any, error) {
 	for k, v := range m {
 		key, value = k, fmt.Sprint(v)
 	}
+	if _, filter := m[FilterKey]; filter && len(m) == 1 {
+		out := make([]any, n)
+		for i := range out {
+			out[i] = map[string]any{IndexKey: map[string]any{"list": list, "path": "[" + strconv.Itoa(i) + "]"}}
+		}
+		return out, nil
+	}
 	if len(m) != 1 || (key != RefKey && key != InputKey) {
-		return nil, fmt.Errorf("its list %s is not a reference, an input or a list", appendJSON(nil, list))
+		return nil, fmt.Errorf("its list %s is not a reference, an input, a list or (filter ...)", appendJSON(nil, list))
 	}
 	out := make([]any, n)
 	for i := range out {
@@ -328,8 +335,8 @@ func sortEdges(steps []*Step, edges []Edge) []Edge {
 		if !seen {
 			out = append(out, e)
 			kinds[k] = e.Kind
-		} else if prev == EdgeSequence && e.Kind == EdgeData {
-			kinds[k] = EdgeData
+		} else if edgeStrength[e.Kind] > edgeStrength[prev] {
+			kinds[k] = e.Kind
 		}
 	}
 	for i := range out {
@@ -381,6 +388,12 @@ func (x *expander) value(v any) (any, error) {
 		case RefKey:
 			if k, path, ok := SplitRef(value, x.isKey); ok && x.copied[k] {
 				return map[string]any{RefKey: k + x.suffix + path}, true, nil
+			}
+		case StatusKey:
+			// Inside one element, a status test reads the same
+			// element's instance, as a reference does.
+			if x.copied[value] {
+				return map[string]any{StatusKey: value + x.suffix}, true, nil
 			}
 		}
 		return nil, false, nil
@@ -513,6 +526,10 @@ func elementAt(elem any, path string) (any, error) {
 				switch {
 				case isString && (k == RefKey || k == InputKey || k == ItemKey):
 					return map[string]any{k: s + path}, nil
+				case k == IndexKey:
+					spec, _ := x.(map[string]any)
+					at, _ := spec["path"].(string)
+					return map[string]any{IndexKey: map[string]any{"list": spec["list"], "path": at + path}}, nil
 				case k == StrKey:
 					return nil, fmt.Errorf("the element is text, which has no %s", path)
 				}
@@ -562,4 +579,30 @@ func jsonKind(v any) string {
 		return "nil"
 	}
 	return "a " + string(appendJSON(nil, v))
+}
+
+// ListProducer is the key of the step whose completion makes a loop's
+// list known: the step its $ref reads, or, for a (filter ...) of a list
+// (docs/design/language.md v1.4), the one step the filter reads (the
+// compiler allows one). ok is false for a list known from the start (an
+// input, a list written out, a filter of those).
+func ListProducer(list any, isKey func(string) bool) (key string, ok bool) {
+	m, _ := list.(map[string]any)
+	if len(m) != 1 {
+		return "", false
+	}
+	if _, filter := m[FilterKey]; !filter {
+		ref, isRef := m[RefKey].(string)
+		if !isRef {
+			return "", false
+		}
+		key, _, ok = SplitRef(ref, isKey)
+		return key, ok
+	}
+	ValueRefs(list, func(ref string) {
+		if k, _, found := SplitRef(ref, isKey); found && !ok {
+			key, ok = k, true
+		}
+	})
+	return key, ok
 }

@@ -54,8 +54,8 @@ func flowPlan(t *testing.T) ([]byte, *Plan) {
 // version 1, byte for byte what it was (the golden cases pin the bytes).
 func TestPlanVersionFollowsWhatItUses(t *testing.T) {
 	_, plan := flowPlan(t)
-	require.Equal(t, SchemaVersion, plan.SchemaVersion)
-	require.Equal(t, 2, SchemaVersion)
+	require.Equal(t, Version2, plan.SchemaVersion)
+	require.Equal(t, 2, Version2)
 
 	cat := catalogueOf(t, "flow.yaml", flowVerbs)
 	for src, want := range map[string]int{

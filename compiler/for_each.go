@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"maps"
 	"slices"
 	"strings"
 
@@ -221,6 +222,30 @@ func (a *analysis) checkList(l *loop) {
 	case *lang.Input:
 		l.list = a.freezeValue(v)
 		a.inputs.use(&a.diags, v, map[string]any{"type": "array"}, "the list of a for-each")
+	case *lang.Func:
+		if v.Name != lang.FormFilter {
+			a.diags.Errorf(lang.EBadList, v.Range(), "the list of (for-each ...) is a list written out, an $input, a reference to a list or (filter ...); found (%s ...), which is no list", v.Name)
+			return
+		}
+		// The filter reads its references where the loop stands, as a
+		// reference list would (loopReads); its element is its own.
+		a.loopList = l
+		op := a.funcOperand(&step{loop: l.parent, id: -1}, v, false)
+		a.loopList = nil
+		l.list = a.freezeValue(v)
+		l.elem = verbs.Items(op.schema, 0)
+		// The runtime expands a loop when the one step its list reads
+		// completes (ListProducer), so a filtered list reads one.
+		steps := map[string]bool{}
+		ValueRefs(l.list, func(ref string) {
+			if key, _, ok := SplitRef(ref, func(k string) bool { return a.byKey[k] != nil }); ok {
+				steps[key] = true
+			}
+		})
+		if len(steps) > 1 {
+			a.diags.Errorf(lang.EBadList, v.Range(), "the (filter ...) of a for-each reads %d steps (%s); it may read one, whose completion makes the list known",
+				len(steps), strings.Join(slices.Sorted(maps.Keys(steps)), ", "))
+		}
 	case *lang.Bad:
 	default:
 		a.diags.Errorf(lang.EBadList, v.Range(), "the list of (for-each ...) is a list written out, an $input or a reference to a list; found %s", describeValue(v))

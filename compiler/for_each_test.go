@@ -88,7 +88,7 @@ func TestRuntimeLoopIsFrozenAsTemplates(t *testing.T) {
 		{From: "drained", To: "lb.report#4", Kind: EdgeData},
 		{From: "checked", To: "lb.report#4", Kind: EdgeData},
 	}, plan.Edges)
-	require.Equal(t, SchemaVersion, plan.SchemaVersion)
+	require.Equal(t, Version2, plan.SchemaVersion)
 	for _, e := range plan.Effects {
 		require.True(t, e.PerElement, e.Step)
 	}
@@ -196,7 +196,7 @@ func TestWrittenListsUnderParallelStayLoops(t *testing.T) {
 // a version 1 runtime would misread.
 func TestWrittenListsNeedVersion2(t *testing.T) {
 	plan := compileLoops(t, `(for-each ["a"] :as @x (lb.drain :host @x))`)
-	require.Equal(t, SchemaVersion, plan.SchemaVersion)
+	require.Equal(t, Version2, plan.SchemaVersion)
 	require.Equal(t, []string{"lb.drain#1[0]"}, keysOf(plan.Steps))
 	require.Nil(t, plan.Loops)
 }

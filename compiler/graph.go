@@ -40,13 +40,18 @@ func newEdgeSet(capacity int) *edgeSet {
 	return &edgeSet{edges: make(map[edgeKey]edgeInfo, capacity)}
 }
 
+// edgeStrength orders the kinds of edge between the same two steps: a
+// data edge implies a settle edge's waiting, which implies a sequence
+// edge's ordering.
+var edgeStrength = map[string]int{EdgeSequence: 1, EdgeSettle: 2, EdgeData: 3}
+
 func (e *edgeSet) add(k edgeKey, kind string, at lang.Range) {
 	prev, ok := e.edges[k]
 	switch {
 	case !ok:
 		e.edges[k] = edgeInfo{kind, at}
 		e.keys = append(e.keys, k)
-	case prev.kind == EdgeSequence && kind == EdgeData:
+	case edgeStrength[kind] > edgeStrength[prev.kind]:
 		e.edges[k] = edgeInfo{kind, at}
 	}
 }

@@ -8,6 +8,12 @@ import (
 // it runs after from: @failure (docs/design/language.md v1.2).
 const failureBinding = "failure"
 
+// failuresBinding is the reserved binding of every failure a hook runs
+// after: @failures, the list of failed steps in the order they failed
+// (docs/design/language.md v1.4), each shaped as @failure. It is frozen as
+// {"$failure": "failures..."}, like @failure.
+const failuresBinding = "failures"
+
 // failureSchema types @failure for the checks of a hook's references: the
 // error code and message of the failure that ended the runbook, the step
 // that failed (empty for a cancellation), and the runbook's final status.
@@ -21,6 +27,13 @@ var failureSchema = map[string]any{
 		"status":  map[string]any{"type": "string", "enum": []any{"failed", "partial", "cancelled"}},
 	},
 }
+
+// failuresSchema types @failures: a list of what @failure is.
+var failuresSchema = map[string]any{"type": "array", "items": failureSchema}
+
+// FailuresSchema returns the schema of @failures, for the language
+// server.
+func FailuresSchema() map[string]any { return failuresSchema }
 
 // FailureSchema returns the schema of @failure, for tools that describe
 // it (the language server's completion and hover).

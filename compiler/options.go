@@ -26,8 +26,18 @@ const (
 )
 
 func isOption(name string) bool {
-	return name == optionAs || name == optionAfter || name == optionGate || name == optionOnFailure || name == optionExpect || name == optionWhen
+	switch name {
+	case optionAs, optionAfter, optionGate, optionOnFailure, optionExpect, optionWhen,
+		optionTimeoutResult, optionRemindAfter, optionGateWhen, optionApprovers, optionParallel:
+		return true
+	}
+	return false
 }
+
+// StepOptions lists the reserved keywords of a call, for tools that
+// complete or describe them (the language server).
+var StepOptions = []string{optionAs, optionAfter, optionGate, optionGateWhen, optionApprovers, optionWhen, optionOnFailure,
+	optionExpect, optionTimeoutResult, optionRemindAfter, optionParallel}
 
 // readOptions separates a call's step options from its arguments, checking
 // the options' shapes (E041) and repeats (E023).
@@ -63,6 +73,16 @@ func (a *analysis) readOptions(s *step) {
 			a.readExpect(s, arg)
 		case optionWhen:
 			s.whenArg = arg // checked once every step is known (checkWhen)
+		case optionTimeoutResult:
+			a.readTimeoutResult(s, arg)
+		case optionRemindAfter:
+			a.readRemindAfter(s, arg)
+		case optionGateWhen:
+			a.readGateWhen(s, arg)
+		case optionApprovers:
+			a.readApprovers(s, arg)
+		case optionParallel:
+			a.readParallel(s, arg)
 		default:
 			s.args = append(s.args, arg)
 		}
@@ -119,9 +139,13 @@ func (a *analysis) readGate(s *step, arg *lang.Arg) {
 // readOnFailure reads `:on-failure "isolate"`: one of the failure modes,
 // or E060 with the close ones.
 func (a *analysis) readOnFailure(s *step, arg *lang.Arg) {
+	if m, ok := arg.Value.(*lang.Map); ok {
+		a.readOnFailureByCode(s, m)
+		return
+	}
 	str, ok := arg.Value.(*lang.String)
 	if !ok {
-		a.diags.Errorf(lang.EBadOnFailure, arg.Value.Range(), `:on-failure takes a string, as in :on-failure "isolate"`)
+		a.diags.Errorf(lang.EBadOnFailure, arg.Value.Range(), `:on-failure takes a string, as in :on-failure "isolate", or a map from error code to mode, as in :on-failure {"BUDGET_EXCEEDED" "abort" "default" "continue"}`)
 		return
 	}
 	names := make([]string, len(rbtype.OnFailures))

@@ -74,8 +74,8 @@ func (p *Plan) picture() *picture {
 		if at, ok := seen[k]; ok {
 			pe := &pic.edges[at]
 			pe.when = pe.when || when
-			if e.Kind == EdgeData {
-				pe.kind = EdgeData
+			if edgeStrength[e.Kind] > edgeStrength[pe.kind] {
+				pe.kind = e.Kind
 			}
 			continue
 		}
@@ -153,10 +153,15 @@ func (p *Plan) DOT() string {
 	}
 	for _, e := range pic.edges {
 		var attrs []string
-		if e.kind == EdgeSequence {
+		switch e.kind {
+		case EdgeSequence:
 			attrs = append(attrs, "style=dashed")
+		case EdgeSettle:
+			// A status test waits for the step to settle, whatever it
+			// settled with (docs/design/language.md v1.4).
+			attrs = append(attrs, "style=dotted", `label="status"`)
 		}
-		if e.when {
+		if e.when && e.kind != EdgeSettle {
 			attrs = append(attrs, `label="when"`)
 		}
 		suffix := ""
@@ -228,6 +233,9 @@ func (p *Plan) Mermaid() string {
 				arrow = "-. when .->"
 			}
 		}
+		if e.kind == EdgeSettle {
+			arrow = "-. status .->"
+		}
 		fmt.Fprintf(&b, "  %s %s %s\n", ids[e.from], arrow, ids[e.to])
 	}
 	if len(hooks) > 0 {
@@ -266,10 +274,17 @@ func (p *Plan) conditionReads() map[[2]string]bool {
 }
 
 func gateNote(s *Step) string {
-	if s.Gate != rbtype.GateNone {
-		return " (gate: " + string(s.Gate) + ")"
+	note := ""
+	switch {
+	case s.GateWhen != nil:
+		note = " (gate: " + string(s.Gate) + " when " + s.GateWhen.String() + ")"
+	case s.Gate != rbtype.GateNone:
+		note = " (gate: " + string(s.Gate) + ")"
 	}
-	return ""
+	if s.Approvers != "" {
+		note += " (approvers: " + s.Approvers + ")"
+	}
+	return note
 }
 
 func dotQuote(s string) string {

@@ -29,7 +29,17 @@ import (
 // does not change; a plan that uses one is version 2, so that a daemon
 // that does not know them refuses it rather than run a conditional step
 // unconditionally.
-const SchemaVersion = 2
+//
+// Version 3 holds what docs/design/language.md v1.4 adds: settle edges,
+// the markers of its value forms ($status, $default, $count, $filter,
+// $any, $all), @failures, and the call options gate_when, approvers,
+// timeout_result, remind_after, parallel and on_failure_by_code. A plan
+// that uses none of them is written as version 1 or 2, as before.
+const SchemaVersion = 3
+
+// Version2 is the version of a plan that uses what v1.2 and v1.3 add and
+// nothing of version 3.
+const Version2 = 2
 
 // BaseSchemaVersion is the version of a plan that uses nothing of version
 // 2: every plan compiled before v1.2.
@@ -171,7 +181,31 @@ type Step struct {
 	// its loop; empty (and left out) for an ordinary step. A template is
 	// never run: the runtime expands it (see Loop), and the template
 	// stands for the list of its instances' results.
-	Loop      string          `json:"loop,omitempty"`
+	Loop string `json:"loop,omitempty"`
+	// The call options of v1.4 (docs/design/language.md), each left out
+	// when the call has none, so that older plans keep their hashes.
+	//
+	// OnFailureByCode maps error codes to the failure mode a failure with
+	// that code takes; OnFailure is the mode of every other code.
+	OnFailureByCode map[string]rbtype.OnFailure `json:"on_failure_by_code,omitempty"`
+	// GateWhen narrows the step's gate (then human_confirm): the step
+	// waits for a decision only when the condition holds, evaluated when
+	// the step becomes ready. A reader that ignores it gates always.
+	GateWhen *Cond `json:"gate_when,omitempty"`
+	// Approvers is the group whose tokens may decide the step's gate
+	// (admin always may); empty for any token that may approve.
+	Approvers string `json:"approvers,omitempty"`
+	// TimeoutResult is the result the step succeeds with when its park
+	// times out (event STEP_TIMEOUT_DEFAULTED, provenance "default"),
+	// in place of the block's on_timeout.
+	TimeoutResult map[string]any `json:"timeout_result,omitempty"`
+	// RemindAfter is an ISO 8601 duration after which, while the step is
+	// parked, its verb's escalation runs once (event STEP_REMINDED),
+	// without ending the wait.
+	RemindAfter string `json:"remind_after,omitempty"`
+	// Parallel bounds how many instances of this template run at once
+	// (a call's :parallel in a for-each body); 0 for no bound of its own.
+	Parallel  int             `json:"parallel,omitempty"`
 	Execution verbs.Execution `json:"execution"`
 	VerbHash  string          `json:"verb_hash"`
 	// Pos comes last so the encoder can append it to the hashed form.
@@ -483,6 +517,30 @@ func appendStep(b []byte, s *Step, exec []byte, cut *int) []byte {
 		b = append(b, `,"loop":`...)
 		b = appendString(b, s.Loop)
 	}
+	if s.OnFailureByCode != nil {
+		b = append(b, `,"on_failure_by_code":`...)
+		b = append(b, mustJSON(s.OnFailureByCode)...)
+	}
+	if s.GateWhen != nil {
+		b = append(b, `,"gate_when":`...)
+		b = appendCond(b, s.GateWhen)
+	}
+	if s.Approvers != "" {
+		b = append(b, `,"approvers":`...)
+		b = appendString(b, s.Approvers)
+	}
+	if s.TimeoutResult != nil {
+		b = append(b, `,"timeout_result":`...)
+		b = appendJSON(b, s.TimeoutResult)
+	}
+	if s.RemindAfter != "" {
+		b = append(b, `,"remind_after":`...)
+		b = appendString(b, s.RemindAfter)
+	}
+	if s.Parallel != 0 {
+		b = append(b, `,"parallel":`...)
+		b = strconv.AppendInt(b, int64(s.Parallel), 10)
+	}
 	b = append(b, `,"execution":`...)
 	b = append(b, exec...)
 	b = append(b, `,"verb_hash":`...)
@@ -558,6 +616,80 @@ func (p *Plan) usesVersion2() bool {
 		if s.Kind != "" || s.When != nil || s.Loop != "" || strings.Contains(s.Key, "[") || hasNewMarker(s.Args) {
 			return true
 		}
+	}
+	return false
+}
+
+// usesVersion3 reports whether the plan uses anything of version 3
+// (docs/design/language.md v1.4): a settle edge, a call option of v1.4,
+// or a marker of its value forms, in arguments, conditions or a loop's
+// list.
+func (p *Plan) usesVersion3() bool {
+	for _, e := range p.Edges {
+		if e.Kind == EdgeSettle {
+			return true
+		}
+	}
+	for _, l := range p.Loops {
+		if hasV3Marker(l.List) {
+			return true
+		}
+	}
+	for _, s := range p.Steps {
+		if s.GateWhen != nil || s.Approvers != "" || s.TimeoutResult != nil || s.RemindAfter != "" || s.Parallel != 0 || s.OnFailureByCode != nil {
+			return true
+		}
+		if hasV3Marker(s.Args) || s.When != nil && hasV3Marker(s.When) {
+			return true
+		}
+	}
+	return false
+}
+
+// condValue is a condition's operands as one plan value, for walks.
+func condValue(c *Cond) any {
+	out := make([]any, len(c.Args))
+	for i, arg := range c.Args {
+		if sub, ok := arg.(*Cond); ok {
+			out[i] = condValue(sub)
+		} else {
+			out[i] = arg
+		}
+	}
+	return out
+}
+
+// v3Markers are the markers version 3 adds.
+var v3Markers = []string{StatusKey, DefaultKey, CountKey, FilterKey, AnyKey, AllKey, ElemKey, IndexKey}
+
+// hasV3Marker reports whether a plan value holds a marker of version 3,
+// or reads @failures.
+func hasV3Marker(v any) bool {
+	switch v := v.(type) {
+	case map[string]any:
+		if len(v) == 1 {
+			for _, k := range v3Markers {
+				if _, ok := v[k]; ok {
+					return true
+				}
+			}
+			if f, ok := v[FailureKey].(string); ok && strings.HasPrefix(f, failuresBinding) {
+				return true
+			}
+		}
+		for _, item := range v {
+			if hasV3Marker(item) {
+				return true
+			}
+		}
+	case []any:
+		for _, item := range v {
+			if hasV3Marker(item) {
+				return true
+			}
+		}
+	case *Cond:
+		return hasV3Marker(condValue(v))
 	}
 	return false
 }

@@ -219,8 +219,8 @@ func (c *planCheck) checkShape() {
 		if !keys[e.From] || !keys[e.To] {
 			c.report(lang.EPlanUnreadable, c.spans.edge(i), "", 0, "edge %q → %q names a step the plan does not have", e.From, e.To)
 		}
-		if e.Kind != EdgeData && e.Kind != EdgeSequence {
-			c.report(lang.EPlanUnreadable, c.spans.edge(i), "", 0, "edge %q → %q has kind %q (expected %s or %s)", e.From, e.To, e.Kind, EdgeData, EdgeSequence)
+		if e.Kind != EdgeData && e.Kind != EdgeSequence && e.Kind != EdgeSettle {
+			c.report(lang.EPlanUnreadable, c.spans.edge(i), "", 0, "edge %q → %q has kind %q (expected %s, %s or %s)", e.From, e.To, e.Kind, EdgeData, EdgeSequence, EdgeSettle)
 		}
 	}
 }

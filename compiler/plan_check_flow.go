@@ -23,9 +23,14 @@ import (
 //     field the failure has.
 func (c *planCheck) checkFlow() {
 	p := c.p
-	if p.SchemaVersion < SchemaVersion && p.usesVersion2() {
+	if p.SchemaVersion < Version2 && p.usesVersion2() {
 		c.report(lang.EPlanUnreadable, c.spans.member("schema_version"), "", 0,
-			"plan schema_version %d cannot hold conditions, hooks, loops, or (str ...) of run-time values; a plan with them is version %d", p.SchemaVersion, SchemaVersion)
+			"plan schema_version %d cannot hold conditions, hooks, loops, or (str ...) of run-time values; a plan with them is version %d", p.SchemaVersion, Version2)
+		return
+	}
+	if p.SchemaVersion < SchemaVersion && p.usesVersion3() {
+		c.report(lang.EPlanUnreadable, c.spans.member("schema_version"), "", 0,
+			"plan schema_version %d cannot hold status tests, defaults, list forms, settle edges or the call options of v1.4; a plan with them is version %d", p.SchemaVersion, SchemaVersion)
 		return
 	}
 	f := &flowCheck{c: c, keys: map[string]*Step{}, inputs: map[string]bool{}, data: map[[2]string]bool{}}
@@ -36,7 +41,7 @@ func (c *planCheck) checkFlow() {
 		f.inputs[in.Name] = true
 	}
 	for i, e := range p.Edges {
-		if e.Kind == EdgeData {
+		if e.Kind == EdgeData || e.Kind == EdgeSettle {
 			f.data[[2]string{e.From, e.To}] = true
 		}
 		for _, key := range []string{e.From, e.To} {
@@ -56,6 +61,7 @@ func (c *planCheck) checkFlow() {
 		if s.When != nil {
 			f.cond(s.When, 0)
 		}
+		f.checkV3Step()
 	}
 }
 
@@ -67,6 +73,9 @@ type flowCheck struct {
 	data   map[[2]string]bool // data edges, from → to
 	at     int
 	step   *Step
+	// elems are the names the $filter, $any and $all around the value
+	// being checked bind.
+	elems []string
 }
 
 func (f *flowCheck) problem(code lang.Code, format string, args ...any) {
@@ -76,7 +85,12 @@ func (f *flowCheck) problem(code lang.Code, format string, args ...any) {
 func (f *flowCheck) hook() bool { return f.step.Kind == KindHook }
 
 // cond checks a condition and its operands.
-func (f *flowCheck) cond(c *Cond, depth int) {
+func (f *flowCheck) cond(c *Cond, depth int) { f.condIn(c, depth, true) }
+
+// condIn checks a condition; inCond is false for the condition of a list
+// form in an argument, whose references need no edge of their own beyond
+// the argument's.
+func (f *flowCheck) condIn(c *Cond, depth int, inCond bool) {
 	if depth > lang.MaxNesting {
 		f.problem(lang.EPlanUnreadable, "has a condition nested more than %d deep", lang.MaxNesting)
 		return
@@ -113,7 +127,7 @@ func (f *flowCheck) cond(c *Cond, depth int) {
 		switch {
 		case IsLogical(c.Op):
 			if sub, ok := arg.(*Cond); ok && sub != nil {
-				f.cond(sub, depth+1)
+				f.condIn(sub, depth+1, inCond)
 			} else {
 				f.problem(lang.EPlanUnreadable, "has a condition whose %s holds something that is not a condition", c.Op)
 			}
@@ -121,13 +135,14 @@ func (f *flowCheck) cond(c *Cond, depth int) {
 			m, _ := arg.(map[string]any)
 			_, isRef := m[RefKey]
 			_, isFailure := m[FailureKey]
-			if len(m) != 1 || !isRef && !isFailure {
+			_, isElem := m[ElemKey]
+			if len(m) != 1 || !isRef && !isFailure && !isElem {
 				f.problem(lang.EBadOption, "has a condition whose exists takes a reference, not %s", string(appendJSON(nil, arg)))
 				continue
 			}
-			f.value(arg, true, depth+1)
+			f.value(arg, inCond, depth+1)
 		default:
-			f.value(arg, true, depth+1)
+			f.value(arg, inCond, depth+1)
 		}
 	}
 }
@@ -193,7 +208,7 @@ func (f *flowCheck) marker(key string, x any, inCond bool, depth int) bool {
 			f.problem(lang.EPlanUnreadable, "reads $failure %q; the failure is \"failure\" or one of its fields (%s)", path, strings.Join(failureFields(), ", "))
 		}
 	default:
-		return false
+		return f.markerV3(key, x, inCond, depth)
 	}
 	return true
 }
@@ -215,6 +230,19 @@ func (f *flowCheck) condRef(ref string, ok bool) {
 func validFailurePath(path string) bool {
 	if path == failureBinding {
 		return true
+	}
+	if rest, ok := strings.CutPrefix(path, failuresBinding); ok {
+		// @failures, one of them, or a field of one: "failures[0].code".
+		if rest == "" {
+			return true
+		}
+		end := strings.IndexByte(rest, ']')
+		if rest[0] != '[' || end < 2 || strings.Trim(rest[1:end], "0123456789") != "" {
+			return false
+		}
+		rest = rest[end+1:]
+		field, ok := strings.CutPrefix(rest, ".")
+		return rest == "" || ok && slices.Contains(failureFields(), field)
 	}
 	field, ok := strings.CutPrefix(path, failureBinding+".")
 	return ok && slices.Contains(failureFields(), field)

@@ -113,6 +113,34 @@ func (c *planCheck) checkList(l *Loop, around []*Loop, keys map[string]*Step, da
 	for k, x := range m {
 		value, _ := x.(string)
 		switch k {
+		case FilterKey:
+			// A (filter ...) of a list (docs/design/language.md v1.4):
+			// each reference in it is read as a reference list is.
+			spec, _ := x.(map[string]any)
+			if name, _ := spec["as"].(string); len(spec) != 3 || name == "" || spec["where"] == nil {
+				bad("has a $filter that is not {\"list\", \"as\", \"where\"}")
+				return
+			}
+			if _, err := condOf(spec["where"]); err != nil {
+				bad("has a $filter whose where is not a condition: %v", err)
+				return
+			}
+			if holdsMarker(x, StatusKey) || holdsMarker(x, FailureKey) || holdsMarker(x, LitKey) || holdsMarker(x, missingKey) {
+				bad("has a $filter that reads a status, a failure or a value only the runtime writes")
+				return
+			}
+			refs := []any{}
+			ValueRefs(x, func(ref string) { refs = append(refs, map[string]any{RefKey: ref}) })
+			_, _ = mapMarkers(x, func(k, v string) (any, bool, error) {
+				if k == InputKey {
+					refs = append(refs, map[string]any{InputKey: v})
+				}
+				return nil, false, nil
+			})
+			for _, ref := range refs {
+				c.checkList(&Loop{Key: l.Key, Item: l.Item, Within: l.Within, List: ref}, around, keys, data, inside)
+			}
+			c.checkItemsIn(x, around, func(format string, args ...any) { bad(format, args...) })
 		case RefKey:
 			key, _, ok := SplitRef(value, func(k string) bool { return keys[k] != nil })
 			if !ok {
@@ -188,4 +216,26 @@ func bindingName(s string) bool {
 		}
 	}
 	return s[0] != '-'
+}
+
+// holdsMarker reports whether a plan value holds a marker with key.
+func holdsMarker(v any, key string) bool {
+	switch v := v.(type) {
+	case map[string]any:
+		if _, ok := v[key]; ok && len(v) == 1 {
+			return true
+		}
+		for _, item := range v {
+			if holdsMarker(item, key) {
+				return true
+			}
+		}
+	case []any:
+		for _, item := range v {
+			if holdsMarker(item, key) {
+				return true
+			}
+		}
+	}
+	return false
 }

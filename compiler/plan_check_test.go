@@ -268,11 +268,11 @@ func TestReadPlanChecksVersionAndHash(t *testing.T) {
 
 	// A version this build does not read, with a field it does not know.
 	future := edit(t, raw, true, func(doc map[string]any) {
-		doc["schema_version"] = json.Number("3")
+		doc["schema_version"] = json.Number("4")
 		doc["frobs"] = []any{}
 	})
 	_, diags = ReadPlan("plan.json", future, cat)
-	require.Equal(t, []string{"E070 plan schema_version 3 is not supported (this daemon reads 1 to 2)"}, codes(diags))
+	require.Equal(t, []string{"E070 plan schema_version 4 is not supported (this daemon reads 1 to 3)"}, codes(diags))
 
 	// A null where a step should be is refused, not a panic.
 	withNull := edit(t, raw, true, func(doc map[string]any) { doc["steps"] = append(doc["steps"].([]any), nil) })

@@ -59,12 +59,27 @@ func (a *analysis) reference(s *step, ref *lang.Ref) (schema map[string]any, tar
 		schema, ok = a.itemRef(scope, ref, m)
 		return schema, nil, ok
 	}
-	if ref.Name == failureBinding {
+	if elem, ok := a.elemScope(ref.Name); ok {
+		schema, ok = a.walkSchema(elem, "element @"+ref.Name, "@"+ref.Name, ref)
+		if ok && a.mayBeMissing == 0 {
+			a.warnOptionalIn(elem, "an element of the list", ref)
+		}
+		return schema, nil, ok
+	}
+	if ref.Name == failureBinding || ref.Name == failuresBinding && a.bindings[ref.Name] == nil {
 		if !s.hook {
-			a.diags.Errorf(lang.EOnFailure, ref.NameRange, "@failure is bound only inside (on-failure ...): it describes the failure the hooks run after")
+			a.diags.Errorf(lang.EOnFailure, ref.NameRange, "@%s is bound only inside (on-failure ...): it describes the failure the hooks run after", ref.Name)
 			return nil, nil, false
 		}
-		schema, ok = a.walkSchema(failureSchema, "failure", "failure", ref)
+		root := failureSchema
+		if ref.Name == failuresBinding {
+			root = failuresSchema
+		}
+		schema, ok = a.walkSchema(root, ref.Name, ref.Name, ref)
+		return schema, nil, ok
+	}
+	if a.loopList != nil {
+		schema, ok = a.loopReads(a.loopList, ref)
 		return schema, nil, ok
 	}
 	target = a.resolve(s, ref)
@@ -80,9 +95,18 @@ func (a *analysis) reference(s *step, ref *lang.Ref) (schema map[string]any, tar
 		return nil, nil, false
 	}
 	if !s.hook {
-		a.edges.addRef(target, s, EdgeData, ref.Span)
+		kind := EdgeData
+		if a.settling[target] {
+			kind = EdgeSettle
+		}
+		a.edges.addRef(target, s, kind, ref.Span)
 	}
 	schema, ok = a.refSchemaFrom(target, ref, s.loop)
+	// A nested call's value is the field its verb's returns: names, which
+	// the verb's author chose; W004 is about fields a runbook picks.
+	if _, nested := a.nested[ref]; ok && !nested && !s.hook && a.mayBeMissing == 0 {
+		a.warnOptional(target, ref)
+	}
 	return schema, target, ok
 }
 

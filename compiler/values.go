@@ -2,6 +2,7 @@ package compiler
 
 import (
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -33,6 +34,40 @@ const (
 	// the "@", whose first part names the loop's item (Loop.Item). Expand
 	// replaces it; the runtime never resolves one.
 	ItemKey = "$item"
+
+	// The markers of v1.4's value forms (docs/design/language.md v1.4,
+	// docs/reference/values.md). The runtime evaluates them with EvalForm.
+
+	// StatusKey marks (status @x): {"$status": "x"}, the step key. Its
+	// value is the status the step settled with (lang.StepStatuses). A
+	// condition that holds one has a settle edge from the step.
+	StatusKey = "$status"
+	// DefaultKey marks (default REF VALUE): {"$default": [REF, VALUE]},
+	// REF's value when it is present and not null, else VALUE's.
+	DefaultKey = "$default"
+	// CountKey marks (count LIST): {"$count": LIST}, an integer.
+	CountKey = "$count"
+	// FilterKey marks (filter LIST :as @e COND):
+	// {"$filter": {"list": LIST, "as": "e", "where": COND}}, COND a frozen
+	// condition ({"op", "args"}) in which {"$elem": "e..."} reads the
+	// element. Its value is the elements for which COND holds, in order.
+	FilterKey = "$filter"
+	// AnyKey marks (any LIST :as @e COND), shaped as $filter: true when
+	// COND holds for some element (false for an empty list).
+	AnyKey = "$any"
+	// AllKey marks (all LIST :as @e COND), shaped as $filter: true when
+	// COND holds for every element (true for an empty list).
+	AllKey = "$all"
+	// ElemKey marks a reference to the element of filter, any or all,
+	// inside its condition only: {"$elem": "e.env"}, as written without
+	// the "@". EvalForm replaces it by the element before the condition
+	// is decided.
+	ElemKey = "$elem"
+	// IndexKey marks an element of a list that only a form makes, in the
+	// instances of a loop over (filter ...): {"$index": {"list": LIST,
+	// "path": "[2].name"}}, LIST's value walked by path, as a $ref's
+	// path is walked. Expand writes it; the compiler never does.
+	IndexKey = "$index"
 )
 
 // jsonValue converts a value to the plan's JSON: literals as JSON values,
@@ -45,7 +80,24 @@ func jsonValue(v lang.Value) any { return frozenValue(v, nil) }
 func (a *analysis) freezeValue(v lang.Value) any { return frozenValue(v, a.items) }
 
 func frozenValue(v lang.Value, items map[string]*loop) any {
+	return freezer{items: items}.value(v)
+}
+
+// freezer freezes values knowing the names in scope: the for-each items
+// (their references become $item) and the elements of the list forms
+// around the value (theirs become $elem). Scopes are lexical, so a freezer
+// is a value, extended as it descends.
+type freezer struct {
+	items map[string]*loop
+	elems []string
+}
+
+func (fz freezer) isElem(name string) bool { return slices.Contains(fz.elems, name) }
+
+func (fz freezer) value(v lang.Value) any {
 	switch v := v.(type) {
+	case *lang.Func:
+		return fz.fn(v)
 	case *lang.String:
 		return v.Value
 	case *lang.Int:
@@ -57,10 +109,13 @@ func frozenValue(v lang.Value, items map[string]*loop) any {
 	case *lang.Null:
 		return nil
 	case *lang.Ref:
-		if v.Name == failureBinding {
+		if fz.isElem(v.Name) {
+			return map[string]any{ElemKey: v.PathString()}
+		}
+		if v.Name == failureBinding || v.Name == failuresBinding {
 			return map[string]any{FailureKey: v.PathString()}
 		}
-		if items[v.Name] != nil {
+		if fz.items[v.Name] != nil {
 			return map[string]any{ItemKey: v.PathString()}
 		}
 		return map[string]any{RefKey: v.PathString()}
@@ -69,7 +124,7 @@ func frozenValue(v lang.Value, items map[string]*loop) any {
 	case *lang.Str:
 		parts := make([]any, len(v.Parts))
 		for i, p := range v.Parts {
-			parts[i] = frozenValue(p, items)
+			parts[i] = fz.value(p)
 		}
 		if isLiteral(v) {
 			return Text(parts)
@@ -78,14 +133,14 @@ func frozenValue(v lang.Value, items map[string]*loop) any {
 	case *lang.List:
 		out := make([]any, len(v.Items))
 		for i, item := range v.Items {
-			out[i] = frozenValue(item, items)
+			out[i] = fz.value(item)
 		}
 		return out
 	case *lang.Map:
 		out := make(map[string]any, len(v.Entries))
 		for _, e := range v.Entries {
 			if _, dup := out[e.Name]; !dup { // repeats are reported as E023
-				out[e.Name] = frozenValue(e.Value, items)
+				out[e.Name] = fz.value(e.Value)
 			}
 		}
 		return out
@@ -117,9 +172,70 @@ func isLiteral(v lang.Value) bool {
 	literal := true
 	lang.Walk(v, func(v lang.Value) {
 		switch v.(type) {
-		case *lang.Ref, *lang.Input, *lang.Bad, *lang.Call, *lang.Cond:
+		case *lang.Ref, *lang.Input, *lang.Bad, *lang.Call, *lang.Cond, *lang.Func:
 			literal = false
 		}
 	})
 	return literal
+}
+
+// fn freezes a v1.4 value form into its marker (see StatusKey). A form
+// the compiler reported as malformed freezes to what it can; no plan is
+// written from one.
+func (fz freezer) fn(f *lang.Func) any {
+	arg := func(i int) any {
+		if i < len(f.Args) {
+			return fz.value(f.Args[i])
+		}
+		return nil
+	}
+	switch f.Name {
+	case lang.FormStatus:
+		name := ""
+		if len(f.Args) > 0 {
+			if ref, ok := f.Args[0].(*lang.Ref); ok {
+				name = ref.Name
+			}
+		}
+		return map[string]any{StatusKey: name}
+	case lang.FormDefault:
+		return map[string]any{DefaultKey: []any{arg(0), arg(1)}}
+	case lang.FormCount:
+		return map[string]any{CountKey: arg(0)}
+	}
+	key := map[string]string{lang.FormFilter: FilterKey, lang.FormAny: AnyKey, lang.FormAll: AllKey}[f.Name]
+	as := ""
+	if f.As != nil {
+		if ref, ok := f.As.Value.(*lang.Ref); ok {
+			as = ref.Name
+		}
+	}
+	inner := fz
+	inner.elems = append(slices.Clone(fz.elems), as)
+	var where any
+	if len(f.Args) > 1 {
+		where = inner.cond(f.Args[1])
+	}
+	return map[string]any{key: map[string]any{"list": arg(0), "as": as, "where": where}}
+}
+
+// cond freezes a condition standing inside a value (the COND of filter,
+// any or all) as the plan's JSON of a Cond: {"op", "args"}. (any ...) and
+// (all ...) standing as a condition are (= (any ...) true).
+func (fz freezer) cond(v lang.Value) any {
+	switch v := v.(type) {
+	case *lang.Cond:
+		args := make([]any, len(v.Args))
+		for i, a := range v.Args {
+			if IsLogical(v.Op) {
+				args[i] = fz.cond(a)
+			} else {
+				args[i] = fz.value(a)
+			}
+		}
+		return map[string]any{"op": v.Op, "args": args}
+	case *lang.Func:
+		return map[string]any{"op": lang.OpEq, "args": []any{fz.value(v), true}}
+	}
+	return nil
 }

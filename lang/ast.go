@@ -127,6 +127,17 @@ type Arg struct {
 	Name      string // without the leading ':'
 	NameRange Range  // the keyword, ':' included
 	Value     Value
+	// Quoted marks a map's key written as a string ("BUDGET_EXCEEDED")
+	// rather than a keyword; the formatter keeps it so.
+	Quoted bool
+}
+
+// Key renders the key as written: ":name", or "\"name\"" when quoted.
+func (a *Arg) Key() string {
+	if a.Quoted {
+		return strconv.Quote(a.Name)
+	}
+	return ":" + a.Name
 }
 
 // Range covers the keyword and its value.
@@ -223,6 +234,20 @@ type Cond struct {
 	Span    Range
 }
 
+// Func is one of the value forms of v1.4 (docs/design/language.md): (status
+// @x), (default REF VALUE), (count LIST), and (filter|any|all LIST :as @e
+// COND). Name is its head (one of Funcs). Args are its values as written,
+// the list first; As is the :as option of filter, any and all (nil when
+// not written), which binds @e inside the condition only. The compiler
+// checks the operands, their number and their types.
+type Func struct {
+	Name      string
+	HeadRange Range
+	Args      []Value
+	As        *Arg
+	Span      Range
+}
+
 // Bad stands where a malformed literal was; it has been reported already.
 type Bad struct{ Span Range }
 
@@ -238,6 +263,7 @@ func (v *Map) Range() Range     { return v.Span }
 func (v *Str) Range() Range     { return v.Span }
 func (v *Cond) Range() Range    { return v.Span }
 func (v *Bad) Range() Range     { return v.Span }
+func (v *Func) Range() Range    { return v.Span }
 
 // Range is the call's span, so that a nested call can stand as a value.
 func (c *Call) Range() Range { return c.Span }
@@ -254,6 +280,7 @@ func (*Map) isValue()     {}
 func (*Str) isValue()     {}
 func (*Cond) isValue()    {}
 func (*Bad) isValue()     {}
+func (*Func) isValue()    {}
 func (*Call) isValue()    {}
 
 // PathString renders the path without the leading '@': "docs.files[0].url".
@@ -276,7 +303,7 @@ func (p PathStep) String() string {
 
 // Walk calls fn for v and every value nested in it, depth first: items of
 // lists, values of maps, the argument values of nested calls, the parts of
-// (str ...) and the operands of conditions.
+// (str ...), the operands of conditions and of v1.4's value forms.
 func Walk(v Value, fn func(Value)) {
 	fn(v)
 	switch v := v.(type) {
@@ -285,6 +312,10 @@ func Walk(v Value, fn func(Value)) {
 			Walk(p, fn)
 		}
 	case *Cond:
+		for _, a := range v.Args {
+			Walk(a, fn)
+		}
+	case *Func:
 		for _, a := range v.Args {
 			Walk(a, fn)
 		}

@@ -45,7 +45,7 @@ func (b *builder) top(n *syntax.Top) Node {
 			return l
 		}
 		return nil
-	case head == FormStr || IsOperator(head) || b.ts.toks[b.at(f.Head)].typ == syntax.Op:
+	case head == FormStr || IsOperator(head) || IsFunc(head) || b.ts.toks[b.at(f.Head)].typ == syntax.Op:
 		b.diags.Errorf(ESyntax, b.formRange(f), "expected a call at the top level, found (%s ...), which stands where a value may", head)
 	default:
 		b.badVerb(f)
@@ -99,6 +99,8 @@ func (b *builder) form(f *syntax.Form) Value {
 		return &Str{Parts: b.positional(f, "(str ...) joins values"), HeadRange: headRange, Span: b.formRange(f)}
 	case head == FormOnFailure || head == FormForEach:
 		b.diags.Errorf(ESyntax, b.formRange(f), "(%s ...) is a top-level form; it cannot stand as a value", head)
+	case IsFunc(head):
+		return b.fn(f, head, headRange)
 	case IsOperator(head) || headTok.typ == syntax.Op || !hasArgs(f):
 		// An unknown word with values after it reads as a condition with
 		// a misspelt operator: the compiler suggests the one meant (E052).
@@ -112,6 +114,33 @@ func (b *builder) form(f *syntax.Form) Value {
 	}
 	b.drop(f)
 	return &Bad{Span: b.formRange(f)}
+}
+
+// fn builds a value form of v1.4 (Func). filter, any and all take one
+// keyword, :as; any other keyword, or :as on another form, is reported
+// here. How many values each takes is the compiler's to check.
+func (b *builder) fn(f *syntax.Form, head string, headRange Range) *Func {
+	out := &Func{Name: head, HeadRange: headRange, Span: b.formRange(f)}
+	for _, it := range f.Items {
+		if it.Arg == nil {
+			out.Args = append(out.Args, b.value(it.Value))
+			continue
+		}
+		key := b.at(it.Arg.Key)
+		name := b.ts.toks[key].text[1:]
+		arg := &Arg{Name: name, NameRange: b.ts.rangeOf(key), Value: b.value(it.Arg.Value)}
+		switch {
+		case name == "as" && TakesElement(head) && out.As == nil:
+			out.As = arg
+		case name == "as" && TakesElement(head):
+			b.diags.Errorf(EDuplicateArg, arg.NameRange, "(%s ...) binds one element; :as is given twice", head)
+		case TakesElement(head):
+			b.diags.Errorf(ESyntax, arg.NameRange, "(%s ...) takes a list, :as @e and a condition, as in (%s @hosts.items :as @h (= @h.env \"prod\")); found %s", head, head, b.ts.toks[key].text)
+		default:
+			b.diags.Errorf(ESyntax, arg.NameRange, "(%s ...) takes values, not argument names; found %s", head, b.ts.toks[key].text)
+		}
+	}
+	return out
 }
 
 // hasArgs reports whether a form holds a keyword argument.
@@ -265,6 +294,42 @@ func (b *builder) args(ns []*syntax.Arg) []*Arg {
 	return args
 }
 
+// entries builds a map's entries. A key written as a string must be an
+// identifier, as a keyword's is (E001 otherwise): a map in a runbook never
+// has a key such as "$ref".
+func (b *builder) entries(ns []*syntax.Entry) []*Arg {
+	args := make([]*Arg, len(ns))
+	for i, n := range ns {
+		key := b.at(n.Key)
+		tok := b.ts.toks[key]
+		arg := &Arg{NameRange: b.ts.rangeOf(key), Value: b.value(n.Value)}
+		if tok.typ == syntax.String {
+			arg.Name, arg.Quoted = b.ts.stringValue(key), true
+			if !isIdentifier(arg.Name) {
+				b.diags.Errorf(ESyntax, arg.NameRange, "a map's key is a name, such as :status or \"BUDGET_EXCEEDED\"; %s is not one", tok.text)
+			}
+		} else {
+			arg.Name = tok.text[1:]
+		}
+		args[i] = arg
+	}
+	return args
+}
+
+// isIdentifier reports whether s is an identifier of the lexical rules:
+// [A-Za-z_][A-Za-z0-9_-]*.
+func isIdentifier(s string) bool {
+	for i, r := range s {
+		switch {
+		case r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z':
+		case i > 0 && (r == '-' || r >= '0' && r <= '9'):
+		default:
+			return false
+		}
+	}
+	return s != ""
+}
+
 func (b *builder) value(n *syntax.Value) Value {
 	switch {
 	case n.List != nil:
@@ -274,7 +339,7 @@ func (b *builder) value(n *syntax.Value) Value {
 		}
 		return l
 	case n.Map != nil:
-		return &Map{Span: b.rangeOf(n.Map.Open).Through(b.rangeOf(n.Map.Close)), Entries: b.args(n.Map.Entries)}
+		return &Map{Span: b.rangeOf(n.Map.Open).Through(b.rangeOf(n.Map.Close)), Entries: b.entries(n.Map.Entries)}
 	case n.Call != nil:
 		return b.call(n.Call)
 	case n.Form != nil:

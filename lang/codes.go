@@ -48,7 +48,18 @@ const (
 	EBadOnFailure Code = "E060"
 	// EExpectNotFull: `:expect` on a step whose verb's execution level is
 	// not full, so nothing would check it (docs/design/semantics.md section 7).
-	EExpectNotFull  Code = "E061"
+	EExpectNotFull Code = "E061"
+	// EUnknownStatus: (status @x) compared with a string that is no
+	// status a step settles with (docs/design/language.md v1.4).
+	EUnknownStatus Code = "E056"
+	// ETimeoutResult: :timeout-result on a step that does not park, or
+	// a map its verb's output_schema refuses (docs/design/language.md
+	// v1.4).
+	ETimeoutResult Code = "E057"
+	// ERemindAfter: :remind-after (or timeouts.remind_after) not a
+	// duration, on a step that does not park, or not before the park's
+	// timeout (docs/design/language.md v1.4).
+	ERemindAfter    Code = "E058"
 	EPlanUnreadable Code = "E070"
 	EPlanHash       Code = "E071"
 	EPlanCatalogue  Code = "E072"
@@ -59,16 +70,21 @@ const (
 	// whether such a step waits for a person (docs/design/semantics.md
 	// section 10).
 	WPolicyUnmentioned Code = "W003"
-	VBadYAML           Code = "V001"
-	VUnknownField      Code = "V002"
-	VMissingField      Code = "V003"
-	VBadValue          Code = "V004"
-	VBadSchema         Code = "V005"
-	VNoParkTimeout     Code = "V010"
-	VUnknownHandler    Code = "V011"
-	VDuplicateVerb     Code = "V012"
-	VBadKeyField       Code = "V013"
-	VBadCompensation   Code = "V014"
+	// WOptionalField: a reference reads an output_schema field that is
+	// not required, outside (default ...) and exists: when the result
+	// leaves it out, the step fails MISSING_REQUIRED_CONTEXT
+	// (docs/design/language.md v1.4).
+	WOptionalField   Code = "W004"
+	VBadYAML         Code = "V001"
+	VUnknownField    Code = "V002"
+	VMissingField    Code = "V003"
+	VBadValue        Code = "V004"
+	VBadSchema       Code = "V005"
+	VNoParkTimeout   Code = "V010"
+	VUnknownHandler  Code = "V011"
+	VDuplicateVerb   Code = "V012"
+	VBadKeyField     Code = "V013"
+	VBadCompensation Code = "V014"
 	// VDaemonTable: a pg.crud verb names a table of rbd's own (in rbd's
 	// schema, or one of its tables without a schema) or a system catalog.
 	VDaemonTable Code = "V015"
@@ -119,12 +135,16 @@ var Codes = []CodeInfo{
 	{EItemOutside, SeverityError, "a for-each's element used outside its body"},
 	{EBadOnFailure, SeverityError, "unknown :on-failure value"},
 	{EExpectNotFull, SeverityError, ":expect on a step whose verb is not at execution level full"},
+	{EUnknownStatus, SeverityError, "(status @x) compared with a string that is no step status"},
+	{ETimeoutResult, SeverityError, ":timeout-result on a step that does not park, or a map its output_schema refuses"},
+	{ERemindAfter, SeverityError, ":remind-after not a duration, on a step that does not park, or not before its timeout"},
 	{EPlanUnreadable, SeverityError, "a submitted plan that cannot be read: not a plan, an unknown schema_version, or a malformed step or edge"},
 	{EPlanHash, SeverityError, "a submitted plan whose plan_hash does not match its content"},
 	{EPlanCatalogue, SeverityError, "a submitted plan compiled against another catalogue: a step's execution block, a verb hash or schema differs from this daemon's"},
 	{WUnusedBinding, SeverityWarning, "binding never referenced"},
 	{WImpliedAfter, SeverityWarning, ":after an already-implied dependency"},
 	{WPolicyUnmentioned, SeverityWarning, "a verb's policy tag that no rule of the policy mentions"},
+	{WOptionalField, SeverityWarning, "a reference to an output field that is not required, outside default or exists"},
 	{VBadYAML, SeverityError, "not valid YAML, or not a list of definitions"},
 	{VUnknownField, SeverityError, "unknown field"},
 	{VMissingField, SeverityError, "missing required field"},

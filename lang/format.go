@@ -194,6 +194,8 @@ func (p *printer) broken(v Value, indent string) Pos {
 		return p.form(FormStr, v.HeadRange.End, v.Parts, v.Span, indent)
 	case *Cond:
 		return p.form(v.Op, v.OpRange.End, v.Args, v.Span, indent)
+	case *Func:
+		return p.fn(v, indent)
 	case *List:
 		p.write("[")
 		closer = "]"
@@ -214,7 +216,7 @@ func (p *printer) broken(v Value, indent string) Pos {
 		for i, e := range v.Entries {
 			p.write("\n")
 			p.leading(e.NameRange.Start, inner)
-			p.write(inner + ":" + e.Name + " ")
+			p.write(inner + e.Key() + " ")
 			end := p.value(e.Value, inner)
 			next := v.Span.End
 			if i+1 < len(v.Entries) {
@@ -279,6 +281,42 @@ func (p *printer) form(head string, headEnd Pos, items []Value, span Range, inde
 	p.leading(span.End, inner)
 	p.write(indent + ")")
 	return span.End
+}
+
+// fn prints a v1.4 value form that does not fit on the line: like form,
+// with its :as option on the line of the list it names the elements of.
+func (p *printer) fn(v *Func, indent string) Pos {
+	if v.As == nil || len(v.Args) == 0 {
+		return p.form(v.Name, v.HeadRange.End, v.Args, v.Span, indent)
+	}
+	inner := indent + "  "
+	p.write("(" + v.Name + " ")
+	lineEnd := p.value(v.Args[0], inner)
+	p.write(" :as " + flatValue(v.As.Value))
+	lineEnd = maxPos(lineEnd, v.As.Value.Range().End)
+	for _, item := range v.Args[1:] {
+		p.trailing(lineEnd, item.Range().Start)
+		p.write("\n")
+		p.leading(item.Range().Start, inner)
+		p.write(inner)
+		lineEnd = p.value(item, inner)
+	}
+	if p.countComments(v.Span.End) == 0 {
+		p.write(")")
+		return v.Span.End
+	}
+	p.trailing(lineEnd, v.Span.End)
+	p.write("\n")
+	p.leading(v.Span.End, inner)
+	p.write(indent + ")")
+	return v.Span.End
+}
+
+func maxPos(a, b Pos) Pos {
+	if b.Byte > a.Byte {
+		return b
+	}
+	return a
 }
 
 // fill prints a (str ...) that does not fit on the line and holds no
@@ -388,7 +426,7 @@ func (p *printer) onFailure(h *OnFailure) {
 
 func isContainer(v Value) bool {
 	switch v.(type) {
-	case *List, *Map, *Call, *Str, *Cond:
+	case *List, *Map, *Call, *Str, *Cond, *Func:
 		return true
 	}
 	return false
@@ -413,6 +451,20 @@ func flatForm(head string, items []Value) string {
 	var b strings.Builder
 	b.WriteString("(" + head)
 	for _, item := range items {
+		b.WriteString(" " + flatValue(item))
+	}
+	b.WriteString(")")
+	return b.String()
+}
+
+// flatFunc renders a v1.4 value form on one line, its :as after the list.
+func flatFunc(v *Func) string {
+	if v.As == nil || len(v.Args) == 0 {
+		return flatForm(v.Name, v.Args)
+	}
+	var b strings.Builder
+	b.WriteString("(" + v.Name + " " + flatValue(v.Args[0]) + " :as " + flatValue(v.As.Value))
+	for _, item := range v.Args[1:] {
 		b.WriteString(" " + flatValue(item))
 	}
 	b.WriteString(")")
@@ -446,6 +498,8 @@ func flatValue(v Value) string {
 		return flatForm(FormStr, v.Parts)
 	case *Cond:
 		return flatForm(v.Op, v.Args)
+	case *Func:
+		return flatFunc(v)
 	case *List:
 		items := make([]string, len(v.Items))
 		for i, item := range v.Items {
@@ -455,7 +509,7 @@ func flatValue(v Value) string {
 	case *Map:
 		entries := make([]string, len(v.Entries))
 		for i, e := range v.Entries {
-			entries[i] = ":" + e.Name + " " + flatValue(e.Value)
+			entries[i] = e.Key() + " " + flatValue(e.Value)
 		}
 		return "{" + strings.Join(entries, " ") + "}"
 	}

@@ -55,6 +55,15 @@ func FuzzParse(f *testing.F) {
 		"(for-each :as @x (a.b))\n(for-each @l (a.b) :as @x 5)\n(a.b :x (for-each @l :as @i (c.d)))",
 		"(for-each @a :as @b (for-each @b :as @c (for-each @c :as @d (for-each @d :as @e (for-each @e :as @f (a.b))))))",
 		"(for-each)\n(for-each @l :as @i\n(a.b)",
+		// Status tests, defaults, list forms and the call options of
+		// docs/design/language.md v1.4, well formed and not.
+		`(a.b :when (!= (status @review) "succeeded") :x (default @r.reason "none"))`,
+		`(a.b :n (count (filter @u.items :as @e (= @e.env "prod"))) :when (and (any @u.items :as @e (exists @e.x)) (all [] :as @f (= @f 1))))`,
+		"(for-each (filter @u.items :as @e (!= @e.id \"\")) :as @user\n  (a.b :id @user.id :parallel 2 :remind-after \"P7D\" :timeout-result {:decision \"revoke\"}))",
+		`(a.b :on-failure {"BUDGET_EXCEEDED" "abort" "default" "continue"} :gate-when (= $env "prod") :approvers "compliance")`,
+		`(a.b :x (status) :y (default) :z (filter @l :as @a :as @b (= 1 1)) :w (count 1 2) :v (any @l :x 1 (= 1 1)))`,
+		`(a.b :m {"$ref" 1 "ok" 2 :k 3 "" 4})`,
+		"(status @x)\n(filter @l :as @e (= 1 1))\n(on-failure (a.b :n (count @failures)))",
 	}
 	for _, s := range seeds {
 		f.Add([]byte(s))

@@ -286,3 +286,33 @@ func TestParseRecoversAtTheFirstColumn(t *testing.T) {
 	require.Equal(t, "c.d", f.Calls[0].Verb)
 	require.Equal(t, "g.h", f.Calls[1].Verb)
 }
+
+// A map's key may be written as a string (docs/design/language.md v1.4:
+// :on-failure {"BUDGET_EXCEEDED" "abort" ...}), but only one naming an
+// identifier: a map in a runbook never looks like a plan's marker, so
+// {"$ref" ...} is a syntax error, never a reference.
+func TestQuotedMapKeys(t *testing.T) {
+	f, diags := Parse("t.rbk", []byte(`(a.b :m {"BUDGET_EXCEEDED" "abort" :default "continue" "$ref" "x" "" 1 "a b" 2})`))
+	var codes []string
+	for _, d := range diags {
+		codes = append(codes, string(d.Code)+" "+d.Message)
+	}
+	if len(diags) != 3 {
+		t.Fatalf("got %v, want three E001 (for \"$ref\", \"\" and \"a b\")", codes)
+	}
+	for _, d := range diags {
+		if d.Code != ESyntax {
+			t.Errorf("got %s, want E001", d.Code)
+		}
+	}
+	m := f.Calls[0].Args[0].Value.(*Map)
+	if e := m.Entries[0]; e.Name != "BUDGET_EXCEEDED" || !e.Quoted || e.Key() != `"BUDGET_EXCEEDED"` {
+		t.Errorf("entry 0 is %+v", e)
+	}
+	if e := m.Entries[1]; e.Name != "default" || e.Quoted || e.Key() != ":default" {
+		t.Errorf("entry 1 is %+v", e)
+	}
+	if out := string(Format(f)); !strings.Contains(out, `{"BUDGET_EXCEEDED" "abort" :default "continue"`) {
+		t.Errorf("formatted as %s", out)
+	}
+}

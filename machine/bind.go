@@ -30,6 +30,12 @@ type Binder struct {
 	// failure is @failure, what a hook's {"$failure": ...} reads; nil
 	// outside hooks.
 	failure map[string]any
+	// failures is @failures, every failure in the order they happened
+	// (docs/design/language.md v1.4); nil reads as [failure].
+	failures []any
+	// status gives the status a step settled with, for (status @x)
+	// (bind_forms.go); nil where statuses are not known.
+	status func(key string) (string, bool)
 }
 
 // Resolve returns v with every marker replaced by its value. A reference
@@ -97,7 +103,7 @@ func (b *Binder) marker(v map[string]any) (out any, ok bool, err error) {
 	if ref, ok := v[compiler.ItemKey].(string); ok {
 		return nil, true, handler.Errorf(rbtype.CodeInternal, "@%s is the element of a for-each, which only a step template reads", ref)
 	}
-	return nil, false, nil
+	return b.form(v)
 }
 
 // isMissing reports whether err says a reference found nothing.
@@ -169,8 +175,17 @@ func (b *Binder) failureAt(ref string) (any, error) {
 	if b.failure == nil {
 		return nil, handler.Errorf(rbtype.CodeInternal, "@%s is read only by a failure hook", ref)
 	}
-	rest := strings.TrimPrefix(ref, "failure")
-	v, err := walk(map[string]any(b.failure), "@failure", rest, ref)
+	var v any
+	var err error
+	if rest, ok := strings.CutPrefix(ref, "failures"); ok {
+		list := b.failures
+		if list == nil {
+			list = []any{map[string]any(b.failure)}
+		}
+		v, err = walk(list, "@failures", rest, ref)
+	} else {
+		v, err = walk(map[string]any(b.failure), "@failure", strings.TrimPrefix(ref, "failure"), ref)
+	}
 	if err != nil && isMissing(err) {
 		return nil, nil
 	}

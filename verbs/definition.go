@@ -132,6 +132,10 @@ type Execution struct {
 	// catalogue's (the plan check compares blocks); left out of the JSON
 	// when empty, so that plans frozen before tags keep their hashes.
 	PolicyTags []string `json:"policy_tags,omitempty"`
+	// Approvers is the group whose tokens may decide the gate of the
+	// verb's steps (docs/design/language.md v1.4); empty, and left out,
+	// for any token that may approve.
+	Approvers string `json:"approvers,omitempty"`
 }
 
 // Equal reports whether two execution blocks hold the same values, so
@@ -148,7 +152,7 @@ func (e *Execution) Equal(o *Execution) bool {
 		sameValues(e.Params, o.Params) &&
 		e.Idempotency.Scope == o.Idempotency.Scope && slices.Equal(e.Idempotency.KeyFields, o.Idempotency.KeyFields) &&
 		e.Timeouts.equal(&o.Timeouts) && e.Retry.Equal(o.Retry) && e.Compensation.equal(o.Compensation) &&
-		slices.Equal(e.PolicyTags, o.PolicyTags)
+		slices.Equal(e.PolicyTags, o.PolicyTags) && e.Approvers == o.Approvers
 }
 
 // HasTag reports whether the block carries a policy tag.
@@ -156,7 +160,7 @@ func (e *Execution) HasTag(tag string) bool { return slices.Contains(e.PolicyTag
 
 func (t *Timeouts) equal(o *Timeouts) bool {
 	return t.RunTimeout == o.RunTimeout && t.OnTimeout == o.OnTimeout &&
-		sameDuration(t.ParkTimeout, o.ParkTimeout) && sameDuration(t.MaxPark, o.MaxPark) &&
+		sameDuration(t.ParkTimeout, o.ParkTimeout) && sameDuration(t.MaxPark, o.MaxPark) && sameDuration(t.RemindAfter, o.RemindAfter) &&
 		t.Escalation.equal(o.Escalation)
 }
 
@@ -218,6 +222,10 @@ type Timeouts struct {
 	// page to whoever is on call), with args written as a compensation's:
 	// literals and "@args.<path>" (docs/design/semantics.md section 8).
 	Escalation *Compensation `json:"escalation,omitempty"`
+	// RemindAfter runs Escalation once, that long after the park began,
+	// without ending the wait (docs/design/language.md v1.4); nil for no
+	// reminder, and left out so that older plans keep their hashes.
+	RemindAfter *Duration `json:"remind_after,omitempty"`
 }
 
 // MaxParkOrDefault is MaxPark, or 4 × ParkTimeout for a block frozen

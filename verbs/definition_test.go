@@ -12,13 +12,13 @@ import (
 
 // fullExecution sets every field of a block, each call with fresh maps.
 func fullExecution() Execution {
-	park, maxPark := MustDuration("PT1H"), MustDuration("PT4H")
+	park, maxPark, remind := MustDuration("PT1H"), MustDuration("PT4H"), MustDuration("PT30M")
 	return Execution{
 		Kind: rbtype.KindDurable, Handler: "http.start", Params: map[string]any{"url": "https://a.example/x"},
 		SideEffects: rbtype.SideEffectsExternalCall,
 		Idempotency: Idempotency{Scope: rbtype.ScopeRunbook, KeyFields: []string{"id"}},
 		Timeouts: Timeouts{ParkTimeout: &park, MaxPark: &maxPark, RunTimeout: MustDuration("PT30S"), OnTimeout: rbtype.OnTimeoutEscalate,
-			Escalation: &Compensation{Verb: "t.page", Args: map[string]any{"who": "@args.id"}}},
+			Escalation: &Compensation{Verb: "t.page", Args: map[string]any{"who": "@args.id"}}, RemindAfter: &remind},
 		Retry: Retry{MaxAttempts: 3, Backoff: rbtype.BackoffFixed, BaseDelay: MustDuration("PT1S"), MaxDelay: MustDuration("PT5M"),
 			ByCode: map[rbtype.ErrorCode]CodeRetry{rbtype.CodeRateLimit: {MaxAttempts: 5, Base: MustDuration("PT2S"), Cap: MustDuration("PT2M")}}},
 		Gate:         rbtype.GateHumanConfirm,
@@ -28,6 +28,7 @@ func fullExecution() Execution {
 		Cache:        &Cache{Policy: rbtype.CacheTTL, TTL: &maxPark},
 		Compensation: &Compensation{Verb: "t.undo", Args: map[string]any{"id": "@args.id"}},
 		PolicyTags:   []string{"external_send"},
+		Approvers:    "compliance",
 	}
 }
 

@@ -420,7 +420,7 @@ func (d *decoder) highRiskGate(def *Definition) {
 
 func (d *decoder) execution(n *yaml.Node, def *Definition) {
 	e := &def.Execution
-	var parkTimeout, maxPark, escalation, cachePolicy *yaml.Node
+	var parkTimeout, maxPark, escalation, cachePolicy, remindAfter, approvers *yaml.Node
 	var keyFields []*yaml.Node
 	var retry retryDecl
 	d.mapping(n, "execution", def, map[string]field{
@@ -483,8 +483,13 @@ func (d *decoder) execution(n *yaml.Node, def *Definition) {
 				"on_timeout": {false, func(p string, v *yaml.Node) {
 					e.Timeouts.OnTimeout = enum(d, v, p, "on_timeout action", rbtype.OnTimeouts)
 				}},
-				"escalation": {false, func(p string, v *yaml.Node) { escalation = v; e.Timeouts.Escalation = d.verbCall(v, p, def) }},
+				"escalation":   {false, func(p string, v *yaml.Node) { escalation = v; e.Timeouts.Escalation = d.verbCall(v, p, def) }},
+				"remind_after": {false, func(p string, v *yaml.Node) { remindAfter = v; e.Timeouts.RemindAfter = d.duration(v, p) }},
 			})
+		}},
+		"approvers": {false, func(p string, v *yaml.Node) {
+			approvers = v
+			e.Approvers, _ = d.scalar(v, p)
 		}},
 		"retry":        {false, func(p string, v *yaml.Node) { retry = d.retry(v, p, def) }},
 		"compensation": {false, func(p string, v *yaml.Node) { e.Compensation = d.verbCall(v, p, def) }},
@@ -499,7 +504,8 @@ func (d *decoder) execution(n *yaml.Node, def *Definition) {
 	} else if maxPark != nil && e.Timeouts.MaxPark != nil && e.Timeouts.ParkTimeout != nil && e.Timeouts.MaxPark.D < e.Timeouts.ParkTimeout.D {
 		d.diags.Errorf(lang.VBadValue, d.src.rangeOf(maxPark), "timeouts.max_park %s is shorter than timeouts.park_timeout %s", e.Timeouts.MaxPark, e.Timeouts.ParkTimeout)
 	}
-	if escalation != nil && e.Timeouts.OnTimeout != rbtype.OnTimeoutEscalate {
+	d.checkReminder(def, remindAfter, approvers)
+	if escalation != nil && e.Timeouts.OnTimeout != rbtype.OnTimeoutEscalate && remindAfter == nil {
 		d.diags.Errorf(lang.VBadValue, d.src.rangeOf(escalation),
 			"timeouts.escalation runs only when a park escalates; %q needs timeouts.on_timeout: escalate", def.FullName())
 	}
@@ -658,4 +664,33 @@ func (d *decoder) checkCache(e *Execution, at *yaml.Node, def *Definition) {
 	if c.Policy == rbtype.CacheTTL && c.TTL == nil {
 		d.diags.Errorf(lang.VCacheTTL, where, "cache policy ttl on verb %q needs a ttl (an ISO 8601 duration such as PT6H)", def.FullName())
 	}
+}
+
+// groupName is what a group of tokens may be called.
+var groupName = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]*$`)
+
+// checkReminder checks timeouts.remind_after and approvers
+// (docs/design/language.md v1.4): a reminder is sent by a durable verb's
+// escalation, before its park times out; approvers names a group.
+func (d *decoder) checkReminder(def *Definition, remindAfter, approvers *yaml.Node) {
+	e := &def.Execution
+	if approvers != nil && e.Approvers != "" && !groupName.MatchString(e.Approvers) {
+		d.diags.Errorf(lang.VBadValue, d.src.rangeOf(approvers), "approvers %q is not a group's name, such as compliance", e.Approvers)
+		e.Approvers = ""
+	}
+	r := e.Timeouts.RemindAfter
+	if remindAfter == nil || r == nil {
+		return
+	}
+	switch {
+	case e.Kind != rbtype.KindDurable:
+		d.diags.Errorf(lang.VBadValue, d.src.rangeOf(remindAfter), "timeouts.remind_after applies only to durable verbs; %q is %s", def.FullName(), e.Kind)
+	case e.Timeouts.ParkTimeout != nil && r.D >= e.Timeouts.ParkTimeout.D:
+		d.diags.Errorf(lang.VBadValue, d.src.rangeOf(remindAfter), "timeouts.remind_after %s is not before timeouts.park_timeout %s: the reminder would never be sent", r, e.Timeouts.ParkTimeout)
+	case e.Timeouts.Escalation == nil:
+		d.diags.Errorf(lang.VBadValue, d.src.rangeOf(remindAfter), "timeouts.remind_after runs timeouts.escalation, which %q does not declare", def.FullName())
+	default:
+		return
+	}
+	e.Timeouts.RemindAfter = nil
 }

@@ -3,6 +3,7 @@ package verbs
 import (
 	"encoding/json"
 	"regexp"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/theory/jsonpath"
@@ -92,7 +93,11 @@ func (d *decoder) outcome(n *yaml.Node, path string, def *Definition) *Outcome {
 				return
 			}
 			if _, err := jsonpath.Parse(s); err != nil {
-				d.diags.Errorf(lang.VBadValue, d.src.rangeOf(v), "%s %q is not a JSONPath (RFC 9535) such as $.subject: %v", p, s, err)
+				diag := d.diags.Errorf(lang.VBadValue, d.src.rangeOf(v), "%s %q is not a JSONPath (RFC 9535) such as $.subject: %v", p, s, err)
+				if fixed, ok := BracketForm(s); ok {
+					diag.WithNote("a name holding a dash or another character outside letters, digits and _ is written in the bracket form: %s", fixed).
+						WithSuggestions(fixed)
+				}
 				return
 			}
 			o.Preview = s
@@ -105,4 +110,52 @@ func (d *decoder) outcome(n *yaml.Node, path string, def *Definition) *Outcome {
 		o.Status = rbtype.OutcomeFinal
 	}
 	return o
+}
+
+// BracketForm rewrites the dotted names of a JSONPath that RFC 9535's
+// shorthand cannot hold ($.case-id) in the bracket form ($['case-id']),
+// which holds any name (docs/reference/verbs.md, "JSONPath"). ok is false
+// when nothing needed it, or the path is still no JSONPath.
+func BracketForm(path string) (string, bool) {
+	if !strings.HasPrefix(path, "$") {
+		return "", false
+	}
+	var b strings.Builder
+	b.WriteString("$")
+	changed := false
+	rest := path[1:]
+	for rest != "" {
+		if rest[0] != '.' || strings.HasPrefix(rest, "..") {
+			// A bracket, a wildcard or a descendant segment: kept as it is.
+			end := strings.IndexByte(rest[1:], '.')
+			if end < 0 {
+				b.WriteString(rest)
+				break
+			}
+			b.WriteString(rest[:end+1])
+			rest = rest[end+1:]
+			continue
+		}
+		end := strings.IndexAny(rest[1:], ".[")
+		name := rest[1:]
+		if end >= 0 {
+			name = rest[1 : end+1]
+		}
+		rest = rest[1+len(name):]
+		if name != "*" && strings.ContainsFunc(name, func(r rune) bool {
+			return !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r > 0x7f)
+		}) {
+			b.WriteString("['" + strings.ReplaceAll(strings.ReplaceAll(name, `\`, `\\`), "'", `\'`) + "']")
+			changed = true
+			continue
+		}
+		b.WriteString("." + name)
+	}
+	if !changed {
+		return "", false
+	}
+	if _, err := jsonpath.Parse(b.String()); err != nil {
+		return "", false
+	}
+	return b.String(), true
 }

@@ -34,6 +34,18 @@ func TestOutcomeDeclaration(t *testing.T) {
 	}
 }
 
+// A preview naming a field with a dash gets the bracket form
+// (docs/reference/verbs.md, "JSONPath"), which then reads it.
+func TestOutcomePreviewBracketForm(t *testing.T) {
+	_, diags := Parse("v.yaml", []byte(minimal+"  outcome: {type: Case.Note, preview: $.case-id}\n"))
+	require.Len(t, diags, 1)
+	require.Contains(t, diagLines(diags)[0], `V004 outcome.preview "$.case-id" is not a JSONPath`)
+	require.Contains(t, diags[0].Notes[0], `bracket form: $['case-id']`)
+	require.Equal(t, []string{"$['case-id']"}, diags[0].Suggestions)
+	o := &Outcome{Type: "Case.Note", Preview: "$['case-id']"}
+	require.Equal(t, "c-1", o.PreviewOf(json.RawMessage(`{"case-id":"c-1"}`)))
+}
+
 // A preview is read from the result; a path that matches nothing gives
 // none, never an error.
 func TestOutcomePreview(t *testing.T) {

@@ -139,6 +139,19 @@ func effectCells(e compiler.Effect, policyGated map[string]bool) string {
 	case e.GatedBy != "":
 		gate = fmt.Sprintf("%s at @%s", e.Gate, e.GatedBy)
 	}
+	if e.GateWhen != "" {
+		// A gate of its own that holds only when its condition does
+		// (docs/reference/language.md, ":gate-when").
+		when := "human_confirm when " + e.GateWhen
+		if e.GatedBy == "" {
+			gate = when + " (its own; UNGATED otherwise)"
+		} else {
+			gate += "; " + when
+		}
+	}
+	if e.Approvers != "" {
+		gate += " by " + e.Approvers
+	}
 	target := e.Target
 	if target == "" {
 		target = "-"

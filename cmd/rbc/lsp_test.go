@@ -217,7 +217,7 @@ func TestLSPCompletionOffersTheVerbsArguments(t *testing.T) {
 	items := sortedLabels(list.Items)
 	// Required arguments first (in the schema's order), then the others,
 	// then the step options; :case-id is given already.
-	require.Equal(t, []string{":document-types", ":contact-email", ":message", ":as", ":after", ":gate", ":on-failure", ":when"}, items)
+	require.Equal(t, []string{":document-types", ":contact-email", ":message", ":as", ":after", ":gate", ":on-failure", ":when", ":gate-when", ":approvers", ":timeout-result", ":remind-after", ":parallel"}, items)
 	byLabel := map[string]protocol.CompletionItem{}
 	for _, it := range list.Items {
 		byLabel[it.Label] = it

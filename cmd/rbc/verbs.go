@@ -106,9 +106,15 @@ func describeVerb(out io.Writer, d *verbs.Definition) {
 	if esc := e.Timeouts.Escalation; esc != nil {
 		fmt.Fprintf(out, "  escalation:   %s\n", esc.Verb)
 	}
+	if r := e.Timeouts.RemindAfter; r != nil {
+		fmt.Fprintf(out, "  reminder:     %s after parking\n", r)
+	}
 	fmt.Fprintf(out, "  retry:        %s\n", e.Retry.Describe())
 	fmt.Fprintf(out, "  gate:         %s\n", d.Gate())
 	fmt.Fprintf(out, "  on failure:   %s\n", e.OnFailure)
+	if e.Approvers != "" {
+		fmt.Fprintf(out, "  approvers:    %s\n", e.Approvers)
+	}
 	if e.Compensation != nil {
 		fmt.Fprintf(out, "  compensation: %s\n", e.Compensation.Verb)
 	}

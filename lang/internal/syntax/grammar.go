@@ -88,11 +88,22 @@ type List struct {
 	Close lexer.Token `parser:"@\"]\""`
 }
 
-// Map = "{" { Keyword Value } "}" .
+// Map = "{" { Entry } "}" .
 type Map struct {
 	Open    lexer.Token `parser:"@\"{\""`
-	Entries []*Arg      `parser:"@@*"`
+	Entries []*Entry    `parser:"@@*"`
 	Close   lexer.Token `parser:"@\"}\""`
+}
+
+// Entry = ( Keyword | String ) Value .
+//
+// A map's key is a keyword, or a string naming an identifier, as an error
+// code is written in :on-failure {"BUDGET_EXCEEDED" "abort" ...}
+// (docs/design/language.md v1.4); package lang refuses a string that is
+// no identifier, so a map written in a runbook never looks like a marker.
+type Entry struct {
+	Key   lexer.Token `parser:"@(Keyword | String)"`
+	Value *Value      `parser:"@@"`
 }
 
 // Parser is built once; participle parsers are safe for concurrent use.

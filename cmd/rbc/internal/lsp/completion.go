@@ -22,8 +22,13 @@ var stepOptions = []struct{ name, doc string }{
 	{"as", "binds the step's result to a name (`:as @name`) and names the step"},
 	{"after", "runs the step after others, passing no data (`:after @x` or `:after [@x @y]`)"},
 	{"gate", "requires approval before the step runs (`:gate \"human_confirm\"`)"},
-	{"on-failure", "what a failure of this step does to the runbook: \"abort\", \"isolate\" or \"continue\""},
+	{"on-failure", "what a failure of this step does to the runbook: \"abort\", \"isolate\" or \"continue\", or a map by error code (`{\"BUDGET_EXCEEDED\" \"abort\" \"default\" \"continue\"}`)"},
 	{"when", "runs the step only if a condition holds, else skips it (`:when (< @lag.seconds 5)`)"},
+	{"gate-when", "the step waits for an approval only when a condition holds (`:gate-when (= @env.name \"production\")`)"},
+	{"approvers", "only tokens of this group (and admin) may decide the step's gate (`:approvers \"compliance\"`)"},
+	{"timeout-result", "the result a durable step succeeds with when its wait times out (`:timeout-result {:decision \"revoke\"}`)"},
+	{"remind-after", "runs the verb's escalation once after this long, and the wait goes on (`:remind-after \"P7D\"`)"},
+	{"parallel", "in a for-each body: at most this many of the call's iterations at once (`:parallel 5`)"},
 }
 
 // completion offers what may be typed at the cursor: verb names right
@@ -50,6 +55,9 @@ func (s *Server) completion(ctx context.Context, p *protocol.CompletionParams) (
 	switch {
 	case c.atOperator():
 		completeOperators(add)
+		completeFuncs(add, true)
+	case c.atFunc():
+		completeFuncs(add, false)
 	case c.call != nil && c.prev == c.call.open:
 		s.completeVerbs(add)
 	case strings.HasPrefix(c.word, "@"):

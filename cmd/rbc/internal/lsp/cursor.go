@@ -113,7 +113,7 @@ func (c *cursor) atOperator() bool {
 		return false
 	}
 	before := c.o.toks[c.prev-1]
-	if before.Kind == lang.TokenKeyword && before.Text == ":when" {
+	if before.Kind == lang.TokenKeyword && (before.Text == ":when" || before.Text == ":gate-when") {
 		return true
 	}
 	switch c.o.formHead[c.prev-1] {
@@ -121,6 +121,20 @@ func (c *cursor) atOperator() bool {
 		return c.o.inside[c.prev-1] == levelForm
 	}
 	return false
+}
+
+// atFunc reports whether a value form of v1.4 may be typed here: right
+// after a "(" that stands where a value does, after an argument's keyword
+// or among a form's values (docs/design/language.md v1.4).
+func (c *cursor) atFunc() bool {
+	if c.prev < 1 || c.o.toks[c.prev].Text != "(" {
+		return false
+	}
+	before := c.o.toks[c.prev-1]
+	if before.Kind == lang.TokenKeyword {
+		return true
+	}
+	return c.o.inside[c.prev-1] == levelForm
 }
 
 // wordRange is the range the completion replaces: the word being typed.

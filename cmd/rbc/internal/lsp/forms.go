@@ -32,6 +32,36 @@ var formDocs = map[string]string{
 	lang.FormOnFailure: "`(on-failure CALL...)`: calls that run once, after compensation, when the runbook ends failed, partial or cancelled. They may read `@failure` (code, message, step, status) and the results of steps that completed (nil for the others).",
 }
 
+// funcDocs describes the value forms of v1.4 (docs/reference/language.md,
+// "Status, defaults and lists").
+var funcDocs = map[string]struct{ detail, doc string }{
+	lang.FormStatus:  {"the status a step settled with", "`(status @x)`: `succeeded`, `failed`, `skipped`, `cancelled`, `escalated` or `in_doubt`. A condition reading it waits for `@x` to settle (a settle edge) and is evaluated whatever `@x` settled with: the \"else\" of a step, `(!= (status @review) \"succeeded\")`."},
+	lang.FormDefault: {"a value when a field is missing", "`(default REF VALUE)`: REF's value when it is present and not nil, else VALUE, which has REF's type. Wrap a field the output_schema does not require (W004)."},
+	lang.FormCount:   {"how many elements", "`(count LIST)`: the number of elements of LIST, an integer."},
+	lang.FormFilter:  {"the elements for which a condition holds", "`(filter LIST :as @e COND)`: the elements of LIST, in order, for which COND holds; `@e` is bound inside COND only. Its items have LIST's schema, so it may be a for-each's list."},
+	lang.FormAny:     {"whether a condition holds for some element", "`(any LIST :as @e COND)`: true when COND holds for some element (false for an empty list)."},
+	lang.FormAll:     {"whether a condition holds for every element", "`(all LIST :as @e COND)`: true when COND holds for every element (true for an empty list)."},
+}
+
+// completeFuncs offers the value forms of v1.4 after a "(" where a value
+// may stand; where a condition stands (cond), only those that are one.
+func completeFuncs(add func(protocol.CompletionItem), cond bool) {
+	for i, name := range lang.Funcs {
+		if cond && name != lang.FormAny && name != lang.FormAll {
+			continue
+		}
+		d := funcDocs[name]
+		add(protocol.CompletionItem{
+			Label:         name,
+			Kind:          protocol.CompletionItemKindFunction,
+			Detail:        d.detail,
+			Documentation: markdown(d.doc),
+			InsertText:    name,
+			SortText:      fmt.Sprintf("%03d", 100+i),
+		})
+	}
+}
+
 // failureDoc describes @failure.
 const failureDoc = "`@failure`: the failure the hooks of `(on-failure ...)` run after: `code` and `message` of the error, the `step` that failed (empty for a cancellation), and the runbook's final `status` (failed, partial or cancelled)."
 
@@ -55,6 +85,9 @@ func completeOperators(add func(protocol.CompletionItem)) {
 func formDoc(head string) string {
 	if d, ok := operatorDocs[head]; ok {
 		return "operator " + d.doc
+	}
+	if d, ok := funcDocs[head]; ok {
+		return d.doc
 	}
 	return formDocs[head]
 }

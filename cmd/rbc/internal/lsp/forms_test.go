@@ -48,7 +48,7 @@ func TestCompletionAndHoverOfConditionsAndHooks(t *testing.T) {
 		}
 		return completionLabels(t, ctx, client, doc, tx.position(off+len(at)))
 	}
-	operators := []string{"=", "!=", "<", "<=", ">", ">=", "and", "or", "not", "in", "exists"}
+	operators := []string{"=", "!=", "<", "<=", ">", ">=", "and", "or", "not", "in", "exists", "any", "all"}
 	require.Equal(t, operators, complete(":when (", 0), "after :when (")
 	require.Equal(t, operators, complete(":when (", 1), "after :when ( at the end of a call being typed")
 	require.Equal(t, operators, complete(") (", 0), "inside and")
@@ -109,4 +109,63 @@ func TestCompletionOfAForEachElement(t *testing.T) {
 	}, &h))
 	require.Contains(t, h.Contents.Value, "an element of the list of the `(for-each ... :as @port)`")
 	require.Contains(t, h.Contents.Value, "type: `integer`")
+}
+
+// The forms of v1.4 (docs/reference/language.md): completion offers them
+// after a "(" where a value stands (any and all where a condition does)
+// and the new step options; hover describes a form's head, an element of
+// filter, any and all with its type, and a new option.
+func TestCompletionAndHoverOfV14Forms(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	verbs := formsVerbs + `- name: hosts
+  domain: db
+  execution: {kind: sync, handler: core.echo, side_effects: none}
+  output_schema:
+    required: [items]
+    properties:
+      items:
+        type: array
+        items:
+          type: object
+          required: [env]
+          properties:
+            env: {type: string}
+            port: {type: integer}
+`
+	client, dir := startWithVerbs(t, ctx, verbs)
+	doc := uri.File(filepath.Join(dir, "t.rbk"))
+	text := "(db.hosts :as @hosts)\n" +
+		"(chat.post :text (str (count @hosts.items)) :when (and (any @hosts.items :as @h (= @h.env \"prod\")) ( ))\n" +
+		"(chat.post :text ( )\n" +
+		"(chat.post :gate-when (\n" +
+		"(chat.post :when (!= (status @hosts) \"succeeded\") :remind-after \"P1D\" :gat"
+	openDoc(t, ctx, client, doc, text)
+	tx := newText(text)
+	complete := func(at string) []string {
+		off := strings.Index(text, at)
+		require.GreaterOrEqual(t, off, 0, at)
+		return completionLabels(t, ctx, client, doc, tx.position(off+len(at)))
+	}
+	conds := []string{"=", "!=", "<", "<=", ">", ">=", "and", "or", "not", "in", "exists", "any", "all"}
+	require.Equal(t, conds, complete(")) ("), "inside and")
+	require.Equal(t, conds, complete(":gate-when ("), "after :gate-when (")
+	require.Equal(t, []string{"status", "default", "filter", "count", "any", "all"}, complete(":text ("), "where a value stands")
+	require.Contains(t, complete(":gat"), ":gate-when")
+	require.Contains(t, complete(":gat"), ":approvers")
+
+	hover := func(at string) string {
+		off := strings.Index(text, at) + 1 // inside the token
+		var h protocol.Hover
+		require.NoError(t, client.Call(ctx, protocol.MethodTextDocumentHover, &protocol.HoverParams{
+			TextDocumentPositionParams: params(doc, tx.position(off)),
+		}, &h))
+		return h.Contents.Value
+	}
+	require.Contains(t, hover("status @hosts"), "settle edge")
+	require.Contains(t, hover("count @"), "`(count LIST)`")
+	require.Contains(t, hover("any @hosts"), "`(any LIST :as @e COND)`")
+	require.Contains(t, hover("@h.env"), "an element of the list of the `(any ... :as @h ...)`")
+	require.Contains(t, hover("@h.env"), "type: `string`")
+	require.Contains(t, hover(":remind-after"), "escalation once")
 }

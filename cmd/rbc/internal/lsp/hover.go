@@ -10,6 +10,7 @@ import (
 
 	"github.com/runbookdev/runbook/compiler"
 	"github.com/runbookdev/runbook/lang"
+	"github.com/runbookdev/runbook/verbs"
 )
 
 // hover describes what is under the cursor: a verb (its description,
@@ -75,6 +76,10 @@ func (s *Server) refDoc(o *outline, i int) string {
 	if call := o.callAt(i); !ok && name == "failure" && call != nil && call.hook {
 		return failureDoc + "\n\ntype: `" + typeOf(rawSchemaAt(compiler.FailureSchema(), path)) + "`"
 	}
+	if open := elemOf(o, i, name); open >= 0 {
+		return fmt.Sprintf("`%s`: an element of the list of the `(%s ... :as @%s ...)` around it, bound in its condition only\n\ntype: `%s`",
+			tok.Text, o.forms[open], name, typeOf(rawSchemaAt(s.listItems(o, open+2), path)))
+	}
 	if elem, isItem := s.elementSchema(o, i, name); !ok && isItem {
 		return fmt.Sprintf("`%s`: an element of the list of the `(for-each ... :as @%s)` around it\n\ntype: `%s`", tok.Text, name, typeOf(rawSchemaAt(elem, path)))
 	}
@@ -107,4 +112,58 @@ func inputDoc(d *document, input string) string {
 		typ += " (" + in.Format + ")"
 	}
 	return doc + "\n\ntype: `" + typ + "`"
+}
+
+// elemOf finds the (filter|any|all LIST :as @name COND) whose condition
+// holds token i: the index of its "(", or -1 (docs/design/language.md
+// v1.4).
+func elemOf(o *outline, i int, name string) int {
+	depth := 0
+	for j := i - 1; j >= 0; j-- {
+		switch o.toks[j].Text {
+		case ")", "]", "}":
+			depth++
+			continue
+		case "(", "[", "{":
+			if depth > 0 {
+				depth--
+				continue
+			}
+		default:
+			continue
+		}
+		if head := o.forms[j]; lang.TakesElement(head) {
+			// Its :as, among its own items before i.
+			level := 0 // inside the form itself
+			for k := j + 1; k < i && k+1 < len(o.toks); k++ {
+				switch t := o.toks[k]; {
+				case t.Text == "(" || t.Text == "[" || t.Text == "{":
+					level++
+				case t.Text == ")" || t.Text == "]" || t.Text == "}":
+					level--
+				case level == 0 && t.Kind == lang.TokenKeyword && t.Text == ":as" && o.toks[k+1].Text == "@"+name:
+					return j
+				}
+			}
+		}
+	}
+	return -1
+}
+
+// listItems is the schema of the items of the list whose first token is
+// i, when it is a reference to a step's result and the schemas say.
+func (s *Server) listItems(o *outline, i int) map[string]any {
+	if i >= len(o.toks) || o.toks[i].Kind != lang.TokenRef {
+		return nil
+	}
+	name, path := parseRef(o.toks[i].Text)
+	producer, ok := o.bindings[name]
+	if !ok {
+		return nil
+	}
+	def, ok := s.cat.definition(o.verbName(producer))
+	if !ok {
+		return nil
+	}
+	return verbs.Items(schemaAt(def.OutputSchema, path), 0)
 }

@@ -50,9 +50,15 @@ func verbDoc(d *verbs.Definition) string {
 	if esc := e.Timeouts.Escalation; esc != nil {
 		fmt.Fprintf(&b, "; escalates to `%s`", esc.Verb)
 	}
+	if r := e.Timeouts.RemindAfter; r != nil {
+		fmt.Fprintf(&b, "; reminds after %s", r)
+	}
 	b.WriteString("\n")
 	fmt.Fprintf(&b, "- retry: %s\n", e.Retry.Describe())
 	fmt.Fprintf(&b, "- gate: `%s`; on failure: `%s`\n", e.Gate, e.OnFailure)
+	if e.Approvers != "" {
+		fmt.Fprintf(&b, "- approvers: `%s`\n", e.Approvers)
+	}
 	if e.Compensation != nil {
 		fmt.Fprintf(&b, "- compensation: `%s`\n", e.Compensation.Verb)
 	}
