@@ -58,3 +58,28 @@ func TestAdmissionFailsClosed(t *testing.T) {
 	require.JSONEq(t, `{"rule":"default.gate","pattern":"read_only","tag":"read_only","policy_hash":"`+pol.Tenant(DefaultTenant).Hash()+
 		`","reason":"verb m.peek is tagged read_only, which default.gate holds for a person"}`, string(adm.events[0].Data))
 }
+
+// TestAdmissionRefusesFormsItDoesNotRun: a v1.4 form this engine compiles
+// but does not run yet is refused at the door, naming the step and the
+// form, instead of running as if the form were not there (an :approvers
+// gate open to any token, a status test that never runs its "else").
+func TestAdmissionRefusesFormsItDoesNotRun(t *testing.T) {
+	cat := machineCatalogue(t)
+	e := &Engine{cfg: Config{Catalogue: cat}}
+	for _, tc := range []struct{ src, want string }{
+		{`(m.echo :v 1 :as @a :on-failure "continue") (m.echo :v 2 :when (!= (status @a) "succeeded"))`, "a status test"},
+		{`(m.echo :v 1 :gate "human_confirm" :approvers "compliance")`, ":approvers"},
+		{`(m.echo :v 1 :on-failure {"BUDGET_EXCEEDED" "abort" :default "continue"})`, ":on-failure by error code"},
+	} {
+		plan, diags := compiler.CompileSource("a.rbk", []byte(tc.src), cat)
+		require.False(t, diags.HasErrors(), "%s: %v", tc.src, diags)
+		_, err := e.admit(context.Background(), DefaultTenant, plan, plan.Steps)
+		require.ErrorIs(t, err, rbtype.ErrInvalid, tc.src)
+		require.ErrorContains(t, err, tc.want)
+		require.ErrorContains(t, err, "does not run yet")
+	}
+	plain, diags := compiler.CompileSource("a.rbk", []byte(`(m.echo :v 1 :as @a) (m.echo :v (default @a.v 1))`), cat)
+	require.False(t, diags.HasErrors(), "%v", diags)
+	_, err := e.admit(context.Background(), DefaultTenant, plain, plain.Steps)
+	require.NoError(t, err, "the value forms run")
+}

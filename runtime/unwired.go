@@ -1,0 +1,46 @@
+package runtime
+
+import (
+	"fmt"
+
+	"github.com/runbookdev/runbook/compiler"
+	"github.com/runbookdev/runbook/rbtype"
+)
+
+// unwired refuses a plan that uses a form of the language this engine
+// compiles but does not run yet (docs/language.md, v1.4): a status test,
+// a gate that depends on data or names its approvers, a wait's default
+// or reminder, a call's :parallel, :on-failure by error code. Running such
+// a plan would ignore the form: a gate meant for compliance officers
+// would open to any token, a "revoke when the review failed" would never
+// run. Refusing it at the door, on every way in (admit), keeps the
+// promise that what a runbook says is what it does.
+func unwired(plan *compiler.Plan, steps []*compiler.Step) error {
+	for _, e := range plan.Edges {
+		if e.Kind == compiler.EdgeSettle {
+			return notYet(e.To, "a status test, (status @"+e.From+")")
+		}
+	}
+	for _, s := range steps {
+		switch {
+		case s.GateWhen != nil:
+			return notYet(s.Key, ":gate-when")
+		case s.Approvers != "" || s.Execution.Approvers != "":
+			return notYet(s.Key, ":approvers (or the verb's execution.approvers)")
+		case s.TimeoutResult != nil:
+			return notYet(s.Key, ":timeout-result")
+		case s.RemindAfter != "" || s.Execution.Timeouts.RemindAfter != nil:
+			return notYet(s.Key, ":remind-after (or the verb's timeouts.remind_after)")
+		case s.Parallel > 0:
+			return notYet(s.Key, "a call's :parallel")
+		case len(s.OnFailureByCode) > 0:
+			return notYet(s.Key, ":on-failure by error code")
+		}
+	}
+	return nil
+}
+
+func notYet(step, form string) error {
+	return fmt.Errorf("%w: step %q uses %s, which this daemon compiles but does not run yet; "+
+		"leave it out, or run the plan on a daemon that runs it (docs/language.md, v1.4)", rbtype.ErrInvalid, step, form)
+}
