@@ -32,6 +32,7 @@ const agentVerbs = `
     side_effects: human_process
     timeouts: {park_timeout: P7D}
   output_schema:
+    required: [documents]
     properties:
       documents: {type: array, items: {type: string}}
 - name: file

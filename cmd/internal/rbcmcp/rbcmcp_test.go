@@ -27,6 +27,7 @@ const testVerbs = `
     properties:
       to: {type: string}
   output_schema:
+    required: [to]
     properties:
       to: {type: string}
 - name: send
