@@ -12,13 +12,13 @@ import (
 	"github.com/runbookdev/runbook/verbs"
 )
 
-// transition is one runbook's state inside one transaction, and everything
-// the transaction must write. It holds the runbook's live steps (see
-// durable's liveStepsSQL): a step of the plan that is not among them has
-// completed. Its methods are the state machine of
-// docs/design/runtime.md; they change steps in memory and record what changed. Nothing
-// here talks to the database: advance.go loads the state and writes the
-// changes.
+// transition is one runbook's state inside one transaction, with its
+// outbox (outbox.go): what the transaction must write. It holds the
+// runbook's live steps (see durable's liveStepsSQL): a step of the plan
+// that is not among them has completed. Its methods are the state machine
+// of docs/design/runtime.md; they change steps in memory and record in the
+// outbox what changed. Nothing here talks to the database: runtime's
+// advance.go loads the state and writes the outbox.
 type transition struct {
 	m      *Machine
 	Now    time.Time
@@ -33,57 +33,23 @@ type transition struct {
 	leases      map[int64]rbtype.Lease       // active, by step
 	notes       map[string]rbtype.Notification
 
-	// What the transaction writes.
-	Dirty     map[int64]bool
-	mutations []rbtype.Mutation
-	// newSteps and newEdges are an extension's (extend.go); the steps
-	// take part in the next round, once stored.
-	newSteps          []rbtype.NewStep
-	newEdges          []rbtype.Edge
-	completed         map[int64]bool
-	events            []rbtype.Event
-	Runbook           *rbtype.RunbookChange
-	finishInvocations map[rbtype.InvocationStatus][]uuid.UUID
-	processed         []int64 // notifications consumed
-	receipts          []rbtype.Receipt
-	cacheWrites       []rbtype.CacheEntry
-	attempts          []rbtype.Attempt
-	// outcomes are the outcomes steps produced (outcome.go), and
-	// arguments the arguments kept when a step started again with others.
-	outcomes  []rbtype.Outcome
-	arguments []rbtype.Arguments
+	// outbox is everything the transaction writes.
+	outbox
+
 	// argsHash and usage are, by step, the hash of the arguments its
 	// attempt started with and what its attempt used, when this
 	// transaction knows them: for the ledger and the outcome.
 	argsHash map[int64]string
 	usage    map[int64]rbtype.Usage
-	// attemptAt is where an attempt stands in attempts, by id, so that a
-	// park and its resume in one transaction make one row without a scan.
-	attemptAt         map[uuid.UUID]int
-	newInvocations    []rbtype.Invocation
-	invocationUpdates []rbtype.InvocationUpdate
-	leaseRequests     []rbtype.LeaseRequest
-	calls             []*PendingCall
 	// inlined counts the steps called inside this transaction (inline.go).
 	inlined int
-	// readyEvent is where a step's STEP_READY stands in events, so that
-	// starting it in the same transaction can drop it: STEP_STARTED says
-	// as much, and the ledger stays minimal.
-	readyEvent map[int64]int
 	// data holds the arguments and results of steps not loaded (completed
 	// ones), fetched as needed; see Engine.fillData.
 	data map[string]rbtype.StepData
-	// compensate lists completed steps to mark for compensation.
-	compensate []string
-	// trace is the runbook's trace context, once worked out; parks and
-	// spans are the attempts' spans to emit after the commit, collected
-	// only when spans are emitted (spans.go).
+	// trace is the runbook's trace context, once worked out; parks are
+	// the waits whose spans the outbox's Spans will carry (spans.go).
 	trace *runbookTrace
 	parks map[int64]*parkWait
-	Spans []FinishedAttempt
-	// err is the first error met building what to write (an event whose
-	// data does not encode); the transaction is abandoned with it.
-	err error
 	// book is the round's budgets (budget.go); nil checks none.
 	book *BudgetBook
 
@@ -108,8 +74,9 @@ func newTransition(m *Machine, now time.Time, rb *rbtype.Runbook, plan *PlanInfo
 		m: m, Now: now, Rb: rb, plan: plan, Steps: steps,
 		byKey: make(map[string]*rbtype.Step, len(steps)), byID: make(map[int64]*rbtype.Step, len(steps)),
 		invocations: map[int64]*rbtype.Invocation{}, leases: map[int64]rbtype.Lease{}, notes: map[string]rbtype.Notification{},
-		Dirty: map[int64]bool{}, completed: map[int64]bool{}, finishInvocations: map[rbtype.InvocationStatus][]uuid.UUID{},
-		readyEvent: map[int64]int{}, data: map[string]rbtype.StepData{},
+		outbox: outbox{Dirty: map[int64]bool{}, completed: map[int64]bool{}, finishInvocations: map[rbtype.InvocationStatus][]uuid.UUID{},
+			readyEvent: map[int64]int{}},
+		data:     map[string]rbtype.StepData{},
 		argsHash: map[int64]string{}, usage: map[int64]rbtype.Usage{},
 	}
 	for _, s := range steps {

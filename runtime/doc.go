@@ -5,12 +5,14 @@
 // from the inbox; retries, timeouts, gates, cancellation, compensation and
 // dry runs are all transitions of the same state machine.
 //
-// The runtime reaches its database only through driver's
-// interfaces, which package durable implements for PostgreSQL. The state
-// machine itself (transition.go, round.go) reads nothing: an advance loads
-// the rows, hands them to a round, fetches what the round asks for between
-// its phases, and writes what it returns, so the transitions are tested
-// as functions of rows (machine_test.go).
+// The runtime is the I/O around package machine, the pure state machine:
+// it reaches its database only through driver's interfaces, which package
+// durable implements for PostgreSQL; it loads the rows, hands them to a
+// machine.Round, fetches what the round asks for between its phases,
+// writes the round's outbox (advance.go), and calls the handlers the
+// round leased once the transaction has committed (engine.go). The
+// transitions are tested as functions of rows (machine_test.go and
+// package machine's tests). The API's views it builds are apitype's.
 //
 // Nothing that matters lives only in memory. A worker may die at any
 // instruction: its leases expire, another worker reclaims the steps, and
