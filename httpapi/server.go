@@ -340,6 +340,8 @@ func (s *Server) wrap(route string, who access, h func(http.ResponseWriter, *htt
 				err = berr
 				break
 			}
+			release = onlyOnce(release)
+			r = r.WithContext(context.WithValue(r.Context(), bodyRoomKey{}, release))
 			if tokened {
 				// The engine answers for this principal's tenant only.
 				r = r.WithContext(withPrincipal(runtime.WithScope(r.Context(), caller.scope()), caller))
