@@ -218,7 +218,10 @@ func (e *Engine) planOfSchedule(source string, plan json.RawMessage, filename st
 		return nil, fmt.Errorf("%w: this daemon has no verb catalogue to compile schedules with (start it with --verbs)", ErrInvalid)
 	}
 	if source != "" {
-		p, diags := compiler.CompileSource(filename, []byte(source), e.cfg.Catalogue)
+		if err := checkSourceBytes(e.cfg.Limits, []byte(source)); err != nil {
+			return nil, fieldErr("source", err)
+		}
+		p, diags := e.compileOptions().CompileSource(filename, []byte(source), e.cfg.Catalogue)
 		if diags.HasErrors() {
 			return nil, fieldErr("source", &CompileError{Diagnostics: diags})
 		}
@@ -243,10 +246,11 @@ func checkScheduleInputs(p *compiler.Plan, inputs map[string]any) error {
 }
 
 // checkSchedule fills a spec's defaults and checks it whole, as a
-// creation or a change: its timing, its source or plan against the
-// catalogue, its inputs against the plan. It returns the timing and the
-// inputs as stored.
-func (e *Engine) checkSchedule(spec *ScheduleSpec, now time.Time) (timing, json.RawMessage, error) {
+// creation or a change: its timing and its interval, its source or plan
+// against the catalogue, its inputs against the plan, and what it submits
+// admitted as the caller's submission would be (schedule_guard.go). It
+// returns the timing and the inputs as stored.
+func (e *Engine) checkSchedule(ctx context.Context, spec *ScheduleSpec, now time.Time) (timing, json.RawMessage, error) {
 	if err := scheduleDefaults(spec); err != nil {
 		return timing{}, nil, err
 	}
@@ -254,11 +258,17 @@ func (e *Engine) checkSchedule(spec *ScheduleSpec, now time.Time) (timing, json.
 	if err != nil {
 		return timing{}, nil, err
 	}
+	if err := e.checkInterval(tm, spec.Cron, now); err != nil {
+		return timing{}, nil, fieldErr("cron", err)
+	}
 	plan, err := e.planOfSchedule(spec.Source, spec.Plan, spec.Filename)
 	if err != nil {
 		return timing{}, nil, err
 	}
 	if err := checkScheduleInputs(plan, spec.Inputs); err != nil {
+		return timing{}, nil, err
+	}
+	if err := e.admitSchedule(ctx, plan, spec); err != nil {
 		return timing{}, nil, err
 	}
 	inputs, err := json.Marshal(orEmpty(spec.Inputs))
@@ -272,14 +282,14 @@ func (e *Engine) checkSchedule(spec *ScheduleSpec, now time.Time) (timing, json.
 // with the caller's scope. Its first tick is the first after now.
 func (e *Engine) CreateSchedule(ctx context.Context, spec ScheduleSpec) (*ScheduleView, error) {
 	now := e.cfg.Clock()
-	tm, inputs, err := e.checkSchedule(&spec, now)
+	tm, inputs, err := e.checkSchedule(ctx, &spec, now)
 	if err != nil {
 		return nil, err
 	}
-	scope, _ := scopeOf(ctx)
-	scope.Tenant = tenantOf(ctx)
-	actor, _ := actorOf(ctx, "")
-	scope.Actor = actor
+	scope, actor := callerScope(ctx)
+	if err := e.checkScheduleQuota(ctx, scope.Tenant); err != nil {
+		return nil, err
+	}
 	scopeJSON, err := json.Marshal(scope)
 	if err != nil {
 		return nil, err
@@ -358,6 +368,9 @@ func (e *Engine) UpdateSchedule(ctx context.Context, id uuid.UUID, p SchedulePat
 	if err != nil {
 		return nil, err
 	}
+	if err := mayChangeSchedule(ctx, s); err != nil {
+		return nil, err
+	}
 	spec := ScheduleSpec{Name: s.Name, Cron: s.Cron, Timezone: s.Timezone, Source: s.Source, Plan: s.Plan, Filename: s.Filename,
 		Mode: s.Mode, Overlap: s.Overlap, CatchUp: s.CatchUp}
 	if err := json.Unmarshal(s.Inputs, &spec.Inputs); err != nil {
@@ -392,9 +405,18 @@ func (e *Engine) UpdateSchedule(ctx context.Context, id uuid.UUID, p SchedulePat
 		spec.CatchUp = *p.CatchUp
 	}
 	now := e.cfg.Clock()
-	tm, inputs, err := e.checkSchedule(&spec, now)
+	tm, inputs, err := e.checkSchedule(ctx, &spec, now)
 	if err != nil {
 		return nil, err
+	}
+	if made, _ := storedScope(s); p.Source != nil || len(p.Plan) > 0 || p.Inputs != nil || p.Mode != nil || made.Token == callerToken(ctx) {
+		// Who defines what the ticks run is who they run as: the
+		// maker, with what it may do now, or an admin who rewrote it.
+		scope, actor := callerScope(ctx)
+		if s.Scope, err = json.Marshal(scope); err != nil {
+			return nil, err
+		}
+		s.Actor = actor
 	}
 	if p.Paused != nil {
 		if s.Paused && !*p.Paused {
@@ -418,10 +440,14 @@ func (e *Engine) UpdateSchedule(ctx context.Context, id uuid.UUID, p SchedulePat
 
 // DeleteSchedule deletes a schedule; the runbooks it made stay.
 func (e *Engine) DeleteSchedule(ctx context.Context, id uuid.UUID) error {
-	if _, err := e.visibleSchedule(ctx, id); err != nil {
+	s, err := e.visibleSchedule(ctx, id)
+	if err != nil {
 		return err
 	}
-	err := e.store.DeleteSchedule(ctx, id)
+	if err := mayChangeSchedule(ctx, s); err != nil {
+		return err
+	}
+	err = e.store.DeleteSchedule(ctx, id)
 	if errors.Is(err, driver.ErrNotFound) {
 		return fmt.Errorf("%w: no schedule %s", ErrNotFound, id)
 	}
