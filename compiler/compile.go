@@ -49,6 +49,26 @@ type Options struct {
 	// (rbc lint --policy): a verb's tag that no rule of it mentions is
 	// W003.
 	Policy *policy.Policy
+	// MaxSteps and MaxPlanBytes bound the plan that the lists written out
+	// expand to, refused (E054) before it is made: 0 means MaxSteps and
+	// DefaultMaxPlanBytes. The daemon passes its --max-steps and
+	// --max-plan-bytes, so that a source is refused while it is expanded,
+	// not once its plan is in memory.
+	MaxSteps, MaxPlanBytes int
+}
+
+func (o Options) maxSteps() int {
+	if o.MaxSteps > 0 {
+		return min(o.MaxSteps, MaxSteps)
+	}
+	return MaxSteps
+}
+
+func (o Options) maxPlanBytes() int {
+	if o.MaxPlanBytes > 0 {
+		return o.MaxPlanBytes
+	}
+	return DefaultMaxPlanBytes
 }
 
 func (o Options) maxFanout() int {
@@ -384,7 +404,7 @@ func (a *analysis) plan(files []*lang.File, order []*step) (*Plan, error) {
 		p.Loops = nil
 	}
 	var err error
-	if p, err = p.expandLiterals(MaxSteps); err != nil {
+	if p, err = p.expandLiterals(a.opts.maxSteps(), a.opts.maxPlanBytes()); err != nil {
 		return nil, err
 	}
 	if len(p.Loops) == 0 {
@@ -454,10 +474,18 @@ func (s *step) loopKey() string {
 // than a plan may hold (E054), at the list of the loop that tipped it.
 func (a *analysis) tooLarge(err error) {
 	at := lang.Range{}
+	loop := ""
 	var big *tooManySteps
-	if errors.As(err, &big) {
+	var heavy *tooManyBytes
+	switch {
+	case errors.As(err, &big):
+		loop = big.loop
+	case errors.As(err, &heavy):
+		loop = heavy.loop
+	}
+	if loop != "" {
 		for _, l := range a.loops {
-			if l.key == strings.SplitN(big.loop, "[", 2)[0] && l.form.List != nil {
+			if l.key == strings.SplitN(loop, "[", 2)[0] && l.form.List != nil {
 				at = l.form.List.Range()
 				break
 			}
