@@ -49,19 +49,13 @@ type Options struct {
 	// (rbc lint --policy): a verb's tag that no rule of it mentions is
 	// W003.
 	Policy *policy.Policy
-	// MaxSteps and MaxPlanBytes bound the plan that the lists written out
-	// expand to, refused (E054) before it is made: 0 means MaxSteps and
-	// DefaultMaxPlanBytes. The daemon passes its --max-steps and
-	// --max-plan-bytes, so that a source is refused while it is expanded,
-	// not once its plan is in memory.
-	MaxSteps, MaxPlanBytes int
-}
-
-func (o Options) maxSteps() int {
-	if o.MaxSteps > 0 {
-		return min(o.MaxSteps, MaxSteps)
-	}
-	return MaxSteps
+	// MaxPlanBytes bounds the estimated JSON of the plan that the lists
+	// written out expand to, refused (E054) before it is made; 0 means
+	// DefaultMaxPlanBytes. The daemon passes its --max-plan-bytes, so
+	// that a source is refused while it is expanded, not once its plan is
+	// in memory (its --max-steps is checked on the plan made, and answers
+	// LIMIT_EXCEEDED).
+	MaxPlanBytes int
 }
 
 func (o Options) maxPlanBytes() int {
@@ -404,7 +398,7 @@ func (a *analysis) plan(files []*lang.File, order []*step) (*Plan, error) {
 		p.Loops = nil
 	}
 	var err error
-	if p, err = p.expandLiterals(a.opts.maxSteps(), a.opts.maxPlanBytes()); err != nil {
+	if p, err = p.expandLiterals(MaxSteps, a.opts.maxPlanBytes()); err != nil {
 		return nil, err
 	}
 	if len(p.Loops) == 0 {

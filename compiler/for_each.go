@@ -165,7 +165,7 @@ func (a *analysis) checkLoops() {
 // multiply. A template counts once for each element of every list written
 // out around it, up to the first list known only at run time.
 func (a *analysis) checkExpandedSize() {
-	limit := a.opts.maxSteps()
+	limit := MaxSteps
 	total := 0
 	var widest *loop
 	for _, s := range a.steps {

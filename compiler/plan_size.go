@@ -3,6 +3,7 @@ package compiler
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 )
 
 // DefaultMaxPlanBytes bounds the estimated JSON of a plan whose lists
@@ -113,7 +114,7 @@ type tooManyBytes struct {
 
 func (e *tooManyBytes) Error() string {
 	return fmt.Sprintf("expanding the list of (for-each ... :as @%s) makes a plan of more than %d bytes (%d at least, estimated before it is made); a plan may have at most %d",
-		e.loop, e.limit, e.bytes, e.limit)
+		strings.SplitN(e.loop, "[", 2)[0], e.limit, e.bytes, e.limit)
 }
 
 // admit adds to the estimate what expanding loop l over elems makes of the

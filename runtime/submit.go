@@ -392,7 +392,7 @@ func checkInputsFit(plan *compiler.Plan, inputs map[string]any) error {
 // compileOptions are the compiler's options in this daemon: lists written
 // out are held to its --max-fanout, as lists known at run time are.
 func (e *Engine) compileOptions() compiler.Options {
-	return compiler.Options{MaxFanout: e.cfg.MaxFanout, MaxSteps: e.cfg.Limits.MaxSteps, MaxPlanBytes: e.cfg.Limits.MaxPlanBytes}
+	return compiler.Options{MaxFanout: e.cfg.MaxFanout, MaxPlanBytes: e.cfg.Limits.MaxPlanBytes}
 }
 
 // checkInputLists refuses a submission whose for-each runs over an input

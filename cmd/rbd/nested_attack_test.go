@@ -51,10 +51,10 @@ func peakRSS(t *testing.T, pid int) int64 {
 
 // Issue 45, finding 3: a 100 KB source of nested for-each forms over
 // lists written out was built into a 1 GB plan in memory before
-// --max-plan-bytes refused it (44 s of CPU, +2.8 GB). The plan's steps
-// (--max-steps) and bytes (--max-plan-bytes) are now bounded while the
-// lists are expanded, before the instances are made: both sources are
-// refused at once (E054), and the daemon's memory stays low.
+// --max-plan-bytes refused it (44 s of CPU, +2.8 GB). The plan's bytes
+// (--max-plan-bytes) are now estimated while the lists are expanded, and
+// refused before the instances are made: both sources are refused at once
+// (E054), and the daemon's memory stays low.
 func TestNestedListsAreBoundedWhileExpanded(t *testing.T) {
 	t.Parallel()
 	e := newDaemonEnv(t)
@@ -69,8 +69,8 @@ func TestNestedListsAreBoundedWhileExpanded(t *testing.T) {
 		inner      []int
 		says       string
 	}{
-		// 40,000 steps of 4 KB: 160 MB, past --max-steps (10,000).
-		{"steps", 4, 4000, []int{100, 100}, "steps"},
+		// 40,000 steps of 4 KB: 160 MB, past --max-steps (10,000) too.
+		{"many", 4, 4000, []int{100, 100}, "bytes"},
 		// 9,000 steps of 8 KB: 72 MB, within --max-steps, past --max-plan-bytes (8 MiB).
 		{"bytes", 10, 8000, []int{900}, "bytes"},
 	} {
