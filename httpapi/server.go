@@ -303,7 +303,15 @@ func (s *Server) wrap(route string, who access, h func(http.ResponseWriter, *htt
 		if tokened {
 			caller, known = s.tokens.principal(r)
 		}
+		var foreign string
+		if tokened && len(s.tokens.digests) == 0 {
+			foreign = crossOrigin(r)
+		}
 		switch {
+		case foreign != "":
+			s.leaveBody(rec, r)
+			err = s.refuse(r, reasonCrossOrigin, errorf(http.StatusForbidden, CodeForbidden,
+				"this daemon has no API tokens, so it refuses what may be a web page's request: %s; send JSON (Content-Type: application/json) from a client, not a browser page", foreign))
 		case tokened && !known:
 			rec.Header().Set("WWW-Authenticate", `Bearer realm="rbd"`)
 			s.leaveBody(rec, r)
