@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -372,6 +373,11 @@ func (s *Server) wrap(route string, who access, h func(http.ResponseWriter, *htt
 			switch {
 			case ae.refused:
 				// Counted and logged, once in a while, by refuse.
+			case ae.status >= 500 && errors.Is(r.Context().Err(), context.Canceled):
+				// The client went away, and its request's context was
+				// cancelled under the work: not the database's fault, nor
+				// the daemon's (the cancelled query says "unavailable").
+				s.log.Debug("the client left before its answer", "method", r.Method, "path", r.URL.Path, "err", errorText(ae))
 			case ae.code == CodeUnavailable && ae.cause != nil:
 				s.outage.failed(s.log, ae.cause, time.Now())
 			case ae.code == CodeNotReady:
