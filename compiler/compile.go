@@ -56,7 +56,18 @@ type Options struct {
 	// in memory (its --max-steps is checked on the plan made, and answers
 	// LIMIT_EXCEEDED).
 	MaxPlanBytes int
+	// OutsideScope, when set, says which verb names lie outside the
+	// caller's token scope (verbs= globs). A call of one is not looked
+	// up, existing or not, and is added to *Outside (when set) with its
+	// step's key; the compilation fails. The daemon answers it 403 naming
+	// the step and the verb, the same for a verb that exists and one that
+	// does not (docs/daemon.md, "Policy, scope and budgets").
+	OutsideScope func(verb string) bool
+	Outside      *[]OutsideCall
 }
+
+// OutsideCall is a call of a verb outside the caller's scope.
+type OutsideCall struct{ Step, Verb string }
 
 func (o Options) maxPlanBytes() int {
 	if o.MaxPlanBytes > 0 {
@@ -274,7 +285,13 @@ func (a *analysis) addCall(f *lang.File, c *lang.Call, offset int) *step {
 func (a *analysis) addStep(f *lang.File, c *lang.Call, offset int, hook bool) *step {
 	index := offset + c.Index
 	s := &step{call: c, file: f, index: index, id: len(a.steps), hook: hook, loop: a.curLoop}
-	if def, ok := a.cat.Lookup(c.Verb); ok {
+	outside := a.opts.OutsideScope != nil && a.opts.OutsideScope(c.Verb)
+	if outside {
+		// Not looked up: a verb outside the caller's scope is the same
+		// whether it exists or not, and its arguments are not checked
+		// against what it takes (scope.go).
+		a.diags.Errorf(lang.EUnknownVerb, c.VerbRange, "verb %q is outside this caller's scope", c.Verb)
+	} else if def, ok := a.cat.Lookup(c.Verb); ok {
 		s.def = def
 	} else if broken, invalid := a.cat.Invalid(c.Verb); invalid {
 		a.diags.Errorf(lang.EUnknownVerb, c.VerbRange, "verb %q is defined but invalid: its definition has errors", c.Verb).
@@ -303,6 +320,9 @@ func (a *analysis) addStep(f *lang.File, c *lang.Call, offset int, hook bool) *s
 		} else {
 			a.bindings[s.key] = s
 		}
+	}
+	if outside && a.opts.Outside != nil {
+		*a.opts.Outside = append(*a.opts.Outside, OutsideCall{Step: s.key, Verb: c.Verb})
 	}
 	a.steps = append(a.steps, s)
 	if _, taken := a.byKey[s.key]; !taken {

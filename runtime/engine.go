@@ -176,6 +176,8 @@ type Engine struct {
 	machine  machine
 	cfg      Config
 	workerID string
+	// scoped are the catalogues token scopes see (catalogueFor).
+	scoped scopedCatalogues
 	plans    *planCache
 	data     *dataCache
 	log      *slog.Logger

@@ -213,7 +213,7 @@ func scheduleDefaults(s *ScheduleSpec) error {
 
 // planOfSchedule compiles a schedule's source, or checks its plan, with
 // the engine's catalogue.
-func (e *Engine) planOfSchedule(source string, plan json.RawMessage, filename string) (*compiler.Plan, error) {
+func (e *Engine) planOfSchedule(ctx context.Context, source string, plan json.RawMessage, filename string) (*compiler.Plan, error) {
 	if e.cfg.Catalogue == nil {
 		return nil, fmt.Errorf("%w: this daemon has no verb catalogue to compile schedules with (start it with --verbs)", ErrInvalid)
 	}
@@ -221,11 +221,18 @@ func (e *Engine) planOfSchedule(source string, plan json.RawMessage, filename st
 		if err := checkSourceBytes(e.cfg.Limits, []byte(source)); err != nil {
 			return nil, fieldErr("source", err)
 		}
-		p, diags := e.compileOptions().CompileSource(filename, []byte(source), e.cfg.Catalogue)
+		opts, cat, outside := e.scopedCompile(ctx, e.compileOptions())
+		p, diags := opts.CompileSource(filename, []byte(source), cat)
+		if err := outside(); err != nil {
+			return nil, err
+		}
 		if diags.HasErrors() {
 			return nil, fieldErr("source", &CompileError{Diagnostics: diags})
 		}
 		return p, nil
+	}
+	if err := planOutsideScope(ctx, plan); err != nil {
+		return nil, err
 	}
 	p, diags := compiler.ReadPlan(filename, plan, e.cfg.Catalogue)
 	if diags.HasErrors() {
@@ -261,7 +268,7 @@ func (e *Engine) checkSchedule(ctx context.Context, spec *ScheduleSpec, now time
 	if err := e.checkInterval(tm, spec.Cron, now); err != nil {
 		return timing{}, nil, fieldErr("cron", err)
 	}
-	plan, err := e.planOfSchedule(spec.Source, spec.Plan, spec.Filename)
+	plan, err := e.planOfSchedule(ctx, spec.Source, spec.Plan, spec.Filename)
 	if err != nil {
 		return timing{}, nil, err
 	}

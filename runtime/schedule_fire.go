@@ -160,7 +160,7 @@ func (e *Engine) submitTick(ctx context.Context, tx driver.Tx, s *driver.Schedul
 		return nil, "", &tickRefused{err}
 	}
 	ctx = WithScope(ctx, scope)
-	plan, err := e.planOfSchedule(s.Source, s.Plan, s.Filename)
+	plan, err := e.planOfSchedule(ctx, s.Source, s.Plan, s.Filename)
 	if err != nil {
 		return nil, "", &tickRefused{err}
 	}

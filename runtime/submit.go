@@ -247,7 +247,11 @@ func (e *Engine) SubmitSource(ctx context.Context, filename string, source []byt
 	if err := checkSourceBytes(e.cfg.Limits, source); err != nil {
 		return nil, err
 	}
-	plan, diags := e.compileOptions().CompileSource(filename, source, e.cfg.Catalogue)
+	opts, cat, outside := e.scopedCompile(ctx, e.compileOptions())
+	plan, diags := opts.CompileSource(filename, source, cat)
+	if err := outside(); err != nil {
+		return nil, err
+	}
 	if diags.HasErrors() {
 		return nil, &CompileError{Diagnostics: diags}
 	}
