@@ -177,11 +177,11 @@ type Engine struct {
 	cfg      Config
 	workerID string
 	// scoped are the catalogues token scopes see (catalogueFor).
-	scoped scopedCatalogues
-	plans    *planCache
-	data     *dataCache
-	log      *slog.Logger
-	metrics  *Metrics
+	scoped  scopedCatalogues
+	plans   *planCache
+	data    *dataCache
+	log     *slog.Logger
+	metrics *Metrics
 
 	queue *workQueue
 	kick  chan struct{}
