@@ -80,6 +80,7 @@ func expandEnv(s string, lookup func(string) (string, bool)) (string, error) {
 		if !ok && missing == "" {
 			missing = name
 		}
+		rememberSecret(name, v)
 		return v
 	})
 	if missing != "" {

@@ -233,7 +233,9 @@ func redactedCause(err error) error {
 	return &url.Error{Op: ue.Op, URL: redactURL(ue.URL), Err: ue.Err}
 }
 
-// redactURL drops credentials and the query from a URL, for messages.
+// redactURL drops credentials and the query from a URL, for messages,
+// and puts back the ${env:NAME} of any secret its path holds
+// (url_secrets.go).
 func redactURL(target string) string {
 	u, err := url.Parse(target)
 	if err != nil {
@@ -241,5 +243,6 @@ func redactURL(target string) string {
 	}
 	u.User = nil
 	u.RawQuery = ""
-	return u.String()
+	u.Fragment, u.RawFragment = "", ""
+	return redactSecrets(u.String())
 }

@@ -42,7 +42,8 @@ type errRedirectRefused struct {
 func (e *errRedirectRefused) Error() string { return "refused a redirect to " + e.to + ": " + e.why }
 
 // checkRedirect is the http.Client's CheckRedirect for the built-in
-// handlers.
+// handlers. It follows a redirect only to the call's own scheme and host,
+// with the verb's params.redirects: same_host, keeping the method.
 func checkRedirect(req *http.Request, via []*http.Request) error {
 	allowed, _ := req.Context().Value(redirectsKey{}).(string)
 	first := via[0].URL
@@ -54,6 +55,17 @@ func checkRedirect(req *http.Request, via []*http.Request) error {
 		return &errRedirectRefused{to: to, why: fmt.Sprintf("it is not %s://%s, the verb's own host; http.call never follows a redirect to another host", first.Scheme, first.Host)}
 	case len(via) >= maxRedirects:
 		return &errRedirectRefused{to: to, why: fmt.Sprintf("after %d redirects", len(via))}
+	case req.Method != via[len(via)-1].Method:
+		// 301, 302 and 303 turn a POST (PUT, PATCH, DELETE) into a GET
+		// without its body: followed, the step would complete on a GET
+		// that did not do what the verb asks. Only 307 and 308 keep the
+		// method and body (docs/verbs.md).
+		status := 0
+		if req.Response != nil {
+			status = req.Response.StatusCode
+		}
+		return &errRedirectRefused{to: to, why: fmt.Sprintf("a %d would turn the %s into a %s; only 307 and 308 keep the method and body",
+			status, via[len(via)-1].Method, req.Method)}
 	}
 	return nil
 }

@@ -49,6 +49,31 @@ type Options struct {
 	// (rbc lint --policy): a verb's tag that no rule of it mentions is
 	// W003.
 	Policy *policy.Policy
+	// MaxPlanBytes bounds the estimated JSON of the plan that the lists
+	// written out expand to, refused (E054) before it is made; 0 means
+	// DefaultMaxPlanBytes. The daemon passes its --max-plan-bytes, so
+	// that a source is refused while it is expanded, not once its plan is
+	// in memory (its --max-steps is checked on the plan made, and answers
+	// LIMIT_EXCEEDED).
+	MaxPlanBytes int
+	// OutsideScope, when set, says which verb names lie outside the
+	// caller's token scope (verbs= globs). A call of one is not looked
+	// up, existing or not, and is added to *Outside (when set) with its
+	// step's key; the compilation fails. The daemon answers it 403 naming
+	// the step and the verb, the same for a verb that exists and one that
+	// does not (docs/daemon.md, "Policy, scope and budgets").
+	OutsideScope func(verb string) bool
+	Outside      *[]OutsideCall
+}
+
+// OutsideCall is a call of a verb outside the caller's scope.
+type OutsideCall struct{ Step, Verb string }
+
+func (o Options) maxPlanBytes() int {
+	if o.MaxPlanBytes > 0 {
+		return o.MaxPlanBytes
+	}
+	return DefaultMaxPlanBytes
 }
 
 func (o Options) maxFanout() int {
@@ -285,7 +310,13 @@ func (a *analysis) addCall(f *lang.File, c *lang.Call, offset int) *step {
 func (a *analysis) addStep(f *lang.File, c *lang.Call, offset int, hook bool) *step {
 	index := offset + c.Index
 	s := &step{call: c, file: f, index: index, id: len(a.steps), hook: hook, loop: a.curLoop}
-	if def, ok := a.cat.Lookup(c.Verb); ok {
+	outside := a.opts.OutsideScope != nil && a.opts.OutsideScope(c.Verb)
+	if outside {
+		// Not looked up: a verb outside the caller's scope is the same
+		// whether it exists or not, and its arguments are not checked
+		// against what it takes (scope.go).
+		a.diags.Errorf(lang.EUnknownVerb, c.VerbRange, "verb %q is outside this caller's scope", c.Verb)
+	} else if def, ok := a.cat.Lookup(c.Verb); ok {
 		s.def = def
 	} else if broken, invalid := a.cat.Invalid(c.Verb); invalid {
 		a.diags.Errorf(lang.EUnknownVerb, c.VerbRange, "verb %q is defined but invalid: its definition has errors", c.Verb).
@@ -314,6 +345,9 @@ func (a *analysis) addStep(f *lang.File, c *lang.Call, offset int, hook bool) *s
 		} else {
 			a.bindings[s.key] = s
 		}
+	}
+	if outside && a.opts.Outside != nil {
+		*a.opts.Outside = append(*a.opts.Outside, OutsideCall{Step: s.key, Verb: c.Verb})
 	}
 	a.steps = append(a.steps, s)
 	if _, taken := a.byKey[s.key]; !taken {
@@ -409,7 +443,7 @@ func (a *analysis) plan(files []*lang.File, order []*step) (*Plan, error) {
 		p.Loops = nil
 	}
 	var err error
-	if p, err = p.expandLiterals(MaxSteps); err != nil {
+	if p, err = p.expandLiterals(MaxSteps, a.opts.maxPlanBytes()); err != nil {
 		return nil, err
 	}
 	if len(p.Loops) == 0 {
@@ -503,10 +537,18 @@ func (s *step) loopKey() string {
 // than a plan may hold (E054), at the list of the loop that tipped it.
 func (a *analysis) tooLarge(err error) {
 	at := lang.Range{}
+	loop := ""
 	var big *tooManySteps
-	if errors.As(err, &big) {
+	var heavy *tooManyBytes
+	switch {
+	case errors.As(err, &big):
+		loop = big.loop
+	case errors.As(err, &heavy):
+		loop = heavy.loop
+	}
+	if loop != "" {
 		for _, l := range a.loops {
-			if l.key == strings.SplitN(big.loop, "[", 2)[0] && l.form.List != nil {
+			if l.key == strings.SplitN(loop, "[", 2)[0] && l.form.List != nil {
 				at = l.form.List.Range()
 				break
 			}

@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -54,7 +55,7 @@ func (p *Plan) Expand(key string, n int) (*Plan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("loop %q: %w", key, err)
 	}
-	out, err := p.expand(l, elems, false)
+	out, err := p.expand(l, elems, false, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -109,8 +110,13 @@ func listElements(list any, n int) ([]any, error) {
 // first round, so that its scheduler holds the elements to :parallel at
 // once (docs/runtime.md, "For-each"); expanded here, its instances would
 // be ordinary steps, all free to start together.
-func (p *Plan) expandLiterals(limit int) (*Plan, error) {
+func (p *Plan) expandLiterals(limit, maxBytes int) (*Plan, error) {
 	kept := map[string]bool{}
+	raw, err := json.Marshal(p)
+	if err != nil {
+		return nil, err
+	}
+	size := &planBytes{est: len(raw), limit: maxBytes}
 	for {
 		var next *Loop
 		for _, l := range p.Loops {
@@ -136,8 +142,7 @@ func (p *Plan) expandLiterals(limit int) (*Plan, error) {
 			kept[next.Key] = true
 			continue
 		}
-		var err error
-		if p, err = p.expand(next, items, true); err != nil {
+		if p, err = p.expand(next, items, true, size); err != nil {
 			return nil, err
 		}
 	}
@@ -186,8 +191,10 @@ func (p *Plan) chainHas(at, key string) bool {
 // replace the templates in place, the loop and those within it go, a step
 // outside that read a template reads its instances instead (the whole
 // list as a list of references, "T[j]..." as it is), and edges out of a
-// template leave each of its instances.
-func (p *Plan) expand(l *Loop, elems []any, static bool) (*Plan, error) {
+// template leave each of its instances. size, when set, is the plan's
+// estimated bytes, which the expansion must keep within their bound
+// (plan_size.go) before it makes anything.
+func (p *Plan) expand(l *Loop, elems []any, static bool, size *planBytes) (*Plan, error) {
 	keys := make(map[string]bool, len(p.Steps))
 	copied := map[string]bool{}
 	for _, s := range p.Steps {
@@ -204,6 +211,9 @@ func (p *Plan) expand(l *Loop, elems []any, static bool) (*Plan, error) {
 		if p.loopWithin(m, l.Key) {
 			nested = append(nested, m)
 		}
+	}
+	if err := size.admit(p, l, elems, copied, nested); err != nil {
+		return nil, err
 	}
 	var into []Edge // the edges into the steps copied
 	for _, e := range p.Edges {
@@ -358,6 +368,9 @@ type expander struct {
 	suffix string
 	copied map[string]bool
 	isKey  func(string) bool
+	// sizes are the estimated bytes of the element's values, by path
+	// (plan_size.go).
+	sizes map[string]int
 }
 
 func (x *expander) args(args map[string]any) (map[string]any, error) {

@@ -166,24 +166,25 @@ func (a *analysis) checkLoops() {
 // multiply. A template counts once for each element of every list written
 // out around it, up to the first list known only at run time.
 func (a *analysis) checkExpandedSize() {
+	limit := MaxSteps
 	total := 0
 	var widest *loop
 	for _, s := range a.steps {
 		n := 1
 		var outer *loop
-		for m := s.loop; m != nil && m.written != nil && n <= MaxSteps; m = m.parent {
+		for m := s.loop; m != nil && m.written != nil && n <= limit; m = m.parent {
 			n *= max(len(m.written), 1)
 			outer = m
 		}
 		if outer != nil && (widest == nil || n > len(widest.written)) {
 			widest = outer
 		}
-		if total += n; total > MaxSteps {
+		if total += n; total > limit {
 			at := lang.Range{}
 			if widest != nil {
 				at = widest.form.List.Range()
 			}
-			a.diags.Errorf(lang.EBadList, at, "the lists written out in this runbook's for-each forms expand to more than %d steps; a runbook may have at most %d", MaxSteps, MaxSteps)
+			a.diags.Errorf(lang.EBadList, at, "the lists written out in this runbook's for-each forms expand to more than %d steps; a runbook may have at most %d", limit, limit)
 			return
 		}
 	}

@@ -67,6 +67,10 @@ const pruneRunbooksSQL = `
 	ORDER BY finished_at
 	LIMIT $2`
 
+// pruneStillFinishedSQL keeps, of a batch picked, the runbooks still
+// finished before the cutoff once their locks are held.
+const pruneStillFinishedSQL = `SELECT id FROM runbooks WHERE id = ANY($1) AND finished_at < $2`
+
 // pruneRowsSQL are the deletes of a batch's runbooks' rows, in an order
 // that leaves nothing pointing at what is gone: each through an index on
 // the runbook id, each under the runbooks' locks.
@@ -125,6 +129,18 @@ func (s *Store) Prune(ctx context.Context, o driver.PruneOptions) (driver.Pruned
 		}
 		if err := tx.LockRunbooks(ctx, ids); err != nil {
 			return err
+		}
+		// Read again under the locks: a command (a retry, a resolution)
+		// that held one while the batch was picked may have reopened its
+		// runbook since, and its steps, events and ledger are live again.
+		// Deleted, it would then "complete" with no steps
+		// (docs/reliability.md, "Under attack").
+		rows, err = tx.tx.Query(ctx, pruneStillFinishedSQL, ids, o.FinishedBefore)
+		if err != nil {
+			return translate(err)
+		}
+		if ids, err = pgx.CollectRows(rows, pgx.RowTo[uuid.UUID]); err != nil || len(ids) == 0 {
+			return translate(err)
 		}
 		var b pgx.Batch
 		for _, d := range pruneRowsSQL {

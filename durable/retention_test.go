@@ -127,3 +127,45 @@ func TestPruneKeepsReceiptsALineageStillNeeds(t *testing.T) {
 	require.Equal(t, int64(1), p.Runbooks)
 	require.Zero(t, p.Receipts, "the regeneration still needs the root's receipt")
 }
+
+// A prune that picks a finished runbook while a command holds its lock
+// and reopens it (a retry) leaves it whole: the batch is read again under
+// the locks. Before, its steps and events were deleted and the runbook
+// row kept, and it then "completed" with no steps.
+func TestPruneLeavesARunbookACommandReopened(t *testing.T) {
+	b := setup(t)
+	rb := b.create(t, newRunbook(2))
+	now := time.Now()
+	require.NoError(t, b.store.InTestTx(b.ctx, func(tx *durable.Tx) error {
+		return tx.ExecForTest(b.ctx, `UPDATE runbooks SET status = 'failed', finished_at = $2 WHERE id = $1`, rb.ID, now.Add(-48*time.Hour))
+	}))
+	locked, reopen := make(chan struct{}), make(chan struct{})
+	retried := make(chan error, 1)
+	go func() {
+		// The retry: under the runbook's lock, it reopens the runbook.
+		retried <- b.store.InTestTx(b.ctx, func(tx *durable.Tx) error {
+			if err := tx.LockRunbooks(b.ctx, []uuid.UUID{rb.ID}); err != nil {
+				return err
+			}
+			close(locked)
+			<-reopen
+			return tx.ExecForTest(b.ctx, `UPDATE runbooks SET status = 'executing', finished_at = NULL WHERE id = $1`, rb.ID)
+		})
+	}()
+	<-locked
+	pruned := make(chan driver.Pruned, 1)
+	pruneErr := make(chan error, 1)
+	go func() {
+		p, err := b.store.Prune(b.ctx, driver.PruneOptions{FinishedBefore: now.Add(-24 * time.Hour), Limit: 10})
+		pruneErr <- err
+		pruned <- p
+	}()
+	time.Sleep(300 * time.Millisecond) // the prune has picked the runbook and waits for its lock
+	close(reopen)
+	require.NoError(t, <-retried)
+	require.NoError(t, <-pruneErr)
+	require.Equal(t, driver.Pruned{}, <-pruned, "the reopened runbook was pruned")
+	steps, err := b.store.Steps(b.ctx, rb.ID, driver.StepPage{Limit: 100})
+	require.NoError(t, err)
+	require.Len(t, steps, 2, "the reopened runbook's steps are gone")
+}

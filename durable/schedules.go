@@ -72,16 +72,18 @@ func (s *Store) Schedules(ctx context.Context, tenant string) ([]driver.Schedule
 	return out, translate(err)
 }
 
-// UpdateSchedule replaces a schedule's definition, its pause and its next
+// UpdateSchedule replaces a schedule's definition, who it acts for (its
+// actor and scope), its pause and its next
 // tick.
 func (s *Store) UpdateSchedule(ctx context.Context, sc driver.Schedule) error {
 	tag, err := s.pool.Exec(ctx, `
 		UPDATE schedules SET name = $2, cron = $3, timezone = $4, source = nullif($5, ''), plan = $6::jsonb,
 			filename = $7, inputs = $8::jsonb, mode = $9, overlap = $10, catch_up = $11, paused = $12,
-			next_fire_at = $13, last_error = nullif($14, ''), updated_at = now()
+			next_fire_at = $13, last_error = nullif($14, ''), actor = $15, scope = $16::jsonb, updated_at = now()
 		WHERE id = $1`,
 		sc.ID, sc.Name, sc.Cron, sc.Timezone, sc.Source, nullableJSON(sc.Plan), sc.Filename, orJSON(sc.Inputs, "{}"),
-		string(sc.Mode), string(sc.Overlap), string(sc.CatchUp), sc.Paused, sc.NextFireAt, sc.LastError)
+		string(sc.Mode), string(sc.Overlap), string(sc.CatchUp), sc.Paused, sc.NextFireAt, sc.LastError, sc.Actor,
+		orJSON(sc.Scope, "{}"))
 	if err != nil {
 		return translate(err)
 	}

@@ -87,3 +87,23 @@ func remoteHost(r *http.Request) string {
 	}
 	return host
 }
+
+type bodyRoomKey struct{}
+
+// leavePool gives a request's body room back to its pool before its
+// handler returns: for a request that becomes a live stream (an event
+// stream, an MCP listen), whose body, read long before, is not what it
+// holds while it lasts. Streams have caps of their own (streamLimit);
+// left in the pool, 32 of them once took every body's room, and every
+// tenant's submissions were answered 503.
+func leavePool(r *http.Request) {
+	if release, ok := r.Context().Value(bodyRoomKey{}).(func()); ok {
+		release()
+	}
+}
+
+// onlyOnce is f, run at most once however often it is called.
+func onlyOnce(f func()) func() {
+	var once sync.Once
+	return func() { once.Do(f) }
+}

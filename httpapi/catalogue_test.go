@@ -76,5 +76,5 @@ func TestWhoamiAndVerbs(t *testing.T) {
 	require.Equal(t, "t.wait", cat.Verbs[0].Name)
 	status, body = b.rawTo(t, srv.URL, "GET", "/v1/verbs?name=t.wiat", "", "Authorization", "Bearer tok-reader")
 	require.Equal(t, http.StatusNotFound, status)
-	require.Contains(t, body, `no verb \"t.wiat\" (did you mean \"t.wait\"?)`)
+	require.Contains(t, body, `no verb \"t.wiat\" this token may use (did you mean \"t.wait\"?)`)
 }

@@ -45,6 +45,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 		defer release()
+		leavePool(r)
 		return s.stream(w, r, id, after)
 	}
 	limit, err := queryInt(r, "limit", defaultEventLimit, 1, maxEventLimit)

@@ -38,9 +38,12 @@ var mcpSchemas = mcp.NewSchemaCache()
 // each tool then calls the API's own route in process with the same
 // token, so it is checked for its role and tenant, answered and counted
 // exactly as that route is.
+//
+// What reaches the SDK is one message at a time (mcp_admission.go): a
+// JSON-RPC batch is split and its calls run one after another, and a
+// subscriptions/listen is a live stream, counted as one.
 func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) error {
-	s.mcp.ServeHTTP(w, r)
-	return nil
+	return s.admitMCP(w, r)
 }
 
 // newMCPHandler is /mcp's handler: a server of the tools for each

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"net/http"
 	"regexp"
@@ -34,6 +35,9 @@ type Principal struct {
 	// MaxRisk is the riskiest step the token may submit and whose gate
 	// it may decide (max_risk=); empty means high.
 	MaxRisk rbtype.Risk
+	// ID is the token's fingerprint (tokenFingerprint), "" for the open
+	// daemon's anyone: what a schedule keeps of the token that made it.
+	ID string
 }
 
 // maxRisk is the token's risk ceiling: high unless its line says less,
@@ -52,7 +56,7 @@ func (p *Principal) has(role Role) bool {
 
 // scope is the engine's view of the principal.
 func (p *Principal) scope() runtime.Scope {
-	s := runtime.Scope{Tenant: p.Tenant, All: slices.Contains(p.Roles, RoleAdmin), Verbs: p.Verbs, MaxRisk: p.MaxRisk}
+	s := runtime.Scope{Tenant: p.Tenant, All: slices.Contains(p.Roles, RoleAdmin), Verbs: p.Verbs, MaxRisk: p.MaxRisk, Token: p.ID}
 	if p.NamedActor {
 		s.Actor = p.Actor
 	}
@@ -132,8 +136,10 @@ func ParseTokens(lines []string) ([]Principal, [][sha256.Size]byte, error) {
 		if len(fields) == 1 {
 			p.Roles = append(p.Roles, RoleAdmin) // a bare token: every role, as before tenants
 		}
+		digest := sha256.Sum256([]byte(fields[0]))
+		p.ID = tokenFingerprint(digest)
 		principals = append(principals, p)
-		digests = append(digests, sha256.Sum256([]byte(fields[0])))
+		digests = append(digests, digest)
 	}
 	return principals, digests, nil
 }
@@ -242,3 +248,30 @@ const (
 	RoleAdmin   = rbtype.RoleAdmin
 	RoleMetrics = rbtype.RoleMetrics
 )
+
+// tokenFingerprint names a token by its digest, without revealing it or
+// its digest: the same token has the same fingerprint in every daemon and
+// every restart, so a schedule's ticks find the token that made it in the
+// token file of whichever daemon fires them.
+func tokenFingerprint(digest [sha256.Size]byte) string {
+	sum := sha256.Sum256(append([]byte("rbd token fingerprint\x00"), digest[:]...))
+	return hex.EncodeToString(sum[:16])
+}
+
+// TokenScopes is runtime.Config.TokenScope for the tokens ParseTokens
+// read: what the token with a fingerprint may do now, if the daemon still
+// accepts it and it may submit. A token taken out of the file (and the
+// daemon restarted) is no longer accepted: its schedules tick no more.
+func TokenScopes(principals []Principal) func(string) (runtime.Scope, bool) {
+	byID := make(map[string]*Principal, len(principals))
+	for i := range principals {
+		byID[principals[i].ID] = &principals[i]
+	}
+	return func(id string) (runtime.Scope, bool) {
+		p, ok := byID[id]
+		if !ok || !p.has(RoleSubmit) {
+			return runtime.Scope{}, false
+		}
+		return p.scope(), true
+	}
+}

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -303,7 +304,15 @@ func (s *Server) wrap(route string, who access, h func(http.ResponseWriter, *htt
 		if tokened {
 			caller, known = s.tokens.principal(r)
 		}
+		var foreign string
+		if tokened && len(s.tokens.digests) == 0 {
+			foreign = crossOrigin(r)
+		}
 		switch {
+		case foreign != "":
+			s.leaveBody(rec, r)
+			err = s.refuse(r, reasonCrossOrigin, errorf(http.StatusForbidden, CodeForbidden,
+				"this daemon has no API tokens, so it refuses what may be a web page's request: %s; send JSON (Content-Type: application/json) from a client, not a browser page", foreign))
 		case tokened && !known:
 			rec.Header().Set("WWW-Authenticate", `Bearer realm="rbd"`)
 			s.leaveBody(rec, r)
@@ -340,6 +349,8 @@ func (s *Server) wrap(route string, who access, h func(http.ResponseWriter, *htt
 				err = berr
 				break
 			}
+			release = onlyOnce(release)
+			r = r.WithContext(context.WithValue(r.Context(), bodyRoomKey{}, release))
 			if tokened {
 				// The engine answers for this principal's tenant only.
 				r = r.WithContext(withPrincipal(runtime.WithScope(r.Context(), caller.scope()), caller))
@@ -362,6 +373,11 @@ func (s *Server) wrap(route string, who access, h func(http.ResponseWriter, *htt
 			switch {
 			case ae.refused:
 				// Counted and logged, once in a while, by refuse.
+			case ae.status >= 500 && errors.Is(r.Context().Err(), context.Canceled):
+				// The client went away, and its request's context was
+				// cancelled under the work: not the database's fault, nor
+				// the daemon's (the cancelled query says "unavailable").
+				s.log.Debug("the client left before its answer", "method", r.Method, "path", r.URL.Path, "err", errorText(ae))
 			case ae.code == CodeUnavailable && ae.cause != nil:
 				s.outage.failed(s.log, ae.cause, time.Now())
 			case ae.code == CodeNotReady:

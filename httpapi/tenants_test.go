@@ -48,6 +48,12 @@ func TestEveryAPIRouteNeedsARole(t *testing.T) {
 func TestParseTokens(t *testing.T) {
 	ps, _, err := httpapi.ParseTokens([]string{"bare", "t2 tenant=acme actor=ci roles=read,submit"})
 	require.NoError(t, err)
+	require.Len(t, ps[0].ID, 32, "every token has a fingerprint")
+	require.NotEqual(t, ps[0].ID, ps[1].ID)
+	again, _, _ := httpapi.ParseTokens([]string{"bare"})
+	require.Equal(t, ps[0].ID, again[0].ID, "the same token has the same fingerprint wherever it is read")
+	require.NotContains(t, ps[0].ID, "bare")
+	ps[0].ID, ps[1].ID = "", ""
 	require.Equal(t, httpapi.Principal{Tenant: "default", Actor: "token-1",
 		Roles: []httpapi.Role{httpapi.RoleRead, httpapi.RoleSubmit, httpapi.RoleApprove, httpapi.RoleNotify, httpapi.RoleAdmin}}, ps[0])
 	require.Equal(t, httpapi.Principal{Tenant: "acme", Actor: "ci", Roles: []httpapi.Role{httpapi.RoleRead, httpapi.RoleSubmit}, NamedActor: true}, ps[1])

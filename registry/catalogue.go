@@ -290,3 +290,25 @@ func checkCompensationRef(d *verbs.Definition, ref string) error {
 	}
 	return nil
 }
+
+// Within is the catalogue as a caller limited to the verbs allow accepts
+// sees it: the others, valid or not, are not in it, so that a runbook
+// naming one is told the verb is unknown, and suggestions never name one
+// (docs/daemon.md, "Policy, scope and budgets": a scoped token cannot tell
+// a verb outside its scope from a missing one, nor read its schema).
+func (c *Catalogue) Within(allow func(*verbs.Definition) bool) *Catalogue {
+	out := &Catalogue{verbs: make(map[string]*verbs.Definition, len(c.verbs)), handlers: c.handlers, daemonSchema: c.daemonSchema,
+		invalid: map[string]*verbs.Definition{}}
+	for _, n := range c.names {
+		if d := c.verbs[n]; allow(d) {
+			out.verbs[n] = d
+			out.names = append(out.names, n)
+		}
+	}
+	for n, d := range c.invalid {
+		if allow(d) {
+			out.invalid[n] = d
+		}
+	}
+	return out
+}

@@ -94,6 +94,19 @@ type Config struct {
 	Policy func() *policy.Policy
 	// Limits bound what one runbook may hold (limits.go).
 	Limits machine.Limits
+	// TokenScope says what the API token whose fingerprint is given
+	// (Scope.Token) may do now: its scope, and false when the daemon no
+	// longer accepts it or it may no longer submit. A schedule's tick is
+	// admitted under it, so that a schedule does nothing its maker could
+	// not do at that moment (schedule_guard.go). Nil (an open daemon, or
+	// tests) keeps the scope the schedule was made with.
+	TokenScope func(token string) (Scope, bool)
+	// MaxSchedulesPerTenant bounds a tenant's schedules
+	// (DefaultMaxSchedulesPerTenant), and MinScheduleInterval the time
+	// between two ticks of one (DefaultMinScheduleInterval): rbd serve
+	// --max-schedules-per-tenant, --min-schedule-interval.
+	MaxSchedulesPerTenant int
+	MinScheduleInterval   time.Duration
 	// PlanCacheBytes bounds the memory the decoded plans kept take (64
 	// MiB; planCache says how it is counted); a plan larger than it is
 	// decoded when needed and not kept.
@@ -130,6 +143,8 @@ func (c *Config) defaults() {
 	def(&c.SweepInterval, 5*time.Second)
 	def(&c.ShutdownGrace, 10*time.Second)
 	def(&c.ScheduleGrace, max(time.Minute, 2*c.SweepInterval))
+	def(&c.MinScheduleInterval, DefaultMinScheduleInterval)
+	defInt(&c.MaxSchedulesPerTenant, DefaultMaxSchedulesPerTenant)
 	if c.OrphanNotificationTTL == 0 {
 		c.OrphanNotificationTTL = 30 * 24 * time.Hour
 	}
@@ -161,10 +176,12 @@ type Engine struct {
 	machine  machine.Machine
 	cfg      Config
 	workerID string
-	plans    *planCache
-	data     *dataCache
-	log      *slog.Logger
-	metrics  *Metrics
+	// scoped are the catalogues token scopes see (catalogueFor).
+	scoped  scopedCatalogues
+	plans   *planCache
+	data    *dataCache
+	log     *slog.Logger
+	metrics *Metrics
 
 	queue *workQueue
 	kick  chan struct{}

@@ -81,7 +81,11 @@ func (e *Engine) compileExtension(ctx context.Context, rb *driver.Runbook, x Ext
 	if err != nil {
 		return nil, err
 	}
-	plan, diags := e.compileOptions().ExtendSource(base, x.Filename, x.Source, e.cfg.Catalogue)
+	opts, cat, outside := e.scopedCompile(ctx, e.compileOptions())
+	plan, diags := opts.ExtendSource(base, x.Filename, x.Source, cat)
+	if err := outside(); err != nil {
+		return nil, err
+	}
 	if diags.HasErrors() {
 		return nil, &CompileError{Diagnostics: diags}
 	}

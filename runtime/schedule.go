@@ -16,6 +16,7 @@ import (
 	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/compiler"
 	"github.com/runbookdev/runbook/driver"
+	"github.com/runbookdev/runbook/machine"
 	"github.com/runbookdev/runbook/rbtype"
 )
 
@@ -177,16 +178,26 @@ func scheduleDefaults(s *ScheduleSpec) error {
 
 // planOfSchedule compiles a schedule's source, or checks its plan, with
 // the engine's catalogue.
-func (e *Engine) planOfSchedule(source string, plan json.RawMessage, filename string) (*compiler.Plan, error) {
+func (e *Engine) planOfSchedule(ctx context.Context, source string, plan json.RawMessage, filename string) (*compiler.Plan, error) {
 	if e.cfg.Catalogue == nil {
 		return nil, fmt.Errorf("%w: this daemon has no verb catalogue to compile schedules with (start it with --verbs)", rbtype.ErrInvalid)
 	}
 	if source != "" {
-		p, diags := compiler.CompileSource(filename, []byte(source), e.cfg.Catalogue)
+		if err := machine.CheckSourceBytes(e.cfg.Limits, []byte(source)); err != nil {
+			return nil, fieldErr("source", err)
+		}
+		opts, cat, outside := e.scopedCompile(ctx, e.compileOptions())
+		p, diags := opts.CompileSource(filename, []byte(source), cat)
+		if err := outside(); err != nil {
+			return nil, err
+		}
 		if diags.HasErrors() {
 			return nil, fieldErr("source", &CompileError{Diagnostics: diags})
 		}
 		return p, nil
+	}
+	if err := planOutsideScope(ctx, plan); err != nil {
+		return nil, err
 	}
 	p, diags := compiler.ReadPlan(filename, plan, e.cfg.Catalogue)
 	if diags.HasErrors() {
@@ -207,10 +218,11 @@ func checkScheduleInputs(p *compiler.Plan, inputs map[string]any) error {
 }
 
 // checkSchedule fills a spec's defaults and checks it whole, as a
-// creation or a change: its timing, its source or plan against the
-// catalogue, its inputs against the plan. It returns the timing and the
-// inputs as stored.
-func (e *Engine) checkSchedule(spec *ScheduleSpec, now time.Time) (timing, json.RawMessage, error) {
+// creation or a change: its timing and its interval, its source or plan
+// against the catalogue, its inputs against the plan, and what it submits
+// admitted as the caller's submission would be (schedule_guard.go). It
+// returns the timing and the inputs as stored.
+func (e *Engine) checkSchedule(ctx context.Context, spec *ScheduleSpec, now time.Time) (timing, json.RawMessage, error) {
 	if err := scheduleDefaults(spec); err != nil {
 		return timing{}, nil, err
 	}
@@ -218,11 +230,17 @@ func (e *Engine) checkSchedule(spec *ScheduleSpec, now time.Time) (timing, json.
 	if err != nil {
 		return timing{}, nil, err
 	}
-	plan, err := e.planOfSchedule(spec.Source, spec.Plan, spec.Filename)
+	if err := e.checkInterval(tm, spec.Cron, now); err != nil {
+		return timing{}, nil, fieldErr("cron", err)
+	}
+	plan, err := e.planOfSchedule(ctx, spec.Source, spec.Plan, spec.Filename)
 	if err != nil {
 		return timing{}, nil, err
 	}
 	if err := checkScheduleInputs(plan, spec.Inputs); err != nil {
+		return timing{}, nil, err
+	}
+	if err := e.admitSchedule(ctx, plan, spec); err != nil {
 		return timing{}, nil, err
 	}
 	inputs, err := json.Marshal(orEmpty(spec.Inputs))
@@ -236,14 +254,14 @@ func (e *Engine) checkSchedule(spec *ScheduleSpec, now time.Time) (timing, json.
 // with the caller's scope. Its first tick is the first after now.
 func (e *Engine) CreateSchedule(ctx context.Context, spec ScheduleSpec) (*apitype.ScheduleView, error) {
 	now := e.cfg.Clock()
-	tm, inputs, err := e.checkSchedule(&spec, now)
+	tm, inputs, err := e.checkSchedule(ctx, &spec, now)
 	if err != nil {
 		return nil, err
 	}
-	scope, _ := scopeOf(ctx)
-	scope.Tenant = tenantOf(ctx)
-	actor, _ := actorOf(ctx, "")
-	scope.Actor = actor
+	scope, actor := callerScope(ctx)
+	if err := e.checkScheduleQuota(ctx, scope.Tenant); err != nil {
+		return nil, err
+	}
 	scopeJSON, err := json.Marshal(scope)
 	if err != nil {
 		return nil, err
@@ -322,6 +340,9 @@ func (e *Engine) UpdateSchedule(ctx context.Context, id uuid.UUID, p SchedulePat
 	if err != nil {
 		return nil, err
 	}
+	if err := mayChangeSchedule(ctx, s); err != nil {
+		return nil, err
+	}
 	spec := ScheduleSpec{Name: s.Name, Cron: s.Cron, Timezone: s.Timezone, Source: s.Source, Plan: s.Plan, Filename: s.Filename,
 		Mode: s.Mode, Overlap: s.Overlap, CatchUp: s.CatchUp}
 	if err := json.Unmarshal(s.Inputs, &spec.Inputs); err != nil {
@@ -356,9 +377,18 @@ func (e *Engine) UpdateSchedule(ctx context.Context, id uuid.UUID, p SchedulePat
 		spec.CatchUp = *p.CatchUp
 	}
 	now := e.cfg.Clock()
-	tm, inputs, err := e.checkSchedule(&spec, now)
+	tm, inputs, err := e.checkSchedule(ctx, &spec, now)
 	if err != nil {
 		return nil, err
+	}
+	if made, _ := storedScope(s); p.Source != nil || len(p.Plan) > 0 || p.Inputs != nil || p.Mode != nil || made.Token == callerToken(ctx) {
+		// Who defines what the ticks run is who they run as: the
+		// maker, with what it may do now, or an admin who rewrote it.
+		scope, actor := callerScope(ctx)
+		if s.Scope, err = json.Marshal(scope); err != nil {
+			return nil, err
+		}
+		s.Actor = actor
 	}
 	if p.Paused != nil {
 		if s.Paused && !*p.Paused {
@@ -382,10 +412,14 @@ func (e *Engine) UpdateSchedule(ctx context.Context, id uuid.UUID, p SchedulePat
 
 // DeleteSchedule deletes a schedule; the runbooks it made stay.
 func (e *Engine) DeleteSchedule(ctx context.Context, id uuid.UUID) error {
-	if _, err := e.visibleSchedule(ctx, id); err != nil {
+	s, err := e.visibleSchedule(ctx, id)
+	if err != nil {
 		return err
 	}
-	err := e.store.DeleteSchedule(ctx, id)
+	if err := mayChangeSchedule(ctx, s); err != nil {
+		return err
+	}
+	err = e.store.DeleteSchedule(ctx, id)
 	if errors.Is(err, driver.ErrNotFound) {
 		return fmt.Errorf("%w: no schedule %s", rbtype.ErrNotFound, id)
 	}

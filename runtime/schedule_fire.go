@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -28,6 +27,9 @@ type ScheduleFiredData struct {
 	ScheduleID uuid.UUID `json:"schedule_id"`
 	Name       string    `json:"name"`
 	Tick       time.Time `json:"tick"`
+	// Actor is who the tick's runbook acts for: the actor of the token
+	// that made the schedule, as that token is now.
+	Actor string `json:"actor,omitempty"`
 }
 
 // FireSchedules fires the ticks that have come, by the engine's clock, of
@@ -101,13 +103,13 @@ func (e *Engine) fireSchedule(ctx context.Context, id uuid.UUID, now time.Time) 
 				// a tick makes a runbook.
 				next.LastError = fmt.Sprintf("the tick of %s was skipped: runbook %s, of the tick before, is still running (overlap: skip)",
 					tick.UTC().Format(time.RFC3339), *s.LastRunbookID)
-				if err := e.scheduleEvent(ctx, tx, *s.LastRunbookID, rbtype.EventScheduleSkipped, s, tick); err != nil {
+				if err := e.scheduleEvent(ctx, tx, *s.LastRunbookID, rbtype.EventScheduleSkipped, s, tick, ""); err != nil {
 					return err
 				}
 				return tx.TickSchedule(ctx, id, next)
 			}
 		}
-		rb, err := e.submitTick(ctx, tx, s, tick)
+		rb, actor, err := e.submitTick(ctx, tx, s, tick)
 		var refused *tickRefused
 		if errors.As(err, &refused) {
 			next.LastError = refused.Error()
@@ -120,7 +122,7 @@ func (e *Engine) fireSchedule(ctx context.Context, id uuid.UUID, now time.Time) 
 		next.LastRunbookID = &rb.ID
 		if rb.Created {
 			made = rb.ID
-			if err := e.scheduleEvent(ctx, tx, rb.ID, rbtype.EventScheduleFired, s, tick); err != nil {
+			if err := e.scheduleEvent(ctx, tx, rb.ID, rbtype.EventScheduleFired, s, tick, actor); err != nil {
 				return err
 			}
 		}
@@ -157,29 +159,29 @@ func (r *tickRefused) Error() string {
 }
 
 // submitTick submits a tick's runbook in tx, under the schedule's tenant
-// and the scope of the token that made it, keyed schedule:<id>:<tick>.
-func (e *Engine) submitTick(ctx context.Context, tx driver.Tx, s *driver.Schedule, tick time.Time) (*apitype.Submitted, error) {
-	var scope Scope
-	if err := json.Unmarshal(s.Scope, &scope); err != nil {
-		return nil, &tickRefused{fmt.Errorf("the schedule's stored scope does not read: %v", err)}
-	}
-	scope.Tenant = s.Tenant
-	ctx = WithScope(ctx, scope)
-	plan, err := e.planOfSchedule(s.Source, s.Plan, s.Filename)
+// and what the token that made it may do now (tickScope), keyed
+// schedule:<id>:<tick>; it returns the runbook and who it acts for.
+func (e *Engine) submitTick(ctx context.Context, tx driver.Tx, s *driver.Schedule, tick time.Time) (*apitype.Submitted, string, error) {
+	scope, actor, err := e.tickScope(s)
 	if err != nil {
-		return nil, &tickRefused{err}
+		return nil, "", &tickRefused{err}
+	}
+	ctx = WithScope(ctx, scope)
+	plan, err := e.planOfSchedule(ctx, s.Source, s.Plan, s.Filename)
+	if err != nil {
+		return nil, "", &tickRefused{err}
 	}
 	if err := e.admitTick(ctx, s, plan); err != nil {
-		return nil, &tickRefused{err}
+		return nil, "", &tickRefused{err}
 	}
 	var inputs map[string]any
 	if v, err := rbtype.DecodeJSON(s.Inputs); err == nil {
 		inputs, _ = v.(map[string]any)
 	}
 	key := fmt.Sprintf("schedule:%s:%s", s.ID, tick.UTC().Format(time.RFC3339))
-	n, err := e.newRunbook(ctx, Submission{Plan: plan, Inputs: inputs, Mode: s.Mode, IdempotencyKey: key, Actor: s.Actor})
+	n, err := e.newRunbook(ctx, Submission{Plan: plan, Inputs: inputs, Mode: s.Mode, IdempotencyKey: key, Actor: actor})
 	if err != nil {
-		return nil, &tickRefused{err}
+		return nil, "", &tickRefused{err}
 	}
 	sub, err := e.createRunbook(ctx, tx, n, key)
 	if errors.Is(err, rbtype.ErrConflict) {
@@ -187,11 +189,11 @@ func (e *Engine) submitTick(ctx context.Context, tx driver.Tx, s *driver.Schedul
 		// then (it changed since, and the daemon died before moving on).
 		d, derr := e.derivationIn(ctx, tx)
 		if derr != nil {
-			return nil, derr
+			return nil, "", derr
 		}
-		return &apitype.Submitted{ID: d.RunbookID(n.RequestKey)}, nil
+		return &apitype.Submitted{ID: d.RunbookID(n.RequestKey)}, actor, nil
 	}
-	return sub, err
+	return sub, actor, err
 }
 
 // admitTick is where a tick's runbook is admitted under the scope of the
@@ -213,11 +215,11 @@ func (e *Engine) admitTick(ctx context.Context, s *driver.Schedule, plan *compil
 
 // scheduleEvent writes SCHEDULE_FIRED or SCHEDULE_SKIPPED on a runbook,
 // under its lock.
-func (e *Engine) scheduleEvent(ctx context.Context, tx driver.Tx, runbookID uuid.UUID, typ rbtype.EventType, s *driver.Schedule, tick time.Time) error {
+func (e *Engine) scheduleEvent(ctx context.Context, tx driver.Tx, runbookID uuid.UUID, typ rbtype.EventType, s *driver.Schedule, tick time.Time, actor string) error {
 	if err := tx.LockRunbooks(ctx, []uuid.UUID{runbookID}); err != nil {
 		return err
 	}
-	ev, err := machine.NewEvent(runbookID, typ, e.workerID, nil, ScheduleFiredData{ScheduleID: s.ID, Name: s.Name, Tick: tick.UTC()})
+	ev, err := machine.NewEvent(runbookID, typ, e.workerID, nil, ScheduleFiredData{ScheduleID: s.ID, Name: s.Name, Tick: tick.UTC(), Actor: actor})
 	if err != nil {
 		return err
 	}

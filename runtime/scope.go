@@ -33,6 +33,11 @@ type Scope struct {
 	// MaxRisk is the riskiest step the token may submit, and the riskiest
 	// whose gate it may decide; empty means high. An admin decides any.
 	MaxRisk rbtype.Risk `json:",omitempty"`
+	// Token is the fingerprint of the API token the request came with
+	// (never the token itself), "" without tokens: a schedule keeps it,
+	// so that only that token (or an admin) changes the schedule, and its
+	// ticks run under what that token may do then (Config.TokenScope).
+	Token string `json:",omitempty"`
 }
 
 // maxRisk is the scope's risk ceiling: high unless the token says less.

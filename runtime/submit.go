@@ -238,7 +238,11 @@ func (e *Engine) SubmitSource(ctx context.Context, filename string, source []byt
 	if err := machine.CheckSourceBytes(e.cfg.Limits, source); err != nil {
 		return nil, err
 	}
-	plan, diags := e.compileOptions().CompileSource(filename, source, e.cfg.Catalogue)
+	opts, cat, outside := e.scopedCompile(ctx, e.compileOptions())
+	plan, diags := opts.CompileSource(filename, source, cat)
+	if err := outside(); err != nil {
+		return nil, err
+	}
 	if diags.HasErrors() {
 		return nil, &CompileError{Diagnostics: diags}
 	}
@@ -340,7 +344,7 @@ func checkInputsFit(plan *compiler.Plan, inputs map[string]any) error {
 // compileOptions are the compiler's options in this daemon: lists written
 // out are held to its --max-fanout, as lists known at run time are.
 func (e *Engine) compileOptions() compiler.Options {
-	return compiler.Options{MaxFanout: e.cfg.MaxFanout}
+	return compiler.Options{MaxFanout: e.cfg.MaxFanout, MaxPlanBytes: e.cfg.Limits.MaxPlanBytes}
 }
 
 // checkInputLists refuses a submission whose for-each runs over an input

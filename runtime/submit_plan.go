@@ -28,6 +28,9 @@ func (e *Engine) SubmitPlan(ctx context.Context, filename string, raw []byte, s 
 	if err := machine.CheckPlanBytes(e.cfg.Limits, raw); err != nil {
 		return nil, err // before it is decoded: the stored form is about as large
 	}
+	if err := planOutsideScope(ctx, raw); err != nil {
+		return nil, err
+	}
 	plan, diags := compiler.ReadPlan(filename, raw, e.cfg.Catalogue)
 	if diags.HasErrors() {
 		return nil, &CompileError{Diagnostics: diags}

@@ -21,7 +21,7 @@ func TestConsoleSchedules(t *testing.T) {
 	b := newBrowser(t, 1280, 800)
 	e := newDaemonEnv(t)
 	verbs := e.file(t, "verbs/t.yaml", e2eVerbs)
-	d := e.start(t, "--verbs", verbs)
+	d := e.start(t, "--verbs", verbs, "--min-schedule-interval", "1s")
 	cl := d.client("")
 	ctx := context.Background()
 	often, err := cl.CreateSchedule(ctx, apitype.ScheduleRequest{Name: "every second", Cron: "@every 1s",

@@ -143,6 +143,10 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.Env("orphan-notification-ttl", "RBD_ORPHAN_NOTIFICATION_TTL")
 	fs.IntVar(&e.MaxFanout, "max-fanout", machine.DefaultMaxFanout, "most elements a for-each's list known only at run time may hold; a longer one fails the step that produced it with FANOUT_TOO_LARGE")
 	fs.Env("max-fanout", "RBD_MAX_FANOUT")
+	fs.IntVar(&e.MaxSchedulesPerTenant, "max-schedules-per-tenant", runtime.DefaultMaxSchedulesPerTenant, "most schedules one tenant may have; beyond, a new one is refused (422)")
+	fs.Env("max-schedules-per-tenant", "RBD_MAX_SCHEDULES_PER_TENANT")
+	fs.DurationVar(&e.MinScheduleInterval, "min-schedule-interval", runtime.DefaultMinScheduleInterval, "least time between two ticks of a schedule; a cron expression that ticks more often is refused")
+	fs.Env("min-schedule-interval", "RBD_MIN_SCHEDULE_INTERVAL")
 	fs.DurationVar(&e.Retention, "retention", 0, "delete runbooks that finished longer ago than this, with their rows, a batch each sweep (as rbd prune does); 0 keeps them")
 	fs.Env("retention", "RBD_RETENTION")
 	f.windows.register(fs)
@@ -162,8 +166,8 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	if e.Retention < 0 {
 		return nil, errors.New("--retention must not be negative")
 	}
-	if e.MaxFanout <= 0 {
-		return nil, errors.New("--max-fanout must be positive")
+	if e.MaxFanout <= 0 || e.MaxSchedulesPerTenant <= 0 || e.MinScheduleInterval <= 0 {
+		return nil, errors.New("--max-fanout, --max-schedules-per-tenant and --min-schedule-interval must be positive")
 	}
 	e.ReceiptWindow, e.LedgerRetention = f.windows.receiptWindow, f.windows.ledgerRetention
 	if f.bodyTimeout <= 0 || f.headerTimeout <= 0 || f.maxBodies <= 0 || f.maxWebhooks <= 0 || f.maxHeaderBytes <= 0 {
@@ -320,6 +324,10 @@ func serve(ctx context.Context, f *serveFlags, log *slog.Logger) error {
 		return err
 	}
 	cfg.TracerProvider = tp
+	if len(principals) > 0 {
+		// A schedule's ticks run under what its maker's token may do now.
+		cfg.TokenScope = httpapi.TokenScopes(principals)
+	}
 	engine := runtime.New(db.store, handlers, cfg)
 
 	api := httpapi.New(httpapi.Config{
