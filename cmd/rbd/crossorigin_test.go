@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Issue 45, finding 14: a daemon without tokens accepted cross-origin
+// Under attack (docs/reliability.md), round 4, row 14: a daemon without tokens accepted cross-origin
 // "simple" POSTs (text/plain, forms), which a browser sends without a
 // preflight: any web page open on a developer's machine could submit,
 // approve or cancel on their daemon. Now a request that changes something

@@ -13,7 +13,7 @@ import (
 	"github.com/runbookdev/runbook/apitype"
 )
 
-// Issue 45, finding 15: a client that disconnected mid-request was logged
+// Under attack (docs/reliability.md), round 4, row 15: a client that disconnected mid-request was logged
 // as ERROR "the database is unavailable", an outage that never was. Clients
 // that give up on big submissions at every moment of their handling leave
 // no ERROR line, and the daemon answers the next request as before.

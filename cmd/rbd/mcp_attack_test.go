@@ -70,7 +70,7 @@ func timedSubmit(t *testing.T, d *daemon, key string) (int, time.Duration) {
 	return status, took
 }
 
-// Issue 45, finding 1: a JSON-RPC batch on POST /mcp ran any number of
+// Under attack (docs/reliability.md), round 4, row 1: a JSON-RPC batch on POST /mcp ran any number of
 // tool calls at once and buffered every answer (a 24 KB batch from a
 // read token made a 402 MB answer). A batch over httpapi.MCPMaxBatch
 // messages is refused whole, before any of it runs; a batch within it
@@ -195,7 +195,7 @@ func openListen(t *testing.T, d *daemon, token string, pad int) (*http.Response,
 	return resp, line
 }
 
-// Issue 45, finding 2: an MCP subscriptions/listen held its /mcp request,
+// Under attack (docs/reliability.md), round 4, row 2: an MCP subscriptions/listen held its /mcp request,
 // and its body's room in the pool, for ever, outside the stream caps: 32
 // padded listens from a metrics-only token made every tenant's submit
 // 503. A listen is now a live stream: under --max-streams-per-token

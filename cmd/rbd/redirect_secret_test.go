@@ -13,7 +13,7 @@ import (
 	"github.com/runbookdev/runbook/rbtype"
 )
 
-// Issue 45, finding 16: with redirects: same_host, a 302 turned a POST
+// Under attack (docs/reliability.md), round 4, row 16: with redirects: same_host, a 302 turned a POST
 // into a GET, which the service answered 200: the step completed on a
 // request that did not do what the verb asked, against docs/reliability.md
 // ("keeping method and headers"). A 307 is followed with its method; a
@@ -70,7 +70,7 @@ func TestSameHostRedirectsKeepTheMethod(t *testing.T) {
 	require.Contains(t, strings.Join(home.requests(), "\n"), "POST /here")
 }
 
-// Issue 45, finding 6: a ${env:} secret in an http.call URL's path
+// Under attack (docs/reliability.md), round 4, row 6: a ${env:} secret in an http.call URL's path
 // reached the step's error, the events, a dry run's result and the log.
 // Each now shows the reference, never the value.
 func TestURLPathSecretsAreRedacted(t *testing.T) {

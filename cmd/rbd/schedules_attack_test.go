@@ -51,7 +51,7 @@ func scheduleCall(t *testing.T, d *daemon, token, method, path, body string) (in
 	return status, s, out
 }
 
-// Issue 45, finding 4: any submit token of a tenant could PATCH another
+// Under attack (docs/reliability.md), round 4, row 4: any submit token of a tenant could PATCH another
 // token's schedule to run anything; ticks kept the maker's scope and
 // actor, so a token limited to t.echo ran t.wire recorded as ann, and it
 // went on after ann's token was revoked. Now only the token that made a
@@ -107,7 +107,7 @@ func TestSchedulesActOnlyForTheTokenThatMadeThem(t *testing.T) {
 	require.Equal(t, last, after.LastRunbook.ID, "a revoked token's schedule still makes runbooks")
 }
 
-// Issue 45, findings 11 and 12: a schedule's creation skipped the
+// Under attack (docs/reliability.md), round 4, rows 11 and 12: a schedule's creation skipped the
 // submission's admission (scope, policy, size), so every tick then failed
 // and logged a WARN; and there was no quota nor minimum interval (@every
 // 0s was accepted). A schedule is now admitted as its maker's submission

@@ -10,7 +10,7 @@ import (
 	"github.com/runbookdev/runbook/apitype"
 )
 
-// Issue 45, finding 13: a token limited to some verbs could tell a verb
+// Under attack (docs/reliability.md), round 4, row 13: a token limited to some verbs could tell a verb
 // outside its scope from a missing one (403 against an unknown verb, and
 // another message when it asked for the verb), and probe its schema (a
 // wrong argument was answered with what the verb takes). Now a verb
