@@ -10,7 +10,7 @@ BENCHTIME ?= 5x
 SOAK_DURATION ?= 10m
 SOAK_SEED ?= 0
 
-.PHONY: help build rbc-rbd test fmt lint bench bench-go bench-console soak demo examples clean postgres chromium
+.PHONY: help build rbc-rbd test fmt lint bench bench-go bench-console soak soak-failover cluster cluster-stop demo examples clean postgres chromium
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-9s %s\n", $$1, $$2}'
@@ -54,8 +54,26 @@ bench-go: postgres ## the packages' Go benchmarks: parser, compiler, rbc, rbc ls
 soak: build postgres ## rbd under load and random faults, then check nothing repeated or was lost (SOAK_DURATION, SOAK_SEED; docs/reliability.md)
 	$(BIN)/rbsoak --duration $(SOAK_DURATION) --seed $(SOAK_SEED)
 
-demo: rbc-rbd postgres ## run the KYC example end to end on rbd with its own PostgreSQL
-	@BIN=$(BIN) examples/demo.sh
+cluster: ## pg_auto_failover (monitor, primary, synchronous standby) and two rbd workers on this machine; prints the URLs (docs/scaling.md)
+	$(GO) build -o $(BIN)/ ./cmd/rbd
+	@BIN=$(BIN) cluster/cluster.sh up
+
+cluster-stop: ## stop what make cluster started and remove its directory
+	@cluster/cluster.sh down
+
+FAILOVER_DURATION ?= 10m
+FAILOVER_FAULTS ?= switchover,primary-kill9,kill9,pg-terminate
+
+soak-failover: ## the soak on make cluster's PostgreSQL with switchovers and kill -9 of the primary (FAILOVER_DURATION; docs/reliability.md)
+	$(GO) build -o $(BIN)/ ./cmd/rbd ./cmd/rbsoak
+	@cluster/cluster.sh down >/dev/null
+	@CLUSTER_WORKERS= BIN=$(BIN) cluster/cluster.sh up
+	$(BIN)/rbsoak --duration $(FAILOVER_DURATION) --seed $(SOAK_SEED) --fault-gap 25s --faults $(FAILOVER_FAULTS) \
+		--failover-cmd cluster/cluster.sh --database-url "$$(cluster/cluster.sh url)"; \
+		status=$$?; cluster/cluster.sh down; exit $$status
+
+demo: rbc-rbd postgres ## run the KYC example end to end on rbd with its own PostgreSQL (DEMO_SERVER=URL: on an rbd already running, as make cluster's)
+	@BIN=$(BIN) DEMO_SERVER=$(DEMO_SERVER) examples/demo.sh
 
 examples: rbc-rbd ## compile, lint, draw and summarise the effects of every example runbook
 	@for ex in kyc-onboarding funding-outreach incident-response db-failover access-review; do \

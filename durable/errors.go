@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -38,6 +39,15 @@ func translate(err error) error {
 			// these at the door; this is the backstop.
 			return fmt.Errorf("%w: %w", driver.ErrBadRequest, err)
 		case "40001", "40P01", "55P03", "57P01", "57P02", "57P03", "53300": // serialization, deadlock, lock_not_available, shutdown, too many connections
+			return fmt.Errorf("%w: %w", driver.ErrTransient, err)
+		case "25006":
+			// read_only_sql_transaction: the server is a standby, or a
+			// primary being demoted. A new connection with
+			// target_session_attrs=read-write finds the new primary
+			// (docs/scaling.md, "Across a failover").
+			return fmt.Errorf("%w: %w", driver.ErrTransient, err)
+		}
+		if strings.HasPrefix(pgErr.Code, "08") { // connection_exception and its kinds
 			return fmt.Errorf("%w: %w", driver.ErrTransient, err)
 		}
 		return err

@@ -33,50 +33,60 @@ run() {
 	"$@"
 }
 
-# A fresh data directory each time, so the demo always starts the same way.
-# rbd init makes it, with an API token and a webhook secret; as root, the
-# embedded PostgreSQL runs as postgres, and rbd makes the directories it
-# must pass through passable.
-rm -rf "$WORK"
-DATA=$WORK/.rbd
+if [ -n "${DEMO_SERVER:-}" ]; then
+	# make cluster's workers (or any rbd with the example's verbs, no
+	# token and no webhook secret): the demo runs its runbook there.
+	mkdir -p "$WORK"
+	step "1. Use the rbd at $DEMO_SERVER (make cluster's, on pg_auto_failover)"
+	export RBD_SERVER=$DEMO_SERVER
+	export RBD_USER=compliance-officer
+	ADDR=${DEMO_SERVER#http://}
+else
+	# A fresh data directory each time, so the demo always starts the same way.
+	# rbd init makes it, with an API token and a webhook secret; as root, the
+	# embedded PostgreSQL runs as postgres, and rbd makes the directories it
+	# must pass through passable.
+	rm -rf "$WORK"
+	DATA=$WORK/.rbd
 
-step "1. Make a token and a webhook secret, then start rbd; with no --database-url it starts its own PostgreSQL under $DATA"
-run "$BIN/rbd" init --data-dir "$DATA" | grep "^wrote"
-printf '$ %s\n' "rbd serve --data-dir $DATA --verbs $EX/verbs --listen 127.0.0.1:0 --api-token-file $DATA/api-tokens --webhook-secret-file $DATA/webhook-secret"
-: > "$WORK/rbd.log"
-"$BIN/rbd" serve --data-dir "$DATA" --verbs "$EX/verbs" --listen 127.0.0.1:0 \
-	--api-token-file "$DATA/api-tokens" --webhook-secret-file "$DATA/webhook-secret" \
-	--log-format json 2> "$WORK/rbd.log" &
-RBD_PID=$!
-stop_rbd() {
-	if kill -0 "$RBD_PID" 2> /dev/null; then
-		kill -TERM "$RBD_PID"
-		wait "$RBD_PID" || true
-	fi
-}
-trap stop_rbd EXIT
+	step "1. Make a token and a webhook secret, then start rbd; with no --database-url it starts its own PostgreSQL under $DATA"
+	run "$BIN/rbd" init --data-dir "$DATA" | grep "^wrote"
+	printf '$ %s\n' "rbd serve --data-dir $DATA --verbs $EX/verbs --listen 127.0.0.1:0 --api-token-file $DATA/api-tokens --webhook-secret-file $DATA/webhook-secret"
+	: > "$WORK/rbd.log"
+	"$BIN/rbd" serve --data-dir "$DATA" --verbs "$EX/verbs" --listen 127.0.0.1:0 \
+		--api-token-file "$DATA/api-tokens" --webhook-secret-file "$DATA/webhook-secret" \
+		--log-format json 2> "$WORK/rbd.log" &
+	RBD_PID=$!
+	stop_rbd() {
+		if kill -0 "$RBD_PID" 2> /dev/null; then
+			kill -TERM "$RBD_PID"
+			wait "$RBD_PID" || true
+		fi
+	}
+	trap stop_rbd EXIT
 
-ADDR=
-for _ in $(seq 600); do
-	ADDR=$(sed -n 's/.*"msg":"listening","addr":"\([^"]*\)".*/\1/p' "$WORK/rbd.log")
-	[ -n "$ADDR" ] && break
-	if ! kill -0 "$RBD_PID" 2> /dev/null; then
-		echo "rbd serve exited; its log ($WORK/rbd.log):" >&2
-		cat "$WORK/rbd.log" >&2
-		exit 1
-	fi
-	sleep 0.1
-done
-[ -n "$ADDR" ] || { echo "rbd serve did not start within 60s; see $WORK/rbd.log" >&2; exit 1; }
-sed -n 's/.*"msg":"\([^"]*\)".*/rbd: \1/p' "$WORK/rbd.log"
-echo "rbd is listening on http://$ADDR"
-echo "the console: http://$ADDR/ui/ (sign in with the token in $DATA/api-tokens; make demo KEEP=1 keeps it up after the demo)"
+	ADDR=
+	for _ in $(seq 600); do
+		ADDR=$(sed -n 's/.*"msg":"listening","addr":"\([^"]*\)".*/\1/p' "$WORK/rbd.log")
+		[ -n "$ADDR" ] && break
+		if ! kill -0 "$RBD_PID" 2> /dev/null; then
+			echo "rbd serve exited; its log ($WORK/rbd.log):" >&2
+			cat "$WORK/rbd.log" >&2
+			exit 1
+		fi
+		sleep 0.1
+	done
+	[ -n "$ADDR" ] || { echo "rbd serve did not start within 60s; see $WORK/rbd.log" >&2; exit 1; }
+	sed -n 's/.*"msg":"\([^"]*\)".*/rbd: \1/p' "$WORK/rbd.log"
+	echo "rbd is listening on http://$ADDR"
+	echo "the console: http://$ADDR/ui/ (sign in with the token in $DATA/api-tokens; make demo KEEP=1 keeps it up after the demo)"
 
-export RBD_SERVER="http://$ADDR"
-RBD_TOKEN=$(head -n 1 "$DATA/api-tokens")
-export RBD_TOKEN
-export RBD_WEBHOOK_SECRET_FILE="$DATA/webhook-secret"
-export RBD_USER=compliance-officer
+	export RBD_SERVER="http://$ADDR"
+	RBD_TOKEN=$(head -n 1 "$DATA/api-tokens")
+	export RBD_TOKEN
+	export RBD_WEBHOOK_SECRET_FILE="$DATA/webhook-secret"
+	export RBD_USER=compliance-officer
+fi
 
 step "2. Compile the runbook, then submit it; it parks awaiting the client's documents"
 run "$BIN/rbc" compile --verbs "$EX/verbs" "$EX/kyc-onboarding.rbk" -o "$WORK/kyc.plan.json"
@@ -111,6 +121,12 @@ if [ -n "${KEEP:-}" ]; then
 	# Ctrl-C reached rbd too, and a second signal would stop it at once.
 	sleep 0.5
 	grep -q '"msg":"shutting down"' "$WORK/rbd.log" && ALREADY_STOPPING=1
+fi
+
+if [ -n "${DEMO_SERVER:-}" ]; then
+	echo
+	echo "the runbook ran on $DEMO_SERVER; make cluster-stop stops the cluster"
+	exit 0
 fi
 
 step "6. Stop rbd with SIGTERM; it releases its leases and stops its PostgreSQL"

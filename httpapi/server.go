@@ -21,6 +21,10 @@ import (
 type Config struct {
 	// Engine answers every runbook request. Required.
 	Engine *runtime.Engine
+	// Reads, when set, serves the views from a standby without a client
+	// reading older than its own write (readafter.go); nil reads
+	// everything from the primary.
+	Reads Reads
 	// Ready reports whether the daemon can do its work: the database
 	// answers and its migrations are current. Nil means always ready.
 	Ready func(context.Context) error
@@ -118,6 +122,7 @@ type Server struct {
 	streams                  *streamLimit
 	outage                   outage
 	readiness                readiness
+	writes                   lastWrites // each token's last write, with Config.Reads
 	// table is every route registered, in order, for Routes.
 	table []Route
 	// mcp serves /mcp.
@@ -355,11 +360,28 @@ func (s *Server) wrap(route string, who access, h func(http.ResponseWriter, *htt
 				// The engine answers for this principal's tenant only.
 				r = r.WithContext(withPrincipal(runtime.WithScope(r.Context(), caller.scope()), caller))
 			}
+			var out http.ResponseWriter = rec
+			if s.cfg.Reads != nil {
+				// With a standby for reads: a read is served there once it
+				// has the client's last write; a write's answer says where
+				// the log ended after it (readafter.go).
+				if r.Method == http.MethodGet || r.Method == http.MethodHead {
+					ctx, rerr := s.readContext(r, caller)
+					if rerr != nil {
+						release()
+						err = rerr
+						break
+					}
+					r = r.WithContext(ctx)
+				} else {
+					out = &positionWriter{ResponseWriter: rec, ctx: r.Context(), s: s, caller: caller}
+				}
+			}
 			// Deferred, so that a handler's panic (which net/http
 			// recovers) does not keep the body's room for good.
 			func() {
 				defer release()
-				err = h(rec, r)
+				err = h(out, r)
 			}()
 		}
 		if err != nil {

@@ -25,6 +25,10 @@ import (
 
 // Config tunes an Engine. Zero values take the defaults shown.
 type Config struct {
+	// ReadStore, when set, serves the reads of a request whose context
+	// WithReplica marked: a standby's copy (rbd serve
+	// --read-database-url; docs/scaling.md, "Reads from a standby").
+	ReadStore driver.Store
 	// WorkerID names this worker in leases and events; default
 	// host-pid-random.
 	WorkerID string
@@ -521,6 +525,17 @@ func (e *Engine) updateGauges(ctx context.Context) {
 // maxTries bounds how often a work item's transaction is retried.
 const maxTries = 8
 
+// maxTransientTries bounds the retries of a work item whose transaction
+// failed for a transient reason (a lost connection, no primary), at
+// maxRetryPause apart once the pauses have grown: about 20 seconds in
+// all, which carries a call's outcome across a failover of the database
+// (docs/scaling.md, "Across a failover") while its lease still stands,
+// rather than letting the step run again after the lease expires.
+const (
+	maxTransientTries = 24
+	maxRetryPause     = time.Second
+)
+
 // poisonTries is how often an outcome's transaction fails alone, with an
 // error not known to be transient, before the outcome is recorded as its
 // step's failure.
@@ -589,7 +604,7 @@ func (e *Engine) retry(items []workItem, err error) {
 				machine.TraceAttrs(it.outcome.Span, it.outcome.AttemptID)...)...)
 			it.outcome = it.outcome.Unrecordable(errors.Is(err, driver.ErrBadRequest))
 			it.tries = 0
-		case it.tries >= maxTries:
+		case it.tries >= maxTries && (!transient || it.tries >= maxTransientTries):
 			// During an outage every item gives up alike, and nothing is
 			// lost (the lease expires, the step runs again under its
 			// key): a warning once in a while with how many, not an
@@ -607,7 +622,7 @@ func (e *Engine) retry(items []workItem, err error) {
 	if len(again) == 0 {
 		return
 	}
-	pause := time.Duration(again[0].tries*again[0].tries) * 10 * time.Millisecond
+	pause := min(time.Duration(again[0].tries*again[0].tries)*10*time.Millisecond, maxRetryPause)
 	time.AfterFunc(pause, func() { e.queue.push(again...) })
 }
 

@@ -64,7 +64,7 @@ func (e *Engine) List(ctx context.Context, q ListQuery) (*apitype.RunbookList, e
 		}
 		return nil, fmt.Errorf("%w: state %q is not one of %s", rbtype.ErrInvalid, q.State, strings.Join(names, ", "))
 	}
-	page, err := e.store.ListRunbooks(ctx, dq)
+	page, err := e.reader(ctx).ListRunbooks(ctx, dq)
 	if errors.Is(err, driver.ErrBadRequest) {
 		return nil, fmt.Errorf("%w: %v", rbtype.ErrInvalid, err)
 	}
@@ -79,11 +79,11 @@ func (e *Engine) List(ctx context.Context, q ListQuery) (*apitype.RunbookList, e
 	for i, rb := range page.Runbooks {
 		ids[i] = rb.ID
 	}
-	steps, err := e.store.StepStates(ctx, ids)
+	steps, err := e.reader(ctx).StepStates(ctx, ids)
 	if err != nil {
 		return nil, err
 	}
-	invs, err := e.store.ActiveInvocations(ctx, ids)
+	invs, err := e.reader(ctx).ActiveInvocations(ctx, ids)
 	if err != nil {
 		return nil, err
 	}

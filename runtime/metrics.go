@@ -23,6 +23,7 @@ type Metrics struct {
 	inlineSteps     *prometheus.CounterVec
 	leaseReclaims   prometheus.Counter
 	outcomesDropped prometheus.Counter
+	listenLost      prometheus.Counter
 	advanceLatency  prometheus.Histogram
 	parked          prometheus.Gauge
 	inboxDepth      prometheus.Gauge
@@ -77,6 +78,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		outcomesDropped: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "rbd_outcomes_dropped_total", Help: "Call outcomes not recorded because the lease was lost meanwhile.",
 		}),
+		listenLost: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "rbd_listener_reconnects_total",
+			Help: "Times the connection that LISTENs for wake-ups was lost and connected again (a restart or failover of the database), each followed by a sweep.",
+		}),
 		advanceLatency: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: "rbd_advance_duration_seconds", Help: "Duration of one advance transaction.",
 			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
@@ -121,7 +126,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	}
 	if reg != nil {
 		reg.MustRegister(m.stepsStarted, m.stepsCompleted, m.stepsFailed, m.stepDuration, m.resumeLatency,
-			m.resumesInPlace, m.resumesHandedOn, m.inlineSteps, m.leaseReclaims, m.outcomesDropped, m.advanceLatency, m.parked, m.inboxDepth, m.sweepDuration,
+			m.resumesInPlace, m.resumesHandedOn, m.inlineSteps, m.leaseReclaims, m.outcomesDropped, m.listenLost, m.advanceLatency, m.parked, m.inboxDepth, m.sweepDuration,
 			m.orphanCount, m.orphansPruned, m.pruned, m.cacheLookups, m.costUSD, m.tokens, m.budgetExceeds, m.planCacheBytes, m.planCachePlans)
 	}
 	return m
@@ -217,6 +222,13 @@ func (m *Metrics) LeaseReclaimed() {
 func (m *Metrics) outcomeDropped() {
 	if m != nil {
 		m.outcomesDropped.Inc()
+	}
+}
+
+// listenerReconnected counts a lost LISTEN connection connected again.
+func (m *Metrics) listenerReconnected() {
+	if m != nil {
+		m.listenLost.Inc()
 	}
 }
 

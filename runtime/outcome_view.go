@@ -16,7 +16,7 @@ import (
 // Outcome returns an outcome with its provenance. Another tenant's
 // outcome is ErrNotFound, as if it did not exist.
 func (e *Engine) Outcome(ctx context.Context, id uuid.UUID) (*apitype.OutcomeView, error) {
-	found, err := e.store.OutcomesByID(ctx, []uuid.UUID{id})
+	found, err := e.reader(ctx).OutcomesByID(ctx, []uuid.UUID{id})
 	if err != nil {
 		return nil, err
 	}
@@ -25,7 +25,7 @@ func (e *Engine) Outcome(ctx context.Context, id uuid.UUID) (*apitype.OutcomeVie
 	}
 	v := &apitype.OutcomeView{Outcome: apiOutcome(found[0]), Provenance: []apitype.Outcome{}, Versions: []apitype.Outcome{}}
 	if v.ArgsHash != "" {
-		if v.Arguments, err = e.store.StepArguments(ctx, v.RunbookID, v.StepKey, v.ArgsHash); err != nil {
+		if v.Arguments, err = e.reader(ctx).StepArguments(ctx, v.RunbookID, v.StepKey, v.ArgsHash); err != nil {
 			return nil, err
 		}
 		if canon, err := machine.ReencodeJSON(v.Arguments); err != nil || machine.HashJSON(canon) != v.ArgsHash {
@@ -46,7 +46,7 @@ func (e *Engine) Outcome(ctx context.Context, id uuid.UUID) (*apitype.OutcomeVie
 		if len(ask) == 0 {
 			break
 		}
-		level, err := e.store.OutcomesByID(ctx, ask)
+		level, err := e.reader(ctx).OutcomesByID(ctx, ask)
 		if err != nil {
 			return nil, err
 		}
@@ -63,7 +63,7 @@ func (e *Engine) Outcome(ctx context.Context, id uuid.UUID) (*apitype.OutcomeVie
 	// The versions before it.
 	for prev := v.Previous; prev != nil && len(v.Versions) < apitype.MaxProvenance && !seen[*prev]; {
 		seen[*prev] = true
-		older, err := e.store.OutcomesByID(ctx, []uuid.UUID{*prev})
+		older, err := e.reader(ctx).OutcomesByID(ctx, []uuid.UUID{*prev})
 		if err != nil {
 			return nil, err
 		}

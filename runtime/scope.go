@@ -107,7 +107,7 @@ func listTenant(ctx context.Context, asked string) string {
 // suggestions, both when there is no such runbook and when ctx may not see
 // it: another tenant's runbook must look exactly like a missing one.
 func (e *Engine) visibleRunbook(ctx context.Context, id uuid.UUID) (*driver.Runbook, error) {
-	rb, err := e.store.Runbook(ctx, id)
+	rb, err := e.reader(ctx).Runbook(ctx, id)
 	if errors.Is(err, driver.ErrNotFound) {
 		return nil, e.noRunbook(ctx, id)
 	}

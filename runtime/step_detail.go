@@ -23,11 +23,11 @@ func (e *Engine) Step(ctx context.Context, id uuid.UUID, key string) (*apitype.S
 	// Every step's state, and the results of the first MaxViewSteps, from
 	// which the step's arguments are resolved.
 	all := driver.StepPage{Limit: apitype.MaxViewSteps}
-	steps, err := e.store.Steps(ctx, id, all)
+	steps, err := e.reader(ctx).Steps(ctx, id, all)
 	if err != nil {
 		return nil, err
 	}
-	invs, err := e.store.InvocationsOf(ctx, id)
+	invs, err := e.reader(ctx).InvocationsOf(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -65,7 +65,7 @@ func (e *Engine) Step(ctx context.Context, id uuid.UUID, key string) (*apitype.S
 	// The arguments its last attempt was called with: a view's step rows
 	// leave them out, so they are read for this step alone (no hash: the
 	// step's own).
-	called, err := e.store.StepArguments(ctx, id, key, "")
+	called, err := e.reader(ctx).StepArguments(ctx, id, key, "")
 	if err != nil {
 		return nil, err
 	}

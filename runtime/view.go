@@ -46,19 +46,19 @@ func (e *Engine) GetPage(ctx context.Context, id uuid.UUID, page driver.StepPage
 	if err != nil {
 		return nil, err
 	}
-	cost, err := e.store.RunbookCost(ctx, id)
+	cost, err := e.reader(ctx).RunbookCost(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	steps, err := e.store.Steps(ctx, id, page)
+	steps, err := e.reader(ctx).Steps(ctx, id, page)
 	if err != nil {
 		return nil, err
 	}
-	invs, err := e.store.InvocationsOf(ctx, id)
+	invs, err := e.reader(ctx).InvocationsOf(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	outcomes, err := e.store.Outcomes(ctx, id)
+	outcomes, err := e.reader(ctx).Outcomes(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -291,7 +291,7 @@ func (e *Engine) Status(ctx context.Context, id uuid.UUID) (status rbtype.Runboo
 
 // state is a runbook's narrow row, if the caller may see it.
 func (e *Engine) state(ctx context.Context, id uuid.UUID) (driver.RunbookState, error) {
-	st, err := e.store.RunbookStatus(ctx, id)
+	st, err := e.reader(ctx).RunbookStatus(ctx, id)
 	if errors.Is(err, driver.ErrNotFound) || err == nil && !sees(ctx, st.Tenant) {
 		return driver.RunbookState{}, e.noRunbook(ctx, id)
 	}
@@ -314,7 +314,7 @@ func (e *Engine) TracedEvents(ctx context.Context, id uuid.UUID, after int64, li
 	if err != nil {
 		return nil, EventTrace{}, err
 	}
-	evs, err := e.store.Events(ctx, id, after, limit)
+	evs, err := e.reader(ctx).Events(ctx, id, after, limit)
 	return evs, EventTraceOf(id, st), err
 }
 
@@ -325,7 +325,7 @@ func (e *Engine) Costs(ctx context.Context, groupBy, tenant string, from, to *ti
 	if !slices.Contains(driver.CostGroups, groupBy) {
 		return nil, fmt.Errorf("%w: group_by %q must be one of %s", rbtype.ErrInvalid, groupBy, strings.Join(driver.CostGroups, ", "))
 	}
-	rows, err := e.store.Costs(ctx, driver.CostQuery{GroupBy: groupBy, Tenant: listTenant(ctx, tenant), From: from, To: to})
+	rows, err := e.reader(ctx).Costs(ctx, driver.CostQuery{GroupBy: groupBy, Tenant: listTenant(ctx, tenant), From: from, To: to})
 	if err != nil {
 		return nil, err
 	}

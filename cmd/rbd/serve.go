@@ -66,6 +66,8 @@ type serveFlags struct {
 	mcpApprovals      bool
 	publicMetrics     bool
 	worker            bool
+	allowAsync        bool
+	readURL           string
 	engine            runtime.Config
 }
 
@@ -76,6 +78,10 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	f.db.registerCRUD(fs)
 	fs.BoolVar(&f.migrate, "migrate", true, "run the database migrations at start")
 	fs.Env("migrate", "RBD_MIGRATE")
+	fs.BoolVar(&f.allowAsync, "allow-async-replication", false, "start even when the database primary has standbys its commits do not wait for (a failover may then lose acknowledged notifications and submissions); without it rbd refuses")
+	fs.Env("allow-async-replication", "RBD_ALLOW_ASYNC_REPLICATION")
+	fs.StringVar(&f.readURL, "read-database-url", "", "a standby's connection string: the views (a runbook, its events, lists, costs, the console, live streams) are read there once it has replayed the client's last write, else from the primary")
+	fs.Env("read-database-url", "RBD_READ_DATABASE_URL")
 	fs.BoolVar(&f.worker, "worker", true, "advance runbooks; with --worker=false this rbd only serves the API, and other rbd processes do the work")
 	fs.Env("worker", "RBD_WORKER")
 	fs.StringVar(&f.listen, "listen", "127.0.0.1:8080", "address the HTTP API listens on")
@@ -304,6 +310,19 @@ func serve(ctx context.Context, f *serveFlags, log *slog.Logger) error {
 	if err := prepareSchema(ctx, db.store, f.migrate, log); err != nil {
 		return err
 	}
+	async, err := checkReplication(ctx, db.store, f.allowAsync, log)
+	if err != nil {
+		return err
+	}
+	var reads *replicaReads
+	if f.readURL != "" {
+		replica, err := durable.Open(ctx, durable.Config{URL: f.readURL, Schema: f.db.schema, MaxConns: int32(f.db.maxConns)})
+		if err != nil {
+			return fmt.Errorf("--read-database-url: %w", err)
+		}
+		defer replica.Close()
+		reads = &replicaReads{primary: db.store, replica: replica, log: log}
+	}
 	handlers := runtime.NewHandlers(builtin.Deps{CRUD: db.crud, DaemonSchema: f.db.schema})
 	cat, err := loadCatalogue(f.verbs, handlers, f.db.schema, log)
 	if err != nil {
@@ -313,9 +332,20 @@ func serve(ctx context.Context, f *serveFlags, log *slog.Logger) error {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		newPoolCollector(db.store.PoolStats), newBuildInfoGauge(cli.BuildInfo()))
+	ready := func(ctx context.Context) error {
+		if err := db.store.CheckPrimary(ctx); err != nil {
+			return err
+		}
+		return schemaCurrent(ctx, db.store)
+	}
+	watch := newPrimaryWatch(db.store.CheckPrimary, log, reg, async)
 	cfg := f.engine
 	cfg.Catalogue, cfg.Logger, cfg.Metrics, cfg.Policy = cat, log, runtime.NewMetrics(reg), pol.current
 	cfg.CallbackURL = f.callbackURL
+	var apiReads httpapi.Reads
+	if reads != nil {
+		cfg.ReadStore, apiReads = reads.replica, reads
+	}
 	if cfg.CallbackURL == "" {
 		cfg.CallbackURL = "http://" + addr + "/v1/notifications"
 	}
@@ -337,7 +367,7 @@ func serve(ctx context.Context, f *serveFlags, log *slog.Logger) error {
 		PublicMetrics: f.publicMetrics, MaxDiagnostics: f.maxDiagnostics, MaxStreams: f.maxStreams, MaxStreamsPerToken: f.streamsPerToken,
 		Console: consoleHandler(f.ui), Catalogue: cat, MCPApprovals: f.mcpApprovals, Version: version(),
 		Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), Registerer: reg,
-		Ready: func(ctx context.Context) error { return schemaCurrent(ctx, db.store) },
+		Ready: ready, Reads: apiReads,
 	})
 	// No ReadTimeout: it would also end live event streams. The API bounds
 	// each body's reading itself (--body-timeout).
@@ -357,6 +387,18 @@ func serve(ctx context.Context, f *serveFlags, log *slog.Logger) error {
 	errs := make(chan error, 2)
 	runCtx, stopEngine := context.WithCancel(ctx)
 	defer stopEngine()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		watch.run(runCtx)
+	}()
+	if reads != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			reads.watch(runCtx)
+		}()
+	}
 	if f.worker {
 		wg.Add(1)
 		go func() {

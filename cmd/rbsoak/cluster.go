@@ -70,6 +70,11 @@ func startCluster(ctx context.Context, o options, dir string) (*cluster, error) 
 	if err := os.MkdirAll(c.logDir, 0o755); err != nil {
 		return nil, err
 	}
+	if o.databaseURL != "" {
+		logf("soaking on the PostgreSQL of --database-url")
+		c.url = o.databaseURL
+		return c, nil
+	}
 	pgLog, err := os.Create(filepath.Join(c.logDir, "postgres.log"))
 	if err != nil {
 		return nil, err

@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os/exec"
+	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -24,6 +27,16 @@ const (
 
 var faultKinds = []string{faultKill9, faultSIGTERM, faultPGRestart, faultPGPause, faultTerminate, faultService500, faultServiceHang}
 
+// The failover faults, on a cluster with an HA engine (--failover-cmd):
+// a planned switchover, and the primary's loss (kill -9 of its PostgreSQL
+// and of the engine's agent beside it) with its standby promoted.
+const (
+	faultSwitchover   = "switchover"
+	faultPrimaryKill9 = "primary-kill9"
+)
+
+var failoverKinds = []string{faultSwitchover, faultPrimaryKill9}
+
 // injector injects one fault at a time at random moments drawn from the
 // seed. Faults are serial so that each one's recovery is its own: two at
 // once would not tell which broke what. Every fault is undone before the
@@ -36,8 +49,12 @@ type injector struct {
 
 	mu     sync.Mutex
 	counts map[string]int
-	log    []string // what was done when, for the report of a failing run
-	errors []string // a fault that could not be carried out or undone
+	// recoveries is, for each failover, the time from the primary's loss
+	// (the fault's start) to the first notification stored after it: the
+	// first resume on the new primary.
+	recoveries []time.Duration
+	log        []string // what was done when, for the report of a failing run
+	errors     []string // a fault that could not be carried out or undone
 }
 
 func newInjector(c *cluster, svc *service, seed uint64, kinds []string) *injector {
@@ -99,6 +116,25 @@ func (in *injector) inject(ctx context.Context, kind string) error {
 		n, err := in.terminateBackends(ctx)
 		in.note("pg_terminate_backend: %d sessions", n)
 		return err
+	case faultSwitchover, faultPrimaryKill9:
+		arg := "switchover"
+		if kind == faultPrimaryKill9 {
+			arg = "kill-primary"
+		}
+		in.note("%s %s", in.c.o.failoverCmd, arg)
+		lost := time.Now()
+		recovered := make(chan time.Duration, 1)
+		go func() { recovered <- in.svc.notifier.firstAcceptAfter(lost, 5*time.Minute) }()
+		out, err := exec.CommandContext(context.WithoutCancel(ctx), in.c.o.failoverCmd, arg).CombinedOutput()
+		in.note("%s", strings.TrimSpace(string(out)))
+		if err != nil {
+			return fmt.Errorf("%s %s: %w", in.c.o.failoverCmd, arg, err)
+		}
+		took := <-recovered
+		in.note("%s: first notification stored %s after the primary was lost", kind, took.Round(time.Millisecond))
+		in.mu.Lock()
+		in.recoveries = append(in.recoveries, took)
+		in.mu.Unlock()
 	case faultService500, faultServiceHang:
 		mode, span := serviceErrors, time.Duration(1000+in.rng.IntN(5000))*time.Millisecond
 		if kind == faultServiceHang {
@@ -148,7 +184,10 @@ func (in *injector) summary() []fault {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	out := make([]fault, 0, len(faultKinds))
-	for _, k := range faultKinds {
+	for _, k := range append(slices.Clone(faultKinds), failoverKinds...) {
+		if slices.Contains(failoverKinds, k) && in.counts[k] == 0 {
+			continue
+		}
 		out = append(out, fault{Kind: k, Count: in.counts[k]})
 	}
 	return out
@@ -158,4 +197,11 @@ func (in *injector) summary() []fault {
 type fault struct {
 	Kind  string `json:"kind"`
 	Count int    `json:"count"`
+}
+
+// recoveryTimes are the failovers' recovery times, in the order they came.
+func (in *injector) recoveryTimes() []time.Duration {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return slices.Clone(in.recoveries)
 }

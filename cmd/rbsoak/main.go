@@ -42,6 +42,11 @@ type options struct {
 	maxRSS   int64
 	keepLogs bool
 	faults   []string
+	// databaseURL is a PostgreSQL of the operator's (make cluster's) to
+	// soak on instead of one of rbsoak's own; failoverCmd is the command
+	// that carries out the failover faults on it (cluster/cluster.sh).
+	databaseURL string
+	failoverCmd string
 }
 
 func main() {
@@ -57,11 +62,20 @@ func main() {
 	maxRSS := flag.Int64("max-rss-mib", 512, "no rbd process may exceed this resident set size, in MiB")
 	flag.BoolVar(&o.keepLogs, "keep", false, "keep the logs of a run without violations too")
 	only := flag.String("faults", strings.Join(faultKinds, ","), "the kinds of fault to inject, comma-separated")
+	flag.StringVar(&o.databaseURL, "database-url", "", "soak on this PostgreSQL (make cluster's multi-host URL) rather than on one rbsoak starts; the pg-restart and pg-pause faults need rbsoak's own")
+	flag.StringVar(&o.failoverCmd, "failover-cmd", "", "the command that carries out the switchover and primary-kill9 faults, called with switchover or kill-primary (make soak-failover: cluster/cluster.sh)")
 	flag.Parse()
 	o.faults = strings.Split(*only, ",")
 	for _, f := range o.faults {
-		if !slices.Contains(faultKinds, f) {
-			fatalf("--faults: unknown kind %q; the kinds are %s", f, strings.Join(faultKinds, ","))
+		switch {
+		case slices.Contains(failoverKinds, f):
+			if o.failoverCmd == "" {
+				fatalf("--faults: %s needs --failover-cmd", f)
+			}
+		case !slices.Contains(faultKinds, f):
+			fatalf("--faults: unknown kind %q; the kinds are %s (and %s with --failover-cmd)", f, strings.Join(faultKinds, ","), strings.Join(failoverKinds, ","))
+		case o.databaseURL != "" && (f == faultPGRestart || f == faultPGPause):
+			fatalf("--faults: %s needs rbsoak's own PostgreSQL, not --database-url", f)
 		}
 	}
 	o.maxRSS = *maxRSS << 20

@@ -40,6 +40,7 @@ type notifier struct {
 	daemons []string
 
 	accepted   atomic.Int64 // 202
+	lastAccept atomic.Int64 // when the latest 202 came, in Unix nanoseconds
 	duplicates atomic.Int64 // 200 duplicate
 	conflicts  atomic.Int64 // 409
 	retried    atomic.Int64 // attempts answered 503 or not at all, sent again
@@ -117,6 +118,7 @@ func (n *notifier) send(callbackURL, key string, payload json.RawMessage) string
 			switch answer {
 			case "accepted":
 				n.accepted.Add(1)
+				n.lastAccept.Store(time.Now().UnixNano())
 				n.mu.Lock()
 				n.accepts[key]++
 				if n.accepts[key] > 1 {
@@ -178,4 +180,17 @@ func (n *notifier) problem(format string, args ...any) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.problems = append(n.problems, fmt.Sprintf(format, args...))
+}
+
+// firstAcceptAfter watches for the first notification accepted (202:
+// stored) after since, and returns how long after since it came, or
+// within if none came.
+func (n *notifier) firstAcceptAfter(since time.Time, within time.Duration) time.Duration {
+	for time.Since(since) < within {
+		if at := n.lastAccept.Load(); at > since.UnixNano() {
+			return time.Duration(at - since.UnixNano())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return within
 }

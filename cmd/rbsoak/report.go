@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -13,20 +14,26 @@ import (
 
 // report is the figures of one soak.
 type report struct {
-	Command    string         `json:"command"`
-	Seed       uint64         `json:"seed"`
-	Took       string         `json:"took"`
-	Runbooks   map[string]int `json:"runbooks"` // "kind status" → count
-	Steps      map[string]int `json:"steps"`    // status → count
-	Effects    effectFigures  `json:"effects"`
-	Notices    noticeFigures  `json:"notifications"`
-	Faults     []fault        `json:"faults"`
-	Driver     driverFigures  `json:"driver"`
-	Memory     []string       `json:"memory"`
-	Reclaims   int            `json:"lease_reclaims"`
-	LogErrors  int            `json:"daemon_error_lines"`
-	Violations []string       `json:"violations"`
-	Kept       string         `json:"kept,omitempty"`
+	Command  string         `json:"command"`
+	Seed     uint64         `json:"seed"`
+	Took     string         `json:"took"`
+	Runbooks map[string]int `json:"runbooks"` // "kind status" → count
+	Steps    map[string]int `json:"steps"`    // status → count
+	Effects  effectFigures  `json:"effects"`
+	Notices  noticeFigures  `json:"notifications"`
+	Faults   []fault        `json:"faults"`
+	Driver   driverFigures  `json:"driver"`
+	Memory   []string       `json:"memory"`
+	Reclaims int            `json:"lease_reclaims"`
+	// Failovers counts the switchovers and primary kills, and Recovery
+	// the time from each one's start to the first notification stored
+	// after it (--failover-cmd).
+	Failovers  int      `json:"failovers"`
+	Recovery   []string `json:"recovery,omitempty"`
+	recovery   []time.Duration
+	LogErrors  int      `json:"daemon_error_lines"`
+	Violations []string `json:"violations"`
+	Kept       string   `json:"kept,omitempty"`
 }
 
 type effectFigures struct {
@@ -59,7 +66,12 @@ func newReport(o options, took time.Duration, drv *driver, st *stored, svc *serv
 		Command: command(o),
 		Seed:    o.seed, Took: took.Round(time.Second).String(),
 		Runbooks: map[string]int{}, Steps: map[string]int{}, Faults: inj.summary(), Reclaims: st.reclaims(),
+		recovery:   inj.recoveryTimes(),
 		Violations: []string{},
+	}
+	r.Failovers = len(r.recovery)
+	for _, d := range r.recovery {
+		r.Recovery = append(r.Recovery, d.Round(time.Millisecond).String())
 	}
 	for _, sb := range drv.all() {
 		status := "missing"
@@ -92,6 +104,10 @@ func newReport(o options, took time.Duration, drv *driver, st *stored, svc *serv
 
 // command is the command line that repeats the run.
 func command(o options) string {
+	if o.failoverCmd != "" {
+		return fmt.Sprintf("rbsoak --duration %s --seed %d --workers %d --rate %g --fault-gap %s --faults %s --failover-cmd %s --database-url '%s'",
+			o.duration, o.seed, o.workers, o.rate, o.faultGap, strings.Join(o.faults, ","), o.failoverCmd, o.databaseURL)
+	}
 	cmd := fmt.Sprintf("rbsoak --duration %s --seed %d --workers %d --rate %g --fault-gap %s", o.duration, o.seed, o.workers, o.rate, o.faultGap)
 	if len(o.faults) != len(faultKinds) {
 		cmd += " --faults " + strings.Join(o.faults, ",")
@@ -132,6 +148,12 @@ func (r *report) print(w io.Writer) {
 	fmt.Fprintf(w, "  driver     submissions retried %d, gates approved %d, runbooks cancelled %d\n",
 		r.Driver.SubmitRetries, r.Driver.Approvals, r.Driver.Cancels)
 	fmt.Fprintf(w, "  leases reclaimed %d; daemon ERROR log lines %d\n", r.Reclaims, r.LogErrors)
+	if len(r.recovery) > 0 {
+		sorted := slices.Clone(r.recovery)
+		slices.Sort(sorted)
+		fmt.Fprintf(w, "  failovers  %d; primary lost → first notification stored on the new one: p50 %s, max %s\n",
+			len(sorted), sorted[len(sorted)/2].Round(time.Millisecond), sorted[len(sorted)-1].Round(time.Millisecond))
+	}
 	fmt.Fprintf(w, "  memory     %s\n", strings.Join(r.Memory, "; "))
 	fmt.Fprintf(w, "  violations %d\n", len(r.Violations))
 	for i, v := range r.Violations {

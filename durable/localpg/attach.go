@@ -27,9 +27,16 @@ const connFile = "rbd-connection"
 func HasCluster(dir string) bool { return isFile(filepath.Join(dir, "PG_VERSION")) }
 
 // writeConnFile records how to reach s, for Attach.
+// The file is the server's user's, like every other file of the cluster:
+// a root-owned file there is one the server cannot read, and
+// pg_basebackup, which sends every file, fails on it.
 func (s *Server) writeConnFile() error {
 	body := fmt.Sprintf("%s\n%d\n%d\n", s.socketDir, s.port, s.Pid())
-	return os.WriteFile(filepath.Join(s.dir, connFile), []byte(body), 0o600)
+	path := filepath.Join(s.dir, connFile)
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		return err
+	}
+	return s.owner.own(path)
 }
 
 // Attach finds the server another process started with Start on the

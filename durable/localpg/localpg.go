@@ -514,3 +514,22 @@ func closeFile(files ...*os.File) {
 func (s *Server) String() string {
 	return fmt.Sprintf("postgres %s on %s", strings.TrimPrefix(s.binDir, "/usr/lib/postgresql/"), s.URL("postgres"))
 }
+
+// SocketDir is the directory of the server's unix socket: the host of a
+// connection string (a multi-host one lists several).
+func (s *Server) SocketDir() string { return s.socketDir }
+
+// Port is the port number that names the server's socket.
+func (s *Server) Port() int { return s.port }
+
+// BinDir is where the server's binaries are (pg_basebackup beside them).
+func (s *Server) BinDir() string { return s.binDir }
+
+// RunAs runs one of PostgreSQL's client programs (pg_basebackup, pg_ctl)
+// from the server's binaries as the server's user, which pg_ctl needs
+// when the caller is root. Its output comes back with its error.
+func (s *Server) RunAs(ctx context.Context, program string, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, filepath.Join(s.binDir, program), args...)
+	cmd.SysProcAttr = s.owner.procAttr()
+	return cmd.CombinedOutput()
+}
