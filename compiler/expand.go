@@ -112,11 +112,10 @@ func listElements(list any, n int) ([]any, error) {
 // be ordinary steps, all free to start together.
 func (p *Plan) expandLiterals(limit, maxBytes int) (*Plan, error) {
 	kept := map[string]bool{}
-	raw, err := json.Marshal(p)
-	if err != nil {
-		return nil, err
-	}
-	size := &planBytes{est: len(raw), limit: maxBytes}
+	// The plan's size is measured once there is a list to expand: most
+	// plans have none, and encoding a large one costs as much as the rest
+	// of the compile.
+	var size *planBytes
 	for {
 		var next *Loop
 		for _, l := range p.Loops {
@@ -142,6 +141,14 @@ func (p *Plan) expandLiterals(limit, maxBytes int) (*Plan, error) {
 			kept[next.Key] = true
 			continue
 		}
+		if size == nil {
+			raw, err := json.Marshal(p)
+			if err != nil {
+				return nil, err
+			}
+			size = &planBytes{est: len(raw), limit: maxBytes}
+		}
+		var err error
 		if p, err = p.expand(next, items, true, size); err != nil {
 			return nil, err
 		}

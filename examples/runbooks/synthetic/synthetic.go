@@ -35,6 +35,7 @@ const Verbs = `- name: step
           owner: {type: string}
           step: {type: integer}
   output_schema:
+    required: [value]
     properties:
       value: {type: integer}
 `
