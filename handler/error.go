@@ -32,6 +32,7 @@ func (e *Error) RetryAfterFrom(now time.Time) time.Duration {
 	return max(wait, 0)
 }
 
+// Error renders the failure as CODE: message.
 func (e *Error) Error() string {
 	if e.Message == "" {
 		return string(e.Code)
@@ -39,6 +40,7 @@ func (e *Error) Error() string {
 	return string(e.Code) + ": " + e.Message
 }
 
+// Unwrap is the cause.
 func (e *Error) Unwrap() error { return e.Err }
 
 // Errorf makes a handler failure.

@@ -17,6 +17,7 @@ type ParamProblem struct {
 // other error is reported at params, as one.
 type ParamProblems []ParamProblem
 
+// Error lists the problems on one line.
 func (ps ParamProblems) Error() string {
 	msgs := make([]string, len(ps))
 	for i, p := range ps {

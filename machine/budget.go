@@ -68,6 +68,7 @@ func (t *transition) spentHere() rbtype.Spend {
 	return s
 }
 
+// SpendOf is what a usage report spends against budgets.
 func SpendOf(u rbtype.Usage) rbtype.Spend {
 	return rbtype.Spend{CostUSD: u.CostUSD, Tokens: u.TokensIn + u.TokensOut, Credits: u.Credits}
 }

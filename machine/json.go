@@ -17,6 +17,8 @@ func CanonicalJSON(b json.RawMessage) (any, error) {
 	return rbtype.DecodeJSON(b)
 }
 
+// MarshalResult encodes a handler's result as the step's result: {} for
+// none, and an error for a value the database could not store.
 func MarshalResult(v any) (json.RawMessage, error) {
 	if v == nil {
 		return json.RawMessage(`{}`), nil

@@ -31,6 +31,7 @@ const (
 	DefaultMaxPlanBytes   = 8 << 20
 )
 
+// Defaults fills the limits left zero with the daemon's defaults.
 func (l *Limits) Defaults() {
 	if l.MaxSteps <= 0 {
 		l.MaxSteps = DefaultMaxSteps
@@ -60,10 +61,12 @@ type LimitError struct {
 	What string
 }
 
+// Error says which limit the request went past, and by how much.
 func (e *LimitError) Error() string {
 	return fmt.Sprintf("%v: %s; --%s allows %d", ErrLimit, fmt.Sprintf(e.What, e.Got), e.Name, e.Max)
 }
 
+// Unwrap makes errors.Is(err, ErrLimit) true.
 func (e *LimitError) Unwrap() error { return ErrLimit }
 
 // CheckSteps refuses a runbook that would have more steps than the limit.

@@ -73,6 +73,8 @@ type Observer interface {
 // NoObserver counts nothing.
 type NoObserver struct{}
 
+// Resumed, LeaseReclaimed, CacheLookup, Used and BudgetExceeded count
+// nothing.
 func (NoObserver) Resumed(time.Duration)             {}
 func (NoObserver) LeaseReclaimed()                   {}
 func (NoObserver) CacheLookup(string, bool)          {}

@@ -35,6 +35,8 @@ type PlanInfo struct {
 	width  map[string]int
 }
 
+// NewPlanInfo indexes a decoded plan for the machine: its steps by key,
+// their predecessors, hooks, templates and loops.
 func NewPlanInfo(p *compiler.Plan) *PlanInfo {
 	info := &PlanInfo{Plan: p, Steps: make(map[string]*compiler.Step, len(p.Steps)), preds: map[string][]string{},
 		dataEdges: map[[2]string]bool{}}

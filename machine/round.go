@@ -412,4 +412,5 @@ func (t *transition) writeTo(w *rbtype.AdvanceWrite) (due bool) {
 	return next != nil && !next.After(t.Now)
 }
 
+// CompareUUID orders runbook ids as their advisory locks are taken.
 func CompareUUID(a, b uuid.UUID) int { return slices.Compare(a[:], b[:]) }

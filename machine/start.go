@@ -314,6 +314,8 @@ func (t *transition) lease(s *rbtype.Step, call *handler.Call, h handler.Handler
 	})
 }
 
+// HashJSON is the hex SHA-256 of JSON bytes, as the ledger records
+// arguments and results.
 func HashJSON(b []byte) string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])

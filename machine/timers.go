@@ -63,6 +63,8 @@ type timerResult struct {
 	SleptUntil time.Time `json:"slept_until"`
 }
 
+// TimerUntil is when a timer.sleep wait ends, and whether the invocation is
+// one.
 func TimerUntil(inv *rbtype.Invocation) (time.Time, bool) {
 	var c timerContext
 	if json.Unmarshal(inv.Context, &c) != nil || c.TimerUntil == nil {

@@ -157,12 +157,14 @@ func (m *Metrics) callFinished(verb string, took time.Duration, err *handler.Err
 	}
 }
 
+// Resumed counts a parked step resumed this long after its notification.
 func (m *Metrics) Resumed(latency time.Duration) {
 	if m != nil {
 		m.resumeLatency.Observe(latency.Seconds())
 	}
 }
 
+// CacheLookup counts a result cache look-up of a verb, hit or missed.
 func (m *Metrics) CacheLookup(verb string, hit bool) {
 	if m != nil {
 		result := "miss"
@@ -173,6 +175,7 @@ func (m *Metrics) CacheLookup(verb string, hit bool) {
 	}
 }
 
+// Used adds what an attempt of a verb used to the usage counters.
 func (m *Metrics) Used(verb string, u driver.Usage) {
 	if m == nil {
 		return
@@ -188,6 +191,7 @@ func (m *Metrics) Used(verb string, u driver.Usage) {
 	}
 }
 
+// BudgetExceeded counts a step that did not start for a spent budget.
 func (m *Metrics) BudgetExceeded(scope rbtype.BudgetScope) {
 	if m != nil {
 		m.budgetExceeds.WithLabelValues(string(scope)).Inc()
@@ -213,6 +217,7 @@ func (m *Metrics) resumedInPlace() {
 	}
 }
 
+// LeaseReclaimed counts a running step whose lease was found expired.
 func (m *Metrics) LeaseReclaimed() {
 	if m != nil {
 		m.leaseReclaims.Inc()
