@@ -22,17 +22,21 @@ type RunbookRetriedData struct {
 var retryable = []rbtype.StepStatus{rbtype.StepFailed, rbtype.StepSkipped, rbtype.StepCancelled, rbtype.StepEscalated}
 
 // addBlockedDescendants adds to pick the skipped and cancelled steps
-// downstream of those picked: what their failure left behind. Steps are in
-// plan order, which is topological, so one pass finds every descendant.
+// downstream of those picked: what their failure left behind.
+// A template comes before its instances in plan order but is made from
+// them (whole_lists.go), so the pass repeats until it adds nothing.
 func addBlockedDescendants(plan *PlanInfo, steps []*rbtype.Step, pick map[string]bool) {
-	for _, s := range steps {
-		if pick[s.Key] || (s.Status != rbtype.StepSkipped && s.Status != rbtype.StepCancelled) {
-			continue
-		}
-		for _, p := range plan.preds[s.Key] {
-			if pick[p] {
-				pick[s.Key] = true
-				break
+	for added := true; added; {
+		added = false
+		for _, s := range steps {
+			if pick[s.Key] || (s.Status != rbtype.StepSkipped && s.Status != rbtype.StepCancelled) {
+				continue
+			}
+			for _, p := range append(plan.preds[s.Key], plan.madeFrom(s.Key)...) {
+				if pick[p] {
+					pick[s.Key], added = true, true
+					break
+				}
 			}
 		}
 	}

@@ -448,9 +448,10 @@ func (t *transition) propagate() {
 			}
 		}
 		switch {
-		case blocked != "" && t.draftOnly(s):
+		case blocked != "" && (t.draftOnly(s) || t.draftTaints(blocked) && t.plan.readsResult(s.Key, blocked)):
 			// Skipped either way; DRAFT_ONLY says what running the draft
-			// for real would run.
+			// for real would run: the step itself, or one that reads a
+			// draft, which has no value (whole_lists.go).
 			t.skipDraft(s)
 		case blocked != "":
 			t.skipAfter(s, blocked)
