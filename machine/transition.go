@@ -440,18 +440,19 @@ func (t *transition) propagate() {
 				continue
 			}
 			if ps.Status.BlocksDependents() {
-				blocked = p
-				break
+				if blocked == "" || t.draftTaints(p) {
+					blocked = p // a draft taints, whatever else blocks (whole_lists.go)
+				}
+				continue
 			}
 			if ps.Status != rbtype.StepComplete {
 				ready = false
 			}
 		}
 		switch {
-		case blocked != "" && (t.draftOnly(s) || t.draftTaints(blocked) && t.plan.readsResult(s.Key, blocked)):
+		case blocked != "" && t.draftOnly(s):
 			// Skipped either way; DRAFT_ONLY says what running the draft
-			// for real would run: the step itself, or one that reads a
-			// draft, which has no value (whole_lists.go).
+			// for real would run.
 			t.skipDraft(s)
 		case blocked != "":
 			t.skipAfter(s, blocked)
@@ -485,6 +486,10 @@ func (t *transition) skipAfter(s *rbtype.Step, pred string) {
 	t.moveStep(s, rbtype.StepSkipped)
 	s.FinishedAt = &t.Now
 	t.touch(s)
+	if t.draftTaints(pred) {
+		t.skipDraft(s) // what waits for a draft is a draft (whole_lists.go)
+		return
+	}
 	ps := t.byKey[pred]
 	if ps != nil && ps.Status == rbtype.StepSkipped && ps.ErrorCode.SkipsQuietly() {
 		s.ErrorCode, s.ErrorMessage = rbtype.CodeUpstreamSkipped, "it reads the result of @"+pred+", which was skipped"

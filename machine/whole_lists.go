@@ -6,7 +6,8 @@ import "github.com/runbookdev/runbook/rbtype"
 // compose"). The list a for-each body's :as @x makes is read only once
 // every iteration has settled, and never with an iteration a person may
 // yet change: an escalated (or cancelled) step anywhere in an iteration,
-// at any depth and not only the template's own instance, holds the list
+// at any depth and not only the template's own instance, or one outside
+// the loop that an iteration's step was skipped after, holds the list
 // and everything that reads it, skipped until the step is resolved or
 // retried, which reopens them (resetBlockedAfter, addBlockedDescendants).
 // A list that holds a draft is a draft (draftTaints).
@@ -34,9 +35,34 @@ func (p *PlanInfo) elementSteps(template string) []string {
 // made from, that holds the list: escalated or cancelled, which a person
 // may yet change. It is "" when none does.
 func (t *transition) heldIteration(template string) string {
+	seen := map[string]bool{}
 	for _, k := range t.plan.elementSteps(template) {
-		if st := t.statusOf(k); st == rbtype.StepEscalated || st == rbtype.StepCancelled {
+		if held := t.heldBy(k, seen); held != "" {
 			return k
+		}
+	}
+	return ""
+}
+
+// heldBy is the escalated or cancelled step that keeps key from its end:
+// key itself, or, for a step skipped after a predecessor, what held that
+// one (an iteration skipped because a step outside the loop escalated is
+// held as much as one that escalated).
+func (t *transition) heldBy(key string, seen map[string]bool) string {
+	if seen[key] {
+		return ""
+	}
+	seen[key] = true
+	switch s := t.byKey[key]; {
+	case s == nil:
+		return ""
+	case s.Status == rbtype.StepEscalated || s.Status == rbtype.StepCancelled:
+		return key
+	case s.Status == rbtype.StepSkipped && s.ErrorCode == "":
+		for _, p := range t.plan.preds[key] {
+			if held := t.heldBy(p, seen); held != "" {
+				return held
+			}
 		}
 	}
 	return ""

@@ -195,7 +195,12 @@ type fixture struct {
 // pending, at a fixed time.
 func newFixture(t *testing.T, source string, inputs map[string]any) *fixture {
 	t.Helper()
-	cat := machineCatalogue(t)
+	return newFixtureIn(t, machineCatalogue(t), source, inputs)
+}
+
+// newFixtureIn is newFixture compiling against cat.
+func newFixtureIn(t *testing.T, cat *registry.Catalogue, source string, inputs map[string]any) *fixture {
+	t.Helper()
 	handlers := machineHandlers(t)
 	plan, diags := compiler.CompileSource("case.rbk", []byte(source), cat)
 	require.False(t, diags.HasErrors(), "%v", diags)
