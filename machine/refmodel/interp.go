@@ -470,15 +470,15 @@ type InputKind string
 
 // The inputs.
 const (
-	CallReturned InputKind = "call"     // a running sync step's call returned (OK, Value) or failed
-	CallParked   InputKind = "park"     // a running durable step's call started its work
-	Notified     InputKind = "notify"   // a parked step's notification (OK, Value)
-	TimePasses   InputKind = "timeout"  // two hours pass: every park times out
-	Decided      InputKind = "decide"   // a person decides a gate (Approve)
-	Resolved     InputKind = "resolve"  // a person resolves an escalated step (Action, Value)
-	Retried      InputKind = "retry"    // rbd retry
-	Executed     InputKind = "execute"  // rbd retry --execute of a draft
-	Crashed      InputKind = "crash"    // the worker dies; its calls' leases expire
+	CallReturned InputKind = "call"    // a running sync step's call returned (OK, Value) or failed
+	CallParked   InputKind = "park"    // a running durable step's call started its work
+	Notified     InputKind = "notify"  // a parked step's notification (OK, Value)
+	TimePasses   InputKind = "timeout" // two hours pass: every park times out
+	Decided      InputKind = "decide"  // a person decides a gate (Approve)
+	Resolved     InputKind = "resolve" // a person resolves an escalated step (Action, Value)
+	Retried      InputKind = "retry"   // rbd retry
+	Executed     InputKind = "execute" // rbd retry --execute of a draft
+	Crashed      InputKind = "crash"   // the worker dies; its calls' leases expire
 )
 
 func (i Input) String() string {
