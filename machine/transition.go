@@ -53,6 +53,12 @@ type transition struct {
 	// book is the round's budgets (budget.go); nil checks none.
 	book *BudgetBook
 
+	// AbortedWaits are the active waits this round's abort cancelled:
+	// once it commits, their handlers are asked to stop the outside work,
+	// as a cancel's are (docs/design/semantics.md, "Abort stops outside
+	// work").
+	AbortedWaits []rbtype.Invocation
+
 	// Grown is the plan as this round's expansions grew it, written with
 	// their steps (loops.go); nil when nothing was expanded.
 	Grown *PlanInfo
@@ -95,6 +101,9 @@ func (t *transition) executing() bool { return t.Rb.Status.Running() || t.hookin
 
 // touch marks a step as changed.
 func (t *transition) touch(s *rbtype.Step) { t.Dirty[s.ID] = true }
+
+// Plan is the plan the round read the runbook's steps with.
+func (t *transition) Plan() *PlanInfo { return t.plan }
 
 // event records an event for a step (nil for the runbook) with its data
 // (nil, or one of the *Data types of events.go).
@@ -273,6 +282,9 @@ func abortsTo(o *rbtype.Step) rbtype.StepStatus {
 // for: a park (its invocation is cancelled; a later notification is kept
 // and ignored) or a call whose worker died.
 func (t *transition) cancelAborted(o, failed *rbtype.Step) {
+	if inv := t.invocations[o.ID]; inv != nil {
+		t.AbortedWaits = append(t.AbortedWaits, *inv) // asked to stop once this commits, as a cancel's are
+	}
 	t.finishInvocation(o, rbtype.InvocationCancelled)
 	t.moveStep(o, rbtype.StepCancelled)
 	o.FinishedAt = &t.Now
