@@ -69,6 +69,9 @@ type transition struct {
 	// flight caches, for each loop with :parallel, its elements in
 	// flight, while one pass of propagate runs.
 	flight map[string]map[int]bool
+	// budgetHeld: a step waits for budget (budget_reserve.go); the
+	// runbook is looked at again in BudgetRecheck.
+	budgetHeld bool
 	// later: something this round could not finish waits for data the
 	// next round reads (a condition, a template's results): it is due
 	// at once.
@@ -386,6 +389,7 @@ func (t *transition) reclaim() {
 		if _, held := t.leases[s.ID]; held {
 			continue
 		}
+		t.release(s) // its lease ended without an outcome
 		if failed := t.abortedBy(); failed != nil {
 			// Its worker died and the runbook is aborting: nothing new
 			// starts, so the call is not made again.

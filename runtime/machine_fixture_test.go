@@ -123,6 +123,10 @@ const machineVerbs = `
   domain: m
   outcome: {type: Draft.Note, status: draft}
   execution: {kind: sync, handler: core.echo, side_effects: none}
+- name: remind
+  domain: m
+  cost: {usd: 0.07}
+  execution: {kind: sync, handler: core.echo, side_effects: external_call}
 - name: ghost
   domain: m
   execution:
@@ -402,6 +406,12 @@ func (f *fixture) apply(w driver.AdvanceWrite) {
 	}
 	for _, e := range w.Events {
 		f.events = append(f.events, eventName(e))
+	}
+	for _, r := range w.Reservations { // reservations, as queueSpend adds them
+		f.rb.Spent.CostUSD = rbtype.Money(f.rb.Spent.CostUSD + r.CostUSD)
+		tb := f.budgets[r.Tenant]
+		tb.Day.CostUSD, tb.Month.CostUSD = rbtype.Money(tb.Day.CostUSD+r.CostUSD), rbtype.Money(tb.Month.CostUSD+r.CostUSD)
+		f.budgets[r.Tenant] = tb
 	}
 	for _, a := range w.Attempts { // spend, as queueSpend adds it
 		sp := machine.SpendOf(a.Usage)

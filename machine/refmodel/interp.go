@@ -142,18 +142,28 @@ func (in *Interp) pass() bool {
 // its templates when the producer ended otherwise.
 func (in *Interp) expand(l *Loop) bool {
 	first := in.Steps[l.Body[0].Key]
-	if first.Status != Pending || in.instances(first.Key) > 0 {
+	if in.instances(first.Key) > 0 {
 		return false
 	}
 	p := in.Steps[l.Over]
-	switch {
-	case p.Status == Complete:
-	case blocks(p):
+	if blocks(p) {
+		// Each template still pending is skipped with its list (one a
+		// retry made pending again, say, while the list stays a draft).
+		changed := false
 		for _, b := range l.Body {
-			in.skipAfter(in.Steps[b.Key], p)
+			if t := in.Steps[b.Key]; t.Status == Pending {
+				in.skipAfter(t, p)
+				changed = true
+			}
 		}
-		return true
-	default:
+		return changed
+	}
+	for _, b := range l.Body {
+		if in.Steps[b.Key].Status != Pending {
+			return false
+		}
+	}
+	if p.Status != Complete {
 		return false
 	}
 	list, _ := p.Value.(map[string]any)["v"].([]any)
@@ -163,8 +173,8 @@ func (in *Interp) expand(l *Loop) bool {
 		}
 		return true
 	}
-	for _, b := range l.Body {
-		for i := range list {
+	for i := range list { // element by element, as the plan grows
+		for _, b := range l.Body {
 			inst := &S{Key: instance(b.Key, i), Verb: b.Verb, def: b, template: b.Key, index: i, preds: []string{l.Over}}
 			for _, r := range b.Reads {
 				if in.rb.sameBody(r, b.Key) {
