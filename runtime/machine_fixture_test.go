@@ -283,6 +283,29 @@ func (f *fixture) heldCommand(c machine.Command) (driver.AdvanceWrite, error) {
 	return w, err
 }
 
+// accepts reports whether the machine accepts a command now, changing
+// nothing: the round is built over copies of the rows and never written.
+func (f *fixture) accepts(c machine.Command) error {
+	loaded := &driver.AdvanceState{Budgets: maps.Clone(f.budgets)}
+	rb := *f.rb
+	loaded.Runbooks = []*driver.Runbook{&rb}
+	for _, s := range f.steps {
+		c := *s
+		if l, ok := f.leases[s.ID]; ok {
+			c.Lease = &l
+		}
+		loaded.Steps = append(loaded.Steps, &c)
+	}
+	for _, inv := range f.invs {
+		if inv.Status == rbtype.InvocationActive {
+			loaded.Invocations = append(loaded.Invocations, inv)
+		}
+	}
+	_, _, err := machine.NewRound(f.m, f.now, loaded, map[string]*machine.PlanInfo{f.rb.PlanHash: f.plan},
+		machine.Inputs{Commands: map[uuid.UUID]machine.Command{f.rb.ID: c}})
+	return err
+}
+
 // run loads, runs one round with in, and applies its write.
 func (f *fixture) run(in machine.Inputs, allSteps bool) (driver.AdvanceWrite, []*machine.PendingCall, error) {
 	f.t.Helper()

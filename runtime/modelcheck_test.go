@@ -15,6 +15,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/apitype"
+	"github.com/runbookdev/runbook/driver"
 	"github.com/runbookdev/runbook/machine"
 	"github.com/runbookdev/runbook/machine/refmodel"
 	"github.com/runbookdev/runbook/rbtype"
@@ -37,7 +39,7 @@ var (
 func TestModelCheck(t *testing.T) {
 	cat := modelCatalogue(t)
 	if *modelSeed != 0 {
-		require.NoError(t, modelCase(t, cat, *modelSeed, true))
+		require.NoError(t, modelCase(t, cat, *modelSeed, true, &modelRun{}))
 		return
 	}
 	n := *modelCases
@@ -46,14 +48,13 @@ func TestModelCheck(t *testing.T) {
 		n, err = strconv.Atoi(s)
 		require.NoError(t, err)
 	}
-	inputs := 0
+	var total modelRun
 	for seed := uint64(1); seed <= uint64(n); seed++ {
-		if err := modelCase(t, cat, seed, false); err != nil {
+		if err := modelCase(t, cat, seed, false, &total); err != nil {
 			t.Fatalf("seed %d: %v\nreplay: go test ./runtime -run TestModelCheck -model.seed %d -v", seed, err, seed)
 		}
-		inputs++
 	}
-	t.Logf("%d generated runbooks agreed with the reference interpreter", inputs)
+	t.Logf("%d generated runbooks, %d inputs, %d offered next_actions taken: the machine agreed with the reference interpreter", n, total.inputs, total.offered)
 }
 
 func modelCatalogue(t *testing.T) *registry.Catalogue {
@@ -76,14 +77,19 @@ type modelRun struct {
 	keys map[string]string // the idempotency key of each step's first call
 	log  []string
 	err  error // a broken invariant seen as calls were taken
+	// offered counts the next_actions taken on a copy, inputs the inputs
+	// given: what the run tried, for its log.
+	offered, inputs int
 }
 
-func modelCase(t *testing.T, cat *registry.Catalogue, seed uint64, verbose bool) (err error) {
+func modelCase(t *testing.T, cat *registry.Catalogue, seed uint64, verbose bool, total *modelRun) (err error) {
 	r := rand.New(rand.NewPCG(seed, 0x5eed))
 	rb := refmodel.Generate(r)
 	src := rb.Source()
 	var mr *modelRun
 	defer func() {
+		total.inputs += len(mr.log)
+		total.offered += mr.offered
 		if err != nil {
 			err = fmt.Errorf("%w\nrunbook (draft_only=%v):\n%s\ninputs:\n  %s", err, rb.Draft, src, strings.Join(mr.log, "\n  "))
 		}
@@ -312,7 +318,40 @@ func (m *modelRun) compare(after string) error {
 			return fmt.Errorf("after %s: step %s's result is %s, the interpreter's %s", after, k, f.step(k).Result, wantJSON)
 		}
 	}
-	return m.invariants(after)
+	if err := m.invariants(after); err != nil {
+		return err
+	}
+	return m.offeredIsAccepted(after)
+}
+
+// offeredIsAccepted takes every command the runbook's view offers in
+// next_actions, as offered, on a copy of the state: each must be
+// accepted (docs/design/semantics.md, "Offered means accepted").
+func (m *modelRun) offeredIsAccepted(after string) error {
+	f := m.f
+	var invs []driver.Invocation
+	for _, inv := range f.invs {
+		invs = append(invs, inv)
+	}
+	v := buildView(f.rb, f.steps, invs, driver.StepPage{Limit: len(f.steps) + 1}, f.plan)
+	for _, a := range v.NextActions {
+		var c machine.Command
+		switch a.Kind {
+		case apitype.ActionApprove:
+			c = &machine.DecideGate{Step: a.Step, Approve: true, By: "ops"}
+		case apitype.ActionResolve:
+			c = &machine.ResolveStep{Step: a.Step, R: machine.Resolution{Action: machine.ResolveComplete, By: "ops"}}
+		case apitype.ActionRetry:
+			c = &machine.RetryRunbook{O: machine.RetryOptions{Steps: []string{a.Step}, Execute: a.Args.Execute, By: "ops"}}
+		default:
+			continue
+		}
+		m.offered++
+		if err := f.accepts(c); err != nil {
+			return fmt.Errorf("after %s: next_actions offers %q, which is refused: %v", after, a.Command, err)
+		}
+	}
+	return nil
 }
 
 // invariants are the rules that hold whatever the interpreter says
