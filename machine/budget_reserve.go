@@ -69,11 +69,16 @@ func (t *transition) reservedHere() float64 {
 // BUDGET_EXCEEDED (the event once), and the runbook is looked at again
 // later.
 func (t *transition) heldByBudget(s *rbtype.Step) bool {
-	cost := t.declaredCost(s)
-	if cost <= 0 || t.book == nil {
+	if t.book == nil || t.plan == nil || t.Rb.Mode == rbtype.ModeDryRun {
 		return false
 	}
-	reach := t.book.wouldPass(t, cost)
+	cost := t.declaredCost(s)
+	var reach *budgetReach
+	if cost > 0 {
+		reach = t.book.wouldPass(t, cost)
+	} else {
+		reach = t.unreservedRunning(s)
+	}
 	if reach == nil {
 		if s.ErrorCode == rbtype.CodeBudgetExceeded {
 			s.ErrorCode, s.ErrorMessage = "", ""
@@ -89,6 +94,10 @@ func (t *transition) heldByBudget(s *rbtype.Step) bool {
 		s.ErrorCode = rbtype.CodeBudgetExceeded
 		s.ErrorMessage = fmt.Sprintf("starting it would reserve %s and pass the %s budget (%s %s of %s with what runs now; %s): it waits, and starts by itself once the budget is raised (rbd budget set) or what runs now has spent less than it reserved",
 			rbtype.FormatMoney(cost), reach.Scope, reach.Measure, reach.Spent, reach.Limit, reach.Rule)
+		if cost <= 0 {
+			s.ErrorMessage = fmt.Sprintf("its verb declares no cost, and another step of the runbook whose verb declares none is running under the %s budget (%s %s of %s; %s): it starts once that one has ended, so that the budget is passed by one attempt at most; declare cost: {usd: N} in the verb file to run such steps side by side",
+				reach.Scope, reach.Measure, reach.Spent, reach.Limit, reach.Rule)
+		}
 		t.touch(s)
 	}
 	return true
@@ -125,6 +134,32 @@ func (b *BudgetBook) wouldPass(t *transition, cost float64) *budgetReach {
 		}
 		if reach := passes(limit, spent, cost, scope, rule); reach != nil {
 			return reach
+		}
+	}
+	return nil
+}
+
+// unreservedRunning is the runbook's cost budget when s, whose verb
+// declares no cost, may not start under it: another such step of the
+// runbook is running. An attempt that reserved nothing may spend anything,
+// so under a cost cap such attempts run one at a time; what they pass the
+// cap by is then one attempt's spend at most. Across a tenant's runbooks
+// (day and month budgets) this is not held: declared costs are
+// (docs/design/semantics.md, "Budgets hold under concurrency").
+func (t *transition) unreservedRunning(s *rbtype.Step) *budgetReach {
+	runbook, rule := t.book.Limit(t.Rb.Tenant, rbtype.BudgetRunbook)
+	if own := t.Rb.Budget; own != nil {
+		if tighter := runbook.Min(*own); tighter != runbook {
+			runbook, rule = tighter, "the runbook's own budget, or "+rule
+		}
+	}
+	if runbook.CostUSD == nil {
+		return nil
+	}
+	for _, o := range t.Steps {
+		if o != s && o.Status == rbtype.StepRunning && t.declaredCost(o) <= 0 && !t.isHookStep(o) {
+			return &budgetReach{Scope: rbtype.BudgetRunbook, Measure: rbtype.MeasureCostUSD, Limit: rbtype.FormatMoney(*runbook.CostUSD),
+				Spent: rbtype.FormatMoney(rbtype.Money(t.Rb.Spent.CostUSD + t.spentHere().CostUSD)), Rule: rule}
 		}
 	}
 	return nil

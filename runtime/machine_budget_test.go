@@ -127,17 +127,44 @@ func TestMachineBudgetOfTheTenant(t *testing.T) {
 // TestMachineBudgetUnderIsolate: a step stopped by a budget follows its
 // failure mode: under isolate only what depends on it is skipped.
 func TestMachineBudgetUnderIsolate(t *testing.T) {
-	f := newFixture(t, `(m.echo :v 1 :as @a) (m.echo :v @a.v :on-failure "isolate" :as @b) (m.echo :v @b.v) (m.pure :v 2)`, nil)
+	f := newFixture(t, `(m.echo :v 1 :as @a) (m.echo :v @a.v :on-failure "isolate" :as @b) (m.echo :v @b.v) (m.remind :to "x")`, nil)
 	f.pol = mustPolicy(t, "default:\n  budget: {runbook: {cost_usd: 1}}\n")
 	_, calls := f.advance()
-	require.Len(t, calls, 2, "a and the independent step start at once")
-	f.advance(costing(callFor(t, calls, "a"), map[string]any{"v": 1}, 1))
-	require.Equal(t, rbtype.StepFailed, f.step("b").Status)
+	require.Len(t, calls, 2, "a and the independent step, which reserves its cost, start at once")
+	f.advance(costing(callFor(t, calls, "a"), map[string]any{"v": 1}, 0.93))
+	require.Equal(t, rbtype.StepFailed, f.step("b").Status, "0.93 spent and 0.07 reserved: the budget is spent")
 	require.Equal(t, rbtype.StepSkipped, f.step("m.echo#3").Status)
-	require.Equal(t, rbtype.StepRunning, f.step("m.pure#4").Status, "an attempt already running is not stopped")
-	f.advance(succeed(callFor(t, calls, "m.pure#4"), map[string]any{"v": 2}))
-	require.Equal(t, rbtype.StepComplete, f.step("m.pure#4").Status, "and its outcome is recorded")
+	require.Equal(t, rbtype.StepRunning, f.step("m.remind#4").Status, "an attempt already running is not stopped")
+	f.advance(costing(callFor(t, calls, "m.remind#4"), map[string]any{"v": 2}, 0.07))
+	require.Equal(t, rbtype.StepComplete, f.step("m.remind#4").Status, "and its outcome is recorded")
 	require.Equal(t, rbtype.RunbookFailed, f.rb.Status)
+	require.Equal(t, 1.0, f.rb.Spent.CostUSD)
+}
+
+// Under a cost budget, steps whose verbs declare no cost run one at a
+// time within the runbook: each may spend anything, so the budget is
+// passed by one attempt at most. The second waits, ready, blocked on
+// BUDGET_EXCEEDED, and starts once the first has ended.
+func TestMachineBudgetRunsUnreservedStepsOneAtATime(t *testing.T) {
+	f := newFixture(t, `(m.echo :v 1) (m.echo :v 2)`, nil)
+	f.pol = mustPolicy(t, "default:\n  budget: {runbook: {cost_usd: 1}}\n")
+	_, calls := f.advance()
+	require.Len(t, calls, 1)
+	held := f.step("m.echo#2")
+	require.Equal(t, rbtype.StepReady, held.Status)
+	require.Equal(t, rbtype.CodeBudgetExceeded, held.ErrorCode)
+	require.Contains(t, held.ErrorMessage, "declare cost: {usd: N}")
+	_, calls = f.advance(costing(calls[0], map[string]any{}, 2))
+	require.Empty(t, calls, "the first passed the budget: the second fails, never called")
+	require.Equal(t, rbtype.StepFailed, f.step("m.echo#2").Status)
+	require.Equal(t, 2.0, f.rb.Spent.CostUSD, "passed by one attempt's spend, no more")
+
+	f = newFixture(t, `(m.echo :v 1) (m.echo :v 2)`, nil)
+	f.pol = mustPolicy(t, "default:\n  budget: {runbook: {cost_usd: 1}}\n")
+	_, calls = f.advance()
+	_, calls = f.advance(costing(calls[0], map[string]any{}, 0.5))
+	require.Len(t, calls, 1, "the first ended within the budget: the second starts")
+	require.Empty(t, f.step("m.echo#2").ErrorCode)
 }
 
 // TestMachineHighRiskGateNeedsAHighRiskApprover: a gate on a step of risk

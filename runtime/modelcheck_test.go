@@ -100,6 +100,11 @@ func modelCase(t *testing.T, cat *registry.Catalogue, seed uint64, verbose bool,
 		mr.f.rb.Mode = rbtype.ModeDraftOnly
 	}
 	mr.in = refmodel.New(rb)
+	var order []string
+	for _, s := range mr.f.steps {
+		order = append(order, s.Key)
+	}
+	mr.in.Reorder(order) // the plan's order, which is topological, not the source's
 	mr.in.Settle()
 	if err := mr.quiesce(); err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -57,6 +58,28 @@ type storedRunbook struct {
 type storedStep struct {
 	key, verb, status, idemKey, errorCode string
 	result                                json.RawMessage
+}
+
+// stepsText lists a runbook's steps and their statuses, in key order, for
+// a violation to show where it stopped.
+func (rb *storedRunbook) stepsText() string {
+	keys := make([]string, 0, len(rb.steps))
+	for k := range rb.steps {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		s := rb.steps[k]
+		b.WriteString(k + " " + s.status)
+		if s.errorCode != "" {
+			b.WriteString(" " + s.errorCode)
+		}
+	}
+	return b.String()
 }
 
 // template reports whether the step is a for-each's template: it never
@@ -222,7 +245,7 @@ func violations(st *stored, subs []*submitted, svc *service, n *notifier) []stri
 			continue
 		}
 		if rb.status != sb.kind.want && !(sb.kind.race && rb.status == rbtype.RunbookCancelled) {
-			add("runbook %s (%s, %s) is %s, its script implies %s", sb.id, sb.run, sb.kind.name, rb.status, sb.kind.want)
+			add("runbook %s (%s, %s) is %s, its script implies %s; its steps: %s", sb.id, sb.run, sb.kind.name, rb.status, sb.kind.want, rb.stepsText())
 		}
 		if rb.status == rbtype.RunbookComplete {
 			// Complete means every step completed or was skipped by the

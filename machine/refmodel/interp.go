@@ -83,6 +83,16 @@ func New(rb *Runbook) *Interp {
 	return in
 }
 
+// Reorder puts the steps in the order given (a compiled plan's, which
+// is topological), which decides what happens first when two things
+// happen at once: two parks timing out together, the elements :parallel
+// lets through.
+func (in *Interp) Reorder(keys []string) {
+	if len(keys) == len(in.Order) {
+		in.Order = slices.Clone(keys)
+	}
+}
+
 func (in *Interp) add(s *S) {
 	s.Status = Pending
 	in.Steps[s.Key] = s
