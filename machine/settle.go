@@ -113,6 +113,9 @@ func (t *transition) nextWake() *time.Time {
 		// round, and so are conditions and templates waiting for data.
 		consider(t.Now)
 	}
+	if t.executing() && t.templatesToEnd() {
+		consider(t.Now)
+	}
 	if t.hooking() && t.hooksPending() {
 		consider(t.Now) // the hooks start in the next round
 	}

@@ -84,3 +84,32 @@ func (p *PlanInfo) madeFrom(key string) []string {
 	}
 	return p.elementSteps(key)
 }
+
+// templatesToEnd reports whether a template can end in the next round and
+// nothing else would bring one: its last instances, or its list's
+// producer, ended in this round's last pass, after the templates were
+// looked at. Without the wake-up it asks for, the runbook would wait with
+// nothing left to wait on.
+func (t *transition) templatesToEnd() bool {
+	if len(t.plan.loops) == 0 || !t.Rb.Status.Running() {
+		return false
+	}
+	found := false
+	t.eachEndedTemplate(func(*rbtype.Step, int) { found = true })
+	if found {
+		return true
+	}
+	for _, s := range t.Steps {
+		if s.Status != rbtype.StepPending || !t.plan.IsTemplate(s.Key) || t.plan.Instances[s.Key] > 0 {
+			continue
+		}
+		top := t.plan.loops[t.plan.topLoop(t.plan.Steps[s.Key].Loop)]
+		if top == nil {
+			continue
+		}
+		if p := t.plan.producer(top); p != "" && t.statusOf(p).BlocksDependents() {
+			return true
+		}
+	}
+	return false
+}
