@@ -1,0 +1,117 @@
+package runtime_test
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/runbookdev/runbook/builtin"
+	"github.com/runbookdev/runbook/durable"
+	"github.com/runbookdev/runbook/durable/pgtest"
+	"github.com/runbookdev/runbook/registry"
+	"github.com/runbookdev/runbook/runtime"
+	"github.com/runbookdev/runbook/verbs"
+)
+
+// TestRowsWrittenPerChainStep counts, from PostgreSQL's own counters
+// (pg_stat_user_tables), the rows a worker writes, table by table, while
+// it runs chains of no-op steps to completion: what a step costs the
+// database in rows, the measure BENCHMARKS.md's "rows written per step"
+// takes over a whole database. Submission is left out, as the bench
+// leaves it out: the worker's store is its own, closed before the
+// counters are read, so that its backends have reported them.
+func TestRowsWrittenPerChainStep(t *testing.T) {
+	const runbooks, steps = 40, 10
+	ctx := context.Background()
+	submitter := pgtest.Store(t)
+	handlers := runtime.NewHandlers(builtin.Deps{})
+	defs, diags := verbs.Parse("bench.yaml", []byte(benchVerbs))
+	require.Empty(t, diags)
+	cat, diags := registry.New(defs, handlers.Specs())
+	require.Empty(t, diags)
+	cfg := runtime.Config{Catalogue: cat, PollInterval: 20 * time.Millisecond}
+	api := runtime.New(submitter, handlers, cfg)
+	for i := range runbooks {
+		_, err := api.SubmitSource(ctx, "b.rbk", []byte(chainSource(steps, i)), runtime.Submission{})
+		require.NoError(t, err)
+	}
+	before := tableWritesAfterFlush(t, submitter)
+
+	worker, err := durable.Open(ctx, durable.Config{URL: pgtest.ServerURL(t), Schema: submitter.Schema()})
+	require.NoError(t, err)
+	engine := runtime.New(worker, handlers, cfg)
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- engine.Run(runCtx) }()
+	bb := &benchBundle{ctx: ctx, store: submitter}
+	waitAllT(t, bb, runbooks)
+	cancel()
+	require.NoError(t, <-done)
+	worker.Close() // its backends exit and report their counts
+
+	after := tableWritesAfterFlush(t, submitter)
+	var total durable.TableWrites
+	for _, table := range slices.Sorted(maps.Keys(after)) {
+		d := durable.TableWrites{
+			Inserted: after[table].Inserted - before[table].Inserted,
+			Updated:  after[table].Updated - before[table].Updated,
+			Deleted:  after[table].Deleted - before[table].Deleted,
+		}
+		if d == (durable.TableWrites{}) {
+			continue
+		}
+		total.Inserted += d.Inserted
+		total.Updated += d.Updated
+		total.Deleted += d.Deleted
+		t.Logf("%-22s inserted %5.2f  updated %5.2f  deleted %5.2f per step", table,
+			perStep(d.Inserted, runbooks*steps), perStep(d.Updated, runbooks*steps), perStep(d.Deleted, runbooks*steps))
+	}
+	rows := perStep(total.Inserted+total.Updated+total.Deleted, runbooks*steps)
+	t.Logf("all tables: inserted %.2f, updated %.2f, deleted %.2f: %.2f rows per step",
+		perStep(total.Inserted, runbooks*steps), perStep(total.Updated, runbooks*steps), perStep(total.Deleted, runbooks*steps), rows)
+	// A chain of ten takes eleven advances after its submission (the
+	// first step's start, nine of a step's end and the next one's start,
+	// the last step's end with the runbook's): one row of events each.
+	require.Equal(t, int64(runbooks*(steps+1)), after["runbook_event_rows"].Inserted-before["runbook_event_rows"].Inserted,
+		"one row of events per advance of a runbook")
+	require.Zero(t, after["runbook_events"].Inserted-before["runbook_events"].Inserted)
+	// What is left (BENCHMARKS.md, "Performance round 3"): each step's row
+	// updated twice (started, then finished: a handler runs between two
+	// transactions), its ledger row, and a runbook's own rows. Rows only
+	// ever go down from here; the target of 3 is not met yet.
+	require.LessOrEqual(t, rows, 4.4, "rows written per chain step")
+}
+
+func perStep(n int64, steps int) float64 { return float64(n) / float64(steps) }
+
+// tableWritesAfterFlush reads the store's tables' counts once the
+// server has taken in what its own backends reported.
+func tableWritesAfterFlush(t *testing.T, store *durable.Store) map[string]durable.TableWrites {
+	t.Helper()
+	// A backend reports its counts when it has been idle a second.
+	time.Sleep(1500 * time.Millisecond)
+	w, err := store.TableWrites(context.Background())
+	require.NoError(t, err)
+	return w
+}
+
+// waitAllT is benchBundle.waitAll for a test.
+func waitAllT(t *testing.T, bb *benchBundle, n int64) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(deadline) {
+		counts, err := bb.store.CountByStatus(bb.ctx)
+		require.NoError(t, err)
+		if counts["complete"] >= n {
+			return
+		}
+		require.Zero(t, counts["failed"], fmt.Sprint(counts))
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("runbooks not complete in time")
+}
