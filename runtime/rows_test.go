@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -27,6 +28,32 @@ import (
 // counters are read, so that its backends have reported them.
 func TestRowsWrittenPerChainStep(t *testing.T) {
 	const runbooks, steps = 40, 10
+	// One plan for all, as cmd/rbload submits them: each runbook has its
+	// own idempotency key.
+	sources := make([]string, runbooks)
+	for i := range sources {
+		sources[i] = chainSource(steps, 0)
+	}
+	before, after := tableWritesOfRun(t, sources)
+	rows := logTableWrites(t, before, after, runbooks*steps)
+	// A chain of ten takes eleven advances after its submission (the
+	// first step's start, nine of a step's end and the next one's start,
+	// the last step's end with the runbook's): one row of events each.
+	require.Equal(t, int64(runbooks*(steps+1)), after["runbook_event_rows"].Inserted-before["runbook_event_rows"].Inserted,
+		"one row of events per advance of a runbook")
+	require.Zero(t, after["runbook_events"].Inserted-before["runbook_events"].Inserted)
+	// What is left (BENCHMARKS.md, "Performance round 3"): each step's row
+	// updated twice (started, then finished: a handler runs between two
+	// transactions), its ledger row, and a runbook's own rows. Rows only
+	// ever go down from here; the target of 3 is not met yet.
+	require.LessOrEqual(t, rows, 4.4, "rows written per chain step")
+}
+
+// tableWritesOfRun submits the sources, then runs them to completion with
+// a worker of its own, and returns the counts of rows written to each
+// table before the worker started and after it stopped.
+func tableWritesOfRun(t *testing.T, sources []string) (before, after map[string]durable.TableWrites) {
+	t.Helper()
 	ctx := context.Background()
 	submitter := pgtest.Store(t)
 	handlers := runtime.NewHandlers(builtin.Deps{})
@@ -36,11 +63,11 @@ func TestRowsWrittenPerChainStep(t *testing.T) {
 	require.Empty(t, diags)
 	cfg := runtime.Config{Catalogue: cat, PollInterval: 20 * time.Millisecond}
 	api := runtime.New(submitter, handlers, cfg)
-	for i := range runbooks {
-		_, err := api.SubmitSource(ctx, "b.rbk", []byte(chainSource(steps, i)), runtime.Submission{})
+	for i, src := range sources {
+		_, err := api.SubmitSource(ctx, "b.rbk", []byte(src), runtime.Submission{IdempotencyKey: fmt.Sprint("rows-", i)})
 		require.NoError(t, err)
 	}
-	before := tableWritesAfterFlush(t, submitter)
+	before = tableWritesAfterFlush(t, submitter)
 
 	worker, err := durable.Open(ctx, durable.Config{URL: pgtest.ServerURL(t), Schema: submitter.Schema()})
 	require.NoError(t, err)
@@ -48,13 +75,17 @@ func TestRowsWrittenPerChainStep(t *testing.T) {
 	runCtx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- engine.Run(runCtx) }()
-	bb := &benchBundle{ctx: ctx, store: submitter}
-	waitAllT(t, bb, runbooks)
+	waitAllT(t, &benchBundle{ctx: ctx, store: submitter}, int64(len(sources)))
 	cancel()
 	require.NoError(t, <-done)
 	worker.Close() // its backends exit and report their counts
+	return before, tableWritesAfterFlush(t, submitter)
+}
 
-	after := tableWritesAfterFlush(t, submitter)
+// logTableWrites logs the rows written to each table per step, and
+// returns the rows written per step in all.
+func logTableWrites(t *testing.T, before, after map[string]durable.TableWrites, steps int) float64 {
+	t.Helper()
 	var total durable.TableWrites
 	for _, table := range slices.Sorted(maps.Keys(after)) {
 		d := durable.TableWrites{
@@ -69,22 +100,47 @@ func TestRowsWrittenPerChainStep(t *testing.T) {
 		total.Updated += d.Updated
 		total.Deleted += d.Deleted
 		t.Logf("%-22s inserted %5.2f  updated %5.2f  deleted %5.2f per step", table,
-			perStep(d.Inserted, runbooks*steps), perStep(d.Updated, runbooks*steps), perStep(d.Deleted, runbooks*steps))
+			perStep(d.Inserted, steps), perStep(d.Updated, steps), perStep(d.Deleted, steps))
 	}
-	rows := perStep(total.Inserted+total.Updated+total.Deleted, runbooks*steps)
+	rows := perStep(total.Inserted+total.Updated+total.Deleted, steps)
 	t.Logf("all tables: inserted %.2f, updated %.2f, deleted %.2f: %.2f rows per step",
-		perStep(total.Inserted, runbooks*steps), perStep(total.Updated, runbooks*steps), perStep(total.Deleted, runbooks*steps), rows)
-	// A chain of ten takes eleven advances after its submission (the
-	// first step's start, nine of a step's end and the next one's start,
-	// the last step's end with the runbook's): one row of events each.
-	require.Equal(t, int64(runbooks*(steps+1)), after["runbook_event_rows"].Inserted-before["runbook_event_rows"].Inserted,
-		"one row of events per advance of a runbook")
-	require.Zero(t, after["runbook_events"].Inserted-before["runbook_events"].Inserted)
-	// What is left (BENCHMARKS.md, "Performance round 3"): each step's row
-	// updated twice (started, then finished: a handler runs between two
-	// transactions), its ledger row, and a runbook's own rows. Rows only
-	// ever go down from here; the target of 3 is not met yet.
-	require.LessOrEqual(t, rows, 4.4, "rows written per chain step")
+		perStep(total.Inserted, steps), perStep(total.Updated, steps), perStep(total.Deleted, steps), rows)
+	return rows
+}
+
+// TestRowsWrittenByAForEach compares the rows a for-each of 1,000 writes
+// with the same fan-out written out (cmd/rbload's for-each measurement):
+// the expansion stores its steps and edges once per loop.
+func TestRowsWrittenByAForEach(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs 4,000 steps twice")
+	}
+	const runbooks, width = 2, 1000
+	items := make([]string, width)
+	for i := range items {
+		items[i] = fmt.Sprint(i)
+	}
+	var static, forEach []string
+	for i := range runbooks {
+		var s strings.Builder
+		fmt.Fprintf(&s, "(b.noop :salt %d :as @root)\n", i)
+		leaves := make([]string, width)
+		for j := range leaves {
+			fmt.Fprintf(&s, "(b.noop :after @root :as @leaf%d)\n", j)
+			leaves[j] = fmt.Sprintf("@leaf%d", j)
+		}
+		fmt.Fprintf(&s, "(b.noop :after [%s] :as @join)\n", strings.Join(leaves, " "))
+		static = append(static, s.String())
+		forEach = append(forEach, fmt.Sprintf("(b.noop :salt %d :items [%s] :as @list)\n(for-each @list.items :as @item (b.noop :v @item :as @each))\n(b.noop :after @each :as @join)\n",
+			i, strings.Join(items, " ")))
+	}
+	t.Log("written out:")
+	before, after := tableWritesOfRun(t, static)
+	staticRows := logTableWrites(t, before, after, runbooks*(width+2))
+	t.Log("for-each:")
+	before, after = tableWritesOfRun(t, forEach)
+	forEachRows := logTableWrites(t, before, after, runbooks*(width+2))
+	t.Logf("for-each writes %.2f× the rows of the same fan-out written out (its steps and edges are written by the run)", forEachRows/staticRows)
 }
 
 func perStep(n int64, steps int) float64 { return float64(n) / float64(steps) }
