@@ -122,3 +122,23 @@ func requireSameEvents(t *testing.T, want, got []driver.Event) {
 		}
 	}
 }
+
+// The ledger refuses an event of a type rbtype.EventTypes does not list,
+// as runbook_events' check constraint did, and writes nothing of the
+// statement.
+func TestTheLedgerRefusesAnUnknownEventType(t *testing.T) {
+	ctx := context.Background()
+	store := pgtest.Store(t)
+	id := uuid.New()
+	err := store.InTx(ctx, func(tx driver.Tx) error {
+		_, err := tx.WriteAdvance(ctx, driver.AdvanceWrite{Events: []driver.Event{
+			{RunbookID: id, Type: rbtype.EventStepStarted, StepKey: "s1", Attempt: 1},
+			{RunbookID: id, Type: "STEP_EXPLODED", StepKey: "s1", Attempt: 1},
+		}})
+		return err
+	})
+	require.ErrorContains(t, err, `"STEP_EXPLODED"`)
+	events, err := store.Events(ctx, id, 0, 0)
+	require.NoError(t, err)
+	require.Empty(t, events)
+}

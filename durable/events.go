@@ -2,12 +2,14 @@ package durable
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/runbookdev/runbook/driver"
+	"github.com/runbookdev/runbook/rbtype"
 )
 
 // The event ledger (docs/design/runtime.md, "The event ledger") keeps the
@@ -31,6 +33,29 @@ const appendEventsSQL = `
 			AS u(r, ty, s, a, w, d, n)
 		ORDER BY n) e
 	GROUP BY r`
+
+// knownEventTypes are the types the ledger admits: rbtype.EventTypes.
+// The check constraint of runbook_events, one row an event, refused any
+// other; a row of runbook_event_rows holds many, so the check is made
+// here, before the statement is sent (TestTheSchemaAdmitsEveryStatusAndEventType
+// writes every type; TestTheLedgerRefusesAnUnknownEventType one too many).
+var knownEventTypes = func() map[rbtype.EventType]bool {
+	m := make(map[rbtype.EventType]bool, len(rbtype.EventTypes))
+	for _, t := range rbtype.EventTypes {
+		m[t] = true
+	}
+	return m
+}()
+
+// checkEventTypes refuses events of a type the ledger does not admit.
+func checkEventTypes(events []driver.Event) error {
+	for _, e := range events {
+		if !knownEventTypes[e.Type] {
+			return fmt.Errorf("durable: event type %q is not one the ledger admits (rbtype.EventTypes)", e.Type)
+		}
+	}
+	return nil
+}
 
 func eventArgs(events []driver.Event) []any {
 	n := len(events)
