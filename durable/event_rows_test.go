@@ -3,6 +3,7 @@ package durable_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
@@ -19,7 +20,8 @@ import (
 // migrates: every event reads back with its id, type, step, attempt,
 // worker, data, time and place in its runbook's ledger; paging after an
 // event id returns the same events as before; events appended since
-// follow with larger ids, several of one advance in one row.
+// follow with larger ids, a runbook's events of one statement in one
+// row.
 func TestEventRowsMigrationKeepsEveryEvent(t *testing.T) {
 	ctx := context.Background()
 	store := pgtest.StoreAt(t, pgtest.MigrationVersion(t, "event_rows")-1)
@@ -92,10 +94,11 @@ func TestEventRowsMigrationKeepsEveryEvent(t *testing.T) {
 	require.Equal(t, []int64{5, 6}, []int64{more[0].Seq, more[1].Seq})
 	require.Equal(t, rbtype.EventStepSucceeded, more[1].Type)
 	require.JSONEq(t, `{"result":{}}`, string(more[1].Data))
-	require.False(t, more[1].At.Before(more[0].At), "each event keeps its own clock, in order")
+	require.True(t, more[1].At.Equal(more[0].At), "the events of one statement share its row's clock")
+	require.True(t, more[0].At.After(after[3].At))
 	var rows, inB int
 	require.NoError(t, conn.QueryRow(ctx, `SELECT count(*), sum(n) FILTER (WHERE runbook_id = $1) FROM runbook_event_rows`, b).Scan(&rows, &inB))
-	require.Equal(t, 4, rows, "a row for each runbook's converted events, and one for each's new ones")
+	require.Equal(t, 6+2, rows, "a row for each converted event, and one for each runbook's new ones")
 	require.Equal(t, 3, inB)
 	var old int
 	require.NoError(t, conn.QueryRow(ctx, `SELECT count(*) FROM runbook_events`).Scan(&old))
@@ -141,4 +144,55 @@ func TestTheLedgerRefusesAnUnknownEventType(t *testing.T) {
 	events, err := store.Events(ctx, id, 0, 0)
 	require.NoError(t, err)
 	require.Empty(t, events)
+}
+
+// Events whose step keys and worker ids hold quotes, backslashes, control
+// characters and non-ASCII text, and data that is JSON null, read back as
+// written; more than a row's 1,024 events of one runbook take several
+// rows, numbered on.
+func TestEventRowsKeepEveryField(t *testing.T) {
+	ctx := context.Background()
+	store := pgtest.Store(t)
+	id := uuid.New()
+	written := []driver.Event{
+		{RunbookID: id, Type: rbtype.EventStepStarted, StepKey: `a"b\c` + "\t\x01é[0]", Attempt: 3, WorkerID: "wörker \"1\""},
+		{RunbookID: id, Type: rbtype.EventStepSucceeded, StepKey: "s", Attempt: 1, Data: json.RawMessage(`null`)},
+		{RunbookID: id, Type: rbtype.EventRunbookCompleted, Data: json.RawMessage(` {"a": [1, 2.50, "x"]} `)},
+	}
+	for i := range 1100 {
+		written = append(written, driver.Event{RunbookID: id, Type: rbtype.EventStepHeartbeat, StepKey: fmt.Sprint("h", i), Attempt: 1})
+	}
+	require.NoError(t, store.InTx(ctx, func(tx driver.Tx) error {
+		_, err := tx.WriteAdvance(ctx, driver.AdvanceWrite{Events: written})
+		return err
+	}))
+	got, err := store.Events(ctx, id, 0, 2000)
+	require.NoError(t, err)
+	require.Len(t, got, len(written))
+	for i, w := range written {
+		g := got[i]
+		require.Equal(t, w.Type, g.Type, "%d", i)
+		require.Equal(t, w.StepKey, g.StepKey, "%d", i)
+		require.Equal(t, w.Attempt, g.Attempt, "%d", i)
+		require.Equal(t, w.WorkerID, g.WorkerID, "%d", i)
+		require.Equal(t, int64(i+1), g.Seq)
+		if i > 0 {
+			require.Greater(t, g.ID, got[i-1].ID)
+		}
+		if w.Data == nil {
+			require.Nil(t, g.Data, "%d", i)
+		} else {
+			require.JSONEq(t, string(w.Data), string(g.Data), "%d", i)
+		}
+	}
+	// Paging from inside the second row counts the events before it.
+	page, err := store.Events(ctx, id, got[1050].ID, 5)
+	require.NoError(t, err)
+	require.Len(t, page, 5)
+	require.Equal(t, got[1051].ID, page[0].ID)
+	require.Equal(t, int64(1052), page[0].Seq)
+	conn := pgtest.Conn(t, store)
+	var rows int
+	require.NoError(t, conn.QueryRow(ctx, `SELECT count(*) FROM runbook_event_rows WHERE runbook_id = $1`, id).Scan(&rows))
+	require.Equal(t, 2, rows)
 }

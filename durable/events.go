@@ -2,11 +2,12 @@ package durable
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"strconv"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/runbookdev/runbook/driver"
 	"github.com/runbookdev/runbook/rbtype"
@@ -14,25 +15,25 @@ import (
 
 // The event ledger (docs/design/runtime.md, "The event ledger") keeps the
 // events one statement appends for a runbook in one row of
-// runbook_event_rows, a JSON array in id order. Each event keeps its own
-// id, from runbook_event_ids, and its own clock; readers unnest the rows
+// runbook_event_rows (migration 023): a row's events are numbered from its
+// first_id, one apart, and stamped with its clock. Readers unnest the rows
 // and see one event a row, as they did when each was a row of its own.
 
-// appendEventsSQL adds events to the ledger, in order, in one statement:
-// one row per runbook. Each event is stamped with the clock at insertion,
-// not the transaction's start, so the ledger measures latencies
-// truthfully, and numbered in order from runbook_event_ids.
+// maxEventsPerRow is how many events a row holds at most: first_id is
+// nextval('runbook_event_ids') times this, so ids never collide.
+const maxEventsPerRow = 1024
+
+// appendEventsSQL adds rows of events to the ledger in one statement: for
+// each, the runbook, how many events and their JSON (eventRows). Rows are
+// numbered in the order given; each is stamped with the clock at
+// insertion, not the transaction's start, so the ledger measures latencies
+// truthfully.
 const appendEventsSQL = `
-	INSERT INTO runbook_event_rows (runbook_id, first_id, last_id, n, events)
-	SELECT r, min(id), max(id), count(*), jsonb_agg(
-		jsonb_strip_nulls(jsonb_build_object('id', id, 'type', ty, 'step_key', s, 'attempt', a, 'worker_id', w, 'at', at))
-		|| CASE WHEN d IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('data', d::jsonb) END
-		ORDER BY id)
-	FROM (SELECT r, ty, s, a, w, d, nextval('runbook_event_ids') AS id, clock_timestamp() AS at
-		FROM unnest($1::uuid[], $2::text[], $3::text[], $4::int[], $5::text[], $6::text[]) WITH ORDINALITY
-			AS u(r, ty, s, a, w, d, n)
-		ORDER BY n) e
-	GROUP BY r`
+	INSERT INTO runbook_event_rows (runbook_id, first_id, last_id, n, at, events)
+	SELECT r, id, id + n - 1, n, clock_timestamp(), e::jsonb
+	FROM (SELECT r, n, e, nextval('runbook_event_ids') * 1024 AS id
+		FROM unnest($1::uuid[], $2::int[], $3::text[]) WITH ORDINALITY AS u(r, n, e, o)
+		ORDER BY o) x`
 
 // knownEventTypes are the types the ledger admits: rbtype.EventTypes.
 // The check constraint of runbook_events, one row an event, refused any
@@ -57,39 +58,99 @@ func checkEventTypes(events []driver.Event) error {
 	return nil
 }
 
+// eventArgs lays events out as appendEventsSQL's rows: a runbook's events,
+// in the order given, in rows of at most maxEventsPerRow, the runbooks in
+// the order they first appear.
 func eventArgs(events []driver.Event) []any {
-	n := len(events)
-	runbooks := make([][16]byte, n)
-	types := make([]string, n)
-	steps := make(pgtype.FlatArray[pgtype.Text], n)
-	attempts := make(pgtype.FlatArray[pgtype.Int4], n)
-	workers := make(pgtype.FlatArray[pgtype.Text], n)
-	data := make(pgtype.FlatArray[pgtype.Text], n)
-	for i, e := range events {
-		runbooks[i], types[i], steps[i], workers[i], data[i] = e.RunbookID, string(e.Type), nullableText(e.StepKey), nullableText(e.WorkerID), nullableJSON(e.Data)
-		attempts[i] = pgtype.Int4{Int32: int32(e.Attempt), Valid: e.Attempt > 0}
+	var runbooks [][16]byte
+	var counts []int32
+	var rows []string
+	open := map[uuid.UUID]int{} // the row being filled, by runbook
+	var bufs [][]byte
+	for _, e := range events {
+		i, ok := open[e.RunbookID]
+		if !ok || counts[i] == maxEventsPerRow {
+			i = len(rows)
+			open[e.RunbookID] = i
+			runbooks, counts, rows = append(runbooks, e.RunbookID), append(counts, 0), append(rows, "")
+			bufs = append(bufs, []byte{'['})
+		}
+		if counts[i] > 0 {
+			bufs[i] = append(bufs[i], ',')
+		}
+		bufs[i] = appendEvent(bufs[i], e)
+		counts[i]++
 	}
-	return []any{runbooks, types, steps, attempts, workers, data}
+	for i, b := range bufs {
+		rows[i] = string(append(b, ']'))
+	}
+	return []any{runbooks, counts, rows}
 }
 
-// eventColumns are an event's columns, from x, an element of a row's
-// events, in the order scanEvent reads them.
-const eventColumns = `(x.e->>'id')::bigint, b.runbook_id, x.e->>'type', coalesce(x.e->>'step_key', ''),
-	coalesce((x.e->>'attempt')::int, 0), coalesce(x.e->>'worker_id', ''), x.e->'data', (x.e->>'at')::timestamptz`
+// appendEvent appends an event as its row's array holds it: [type,
+// step_key, attempt, worker_id, data], null where runbook_events had
+// NULL; without data when it had none, so that a JSON null stays one.
+func appendEvent(b []byte, e driver.Event) []byte {
+	b = append(b, '[')
+	b = appendJSONString(b, string(e.Type))
+	b = append(b, ',')
+	if e.StepKey == "" {
+		b = append(b, "null"...)
+	} else {
+		b = appendJSONString(b, e.StepKey)
+	}
+	b = append(b, ',')
+	if e.Attempt > 0 {
+		b = strconv.AppendInt(b, int64(int32(e.Attempt)), 10)
+	} else {
+		b = append(b, "null"...)
+	}
+	b = append(b, ',')
+	if e.WorkerID == "" {
+		b = append(b, "null"...)
+	} else {
+		b = appendJSONString(b, e.WorkerID)
+	}
+	if len(e.Data) > 0 {
+		b = append(b, ',')
+		b = append(b, e.Data...)
+	}
+	return append(b, ']')
+}
+
+// appendJSONString appends s as a JSON string. Plain text is copied as it
+// is; anything with a quote, a backslash, a control character or a
+// non-ASCII byte goes through encoding/json.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
+			q, _ := json.Marshal(s) // a string always encodes
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
+
+// eventColumns are an event's columns, from x, an element of row b's
+// events at ordinality k, in the order scanEvent reads them.
+const eventColumns = `b.first_id + x.k - 1, b.runbook_id, x.e->>0, coalesce(x.e->>1, ''),
+	coalesce((x.e->>2)::int, 0), coalesce(x.e->>3, ''), x.e->4, b.at`
 
 // eventsAfterSQL reads a runbook's events after an event id, oldest
 // first. The rows are found on (runbook_id, last_id) in order; within a
 // row, the array's order is the events'. Seq, the event's place in its
 // runbook's ledger, is the count of the events up to the one asked after
-// plus its place in the page.
+// (whole rows, and the first part of the row it falls in, which ends
+// fewer than maxEventsPerRow ids after it) plus its place in the page.
 const eventsAfterSQL = `
 	SELECT ` + eventColumns + `,
-		(SELECT coalesce(sum(c.n), 0) FROM runbook_event_rows c WHERE c.runbook_id = $1 AND c.last_id <= $2)
-		+ (SELECT count(*) FROM runbook_event_rows c, jsonb_array_elements(c.events) y(e)
-			WHERE c.runbook_id = $1 AND c.last_id > $2 AND c.first_id <= $2 AND (y.e->>'id')::bigint <= $2)
+		(SELECT coalesce(sum(least(c.n, $2 - c.first_id + 1)), 0) FROM runbook_event_rows c
+			WHERE c.runbook_id = $1 AND c.last_id < $2 + 1024 AND c.first_id <= $2)
 		+ row_number() OVER (ORDER BY b.last_id, x.k)
 	FROM runbook_event_rows b, jsonb_array_elements(b.events) WITH ORDINALITY x(e, k)
-	WHERE b.runbook_id = $1 AND b.last_id > $2 AND (x.e->>'id')::bigint > $2
+	WHERE b.runbook_id = $1 AND b.last_id > $2 AND b.first_id + x.k - 1 > $2
 	ORDER BY b.last_id, x.k LIMIT $3`
 
 // Events reads a runbook's ledger after event afterID, oldest first.

@@ -158,7 +158,7 @@ func (s *Store) EventsOfType(ctx context.Context, runbookID uuid.UUID, types []r
 	rows, err := s.pool.Query(ctx, `
 		SELECT `+eventColumns+`
 		FROM runbook_event_rows b, jsonb_array_elements(b.events) WITH ORDINALITY x(e, k)
-		WHERE b.runbook_id = $1 AND x.e->>'type' = ANY($2) ORDER BY b.last_id, x.k`, runbookID, names)
+		WHERE b.runbook_id = $1 AND x.e->>0 = ANY($2) ORDER BY b.last_id, x.k`, runbookID, names)
 	if err != nil {
 		return nil, translate(err)
 	}

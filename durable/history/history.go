@@ -127,21 +127,21 @@ func statements(s Shape) []string {
 		// The events as an advance writes them (docs/design/runtime.md, "The
 		// event ledger"): a row for the submission, one for each step's
 		// start and end, one for the runbook's completion.
-		`INSERT INTO runbook_event_rows (runbook_id, first_id, last_id, n, events)
-		 SELECT runbook_id, min(id), max(id), count(*), jsonb_agg(jsonb_strip_nulls(jsonb_build_object('id', id,
-		        'type', type, 'step_key', step_key, 'attempt', attempt, 'worker_id', 'history', 'at', at)) ORDER BY id)
-		 FROM (SELECT u.*, nextval('runbook_event_ids') AS id FROM (
-		        SELECT r.id AS runbook_id, 0 AS grp, 0 AS o, 'RUNBOOK_SUBMITTED' AS type, NULL::text AS step_key,
-		               NULL::int AS attempt, r.finished AS at
+		`INSERT INTO runbook_event_rows (runbook_id, first_id, last_id, n, at, events)
+		 SELECT runbook_id, id, id + n - 1, n, at, events
+		 FROM (SELECT u.*, nextval('runbook_event_ids') * 1024 AS id FROM (
+		        SELECT r.id AS runbook_id, 0 AS grp, 1 AS n, r.finished AS at,
+		               jsonb_build_array(jsonb_build_array('RUNBOOK_SUBMITTED', NULL, NULL, 'history')) AS events
 		        FROM history_runbooks r
 		        UNION ALL
-		        SELECT st.runbook_id, st.position + 1, e.o, e.type, st.key, 1, st.finished_at
-		        FROM runbook_steps st JOIN history_runbooks r ON r.id = st.runbook_id,
-		             (VALUES (0, 'STEP_STARTED'), (1, 'STEP_SUCCEEDED')) e(o, type)
+		        SELECT st.runbook_id, st.position + 1, 2, st.finished_at,
+		               jsonb_build_array(jsonb_build_array('STEP_STARTED', st.key, 1, 'history'),
+		                                 jsonb_build_array('STEP_SUCCEEDED', st.key, 1, 'history'))
+		        FROM runbook_steps st JOIN history_runbooks r ON r.id = st.runbook_id
 		        UNION ALL
-		        SELECT r.id, 2147483647, 0, 'RUNBOOK_COMPLETED', NULL, NULL, r.finished
+		        SELECT r.id, 2147483647, 1, r.finished,
+		               jsonb_build_array(jsonb_build_array('RUNBOOK_COMPLETED', NULL, NULL, 'history'))
 		        FROM history_runbooks r) u
-		       ORDER BY u.runbook_id, u.grp, u.o) e
-		 GROUP BY runbook_id, grp`,
+		       ORDER BY u.runbook_id, u.grp) e`,
 	}
 }
