@@ -141,6 +141,13 @@ func TestRowsWrittenByAForEach(t *testing.T) {
 	before, after = tableWritesOfRun(t, forEach)
 	forEachRows := logTableWrites(t, before, after, runbooks*(width+2))
 	t.Logf("for-each writes %.2f× the rows of the same fan-out written out (its steps and edges are written by the run)", forEachRows/staticRows)
+	// The expansion writes each element's step and its edge, once, in one
+	// statement a table (what the written-out fan-out writes at
+	// submission, before the worker starts); nothing else per element.
+	grown := func(table string) int64 { return after[table].Inserted - before[table].Inserted }
+	require.Equal(t, int64(runbooks*width), grown("runbook_steps"), "one step an element")
+	require.Equal(t, int64(runbooks*width), grown("runbook_edges"), "one edge an element")
+	require.LessOrEqual(t, forEachRows-staticRows, 2.0+0.05, "rows per step beyond the expansion's step and edge")
 }
 
 func perStep(n int64, steps int) float64 { return float64(n) / float64(steps) }
