@@ -663,25 +663,31 @@ func condValue(c *Cond) any {
 	return out
 }
 
-// v3Markers are the markers version 3 adds.
-var v3Markers = []string{StatusKey, DefaultKey, CountKey, FilterKey, AnyKey, AllKey, ElemKey, IndexKey}
+// isV3Marker reports whether k is a marker version 3 adds.
+func isV3Marker(k string) bool {
+	switch k {
+	case StatusKey, DefaultKey, CountKey, FilterKey, AnyKey, AllKey, ElemKey, IndexKey:
+		return true
+	}
+	return false
+}
 
 // hasV3Marker reports whether a plan value holds a marker of version 3,
-// or reads @failures.
+// or reads @failures. A marker is a one-key object, so a one-key map's
+// single key is compared, rather than every marker looked up in it: the
+// compiler walks every argument of every step with this.
 func hasV3Marker(v any) bool {
 	switch v := v.(type) {
 	case map[string]any:
-		if len(v) == 1 {
-			for _, k := range v3Markers {
-				if _, ok := v[k]; ok {
+		for k, item := range v {
+			if len(v) == 1 {
+				if isV3Marker(k) {
+					return true
+				}
+				if f, ok := item.(string); ok && k == FailureKey && strings.HasPrefix(f, failuresBinding) {
 					return true
 				}
 			}
-			if f, ok := v[FailureKey].(string); ok && strings.HasPrefix(f, failuresBinding) {
-				return true
-			}
-		}
-		for _, item := range v {
 			if hasV3Marker(item) {
 				return true
 			}
@@ -699,21 +705,22 @@ func hasV3Marker(v any) bool {
 }
 
 // hasNewMarker reports whether a plan value holds a marker of version 2:
-// $str, $failure, $item, or an $input with a path.
+// $str, $failure, $item, or an $input with a path. Like hasV3Marker, it
+// compares a one-key map's single key.
 func hasNewMarker(v any) bool {
 	switch v := v.(type) {
 	case map[string]any:
-		if len(v) == 1 {
-			for _, k := range []string{StrKey, FailureKey, ItemKey} {
-				if _, ok := v[k]; ok {
+		for k, item := range v {
+			if len(v) == 1 {
+				switch k {
+				case StrKey, FailureKey, ItemKey:
 					return true
+				case InputKey:
+					if in, ok := item.(string); ok && strings.ContainsAny(in, ".[") {
+						return true
+					}
 				}
 			}
-			if in, ok := v[InputKey].(string); ok && strings.ContainsAny(in, ".[") {
-				return true
-			}
-		}
-		for _, item := range v {
 			if hasNewMarker(item) {
 				return true
 			}

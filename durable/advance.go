@@ -113,6 +113,9 @@ func queueLoad(b *pgx.Batch, ids []uuid.UUID, o driver.LoadOptions) *driver.Adva
 // steps it leased. Each new invocation takes its correlation key's lock
 // first, as a notification does (see StoreNotification).
 func (t *Tx) WriteAdvance(ctx context.Context, w driver.AdvanceWrite) ([]int64, error) {
+	if err := checkEventTypes(w.Events); err != nil {
+		return nil, err
+	}
 	var b pgx.Batch
 	var leased []int64
 	for _, id := range slices.SortedFunc(maps.Keys(w.NewSteps), compareUUID) {

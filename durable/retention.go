@@ -77,15 +77,19 @@ const pruneStillFinishedSQL = `SELECT id FROM runbooks WHERE id = ANY($1) AND fi
 var pruneRowsSQL = []struct {
 	count func(*driver.Pruned) *int64
 	sql   string
+	// selects says the statement returns its count as its one row (the
+	// events, many to a row), rather than the rows it deleted.
+	selects bool
 }{
 	{func(p *driver.Pruned) *int64 { return &p.Notifications }, `DELETE FROM completion_notifications n USING invocation_records i
-		WHERE i.correlation_key = n.correlation_key AND i.runbook_id = ANY($1)`},
-	{func(p *driver.Pruned) *int64 { return &p.Invocations }, `DELETE FROM invocation_records WHERE runbook_id = ANY($1)`},
-	{func(p *driver.Pruned) *int64 { return &p.Events }, `DELETE FROM runbook_events WHERE runbook_id = ANY($1)`},
-	{func(p *driver.Pruned) *int64 { return &p.Mutations }, `DELETE FROM runbook_mutations WHERE runbook_id = ANY($1)`},
-	{func(p *driver.Pruned) *int64 { return &p.Edges }, `DELETE FROM runbook_edges WHERE runbook_id = ANY($1)`},
-	{func(p *driver.Pruned) *int64 { return &p.Steps }, `DELETE FROM runbook_steps WHERE runbook_id = ANY($1)`},
-	{func(p *driver.Pruned) *int64 { return &p.Runbooks }, `DELETE FROM runbooks WHERE id = ANY($1) AND finished_at IS NOT NULL`},
+		WHERE i.correlation_key = n.correlation_key AND i.runbook_id = ANY($1)`, false},
+	{func(p *driver.Pruned) *int64 { return &p.Invocations }, `DELETE FROM invocation_records WHERE runbook_id = ANY($1)`, false},
+	{func(p *driver.Pruned) *int64 { return &p.Events }, `WITH gone AS (DELETE FROM runbook_event_rows WHERE runbook_id = ANY($1) RETURNING n)
+		SELECT coalesce(sum(n), 0) FROM gone`, true},
+	{func(p *driver.Pruned) *int64 { return &p.Mutations }, `DELETE FROM runbook_mutations WHERE runbook_id = ANY($1)`, false},
+	{func(p *driver.Pruned) *int64 { return &p.Edges }, `DELETE FROM runbook_edges WHERE runbook_id = ANY($1)`, false},
+	{func(p *driver.Pruned) *int64 { return &p.Steps }, `DELETE FROM runbook_steps WHERE runbook_id = ANY($1)`, false},
+	{func(p *driver.Pruned) *int64 { return &p.Runbooks }, `DELETE FROM runbooks WHERE id = ANY($1) AND finished_at IS NOT NULL`, false},
 }
 
 // pruneReceiptsSQL deletes receipts past their window whose runbook's
@@ -145,6 +149,10 @@ func (s *Store) Prune(ctx context.Context, o driver.PruneOptions) (driver.Pruned
 		var b pgx.Batch
 		for _, d := range pruneRowsSQL {
 			count := d.count(&p)
+			if d.selects {
+				b.Queue(d.sql, ids).QueryRow(func(row pgx.Row) error { return row.Scan(count) })
+				continue
+			}
 			b.Queue(d.sql, ids).Exec(func(tag pgconn.CommandTag) error {
 				*count = tag.RowsAffected()
 				return nil

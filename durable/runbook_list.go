@@ -156,8 +156,9 @@ func (s *Store) EventsOfType(ctx context.Context, runbookID uuid.UUID, types []r
 		names[i] = string(t)
 	}
 	rows, err := s.pool.Query(ctx, `
-		SELECT id, runbook_id, type, coalesce(step_key, ''), coalesce(attempt, 0), coalesce(worker_id, ''), data, at
-		FROM runbook_events WHERE runbook_id = $1 AND type = ANY($2) ORDER BY id`, runbookID, names)
+		SELECT `+eventColumns+`
+		FROM runbook_event_rows b, jsonb_array_elements(b.events) WITH ORDINALITY x(e, k)
+		WHERE b.runbook_id = $1 AND x.e->>0 = ANY($2) ORDER BY b.last_id, x.k`, runbookID, names)
 	if err != nil {
 		return nil, translate(err)
 	}

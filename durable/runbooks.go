@@ -26,6 +26,9 @@ import (
 // large plan's steps go by COPY, one more). The new row is returned as
 // the insert wrote it, plan included, without reading it again.
 func (t *Tx) CreateRunbook(ctx context.Context, n driver.NewRunbook) (rb *driver.Runbook, created bool, err error) {
+	if err := checkEventTypes(n.Events); err != nil {
+		return nil, false, err
+	}
 	var head pgx.Batch
 	head.Queue("SELECT pg_advisory_xact_lock($1)", RunbookLockKey(n.ID))
 	head.Queue(`

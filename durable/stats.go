@@ -93,3 +93,33 @@ func (s *Store) DataDirectory(ctx context.Context) (string, error) {
 	err := s.pool.QueryRow(ctx, `SELECT current_setting('data_directory')`).Scan(&dir)
 	return dir, translate(err)
 }
+
+// TableWrites are PostgreSQL's cumulative counts of the rows written to
+// one table: what a workload writes where (pg_stat_user_tables).
+type TableWrites struct {
+	Inserted, Updated, Deleted int64
+}
+
+// TableWrites reads the counts of rows written to each table of the
+// store's schema, by table name. The server updates them when a backend
+// goes idle for a second or exits: read them after the writers' pool is
+// closed.
+func (s *Store) TableWrites(ctx context.Context) (map[string]TableWrites, error) {
+	rows, err := s.pool.Query(ctx, `
+		SELECT relname, n_tup_ins, n_tup_upd, n_tup_del FROM pg_stat_user_tables
+		WHERE schemaname = current_schema()`)
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rows.Close()
+	out := map[string]TableWrites{}
+	for rows.Next() {
+		var name string
+		var w TableWrites
+		if err := rows.Scan(&name, &w.Inserted, &w.Updated, &w.Deleted); err != nil {
+			return nil, translate(err)
+		}
+		out[name] = w
+	}
+	return out, translate(rows.Err())
+}

@@ -24,6 +24,8 @@ var relations = []string{
 	"outcomes",
 	"result_cache",
 	"runbook_edges",
+	"runbook_event_ids",
+	"runbook_event_rows",
 	"runbook_events",
 	"runbook_events_id_seq",
 	"runbook_mutations",

@@ -27,6 +27,10 @@ type Schema struct {
 	raw   map[string]any // as written, with type: uuid
 	root  *jsonschema.Schema
 	props map[string]*jsonschema.Schema
+	// typeOnly are the properties whose whole schema is {type: T} with T
+	// one of JSON's types: a value of type T passes them without the
+	// library (ValidateProperty).
+	typeOnly map[string]string
 }
 
 // SchemaRole says which of a verb's schemas a Schema is.
@@ -88,9 +92,71 @@ func CompileSchema(name string, raw map[string]any, role SchemaRole) (*Schema, e
 				return nil, schemaError(err)
 			}
 			s.props[p] = sub
+			if t, ok := typeOnlySchema(props[p]); ok {
+				if s.typeOnly == nil {
+					s.typeOnly = map[string]string{}
+				}
+				s.typeOnly[p] = t
+			}
 		}
 	}
 	return s, nil
+}
+
+// typeOnlySchema reports whether a property's schema is {type: T} and
+// nothing else, T one of JSON's own types, and which.
+func typeOnlySchema(v any) (string, bool) {
+	m, ok := v.(map[string]any)
+	if !ok || len(m) != 1 {
+		return "", false
+	}
+	t, ok := m["type"].(string)
+	switch t {
+	case "string", "integer", "number", "boolean", "null", "object", "array":
+		return t, ok
+	}
+	return "", false
+}
+
+// hasJSONType reports whether v, a plan value (json.Number for numbers),
+// is plainly of JSON type t. false means "not known here": the library
+// decides, and says why a value fails.
+func hasJSONType(t string, v any) bool {
+	switch v := v.(type) {
+	case string:
+		return t == "string"
+	case bool:
+		return t == "boolean"
+	case nil:
+		return t == "null"
+	case map[string]any:
+		return t == "object"
+	case []any:
+		return t == "array"
+	case json.Number:
+		switch t {
+		case "number":
+			_, err := v.Float64()
+			return err == nil
+		case "integer":
+			return isIntegerLiteral(string(v))
+		}
+	}
+	return false
+}
+
+// isIntegerLiteral reports whether s is an optional minus and digits.
+func isIntegerLiteral(s string) bool {
+	s = strings.TrimPrefix(s, "-")
+	if s == "" || len(s) > 18 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // selfContained loads no schema from outside the one being compiled.
@@ -216,6 +282,12 @@ func (s *Schema) Validate(v any) error { return validationError(s.root.Validate(
 func (s *Schema) ValidateProperty(name string, v any) error {
 	sub, ok := s.props[name]
 	if !ok {
+		return nil
+	}
+	// A property declared by its type alone ({type: integer}) needs no
+	// walk of the library's schema for a value plainly of that type: the
+	// compiler validates every literal argument of every step so.
+	if t, ok := s.typeOnly[name]; ok && hasJSONType(t, v) {
 		return nil
 	}
 	return validationError(sub.Validate(v))

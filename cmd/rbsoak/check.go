@@ -186,7 +186,8 @@ func load(ctx context.Context, url string) (*stored, error) {
 		if err := rows.Err(); err != nil {
 			return err
 		}
-		rows, err = conn.Query(ctx, `SELECT runbook_id, id, type, coalesce(step_key, '') FROM rbd.runbook_events ORDER BY id`)
+		rows, err = conn.Query(ctx, `SELECT b.runbook_id, b.first_id + x.k - 1, x.e->>0, coalesce(x.e->>1, '')
+			FROM rbd.runbook_event_rows b, jsonb_array_elements(b.events) WITH ORDINALITY x(e, k) ORDER BY 2`)
 		if err != nil {
 			return err
 		}

@@ -69,7 +69,7 @@ func Fill(ctx context.Context, conn *pgx.Conn, s Shape) (time.Duration, error) {
 	// The tables filled, in the schema the search_path names: not every
 	// schema of the database.
 	if _, err := conn.Exec(ctx, "ANALYZE runbooks, runbook_steps, runbook_edges, invocation_records, "+
-		"completion_notifications, action_receipts, step_attempts, runbook_mutations, runbook_events"); err != nil {
+		"completion_notifications, action_receipts, step_attempts, runbook_mutations, runbook_event_rows"); err != nil {
 		return 0, err
 	}
 	return time.Since(began), nil
@@ -124,12 +124,24 @@ func statements(s Shape) []string {
 		`INSERT INTO runbook_mutations (runbook_id, actor, kind, payload, at)
 		 SELECT id, 'history', 'retry', '{"steps":["s1"]}', finished - interval '30 seconds'
 		 FROM history_runbooks WHERE n % 10 = 0`,
-		`INSERT INTO runbook_events (runbook_id, type, step_key, attempt, worker_id, at)
-		 SELECT r.id, e.type, NULL, NULL, 'history', r.finished
-		 FROM history_runbooks r, (VALUES ('RUNBOOK_SUBMITTED'), ('RUNBOOK_COMPLETED')) e(type)
-		 UNION ALL
-		 SELECT st.runbook_id, e.type, st.key, 1, 'history', st.finished_at
-		 FROM runbook_steps st JOIN history_runbooks r ON r.id = st.runbook_id,
-		      (VALUES ('STEP_STARTED'), ('STEP_SUCCEEDED')) e(type)`,
+		// The events as an advance writes them (docs/design/runtime.md, "The
+		// event ledger"): a row for the submission, one for each step's
+		// start and end, one for the runbook's completion.
+		`INSERT INTO runbook_event_rows (runbook_id, first_id, last_id, n, at, events)
+		 SELECT runbook_id, id, id + n - 1, n, at, events
+		 FROM (SELECT u.*, nextval('runbook_event_ids') * 1024 AS id FROM (
+		        SELECT r.id AS runbook_id, 0 AS grp, 1 AS n, r.finished AS at,
+		               jsonb_build_array(jsonb_build_array('RUNBOOK_SUBMITTED', NULL, NULL, 'history')) AS events
+		        FROM history_runbooks r
+		        UNION ALL
+		        SELECT st.runbook_id, st.position + 1, 2, st.finished_at,
+		               jsonb_build_array(jsonb_build_array('STEP_STARTED', st.key, 1, 'history'),
+		                                 jsonb_build_array('STEP_SUCCEEDED', st.key, 1, 'history'))
+		        FROM runbook_steps st JOIN history_runbooks r ON r.id = st.runbook_id
+		        UNION ALL
+		        SELECT r.id, 2147483647, 1, r.finished,
+		               jsonb_build_array(jsonb_build_array('RUNBOOK_COMPLETED', NULL, NULL, 'history'))
+		        FROM history_runbooks r) u
+		       ORDER BY u.runbook_id, u.grp) e`,
 	}
 }

@@ -34,6 +34,9 @@ func TestFillMakesFinishedRunbooksWithAllTheirRows(t *testing.T) {
 	require.Equal(t, 2000, count(`SELECT count(*) FROM completion_notifications WHERE status = 'processed'`))
 	require.Equal(t, 8000, count(`SELECT count(*) FROM action_receipts`))
 	require.Equal(t, 8000, count(`SELECT count(*) FROM step_attempts`))
-	require.Equal(t, 2000*2+8000*2, count(`SELECT count(*) FROM runbook_events`))
+	require.Equal(t, 2000*2+8000*2, count(`SELECT sum(n) FROM runbook_event_rows`))
+	// A row for the submission, one a step, one for the completion.
+	require.Equal(t, 2000*2+8000, count(`SELECT count(*) FROM runbook_event_rows`))
+	require.Zero(t, count(`SELECT count(*) FROM runbook_events`))
 	require.Equal(t, 200, count(`SELECT count(*) FROM runbook_mutations`))
 }
