@@ -242,7 +242,7 @@ func (t *transition) start(steps []*prepared, receipts map[rbtype.ReceiptKey]rbt
 				continue
 			}
 		}
-		if t.overBudget(s) {
+		if t.overBudget(s) || t.deniedNow(s) {
 			continue // no attempt: the handler is never called
 		}
 		s.Attempt++

@@ -79,9 +79,18 @@ func (e *Engine) admit(ctx context.Context, tenant string, plan *compiler.Plan, 
 		return nil, err
 	}
 	a := &admission{tenant: e.Policy().Tenant(tenant), gates: map[string]policy.Decision{}}
+	if err := checkVerbCalls(ctx, a.tenant, plan, steps); err != nil {
+		return nil, err
+	}
+	trust, err := e.trustCounts(ctx, a.tenant, steps)
+	if err != nil {
+		return nil, err
+	}
 	var denied []string
 	for _, s := range steps {
-		d := a.tenant.Decide(plan.PolicyStep(s))
+		ps := plan.PolicyStep(s)
+		ps.Approvals = trust[s.Verb].Approvals
+		d := a.tenant.Decide(ps)
 		switch d.Action {
 		case policy.Deny:
 			denied = append(denied, fmt.Sprintf("step %q (verb %s): %s", s.Key, s.Verb, d.Reason))
