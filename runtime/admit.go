@@ -95,6 +95,12 @@ func (e *Engine) admit(ctx context.Context, tenant string, plan *compiler.Plan, 
 		case policy.Deny:
 			denied = append(denied, fmt.Sprintf("step %q (verb %s): %s", s.Key, s.Verb, d.Reason))
 		case policy.Gate:
+			if d.Rule == policy.RuleGateByEffect && s.Gate == rbtype.GateHumanConfirm {
+				// It waits for a person already, by its own gate (its
+				// verb's, its risk's or its call's), which is what the
+				// effect rule asks: the gate keeps saying why it is there.
+				continue
+			}
 			a.gates[s.Key] = d
 			ev, err := machine.NewEvent(uuid.Nil, rbtype.EventPolicyGated, e.workerID, &driver.Step{Key: s.Key}, PolicyGatedData{
 				Rule: d.Rule, Pattern: d.Pattern, Tag: d.Tag, PolicyHash: a.tenant.Hash(), Reason: d.Reason})

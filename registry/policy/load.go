@@ -66,7 +66,7 @@ var tenantName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
 // knownTags (KnownTags), a tag both gated and let run unattended by one
 // block, a budget that is negative or not a number: each is a Problem,
 // and the policy is not made. A file without a default block takes the
-// built-in one's rules (external_send waits for a person, nothing else
+// built-in one's rules (only read_only runs unattended, nothing else
 // is said).
 func Parse(filename string, src []byte, knownTags []string) (*Policy, error) {
 	r := &reader{file: filename, known: knownTags}
