@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
 	"github.com/runbookdev/runbook/apitype"
@@ -369,4 +370,32 @@ func TestCompensationsAreHeldToTheSubmittersScopeAndThePolicy(t *testing.T) {
 	started := eventOf(eventsOf(t, ctx, agent, id), "COMPENSATION_STARTED")
 	require.NotNil(t, started)
 	require.Contains(t, string(started.Data), `"on_behalf_of":"agent"`)
+}
+
+// The console's gate panel says how far a gated verb is from running
+// unattended: "1 of 3 approvals to auto-execute" after one approval.
+func TestConsoleGatePanelShowsTrust(t *testing.T) {
+	t.Parallel()
+	e := newDaemonEnv(t)
+	d := e.start(t, "--verbs", e.file(t, "verbs/net.yaml", effectVerbs),
+		"--api-token-file", e.file(t, "tokens", "admin-token\n"),
+		"--policy", e.file(t, "policy.yaml", "default:\n  trust: {net.send: {after: 3}}\n"))
+	ctx, c := policyCtx(t), d.client("admin-token")
+	first := submitSource(t, ctx, c, ";; 1\n(net.send :as @s)\n", "")
+	_, err := c.WaitUntil(ctx, first, func(v *apitype.RunbookView) bool { return v.State == rbtype.StateAwaitingApproval })
+	require.NoError(t, err)
+	_, err = c.Approve(ctx, first, "s", apitype.DecisionRequest{})
+	require.NoError(t, err)
+	second := submitSource(t, ctx, c, ";; 2\n(net.send :as @s)\n", "")
+	_, err = c.WaitUntil(ctx, second, func(v *apitype.RunbookView) bool { return v.State == rbtype.StateAwaitingApproval })
+	require.NoError(t, err)
+
+	b := newBrowser(t, 1280, 800)
+	signIn(t, b, d, "admin-token")
+	b.do(t, "open the runbook", chromedp.Navigate(d.server+"/ui/#/runbooks/"+second),
+		chromedp.WaitVisible(chromedp.CSS(`#gates .gate-card[data-step="s"] button[data-action="approve"]`)))
+	require.Equal(t, "1 of 3 approvals to auto-execute",
+		eval[string](t, b, `document.querySelector('#gates dd[data-fact="trust"]').textContent`))
+	require.Contains(t, eval[string](t, b, `document.querySelector('#gates dd[data-fact="gated by"]').textContent`), "builtin.never_auto_send")
+	require.Empty(t, b.problems(), "the page's console:\n%s", b.console())
 }
