@@ -71,10 +71,10 @@ func TestTrustEarned(t *testing.T) {
 	require.Equal(t, Deny, denied.Tenant("x").Decide(send).Action)
 
 	for src, want := range map[string]string{
-		"default:\n  trust: {billing.x: {after: 0}}\n":     `policy.yaml:2: default.trust.billing.x.after: "0" must be a whole number of approvals from 1 to 1000000`,
-		"default:\n  trust: {billing.x: {aftr: 2}}\n":      `policy.yaml:2: default.trust.billing.x.aftr: unknown key (valid keys: after); did you mean "after"?`,
+		"default:\n  trust: {billing.x: {after: 0}}\n":    `policy.yaml:2: default.trust.billing.x.after: "0" must be a whole number of approvals from 1 to 1000000`,
+		"default:\n  trust: {billing.x: {aftr: 2}}\n":     `policy.yaml:2: default.trust.billing.x.aftr: unknown key (valid keys: after); did you mean "after"?`,
 		"default:\n  trust: {\"bill[ing\": {after: 2}}\n": `policy.yaml:2: default.trust.bill[ing: verb pattern "bill[ing" is malformed (a verb name, or a glob with * ? and [...], as in billing.*)`,
-		"default:\n  trust: {billing.x: {}}\n":             `policy.yaml:2: default.trust.billing.x: needs after: N, the approvals that earn running unattended`,
+		"default:\n  trust: {billing.x: {}}\n":            `policy.yaml:2: default.trust.billing.x: needs after: N, the approvals that earn running unattended`,
 	} {
 		_, err := Parse("policy.yaml", []byte(src), known)
 		require.EqualError(t, err, want, src)

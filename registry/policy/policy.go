@@ -219,7 +219,7 @@ type hashed struct {
 	MaxRisk  rbtype.Risk `json:"max_risk"`
 	// Trust and Modes decide admission too: which steps are gated, and
 	// which submissions are refused.
-	Trust []TrustRule    `json:"trust,omitempty"`
+	Trust []TrustRule   `json:"trust,omitempty"`
 	Modes []rbtype.Mode `json:"modes,omitempty"`
 }
 
