@@ -96,6 +96,7 @@ func stepOf(v *apitype.RunbookView, key string) *apitype.StepView {
 func TestWithoutAPolicyAnUntaggedExternalStepWaits(t *testing.T) {
 	t.Parallel()
 	e := newDaemonEnv(t)
+	e.builtinPolicy = true
 	d := e.start(t, "--verbs", e.file(t, "verbs/net.yaml", effectVerbs))
 	ctx, c := policyCtx(t), d.client("")
 
