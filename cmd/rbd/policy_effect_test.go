@@ -175,6 +175,9 @@ func TestTrustIsEarnedByApprovalsAndLostByARejection(t *testing.T) {
 		}
 	}
 	require.Equal(t, apitype.TrustView{Approvals: 3, After: 3, Rule: "default.trust", Earned: true}, trustOf(t, ctx, c, "net.send"))
+	code, out := e.exitOf(t, []string{"RBD_SERVER=" + d.server}, "verbs", "net.send")
+	require.Zero(t, code, out)
+	require.Regexp(t, `(?m)^trust +3 of 3 approvals earned: runs unattended \(default.trust\)$`, out)
 
 	// Durable: a daemon started again keeps the count.
 	require.Equal(t, 0, d.stop(syscall.SIGTERM))
