@@ -41,6 +41,22 @@ type VerbInfo struct {
 	// gate of its own) or none, with the rule that decides.
 	PolicyTags []string      `json:"policy_tags"`
 	Policy     PolicyVerdict `json:"policy"`
+	// Trust is the caller's tenant's earned trust in the verb
+	// (docs/design/semantics.md section 17).
+	Trust TrustView `json:"trust"`
+}
+
+// TrustView is a tenant's earned trust in a verb: the attempts of it its
+// people approved at a gate with no rejection, and no failed attempt,
+// since; and, when the policy has a trust rule for the verb, the
+// approvals that earn running unattended and whether they are reached.
+type TrustView struct {
+	Approvals int `json:"approvals"`
+	// After is the rule's threshold, 0 when no trust rule covers the
+	// verb; Rule names the rule ("tenants.acme.trust").
+	After  int    `json:"after,omitempty"`
+	Rule   string `json:"rule,omitempty"`
+	Earned bool   `json:"earned"`
 }
 
 // PolicyVerdict is what a tenant's policy does with a step

@@ -406,6 +406,10 @@ type GateView struct {
 	Policy json.RawMessage `json:"policy,omitempty"`
 	// Since is when the step began to wait for a decision.
 	Since time.Time `json:"since"`
+	// Trust is the tenant's earned trust in the verb when the policy has
+	// a trust rule for it: the console says "3 of 20 approvals to
+	// auto-execute" (docs/design/semantics.md section 17).
+	Trust *TrustView `json:"trust,omitempty"`
 }
 
 // Why a step waits at a gate.

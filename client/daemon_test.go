@@ -13,6 +13,7 @@ import (
 	"github.com/runbookdev/runbook/durable/pgtest"
 	"github.com/runbookdev/runbook/httpapi"
 	"github.com/runbookdev/runbook/registry"
+	"github.com/runbookdev/runbook/registry/policy"
 	"github.com/runbookdev/runbook/runtime"
 	"github.com/runbookdev/runbook/verbs"
 )
@@ -30,6 +31,7 @@ const exampleVerbs = `
 - name: request-documents
   domain: kyc
   description: Asks the client for their documents; the portal notifies when they arrive.
+  policy_tags: [client_request]
   execution:
     kind: durable
     handler: await.notification
@@ -84,7 +86,15 @@ func startDaemon() (stop func(), err error) {
 		dropStore()
 		return nil, diags
 	}
-	engine := runtime.New(store, handlers, runtime.Config{Catalogue: cat, PollInterval: 20 * time.Millisecond, SweepInterval: 100 * time.Millisecond})
+	// The request for documents reaches a person (human_process): the
+	// operator lets it go out unattended by its tag (docs/reference/policy.md).
+	pol, err := policy.Parse("policy.yaml", []byte("default:\n  auto_exec: [read_only, client_request]\n"), policy.KnownTags(cat.PolicyTags()))
+	if err != nil {
+		dropStore()
+		return nil, err
+	}
+	engine := runtime.New(store, handlers, runtime.Config{Catalogue: cat, PollInterval: 20 * time.Millisecond, SweepInterval: 100 * time.Millisecond,
+		Policy: func() *policy.Policy { return pol }})
 	ctx, cancel := context.WithCancel(context.Background())
 	stopped := make(chan error, 1)
 	go func() { stopped <- engine.Run(ctx) }()

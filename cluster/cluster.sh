@@ -26,6 +26,9 @@ NODE_PORTS=(${CLUSTER_NODE_PORTS:-6501 6502})
 # CLUSTER_WORKERS= (empty) starts no rbd: make soak-failover starts its own.
 WORKER_ADDRS=(${CLUSTER_WORKERS-127.0.0.1:8081 127.0.0.1:8082})
 VERBS=${CLUSTER_VERBS:-examples/runbooks/kyc-onboarding/verbs}
+# The example's policy (docs/reference/policy.md): without one only
+# read_only steps run unattended. CLUSTER_POLICY= (empty) runs without.
+POLICY=${CLUSTER_POLICY-examples/runbooks/kyc-onboarding/policy.yaml}
 
 pg_bin() {
 	local d
@@ -177,7 +180,7 @@ up() {
 	for addr in ${WORKER_ADDRS[@]+"${WORKER_ADDRS[@]}"}; do
 		w=$((w + 1))
 		echo "cluster: rbd worker $w on $addr" >&2
-		"$BIN/rbd" serve --database-url "$url" --listen "$addr" --verbs "$VERBS" --log-format json \
+		"$BIN/rbd" serve --database-url "$url" --listen "$addr" --verbs "$VERBS" ${POLICY:+--policy "$POLICY"} --log-format json \
 			--worker-id "cluster-worker-$w" >>"$DIR/rbd-$w.log" 2>&1 &
 		echo $! >"$DIR/rbd-$w.pid"
 	done

@@ -64,6 +64,11 @@ type Options struct {
 	// does not (docs/daemon.md, "Policy, scope and budgets").
 	OutsideScope func(verb string) bool
 	Outside      *[]OutsideCall
+	// Lint asks for the warnings about the verbs a runbook calls that
+	// only rbc lint gives: an external_call verb without policy_tags
+	// (V032), which without a policy that auto-executes one of its tags
+	// always waits at a gate.
+	Lint bool
 }
 
 // OutsideCall is a call of a verb outside the caller's scope.
@@ -246,6 +251,7 @@ func compile(base *Plan, files []*lang.File, cat *registry.Catalogue, opts Optio
 	a.checkWrittenLists()
 	a.warnUnused(newSteps)
 	a.warnUnmentionedTags(newSteps)
+	a.warnUntaggedExternal(newSteps)
 	order := a.order()
 	a.warnImpliedAfter(order)
 	if a.diags.HasErrors() {

@@ -40,7 +40,8 @@ func compileWith(t testing.TB, o Options, cat *registry.Catalogue, name string, 
 }
 
 // TestGolden compiles testdata/cases/*.rbk against testdata/verbs (with
-// the policy of a *.policy.yaml beside a case, as rbc lint --policy) and pins
+// the policy of a *.policy.yaml beside a case, as rbc lint --policy; v
+// cases as rbc lint, with its warnings about the verbs called) and pins
 // the diagnostics (text, with carets), the source with every fix applied
 // that is the only one offered for its diagnostic (what rbc fix writes),
 // and the plan in *.golden. Regenerate with go test ./compiler -update.
@@ -53,7 +54,8 @@ func TestGolden(t *testing.T) {
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			src, err := os.ReadFile(path)
 			require.NoError(t, err)
-			var o Options
+			// A v case is a warning of rbc lint's about the verbs called.
+			o := Options{Lint: strings.HasPrefix(filepath.Base(path), "v")}
 			if polFile := strings.TrimSuffix(path, ".rbk") + ".policy.yaml"; fileExists(polFile) {
 				o.Policy, err = policy.ReadFile(polFile, policy.KnownTags(cat.PolicyTags()))
 				require.NoError(t, err)
@@ -69,8 +71,9 @@ func TestGolden(t *testing.T) {
 				out.WriteString("---- plan\n")
 				out.Write(plan.JSON())
 			}
-			expectPlan := strings.HasPrefix(filepath.Base(path), "ok_") || strings.HasPrefix(filepath.Base(path), "w")
-			require.Equal(t, expectPlan, plan != nil, "ok_ and w cases compile; the others do not")
+			base := filepath.Base(path)
+			expectPlan := strings.HasPrefix(base, "ok_") || strings.HasPrefix(base, "w") || strings.HasPrefix(base, "v")
+			require.Equal(t, expectPlan, plan != nil, "ok_, w and v cases compile; the others do not")
 			golden.Assert(t, out.String(), strings.TrimPrefix(strings.TrimSuffix(path, ".rbk")+".golden", "testdata/"))
 		})
 	}

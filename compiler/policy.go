@@ -6,11 +6,11 @@ import (
 )
 
 // PolicyStep is what a policy judges of a step of p: its verb, its frozen
-// policy tags and its verb's risk. A verb the plan's table lacks has a
+// policy tags and side effects, and its verb's risk. A verb the plan's table lacks has a
 // risk nobody knows, which the policy refuses unless the step is
 // read_only (docs/design/semantics.md section 10: fail closed).
 func (p *Plan) PolicyStep(s *Step) policy.Step {
-	out := policy.Step{Key: s.Key, Verb: s.Verb, Tags: s.Execution.PolicyTags}
+	out := policy.Step{Key: s.Key, Verb: s.Verb, Tags: s.Execution.PolicyTags, SideEffects: s.Execution.SideEffects}
 	if info, ok := p.Verbs[s.Verb]; ok && info != nil {
 		out.Risk = rbtype.RiskLow
 		if info.Risk != "" {

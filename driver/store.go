@@ -65,6 +65,10 @@ type Store interface {
 	// day and month of day; a tenant with none set and nothing spent has
 	// an empty entry.
 	TenantBudgets(ctx context.Context, tenants []string, day time.Time) (map[string]TenantBudget, error)
+	// TrustCounts reads a tenant's earned-trust counts for verbs (every
+	// verb it has a count for, with verbs nil), by verb; a verb with no
+	// row is absent (docs/design/semantics.md section 17).
+	TrustCounts(ctx context.Context, tenant string, verbs []string) (map[string]rbtype.TrustCount, error)
 	// SetBudgets lists the budgets admins set, of one tenant ("" for
 	// every tenant's).
 	SetBudgets(ctx context.Context, tenant string) ([]SetBudget, error)

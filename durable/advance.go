@@ -241,6 +241,7 @@ func queueAdvance(b *pgx.Batch, w driver.AdvanceWrite, leaseOps map[int64]string
 	for _, m := range w.Mutations {
 		b.Queue(appendMutationSQL, m.RunbookID, m.Actor, string(m.Kind), string(jsonOrEmpty(m.Payload))).Exec(ignore)
 	}
+	queueTrust(b, w.Trust)
 	// Most changes of runbook rows are states, written many at once; a
 	// change of plan, inputs or mode (an extension, a draft run for real)
 	// or a reopening is rare, and written on its own.

@@ -34,15 +34,15 @@ func (t *Tx) CreateRunbook(ctx context.Context, n driver.NewRunbook) (rb *driver
 	head.Queue(`
 		INSERT INTO runbooks (id, plan, plan_hash, inputs, mode, request_key, status,
 			lineage_root, lineage_parent, generation, tenant, actor,
-			trace_id, parent_span_id, trace_flags, tracestate, correlation_id, policy_hash, budget, name)
+			trace_id, parent_span_id, trace_flags, tracestate, correlation_id, policy_hash, budget, name, submitter_scope)
 		VALUES ($1, $2, $3, $4, $5, $6, coalesce($7, 'executing'), $8, $9, $10, coalesce($11, 'default'), $12,
-			$13, $14, $15, $16, $17, $18, $19, coalesce($20, (SELECT p.name FROM runbooks p WHERE p.id = $9)))
+			$13, $14, $15, $16, $17, $18, $19, coalesce($20, (SELECT p.name FROM runbooks p WHERE p.id = $9)), $21)
 		ON CONFLICT (request_key) DO NOTHING
 		RETURNING `+strings.Replace(runbookNamedColumnsWithoutPlan, wakeColumn, "now()", 1),
 		n.ID, n.Plan, n.PlanHash, jsonOrEmpty(n.Inputs), n.Mode, n.RequestKey, nullString(n.Status),
 		nullUUID(n.Lineage.Root), nullUUID(n.Lineage.Parent), n.Lineage.Generation, nullString(n.Tenant), n.Actor,
 		nullString(n.Trace.TraceID), nullString(n.Trace.ParentSpanID), traceFlags(n.Trace), nullString(n.Trace.State),
-		nullString(n.Trace.CorrelationID), nullString(n.PolicyHash), budgetJSON(n.Budget), nullString(n.Name)).QueryRow(func(row pgx.Row) error {
+		nullString(n.Trace.CorrelationID), nullString(n.PolicyHash), budgetJSON(n.Budget), nullString(n.Name), scopeJSON(n.Scope)).QueryRow(func(row pgx.Row) error {
 		rb, err = scanNamedRunbook(row)
 		return err
 	})
@@ -172,7 +172,7 @@ const wakeColumn = `(SELECT w.wake_at FROM runbook_wakeups w WHERE w.runbook_id 
 const runbookColumns = `id, plan, plan_hash, inputs, status, mode, request_key, version, ` + wakeColumn + `,
 	coalesce(error_code, ''), coalesce(error_message, ''), created_at, updated_at, finished_at,
 	lineage_root, lineage_parent, generation, tenant, actor, ` + traceColumns + `,
-	coalesce(policy_hash, ''), budget, spent_cost_usd::float8, spent_tokens, spent_credits::float8`
+	coalesce(policy_hash, ''), budget, spent_cost_usd::float8, spent_tokens, spent_credits::float8, submitter_scope`
 
 // traceColumns are a runbook's trace context (migration 009); NULLs, a
 // runbook stored before it, read as empty.
@@ -201,11 +201,11 @@ func scanRunbookRow(row pgx.Row, named bool) (*driver.Runbook, error) {
 	var r driver.Runbook
 	var root, parent *uuid.UUID
 	var flags int16
-	var budget []byte
+	var budget, scope []byte
 	dest := []any{&r.ID, &r.Plan, &r.PlanHash, &r.Inputs, &r.Status, &r.Mode, &r.RequestKey, &r.Version, &r.WakeAt,
 		&r.ErrorCode, &r.ErrorMessage, &r.CreatedAt, &r.UpdatedAt, &r.FinishedAt, &root, &parent, &r.Lineage.Generation, &r.Tenant, &r.Actor,
 		&r.Trace.TraceID, &r.Trace.ParentSpanID, &flags, &r.Trace.State, &r.Trace.CorrelationID,
-		&r.PolicyHash, &budget, &r.Spent.CostUSD, &r.Spent.Tokens, &r.Spent.Credits}
+		&r.PolicyHash, &budget, &r.Spent.CostUSD, &r.Spent.Tokens, &r.Spent.Credits, &scope}
 	if named {
 		dest = append(dest, &r.Name)
 	}
@@ -217,6 +217,12 @@ func scanRunbookRow(row pgx.Row, named bool) (*driver.Runbook, error) {
 		r.Budget = &rbtype.Budget{}
 		if err := json.Unmarshal(budget, r.Budget); err != nil {
 			return nil, fmt.Errorf("runbook %s: its budget does not decode: %w", r.ID, err)
+		}
+	}
+	if len(scope) > 0 {
+		r.Scope = &rbtype.TokenScope{}
+		if err := json.Unmarshal(scope, r.Scope); err != nil {
+			return nil, fmt.Errorf("runbook %s: its submitter's scope does not decode: %w", r.ID, err)
 		}
 	}
 	r.Trace.Flags = byte(flags)
@@ -515,4 +521,14 @@ func (s *Store) CountByStatus(ctx context.Context) (map[rbtype.RunbookStatus]int
 		out[st] = n
 	}
 	return out, translate(rows.Err())
+}
+
+// scopeJSON is a submitter's scope as stored (migration 023); NULL for
+// none.
+func scopeJSON(s *rbtype.TokenScope) []byte {
+	if s == nil {
+		return nil
+	}
+	b, _ := json.Marshal(s) // strings only
+	return b
 }

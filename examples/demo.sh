@@ -4,7 +4,7 @@
 # PostgreSQL's server binaries installed (not running).
 #
 #   1. make an API token and a webhook secret with rbd init, and start
-#      rbd on the embedded PostgreSQL with them;
+#      rbd on the embedded PostgreSQL with them and the example's policy;
 #   2. compile the runbook with rbc, submit it, watch it park awaiting the
 #      client's documents;
 #   3. deliver the documents as a signed notification, with rbd notify;
@@ -51,9 +51,11 @@ else
 
 	step "1. Make a token and a webhook secret, then start rbd; with no --database-url it starts its own PostgreSQL under $DATA"
 	run "$BIN/rbd" init --data-dir "$DATA" | grep "^wrote"
-	printf '$ %s\n' "rbd serve --data-dir $DATA --verbs $EX/verbs --listen 127.0.0.1:0 --api-token-file $DATA/api-tokens --webhook-secret-file $DATA/webhook-secret"
+	# The example's policy: the routine request for documents and the
+	# screening run by themselves; without it only read_only steps would.
+	printf '$ %s\n' "rbd serve --data-dir $DATA --verbs $EX/verbs --policy $EX/policy.yaml --listen 127.0.0.1:0 --api-token-file $DATA/api-tokens --webhook-secret-file $DATA/webhook-secret"
 	: > "$WORK/rbd.log"
-	"$BIN/rbd" serve --data-dir "$DATA" --verbs "$EX/verbs" --listen 127.0.0.1:0 \
+	"$BIN/rbd" serve --data-dir "$DATA" --verbs "$EX/verbs" --policy "$EX/policy.yaml" --listen 127.0.0.1:0 \
 		--api-token-file "$DATA/api-tokens" --webhook-secret-file "$DATA/webhook-secret" \
 		--log-format json 2> "$WORK/rbd.log" &
 	RBD_PID=$!

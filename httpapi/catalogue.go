@@ -7,13 +7,20 @@ import (
 	"strings"
 
 	"github.com/runbookdev/runbook/apitype"
+	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/registry/policy"
 	"github.com/runbookdev/runbook/verbs"
 )
 
 // verbInfo describes one definition, with what tenant's policy does with
-// it.
-func verbInfo(d *verbs.Definition, tenant *policy.Tenant) apitype.VerbInfo {
+// it and the tenant's earned trust in it (trust, by verb).
+func verbInfo(d *verbs.Definition, tenant *policy.Tenant, trust map[string]rbtype.TrustCount) apitype.VerbInfo {
+	step := policy.VerbStep(d)
+	step.Approvals = trust[d.FullName()].Approvals
+	tv := apitype.TrustView{Approvals: step.Approvals}
+	if rule, where, ok := tenant.Trust(d.FullName()); ok {
+		tv.After, tv.Rule, tv.Earned = rule.After, where, step.Approvals >= rule.After
+	}
 	tags := d.Execution.PolicyTags
 	if tags == nil {
 		tags = []string{}
@@ -23,7 +30,7 @@ func verbInfo(d *verbs.Definition, tenant *policy.Tenant) apitype.VerbInfo {
 		SideEffects: d.Execution.SideEffects, Risk: d.RiskOrDefault(), Level: d.Execution.Level.Effective(),
 		Determinism: d.Execution.Determinism.Effective(), Gate: d.Gate(), Returns: d.Returns,
 		InputSchema: schemaJSON(d.InputSchema), OutputSchema: schemaJSON(d.OutputSchema), Hash: d.Hash,
-		PolicyTags: tags, Policy: verdict(tenant.Decide(policy.VerbStep(d))),
+		PolicyTags: tags, Policy: verdict(tenant.Decide(step)), Trust: tv,
 	}
 }
 
@@ -59,6 +66,10 @@ func (s *Server) listVerbs(w http.ResponseWriter, r *http.Request) error {
 	cat := s.cfg.Catalogue
 	p := principalOf(r)
 	tenant := s.engine.Policy().Tenant(p.Tenant)
+	trust, err := s.engine.TrustCounts(r.Context(), tenant.Name)
+	if err != nil {
+		return err
+	}
 	if name := r.URL.Query().Get("name"); name != "" {
 		if cat == nil {
 			return errorf(http.StatusNotFound, CodeNotFound, "no verb %q: this daemon has no verbs (rbd serve --verbs)", name)
@@ -76,14 +87,14 @@ func (s *Server) listVerbs(w http.ResponseWriter, r *http.Request) error {
 			}
 			return errorf(http.StatusNotFound, CodeNotFound, "%s", msg)
 		}
-		out.Verbs = append(out.Verbs, verbInfo(d, tenant))
+		out.Verbs = append(out.Verbs, verbInfo(d, tenant, trust))
 		writeJSON(w, http.StatusOK, out)
 		return nil
 	}
 	if cat != nil {
 		for _, d := range cat.Definitions() {
 			if p.mayUse(d) {
-				out.Verbs = append(out.Verbs, verbInfo(d, tenant))
+				out.Verbs = append(out.Verbs, verbInfo(d, tenant, trust))
 			}
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"gopkg.in/yaml.v3"
 
 	"github.com/runbookdev/runbook/apitype"
 	"github.com/runbookdev/runbook/builtin"
@@ -41,6 +42,7 @@ const policyVerbs = `
   execution: {kind: sync, handler: core.echo, side_effects: internal_db}
 - name: wait
   domain: p
+  policy_tags: [client_request]
   execution:
     kind: durable
     handler: await.notification
@@ -55,6 +57,7 @@ const policyVerbs = `
   execution: {kind: sync, handler: core.echo, side_effects: external_call, level: guarded}
 - name: bill
   domain: p
+  policy_tags: [billing]
   execution:
     kind: sync
     handler: http.call
@@ -125,17 +128,45 @@ func setupPolicy(t *testing.T, pol string) *policyBundle {
 }
 
 // setPolicy puts a policy in force ("" for the built-in one), as a
-// reload does.
+// reload does. The fixture's routine tags (routineTags) are auto-executed
+// in every block that lists auto_exec, and in the default block besides
+// read_only when it lists none, so that its waits and bills run
+// unattended as they did before the policy followed the effect
+// (docs/reference/policy.md); the rest of the rules are the test's.
 func (b *policyBundle) setPolicy(t *testing.T, src string) {
 	t.Helper()
-	if src == "" {
-		b.pol.Store(policy.Builtin())
-		return
+	doc := map[string]map[string]any{}
+	require.NoError(t, yaml.Unmarshal([]byte(src), &doc))
+	if doc["default"] == nil {
+		doc["default"] = map[string]any{}
 	}
-	p, err := policy.Parse("policy.yaml", []byte(src), policy.KnownTags(b.cat.PolicyTags()))
+	if _, ok := doc["default"]["auto_exec"]; !ok {
+		doc["default"]["auto_exec"] = []any{policy.TagReadOnly}
+	}
+	addRoutine := func(block map[string]any) {
+		if list, ok := block["auto_exec"].([]any); ok {
+			block["auto_exec"] = append(list, routineTags...)
+		}
+	}
+	addRoutine(doc["default"])
+	if tenants, ok := doc["tenants"]; ok {
+		for _, v := range tenants {
+			if block, ok := v.(map[string]any); ok {
+				addRoutine(block)
+			}
+		}
+	}
+	raw, err := yaml.Marshal(doc)
 	require.NoError(t, err)
+	p, err := policy.Parse("policy.yaml", raw, policy.KnownTags(b.cat.PolicyTags()))
+	require.NoError(t, err, "%s", raw)
 	b.pol.Store(p)
 }
+
+// routineTags are the fixture's tags of steps that reach outside and that
+// every policy of these tests lets run: the KYC example's request for
+// documents, p.wait, and p.bill.
+var routineTags = []any{"client_request", "billing"}
 
 func (b *policyBundle) as(token string) *client.Client {
 	return &client.Client{BaseURL: b.srv.URL, Token: token}

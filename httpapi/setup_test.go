@@ -21,6 +21,7 @@ import (
 	"github.com/runbookdev/runbook/httpapi"
 	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/registry"
+	"github.com/runbookdev/runbook/registry/policy"
 	"github.com/runbookdev/runbook/runtime"
 	"github.com/runbookdev/runbook/verbs"
 )
@@ -39,6 +40,7 @@ const testVerbs = `
       v: {type: string}
 - name: wait
   domain: t
+  policy_tags: [client_request]
   execution:
     kind: durable
     handler: await.notification
@@ -62,6 +64,7 @@ const testVerbs = `
   execution: {kind: sync, handler: http.call, params: {url: "https://bank.example/v1/wires"}, side_effects: external_call, level: guarded}
 - name: hurry
   domain: t
+  policy_tags: [client_request]
   execution:
     kind: durable
     handler: await.notification
@@ -96,8 +99,14 @@ func setup(t *testing.T) *testBundle {
 	cat, diags := registry.New(defs, handlers.Specs())
 	require.Empty(t, diags)
 	reg := prometheus.NewRegistry()
+	// The waits reach a person (human_process): without a policy that
+	// auto-executes their tag they would wait at a gate first
+	// (docs/reference/policy.md).
+	pol, err := policy.Parse("test-policy.yaml", []byte("default:\n  auto_exec: [read_only, client_request]\n"), policy.KnownTags(cat.PolicyTags()))
+	require.NoError(t, err)
 	engine := runtime.New(store, handlers, runtime.Config{
 		Catalogue: cat, PollInterval: 50 * time.Millisecond, Metrics: runtime.NewMetrics(reg),
+		Policy: func() *policy.Policy { return pol },
 	})
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)

@@ -31,6 +31,7 @@ import (
 const planVerbs = `
 - name: fetch
   domain: p
+  policy_tags: [read_only]
   execution:
     kind: sync
     handler: http.call

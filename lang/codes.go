@@ -102,6 +102,10 @@ const (
 	VOpaqueHighRisk Code = "V030"
 	// VNoDryRun: execution level full on a handler that cannot dry-run.
 	VNoDryRun Code = "V031"
+	// VUntaggedExternal: an external_call verb without policy_tags, a
+	// warning of rbc lint: no policy can let it run unattended, so every
+	// step of it waits at a gate (docs/design/semantics.md section 17).
+	VUntaggedExternal Code = "V032"
 )
 
 // CodeInfo describes a code for SARIF rule tables and `rbc` help.
@@ -162,4 +166,5 @@ var Codes = []CodeInfo{
 	{VRetryNever, SeverityError, "retry.by_code gives attempts to a code that is never retried"},
 	{VOpaqueHighRisk, SeverityError, "a high-risk verb at execution level opaque"},
 	{VNoDryRun, SeverityError, "execution level full on a handler without a dry run"},
+	{VUntaggedExternal, SeverityWarning, "an external_call verb without policy_tags"},
 }

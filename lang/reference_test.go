@@ -157,8 +157,13 @@ func TestReferenceExamples(t *testing.T) {
 		t.Run(code, func(t *testing.T) {
 			dir := writeVerbs(t, fenced(section, "yaml")[0])
 			t.Chdir(dir)
-			_, _, got, err := registry.Load([]string{"verbs.yaml"}, registry.NewHandlers())
+			cat, _, got, err := registry.Load([]string{"verbs.yaml"}, registry.NewHandlers())
 			require.NoError(t, err)
+			if src := fenced(section, "clojure"); len(src) > 0 {
+				// A warning of rbc lint about the verbs a runbook calls
+				// (V032): the example's runbook, linted.
+				_, got = compiler.Options{Lint: true}.CompileSource("example.rbk", []byte(src[0]), cat)
+			}
 			requireShown(t, code, shownDiagnostics(section), got)
 		})
 	}

@@ -100,6 +100,9 @@ func (t *transition) prepareCompensation() *prepared {
 // its verb's input_schema, and derives its key from keyStep, a step key of
 // its own. The error says why it cannot run.
 func (t *transition) prepareVerbCall(s *rbtype.Step, call *verbs.Compensation, what, keyStep string) (*prepared, *handler.Error) {
+	if refused := t.verbCallRefusal(call.Verb, what); refused != nil {
+		return nil, refused
+	}
 	exec, ok := t.plan.execution(call.Verb)
 	if !ok {
 		return nil, handler.Errorf(rbtype.CodeInternal, "the plan has no execution block for %s", call.Verb)
@@ -127,7 +130,7 @@ func (t *transition) startCompensation(p *prepared, receipts map[rbtype.ReceiptK
 	comp := t.execution(s).Compensation
 	s.CompensationStatus = rbtype.CompensationRunning
 	t.touch(s)
-	t.event(rbtype.EventCompensationStarted, s, CompensationStartedData{Verb: comp.Verb})
+	t.event(rbtype.EventCompensationStarted, s, CompensationStartedData{Verb: comp.Verb, OnBehalfOf: t.Rb.Actor})
 	if _, ok := receipts[p.receipt]; ok {
 		t.applyCompensation(s, &Outcome{Purpose: CallCompensation, StepID: s.ID})
 		return

@@ -39,10 +39,12 @@ func (c *DecideGate) apply(t *transition) error {
 		s.GateDecision = rbtype.GateApproved
 		t.moveStep(s, rbtype.StepReady)
 		t.event(rbtype.EventGateApproved, s, decided)
+		t.countTrust(s, true, "approved by "+c.By)
 		return nil
 	}
 	s.GateDecision = rbtype.GateRejected
 	t.event(rbtype.EventGateRejected, s, decided)
+	t.countTrust(s, false, "rejected by "+c.By)
 	t.failStep(s, handler.Errorf(rbtype.CodePolicyDenied, "rejected by %s", c.By))
 	return nil
 }

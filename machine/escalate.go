@@ -21,6 +21,9 @@ import (
 // EscalationStartedData is the data of ESCALATION_STARTED.
 type EscalationStartedData struct {
 	Verb string `json:"verb"`
+	// OnBehalfOf is the actor of the token that submitted the runbook,
+	// whose scope the escalation is held to (verb_call_scope.go).
+	OnBehalfOf string `json:"on_behalf_of,omitempty"`
 }
 
 // EscalationSucceededData is the data of ESCALATION_SUCCEEDED: what the
@@ -112,7 +115,7 @@ func (t *transition) startEscalation(p *prepared) {
 	}
 	s.EscalationStatus = rbtype.CompensationRunning
 	t.touch(s)
-	t.event(rbtype.EventEscalationStarted, s, EscalationStartedData{Verb: esc.Verb})
+	t.event(rbtype.EventEscalationStarted, s, EscalationStartedData{Verb: esc.Verb, OnBehalfOf: t.Rb.Actor})
 	call := &handler.Call{
 		RunbookID: t.Rb.ID, StepKey: s.Key, Verb: esc.Verb, Attempt: s.Attempt, Args: p.args,
 		Params: p.exec.Params, IdempotencyKey: p.receipt.IdempotencyKey, Execution: p.exec,

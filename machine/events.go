@@ -125,6 +125,9 @@ type GateDecidedData struct {
 // CompensationStartedData names the verb that undoes the step.
 type CompensationStartedData struct {
 	Verb string `json:"verb"`
+	// OnBehalfOf is the actor of the token that submitted the runbook,
+	// whose scope the compensation is held to (verb_call_scope.go).
+	OnBehalfOf string `json:"on_behalf_of,omitempty"`
 }
 
 // RunbookFinishedData names the steps that made a runbook fail or

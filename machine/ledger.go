@@ -73,6 +73,9 @@ func (t *transition) record(s *rbtype.Step, attempt int, outcome string, code rb
 	if outcome != attemptParked {
 		t.attemptEnded(s, attempt, id, outcome, code, cache)
 	}
+	if outcome == AttemptFailed {
+		t.failedAttemptResetsTrust(s, attempt, code)
+	}
 	if i, ok := t.attemptAt[id]; ok {
 		// Parked and resumed in one transaction (a notification that came
 		// first): one row, as the upsert would have made of two, and which

@@ -44,6 +44,8 @@ type outbox struct {
 	readyEvent map[int64]int
 	// compensate lists completed steps to mark for compensation.
 	compensate []string
+	// trust moves earned-trust counts (trust.go).
+	trust []rbtype.TrustChange
 	// Spans are the attempts' spans to emit once the transaction commits
 	// (spans.go), collected only when spans are emitted.
 	Spans []FinishedAttempt

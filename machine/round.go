@@ -387,6 +387,7 @@ func (t *transition) writeTo(w *rbtype.AdvanceWrite) (due bool) {
 	}
 	w.Events = append(w.Events, t.ledger()...)
 	w.Mutations = append(w.Mutations, t.mutations...)
+	w.Trust = append(w.Trust, t.trust...)
 	w.Receipts = append(w.Receipts, t.receipts...)
 	w.Cache = append(w.Cache, t.cacheWrites...)
 	w.Attempts = append(w.Attempts, t.attempts...)

@@ -242,8 +242,8 @@ func (t *transition) start(steps []*prepared, receipts map[rbtype.ReceiptKey]rbt
 				continue
 			}
 		}
-		if t.heldByBudget(s) || t.overBudget(s) {
-			continue // no attempt: held, or failed, and the handler is never called (budget*.go)
+		if t.deniedNow(s) || t.heldByBudget(s) || t.overBudget(s) {
+			continue // no attempt: denied, held or failed, and the handler is never called (policy_now.go, budget*.go)
 		}
 		if c := t.declaredCost(s); c > 0 {
 			t.reserve(s, c)

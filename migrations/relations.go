@@ -42,6 +42,7 @@ var relations = []string{
 	"step_leases",
 	"tenant_budgets",
 	"tenant_spend",
+	"verb_trust", // migration 023: earned trust
 }
 
 // Relations lists, sorted, the names of every table and sequence rbd keeps

@@ -64,6 +64,10 @@ type AdvanceWrite struct {
 	NewEdges map[uuid.UUID][]Edge
 	// Mutations log who changed a runbook and how (a command).
 	Mutations []Mutation
+	// Trust moves tenants' earned-trust counts (an approval, a rejection,
+	// a failed attempt), with TRUST_EARNED or TRUST_LOST when a count
+	// reaches or leaves a policy's threshold.
+	Trust []TrustChange
 }
 
 // Empty reports whether the write changes nothing.
@@ -72,5 +76,5 @@ func (w *AdvanceWrite) Empty() bool {
 		len(w.Steps) == 0 && len(w.Leases) == 0 && len(w.Processed) == 0 && len(w.Receipts) == 0 && len(w.Cache) == 0 && len(w.Attempts) == 0 && len(w.Reservations) == 0 &&
 		len(w.Outcomes) == 0 && len(w.Arguments) == 0 &&
 		len(w.Events) == 0 && len(w.Runbooks) == 0 && len(w.Compensate) == 0 && len(w.EndLeases) == 0 &&
-		len(w.NewSteps) == 0 && len(w.NewEdges) == 0 && len(w.Mutations) == 0
+		len(w.NewSteps) == 0 && len(w.NewEdges) == 0 && len(w.Mutations) == 0 && len(w.Trust) == 0
 }

@@ -97,6 +97,14 @@ const (
 	// were expanded, one step per element and template
 	// (docs/design/language.md v1.3).
 	EventMapExpanded EventType = "MAP_EXPANDED"
+	// EventTrustEarned: a gate's approval brought the tenant's count of
+	// approved attempts of the step's verb to its policy's trust
+	// threshold: its steps run unattended from the next admission
+	// (docs/design/semantics.md section 17).
+	EventTrustEarned EventType = "TRUST_EARNED"
+	// EventTrustLost: a rejection or a failed attempt reset the tenant's
+	// count for the step's verb.
+	EventTrustLost EventType = "TRUST_LOST"
 )
 
 // EventTypes lists every event type the runtime writes.
@@ -111,7 +119,7 @@ var EventTypes = []EventType{
 	EventEscalationStarted, EventEscalationSucceeded, EventEscalationFailed, EventStepReclaimed,
 	EventStepDryRun, EventStepVerified, EventStepVerifyFailed, EventOutcomeRecorded, EventScheduleFired,
 	EventScheduleSkipped, EventPolicyGated, EventBudgetExceeded, EventCompensationSkipped, EventEscalationSkipped,
-	EventHookStarted, EventHookSucceeded, EventHookFailed, EventMapExpanded,
+	EventHookStarted, EventHookSucceeded, EventHookFailed, EventMapExpanded, EventTrustEarned, EventTrustLost,
 }
 
 // MutationKind names an entry of a runbook's mutation log.

@@ -48,6 +48,21 @@ type Runbook struct {
 	// Spent is what its attempts have spent so far (docs/design/semantics.md
 	// section 11).
 	Spent Spend
+	// Scope is what the token that submitted it (or regenerated it) could
+	// do; nil for a token that may use every verb at any risk. Its
+	// compensations and escalations run on that token's behalf and are
+	// held to it (docs/design/semantics.md section 17).
+	Scope *TokenScope
+}
+
+// TokenScope is what a token may do, as a runbook keeps it: the verbs
+// (globs over full verb names, as a token line's verbs= writes them; empty
+// for every verb), the riskiest step (empty for high), and the actor it
+// acts as.
+type TokenScope struct {
+	Verbs   []string `json:"verbs,omitempty"`
+	MaxRisk Risk     `json:"max_risk,omitempty"`
+	Actor   string   `json:"actor,omitempty"`
 }
 
 // Trace is what a runbook keeps of the trace context it was submitted

@@ -45,6 +45,9 @@ type NewRunbook struct {
 	// Budget its submission's own budget, nil for none.
 	PolicyHash string
 	Budget     *Budget
+	// Scope is what the submitting token may do (Runbook.Scope); nil for
+	// every verb at any risk.
+	Scope *TokenScope
 }
 
 // NewStep is a step to store.

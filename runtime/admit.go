@@ -79,13 +79,28 @@ func (e *Engine) admit(ctx context.Context, tenant string, plan *compiler.Plan, 
 		return nil, err
 	}
 	a := &admission{tenant: e.Policy().Tenant(tenant), gates: map[string]policy.Decision{}}
+	if err := checkVerbCalls(ctx, a.tenant, plan, steps); err != nil {
+		return nil, err
+	}
+	trust, err := e.trustCounts(ctx, a.tenant, steps)
+	if err != nil {
+		return nil, err
+	}
 	var denied []string
 	for _, s := range steps {
-		d := a.tenant.Decide(plan.PolicyStep(s))
+		ps := plan.PolicyStep(s)
+		ps.Approvals = trust[s.Verb].Approvals
+		d := a.tenant.Decide(ps)
 		switch d.Action {
 		case policy.Deny:
 			denied = append(denied, fmt.Sprintf("step %q (verb %s): %s", s.Key, s.Verb, d.Reason))
 		case policy.Gate:
+			if d.Rule == policy.RuleGateByEffect && s.Gate == rbtype.GateHumanConfirm {
+				// It waits for a person already, by its own gate (its
+				// verb's, its risk's or its call's), which is what the
+				// effect rule asks: the gate keeps saying why it is there.
+				continue
+			}
 			a.gates[s.Key] = d
 			ev, err := machine.NewEvent(uuid.Nil, rbtype.EventPolicyGated, e.workerID, &driver.Step{Key: s.Key}, PolicyGatedData{
 				Rule: d.Rule, Pattern: d.Pattern, Tag: d.Tag, PolicyHash: a.tenant.Hash(), Reason: d.Reason})

@@ -37,6 +37,9 @@ func (e *Engine) describeGates(ctx context.Context, rb *driver.Runbook, steps []
 			continue
 		}
 		g := facts.gateOf(s)
+		if g.Trust, err = e.gateTrust(ctx, rb.Tenant, s.Verb); err != nil {
+			return err
+		}
 		v.BlockedOn[i].Gate = &g
 	}
 	return nil

@@ -207,7 +207,7 @@ func TestEscalationPagesThenResolveCompletes(t *testing.T) {
 	require.NoError(t, err)
 	for _, e := range events {
 		if e.Type == rbtype.EventEscalationStarted {
-			require.JSONEq(t, `{"verb":"t.page"}`, string(e.Data))
+			require.JSONEq(t, `{"verb":"t.page","on_behalf_of":"test"}`, string(e.Data), "paged on behalf of the submitter")
 		}
 	}
 

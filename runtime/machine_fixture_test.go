@@ -142,7 +142,7 @@ func machineCatalogue(t *testing.T) *registry.Catalogue {
 	t.Helper()
 	handlers := machineHandlers(t)
 	require.NoError(t, handlers.Register(registry.HandlerSpec{Name: "gone.handler", Kind: rbtype.KindSync}, handler.HandlerFunc(nil)))
-	defs, diags := verbs.Parse("machine.yaml", []byte(machineVerbs))
+	defs, diags := verbs.Parse("machine.yaml", []byte(TagUnattended(machineVerbs)))
 	require.Empty(t, diags)
 	cat, diags := registry.New(defs, handlers.Specs())
 	require.Empty(t, diags)
@@ -220,7 +220,7 @@ func newFixtureIn(t *testing.T, cat *registry.Catalogue, source string, inputs m
 	f.m = &machine.Machine{Worker: "w1", LeaseTTL: 30 * time.Second, CallbackURL: "http://rbd.test/v1/notifications",
 		Handler: handlers.lookup, Observe: machine.NoObserver{}, Policy: func() *policy.Policy { return f.pol },
 		Keys: &machine.Derivation{Key: []byte("machine-fixture-derivation-key-32")}}
-	f.pol, f.budgets = policy.Builtin(), map[string]driver.TenantBudget{}
+	f.pol, f.budgets = UnattendedPolicy(""), map[string]driver.TenantBudget{}
 	f.rb.Tenant = DefaultTenant
 	f.m.Limits.Defaults()
 	rows, err := machine.NewSteps(plan.Steps, 0)

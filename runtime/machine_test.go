@@ -14,6 +14,7 @@ import (
 	"github.com/runbookdev/runbook/handler"
 	"github.com/runbookdev/runbook/machine"
 	"github.com/runbookdev/runbook/rbtype"
+	"github.com/runbookdev/runbook/registry/policy"
 	"github.com/runbookdev/runbook/verbs"
 )
 
@@ -560,7 +561,7 @@ func TestMachineExtend(t *testing.T) {
 	f2 := newFixture(t, `(m.echo :v 1 :as @a) (m.wait :as @w)`, nil)
 	_, calls = f2.advance()
 	f2.advance(succeed(callFor(t, calls, "a"), map[string]any{"v": 1}), parked(callFor(t, calls, "w"), ""))
-	e := &Engine{cfg: Config{Catalogue: f2.cat, Limits: f2.m.Limits}}
+	e := &Engine{cfg: Config{Catalogue: f2.cat, Limits: f2.m.Limits}, machine: machine.Machine{Policy: func() *policy.Policy { return f2.pol }}}
 	rb := *f2.rb
 	rb.Plan = f2.plan.Plan.JSON()
 	rb.Version = 1

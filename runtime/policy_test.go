@@ -46,7 +46,7 @@ func mustParse(t *testing.T, src string) *policy.Policy {
 // whoever asks.
 func TestExtensionsAndRegenerationsAreAdmitted(t *testing.T) {
 	var pol atomic.Pointer[policy.Policy]
-	pol.Store(policy.Builtin())
+	pol.Store(runtime.UnattendedPolicy("")) // t.wait parks unattended
 	b := setup(t, withPolicy(&pol))
 	b.extendCatalogue(t, policyVerbs)
 	b.run(t)

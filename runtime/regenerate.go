@@ -125,6 +125,9 @@ func (e *Engine) regeneration(ctx context.Context, parent *driver.Runbook, plan 
 	if err != nil {
 		return driver.NewRunbook{}, err
 	}
+	if err := checkMode(adm.tenant, parent.Mode); err != nil {
+		return driver.NewRunbook{}, err
+	}
 	inputs := map[string]any{}
 	if err := json.Unmarshal(parent.Inputs, &inputs); err != nil {
 		return driver.NewRunbook{}, fmt.Errorf("runbook %s: its stored inputs do not decode: %w", parent.ID, err)
@@ -168,6 +171,7 @@ func (e *Engine) regeneration(ctx context.Context, parent *driver.Runbook, plan 
 		Status: rbtype.RunbookExecuting, RequestKey: key, Lineage: lineage, WorkerID: e.workerID,
 		Steps: steps, Edges: machine.EdgesOf(plan.Plan.Edges, nil),
 		Trace: machine.NewTrace(r.Parent, r.CorrelationID), PolicyHash: adm.tenant.Hash(), Budget: parent.Budget, Events: adm.events,
+		Scope: submitterScope(ctx),
 	}
 	if r.CorrelationID == "" {
 		n.Trace.CorrelationID = machine.TraceOf(parent).CorrelationID

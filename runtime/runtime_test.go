@@ -21,6 +21,7 @@ import (
 	"github.com/runbookdev/runbook/handler"
 	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/registry"
+	"github.com/runbookdev/runbook/registry/policy"
 	"github.com/runbookdev/runbook/runtime"
 	"github.com/runbookdev/runbook/verbs"
 )
@@ -195,7 +196,7 @@ func setup(t *testing.T, opts ...option) *testBundle {
 			b.rec.flakies.Add(1)
 			return handler.Result{}, handler.Errorf(rbtype.CodeTemporaryProviderError, "try later")
 		})))
-	defs, diags := verbs.Parse("test.yaml", []byte(testVerbs))
+	defs, diags := verbs.Parse("test.yaml", []byte(runtime.TagUnattended(testVerbs)))
 	require.Empty(t, diags)
 	cat, diags := registry.New(defs, b.handlers.Specs())
 	require.Empty(t, diags)
@@ -314,7 +315,7 @@ func specDurable(name string) registry.HandlerSpec {
 // before run.
 func (b *testBundle) extendCatalogue(t *testing.T, more string) {
 	t.Helper()
-	defs, diags := verbs.Parse("test.yaml", []byte(testVerbs+more))
+	defs, diags := verbs.Parse("test.yaml", []byte(runtime.TagUnattended(testVerbs+more)))
 	require.Empty(t, diags)
 	cat, diags := registry.New(defs, b.handlers.Specs())
 	require.Empty(t, diags)
@@ -322,11 +323,17 @@ func (b *testBundle) extendCatalogue(t *testing.T, more string) {
 	b.newEngine()
 }
 
+// unattended is the bundle's policy unless a test gives its own.
+var unattended = runtime.UnattendedPolicy("")
+
 // newEngine makes the bundle's engine from its catalogue and options.
 func (b *testBundle) newEngine() {
 	cfg := runtime.Config{
 		Catalogue: b.cat, PollInterval: 20 * time.Millisecond, SweepInterval: 100 * time.Millisecond,
 		LeaseTTL: 2 * time.Second, CallbackURL: "http://127.0.0.1:1/v1/notifications",
+		// The fixture's verbs that reach outside run unattended unless a
+		// test's own policy says otherwise (unattended_test.go).
+		Policy: func() *policy.Policy { return unattended },
 	}
 	for _, o := range b.opts {
 		o(&cfg)

@@ -123,6 +123,9 @@ func (e *Engine) newRunbook(ctx context.Context, s Submission) (driver.NewRunboo
 	if err != nil {
 		return driver.NewRunbook{}, err
 	}
+	if err := checkMode(adm.tenant, s.Mode); err != nil {
+		return driver.NewRunbook{}, err
+	}
 	if err := e.checkBudget(ctx, adm.tenant, s.Budget); err != nil {
 		return driver.NewRunbook{}, err
 	}
@@ -152,7 +155,7 @@ func (e *Engine) newRunbook(ctx context.Context, s Submission) (driver.NewRunboo
 		Tenant: tenant, Plan: plan, PlanHash: s.Plan.PlanHash, Inputs: inputs, Mode: s.Mode,
 		Status: rbtype.RunbookExecuting, RequestKey: key, WorkerID: e.workerID, Steps: steps, Edges: machine.EdgesOf(s.Plan.Edges, nil),
 		Trace: machine.NewTrace(s.Parent, s.CorrelationID), PolicyHash: adm.tenant.Hash(), Budget: s.Budget, Events: adm.events,
-		Name: nameOf(s.Name, s.Plan),
+		Name: nameOf(s.Name, s.Plan), Scope: submitterScope(ctx),
 	}
 	if s.HoldOpen {
 		n.Status = rbtype.RunbookInProgress

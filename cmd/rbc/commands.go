@@ -200,6 +200,7 @@ func runLint(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return c.status
 	}
+	w.opts.Lint = true
 	// Each file is its own runbook.
 	for _, f := range files {
 		if _, err := w.compileFile(f); err != nil {

@@ -7,6 +7,7 @@ import (
 	"github.com/runbookdev/runbook/cmd/internal/cli"
 	"github.com/runbookdev/runbook/compiler"
 	"github.com/runbookdev/runbook/rbtype"
+	"github.com/runbookdev/runbook/registry/policy"
 )
 
 // runEffects prints what a runbook can do to the world outside it, and the
@@ -14,10 +15,11 @@ import (
 // whether to let an agent's runbook run. It compiles the runbook and reads
 // the plan's effects, so it shows exactly what rbd would be given.
 //
-// With --policy (and --tenant, default "default") it shows what rbd serve
-// --policy would decide at admission (docs/design/semantics.md section
-// 10): the effects with the gates the policy adds, then every step the
-// policy gates, denies or lets run unattended, and the rule that says so.
+// It shows what rbd serve would decide at admission
+// (docs/design/semantics.md sections 10 and 17) under --policy (and
+// --tenant, default "default"), or the built-in policy without one: the
+// effects with the gates the policy adds, then every step the policy
+// gates, denies or lets run unattended, and the rule that says so.
 func runEffects(args []string, stdout, stderr io.Writer) int {
 	c := newCatalogueCommand("effects", stderr).compiles().judges()
 	format := cli.Choice("text", "text", "json")
@@ -30,20 +32,26 @@ func runEffects(args []string, stdout, stderr io.Writer) int {
 	if c.policy == nil && *tenant != "default" {
 		return cantRun(stderr, "--tenant needs --policy: without a policy file there are no tenants' rules to judge by")
 	}
-	var judged *judgement
-	if c.policy != nil {
-		judged = judge(plan, c.policy, *tenant)
-		plan = judged.plan
+	// Without --policy the daemon judges by the built-in policy (only
+	// read_only runs unattended; docs/design/semantics.md section 17), so
+	// the effects are shown under it: what rbd serve will gate.
+	pol := c.policy
+	if pol == nil {
+		pol = policy.Builtin()
 	}
+	judged := judge(plan, pol, *tenant)
+	plan = judged.plan
 	if format.Value == "json" {
-		if judged != nil {
-			_ = cli.WriteJSON(stdout, judged.report())
-			if len(judged.denied()) > 0 {
-				return exitErrors
-			}
+		if c.policy == nil {
+			// The effects alone, as before there was a built-in policy to
+			// judge by, but with the gates it adds.
+			_ = cli.WriteJSON(stdout, plan.Effects)
 			return status
 		}
-		_ = cli.WriteJSON(stdout, plan.Effects)
+		_ = cli.WriteJSON(stdout, judged.report())
+		if len(judged.denied()) > 0 {
+			return exitErrors
+		}
 		return status
 	}
 	var steps, hooks []compiler.Effect
@@ -62,11 +70,9 @@ func runEffects(args []string, stdout, stderr io.Writer) int {
 		writeEffects(stdout, "", hooks, judged.gated())
 	}
 	writeReaches(stdout, plan)
-	if judged != nil {
-		judged.write(stdout)
-		if len(judged.denied()) > 0 {
-			return exitErrors // the daemon would refuse it
-		}
+	judged.write(stdout)
+	if len(judged.denied()) > 0 {
+		return exitErrors // the daemon would refuse it
 	}
 	return status
 }

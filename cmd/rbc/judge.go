@@ -55,7 +55,11 @@ type judgementReport struct {
 }
 
 func (j *judgement) report() judgementReport {
-	return judgementReport{Policy: j.source, Tenant: j.tenant.Name, PolicyHash: j.tenant.Hash(), Admitted: len(j.denied()) == 0,
+	source := j.source
+	if source == "" {
+		source = "builtin"
+	}
+	return judgementReport{Policy: source, Tenant: j.tenant.Name, PolicyHash: j.tenant.Hash(), Admitted: len(j.denied()) == 0,
 		Effects: orNone(j.plan.Effects), Decisions: j.decisions}
 }
 
@@ -69,7 +73,11 @@ func orNone[T any](s []T) []T {
 // write prints the steps the policy speaks of, and whether rbd would
 // admit the runbook.
 func (j *judgement) write(out io.Writer) {
-	fmt.Fprintf(out, "\nPolicy %s, tenant %s (policy_hash %s):\n", j.source, j.tenant.Name, j.tenant.Hash())
+	source := j.source
+	if source == "" {
+		source = "built-in (no --policy: only read_only runs unattended)"
+	}
+	fmt.Fprintf(out, "\nPolicy %s, tenant %s (policy_hash %s):\n", source, j.tenant.Name, j.tenant.Hash())
 	tw := cli.NewTable(out)
 	n := 0
 	for _, d := range j.decisions {

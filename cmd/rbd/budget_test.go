@@ -43,7 +43,7 @@ func TestBudgetSetThenRetry(t *testing.T) {
     params: {url: "`+bill.URL+`"}
 `)
 	d := e.start(t, "--verbs", verbs,
-		"--policy", e.file(t, "policy.yaml", "default: {budget: {runbook: {cost_usd: 8}}}\n"),
+		"--policy", e.file(t, "policy.yaml", "default: {budget: {runbook: {cost_usd: 8}}, auto_exec: [read_only, routine]}\n"),
 		"--api-token-file", e.file(t, "tokens", "tok-ops tenant=default actor=ops roles=admin\n"))
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -101,7 +101,7 @@ func TestBudgetFiguresAreMoney(t *testing.T) {
     params: {url: "`+bill.URL+`"}
 `)
 	d := e.start(t, "--verbs", verbs,
-		"--policy", e.file(t, "policy.yaml", "default: {budget: {runbook: {cost_usd: 0.3, credits: 0.5}, day: {cost_usd: 1.1}}}\n"),
+		"--policy", e.file(t, "policy.yaml", "default: {budget: {runbook: {cost_usd: 0.3, credits: 0.5}, day: {cost_usd: 1.1}}, auto_exec: [read_only, routine]}\n"),
 		"--api-token-file", e.file(t, "tokens", "tok-ops tenant=default actor=ops roles=admin\n"))
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

@@ -56,6 +56,7 @@ const failoverVerbs = `
       max-lag: {type: integer, maximum: 5}
 - name: wait-ack
   domain: ops
+  policy_tags: [ack_request]
   execution:
     kind: durable
     handler: await.notification
@@ -76,13 +77,16 @@ const failover = `(db.probe-lag :cluster $cluster :as @lag)
 `
 
 // personDaemon starts rbd with the failover verbs, an admin's token
-// (bare: the default tenant, every role) and acme's.
+// (bare: the default tenant, every role) and acme's, under a policy that
+// lets the wait for an acknowledgement start unattended (a human_process
+// step waits at a gate first otherwise).
 func personDaemon(t *testing.T) *daemon {
 	t.Helper()
 	e := newDaemonEnv(t)
 	verbs := e.file(t, "verbs/db.yaml", failoverVerbs)
 	tokens := e.file(t, "tokens", "admin-token\nacme-token tenant=acme actor=acme-bot roles=read,submit,approve\n")
-	return e.start(t, "--verbs", verbs, "--api-token-file", tokens)
+	pol := e.file(t, "policy.yaml", "default:\n  auto_exec: [read_only, ack_request]\n")
+	return e.start(t, "--verbs", verbs, "--api-token-file", tokens, "--policy", pol)
 }
 
 func submitAs(t *testing.T, d *daemon, token string, req apitype.SubmitRequest) string {

@@ -45,6 +45,9 @@ type daemonEnv struct {
 	schema string
 	dir    string   // a scratch directory: verb files, tokens, data
 	env    []string // RBD_* variables for every daemon of the test
+	// builtinPolicy leaves verb files as written and starts daemons
+	// without --policy under the built-in policy (fixture_policy_test.go).
+	builtinPolicy bool
 }
 
 func newDaemonEnv(t testing.TB) *daemonEnv {
@@ -60,6 +63,9 @@ func newDaemonEnv(t testing.TB) *daemonEnv {
 func (e *daemonEnv) file(t testing.TB, name, content string) string {
 	t.Helper()
 	p := filepath.Join(e.dir, name)
+	if !e.builtinPolicy && strings.HasSuffix(name, ".yaml") {
+		content = tagRoutine(content)
+	}
 	require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
 	require.NoError(t, os.WriteFile(p, []byte(content), 0o600))
 	return p
@@ -69,6 +75,9 @@ func (e *daemonEnv) file(t testing.TB, name, content string) string {
 // waits until it is ready.
 func (e *daemonEnv) start(t testing.TB, flags ...string) *daemon {
 	t.Helper()
+	if !e.builtinPolicy && !hasFlag(flags, "--policy") && hasFlag(flags, "--verbs") {
+		flags = append(flags, "--policy", e.fixturePolicy(t, flags))
+	}
 	port, err := freePort()
 	require.NoError(t, err)
 	addr := "127.0.0.1:" + strconv.Itoa(port)

@@ -52,7 +52,7 @@ func (pf *policyFile) current() *policy.Policy { return pf.cur.Load() }
 // old one in force.
 func (pf *policyFile) reload() {
 	if pf.path == "" {
-		pf.log.Info("SIGHUP: no --policy file; the built-in policy stays in force (external_send waits for a person)")
+		pf.log.Info("SIGHUP: no --policy file; the built-in policy stays in force (only read_only steps run unattended)")
 		return
 	}
 	old := pf.current()

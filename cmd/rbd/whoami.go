@@ -123,6 +123,15 @@ func describeVerb(w io.Writer, v apitype.VerbInfo) {
 	fmt.Fprintf(t, "gate\t%s\n", v.Gate)
 	fmt.Fprintf(t, "policy tags\t%s\n", tagsText(v.PolicyTags))
 	fmt.Fprintf(t, "policy\t%s\n", policyText(v.Policy))
+	if v.Trust.After > 0 {
+		// Earned trust (docs/reference/policy.md): how far the verb is
+		// from running unattended in this tenant.
+		earned := "to auto-execute"
+		if v.Trust.Earned {
+			earned = "earned: runs unattended"
+		}
+		fmt.Fprintf(t, "trust\t%d of %d approvals %s (%s)\n", v.Trust.Approvals, v.Trust.After, earned, v.Trust.Rule)
+	}
 	if v.Returns != "" {
 		fmt.Fprintf(t, "returns\t%s\n", v.Returns)
 	}

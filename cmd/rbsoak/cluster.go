@@ -101,6 +101,12 @@ func (c *cluster) startDaemons(ctx context.Context, verbsDir string) error {
 	if err := os.WriteFile(secretFile, append(c.secret, '\n'), 0o600); err != nil {
 		return err
 	}
+	// The soak's effects run unattended by their tag: without a policy
+	// only read_only steps would (docs/reference/policy.md).
+	policyFile := filepath.Join(c.dir, "policy.yaml")
+	if err := os.WriteFile(policyFile, []byte("default:\n  auto_exec: [read_only, soak_effect]\n"), 0o600); err != nil {
+		return err
+	}
 	apiAddr, err := freeAddr()
 	if err != nil {
 		return err
@@ -109,7 +115,7 @@ func (c *cluster) startDaemons(ctx context.Context, verbsDir string) error {
 	// seconds, so a soak of minutes sees many reclaims.
 	c.flags = []string{
 		"--verbs", verbsDir, "--database-url", c.url, "--log-format", "json", "--ui=false",
-		"--api-token-file", tokenFile, "--webhook-secret-file", secretFile,
+		"--api-token-file", tokenFile, "--webhook-secret-file", secretFile, "--policy", policyFile,
 		"--callback-url", "http://" + apiAddr + "/v1/notifications",
 		"--lease-ttl", "5s", "--sweep-interval", "1s", "--shutdown-grace", "3s",
 	}

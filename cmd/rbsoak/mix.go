@@ -20,6 +20,7 @@ const soakVerbs = `
 - name: effect
   domain: soak
   description: One side effect at the test service, by idempotency key.
+  policy_tags: [soak_effect]
   execution:
     kind: sync
     handler: http.call
@@ -41,6 +42,7 @@ const soakVerbs = `
 - name: task
   domain: soak
   description: Work the test service completes later, by signed webhook.
+  policy_tags: [soak_effect]
   execution:
     kind: durable
     handler: http.start

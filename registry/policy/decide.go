@@ -3,6 +3,7 @@ package policy
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/verbs"
@@ -17,12 +18,26 @@ type Step struct {
 	// Risk is the verb's risk (low when it declares none). Anything else,
 	// an empty risk included, is a risk the policy cannot judge.
 	Risk rbtype.Risk
+	// SideEffects is the verb's: a step that reaches outside
+	// (external_call, human_process) runs unattended only when a tag of
+	// it is auto-executed, or its verb has earned trust.
+	SideEffects rbtype.SideEffects
+	// Approvals is how many attempts of the verb the tenant has approved
+	// with no rejection or failure since (its trust count); 0 when not
+	// known.
+	Approvals int
+}
+
+// reachesOut reports whether a step's side effects reach outside the
+// daemon: only then does the effect rule gate it.
+func (s Step) reachesOut() bool {
+	return s.SideEffects == rbtype.SideEffectsExternalCall || s.SideEffects == rbtype.SideEffectsHuman
 }
 
 // VerbStep is what a policy judges of any step of a verb: for listing the
 // verbs a caller may use, and for rbc.
 func VerbStep(d *verbs.Definition) Step {
-	return Step{Verb: d.FullName(), Tags: d.Execution.PolicyTags, Risk: d.RiskOrDefault()}
+	return Step{Verb: d.FullName(), Tags: d.Execution.PolicyTags, Risk: d.RiskOrDefault(), SideEffects: d.Execution.SideEffects}
 }
 
 // Action is what a policy does with a step.
@@ -51,6 +66,12 @@ const (
 	// RuleUndecidable refuses a step the policy cannot judge (a risk it
 	// does not know), unless it is read_only: writes fail closed.
 	RuleUndecidable = "builtin.fail_closed"
+	// RuleGateByEffect is the rule built into every policy that follows
+	// the effect, not the tag (docs/design/semantics.md section 17): a
+	// step whose side effects are external_call or human_process waits for
+	// a person unless auto_exec lets one of its tags run, or its verb has
+	// earned the tenant's trust.
+	RuleGateByEffect = "builtin.gate_by_effect"
 )
 
 // Decision is what a tenant's policy does with one step, and why.
@@ -68,11 +89,14 @@ type Decision struct {
 	Reason string `json:"reason,omitempty"`
 }
 
-// Decide judges one step. A denial comes first, then the risk ceiling; a
-// tag both gated and let run unattended is decided by the more specific
-// level (a tenant's own list over the default's), and gated when both
-// are the same level's; the built-in rule gates external_send unless
-// auto_exec lets it run. A step whose risk is not known is refused, unless
+// Decide judges one step. A denial comes first, then the risk ceiling,
+// then earned trust (the verb runs unattended); a tag both gated and let
+// run unattended is decided by the more specific level (a tenant's own
+// list over the default's), and gated when both are the same level's; the
+// built-in rules gate external_send unless auto_exec lets it run, and a
+// step reaching outside (external_call, human_process) unless auto_exec
+// lets one of its tags run (read_only only, when no block sets
+// auto_exec). A step whose risk is not known is refused, unless
 // it is read_only (docs/design/semantics.md section 10: fail closed).
 func (t *Tenant) Decide(s Step) Decision {
 	if s.Risk.Rank() == 0 {
@@ -91,9 +115,15 @@ func (t *Tenant) Decide(s Step) Decision {
 		return Decision{Action: Deny, Rule: rule,
 			Reason: fmt.Sprintf("verb %s is risk %s, above %s %s", s.Verb, s.Risk, rule, ceiling)}
 	}
-	gateB, autoB := t.gateBlock(), t.autoBlock()
+	if rule, where, ok := t.Trust(s.Verb); ok && s.Approvals >= rule.After {
+		return Decision{Action: AutoExec, Rule: where, Pattern: rule.Verb,
+			Reason: fmt.Sprintf("verb %s has earned trust: %d approved attempts with no rejection or failure since, and %s asks %d%s",
+				s.Verb, s.Approvals, where, rule.After, by(rule.Verb, s.Verb))}
+	}
+	gateB := t.gateBlock()
+	autoList, autoB := t.autoExec()
 	gp, gtag, gated := firstMatch(gateB.gate.list, s.Tags)
-	ap, atag, auto := firstMatch(autoB.autoExec.list, s.Tags)
+	ap, atag, auto := firstMatch(autoList, s.Tags)
 	if gated && auto && autoB == t.own && gateB != t.own {
 		gated = false // the tenant's own auto_exec over a gate it inherits
 	}
@@ -101,12 +131,19 @@ func (t *Tenant) Decide(s Step) Decision {
 	case gated:
 		return Decision{Action: Gate, Rule: gateB.where + ".gate", Pattern: gp, Tag: gtag,
 			Reason: fmt.Sprintf("verb %s is tagged %s, which %s.gate holds for a person%s", s.Verb, gtag, gateB.where, by(gp, gtag))}
-	case slices.Contains(s.Tags, TagExternalSend) && !matchesAny(autoB.autoExec.list, TagExternalSend):
+	case slices.Contains(s.Tags, TagExternalSend) && !matchesAny(autoList, TagExternalSend):
 		return Decision{Action: Gate, Rule: RuleNeverAutoSend, Tag: TagExternalSend,
 			Reason: fmt.Sprintf("verb %s is tagged external_send, which never runs unattended unless auto_exec lists it", s.Verb)}
 	case auto:
-		return Decision{Action: AutoExec, Rule: autoB.where + ".auto_exec", Pattern: ap, Tag: atag,
-			Reason: fmt.Sprintf("verb %s is tagged %s, which %s.auto_exec lets run unattended%s", s.Verb, atag, autoB.where, by(ap, atag))}
+		return Decision{Action: AutoExec, Rule: autoRule(autoB), Pattern: ap, Tag: atag,
+			Reason: fmt.Sprintf("verb %s is tagged %s, which %s lets run unattended%s", s.Verb, atag, autoRule(autoB), by(ap, atag))}
+	case s.reachesOut():
+		tags := "it has no policy_tags"
+		if len(s.Tags) > 0 {
+			tags = "auto_exec lets none of its tags (" + strings.Join(s.Tags, ", ") + ") run"
+		}
+		return Decision{Action: Gate, Rule: RuleGateByEffect,
+			Reason: fmt.Sprintf("verb %s's side effects are %s, which wait for a person unless the policy auto-executes one of the step's tags, and %s", s.Verb, s.SideEffects, tags)}
 	}
 	return Decision{Action: None}
 }
@@ -122,4 +159,13 @@ func by(pattern, tag string) string {
 		return ""
 	}
 	return " (by " + pattern + ")"
+}
+
+// autoRule names the auto_exec a decision comes from: a block's, or the
+// built-in one when no block sets it.
+func autoRule(b *block) string {
+	if !b.autoExec.set {
+		return "builtin.auto_exec"
+	}
+	return b.where + ".auto_exec"
 }

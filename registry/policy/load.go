@@ -66,7 +66,7 @@ var tenantName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
 // knownTags (KnownTags), a tag both gated and let run unattended by one
 // block, a budget that is negative or not a number: each is a Problem,
 // and the policy is not made. A file without a default block takes the
-// built-in one's rules (external_send waits for a person, nothing else
+// built-in one's rules (only read_only runs unattended, nothing else
 // is said).
 func Parse(filename string, src []byte, knownTags []string) (*Policy, error) {
 	r := &reader{file: filename, known: knownTags}
@@ -197,6 +197,8 @@ func (r *reader) block(n *yaml.Node, key, where string) *block {
 			}
 			r.mapping(v, k, known, nil)
 		},
+		"trust": func(k string, v *yaml.Node) { b.trust = r.trust(v, k) },
+		"modes": func(k string, v *yaml.Node) { b.modes = r.modes(v, k) },
 	}, nil)
 	for _, tag := range r.known {
 		if gp, ok := firstPattern(b.gate.list, tag); ok {
@@ -325,4 +327,71 @@ func yamlLine(err error) int {
 		return n
 	}
 	return 1
+}
+
+// trust reads a block's trust: a mapping of verb glob to {after: N}, N a
+// whole number of at least 1 (docs/design/semantics.md section 17). The
+// entries keep the file's order: the first whose glob matches a verb
+// decides.
+func (r *reader) trust(n *yaml.Node, key string) []TrustRule {
+	out := []TrustRule{}
+	r.mapping(n, key, nil, func(glob string, kn, vn *yaml.Node) {
+		k := key + "." + glob
+		if _, err := ParseVerbScope(glob); err != nil || strings.Contains(glob, ",") {
+			r.problem(kn.Line, k, "verb pattern %q is malformed (a verb name, or a glob with * ? and [...], as in billing.*)", glob)
+			return
+		}
+		rule := TrustRule{Verb: glob}
+		before := len(r.problems)
+		r.mapping(vn, k, map[string]func(string, *yaml.Node){
+			"after": func(k string, v *yaml.Node) {
+				n, err := strconv.Atoi(v.Value)
+				if v.Kind != yaml.ScalarNode || v.Tag != "!!int" || err != nil || n < 1 || n > 1_000_000 {
+					r.problem(v.Line, k, "%q must be a whole number of approvals from 1 to 1000000", v.Value)
+					return
+				}
+				rule.After = n
+			},
+		}, nil)
+		if len(r.problems) > before {
+			return
+		}
+		if rule.After == 0 {
+			r.problem(vn.Line, k, "needs after: N, the approvals that earn running unattended")
+			return
+		}
+		out = append(out, rule)
+	})
+	return out
+}
+
+// modes reads a block's modes: the modes a submission may ask for, a
+// list of execute, dry_run and draft_only.
+func (r *reader) modes(n *yaml.Node, key string) []rbtype.Mode {
+	names := make([]string, len(rbtype.Modes))
+	for i, m := range rbtype.Modes {
+		names[i] = string(m)
+	}
+	out := []rbtype.Mode{}
+	if n.Kind != yaml.SequenceNode {
+		r.problem(n.Line, key, "must be a list of modes, as in [draft_only, dry_run]")
+		return out
+	}
+	for i, item := range n.Content {
+		k := fmt.Sprintf("%s[%d]", key, i)
+		if item.Kind != yaml.ScalarNode || !slices.Contains(names, item.Value) {
+			msg := fmt.Sprintf("unknown mode %q (expected %s)", item.Value, strings.Join(names, ", "))
+			if near := lang.Suggest(item.Value, names); len(near) > 0 {
+				msg += fmt.Sprintf("; did you mean %q?", near[0])
+			}
+			r.problem(item.Line, k, "%s", msg)
+			continue
+		}
+		if slices.Contains(out, rbtype.Mode(item.Value)) {
+			r.problem(item.Line, k, "mode %s is given twice", item.Value)
+			continue
+		}
+		out = append(out, rbtype.Mode(item.Value))
+	}
+	return out
 }

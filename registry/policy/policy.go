@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"maps"
+	"path"
 	"slices"
 
 	"github.com/runbookdev/runbook/rbtype"
@@ -41,6 +42,20 @@ type block struct {
 	autoExec patterns
 	maxRisk  rbtype.Risk // "" when not set
 	budget   map[rbtype.BudgetScope]rbtype.Budget
+	// trust holds the verbs that earn running unattended, by verb glob
+	// (nil when the block does not set trust:); modes the modes a
+	// submission may ask for (nil when the block does not set modes:).
+	trust []TrustRule
+	modes []rbtype.Mode
+}
+
+// TrustRule is one entry of a policy's trust: (docs/design/semantics.md
+// section 17): a step of a verb the glob matches runs unattended once the
+// tenant has approved After attempts of that verb with no rejection, and
+// no failed attempt, since.
+type TrustRule struct {
+	Verb  string `json:"verb"`
+	After int    `json:"after"`
 }
 
 // patterns is a list of tag patterns, and whether the block set it (an
@@ -50,9 +65,11 @@ type patterns struct {
 	list []string
 }
 
-// Builtin is the policy without a file: every step tagged external_send
-// waits for a person, nothing is denied, any risk is admitted, nothing is
-// budgeted.
+// Builtin is the policy without a file: only read_only steps run
+// unattended, so every step whose side effects reach outside
+// (external_call, human_process) waits for a person, as does every step
+// tagged external_send; nothing is denied, any risk and every mode is
+// admitted, nothing is budgeted (docs/design/semantics.md section 17).
 func Builtin() *Policy {
 	p := &Policy{def: &block{where: "default"}, tenants: map[string]*block{}}
 	p.seal()
@@ -145,6 +162,51 @@ func (t *Tenant) Budget(scope rbtype.BudgetScope) (rbtype.Budget, string) {
 func (t *Tenant) gateBlock() *block { return t.pick(func(b *block) bool { return b.gate.set }) }
 func (t *Tenant) autoBlock() *block { return t.pick(func(b *block) bool { return b.autoExec.set }) }
 
+// builtinAutoExec is what runs unattended when no block sets auto_exec:
+// read_only steps only (docs/design/semantics.md section 17).
+var builtinAutoExec = []string{TagReadOnly}
+
+// autoExec is the tenant's auto_exec patterns and the block they come
+// from; read_only from the built-in rule when no block sets any.
+func (t *Tenant) autoExec() ([]string, *block) {
+	b := t.autoBlock()
+	if !b.autoExec.set {
+		return builtinAutoExec, b
+	}
+	return b.autoExec.list, b
+}
+
+// Trust is the tenant's trust rule for a verb, and the rule's name
+// ("tenants.acme.trust"): the first entry whose glob matches it, of the
+// tenant's own trust: when its block sets one, else the default's.
+func (t *Tenant) Trust(verb string) (TrustRule, string, bool) {
+	b := t.pick(func(b *block) bool { return b.trust != nil })
+	for _, r := range b.trust {
+		if ok, err := path.Match(r.Verb, verb); err == nil && ok {
+			return r, b.where + ".trust", true
+		}
+	}
+	return TrustRule{}, "", false
+}
+
+// Modes is the modes the tenant may submit in, and the rule that says so;
+// every mode when no block lists them.
+func (t *Tenant) Modes() ([]rbtype.Mode, string) {
+	b := t.pick(func(b *block) bool { return b.modes != nil })
+	if b.modes == nil {
+		return rbtype.Modes, ""
+	}
+	return b.modes, b.where + ".modes"
+}
+
+// AllowsMode reports whether the tenant may submit a runbook in mode m
+// (docs/design/semantics.md section 17); when not, the rule that refuses
+// it.
+func (t *Tenant) AllowsMode(m rbtype.Mode) (bool, string) {
+	modes, rule := t.Modes()
+	return slices.Contains(modes, m), rule
+}
+
 // hashed is what a tenant's hash covers. Where each list comes from is
 // part of it: a tenant's own auto_exec overrides a gate it inherits, and
 // not one of its own.
@@ -155,6 +217,10 @@ type hashed struct {
 	AutoExec level       `json:"auto_exec"`
 	Deny     []string    `json:"deny"`
 	MaxRisk  rbtype.Risk `json:"max_risk"`
+	// Trust and Modes decide admission too: which steps are gated, and
+	// which submissions are refused.
+	Trust []TrustRule   `json:"trust,omitempty"`
+	Modes []rbtype.Mode `json:"modes,omitempty"`
 }
 
 // level is one list of patterns and the level it comes from.
@@ -165,12 +231,19 @@ type level struct {
 
 func (t *Tenant) computeHash() string {
 	risk, _ := t.MaxRisk()
-	gate, auto := t.gateBlock(), t.autoBlock()
+	gate := t.gateBlock()
+	autoList, auto := t.autoExec()
+	trust := t.pick(func(b *block) bool { return b.trust != nil }).trust
+	modes, modeRule := t.Modes()
+	if modeRule == "" {
+		modes = nil
+	}
 	return sum(hashed{
-		Version: 1, Builtin: []string{TagExternalSend},
+		Version: 2, Builtin: []string{TagExternalSend, RuleGateByEffect},
 		Gate:     level{Own: gate == t.own, List: orEmpty(gate.gate.list)},
-		AutoExec: level{Own: auto == t.own, List: orEmpty(auto.autoExec.list)},
+		AutoExec: level{Own: auto == t.own, List: orEmpty(autoList)},
 		Deny:     orEmpty(t.denyBlock().deny.list), MaxRisk: risk,
+		Trust: trust, Modes: modes,
 	})
 }
 
@@ -206,6 +279,12 @@ func (b *block) export() map[string]any {
 	if len(b.budget) > 0 {
 		out["budget"] = b.budget
 	}
+	if b.trust != nil {
+		out["trust"] = b.trust
+	}
+	if b.modes != nil {
+		out["modes"] = b.modes
+	}
 	return out
 }
 
@@ -223,8 +302,8 @@ func sum(v any) string {
 // external_send, which the built-in rule always holds. A tag no rule
 // mentions is one nobody decided about (rbc lint's W003).
 func (p *Policy) Mentions(tag string) bool {
-	if tag == TagExternalSend {
-		return true
+	if tag == TagExternalSend || tag == TagReadOnly {
+		return true // the built-in rules speak of them
 	}
 	for _, b := range append([]*block{p.def}, mapValues(p.tenants)...) {
 		for _, list := range [][]string{b.gate.list, b.deny.list, b.autoExec.list} {

@@ -28,7 +28,7 @@ func TestParseRefusesMistakesNamingFileLineAndKey(t *testing.T) {
 		{"unknown top key", "defaults: {}\n", []string{
 			`policy.yaml:1: defaults: unknown key (valid keys: default, tenants); did you mean "default"?`}},
 		{"unknown rule key", "default:\n  gates: [external_send]\n", []string{
-			`policy.yaml:2: default.gates: unknown key (valid keys: auto_exec, budget, deny, gate, max_risk); did you mean "gate"?`}},
+			`policy.yaml:2: default.gates: unknown key (valid keys: auto_exec, budget, deny, gate, max_risk, modes, trust); did you mean "gate"?`}},
 		{"key twice", "default:\n  gate: [pii]\n  gate: [financial]\n", []string{"policy.yaml:3: default.gate: given twice"}},
 		{"unknown risk", "tenants:\n  acme: {max_risk: hihg}\n", []string{
 			`policy.yaml:2: tenants.acme.max_risk: unknown risk "hihg" (expected low, medium, high); did you mean "high"?`}},

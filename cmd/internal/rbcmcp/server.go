@@ -58,7 +58,7 @@ func NewServer(opts Options) *mcp.Server {
 		"compile: the plan rbd's submit tool accepts. Runs nothing; a runbook with errors is an error result holding its "+
 		"diagnostics.", t.compile)
 	add("effects", "Lists what a runbook would do to the world outside it: each step with side effects, its verb, its risk, "+
-		"its target and the gate (if any) in front of it, as rbc effects --format json. Runs nothing.", t.effects)
+		"its target and the gate (if any) in front of it, the built-in policy's included, as rbc effects --format json. Runs nothing.", t.effects)
 	mcp.AddTool(srv, &mcp.Tool{Name: "graph", Annotations: pure, Description: "Draws a runbook's steps and the edges " +
 		"between them, in Graphviz DOT or Mermaid, as rbc graph. Runs nothing."}, t.graph)
 	mcp.AddTool(srv, &mcp.Tool{Name: "verbs", Annotations: pure, Description: "Lists the verb definitions (or the one " +

@@ -10,6 +10,7 @@ import (
 
 	"github.com/runbookdev/runbook/compiler"
 	"github.com/runbookdev/runbook/lang"
+	"github.com/runbookdev/runbook/registry/policy"
 	"github.com/runbookdev/runbook/verbs"
 )
 
@@ -122,7 +123,9 @@ func (t *tools) effects(_ context.Context, _ *mcp.CallToolRequest, in sourceArgs
 	if plan == nil {
 		return diagnosticsResult(diags)
 	}
-	effects := plan.Effects
+	// Judged by the built-in policy, as rbc effects without --policy
+	// (docs/design/semantics.md section 17): the gates rbd will add.
+	effects := plan.WithPolicyGates(plan.PolicyDecisions(policy.Builtin().Tenant("default"))).Effects
 	if effects == nil {
 		effects = []compiler.Effect{}
 	}

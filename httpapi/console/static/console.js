@@ -185,6 +185,15 @@
     return "";
   }
 
+  // trustText is the tenant's earned trust in a gated step's verb, when
+  // its policy has a trust rule for it (docs/design/semantics.md section
+  // 17): each approval counts; a rejection or a failed attempt resets.
+  function trustText(t) {
+    if (!t || !t.after) return "";
+    if (t.earned) return t.approvals + " of " + t.after + " approvals: earned; its next runbooks run unattended";
+    return t.approvals + " of " + t.after + " approvals to auto-execute";
+  }
+
   // policyText is what a policy's POLICY_GATED event said: its rule when it
   // names one, else all it said.
   function policyText(p) {
@@ -991,6 +1000,7 @@
           ["risk", riskBadge(g.risk)],
           ["effect", g.side_effects + (g.target ? " on " + g.target : "")],
           ["gated by", gateWhy(g.why, g.policy)],
+          ["trust", trustText(g.trust)],
           ["submitted by", view.actor || el("span", { class: "muted" }, "no one named (its token has no actor)")],
           ["waiting", g.since ? [el("span", { class: "waited", "data-since": g.since }, span(Date.now() - new Date(g.since))),
             el("span", { class: "muted" }, ", since " + time(g.since))] : ""],
