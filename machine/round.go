@@ -355,7 +355,7 @@ func (r *Round) Write() (rbtype.AdvanceWrite, []*PendingCall, error) {
 		// schedules.
 		t.later = t.expandLoops() || t.later
 		t.later = t.endTemplates() || t.later
-		t.propagate()
+		t.propagateAll()
 		t.grow()
 		t.settle()
 		t.settleHooks()

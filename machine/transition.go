@@ -483,6 +483,22 @@ func (t *transition) propagate() {
 	}
 }
 
+// propagateAll runs propagate until a pass changes nothing. One pass
+// cascades skips in plan order, but :parallel counts the elements in
+// flight as the pass starts: an element a draft skipped in this pass
+// frees its place only for the next. The last phase of a round runs it so,
+// since nothing else would bring the round that lets the next element
+// through.
+func (t *transition) propagateAll() {
+	for range len(t.Steps) + 1 {
+		before := len(t.events)
+		t.propagate()
+		if len(t.events) == before {
+			return
+		}
+	}
+}
+
 // makeReady makes a pending step ready, or skips it in a draft_only
 // runbook that does not run it.
 func (t *transition) makeReady(s *rbtype.Step) {
