@@ -42,6 +42,21 @@ func addBlockedDescendants(plan *PlanInfo, steps []*rbtype.Step, pick map[string
 	}
 }
 
+// afterDraft reports whether a step was skipped after a draft: one of its
+// predecessors is skipped DRAFT_ONLY. It runs when the draft is run for
+// real (--execute), not on a retry of the draft's failures.
+func (t *transition) afterDraft(s *rbtype.Step) bool {
+	if s.Status != rbtype.StepSkipped {
+		return false
+	}
+	for _, p := range t.plan.preds[s.Key] {
+		if t.draftTaints(p) {
+			return true
+		}
+	}
+	return false
+}
+
 // reopenLists adds to pick the ended templates of the instances picked,
 // and what their lists kept from running: a list is whole again only
 // once the iteration run again has settled (whole_lists.go).
@@ -116,7 +131,7 @@ func (c *RetryRunbook) apply(t *transition) error {
 		// that left behind, and what an abort skipped, but not the drafts,
 		// whose next step is --execute.
 		for _, s := range steps {
-			if slices.Contains(retryable, s.Status) && s.ErrorCode != rbtype.CodeDraftOnly && !t.isHookStep(s) {
+			if slices.Contains(retryable, s.Status) && s.ErrorCode != rbtype.CodeDraftOnly && !t.isHookStep(s) && !t.afterDraft(s) {
 				pick[s.Key] = true
 			}
 		}

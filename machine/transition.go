@@ -456,8 +456,8 @@ func (t *transition) propagate() {
 				continue
 			}
 			if ps.Status.BlocksDependents() {
-				if blocked == "" || t.draftTaints(p) {
-					blocked = p // a draft taints, whatever else blocks (whole_lists.go)
+				if blocked == "" || t.draftTaints(p) && t.plan.readsResult(s.Key, p) {
+					blocked = p // a draft read taints, whatever else blocks (whole_lists.go)
 				}
 				continue
 			}
@@ -518,8 +518,8 @@ func (t *transition) skipAfter(s *rbtype.Step, pred string) {
 	t.moveStep(s, rbtype.StepSkipped)
 	s.FinishedAt = &t.Now
 	t.touch(s)
-	if t.draftTaints(pred) {
-		t.skipDraft(s) // what waits for a draft is a draft (whole_lists.go)
+	if t.draftTaints(pred) && (t.plan.readsResult(s.Key, pred) || t.plan.IsTemplate(s.Key)) {
+		t.skipDraft(s) // what reads a draft is a draft (whole_lists.go)
 		return
 	}
 	ps := t.byKey[pred]

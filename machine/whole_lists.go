@@ -70,7 +70,9 @@ func (t *transition) heldBy(key string, seen map[string]bool) string {
 
 // draftTaints reports whether a step is a draft for what reads it: skipped
 // DRAFT_ONLY, so it has no value; whatever reads it, directly or through
-// a list that holds it, is a draft too.
+// a list that holds it (or a for-each over it), is a draft too. A step
+// that only runs after it (:after) is skipped as after any step that did
+// not complete, not as a draft: it did not use what the draft lacks.
 func (t *transition) draftTaints(key string) bool {
 	s := t.byKey[key]
 	return s != nil && s.Status == rbtype.StepSkipped && s.ErrorCode == rbtype.CodeDraftOnly

@@ -174,3 +174,43 @@ func keysOf(calls []*machine.PendingCall) []string {
 	}
 	return out
 }
+
+// advanceWhileDue advances as the engine does: only while the runbook's
+// wake-up has come, answering every call with {"v": 1} (parking waits).
+func (f *fixture) advanceWhileDue() {
+	f.t.Helper()
+	for range 30 {
+		if w := f.rb.WakeAt; w == nil || w.After(f.now) {
+			return
+		}
+		_, calls := f.advance()
+		for len(calls) > 0 {
+			calls = f.answer(calls, nil)
+		}
+	}
+}
+
+// A runbook never waits for nothing: a loop whose last instances are
+// skipped by their conditions in a round's last pass, or one whose
+// :parallel elements a draft skips one by one, asks for the rounds that
+// end it (found by the soak's generated runbooks and the model check).
+func TestComposeNothingWaitsForNothing(t *testing.T) {
+	for name, tc := range map[string]struct {
+		src  string
+		mode rbtype.Mode
+		want rbtype.RunbookStatus
+	}{
+		"conditions skip the last iterations": {`(for-each $xs :as @x (m.echo :v @x :when (< @x 0) :as @e) (m.echo :v @e.v :as @t))
+			(m.echo :after @t :as @join)`, rbtype.ModeExecute, rbtype.RunbookComplete},
+		"a draft skips :parallel elements": {`(for-each $xs :as @x :parallel 1 (m.call :v @x :as @e))
+			(m.echo :v @e :as @report)`, rbtype.ModeDraftOnly, rbtype.RunbookPartial},
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := newFixture(t, tc.src, map[string]any{"xs": []any{0, 1, 2}})
+			f.rb.Mode = tc.mode
+			f.rb.WakeAt = &f.now
+			f.advanceWhileDue()
+			require.Equal(t, tc.want, f.rb.Status, "%v", f)
+		})
+	}
+}

@@ -287,7 +287,7 @@ func (in *Interp) ready(s *S, flight map[*Loop]map[int]bool) bool {
 	// one it runs after unless that one's end was accepted (a failure
 	// under continue) or quiet (a false condition, and what that skipped).
 	// A read quiet skip skips it quietly. In a draft, a step reaching
-	// outside, or one waiting for a draft, is a draft.
+	// outside, or one reading a draft, is a draft.
 	var blocked, quiet, taint bool
 	for _, k := range s.preds {
 		p := in.Steps[k]
@@ -306,7 +306,6 @@ func (in *Interp) ready(s *S, flight map[*Loop]map[int]bool) bool {
 		case p.Status == Skipped && (p.Reason == ConditionFalse || p.Reason == UpstreamSkipped):
 		case blocks(p):
 			blocked = true
-			taint = taint || p.Status == Skipped && p.Reason == DraftOnly
 		}
 	}
 	switch {
@@ -581,7 +580,7 @@ func (in *Interp) Apply(i Input) bool {
 			return false
 		case in.Draft:
 			for _, k := range in.Order {
-				if s := in.Steps[k]; blocks(s) && s.Reason != DraftOnly {
+				if s := in.Steps[k]; blocks(s) && s.Reason != DraftOnly && !in.afterDraft(s) {
 					pick[k] = true
 				}
 			}
@@ -656,6 +655,20 @@ func (in *Interp) blockedAfter(pick map[string]bool) map[string]bool {
 		}
 	}
 	return pick
+}
+
+// afterDraft reports whether a skipped step has a predecessor skipped
+// DRAFT_ONLY: --execute runs it, not a retry of the draft's failures.
+func (in *Interp) afterDraft(s *S) bool {
+	if s.Status != Skipped {
+		return false
+	}
+	for _, k := range append(slices.Clone(s.preds), s.after...) {
+		if p := in.Steps[k]; p.Status == Skipped && p.Reason == DraftOnly {
+			return true
+		}
+	}
+	return false
 }
 
 // reopenLists adds to a retry's pick the templates of the instances it
