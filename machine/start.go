@@ -72,6 +72,8 @@ type Outcome struct {
 	Err       *handler.Error
 	DryRun    bool
 	simulated bool
+	// fromReceipt: the outcome is a stored receipt's, no call was made.
+	fromReceipt bool
 }
 
 // Unrecordable is the outcome that replaces one the database refused to

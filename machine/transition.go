@@ -374,6 +374,9 @@ func (t *transition) reclaim() {
 		if _, held := t.leases[s.ID]; held {
 			continue
 		}
+		if t.reclaimInDoubt(s) {
+			continue // not called again: a person decides (in_doubt.go)
+		}
 		if failed := t.abortedBy(); failed != nil {
 			// Its worker died and the runbook is aborting: nothing new
 			// starts, so the call is not made again.

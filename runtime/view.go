@@ -112,7 +112,7 @@ func buildView(rb *driver.Runbook, steps []*driver.Step, invs []driver.Invocatio
 	if rt.Parent.IsValid() {
 		v.ParentSpanID = rt.Parent.SpanID().String()
 	}
-	moving, approvals, parked := false, false, false
+	moving, approvals, parked, doubt := false, false, false, false
 	status := make(map[string]rbtype.StepStatus, len(steps))
 	for _, s := range steps {
 		status[s.Key] = s.Status
@@ -188,6 +188,12 @@ func buildView(rb *driver.Runbook, steps []*driver.Step, invs []driver.Invocatio
 			if resolvable {
 				v.NextActions = append(v.NextActions, apitype.NewAction(apitype.ActionResolve, s.Key, apitype.ActionArgs{RunbookID: rb.ID}))
 			}
+		case rbtype.StepInDoubt:
+			doubt = true
+			// Its call may have happened: a person says what became of it.
+			v.BlockedOn = append(v.BlockedOn, apitype.BlockedView{Step: s.Key, Reason: apitype.BlockedInDoubt,
+				Message: "its call may have reached a provider that ignores idempotency keys; resolve it: complete (it happened), retry (it did not), or fail"})
+			v.NextActions = append(v.NextActions, apitype.NewAction(apitype.ActionResolve, s.Key, apitype.ActionArgs{RunbookID: rb.ID}))
 		case rbtype.StepReady, rbtype.StepRunning, rbtype.StepFailedRetryable:
 			// Pending steps wait on these or on the outside world; only
 			// these move without it.
@@ -203,6 +209,8 @@ func buildView(rb *driver.Runbook, steps []*driver.Step, invs []driver.Invocatio
 		switch {
 		case approvals:
 			v.State = rbtype.StateAwaitingApproval
+		case doubt:
+			v.State = rbtype.StateInDoubt
 		case parked:
 			v.State = rbtype.StateParked
 		case rb.Status == rbtype.RunbookInProgress && allDone(steps):
