@@ -332,6 +332,7 @@ func (r *Round) Write() (rbtype.AdvanceWrite, []*PendingCall, error) {
 	var calls []*PendingCall
 	for _, t := range r.States {
 		t.settleDoubts(r.receipts)
+		t.settleTwins(r.receipts)
 		t.start(byRunbook[t.Rb.ID], r.receipts, r.cached)
 		t.startCompensation(r.compensations[t.Rb.ID], r.receipts)
 		t.startEscalation(r.escalations[t.Rb.ID], r.receipts)

@@ -37,8 +37,9 @@ func VerbCallKey(o KeyOrigin, stepKey, purpose, verb string, idem verbs.Idempote
 }
 
 // verbCallReceiptKeys are the receipts of the escalations and
-// compensations a round prepared, and of the steps in doubt it may
-// settle: each of them completes from its receipt, uncalled.
+// compensations a round prepared, and of the steps in doubt and the
+// attached twins it may settle: each of them completes from its receipt,
+// uncalled.
 func (r *Round) verbCallReceiptKeys() []rbtype.ReceiptKey {
 	var keys []rbtype.ReceiptKey
 	for _, p := range r.escalations {
@@ -49,6 +50,7 @@ func (r *Round) verbCallReceiptKeys() []rbtype.ReceiptKey {
 	}
 	for _, t := range r.States {
 		keys = append(keys, t.doubtReceiptKeys()...)
+		keys = append(keys, t.twinReceiptKeys()...)
 	}
 	return keys
 }

@@ -151,7 +151,7 @@ func (e *Execution) Equal(o *Execution) bool {
 		e.OnFailure == o.OnFailure && e.Determinism == o.Determinism && e.Cache.equal(o.Cache) && e.Level == o.Level &&
 		sameValues(e.Params, o.Params) &&
 		e.Idempotency.Scope == o.Idempotency.Scope && slices.Equal(e.Idempotency.KeyFields, o.Idempotency.KeyFields) &&
-		e.Idempotency.Dedupes() == o.Idempotency.Dedupes() &&
+		sameBool(e.Idempotency.ProviderDedupes, o.Idempotency.ProviderDedupes) &&
 		e.Timeouts.equal(&o.Timeouts) && e.Retry.Equal(o.Retry) && e.Compensation.equal(o.Compensation) &&
 		slices.Equal(e.PolicyTags, o.PolicyTags) && e.Approvers == o.Approvers
 }
@@ -163,6 +163,10 @@ func (t *Timeouts) equal(o *Timeouts) bool {
 	return t.RunTimeout == o.RunTimeout && t.OnTimeout == o.OnTimeout &&
 		sameDuration(t.ParkTimeout, o.ParkTimeout) && sameDuration(t.MaxPark, o.MaxPark) && sameDuration(t.RemindAfter, o.RemindAfter) &&
 		t.Escalation.equal(o.Escalation)
+}
+
+func sameBool(a, b *bool) bool {
+	return a == b || a != nil && b != nil && *a == *b
 }
 
 func sameDuration(a, b *Duration) bool {

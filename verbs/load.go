@@ -458,8 +458,11 @@ func (d *decoder) execution(n *yaml.Node, def *Definition) {
 			d.mapping(v, p, def, map[string]field{
 				"scope": {false, func(p string, v *yaml.Node) { e.Idempotency.Scope = enum(d, v, p, "idempotency scope", rbtype.Scopes) }},
 				"provider_dedupes": {false, func(p string, v *yaml.Node) {
-					providerDedupes = v
-					e.Idempotency.ProviderDedupes = d.boolean(v, p)
+					// Only false is kept: true is the default, and one
+					// meaning has one frozen form.
+					if b := d.boolean(v, p); b != nil && !*b {
+						providerDedupes, e.Idempotency.ProviderDedupes = v, b
+					}
 				}},
 				"key_fields": {false, func(p string, v *yaml.Node) {
 					if v.Kind != yaml.SequenceNode {

@@ -307,3 +307,67 @@ func TestAnEscalationPagesOncePerKey(t *testing.T) {
 	_, fromReceipt := escalations()
 	require.Equal(t, 1, fromReceipt, "the second escalation took the first page's receipt")
 }
+
+// TestTwinsAttachToOneWait: two runbooks with the same global-key durable
+// step (one case per customer). The second does not start the work again
+// while the first's wait is open: it attaches to it. The provider sees one
+// start, and one notification completes both with its result. A third,
+// submitted after the first completed, takes the receipt.
+func TestTwinsAttachToOneWait(t *testing.T) {
+	t.Parallel()
+	e := newDaemonEnv(t)
+	sink := newSendSink(t, `{"accepted": true}`)
+	d := e.start(t, "--verbs", e.file(t, "verbs/t.yaml", fmt.Sprintf(`
+- name: open-case
+  domain: kyc
+  execution:
+    kind: durable
+    handler: http.start
+    side_effects: human_process
+    idempotency: {scope: global, key_fields: [customer]}
+    params: {url: "%s/cases"}
+    timeouts: {park_timeout: PT1H}
+  input_schema:
+    properties:
+      customer: {type: string}
+`, sink.URL)))
+	cl := d.client("")
+	ctx := context.Background()
+	submit := func(name string) (string, *apitype.RunbookView) {
+		sub, err := cl.Submit(ctx, apitype.SubmitRequest{Source: `(kyc.open-case :customer "c-42" :as @case)`, Name: name, IdempotencyKey: name})
+		require.NoError(t, err)
+		require.True(t, sub.Created)
+		return sub.ID.String(), waitStopped(t, d, sub.ID.String())
+	}
+	first, v := submit("first")
+	require.Equal(t, rbtype.StateParked, v.State)
+	require.Len(t, sink.keys("/cases"), 1)
+	key := v.BlockedOn[0].CorrelationKey
+
+	second, v := submit("second")
+	require.Equal(t, rbtype.StepParked, v.Steps[0].Status, "the twin waits")
+	require.Len(t, sink.keys("/cases"), 1, "the provider saw one start")
+
+	_, err := cl.Notify(ctx, apitype.NotificationRequest{CorrelationKey: key, Status: rbtype.OutcomeCompleted, Result: []byte(`{"case_id": "k-1"}`)})
+	require.NoError(t, err)
+	for _, id := range []string{first, second} {
+		v := waitFinished(t, d, id)
+		require.Equal(t, rbtype.RunbookComplete, v.Status, id)
+		require.JSONEq(t, `{"case_id": "k-1"}`, string(v.Outcomes["case"]), "both complete from the one notification")
+	}
+	evs, err := cl.Events(ctx, second, 0)
+	require.NoError(t, err)
+	var parks []string
+	for _, ev := range evs {
+		if ev.Type == rbtype.EventStepParked {
+			parks = append(parks, string(ev.Data))
+		}
+	}
+	require.Len(t, parks, 1)
+	require.Contains(t, strings.ReplaceAll(parks[0], " ", ""), `"attached_to":"`+first+`"`, "the twin's park names the wait it attached to")
+
+	third, v := submit("third")
+	require.Equal(t, rbtype.RunbookComplete, v.Status, "the receipt answers at once")
+	require.JSONEq(t, `{"case_id": "k-1"}`, string(v.Outcomes["case"]), third)
+	require.Len(t, sink.keys("/cases"), 1, "and the provider still saw one start")
+}

@@ -28,3 +28,13 @@ ALTER TABLE runbook_events ADD CONSTRAINT runbook_events_type_check CHECK (type 
     'HOOK_STARTED', 'HOOK_SUCCEEDED', 'HOOK_FAILED', 'MAP_EXPANDED',
     -- v4
     'STEP_IN_DOUBT'));
+
+-- Twins attach (section 16): a durable step whose key is global or
+-- tenant-scoped records that key on its wait, so that another runbook's
+-- step under the same key finds the wait open and attaches to it (its
+-- own wait, attached, makes no call) instead of starting the work again.
+-- Only such waits carry a key; the index holds only those still open.
+ALTER TABLE invocation_records ADD COLUMN idempotency_key text;
+ALTER TABLE invocation_records ADD COLUMN attached boolean NOT NULL DEFAULT false;
+CREATE INDEX invocation_records_open_key ON invocation_records (idempotency_key)
+    WHERE status = 'active' AND idempotency_key IS NOT NULL AND NOT attached;
