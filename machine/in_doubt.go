@@ -8,8 +8,9 @@ import (
 // reclaimed (its worker died during the call) is normally called again
 // under the same idempotency key: the provider answers the repeat with
 // what it did the first time. A provider that ignores keys would do it
-// twice. Its verb says so (idempotency: {provider_dedupes: false}), and
-// then a reclaimed call with no receipt is not made again: the step
+// twice. Its verb says so (idempotency: {provider_dedupes: false}), or its
+// handler does (KeyIgnorer), and then a reclaimed call with no receipt is
+// not made again: the step
 // becomes in_doubt (STEP_IN_DOUBT), shows in blocked_on and the inbox,
 // and waits for a person to say what happened (rbd resolve: complete
 // with a result, retry, fail). A receipt found under its key later (one
@@ -32,7 +33,7 @@ const inDoubtReason = "the call's worker stopped before it recorded an outcome, 
 // 0) cannot be in doubt.
 func (t *transition) reclaimInDoubt(s *rbtype.Step) bool {
 	exec := t.execution(s)
-	if exec.Idempotency.Dedupes() || !looksUpReceipt(&exec) || s.Attempt == 0 {
+	if t.carriesKey(s, &exec) || !looksUpReceipt(&exec) || s.Attempt == 0 {
 		return false
 	}
 	t.moveStep(s, rbtype.StepInDoubt)
