@@ -169,7 +169,12 @@ func buildView(rb *driver.Runbook, steps []*driver.Step, invs []driver.Invocatio
 				break
 			}
 			parked = true
-			if until, ok := machine.TimerUntil(&inv); ok {
+			if inv.Attached {
+				// A twin: no one outside knows its key; the wait it is
+				// attached to answers it (machine's twins.go).
+				v.BlockedOn = append(v.BlockedOn, apitype.BlockedView{Step: s.Key, Reason: apitype.BlockedAwaitingNotification, CorrelationKey: inv.CorrelationKey,
+					Message: "attached to another runbook's wait under the same idempotency key: it completes with that wait's result"})
+			} else if until, ok := machine.TimerUntil(&inv); ok {
 				v.BlockedOn = append(v.BlockedOn, apitype.BlockedView{Step: s.Key, Reason: apitype.BlockedAwaitingTimer, Until: &until})
 			} else {
 				v.BlockedOn = append(v.BlockedOn, apitype.BlockedView{Step: s.Key, Reason: apitype.BlockedAwaitingNotification, CorrelationKey: inv.CorrelationKey})
