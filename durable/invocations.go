@@ -36,19 +36,18 @@ func insertInvocationArgs(inv driver.Invocation) []any {
 		inv.IdempotencyKey, inv.Attached}
 }
 
-// openWaitsByKeySQL finds, for each shared key, an open wait that is not
-// itself a twin's, of a runbook other than those asking
-// (invocation_records_open_key).
+// openWaitsByKeySQL finds, for each shared key, the first open wait that
+// is not itself a twin's (invocation_records_open_key).
 const openWaitsByKeySQL = `
-	SELECT DISTINCT ON (idempotency_key) idempotency_key, runbook_id, correlation_key
+	SELECT DISTINCT ON (idempotency_key) idempotency_key, runbook_id, step_id, correlation_key
 	FROM invocation_records
-	WHERE idempotency_key = ANY($1) AND status = 'active' AND NOT attached AND NOT runbook_id = ANY($2)
+	WHERE idempotency_key = ANY($1) AND status = 'active' AND NOT attached
 	ORDER BY idempotency_key, parked_at, invocation_id`
 
-// OpenWaitsByKey returns, by idempotency key, an open wait under that key
-// of a runbook other than those of asking: the wait a twin attaches to
+// OpenWaitsByKey returns, by idempotency key, the first open wait under
+// that key that is not a twin's: the wait a twin attaches to
 // (docs/design/semantics.md section 16).
-func (t *Tx) OpenWaitsByKey(ctx context.Context, keys []string, asking []uuid.UUID) (map[string]driver.Invocation, error) {
+func (t *Tx) OpenWaitsByKey(ctx context.Context, keys []string) (map[string]driver.Invocation, error) {
 	out := map[string]driver.Invocation{}
 	if len(keys) == 0 {
 		return out, nil
@@ -63,13 +62,13 @@ func (t *Tx) OpenWaitsByKey(ctx context.Context, keys []string, asking []uuid.UU
 	if _, err := t.tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('rbd-twin'), hashtext(k)) FROM unnest($1::text[]) WITH ORDINALITY AS u(k, n) ORDER BY n`, sorted); err != nil {
 		return nil, translate(err)
 	}
-	rows, err := t.tx.Query(ctx, openWaitsByKeySQL, keys, asking)
+	rows, err := t.tx.Query(ctx, openWaitsByKeySQL, keys)
 	if err != nil {
 		return nil, translate(err)
 	}
 	invs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (driver.Invocation, error) {
 		var i driver.Invocation
-		err := r.Scan(&i.IdempotencyKey, &i.RunbookID, &i.CorrelationKey)
+		err := r.Scan(&i.IdempotencyKey, &i.RunbookID, &i.StepID, &i.CorrelationKey)
 		return i, err
 	})
 	if err != nil {

@@ -3,8 +3,6 @@ package machine
 import (
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/runbookdev/runbook/handler"
 	"github.com/runbookdev/runbook/rbtype"
 	"github.com/runbookdev/runbook/verbs"
@@ -51,9 +49,8 @@ func sharedWaitKey(s *rbtype.Step, exec *verbs.Execution) string {
 
 // TwinKeys lists the shared keys to look up open waits under: those of
 // the prepared steps that would start a wait of their own, and those of
-// the attached twins (whether their first wait is still open). asking are
-// the runbooks of the round, whose own waits are not twins' firsts.
-func (r *Round) TwinKeys() (keys []string, asking []uuid.UUID) {
+// the attached twins (whether their first wait is still open).
+func (r *Round) TwinKeys() (keys []string) {
 	seen := map[string]bool{}
 	add := func(k string) {
 		if k != "" && !seen[k] {
@@ -72,16 +69,13 @@ func (r *Round) TwinKeys() (keys []string, asking []uuid.UUID) {
 			add(s.IdempotencyKey)
 		}
 	}
-	if len(keys) == 0 {
-		return nil, nil
-	}
-	for _, t := range r.States {
-		asking = append(asking, t.Rb.ID)
-	}
-	return keys, asking
+	return keys
 }
 
-// SupplyTwins hands over the open waits found for TwinKeys, by key.
+// SupplyTwins hands over the open waits found for TwinKeys, by key. The
+// map is the round's: a step that starts a shared wait in this round adds
+// its own, so a step under the same key later in the round (of this
+// runbook or another) attaches to it.
 func (r *Round) SupplyTwins(open map[string]rbtype.Invocation) {
 	if open == nil {
 		open = map[string]rbtype.Invocation{}
@@ -124,11 +118,15 @@ func (t *transition) attachTwin(p *prepared) bool {
 	if key == "" || t.twins == nil || t.Rb.Mode == rbtype.ModeDryRun {
 		return false
 	}
-	if _, own := t.invocations[s.ID]; own {
+	if inv, own := t.invocations[s.ID]; own {
+		t.holdsWait(key, inv)
 		return false
 	}
 	first, ok := t.twins[key]
-	if !ok || first.RunbookID == t.Rb.ID {
+	if !ok || first.StepID == s.ID {
+		// No one holds the key: this step starts the wait, and a step
+		// under the same key later in the round attaches to it.
+		t.holdsWait(key, &rbtype.Invocation{RunbookID: t.Rb.ID, StepID: s.ID})
 		return false
 	}
 	s.Attempt++
@@ -149,6 +147,14 @@ func (t *transition) attachTwin(p *prepared) bool {
 	firstRunbook := first.RunbookID
 	t.event(rbtype.EventStepParked, s, StepParkedData{CorrelationKey: inv.CorrelationKey, TimeoutAt: inv.TimeoutAt, AttachedTo: &firstRunbook})
 	return true
+}
+
+// holdsWait records, for the rest of the round, that a step of this
+// runbook holds the open wait under key.
+func (t *transition) holdsWait(key string, inv *rbtype.Invocation) {
+	if _, held := t.twins[key]; !held {
+		t.twins[key] = rbtype.Invocation{RunbookID: inv.RunbookID, StepID: inv.StepID, CorrelationKey: inv.CorrelationKey}
+	}
 }
 
 // settleTwins completes the attached twins whose first wait's receipt was

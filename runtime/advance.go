@@ -150,8 +150,8 @@ func (e *Engine) advanceIn(ctx context.Context, tx driver.Tx, ids []uuid.UUID, i
 	// Open waits under shared keys are read before receipts: a twin that
 	// finds neither knows its first wait ended without one (machine's
 	// twins.go).
-	if keys, asking := r.TwinKeys(); len(keys) > 0 {
-		open, err := tx.OpenWaitsByKey(ctx, keys, asking)
+	if keys := r.TwinKeys(); len(keys) > 0 {
+		open, err := tx.OpenWaitsByKey(ctx, keys)
 		if err != nil {
 			return advanced{}, err
 		}

@@ -370,4 +370,26 @@ func TestTwinsAttachToOneWait(t *testing.T) {
 	require.Equal(t, rbtype.RunbookComplete, v.Status, "the receipt answers at once")
 	require.JSONEq(t, `{"case_id": "k-1"}`, string(v.Outcomes["case"]), third)
 	require.Len(t, sink.keys("/cases"), 1, "and the provider still saw one start")
+
+	// Two steps of one runbook under one key, ready in the same round: the
+	// second attaches to the wait the first starts in that round.
+	sub, err := cl.Submit(ctx, apitype.SubmitRequest{Source: `(kyc.open-case :customer "c-9" :as @a)
+(kyc.open-case :customer "c-9" :as @b)`})
+	require.NoError(t, err)
+	v = waitStopped(t, d, sub.ID.String())
+	require.Len(t, sink.keys("/cases"), 2, "one start for c-9")
+	var waits []string
+	for _, b := range v.BlockedOn {
+		if b.Message == "" {
+			waits = append(waits, b.CorrelationKey)
+		}
+	}
+	require.Len(t, waits, 1, "one wait of its own, one attached: %+v", v.BlockedOn)
+	_, err = cl.Notify(ctx, apitype.NotificationRequest{CorrelationKey: waits[0], Status: rbtype.OutcomeCompleted, Result: []byte(`{"case_id": "k-9"}`)})
+	require.NoError(t, err)
+	v = waitFinished(t, d, sub.ID.String())
+	require.Equal(t, rbtype.RunbookComplete, v.Status)
+	require.JSONEq(t, `{"case_id": "k-9"}`, string(v.Outcomes["a"]))
+	require.JSONEq(t, `{"case_id": "k-9"}`, string(v.Outcomes["b"]))
+	require.Len(t, sink.keys("/cases"), 2)
 }
