@@ -29,7 +29,8 @@ const (
 type RunbookView struct {
 	ID     uuid.UUID            `json:"id"`
 	Status rbtype.RunbookStatus `json:"status"`
-	// State refines an executing runbook: "parked" or "awaiting_approval"
+	// State refines an executing runbook: "parked", "awaiting_approval"
+	// or "in_doubt" (a person must say whether a step's call happened)
 	// when nothing can move until the outside world acts.
 	State    rbtype.RunbookState `json:"state"`
 	Mode     rbtype.Mode         `json:"mode"`
