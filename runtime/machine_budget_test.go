@@ -127,17 +127,44 @@ func TestMachineBudgetOfTheTenant(t *testing.T) {
 // TestMachineBudgetUnderIsolate: a step stopped by a budget follows its
 // failure mode: under isolate only what depends on it is skipped.
 func TestMachineBudgetUnderIsolate(t *testing.T) {
-	f := newFixture(t, `(m.echo :v 1 :as @a) (m.echo :v @a.v :on-failure "isolate" :as @b) (m.echo :v @b.v) (m.pure :v 2)`, nil)
+	f := newFixture(t, `(m.echo :v 1 :as @a) (m.echo :v @a.v :on-failure "isolate" :as @b) (m.echo :v @b.v) (m.remind :to "x")`, nil)
 	f.pol = mustPolicy(t, "default:\n  budget: {runbook: {cost_usd: 1}}\n")
 	_, calls := f.advance()
-	require.Len(t, calls, 2, "a and the independent step start at once")
-	f.advance(costing(callFor(t, calls, "a"), map[string]any{"v": 1}, 1))
-	require.Equal(t, rbtype.StepFailed, f.step("b").Status)
+	require.Len(t, calls, 2, "a and the independent step, which reserves its cost, start at once")
+	f.advance(costing(callFor(t, calls, "a"), map[string]any{"v": 1}, 0.93))
+	require.Equal(t, rbtype.StepFailed, f.step("b").Status, "0.93 spent and 0.07 reserved: the budget is spent")
 	require.Equal(t, rbtype.StepSkipped, f.step("m.echo#3").Status)
-	require.Equal(t, rbtype.StepRunning, f.step("m.pure#4").Status, "an attempt already running is not stopped")
-	f.advance(succeed(callFor(t, calls, "m.pure#4"), map[string]any{"v": 2}))
-	require.Equal(t, rbtype.StepComplete, f.step("m.pure#4").Status, "and its outcome is recorded")
+	require.Equal(t, rbtype.StepRunning, f.step("m.remind#4").Status, "an attempt already running is not stopped")
+	f.advance(costing(callFor(t, calls, "m.remind#4"), map[string]any{"v": 2}, 0.07))
+	require.Equal(t, rbtype.StepComplete, f.step("m.remind#4").Status, "and its outcome is recorded")
 	require.Equal(t, rbtype.RunbookFailed, f.rb.Status)
+	require.Equal(t, 1.0, f.rb.Spent.CostUSD)
+}
+
+// Under a cost budget, steps whose verbs declare no cost run one at a
+// time within the runbook: each may spend anything, so the budget is
+// passed by one attempt at most. The second waits, ready, blocked on
+// BUDGET_EXCEEDED, and starts once the first has ended.
+func TestMachineBudgetRunsUnreservedStepsOneAtATime(t *testing.T) {
+	f := newFixture(t, `(m.echo :v 1) (m.echo :v 2)`, nil)
+	f.pol = mustPolicy(t, "default:\n  budget: {runbook: {cost_usd: 1}}\n")
+	_, calls := f.advance()
+	require.Len(t, calls, 1)
+	held := f.step("m.echo#2")
+	require.Equal(t, rbtype.StepReady, held.Status)
+	require.Equal(t, rbtype.CodeBudgetExceeded, held.ErrorCode)
+	require.Contains(t, held.ErrorMessage, "declare cost: {usd: N}")
+	_, calls = f.advance(costing(calls[0], map[string]any{}, 2))
+	require.Empty(t, calls, "the first passed the budget: the second fails, never called")
+	require.Equal(t, rbtype.StepFailed, f.step("m.echo#2").Status)
+	require.Equal(t, 2.0, f.rb.Spent.CostUSD, "passed by one attempt's spend, no more")
+
+	f = newFixture(t, `(m.echo :v 1) (m.echo :v 2)`, nil)
+	f.pol = mustPolicy(t, "default:\n  budget: {runbook: {cost_usd: 1}}\n")
+	_, calls = f.advance()
+	_, calls = f.advance(costing(calls[0], map[string]any{}, 0.5))
+	require.Len(t, calls, 1, "the first ended within the budget: the second starts")
+	require.Empty(t, f.step("m.echo#2").ErrorCode)
 }
 
 // TestMachineHighRiskGateNeedsAHighRiskApprover: a gate on a step of risk
@@ -156,4 +183,52 @@ func TestMachineHighRiskGateNeedsAHighRiskApprover(t *testing.T) {
 	_, calls, err := f.command(&machine.DecideGate{Step: "m.wire#1", Approve: true, By: "alice", Ceiling: rbtype.RiskHigh})
 	require.NoError(t, err)
 	require.Len(t, calls, 1)
+}
+
+// Budgets hold under concurrency: six reminders of a declared 0.07 each,
+// started together under a runbook budget of 0.1. The first reserves its
+// cost as it starts; the other five would pass the budget and wait,
+// ready, with BUDGET_EXCEEDED (the event once each), never called. Spend
+// stays within the cap; once the budget is raised, they start by
+// themselves, without a retry.
+func TestMachineBudgetReservesTheDeclaredCost(t *testing.T) {
+	f := newFixture(t, `(for-each $people :as @p (m.remind :to @p :as @r))`, map[string]any{"people": []any{"a", "b", "c", "d", "e", "f"}})
+	f.pol = mustPolicy(t, "default:\n  budget: {runbook: {cost_usd: 0.1}}\n")
+	f.advance()
+	w, calls := f.advance()
+	require.Len(t, calls, 1, "one reservation fits: %v", f)
+	require.Equal(t, 0.07, f.rb.Spent.CostUSD, "reserved as it started")
+	held := 0
+	for _, s := range f.steps {
+		if s.Status == rbtype.StepReady && s.ErrorCode == rbtype.CodeBudgetExceeded {
+			held++
+			require.Zero(t, s.Attempt, "never called")
+		}
+	}
+	require.Equal(t, 5, held)
+	require.Len(t, eventsNamed(w.Events, "BUDGET_EXCEEDED"), 5)
+	require.Equal(t, f.now.Add(machine.BudgetRecheck), *f.rb.WakeAt, "looked at again later, not at once")
+
+	// It spent what it declared: the reservation becomes the spend.
+	w, calls = f.advance(costing(calls[0], map[string]any{}, 0.07))
+	require.Empty(t, calls)
+	require.Equal(t, 0.07, f.rb.Spent.CostUSD)
+	require.Empty(t, eventsNamed(w.Events, "BUDGET_EXCEEDED"), "said once")
+
+	// An admin raises it: the next look starts what now fits, by itself.
+	f.budgets[DefaultTenant] = driver.TenantBudget{Set: map[rbtype.BudgetScope]rbtype.Budget{rbtype.BudgetRunbook: {CostUSD: ptr(0.25)}}}
+	f.now = f.now.Add(machine.BudgetRecheck)
+	_, calls = f.advance()
+	require.Len(t, calls, 2, "0.07 spent, two more reservations fit in 0.25")
+	require.LessOrEqual(t, f.rb.Spent.CostUSD, 0.25)
+}
+
+func eventsNamed(evs []driver.Event, typ string) []driver.Event {
+	var out []driver.Event
+	for _, e := range evs {
+		if string(e.Type) == typ {
+			out = append(out, e)
+		}
+	}
+	return out
 }
