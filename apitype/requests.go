@@ -39,6 +39,13 @@ type SubmitRequest struct {
 	// Budget is the runbook's own budget: it may only lower the tenant's
 	// runbook budget (400 otherwise, and for a measure below zero).
 	Budget *rbtype.Budget `json:"budget,omitempty"`
+	// NewLineage starts a fresh lineage. Without it, a submission of the
+	// same plan and inputs as a runbook that failed (and no
+	// Idempotency-Key) joins that runbook's lineage, so effects that
+	// happened return their receipts; with it, the runbook's keys are its
+	// own and those effects may happen again (docs/daemon.md, "Effects
+	// once").
+	NewLineage bool `json:"new_lineage,omitempty"`
 }
 
 // SubmitResponse names the runbook a submission started. Created is false
@@ -50,6 +57,16 @@ type SubmitResponse struct {
 	Created bool                 `json:"created"`
 	Name    string               `json:"name,omitempty"`
 	Message string               `json:"message,omitempty"`
+	// Lineage is the lineage the runbook belongs to: a new one (its own
+	// root, generation 0), or a failed runbook's that it joined.
+	Lineage *LineageView `json:"lineage,omitempty"`
+	// JoinedFailed is the failed runbook of the same plan and inputs whose
+	// lineage this one joined: effects that happened return their
+	// receipts.
+	JoinedFailed *uuid.UUID `json:"joined_failed,omitempty"`
+	// EffectsMayRepeat: new_lineage started a fresh lineage, so effects
+	// that earlier runs of the same plan and inputs had may happen again.
+	EffectsMayRepeat bool `json:"effects_may_repeat,omitempty"`
 }
 
 // AlreadySubmitted is the message of a submission that repeated an earlier

@@ -17,6 +17,10 @@ const (
 	// itself. docs/design/runtime.md does not name it; a sleeping runbook is waiting on
 	// no one, but a reader wants to know what it waits for.
 	BlockedAwaitingTimer = "AWAITING_TIMER"
+	// BlockedInDoubt: a step whose call may have happened, to a provider
+	// that ignores idempotency keys; a person resolves it
+	// (docs/design/semantics.md section 16).
+	BlockedInDoubt = "IN_DOUBT"
 )
 
 // RunbookView is a runbook as the API shows it: its state, its steps,
@@ -25,7 +29,8 @@ const (
 type RunbookView struct {
 	ID     uuid.UUID            `json:"id"`
 	Status rbtype.RunbookStatus `json:"status"`
-	// State refines an executing runbook: "parked" or "awaiting_approval"
+	// State refines an executing runbook: "parked", "awaiting_approval"
+	// or "in_doubt" (a person must say whether a step's call happened)
 	// when nothing can move until the outside world acts.
 	State    rbtype.RunbookState `json:"state"`
 	Mode     rbtype.Mode         `json:"mode"`
@@ -471,6 +476,13 @@ type Submitted struct {
 	Lineage LineageView
 	// Name is the runbook's name (for a repeat, the first submission's).
 	Name string
+	// JoinedFailed is the failed runbook whose lineage a submission of
+	// the same plan and inputs joined (docs/design/semantics.md section
+	// 16); nil when it joined none.
+	JoinedFailed *uuid.UUID
+	// NewLineage: the submission asked for a fresh lineage; effects that
+	// earlier runs had may repeat.
+	NewLineage bool
 }
 
 // Retried says what a retry sent back to pending.
@@ -551,7 +563,7 @@ func (r *RunbookView) Step(key string) (*StepView, bool) {
 // holds it open.
 func (r *RunbookView) Settled() bool {
 	switch r.State {
-	case rbtype.StateParked, rbtype.StateAwaitingApproval, rbtype.StateHeldOpen:
+	case rbtype.StateParked, rbtype.StateAwaitingApproval, rbtype.StateHeldOpen, rbtype.StateInDoubt:
 		return true
 	}
 	return r.FinishedAt != nil

@@ -135,6 +135,10 @@ type Tx interface {
 	Plans(ctx context.Context, ids []uuid.UUID) (map[uuid.UUID][]byte, error)
 	// Receipts returns the stored receipts for keys.
 	Receipts(ctx context.Context, keys []ReceiptKey) (map[ReceiptKey]Receipt, error)
+	// OpenWaitsByKey returns, by idempotency key, the first open wait
+	// (not a twin's) under that key: the wait a twin attaches to
+	// (docs/design/semantics.md section 16).
+	OpenWaitsByKey(ctx context.Context, keys []string) (map[string]Invocation, error)
 	// CacheEntries returns the stored cache entries for keys, live or not,
 	// by key, for one tenant.
 	CacheEntries(ctx context.Context, tenant string, keys []string) (map[string]CacheEntry, error)

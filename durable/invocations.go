@@ -2,6 +2,7 @@ package durable
 
 import (
 	"context"
+	"slices"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -10,12 +11,12 @@ import (
 )
 
 const invocationColumns = `invocation_id, step_id, runbook_id, attempt, correlation_key, status, parked_at,
-	timeout_at, context, coalesce(external_id, ''), finished_at`
+	timeout_at, context, coalesce(external_id, ''), finished_at, coalesce(idempotency_key, ''), attached`
 
 // invocationFields are where invocationColumns scan to.
 func invocationFields(i *driver.Invocation) []any {
 	return []any{&i.InvocationID, &i.StepID, &i.RunbookID, &i.Attempt, &i.CorrelationKey, &i.Status, &i.ParkedAt,
-		&i.TimeoutAt, &i.Context, &i.ExternalID, &i.FinishedAt}
+		&i.TimeoutAt, &i.Context, &i.ExternalID, &i.FinishedAt, &i.IdempotencyKey, &i.Attached}
 }
 
 func scanInvocation(r pgx.CollectableRow) (driver.Invocation, error) {
@@ -25,12 +26,58 @@ func scanInvocation(r pgx.CollectableRow) (driver.Invocation, error) {
 }
 
 const insertInvocationSQL = `
-	INSERT INTO invocation_records (invocation_id, step_id, runbook_id, attempt, correlation_key, timeout_at, context)
-	VALUES ($1, $2, $3, $4, $5, $6, $7)
+	INSERT INTO invocation_records (invocation_id, step_id, runbook_id, attempt, correlation_key, timeout_at, context,
+		idempotency_key, attached)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, nullif($8, ''), $9)
 	ON CONFLICT (invocation_id) DO NOTHING`
 
 func insertInvocationArgs(inv driver.Invocation) []any {
-	return []any{inv.InvocationID, inv.StepID, inv.RunbookID, inv.Attempt, inv.CorrelationKey, inv.TimeoutAt, jsonOrEmpty(inv.Context)}
+	return []any{inv.InvocationID, inv.StepID, inv.RunbookID, inv.Attempt, inv.CorrelationKey, inv.TimeoutAt, jsonOrEmpty(inv.Context),
+		inv.IdempotencyKey, inv.Attached}
+}
+
+// openWaitsByKeySQL finds, for each shared key, the first open wait that
+// is not itself a twin's (invocation_records_open_key).
+const openWaitsByKeySQL = `
+	SELECT DISTINCT ON (idempotency_key) idempotency_key, runbook_id, step_id, correlation_key
+	FROM invocation_records
+	WHERE idempotency_key = ANY($1) AND status = 'active' AND NOT attached
+	ORDER BY idempotency_key, parked_at, invocation_id`
+
+// OpenWaitsByKey returns, by idempotency key, the first open wait under
+// that key that is not a twin's: the wait a twin attaches to
+// (docs/design/semantics.md section 16).
+func (t *Tx) OpenWaitsByKey(ctx context.Context, keys []string) (map[string]driver.Invocation, error) {
+	out := map[string]driver.Invocation{}
+	if len(keys) == 0 {
+		return out, nil
+	}
+	// Two runbooks starting the same key at once would each find the
+	// other's wait not yet written: each key's lock (in an advisory key
+	// space apart from the runbooks' single-key locks), taken in order
+	// and held until the transaction that writes the wait commits, makes
+	// the second find the first's.
+	sorted := slices.Clone(keys)
+	slices.Sort(sorted)
+	if _, err := t.tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('rbd-twin'), hashtext(k)) FROM unnest($1::text[]) WITH ORDINALITY AS u(k, n) ORDER BY n`, sorted); err != nil {
+		return nil, translate(err)
+	}
+	rows, err := t.tx.Query(ctx, openWaitsByKeySQL, keys)
+	if err != nil {
+		return nil, translate(err)
+	}
+	invs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (driver.Invocation, error) {
+		var i driver.Invocation
+		err := r.Scan(&i.IdempotencyKey, &i.RunbookID, &i.StepID, &i.CorrelationKey)
+		return i, err
+	})
+	if err != nil {
+		return nil, translate(err)
+	}
+	for _, i := range invs {
+		out[i.IdempotencyKey] = i
+	}
+	return out, nil
 }
 
 // activeInvocationsSQL reads the runbooks' active invocations, each

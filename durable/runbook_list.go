@@ -36,7 +36,8 @@ func stepFactsSQL(noRetry string) string {
 	CROSS JOIN LATERAL (
 		SELECT
 			coalesce(bool_or(s.status = 'waiting_approval'), false) AS gated,
-			coalesce(bool_or(s.status = 'escalated'), false) AS escalated,
+			coalesce(bool_or(s.status IN ('escalated', 'in_doubt')), false) AS escalated,
+			coalesce(bool_or(s.status = 'in_doubt'), false) AS doubt,
 			coalesce(bool_or(s.status IN ('ready', 'running', 'failed_retryable')
 				OR (s.status = 'parked' AND n.correlation_key IS NOT NULL)), false) AS moving,
 			coalesce(bool_or(s.status = 'parked' AND n.correlation_key IS NULL), false) AS parked,
@@ -60,8 +61,9 @@ const runningSQL = `r.status IN ('executing', 'in_progress')`
 // stateSQL are the refined states, as the view says them.
 var stateSQL = map[string]string{
 	string(rbtype.StateAwaitingApproval): runningSQL + ` AND NOT f.moving AND f.gated`,
-	string(rbtype.StateParked):           runningSQL + ` AND NOT f.moving AND NOT f.gated AND f.parked`,
-	string(rbtype.StateHeldOpen):         `r.status = 'in_progress' AND NOT f.moving AND NOT f.gated AND NOT f.parked AND NOT f.undone`,
+	string(rbtype.StateInDoubt):          runningSQL + ` AND NOT f.moving AND NOT f.gated AND f.doubt`,
+	string(rbtype.StateParked):           runningSQL + ` AND NOT f.moving AND NOT f.gated AND NOT f.doubt AND f.parked`,
+	string(rbtype.StateHeldOpen):         `r.status = 'in_progress' AND NOT f.moving AND NOT f.gated AND NOT f.doubt AND NOT f.parked AND NOT f.undone`,
 	string(rbtype.RunbookExecuting):      `r.status = 'executing' AND (f.moving OR NOT (f.gated OR f.parked))`,
 	string(rbtype.RunbookInProgress):     `r.status = 'in_progress' AND (f.moving OR NOT (f.gated OR f.parked) AND f.undone)`,
 }
@@ -93,7 +95,7 @@ func rareBranches(q driver.RunbookQuery) []string {
 	switch {
 	case q.NeedsPerson != nil && *q.NeedsPerson:
 		return needsPersonBranches
-	case q.State == string(rbtype.StateAwaitingApproval), q.State == string(rbtype.StateHeldOpen):
+	case q.State == string(rbtype.StateAwaitingApproval), q.State == string(rbtype.StateHeldOpen), q.State == string(rbtype.StateInDoubt):
 		return []string{runningSQL}
 	}
 	return nil

@@ -257,6 +257,7 @@ type submitArgs struct {
 	Mode           string          `json:"mode,omitempty" jsonschema:"execute (the default), draft_only (no step with an outside effect runs) or dry_run (every step simulated)"`
 	HoldOpen       bool            `json:"hold_open,omitempty" jsonschema:"keep the runbook in_progress after its steps end, for extend, until close"`
 	IdempotencyKey string          `json:"idempotency_key,omitempty" jsonschema:"a repeat with this key answers the runbook the first call made"`
+	NewLineage     bool            `json:"new_lineage,omitempty" jsonschema:"start a fresh lineage even if the same plan and inputs failed before (whose lineage it would join, returning the receipts of effects that happened): effects may repeat"`
 	Budget         *rbtype.Budget  `json:"budget,omitempty" jsonschema:"the runbook's own budget ({cost_usd, tokens, credits}), which may only lower the tenant's: a step that would start past it fails BUDGET_EXCEEDED"`
 }
 
@@ -265,7 +266,7 @@ func (t *tools) submit(ctx context.Context, _ *mcp.CallToolRequest, in submitArg
 		return nil, nil, fmt.Errorf(`give "source" (the runbook's text) or "plan" (a compiled plan)`)
 	}
 	body := apitype.SubmitRequest{Source: in.Source, Plan: in.Plan, Filename: in.Filename, Inputs: in.Inputs,
-		Mode: rbtype.Mode(in.Mode), HoldOpen: in.HoldOpen, Actor: t.by, Budget: in.Budget}
+		Mode: rbtype.Mode(in.Mode), HoldOpen: in.HoldOpen, Actor: t.by, Budget: in.Budget, NewLineage: in.NewLineage}
 	return t.do(ctx, http.MethodPost, "/v1/runbooks", keyed(in.IdempotencyKey), body)
 }
 

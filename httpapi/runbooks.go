@@ -40,7 +40,7 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	sub := runtime.Submission{Inputs: req.Inputs, Mode: req.Mode, IdempotencyKey: from.idempotencyKey, Actor: req.Actor, Name: req.Name, HoldOpen: req.HoldOpen,
-		Parent: from.parent, CorrelationID: from.correlationID, Budget: req.Budget}
+		Parent: from.parent, CorrelationID: from.correlationID, Budget: req.Budget, NewLineage: req.NewLineage}
 	var out *apitype.Submitted
 	switch {
 	case req.Source != "" && len(req.Plan) > 0:
@@ -72,9 +72,16 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	resp := apitype.SubmitResponse{ID: out.ID, Status: out.Status, Created: out.Created, Name: out.Name}
-	if !out.Created {
+	lineage := out.Lineage
+	resp := apitype.SubmitResponse{ID: out.ID, Status: out.Status, Created: out.Created, Name: out.Name, Lineage: &lineage,
+		JoinedFailed: out.JoinedFailed, EffectsMayRepeat: out.NewLineage}
+	switch {
+	case !out.Created:
 		resp.Message = apitype.AlreadySubmitted(out.ID, out.Status)
+	case out.JoinedFailed != nil:
+		resp.Message = runtime.JoinedMessage(*out.JoinedFailed, lineage.Root, lineage.Generation)
+	case out.NewLineage:
+		resp.Message = runtime.NewLineageMessage
 	}
 	writeMaybeCreated(w, out.Created, out.ID, resp)
 	return nil

@@ -80,10 +80,11 @@ func (t *transition) decideRetry(s *rbtype.Step, e *handler.Error, exec *verbs.E
 }
 
 // carriesKey reports whether a step's calls carry an idempotency key the
-// system it calls honours: the step has one, and its handler does not
-// say that the system ignores it (KeyIgnorer).
+// system it calls honours: the step has one, its verb does not say that
+// the provider ignores it (provider_dedupes: false), and neither does its
+// handler (KeyIgnorer).
 func (t *transition) carriesKey(s *rbtype.Step, exec *verbs.Execution) bool {
-	if s.IdempotencyKey == "" {
+	if s.IdempotencyKey == "" || !exec.Idempotency.Dedupes() {
 		return false
 	}
 	if h, ok := t.m.Handler(exec.Handler); ok {

@@ -97,8 +97,10 @@ func (t *transition) prepareCompensation() *prepared {
 
 // prepareVerbCall resolves a compensation's or an escalation's arguments
 // from the step's own (what is "@args" and "@result"), checks them against
-// its verb's input_schema, and derives its key from keyStep, a step key of
-// its own. The error says why it cannot run.
+// its verb's input_schema, and derives its key: for an escalation or a
+// reminder (keyStep PurposeEscalate or PurposeRemind) from the called
+// verb's own idempotency block (VerbCallKey), for a compensation from
+// keyStep, a step key of its own. The error says why it cannot run.
 func (t *transition) prepareVerbCall(s *rbtype.Step, call *verbs.Compensation, what, keyStep string) (*prepared, *handler.Error) {
 	if refused := t.verbCallRefusal(call.Verb, what); refused != nil {
 		return nil, refused
@@ -116,7 +118,13 @@ func (t *transition) prepareVerbCall(s *rbtype.Step, call *verbs.Compensation, w
 			return nil, handler.Errorf(rbtype.CodeSchemaValidationFailed, "%s arguments do not match %s's input_schema: %v", what, call.Verb, verr)
 		}
 	}
-	key := IdempotencyKey(OriginOf(t.Rb, &exec), keyStep, call.Verb, verbs.Idempotency{Scope: rbtype.ScopeRunbookStep}, args)
+	var key string
+	switch keyStep {
+	case PurposeEscalate, PurposeRemind:
+		key = VerbCallKey(OriginOf(t.Rb, &exec), s.Key, keyStep, call.Verb, exec.Idempotency, args)
+	default:
+		key = IdempotencyKey(OriginOf(t.Rb, &exec), keyStep, call.Verb, verbs.Idempotency{Scope: rbtype.ScopeRunbookStep}, args)
+	}
 	return &prepared{step: s, args: args, exec: exec, receipt: rbtype.ReceiptKey{Handler: exec.Handler, IdempotencyKey: key}}, nil
 }
 

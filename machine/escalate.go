@@ -3,7 +3,6 @@ package machine
 import (
 	"encoding/json"
 	"fmt"
-	"strconv"
 
 	"github.com/runbookdev/runbook/handler"
 	"github.com/runbookdev/runbook/rbtype"
@@ -30,6 +29,9 @@ type EscalationStartedData struct {
 // escalation verb returned (an incident's id, say).
 type EscalationSucceededData struct {
 	Result json.RawMessage `json:"result,omitempty"`
+	// Receipt: the page had been sent under the same key before; its
+	// receipt answered and the provider was not called again.
+	Receipt bool `json:"receipt,omitempty"`
 }
 
 // scheduleEscalation marks an escalating step's escalation as due, when its
@@ -83,9 +85,11 @@ func (t *transition) prepareEscalation() *prepared {
 			t.skipEscalation(s, esc.Verb)
 			continue
 		}
-		// One escalation per timed-out attempt: a retry that times out
-		// again pages again.
-		p, err := t.prepareVerbCall(s, esc, "escalation", escalationKey(s.Key, s.Attempt))
+		// Keyed by the escalation verb's own scope and key fields
+		// (verb_call_keys.go): a retry that times out again pages again
+		// only if the page's key differs; under the same key the first
+		// page's receipt answers.
+		p, err := t.prepareVerbCall(s, esc, "escalation", PurposeEscalate)
 		if err != nil {
 			t.failEscalation(s, err)
 			continue
@@ -95,19 +99,21 @@ func (t *transition) prepareEscalation() *prepared {
 	return nil
 }
 
-// escalationKey is the step key an escalation's idempotency key derives
-// from.
-func escalationKey(stepKey string, attempt int) string {
-	return stepKey + ":escalate:" + strconv.Itoa(attempt)
-}
-
-// startEscalation leases a prepared escalation's call.
-func (t *transition) startEscalation(p *prepared) {
+// startEscalation leases a prepared escalation's call, or completes it
+// from the receipt of a page already sent under its key.
+func (t *transition) startEscalation(p *prepared, receipts map[rbtype.ReceiptKey]rbtype.Receipt) {
 	if p == nil {
 		return
 	}
 	s := p.step
 	esc := t.execution(s).Timeouts.Escalation
+	if r, ok := receipts[p.receipt]; ok {
+		s.EscalationStatus = rbtype.CompensationRunning
+		t.touch(s)
+		t.event(rbtype.EventEscalationStarted, s, EscalationStartedData{Verb: esc.Verb})
+		t.applyEscalation(s, &Outcome{Purpose: callEscalation, StepID: s.ID, Value: r.Result, IdemKey: p.receipt.IdempotencyKey, fromReceipt: true})
+		return
+	}
 	impl, ok := t.m.Handler(p.exec.Handler)
 	if !ok {
 		t.failEscalation(s, handler.Errorf(rbtype.CodeDependencyUnavailable, "handler %q is not registered in this daemon", p.exec.Handler))
@@ -119,7 +125,7 @@ func (t *transition) startEscalation(p *prepared) {
 	call := &handler.Call{
 		RunbookID: t.Rb.ID, StepKey: s.Key, Verb: esc.Verb, Attempt: s.Attempt, Args: p.args,
 		Params: p.exec.Params, IdempotencyKey: p.receipt.IdempotencyKey, Execution: p.exec,
-		Seed: StepSeed(OriginOf(t.Rb, &p.exec), escalationKey(s.Key, s.Attempt), 1),
+		Seed: StepSeed(OriginOf(t.Rb, &p.exec), s.Key+":"+PurposeEscalate, s.Attempt),
 	}
 	t.lease(s, call, impl, p.exec.Timeouts.RunTimeout.D, false, callEscalation)
 }
@@ -136,7 +142,17 @@ func (t *transition) applyEscalation(s *rbtype.Step, o *Outcome) {
 	}
 	s.EscalationStatus, s.EscalationError = rbtype.CompensationComplete, ""
 	t.touch(s)
-	t.event(rbtype.EventEscalationSucceeded, s, EscalationSucceededData{Result: o.Value})
+	if esc := t.execution(s).Timeouts.Escalation; esc != nil && !o.fromReceipt && o.IdemKey != "" {
+		// The page happened: its receipt answers the next escalation
+		// under the same key (verb_call_keys.go).
+		if exec, ok := t.plan.execution(esc.Verb); ok && looksUpReceipt(&exec) && len(o.Value) > 0 {
+			t.receipts = append(t.receipts, rbtype.Receipt{
+				Handler: exec.Handler, IdempotencyKey: o.IdemKey, RunbookID: t.Rb.ID, Scope: exec.Idempotency.Scope,
+				StepKey: s.Key + ":" + PurposeEscalate, Result: o.Value, ResultHash: HashJSON(o.Value),
+			})
+		}
+	}
+	t.event(rbtype.EventEscalationSucceeded, s, EscalationSucceededData{Result: o.Value, Receipt: o.fromReceipt})
 	t.escalationsSettled()
 }
 

@@ -75,6 +75,9 @@ type RetryScheduledData struct {
 type StepParkedData struct {
 	CorrelationKey string    `json:"correlation_key"`
 	TimeoutAt      time.Time `json:"timeout_at"`
+	// AttachedTo is the runbook whose open wait under the same key an
+	// attached twin waits on (twins.go); no call was made.
+	AttachedTo *uuid.UUID `json:"attached_to,omitempty"`
 }
 
 // StepResumedData is what resumed a parked step.

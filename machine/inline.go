@@ -55,16 +55,14 @@ func (t *transition) callInline(s *rbtype.Step, call *handler.Call, h handler.Ha
 // prepareReadied prepares, for another go round in this transaction, the
 // steps that inline calls readied, when they can start without a read:
 // their predecessors' results are in hand (completed in this transaction,
-// or fetched for it), their receipts are their own (a step-scoped key, in
-// an original runbook: see round.receiptKeys) and their verbs do not
-// cache. start then calls them inline or leases them. The others are left
-// as they are, ready for the next transaction, which reads what they
-// need.
+// or fetched for it), they have no effect whose receipt would have to be
+// looked up first (receipt_lookup.go) and their verbs do not cache. start
+// then calls them inline or leases them. The others are left as they are,
+// ready for the next transaction, which reads what they need.
 func (t *transition) prepareReadied() []*prepared {
 	return t.prepareWhere(func(s *rbtype.Step) bool {
 		exec := t.execution(s)
-		return exec.Idempotency.Scope == rbtype.ScopeRunbookStep && t.Rb.Lineage.Generation == 0 &&
-			!exec.Cache.Reuses() && t.inputsInHand(s)
+		return !looksUpReceipt(&exec) && !exec.Cache.Reuses() && t.inputsInHand(s)
 	})
 }
 

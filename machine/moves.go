@@ -18,7 +18,8 @@ var stepMoves = map[rbtype.StepStatus][]rbtype.StepStatus{
 	rbtype.StepPending:         {rbtype.StepReady, rbtype.StepSkipped, rbtype.StepFailed, rbtype.StepComplete},
 	rbtype.StepReady:           {rbtype.StepWaitingApproval, rbtype.StepRunning, rbtype.StepComplete, rbtype.StepFailed, rbtype.StepFailedRetryable},
 	rbtype.StepWaitingApproval: {rbtype.StepReady, rbtype.StepFailed},
-	rbtype.StepRunning:         {rbtype.StepComplete, rbtype.StepParked, rbtype.StepFailedRetryable, rbtype.StepFailed, rbtype.StepReady},
+	rbtype.StepRunning:         {rbtype.StepComplete, rbtype.StepParked, rbtype.StepFailedRetryable, rbtype.StepFailed, rbtype.StepReady, rbtype.StepInDoubt},
+	rbtype.StepInDoubt:         {rbtype.StepComplete, rbtype.StepPending, rbtype.StepFailed, rbtype.StepFailedRetryable, rbtype.StepCancelled},
 	rbtype.StepFailedRetryable: {rbtype.StepReady},
 	rbtype.StepParked:          {rbtype.StepParked, rbtype.StepComplete, rbtype.StepFailedRetryable, rbtype.StepFailed, rbtype.StepEscalated},
 	// A person's command: retry, resolve.

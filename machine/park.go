@@ -43,10 +43,11 @@ func (t *transition) park(s *rbtype.Step, o *Outcome) {
 }
 
 // consumeNotifications resumes parked steps whose notification is in the
-// inbox.
+// inbox, and durable steps in doubt whose wait's notification came: the
+// start they were cut off in happened after all (in_doubt.go).
 func (t *transition) consumeNotifications() {
 	for _, s := range t.Steps {
-		if s.Status != rbtype.StepParked {
+		if s.Status != rbtype.StepParked && s.Status != rbtype.StepInDoubt {
 			continue
 		}
 		inv, ok := t.invocations[s.ID]

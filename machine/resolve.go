@@ -36,7 +36,8 @@ type StepResolvedData struct {
 	Note   string `json:"note,omitempty"`
 }
 
-// ResolveStep is a resolution of an escalated step: completed with a
+// ResolveStep is a resolution of an escalated step, or of one in doubt
+// (in_doubt.go): completed with a
 // result, sent back to run again, or failed, with the steps its
 // escalation left skipped downstream made pending again (complete,
 // retry). A failure under on_failure: abort aborts the runbook as any
@@ -52,8 +53,8 @@ func (c *ResolveStep) apply(t *transition) error {
 	switch {
 	case err != nil:
 		return err
-	case s.Status != rbtype.StepEscalated:
-		return fmt.Errorf("%w: step %q is %s, not escalated", rbtype.ErrConflict, c.Step, s.Status)
+	case s.Status != rbtype.StepEscalated && s.Status != rbtype.StepInDoubt:
+		return fmt.Errorf("%w: step %q is %s, not escalated or in_doubt", rbtype.ErrConflict, c.Step, s.Status)
 	case !t.Rb.Status.Running() && t.Rb.Status != rbtype.RunbookEscalated:
 		return fmt.Errorf("%w: runbook %s is %s", rbtype.ErrConflict, t.Rb.ID, t.Rb.Status)
 	}
@@ -74,6 +75,9 @@ func (c *ResolveStep) apply(t *transition) error {
 		t.reopen(rbtype.RunbookExecuting)
 	}
 	t.mutate(rbtype.EventStepResolved, rbtype.MutationResolve, c.R.By, s, StepResolvedData{Action: c.R.Action, By: c.R.By, Note: c.R.Note})
+	if s.Status == rbtype.StepInDoubt {
+		t.resolveInDoubt(s, c.R.Action, result)
+	}
 	switch c.R.Action {
 	case ResolveComplete:
 		t.complete(s, result, false, StepSucceededData{})

@@ -286,20 +286,18 @@ func (r *Round) SupplyData(data map[rbtype.StepKey]rbtype.StepData) {
 	}
 }
 
-// ReceiptKeys lists the receipts that could complete prepared steps
-// without a call. A step-scoped key is the step's own, and so is a
-// compensation's: its receipt is written with its completion, in the same
-// transaction, so a step or compensation still to run has none to find.
-// Only other scopes, whose keys steps share, are looked up, and the keys a
-// regeneration inherited from its parent, whose receipts are the parent's.
+// ReceiptKeys lists the receipts that could complete prepared steps,
+// escalations and compensations without a call, and those that settle
+// steps in doubt (in_doubt.go): every key of a call with an effect, by key
+// whatever happened to the runbook that wrote it (receipt_lookup.go).
 func (r *Round) ReceiptKeys() []rbtype.ReceiptKey {
 	var keys []rbtype.ReceiptKey
 	for _, p := range r.ready {
-		if p.exec.Idempotency.Scope != rbtype.ScopeRunbookStep || r.byID[p.step.RunbookID].Rb.Lineage.Generation > 0 {
+		if looksUpReceipt(&p.exec) {
 			keys = append(keys, p.receipt)
 		}
 	}
-	return keys
+	return append(keys, r.verbCallReceiptKeys()...)
 }
 
 // SupplyReceipts hands over the receipts found for receiptKeys.
@@ -338,9 +336,11 @@ func (r *Round) Write() (rbtype.AdvanceWrite, []*PendingCall, error) {
 		EndLeases: r.endLeases}
 	var calls []*PendingCall
 	for _, t := range r.States {
+		t.settleDoubts(r.receipts)
+		t.settleTwins(r.receipts)
 		t.start(byRunbook[t.Rb.ID], r.receipts, r.cached)
 		t.startCompensation(r.compensations[t.Rb.ID], r.receipts)
-		t.startEscalation(r.escalations[t.Rb.ID])
+		t.startEscalation(r.escalations[t.Rb.ID], r.receipts)
 		// Steps that completed inline may have readied others, which start
 		// here too when they need nothing read (inline.go).
 		for depth := 0; t.inlined > 0 && depth < inlineDepth; depth++ {

@@ -135,6 +135,9 @@ func (t *transition) nextWake() *time.Time {
 			case rbtype.StepParked:
 				if inv, ok := t.invocations[s.ID]; ok {
 					consider(inv.TimeoutAt)
+					if at, twin := t.twinWake(inv); twin {
+						consider(at) // twins.go
+					}
 				}
 			}
 		}

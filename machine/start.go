@@ -72,6 +72,8 @@ type Outcome struct {
 	Err       *handler.Error
 	DryRun    bool
 	simulated bool
+	// fromReceipt: the outcome is a stored receipt's, no call was made.
+	fromReceipt bool
 }
 
 // Unrecordable is the outcome that replaces one the database refused to
@@ -225,6 +227,9 @@ func (t *transition) start(steps []*prepared, receipts map[rbtype.ReceiptKey]rbt
 		if t.fromCache(p, cached) {
 			continue
 		}
+		if t.attachTwin(p) {
+			continue // another runbook's wait under its key answers it (twins.go)
+		}
 		impl, ok := t.m.Handler(p.exec.Handler)
 		if !ok {
 			// The attempt counts, so that max_attempts ends it: a daemon
@@ -294,6 +299,7 @@ func (t *transition) invocationFor(s *rbtype.Step, exec verbs.Execution) *rbtype
 	inv := rbtype.Invocation{
 		InvocationID: id, StepID: s.ID, RunbookID: t.Rb.ID, Attempt: s.Attempt, CorrelationKey: key,
 		Status: rbtype.InvocationActive, ParkedAt: t.Now, TimeoutAt: t.Now.Add(timeout),
+		IdempotencyKey: sharedWaitKey(s, &exec),
 	}
 	t.newInvocations = append(t.newInvocations, inv)
 	s.InvocationID = &inv.InvocationID

@@ -32,6 +32,9 @@ type transition struct {
 	invocations map[int64]*rbtype.Invocation // active, by step
 	leases      map[int64]rbtype.Lease       // active, by step
 	notes       map[string]rbtype.Notification
+	// twins are the open waits of other runbooks under the shared keys
+	// the round looked up, by key; nil when it looked none up (twins.go).
+	twins map[string]rbtype.Invocation
 
 	// outbox is everything the transaction writes.
 	outbox
@@ -390,6 +393,9 @@ func (t *transition) reclaim() {
 			continue
 		}
 		t.release(s) // its lease ended without an outcome
+		if t.reclaimInDoubt(s) {
+			continue // not called again: a person decides (in_doubt.go)
+		}
 		if failed := t.abortedBy(); failed != nil {
 			// Its worker died and the runbook is aborting: nothing new
 			// starts, so the call is not made again.

@@ -64,6 +64,10 @@ const (
 	EventRunbookClosed EventType = "RUNBOOK_CLOSED"
 	// EventStepHeartbeat: a parked step's external work said it goes on.
 	EventStepHeartbeat EventType = "STEP_HEARTBEAT"
+	// EventStepInDoubt: a reclaimed call to a provider that ignores
+	// idempotency keys had no receipt; the step is in_doubt, not called
+	// again, until a person resolves it.
+	EventStepInDoubt EventType = "STEP_IN_DOUBT"
 	// EventStepResolved: a person resolved an escalated step.
 	EventStepResolved EventType = "STEP_RESOLVED"
 	// EventInvocationCancelSent: a cancelled runbook asked the outside
@@ -119,7 +123,7 @@ var EventTypes = []EventType{
 	EventEscalationStarted, EventEscalationSucceeded, EventEscalationFailed, EventStepReclaimed,
 	EventStepDryRun, EventStepVerified, EventStepVerifyFailed, EventOutcomeRecorded, EventScheduleFired,
 	EventScheduleSkipped, EventPolicyGated, EventBudgetExceeded, EventCompensationSkipped, EventEscalationSkipped,
-	EventHookStarted, EventHookSucceeded, EventHookFailed, EventMapExpanded, EventTrustEarned, EventTrustLost,
+	EventHookStarted, EventHookSucceeded, EventHookFailed, EventMapExpanded, EventTrustEarned, EventTrustLost, EventStepInDoubt,
 }
 
 // MutationKind names an entry of a runbook's mutation log.

@@ -180,6 +180,14 @@ type Invocation struct {
 	Context        json.RawMessage
 	ExternalID     string
 	FinishedAt     *time.Time
+	// IdempotencyKey is the key of a durable step whose key is shared
+	// (global or tenant scope), so that a twin under the same key finds
+	// the wait; empty for others.
+	IdempotencyKey string
+	// Attached: the wait is a twin's, attached to another runbook's open
+	// wait under the same key; no call started it (docs/design/semantics.md
+	// section 16).
+	Attached bool
 	// Notified: the notification that ends this wait is in the inbox and
 	// the runbook is due to consume it (set by Store.InvocationsOf only).
 	Notified bool

@@ -16,12 +16,18 @@ const (
 	StepSkipped         StepStatus = "skipped"
 	StepCancelled       StepStatus = "cancelled"
 	StepEscalated       StepStatus = "escalated"
+	// StepInDoubt: a call to a provider that ignores idempotency keys
+	// (provider_dedupes: false) was cut off (its lease reclaimed) with no
+	// receipt: whether its effect happened is unknown, so it is not
+	// called again; a person resolves it (docs/design/semantics.md
+	// section 16). Not final: its runbook waits for the person.
+	StepInDoubt StepStatus = "in_doubt"
 )
 
 // StepStatuses lists every step status, in the order docs/design/runtime.md gives.
 var StepStatuses = []StepStatus{
 	StepPending, StepReady, StepWaitingApproval, StepRunning, StepParked, StepFailedRetryable,
-	StepComplete, StepFailed, StepSkipped, StepCancelled, StepEscalated,
+	StepComplete, StepFailed, StepSkipped, StepCancelled, StepEscalated, StepInDoubt,
 }
 
 // Done reports whether the status is final: nothing more happens to the
@@ -86,6 +92,11 @@ const (
 	// StateHeldOpen: a runbook held open whose steps have all ended; it
 	// waits for its agent to extend or close it.
 	StateHeldOpen RunbookState = "held_open"
+	// StateInDoubt: a step's call may have happened, to a provider that
+	// ignores idempotency keys, and nothing else moves: the runbook waits
+	// for a person to resolve the step (docs/design/semantics.md section
+	// 16).
+	StateInDoubt RunbookState = "in_doubt"
 )
 
 // Mode is how a runbook was submitted to run.

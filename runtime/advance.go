@@ -147,6 +147,16 @@ func (e *Engine) advanceIn(ctx context.Context, tx driver.Tx, ids []uuid.UUID, i
 		}
 	}
 	r.SupplyData(data)
+	// Open waits under shared keys are read before receipts: a twin that
+	// finds neither knows its first wait ended without one (machine's
+	// twins.go).
+	if keys := r.TwinKeys(); len(keys) > 0 {
+		open, err := tx.OpenWaitsByKey(ctx, keys)
+		if err != nil {
+			return advanced{}, err
+		}
+		r.SupplyTwins(open)
+	}
 	if keys := r.ReceiptKeys(); len(keys) > 0 {
 		receipts, err := tx.Receipts(ctx, keys)
 		if err != nil {

@@ -35,7 +35,7 @@ type ListQuery struct {
 
 // listStates are the states a listing may be filtered by beyond the
 // statuses.
-var listStates = []rbtype.RunbookState{rbtype.StateAwaitingApproval, rbtype.StateParked, rbtype.StateHeldOpen}
+var listStates = []rbtype.RunbookState{rbtype.StateAwaitingApproval, rbtype.StateParked, rbtype.StateHeldOpen, rbtype.StateInDoubt}
 
 // List returns a page of runbooks, newest first: the caller's tenant's,
 // or, for an admin, q.Tenant's ("" for every tenant's), each with what it

@@ -53,6 +53,10 @@ type Submission struct {
 	// tenant's runbook budget (docs/design/semantics.md section 11); nil
 	// for none.
 	Budget *rbtype.Budget
+	// NewLineage starts a fresh lineage even when the same plan and inputs
+	// failed before: without it, a submission after a failure joins the
+	// failed runbook's lineage (resubmit.go). Effects may then repeat.
+	NewLineage bool
 }
 
 // Submit stores a runbook and makes it due.
@@ -72,6 +76,9 @@ func (e *Engine) Submit(ctx context.Context, s Submission) (*apitype.Submitted, 
 		out, err = e.createRunbook(ctx, tx, n, s.IdempotencyKey)
 		return err
 	})
+	if err == nil && s.NewLineage && out.Created {
+		out.NewLineage = true
+	}
 	if err == nil && out.Created {
 		e.wakeUp(out.ID) // a new runbook is due at once
 	}
@@ -130,6 +137,10 @@ func (e *Engine) newRunbook(ctx context.Context, s Submission) (driver.NewRunboo
 		return driver.NewRunbook{}, err
 	}
 	key := s.IdempotencyKey
+	if key == "" && s.NewLineage {
+		// A fresh request: no failed runbook is found under it to join.
+		key = "new:" + uuid.NewString()
+	}
 	if key == "" {
 		material := s.Plan.PlanHash + "\x00" + string(s.Mode) + "\x00" + string(inputs)
 		if s.HoldOpen {
@@ -179,6 +190,10 @@ func (e *Engine) createRunbook(ctx context.Context, tx driver.Tx, n driver.NewRu
 	}
 	key := n.RequestKey
 	n.ID = d.RunbookID(key)
+	// A submission (not a regeneration, which has a lineage already)
+	// that comes after a failed run joins its lineage (resubmit.go).
+	joins, events := n.Lineage.Parent == uuid.Nil, n.Events
+	var joined *driver.Runbook
 	for {
 		rb, created, err := tx.CreateRunbook(ctx, n)
 		if err != nil {
@@ -187,6 +202,12 @@ func (e *Engine) createRunbook(ctx context.Context, tx driver.Tx, n driver.NewRu
 		if !created && callerKey == "" && rb.Status == rbtype.RunbookFailed {
 			n.RequestKey = retryKey(key, rb.ID)
 			n.ID = d.RunbookID(n.RequestKey)
+			if joins && rb.Tenant == cmp.Or(n.Tenant, DefaultTenant) {
+				if err := e.joinFailedLineage(ctx, tx, &n, rb, events); err != nil {
+					return nil, err
+				}
+				joined = rb
+			}
 			continue
 		}
 		if !created && rb.Tenant != cmp.Or(n.Tenant, DefaultTenant) {
@@ -200,7 +221,11 @@ func (e *Engine) createRunbook(ctx context.Context, tx driver.Tx, n driver.NewRu
 			return nil, fmt.Errorf("%w: idempotency key %q was used for another request (a different plan, inputs or mode)",
 				rbtype.ErrConflict, callerKey)
 		}
-		return &apitype.Submitted{ID: rb.ID, Created: created, Status: rb.Status, Lineage: lineageView(rb), Name: rb.Name}, nil
+		out := &apitype.Submitted{ID: rb.ID, Created: created, Status: rb.Status, Lineage: lineageView(rb), Name: rb.Name}
+		if joined != nil && rb.Lineage.Parent == joined.ID {
+			out.JoinedFailed = &joined.ID
+		}
+		return out, nil
 	}
 }
 

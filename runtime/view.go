@@ -112,7 +112,7 @@ func buildView(rb *driver.Runbook, steps []*driver.Step, invs []driver.Invocatio
 	if rt.Parent.IsValid() {
 		v.ParentSpanID = rt.Parent.SpanID().String()
 	}
-	moving, approvals, parked := false, false, false
+	moving, approvals, parked, doubt := false, false, false, false
 	status := make(map[string]rbtype.StepStatus, len(steps))
 	for _, s := range steps {
 		status[s.Key] = s.Status
@@ -169,7 +169,12 @@ func buildView(rb *driver.Runbook, steps []*driver.Step, invs []driver.Invocatio
 				break
 			}
 			parked = true
-			if until, ok := machine.TimerUntil(&inv); ok {
+			if inv.Attached {
+				// A twin: no one outside knows its key; the wait it is
+				// attached to answers it (machine's twins.go).
+				v.BlockedOn = append(v.BlockedOn, apitype.BlockedView{Step: s.Key, Reason: apitype.BlockedAwaitingNotification, CorrelationKey: inv.CorrelationKey,
+					Message: "attached to another runbook's wait under the same idempotency key: it completes with that wait's result"})
+			} else if until, ok := machine.TimerUntil(&inv); ok {
 				v.BlockedOn = append(v.BlockedOn, apitype.BlockedView{Step: s.Key, Reason: apitype.BlockedAwaitingTimer, Until: &until})
 			} else {
 				v.BlockedOn = append(v.BlockedOn, apitype.BlockedView{Step: s.Key, Reason: apitype.BlockedAwaitingNotification, CorrelationKey: inv.CorrelationKey})
@@ -188,6 +193,12 @@ func buildView(rb *driver.Runbook, steps []*driver.Step, invs []driver.Invocatio
 			if resolvable {
 				v.NextActions = append(v.NextActions, apitype.NewAction(apitype.ActionResolve, s.Key, apitype.ActionArgs{RunbookID: rb.ID}))
 			}
+		case rbtype.StepInDoubt:
+			doubt = true
+			// Its call may have happened: a person says what became of it.
+			v.BlockedOn = append(v.BlockedOn, apitype.BlockedView{Step: s.Key, Reason: apitype.BlockedInDoubt,
+				Message: "its call may have reached a provider that ignores idempotency keys; resolve it: complete (it happened), retry (it did not), or fail"})
+			v.NextActions = append(v.NextActions, apitype.NewAction(apitype.ActionResolve, s.Key, apitype.ActionArgs{RunbookID: rb.ID}))
 		case rbtype.StepReady:
 			if s.ErrorCode == rbtype.CodeBudgetExceeded {
 				// Held: starting it would pass a budget with what it
@@ -211,6 +222,8 @@ func buildView(rb *driver.Runbook, steps []*driver.Step, invs []driver.Invocatio
 		switch {
 		case approvals:
 			v.State = rbtype.StateAwaitingApproval
+		case doubt:
+			v.State = rbtype.StateInDoubt
 		case parked:
 			v.State = rbtype.StateParked
 		case rb.Status == rbtype.RunbookInProgress && allDone(steps):

@@ -154,6 +154,7 @@ func (e *Execution) Equal(o *Execution) bool {
 		e.OnFailure == o.OnFailure && e.Determinism == o.Determinism && e.Cache.equal(o.Cache) && e.Level == o.Level &&
 		sameValues(e.Params, o.Params) &&
 		e.Idempotency.Scope == o.Idempotency.Scope && slices.Equal(e.Idempotency.KeyFields, o.Idempotency.KeyFields) &&
+		sameBool(e.Idempotency.ProviderDedupes, o.Idempotency.ProviderDedupes) &&
 		e.Timeouts.equal(&o.Timeouts) && e.Retry.Equal(o.Retry) && e.Compensation.equal(o.Compensation) &&
 		slices.Equal(e.PolicyTags, o.PolicyTags) && e.Approvers == o.Approvers
 }
@@ -165,6 +166,10 @@ func (t *Timeouts) equal(o *Timeouts) bool {
 	return t.RunTimeout == o.RunTimeout && t.OnTimeout == o.OnTimeout &&
 		sameDuration(t.ParkTimeout, o.ParkTimeout) && sameDuration(t.MaxPark, o.MaxPark) && sameDuration(t.RemindAfter, o.RemindAfter) &&
 		t.Escalation.equal(o.Escalation)
+}
+
+func sameBool(a, b *bool) bool {
+	return a == b || a != nil && b != nil && *a == *b
 }
 
 func sameDuration(a, b *Duration) bool {
@@ -211,7 +216,17 @@ func (c *Cache) equal(o *Cache) bool {
 type Idempotency struct {
 	Scope     rbtype.Scope `json:"scope"`
 	KeyFields []string     `json:"key_fields,omitempty"`
+	// ProviderDedupes says whether the provider behind the handler
+	// honours the idempotency key it is sent (nil: it does, the default).
+	// When false, a call cut off with no receipt (its lease reclaimed
+	// after a crash) is never made again: the step is in_doubt until a
+	// person resolves it (docs/design/semantics.md section 16).
+	ProviderDedupes *bool `json:"provider_dedupes,omitempty"`
 }
+
+// Dedupes reports whether calling the provider again under the same key
+// is harmless: true unless the verb says provider_dedupes: false.
+func (i Idempotency) Dedupes() bool { return i.ProviderDedupes == nil || *i.ProviderDedupes }
 
 // Timeouts bounds handler calls and parked waits.
 type Timeouts struct {

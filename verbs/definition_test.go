@@ -16,7 +16,7 @@ func fullExecution() Execution {
 	return Execution{
 		Kind: rbtype.KindDurable, Handler: "http.start", Params: map[string]any{"url": "https://a.example/x"},
 		SideEffects: rbtype.SideEffectsExternalCall,
-		Idempotency: Idempotency{Scope: rbtype.ScopeRunbook, KeyFields: []string{"id"}},
+		Idempotency: Idempotency{Scope: rbtype.ScopeRunbook, KeyFields: []string{"id"}, ProviderDedupes: new(bool)},
 		Timeouts: Timeouts{ParkTimeout: &park, MaxPark: &maxPark, RunTimeout: MustDuration("PT30S"), OnTimeout: rbtype.OnTimeoutEscalate,
 			Escalation: &Compensation{Verb: "t.page", Args: map[string]any{"who": "@args.id"}}, RemindAfter: &remind},
 		Retry: Retry{MaxAttempts: 3, Backoff: rbtype.BackoffFixed, BaseDelay: MustDuration("PT1S"), MaxDelay: MustDuration("PT5M"),
@@ -65,6 +65,11 @@ func TestExecutionEqualSeesEveryField(t *testing.T) {
 		switch v.Kind() {
 		case reflect.String:
 			v.SetString(v.String() + "x")
+		case reflect.Pointer:
+			if v.Elem().Kind() != reflect.Bool {
+				t.Fatalf("%s is a pointer to %s: teach this test (and Execution.Equal) about it", name, v.Elem().Kind())
+			}
+			v.Elem().SetBool(!v.Elem().Bool())
 		case reflect.Int, reflect.Int64:
 			v.SetInt(v.Int() + 1)
 		case reflect.Map:

@@ -421,7 +421,7 @@ func (d *decoder) highRiskGate(def *Definition) {
 
 func (d *decoder) execution(n *yaml.Node, def *Definition) {
 	e := &def.Execution
-	var parkTimeout, maxPark, escalation, cachePolicy, remindAfter, approvers *yaml.Node
+	var parkTimeout, maxPark, escalation, cachePolicy, remindAfter, approvers, providerDedupes *yaml.Node
 	var keyFields []*yaml.Node
 	var retry retryDecl
 	d.mapping(n, "execution", def, map[string]field{
@@ -458,6 +458,13 @@ func (d *decoder) execution(n *yaml.Node, def *Definition) {
 		"idempotency": {false, func(p string, v *yaml.Node) {
 			d.mapping(v, p, def, map[string]field{
 				"scope": {false, func(p string, v *yaml.Node) { e.Idempotency.Scope = enum(d, v, p, "idempotency scope", rbtype.Scopes) }},
+				"provider_dedupes": {false, func(p string, v *yaml.Node) {
+					// Only false is kept: true is the default, and one
+					// meaning has one frozen form.
+					if b := d.boolean(v, p); b != nil && !*b {
+						providerDedupes, e.Idempotency.ProviderDedupes = v, b
+					}
+				}},
 				"key_fields": {false, func(p string, v *yaml.Node) {
 					if v.Kind != yaml.SequenceNode {
 						d.diags.Errorf(lang.VBadValue, d.src.rangeOf(v), "%s must be a list of argument names", p)
@@ -521,6 +528,7 @@ func (d *decoder) execution(n *yaml.Node, def *Definition) {
 		}
 	}
 	d.checkCache(e, cachePolicy, def)
+	d.checkProviderDedupes(e, providerDedupes, def)
 	if e.Kind == rbtype.KindSync && parkTimeout != nil {
 		d.diags.Errorf(lang.VBadValue, d.src.rangeOf(parkTimeout), "park_timeout applies only to durable verbs; %q is sync", def.FullName())
 	}
@@ -664,6 +672,33 @@ func (d *decoder) checkCache(e *Execution, at *yaml.Node, def *Definition) {
 	}
 	if c.Policy == rbtype.CacheTTL && c.TTL == nil {
 		d.diags.Errorf(lang.VCacheTTL, where, "cache policy ttl on verb %q needs a ttl (an ISO 8601 duration such as PT6H)", def.FullName())
+	}
+}
+
+// boolean reads a YAML boolean (true or false); anything else is V004
+// and nil.
+func (d *decoder) boolean(n *yaml.Node, path string) *bool {
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!bool" {
+		var b bool
+		if err := n.Decode(&b); err == nil {
+			return &b
+		}
+	}
+	d.diags.Errorf(lang.VBadValue, d.src.rangeOf(n), "%s must be true or false", path)
+	return nil
+}
+
+// checkProviderDedupes checks idempotency.provider_dedupes (at is its
+// node): saying a provider ignores keys is about an effect, so a verb
+// without side effects has nothing for it to protect, and a false there
+// is a mistake worth naming (docs/verbs.md, "Idempotency").
+func (d *decoder) checkProviderDedupes(e *Execution, at *yaml.Node, def *Definition) {
+	if at == nil || e.Idempotency.Dedupes() {
+		return
+	}
+	if e.SideEffects == rbtype.SideEffectsNone {
+		d.diags.Errorf(lang.VBadValue, d.src.rangeOf(at),
+			"idempotency.provider_dedupes: false on verb %q, whose side_effects are none: a call with no effect can be made again safely; remove it, or declare the verb's side_effects", def.FullName())
 	}
 }
 

@@ -145,6 +145,12 @@ func TestParseDefinitionDiagnostics(t *testing.T) {
 		{"bad determinism", minimal + "    determinism: stabel\n", []string{
 			`7:18-7:24 V004 unknown determinism "stabel" (expected pure, stable, external) (did you mean "stable"?)`,
 		}},
+		{"provider_dedupes not a boolean", strings.Replace(minimal, "none", "external_call", 1) + "    idempotency: {provider_dedupes: sometimes}\n", []string{
+			`7:37-7:46 V004 execution.idempotency.provider_dedupes must be true or false`,
+		}},
+		{"provider_dedupes false without an effect", minimal + "    idempotency: {provider_dedupes: false}\n", []string{
+			`7:37-7:42 V004 idempotency.provider_dedupes: false on verb "kyc.open-case", whose side_effects are none: a call with no effect can be made again safely; remove it, or declare the verb's side_effects`,
+		}},
 		{"escalation without escalating", minimal + "    timeouts: {escalation: {verb: ops.page}}\n", []string{
 			`7:28-7:45 V004 timeouts.escalation runs only when a park escalates; "kyc.open-case" needs timeouts.on_timeout: escalate`,
 		}},
@@ -161,6 +167,22 @@ func TestParseDefinitionDiagnostics(t *testing.T) {
 			require.Empty(t, defs, "a definition with errors is left out")
 		})
 	}
+}
+
+// TestParseProviderDedupes: a verb may say its provider ignores keys; the
+// frozen block carries it, and a verb that says nothing dedupes.
+func TestParseProviderDedupes(t *testing.T) {
+	src := strings.Replace(minimal, "none", "external_call", 1)
+	defs, diags := Parse("v.yaml", []byte(src+"    idempotency: {scope: global, provider_dedupes: false}\n"))
+	require.Empty(t, diagLines(diags))
+	require.Len(t, defs, 1)
+	require.False(t, defs[0].Execution.Idempotency.Dedupes())
+	dedupes := defs[0].Execution
+	dedupes.Idempotency.ProviderDedupes = nil
+	require.False(t, defs[0].Execution.Equal(&dedupes), "the flag is part of the block")
+	defs, diags = Parse("v.yaml", []byte(src))
+	require.Empty(t, diagLines(diags))
+	require.True(t, defs[0].Execution.Idempotency.Dedupes())
 }
 
 func TestParseDefinitionDefaults(t *testing.T) {

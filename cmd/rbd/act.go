@@ -153,9 +153,11 @@ func runCancel(args []string, stdout, stderr io.Writer) int {
 
 const resolveUsage = `Usage: rbd resolve ID STEP --action complete|retry|fail [flags]
 
-Settles a step that escalated to a person: complete it with --result,
-run it again (a durable step parks again), or fail it. What its
-escalation skipped runs again.
+Settles a step that escalated to a person, or one in doubt (its call
+may have reached a provider that ignores idempotency keys): complete it
+with --result (for a step in doubt: it happened, and the result is kept
+as its receipt), run it again (a durable step parks again), or fail it.
+What its escalation skipped runs again.
 `
 
 func runResolve(args []string, stdout, stderr io.Writer) int {

@@ -197,6 +197,8 @@ func blockedText(b apitype.BlockedView) string {
 		return "sleeping until " + stamp(*b.Until)
 	case apitype.BlockedRequiresApproval:
 		return "requires approval"
+	case apitype.BlockedInDoubt:
+		return "in doubt: " + b.Message
 	}
 	if b.Message != "" {
 		return b.Reason + ": " + b.Message

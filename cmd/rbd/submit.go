@@ -21,8 +21,11 @@ A submission is keyed by its request key: the --idempotency-key, or else
 the plan, inputs and mode. A repeat of a key runs nothing new: it prints
 the runbook the first one started and says "already submitted as ID
 (STATUS)" on standard error (exit status 0; "created": false with
---format json), until that runbook fails. --new runs it again on purpose,
-as a new runbook, under a fresh key.
+--format json), until that runbook fails. Submitted again after it
+failed, it runs as a new runbook in the failed one's lineage (said on
+standard error): effects that happened return their receipts and do not
+happen again. --new runs it again on purpose, as a new runbook in a new
+lineage, under a fresh key, and says that effects may repeat.
 `
 
 func runSubmit(args []string, stdout, stderr io.Writer) int {
@@ -30,7 +33,7 @@ func runSubmit(args []string, stdout, stderr io.Writer) int {
 	var inputs inputFlags
 	inputs.register(c.fs)
 	key := c.fs.String("idempotency-key", "", "dedupes submissions: a repeat returns the runbook the first one started")
-	fresh := c.fs.Bool("new", false, "start a new runbook even if the same plan and inputs ran before (a fresh request key)")
+	fresh := c.fs.Bool("new", false, "start a new runbook in a new lineage even if the same plan and inputs ran before (a fresh request key); effects earlier runs had may happen again")
 	name := c.fs.String("name", "", "the runbook's name in lists and the console (default: the file's name without its extension)")
 	dryRun := c.fs.Bool("dry-run", false, "simulate: every step is recorded as simulated and no handler with side effects runs")
 	draftOnly := c.fs.Bool("draft-only", false, "draft: run everything but the steps with outside effects (external calls, people's work), which end skipped with DRAFT_ONLY")
@@ -59,7 +62,7 @@ func runSubmit(args []string, stdout, stderr io.Writer) int {
 		return cantRun(stderr, "%v", err)
 	}
 	req := apitype.SubmitRequest{Inputs: values, Actor: *actor, Name: *name, HoldOpen: *holdOpen, IdempotencyKey: *key,
-		Source: text.source, Plan: text.plan, Filename: text.filename}
+		Source: text.source, Plan: text.plan, Filename: text.filename, NewLineage: *fresh}
 	if req.Mode, err = modeOf(*dryRun, *draftOnly); err != nil {
 		return cantRun(stderr, "%v", err)
 	}
@@ -74,6 +77,9 @@ func runSubmit(args []string, stdout, stderr io.Writer) int {
 		// Say so, or a repeat looks as if it ran again. The id still goes
 		// to standard output, for id=$(rbd submit ...).
 		fmt.Fprintf(stderr, "rbd: %s: nothing new runs; rbd submit --new starts a new run\n", alreadySubmitted(sub))
+	} else if sub.Message != "" {
+		// Which lineage it joined, or that effects may repeat.
+		fmt.Fprintf(stderr, "rbd: %s\n", sub.Message)
 	}
 	if !*wait {
 		if c.json() {

@@ -13,7 +13,7 @@
   const BY_KEY = "rbd-by";
   // The states the list filters by: the view's, a status or what a running
   // runbook waits for.
-  const STATES = ["awaiting_approval", "parked", "executing", "held_open", "in_progress",
+  const STATES = ["awaiting_approval", "in_doubt", "parked", "executing", "held_open", "in_progress",
     "escalated", "failed", "partial", "complete", "cancelled"];
   const PAGE = 50;
   const WAITING = 100; // runbooks waiting on a person shown at once
