@@ -56,6 +56,7 @@ func (t *transition) decideConditions() {
 // step that did not complete is null, and @failure is the runbook's.
 func (t *transition) stepBinder(hook *rbtype.Step) *Binder {
 	b := t.listBinder(t.plan)
+	b.status = t.languageStatus
 	if hook != nil && t.isHookStep(hook) {
 		b.hook, b.failure = true, t.failureValue()
 		// A step that did not complete has no result, whatever is cached.

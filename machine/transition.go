@@ -430,6 +430,12 @@ func (t *transition) propagate() {
 			if ps == nil {
 				continue // not live: complete
 			}
+			if t.plan.settles(s.Key, p) {
+				// A status test: settled with anything, it lets the
+				// condition be decided (settle_edges.go).
+				ready = ready && settleWait(ps)
+				continue
+			}
 			if ps.Status == rbtype.StepFailed && t.plan.onFailure(p) == rbtype.OnFailureContinue && !t.plan.readsResult(s.Key, p) {
 				continue // an accepted failure: a step joined only by :after runs
 			}

@@ -8,19 +8,13 @@ import (
 )
 
 // unwired refuses a plan that uses a form of the language this engine
-// compiles but does not run yet (docs/language.md, v1.4): a status test,
-// a gate that depends on data or names its approvers, a wait's default
+// compiles but does not run yet (docs/language.md, v1.4): a gate that depends on data or names its approvers, a wait's default
 // or reminder, a call's :parallel, :on-failure by error code. Running such
 // a plan would ignore the form: a gate meant for compliance officers
 // would open to any token, a "revoke when the review failed" would never
 // run. Refusing it at the door, on every way in (admit), keeps the
 // promise that what a runbook says is what it does.
 func unwired(plan *compiler.Plan, steps []*compiler.Step) error {
-	for _, e := range plan.Edges {
-		if e.Kind == compiler.EdgeSettle {
-			return notYet(e.To, "a status test, (status @"+e.From+")")
-		}
-	}
 	for _, s := range steps {
 		switch {
 		case s.GateWhen != nil:
