@@ -85,7 +85,9 @@ func (p *PlanInfo) isKey(key string) bool {
 // only runs after it.
 func (p *PlanInfo) readsResult(to, from string) bool { return p.dataEdges[[2]string{to, from}] }
 
-// onFailure is a step's effective failure mode.
+// onFailure is a step's effective failure mode for a failure whose code
+// the call does not name; a failed step's own is failureMode's
+// (failure_mode.go).
 func (p *PlanInfo) onFailure(key string) rbtype.OnFailure {
 	if s, ok := p.Steps[key]; ok {
 		return s.OnFailure.Effective()

@@ -236,7 +236,7 @@ func (t *transition) failStep(s *rbtype.Step, e *handler.Error) {
 // they return. Under isolate and continue only the step's dependents are
 // concerned, which propagate decides.
 func (t *transition) failed(s *rbtype.Step) {
-	if t.plan == nil || t.plan.onFailure(s.Key) != rbtype.OnFailureAbort || t.isHookStep(s) {
+	if t.plan == nil || t.failureMode(s) != rbtype.OnFailureAbort || t.isHookStep(s) {
 		return // a failed hook triggers nothing
 	}
 	for _, o := range t.Steps {
@@ -290,7 +290,7 @@ func (t *transition) abortedBy() *rbtype.Step {
 		return nil // the abort is over: hooks retry and run again as any step
 	}
 	for _, s := range t.Steps {
-		if s.Status == rbtype.StepFailed && t.plan.onFailure(s.Key) == rbtype.OnFailureAbort && !t.isHookStep(s) {
+		if s.Status == rbtype.StepFailed && t.failureMode(s) == rbtype.OnFailureAbort && !t.isHookStep(s) {
 			return s
 		}
 	}
@@ -436,7 +436,7 @@ func (t *transition) propagate() {
 				ready = ready && settleWait(ps)
 				continue
 			}
-			if ps.Status == rbtype.StepFailed && t.plan.onFailure(p) == rbtype.OnFailureContinue && !t.plan.readsResult(s.Key, p) {
+			if ps.Status == rbtype.StepFailed && t.failureMode(ps) == rbtype.OnFailureContinue && !t.plan.readsResult(s.Key, p) {
 				continue // an accepted failure: a step joined only by :after runs
 			}
 			if ps.Status == rbtype.StepSkipped && ps.ErrorCode.SkipsQuietly() {

@@ -68,7 +68,6 @@ func TestAdmissionRefusesFormsItDoesNotRun(t *testing.T) {
 	e := &Engine{cfg: Config{Catalogue: cat}}
 	for _, tc := range []struct{ src, want string }{
 		{`(m.echo :v 1 :gate "human_confirm" :approvers "compliance")`, ":approvers"},
-		{`(m.echo :v 1 :on-failure {"BUDGET_EXCEEDED" "abort" :default "continue"})`, ":on-failure by error code"},
 	} {
 		plan, diags := compiler.CompileSource("a.rbk", []byte(tc.src), cat)
 		require.False(t, diags.HasErrors(), "%s: %v", tc.src, diags)
@@ -81,6 +80,7 @@ func TestAdmissionRefusesFormsItDoesNotRun(t *testing.T) {
 	for _, src := range []string{
 		`(m.echo :v 1 :as @a) (m.echo :v (default @a.v 1))`,
 		`(m.echo :v 1 :as @a :on-failure "continue") (m.echo :v 2 :when (!= (status @a) "succeeded"))`,
+		`(m.echo :v 1 :on-failure {"BUDGET_EXCEEDED" "abort" :default "continue"})`,
 	} {
 		plan, diags := compiler.CompileSource("a.rbk", []byte(src), cat)
 		require.False(t, diags.HasErrors(), "%v", diags)

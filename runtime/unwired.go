@@ -9,7 +9,7 @@ import (
 
 // unwired refuses a plan that uses a form of the language this engine
 // compiles but does not run yet (docs/language.md, v1.4): a gate that depends on data or names its approvers, a wait's default
-// or reminder, a call's :parallel, :on-failure by error code. Running such
+// or reminder, a call's :parallel. Running such
 // a plan would ignore the form: a gate meant for compliance officers
 // would open to any token, a "revoke when the review failed" would never
 // run. Refusing it at the door, on every way in (admit), keeps the
@@ -27,8 +27,6 @@ func unwired(plan *compiler.Plan, steps []*compiler.Step) error {
 			return notYet(s.Key, ":remind-after (or the verb's timeouts.remind_after)")
 		case s.Parallel > 0:
 			return notYet(s.Key, "a call's :parallel")
-		case len(s.OnFailureByCode) > 0:
-			return notYet(s.Key, ":on-failure by error code")
 		}
 	}
 	return nil
