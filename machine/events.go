@@ -36,6 +36,9 @@ type StepSucceededData struct {
 	// Instances is, for a for-each's template, how many instances' results
 	// its result lists.
 	Instances *int `json:"instances,omitempty"`
+	// Provenance is "default" for a result no call produced: the
+	// :timeout-result a wait took (timeout_result.go).
+	Provenance string `json:"provenance,omitempty"`
 }
 
 // StepReclaimedData is the data of STEP_RECLAIMED. SuspectCommit says

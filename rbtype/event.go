@@ -97,6 +97,13 @@ const (
 	// were expanded, one step per element and template
 	// (docs/design/language.md v1.3).
 	EventMapExpanded EventType = "MAP_EXPANDED"
+	// EventStepTimeoutDefaulted: a wait timed out and its step took its
+	// :timeout-result (docs/design/language.md v1.4); STEP_SUCCEEDED
+	// follows, its provenance "default".
+	EventStepTimeoutDefaulted EventType = "STEP_TIMEOUT_DEFAULTED"
+	// EventStepReminded: a wait's :remind-after came; its escalation verb
+	// runs once and the wait goes on (docs/design/language.md v1.4).
+	EventStepReminded EventType = "STEP_REMINDED"
 )
 
 // EventTypes lists every event type the runtime writes.
@@ -111,7 +118,8 @@ var EventTypes = []EventType{
 	EventEscalationStarted, EventEscalationSucceeded, EventEscalationFailed, EventStepReclaimed,
 	EventStepDryRun, EventStepVerified, EventStepVerifyFailed, EventOutcomeRecorded, EventScheduleFired,
 	EventScheduleSkipped, EventPolicyGated, EventBudgetExceeded, EventCompensationSkipped, EventEscalationSkipped,
-	EventHookStarted, EventHookSucceeded, EventHookFailed, EventMapExpanded,
+	EventHookStarted, EventHookSucceeded, EventHookFailed, EventMapExpanded, EventStepTimeoutDefaulted,
+	EventStepReminded,
 }
 
 // MutationKind names an entry of a runbook's mutation log.

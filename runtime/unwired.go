@@ -21,8 +21,6 @@ func unwired(plan *compiler.Plan, steps []*compiler.Step) error {
 			return notYet(s.Key, ":gate-when")
 		case s.Approvers != "" || s.Execution.Approvers != "":
 			return notYet(s.Key, ":approvers (or the verb's execution.approvers)")
-		case s.TimeoutResult != nil:
-			return notYet(s.Key, ":timeout-result")
 		case s.RemindAfter != "" || s.Execution.Timeouts.RemindAfter != nil:
 			return notYet(s.Key, ":remind-after (or the verb's timeouts.remind_after)")
 		case s.Parallel > 0:
