@@ -406,6 +406,13 @@ type GateView struct {
 	Policy json.RawMessage `json:"policy,omitempty"`
 	// Since is when the step began to wait for a decision.
 	Since time.Time `json:"since"`
+	// When is the step's :gate-when, the condition that held when it
+	// became ready and made it wait (docs/design/language.md v1.4); empty
+	// for a gate that always applies.
+	When string `json:"when,omitempty"`
+	// Approvers is the group whose tokens may decide the gate (admin
+	// always may); empty for any token that may approve.
+	Approvers string `json:"approvers,omitempty"`
 }
 
 // Why a step waits at a gate.

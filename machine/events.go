@@ -114,6 +114,12 @@ type StepSkippedData struct {
 // GateRequestedData names the gate a step waits at.
 type GateRequestedData struct {
 	Gate rbtype.Gate `json:"gate"`
+	// When is the step's :gate-when, which held when it became ready
+	// (gate_when.go); empty for a gate that always applies.
+	When string `json:"when,omitempty"`
+	// Approvers is the group whose tokens may decide the gate (admin
+	// always may); empty for any token that may approve.
+	Approvers string `json:"approvers,omitempty"`
 }
 
 // GateDecidedData is who decided a gate, and why (GATE_APPROVED,

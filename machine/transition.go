@@ -506,6 +506,7 @@ func (t *transition) skipAfter(s *rbtype.Step, pred string) {
 // gates holds ready steps that need an approval they do not have. Only
 // that step waits; other branches go on.
 func (t *transition) gates() {
+	t.decideGateWhens()
 	for _, s := range t.Steps {
 		if s.Status != rbtype.StepReady || s.Gate == rbtype.GateNone || s.GateDecision == rbtype.GateApproved {
 			continue
@@ -515,6 +516,6 @@ func (t *transition) gates() {
 		}
 		t.moveStep(s, rbtype.StepWaitingApproval)
 		t.touch(s)
-		t.event(rbtype.EventGateRequested, s, GateRequestedData{Gate: s.Gate})
+		t.event(rbtype.EventGateRequested, s, GateRequestedData{Gate: s.Gate, Approvers: t.approvers(s)})
 	}
 }
