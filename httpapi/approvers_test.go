@@ -29,8 +29,14 @@ func TestApproversGroupDecidesTheGate(t *testing.T) {
 	id := sub.ID.String()
 	b.wait(t, "tok-admin", id, "awaiting approval", func(v *apitype.RunbookView) bool { return v.State == rbtype.StateAwaitingApproval })
 	for _, decide := range []func() error{
-		func() error { _, err := b.as("tok-alice").Approve(b.ctx, id, "s", apitype.DecisionRequest{}); return err },
-		func() error { _, err := b.as("tok-alice").Reject(b.ctx, id, "s", apitype.DecisionRequest{}); return err },
+		func() error {
+			_, err := b.as("tok-alice").Approve(b.ctx, id, "s", apitype.DecisionRequest{})
+			return err
+		},
+		func() error {
+			_, err := b.as("tok-alice").Reject(b.ctx, id, "s", apitype.DecisionRequest{})
+			return err
+		},
 	} {
 		requireAPIError(t, decide(), http.StatusForbidden, httpapi.CodeForbidden,
 			`step "s" is decided only by a token of group "compliance" (a token line's groups=compliance) or an admin; this token has no groups`)
