@@ -82,7 +82,7 @@ func (t *transition) prepareEscalation() *prepared {
 		}
 		// One escalation per timed-out attempt: a retry that times out
 		// again pages again.
-		p, err := t.prepareVerbCall(s, esc, "escalation", escalationKey(s.Key, s.Attempt))
+		p, err := t.prepareVerbCall(s, esc, "escalation", escalationCallKey(s))
 		if err != nil {
 			t.failEscalation(s, err)
 			continue
@@ -116,7 +116,7 @@ func (t *transition) startEscalation(p *prepared) {
 	call := &handler.Call{
 		RunbookID: t.Rb.ID, StepKey: s.Key, Verb: esc.Verb, Attempt: s.Attempt, Args: p.args,
 		Params: p.exec.Params, IdempotencyKey: p.receipt.IdempotencyKey, Execution: p.exec,
-		Seed: StepSeed(OriginOf(t.Rb, &p.exec), escalationKey(s.Key, s.Attempt), 1),
+		Seed: StepSeed(OriginOf(t.Rb, &p.exec), escalationCallKey(s), 1),
 	}
 	t.lease(s, call, impl, p.exec.Timeouts.RunTimeout.D, false, callEscalation)
 }

@@ -128,6 +128,9 @@ func (t *transition) nextWake() *time.Time {
 			case rbtype.StepParked:
 				if inv, ok := t.invocations[s.ID]; ok {
 					consider(inv.TimeoutAt)
+					if at, ok := t.reminderAt(s, inv); ok {
+						consider(at) // remind.go
+					}
 				}
 			}
 		}

@@ -16,7 +16,11 @@ func (t *transition) timeouts() {
 			continue
 		}
 		inv, ok := t.invocations[s.ID]
-		if !ok || inv.TimeoutAt.After(t.Now) {
+		if !ok {
+			continue
+		}
+		if inv.TimeoutAt.After(t.Now) {
+			t.remindIfDue(s, inv) // :remind-after (remind.go)
 			continue
 		}
 		t.sawPark(s, inv, "")

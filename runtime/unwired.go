@@ -17,8 +17,6 @@ import (
 func unwired(plan *compiler.Plan, steps []*compiler.Step) error {
 	for _, s := range steps {
 		switch {
-		case s.RemindAfter != "" || s.Execution.Timeouts.RemindAfter != nil:
-			return notYet(s.Key, ":remind-after (or the verb's timeouts.remind_after)")
 		case s.Parallel > 0:
 			return notYet(s.Key, "a call's :parallel")
 		}
