@@ -63,6 +63,10 @@ type transition struct {
 	// flight caches, for each loop with :parallel, its elements in
 	// flight, while one pass of propagate runs.
 	flight map[string]map[int]bool
+	// callFlight counts, for each template whose call has :parallel, its
+	// instances in flight, while one pass of propagate runs
+	// (call_parallel.go).
+	callFlight map[string]int
 	// later: something this round could not finish waits for data the
 	// next round reads (a condition, a template's results): it is due
 	// at once.
@@ -419,7 +423,7 @@ func (t *transition) reclaim() {
 // flight as it allows.
 func (t *transition) propagate() {
 	hooking := t.hooking()
-	t.flight, t.condDue = nil, nil
+	t.flight, t.condDue, t.callFlight = nil, nil, nil
 	for _, s := range t.Steps {
 		if s.Status != rbtype.StepPending || t.plan.IsTemplate(s.Key) || t.isHookStep(s) != hooking {
 			continue
@@ -462,7 +466,7 @@ func (t *transition) propagate() {
 			t.skipAfter(s, blocked)
 		case quiet != "":
 			t.skipAfter(s, quiet)
-		case !ready || t.holdsBack(s):
+		case !ready || t.callHoldsBack(s) || t.holdsBack(s):
 		case t.plan.Steps[s.Key] != nil && t.plan.Steps[s.Key].When != nil:
 			t.condDue = append(t.condDue, s)
 		default:
