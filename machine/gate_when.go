@@ -56,7 +56,7 @@ func (t *transition) decideGateWhens() {
 		case holds:
 			t.moveStep(s, rbtype.StepWaitingApproval)
 			t.touch(s)
-			t.event(rbtype.EventGateRequested, s, GateRequestedData{Gate: rbtype.GateHumanConfirm, When: ps.GateWhen.String(), Approvers: t.approvers(s)})
+			t.event(rbtype.EventGateRequested, s, GateRequestedData{Gate: rbtype.GateHumanConfirm, When: GateWhenText(t.plan.Plan, s.Key), Approvers: t.approvers(s)})
 		}
 	}
 }
@@ -69,4 +69,27 @@ func (t *transition) approvers(s *rbtype.Step) string {
 		return ps.Approvers
 	}
 	return ""
+}
+
+// GateWhenText is a step's :gate-when as the runbook wrote it, for the
+// person deciding: an instance of a for-each's template shows its
+// template's (= @user.env "production"), not the markers its expansion
+// put in place of the element. "" when the step has none.
+func GateWhenText(p *compiler.Plan, key string) string {
+	s := p.Step(key)
+	if s == nil || s.GateWhen == nil {
+		return ""
+	}
+	text := s.GateWhen.String()
+	for {
+		base, _, ok := instanceOf(key)
+		if !ok {
+			return text
+		}
+		t := p.Step(base)
+		if t == nil || t.GateWhen == nil {
+			return text
+		}
+		key, text = base, t.GateWhen.String()
+	}
 }

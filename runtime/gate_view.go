@@ -100,9 +100,7 @@ func (f *stepFacts) gateOf(s *compiler.Step) apitype.GateView {
 	if row := f.steps[s.Key]; row != nil {
 		g.Since = row.UpdatedAt
 	}
-	if s.GateWhen != nil {
-		g.When = s.GateWhen.String()
-	}
+	g.When = machine.GateWhenText(f.plan, s.Key)
 	g.Approvers = s.Approvers
 	return g
 }

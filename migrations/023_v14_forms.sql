@@ -21,3 +21,8 @@ ALTER TABLE runbook_events ADD CONSTRAINT runbook_events_type_check CHECK (type 
     'HOOK_STARTED', 'HOOK_SUCCEEDED', 'HOOK_FAILED', 'MAP_EXPANDED',
     -- v1.4
     'STEP_TIMEOUT_DEFAULTED', 'STEP_REMINDED'));
+
+-- A status test's edge (kind settle, docs/design/language.md v1.4): the
+-- step waits for its source to settle, whatever it settled with.
+ALTER TABLE runbook_edges DROP CONSTRAINT runbook_edges_kind_check;
+ALTER TABLE runbook_edges ADD CONSTRAINT runbook_edges_kind_check CHECK (kind IN ('data', 'sequence', 'settle'));
