@@ -292,6 +292,13 @@ type StepDetail struct {
 	// policy's word on it, when a policy gated it.
 	GateWhy string          `json:"gate_why,omitempty"`
 	Policy  json.RawMessage `json:"policy,omitempty"`
+	// GateWhen is the step's :gate-when as the runbook wrote it: its gate
+	// applies only when the condition holds, decided when the step
+	// becomes ready (docs/design/language.md v1.4). Approvers is the
+	// group whose tokens may decide its gate (admin always may). Each is
+	// empty without one.
+	GateWhen  string `json:"gate_when,omitempty"`
+	Approvers string `json:"approvers,omitempty"`
 	// GatedBy is the step whose gate stands in front of this one's
 	// effect: itself, one upstream, or none (empty).
 	GatedBy   string          `json:"gated_by,omitempty"`
