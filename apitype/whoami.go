@@ -21,12 +21,12 @@ type WhoamiResponse struct {
 	// MaxRisk is the riskiest step it may submit, and whose gate it may
 	// decide.
 	MaxRisk rbtype.Risk `json:"max_risk"`
-	// Groups are the token's groups (its line's groups=): a gate whose
-	// step names :approvers is decided only by a token of that group, or
-	// an admin (docs/design/language.md v1.4). [] when it has none.
-	Groups []string `json:"groups"`
 	// MCPApprovals says gates may be decided through the Model Context
 	// Protocol here (rbd serve --mcp-approvals) by a token with the
 	// approve role: the approve and reject tools exist.
 	MCPApprovals bool `json:"mcp_approvals"`
+	// Groups are the token's groups (its line's groups=): a gate whose
+	// step names :approvers is decided only by a token of that group, or
+	// an admin (docs/design/language.md v1.4). [] when it has none.
+	Groups []string `json:"groups"`
 }
