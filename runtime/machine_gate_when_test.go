@@ -68,3 +68,37 @@ func TestMachineGateWhenPerElement(t *testing.T) {
 	require.Equal(t, rbtype.StepWaitingApproval, f.step("erase[0]").Status, "%s", f)
 	require.Equal(t, rbtype.StepRunning, f.step("erase[1]").Status, "%s", f)
 }
+
+// A policy's gate, frozen on the row at admission, applies whatever the
+// :gate-when says: a runbook cannot lift its tenant's gate.
+func TestMachineGateWhenKeepsThePolicysGate(t *testing.T) {
+	f := newFixture(t, gateWhenSource, map[string]any{"env": "dev"})
+	f.step("erase").Gate = rbtype.GateHumanConfirm // as admission's gate() writes it
+	_, calls := f.advance()
+	w, _ := f.advance(succeed(callFor(t, calls, "sys"), map[string]any{"env": "dev"}))
+	require.Equal(t, rbtype.StepWaitingApproval, f.step("erase").Status, "%s", f)
+	require.Equal(t, machine.GateRequestedData{Gate: rbtype.GateHumanConfirm}, eventData[machine.GateRequestedData](t, w.Events, "GATE_REQUESTED erase"))
+}
+
+// :approvers (docs/design/language.md v1.4): only a token of the group,
+// or one that may decide any (an admin), decides; another is refused,
+// naming the group, and the step keeps waiting.
+func TestMachineApprovers(t *testing.T) {
+	f := newFixture(t, `(m.approve :what "erase" :approvers "compliance" :as @g)`, nil)
+	w, _ := f.advance()
+	require.Equal(t, machine.GateRequestedData{Gate: rbtype.GateHumanConfirm, Approvers: "compliance"}, eventData[machine.GateRequestedData](t, w.Events, "GATE_REQUESTED g"))
+	for _, groups := range [][]string{nil, {"dpo", "ops"}} {
+		_, _, err := f.command(&machine.DecideGate{Step: "g", Approve: true, By: "bob", Groups: groups})
+		require.ErrorIs(t, err, rbtype.ErrForbidden)
+		require.ErrorContains(t, err, `is decided only by a token of group "compliance"`)
+		require.Equal(t, rbtype.StepWaitingApproval, f.step("g").Status)
+	}
+	_, _, err := f.command(&machine.DecideGate{Step: "g", By: "carol", Groups: []string{"dpo", "compliance"}})
+	require.NoError(t, err, "a token of the group decides (here, rejects)")
+	require.Equal(t, rbtype.StepFailed, f.step("g").Status)
+
+	admin := newFixture(t, `(m.approve :what "erase" :approvers "compliance" :as @g)`, nil)
+	admin.advance()
+	_, _, err = admin.command(&machine.DecideGate{Step: "g", Approve: true, By: "root", AnyGroup: true})
+	require.NoError(t, err, "an admin always may")
+}
