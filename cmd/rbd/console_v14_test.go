@@ -46,7 +46,7 @@ func TestConsoleV14(t *testing.T) {
 	for _, f := range []string{"iam.yaml", "idp.yaml", "report.yaml", "review.yaml"} {
 		src, err := os.ReadFile(filepath.Join(example, "verbs", f))
 		require.NoError(t, err)
-		text := strings.NewReplacer("park_timeout: P14D", "park_timeout: PT4S", "remind_after: P7D", "remind_after: PT1S").Replace(string(src))
+		text := strings.NewReplacer("park_timeout: P14D", "park_timeout: PT10S", "remind_after: P7D", "remind_after: PT1S").Replace(string(src))
 		e.file(t, "verbs/"+f, text)
 	}
 	d := e.start(t, "--verbs", filepath.Join(e.dir, "verbs"))
