@@ -297,6 +297,13 @@ type StepDetail struct {
 	// policy's word on it, when a policy gated it.
 	GateWhy string          `json:"gate_why,omitempty"`
 	Policy  json.RawMessage `json:"policy,omitempty"`
+	// GateWhen is the step's :gate-when as the runbook wrote it: its gate
+	// applies only when the condition holds, decided when the step
+	// becomes ready (docs/design/language.md v1.4). Approvers is the
+	// group whose tokens may decide its gate (admin always may). Each is
+	// empty without one.
+	GateWhen  string `json:"gate_when,omitempty"`
+	Approvers string `json:"approvers,omitempty"`
 	// GatedBy is the step whose gate stands in front of this one's
 	// effect: itself, one upstream, or none (empty).
 	GatedBy   string          `json:"gated_by,omitempty"`
@@ -415,6 +422,13 @@ type GateView struct {
 	// a trust rule for it: the console says "3 of 20 approvals to
 	// auto-execute" (docs/design/semantics.md section 17).
 	Trust *TrustView `json:"trust,omitempty"`
+	// When is the step's :gate-when, the condition that held when it
+	// became ready and made it wait (docs/design/language.md v1.4); empty
+	// for a gate that always applies.
+	When string `json:"when,omitempty"`
+	// Approvers is the group whose tokens may decide the gate (admin
+	// always may); empty for any token that may approve.
+	Approvers string `json:"approvers,omitempty"`
 }
 
 // Why a step waits at a gate.

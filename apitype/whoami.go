@@ -25,4 +25,8 @@ type WhoamiResponse struct {
 	// Protocol here (rbd serve --mcp-approvals) by a token with the
 	// approve role: the approve and reject tools exist.
 	MCPApprovals bool `json:"mcp_approvals"`
+	// Groups are the token's groups (its line's groups=): a gate whose
+	// step names :approvers is decided only by a token of that group, or
+	// an admin (docs/design/language.md v1.4). [] when it has none.
+	Groups []string `json:"groups"`
 }

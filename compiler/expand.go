@@ -250,6 +250,9 @@ func (p *Plan) expand(l *Loop, elems []any, static bool, size *planBytes) (*Plan
 			if c.When, err = x.cond(s.When); err != nil {
 				return nil, fmt.Errorf("step %q, element %d: %w", s.Key, i, err)
 			}
+			if c.GateWhen, err = x.cond(s.GateWhen); err != nil {
+				return nil, fmt.Errorf("step %q, element %d: %w", s.Key, i, err)
+			}
 			instances[i] = append(instances[i], &c)
 		}
 		for _, m := range nested {
@@ -304,6 +307,9 @@ func (p *Plan) expand(l *Loop, elems []any, static bool, size *planBytes) (*Plan
 			return nil, fmt.Errorf("step %q: %w", s.Key, err)
 		}
 		if c.When, err = r.cond(s.When); err != nil {
+			return nil, fmt.Errorf("step %q: %w", s.Key, err)
+		}
+		if c.GateWhen, err = r.cond(s.GateWhen); err != nil {
 			return nil, fmt.Errorf("step %q: %w", s.Key, err)
 		}
 		out.Steps = append(out.Steps, &c)

@@ -32,10 +32,10 @@ func TestWhoamiAndVerbs(t *testing.T) {
 	var me apitype.WhoamiResponse
 	require.Equal(t, http.StatusOK, get("tok-decider", "/v1/whoami", &me))
 	require.Equal(t, apitype.WhoamiResponse{Tenant: "acme", Actor: "alice", ActorNamed: true, Roles: []rbtype.Role{"approve"}, Verbs: []string{"*"},
-		MaxRisk: "high", MCPApprovals: true}, me)
+		MaxRisk: "high", MCPApprovals: true, Groups: []string{}}, me)
 	require.Equal(t, http.StatusOK, get("tok-bare", "/v1/whoami", &me))
 	require.Equal(t, apitype.WhoamiResponse{Tenant: "default", Actor: "token-1", Roles: []rbtype.Role{"read", "submit", "approve", "notify", "admin"},
-		Verbs: []string{"*"}, MaxRisk: "high", MCPApprovals: true}, me)
+		Verbs: []string{"*"}, MaxRisk: "high", MCPApprovals: true, Groups: []string{}}, me)
 	require.Equal(t, http.StatusOK, get("tok-reader", "/v1/whoami", &me))
 	require.Equal(t, "token-3", me.Actor)
 	require.False(t, me.ActorNamed)
@@ -46,7 +46,7 @@ func TestWhoamiAndVerbs(t *testing.T) {
 	defer open.Close()
 	status, body := b.rawTo(t, open.URL, "GET", "/v1/whoami", "")
 	require.Equal(t, http.StatusOK, status)
-	require.JSONEq(t, `{"tenant":"default","actor":"anonymous","actor_named":false,"roles":["admin"],"verbs":["*"],"max_risk":"high","mcp_approvals":false}`, body)
+	require.JSONEq(t, `{"tenant":"default","actor":"anonymous","actor_named":false,"roles":["admin"],"verbs":["*"],"max_risk":"high","mcp_approvals":false,"groups":[]}`, body)
 	status, body = b.rawTo(t, open.URL, "GET", "/v1/verbs", "")
 	require.Equal(t, http.StatusOK, status)
 	require.JSONEq(t, `{"verbs":[]}`, body, "a daemon without --verbs lists none")

@@ -291,7 +291,7 @@ func TestMCPToolsAreCheckedAsTheirRoutes(t *testing.T) {
 	var me apitype.WhoamiResponse
 	callTool(t, acme, "whoami", nil, &me)
 	require.Equal(t, apitype.WhoamiResponse{Tenant: "acme", Actor: "agent-7", ActorNamed: true, Roles: []rbtype.Role{"read", "submit", "notify"},
-		Verbs: []string{"*"}, MaxRisk: rbtype.RiskHigh}, me)
+		Verbs: []string{"*"}, MaxRisk: rbtype.RiskHigh, Groups: []string{}}, me)
 	var cat apitype.VerbsResponse
 	callTool(t, acme, "verbs", map[string]any{"name": "t.approve"}, &cat)
 	require.Len(t, cat.Verbs, 1)

@@ -74,6 +74,7 @@ var policyTokens = []string{
 	"tok-alice tenant=default actor=alice roles=read,approve",
 	"tok-bots tenant=bots actor=bot roles=submit,read,approve",
 	"tok-reader tenant=default actor=reader roles=read,submit",
+	"tok-carol tenant=default actor=carol roles=read,approve groups=compliance,dpo",
 }
 
 // policyBundle is an engine, a server and the policy in force, which a

@@ -35,6 +35,9 @@ type Principal struct {
 	// MaxRisk is the riskiest step the token may submit and whose gate
 	// it may decide (max_risk=); empty means high.
 	MaxRisk rbtype.Risk
+	// Groups are the groups the token belongs to (groups=compliance,dpo):
+	// a step's :approvers names the one whose tokens may decide its gate.
+	Groups []string
 	// ID is the token's fingerprint (tokenFingerprint), "" for the open
 	// daemon's anyone: what a schedule keeps of the token that made it.
 	ID string
@@ -56,7 +59,8 @@ func (p *Principal) has(role Role) bool {
 
 // scope is the engine's view of the principal.
 func (p *Principal) scope() runtime.Scope {
-	s := runtime.Scope{Tenant: p.Tenant, All: slices.Contains(p.Roles, RoleAdmin), Verbs: p.Verbs, MaxRisk: p.MaxRisk, Token: p.ID}
+	s := runtime.Scope{Tenant: p.Tenant, All: slices.Contains(p.Roles, RoleAdmin), Verbs: p.Verbs, MaxRisk: p.MaxRisk, Token: p.ID,
+		Groups: p.Groups}
 	if p.NamedActor {
 		s.Actor = p.Actor
 	}
@@ -84,7 +88,8 @@ var tenantName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
 
 // ParseTokens reads --api-token-file's lines (comments and blank lines
 // already dropped): a token, then optionally `tenant=T actor=A
-// roles=r1,r2 verbs=kyc.*,screening.run max_risk=medium`. A bare token is
+// roles=r1,r2 verbs=kyc.*,screening.run max_risk=medium
+// groups=compliance,dpo`. A bare token is
 // the default tenant's, actor token-<n> (n its place among the tokens,
 // from 1), with every role, every verb and every risk. A mistake (a
 // malformed verbs= glob, an unknown risk) is an error naming the line, so
@@ -102,7 +107,7 @@ func ParseTokens(lines []string) ([]Principal, [][sha256.Size]byte, error) {
 			name, value, ok := strings.Cut(attr, "=")
 			switch {
 			case !ok || value == "":
-				return nil, nil, fmt.Errorf("token %d: %q is not name=value (tenant=, actor=, roles=, verbs=, max_risk=)", i+1, attr)
+				return nil, nil, fmt.Errorf("token %d: %q is not name=value (tenant=, actor=, roles=, verbs=, max_risk=, groups=)", i+1, attr)
 			case name == "tenant":
 				if !tenantName.MatchString(value) {
 					return nil, nil, fmt.Errorf("token %d: tenant %q must be lower-case letters, digits, - and _, at most 64", i+1, value)
@@ -124,13 +129,19 @@ func ParseTokens(lines []string) ([]Principal, [][sha256.Size]byte, error) {
 					return nil, nil, fmt.Errorf("token %d: %v", i+1, err)
 				}
 				p.Verbs = scope
+			case name == "groups":
+				groups, err := parseGroups(value)
+				if err != nil {
+					return nil, nil, fmt.Errorf("token %d: %v", i+1, err)
+				}
+				p.Groups = groups
 			case name == "max_risk":
 				if !slices.Contains(rbtype.Risks, rbtype.Risk(value)) {
 					return nil, nil, fmt.Errorf("token %d: unknown max_risk %q (low, medium, high)", i+1, value)
 				}
 				p.MaxRisk = rbtype.Risk(value)
 			default:
-				return nil, nil, fmt.Errorf("token %d: unknown attribute %q (tenant, actor, roles, verbs, max_risk)", i+1, name)
+				return nil, nil, fmt.Errorf("token %d: unknown attribute %q (tenant, actor, roles, verbs, max_risk, groups)", i+1, name)
 			}
 		}
 		if len(fields) == 1 {

@@ -17,7 +17,7 @@ func (s *Server) whoami(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeJSON(w, http.StatusOK, apitype.WhoamiResponse{
 		Tenant: p.Tenant, Actor: p.Actor, ActorNamed: p.NamedActor, Roles: slices.Clone(p.Roles),
-		Verbs: slices.Clone(verbs), MaxRisk: p.maxRisk(), MCPApprovals: s.cfg.MCPApprovals,
+		Verbs: slices.Clone(verbs), MaxRisk: p.maxRisk(), MCPApprovals: s.cfg.MCPApprovals, Groups: append([]string{}, p.Groups...),
 	})
 	return nil
 }

@@ -56,8 +56,9 @@ func (t *transition) decideConditions() {
 // step that did not complete is null, and @failure is the runbook's.
 func (t *transition) stepBinder(hook *rbtype.Step) *Binder {
 	b := t.listBinder(t.plan)
+	b.status = t.languageStatus
 	if hook != nil && t.isHookStep(hook) {
-		b.hook, b.failure = true, t.failureValue()
+		b.hook, b.failure, b.failures = true, t.failureValue(), t.failuresValue()
 		// A step that did not complete has no result, whatever is cached.
 		for key := range b.Results {
 			if st := t.statusOf(key); st != rbtype.StepComplete {

@@ -18,6 +18,11 @@ type DecideGate struct {
 	// Ceiling is the riskiest step whose gate the decider may decide;
 	// empty for any.
 	Ceiling rbtype.Risk
+	// Groups are the decider's token's groups, and AnyGroup says it may
+	// decide whatever group a step's approvers name (an admin): see
+	// approvers.go.
+	Groups   []string
+	AnyGroup bool
 }
 
 func (c *DecideGate) apply(t *transition) error {
@@ -31,6 +36,9 @@ func (c *DecideGate) apply(t *transition) error {
 	if risk := t.stepRisk(s); c.Ceiling != "" && !risk.Within(c.Ceiling) {
 		return fmt.Errorf("%w: step %q calls verb %s of risk %s; its gate is decided only by a token with max_risk=%s (or admin), and this one's is %s",
 			rbtype.ErrForbidden, c.Step, s.Verb, risk, risk, c.Ceiling)
+	}
+	if err := c.mayDecide(t, s); err != nil {
+		return err
 	}
 	s.GateDecidedBy, s.GateDecidedAt, s.GateComment = c.By, &t.Now, c.Comment
 	t.touch(s)

@@ -86,10 +86,11 @@ func (t *transition) prepareEscalation() *prepared {
 			continue
 		}
 		// Keyed by the escalation verb's own scope and key fields
-		// (verb_call_keys.go): a retry that times out again pages again
+		// (verb_call_keys.go), a reminder apart from the timeout's page
+		// (escalationPurpose): a retry that times out again pages again
 		// only if the page's key differs; under the same key the first
 		// page's receipt answers.
-		p, err := t.prepareVerbCall(s, esc, "escalation", PurposeEscalate)
+		p, err := t.prepareVerbCall(s, esc, "escalation", escalationPurpose(s))
 		if err != nil {
 			t.failEscalation(s, err)
 			continue
@@ -125,7 +126,7 @@ func (t *transition) startEscalation(p *prepared, receipts map[rbtype.ReceiptKey
 	call := &handler.Call{
 		RunbookID: t.Rb.ID, StepKey: s.Key, Verb: esc.Verb, Attempt: s.Attempt, Args: p.args,
 		Params: p.exec.Params, IdempotencyKey: p.receipt.IdempotencyKey, Execution: p.exec,
-		Seed: StepSeed(OriginOf(t.Rb, &p.exec), s.Key+":"+PurposeEscalate, s.Attempt),
+		Seed: StepSeed(OriginOf(t.Rb, &p.exec), s.Key+":"+escalationPurpose(s), s.Attempt),
 	}
 	t.lease(s, call, impl, p.exec.Timeouts.RunTimeout.D, false, callEscalation)
 }

@@ -36,6 +36,9 @@ type StepSucceededData struct {
 	// Instances is, for a for-each's template, how many instances' results
 	// its result lists.
 	Instances *int `json:"instances,omitempty"`
+	// Provenance is "default" for a result no call produced: the
+	// :timeout-result a wait took (timeout_result.go).
+	Provenance string `json:"provenance,omitempty"`
 }
 
 // StepReclaimedData is the data of STEP_RECLAIMED. SuspectCommit says
@@ -114,6 +117,12 @@ type StepSkippedData struct {
 // GateRequestedData names the gate a step waits at.
 type GateRequestedData struct {
 	Gate rbtype.Gate `json:"gate"`
+	// When is the step's :gate-when, which held when it became ready
+	// (gate_when.go); empty for a gate that always applies.
+	When string `json:"when,omitempty"`
+	// Approvers is the group whose tokens may decide the gate (admin
+	// always may); empty for any token that may approve.
+	Approvers string `json:"approvers,omitempty"`
 }
 
 // GateDecidedData is who decided a gate, and why (GATE_APPROVED,

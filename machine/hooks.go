@@ -91,7 +91,7 @@ func (t *transition) failureValue() map[string]any {
 			if s.Status != rbtype.StepFailed || t.plan.IsHook(s.Key) {
 				continue
 			}
-			if (t.plan.onFailure(s.Key) == rbtype.OnFailureContinue) == accepted {
+			if (t.failureMode(s) == rbtype.OnFailureContinue) == accepted {
 				code, message, step = s.ErrorCode, s.ErrorMessage, s.Key
 				break
 			}

@@ -78,6 +78,9 @@ func (t *transition) inputsInHand(s *rbtype.Step) bool {
 		if d, ok := t.data[p]; ok && d.Result != nil {
 			continue
 		}
+		if t.settledWithoutResult(s, p) {
+			continue // a status test's step that has no result to read
+		}
 		return false
 	}
 	return true

@@ -124,17 +124,10 @@ func instanceOf(key string) (base string, i int, ok bool) {
 func InstanceKey(template string, i int) string { return template + "[" + strconv.Itoa(i) + "]" }
 
 // producer is the step a loop's list is read from, "" for an input or a
-// list written out.
+// list written out: a reference's step, or the one a (filter ...) reads
+// (compiler.ListProducer, docs/design/language.md v1.4).
 func (p *PlanInfo) producer(l *compiler.Loop) string {
-	m, ok := l.List.(map[string]any)
-	if !ok || len(m) != 1 {
-		return ""
-	}
-	ref, ok := m[compiler.RefKey].(string)
-	if !ok {
-		return ""
-	}
-	key, _, ok := compiler.SplitRef(ref, p.isKey)
+	key, ok := compiler.ListProducer(l.List, p.isKey)
 	if !ok {
 		return ""
 	}

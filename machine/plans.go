@@ -16,6 +16,9 @@ type PlanInfo struct {
 	// dataEdges holds the edges along which a result flows (to, from); the
 	// others only order the steps (:after).
 	dataEdges map[[2]string]bool
+	// settleEdges holds the status tests' edges (to, from), which wait
+	// for their source to settle and never skip (settle_edges.go).
+	settleEdges map[[2]string]bool
 	// Weight is what the plan counts for in the plan cache.
 	Weight int64
 	// hooks are the failure hooks' keys, in plan order (hooks.go).
@@ -54,6 +57,7 @@ func NewPlanInfo(p *compiler.Plan) *PlanInfo {
 			info.dataEdges[[2]string{e.To, e.From}] = true
 		}
 	}
+	info.indexSettleEdges()
 	info.indexLoops()
 	return info
 }
@@ -81,7 +85,9 @@ func (p *PlanInfo) isKey(key string) bool {
 // only runs after it.
 func (p *PlanInfo) readsResult(to, from string) bool { return p.dataEdges[[2]string{to, from}] }
 
-// onFailure is a step's effective failure mode.
+// onFailure is a step's effective failure mode for a failure whose code
+// the call does not name; a failed step's own is failureMode's
+// (failure_mode.go).
 func (p *PlanInfo) onFailure(key string) rbtype.OnFailure {
 	if s, ok := p.Steps[key]; ok {
 		return s.OnFailure.Effective()

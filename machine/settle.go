@@ -29,7 +29,7 @@ func (t *transition) settle() {
 		switch {
 		case s.Status == rbtype.StepSkipped && s.ErrorCode == rbtype.CodeDraftOnly:
 			drafted = append(drafted, s.Key)
-		case s.Status == rbtype.StepFailed && t.plan.onFailure(s.Key) == rbtype.OnFailureContinue:
+		case s.Status == rbtype.StepFailed && t.failureMode(s) == rbtype.OnFailureContinue:
 			accepted = append(accepted, s.Key)
 		case s.Status == rbtype.StepFailed:
 			failed = append(failed, s.Key)
@@ -137,6 +137,9 @@ func (t *transition) nextWake() *time.Time {
 					consider(inv.TimeoutAt)
 					if at, twin := t.twinWake(inv); twin {
 						consider(at) // twins.go
+					}
+					if at, ok := t.reminderAt(s, inv); ok {
+						consider(at) // remind.go
 					}
 				}
 			}

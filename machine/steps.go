@@ -35,7 +35,7 @@ func NewSteps(steps []*compiler.Step, offset int) ([]rbtype.NewStep, error) {
 			}
 			last[s.Verb] = encoded{exec: &s.Execution, json: exec}
 		}
-		out[i] = rbtype.NewStep{Key: s.Key, Position: offset + i + 1, Verb: s.Verb, Args: args, Execution: exec, Gate: s.Gate}
+		out[i] = rbtype.NewStep{Key: s.Key, Position: offset + i + 1, Verb: s.Verb, Args: args, Execution: exec, Gate: rowGate(s)}
 	}
 	return out, nil
 }

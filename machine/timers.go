@@ -7,15 +7,20 @@ import (
 	"github.com/runbookdev/runbook/rbtype"
 )
 
-// timeouts ends parks past their timeout: a timer completes, anything else
-// fails or escalates as its verb's on_timeout says.
+// timeouts ends parks past their timeout: a timer completes, a step with
+// a :timeout-result succeeds with it, anything else fails or escalates as
+// its verb's on_timeout says.
 func (t *transition) timeouts() {
 	for _, s := range t.Steps {
 		if s.Status != rbtype.StepParked {
 			continue
 		}
 		inv, ok := t.invocations[s.ID]
-		if !ok || inv.TimeoutAt.After(t.Now) {
+		if !ok {
+			continue
+		}
+		if inv.TimeoutAt.After(t.Now) {
+			t.remindIfDue(s, inv) // :remind-after (remind.go)
 			continue
 		}
 		t.sawPark(s, inv, "")
@@ -29,6 +34,9 @@ func (t *transition) timeouts() {
 			}
 			t.complete(s, result, false, StepSucceededData{})
 			continue
+		}
+		if t.defaultAtTimeout(s, inv) {
+			continue // :timeout-result (timeout_result.go)
 		}
 		exec := t.execution(s)
 		t.attemptEnded(s, s.Attempt, AttemptID(t.Rb.ID, s.Key, s.Attempt), AttemptFailed, rbtype.CodeParkTimeout, "off")

@@ -72,6 +72,10 @@ type transition struct {
 	// flight caches, for each loop with :parallel, its elements in
 	// flight, while one pass of propagate runs.
 	flight map[string]map[int]bool
+	// callFlight counts, for each template whose call has :parallel, its
+	// instances in flight, while one pass of propagate runs
+	// (call_parallel.go).
+	callFlight map[string]int
 	// budgetHeld: a step waits for budget (budget_reserve.go); the
 	// runbook is looked at again in BudgetRecheck.
 	budgetHeld bool
@@ -251,7 +255,7 @@ func (t *transition) failStep(s *rbtype.Step, e *handler.Error) {
 // they return. Under isolate and continue only the step's dependents are
 // concerned, which propagate decides.
 func (t *transition) failed(s *rbtype.Step) {
-	if t.plan == nil || t.plan.onFailure(s.Key) != rbtype.OnFailureAbort || t.isHookStep(s) {
+	if t.plan == nil || t.failureMode(s) != rbtype.OnFailureAbort || t.isHookStep(s) {
 		return // a failed hook triggers nothing
 	}
 	for _, o := range t.Steps {
@@ -308,7 +312,7 @@ func (t *transition) abortedBy() *rbtype.Step {
 		return nil // the abort is over: hooks retry and run again as any step
 	}
 	for _, s := range t.Steps {
-		if s.Status == rbtype.StepFailed && t.plan.onFailure(s.Key) == rbtype.OnFailureAbort && !t.isHookStep(s) {
+		if s.Status == rbtype.StepFailed && t.failureMode(s) == rbtype.OnFailureAbort && !t.isHookStep(s) {
 			return s
 		}
 	}
@@ -441,7 +445,7 @@ func (t *transition) reclaim() {
 // flight as it allows.
 func (t *transition) propagate() {
 	hooking := t.hooking()
-	t.flight, t.condDue = nil, nil
+	t.flight, t.condDue, t.callFlight = nil, nil, nil
 	for _, s := range t.Steps {
 		if s.Status != rbtype.StepPending || t.plan.IsTemplate(s.Key) || t.isHookStep(s) != hooking {
 			continue
@@ -452,7 +456,18 @@ func (t *transition) propagate() {
 			if ps == nil {
 				continue // not live: complete
 			}
-			if ps.Status == rbtype.StepFailed && t.plan.onFailure(p) == rbtype.OnFailureContinue && !t.plan.readsResult(s.Key, p) {
+			if t.plan.settles(s.Key, p) {
+				// A status test: settled with anything, it lets the
+				// condition be decided (settle_edges.go); a draft has no
+				// status to test, and taints it (whole_lists.go).
+				if t.draftTaints(p) {
+					blocked = p
+				} else {
+					ready = ready && settleWait(ps)
+				}
+				continue
+			}
+			if ps.Status == rbtype.StepFailed && t.failureMode(ps) == rbtype.OnFailureContinue && !t.plan.readsResult(s.Key, p) {
 				continue // an accepted failure: a step joined only by :after runs
 			}
 			if ps.Status == rbtype.StepSkipped && ps.ErrorCode.SkipsQuietly() {
@@ -480,7 +495,7 @@ func (t *transition) propagate() {
 			t.skipAfter(s, blocked)
 		case quiet != "":
 			t.skipAfter(s, quiet)
-		case !ready || t.holdsBack(s):
+		case !ready || t.callHoldsBack(s) || t.holdsBack(s):
 		case t.plan.Steps[s.Key] != nil && t.plan.Steps[s.Key].When != nil:
 			t.condDue = append(t.condDue, s)
 		default:
@@ -544,6 +559,7 @@ func (t *transition) skipAfter(s *rbtype.Step, pred string) {
 // gates holds ready steps that need an approval they do not have. Only
 // that step waits; other branches go on.
 func (t *transition) gates() {
+	t.decideGateWhens()
 	for _, s := range t.Steps {
 		if s.Status != rbtype.StepReady || s.Gate == rbtype.GateNone || s.GateDecision == rbtype.GateApproved {
 			continue
@@ -553,6 +569,6 @@ func (t *transition) gates() {
 		}
 		t.moveStep(s, rbtype.StepWaitingApproval)
 		t.touch(s)
-		t.event(rbtype.EventGateRequested, s, GateRequestedData{Gate: s.Gate})
+		t.event(rbtype.EventGateRequested, s, GateRequestedData{Gate: s.Gate, Approvers: t.approvers(s)})
 	}
 }

@@ -109,6 +109,13 @@ const (
 	// EventTrustLost: a rejection or a failed attempt reset the tenant's
 	// count for the step's verb.
 	EventTrustLost EventType = "TRUST_LOST"
+	// EventStepTimeoutDefaulted: a wait timed out and its step took its
+	// :timeout-result (docs/design/language.md v1.4); STEP_SUCCEEDED
+	// follows, its provenance "default".
+	EventStepTimeoutDefaulted EventType = "STEP_TIMEOUT_DEFAULTED"
+	// EventStepReminded: a wait's :remind-after came; its escalation verb
+	// runs once and the wait goes on (docs/design/language.md v1.4).
+	EventStepReminded EventType = "STEP_REMINDED"
 )
 
 // EventTypes lists every event type the runtime writes.
@@ -124,6 +131,7 @@ var EventTypes = []EventType{
 	EventStepDryRun, EventStepVerified, EventStepVerifyFailed, EventOutcomeRecorded, EventScheduleFired,
 	EventScheduleSkipped, EventPolicyGated, EventBudgetExceeded, EventCompensationSkipped, EventEscalationSkipped,
 	EventHookStarted, EventHookSucceeded, EventHookFailed, EventMapExpanded, EventTrustEarned, EventTrustLost, EventStepInDoubt,
+	EventStepTimeoutDefaulted, EventStepReminded,
 }
 
 // MutationKind names an entry of a runbook's mutation log.

@@ -72,9 +72,6 @@ func policyOf(f func() *policy.Policy) func() *policy.Policy {
 // policy denies ErrPolicyDenied; each names the step and the verb, and
 // nothing is stored.
 func (e *Engine) admit(ctx context.Context, tenant string, plan *compiler.Plan, steps []*compiler.Step) (*admission, error) {
-	if err := unwired(plan, steps); err != nil {
-		return nil, err
-	}
 	if err := checkScope(ctx, plan, steps); err != nil {
 		return nil, err
 	}

@@ -103,6 +103,8 @@ func (f *stepFacts) gateOf(s *compiler.Step) apitype.GateView {
 	if row := f.steps[s.Key]; row != nil {
 		g.Since = row.UpdatedAt
 	}
+	g.When = machine.GateWhenText(f.plan, s.Key)
+	g.Approvers = s.Approvers
 	return g
 }
 

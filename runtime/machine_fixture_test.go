@@ -71,6 +71,20 @@ const machineVerbs = `
     handler: await.notification
     side_effects: human_process
     timeouts: {park_timeout: PT1H, on_timeout: escalate}
+- name: wait-remind
+  domain: m
+  execution:
+    kind: durable
+    handler: await.notification
+    side_effects: human_process
+    timeouts:
+      park_timeout: PT1H
+      on_timeout: escalate
+      escalation: {verb: m.page, args: {who: "@args.who"}}
+      remind_after: PT20M
+- name: page
+  domain: m
+  execution: {kind: sync, handler: core.echo, side_effects: external_call}
 - name: sleep
   domain: m
   execution:

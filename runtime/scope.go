@@ -38,6 +38,10 @@ type Scope struct {
 	// so that only that token (or an admin) changes the schedule, and its
 	// ticks run under what that token may do then (Config.TokenScope).
 	Token string `json:",omitempty"`
+	// Groups are the token's groups (groups=): a gate whose step names
+	// :approvers is decided only by a token of that group, or an admin
+	// (docs/design/language.md v1.4).
+	Groups []string `json:",omitempty"`
 }
 
 // maxRisk is the scope's risk ceiling: high unless the token says less.

@@ -61,6 +61,7 @@ func (e *Engine) Step(ctx context.Context, id uuid.UUID, key string) (*apitype.S
 		d.Args = map[string]any{}
 	}
 	d.GateWhy, d.Policy = facts.why(ps)
+	d.GateWhen, d.Approvers = machine.GateWhenText(info.Plan, key), ps.Approvers
 	d.GatedBy = facts.effects[key].GatedBy
 	// The arguments its last attempt was called with: a view's step rows
 	// leave them out, so they are read for this step alone (no hash: the

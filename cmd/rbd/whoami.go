@@ -19,7 +19,8 @@ const whoamiUsage = `Usage: rbd whoami [flags]
 
 Shows who the token speaks for on the daemon: its tenant, its actor, its
 roles, the verbs it may use and the riskiest step it may submit or decide,
-and whether gates may be decided through MCP there.
+whether gates may be decided through MCP there, and the groups whose
+gates (a step's :approvers) it decides.
 `
 
 func runWhoami(args []string, stdout, stderr io.Writer) int {
@@ -48,6 +49,11 @@ func runWhoami(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(t, "verbs\t%s\n", strings.Join(me.Verbs, ", "))
 	fmt.Fprintf(t, "max risk\t%s\n", me.MaxRisk)
 	fmt.Fprintf(t, "mcp approvals\t%s\n", onOff(me.MCPApprovals))
+	if len(me.Groups) > 0 {
+		// The gates of steps naming these :approvers are this token's to
+		// decide (docs/design/language.md v1.4).
+		fmt.Fprintf(t, "groups\t%s\n", strings.Join(me.Groups, ", "))
+	}
 	_ = t.Flush()
 	return exitOK
 }

@@ -999,7 +999,9 @@
         kv([
           ["risk", riskBadge(g.risk)],
           ["effect", g.side_effects + (g.target ? " on " + g.target : "")],
-          ["gated by", gateWhy(g.why, g.policy)],
+          ["gated by", g.why === "call" && g.when ? "the runbook asks for it when its :gate-when holds" : gateWhy(g.why, g.policy)],
+          ["gate when", g.when ? [el("code", {}, g.when), el("span", { class: "muted" }, " held when the step became ready")] : ""],
+          ["approvers", g.approvers ? "tokens of group " + g.approvers + " (or an admin) decide" : ""],
           ["trust", trustText(g.trust)],
           ["submitted by", view.actor || el("span", { class: "muted" }, "no one named (its token has no actor)")],
           ["waiting", g.since ? [el("span", { class: "waited", "data-since": g.since }, span(Date.now() - new Date(g.since))),
@@ -1100,7 +1102,9 @@
     const failed = (x) => (x.code || "") + (x.message ? ": " + x.message : "");
     switch (e.type) {
       case "RUNBOOK_SUBMITTED": return (d.actor ? "by " + d.actor : "") + (d.mode && d.mode !== "execute" ? (d.actor ? ", " : "") + d.mode : "");
-      case "GATE_REQUESTED": return "waits for a person";
+      case "GATE_REQUESTED": return "waits for a person" + (d.when ? ", as " + d.when + " held" : "") + (d.approvers ? "; group " + d.approvers + " decides" : "");
+      case "STEP_REMINDED": return "reminder sent" + (d.verb ? " (" + d.verb + ")" : "") + " after " + d.remind_after + "; still waits until " + time(d.timeout_at);
+      case "STEP_TIMEOUT_DEFAULTED": return "no answer by " + time(d.timeout_at) + "; took its default " + compact(d.result, 80);
       case "GATE_APPROVED": return "approved " + by(d) + (d.comment ? ": " + d.comment : "");
       case "GATE_REJECTED": return "rejected " + by(d) + (d.comment ? ": " + d.comment : "");
       case "POLICY_GATED": return policyText(d);
@@ -1122,7 +1126,7 @@
       case "RUNBOOK_FAILED": case "RUNBOOK_ESCALATED":
         return [d.failed_steps && d.failed_steps.length ? "failed: " + d.failed_steps.join(", ") : "",
           d.escalated_steps && d.escalated_steps.length ? "escalated: " + d.escalated_steps.join(", ") : ""].filter(Boolean).join("; ");
-      case "STEP_SUCCEEDED": return d.receipt ? "from its receipt" : d.cache === "hit" ? "from the cache" : d.simulated ? "simulated" : "";
+      case "STEP_SUCCEEDED": return d.provenance === "default" ? "the default (:timeout-result), not an answer" : d.receipt ? "from its receipt" : d.cache === "hit" ? "from the cache" : d.simulated ? "simulated" : "";
     }
     return e.data === undefined || e.data === null ? "" : compact(e.data, 100);
   }
@@ -1319,7 +1323,9 @@
           ? el("span", {}, "none of its own; ", el("a", { href: stepHref(id, s.gated_by) }, s.gated_by), "'s gate stands in front of it")
           : "none";
       keepFocus(side, () => el("div", {}, el("div", { class: "card", id: "step" },
-        kv([["status", badge(s.status || "pending")], ["verb", s.verb], ["gate", gate], ["risk", riskBadge(s.risk)],
+        kv([["status", badge(s.status || "pending")], ["verb", s.verb], ["gate", gate],
+          ["gate when", s.gate_when ? [el("code", {}, s.gate_when), el("span", { class: "muted" }, " (the gate applies only when this holds, decided when the step becomes ready)")] : ""],
+          ["approvers", s.approvers ? "tokens of group " + s.approvers + " (or an admin)" : ""], ["risk", riskBadge(s.risk)],
           ["effect", s.side_effects + (s.target ? " on " + s.target : "")], ["attempts", s.attempt],
           ["correlation key", s.correlation_key], ["parked since", time(s.parked_at)],
           ["times out", s.timeout_at ? [countdown(s.timeout_at), el("span", { class: "muted" }, " (" + time(s.timeout_at) + ")")] : ""],
