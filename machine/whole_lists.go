@@ -59,7 +59,8 @@ func (t *transition) heldBy(key string, seen map[string]bool) string {
 	case s.Status == rbtype.StepEscalated || s.Status == rbtype.StepCancelled:
 		return key
 	case s.Status == rbtype.StepSkipped && s.ErrorCode == "":
-		for _, p := range t.plan.preds[key] {
+		// Through what it waited for, and, for a list, what it is made of.
+		for _, p := range append(t.plan.preds[key], t.plan.madeFrom(key)...) {
 			if held := t.heldBy(p, seen); held != "" {
 				return held
 			}

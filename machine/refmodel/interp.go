@@ -270,7 +270,15 @@ func (in *Interp) held(key string, seen map[string]bool) bool {
 	case s.Status == Escalated || s.Status == Cancelled:
 		return true
 	case s.Status == Skipped && s.Reason == "":
-		for _, p := range append(slices.Clone(s.preds), s.after...) {
+		from := append(slices.Clone(s.preds), s.after...)
+		if in.isTemplate(s) {
+			for _, b := range s.loop.Body {
+				for i := range in.instances(b.Key) {
+					from = append(from, instance(b.Key, i))
+				}
+			}
+		}
+		for _, p := range from {
 			if in.held(p, seen) {
 				return true
 			}
