@@ -135,6 +135,8 @@ type ActionView struct {
 	// console's buttons); Command is the same as an `rbd` command line.
 	Args    ActionArgs `json:"args"`
 	Command string     `json:"command"`
+	// Does says in words what taking it will do.
+	Does string `json:"does"`
 	// Message says what to do first, when the command alone would not
 	// do: a step stopped by a budget needs it raised before a retry.
 	Message string `json:"message,omitempty"`

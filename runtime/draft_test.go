@@ -55,7 +55,8 @@ func TestDraftOnlyDraftsThenRunsForReal(t *testing.T) {
 	require.Zero(t, svc.requests, "nothing was sent")
 	require.Empty(t, v.Failures, "a draft's skips are not failures")
 	require.Equal(t, []apitype.ActionView{{Kind: apitype.ActionRetry, Step: "send",
-		Args: apitype.ActionArgs{RunbookID: sub.ID, Execute: true}, Command: "rbd retry " + sub.ID.String() + " --execute --step send"}}, v.NextActions)
+		Args: apitype.ActionArgs{RunbookID: sub.ID, Execute: true}, Command: "rbd retry " + sub.ID.String() + " --execute --step send",
+		Does: "run step send, which the draft held back, for real, with what depends on it"}}, v.NextActions)
 	draft := v.Outcomes["d"]
 
 	// A retry that is not --execute cannot make a draft send; --execute on
