@@ -56,6 +56,9 @@ type transition struct {
 	// Grown is the plan as this round's expansions grew it, written with
 	// their steps (loops.go); nil when nothing was expanded.
 	Grown *PlanInfo
+	// ExpansionDeferred: a list was ready to expand and the round left it
+	// for the next (Machine.DeferExpansion, expand_deferred.go).
+	ExpansionDeferred bool
 	// condDue are the pending steps whose predecessors have all ended and
 	// whose conditions are to be decided, once their data is in hand
 	// (conditions.go).
