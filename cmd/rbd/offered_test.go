@@ -406,6 +406,7 @@ func TestBudgetAdviceNamesACommandThatWorks(t *testing.T) {
 			out, code := rbd("retry", id, "--step", "c")
 			require.Equal(t, exitFailed, code, out)
 			require.Contains(t, out, "CONFLICT")
+			require.Contains(t, out, "rbd regenerate "+id, "the refusal names what works instead")
 		}
 		next := id
 		for _, cmd := range commands {
