@@ -53,9 +53,9 @@ func parkedKey(t *testing.T, ctx context.Context, cl *client.Client, source stri
 		if err != nil {
 			return false, err
 		}
-		for _, a := range v.NextActions {
-			if a.Kind == apitype.ActionNotify {
-				key = a.Args.CorrelationKey
+		for _, b := range v.BlockedOn { // as older daemons say it too
+			if b.Reason == apitype.BlockedAwaitingNotification {
+				key = b.CorrelationKey
 			}
 		}
 		return key != "", nil
