@@ -10,7 +10,7 @@ BENCHTIME ?= 5x
 SOAK_DURATION ?= 10m
 SOAK_SEED ?= 0
 
-.PHONY: help build rbc-rbd test fmt lint bench bench-go bench-console soak soak-failover cluster cluster-stop demo examples clean postgres chromium promtool npx
+.PHONY: help build rbc-rbd test fmt lint bench bench-go bench-console check-model soak soak-failover cluster cluster-stop demo examples clean postgres chromium promtool npx
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-9s %s\n", $$1, $$2}'
@@ -50,6 +50,10 @@ bench: build postgres ## measure rbd and rbc on this machine and print the table
 bench-go: postgres ## the packages' Go benchmarks: parser, compiler, rbc, rbc lsp, runtime
 	$(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) ./lang ./compiler ./cmd/rbc ./cmd/rbc/internal/lsp
 	PGTEST_DURABLE=1 $(GO) test -run '^$$' -bench . -benchtime 3x ./runtime
+
+N ?= 50000
+check-model: ## the model check on N generated runbooks (make test runs 2,000; docs/design/semantics.md)
+	$(GO) test -count=1 -timeout 0 -run '^TestModelCheck$$' ./runtime -model.n $(N) -v | tail -3
 
 soak: build postgres ## rbd under load and random faults, then check nothing repeated or was lost (SOAK_DURATION, SOAK_SEED; docs/reliability.md)
 	$(BIN)/rbsoak --duration $(SOAK_DURATION) --seed $(SOAK_SEED)

@@ -410,7 +410,7 @@ func (a *analysis) plan(files []*lang.File, order []*step) (*Plan, error) {
 		p.Steps = append(p.Steps, a.freeze(s))
 		if _, ok := p.Verbs[s.def.FullName()]; !ok {
 			p.Verbs[s.def.FullName()] = &VerbInfo{Hash: s.def.Hash, InputSchema: s.def.InputSchema, OutputSchema: s.def.OutputSchema, Risk: s.def.Risk,
-				Outcome: s.def.Outcome}
+				Outcome: s.def.Outcome, Cost: s.def.Cost}
 		}
 	}
 	// Compensation and escalation verbs no step calls are frozen with
@@ -430,7 +430,7 @@ func (a *analysis) plan(files []*lang.File, order []*step) (*Plan, error) {
 			if def, ok := a.cat.Lookup(call.Verb); ok {
 				exec := def.Execution
 				p.Verbs[call.Verb] = &VerbInfo{Hash: def.Hash, InputSchema: def.InputSchema, OutputSchema: def.OutputSchema, Execution: &exec, Risk: def.Risk,
-					Outcome: def.Outcome}
+					Outcome: def.Outcome, Cost: def.Cost}
 			}
 		}
 	}

@@ -243,6 +243,9 @@ type VerbInfo struct {
 	// section 13); nil, and left out, when the verb declares none, so that
 	// plans frozen before outcomes keep their hashes.
 	Outcome *verbs.Outcome `json:"outcome,omitempty"`
+	// Cost is what an attempt of the verb reserves against budgets as it
+	// starts; nil, and left out, when the verb declares none.
+	Cost *verbs.Cost `json:"cost,omitempty"`
 }
 
 // UnmarshalJSON compiles the schemas as they are read, so a stored plan is
@@ -255,11 +258,12 @@ func (v *VerbInfo) UnmarshalJSON(b []byte) error {
 		Execution    *verbs.Execution `json:"execution"`
 		Risk         rbtype.Risk      `json:"risk"`
 		Outcome      *verbs.Outcome   `json:"outcome"`
+		Cost         *verbs.Cost      `json:"cost"`
 	}
 	if err := json.Unmarshal(b, &raw); err != nil {
 		return err
 	}
-	v.Hash, v.Execution, v.Risk, v.Outcome = raw.Hash, raw.Execution, raw.Risk, raw.Outcome
+	v.Hash, v.Execution, v.Risk, v.Outcome, v.Cost = raw.Hash, raw.Execution, raw.Risk, raw.Outcome, raw.Cost
 	var err error
 	if v.InputSchema, err = cachedSchema("input_schema", raw.InputSchema, verbs.InputRole); err != nil {
 		return err

@@ -21,6 +21,7 @@ type (
 	CacheEntry       = rbtype.CacheEntry
 	Usage            = rbtype.Usage
 	Attempt          = rbtype.Attempt
+	Reservation      = rbtype.Reservation
 	Outcome          = rbtype.Outcome
 	Arguments        = rbtype.Arguments
 	TenantBudget     = rbtype.TenantBudget

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/runbookdev/runbook/driver"
@@ -42,12 +43,29 @@ const tenantBudgetsSQL = `
 	  AND s.day >= date_trunc('month', $2::date)::date AND s.day <= $2
 	GROUP BY s.tenant`
 
+// lockCappedTenantsSQL takes, for the rest of the transaction, a lock of
+// each tenant of the runbooks ($1) whose day or month is capped: by the
+// policy ($2, as for tenantBudgetsSQL) or by a budget set. It is queued
+// before the spend is read, so that of two advances of a capped tenant the
+// second reads what the first spent and reserved: two workers cannot both
+// start attempts against the same remainder (docs/design/semantics.md,
+// "Budgets hold under concurrency"). The locks are taken in the order of
+// the tenants' names, after the runbooks' own, as every advance takes
+// them, so two advances cannot deadlock. A tenant with no cap is never
+// locked: its advances run side by side as before.
+const lockCappedTenantsSQL = `
+	SELECT pg_advisory_xact_lock(hashtextextended('rbd.tenant-budget:' || tenant, 0))
+	FROM (SELECT DISTINCT r.tenant FROM runbooks r WHERE r.id = ANY($1)
+		AND ($2 OR EXISTS (SELECT 1 FROM tenant_budgets b WHERE b.tenant = r.tenant AND b.scope IN ('day', 'month')))
+		ORDER BY r.tenant) t`
+
 // queueBudgets adds to a load the budgets set for the runbooks' tenants
 // and their spend for the day and month of day (UTC): every tenant's with
 // allSpend, else only that of tenants with a budget set.
 func queueBudgets(b *pgx.Batch, ids any, day time.Time, allSpend bool, st *driver.AdvanceState) {
 	st.Budgets = map[string]driver.TenantBudget{}
 	date := pgtype.Date{Time: utcDate(day), Valid: true}
+	b.Queue(lockCappedTenantsSQL, ids, allSpend).Exec(func(pgconn.CommandTag) error { return nil })
 	b.Queue(tenantBudgetsSQL, ids, date, allSpend).Query(func(rows pgx.Rows) error {
 		defer rows.Close()
 		for rows.Next() {
@@ -126,7 +144,12 @@ const spendSQL = `
 
 // queueSpend adds the usage of the attempts that report some to their
 // runbooks and tenants; attempts that used nothing write nothing.
-func queueSpend(b *pgx.Batch, attempts []driver.Attempt) {
+//
+// The reservations of attempts starting, and given back by attempts
+// ending (negative), are added to the cost spent the same way: spend as
+// the budgets read it is what attempts used plus what those running
+// reserved (docs/design/semantics.md, "Budgets hold under concurrency").
+func queueSpend(b *pgx.Batch, attempts []driver.Attempt, reservations []driver.Reservation) {
 	var runbooks [][16]byte
 	var tenants []string
 	var days []pgtype.Date
@@ -141,6 +164,12 @@ func queueSpend(b *pgx.Batch, attempts []driver.Attempt) {
 		tenants = append(tenants, a.Tenant)
 		days = append(days, pgtype.Date{Time: utcDate(a.FinishedAt), Valid: true})
 		costs, credits, tokens = append(costs, u.CostUSD), append(credits, u.Credits), append(tokens, u.TokensIn+u.TokensOut)
+	}
+	for _, r := range reservations {
+		runbooks = append(runbooks, r.RunbookID)
+		tenants = append(tenants, r.Tenant)
+		days = append(days, pgtype.Date{Time: utcDate(r.Day), Valid: true})
+		costs, credits, tokens = append(costs, r.CostUSD), append(credits, 0), append(tokens, 0)
 	}
 	if len(runbooks) == 0 {
 		return

@@ -59,12 +59,14 @@ func (b *BudgetBook) Limit(tenant string, scope rbtype.BudgetScope) (rbtype.Budg
 }
 
 // spentHere is what this transaction recorded that the runbook's attempts
-// used, which its loaded row does not hold yet.
+// used, and what it changed of their reservations, which its loaded row
+// does not hold yet.
 func (t *transition) spentHere() rbtype.Spend {
 	var s rbtype.Spend
 	for _, a := range t.attempts {
 		s = s.Add(SpendOf(a.Usage))
 	}
+	s.CostUSD = rbtype.Money(s.CostUSD + t.reservedHere()) // budget_reserve.go
 	return s
 }
 
@@ -75,7 +77,11 @@ func SpendOf(u rbtype.Usage) rbtype.Spend {
 
 // reached is the first budget of t's runbook found spent, or nil: the
 // runbook's, the day's, the month's.
-func (b *BudgetBook) reached(t *transition) *budgetReach {
+//
+// reserving says the step declares a cost: its cost is held to the cost
+// caps by wouldPass, which waits rather than fails, so only the other
+// measures are looked at here.
+func (b *BudgetBook) reached(t *transition, reserving bool) *budgetReach {
 	tenant := t.Rb.Tenant
 	runbook, rule := b.Limit(tenant, rbtype.BudgetRunbook)
 	if own := t.Rb.Budget; own != nil {
@@ -83,11 +89,17 @@ func (b *BudgetBook) reached(t *transition) *budgetReach {
 			runbook, rule = tighter, "the runbook's own budget, or "+rule
 		}
 	}
+	if reserving {
+		runbook.CostUSD = nil
+	}
 	if m, limit, spent, ok := runbook.Reached(t.Rb.Spent.Add(t.spentHere())); ok {
 		return &budgetReach{Scope: rbtype.BudgetRunbook, Measure: m, Limit: limit, Spent: spent, Rule: rule}
 	}
 	for _, scope := range []rbtype.BudgetScope{rbtype.BudgetDay, rbtype.BudgetMonth} {
 		limit, rule := b.Limit(tenant, scope)
+		if reserving {
+			limit.CostUSD = nil
+		}
 		if limit.Empty() {
 			continue
 		}
@@ -115,7 +127,7 @@ func (t *transition) overBudget(s *rbtype.Step) bool {
 	if t.book == nil {
 		return false
 	}
-	reach := t.book.reached(t)
+	reach := t.book.reached(t, t.declaredCost(s) > 0)
 	if reach == nil {
 		return false
 	}

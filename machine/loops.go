@@ -505,8 +505,8 @@ func (t *transition) eachEndedTemplate(fn func(s *rbtype.Step, n int)) {
 
 // endTemplates ends the templates whose instances have all ended: with
 // the list of their results, null for an instance that did not complete;
-// skipped when an instance escalated or was cancelled, which a person may
-// yet change. A template whose loop never expanded is skipped once its
+// skipped while a step of an iteration is escalated or cancelled, which a
+// person may yet change (whole_lists.go); a draft when an instance is. A template whose loop never expanded is skipped once its
 // list's producer has ended without completing. It reports whether a
 // template waits for results not in hand.
 func (t *transition) endTemplates() (later bool) {
@@ -526,6 +526,10 @@ func (t *transition) endTemplates() (later bool) {
 		}
 	}
 	t.eachEndedTemplate(func(s *rbtype.Step, n int) {
+		if held := t.heldIteration(s.Key); held != "" {
+			t.skipAfter(s, held)
+			return
+		}
 		var list []byte
 		list = append(list, '[')
 		for i := range n {
@@ -541,9 +545,12 @@ func (t *transition) endTemplates() (later bool) {
 					return
 				}
 				list = append(list, r...)
-			case rbtype.StepEscalated, rbtype.StepCancelled:
-				t.skipAfter(s, k)
-				return
+			case rbtype.StepSkipped:
+				if t.draftTaints(k) {
+					t.skipDraft(s) // a list that holds a draft is a draft
+					return
+				}
+				list = append(list, "null"...)
 			default:
 				list = append(list, "null"...)
 			}

@@ -22,6 +22,7 @@ var stepMoves = map[rbtype.StepStatus][]rbtype.StepStatus{
 	rbtype.StepFailedRetryable: {rbtype.StepReady},
 	rbtype.StepParked:          {rbtype.StepParked, rbtype.StepComplete, rbtype.StepFailedRetryable, rbtype.StepFailed, rbtype.StepEscalated},
 	// A person's command: retry, resolve.
+	rbtype.StepComplete:  {rbtype.StepPending}, // a for-each's template, reopened by a retried iteration
 	rbtype.StepFailed:    {rbtype.StepPending},
 	rbtype.StepSkipped:   {rbtype.StepPending},
 	rbtype.StepCancelled: {rbtype.StepPending},

@@ -22,19 +22,38 @@ type RunbookRetriedData struct {
 var retryable = []rbtype.StepStatus{rbtype.StepFailed, rbtype.StepSkipped, rbtype.StepCancelled, rbtype.StepEscalated}
 
 // addBlockedDescendants adds to pick the skipped and cancelled steps
-// downstream of those picked: what their failure left behind. Steps are in
-// plan order, which is topological, so one pass finds every descendant.
+// downstream of those picked: what their failure left behind.
+// A template comes before its instances in plan order but is made from
+// them (whole_lists.go), so the pass repeats until it adds nothing.
 func addBlockedDescendants(plan *PlanInfo, steps []*rbtype.Step, pick map[string]bool) {
-	for _, s := range steps {
-		if pick[s.Key] || (s.Status != rbtype.StepSkipped && s.Status != rbtype.StepCancelled) {
-			continue
-		}
-		for _, p := range plan.preds[s.Key] {
-			if pick[p] {
-				pick[s.Key] = true
-				break
+	for added := true; added; {
+		added = false
+		for _, s := range steps {
+			if pick[s.Key] || (s.Status != rbtype.StepSkipped && s.Status != rbtype.StepCancelled) {
+				continue
+			}
+			for _, p := range append(plan.preds[s.Key], plan.madeFrom(s.Key)...) {
+				if pick[p] {
+					pick[s.Key], added = true, true
+					break
+				}
 			}
 		}
+	}
+}
+
+// reopenLists adds to pick the ended templates of the instances picked,
+// and what their lists kept from running: a list is whole again only
+// once the iteration run again has settled (whole_lists.go).
+func reopenLists(plan *PlanInfo, steps []*rbtype.Step, pick map[string]bool) {
+	more := false
+	for _, s := range steps {
+		if base, _, ok := instanceOf(s.Key); ok && pick[s.Key] && plan.IsTemplate(base) && !pick[base] {
+			pick[base], more = true, true
+		}
+	}
+	if more {
+		addBlockedDescendants(plan, steps, pick)
 	}
 }
 
@@ -93,10 +112,11 @@ func (c *RetryRunbook) apply(t *transition) error {
 		}
 		addBlockedDescendants(t.plan, steps, pick)
 	case len(o.Steps) == 0 && rb.Mode == rbtype.ModeDraftOnly:
-		// A draft's skips are not failures: run again only what failed,
-		// and what that left behind. Its drafts' next step is --execute.
+		// A draft's skips are not failures: run again what failed, what
+		// that left behind, and what an abort skipped, but not the drafts,
+		// whose next step is --execute.
 		for _, s := range steps {
-			if s.Status != rbtype.StepSkipped && slices.Contains(retryable, s.Status) {
+			if slices.Contains(retryable, s.Status) && s.ErrorCode != rbtype.CodeDraftOnly && !t.isHookStep(s) {
 				pick[s.Key] = true
 			}
 		}
@@ -132,6 +152,7 @@ func (c *RetryRunbook) apply(t *transition) error {
 	if len(pick) == 0 {
 		return fmt.Errorf("%w: runbook %s has no failed, skipped, cancelled or escalated step to retry", rbtype.ErrConflict, rb.ID)
 	}
+	reopenLists(t.plan, steps, pick)
 	for _, s := range steps {
 		if pick[s.Key] && !o.Verbs.Allows(s.Verb) {
 			return fmt.Errorf("%w: step %q calls verb %s, which this token's scope (verbs=%s) does not allow", rbtype.ErrForbidden, s.Key, s.Verb, o.Verbs)

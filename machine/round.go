@@ -170,6 +170,11 @@ func (r *Round) recordOutcomes(outcomes []*Outcome, held map[int64]int) (dropped
 			continue
 		}
 		delete(t.leases, o.StepID)
+		if o.Purpose == callStep {
+			if s := t.byID[o.StepID]; s != nil {
+				t.release(s) // its lease ends with its outcome
+			}
+		}
 		t.applyOutcome(o)
 	}
 	return dropped
@@ -387,6 +392,7 @@ func (t *transition) writeTo(w *rbtype.AdvanceWrite) (due bool) {
 	w.Receipts = append(w.Receipts, t.receipts...)
 	w.Cache = append(w.Cache, t.cacheWrites...)
 	w.Attempts = append(w.Attempts, t.attempts...)
+	w.Reservations = append(w.Reservations, t.reservations...)
 	w.Outcomes = append(w.Outcomes, t.outcomes...)
 	w.Arguments = append(w.Arguments, t.arguments...)
 	w.Leases = append(w.Leases, t.leaseRequests...)

@@ -120,6 +120,10 @@ func (t *transition) nextWake() *time.Time {
 		for _, s := range t.Steps {
 			switch s.Status {
 			case rbtype.StepReady:
+				if s.ErrorCode == rbtype.CodeBudgetExceeded {
+					consider(t.Now.Add(BudgetRecheck)) // held by a budget (budget_reserve.go)
+					continue
+				}
 				consider(t.Now)
 			case rbtype.StepFailedRetryable:
 				if s.NextAttemptAt != nil {

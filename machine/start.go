@@ -242,8 +242,11 @@ func (t *transition) start(steps []*prepared, receipts map[rbtype.ReceiptKey]rbt
 				continue
 			}
 		}
-		if t.overBudget(s) {
-			continue // no attempt: the handler is never called
+		if t.heldByBudget(s) || t.overBudget(s) {
+			continue // no attempt: held, or failed, and the handler is never called (budget*.go)
+		}
+		if c := t.declaredCost(s); c > 0 {
+			t.reserve(s, c)
 		}
 		s.Attempt++
 		t.moveStep(s, rbtype.StepRunning)

@@ -53,6 +53,12 @@ type transition struct {
 	// book is the round's budgets (budget.go); nil checks none.
 	book *BudgetBook
 
+	// AbortedWaits are the active waits this round's abort cancelled:
+	// once it commits, their handlers are asked to stop the outside work,
+	// as a cancel's are (docs/design/semantics.md, "Abort stops outside
+	// work").
+	AbortedWaits []rbtype.Invocation
+
 	// Grown is the plan as this round's expansions grew it, written with
 	// their steps (loops.go); nil when nothing was expanded.
 	Grown *PlanInfo
@@ -66,6 +72,9 @@ type transition struct {
 	// flight caches, for each loop with :parallel, its elements in
 	// flight, while one pass of propagate runs.
 	flight map[string]map[int]bool
+	// budgetHeld: a step waits for budget (budget_reserve.go); the
+	// runbook is looked at again in BudgetRecheck.
+	budgetHeld bool
 	// later: something this round could not finish waits for data the
 	// next round reads (a condition, a template's results): it is due
 	// at once.
@@ -98,6 +107,9 @@ func (t *transition) executing() bool { return t.Rb.Status.Running() || t.hookin
 
 // touch marks a step as changed.
 func (t *transition) touch(s *rbtype.Step) { t.Dirty[s.ID] = true }
+
+// Plan is the plan the round read the runbook's steps with.
+func (t *transition) Plan() *PlanInfo { return t.plan }
 
 // event records an event for a step (nil for the runbook) with its data
 // (nil, or one of the *Data types of events.go).
@@ -276,6 +288,9 @@ func abortsTo(o *rbtype.Step) rbtype.StepStatus {
 // for: a park (its invocation is cancelled; a later notification is kept
 // and ignored) or a call whose worker died.
 func (t *transition) cancelAborted(o, failed *rbtype.Step) {
+	if inv := t.invocations[o.ID]; inv != nil {
+		t.AbortedWaits = append(t.AbortedWaits, *inv) // asked to stop once this commits, as a cancel's are
+	}
 	t.finishInvocation(o, rbtype.InvocationCancelled)
 	t.moveStep(o, rbtype.StepCancelled)
 	o.FinishedAt = &t.Now
@@ -383,6 +398,7 @@ func (t *transition) reclaim() {
 		if _, held := t.leases[s.ID]; held {
 			continue
 		}
+		t.release(s) // its lease ended without an outcome
 		if failed := t.abortedBy(); failed != nil {
 			// Its worker died and the runbook is aborting: nothing new
 			// starts, so the call is not made again.
@@ -449,8 +465,10 @@ func (t *transition) propagate() {
 				continue
 			}
 			if ps.Status.BlocksDependents() {
-				blocked = p
-				break
+				if blocked == "" || t.draftTaints(p) {
+					blocked = p // a draft taints, whatever else blocks (whole_lists.go)
+				}
+				continue
 			}
 			if ps.Status != rbtype.StepComplete {
 				ready = false
@@ -493,6 +511,10 @@ func (t *transition) skipAfter(s *rbtype.Step, pred string) {
 	t.moveStep(s, rbtype.StepSkipped)
 	s.FinishedAt = &t.Now
 	t.touch(s)
+	if t.draftTaints(pred) {
+		t.skipDraft(s) // what waits for a draft is a draft (whole_lists.go)
+		return
+	}
 	ps := t.byKey[pred]
 	if ps != nil && ps.Status == rbtype.StepSkipped && ps.ErrorCode.SkipsQuietly() {
 		s.ErrorCode, s.ErrorMessage = rbtype.CodeUpstreamSkipped, "it reads the result of @"+pred+", which was skipped"

@@ -45,6 +45,10 @@ type AdvanceWrite struct {
 	// Attempts records finished attempts in the job ledger; a row for an
 	// attempt that exists (a park, then its resume) is completed.
 	Attempts []Attempt
+	// Reservations are what attempts starting reserve of budgets, and
+	// what attempts ending give back (negative), added to spend as usage
+	// is (docs/design/semantics.md, "Budgets hold under concurrency").
+	Reservations []Reservation
 	// Outcomes records what steps produced (docs/design/semantics.md section 13).
 	Outcomes []Outcome
 	// Arguments keeps arguments a step held before it started again with
@@ -65,7 +69,7 @@ type AdvanceWrite struct {
 // Empty reports whether the write changes nothing.
 func (w *AdvanceWrite) Empty() bool {
 	return len(w.NewInvocations) == 0 && len(w.InvocationUpdates) == 0 && len(w.Finished) == 0 &&
-		len(w.Steps) == 0 && len(w.Leases) == 0 && len(w.Processed) == 0 && len(w.Receipts) == 0 && len(w.Cache) == 0 && len(w.Attempts) == 0 &&
+		len(w.Steps) == 0 && len(w.Leases) == 0 && len(w.Processed) == 0 && len(w.Receipts) == 0 && len(w.Cache) == 0 && len(w.Attempts) == 0 && len(w.Reservations) == 0 &&
 		len(w.Outcomes) == 0 && len(w.Arguments) == 0 &&
 		len(w.Events) == 0 && len(w.Runbooks) == 0 && len(w.Compensate) == 0 && len(w.EndLeases) == 0 &&
 		len(w.NewSteps) == 0 && len(w.NewEdges) == 0 && len(w.Mutations) == 0

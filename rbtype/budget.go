@@ -149,3 +149,7 @@ func above[T int64 | float64](a, b *T) bool {
 }
 
 func formatFloat(f float64) string { return strconv.FormatFloat(Money(f), 'f', -1, 64) }
+
+// FormatMoney writes an amount as budgets show it: rounded as Money is,
+// with no trailing zeros.
+func FormatMoney(f float64) string { return formatFloat(f) }

@@ -278,6 +278,18 @@ func (u Usage) IsZero() bool {
 	return u.TokensIn == 0 && u.TokensOut == 0 && u.Model == "" && u.CostUSD == 0 && u.Credits == 0 && len(u.Parameters) == 0
 }
 
+// Reservation is a change of what a runbook and its tenant have reserved
+// of their budgets: an attempt's declared cost as it starts, given back
+// when it ends.
+type Reservation struct {
+	RunbookID uuid.UUID
+	Tenant    string
+	// Day is the day the attempt started: a reservation is given back on
+	// the day it was made.
+	Day     time.Time
+	CostUSD float64
+}
+
 // Attempt is a row of step_attempts: one attempt of a step, the job.
 type Attempt struct {
 	ID         uuid.UUID

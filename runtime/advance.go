@@ -189,6 +189,7 @@ func (e *Engine) committed(ctx context.Context, done advanced) {
 	}
 	e.emitSpans(ctx, done.settled)
 	for _, t := range done.settled.States {
+		e.askToStopAborted(ctx, t.Rb, t.Plan(), t.Steps, t.AbortedWaits)
 		if t.Grown != nil && t.Runbook != nil {
 			// The plan an expansion grew is stored now; the next round
 			// finds it here rather than fetching and decoding it again.

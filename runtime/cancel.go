@@ -54,6 +54,21 @@ func (e *Engine) CancelWith(ctx context.Context, runbookID uuid.UUID, o CancelOp
 	return nil
 }
 
+// askToStopAborted asks, as a cancel does, the outside world to stop the
+// waits an abort cancelled (a final failure under on_failure: abort, or a
+// budget stop): each in its own goroutine, counted with the calls in
+// flight so that a shutdown waits for it, since the advance that called
+// this holds a worker slot.
+func (e *Engine) askToStopAborted(ctx context.Context, rb *driver.Runbook, plan *machine.PlanInfo, steps []*driver.Step, waits []driver.Invocation) {
+	for _, a := range e.cancelAsks(rb, plan, steps, waits) {
+		e.inflight.add()
+		go func() {
+			defer e.inflight.done()
+			e.askToCancel(ctx, a)
+		}()
+	}
+}
+
 // maxCancelWait bounds one request asking the outside world to stop.
 const maxCancelWait = 10 * time.Second
 

@@ -157,3 +157,51 @@ func TestMachineHighRiskGateNeedsAHighRiskApprover(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, calls, 1)
 }
+
+// Budgets hold under concurrency: six reminders of a declared 0.07 each,
+// started together under a runbook budget of 0.1. The first reserves its
+// cost as it starts; the other five would pass the budget and wait,
+// ready, with BUDGET_EXCEEDED (the event once each), never called. Spend
+// stays within the cap; once the budget is raised, they start by
+// themselves, without a retry.
+func TestMachineBudgetReservesTheDeclaredCost(t *testing.T) {
+	f := newFixture(t, `(for-each $people :as @p (m.remind :to @p :as @r))`, map[string]any{"people": []any{"a", "b", "c", "d", "e", "f"}})
+	f.pol = mustPolicy(t, "default:\n  budget: {runbook: {cost_usd: 0.1}}\n")
+	f.advance()
+	w, calls := f.advance()
+	require.Len(t, calls, 1, "one reservation fits: %v", f)
+	require.Equal(t, 0.07, f.rb.Spent.CostUSD, "reserved as it started")
+	held := 0
+	for _, s := range f.steps {
+		if s.Status == rbtype.StepReady && s.ErrorCode == rbtype.CodeBudgetExceeded {
+			held++
+			require.Zero(t, s.Attempt, "never called")
+		}
+	}
+	require.Equal(t, 5, held)
+	require.Len(t, eventsNamed(w.Events, "BUDGET_EXCEEDED"), 5)
+	require.Equal(t, f.now.Add(machine.BudgetRecheck), *f.rb.WakeAt, "looked at again later, not at once")
+
+	// It spent what it declared: the reservation becomes the spend.
+	w, calls = f.advance(costing(calls[0], map[string]any{}, 0.07))
+	require.Empty(t, calls)
+	require.Equal(t, 0.07, f.rb.Spent.CostUSD)
+	require.Empty(t, eventsNamed(w.Events, "BUDGET_EXCEEDED"), "said once")
+
+	// An admin raises it: the next look starts what now fits, by itself.
+	f.budgets[DefaultTenant] = driver.TenantBudget{Set: map[rbtype.BudgetScope]rbtype.Budget{rbtype.BudgetRunbook: {CostUSD: ptr(0.25)}}}
+	f.now = f.now.Add(machine.BudgetRecheck)
+	_, calls = f.advance()
+	require.Len(t, calls, 2, "0.07 spent, two more reservations fit in 0.25")
+	require.LessOrEqual(t, f.rb.Spent.CostUSD, 0.25)
+}
+
+func eventsNamed(evs []driver.Event, typ string) []driver.Event {
+	var out []driver.Event
+	for _, e := range evs {
+		if string(e.Type) == typ {
+			out = append(out, e)
+		}
+	}
+	return out
+}

@@ -123,6 +123,10 @@ const machineVerbs = `
   domain: m
   outcome: {type: Draft.Note, status: draft}
   execution: {kind: sync, handler: core.echo, side_effects: none}
+- name: remind
+  domain: m
+  cost: {usd: 0.07}
+  execution: {kind: sync, handler: core.echo, side_effects: external_call}
 - name: ghost
   domain: m
   execution:
@@ -195,7 +199,12 @@ type fixture struct {
 // pending, at a fixed time.
 func newFixture(t *testing.T, source string, inputs map[string]any) *fixture {
 	t.Helper()
-	cat := machineCatalogue(t)
+	return newFixtureIn(t, machineCatalogue(t), source, inputs)
+}
+
+// newFixtureIn is newFixture compiling against cat.
+func newFixtureIn(t *testing.T, cat *registry.Catalogue, source string, inputs map[string]any) *fixture {
+	t.Helper()
 	handlers := machineHandlers(t)
 	plan, diags := compiler.CompileSource("case.rbk", []byte(source), cat)
 	require.False(t, diags.HasErrors(), "%v", diags)
@@ -272,6 +281,29 @@ func (f *fixture) heldCommand(c machine.Command) (driver.AdvanceWrite, error) {
 	f.t.Helper()
 	w, _, err := f.run(machine.Inputs{Commands: map[uuid.UUID]machine.Command{f.rb.ID: c}, Hold: true}, true)
 	return w, err
+}
+
+// accepts reports whether the machine accepts a command now, changing
+// nothing: the round is built over copies of the rows and never written.
+func (f *fixture) accepts(c machine.Command) error {
+	loaded := &driver.AdvanceState{Budgets: maps.Clone(f.budgets)}
+	rb := *f.rb
+	loaded.Runbooks = []*driver.Runbook{&rb}
+	for _, s := range f.steps {
+		c := *s
+		if l, ok := f.leases[s.ID]; ok {
+			c.Lease = &l
+		}
+		loaded.Steps = append(loaded.Steps, &c)
+	}
+	for _, inv := range f.invs {
+		if inv.Status == rbtype.InvocationActive {
+			loaded.Invocations = append(loaded.Invocations, inv)
+		}
+	}
+	_, _, err := machine.NewRound(f.m, f.now, loaded, map[string]*machine.PlanInfo{f.rb.PlanHash: f.plan},
+		machine.Inputs{Commands: map[uuid.UUID]machine.Command{f.rb.ID: c}})
+	return err
 }
 
 // run loads, runs one round with in, and applies its write.
@@ -397,6 +429,12 @@ func (f *fixture) apply(w driver.AdvanceWrite) {
 	}
 	for _, e := range w.Events {
 		f.events = append(f.events, eventName(e))
+	}
+	for _, r := range w.Reservations { // reservations, as queueSpend adds them
+		f.rb.Spent.CostUSD = rbtype.Money(f.rb.Spent.CostUSD + r.CostUSD)
+		tb := f.budgets[r.Tenant]
+		tb.Day.CostUSD, tb.Month.CostUSD = rbtype.Money(tb.Day.CostUSD+r.CostUSD), rbtype.Money(tb.Month.CostUSD+r.CostUSD)
+		f.budgets[r.Tenant] = tb
 	}
 	for _, a := range w.Attempts { // spend, as queueSpend adds it
 		sp := machine.SpendOf(a.Usage)

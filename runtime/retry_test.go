@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -269,6 +270,55 @@ func TestCancelAsksTheOutsideWorldToStop(t *testing.T) {
 			require.Equal(t, key, d.CorrelationKey)
 		})
 	}
+}
+
+// An abort stops outside work as a cancel does: a failure under
+// on_failure: abort cancels a parked http.start and asks its cancel_url to
+// stop, with the correlation key, and records the answer.
+func TestAbortAsksTheOutsideWorldToStop(t *testing.T) {
+	b := setup(t)
+	var mu sync.Mutex
+	var cancels []map[string]any
+	start := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `{"id":"job-9"}`)
+	}))
+	t.Cleanup(start.Close)
+	stop := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body map[string]any
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		mu.Lock()
+		cancels = append(cancels, body)
+		mu.Unlock()
+		fmt.Fprint(w, `{}`)
+	}))
+	t.Cleanup(stop.Close)
+	b.extendCatalogue(t, fmt.Sprintf(`
+- name: job
+  domain: t
+  execution:
+    kind: durable
+    handler: http.start
+    params: {url: %q, cancel_url: %q}
+    side_effects: external_call
+    timeouts: {park_timeout: PT1H}
+`, start.URL, stop.URL))
+	b.run(t)
+	id := b.submit(t, `(t.job :as @j) (t.approve :x 1 :as @g)`, nil)
+	v := b.waitFor(t, id, "j parked, g at its gate", func(v *apitype.RunbookView) bool {
+		return step(v, "j").Status == rbtype.StepParked && step(v, "g").Status == rbtype.StepWaitingApproval
+	})
+	key := step(v, "j").CorrelationKey
+	require.NoError(t, b.engine.Decide(b.ctx, id, "g", false, "ops", "no"))
+	v = b.waitStatus(t, id, rbtype.RunbookFailed)
+	require.Equal(t, rbtype.StepCancelled, step(v, "j").Status)
+	require.Eventually(t, func() bool {
+		return slices.Contains(b.eventTypes(t, id), "INVOCATION_CANCEL_SENT j")
+	}, 10*time.Second, 20*time.Millisecond, "the abort's request to stop is recorded")
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, cancels, 1)
+	require.Equal(t, key, cancels[0]["correlation_key"])
+	require.Equal(t, "job-9", cancels[0]["external_id"])
 }
 
 // A person who fails an escalated step under on_failure: abort aborts the

@@ -188,7 +188,15 @@ func buildView(rb *driver.Runbook, steps []*driver.Step, invs []driver.Invocatio
 			if resolvable {
 				v.NextActions = append(v.NextActions, apitype.NewAction(apitype.ActionResolve, s.Key, apitype.ActionArgs{RunbookID: rb.ID}))
 			}
-		case rbtype.StepReady, rbtype.StepRunning, rbtype.StepFailedRetryable:
+		case rbtype.StepReady:
+			if s.ErrorCode == rbtype.CodeBudgetExceeded {
+				// Held: starting it would pass a budget with what it
+				// reserves; it starts by itself once the budget allows.
+				v.BlockedOn = append(v.BlockedOn, apitype.BlockedView{Step: s.Key, Reason: string(s.ErrorCode), Message: s.ErrorMessage})
+				break
+			}
+			moving = true
+		case rbtype.StepRunning, rbtype.StepFailedRetryable:
 			// Pending steps wait on these or on the outside world; only
 			// these move without it.
 			moving = true

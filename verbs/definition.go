@@ -43,6 +43,9 @@ type Definition struct {
 	// Outcome is what a success of the verb produces (docs/design/semantics.md
 	// section 13); nil, and left out of the JSON, when it declares none.
 	Outcome *Outcome `json:"outcome,omitempty"`
+	// Cost is what one attempt is declared to cost (cost.go); nil, and
+	// left out of the JSON, when the verb declares none.
+	Cost *Cost `json:"cost,omitempty"`
 
 	// Hash is "sha256:" and the hex digest of the definition's canonical
 	// JSON, defaults included. Plans record it to show which definition

@@ -367,6 +367,7 @@ func (d *decoder) definition(item *yaml.Node) (def *Definition, ok bool) {
 		"returns": {false, func(p string, v *yaml.Node) { def.Returns = d.identifier(v, p) }},
 		"risk":    {false, func(p string, v *yaml.Node) { def.Risk = enum(d, v, p, "risk", rbtype.Risks) }},
 		"outcome": {false, func(p string, v *yaml.Node) { def.Outcome = d.outcome(v, p, def) }},
+		"cost":    {false, func(p string, v *yaml.Node) { def.Cost = d.cost(v, p, def) }},
 		// Frozen in the execution block (Execution.PolicyTags), so that a
 		// submitted plan cannot shed them.
 		"policy_tags": {false, func(p string, v *yaml.Node) { tags = d.policyTags(v, p) }},

@@ -51,10 +51,10 @@ func TestParseDefinitionDiagnostics(t *testing.T) {
 			`7:3-7:7 V001 field "name" is given twice`,
 		}},
 		{"unknown field with suggestion", minimal + "  descripton: hi\n", []string{
-			`7:3-7:13 V002 unknown field "descripton" in the definition (valid fields: description, domain, execution, input_schema, name, outcome, output_schema, policy_tags, returns, risk) (did you mean "description"?)`,
+			`7:3-7:13 V002 unknown field "descripton" in the definition (valid fields: cost, description, domain, execution, input_schema, name, outcome, output_schema, policy_tags, returns, risk) (did you mean "description"?)`,
 		}},
 		{"returns misspelt", minimal + "  return: case_id\n", []string{
-			`7:3-7:9 V002 unknown field "return" in the definition (valid fields: description, domain, execution, input_schema, name, outcome, output_schema, policy_tags, returns, risk) (did you mean "returns"?)`,
+			`7:3-7:9 V002 unknown field "return" in the definition (valid fields: cost, description, domain, execution, input_schema, name, outcome, output_schema, policy_tags, returns, risk) (did you mean "returns"?)`,
 		}},
 		{"returns not a field name", minimal + "  returns: case.id\n", []string{
 			`7:12-7:19 V004 returns "case.id" is not an identifier ([A-Za-z_][A-Za-z0-9_-]*)`,

@@ -55,8 +55,14 @@ type storedRunbook struct {
 }
 
 type storedStep struct {
-	key, verb, status, idemKey string
-	result                     json.RawMessage
+	key, verb, status, idemKey, errorCode string
+	result                                json.RawMessage
+}
+
+// template reports whether the step is a for-each's template: it never
+// calls its verb, and its result is its instances' list.
+func (s *storedStep) template() bool {
+	return len(s.result) > 0 && s.result[0] == '['
 }
 
 type storedEvent struct {
@@ -140,14 +146,14 @@ func load(ctx context.Context, url string) (*stored, error) {
 		if err := rows.Err(); err != nil {
 			return err
 		}
-		rows, err = conn.Query(ctx, `SELECT runbook_id, key, verb, status, coalesce(idempotency_key, ''), result FROM rbd.runbook_steps`)
+		rows, err = conn.Query(ctx, `SELECT runbook_id, key, verb, status, coalesce(idempotency_key, ''), coalesce(error_code, ''), result FROM rbd.runbook_steps`)
 		if err != nil {
 			return err
 		}
 		for rows.Next() {
 			var id uuid.UUID
 			s := &storedStep{}
-			if err := rows.Scan(&id, &s.key, &s.verb, &s.status, &s.idemKey, &s.result); err != nil {
+			if err := rows.Scan(&id, &s.key, &s.verb, &s.status, &s.idemKey, &s.errorCode, &s.result); err != nil {
 				return err
 			}
 			if rb := st.runbooks[id]; rb != nil {
@@ -219,9 +225,12 @@ func violations(st *stored, subs []*submitted, svc *service, n *notifier) []stri
 			add("runbook %s (%s, %s) is %s, its script implies %s", sb.id, sb.run, sb.kind.name, rb.status, sb.kind.want)
 		}
 		if rb.status == rbtype.RunbookComplete {
+			// Complete means every step completed or was skipped by the
+			// runbook's own choice (a condition), never anything else.
 			for _, s := range rb.steps {
-				if s.status != string(rbtype.StepComplete) {
-					add("runbook %s is complete but its step %s is %s", sb.id, s.key, s.status)
+				quiet := s.status == string(rbtype.StepSkipped) && rbtype.ErrorCode(s.errorCode).SkipsQuietly()
+				if s.status != string(rbtype.StepComplete) && !quiet {
+					add("runbook %s is complete but its step %s is %s (%s)", sb.id, s.key, s.status, s.errorCode)
 				}
 			}
 		}
@@ -234,7 +243,7 @@ func violations(st *stored, subs []*submitted, svc *service, n *notifier) []stri
 	out = append(out, svc.misuse...)
 	for _, rb := range st.runbooks {
 		for _, s := range rb.steps {
-			if s.verb != "soak.effect" && s.verb != "soak.task" || s.status != string(rbtype.StepComplete) {
+			if s.verb != "soak.effect" && s.verb != "soak.task" || s.status != string(rbtype.StepComplete) || s.template() {
 				continue
 			}
 			e := svc.effects[s.idemKey]

@@ -66,6 +66,10 @@ const soakVerbs = `
   input_schema:
     properties:
       run: {type: string}
+- name: list
+  domain: soak
+  description: A list made by a step, for the generated runbooks' loops.
+  execution: {kind: sync, handler: core.echo, side_effects: none}
 - name: pause
   domain: soak
   description: A durable timer.
@@ -96,6 +100,9 @@ var kinds = []kind{
 	{name: "chain", weight: 30, want: rbtype.RunbookComplete, source: chainSource},
 	{name: "fanout", weight: 20, want: rbtype.RunbookComplete, source: fanSource},
 	{name: "durable", weight: 20, want: rbtype.RunbookComplete, source: durableSource},
+	// Generated: loops, :parallel, conditions and durable tasks combined
+	// (generated.go).
+	{name: "generated", weight: 15, want: rbtype.RunbookComplete, source: generatedSource},
 	// A durable runbook cancelled while its notification is on its way:
 	// the notification must still be consumed (processed, or ignored once
 	// its wait was cancelled), never left waiting.

@@ -14,9 +14,10 @@ func TestMixCompiles(t *testing.T) {
 	require.NoError(t, err)
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, k := range kinds {
-		for range 10 {
-			_, err := pc.compile(k.source(rng))
-			require.NoError(t, err, k.name)
+		for range 50 {
+			src := k.source(rng)
+			_, err := pc.compile(src)
+			require.NoError(t, err, "%s:\n%s", k.name, src)
 		}
 	}
 }

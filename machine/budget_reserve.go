@@ -1,0 +1,140 @@
+package machine
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/runbookdev/runbook/rbtype"
+)
+
+// Budgets hold under concurrency (docs/design/semantics.md, "The forms
+// compose"). An attempt of a verb that declares a cost (cost: {usd: N} in
+// its verb file) reserves it in the transaction that starts it, and gives
+// it back when its lease ends (its outcome, or a reclaim); what it reports
+// it used is spent as before. Reservations are added to the runbook's and
+// the tenant's spend as usage is (rbtype.Reservation), so every later
+// start sees them, in this round (spentHere) and in others: an advance of
+// a tenant with a day or month budget locks the tenant as it loads, so
+// two workers cannot both start against the same remainder. A step whose
+// reservation would pass a cap does not start: it stays ready, shows
+// BUDGET_EXCEEDED in blocked_on, and is looked at again every
+// BudgetRecheck, starting by itself once the budget is raised or what runs
+// now has spent less than it reserved. However many steps start together,
+// spend passes a cap by no more than what one attempt spent beyond what
+// it reserved.
+
+// BudgetRecheck is how often a step held by a budget is looked at again.
+const BudgetRecheck = 30 * time.Second
+
+// declaredCost is what an attempt of s reserves: its verb's declared cost
+// in US dollars, 0 for none; a dry run's calls spend nothing.
+func (t *transition) declaredCost(s *rbtype.Step) float64 {
+	if t.plan == nil || t.Rb.Mode == rbtype.ModeDryRun {
+		return 0
+	}
+	if info := t.plan.Plan.Verbs[s.Verb]; info != nil && info.Cost != nil {
+		return info.Cost.USD
+	}
+	return 0
+}
+
+// reserve records a change of what s's runbook and tenant reserved.
+func (t *transition) reserve(s *rbtype.Step, usd float64) {
+	day := t.Now
+	if usd < 0 && s.StartedAt != nil {
+		day = *s.StartedAt // given back on the day it was taken
+	}
+	t.reservations = append(t.reservations, rbtype.Reservation{RunbookID: t.Rb.ID, Tenant: t.Rb.Tenant, Day: day, CostUSD: usd})
+}
+
+// release gives back what s's attempt, now ending, reserved.
+func (t *transition) release(s *rbtype.Step) {
+	if c := t.declaredCost(s); c > 0 {
+		t.reserve(s, -c)
+	}
+}
+
+// reservedHere is what this round changed of the runbook's reservations.
+func (t *transition) reservedHere() float64 {
+	var sum float64
+	for _, r := range t.reservations {
+		sum += r.CostUSD
+	}
+	return sum
+}
+
+// heldByBudget reports whether s, about to start, would pass a cost
+// budget with its reservation; if so it stays ready, marked
+// BUDGET_EXCEEDED (the event once), and the runbook is looked at again
+// later.
+func (t *transition) heldByBudget(s *rbtype.Step) bool {
+	cost := t.declaredCost(s)
+	if cost <= 0 || t.book == nil {
+		return false
+	}
+	reach := t.book.wouldPass(t, cost)
+	if reach == nil {
+		if s.ErrorCode == rbtype.CodeBudgetExceeded {
+			s.ErrorCode, s.ErrorMessage = "", ""
+			t.touch(s)
+		}
+		return false
+	}
+	t.budgetHeld = true
+	if s.ErrorCode != rbtype.CodeBudgetExceeded {
+		t.m.Observe.BudgetExceeded(reach.Scope)
+		t.event(rbtype.EventBudgetExceeded, s, BudgetExceededData{
+			Budget: reach.Scope, Measure: reach.Measure, Limit: json.Number(reach.Limit), Spent: json.Number(reach.Spent), Rule: reach.Rule})
+		s.ErrorCode = rbtype.CodeBudgetExceeded
+		s.ErrorMessage = fmt.Sprintf("starting it would reserve %s and pass the %s budget (%s %s of %s with what runs now; %s): it waits, and starts by itself once the budget is raised (rbd budget set --tenant %s --%s AMOUNT) or what runs now has spent less than it reserved",
+			rbtype.FormatMoney(cost), reach.Scope, reach.Measure, reach.Spent, reach.Limit, reach.Rule, t.Rb.Tenant, reach.Scope)
+		t.touch(s)
+	}
+	return true
+}
+
+// wouldPass is the first cost budget that an attempt reserving cost would
+// pass, counting what is spent and reserved: the runbook's, the day's,
+// the month's; nil when none.
+func (b *BudgetBook) wouldPass(t *transition, cost float64) *budgetReach {
+	tenant := t.Rb.Tenant
+	runbook, rule := b.Limit(tenant, rbtype.BudgetRunbook)
+	if own := t.Rb.Budget; own != nil {
+		if tighter := runbook.Min(*own); tighter != runbook {
+			runbook, rule = tighter, "the runbook's own budget, or "+rule
+		}
+	}
+	spent := t.Rb.Spent.CostUSD + t.spentHere().CostUSD
+	if reach := passes(runbook, spent, cost, rbtype.BudgetRunbook, rule); reach != nil {
+		return reach
+	}
+	for _, scope := range []rbtype.BudgetScope{rbtype.BudgetDay, rbtype.BudgetMonth} {
+		limit, rule := b.Limit(tenant, scope)
+		if limit.CostUSD == nil {
+			continue
+		}
+		spent := b.Loaded[tenant].Day.CostUSD
+		if scope == rbtype.BudgetMonth {
+			spent = b.Loaded[tenant].Month.CostUSD
+		}
+		for _, o := range b.states {
+			if o.Rb.Tenant == tenant {
+				spent += o.spentHere().CostUSD
+			}
+		}
+		if reach := passes(limit, spent, cost, scope, rule); reach != nil {
+			return reach
+		}
+	}
+	return nil
+}
+
+// passes is a reach when spent plus cost is over limit's cost cap.
+func passes(limit rbtype.Budget, spent, cost float64, scope rbtype.BudgetScope, rule string) *budgetReach {
+	if limit.CostUSD == nil || rbtype.Money(spent+cost) <= *limit.CostUSD {
+		return nil
+	}
+	return &budgetReach{Scope: scope, Measure: rbtype.MeasureCostUSD, Limit: rbtype.FormatMoney(*limit.CostUSD),
+		Spent: rbtype.FormatMoney(rbtype.Money(spent)), Rule: rule}
+}

@@ -1,0 +1,89 @@
+package refmodel
+
+import (
+	"fmt"
+	"math/rand/v2"
+)
+
+var allVerbs = []Verb{Echo, Cont, Iso, Wait, Esc, Gate}
+
+// Generate makes a runbook from r: two to five top-level items, steps of
+// every verb reading and following earlier ones, conditions, and up to
+// two for-each loops over a step's list, with :parallel and a body of one
+// or two steps; a quarter of them draft_only.
+func Generate(r *rand.Rand) *Runbook {
+	rb := &Runbook{Draft: r.IntN(4) == 0}
+	var plain, producers, templates []string
+	n := 2 + r.IntN(4)
+	loops := 0
+	for i := range n {
+		if len(producers) > 0 && loops < 2 && r.IntN(3) == 0 {
+			loops++
+			l := &Loop{Item: fmt.Sprintf("x%d", i), Over: producers[r.IntN(len(producers))]}
+			if r.IntN(2) == 0 {
+				l.Parallel = 1 + r.IntN(2)
+			}
+			body := 1 + r.IntN(2)
+			for j := range body {
+				s := &Step{Key: fmt.Sprintf("t%d%c", i, 'a'+j), Verb: allVerbs[r.IntN(len(allVerbs))]}
+				switch {
+				case j > 0 && r.IntN(3) > 0:
+					s.Reads = append(s.Reads, l.Body[j-1].Key)
+				case r.IntN(4) > 0:
+					s.Item = true
+				}
+				if len(plain) > 0 && r.IntN(4) == 0 {
+					s.Reads = append(s.Reads, plain[r.IntN(len(plain))])
+				}
+				if r.IntN(4) == 0 {
+					s.When = &When{Item: true, Below: r.IntN(3)}
+				}
+				l.Body = append(l.Body, s)
+			}
+			for _, s := range l.Body {
+				templates = append(templates, s.Key)
+			}
+			rb.Items = append(rb.Items, Item{Loop: l})
+			continue
+		}
+		s := &Step{Key: fmt.Sprintf("s%d", i), Verb: allVerbs[r.IntN(len(allVerbs))]}
+		if len(plain)+len(producers) > 0 && r.IntN(3) > 0 {
+			all := append(append([]string{}, plain...), producers...)
+			s.Reads = append(s.Reads, all[r.IntN(len(all))])
+		}
+		if len(templates) > 0 && r.IntN(2) == 0 {
+			s.Reads = append(s.Reads, templates[r.IntN(len(templates))])
+		}
+		if len(plain) > 0 && r.IntN(5) == 0 {
+			s.After = append(s.After, plain[r.IntN(len(plain))])
+		}
+		if len(plain) > 0 && r.IntN(4) == 0 {
+			s.When = &When{Ref: plain[r.IntN(len(plain))], Below: 1 + r.IntN(3)}
+		}
+		if !s.Verb.Durable() && s.Verb != Gate && loops < 2 && r.IntN(2) == 0 {
+			s.Produces = true
+			producers = append(producers, s.Key)
+		} else {
+			plain = append(plain, s.Key)
+		}
+		rb.Items = append(rb.Items, Item{Step: s})
+	}
+	return rb
+}
+
+// Value is a result the model hands a step: a list of zero to three
+// numbers for a producer, a number otherwise, as {"v": ...}.
+func Value(r *rand.Rand, s *Step) map[string]any {
+	if s.Produces {
+		list := make([]any, r.IntN(4))
+		for i := range list {
+			list[i] = float64(r.IntN(3))
+		}
+		return map[string]any{"v": list}
+	}
+	return map[string]any{"v": float64(r.IntN(4))}
+}
+
+// Def is the generated step (or template) an interpreter step stands
+// for.
+func (s *S) Def() *Step { return s.def }

@@ -1,0 +1,675 @@
+package refmodel
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+)
+
+// The step statuses the model uses: the machine's, with running standing
+// for a call out (ready and running).
+const (
+	Pending   = "pending"
+	Running   = "running"
+	Parked    = "parked"
+	Waiting   = "waiting_approval"
+	Complete  = "complete"
+	Failed    = "failed"
+	Skipped   = "skipped"
+	Cancelled = "cancelled"
+	Escalated = "escalated"
+)
+
+// The skip reasons the model tells apart.
+const (
+	ConditionFalse  = "CONDITION_FALSE"
+	UpstreamSkipped = "UPSTREAM_SKIPPED"
+	DraftOnly       = "DRAFT_ONLY"
+)
+
+// S is one step's state in the interpreter.
+type S struct {
+	Key    string
+	Verb   Verb
+	Status string
+	// Reason is the skip's reason ("" for a skip after a failure).
+	Reason string
+	// Value is a complete step's result.
+	Value any
+	// def is the step (or, for an instance, its template) as generated.
+	def *Step
+	// loop is the loop a template belongs to; template is an instance's.
+	loop     *Loop
+	template string
+	index    int
+	// preds are what it reads; after, what it only runs after.
+	preds, after []string
+	approved     bool
+}
+
+// Interp is the reference interpreter's state of one runbook.
+type Interp struct {
+	rb     *Runbook
+	Steps  map[string]*S
+	Order  []string
+	Status string
+	Draft  bool
+}
+
+// New is a runbook's state before anything ran.
+func New(rb *Runbook) *Interp {
+	in := &Interp{rb: rb, Steps: map[string]*S{}, Status: "executing", Draft: rb.Draft}
+	for _, it := range rb.Items {
+		if it.Step != nil {
+			s := &S{Key: it.Step.Key, Verb: it.Step.Verb, def: it.Step, preds: slices.Clone(it.Step.Reads), after: it.Step.After}
+			if w := it.Step.When; w != nil && !slices.Contains(s.preds, w.Ref) {
+				s.preds = append(s.preds, w.Ref) // a condition reads what it tests
+			}
+			in.add(s)
+			continue
+		}
+		for _, s := range it.Loop.Body {
+			t := &S{Key: s.Key, Verb: s.Verb, def: s, loop: it.Loop, preds: []string{it.Loop.Over}}
+			for _, r := range s.Reads {
+				if !rb.sameBody(r, s.Key) {
+					t.preds = append(t.preds, r)
+				}
+			}
+			t.after = s.After
+			in.add(t)
+		}
+	}
+	return in
+}
+
+func (in *Interp) add(s *S) {
+	s.Status = Pending
+	in.Steps[s.Key] = s
+	in.Order = append(in.Order, s.Key)
+}
+
+// instance is the key of template's instance i.
+func instance(template string, i int) string { return template + "[" + strconv.Itoa(i) + "]" }
+
+func (in *Interp) isTemplate(s *S) bool { return s.loop != nil }
+
+// done reports whether a status is final.
+func done(st string) bool {
+	return st == Complete || st == Failed || st == Skipped || st == Cancelled || st == Escalated
+}
+
+// Settle applies the rules until nothing changes.
+func (in *Interp) Settle() {
+	for in.Status == "executing" && in.pass() {
+	}
+	if in.Status == "executing" {
+		in.settleRunbook()
+	}
+}
+
+// pass applies every rule once; it reports whether anything changed.
+func (in *Interp) pass() bool {
+	changed := false
+	// Loops expand once their list is known, or are skipped with it.
+	for _, it := range in.rb.Items {
+		if it.Loop != nil && in.expand(it.Loop) {
+			changed = true
+		}
+	}
+	// Templates end when their instances have.
+	for _, k := range in.Order {
+		if s := in.Steps[k]; s.Status == Pending && in.isTemplate(s) && in.endTemplate(s) {
+			changed = true
+		}
+	}
+	// :parallel counts the elements in flight as this pass starts, and
+	// each element let through joins them.
+	flight := map[*Loop]map[int]bool{}
+	for _, k := range in.Order {
+		s := in.Steps[k]
+		if s.Status != Pending || in.isTemplate(s) {
+			continue
+		}
+		if in.ready(s, flight) {
+			changed = true
+		}
+	}
+	return changed
+}
+
+// expand makes a loop's instances once its producer completed, or skips
+// its templates when the producer ended otherwise.
+func (in *Interp) expand(l *Loop) bool {
+	first := in.Steps[l.Body[0].Key]
+	if in.instances(first.Key) > 0 {
+		return false
+	}
+	p := in.Steps[l.Over]
+	if blocks(p) {
+		// Each template still pending is skipped with its list (one a
+		// retry made pending again, say, while the list stays a draft).
+		changed := false
+		for _, b := range l.Body {
+			if t := in.Steps[b.Key]; t.Status == Pending {
+				in.skipAfter(t, p)
+				changed = true
+			}
+		}
+		return changed
+	}
+	for _, b := range l.Body {
+		if in.Steps[b.Key].Status != Pending {
+			return false
+		}
+	}
+	if p.Status != Complete {
+		return false
+	}
+	list, _ := p.Value.(map[string]any)["v"].([]any)
+	if len(list) == 0 {
+		for _, b := range l.Body {
+			in.complete(in.Steps[b.Key], []any{})
+		}
+		return true
+	}
+	for i := range list { // element by element, as the plan grows
+		for _, b := range l.Body {
+			inst := &S{Key: instance(b.Key, i), Verb: b.Verb, def: b, template: b.Key, index: i, preds: []string{l.Over}}
+			for _, r := range b.Reads {
+				if in.rb.sameBody(r, b.Key) {
+					inst.preds = append(inst.preds, instance(r, i))
+				} else {
+					inst.preds = append(inst.preds, r)
+				}
+			}
+			for _, r := range b.After {
+				if in.rb.sameBody(r, b.Key) {
+					inst.after = append(inst.after, instance(r, i))
+				} else {
+					inst.after = append(inst.after, r)
+				}
+			}
+			in.add(inst)
+		}
+	}
+	return true
+}
+
+func (in *Interp) instances(template string) int {
+	n := 0
+	for in.Steps[instance(template, n)] != nil {
+		n++
+	}
+	return n
+}
+
+// element is the element value an instance's loop hands it.
+func (in *Interp) element(s *S) any {
+	l := in.rb.loopOf(s.template)
+	list := in.Steps[l.Over].Value.(map[string]any)["v"].([]any)
+	return list[s.index]
+}
+
+// endTemplate ends a template whose instances have all ended: held
+// (skipped) while any step of an iteration is escalated or cancelled, a
+// draft when an instance is, else the list of results with null for an
+// instance that did not complete.
+func (in *Interp) endTemplate(t *S) bool {
+	n := in.instances(t.Key)
+	if n == 0 {
+		return false
+	}
+	for i := range n {
+		if !done(in.Steps[instance(t.Key, i)].Status) {
+			return false
+		}
+	}
+	for _, b := range t.loop.Body {
+		for i := range n {
+			if in.held(instance(b.Key, i), map[string]bool{}) {
+				in.skip(t, "")
+				return true
+			}
+		}
+	}
+	list := make([]any, n)
+	for i := range n {
+		is := in.Steps[instance(t.Key, i)]
+		if is.Status == Skipped && is.Reason == DraftOnly {
+			in.skip(t, DraftOnly)
+			return true
+		}
+		if is.Status == Complete {
+			list[i] = is.Value
+		}
+	}
+	in.complete(t, list)
+	return true
+}
+
+// held reports whether a person may yet change how key ended: it
+// escalated or was cancelled, or it was skipped after one that was held.
+func (in *Interp) held(key string, seen map[string]bool) bool {
+	if seen[key] {
+		return false
+	}
+	seen[key] = true
+	s := in.Steps[key]
+	switch {
+	case s.Status == Escalated || s.Status == Cancelled:
+		return true
+	case s.Status == Skipped && s.Reason == "":
+		for _, p := range append(slices.Clone(s.preds), s.after...) {
+			if in.held(p, seen) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// ready moves a pending step as far as it goes: skipped after a
+// predecessor that did not complete, held by :parallel, skipped by its
+// condition, a draft, at its gate, or running.
+func (in *Interp) ready(s *S, flight map[*Loop]map[int]bool) bool {
+	// A predecessor that will never complete skips it: one it reads, or
+	// one it runs after unless that one's end was accepted (a failure
+	// under continue) or quiet (a false condition, and what that skipped).
+	// A read quiet skip skips it quietly. In a draft, a step reaching
+	// outside, or one waiting for a draft, is a draft.
+	var blocked, quiet, taint bool
+	for _, k := range s.preds {
+		p := in.Steps[k]
+		switch {
+		case p.Status == Skipped && (p.Reason == ConditionFalse || p.Reason == UpstreamSkipped):
+			quiet = true
+		case blocks(p):
+			blocked = true
+			taint = taint || p.Status == Skipped && p.Reason == DraftOnly
+		}
+	}
+	for _, k := range s.after {
+		p := in.Steps[k]
+		switch {
+		case p.Status == Failed && p.Verb.Mode() == "continue":
+		case p.Status == Skipped && (p.Reason == ConditionFalse || p.Reason == UpstreamSkipped):
+		case blocks(p):
+			blocked = true
+			taint = taint || p.Status == Skipped && p.Reason == DraftOnly
+		}
+	}
+	switch {
+	case blocked && in.Draft && (s.Verb.Outside() || taint):
+		in.skip(s, DraftOnly)
+		return true
+	case blocked:
+		in.skip(s, "")
+		return true
+	case quiet:
+		in.skip(s, UpstreamSkipped)
+		return true
+	}
+	for _, k := range append(slices.Clone(s.preds), s.after...) {
+		if st := in.Steps[k].Status; st != Complete && !done(st) {
+			return false
+		}
+	}
+	// An abort happens once, as the step fails (fail): steps a later
+	// command makes pending run.
+	if s.template != "" {
+		l := in.rb.loopOf(s.template)
+		if l.Parallel > 0 {
+			f := flight[l]
+			if f == nil {
+				f = in.inFlight(l)
+				flight[l] = f
+			}
+			if !f[s.index] && len(f) >= l.Parallel {
+				return false
+			}
+			f[s.index] = true
+		}
+	}
+	if w := s.def.When; w != nil {
+		var v any
+		if w.Item {
+			v = in.element(s)
+		} else {
+			v = in.Steps[w.Ref].Value.(map[string]any)["v"]
+		}
+		if n, ok := v.(float64); !ok || n >= float64(w.Below) {
+			in.skip(s, ConditionFalse)
+			return true
+		}
+	}
+	switch {
+	case in.Draft && s.Verb.Outside():
+		in.skip(s, DraftOnly)
+	case s.Verb == Gate && !s.approved:
+		s.Status = Waiting
+	default:
+		s.Status = Running
+	}
+	return true
+}
+
+// inFlight is the set of a loop's elements with a step started and a step
+// not ended.
+func (in *Interp) inFlight(l *Loop) map[int]bool {
+	f := map[int]bool{}
+	n := in.instances(l.Body[0].Key)
+	for i := range n {
+		started, active := false, false
+		for _, b := range l.Body {
+			st := in.Steps[instance(b.Key, i)].Status
+			if st != Pending {
+				started = true
+			}
+			if !done(st) {
+				active = true
+			}
+		}
+		if started && active {
+			f[i] = true
+		}
+	}
+	return f
+}
+
+// blocks reports whether a final status keeps dependents from running.
+func blocks(s *S) bool {
+	return s.Status == Failed || s.Status == Skipped || s.Status == Cancelled || s.Status == Escalated
+}
+
+func (in *Interp) skip(s *S, reason string) {
+	s.Status, s.Reason, s.Value = Skipped, reason, nil
+}
+
+// skipAfter skips s because p ended without completing.
+func (in *Interp) skipAfter(s, p *S) {
+	switch {
+	case p.Status == Skipped && (p.Reason == ConditionFalse || p.Reason == UpstreamSkipped):
+		in.skip(s, UpstreamSkipped)
+	case p.Status == Skipped && p.Reason == DraftOnly:
+		in.skip(s, DraftOnly)
+	default:
+		in.skip(s, "")
+	}
+}
+
+func (in *Interp) complete(s *S, v any) {
+	s.Status, s.Value, s.Reason = Complete, v, ""
+}
+
+// aborted reports whether a step failed under abort.
+func (in *Interp) aborted() bool {
+	for _, s := range in.Steps {
+		if s.Status == Failed && s.Verb.Mode() == "abort" {
+			return true
+		}
+	}
+	return false
+}
+
+// fail fails a step; under abort, every step not started is skipped and
+// every park cancelled.
+func (in *Interp) fail(s *S) {
+	s.Status, s.Value = Failed, nil
+	if s.Verb.Mode() != "abort" {
+		return
+	}
+	for _, k := range in.Order {
+		o := in.Steps[k]
+		switch o.Status {
+		case Pending, Waiting:
+			in.skip(o, "")
+		case Parked:
+			o.Status = Cancelled
+		}
+	}
+}
+
+// settleRunbook ends the runbook once every step has: failed if a step
+// failed under abort or isolate, escalated if one escalated, partial if
+// failures were accepted or steps drafted, complete otherwise.
+func (in *Interp) settleRunbook() {
+	var failed, escalated, partial bool
+	for _, k := range in.Order {
+		s := in.Steps[k]
+		if !done(s.Status) {
+			return
+		}
+		switch {
+		case s.Status == Skipped && s.Reason == DraftOnly:
+			partial = true
+		case s.Status == Failed && s.Verb.Mode() == "continue":
+			partial = true
+		case s.Status == Failed:
+			failed = true
+		case s.Status == Escalated:
+			escalated = true
+		}
+	}
+	switch {
+	case failed:
+		in.Status = "failed"
+	case escalated:
+		in.Status = "escalated"
+	case partial:
+		in.Status = "partial"
+	default:
+		in.Status = "complete"
+	}
+}
+
+// Input is one thing that happens to a runbook.
+type Input struct {
+	Kind InputKind
+	Key  string
+	// Value is a completion's result; OK says a call or a notification
+	// succeeded, Approve a gate's decision.
+	Value   any
+	OK      bool
+	Approve bool
+	Action  string
+}
+
+// InputKind names an input.
+type InputKind string
+
+// The inputs.
+const (
+	CallReturned InputKind = "call"    // a running sync step's call returned (OK, Value) or failed
+	CallParked   InputKind = "park"    // a running durable step's call started its work
+	Notified     InputKind = "notify"  // a parked step's notification (OK, Value)
+	TimePasses   InputKind = "timeout" // two hours pass: every park times out
+	Decided      InputKind = "decide"  // a person decides a gate (Approve)
+	Resolved     InputKind = "resolve" // a person resolves an escalated step (Action, Value)
+	Retried      InputKind = "retry"   // rbd retry
+	Executed     InputKind = "execute" // rbd retry --execute of a draft
+	Crashed      InputKind = "crash"   // the worker dies; its calls' leases expire
+)
+
+func (i Input) String() string {
+	b, _ := json.Marshal(i.Value)
+	return fmt.Sprintf("%s %s ok=%v approve=%v action=%s value=%s", i.Kind, i.Key, i.OK, i.Approve, i.Action, b)
+}
+
+// Apply applies an input and settles. It reports false when the input
+// is refused (the machine answers 409 then).
+func (in *Interp) Apply(i Input) bool {
+	s := in.Steps[i.Key]
+	switch i.Kind {
+	case CallReturned:
+		if s.Status != Running {
+			return false
+		}
+		if i.OK {
+			in.complete(s, i.Value)
+		} else {
+			in.fail(s)
+		}
+	case CallParked:
+		if s.Status != Running || !s.Verb.Durable() {
+			return false
+		}
+		if in.aborted() {
+			s.Status = Cancelled
+		} else {
+			s.Status = Parked
+		}
+	case Notified:
+		if s.Status != Parked {
+			return false
+		}
+		if i.OK {
+			in.complete(s, i.Value)
+		} else {
+			in.fail(s)
+		}
+	case TimePasses:
+		for _, k := range in.Order {
+			o := in.Steps[k]
+			if o.Status != Parked {
+				continue
+			}
+			if o.Verb == Esc {
+				o.Status = Escalated
+			} else {
+				in.fail(o)
+			}
+		}
+	case Decided:
+		if s.Status != Waiting {
+			return false
+		}
+		if i.Approve {
+			s.approved, s.Status = true, Running
+		} else {
+			in.fail(s)
+		}
+	case Resolved:
+		if s.Status != Escalated || in.Status != "executing" && in.Status != "escalated" {
+			return false
+		}
+		in.Status = "executing"
+		switch i.Action {
+		case "complete":
+			in.complete(s, i.Value)
+			in.reset(in.blockedAfter(map[string]bool{s.Key: true}), s.Key)
+		case "retry":
+			s.Status = Pending
+			in.reset(in.blockedAfter(map[string]bool{s.Key: true}), s.Key)
+		case "fail":
+			in.fail(s)
+		}
+	case Retried:
+		pick := map[string]bool{}
+		switch {
+		case in.Status != "failed" && in.Status != "partial" && in.Status != "escalated":
+			return false
+		case in.Draft:
+			for _, k := range in.Order {
+				if s := in.Steps[k]; blocks(s) && s.Reason != DraftOnly {
+					pick[k] = true
+				}
+			}
+			pick = in.blockedAfter(pick)
+		default:
+			for _, k := range in.Order {
+				if blocks(in.Steps[k]) {
+					pick[k] = true
+				}
+			}
+		}
+		if len(pick) == 0 {
+			return false
+		}
+		in.reset(in.reopenLists(pick), "")
+		in.Status = "executing"
+	case Executed:
+		if !in.Draft || in.Status == "executing" || in.Status == "cancelled" {
+			return false
+		}
+		pick := map[string]bool{}
+		for _, k := range in.Order {
+			if s := in.Steps[k]; s.Status == Skipped && s.Reason == DraftOnly {
+				pick[k] = true
+			}
+		}
+		pick = in.blockedAfter(pick)
+		if len(pick) == 0 {
+			return false
+		}
+		in.reset(in.reopenLists(pick), "")
+		in.Draft, in.Status = false, "executing"
+	case Crashed:
+		// A call out is made again with the same key; after an abort,
+		// nothing is left for it to do.
+		if in.aborted() {
+			for _, k := range in.Order {
+				if o := in.Steps[k]; o.Status == Running {
+					o.Status = Cancelled
+				}
+			}
+		}
+	}
+	in.Settle()
+	return true
+}
+
+// blockedAfter adds to pick the skipped and cancelled steps downstream of
+// it, templates made from a picked instance among them.
+func (in *Interp) blockedAfter(pick map[string]bool) map[string]bool {
+	for added := true; added; {
+		added = false
+		for _, k := range in.Order {
+			s := in.Steps[k]
+			if pick[k] || s.Status != Skipped && s.Status != Cancelled {
+				continue
+			}
+			from := append(slices.Clone(s.preds), s.after...)
+			if in.isTemplate(s) {
+				for _, b := range s.loop.Body {
+					for i := range in.instances(b.Key) {
+						from = append(from, instance(b.Key, i))
+					}
+				}
+			}
+			for _, p := range from {
+				if pick[p] {
+					pick[k], added = true, true
+					break
+				}
+			}
+		}
+	}
+	return pick
+}
+
+// reopenLists adds to a retry's pick the templates of the instances it
+// picked, and what their lists kept from running.
+func (in *Interp) reopenLists(pick map[string]bool) map[string]bool {
+	more := false
+	for _, k := range in.Order {
+		if s := in.Steps[k]; pick[k] && s.template != "" && !pick[s.template] {
+			pick[s.template], more = true, true
+		}
+	}
+	if more {
+		pick = in.blockedAfter(pick)
+	}
+	return pick
+}
+
+// reset makes the picked steps pending again, but except.
+func (in *Interp) reset(pick map[string]bool, except string) {
+	for k := range pick {
+		if k == except {
+			continue
+		}
+		s := in.Steps[k]
+		s.Status, s.Reason, s.Value = Pending, "", nil // an approval given stays; a rejection asks again
+	}
+}

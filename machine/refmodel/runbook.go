@@ -1,0 +1,206 @@
+package refmodel
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Verb is one verb of the model's catalogue (Catalogue).
+type Verb string
+
+// The verbs: a sync step of each failure mode, two waits and a gate.
+const (
+	// Echo is sync, with no side effect, under abort.
+	Echo Verb = "echo"
+	// Cont reaches outside (external_call) under continue.
+	Cont Verb = "cont"
+	// Iso reaches outside under isolate.
+	Iso Verb = "iso"
+	// Wait parks for a person (human_process) for an hour, then fails,
+	// under abort.
+	Wait Verb = "wait"
+	// Esc parks as Wait does and escalates at its timeout.
+	Esc Verb = "esc"
+	// Gate is sync, no side effect, behind a person's approval.
+	Gate Verb = "gate"
+)
+
+// Catalogue is the verb file the model's runbooks compile against.
+const Catalogue = `
+- name: echo
+  domain: mc
+  execution: {kind: sync, handler: core.echo, side_effects: none}
+- name: cont
+  domain: mc
+  execution: {kind: sync, handler: core.echo, side_effects: external_call, on_failure: continue}
+- name: iso
+  domain: mc
+  execution: {kind: sync, handler: core.echo, side_effects: external_call, on_failure: isolate}
+- name: wait
+  domain: mc
+  execution:
+    kind: durable
+    handler: await.notification
+    side_effects: human_process
+    timeouts: {park_timeout: PT1H}
+- name: esc
+  domain: mc
+  execution:
+    kind: durable
+    handler: await.notification
+    side_effects: human_process
+    timeouts: {park_timeout: PT1H, on_timeout: escalate}
+- name: gate
+  domain: mc
+  execution: {kind: sync, handler: core.echo, side_effects: none, gate: human_confirm}
+`
+
+// Durable reports whether the verb parks.
+func (v Verb) Durable() bool { return v == Wait || v == Esc }
+
+// Outside reports whether the verb reaches the outside world, which a
+// draft_only runbook does not run.
+func (v Verb) Outside() bool { return v == Cont || v == Iso || v == Wait || v == Esc }
+
+// Mode is the verb's failure mode.
+func (v Verb) Mode() string {
+	switch v {
+	case Cont:
+		return "continue"
+	case Iso:
+		return "isolate"
+	}
+	return "abort"
+}
+
+// Step is one step of a runbook, or a template in a loop's body.
+type Step struct {
+	Key  string
+	Verb Verb
+	// Reads are the steps whose result it reads: a step before it, a
+	// template (the list), or in a body an earlier step of the body (its
+	// own iteration's). Item reads the loop's element.
+	Reads []string
+	Item  bool
+	// After are steps it runs after without reading them.
+	After []string
+	// When, if set, runs the step only when the value read is below
+	// Below: the element's (WhenItem) or a step's "v".
+	When *When
+	// Produces marks a step whose result's "v" is a loop's list.
+	Produces bool
+}
+
+// When is a condition (< ref N).
+type When struct {
+	Ref   string
+	Item  bool
+	Below int
+}
+
+// Loop is a for-each over a step's list.
+type Loop struct {
+	Item     string
+	Over     string
+	Parallel int
+	Body     []*Step
+}
+
+// Runbook is a generated runbook: its steps and loops in order.
+type Runbook struct {
+	Items []Item
+	Draft bool
+}
+
+// Item is a step or a loop.
+type Item struct {
+	Step *Step
+	Loop *Loop
+}
+
+// Source is the runbook in the language.
+func (r *Runbook) Source() string {
+	var b strings.Builder
+	for _, it := range r.Items {
+		if it.Step != nil {
+			b.WriteString(it.Step.source("", r))
+			b.WriteByte('\n')
+			continue
+		}
+		l := it.Loop
+		fmt.Fprintf(&b, "(for-each @%s.v :as @%s", l.Over, l.Item)
+		if l.Parallel > 0 {
+			fmt.Fprintf(&b, " :parallel %d", l.Parallel)
+		}
+		for _, s := range l.Body {
+			b.WriteString("\n  ")
+			b.WriteString(s.source(l.Item, r))
+		}
+		b.WriteString(")\n")
+	}
+	return b.String()
+}
+
+func (s *Step) source(item string, r *Runbook) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "(mc.%s :n %q", s.Verb, s.Key)
+	for i, k := range s.Reads {
+		if r.isTemplate(k) && !r.sameBody(k, s.Key) {
+			fmt.Fprintf(&b, " :r%d @%s", i, k)
+		} else {
+			fmt.Fprintf(&b, " :r%d @%s.v", i, k)
+		}
+	}
+	if s.Item {
+		fmt.Fprintf(&b, " :e @%s", item)
+	}
+	for _, k := range s.After {
+		fmt.Fprintf(&b, " :after @%s", k)
+	}
+	if w := s.When; w != nil {
+		if w.Item {
+			fmt.Fprintf(&b, " :when (< @%s %d)", item, w.Below)
+		} else {
+			fmt.Fprintf(&b, " :when (< @%s.v %d)", w.Ref, w.Below)
+		}
+	}
+	fmt.Fprintf(&b, " :as @%s)", s.Key)
+	return b.String()
+}
+
+// isTemplate reports whether key is a step of a loop's body.
+func (r *Runbook) isTemplate(key string) bool { return r.loopOf(key) != nil }
+
+// loopOf is the loop whose body holds key, or nil.
+func (r *Runbook) loopOf(key string) *Loop {
+	for _, it := range r.Items {
+		if it.Loop == nil {
+			continue
+		}
+		for _, s := range it.Loop.Body {
+			if s.Key == key {
+				return it.Loop
+			}
+		}
+	}
+	return nil
+}
+
+// sameBody reports whether a and b are in one loop's body.
+func (r *Runbook) sameBody(a, b string) bool {
+	l := r.loopOf(a)
+	return l != nil && l == r.loopOf(b)
+}
+
+// Steps lists every step and template in source order.
+func (r *Runbook) Steps() []*Step {
+	var out []*Step
+	for _, it := range r.Items {
+		if it.Step != nil {
+			out = append(out, it.Step)
+		} else {
+			out = append(out, it.Loop.Body...)
+		}
+	}
+	return out
+}

@@ -1,0 +1,411 @@
+package runtime
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/runbookdev/runbook/apitype"
+	"github.com/runbookdev/runbook/driver"
+	"github.com/runbookdev/runbook/machine"
+	"github.com/runbookdev/runbook/machine/refmodel"
+	"github.com/runbookdev/runbook/rbtype"
+	"github.com/runbookdev/runbook/registry"
+	"github.com/runbookdev/runbook/verbs"
+)
+
+// The model check (docs/design/semantics.md, "The model check"):
+// generated runbooks that combine the forms, driven through random
+// inputs, where after every input the state machine must agree with the
+// reference interpreter (machine/refmodel) and keep the invariants.
+// make test runs modelCases of them; make check-model N=... runs more,
+// and a failure prints the seed that replays it (-model.seed).
+
+var (
+	modelCases = flag.Int("model.n", 2000, "generated runbooks the model check runs")
+	modelSeed  = flag.Uint64("model.seed", 0, "run only this seed (a failure prints it)")
+)
+
+func TestModelCheck(t *testing.T) {
+	cat := modelCatalogue(t)
+	if *modelSeed != 0 {
+		require.NoError(t, modelCase(t, cat, *modelSeed, true, &modelRun{}))
+		return
+	}
+	n := *modelCases
+	if s := os.Getenv("MODEL_CASES"); s != "" {
+		var err error
+		n, err = strconv.Atoi(s)
+		require.NoError(t, err)
+	}
+	var total modelRun
+	for seed := uint64(1); seed <= uint64(n); seed++ {
+		if err := modelCase(t, cat, seed, false, &total); err != nil {
+			t.Fatalf("seed %d: %v\nreplay: go test ./runtime -run TestModelCheck -model.seed %d -v", seed, err, seed)
+		}
+	}
+	t.Logf("%d generated runbooks, %d inputs, %d offered next_actions taken: the machine agreed with the reference interpreter", n, total.inputs, total.offered)
+}
+
+func modelCatalogue(t *testing.T) *registry.Catalogue {
+	t.Helper()
+	defs, diags := verbs.Parse("model.yaml", []byte(refmodel.Catalogue))
+	require.Empty(t, diags)
+	cat, diags := registry.New(defs, machineHandlers(t).Specs())
+	require.Empty(t, diags)
+	return cat
+}
+
+// modelRun is one case: the machine's fixture, the interpreter, and the
+// calls out.
+type modelRun struct {
+	f    *fixture
+	in   *refmodel.Interp
+	rb   *refmodel.Runbook
+	r    *rand.Rand
+	out  map[string]*machine.PendingCall
+	keys map[string]string // the idempotency key of each step's first call
+	log  []string
+	err  error // a broken invariant seen as calls were taken
+	// offered counts the next_actions taken on a copy, inputs the inputs
+	// given: what the run tried, for its log.
+	offered, inputs int
+}
+
+func modelCase(t *testing.T, cat *registry.Catalogue, seed uint64, verbose bool, total *modelRun) (err error) {
+	r := rand.New(rand.NewPCG(seed, 0x5eed))
+	rb := refmodel.Generate(r)
+	src := rb.Source()
+	var mr *modelRun
+	defer func() {
+		total.inputs += len(mr.log)
+		total.offered += mr.offered
+		if err != nil {
+			err = fmt.Errorf("%w\nrunbook (draft_only=%v):\n%s\ninputs:\n  %s", err, rb.Draft, src, strings.Join(mr.log, "\n  "))
+		}
+	}()
+	mr = &modelRun{rb: rb, r: r, out: map[string]*machine.PendingCall{}, keys: map[string]string{}}
+	mr.f = newFixtureIn(t, cat, src, nil)
+	if rb.Draft {
+		mr.f.rb.Mode = rbtype.ModeDraftOnly
+	}
+	mr.in = refmodel.New(rb)
+	mr.in.Settle()
+	if err := mr.quiesce(); err != nil {
+		return err
+	}
+	if err := mr.compare("start"); err != nil {
+		return err
+	}
+	for range 40 {
+		in, ok := mr.choose()
+		if !ok {
+			return nil
+		}
+		mr.log = append(mr.log, in.String())
+		if verbose {
+			t.Log(in.String())
+		}
+		if err := mr.apply(in); err != nil {
+			return err
+		}
+		if err := mr.compare(in.String()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// choose picks the next input among those that can happen now; a few of
+// them are commands the interpreter refuses, which the machine must
+// refuse too.
+func (m *modelRun) choose() (refmodel.Input, bool) {
+	var opts []refmodel.Input
+	for _, k := range slices.Sorted(maps.Keys(m.out)) {
+		s := m.in.Steps[k]
+		if s.Verb.Durable() {
+			opts = append(opts, refmodel.Input{Kind: refmodel.CallParked, Key: k})
+		} else {
+			opts = append(opts, refmodel.Input{Kind: refmodel.CallReturned, Key: k, OK: true, Value: refmodel.Value(m.r, s.Def())},
+				refmodel.Input{Kind: refmodel.CallReturned, Key: k, OK: m.r.IntN(3) > 0, Value: refmodel.Value(m.r, s.Def())})
+		}
+	}
+	parked := false
+	for _, k := range m.in.Order {
+		s := m.in.Steps[k]
+		switch s.Status {
+		case refmodel.Parked:
+			parked = true
+			opts = append(opts, refmodel.Input{Kind: refmodel.Notified, Key: k, OK: m.r.IntN(3) > 0, Value: refmodel.Value(m.r, s.Def())})
+		case refmodel.Waiting:
+			opts = append(opts, refmodel.Input{Kind: refmodel.Decided, Key: k, Approve: m.r.IntN(3) > 0})
+		case refmodel.Escalated:
+			action := []string{"complete", "retry", "fail"}[m.r.IntN(3)]
+			opts = append(opts, refmodel.Input{Kind: refmodel.Resolved, Key: k, Action: action, Value: refmodel.Value(m.r, s.Def())})
+		}
+	}
+	if parked && len(m.out) == 0 {
+		opts = append(opts, refmodel.Input{Kind: refmodel.TimePasses})
+	}
+	if len(m.out) > 0 && m.r.IntN(4) == 0 {
+		opts = append(opts, refmodel.Input{Kind: refmodel.Crashed})
+	}
+	switch m.in.Status {
+	case "failed", "partial", "escalated":
+		opts = append(opts, refmodel.Input{Kind: refmodel.Retried})
+		if m.in.Draft {
+			opts = append(opts, refmodel.Input{Kind: refmodel.Executed})
+		}
+	}
+	if len(opts) == 0 {
+		return refmodel.Input{}, false
+	}
+	if m.r.IntN(12) == 0 { // a command that may well be refused
+		k := m.in.Order[m.r.IntN(len(m.in.Order))]
+		return []refmodel.Input{
+			{Kind: refmodel.Resolved, Key: k, Action: "complete", Value: map[string]any{"v": 1.0}},
+			{Kind: refmodel.Decided, Key: k, Approve: true},
+			{Kind: refmodel.Retried},
+			{Kind: refmodel.Executed},
+		}[m.r.IntN(4)], true
+	}
+	return opts[m.r.IntN(len(opts))], true
+}
+
+// apply gives the machine and the interpreter the same input.
+func (m *modelRun) apply(in refmodel.Input) error {
+	f := m.f
+	var accepted bool
+	var err error
+	switch in.Kind {
+	case refmodel.CallReturned, refmodel.CallParked:
+		c := m.out[in.Key]
+		delete(m.out, in.Key)
+		var o *machine.Outcome
+		switch {
+		case in.Kind == refmodel.CallParked:
+			o = parked(c, "")
+		case in.OK:
+			o = succeed(c, in.Value)
+		default:
+			o = failWith(c, rbtype.CodeInvalidInput)
+		}
+		m.take(f.advance(o))
+		accepted = true
+	case refmodel.Notified:
+		if in.OK {
+			b, _ := json.Marshal(in.Value)
+			f.notify(in.Key, rbtype.OutcomeCompleted, string(b), "")
+		} else {
+			f.notify(in.Key, rbtype.OutcomeFailed, `{}`, rbtype.CodeInvalidInput)
+		}
+		m.take(f.advance())
+		accepted = true
+	case refmodel.TimePasses:
+		f.now = f.now.Add(2 * time.Hour)
+		accepted = true
+	case refmodel.Crashed:
+		m.out = map[string]*machine.PendingCall{}
+		f.now = f.now.Add(f.m.LeaseTTL + time.Second)
+		accepted = true
+	case refmodel.Decided:
+		err = m.command(&machine.DecideGate{Step: in.Key, Approve: in.Approve, By: "ops"})
+	case refmodel.Resolved:
+		b, _ := json.Marshal(in.Value)
+		err = m.command(&machine.ResolveStep{Step: in.Key, R: machine.Resolution{Action: in.Action, Result: b, By: "ops"}})
+	case refmodel.Retried:
+		err = m.command(&machine.RetryRunbook{O: machine.RetryOptions{By: "ops"}})
+	case refmodel.Executed:
+		err = m.command(&machine.RetryRunbook{O: machine.RetryOptions{By: "ops", Execute: true}})
+	}
+	switch in.Kind {
+	case refmodel.Decided, refmodel.Resolved, refmodel.Retried, refmodel.Executed:
+		accepted = err == nil
+		if err != nil && !isConflict(err) {
+			return fmt.Errorf("%s: the machine answered %v", in, err)
+		}
+	}
+	if want := m.in.Apply(in); want != accepted {
+		return fmt.Errorf("%s: the interpreter accepts it: %v, the machine: %v (%v)", in, want, accepted, err)
+	}
+	return m.quiesce()
+}
+
+func isConflict(err error) bool {
+	return strings.Contains(err.Error(), rbtype.ErrConflict.Error()) || strings.Contains(err.Error(), rbtype.ErrNotFound.Error())
+}
+
+func (m *modelRun) command(c machine.Command) error {
+	_, calls, err := m.f.command(c)
+	m.take(struct{}{}, calls)
+	return err
+}
+
+// take records the calls an advance leased, and checks that a step called
+// again with the same arguments (after a crash, a decision, a retry)
+// keeps its idempotency key: an effect happens at most once per key.
+func (m *modelRun) take(_ any, calls []*machine.PendingCall) {
+	for _, c := range calls {
+		k := c.Call.StepKey
+		m.out[k] = c
+		same := k + " " + c.ArgsHash // the same effect asked for again
+		if first, ok := m.keys[same]; ok && first != c.Call.IdempotencyKey && m.err == nil {
+			m.err = fmt.Errorf("step %s called with the same arguments under idempotency key %q after %q: its effect may happen twice", k, c.Call.IdempotencyKey, first)
+		}
+		m.keys[same] = c.Call.IdempotencyKey
+	}
+}
+
+// quiesce advances the machine until a round changes nothing.
+func (m *modelRun) quiesce() error {
+	for range 30 {
+		w, calls := m.f.advance()
+		m.take(w, calls)
+		if len(w.Events) == 0 && len(calls) == 0 && len(w.Steps) == 0 && len(w.NewSteps) == 0 {
+			return nil
+		}
+	}
+	return fmt.Errorf("the machine did not come to rest in 30 rounds: %v", m.f)
+}
+
+// compare requires the machine to agree with the interpreter, and the
+// invariants to hold.
+func (m *modelRun) compare(after string) error {
+	f, in := m.f, m.in
+	if m.err != nil {
+		return fmt.Errorf("after %s: %w", after, m.err)
+	}
+	got, want := map[string]string{}, map[string]string{}
+	for _, s := range f.steps {
+		got[s.Key] = modelStatus(s.Status, s.ErrorCode)
+		if s.Status == rbtype.StepRunning && m.out[s.Key] == nil {
+			return fmt.Errorf("after %s: step %s is running with no call out: a lost call", after, s.Key)
+		}
+	}
+	for _, k := range in.Order {
+		s := in.Steps[k]
+		want[k] = s.Status
+		if s.Status == refmodel.Skipped && s.Reason != "" {
+			want[k] += " " + s.Reason
+		}
+	}
+	if !maps.Equal(got, want) {
+		return fmt.Errorf("after %s: statuses differ\n machine:     %v\n interpreter: %v", after, got, want)
+	}
+	if string(f.rb.Status) != in.Status {
+		return fmt.Errorf("after %s: the machine's runbook is %s, the interpreter's %s (%v)", after, f.rb.Status, in.Status, got)
+	}
+	for _, k := range in.Order {
+		s := in.Steps[k]
+		if s.Status != refmodel.Complete {
+			continue
+		}
+		wantJSON, _ := json.Marshal(s.Value)
+		var a, b any
+		_ = json.Unmarshal(f.step(k).Result, &a)
+		_ = json.Unmarshal(wantJSON, &b)
+		if fmt.Sprint(a) != fmt.Sprint(b) {
+			return fmt.Errorf("after %s: step %s's result is %s, the interpreter's %s", after, k, f.step(k).Result, wantJSON)
+		}
+	}
+	if err := m.invariants(after); err != nil {
+		return err
+	}
+	return m.offeredIsAccepted(after)
+}
+
+// offeredIsAccepted takes every command the runbook's view offers in
+// next_actions, as offered, on a copy of the state: each must be
+// accepted (docs/design/semantics.md, "Offered means accepted").
+func (m *modelRun) offeredIsAccepted(after string) error {
+	f := m.f
+	var invs []driver.Invocation
+	for _, inv := range f.invs {
+		invs = append(invs, inv)
+	}
+	v := buildView(f.rb, f.steps, invs, driver.StepPage{Limit: len(f.steps) + 1}, f.plan)
+	for _, a := range v.NextActions {
+		var c machine.Command
+		switch a.Kind {
+		case apitype.ActionApprove:
+			c = &machine.DecideGate{Step: a.Step, Approve: true, By: "ops"}
+		case apitype.ActionResolve:
+			c = &machine.ResolveStep{Step: a.Step, R: machine.Resolution{Action: machine.ResolveComplete, By: "ops"}}
+		case apitype.ActionRetry:
+			c = &machine.RetryRunbook{O: machine.RetryOptions{Steps: []string{a.Step}, Execute: a.Args.Execute, By: "ops"}}
+		default:
+			continue
+		}
+		m.offered++
+		if err := f.accepts(c); err != nil {
+			return fmt.Errorf("after %s: next_actions offers %q, which is refused: %v", after, a.Command, err)
+		}
+	}
+	return nil
+}
+
+// invariants are the rules that hold whatever the interpreter says
+// (docs/design/semantics.md, "The forms compose").
+func (m *modelRun) invariants(after string) error {
+	f := m.f
+	if f.rb.Status == rbtype.RunbookComplete {
+		for _, s := range f.steps {
+			if s.Status != rbtype.StepComplete && !(s.Status == rbtype.StepSkipped && s.ErrorCode.SkipsQuietly()) {
+				return fmt.Errorf("after %s: complete, with %s %s (%s): completion fabricated", after, s.Key, s.Status, s.ErrorCode)
+			}
+		}
+	}
+	if f.rb.Status == rbtype.RunbookExecuting && len(m.out) == 0 {
+		waiting := false
+		for _, s := range f.steps {
+			switch s.Status {
+			case rbtype.StepParked, rbtype.StepWaitingApproval, rbtype.StepEscalated:
+				waiting = true
+			}
+		}
+		if !waiting {
+			return fmt.Errorf("after %s: executing, with no call out and nothing waiting: stuck (%v)", after, f)
+		}
+	}
+	for _, s := range f.steps {
+		if !machineTemplate(f, s.Key) || s.Status != rbtype.StepComplete {
+			continue
+		}
+		for i := 0; ; i++ {
+			k := machine.InstanceKey(s.Key, i)
+			if !slices.ContainsFunc(f.steps, func(o *rbtype.Step) bool { return o.Key == k }) {
+				break
+			}
+			if st := f.step(k).Status; !st.Done() || st == rbtype.StepEscalated {
+				return fmt.Errorf("after %s: list %s complete while %s is %s: not whole", after, s.Key, k, st)
+			}
+		}
+	}
+	return nil
+}
+
+func machineTemplate(f *fixture, key string) bool { return f.plan.IsTemplate(key) }
+
+// modelStatus is a machine status as the model names it.
+func modelStatus(st rbtype.StepStatus, code rbtype.ErrorCode) string {
+	switch st {
+	case rbtype.StepReady, rbtype.StepRunning:
+		return refmodel.Running
+	case rbtype.StepSkipped:
+		switch code {
+		case rbtype.CodeConditionFalse, rbtype.CodeUpstreamSkipped, rbtype.CodeDraftOnly:
+			return "skipped " + string(code)
+		}
+	}
+	return string(st)
+}
