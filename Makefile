@@ -10,7 +10,7 @@ BENCHTIME ?= 5x
 SOAK_DURATION ?= 10m
 SOAK_SEED ?= 0
 
-.PHONY: help build rbc-rbd test fmt lint bench bench-go bench-console check-model soak soak-failover cluster cluster-stop demo examples clean postgres chromium
+.PHONY: help build rbc-rbd test fmt lint bench bench-go bench-console check-model soak soak-failover cluster cluster-stop demo examples clean postgres chromium promtool npx
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-9s %s\n", $$1, $$2}'
@@ -27,7 +27,7 @@ build: ## build rbc, rbd and the bench's tools into bin/
 rbc-rbd:
 	$(GO) build -o $(BIN)/ ./cmd/rbc ./cmd/rbd
 
-test: postgres chromium ## run every test, with the race detector
+test: postgres chromium promtool npx ## run every test, with the race detector
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l .)" || { echo "gofmt would change:"; gofmt -l .; exit 1; }
 	$(GO) test -race -count=1 ./...
@@ -94,6 +94,12 @@ postgres: ## make sure PostgreSQL's binaries are installed (the tests start thei
 
 chromium: ## make sure a headless Chromium is installed for the console's browser tests
 	@.ci/ensure-chromium
+
+promtool: ## make sure promtool is installed for the metrics test (promtool check metrics)
+	@.ci/ensure-promtool
+
+npx: ## make sure npx is installed for the MCP inspector's test
+	@.ci/ensure-npx
 
 bench-console: postgres chromium ## the console's render time for a 1,000-step runbook in headless Chromium
 	$(GO) test -run '^$$' -bench BenchmarkConsoleRender -benchtime 5x ./cmd/rbd

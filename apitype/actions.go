@@ -22,7 +22,28 @@ type ActionArgs struct {
 // its arguments and the `rbd` command that takes it (SEMANTICS §5: every
 // next action names the command that does it).
 func NewAction(kind, step string, args ActionArgs) ActionView {
-	return ActionView{Kind: kind, Step: step, Args: args, Command: commandLine(kind, step, args)}
+	return ActionView{Kind: kind, Step: step, Args: args, Command: commandLine(kind, step, args), Does: actionDoes(kind, step, args)}
+}
+
+// actionDoes says what taking an action will do, for a person reading
+// the list before they act (docs/reference/http-api.md, next_actions).
+func actionDoes(kind, step string, a ActionArgs) string {
+	switch kind {
+	case ActionApprove:
+		return "approve step " + step + ": it runs"
+	case ActionNotify:
+		return "deliver the result step " + step + " waits for (correlation key " + a.CorrelationKey + "): it completes with it"
+	case ActionResolve:
+		return "complete escalated step " + step + " with a result you give: the steps after it run"
+	case ActionClose:
+		return "close the held-open runbook: it finishes, and takes no more extensions"
+	case ActionRetry:
+		if a.Execute {
+			return "run step " + step + ", which the draft held back, for real, with what depends on it"
+		}
+		return "run step " + step + " again (same idempotency key), with the steps its failure held back"
+	}
+	return ""
 }
 
 // commandLine is the `rbd` command that takes an action, as a person types

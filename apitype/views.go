@@ -140,6 +140,8 @@ type ActionView struct {
 	// console's buttons); Command is the same as an `rbd` command line.
 	Args    ActionArgs `json:"args"`
 	Command string     `json:"command"`
+	// Does says in words what taking it will do.
+	Does string `json:"does"`
 	// Message says what to do first, when the command alone would not
 	// do: a step stopped by a budget needs it raised before a retry.
 	Message string `json:"message,omitempty"`
@@ -161,16 +163,19 @@ type StepView struct {
 	Attempt int               `json:"attempt"`
 	// AttemptID and SpanID name its latest attempt in the job ledger and
 	// in the trace; absent before its first attempt.
-	AttemptID      *uuid.UUID      `json:"attempt_id,omitempty"`
-	SpanID         string          `json:"span_id,omitempty"`
-	Gate           rbtype.Gate     `json:"gate"`
-	Result         json.RawMessage `json:"result,omitempty"`
-	Error          *ErrorView      `json:"error,omitempty"`
-	Simulated      bool            `json:"simulated,omitempty"`
-	CorrelationKey string          `json:"correlation_key,omitempty"`
-	NextAttemptAt  *time.Time      `json:"next_attempt_at,omitempty"`
-	GateDecision   *GateDecision   `json:"gate_decision,omitempty"`
-	Compensation   *Compensation   `json:"compensation,omitempty"`
+	AttemptID *uuid.UUID      `json:"attempt_id,omitempty"`
+	SpanID    string          `json:"span_id,omitempty"`
+	Gate      rbtype.Gate     `json:"gate"`
+	Result    json.RawMessage `json:"result,omitempty"`
+	Error     *ErrorView      `json:"error,omitempty"`
+	Simulated bool            `json:"simulated,omitempty"`
+	// DryRun marks a dry run's result: its handler's rehearsal, or a
+	// placeholder shaped by the verb's output_schema; nothing happened.
+	DryRun         bool          `json:"dry_run,omitempty"`
+	CorrelationKey string        `json:"correlation_key,omitempty"`
+	NextAttemptAt  *time.Time    `json:"next_attempt_at,omitempty"`
+	GateDecision   *GateDecision `json:"gate_decision,omitempty"`
+	Compensation   *Compensation `json:"compensation,omitempty"`
 	// Escalation is the state of the page an escalating wait sent.
 	Escalation *Compensation `json:"escalation,omitempty"`
 	StartedAt  *time.Time    `json:"started_at,omitempty"`

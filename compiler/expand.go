@@ -42,6 +42,14 @@ import (
 // it never reads an element's content as a marker. (It does need $input
 // with a path, and $ref keys holding "[i]", which SplitRef resolves.)
 func (p *Plan) Expand(key string, n int) (*Plan, error) {
+	return p.ExpandWithin(key, n, 0)
+}
+
+// ExpandWithin is Expand bounded: an expansion whose plan would pass
+// maxBytes of JSON, as estimated before its instances are made
+// (plan_size.go), is refused with an error that matches ErrPlanTooLarge.
+// maxBytes <= 0 bounds nothing.
+func (p *Plan) ExpandWithin(key string, n, maxBytes int) (*Plan, error) {
 	l := p.loop(key)
 	switch {
 	case l == nil:
@@ -55,7 +63,11 @@ func (p *Plan) Expand(key string, n int) (*Plan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("loop %q: %w", key, err)
 	}
-	out, err := p.expand(l, elems, false, nil)
+	var size *planBytes
+	if maxBytes > 0 {
+		size = &planBytes{est: p.encodedBytes(), limit: maxBytes}
+	}
+	out, err := p.expand(l, elems, false, size)
 	if err != nil {
 		return nil, err
 	}

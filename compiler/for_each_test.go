@@ -139,6 +139,22 @@ func TestExpandMakesInstances(t *testing.T) {
 	require.Equal(t, keysOf(plan.Steps), keysOf(empty.Steps), "an empty list adds nothing")
 }
 
+// A run-time expansion is bounded by the plan's bytes before its
+// instances are made: refused with ErrPlanTooLarge past the bound, made
+// within it, and unbounded when no bound is given.
+func TestExpandWithinRefusesBeforeItMakes(t *testing.T) {
+	plan := compileLoops(t, runtimeLoops)
+	size := len(plan.JSON())
+	_, err := plan.ExpandWithin("host", 1000, size+1000)
+	require.ErrorIs(t, err, ErrPlanTooLarge)
+	require.ErrorContains(t, err, "(for-each ... :as @host) makes a plan of more than")
+	grown, err := plan.ExpandWithin("host", 2, size+10_000)
+	require.NoError(t, err)
+	require.Len(t, grown.Steps, len(plan.Steps)+4)
+	_, err = plan.ExpandWithin("host", 1000, 0)
+	require.NoError(t, err)
+}
+
 // A list written out is expanded by the compiler: instances in place of
 // the templates, a step outside reading the instances, nested lists
 // written out expanded too, and a loop known at run time inside one

@@ -2,6 +2,7 @@ package compiler
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -110,6 +111,26 @@ type planBytes struct {
 type tooManyBytes struct {
 	loop         string
 	bytes, limit int
+}
+
+// ErrPlanTooLarge is what a bounded expansion's refusal matches
+// (errors.Is): the plan would pass its bytes.
+var ErrPlanTooLarge = errors.New("the plan would be too large")
+
+func (e *tooManyBytes) Is(target error) bool { return target == ErrPlanTooLarge }
+
+// encodedBytes is the JSON of the plan's steps as sealed, the bulk of its
+// size; 0 when it is not sealed, so that the estimate starts low and
+// never refuses a plan that would fit.
+func (p *Plan) encodedBytes() int {
+	if p.sealed == nil || len(p.sealed.steps) != len(p.Steps) {
+		return 0
+	}
+	n := 0
+	for _, s := range p.sealed.steps {
+		n += len(s) + 1
+	}
+	return n
 }
 
 func (e *tooManyBytes) Error() string {

@@ -134,8 +134,8 @@ func (t *transition) overBudget(s *rbtype.Step) bool {
 	t.m.Observe.BudgetExceeded(reach.Scope)
 	t.event(rbtype.EventBudgetExceeded, s, BudgetExceededData{
 		Budget: reach.Scope, Measure: reach.Measure, Limit: json.Number(reach.Limit), Spent: json.Number(reach.Spent), Rule: reach.Rule})
-	t.failStep(s, handler.Errorf(rbtype.CodeBudgetExceeded, "the %s budget is spent (%s %s of %s; %s): the step did not start; raise the budget (rbd budget set), then retry",
-		reach.Scope, reach.Measure, reach.Spent, reach.Limit, reach.Rule))
+	t.failStep(s, handler.Errorf(rbtype.CodeBudgetExceeded, "the %s budget is spent (%s %s of %s; %s): the step did not start; %s",
+		reach.Scope, reach.Measure, reach.Spent, reach.Limit, reach.Rule, t.budgetAdvice(s, reach.Scope)))
 	return true
 }
 

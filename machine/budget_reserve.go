@@ -92,8 +92,8 @@ func (t *transition) heldByBudget(s *rbtype.Step) bool {
 		t.event(rbtype.EventBudgetExceeded, s, BudgetExceededData{
 			Budget: reach.Scope, Measure: reach.Measure, Limit: json.Number(reach.Limit), Spent: json.Number(reach.Spent), Rule: reach.Rule})
 		s.ErrorCode = rbtype.CodeBudgetExceeded
-		s.ErrorMessage = fmt.Sprintf("starting it would reserve %s and pass the %s budget (%s %s of %s with what runs now; %s): it waits, and starts by itself once the budget is raised (rbd budget set) or what runs now has spent less than it reserved",
-			rbtype.FormatMoney(cost), reach.Scope, reach.Measure, reach.Spent, reach.Limit, reach.Rule)
+		s.ErrorMessage = fmt.Sprintf("starting it would reserve %s and pass the %s budget (%s %s of %s with what runs now; %s): it waits, and starts by itself once the budget is raised (rbd budget set --tenant %s --%s AMOUNT) or what runs now has spent less than it reserved",
+			rbtype.FormatMoney(cost), reach.Scope, reach.Measure, reach.Spent, reach.Limit, reach.Rule, t.Rb.Tenant, reach.Scope)
 		if cost <= 0 {
 			s.ErrorMessage = fmt.Sprintf("its verb declares no cost, and another step of the runbook whose verb declares none is running under the %s budget (%s %s of %s; %s): it starts once that one has ended, so that the budget is passed by one attempt at most; declare cost: {usd: N} in the verb file to run such steps side by side",
 				reach.Scope, reach.Measure, reach.Spent, reach.Limit, reach.Rule)

@@ -2,6 +2,7 @@ package machine
 
 import (
 	"encoding/json"
+	"errors"
 	"strconv"
 	"strings"
 
@@ -233,6 +234,9 @@ func (t *transition) expandLoops() (later bool) {
 	if !t.Rb.Status.Running() || len(t.plan.loops) == 0 || len(t.newSteps) > 0 || t.Runbook != nil && t.Runbook.Plan != nil {
 		return false // an extension in this round grows the plan: the next round expands
 	}
+	if t.m.DeferExpansion {
+		return t.deferExpansion()
+	}
 	for range 4 * (lang.MaxForEachDepth + 1) {
 		p := t.latest()
 		b := t.listBinder(p)
@@ -270,9 +274,20 @@ func (t *transition) expandLoops() (later bool) {
 				progressed = true
 				continue
 			}
-			grown, xerr := p.Plan.Expand(l.Key, len(list))
+			// Bounded before the instances are made: the steps it would
+			// add, then the plan's bytes as estimated while expanding.
+			if err := t.admitExpansion(l, len(p.Plan.Steps)+len(list)*len(p.inside[l.Key])); err != nil {
+				t.failLoop(p, l, err)
+				progressed = true
+				continue
+			}
+			grown, xerr := p.Plan.ExpandWithin(l.Key, len(list), t.m.Limits.MaxPlanBytes)
 			if xerr != nil {
-				t.failLoop(p, l, handler.Errorf(rbtype.CodeInternal, "expanding the for-each: %v", xerr))
+				code := rbtype.CodeInternal
+				if errors.Is(xerr, compiler.ErrPlanTooLarge) {
+					code = rbtype.CodeFanoutTooLarge // --max-plan-bytes, estimated before the instances are made
+				}
+				t.failLoop(p, l, handler.Errorf(code, "expanding the for-each: %v", xerr))
 				progressed = true
 				continue
 			}

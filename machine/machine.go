@@ -43,6 +43,10 @@ type Machine struct {
 	// Policy is the policy in force, whose budgets an attempt is checked
 	// against before it starts (budget.go); never nil.
 	Policy func() *policy.Policy
+	// DeferExpansion leaves every run-time list unexpanded for the next
+	// round: set for a notification's resume in its own transaction
+	// (expand_deferred.go).
+	DeferExpansion bool
 }
 
 // fanout is the bound on a list's elements.

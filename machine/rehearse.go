@@ -51,6 +51,12 @@ type StepDryRunData struct {
 	Level      rbtype.Level `json:"level"`
 	ArgsHash   string       `json:"args_hash"`
 	ResultHash string       `json:"result_hash,omitempty"`
+	// Placeholder says, in a dry-run runbook, that the result is built
+	// from the verb's output_schema rather than returned by the handler
+	// (dryrun_result.go); Reason says why the step was simulated when not
+	// for its side effects.
+	Placeholder bool   `json:"placeholder,omitempty"`
+	Reason      string `json:"reason,omitempty"`
 }
 
 // StepVerifyFailedData is the data of STEP_VERIFY_FAILED.

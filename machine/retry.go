@@ -111,7 +111,7 @@ func (c *RetryRunbook) apply(t *transition) error {
 	}
 	for _, s := range steps {
 		if Undone(s) {
-			return fmt.Errorf("%w: runbook %s compensated its completed steps (%s's among them); submit it again instead", rbtype.ErrConflict, rb.ID, s.Key)
+			return fmt.Errorf("%w: runbook %s compensated its completed steps (%s's among them), so it cannot be retried; start it again as a new generation: rbd regenerate %s", rbtype.ErrConflict, rb.ID, s.Key, rb.ID)
 		}
 		if err := escalationRunning(s); err != nil {
 			return err

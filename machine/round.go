@@ -55,6 +55,8 @@ type Inputs struct {
 	Commands map[uuid.UUID]Command
 	// Hold: see round.hold.
 	Hold bool
+	// DeferExpansion: see Machine.DeferExpansion.
+	DeferExpansion bool
 }
 
 // NewRound builds each runbook's transition from what was loaded (plans

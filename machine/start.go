@@ -147,7 +147,7 @@ func (t *transition) prepareWhere(want func(*rbtype.Step) bool) []*prepared {
 		resolved, err := sb.Resolve(map[string]any(ps.Args))
 		if err != nil {
 			if t.Rb.Mode == rbtype.ModeDryRun && t.dependsOnSimulated(s) {
-				t.complete(s, json.RawMessage(`{}`), true, StepSucceededData{Reason: simulatedInputs})
+				t.completeDryRun(s, nil, simulatedInputs)
 				continue
 			}
 			t.failStep(s, handler.Classify(err))
@@ -157,7 +157,7 @@ func (t *transition) prepareWhere(want func(*rbtype.Step) bool) []*prepared {
 		if info, ok := t.plan.Plan.Verbs[s.Verb]; ok && info.InputSchema != nil {
 			if err := info.InputSchema.Validate(args); err != nil {
 				if t.Rb.Mode == rbtype.ModeDryRun && t.dependsOnSimulated(s) {
-					t.complete(s, json.RawMessage(`{}`), true, StepSucceededData{Reason: simulatedInputs})
+					t.completeDryRun(s, nil, simulatedInputs)
 					continue
 				}
 				t.failStep(s, handler.Errorf(rbtype.CodeSchemaValidationFailed, "arguments do not match %s's input_schema: %v", s.Verb, err))
@@ -243,7 +243,7 @@ func (t *transition) start(steps []*prepared, receipts map[rbtype.ReceiptKey]rbt
 		dryRun := t.Rb.Mode == rbtype.ModeDryRun && (p.exec.SideEffects != rbtype.SideEffectsNone || p.exec.Kind == rbtype.KindDurable)
 		if dryRun {
 			if _, can := impl.(handler.DryRunner); !can {
-				t.complete(s, json.RawMessage(`{}`), true, StepSucceededData{})
+				t.completeDryRun(s, nil, "")
 				continue
 			}
 		}

@@ -65,6 +65,9 @@ type transition struct {
 	// Grown is the plan as this round's expansions grew it, written with
 	// their steps (loops.go); nil when nothing was expanded.
 	Grown *PlanInfo
+	// ExpansionDeferred: a list was ready to expand and the round left it
+	// for the next (Machine.DeferExpansion, expand_deferred.go).
+	ExpansionDeferred bool
 	// condDue are the pending steps whose predecessors have all ended and
 	// whose conditions are to be decided, once their data is in hand
 	// (conditions.go).
@@ -350,6 +353,12 @@ func (t *transition) applyOutcome(o *Outcome) {
 	}
 	if o.Result.IsParked() {
 		t.park(s, o)
+		return
+	}
+	if o.DryRun {
+		// A rehearsal's answer describes the request, not the provider's
+		// reply: the output_schema is not held against it (dryrun_result.go).
+		t.completeDryRun(s, o.Value, "")
 		return
 	}
 	if err := t.checkOutput(s, o.Value); err != nil {

@@ -130,6 +130,7 @@ func (e *Engine) advanceIn(ctx context.Context, tx driver.Tx, ids []uuid.UUID, i
 	}
 	m := e.machine
 	m.Keys = keys
+	m.DeferExpansion = in.DeferExpansion
 	r, dropped, err := machine.NewRound(&m, now, loaded, plans, in)
 	for range dropped {
 		e.metrics.outcomeDropped()

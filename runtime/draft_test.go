@@ -54,8 +54,14 @@ func TestDraftOnlyDraftsThenRunsForReal(t *testing.T) {
 	require.Equal(t, rbtype.StepSkipped, step(v, "after").Status)
 	require.Zero(t, svc.requests, "nothing was sent")
 	require.Empty(t, v.Failures, "a draft's skips are not failures")
-	require.Equal(t, []apitype.ActionView{{Kind: apitype.ActionRetry, Step: "send",
-		Args: apitype.ActionArgs{RunbookID: sub.ID, Execute: true}, Command: "rbd retry " + sub.ID.String() + " --execute --step send"}}, v.NextActions)
+	// after reads the draft's send, so it is a draft too (docs/design/semantics.md
+	// section 15, "A draft taints what reads it"): each is offered.
+	require.Equal(t, []apitype.ActionView{
+		apitype.NewAction(apitype.ActionRetry, "send", apitype.ActionArgs{RunbookID: sub.ID, Execute: true}),
+		apitype.NewAction(apitype.ActionRetry, "after", apitype.ActionArgs{RunbookID: sub.ID, Execute: true}),
+	}, v.NextActions)
+	require.Equal(t, "rbd retry "+sub.ID.String()+" --execute --step send", v.NextActions[0].Command)
+	require.Equal(t, "run step send, which the draft held back, for real, with what depends on it", v.NextActions[0].Does)
 	draft := v.Outcomes["d"]
 
 	// A retry that is not --execute cannot make a draft send; --execute on

@@ -135,6 +135,11 @@ func (e *Engine) Notify(ctx context.Context, n Notification) (rbtype.InboxResult
 			// NOTIFY round trip.
 			e.committed(ctx, arrived.resumed)
 			e.metrics.resumedInPlace()
+			for _, t := range arrived.resumed.settled.States {
+				if t.ExpansionDeferred {
+					e.wakeUp(t.Rb.ID) // an advancer expands its lists now
+				}
+			}
 			for _, pc := range arrived.resumed.calls {
 				go e.startCall(*calls, pc)
 			}
@@ -228,7 +233,11 @@ func (e *Engine) arrive(ctx context.Context, tx driver.Tx, n driver.Notification
 		}
 	}
 	if resume && st.RunbookID == locked {
-		done, err := e.advanceIn(ctx, tx, []uuid.UUID{locked}, machine.Inputs{}, st.State)
+		// The lists the result holds are expanded by the advance that
+		// follows, not here: expansion takes time in the size of the
+		// lists, and the webhook's transaction holds the runbook's lock
+		// and a connection (docs/reliability.md, "Under attack").
+		done, err := e.advanceIn(ctx, tx, []uuid.UUID{locked}, machine.Inputs{DeferExpansion: true}, st.State)
 		if err == nil {
 			got.resumed = done
 			return got, nil

@@ -568,7 +568,8 @@ func TestFailureModesOnADiamond(t *testing.T) {
 				})
 				require.Equal(t, tc.end, statuses(v))
 				require.Equal(t, []apitype.FailureView{{Step: "b", Code: rbtype.CodePolicyDenied, Message: "no"}}, v.Failures)
-				require.Equal(t, []apitype.ActionView{{Kind: apitype.ActionRetry, Step: "b", Args: apitype.ActionArgs{RunbookID: id}, Command: "rbd retry " + id.String() + " --step b"}}, v.NextActions)
+				require.Equal(t, []apitype.ActionView{{Kind: apitype.ActionRetry, Step: "b", Args: apitype.ActionArgs{RunbookID: id}, Command: "rbd retry " + id.String() + " --step b",
+					Does: "run step b again (same idempotency key), with the steps its failure held back"}}, v.NextActions)
 				return
 			}
 			v := b.waitState(t, id, "parked")
@@ -576,13 +577,15 @@ func TestFailureModesOnADiamond(t *testing.T) {
 			require.Equal(t, []apitype.FailureView{{Step: "b", Code: rbtype.CodePolicyDenied, Message: "no"}}, v.Failures)
 			key := step(v, "c").CorrelationKey
 			require.Equal(t, []apitype.ActionView{{Kind: apitype.ActionNotify, Step: "c",
-				Args: apitype.ActionArgs{RunbookID: id, CorrelationKey: key}, Command: "rbd notify " + key + " --result '{...}'"}}, v.NextActions)
+				Args: apitype.ActionArgs{RunbookID: id, CorrelationKey: key}, Command: "rbd notify " + key + " --result '{...}'",
+				Does: "deliver the result step c waits for (correlation key " + key + "): it completes with it"}}, v.NextActions)
 			_, err := b.engine.Notify(b.ctx, runtime.Notification{CorrelationKey: key, Status: rbtype.OutcomeCompleted})
 			require.NoError(t, err)
 			v = b.waitStatus(t, id, tc.runbook)
 			require.Equal(t, tc.end, statuses(v))
 			require.NotNil(t, v.FinishedAt)
-			require.Equal(t, []apitype.ActionView{{Kind: apitype.ActionRetry, Step: "b", Args: apitype.ActionArgs{RunbookID: id}, Command: "rbd retry " + id.String() + " --step b"}}, v.NextActions)
+			require.Equal(t, []apitype.ActionView{{Kind: apitype.ActionRetry, Step: "b", Args: apitype.ActionArgs{RunbookID: id}, Command: "rbd retry " + id.String() + " --step b",
+				Does: "run step b again (same idempotency key), with the steps its failure held back"}}, v.NextActions)
 		})
 	}
 }

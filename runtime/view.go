@@ -120,7 +120,7 @@ func buildView(rb *driver.Runbook, steps []*driver.Step, invs []driver.Invocatio
 	for _, s := range steps {
 		shown := s.Position > page.After && s.Position <= page.After+page.Limit
 		sv := apitype.StepView{
-			Key: s.Key, Verb: s.Verb, Status: s.Status, Attempt: s.Attempt, Gate: s.Gate, Simulated: s.Simulated,
+			Key: s.Key, Verb: s.Verb, Status: s.Status, Attempt: s.Attempt, Gate: s.Gate, Simulated: s.Simulated, DryRun: s.Simulated,
 			NextAttemptAt: s.NextAttemptAt, StartedAt: s.StartedAt, FinishedAt: s.FinishedAt,
 		}
 		if s.Attempt > 0 {

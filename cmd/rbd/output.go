@@ -229,8 +229,8 @@ func stepDetail(s apitype.StepView) string {
 	if g := s.GateDecision; g != nil {
 		parts = append(parts, string(g.Decision)+" by "+g.By)
 	}
-	if s.Simulated {
-		parts = append(parts, "(simulated)")
+	if s.DryRun || s.Simulated {
+		parts = append(parts, "(dry run)")
 	}
 	if c := s.Compensation; c != nil {
 		parts = append(parts, "compensation "+string(c.Status))

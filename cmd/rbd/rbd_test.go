@@ -38,6 +38,8 @@ func TestMain(m *testing.M) {
 //	ready [TIMEOUT]    wait until the daemon at $RBD_SERVER is ready (30s)
 //	fake NAME FILE     start a fake HTTP service; $NAME is its URL
 //	fakelog NAME       print the requests a fake received
+//	database NAME FILE create a database of the script's own, run FILE's
+//	                   SQL in it (pg.crud's tables); $NAME is its URL
 func TestScripts(t *testing.T) {
 	examples, err := filepath.Abs("../../examples/runbooks")
 	if err != nil {
@@ -67,13 +69,24 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"status":  clitest.Status,
-			"grab":    clitest.Grab,
-			"ready":   cmdReady,
-			"fake":    clitest.Fake,
-			"fakelog": clitest.FakeLog,
+			"status":   clitest.Status,
+			"grab":     clitest.Grab,
+			"ready":    cmdReady,
+			"fake":     clitest.Fake,
+			"fakelog":  clitest.FakeLog,
+			"database": cmdDatabase,
 		},
 	})
+}
+
+func cmdDatabase(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: database NAME FILE")
+	}
+	dbURL, drop, err := pgtest.NewDatabase(ts.ReadFile(args[1]))
+	ts.Check(err)
+	ts.Defer(func() { _ = drop() })
+	ts.Setenv(args[0], dbURL)
 }
 
 func cmdReady(ts *testscript.TestScript, neg bool, args []string) {

@@ -2,6 +2,9 @@ package pgtest
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
 	"net/url"
 	"testing"
 
@@ -46,4 +49,34 @@ func CRUDAs(t testing.TB, url, schema string) *durable.CRUDPool {
 	}
 	t.Cleanup(pool.Close)
 	return pool
+}
+
+// NewDatabase creates a database of its own on the test server, runs
+// setup in it (the application's tables pg.crud works on), and returns
+// its URL and how to drop it, for harnesses that have no testing.TB (a
+// testscript command). Tables in a database of its own do not meet
+// another test's tables of the same name.
+func NewDatabase(setup string) (dbURL string, drop func() error, err error) {
+	if serverURL == "" {
+		return "", nil, fmt.Errorf("no server; call pgtest.Main or pgtest.Wrap from TestMain")
+	}
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	name := "d_" + hex.EncodeToString(b[:])
+	if err := execSQL(serverURL, "CREATE DATABASE "+name); err != nil {
+		return "", nil, err
+	}
+	drop = func() error { return execSQL(serverURL, "DROP DATABASE "+name+" WITH (FORCE)") }
+	u, err := url.Parse(serverURL)
+	if err != nil {
+		return "", nil, err
+	}
+	u.Path = "/" + name
+	if setup != "" {
+		if err := execSQL(u.String(), setup); err != nil {
+			_ = drop()
+			return "", nil, err
+		}
+	}
+	return u.String(), drop, nil
 }
