@@ -54,11 +54,11 @@ func TestDraftOnlyDraftsThenRunsForReal(t *testing.T) {
 	require.Equal(t, rbtype.StepSkipped, step(v, "after").Status)
 	require.Zero(t, svc.requests, "nothing was sent")
 	require.Empty(t, v.Failures, "a draft's skips are not failures")
-	// after reads the draft's send, so it is a draft too (docs/design/semantics.md
-	// section 15, "A draft taints what reads it"): each is offered.
+	// after only runs after the draft's send (:after), so it is skipped as
+	// after any step that did not complete, not a draft itself
+	// (docs/design/semantics.md section 15); running send for real runs it.
 	require.Equal(t, []apitype.ActionView{
 		apitype.NewAction(apitype.ActionRetry, "send", apitype.ActionArgs{RunbookID: sub.ID, Execute: true}),
-		apitype.NewAction(apitype.ActionRetry, "after", apitype.ActionArgs{RunbookID: sub.ID, Execute: true}),
 	}, v.NextActions)
 	require.Equal(t, "rbd retry "+sub.ID.String()+" --execute --step send", v.NextActions[0].Command)
 	require.Equal(t, "run step send, which the draft held back, for real, with what depends on it", v.NextActions[0].Does)
