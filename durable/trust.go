@@ -16,7 +16,8 @@ import (
 // it under the row's lock), so two decisions at once never lose one; the
 // same statement writes TRUST_EARNED when the count reaches the policy's
 // threshold, or TRUST_LOST when a reset takes away a count the policy was
-// counting towards.
+// counting towards, as a row of the event ledger of its own
+// (runbook_event_rows, events.go's layout).
 
 // approveTrustSQL adds an approval: $1 tenant, $2 verb, $3 runbook, $4
 // step, $5 worker, $6 the threshold (0: no rule), $7 the reason.
@@ -25,10 +26,10 @@ const approveTrustSQL = `
 		INSERT INTO verb_trust AS v (tenant, verb, approvals, updated_at) VALUES ($1, $2, 1, now())
 		ON CONFLICT (tenant, verb) DO UPDATE SET approvals = v.approvals + 1, updated_at = now()
 		RETURNING v.approvals)
-	INSERT INTO runbook_events (runbook_id, type, step_key, attempt, worker_id, data, at)
-	SELECT $3, 'TRUST_EARNED', $4, NULL, $5,
-		jsonb_build_object('verb', $2::text, 'approvals', up.approvals, 'after', $6::int, 'reason', $7::text), clock_timestamp()
-	FROM up WHERE $6::int > 0 AND up.approvals = $6::int`
+	INSERT INTO runbook_event_rows (runbook_id, first_id, last_id, n, at, events)
+	SELECT $3, x.id, x.id, 1, clock_timestamp(), jsonb_build_array(jsonb_build_array('TRUST_EARNED', $4::text, NULL, $5::text,
+		jsonb_build_object('verb', $2::text, 'approvals', up.approvals, 'after', $6::int, 'reason', $7::text)))
+	FROM up, LATERAL (SELECT nextval('runbook_event_ids') * 1024 AS id) x WHERE $6::int > 0 AND up.approvals = $6::int`
 
 // resetTrustSQL resets a count that is above zero; its parameters are
 // approveTrustSQL's.
@@ -39,11 +40,10 @@ const resetTrustSQL = `
 		UPDATE verb_trust v SET approvals = 0, resets = v.resets + 1, reset_at = now(), updated_at = now()
 		FROM old WHERE v.tenant = $1 AND v.verb = $2
 		RETURNING old.approvals AS lost)
-	INSERT INTO runbook_events (runbook_id, type, step_key, attempt, worker_id, data, at)
-	SELECT $3, 'TRUST_LOST', $4, NULL, $5,
-		jsonb_build_object('verb', $2::text, 'approvals_lost', up.lost, 'after', $6::int, 'earned', up.lost >= $6::int, 'reason', $7::text),
-		clock_timestamp()
-	FROM up WHERE $6::int > 0`
+	INSERT INTO runbook_event_rows (runbook_id, first_id, last_id, n, at, events)
+	SELECT $3, x.id, x.id, 1, clock_timestamp(), jsonb_build_array(jsonb_build_array('TRUST_LOST', $4::text, NULL, $5::text,
+		jsonb_build_object('verb', $2::text, 'approvals_lost', up.lost, 'after', $6::int, 'earned', up.lost >= $6::int, 'reason', $7::text)))
+	FROM up, LATERAL (SELECT nextval('runbook_event_ids') * 1024 AS id) x WHERE $6::int > 0`
 
 // queueTrust queues an advance's trust changes, in order.
 func queueTrust(b *pgx.Batch, changes []rbtype.TrustChange) {

@@ -349,6 +349,7 @@ func TestBudgetAdviceNamesACommandThatWorks(t *testing.T) {
 	verbs := e.file(t, "verbs/t.yaml", `
 - name: bill
   domain: t
+  policy_tags: [billing]
   execution:
     kind: sync
     handler: http.call
@@ -356,6 +357,7 @@ func TestBudgetAdviceNamesACommandThatWorks(t *testing.T) {
     params: {url: "`+bill.URL+`"}
 - name: charge
   domain: t
+  policy_tags: [billing]
   execution:
     kind: sync
     handler: http.call
@@ -367,7 +369,7 @@ func TestBudgetAdviceNamesACommandThatWorks(t *testing.T) {
   execution: {kind: sync, handler: core.echo, side_effects: internal_db}
 `)
 	d := e.start(t, "--verbs", verbs,
-		"--policy", e.file(t, "policy.yaml", "default: {budget: {runbook: {cost_usd: 8}}}\n"),
+		"--policy", e.file(t, "policy.yaml", "default: {auto_exec: [read_only, billing], budget: {runbook: {cost_usd: 8}}}\n"),
 		"--api-token-file", e.file(t, "tokens", "tok-ops tenant=default actor=ops roles=admin\n"))
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
