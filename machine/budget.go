@@ -58,6 +58,18 @@ func (b *BudgetBook) Limit(tenant string, scope rbtype.BudgetScope) (rbtype.Budg
 	return b.Pol.Tenant(tenant).Budget(scope)
 }
 
+// runbookLimit is t's runbook budget and where it comes from: the
+// tenant's (set or the policy's), lowered by the submission's own.
+func (b *BudgetBook) runbookLimit(t *transition) (rbtype.Budget, string) {
+	runbook, rule := b.Limit(t.Rb.Tenant, rbtype.BudgetRunbook)
+	if own := t.Rb.Budget; own != nil {
+		if tighter := runbook.Min(*own); tighter != runbook {
+			runbook, rule = tighter, "the runbook's own budget, or "+rule
+		}
+	}
+	return runbook, rule
+}
+
 // spentHere is what this transaction recorded that the runbook's attempts
 // used, and what it changed of their reservations, which its loaded row
 // does not hold yet.
@@ -83,12 +95,7 @@ func SpendOf(u rbtype.Usage) rbtype.Spend {
 // measures are looked at here.
 func (b *BudgetBook) reached(t *transition, reserving bool) *budgetReach {
 	tenant := t.Rb.Tenant
-	runbook, rule := b.Limit(tenant, rbtype.BudgetRunbook)
-	if own := t.Rb.Budget; own != nil {
-		if tighter := runbook.Min(*own); tighter != runbook {
-			runbook, rule = tighter, "the runbook's own budget, or "+rule
-		}
-	}
+	runbook, rule := b.runbookLimit(t)
 	if reserving {
 		runbook.CostUSD = nil
 	}

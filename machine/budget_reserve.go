@@ -108,12 +108,7 @@ func (t *transition) heldByBudget(s *rbtype.Step) bool {
 // the month's; nil when none.
 func (b *BudgetBook) wouldPass(t *transition, cost float64) *budgetReach {
 	tenant := t.Rb.Tenant
-	runbook, rule := b.Limit(tenant, rbtype.BudgetRunbook)
-	if own := t.Rb.Budget; own != nil {
-		if tighter := runbook.Min(*own); tighter != runbook {
-			runbook, rule = tighter, "the runbook's own budget, or "+rule
-		}
-	}
+	runbook, rule := b.runbookLimit(t)
 	spent := t.Rb.Spent.CostUSD + t.spentHere().CostUSD
 	if reach := passes(runbook, spent, cost, rbtype.BudgetRunbook, rule); reach != nil {
 		return reach
@@ -147,12 +142,7 @@ func (b *BudgetBook) wouldPass(t *transition, cost float64) *budgetReach {
 // (day and month budgets) this is not held: declared costs are
 // (docs/design/semantics.md, "Budgets hold under concurrency").
 func (t *transition) unreservedRunning(s *rbtype.Step) *budgetReach {
-	runbook, rule := t.book.Limit(t.Rb.Tenant, rbtype.BudgetRunbook)
-	if own := t.Rb.Budget; own != nil {
-		if tighter := runbook.Min(*own); tighter != runbook {
-			runbook, rule = tighter, "the runbook's own budget, or "+rule
-		}
-	}
+	runbook, rule := t.book.runbookLimit(t)
 	if runbook.CostUSD == nil {
 		return nil
 	}

@@ -499,22 +499,16 @@ func (t *transition) eachEndedTemplate(fn func(s *rbtype.Step, n int)) {
 // endTemplates ends the templates whose instances have all ended: with
 // the list of their results, null for an instance that did not complete;
 // skipped while a step of an iteration is escalated or cancelled, which a
-// person may yet change (whole_lists.go); a draft when an instance is. A template whose loop never expanded is skipped once its
-// list's producer has ended without completing. It reports whether a
+// person may yet change (whole_lists.go); a draft when an instance is. A template whose loop never
+// expanded is skipped once its list's producer has ended without
+// completing (unexpandedAfter). It reports whether a
 // template waits for results not in hand.
 func (t *transition) endTemplates() (later bool) {
 	if len(t.plan.loops) == 0 || !t.Rb.Status.Running() {
 		return false
 	}
 	for _, s := range t.Steps {
-		if s.Status != rbtype.StepPending || !t.plan.IsTemplate(s.Key) || t.plan.Instances[s.Key] > 0 {
-			continue
-		}
-		top := t.plan.loops[t.plan.topLoop(t.plan.Steps[s.Key].Loop)]
-		if top == nil {
-			continue
-		}
-		if p := t.plan.producer(top); p != "" && t.statusOf(p).BlocksDependents() {
+		if p := t.unexpandedAfter(s); p != "" {
 			t.skipAfter(s, p)
 		}
 	}
@@ -553,6 +547,23 @@ func (t *transition) endTemplates() (later bool) {
 		t.complete(s, list, false, StepSucceededData{Instances: &count})
 	})
 	return later
+}
+
+// unexpandedAfter is, for a template whose loop never expanded, its
+// list's producer when that ended without completing (the template is
+// then skipped after it); "" otherwise.
+func (t *transition) unexpandedAfter(s *rbtype.Step) string {
+	if s.Status != rbtype.StepPending || !t.plan.IsTemplate(s.Key) || t.plan.Instances[s.Key] > 0 {
+		return ""
+	}
+	top := t.plan.loops[t.plan.topLoop(t.plan.Steps[s.Key].Loop)]
+	if top == nil {
+		return ""
+	}
+	if p := t.plan.producer(top); p != "" && t.statusOf(p).BlocksDependents() {
+		return p
+	}
+	return ""
 }
 
 // inFlight is, for a loop with :parallel, the set of its elements in

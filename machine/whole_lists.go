@@ -103,14 +103,7 @@ func (t *transition) templatesToEnd() bool {
 		return true
 	}
 	for _, s := range t.Steps {
-		if s.Status != rbtype.StepPending || !t.plan.IsTemplate(s.Key) || t.plan.Instances[s.Key] > 0 {
-			continue
-		}
-		top := t.plan.loops[t.plan.topLoop(t.plan.Steps[s.Key].Loop)]
-		if top == nil {
-			continue
-		}
-		if p := t.plan.producer(top); p != "" && t.statusOf(p).BlocksDependents() {
+		if t.unexpandedAfter(s) != "" {
 			return true
 		}
 	}

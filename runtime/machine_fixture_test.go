@@ -300,29 +300,15 @@ func (f *fixture) heldCommand(c machine.Command) (driver.AdvanceWrite, error) {
 // accepts reports whether the machine accepts a command now, changing
 // nothing: the round is built over copies of the rows and never written.
 func (f *fixture) accepts(c machine.Command) error {
-	loaded := &driver.AdvanceState{Budgets: maps.Clone(f.budgets)}
-	rb := *f.rb
-	loaded.Runbooks = []*driver.Runbook{&rb}
-	for _, s := range f.steps {
-		c := *s
-		if l, ok := f.leases[s.ID]; ok {
-			c.Lease = &l
-		}
-		loaded.Steps = append(loaded.Steps, &c)
-	}
-	for _, inv := range f.invs {
-		if inv.Status == rbtype.InvocationActive {
-			loaded.Invocations = append(loaded.Invocations, inv)
-		}
-	}
-	_, _, err := machine.NewRound(f.m, f.now, loaded, map[string]*machine.PlanInfo{f.rb.PlanHash: f.plan},
+	_, _, err := machine.NewRound(f.m, f.now, f.load(true), map[string]*machine.PlanInfo{f.rb.PlanHash: f.plan},
 		machine.Inputs{Commands: map[uuid.UUID]machine.Command{f.rb.ID: c}})
 	return err
 }
 
-// run loads, runs one round with in, and applies its write.
-func (f *fixture) run(in machine.Inputs, allSteps bool) (driver.AdvanceWrite, []*machine.PendingCall, error) {
-	f.t.Helper()
+// load is what LoadForAdvance reads, as copies: the runbook, its live
+// steps (every step with allSteps) with their leases, and its active
+// invocations; the notifications are run's.
+func (f *fixture) load(allSteps bool) *driver.AdvanceState {
 	loaded := &driver.AdvanceState{Budgets: maps.Clone(f.budgets)}
 	rb := *f.rb
 	loaded.Runbooks = []*driver.Runbook{&rb}
@@ -341,6 +327,13 @@ func (f *fixture) run(in machine.Inputs, allSteps bool) (driver.AdvanceWrite, []
 			loaded.Invocations = append(loaded.Invocations, inv)
 		}
 	}
+	return loaded
+}
+
+// run loads, runs one round with in, and applies its write.
+func (f *fixture) run(in machine.Inputs, allSteps bool) (driver.AdvanceWrite, []*machine.PendingCall, error) {
+	f.t.Helper()
+	loaded := f.load(allSteps)
 	for _, n := range f.notes {
 		if inv, ok := f.invByKey(n.CorrelationKey); ok && inv.Status == rbtype.InvocationActive && n.Status == rbtype.NotificationReceived {
 			loaded.Notifications = append(loaded.Notifications, n)
