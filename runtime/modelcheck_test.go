@@ -55,6 +55,9 @@ func TestModelCheck(t *testing.T) {
 		}
 	}
 	t.Logf("%d generated runbooks, %d inputs, %d offered next_actions taken: the machine agreed with the reference interpreter", n, total.inputs, total.offered)
+	for _, k := range slices.Sorted(maps.Keys(total.seen)) {
+		t.Logf("  %6d %s", total.seen[k], k)
+	}
 }
 
 func modelCatalogue(t *testing.T) *registry.Catalogue {
@@ -80,6 +83,8 @@ type modelRun struct {
 	// offered counts the next_actions taken on a copy, inputs the inputs
 	// given: what the run tried, for its log.
 	offered, inputs int
+	// seen counts the interpreter's rules applied where forms meet.
+	seen map[string]int
 }
 
 func modelCase(t *testing.T, cat *registry.Catalogue, seed uint64, verbose bool, total *modelRun) (err error) {
@@ -90,6 +95,12 @@ func modelCase(t *testing.T, cat *registry.Catalogue, seed uint64, verbose bool,
 	defer func() {
 		total.inputs += len(mr.log)
 		total.offered += mr.offered
+		if total.seen == nil {
+			total.seen = map[string]int{}
+		}
+		for k, n := range mr.seen() {
+			total.seen[k] += n
+		}
 		if err != nil {
 			err = fmt.Errorf("%w\nrunbook (draft_only=%v):\n%s\ninputs:\n  %s", err, rb.Draft, src, strings.Join(mr.log, "\n  "))
 		}
@@ -155,7 +166,7 @@ func (m *modelRun) choose() (refmodel.Input, bool) {
 			opts = append(opts, refmodel.Input{Kind: refmodel.Notified, Key: k, OK: m.r.IntN(3) > 0, Value: refmodel.Value(m.r, s.Def())})
 		case refmodel.Waiting:
 			opts = append(opts, refmodel.Input{Kind: refmodel.Decided, Key: k, Approve: m.r.IntN(3) > 0})
-		case refmodel.Escalated:
+		case refmodel.Escalated, refmodel.InDoubt:
 			action := []string{"complete", "retry", "fail"}[m.r.IntN(3)]
 			opts = append(opts, refmodel.Input{Kind: refmodel.Resolved, Key: k, Action: action, Value: refmodel.Value(m.r, s.Def())})
 		}
@@ -378,7 +389,7 @@ func (m *modelRun) invariants(after string) error {
 		waiting := false
 		for _, s := range f.steps {
 			switch s.Status {
-			case rbtype.StepParked, rbtype.StepWaitingApproval, rbtype.StepEscalated:
+			case rbtype.StepParked, rbtype.StepWaitingApproval, rbtype.StepEscalated, rbtype.StepInDoubt:
 				waiting = true
 			}
 		}
@@ -417,4 +428,12 @@ func modelStatus(st rbtype.StepStatus, code rbtype.ErrorCode) string {
 		}
 	}
 	return string(st)
+}
+
+// seen is what the case's interpreter counted, none before it was made.
+func (m *modelRun) seen() map[string]int {
+	if m == nil || m.in == nil {
+		return nil
+	}
+	return m.in.Seen
 }

@@ -3,9 +3,18 @@ package refmodel
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 )
 
-var allVerbs = []Verb{Echo, Cont, Iso, Wait, Esc, Gate}
+var allVerbs = []Verb{Echo, Cont, Iso, Wait, Esc, Gate, Doubt}
+
+// statuses are the statuses a status test compares with.
+var statuses = []string{"succeeded", "failed", "skipped", "cancelled", "escalated"}
+
+// statusTest is a status test of ref.
+func statusTest(r *rand.Rand, ref string) *When {
+	return &When{Ref: ref, Status: statuses[r.IntN(len(statuses))], Not: r.IntN(2) == 0}
+}
 
 // Generate makes a runbook from r: two to five top-level items, steps of
 // every verb reading and following earlier ones, conditions, and up to
@@ -35,8 +44,11 @@ func Generate(r *rand.Rand) *Runbook {
 				if len(plain) > 0 && r.IntN(4) == 0 {
 					s.Reads = append(s.Reads, plain[r.IntN(len(plain))])
 				}
-				if r.IntN(4) == 0 {
+				switch {
+				case r.IntN(4) == 0:
 					s.When = &When{Item: true, Below: r.IntN(3)}
+				case j > 0 && !slices.Contains(s.Reads, l.Body[j-1].Key) && r.IntN(2) == 0:
+					s.When = statusTest(r, l.Body[j-1].Key) // its own iteration's
 				}
 				l.Body = append(l.Body, s)
 			}
@@ -57,8 +69,15 @@ func Generate(r *rand.Rand) *Runbook {
 		if len(plain) > 0 && r.IntN(5) == 0 {
 			s.After = append(s.After, plain[r.IntN(len(plain))])
 		}
-		if len(plain) > 0 && r.IntN(4) == 0 {
-			s.When = &When{Ref: plain[r.IntN(len(plain))], Below: 1 + r.IntN(3)}
+		if len(plain) > 0 {
+			switch ref := plain[r.IntN(len(plain))]; r.IntN(8) {
+			case 0, 1:
+				s.When = &When{Ref: ref, Below: 1 + r.IntN(3)}
+			case 2:
+				if !slices.Contains(s.Reads, ref) && !slices.Contains(s.After, ref) {
+					s.When = statusTest(r, ref)
+				}
+			}
 		}
 		if !s.Verb.Durable() && s.Verb != Gate && loops < 2 && r.IntN(2) == 0 {
 			s.Produces = true

@@ -19,6 +19,7 @@ const (
 	Skipped   = "skipped"
 	Cancelled = "cancelled"
 	Escalated = "escalated"
+	InDoubt   = "in_doubt"
 )
 
 // The skip reasons the model tells apart.
@@ -43,8 +44,10 @@ type S struct {
 	loop     *Loop
 	template string
 	index    int
-	// preds are what it reads; after, what it only runs after.
+	// preds are what it reads; after, what it only runs after; settle,
+	// the one of preds its status test waits for to settle, if any.
 	preds, after []string
+	settle       string
 	approved     bool
 }
 
@@ -55,16 +58,22 @@ type Interp struct {
 	Order  []string
 	Status string
 	Draft  bool
+	// Seen counts the rules where forms meet as they were applied, so
+	// that a run can say what it exercised.
+	Seen map[string]int
 }
 
 // New is a runbook's state before anything ran.
 func New(rb *Runbook) *Interp {
-	in := &Interp{rb: rb, Steps: map[string]*S{}, Status: "executing", Draft: rb.Draft}
+	in := &Interp{rb: rb, Steps: map[string]*S{}, Status: "executing", Draft: rb.Draft, Seen: map[string]int{}}
 	for _, it := range rb.Items {
 		if it.Step != nil {
 			s := &S{Key: it.Step.Key, Verb: it.Step.Verb, def: it.Step, preds: slices.Clone(it.Step.Reads), after: it.Step.After}
 			if w := it.Step.When; w != nil && !slices.Contains(s.preds, w.Ref) {
 				s.preds = append(s.preds, w.Ref) // a condition reads what it tests
+				if w.Status != "" {
+					s.settle = w.Ref
+				}
 			}
 			in.add(s)
 			continue
@@ -193,6 +202,10 @@ func (in *Interp) expand(l *Loop) bool {
 					inst.preds = append(inst.preds, r)
 				}
 			}
+			if w := b.When; w != nil && w.Status != "" { // a status test of its own iteration's step
+				inst.settle = instance(w.Ref, i)
+				inst.preds = append(inst.preds, inst.settle)
+			}
 			for _, r := range b.After {
 				if in.rb.sameBody(r, b.Key) {
 					inst.after = append(inst.after, instance(r, i))
@@ -300,6 +313,12 @@ func (in *Interp) ready(s *S, flight map[*Loop]map[int]bool) bool {
 	for _, k := range s.preds {
 		p := in.Steps[k]
 		switch {
+		case k == s.settle:
+			// A status test waits for its step to settle, whatever it
+			// settled with, but a draft has no status to test: it taints.
+			if p.Status == Skipped && p.Reason == DraftOnly {
+				blocked, taint = true, true
+			}
 		case p.Status == Skipped && (p.Reason == ConditionFalse || p.Reason == UpstreamSkipped):
 			quiet = true
 		case blocks(p):
@@ -348,7 +367,15 @@ func (in *Interp) ready(s *S, flight map[*Loop]map[int]bool) bool {
 			f[s.index] = true
 		}
 	}
-	if w := s.def.When; w != nil {
+	if w := s.def.When; w != nil && w.Status != "" {
+		if in.Steps[s.settle].Status != Complete {
+			in.Seen["status test of a step that did not succeed"]++
+		}
+		if (statusName(in.Steps[s.settle].Status) == w.Status) == w.Not {
+			in.skip(s, ConditionFalse)
+			return true
+		}
+	} else if w != nil {
 		var v any
 		if w.Item {
 			v = in.element(s)
@@ -369,6 +396,14 @@ func (in *Interp) ready(s *S, flight map[*Loop]map[int]bool) bool {
 		s.Status = Running
 	}
 	return true
+}
+
+// statusName is a final status as (status @x) names it.
+func statusName(st string) string {
+	if st == Complete {
+		return "succeeded"
+	}
+	return st
 }
 
 // inFlight is the set of a loop's elements with a step started and a step
@@ -567,7 +602,7 @@ func (in *Interp) Apply(i Input) bool {
 			in.fail(s)
 		}
 	case Resolved:
-		if s.Status != Escalated || in.Status != "executing" && in.Status != "escalated" {
+		if s.Status != Escalated && s.Status != InDoubt || in.Status != "executing" && in.Status != "escalated" {
 			return false
 		}
 		in.Status = "executing"
@@ -623,12 +658,18 @@ func (in *Interp) Apply(i Input) bool {
 		in.Draft, in.Status = false, "executing"
 	case Crashed:
 		// A call out is made again with the same key; after an abort,
-		// nothing is left for it to do.
-		if in.aborted() {
-			for _, k := range in.Order {
-				if o := in.Steps[k]; o.Status == Running {
-					o.Status = Cancelled
-				}
+		// nothing is left for it to do. A call to a provider that ignores
+		// keys is not made again, abort or not: the effect may have
+		// happened, and only a person can say (in doubt).
+		aborted := in.aborted()
+		for _, k := range in.Order {
+			switch o := in.Steps[k]; {
+			case o.Status != Running:
+			case o.Verb == Doubt:
+				o.Status = InDoubt
+				in.Seen["call in doubt"]++
+			case aborted:
+				o.Status = Cancelled
 			}
 		}
 	}

@@ -23,6 +23,9 @@ const (
 	Esc Verb = "esc"
 	// Gate is sync, no side effect, behind a person's approval.
 	Gate Verb = "gate"
+	// Doubt reaches outside under isolate, through a provider that
+	// ignores idempotency keys: a crash mid-call leaves it in doubt.
+	Doubt Verb = "doubt"
 )
 
 // Catalogue is the verb file the model's runbooks compile against.
@@ -53,6 +56,14 @@ const Catalogue = `
 - name: gate
   domain: mc
   execution: {kind: sync, handler: core.echo, side_effects: none, gate: human_confirm}
+- name: doubt
+  domain: mc
+  execution:
+    kind: sync
+    handler: core.echo
+    side_effects: external_call
+    on_failure: isolate
+    idempotency: {provider_dedupes: false}
 `
 
 // Durable reports whether the verb parks.
@@ -60,14 +71,14 @@ func (v Verb) Durable() bool { return v == Wait || v == Esc }
 
 // Outside reports whether the verb reaches the outside world, which a
 // draft_only runbook does not run.
-func (v Verb) Outside() bool { return v == Cont || v == Iso || v == Wait || v == Esc }
+func (v Verb) Outside() bool { return v == Cont || v == Iso || v == Wait || v == Esc || v == Doubt }
 
 // Mode is the verb's failure mode.
 func (v Verb) Mode() string {
 	switch v {
 	case Cont:
 		return "continue"
-	case Iso:
+	case Iso, Doubt:
 		return "isolate"
 	}
 	return "abort"
@@ -91,11 +102,16 @@ type Step struct {
 	Produces bool
 }
 
-// When is a condition (< ref N).
+// When is a condition: (< ref N) on a step's "v" or the element, or a
+// status test (= (status @ref) "Status"), negated (!=) when Not.
 type When struct {
 	Ref   string
 	Item  bool
 	Below int
+	// Status, when set, makes the condition a status test of Ref, which
+	// waits for Ref to settle and is not skipped by it.
+	Status string
+	Not    bool
 }
 
 // Loop is a for-each over a step's list.
@@ -158,7 +174,13 @@ func (s *Step) source(item string, r *Runbook) string {
 		fmt.Fprintf(&b, " :after @%s", k)
 	}
 	if w := s.When; w != nil {
-		if w.Item {
+		if w.Status != "" {
+			op := "="
+			if w.Not {
+				op = "!="
+			}
+			fmt.Fprintf(&b, " :when (%s (status @%s) %q)", op, w.Ref, w.Status)
+		} else if w.Item {
 			fmt.Fprintf(&b, " :when (< @%s %d)", item, w.Below)
 		} else {
 			fmt.Fprintf(&b, " :when (< @%s.v %d)", w.Ref, w.Below)
