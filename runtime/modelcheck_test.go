@@ -98,7 +98,7 @@ func modelCase(t *testing.T, cat *registry.Catalogue, seed uint64, verbose bool,
 		if total.seen == nil {
 			total.seen = map[string]int{}
 		}
-		for k, n := range mr.seen() {
+		for k, n := range mr.seenCounts() {
 			total.seen[k] += n
 		}
 		if err != nil {
@@ -430,8 +430,8 @@ func modelStatus(st rbtype.StepStatus, code rbtype.ErrorCode) string {
 	return string(st)
 }
 
-// seen is what the case's interpreter counted, none before it was made.
-func (m *modelRun) seen() map[string]int {
+// seenCounts is what the case's interpreter counted, none before it was made.
+func (m *modelRun) seenCounts() map[string]int {
 	if m == nil || m.in == nil {
 		return nil
 	}
