@@ -21,8 +21,11 @@ import (
 // BUDGET_EXCEEDED in blocked_on, and is looked at again every
 // BudgetRecheck, starting by itself once the budget is raised or what runs
 // now has spent less than it reserved. However many steps start together,
-// spend passes a cap by no more than what one attempt spent beyond what
-// it reserved.
+// spend passes a cap by no more than what the attempts spent beyond what
+// they reserved. A call whose worker died is called again without being
+// judged again: the budget admitted its attempt when it started, and an
+// attempt already running finishes. It keeps its reservation, and counts
+// as running for the steps that start beside it.
 
 // BudgetRecheck is how often a step held by a budget is looked at again.
 const BudgetRecheck = 30 * time.Second
@@ -147,7 +150,7 @@ func (t *transition) unreservedRunning(s *rbtype.Step) *budgetReach {
 		return nil
 	}
 	for _, o := range t.Steps {
-		if o != s && o.Status == rbtype.StepRunning && t.declaredCost(o) <= 0 && !t.isHookStep(o) {
+		if o != s && (o.Status == rbtype.StepRunning || t.reclaimed[o.ID]) && t.declaredCost(o) <= 0 && !t.isHookStep(o) {
 			return &budgetReach{Scope: rbtype.BudgetRunbook, Measure: rbtype.MeasureCostUSD, Limit: rbtype.FormatMoney(*runbook.CostUSD),
 				Spent: rbtype.FormatMoney(rbtype.Money(t.Rb.Spent.CostUSD + t.spentHere().CostUSD)), Rule: rule}
 		}

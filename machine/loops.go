@@ -170,6 +170,24 @@ func (t *transition) latest() *PlanInfo {
 	return t.plan
 }
 
+// abortedTemplate is the template of a pending instance when that
+// template was skipped by an abort: the instance was made in the round
+// the runbook aborted (its list completed earlier in the round, the abort
+// came as steps started, and the expansion was written after it), and an
+// abort skips every step that has not started. A template ends otherwise
+// only once its instances have, so a skipped template with a pending
+// instance means this alone. "" for any other step.
+func (t *transition) abortedTemplate(s *rbtype.Step) string {
+	base, _, ok := instanceOf(s.Key)
+	if !ok || !t.plan.IsTemplate(base) {
+		return ""
+	}
+	if ts := t.byKey[base]; ts != nil && ts.Status == rbtype.StepSkipped && ts.ErrorCode == "" {
+		return base
+	}
+	return ""
+}
+
 // unexpanded reports whether a top-level loop of p is still to expand:
 // it has templates, none of them has instances, and all are pending (an
 // empty list completes them; a producer that failed skips them).

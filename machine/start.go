@@ -247,11 +247,11 @@ func (t *transition) start(steps []*prepared, receipts map[rbtype.ReceiptKey]rbt
 				continue
 			}
 		}
-		if t.deniedNow(s) || t.heldByBudget(s) || t.overBudget(s) {
+		if t.deniedNow(s) || !t.reclaimed[s.ID] && (t.heldByBudget(s) || t.overBudget(s)) {
 			continue // no attempt: denied, held or failed, and the handler is never called (policy_now.go, budget*.go)
 		}
-		if c := t.declaredCost(s); c > 0 {
-			t.reserve(s, c)
+		if c := t.declaredCost(s); c > 0 && !t.reclaimed[s.ID] {
+			t.reserve(s, c) // a reclaimed call kept its reservation
 		}
 		s.Attempt++
 		t.moveStep(s, rbtype.StepRunning)

@@ -82,6 +82,10 @@ type transition struct {
 	// budgetHeld: a step waits for budget (budget_reserve.go); the
 	// runbook is looked at again in BudgetRecheck.
 	budgetHeld bool
+	// reclaimed are the steps whose lease this round reclaimed, to be
+	// called again: an attempt the budget admitted already, which keeps
+	// its reservation and counts as running (budget_reserve.go).
+	reclaimed map[int64]bool
 	// later: something this round could not finish waits for data the
 	// next round reads (a condition, a template's results): it is due
 	// at once.
@@ -405,18 +409,23 @@ func (t *transition) reclaim() {
 		if _, held := t.leases[s.ID]; held {
 			continue
 		}
-		t.release(s) // its lease ended without an outcome
 		if t.reclaimInDoubt(s) {
-			continue // not called again: a person decides (in_doubt.go)
+			t.release(s) // its lease ended without an outcome
+			continue     // not called again: a person decides (in_doubt.go)
 		}
 		if failed := t.abortedBy(); failed != nil {
 			// Its worker died and the runbook is aborting: nothing new
 			// starts, so the call is not made again.
+			t.release(s)
 			t.cancelAborted(s, failed)
 			continue
 		}
 		t.moveStep(s, rbtype.StepReady)
 		t.touch(s)
+		if t.reclaimed == nil {
+			t.reclaimed = map[int64]bool{}
+		}
+		t.reclaimed[s.ID] = true
 		t.m.Observe.LeaseReclaimed()
 		t.event(rbtype.EventStepReclaimed, s, StepReclaimedData{SuspectCommit: t.execution(s).SideEffects == rbtype.SideEffectsExternalCall})
 		t.readied(s, &StepReadyData{Reclaimed: true})
@@ -457,6 +466,10 @@ func (t *transition) propagate() {
 	t.flight, t.condDue, t.callFlight = nil, nil, nil
 	for _, s := range t.Steps {
 		if s.Status != rbtype.StepPending || t.plan.IsTemplate(s.Key) || t.isHookStep(s) != hooking {
+			continue
+		}
+		if tmpl := t.abortedTemplate(s); tmpl != "" {
+			t.skipAfter(s, tmpl) // made in the round that aborted (loops.go)
 			continue
 		}
 		ready, blocked, quiet := true, "", ""

@@ -1,6 +1,8 @@
 package runtime
 
 import (
+	"time"
+
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -231,4 +233,31 @@ func eventsNamed(evs []driver.Event, typ string) []driver.Event {
 		}
 	}
 	return out
+}
+
+// A call whose worker died is called again under its key without the
+// budget judging it again: the budget admitted the attempt when it
+// started, and it keeps its reservation. Two reminders of 0.07 fit a cap
+// of 0.14; the first spends 0.105, and the second's worker dies. Judged
+// again (0.105 spent, 0.07 to reserve) it would wait for a raise, its
+// call perhaps half made.
+func TestMachineBudgetCallsAReclaimedAttemptAgain(t *testing.T) {
+	f := newFixture(t, `(m.remind :to "a" :as @a) (m.remind :to "b" :as @b)`, nil)
+	f.pol = mustPolicy(t, "default:\n  budget: {runbook: {cost_usd: 0.14}}\n")
+	_, calls := f.advance()
+	require.Len(t, calls, 2, "both reservations fit")
+	first := callFor(t, calls, "b")
+	_, calls = f.advance(costing(callFor(t, calls, "a"), map[string]any{}, 0.105))
+	require.Empty(t, calls)
+
+	f.now = f.now.Add(f.m.LeaseTTL + time.Second) // b's worker died
+	_, calls = f.advance()
+	require.Len(t, calls, 1, "called again, not held: %v", f)
+	again := callFor(t, calls, "b")
+	require.Equal(t, first.Call.IdempotencyKey, again.Call.IdempotencyKey, "the same effect, asked again under its key")
+	require.InDelta(t, 0.175, f.rb.Spent.CostUSD, 1e-9, "0.105 spent and b's reservation, kept through the reclaim")
+
+	f.advance(costing(again, map[string]any{}, 0.07))
+	require.Equal(t, rbtype.RunbookComplete, f.rb.Status)
+	require.InDelta(t, 0.175, f.rb.Spent.CostUSD, 1e-9, "passed by what a spent beyond what it reserved, no more")
 }

@@ -214,3 +214,29 @@ func TestComposeNothingWaitsForNothing(t *testing.T) {
 		})
 	}
 }
+
+// An abort skips every step that has not started, those of a loop its
+// own round expanded among them. The list completes (and spends the
+// budget) in the round where the step after it fails as it starts, under
+// abort: the instances the round made must not run, nor ask a person to
+// approve them, in the rounds after.
+func TestComposeAbortSkipsTheLoopItsRoundExpanded(t *testing.T) {
+	f := newFixture(t, `(m.echo :v 1 :as @l)
+(for-each @l.items :as @x (m.approve :e @x :as @y))
+(m.echo :v 2 :after @l :as @b)`, nil)
+	f.pol = mustPolicy(t, "default:\n  budget: {runbook: {cost_usd: 1}}\n")
+	_, calls := f.advance()
+	require.Len(t, calls, 1)
+	_, calls = f.advance(costing(calls[0], map[string]any{"items": []any{1, 2}}, 1))
+	require.Empty(t, calls)
+	require.Equal(t, rbtype.StepFailed, f.step("b").Status)
+	require.Equal(t, rbtype.CodeBudgetExceeded, f.step("b").ErrorCode)
+	for range 3 {
+		_, calls = f.advance()
+		require.Empty(t, calls, "nothing runs after the abort")
+	}
+	for _, k := range []string{"y", "y[0]", "y[1]"} {
+		require.Equal(t, rbtype.StepSkipped, f.step(k).Status, "%s, after the abort: %v", k, f)
+	}
+	require.Equal(t, rbtype.RunbookFailed, f.rb.Status)
+}

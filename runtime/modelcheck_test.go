@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"maps"
+	"math"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -110,6 +111,12 @@ func modelCase(t *testing.T, cat *registry.Catalogue, seed uint64, verbose bool,
 	if rb.Draft {
 		mr.f.rb.Mode = rbtype.ModeDraftOnly
 	}
+	if rb.Cap > 0 {
+		mr.setCap(rb.Cap)
+	}
+	// Leases outlive a budget's recheck, so that the frozen clock moved
+	// to one (a raise) does not land on a lease's expiry.
+	mr.f.m.LeaseTTL = 5 * time.Minute
 	mr.f.rb.WakeAt = &mr.f.now // a submission makes its runbook due
 	mr.in = refmodel.New(rb)
 	var order []string
@@ -153,8 +160,8 @@ func (m *modelRun) choose() (refmodel.Input, bool) {
 		if s.Verb.Durable() {
 			opts = append(opts, refmodel.Input{Kind: refmodel.CallParked, Key: k})
 		} else {
-			opts = append(opts, refmodel.Input{Kind: refmodel.CallReturned, Key: k, OK: true, Value: refmodel.Value(m.r, s.Def())},
-				refmodel.Input{Kind: refmodel.CallReturned, Key: k, OK: m.r.IntN(3) > 0, Value: refmodel.Value(m.r, s.Def())})
+			opts = append(opts, refmodel.Input{Kind: refmodel.CallReturned, Key: k, OK: true, Value: refmodel.Value(m.r, s.Def()), Spend: refmodel.Spend(m.r, s.Def())},
+				refmodel.Input{Kind: refmodel.CallReturned, Key: k, OK: m.r.IntN(3) > 0, Value: refmodel.Value(m.r, s.Def()), Spend: refmodel.Spend(m.r, s.Def())})
 		}
 	}
 	parked := false
@@ -166,6 +173,10 @@ func (m *modelRun) choose() (refmodel.Input, bool) {
 			opts = append(opts, refmodel.Input{Kind: refmodel.Notified, Key: k, OK: m.r.IntN(3) > 0, Value: refmodel.Value(m.r, s.Def())})
 		case refmodel.Waiting:
 			opts = append(opts, refmodel.Input{Kind: refmodel.Decided, Key: k, Approve: m.r.IntN(3) > 0})
+		case refmodel.Held:
+			if m.r.IntN(2) == 0 {
+				opts = append(opts, refmodel.Input{Kind: refmodel.Raised})
+			}
 		case refmodel.Escalated, refmodel.InDoubt:
 			action := []string{"complete", "retry", "fail"}[m.r.IntN(3)]
 			opts = append(opts, refmodel.Input{Kind: refmodel.Resolved, Key: k, Action: action, Value: refmodel.Value(m.r, s.Def())})
@@ -214,6 +225,7 @@ func (m *modelRun) apply(in refmodel.Input) error {
 			o = parked(c, "")
 		case in.OK:
 			o = succeed(c, in.Value)
+			o.Result = o.Result.WithUsage(rbtype.Usage{CostUSD: in.Spend})
 		default:
 			o = failWith(c, rbtype.CodeInvalidInput)
 		}
@@ -230,6 +242,10 @@ func (m *modelRun) apply(in refmodel.Input) error {
 		accepted = true
 	case refmodel.TimePasses:
 		f.now = f.now.Add(2 * time.Hour)
+		accepted = true
+	case refmodel.Raised:
+		m.setCap(m.in.Cap + 2)
+		f.now = f.now.Add(machine.BudgetRecheck) // a held step is looked at again by then
 		accepted = true
 	case refmodel.Crashed:
 		m.out = map[string]*machine.PendingCall{}
@@ -256,6 +272,11 @@ func (m *modelRun) apply(in refmodel.Input) error {
 		return fmt.Errorf("%s: the interpreter accepts it: %v, the machine: %v (%v)", in, want, accepted, err)
 	}
 	return m.quiesce()
+}
+
+// setCap sets the tenant's runbook cost budget, as rbd budget set does.
+func (m *modelRun) setCap(usd float64) {
+	m.f.budgets[DefaultTenant] = rbtype.TenantBudget{Set: map[rbtype.BudgetScope]rbtype.Budget{rbtype.BudgetRunbook: {CostUSD: &usd}}}
 }
 
 func isConflict(err error) bool {
@@ -295,7 +316,12 @@ func (m *modelRun) quiesce() error {
 		w, calls := m.f.advance()
 		m.take(w, calls)
 	}
-	return fmt.Errorf("the machine did not come to rest in 30 rounds: %v", m.f)
+	var codes []string
+	for _, s := range m.f.steps {
+		codes = append(codes, s.Key+"="+string(s.Status)+"/"+string(s.ErrorCode))
+		_ = 0
+	}
+	return fmt.Errorf("the machine did not come to rest in 30 rounds (wake %v, now %v): %v %v leases %v", m.f.rb.WakeAt, m.f.now, codes, m.f.events[max(0, len(m.f.events)-12):], m.f.leases)
 }
 
 // compare requires the machine to agree with the interpreter, and the
@@ -317,6 +343,9 @@ func (m *modelRun) compare(after string) error {
 		want[k] = s.Status
 		if s.Status == refmodel.Skipped && s.Reason != "" {
 			want[k] += " " + s.Reason
+		}
+		if s.Code != "" {
+			want[k] += " " + s.Code
 		}
 	}
 	if !maps.Equal(got, want) {
@@ -385,12 +414,17 @@ func (m *modelRun) invariants(after string) error {
 			}
 		}
 	}
+	if err := m.budgetHeld(after); err != nil {
+		return err
+	}
 	if f.rb.Status == rbtype.RunbookExecuting && len(m.out) == 0 {
 		waiting := false
 		for _, s := range f.steps {
 			switch s.Status {
 			case rbtype.StepParked, rbtype.StepWaitingApproval, rbtype.StepEscalated, rbtype.StepInDoubt:
 				waiting = true
+			case rbtype.StepReady:
+				waiting = waiting || s.ErrorCode == rbtype.CodeBudgetExceeded // for a raise, looked at again every BudgetRecheck
 			}
 		}
 		if !waiting {
@@ -414,13 +448,46 @@ func (m *modelRun) invariants(after string) error {
 	return nil
 }
 
+// budgetHeld checks the budget (docs/design/semantics.md, "Budgets hold
+// under concurrency"): what the machine recorded as spent, less what its
+// running attempts reserved, is what the calls reported, and passes the
+// cap by no more than what attempts spent beyond what they reserved.
+func (m *modelRun) budgetHeld(after string) error {
+	if m.in.Cap <= 0 {
+		return nil
+	}
+	reserved := 0.0
+	for _, s := range m.f.steps {
+		if s.Status == rbtype.StepRunning && s.Verb == "mc."+string(refmodel.Paid) {
+			reserved += refmodel.PaidCost
+		}
+	}
+	spent := m.f.rb.Spent.CostUSD - reserved
+	switch {
+	case math.Abs(spent-m.in.Spent) > 1e-9:
+		return fmt.Errorf("after %s: the machine counts %v spent (%v with %v reserved), the calls reported %v", after, spent, m.f.rb.Spent.CostUSD, reserved, m.in.Spent)
+	case spent+reserved > m.in.Cap+m.in.Over+1e-9:
+		return fmt.Errorf("after %s: spent %v and reserved %v under a cap of %v: passed by more than the %v attempts spent beyond what they reserved", after, spent, reserved, m.in.Cap, m.in.Over)
+	}
+	return nil
+}
+
 func machineTemplate(f *fixture, key string) bool { return f.plan.IsTemplate(key) }
 
 // modelStatus is a machine status as the model names it.
 func modelStatus(st rbtype.StepStatus, code rbtype.ErrorCode) string {
 	switch st {
-	case rbtype.StepReady, rbtype.StepRunning:
+	case rbtype.StepReady:
+		if code == rbtype.CodeBudgetExceeded {
+			return refmodel.Held
+		}
 		return refmodel.Running
+	case rbtype.StepRunning:
+		return refmodel.Running
+	case rbtype.StepFailed:
+		if code == rbtype.CodeBudgetExceeded {
+			return "failed " + string(code)
+		}
 	case rbtype.StepSkipped:
 		switch code {
 		case rbtype.CodeConditionFalse, rbtype.CodeUpstreamSkipped, rbtype.CodeDraftOnly:

@@ -6,7 +6,7 @@ import (
 	"slices"
 )
 
-var allVerbs = []Verb{Echo, Cont, Iso, Wait, Esc, Gate, Doubt}
+var allVerbs = []Verb{Echo, Cont, Iso, Wait, Esc, Gate, Doubt, Paid}
 
 // statuses are the statuses a status test compares with.
 var statuses = []string{"succeeded", "failed", "skipped", "cancelled", "escalated"}
@@ -87,7 +87,20 @@ func Generate(r *rand.Rand) *Runbook {
 		}
 		rb.Items = append(rb.Items, Item{Step: s})
 	}
+	if slices.ContainsFunc(rb.Steps(), func(s *Step) bool { return s.Verb == Paid }) && r.IntN(2) == 0 {
+		rb.Cap = float64(1 + r.IntN(3))
+	}
 	return rb
+}
+
+// Spend is what a call of s reports it spent: for Paid, half, all or
+// half again of what it reserved; nothing for the others, which declare
+// no cost.
+func Spend(r *rand.Rand, s *Step) float64 {
+	if s.Verb != Paid {
+		return 0
+	}
+	return []float64{0.5, 1, 1.5}[r.IntN(3)]
 }
 
 // Value is a result the model hands a step: a list of zero to three

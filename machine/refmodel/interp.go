@@ -20,7 +20,17 @@ const (
 	Cancelled = "cancelled"
 	Escalated = "escalated"
 	InDoubt   = "in_doubt"
+	// Held is a step that would start but waits for budget (ready,
+	// BUDGET_EXCEEDED).
+	Held = "budget_held"
+	// starting is a step whose turn came in this pass, to start once
+	// every step's turn is decided (pass); no step stays so.
+	starting = "starting"
 )
+
+// BudgetExceeded is the code of a step failed because the runbook's budget
+// was spent before it started.
+const BudgetExceeded = "BUDGET_EXCEEDED"
 
 // The skip reasons the model tells apart.
 const (
@@ -34,8 +44,9 @@ type S struct {
 	Key    string
 	Verb   Verb
 	Status string
-	// Reason is the skip's reason ("" for a skip after a failure).
-	Reason string
+	// Reason is the skip's reason ("" for a skip after a failure); Code
+	// a failure's code, when the model tells it apart.
+	Reason, Code string
 	// Value is a complete step's result.
 	Value any
 	// def is the step (or, for an instance, its template) as generated.
@@ -61,11 +72,15 @@ type Interp struct {
 	// Seen counts the rules where forms meet as they were applied, so
 	// that a run can say what it exercised.
 	Seen map[string]int
+	// Cap is the runbook's cost budget (0: none), Spent what its calls
+	// reported spending, Over what they spent beyond what they reserved,
+	// summed: the most spend may pass the cap by.
+	Cap, Spent, Over float64
 }
 
 // New is a runbook's state before anything ran.
 func New(rb *Runbook) *Interp {
-	in := &Interp{rb: rb, Steps: map[string]*S{}, Status: "executing", Draft: rb.Draft, Seen: map[string]int{}}
+	in := &Interp{rb: rb, Steps: map[string]*S{}, Status: "executing", Draft: rb.Draft, Seen: map[string]int{}, Cap: rb.Cap}
 	for _, it := range rb.Items {
 		if it.Step != nil {
 			s := &S{Key: it.Step.Key, Verb: it.Step.Verb, def: it.Step, preds: slices.Clone(it.Step.Reads), after: it.Step.After}
@@ -130,28 +145,47 @@ func (in *Interp) Settle() {
 // pass applies every rule once; it reports whether anything changed.
 func (in *Interp) pass() bool {
 	changed := false
-	// Loops expand once their list is known, or are skipped with it.
+	// The pass is ordered as the machine's round is, since the order
+	// decides what an abort as a step starts finds, and who takes the one
+	// place a budget leaves. First every pending step's readiness, in
+	// order, so that skips cascade; :parallel counts the elements in
+	// flight as this pass starts, and each element let through joins them.
+	flight := map[*Loop]map[int]bool{}
+	var due []*S
+	for _, k := range in.Order {
+		if s := in.Steps[k]; s.Status == Pending && !in.isTemplate(s) {
+			moved, cond := in.ready(s, flight)
+			changed = changed || moved
+			if cond {
+				due = append(due, s)
+			}
+		}
+	}
+	// Then loops expand once their list is known, or are skipped with
+	// it, and templates end once their instances have: the steps these
+	// make or free are looked at in the next pass.
 	for _, it := range in.rb.Items {
 		if it.Loop != nil && in.expand(it.Loop) {
 			changed = true
 		}
 	}
-	// Templates end when their instances have.
 	for _, k := range in.Order {
 		if s := in.Steps[k]; s.Status == Pending && in.isTemplate(s) && in.endTemplate(s) {
 			changed = true
 		}
 	}
-	// :parallel counts the elements in flight as this pass starts, and
-	// each element let through joins them.
-	flight := map[*Loop]map[int]bool{}
+	// Then conditions are decided, and the steps whose turn came start,
+	// in order, with those a budget held: a step's budget is judged as it
+	// starts, once every step's turn (its condition, its gate) is decided.
+	for _, s := range due {
+		in.decide(s)
+		changed = true
+	}
 	for _, k := range in.Order {
-		s := in.Steps[k]
-		if s.Status != Pending || in.isTemplate(s) {
-			continue
-		}
-		if in.ready(s, flight) {
-			changed = true
+		if s := in.Steps[k]; s.Status == starting || s.Status == Held {
+			if in.start(s); s.Status != Held {
+				changed = true
+			}
 		}
 	}
 	return changed
@@ -301,9 +335,9 @@ func (in *Interp) held(key string, seen map[string]bool) bool {
 }
 
 // ready moves a pending step as far as it goes: skipped after a
-// predecessor that did not complete, held by :parallel, skipped by its
-// condition, a draft, at its gate, or running.
-func (in *Interp) ready(s *S, flight map[*Loop]map[int]bool) bool {
+// predecessor that did not complete, held by :parallel, due to have its
+// condition decided (due), a draft, at its gate, or starting.
+func (in *Interp) ready(s *S, flight map[*Loop]map[int]bool) (moved, due bool) {
 	// A predecessor that will never complete skips it: one it reads, or
 	// one it runs after unless that one's end was accepted (a failure
 	// under continue) or quiet (a false condition, and what that skipped).
@@ -338,17 +372,17 @@ func (in *Interp) ready(s *S, flight map[*Loop]map[int]bool) bool {
 	switch {
 	case blocked && in.Draft && (s.Verb.Outside() || taint):
 		in.skip(s, DraftOnly)
-		return true
+		return true, false
 	case blocked:
 		in.skip(s, "")
-		return true
+		return true, false
 	case quiet:
 		in.skip(s, UpstreamSkipped)
-		return true
+		return true, false
 	}
 	for _, k := range append(slices.Clone(s.preds), s.after...) {
 		if st := in.Steps[k].Status; st != Complete && !done(st) {
-			return false
+			return false, false
 		}
 	}
 	// An abort happens once, as the step fails (fail): steps a later
@@ -362,20 +396,32 @@ func (in *Interp) ready(s *S, flight map[*Loop]map[int]bool) bool {
 				flight[l] = f
 			}
 			if !f[s.index] && len(f) >= l.Parallel {
-				return false
+				return false, false
 			}
 			f[s.index] = true
 		}
 	}
-	if w := s.def.When; w != nil && w.Status != "" {
+	if s.def.When != nil {
+		return false, true
+	}
+	in.turn(s)
+	return true, false
+}
+
+// decide decides a step's condition once its turn came: false skips it,
+// true lets it take its turn. The machine decides them after every step's
+// readiness and before anything starts, so the steps a false condition
+// skips downstream are skipped in the next pass.
+func (in *Interp) decide(s *S) {
+	if w := s.def.When; w.Status != "" {
 		if in.Steps[s.settle].Status != Complete {
 			in.Seen["status test of a step that did not succeed"]++
 		}
 		if (statusName(in.Steps[s.settle].Status) == w.Status) == w.Not {
 			in.skip(s, ConditionFalse)
-			return true
+			return
 		}
-	} else if w != nil {
+	} else {
 		var v any
 		if w.Item {
 			v = in.element(s)
@@ -384,18 +430,64 @@ func (in *Interp) ready(s *S, flight map[*Loop]map[int]bool) bool {
 		}
 		if n, ok := v.(float64); !ok || n >= float64(w.Below) {
 			in.skip(s, ConditionFalse)
-			return true
+			return
 		}
 	}
+	in.turn(s)
+}
+
+// turn is a step's turn: a draft's outside step is skipped, a gate asks,
+// anything else starts with the pass's others.
+func (in *Interp) turn(s *S) {
 	switch {
 	case in.Draft && s.Verb.Outside():
 		in.skip(s, DraftOnly)
 	case s.Verb == Gate && !s.approved:
 		s.Status = Waiting
 	default:
+		s.Status = starting
+	}
+}
+
+// start starts a step whose turn came, under the runbook's budget
+// (docs/design/semantics.md, "Budgets hold under concurrency"): a step
+// whose verb declares a cost reserves it, and waits (held) while spend
+// and what runs now reserved leave too little; one whose verb declares
+// none waits while another such step runs, and fails BUDGET_EXCEEDED once
+// the budget is spent.
+func (in *Interp) start(s *S) {
+	if in.Cap <= 0 {
+		s.Status = Running
+		return
+	}
+	var reserved float64
+	uncosted := false
+	for _, k := range in.Order {
+		if o := in.Steps[k]; o != s && o.Status == Running {
+			if o.Verb == Paid {
+				reserved += PaidCost
+			} else {
+				uncosted = true
+			}
+		}
+	}
+	switch {
+	case s.Verb == Paid && in.Spent+reserved+PaidCost > in.Cap:
+		if s.Status != Held {
+			in.Seen["start held by the budget"]++
+		}
+		s.Status = Held
+	case s.Verb == Paid:
+		s.Status = Running
+	case uncosted:
+		s.Status = Held
+	case in.Spent+reserved >= in.Cap:
+		in.Seen["step failed, its budget spent"]++
+		s.Code = BudgetExceeded
+		in.fail(s)
+	default:
 		s.Status = Running
 	}
-	return true
 }
 
 // statusName is a final status as (status @x) names it.
@@ -435,7 +527,7 @@ func blocks(s *S) bool {
 }
 
 func (in *Interp) skip(s *S, reason string) {
-	s.Status, s.Reason, s.Value = Skipped, reason, nil
+	s.Status, s.Reason, s.Value, s.Code = Skipped, reason, nil, ""
 }
 
 // skipAfter skips s because p ended without completing.
@@ -451,7 +543,7 @@ func (in *Interp) skipAfter(s, p *S) {
 }
 
 func (in *Interp) complete(s *S, v any) {
-	s.Status, s.Value, s.Reason = Complete, v, ""
+	s.Status, s.Value, s.Reason, s.Code = Complete, v, "", ""
 }
 
 // aborted reports whether a step failed under abort.
@@ -474,7 +566,7 @@ func (in *Interp) fail(s *S) {
 	for _, k := range in.Order {
 		o := in.Steps[k]
 		switch o.Status {
-		case Pending, Waiting:
+		case Pending, Waiting, Held, starting:
 			in.skip(o, "")
 		case Parked:
 			o.Status = Cancelled
@@ -525,6 +617,8 @@ type Input struct {
 	OK      bool
 	Approve bool
 	Action  string
+	// Spend is what a returned call reports it spent.
+	Spend float64
 }
 
 // InputKind names an input.
@@ -541,11 +635,12 @@ const (
 	Retried      InputKind = "retry"   // rbd retry
 	Executed     InputKind = "execute" // rbd retry --execute of a draft
 	Crashed      InputKind = "crash"   // the worker dies; its calls' leases expire
+	Raised       InputKind = "raise"   // an admin raises the runbook budget by two dollars
 )
 
 func (i Input) String() string {
 	b, _ := json.Marshal(i.Value)
-	return fmt.Sprintf("%s %s ok=%v approve=%v action=%s value=%s", i.Kind, i.Key, i.OK, i.Approve, i.Action, b)
+	return fmt.Sprintf("%s %s ok=%v approve=%v action=%s value=%s spend=%v", i.Kind, i.Key, i.OK, i.Approve, i.Action, b, i.Spend)
 }
 
 // Apply applies an input and settles. It reports false when the input
@@ -558,6 +653,10 @@ func (in *Interp) Apply(i Input) bool {
 			return false
 		}
 		if i.OK {
+			in.Spent += i.Spend
+			if s.Verb == Paid {
+				in.Over += max(i.Spend-PaidCost, 0)
+			}
 			in.complete(s, i.Value)
 		} else {
 			in.fail(s)
@@ -597,7 +696,8 @@ func (in *Interp) Apply(i Input) bool {
 			return false
 		}
 		if i.Approve {
-			s.approved, s.Status = true, Running
+			s.approved = true
+			in.start(s) // an approved step starts under the budget as any other
 		} else {
 			in.fail(s)
 		}
@@ -656,6 +756,11 @@ func (in *Interp) Apply(i Input) bool {
 		}
 		in.reset(in.reopenLists(pick), "")
 		in.Draft, in.Status = false, "executing"
+	case Raised:
+		if in.Cap <= 0 {
+			return false
+		}
+		in.Cap += 2
 	case Crashed:
 		// A call out is made again with the same key; after an abort,
 		// nothing is left for it to do. A call to a provider that ignores
@@ -742,6 +847,6 @@ func (in *Interp) reset(pick map[string]bool, except string) {
 			continue
 		}
 		s := in.Steps[k]
-		s.Status, s.Reason, s.Value = Pending, "", nil // an approval given stays; a rejection asks again
+		s.Status, s.Reason, s.Value, s.Code = Pending, "", nil, "" // an approval given stays; a rejection asks again
 	}
 }

@@ -26,7 +26,13 @@ const (
 	// Doubt reaches outside under isolate, through a provider that
 	// ignores idempotency keys: a crash mid-call leaves it in doubt.
 	Doubt Verb = "doubt"
+	// Paid reaches outside under continue and declares a cost of one
+	// dollar, which an attempt reserves as it starts.
+	Paid Verb = "paid"
 )
+
+// PaidCost is what an attempt of Paid reserves.
+const PaidCost = 1.0
 
 // Catalogue is the verb file the model's runbooks compile against.
 const Catalogue = `
@@ -64,6 +70,10 @@ const Catalogue = `
     side_effects: external_call
     on_failure: isolate
     idempotency: {provider_dedupes: false}
+- name: paid
+  domain: mc
+  cost: {usd: 1}
+  execution: {kind: sync, handler: core.echo, side_effects: external_call, on_failure: continue}
 `
 
 // Durable reports whether the verb parks.
@@ -71,12 +81,12 @@ func (v Verb) Durable() bool { return v == Wait || v == Esc }
 
 // Outside reports whether the verb reaches the outside world, which a
 // draft_only runbook does not run.
-func (v Verb) Outside() bool { return v == Cont || v == Iso || v == Wait || v == Esc || v == Doubt }
+func (v Verb) Outside() bool { return v == Cont || v == Iso || v == Wait || v == Esc || v == Doubt || v == Paid }
 
 // Mode is the verb's failure mode.
 func (v Verb) Mode() string {
 	switch v {
-	case Cont:
+	case Cont, Paid:
 		return "continue"
 	case Iso, Doubt:
 		return "isolate"
@@ -126,6 +136,8 @@ type Loop struct {
 type Runbook struct {
 	Items []Item
 	Draft bool
+	// Cap, when above zero, is the runbook's cost budget in dollars.
+	Cap float64
 }
 
 // Item is a step or a loop.
