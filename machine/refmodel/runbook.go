@@ -81,7 +81,9 @@ func (v Verb) Durable() bool { return v == Wait || v == Esc }
 
 // Outside reports whether the verb reaches the outside world, which a
 // draft_only runbook does not run.
-func (v Verb) Outside() bool { return v == Cont || v == Iso || v == Wait || v == Esc || v == Doubt || v == Paid }
+func (v Verb) Outside() bool {
+	return v == Cont || v == Iso || v == Wait || v == Esc || v == Doubt || v == Paid
+}
 
 // Mode is the verb's failure mode.
 func (v Verb) Mode() string {
