@@ -25,7 +25,10 @@ func (c *CancelRunbook) apply(t *transition) error {
 	if t.Rb.Status == rbtype.RunbookCancelled {
 		return nil
 	}
-	if !t.Rb.Status.Running() {
+	if !t.Rb.Status.Running() && t.Rb.Status != rbtype.RunbookEscalated {
+		// An escalated runbook waits for a person, who may resolve it or
+		// give it up: it is cancelled as a running one is. The others
+		// have ended.
 		return fmt.Errorf("%w: runbook %s is already %s", rbtype.ErrConflict, t.Rb.ID, t.Rb.Status)
 	}
 	for _, inv := range t.invocations {
@@ -50,7 +53,13 @@ func (c *CancelRunbook) apply(t *transition) error {
 		t.finishInvocation(s, rbtype.InvocationCancelled) // a wait of a step that is final already
 	}
 	t.event(rbtype.EventRunbookCancelled, nil, RunbookCancelledData{By: c.By, Note: c.Note, Compensate: c.Compensate})
+	escalated := t.Rb.Status == rbtype.RunbookEscalated
 	t.setRunbook(rbtype.RunbookCancelled, rbtype.CodeCancelled, "cancelled by "+c.By)
+	// An escalated runbook had finished; what its cancel runs (its
+	// compensations, its hooks) must end before it finishes again.
+	if escalated {
+		t.Runbook.Reopen, t.Rb.FinishedAt = true, nil
+	}
 	t.moveRunbook(rbtype.RunbookCancelled)
 	if c.Compensate && t.scheduleCompensations() {
 		t.Runbook.Finished = false // once the compensations have run

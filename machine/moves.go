@@ -49,7 +49,7 @@ var runbookMoves = map[rbtype.RunbookStatus][]rbtype.RunbookStatus{
 	rbtype.RunbookExecuting:  {rbtype.RunbookExecuting, rbtype.RunbookComplete, rbtype.RunbookFailed, rbtype.RunbookEscalated, rbtype.RunbookPartial, rbtype.RunbookCancelled},
 	rbtype.RunbookFailed:     {rbtype.RunbookExecuting},
 	rbtype.RunbookPartial:    {rbtype.RunbookExecuting},
-	rbtype.RunbookEscalated:  {rbtype.RunbookExecuting},
+	rbtype.RunbookEscalated:  {rbtype.RunbookExecuting, rbtype.RunbookCancelled},
 	rbtype.RunbookComplete:   {rbtype.RunbookExecuting},
 }
 

@@ -32,7 +32,8 @@ func addBlockedDescendants(plan *PlanInfo, steps []*rbtype.Step, pick map[string
 			if pick[s.Key] || (s.Status != rbtype.StepSkipped && s.Status != rbtype.StepCancelled) {
 				continue
 			}
-			for _, p := range append(plan.preds[s.Key], plan.madeFrom(s.Key)...) {
+			from := append(append(slices.Clone(plan.preds[s.Key]), plan.madeFrom(s.Key)...), plan.loopMates(s.Key)...)
+			for _, p := range from {
 				if pick[p] {
 					pick[s.Key], added = true, true
 					break

@@ -148,6 +148,12 @@ func (r *Round) sortLeases(steps []*rbtype.Step, outcomes []*Outcome) (released 
 		}
 		if l.ExpiresAt.Before(r.now) {
 			r.endLeases = append(r.endLeases, s.ID)
+			if t := r.byID[s.RunbookID]; t != nil && s.Status == rbtype.StepCancelled {
+				// A cancelled step's call whose worker died: no outcome
+				// will give its reservation back (recordOutcomes), so its
+				// lease's end does (budget_reserve.go).
+				t.release(s)
+			}
 			continue
 		}
 		if t := r.byID[s.RunbookID]; t != nil {

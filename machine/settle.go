@@ -156,10 +156,12 @@ func (t *transition) nextWake() *time.Time {
 		if len(t.compensate) > 0 {
 			consider(t.Now) // just marked: the next transaction starts them
 		}
-		for _, s := range t.Steps {
-			if s.CompensationStatus == rbtype.CompensationPending {
-				consider(t.Now)
-			}
+		// The next compensation starts once the one running has ended,
+		// whose outcome brings the round: none is due while one runs
+		// (nextCompensation), and a wake-up now would claim the runbook
+		// over and over for nothing until it ends.
+		if t.nextCompensation() != nil {
+			consider(t.Now)
 		}
 	}
 	return next

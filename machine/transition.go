@@ -344,6 +344,7 @@ func (t *transition) applyOutcome(o *Outcome) {
 		return
 	}
 	if s.Status != rbtype.StepRunning || s.Attempt != o.Attempt || !t.executing() {
+		t.recordLate(s, o) // late_outcome.go
 		return
 	}
 	if o.ArgsHash != "" {

@@ -88,6 +88,18 @@ func (p *PlanInfo) madeFrom(key string) []string {
 	return p.elementSteps(key)
 }
 
+// loopMates lists, for a template, the templates of its loop (its own
+// and those of loops within it): they expand together, so what reopens
+// one reopens them all. A loop with one template pending and another
+// skipped never expands, and would hold its runbook open for ever.
+func (p *PlanInfo) loopMates(key string) []string {
+	s := p.Steps[key]
+	if s == nil || s.Loop == "" || !p.IsTemplate(key) {
+		return nil
+	}
+	return p.inside[s.Loop]
+}
+
 // templatesToEnd reports whether a template can end in the next round and
 // nothing else would bring one: its last instances, or its list's
 // producer, ended in this round's last pass, after the templates were

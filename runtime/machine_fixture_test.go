@@ -462,12 +462,12 @@ func (f *fixture) apply(w driver.AdvanceWrite) {
 		if c.ErrorCode != nil {
 			f.rb.ErrorCode, f.rb.ErrorMessage = *c.ErrorCode, *c.ErrorMessage
 		}
+		if c.Reopen { // before Finished, as durable's CASE has it: reopened and ended in one round is finished
+			f.rb.FinishedAt = nil
+		}
 		if c.Finished && f.rb.FinishedAt == nil {
 			at := f.now
 			f.rb.FinishedAt = &at
-		}
-		if c.Reopen {
-			f.rb.FinishedAt = nil
 		}
 		if c.SetWake {
 			f.rb.WakeAt = c.WakeAt

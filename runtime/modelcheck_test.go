@@ -16,8 +16,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/runbookdev/runbook/apitype"
-	"github.com/runbookdev/runbook/driver"
 	"github.com/runbookdev/runbook/machine"
 	"github.com/runbookdev/runbook/machine/refmodel"
 	"github.com/runbookdev/runbook/rbtype"
@@ -63,7 +61,7 @@ func TestModelCheck(t *testing.T) {
 
 func modelCatalogue(t *testing.T) *registry.Catalogue {
 	t.Helper()
-	defs, diags := verbs.Parse("model.yaml", []byte(refmodel.Catalogue))
+	defs, diags := verbs.Parse("model.yaml", []byte(TagUnattended(refmodel.Catalogue))) // compensations are judged by the policy as they run
 	require.Empty(t, diags)
 	cat, diags := registry.New(defs, machineHandlers(t).Specs())
 	require.Empty(t, diags)
@@ -156,6 +154,10 @@ func modelCase(t *testing.T, cat *registry.Catalogue, seed uint64, verbose bool,
 func (m *modelRun) choose() (refmodel.Input, bool) {
 	var opts []refmodel.Input
 	for _, k := range slices.Sorted(maps.Keys(m.out)) {
+		if step, ok := strings.CutSuffix(k, undoSuffix); ok {
+			opts = append(opts, refmodel.Input{Kind: refmodel.UndoReturned, Key: step, OK: m.r.IntN(4) > 0})
+			continue
+		}
 		s := m.in.Steps[k]
 		if s.Verb.Durable() {
 			opts = append(opts, refmodel.Input{Kind: refmodel.CallParked, Key: k})
@@ -189,6 +191,12 @@ func (m *modelRun) choose() (refmodel.Input, bool) {
 		opts = append(opts, refmodel.Input{Kind: refmodel.Crashed})
 	}
 	switch m.in.Status {
+	case "executing", "escalated":
+		if m.r.IntN(6) == 0 {
+			opts = append(opts, refmodel.Input{Kind: refmodel.Cancel, Compensate: m.r.IntN(3) > 0})
+		}
+	}
+	switch m.in.Status {
 	case "failed", "partial", "escalated":
 		opts = append(opts, refmodel.Input{Kind: refmodel.Retried})
 		if m.in.Draft {
@@ -205,7 +213,8 @@ func (m *modelRun) choose() (refmodel.Input, bool) {
 			{Kind: refmodel.Decided, Key: k, Approve: true},
 			{Kind: refmodel.Retried},
 			{Kind: refmodel.Executed},
-		}[m.r.IntN(4)], true
+			{Kind: refmodel.Cancel, Compensate: true},
+		}[m.r.IntN(5)], true
 	}
 	return opts[m.r.IntN(len(opts))], true
 }
@@ -243,6 +252,17 @@ func (m *modelRun) apply(in refmodel.Input) error {
 	case refmodel.TimePasses:
 		f.now = f.now.Add(2 * time.Hour)
 		accepted = true
+	case refmodel.UndoReturned:
+		c := m.out[in.Key+undoSuffix]
+		delete(m.out, in.Key+undoSuffix)
+		o := succeed(c, map[string]any{})
+		if !in.OK {
+			o = failWith(c, rbtype.CodeInvalidInput)
+		}
+		m.take(f.advance(o))
+		accepted = true
+	case refmodel.Cancel:
+		err = m.command(&machine.CancelRunbook{By: "ops", Compensate: in.Compensate})
 	case refmodel.Raised:
 		m.setCap(m.in.Cap + 2)
 		f.now = f.now.Add(machine.BudgetRecheck) // a held step is looked at again by then
@@ -262,7 +282,7 @@ func (m *modelRun) apply(in refmodel.Input) error {
 		err = m.command(&machine.RetryRunbook{O: machine.RetryOptions{By: "ops", Execute: true}})
 	}
 	switch in.Kind {
-	case refmodel.Decided, refmodel.Resolved, refmodel.Retried, refmodel.Executed:
+	case refmodel.Decided, refmodel.Resolved, refmodel.Retried, refmodel.Executed, refmodel.Cancel:
 		accepted = err == nil
 		if err != nil && !isConflict(err) {
 			return fmt.Errorf("%s: the machine answered %v", in, err)
@@ -278,6 +298,9 @@ func (m *modelRun) apply(in refmodel.Input) error {
 func (m *modelRun) setCap(usd float64) {
 	m.f.budgets[DefaultTenant] = rbtype.TenantBudget{Set: map[rbtype.BudgetScope]rbtype.Budget{rbtype.BudgetRunbook: {CostUSD: &usd}}}
 }
+
+// undoSuffix marks a compensation's call among the calls out.
+const undoSuffix = " undo"
 
 func isConflict(err error) bool {
 	return strings.Contains(err.Error(), rbtype.ErrConflict.Error()) || strings.Contains(err.Error(), rbtype.ErrNotFound.Error())
@@ -295,6 +318,9 @@ func (m *modelRun) command(c machine.Command) error {
 func (m *modelRun) take(_ any, calls []*machine.PendingCall) {
 	for _, c := range calls {
 		k := c.Call.StepKey
+		if c.Purpose == machine.CallCompensation {
+			k += undoSuffix
+		}
 		m.out[k] = c
 		same := k + " " + c.ArgsHash // the same effect asked for again
 		if first, ok := m.keys[same]; ok && first != c.Call.IdempotencyKey && m.err == nil {
@@ -334,6 +360,12 @@ func (m *modelRun) compare(after string) error {
 	got, want := map[string]string{}, map[string]string{}
 	for _, s := range f.steps {
 		got[s.Key] = modelStatus(s.Status, s.ErrorCode)
+		if s.CompensationStatus != rbtype.CompensationNone {
+			got[s.Key] += " undo:" + string(s.CompensationStatus)
+		}
+		if s.CompensationStatus == rbtype.CompensationRunning && m.out[s.Key+undoSuffix] == nil {
+			return fmt.Errorf("after %s: step %s's compensation is running with no call out: a lost call", after, s.Key)
+		}
 		if s.Status == rbtype.StepRunning && m.out[s.Key] == nil {
 			return fmt.Errorf("after %s: step %s is running with no call out: a lost call", after, s.Key)
 		}
@@ -347,12 +379,18 @@ func (m *modelRun) compare(after string) error {
 		if s.Code != "" {
 			want[k] += " " + s.Code
 		}
+		if s.Comp != "" {
+			want[k] += " undo:" + s.Comp
+		}
 	}
 	if !maps.Equal(got, want) {
 		return fmt.Errorf("after %s: statuses differ\n machine:     %v\n interpreter: %v", after, got, want)
 	}
 	if string(f.rb.Status) != in.Status {
 		return fmt.Errorf("after %s: the machine's runbook is %s, the interpreter's %s (%v)", after, f.rb.Status, in.Status, got)
+	}
+	if in.Status != "executing" && in.Status != "escalated" && (f.rb.FinishedAt != nil) != in.Finished {
+		return fmt.Errorf("after %s: the machine's %s runbook is finished: %v, the interpreter's: %v (%v)", after, in.Status, f.rb.FinishedAt != nil, in.Finished, got)
 	}
 	for _, k := range in.Order {
 		s := in.Steps[k]
@@ -378,21 +416,9 @@ func (m *modelRun) compare(after string) error {
 // accepted (docs/design/semantics.md, "Offered means accepted").
 func (m *modelRun) offeredIsAccepted(after string) error {
 	f := m.f
-	var invs []driver.Invocation
-	for _, inv := range f.invs {
-		invs = append(invs, inv)
-	}
-	v := buildView(f.rb, f.steps, invs, driver.StepPage{Limit: len(f.steps) + 1}, f.plan)
-	for _, a := range v.NextActions {
-		var c machine.Command
-		switch a.Kind {
-		case apitype.ActionApprove:
-			c = &machine.DecideGate{Step: a.Step, Approve: true, By: "ops"}
-		case apitype.ActionResolve:
-			c = &machine.ResolveStep{Step: a.Step, R: machine.Resolution{Action: machine.ResolveComplete, By: "ops"}}
-		case apitype.ActionRetry:
-			c = &machine.RetryRunbook{O: machine.RetryOptions{Steps: []string{a.Step}, Execute: a.Args.Execute, By: "ops"}}
-		default:
+	for _, a := range f.view().NextActions {
+		c := actionCommand(a)
+		if c == nil {
 			continue
 		}
 		m.offered++
@@ -409,7 +435,11 @@ func (m *modelRun) invariants(after string) error {
 	f := m.f
 	if f.rb.Status == rbtype.RunbookComplete {
 		for _, s := range f.steps {
-			if s.Status != rbtype.StepComplete && !(s.Status == rbtype.StepSkipped && s.ErrorCode.SkipsQuietly()) {
+			if f.plan.IsHook(s.Key) {
+				continue // it ran, or not, after an earlier failure a retry then mended: not the runbook's work
+			}
+			quiet := s.ErrorCode.SkipsQuietly() || s.ErrorCode == rbtype.CodeNoFailure // a hook with no failure to follow
+			if s.Status != rbtype.StepComplete && !(s.Status == rbtype.StepSkipped && quiet) {
 				return fmt.Errorf("after %s: complete, with %s %s (%s): completion fabricated", after, s.Key, s.Status, s.ErrorCode)
 			}
 		}
@@ -456,9 +486,9 @@ func (m *modelRun) budgetHeld(after string) error {
 	if m.in.Cap <= 0 {
 		return nil
 	}
-	reserved := 0.0
+	reserved := 0.0 // held by every attempt whose call is out, a cancelled step's among them
 	for _, s := range m.f.steps {
-		if s.Status == rbtype.StepRunning && s.Verb == "mc."+string(refmodel.Paid) {
+		if c := m.out[s.Key]; c != nil && s.Verb == "mc."+string(refmodel.Paid) {
 			reserved += refmodel.PaidCost
 		}
 	}
@@ -490,7 +520,7 @@ func modelStatus(st rbtype.StepStatus, code rbtype.ErrorCode) string {
 		}
 	case rbtype.StepSkipped:
 		switch code {
-		case rbtype.CodeConditionFalse, rbtype.CodeUpstreamSkipped, rbtype.CodeDraftOnly:
+		case rbtype.CodeConditionFalse, rbtype.CodeUpstreamSkipped, rbtype.CodeDraftOnly, rbtype.CodeNoFailure:
 			return "skipped " + string(code)
 		}
 	}

@@ -241,12 +241,17 @@ func buildView(rb *driver.Runbook, steps []*driver.Step, invs []driver.Invocatio
 			}
 		}
 	}
-	if rb.Mode == rbtype.ModeDraftOnly && !rb.Status.Running() && rb.Status != rbtype.RunbookCancelled {
+	if rb.Mode == rbtype.ModeDraftOnly && !rb.Status.Running() && rb.Status != rbtype.RunbookCancelled && endedForRetry(rb, steps) {
 		// What the draft did not run, for a person to run for real once
 		// they have read the drafts.
 		for _, s := range steps {
 			// An escalation the draft skipped: the step, run for real,
 			// pages for real if it times out again.
+			// A hook is not named: it runs once, after a failure of the
+			// runbook run for real.
+			if plan.IsHook(s.Key) {
+				continue
+			}
 			if s.Status == rbtype.StepSkipped && s.ErrorCode == rbtype.CodeDraftOnly ||
 				s.Status == rbtype.StepEscalated && s.EscalationStatus == rbtype.CompensationSkipped {
 				v.NextActions = append(v.NextActions, apitype.NewAction(apitype.ActionRetry, s.Key, apitype.ActionArgs{RunbookID: rb.ID, Execute: true}))
@@ -274,6 +279,13 @@ func retryableRunbook(rb *driver.Runbook, steps []*driver.Step) bool {
 	default:
 		return false
 	}
+	return endedForRetry(rb, steps)
+}
+
+// endedForRetry reports whether what follows a runbook's end has run (its
+// compensations, its failure hooks) and undid nothing: only then is a
+// retry, or a retry --execute, accepted (machine.RetryRunbook).
+func endedForRetry(rb *driver.Runbook, steps []*driver.Step) bool {
 	if machine.RunsHooks(rb.Status) && rb.FinishedAt == nil {
 		return false // its compensations or failure hooks still run
 	}

@@ -6,7 +6,10 @@ import (
 	"slices"
 )
 
-var allVerbs = []Verb{Echo, Cont, Iso, Wait, Esc, Gate, Doubt, Paid}
+var allVerbs = []Verb{Echo, Cont, Iso, Wait, Esc, Gate, Doubt, Paid, Keep}
+
+// hookVerbs are the verbs a failure hook calls.
+var hookVerbs = []Verb{Echo, Cont, Gate}
 
 // statuses are the statuses a status test compares with.
 var statuses = []string{"succeeded", "failed", "skipped", "cancelled", "escalated"}
@@ -86,6 +89,15 @@ func Generate(r *rand.Rand) *Runbook {
 			plain = append(plain, s.Key)
 		}
 		rb.Items = append(rb.Items, Item{Step: s})
+	}
+	if r.IntN(3) == 0 {
+		for i := range 1 + r.IntN(2) {
+			h := &Step{Key: fmt.Sprintf("h%d", i), Verb: hookVerbs[r.IntN(len(hookVerbs))]}
+			if len(plain) > 0 && r.IntN(2) == 0 {
+				h.Reads = []string{plain[r.IntN(len(plain))]} // nil unless it completed
+			}
+			rb.Hooks = append(rb.Hooks, h)
+		}
 	}
 	if slices.ContainsFunc(rb.Steps(), func(s *Step) bool { return s.Verb == Paid }) && r.IntN(2) == 0 {
 		rb.Cap = float64(1 + r.IntN(3))

@@ -37,6 +37,7 @@ const (
 	ConditionFalse  = "CONDITION_FALSE"
 	UpstreamSkipped = "UPSTREAM_SKIPPED"
 	DraftOnly       = "DRAFT_ONLY"
+	NoFailure       = "NO_FAILURE"
 )
 
 // S is one step's state in the interpreter.
@@ -60,6 +61,15 @@ type S struct {
 	preds, after []string
 	settle       string
 	approved     bool
+	// hook marks a failure hook; Comp is the state of the step's
+	// compensation ("", pending, running, complete, failed, skipped),
+	// seq when it last completed.
+	hook bool
+	Comp string
+	seq  int
+	// out: its call is out (a cancelled step's too, until it returns or
+	// its worker dies), holding what it reserved.
+	out bool
 }
 
 // Interp is the reference interpreter's state of one runbook.
@@ -76,6 +86,10 @@ type Interp struct {
 	// reported spending, Over what they spent beyond what they reserved,
 	// summed: the most spend may pass the cap by.
 	Cap, Spent, Over float64
+	// Finished: an ended runbook whose compensations and failure hooks
+	// have all run. seq counts completions.
+	Finished bool
+	seq      int
 }
 
 // New is a runbook's state before anything ran.
@@ -103,6 +117,9 @@ func New(rb *Runbook) *Interp {
 			t.after = s.After
 			in.add(t)
 		}
+	}
+	for _, h := range rb.Hooks {
+		in.add(&S{Key: h.Key, Verb: h.Verb, def: h, hook: true})
 	}
 	return in
 }
@@ -140,6 +157,120 @@ func (in *Interp) Settle() {
 	if in.Status == "executing" {
 		in.settleRunbook()
 	}
+	in.afterEnd()
+}
+
+// runsHooks reports whether a runbook that ended so runs its failure
+// hooks; compensates, whether it undoes its completed steps first.
+func runsHooks(status string) bool {
+	return status == "failed" || status == "partial" || status == "cancelled"
+}
+
+func compensates(status string) bool { return status == "failed" || status == "cancelled" }
+
+// markUndo marks every completed step whose verb is undone as waiting to
+// be undone.
+func (in *Interp) markUndo() {
+	for _, k := range in.Order {
+		if s := in.Steps[k]; s.Status == Complete && s.Verb == Keep && !in.isTemplate(s) {
+			s.Comp = Pending
+		}
+	}
+}
+
+// afterEnd runs what follows a runbook's end: its compensations one at a
+// time, the last completed first (a draft's are skipped: Undo reaches
+// outside), then its failure hooks, all at once, each as a step (its
+// gate, its budget); the runbook is finished once they have all ended.
+func (in *Interp) afterEnd() {
+	switch {
+	case in.Status == "complete":
+		in.skipHooks()
+		in.Finished = true
+		return
+	case !runsHooks(in.Status):
+		return
+	}
+	for compensates(in.Status) {
+		var next *S
+		for _, k := range in.Order {
+			switch s := in.Steps[k]; {
+			case s.Comp == Running:
+				return // one at a time
+			case s.Comp == Pending && (next == nil || s.seq > next.seq):
+				next = s
+			}
+		}
+		if next == nil {
+			break
+		}
+		if in.Draft {
+			next.Comp = Skipped
+			continue
+		}
+		next.Comp = Running
+		in.Seen["compensation"]++
+		return
+	}
+	ended := true
+	for _, k := range in.Order {
+		s := in.Steps[k]
+		if !s.hook {
+			continue
+		}
+		if s.Status == Pending {
+			in.Seen["failure hook"]++
+			if in.turn(s); s.Status == starting {
+				in.start(s)
+			}
+		}
+		ended = ended && done(s.Status)
+	}
+	in.Finished = ended
+}
+
+// skipHooks skips the hooks of a runbook that ended with no failure for
+// them to follow.
+func (in *Interp) skipHooks() {
+	for _, k := range in.Order {
+		if s := in.Steps[k]; s.hook && s.Status == Pending {
+			in.skip(s, NoFailure)
+		}
+	}
+}
+
+// rearmHooks makes pending again the hooks skipped for want of a failure:
+// the runbook runs again, and may yet fail.
+func (in *Interp) rearmHooks() {
+	for _, k := range in.Order {
+		if s := in.Steps[k]; s.hook && s.Status == Skipped && s.Reason == NoFailure {
+			s.Status, s.Reason = Pending, ""
+		}
+	}
+}
+
+// hooking reports whether the runbook runs its failure hooks now.
+func (in *Interp) hooking() bool {
+	if !runsHooks(in.Status) || in.Finished {
+		return false
+	}
+	for _, s := range in.Steps {
+		if s.Comp == Pending || s.Comp == Running {
+			return false
+		}
+	}
+	return true
+}
+
+// undone reports whether a step's compensation ran, or runs: a runbook so
+// undone is not retried.
+func (in *Interp) undone() bool {
+	for _, s := range in.Steps {
+		if s.Comp != "" && s.Comp != Skipped {
+			return true
+		}
+	}
+	return false
 }
 
 // pass applies every rule once; it reports whether anything changed.
@@ -153,7 +284,7 @@ func (in *Interp) pass() bool {
 	flight := map[*Loop]map[int]bool{}
 	var due []*S
 	for _, k := range in.Order {
-		if s := in.Steps[k]; s.Status == Pending && !in.isTemplate(s) {
+		if s := in.Steps[k]; s.Status == Pending && !in.isTemplate(s) && !s.hook {
 			moved, cond := in.ready(s, flight)
 			changed = changed || moved
 			if cond {
@@ -456,6 +587,7 @@ func (in *Interp) turn(s *S) {
 // none waits while another such step runs, and fails BUDGET_EXCEEDED once
 // the budget is spent.
 func (in *Interp) start(s *S) {
+	defer func() { s.out = s.Status == Running }()
 	if in.Cap <= 0 {
 		s.Status = Running
 		return
@@ -463,12 +595,12 @@ func (in *Interp) start(s *S) {
 	var reserved float64
 	uncosted := false
 	for _, k := range in.Order {
-		if o := in.Steps[k]; o != s && o.Status == Running {
-			if o.Verb == Paid {
-				reserved += PaidCost
-			} else {
-				uncosted = true
-			}
+		switch o := in.Steps[k]; {
+		case o == s || o.hook:
+		case o.Verb == Paid && o.out:
+			reserved += PaidCost
+		case o.Verb != Paid && o.Status == Running:
+			uncosted = true
 		}
 	}
 	switch {
@@ -543,13 +675,15 @@ func (in *Interp) skipAfter(s, p *S) {
 }
 
 func (in *Interp) complete(s *S, v any) {
+	in.seq++
+	s.seq = in.seq
 	s.Status, s.Value, s.Reason, s.Code = Complete, v, "", ""
 }
 
 // aborted reports whether a step failed under abort.
 func (in *Interp) aborted() bool {
 	for _, s := range in.Steps {
-		if s.Status == Failed && s.Verb.Mode() == "abort" {
+		if s.Status == Failed && s.Verb.Mode() == "abort" && !s.hook {
 			return true
 		}
 	}
@@ -560,11 +694,14 @@ func (in *Interp) aborted() bool {
 // every park cancelled.
 func (in *Interp) fail(s *S) {
 	s.Status, s.Value = Failed, nil
-	if s.Verb.Mode() != "abort" {
-		return
+	if s.Verb.Mode() != "abort" || s.hook {
+		return // a failed hook triggers nothing
 	}
 	for _, k := range in.Order {
 		o := in.Steps[k]
+		if o.hook {
+			continue // hooks run once the runbook has ended
+		}
 		switch o.Status {
 		case Pending, Waiting, Held, starting:
 			in.skip(o, "")
@@ -578,9 +715,12 @@ func (in *Interp) fail(s *S) {
 // failed under abort or isolate, escalated if one escalated, partial if
 // failures were accepted or steps drafted, complete otherwise.
 func (in *Interp) settleRunbook() {
-	var failed, escalated, partial bool
+	var failed, escalated, partial, accepted bool
 	for _, k := range in.Order {
 		s := in.Steps[k]
+		if s.hook {
+			continue
+		}
 		if !done(s.Status) {
 			return
 		}
@@ -588,7 +728,7 @@ func (in *Interp) settleRunbook() {
 		case s.Status == Skipped && s.Reason == DraftOnly:
 			partial = true
 		case s.Status == Failed && s.Verb.Mode() == "continue":
-			partial = true
+			partial, accepted = true, true
 		case s.Status == Failed:
 			failed = true
 		case s.Status == Escalated:
@@ -598,10 +738,14 @@ func (in *Interp) settleRunbook() {
 	switch {
 	case failed:
 		in.Status = "failed"
+		in.markUndo()
 	case escalated:
 		in.Status = "escalated"
 	case partial:
 		in.Status = "partial"
+		if !accepted {
+			in.skipHooks() // a draft is no failure
+		}
 	default:
 		in.Status = "complete"
 	}
@@ -617,8 +761,10 @@ type Input struct {
 	OK      bool
 	Approve bool
 	Action  string
-	// Spend is what a returned call reports it spent.
-	Spend float64
+	// Spend is what a returned call reports it spent; Compensate says a
+	// cancel undoes the completed steps.
+	Spend      float64
+	Compensate bool
 }
 
 // InputKind names an input.
@@ -636,6 +782,8 @@ const (
 	Executed     InputKind = "execute" // rbd retry --execute of a draft
 	Crashed      InputKind = "crash"   // the worker dies; its calls' leases expire
 	Raised       InputKind = "raise"   // an admin raises the runbook budget by two dollars
+	UndoReturned InputKind = "undo"    // a running compensation's call returned (OK) or failed
+	Cancel   InputKind = "cancel"  // rbd cancel, with compensations unless Compensate is false
 )
 
 func (i Input) String() string {
@@ -649,21 +797,25 @@ func (in *Interp) Apply(i Input) bool {
 	s := in.Steps[i.Key]
 	switch i.Kind {
 	case CallReturned:
-		if s.Status != Running {
-			return false
-		}
-		if i.OK {
+		s.out = false
+		if i.OK { // spent, whatever became of its step
 			in.Spent += i.Spend
 			if s.Verb == Paid {
 				in.Over += max(i.Spend-PaidCost, 0)
 			}
+		}
+		if s.Status != Running {
+			break // late: a cancelled step's call, recorded and ignored
+		}
+		if i.OK {
 			in.complete(s, i.Value)
 		} else {
 			in.fail(s)
 		}
 	case CallParked:
+		s.out = false
 		if s.Status != Running || !s.Verb.Durable() {
-			return false
+			break // late, as above
 		}
 		if in.aborted() {
 			s.Status = Cancelled
@@ -721,16 +873,18 @@ func (in *Interp) Apply(i Input) bool {
 		switch {
 		case in.Status != "failed" && in.Status != "partial" && in.Status != "escalated":
 			return false
+		case in.hooking() || in.undone():
+			return false // its hooks run, or it was undone: regenerate it
 		case in.Draft:
 			for _, k := range in.Order {
-				if s := in.Steps[k]; blocks(s) && s.Reason != DraftOnly && !in.afterDraft(s) {
+				if s := in.Steps[k]; blocks(s) && s.Reason != DraftOnly && !in.afterDraft(s) && !s.hook {
 					pick[k] = true
 				}
 			}
 			pick = in.blockedAfter(pick)
 		default:
 			for _, k := range in.Order {
-				if blocks(in.Steps[k]) {
+				if s := in.Steps[k]; blocks(s) && !s.hook {
 					pick[k] = true
 				}
 			}
@@ -739,9 +893,10 @@ func (in *Interp) Apply(i Input) bool {
 			return false
 		}
 		in.reset(in.reopenLists(pick), "")
-		in.Status = "executing"
+		in.rearmHooks()
+		in.Status, in.Finished = "executing", false
 	case Executed:
-		if !in.Draft || in.Status == "executing" || in.Status == "cancelled" {
+		if !in.Draft || in.Status == "executing" || in.Status == "cancelled" || in.hooking() || in.undone() {
 			return false
 		}
 		pick := map[string]bool{}
@@ -755,7 +910,33 @@ func (in *Interp) Apply(i Input) bool {
 			return false
 		}
 		in.reset(in.reopenLists(pick), "")
-		in.Draft, in.Status = false, "executing"
+		in.rearmHooks()
+		in.Draft, in.Status, in.Finished = false, "executing", false
+	case UndoReturned:
+		if s.Comp != Running {
+			return false
+		}
+		if i.OK {
+			s.Comp = Complete
+		} else {
+			s.Comp = Failed // recorded, never dropped; the others still run
+		}
+	case Cancel:
+		switch in.Status {
+		case "cancelled": // a no-op
+		case "executing", "escalated":
+			for _, k := range in.Order {
+				if o := in.Steps[k]; !o.hook && !done(o.Status) {
+					o.Status = Cancelled
+				}
+			}
+			in.Status = "cancelled"
+			if i.Compensate {
+				in.markUndo()
+			}
+		default:
+			return false
+		}
 	case Raised:
 		if in.Cap <= 0 {
 			return false
@@ -770,11 +951,12 @@ func (in *Interp) Apply(i Input) bool {
 		for _, k := range in.Order {
 			switch o := in.Steps[k]; {
 			case o.Status != Running:
+				o.out = false // a cancelled step's call: its lease's end gives back its reservation
 			case o.Verb == Doubt:
-				o.Status = InDoubt
+				o.Status, o.out = InDoubt, false
 				in.Seen["call in doubt"]++
-			case aborted:
-				o.Status = Cancelled
+			case aborted && !o.hook: // a hook runs after the abort, by design
+				o.Status, o.out = Cancelled, false
 			}
 		}
 	}
@@ -795,6 +977,7 @@ func (in *Interp) blockedAfter(pick map[string]bool) map[string]bool {
 			from := append(slices.Clone(s.preds), s.after...)
 			if in.isTemplate(s) {
 				for _, b := range s.loop.Body {
+					from = append(from, b.Key) // a loop's templates expand together
 					for i := range in.instances(b.Key) {
 						from = append(from, instance(b.Key, i))
 					}

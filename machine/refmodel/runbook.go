@@ -31,6 +31,14 @@ const (
 	Paid Verb = "paid"
 )
 
+// Keep writes inside (internal_db, so a draft runs it) under abort, and
+// is undone by Undo, which reaches outside, when its runbook fails or is
+// cancelled.
+const (
+	Keep Verb = "keep"
+	Undo Verb = "undo"
+)
+
 // PaidCost is what an attempt of Paid reserves.
 const PaidCost = 1.0
 
@@ -70,6 +78,16 @@ const Catalogue = `
     side_effects: external_call
     on_failure: isolate
     idempotency: {provider_dedupes: false}
+- name: keep
+  domain: mc
+  execution:
+    kind: sync
+    handler: core.echo
+    side_effects: internal_db
+    compensation: {verb: mc.undo, args: {what: "@args.n"}}
+- name: undo
+  domain: mc
+  execution: {kind: sync, handler: core.echo, side_effects: external_call}
 - name: paid
   domain: mc
   cost: {usd: 1}
@@ -140,6 +158,8 @@ type Runbook struct {
 	Draft bool
 	// Cap, when above zero, is the runbook's cost budget in dollars.
 	Cap float64
+	// Hooks are the calls of its (on-failure ...) form.
+	Hooks []*Step
 }
 
 // Item is a step or a loop.
@@ -165,6 +185,17 @@ func (r *Runbook) Source() string {
 		for _, s := range l.Body {
 			b.WriteString("\n  ")
 			b.WriteString(s.source(l.Item, r))
+		}
+		b.WriteString(")\n")
+	}
+	if len(r.Hooks) > 0 {
+		b.WriteString("(on-failure")
+		for _, h := range r.Hooks {
+			fmt.Fprintf(&b, "\n  (mc.%s :n %q :f @failure.code", h.Verb, h.Key)
+			for i, k := range h.Reads {
+				fmt.Fprintf(&b, " :r%d @%s.v", i, k)
+			}
+			fmt.Fprintf(&b, " :as @%s)", h.Key)
 		}
 		b.WriteString(")\n")
 	}
