@@ -783,7 +783,7 @@ const (
 	Crashed      InputKind = "crash"   // the worker dies; its calls' leases expire
 	Raised       InputKind = "raise"   // an admin raises the runbook budget by two dollars
 	UndoReturned InputKind = "undo"    // a running compensation's call returned (OK) or failed
-	Cancel   InputKind = "cancel"  // rbd cancel, with compensations unless Compensate is false
+	Cancel       InputKind = "cancel"  // rbd cancel, with compensations unless Compensate is false
 )
 
 func (i Input) String() string {
