@@ -63,9 +63,15 @@ func (t *transition) afterDraft(s *rbtype.Step) bool {
 // once the iteration run again has settled (whole_lists.go).
 func reopenLists(plan *PlanInfo, steps []*rbtype.Step, pick map[string]bool) {
 	more := false
-	for _, s := range steps {
-		if base, _, ok := instanceOf(s.Key); ok && pick[s.Key] && plan.IsTemplate(base) && !pick[base] {
-			pick[base], more = true, true
+	// To a fixpoint: an inner list's instance (u[0][1]) reopens its
+	// template (u[0]), which is itself an instance of the outer list's
+	// (u), which comes before it in plan order.
+	for added := true; added; {
+		added = false
+		for _, s := range steps {
+			if base, _, ok := instanceOf(s.Key); ok && pick[s.Key] && plan.IsTemplate(base) && !pick[base] {
+				pick[base], more, added = true, true, true
+			}
 		}
 	}
 	if more {

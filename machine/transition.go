@@ -269,6 +269,9 @@ func (t *transition) failed(s *rbtype.Step) {
 		if t.isHookStep(o) {
 			continue // hooks run once the runbook has ended
 		}
+		if t.reclaimed[o.ID] {
+			continue // a call in flight whose worker died this round: made again, as a running one finishes
+		}
 		switch abortsTo(o) {
 		case rbtype.StepSkipped:
 			t.moveStep(o, rbtype.StepSkipped)
@@ -466,11 +469,16 @@ func (t *transition) propagate() {
 	hooking := t.hooking()
 	t.flight, t.condDue, t.callFlight = nil, nil, nil
 	for _, s := range t.Steps {
-		if s.Status != rbtype.StepPending || t.plan.IsTemplate(s.Key) || t.isHookStep(s) != hooking {
+		if s.Status != rbtype.StepPending || t.isHookStep(s) != hooking {
 			continue
 		}
 		if tmpl := t.abortedTemplate(s); tmpl != "" {
-			t.skipAfter(s, tmpl) // made in the round that aborted (loops.go)
+			// Made in the round that aborted (loops.go); an inner list's
+			// template among them, and then its own instances.
+			t.skipAfter(s, tmpl)
+			continue
+		}
+		if t.plan.IsTemplate(s.Key) {
 			continue
 		}
 		ready, blocked, quiet := true, "", ""

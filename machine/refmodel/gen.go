@@ -26,12 +26,14 @@ func statusTest(r *rand.Rand, ref string) *When {
 func Generate(r *rand.Rand) *Runbook {
 	rb := &Runbook{Draft: r.IntN(4) == 0}
 	var plain, producers, templates []string
+	byKey := map[string]*Step{}
 	n := 2 + r.IntN(4)
 	loops := 0
 	for i := range n {
 		if len(producers) > 0 && loops < 2 && r.IntN(3) == 0 {
 			loops++
 			l := &Loop{Item: fmt.Sprintf("x%d", i), Over: producers[r.IntN(len(producers))]}
+			nested := byKey[l.Over].Nested // its elements are lists
 			if r.IntN(2) == 0 {
 				l.Parallel = 1 + r.IntN(2)
 			}
@@ -48,15 +50,20 @@ func Generate(r *rand.Rand) *Runbook {
 					s.Reads = append(s.Reads, plain[r.IntN(len(plain))])
 				}
 				switch {
-				case r.IntN(4) == 0:
+				case !nested && r.IntN(4) == 0:
 					s.When = &When{Item: true, Below: r.IntN(3)}
 				case j > 0 && !slices.Contains(s.Reads, l.Body[j-1].Key) && r.IntN(2) == 0:
 					s.When = statusTest(r, l.Body[j-1].Key) // its own iteration's
 				}
 				l.Body = append(l.Body, s)
 			}
-			for _, s := range l.Body {
-				templates = append(templates, s.Key)
+			if nested {
+				l.Inner = innerLoop(r, i, l, plain)
+			}
+			for m := l; m != nil; m = m.Inner {
+				for _, s := range m.Body {
+					templates = append(templates, s.Key)
+				}
 			}
 			rb.Items = append(rb.Items, Item{Loop: l})
 			continue
@@ -82,8 +89,9 @@ func Generate(r *rand.Rand) *Runbook {
 				}
 			}
 		}
+		byKey[s.Key] = s
 		if !s.Verb.Durable() && s.Verb != Gate && loops < 2 && r.IntN(2) == 0 {
-			s.Produces = true
+			s.Produces, s.Nested = true, r.IntN(3) == 0
 			producers = append(producers, s.Key)
 		} else {
 			plain = append(plain, s.Key)
@@ -115,13 +123,44 @@ func Spend(r *rand.Rand, s *Step) float64 {
 	return []float64{0.5, 1, 1.5}[r.IntN(3)]
 }
 
+// innerLoop is the for-each within loop l (of item i) over its element:
+// :parallel or not, and one step, which reads the element, the outer
+// body's first step of its iteration, or a step before the loop, and may
+// test the element.
+func innerLoop(r *rand.Rand, i int, l *Loop, plain []string) *Loop {
+	m := &Loop{Item: fmt.Sprintf("y%d", i)}
+	if r.IntN(2) == 0 {
+		m.Parallel = 1 + r.IntN(2)
+	}
+	s := &Step{Key: fmt.Sprintf("u%d", i), Verb: allVerbs[r.IntN(len(allVerbs))], Item: r.IntN(2) == 0}
+	if r.IntN(2) == 0 {
+		s.Reads = append(s.Reads, l.Body[0].Key) // its own outer iteration's
+	}
+	if len(plain) > 0 && r.IntN(4) == 0 {
+		s.Reads = append(s.Reads, plain[r.IntN(len(plain))])
+	}
+	if r.IntN(3) == 0 {
+		s.When = &When{Item: true, Below: 1 + r.IntN(2)}
+	}
+	m.Body = []*Step{s}
+	return m
+}
+
 // Value is a result the model hands a step: a list of zero to three
 // numbers for a producer, a number otherwise, as {"v": ...}.
 func Value(r *rand.Rand, s *Step) map[string]any {
 	if s.Produces {
 		list := make([]any, r.IntN(4))
 		for i := range list {
-			list[i] = float64(r.IntN(3))
+			if !s.Nested {
+				list[i] = float64(r.IntN(3))
+				continue
+			}
+			inner := make([]any, r.IntN(3))
+			for j := range inner {
+				inner[j] = float64(r.IntN(3))
+			}
+			list[i] = inner
 		}
 		return map[string]any{"v": list}
 	}

@@ -70,6 +70,11 @@ type S struct {
 	// out: its call is out (a cancelled step's too, until it returns or
 	// its worker dies), holding what it reserved.
 	out bool
+	// elem is an instance's element; outer, for the steps an inner loop
+	// made (a template's instance for one outer element, and its own
+	// instances), the outer element's index.
+	elem  any
+	outer int
 }
 
 // Interp is the reference interpreter's state of one runbook.
@@ -90,6 +95,9 @@ type Interp struct {
 	// have all run. seq counts completions.
 	Finished bool
 	seq      int
+	// innerLater makes the inner lists' instances of this pass's
+	// expansions (expand).
+	innerLater []func()
 }
 
 // New is a runbook's state before anything ran.
@@ -107,15 +115,17 @@ func New(rb *Runbook) *Interp {
 			in.add(s)
 			continue
 		}
-		for _, s := range it.Loop.Body {
-			t := &S{Key: s.Key, Verb: s.Verb, def: s, loop: it.Loop, preds: []string{it.Loop.Over}}
-			for _, r := range s.Reads {
-				if !rb.sameBody(r, s.Key) {
-					t.preds = append(t.preds, r)
+		for l := it.Loop; l != nil; l = l.Inner {
+			for _, s := range l.Body {
+				t := &S{Key: s.Key, Verb: s.Verb, def: s, loop: l, preds: []string{it.Loop.Over}}
+				for _, r := range s.Reads {
+					if !rb.sameIteration(r, s.Key) {
+						t.preds = append(t.preds, r)
+					}
 				}
+				t.after = s.After
+				in.add(t)
 			}
-			t.after = s.After
-			in.add(t)
 		}
 	}
 	for _, h := range rb.Hooks {
@@ -281,7 +291,7 @@ func (in *Interp) pass() bool {
 	// place a budget leaves. First every pending step's readiness, in
 	// order, so that skips cascade; :parallel counts the elements in
 	// flight as this pass starts, and each element let through joins them.
-	flight := map[*Loop]map[int]bool{}
+	flight := map[string]map[int]bool{}
 	var due []*S
 	for _, k := range in.Order {
 		if s := in.Steps[k]; s.Status == Pending && !in.isTemplate(s) && !s.hook {
@@ -295,11 +305,21 @@ func (in *Interp) pass() bool {
 	// Then loops expand once their list is known, or are skipped with
 	// it, and templates end once their instances have: the steps these
 	// make or free are looked at in the next pass.
+	if in.endEmptyLists() {
+		changed = true
+	}
 	for _, it := range in.rb.Items {
 		if it.Loop != nil && in.expand(it.Loop) {
 			changed = true
 		}
 	}
+	// The inner lists' instances come after every loop's own, in the
+	// order their lists were made: the machine expands the loops whose
+	// lists it knows one after another, inner ones after the plan's.
+	for _, f := range in.innerLater {
+		f()
+	}
+	in.innerLater = nil
 	for _, k := range in.Order {
 		if s := in.Steps[k]; s.Status == Pending && in.isTemplate(s) && in.endTemplate(s) {
 			changed = true
@@ -323,27 +343,31 @@ func (in *Interp) pass() bool {
 }
 
 // expand makes a loop's instances once its producer completed, or skips
-// its templates when the producer ended otherwise.
+// its templates when the producer ended otherwise. An inner loop's
+// templates get an instance for each element, itself the template of the
+// element's list, whose instances are made at once, after the outer
+// ones, as the machine expands an inner loop whose list it knows.
 func (in *Interp) expand(l *Loop) bool {
 	first := in.Steps[l.Body[0].Key]
 	if in.instances(first.Key) > 0 {
 		return false
 	}
 	p := in.Steps[l.Over]
+	templates := in.templatesOf(l)
 	if blocks(p) {
 		// Each template still pending is skipped with its list (one a
 		// retry made pending again, say, while the list stays a draft).
 		changed := false
-		for _, b := range l.Body {
-			if t := in.Steps[b.Key]; t.Status == Pending {
+		for _, t := range templates {
+			if t.Status == Pending {
 				in.skipAfter(t, p)
 				changed = true
 			}
 		}
 		return changed
 	}
-	for _, b := range l.Body {
-		if in.Steps[b.Key].Status != Pending {
+	for _, t := range templates {
+		if t.Status != Pending {
 			return false
 		}
 	}
@@ -352,36 +376,89 @@ func (in *Interp) expand(l *Loop) bool {
 	}
 	list, _ := p.Value.(map[string]any)["v"].([]any)
 	if len(list) == 0 {
-		for _, b := range l.Body {
-			in.complete(in.Steps[b.Key], []any{})
+		for _, t := range templates {
+			in.complete(t, []any{})
 		}
 		return true
 	}
-	for i := range list { // element by element, as the plan grows
+	for i, e := range list { // element by element, as the plan grows
 		for _, b := range l.Body {
-			inst := &S{Key: instance(b.Key, i), Verb: b.Verb, def: b, template: b.Key, index: i, preds: []string{l.Over}}
-			for _, r := range b.Reads {
-				if in.rb.sameBody(r, b.Key) {
-					inst.preds = append(inst.preds, instance(r, i))
-				} else {
-					inst.preds = append(inst.preds, r)
+			in.add(in.instanceOf(b, instance(b.Key, i), b.Key, i, i, e, func(r string) string { return instance(r, i) }))
+		}
+		m := l.Inner
+		if m == nil {
+			continue
+		}
+		for _, b := range m.Body {
+			inner, _ := e.([]any)
+			bi := in.instanceOf(b, instance(b.Key, i), b.Key, i, i, inner, func(r string) string { return instance(r, i) })
+			bi.loop = m // the template of element i's inner list
+			in.add(bi)
+			in.Seen["inner list made"]++
+			if len(inner) == 0 {
+				continue // it completes in the next pass (endEmptyLists)
+			}
+			in.innerLater = append(in.innerLater, func() {
+				for j, f := range inner {
+					in.add(in.instanceOf(b, instance(bi.Key, j), bi.Key, j, i, f, func(r string) string { return instance(r, i) }))
 				}
-			}
-			if w := b.When; w != nil && w.Status != "" { // a status test of its own iteration's step
-				inst.settle = instance(w.Ref, i)
-				inst.preds = append(inst.preds, inst.settle)
-			}
-			for _, r := range b.After {
-				if in.rb.sameBody(r, b.Key) {
-					inst.after = append(inst.after, instance(r, i))
-				} else {
-					inst.after = append(inst.after, r)
-				}
-			}
-			in.add(inst)
+			})
 		}
 	}
 	return true
+}
+
+// endEmptyLists completes, with [], the inner lists' templates made for
+// an element whose list is empty: in the pass after the one that made
+// them, as the machine completes them in the round after.
+func (in *Interp) endEmptyLists() bool {
+	changed := false
+	for _, k := range in.Order {
+		s := in.Steps[k]
+		if list, ok := s.elem.([]any); ok && s.loop != nil && s.template != "" && s.Status == Pending && len(list) == 0 {
+			in.complete(s, []any{})
+			changed = true
+		}
+	}
+	return changed
+}
+
+// templatesOf lists a loop's templates, its inner loop's among them.
+func (in *Interp) templatesOf(l *Loop) []*S {
+	var out []*S
+	for m := l; m != nil; m = m.Inner {
+		for _, b := range m.Body {
+			out = append(out, in.Steps[b.Key])
+		}
+	}
+	return out
+}
+
+// instanceOf is an instance of b keyed key, of template and index, for
+// outer element outer, with element elem; same maps what b reads of its
+// own iteration to that iteration's step.
+func (in *Interp) instanceOf(b *Step, key, template string, index, outer int, elem any, same func(string) string) *S {
+	l := in.rb.outerOf(b.Key)
+	inst := &S{Key: key, Verb: b.Verb, def: b, template: template, index: index, outer: outer, elem: elem, preds: []string{l.Over}}
+	for _, r := range b.Reads {
+		if in.rb.sameIteration(r, b.Key) {
+			inst.preds = append(inst.preds, same(r))
+		} else {
+			inst.preds = append(inst.preds, r)
+		}
+	}
+	if w := b.When; w != nil && w.Status != "" { // a status test of its own iteration's step
+		inst.settle = same(w.Ref)
+		inst.preds = append(inst.preds, inst.settle)
+	}
+	for _, r := range b.After {
+		if in.rb.sameIteration(r, b.Key) {
+			inst.after = append(inst.after, same(r))
+		} else {
+			inst.after = append(inst.after, r)
+		}
+	}
+	return inst
 }
 
 func (in *Interp) instances(template string) int {
@@ -393,10 +470,31 @@ func (in *Interp) instances(template string) int {
 }
 
 // element is the element value an instance's loop hands it.
-func (in *Interp) element(s *S) any {
-	l := in.rb.loopOf(s.template)
-	list := in.Steps[l.Over].Value.(map[string]any)["v"].([]any)
-	return list[s.index]
+func (in *Interp) element(s *S) any { return s.elem }
+
+// members lists the steps of element i of template t's loop: of a
+// top-level template, every step its outer element made (the outer
+// body's instances, the inner templates' instances and theirs); of an
+// inner list's template, its own instance i.
+func (in *Interp) members(t *S, i int) []string {
+	if t.template != "" {
+		return []string{instance(t.Key, i)}
+	}
+	l := in.rb.outerOf(t.Key)
+	var out []string
+	for _, b := range l.Body {
+		out = append(out, instance(b.Key, i))
+	}
+	if m := l.Inner; m != nil {
+		for _, b := range m.Body {
+			bi := instance(b.Key, i)
+			out = append(out, bi)
+			for j := range in.instances(bi) {
+				out = append(out, instance(bi, j))
+			}
+		}
+	}
+	return out
 }
 
 // endTemplate ends a template whose instances have all ended: held
@@ -413,9 +511,9 @@ func (in *Interp) endTemplate(t *S) bool {
 			return false
 		}
 	}
-	for _, b := range t.loop.Body {
-		for i := range n {
-			if in.held(instance(b.Key, i), map[string]bool{}) {
+	for i := range n {
+		for _, k := range in.members(t, i) {
+			if in.held(k, map[string]bool{}) {
 				in.skip(t, "")
 				return true
 			}
@@ -450,10 +548,8 @@ func (in *Interp) held(key string, seen map[string]bool) bool {
 	case s.Status == Skipped && s.Reason == "":
 		from := append(slices.Clone(s.preds), s.after...)
 		if in.isTemplate(s) {
-			for _, b := range s.loop.Body {
-				for i := range in.instances(b.Key) {
-					from = append(from, instance(b.Key, i))
-				}
+			for i := range in.instances(s.Key) {
+				from = append(from, in.members(s, i)...)
 			}
 		}
 		for _, p := range from {
@@ -468,7 +564,7 @@ func (in *Interp) held(key string, seen map[string]bool) bool {
 // ready moves a pending step as far as it goes: skipped after a
 // predecessor that did not complete, held by :parallel, due to have its
 // condition decided (due), a draft, at its gate, or starting.
-func (in *Interp) ready(s *S, flight map[*Loop]map[int]bool) (moved, due bool) {
+func (in *Interp) ready(s *S, flight map[string]map[int]bool) (moved, due bool) {
 	// A predecessor that will never complete skips it: one it reads, or
 	// one it runs after unless that one's end was accepted (a failure
 	// under continue) or quiet (a false condition, and what that skipped).
@@ -518,19 +614,8 @@ func (in *Interp) ready(s *S, flight map[*Loop]map[int]bool) (moved, due bool) {
 	}
 	// An abort happens once, as the step fails (fail): steps a later
 	// command makes pending run.
-	if s.template != "" {
-		l := in.rb.loopOf(s.template)
-		if l.Parallel > 0 {
-			f := flight[l]
-			if f == nil {
-				f = in.inFlight(l)
-				flight[l] = f
-			}
-			if !f[s.index] && len(f) >= l.Parallel {
-				return false, false
-			}
-			f[s.index] = true
-		}
+	if s.template != "" && !in.letThrough(s, flight) {
+		return false, false
 	}
 	if s.def.When != nil {
 		return false, true
@@ -630,24 +715,77 @@ func statusName(st string) string {
 	return st
 }
 
-// inFlight is the set of a loop's elements with a step started and a step
-// not ended.
+// letThrough applies :parallel to an instance about to take its turn:
+// its top-level loop's, counting outer elements, and for an inner list's
+// instance its inner loop's too, counting that list's elements. It lets
+// the instance through, and counts its element in flight, only when both
+// have room.
+func (in *Interp) letThrough(s *S, flight map[string]map[int]bool) bool {
+	type bound struct {
+		key   string
+		limit int
+		index int
+		count func() map[int]bool
+	}
+	var bounds []bound
+	base, outer := s.template, s.index
+	if ts := in.Steps[s.template]; ts.template != "" { // an inner list's instance
+		base, outer = ts.template, s.outer
+		if m := in.rb.loopOf(base); m.Parallel > 0 {
+			bounds = append(bounds, bound{ts.Key, m.Parallel, s.index, func() map[int]bool { return in.innerFlight(ts) }})
+		}
+	}
+	if l := in.rb.outerOf(base); l.Parallel > 0 {
+		bounds = append(bounds, bound{l.Body[0].Key, l.Parallel, outer, func() map[int]bool { return in.inFlight(l) }})
+	}
+	for _, b := range bounds {
+		if flight[b.key] == nil {
+			flight[b.key] = b.count()
+		}
+		if f := flight[b.key]; !f[b.index] && len(f) >= b.limit {
+			return false
+		}
+	}
+	for _, b := range bounds {
+		flight[b.key][b.index] = true
+	}
+	return true
+}
+
+// inFlight is the set of a top-level loop's elements with a step started
+// and a step not ended, an inner list's template (which no call starts)
+// counting as not ended until it has.
 func (in *Interp) inFlight(l *Loop) map[int]bool {
 	f := map[int]bool{}
-	n := in.instances(l.Body[0].Key)
-	for i := range n {
+	t := in.Steps[l.Body[0].Key]
+	for i := range in.instances(t.Key) {
 		started, active := false, false
-		for _, b := range l.Body {
-			st := in.Steps[instance(b.Key, i)].Status
-			if st != Pending {
+		for _, k := range in.members(t, i) {
+			m := in.Steps[k]
+			if m == nil {
+				continue
+			}
+			if m.Status != Pending && !in.isTemplate(m) {
 				started = true
 			}
-			if !done(st) {
-				active = true
+			if !done(m.Status) {
+				active = true // an inner list not yet ended too
 			}
 		}
 		if started && active {
 			f[i] = true
+		}
+	}
+	return f
+}
+
+// innerFlight is the set of an inner list's elements in flight: its
+// instances started and not ended.
+func (in *Interp) innerFlight(t *S) map[int]bool {
+	f := map[int]bool{}
+	for j := range in.instances(t.Key) {
+		if st := in.Steps[instance(t.Key, j)].Status; st != Pending && !done(st) {
+			f[j] = true
 		}
 	}
 	return f
@@ -976,11 +1114,13 @@ func (in *Interp) blockedAfter(pick map[string]bool) map[string]bool {
 			}
 			from := append(slices.Clone(s.preds), s.after...)
 			if in.isTemplate(s) {
-				for _, b := range s.loop.Body {
-					from = append(from, b.Key) // a loop's templates expand together
-					for i := range in.instances(b.Key) {
-						from = append(from, instance(b.Key, i))
+				if s.template == "" { // a loop's templates expand together
+					for _, t := range in.templatesOf(in.rb.outerOf(s.Key)) {
+						from = append(from, t.Key)
 					}
+				}
+				for i := range in.instances(s.Key) {
+					from = append(from, in.members(s, i)...)
 				}
 			}
 			for _, p := range from {
@@ -1012,9 +1152,12 @@ func (in *Interp) afterDraft(s *S) bool {
 // picked, and what their lists kept from running.
 func (in *Interp) reopenLists(pick map[string]bool) map[string]bool {
 	more := false
-	for _, k := range in.Order {
-		if s := in.Steps[k]; pick[k] && s.template != "" && !pick[s.template] {
-			pick[s.template], more = true, true
+	for added := true; added; { // an inner list's instance, its template, and that one's
+		added = false
+		for _, k := range in.Order {
+			if s := in.Steps[k]; pick[k] && s.template != "" && !pick[s.template] {
+				pick[s.template], more, added = true, true, true
+			}
 		}
 	}
 	if more {

@@ -128,8 +128,9 @@ type Step struct {
 	// When, if set, runs the step only when the value read is below
 	// Below: the element's (WhenItem) or a step's "v".
 	When *When
-	// Produces marks a step whose result's "v" is a loop's list.
-	Produces bool
+	// Produces marks a step whose result's "v" is a loop's list; Nested,
+	// one whose list holds lists, for a loop with an inner loop.
+	Produces, Nested bool
 }
 
 // When is a condition: (< ref N) on a step's "v" or the element, or a
@@ -144,12 +145,17 @@ type When struct {
 	Not    bool
 }
 
-// Loop is a for-each over a step's list.
+// Loop is a for-each over a step's list, or (Inner) over its outer
+// loop's element.
 type Loop struct {
 	Item     string
 	Over     string
 	Parallel int
 	Body     []*Step
+	// Inner, if set, is a for-each within the body, after its steps, over
+	// the element (a list): its body's steps are templates too, whose
+	// instances for element i are templates of the inner list's.
+	Inner *Loop
 }
 
 // Runbook is a generated runbook: its steps and loops in order.
@@ -186,6 +192,17 @@ func (r *Runbook) Source() string {
 			b.WriteString("\n  ")
 			b.WriteString(s.source(l.Item, r))
 		}
+		if m := l.Inner; m != nil {
+			fmt.Fprintf(&b, "\n  (for-each @%s :as @%s", l.Item, m.Item)
+			if m.Parallel > 0 {
+				fmt.Fprintf(&b, " :parallel %d", m.Parallel)
+			}
+			for _, s := range m.Body {
+				b.WriteString("\n    ")
+				b.WriteString(s.source(m.Item, r))
+			}
+			b.WriteString(")")
+		}
 		b.WriteString(")\n")
 	}
 	if len(r.Hooks) > 0 {
@@ -206,7 +223,7 @@ func (s *Step) source(item string, r *Runbook) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "(mc.%s :n %q", s.Verb, s.Key)
 	for i, k := range s.Reads {
-		if r.isTemplate(k) && !r.sameBody(k, s.Key) {
+		if r.isTemplate(k) && !r.sameIteration(k, s.Key) {
 			fmt.Fprintf(&b, " :r%d @%s", i, k)
 		} else {
 			fmt.Fprintf(&b, " :r%d @%s.v", i, k)
@@ -238,15 +255,29 @@ func (s *Step) source(item string, r *Runbook) string {
 // isTemplate reports whether key is a step of a loop's body.
 func (r *Runbook) isTemplate(key string) bool { return r.loopOf(key) != nil }
 
-// loopOf is the loop whose body holds key, or nil.
+// loopOf is the loop whose body holds key (an inner loop for its own
+// body's), or nil.
 func (r *Runbook) loopOf(key string) *Loop {
 	for _, it := range r.Items {
-		if it.Loop == nil {
-			continue
+		for l := it.Loop; l != nil; l = l.Inner {
+			for _, s := range l.Body {
+				if s.Key == key {
+					return l
+				}
+			}
 		}
-		for _, s := range it.Loop.Body {
-			if s.Key == key {
-				return it.Loop
+	}
+	return nil
+}
+
+// outerOf is the top-level loop that holds key, at any depth, or nil.
+func (r *Runbook) outerOf(key string) *Loop {
+	for _, it := range r.Items {
+		for l := it.Loop; l != nil; l = l.Inner {
+			for _, s := range l.Body {
+				if s.Key == key {
+					return it.Loop
+				}
 			}
 		}
 	}
@@ -259,14 +290,24 @@ func (r *Runbook) sameBody(a, b string) bool {
 	return l != nil && l == r.loopOf(b)
 }
 
+// sameIteration reports whether b, in a loop's body or its inner loop's,
+// reads a of its own iteration: a in the same body, or a in the outer
+// body and b in the inner one.
+func (r *Runbook) sameIteration(a, b string) bool {
+	la, lb := r.loopOf(a), r.loopOf(b)
+	return la != nil && lb != nil && (la == lb || la.Inner == lb)
+}
+
 // Steps lists every step and template in source order.
 func (r *Runbook) Steps() []*Step {
 	var out []*Step
 	for _, it := range r.Items {
 		if it.Step != nil {
 			out = append(out, it.Step)
-		} else {
-			out = append(out, it.Loop.Body...)
+			continue
+		}
+		for l := it.Loop; l != nil; l = l.Inner {
+			out = append(out, l.Body...)
 		}
 	}
 	return out
