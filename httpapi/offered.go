@@ -22,17 +22,33 @@ var actionRoutes = map[string]string{
 // (docs/reference/http-api.md, next_actions): a read-only token is told
 // what would move the runbook, and offered none of it. The engine has
 // already moved what the token's scope refuses (a gate's group or risk,
-// a retry's verbs: runtime's offered.go).
+// a retry's verbs: runtime's offered.go); where the role is lacking too,
+// the reason becomes the role's, which the route refuses first.
 func offerByRole(p *Principal, next, unavailable []apitype.ActionView) ([]apitype.ActionView, []apitype.ActionView) {
+	for i := range unavailable {
+		if why := lacksRole(p, unavailable[i].Kind); why != "" {
+			unavailable[i].Reason = why
+		}
+	}
 	kept := next[:0]
 	for _, a := range next {
-		route, ok := actionRoutes[a.Kind]
-		if role := routeRoles[route]; !ok || p.has(role) {
+		why := lacksRole(p, a.Kind)
+		if why == "" {
 			kept = append(kept, a)
 			continue
 		}
-		a.Reason = fmt.Sprintf("this token (actor %s) lacks the %s role that %s needs", p.Actor, routeRoles[route], route)
+		a.Reason = why
 		unavailable = append(unavailable, a)
 	}
 	return kept, unavailable
+}
+
+// lacksRole says, in the words of the route's refusal, that the token
+// lacks the role an action of kind needs; "" when it has it.
+func lacksRole(p *Principal, kind string) string {
+	route, ok := actionRoutes[kind]
+	if !ok || p.has(routeRoles[route]) {
+		return ""
+	}
+	return fmt.Sprintf("this token (actor %s) lacks the %s role that %s needs", p.Actor, routeRoles[route], route)
 }
