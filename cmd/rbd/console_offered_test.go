@@ -34,7 +34,7 @@ const offeredRunbook = `(iam.revoke :user "ann" :gate "human_confirm" :approvers
 `
 
 // TestConsoleOffersOnlyWhatTheTokenMayDo: the console's buttons follow
-// the view, which is computed for the signed-in token (docs/reference/console.md):
+// the view, which is computed for the signed-in token (docs/daemon.md, "The gate"):
 // a gate of a group the token is not of, or above its max_risk, has no
 // Approve or Reject and no place in the bulk bar, but says whom to ask,
 // on the runbook's page and the step's; a gate the token may decide has

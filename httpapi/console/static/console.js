@@ -992,7 +992,7 @@
     const gates = view.blocked_on.filter((b) => b.reason === "REQUIRES_APPROVAL" && b.gate);
     if (!gates.length) return null;
     // Only the gates this token may decide get buttons and a place in the
-    // bulk bar; the others say whom to ask (docs/reference/console.md).
+    // bulk bar; the others say whom to ask (docs/daemon.md, "The gate").
     const mine = gates.filter((b) => offered(view, "approve", b.step));
     const many = mine.length > 1;
     return el("div", {}, many ? bulkBar(id, mine.map((b) => b.step), refresh) : null,
