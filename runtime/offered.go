@@ -28,6 +28,13 @@ func offerTo(ctx context.Context, v *apitype.RunbookView, steps []*driver.Step, 
 	for _, st := range steps {
 		byKey[st.Key] = st
 	}
+	// A retry is judged step by step (what it reopens) only when some
+	// step calls a verb outside the token's verbs=: a runbook of many
+	// failed steps is not walked once per retry offered.
+	retriesFree := true
+	for _, st := range steps {
+		retriesFree = retriesFree && s.Verbs.Allows(st.Verb)
+	}
 	kept := v.NextActions[:0]
 	for _, a := range v.NextActions {
 		why := ""
@@ -37,7 +44,9 @@ func offerTo(ctx context.Context, v *apitype.RunbookView, steps []*driver.Step, 
 				why = plan.DecideRefusal(st, d)
 			}
 		case apitype.ActionRetry:
-			why = plan.RetryRefusal(steps, a.Step, s.Verbs)
+			if !retriesFree {
+				why = plan.RetryRefusal(steps, a.Step, s.Verbs)
+			}
 		}
 		if why == "" {
 			kept = append(kept, a)
