@@ -70,6 +70,7 @@ func TestConsoleOffersOnlyWhatTheTokenMayDo(t *testing.T) {
 	require.False(t, eval[bool](t, b, `!!document.getElementById("bulk")`), "one gate is the lead's: no bulk bar")
 	require.Contains(t, eval[string](t, b, `document.querySelector('#next li.not-yours[data-step="revoke"]').textContent`), `group "security"`)
 	require.True(t, eval[bool](t, b, `!!document.querySelector('#next li[data-kind="approve"][data-step="promote"]:not(.not-yours)')`))
+	require.True(t, eval[bool](t, b, `!!document.querySelector('button[data-action="cancel"]')`), "the lead, who may submit, may cancel")
 	require.LessOrEqual(t, eval[int](t, b, `document.documentElement.scrollWidth`), 390, "the page scrolls sideways at 390px")
 	b.do(t, "open the revocation", chromedp.Navigate(d.server+"/ui/#/runbooks/"+id+"/steps/revoke"),
 		chromedp.WaitVisible(chromedp.CSS(`#step [data-not-yours="revoke"]`)))
@@ -85,6 +86,7 @@ func TestConsoleOffersOnlyWhatTheTokenMayDo(t *testing.T) {
 	require.Contains(t, eval[string](t, b2, `document.querySelector('#gates [data-not-yours="promote"]').textContent`),
 		"its gate is decided only by a token with max_risk=high (or admin), and this one's is medium")
 	require.False(t, eval[bool](t, b2, `!!document.querySelector('#gates .gate-card[data-step="promote"] button')`))
+	require.False(t, eval[bool](t, b2, `!!document.querySelector('button[data-action="cancel"]')`), "no Cancel for a token without submit")
 	b2.do(t, "approve the revocation", chromedp.Click(chromedp.CSS(`#gates .gate-card[data-step="revoke"] button[data-action="approve"]`)))
 	v := waitView(t, d, "admin-token", id, "revoke done", func(v *apitype.RunbookView) bool {
 		for _, s := range v.Steps {

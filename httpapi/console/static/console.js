@@ -826,9 +826,12 @@
   // cancelControl cancels a runbook that has not finished, through the
   // same endpoint as rbd cancel: after a confirmation saying what happens
   // (the compensations of its completed steps run, newest first), or,
-  // ticked, without undoing (rbd cancel --no-compensate).
+  // ticked, without undoing (rbd cancel --no-compensate). A token
+  // without the submit role, which POST .../cancel needs, is not offered
+  // it (the view is the token's: docs/daemon.md, "The gate").
   function cancelControl(id, view, after) {
-    if (view.finished_at) return el("span", {});
+    const roles = me ? me.roles || [] : ["admin"];
+    if (view.finished_at || !(roles.includes("submit") || roles.includes("admin"))) return el("span", {});
     const msg = el("span", { class: "error", role: "status" });
     const by = nameBox("cancel");
     const wrap = el("span", { class: "cancel-control" });
