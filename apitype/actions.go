@@ -103,4 +103,7 @@ type MCPNextActions struct {
 	BlockedOn   []BlockedView `json:"blocked_on"`
 	Failures    []FailureView `json:"failures"`
 	NextActions []MCPAction   `json:"next_actions"`
+	// UnavailableActions would move the runbook but are not this token's
+	// to take, each with its reason (whom to ask); none has a tool call.
+	UnavailableActions []ActionView `json:"unavailable_actions"`
 }

@@ -83,9 +83,15 @@ type RunbookView struct {
 	BlockedOn []BlockedView  `json:"blocked_on"`
 	// Failures are the steps that failed or escalated, with why.
 	Failures []FailureView `json:"failures"`
-	// NextActions is what would move the runbook, each with the rbd
-	// command that does it (docs/design/semantics.md section 5).
+	// NextActions is what would move the runbook and the token asking
+	// may do now, each with the rbd command that does it
+	// (docs/design/semantics.md section 5): each is accepted if taken
+	// with that token.
 	NextActions []ActionView `json:"next_actions"`
+	// UnavailableActions is what would move the runbook but the token
+	// asking may not do (a gate of another group, a risk above its
+	// max_risk, a role it lacks), each with its Reason: whom to ask.
+	UnavailableActions []ActionView `json:"unavailable_actions"`
 }
 
 // ProducedView is one outcome of a runbook, as its view lists it.
@@ -147,6 +153,9 @@ type ActionView struct {
 	Message string `json:"message,omitempty"`
 	// Budget is the budget that is spent, for a step it stopped.
 	Budget *BudgetView `json:"budget,omitempty"`
+	// Reason, in unavailable_actions only, says why the token asking may
+	// not take it, and so whom to ask (a group, a max_risk, a role).
+	Reason string `json:"reason,omitempty"`
 }
 
 // ErrorView is a failure's code and message.
@@ -263,11 +272,15 @@ type RunbookSummary struct {
 	CreatedAt  time.Time            `json:"created_at"`
 	UpdatedAt  time.Time            `json:"updated_at"`
 	FinishedAt *time.Time           `json:"finished_at,omitempty"`
-	// NeedsPerson says that it waits on a person: one of its next
-	// actions is an approval, a resolution or a retry.
+	// NeedsPerson says that it waits on a person: one of its next or
+	// unavailable actions is an approval, a resolution or a retry (the
+	// person may be someone other than the token asking).
 	NeedsPerson bool          `json:"needs_person"`
 	BlockedOn   []BlockedView `json:"blocked_on"`
-	NextActions []ActionView  `json:"next_actions"`
+	// NextActions and UnavailableActions are the view's: what the token
+	// asking may do, and what only another may, with why.
+	NextActions        []ActionView `json:"next_actions"`
+	UnavailableActions []ActionView `json:"unavailable_actions"`
 }
 
 // RunbookList is a page of summaries; Next is the cursor of the next

@@ -99,7 +99,9 @@ func NewMCPServer(call APICaller, opts MCPOptions) *mcp.Server {
 		"means more follow. Changes nothing.", t.events)
 	addTool(srv, "next_actions", readOnly, "Reads what would move a runbook now: what it is blocked on (a gate, a notification "+
 		"with its correlation key, a timer, a failure), its failures, and each next action (approve, notify, retry, resolve, "+
-		"close) with its step and the rbd command that does it. Changes nothing.", t.nextActions)
+		"close) this token may take, with its step, the tool call and the rbd command that do it; what would move it but "+
+		"only another token may take (a gate of another group, a risk above this token's max_risk, a role it lacks) is in "+
+		"unavailable_actions, each with its reason. Changes nothing.", t.nextActions)
 	addTool(srv, "retry", acts(true, false), "Runs a failed, partial or escalated runbook again from where it stopped: its "+
 		"failed, skipped, cancelled and escalated steps (or those named) go back to pending and run, with the idempotency keys "+
 		"they had, so an effect that already happened returns its receipt and is not repeated. With execute, a finished "+
@@ -304,7 +306,11 @@ func (t *tools) nextActions(ctx context.Context, req *mcp.CallToolRequest, in id
 		return nil, nil, fmt.Errorf("the daemon's view of %s does not decode: %w", in.ID, err)
 	}
 	next := apitype.MCPNextActions{ID: view.ID.String(), Status: string(view.Status), State: string(view.State),
-		BlockedOn: view.BlockedOn, Failures: view.Failures, NextActions: []apitype.MCPAction{}}
+		BlockedOn: view.BlockedOn, Failures: view.Failures, NextActions: []apitype.MCPAction{},
+		UnavailableActions: view.UnavailableActions}
+	if next.UnavailableActions == nil {
+		next.UnavailableActions = []apitype.ActionView{}
+	}
 	for _, a := range view.NextActions {
 		next.NextActions = append(next.NextActions, apitype.MCPAction{ActionView: a, Tool: t.toolCall(a)})
 	}

@@ -178,6 +178,7 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	view.NextActions, view.UnavailableActions = offerByRole(principalOf(r), view.NextActions, view.UnavailableActions)
 	writeJSON(w, http.StatusOK, view)
 	return nil
 }
@@ -205,6 +206,11 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) error {
 	page, err := s.engine.List(r.Context(), lq)
 	if err != nil {
 		return err
+	}
+	p := principalOf(r)
+	for i := range page.Runbooks {
+		sum := &page.Runbooks[i]
+		sum.NextActions, sum.UnavailableActions = offerByRole(p, sum.NextActions, sum.UnavailableActions)
 	}
 	writeJSON(w, http.StatusOK, apitype.ListResponse{Runbooks: page.Runbooks, Next: page.Next})
 	return nil

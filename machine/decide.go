@@ -20,7 +20,7 @@ type DecideGate struct {
 	Ceiling rbtype.Risk
 	// Groups are the decider's token's groups, and AnyGroup says it may
 	// decide whatever group a step's approvers name (an admin): see
-	// approvers.go.
+	// decider.go.
 	Groups   []string
 	AnyGroup bool
 }
@@ -33,12 +33,8 @@ func (c *DecideGate) apply(t *transition) error {
 	if s.Status != rbtype.StepWaitingApproval {
 		return fmt.Errorf("%w: step %q is %s, not waiting for approval", rbtype.ErrConflict, c.Step, s.Status)
 	}
-	if risk := t.stepRisk(s); c.Ceiling != "" && !risk.Within(c.Ceiling) {
-		return fmt.Errorf("%w: step %q calls verb %s of risk %s; its gate is decided only by a token with max_risk=%s (or admin), and this one's is %s",
-			rbtype.ErrForbidden, c.Step, s.Verb, risk, risk, c.Ceiling)
-	}
-	if err := c.mayDecide(t, s); err != nil {
-		return err
+	if why := t.plan.DecideRefusal(s, Decider{Ceiling: c.Ceiling, Groups: c.Groups, AnyGroup: c.AnyGroup}); why != "" {
+		return fmt.Errorf("%w: %s", rbtype.ErrForbidden, why)
 	}
 	s.GateDecidedBy, s.GateDecidedAt, s.GateComment = c.By, &t.Now, c.Comment
 	t.touch(s)
@@ -55,15 +51,4 @@ func (c *DecideGate) apply(t *transition) error {
 	t.countTrust(s, false, "rejected by "+c.By)
 	t.failStep(s, handler.Errorf(rbtype.CodePolicyDenied, "rejected by %s", c.By))
 	return nil
-}
-
-// stepRisk is the risk of a step's verb as its plan froze it; high when
-// the plan does not say, so that only the most trusted decide it.
-func (t *transition) stepRisk(s *rbtype.Step) rbtype.Risk {
-	if ps := t.plan.Steps[s.Key]; ps != nil {
-		if r := t.plan.Plan.PolicyStep(ps).Risk; r.Rank() > 0 {
-			return r
-		}
-	}
-	return rbtype.RiskHigh
 }

@@ -96,9 +96,41 @@ func (e *Engine) List(ctx context.Context, q ListQuery) (*apitype.RunbookList, e
 		invsOf[inv.RunbookID] = append(invsOf[inv.RunbookID], inv)
 	}
 	for _, rb := range page.Runbooks {
-		out.Runbooks = append(out.Runbooks, summarize(buildView(rb, stepsOf[rb.ID], invsOf[rb.ID], driver.StepPage{Limit: len(stepsOf[rb.ID])}, e.listedPlan(rb))))
+		plan := e.listedPlan(rb)
+		v := buildView(rb, stepsOf[rb.ID], invsOf[rb.ID], driver.StepPage{Limit: len(stepsOf[rb.ID])}, plan)
+		if plan.Plan == nil && restrictsDecisions(ctx) && offersRestricted(v.NextActions) {
+			// Whether this token may take them is the plan's to say
+			// (a step's risk, its :approvers): read the plan the
+			// listing left out.
+			if plan, err = e.planOfListed(ctx, rb); err != nil {
+				return nil, err
+			}
+		}
+		offerTo(ctx, v, stepsOf[rb.ID], plan)
+		out.Runbooks = append(out.Runbooks, summarize(v))
 	}
 	return out, nil
+}
+
+// offersRestricted reports whether actions hold one a token's scope may
+// refuse (an approve, a retry): offerTo needs the plan to judge it.
+func offersRestricted(actions []apitype.ActionView) bool {
+	for _, a := range actions {
+		if a.Kind == apitype.ActionApprove || a.Kind == apitype.ActionRetry {
+			return true
+		}
+	}
+	return false
+}
+
+// planOfListed reads and decodes the plan of a listed runbook, which the
+// listing read without it.
+func (e *Engine) planOfListed(ctx context.Context, listed *driver.Runbook) (*machine.PlanInfo, error) {
+	rb, err := e.reader(ctx).Runbook(ctx, listed.ID)
+	if err != nil {
+		return nil, err
+	}
+	return e.planOf(rb)
 }
 
 // summarize is the listing's part of a view.
@@ -106,9 +138,11 @@ func summarize(v *apitype.RunbookView) apitype.RunbookSummary {
 	sum := apitype.RunbookSummary{
 		ID: v.ID, Name: v.Name, Tenant: v.Tenant, Actor: v.Actor, Status: v.Status, State: v.State, Mode: v.Mode,
 		PlanHash: v.PlanHash, Version: v.Version, Error: v.Error, CreatedAt: v.CreatedAt, UpdatedAt: v.UpdatedAt,
-		FinishedAt: v.FinishedAt, BlockedOn: v.BlockedOn, NextActions: v.NextActions,
+		FinishedAt: v.FinishedAt, BlockedOn: v.BlockedOn, NextActions: v.NextActions, UnavailableActions: v.UnavailableActions,
 	}
-	sum.NeedsPerson = NeedsPerson(v.NextActions)
+	// A runbook waits on a person whether or not the token asking is the
+	// one: a gate of another group is still in someone's inbox.
+	sum.NeedsPerson = NeedsPerson(v.NextActions) || NeedsPerson(v.UnavailableActions)
 	return sum
 }
 

@@ -76,6 +76,7 @@ func (e *Engine) GetPage(ctx context.Context, id uuid.UUID, page driver.StepPage
 		return nil, err
 	}
 	explainBudgetRetries(v, rb.Tenant)
+	offerTo(ctx, v, steps, plan)
 	if err := e.describeGates(ctx, rb, steps, v); err != nil {
 		return nil, err
 	}
@@ -94,7 +95,7 @@ func buildView(rb *driver.Runbook, steps []*driver.Step, invs []driver.Invocatio
 		Inputs: rb.Inputs, Lineage: lineageView(rb), CreatedAt: rb.CreatedAt, UpdatedAt: rb.UpdatedAt, FinishedAt: rb.FinishedAt,
 		Name: rb.Name, Tenant: rb.Tenant, Actor: rb.Actor,
 		Steps: make([]apitype.StepView, 0, min(len(steps), page.Limit)), Outcomes: map[string]json.RawMessage{}, BlockedOn: []apitype.BlockedView{},
-		Failures: []apitype.FailureView{}, NextActions: []apitype.ActionView{}, Produced: []apitype.ProducedView{}, PolicyHash: rb.PolicyHash, Budget: rb.Budget,
+		Failures: []apitype.FailureView{}, NextActions: []apitype.ActionView{}, UnavailableActions: []apitype.ActionView{}, Produced: []apitype.ProducedView{}, PolicyHash: rb.PolicyHash, Budget: rb.Budget,
 		StepsTotal: len(steps),
 	}
 	if len(steps) > 0 && steps[len(steps)-1].Position > page.After+page.Limit {

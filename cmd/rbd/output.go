@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -99,6 +100,11 @@ func printRunbookFrom(w io.Writer, v *apitype.RunbookView, scheduled string) {
 			continue
 		}
 		fmt.Fprintf(t, "next\t%s\n", a.Command)
+	}
+	// What would move it but this token may not do: the reason says
+	// whom to ask.
+	for _, a := range v.UnavailableActions {
+		fmt.Fprintf(t, "not yours\t%s (%s)\n", a.Command, a.Reason)
 	}
 	for _, b := range v.Cost.Budgets {
 		fmt.Fprintf(t, "budget\t%s: %s left of %s (%s)%s\n", b.Budget, budgetText(&b.Left), budgetText(&b.Limit), b.Rule, spentMark(b.Exceeded))
@@ -303,7 +309,7 @@ func waitsOn(r apitype.RunbookSummary) string {
 			parts = append(parts, "timer of "+b.Step)
 		}
 	}
-	for _, a := range r.NextActions {
+	for _, a := range slices.Concat(r.NextActions, r.UnavailableActions) {
 		switch a.Kind {
 		case apitype.ActionResolve:
 			parts = append(parts, "resolution of "+a.Step)

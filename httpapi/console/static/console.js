@@ -352,7 +352,9 @@
       else if (b.reason === "AWAITING_NOTIFICATION") out.push(["world", "a notification for " + b.step, b.step]);
       else if (b.reason === "AWAITING_TIMER") out.push(["world", "its timer, " + b.step, b.step]);
     }
-    for (const a of r.next_actions || []) {
+    // What it waits on, whoever may do it: this token's next actions and
+    // those only another token may take (unavailable_actions).
+    for (const a of (r.next_actions || []).concat(r.unavailable_actions || [])) {
       if (a.kind === "resolve") out.push(["person", "a resolution of " + a.step, a.step]);
       else if (a.kind === "retry") out.push(["person", "a retry of " + a.step + (r.mode === "draft_only" ? " (for real)" : ""), a.step]);
       else if (a.kind === "close") out.push(["agent", "its agent, to close it", ""]);
@@ -824,9 +826,12 @@
   // cancelControl cancels a runbook that has not finished, through the
   // same endpoint as rbd cancel: after a confirmation saying what happens
   // (the compensations of its completed steps run, newest first), or,
-  // ticked, without undoing (rbd cancel --no-compensate).
+  // ticked, without undoing (rbd cancel --no-compensate). A token
+  // without the submit role, which POST .../cancel needs, is not offered
+  // it (the view is the token's: docs/daemon.md, "The gate").
   function cancelControl(id, view, after) {
-    if (view.finished_at) return el("span", {});
+    const roles = me ? me.roles || [] : ["admin"];
+    if (view.finished_at || !(roles.includes("submit") || roles.includes("admin"))) return el("span", {});
     const msg = el("span", { class: "error", role: "status" });
     const by = nameBox("cancel");
     const wrap = el("span", { class: "cancel-control" });
@@ -989,12 +994,15 @@
   function gatePanel(id, view, refresh) {
     const gates = view.blocked_on.filter((b) => b.reason === "REQUIRES_APPROVAL" && b.gate);
     if (!gates.length) return null;
-    const many = gates.length > 1;
-    return el("div", {}, many ? bulkBar(id, gates.map((b) => b.step), refresh) : null,
+    // Only the gates this token may decide get buttons and a place in the
+    // bulk bar; the others say whom to ask (docs/daemon.md, "The gate").
+    const mine = gates.filter((b) => offered(view, "approve", b.step));
+    const many = mine.length > 1;
+    return el("div", {}, many ? bulkBar(id, mine.map((b) => b.step), refresh) : null,
       el("section", { id: "gates", "aria-label": "Waiting for a decision" }, gates.map((b) => {
       const g = b.gate;
       return el("div", { class: "card gate-card risk-" + String(g.risk || "low").replace(/[^a-z]/g, ""), "data-step": b.step },
-        el("h2", {}, many ? selectBox(id, b.step) : null,
+        el("h2", {}, many && offered(view, "approve", b.step) ? selectBox(id, b.step) : null,
           "Decide ", el("a", { href: stepHref(id, b.step) }, b.step), " ", el("span", { class: "muted" }, g.verb)),
         kv([
           ["risk", riskBadge(g.risk)],
@@ -1010,8 +1018,23 @@
         ], { class: "kv facts" }),
         el("div", { class: "args-label muted" }, "arguments, as they will be sent"),
         json(g.args, { class: "args" }),
-        gateButtons(id, b.step, refresh));
+        offered(view, "approve", b.step) ? gateButtons(id, b.step, refresh) : notYours(view, "approve", b.step));
     })));
+  }
+
+  // offered reports whether the view offers this token an action of a
+  // kind on a step: the view is computed for the token asking, and what
+  // it may not do is in unavailable_actions instead.
+  function offered(view, kind, step) {
+    return (view.next_actions || []).some((a) => a.kind === kind && a.step === step);
+  }
+
+  // notYours says why this token may not take an action the runbook
+  // waits for, and so whom to ask, where its buttons would be.
+  function notYours(view, kind, step) {
+    const a = (view.unavailable_actions || []).find((x) => x.kind === kind && x.step === step);
+    return el("p", { class: "muted not-yours", "data-not-yours": step, role: "note" },
+      "Not yours to decide: " + (a ? a.reason : "this token may not."));
   }
 
   // undone lists what was undone after a failure or a cancel: each
@@ -1050,7 +1073,8 @@
         kv([["correlation key", b.correlation_key], ["parked since", time(s.parked_at)],
           ["times out", s.timeout_at ? [countdown(s.timeout_at), el("span", { class: "muted" }, " (" + time(s.timeout_at) + ")")] : ""],
           ["until", b.until ? [countdown(b.until)] : ""], ["message", b.message]]),
-        b.reason === "REQUIRES_APPROVAL" && s.status === "waiting_approval" ? gateButtons(id, b.step, refresh) : null);
+        b.reason !== "REQUIRES_APPROVAL" || s.status !== "waiting_approval" ? null
+          : offered(view, "approve", b.step) ? gateButtons(id, b.step, refresh) : notYours(view, "approve", b.step));
     });
     // The gates are in the panel above; here they are named so that the
     // list of what it waits for is whole.
@@ -1072,11 +1096,13 @@
         blocked.length ? el("ul", { class: "blocked", id: "blocked" }, blocked)
           : el("p", { class: "muted", id: "blocked" }, view.finished_at ? "Nothing: it has finished." : "Nothing: it moves by itself.")),
       el("div", { class: "card" }, el("h2", {}, "Next"),
-        view.next_actions && view.next_actions.length
-          ? el("ul", { class: "actions", id: "next" }, view.next_actions.map((n) => el("li", { "data-kind": n.kind, "data-step": n.step || "" },
+        (view.next_actions || []).length + (view.unavailable_actions || []).length
+          ? el("ul", { class: "actions", id: "next" }, (view.next_actions || []).map((n) => el("li", { "data-kind": n.kind, "data-step": n.step || "" },
             el("span", { class: "muted" }, n.kind), " ", el("code", {}, n.command),
             n.kind === "retry" ? retryButton(id, n.step, refresh) : null,
-            n.kind === "resolve" ? resolveButtons(id, n.step, refresh) : null)))
+            n.kind === "resolve" ? resolveButtons(id, n.step, refresh) : null)).concat(
+            (view.unavailable_actions || []).map((n) => el("li", { class: "not-yours", "data-kind": n.kind, "data-step": n.step || "", "data-not-yours": "" },
+              el("span", { class: "muted" }, n.kind + ", not yours"), " ", el("code", {}, n.command), el("div", { class: "muted" }, n.reason)))))
           : el("p", { class: "muted", id: "next" }, !view.finished_at ? "Nothing: it moves by itself."
             : !(view.failures && view.failures.length) ? "Nothing: it has finished."
               : view.steps.some((s) => s.compensation) ? "Nothing to retry: what it did was undone. Submit it again (rbd submit --new) to run it anew."
@@ -1306,7 +1332,17 @@
 
   async function stepPage(id, key, signal) {
     const path = rb(id) + "/steps/" + encodeURIComponent(key);
-    const step = await api("GET", path, null, signal);
+    // A step at its gate: whether this token may decide it is the
+    // runbook's view's to say (its next_actions are this token's).
+    const fetchStep = async () => {
+      const s = await api("GET", path, null, signal);
+      if (s.status === "waiting_approval") {
+        const v = await api("GET", rb(id) + "?steps_limit=1", null, signal);
+        s.offer = { next_actions: v.next_actions, unavailable_actions: v.unavailable_actions };
+      }
+      return s;
+    };
+    const step = await fetchStep();
     const side = el("div", {});
     const args = el("div", {});
     const live = el("span", { class: "live" }, "connecting…");
@@ -1333,7 +1369,8 @@
           ["decision", s.gate_decision ? s.gate_decision.decision + " by " + s.gate_decision.by + " at " + time(s.gate_decision.at) +
             (s.gate_decision.comment ? ": " + s.gate_decision.comment : "") : ""],
           ["compensation", s.compensation ? s.compensation.status + (s.compensation.error ? ": " + s.compensation.error : "") : ""]]),
-        s.status === "waiting_approval" ? gateButtons(id, key, () => refresh()) : null),
+        s.status !== "waiting_approval" ? null
+          : offered(s.offer, "approve", key) ? gateButtons(id, key, () => refresh()) : notYours(s.offer, "approve", key)),
       el("div", { class: "card" }, el("h2", {}, "Result"), s.result !== undefined ? json(s.result) : el("p", { class: "muted" }, "None.")),
       el("div", { class: "card" }, el("h2", {}, "Error"), s.error ? json(s.error) : el("p", { class: "muted" }, "None."))));
       clear(args);
@@ -1351,7 +1388,7 @@
         el("section", {}, args, el("h2", {}, "Events of this step"), led.node),
         el("aside", {}, side)));
     render(step);
-    refresh = watch(id, signal, () => api("GET", path, null, signal), render, (e) => { if (e.step === key) led.add(ledgerRow(e, id)); }, live);
+    refresh = watch(id, signal, fetchStep, render, (e) => { if (e.step === key) led.add(ledgerRow(e, id)); }, live);
   }
 
   // ---------- routing ----------
