@@ -180,3 +180,70 @@ func TestMachineReopeningATemplateReopensItsLoop(t *testing.T) {
 		require.True(t, s.Status.Done(), "%s is %s", s.Key, s.Status)
 	}
 }
+
+// A retry that runs an inner list's iteration again reopens that list's
+// template and the outer list made of it: the outer list is made again
+// once the inner one is, not left complete with the old nulls.
+func TestMachineRetryReopensTheOuterListOfAnInnerOne(t *testing.T) {
+	f := newFixtureIn(t, modelCatalogue(t), `(mc.echo :n "s0" :as @s0) (mc.iso :n "s1" :as @s1)
+(for-each @s0.v :as @x (mc.echo :n "a" :as @a) (for-each @x :as @y (mc.echo :n "u" :r @s1.v :e @y :as @u)))`, nil)
+	_, calls := f.advance()
+	_, more := f.advance(succeed(callFor(t, calls, "s0"), map[string]any{"v": []any{[]any{1}}}))
+	_, more2 := f.advance(failWith(callFor(t, calls, "s1"), rbtype.CodeInvalidInput))
+	for left := append(more, more2...); len(left) > 0; {
+		left = f.answer(left, nil)
+	}
+	f.settleRounds()
+	require.Equal(t, rbtype.StepComplete, f.step("u").Status, "a failure under isolate: the list holds null: %v", f)
+	require.Equal(t, rbtype.RunbookFailed, f.rb.Status, "%v", f)
+
+	_, calls, err := f.command(&machine.RetryRunbook{O: machine.RetryOptions{By: "ops"}})
+	require.NoError(t, err)
+	require.Equal(t, rbtype.StepPending, f.step("u[0]").Status)
+	require.Equal(t, rbtype.StepPending, f.step("u").Status, "the outer list is not whole while its inner one runs again")
+	for len(calls) > 0 {
+		calls = f.answer(calls, nil)
+	}
+	f.settleRounds()
+	require.Equal(t, rbtype.RunbookComplete, f.rb.Status, "%v", f)
+	require.JSONEq(t, `[[{"v":1}]]`, string(f.step("u").Result))
+}
+
+// An abort as a step starts, in the round a loop with an inner loop
+// expanded, skips the inner lists' templates that round made, and their
+// instances: none completes afterwards (an empty one with []) under a
+// skipped outer list.
+func TestMachineAbortSkipsTheInnerListsItsRoundMade(t *testing.T) {
+	f := newFixture(t, `(m.echo :v 1 :as @l)
+(for-each @l.items :as @x (m.echo :e @x :as @a) (for-each @x :as @y (m.echo :e @y :as @u)))
+(m.echo :v 2 :after @l :as @b)`, nil)
+	f.pol = mustPolicy(t, "default:\n  budget: {runbook: {cost_usd: 1}}\n")
+	_, calls := f.advance()
+	f.advance(costing(calls[0], map[string]any{"items": []any{[]any{1}, []any{}}}, 1))
+	require.Equal(t, rbtype.CodeBudgetExceeded, f.step("b").ErrorCode)
+	f.settleRounds()
+	for _, k := range []string{"u", "u[0]", "u[0][0]", "u[1]", "a[0]"} {
+		require.Equal(t, rbtype.StepSkipped, f.step(k).Status, "%s: %v", k, f)
+	}
+	require.Equal(t, rbtype.RunbookFailed, f.rb.Status)
+}
+
+// A call whose worker died is made again, and is not skipped by an abort
+// that comes in the same round: it was in flight, and a call in flight
+// finishes; its reservation stays until it does.
+func TestMachineAbortLetsAReclaimedCallFinish(t *testing.T) {
+	f := newFixture(t, `(m.echo :v 0 :as @e) (m.echo :v 1 :after @e :as @f) (m.remind :to "a" :as @a)`, nil) // a after f: it starts after the abort
+	f.pol = mustPolicy(t, "default:\n  budget: {runbook: {cost_usd: 0.1}}\n")
+	_, calls := f.advance()
+	require.Len(t, calls, 2, "a reserves 0.07; e declares nothing")
+	first := callFor(t, calls, "a")
+	f.now = f.now.Add(f.m.LeaseTTL + time.Second) // a's worker died; e's answer comes now
+	_, calls = f.advance(costing(callFor(t, calls, "e"), map[string]any{}, 0.05))
+	require.Equal(t, rbtype.CodeBudgetExceeded, f.step("f").ErrorCode, "0.05 spent and 0.07 reserved pass 0.1: f fails, an abort")
+	again := callFor(t, calls, "a")
+	require.Equal(t, first.Call.IdempotencyKey, again.Call.IdempotencyKey)
+	require.Equal(t, rbtype.StepRunning, f.step("a").Status, "called again, not skipped: %v", f)
+	f.advance(costing(again, map[string]any{}, 0.07))
+	require.Equal(t, rbtype.RunbookFailed, f.rb.Status)
+	require.InDelta(t, 0.12, f.rb.Spent.CostUSD, 1e-9, "what both spent, nothing left reserved")
+}
