@@ -184,23 +184,10 @@ func (r *Runbook) Source() string {
 			continue
 		}
 		l := it.Loop
-		fmt.Fprintf(&b, "(for-each @%s.v :as @%s", l.Over, l.Item)
-		if l.Parallel > 0 {
-			fmt.Fprintf(&b, " :parallel %d", l.Parallel)
-		}
-		for _, s := range l.Body {
-			b.WriteString("\n  ")
-			b.WriteString(s.source(l.Item, r))
-		}
+		r.writeLoop(&b, l, "@"+l.Over+".v", "\n  ")
 		if m := l.Inner; m != nil {
-			fmt.Fprintf(&b, "\n  (for-each @%s :as @%s", l.Item, m.Item)
-			if m.Parallel > 0 {
-				fmt.Fprintf(&b, " :parallel %d", m.Parallel)
-			}
-			for _, s := range m.Body {
-				b.WriteString("\n    ")
-				b.WriteString(s.source(m.Item, r))
-			}
+			b.WriteString("\n  ")
+			r.writeLoop(&b, m, "@"+l.Item, "\n    ")
 			b.WriteString(")")
 		}
 		b.WriteString(")\n")
@@ -217,6 +204,19 @@ func (r *Runbook) Source() string {
 		b.WriteString(")\n")
 	}
 	return b.String()
+}
+
+// writeLoop writes a for-each over list and its body's steps, each
+// after indent, leaving the form open for an inner loop.
+func (r *Runbook) writeLoop(b *strings.Builder, l *Loop, list, indent string) {
+	fmt.Fprintf(b, "(for-each %s :as @%s", list, l.Item)
+	if l.Parallel > 0 {
+		fmt.Fprintf(b, " :parallel %d", l.Parallel)
+	}
+	for _, s := range l.Body {
+		b.WriteString(indent)
+		b.WriteString(s.source(l.Item, r))
+	}
 }
 
 func (s *Step) source(item string, r *Runbook) string {
