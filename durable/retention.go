@@ -110,8 +110,8 @@ const pruneReceiptsSQL = `
 // under a generic plan, where `finished_at < $1` is guessed at a third of
 // the table and a scan from the table's start looked cheaper.
 const pruneLedgerSQL = `
-	DELETE FROM step_attempts WHERE ctid IN (
-		SELECT ctid FROM step_attempts WHERE finished_at < $1 ORDER BY finished_at LIMIT $2)`
+	DELETE FROM step_attempt_rows WHERE ctid IN (
+		SELECT ctid FROM step_attempt_rows WHERE finished_at < $1 ORDER BY finished_at LIMIT $2)`
 
 // Prune deletes one batch: up to o.Limit runbooks that finished before
 // o.FinishedBefore, oldest first, and everything they own (steps, edges,

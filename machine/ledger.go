@@ -131,6 +131,10 @@ func (t *transition) recordOutcome(s *rbtype.Step, o *Outcome) {
 	case o.Result.IsParked():
 		t.record(s, o.Attempt, attemptParked, "", cache, o.Result.Usage)
 	default:
+		n := len(t.attempts)
 		t.record(s, o.Attempt, attemptSucceeded, "", cache, o.Result.Usage)
+		if len(t.attempts) > n { // a row of its own, not a park's completed
+			t.markPlain(s, n) // ledger_implicit.go
+		}
 	}
 }

@@ -38,7 +38,8 @@ var relations = []string{
 	"schedules",
 	"server_keys",
 	VersionTable,
-	"step_attempts",
+	"step_attempt_rows", // migration 027: the ledger's stored rows
+	"step_attempts",     // a view since 027: the stored rows and the steps' implicit ones
 	"step_leases",
 	"tenant_budgets",
 	"tenant_spend",

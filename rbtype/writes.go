@@ -74,6 +74,20 @@ type StepChange struct {
 	// Completed assigns the step its place in the order of completions,
 	// which compensation walks backwards.
 	Completed bool
+	// Ledger, when set, is the job-ledger row of the attempt this change
+	// completes, kept in the step's row instead of a row of its own
+	// (docs/design/runtime.md, "The job ledger"): the attempt succeeded,
+	// used nothing and touched no cache, so the step row says the rest.
+	// Nil keeps what the row holds.
+	Ledger *ImplicitAttempt
+}
+
+// ImplicitAttempt is what a step row keeps of an attempt whose ledger row
+// it stands for: what the row has no column for.
+type ImplicitAttempt struct {
+	ID                   uuid.UUID
+	WorkerID             string
+	ArgsHash, ResultHash string
 }
 
 // RunbookChange is a new state for a runbook row. Nil fields are kept.

@@ -24,7 +24,7 @@ import (
 // statement of the hot path that reads one of them whole slows as the
 // deployment ages.
 var historyTables = []string{"runbooks", "runbook_steps", "runbook_edges", "invocation_records",
-	"completion_notifications", "action_receipts", "runbook_event_rows", "step_attempts", "runbook_mutations"}
+	"completion_notifications", "action_receipts", "runbook_event_rows", "step_attempt_rows", "runbook_mutations"}
 
 // TestHotStatementsKeepToIndexesWithHistory runs the engine's hot paths
 // (submit, advance, park, resume in place and through the inbox, gates,

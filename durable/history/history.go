@@ -69,7 +69,7 @@ func Fill(ctx context.Context, conn *pgx.Conn, s Shape) (time.Duration, error) {
 	// The tables filled, in the schema the search_path names: not every
 	// schema of the database.
 	if _, err := conn.Exec(ctx, "ANALYZE runbooks, runbook_steps, runbook_edges, invocation_records, "+
-		"completion_notifications, action_receipts, step_attempts, runbook_mutations, runbook_event_rows"); err != nil {
+		"completion_notifications, action_receipts, step_attempt_rows, runbook_mutations, runbook_event_rows"); err != nil {
 		return 0, err
 	}
 	return time.Since(began), nil
@@ -116,7 +116,7 @@ func statements(s Shape) []string {
 		`INSERT INTO action_receipts (handler, idempotency_key, runbook_id, step_key, result, result_hash, created_at)
 		 SELECT 'core.echo', st.idempotency_key, st.runbook_id, st.key, st.result, 'history', st.finished_at
 		 FROM runbook_steps st JOIN history_runbooks r ON r.id = st.runbook_id`,
-		`INSERT INTO step_attempts (attempt_id, runbook_id, tenant, actor, step_key, verb, attempt, worker_id,
+		`INSERT INTO step_attempt_rows (attempt_id, runbook_id, tenant, actor, step_key, verb, attempt, worker_id,
 		        started_at, finished_at, outcome, correlation_id, trace_id)
 		 SELECT gen_random_uuid(), st.runbook_id, '` + s.Tenant + `', 'history', st.key, st.verb, 1, 'history',
 		        st.started_at, st.finished_at, 'succeeded', st.runbook_id::text, replace(st.runbook_id::text, '-', '')
