@@ -34,7 +34,7 @@ func TestHotQueriesUseTheirIndexes(t *testing.T) {
 			        CASE WHEN g = 2 AND r.request_key LIKE '%7' THEN 'failed_retryable' WHEN g = 2 THEN 'pending' ELSE 'complete' END,
 			        CASE WHEN g = 2 AND r.request_key LIKE '%7' THEN now() + interval '1 hour' END
 			 FROM runbooks r, generate_series(1, 2) g`,
-			`INSERT INTO runbook_edges (runbook_id, to_key, from_key, kind)
+			`INSERT INTO runbook_edge_rows (runbook_id, to_key, from_key, kind)
 			 SELECT runbook_id, key, 's' || (position - 1), 'data' FROM runbook_steps WHERE position > 1`,
 			`INSERT INTO invocation_records (invocation_id, step_id, runbook_id, attempt, correlation_key, status, timeout_at)
 			 SELECT gen_random_uuid(), id, runbook_id, 1, 'ck' || id,

@@ -87,7 +87,12 @@ var pruneRowsSQL = []struct {
 	{func(p *driver.Pruned) *int64 { return &p.Events }, `WITH gone AS (DELETE FROM runbook_event_rows WHERE runbook_id = ANY($1) RETURNING n)
 		SELECT coalesce(sum(n), 0) FROM gone`, true},
 	{func(p *driver.Pruned) *int64 { return &p.Mutations }, `DELETE FROM runbook_mutations WHERE runbook_id = ANY($1)`, false},
-	{func(p *driver.Pruned) *int64 { return &p.Edges }, `DELETE FROM runbook_edges WHERE runbook_id = ANY($1)`, false},
+	// The edges a runbook's plan holds go with the runbook's row; those
+	// stored as rows of their own (migration 027) are deleted here. Both
+	// are counted.
+	{func(p *driver.Pruned) *int64 { return &p.Edges }, `WITH gone AS (DELETE FROM runbook_edge_rows WHERE runbook_id = ANY($1) RETURNING 1)
+		SELECT (SELECT count(*) FROM gone) + (SELECT coalesce(sum(jsonb_array_length(plan -> 'edges')), 0)
+			FROM runbooks WHERE id = ANY($1) AND jsonb_typeof(plan -> 'edges') = 'array')`, true},
 	{func(p *driver.Pruned) *int64 { return &p.Steps }, `DELETE FROM runbook_steps WHERE runbook_id = ANY($1)`, false},
 	{func(p *driver.Pruned) *int64 { return &p.Runbooks }, `DELETE FROM runbooks WHERE id = ANY($1) AND finished_at IS NOT NULL`, false},
 }

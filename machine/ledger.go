@@ -12,7 +12,8 @@ import (
 )
 
 // The job ledger (docs/design/semantics.md section 3): one step_attempts row per
-// attempt, written with the outcome that ends it, in the same transaction.
+// attempt, written with the outcome that ends it, in the same transaction
+// (a plain success in the row of the step it completes: ledger_implicit.go).
 // A park is recorded as parked and completed by its resume.
 
 // namespaceAttempt names attempt ids: UUIDv5 of runbook, step and attempt.

@@ -6,7 +6,7 @@ import (
 	"github.com/runbookdev/runbook/rbtype"
 )
 
-// Implicit ledger rows (docs/design/runtime.md, "The job ledger"). Most
+// Implicit ledger rows (docs/design/runtime.md, "The job ledger and the edges"). Most
 // attempts succeed at once, use nothing and touch no cache: their
 // step_attempts row would repeat what the row of the step they complete
 // holds already (runbook, step, verb, attempt, start and end), and cost

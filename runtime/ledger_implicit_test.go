@@ -18,7 +18,7 @@ import (
 	"github.com/runbookdev/runbook/runtime"
 )
 
-// docs/design/runtime.md, "The job ledger": a plain attempt (it
+// docs/design/runtime.md, "The job ledger and the edges": a plain attempt (it
 // succeeded, used nothing, touched no cache) is kept in the row of the
 // step it completed, and step_attempts shows it as the row the machine
 // would have stored: the attempt's UUIDv5 id, its span id, the runbook's

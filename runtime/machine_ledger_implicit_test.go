@@ -12,7 +12,7 @@ import (
 )
 
 // implicitLedger is the ledger row the write keeps in the change of the
-// step named (docs/design/runtime.md, "The job ledger"), nil when none.
+// step named (docs/design/runtime.md, "The job ledger and the edges"), nil when none.
 func (f *fixture) implicitLedger(w driver.AdvanceWrite, key string) *rbtype.ImplicitAttempt {
 	f.t.Helper()
 	id := f.step(key).ID

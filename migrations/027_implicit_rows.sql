@@ -1,5 +1,5 @@
 -- docs/design/semantics.md section 3 and docs/design/runtime.md, "The job
--- ledger": an attempt that succeeded, used nothing, touched no cache and
+-- ledger and the edges": an attempt that succeeded, used nothing, touched no cache and
 -- ended with its step's completion says nothing its step's row does not
 -- (runbook, step, verb, attempt number, start and end); it is no longer a
 -- row of its own, but four columns of that step row, set by the update
@@ -100,3 +100,27 @@ CREATE TRIGGER runbook_steps_write_out_attempt_on_delete
     BEFORE DELETE ON runbook_steps FOR EACH ROW
     WHEN (OLD.ledger_attempt_id IS NOT NULL)
     EXECUTE FUNCTION write_out_implicit_attempt();
+
+-- docs/design/runtime.md, "The job ledger and the edges": a runbook's edges are its stored
+-- plan's (compiler.Plan's "edges"): a submission's, a regeneration's, and
+-- those an extension or a for-each's expansion adds, written with the
+-- grown plan in the same transaction. Stored again as rows they cost a
+-- submission a row per edge and an expansion one per element, and
+-- nothing in rbd reads them. runbook_edges stays the canonical dependency
+-- graph readers query, a view of the plans' edges; runbook_edge_rows
+-- keeps only edges a plan does not hold (none that rbd writes; a store's
+-- caller may still pass some, rbtype.NewRunbook.EdgesInPlan).
+ALTER TABLE runbook_edges RENAME TO runbook_edge_rows;
+ALTER INDEX runbook_edges_pkey RENAME TO runbook_edge_rows_pkey;
+
+-- Rows the plans hold already go; any other row stays.
+DELETE FROM runbook_edge_rows x
+USING (SELECT r.id, e ->> 'from' AS from_key, e ->> 'to' AS to_key, e ->> 'kind' AS kind
+       FROM runbooks r, jsonb_array_elements(CASE jsonb_typeof(r.plan -> 'edges') WHEN 'array' THEN r.plan -> 'edges' ELSE '[]' END) e) p
+WHERE p.id = x.runbook_id AND p.from_key = x.from_key AND p.to_key = x.to_key AND p.kind = x.kind;
+
+CREATE VIEW runbook_edges AS
+    SELECT r.id AS runbook_id, e ->> 'to' AS to_key, e ->> 'from' AS from_key, e ->> 'kind' AS kind
+    FROM runbooks r, jsonb_array_elements(CASE jsonb_typeof(r.plan -> 'edges') WHEN 'array' THEN r.plan -> 'edges' ELSE '[]' END) e
+    UNION ALL
+    SELECT runbook_id, to_key, from_key, kind FROM runbook_edge_rows;
