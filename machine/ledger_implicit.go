@@ -1,6 +1,7 @@
 package machine
 
 import (
+	"slices"
 	"time"
 
 	"github.com/runbookdev/runbook/rbtype"
@@ -66,19 +67,23 @@ func (t *transition) implicitAttempt(s *rbtype.Step) *rbtype.ImplicitAttempt {
 // appendStoredAttempts appends the attempts that are rows of their own:
 // all but those a step row took (implicitAttempt, called first).
 func (t *transition) appendStoredAttempts(to []rbtype.Attempt) []rbtype.Attempt {
-	if len(t.plain) == 0 {
-		return append(to, t.attempts...)
-	}
-	taken := make(map[int]bool, len(t.plain))
+	var buf [8]int
+	taken := buf[:0] // most transitions take one or two: no allocation
 	for _, p := range t.plain {
 		if p.taken {
-			taken[p.at] = true
+			taken = append(taken, p.at)
 		}
 	}
+	if len(taken) == 0 {
+		return append(to, t.attempts...)
+	}
+	slices.Sort(taken)
 	for i, a := range t.attempts {
-		if !taken[i] {
-			to = append(to, a)
+		if len(taken) > 0 && taken[0] == i {
+			taken = taken[1:]
+			continue
 		}
+		to = append(to, a)
 	}
 	return to
 }
