@@ -18,7 +18,10 @@ type PruneOptions struct {
 	// LedgerBefore: ledger rows (step_attempts) of attempts that
 	// finished before then go, whatever their runbook: the ledger is the
 	// bill and what budgets are counted from, kept by its own window.
-	// Zero keeps the ledger.
+	// Zero keeps the ledger. A plain attempt's row, kept in its step's
+	// row (docs/design/runtime.md, "The job ledger and the edges"), is
+	// written out when its runbook is pruned, and goes by this window
+	// from then on.
 	LedgerBefore time.Time
 	// Limit bounds each kind of row a batch deletes by the runbook (Limit
 	// runbooks), or, for receipts and ledger rows, by the row.

@@ -236,7 +236,9 @@ func queueAdvance(b *pgx.Batch, w driver.AdvanceWrite, leaseOps map[int64]string
 		b.Queue(appendEventsSQL, eventArgs(w.Events)...).Exec(ignore)
 	}
 	for _, id := range slices.SortedFunc(maps.Keys(w.NewEdges), compareUUID) {
-		queueInsertEdges(b, id, w.NewEdges[id])
+		if !writesPlan(w.Runbooks, id) {
+			queueInsertEdges(b, id, w.NewEdges[id])
+		}
 	}
 	for _, m := range w.Mutations {
 		b.Queue(appendMutationSQL, m.RunbookID, m.Actor, string(m.Kind), string(jsonOrEmpty(m.Payload))).Exec(ignore)
@@ -316,6 +318,19 @@ const clearLeasesSQL = `UPDATE runbook_steps
 // as waiting to be undone.
 const markCompensationsSQL = `UPDATE runbook_steps SET compensation_status = 'pending', updated_at = now()
 	WHERE runbook_id = $1 AND key = ANY($2) AND status = 'complete' AND NOT simulated`
+
+// writesPlan reports whether the changes write runbook id's plan: an
+// extension or an expansion, whose new edges are the new plan's
+// (machine: extend.go, loops.go). runbook_edges shows a runbook's edges
+// from its stored plan (migration 027), so those are not stored again.
+func writesPlan(changes []driver.RunbookChange, id uuid.UUID) bool {
+	for _, c := range changes {
+		if c.ID == id && c.Plan != nil {
+			return true
+		}
+	}
+	return false
+}
 
 func compareUUID(a, b uuid.UUID) int { return bytes.Compare(a[:], b[:]) }
 

@@ -13,12 +13,14 @@ import (
 	"github.com/runbookdev/runbook/driver"
 )
 
-// writeAttemptsSQL records finished attempts in the job ledger. An attempt
+// writeAttemptsSQL records finished attempts in the job ledger's table of
+// stored rows (step_attempt_rows; step_attempts is the view that adds the
+// rows kept in completed steps, migration 027). An attempt
 // recorded when it parked is completed when it resumes: its outcome, end
 // and error are the resume's, and usage the resume reports is added to
 // what the park reported.
 const writeAttemptsSQL = `
-	INSERT INTO step_attempts (attempt_id, runbook_id, tenant, actor, step_key, verb, attempt, worker_id,
+	INSERT INTO step_attempt_rows (attempt_id, runbook_id, tenant, actor, step_key, verb, attempt, worker_id,
 		started_at, finished_at, outcome, error_code, cache, tokens_in, tokens_out, model, cost_usd, credits,
 		correlation_id, trace_id, span_id, args_hash, result_hash)
 	SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int[], $8::text[],
@@ -26,13 +28,13 @@ const writeAttemptsSQL = `
 		$16::text[], $17::numeric[], $18::numeric[], $19::text[], $20::text[], $21::text[], $22::text[], $23::text[])
 	ON CONFLICT (runbook_id, step_key, attempt) DO UPDATE SET
 		outcome = excluded.outcome, finished_at = excluded.finished_at, error_code = excluded.error_code,
-		args_hash = coalesce(excluded.args_hash, step_attempts.args_hash),
-		result_hash = coalesce(excluded.result_hash, step_attempts.result_hash),
-		tokens_in = nullif(least(coalesce(step_attempts.tokens_in, 0)::numeric + coalesce(excluded.tokens_in, 0), ` + maxBigint + `)::bigint, 0),
-		tokens_out = nullif(least(coalesce(step_attempts.tokens_out, 0)::numeric + coalesce(excluded.tokens_out, 0), ` + maxBigint + `)::bigint, 0),
-		model = coalesce(excluded.model, step_attempts.model),
-		cost_usd = nullif(coalesce(step_attempts.cost_usd, 0) + coalesce(excluded.cost_usd, 0), 0),
-		credits = nullif(coalesce(step_attempts.credits, 0) + coalesce(excluded.credits, 0), 0)`
+		args_hash = coalesce(excluded.args_hash, step_attempt_rows.args_hash),
+		result_hash = coalesce(excluded.result_hash, step_attempt_rows.result_hash),
+		tokens_in = nullif(least(coalesce(step_attempt_rows.tokens_in, 0)::numeric + coalesce(excluded.tokens_in, 0), ` + maxBigint + `)::bigint, 0),
+		tokens_out = nullif(least(coalesce(step_attempt_rows.tokens_out, 0)::numeric + coalesce(excluded.tokens_out, 0), ` + maxBigint + `)::bigint, 0),
+		model = coalesce(excluded.model, step_attempt_rows.model),
+		cost_usd = nullif(coalesce(step_attempt_rows.cost_usd, 0) + coalesce(excluded.cost_usd, 0), 0),
+		credits = nullif(coalesce(step_attempt_rows.credits, 0) + coalesce(excluded.credits, 0), 0)`
 
 func attemptArgs(as []driver.Attempt) []any {
 	n := len(as)
@@ -71,10 +73,14 @@ const costColumns = `least(coalesce(sum(cost_usd), 0), 1e300)::float8, least(coa
 // maxBigint is the largest bigint, where token counts saturate.
 const maxBigint = "9223372036854775807"
 
+// runbookCostSQL sums a runbook's attempts: its stored ledger rows by the
+// primary key's prefix, its implicit ones through its steps' index.
+const runbookCostSQL = `SELECT ` + costColumns + ` FROM step_attempts WHERE runbook_id = $1`
+
 // RunbookCost sums a runbook's attempts.
 func (s *Store) RunbookCost(ctx context.Context, id uuid.UUID) (driver.Cost, error) {
 	var c driver.Cost
-	err := s.pool.QueryRow(ctx, `SELECT `+costColumns+` FROM step_attempts WHERE runbook_id = $1`, id).
+	err := s.pool.QueryRow(ctx, runbookCostSQL, id).
 		Scan(&c.CostUSD, &c.Credits, &c.TokensIn, &c.TokensOut, &c.Attempts, &c.CacheHits)
 	return c, translate(err)
 }

@@ -103,3 +103,15 @@ func ListRunbooksQuery(q driver.RunbookQuery) (string, []any, error) {
 	sql, args, _, err := listRunbooksQuery(q)
 	return sql, args, err
 }
+
+// Statements of the advance, the gates and the views, for EXPLAIN.
+const (
+	LockCappedTenantsSQL = lockCappedTenantsSQL
+	ApproveTrustSQL      = approveTrustSQL
+	ResetTrustSQL        = resetTrustSQL
+	RunbookCostSQL       = runbookCostSQL
+	WriteOutcomesSQL     = writeOutcomesSQL
+)
+
+// OutcomeArgsForTest lays outcomes out as WriteOutcomesSQL's parameters.
+func OutcomeArgsForTest(os []driver.Outcome) []any { return outcomeArgs(os) }

@@ -34,7 +34,7 @@ func TestHotQueriesUseTheirIndexes(t *testing.T) {
 			        CASE WHEN g = 2 AND r.request_key LIKE '%7' THEN 'failed_retryable' WHEN g = 2 THEN 'pending' ELSE 'complete' END,
 			        CASE WHEN g = 2 AND r.request_key LIKE '%7' THEN now() + interval '1 hour' END
 			 FROM runbooks r, generate_series(1, 2) g`,
-			`INSERT INTO runbook_edges (runbook_id, to_key, from_key, kind)
+			`INSERT INTO runbook_edge_rows (runbook_id, to_key, from_key, kind)
 			 SELECT runbook_id, key, 's' || (position - 1), 'data' FROM runbook_steps WHERE position > 1`,
 			`INSERT INTO invocation_records (invocation_id, step_id, runbook_id, attempt, correlation_key, status, timeout_at)
 			 SELECT gen_random_uuid(), id, runbook_id, 1, 'ck' || id,
@@ -157,4 +157,75 @@ func execAll(ctx context.Context, tx *durable.Tx, sqls ...string) error {
 		}
 	}
 	return nil
+}
+
+// TestStatementsOfBudgetsTrustAndTheLedgerKeepToTheirIndexes holds the
+// statements added since TestHotQueriesUseTheirIndexes was written to
+// their indexes under the generic plan PostgreSQL settles on for a
+// prepared statement after five runs (pgx prepares every statement): the
+// capped tenants' locks (runbooks by primary key, tenant_budgets by
+// tenant), earned trust's upsert and reset (verb_trust by primary key),
+// and the job ledger read through step_attempts, its stored rows and the
+// rows kept in completed steps (migration 027), by runbook and by attempt.
+func TestStatementsOfBudgetsTrustAndTheLedgerKeepToTheirIndexes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fills tables with 30k runbooks")
+	}
+	b := setup(t)
+	require.NoError(t, b.store.InTestTx(b.ctx, func(tx *durable.Tx) error {
+		return execAll(b.ctx, tx,
+			`INSERT INTO runbooks (id, plan, plan_hash, request_key, tenant)
+			 SELECT gen_random_uuid(), '{}', 'h', 'r' || g, 't' || (g % 3000) FROM generate_series(1, 30000) g`,
+			`INSERT INTO tenant_budgets (tenant, scope, cost_usd, updated_by)
+			 SELECT 't' || g, s, 10, 'test' FROM generate_series(0, 2999) g, unnest(ARRAY['runbook', 'day', 'month']) s`,
+			`INSERT INTO verb_trust (tenant, verb, approvals)
+			 SELECT 't' || g, 'd.verb' || v, v FROM generate_series(0, 2999) g, generate_series(1, 10) v`,
+			`INSERT INTO runbook_steps (runbook_id, key, position, verb, args, execution, status, attempt, started_at, finished_at,
+			        ledger_attempt_id, ledger_worker)
+			 SELECT r.id, 's' || g, g, 'v', '{}', '{}', 'complete', 1, now(), now(),
+			        CASE WHEN g = 1 THEN gen_random_uuid() END, CASE WHEN g = 1 THEN 'w' END
+			 FROM runbooks r, generate_series(1, 2) g`,
+			`INSERT INTO step_attempt_rows (attempt_id, runbook_id, tenant, step_key, verb, attempt, finished_at, outcome)
+			 SELECT gen_random_uuid(), runbook_id, 't', key, verb, 1, now(), 'failed' FROM runbook_steps WHERE position = 2`,
+			`ANALYZE`)
+	}))
+	var ids []uuid.UUID
+	require.NoError(t, b.store.InTestTx(b.ctx, func(tx *durable.Tx) (err error) {
+		ids, err = tx.RunbookIDsForTest(b.ctx, 3)
+		return err
+	}))
+	outcomes := []driver.Outcome{{ID: uuid.New(), Tenant: "t1", RunbookID: ids[0], LineageRoot: ids[0], Generation: 1,
+		StepKey: "s1", Attempt: 1, Verb: "v", Type: "t", Status: "produced", ResultHash: "h"}}
+
+	tests := []struct {
+		name    string
+		sql     string
+		args    []any
+		indexes []string
+		tables  []string
+	}{
+		{"capped tenants' locks", durable.LockCappedTenantsSQL, []any{ids, false},
+			[]string{"runbooks_pkey", "tenant_budgets_pkey"}, []string{"runbooks", "tenant_budgets"}},
+		{"trust earned", durable.ApproveTrustSQL, []any{"t1", "d.verb1", ids[0], "s1", "w", 3, "approved"},
+			[]string{"verb_trust_pkey"}, []string{"verb_trust"}},
+		{"trust lost", durable.ResetTrustSQL, []any{"t1", "d.verb1", ids[0], "s1", "w", 3, "failed"},
+			[]string{"verb_trust_pkey"}, []string{"verb_trust"}},
+		{"a runbook's cost", durable.RunbookCostSQL, []any{ids[0]},
+			[]string{"step_attempt_rows_pkey", "runbook_steps_runbook_id_", "runbooks_pkey"}, []string{"step_attempt_rows", "runbook_steps", "runbooks"}},
+		{"an outcome's arguments' hash", durable.WriteOutcomesSQL, durable.OutcomeArgsForTest(outcomes),
+			[]string{"step_attempt_rows_pkey", "runbook_steps_runbook_id_"}, []string{"step_attempt_rows", "runbook_steps", "runbooks"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			plan, err := b.store.ExplainGeneric(b.ctx, tt.sql, tt.args)
+			require.NoError(t, err)
+			t.Logf("%s:\n%s", tt.name, plan)
+			for _, index := range tt.indexes {
+				require.Contains(t, plan, index, "the statement must use its index")
+			}
+			for _, table := range tt.tables {
+				require.NotRegexp(t, `Seq Scan on `+table+`\b`, plan, "and must not read the whole table")
+			}
+		})
+	}
 }

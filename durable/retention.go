@@ -87,7 +87,12 @@ var pruneRowsSQL = []struct {
 	{func(p *driver.Pruned) *int64 { return &p.Events }, `WITH gone AS (DELETE FROM runbook_event_rows WHERE runbook_id = ANY($1) RETURNING n)
 		SELECT coalesce(sum(n), 0) FROM gone`, true},
 	{func(p *driver.Pruned) *int64 { return &p.Mutations }, `DELETE FROM runbook_mutations WHERE runbook_id = ANY($1)`, false},
-	{func(p *driver.Pruned) *int64 { return &p.Edges }, `DELETE FROM runbook_edges WHERE runbook_id = ANY($1)`, false},
+	// The edges a runbook's plan holds go with the runbook's row; those
+	// stored as rows of their own (migration 027) are deleted here. Both
+	// are counted.
+	{func(p *driver.Pruned) *int64 { return &p.Edges }, `WITH gone AS (DELETE FROM runbook_edge_rows WHERE runbook_id = ANY($1) RETURNING 1)
+		SELECT (SELECT count(*) FROM gone) + (SELECT coalesce(sum(jsonb_array_length(plan -> 'edges')), 0)
+			FROM runbooks WHERE id = ANY($1) AND jsonb_typeof(plan -> 'edges') = 'array')`, true},
 	{func(p *driver.Pruned) *int64 { return &p.Steps }, `DELETE FROM runbook_steps WHERE runbook_id = ANY($1)`, false},
 	{func(p *driver.Pruned) *int64 { return &p.Runbooks }, `DELETE FROM runbooks WHERE id = ANY($1) AND finished_at IS NOT NULL`, false},
 }
@@ -110,8 +115,8 @@ const pruneReceiptsSQL = `
 // under a generic plan, where `finished_at < $1` is guessed at a third of
 // the table and a scan from the table's start looked cheaper.
 const pruneLedgerSQL = `
-	DELETE FROM step_attempts WHERE ctid IN (
-		SELECT ctid FROM step_attempts WHERE finished_at < $1 ORDER BY finished_at LIMIT $2)`
+	DELETE FROM step_attempt_rows WHERE ctid IN (
+		SELECT ctid FROM step_attempt_rows WHERE finished_at < $1 ORDER BY finished_at LIMIT $2)`
 
 // Prune deletes one batch: up to o.Limit runbooks that finished before
 // o.FinishedBefore, oldest first, and everything they own (steps, edges,

@@ -22,7 +22,7 @@ import (
 //
 // Submitting is the daemon's busiest write, so it costs two round trips
 // besides the transaction's own: the lock and the runbook row in one
-// batch, then its steps, edges, first event and wake-up in another (a
+// batch, then its steps, first event and wake-up in another (a
 // large plan's steps go by COPY, one more). The new row is returned as
 // the insert wrote it, plan included, without reading it again.
 func (t *Tx) CreateRunbook(ctx context.Context, n driver.NewRunbook) (rb *driver.Runbook, created bool, err error) {
@@ -64,7 +64,9 @@ func (t *Tx) CreateRunbook(ctx context.Context, n driver.NewRunbook) (rb *driver
 	} else {
 		queueInsertSteps(&rest, n.ID, n.Steps)
 	}
-	queueInsertEdges(&rest, n.ID, n.Edges)
+	if !n.EdgesInPlan {
+		queueInsertEdges(&rest, n.ID, n.Edges)
+	}
 	rest.Queue(`INSERT INTO runbook_wakeups (runbook_id, wake_at) VALUES ($1, now())`, n.ID)
 	events := []driver.Event{{RunbookID: n.ID, Type: rbtype.EventRunbookSubmitted, WorkerID: n.WorkerID, Data: n.SubmittedData}}
 	for _, e := range n.Events {
@@ -148,7 +150,9 @@ func queueInsertSteps(b *pgx.Batch, runbookID uuid.UUID, steps []driver.NewStep)
 		runbookID, keys, positions, verbs, args, execs, gates, idem)
 }
 
-// queueInsertEdges adds the insert of edges to a batch.
+// queueInsertEdges adds the insert of edges to a batch: edges that are
+// not in the runbook's stored plan (runbook_edges shows those from the
+// plan, migration 027).
 func queueInsertEdges(b *pgx.Batch, runbookID uuid.UUID, edges []driver.Edge) {
 	if len(edges) == 0 {
 		return
@@ -160,7 +164,7 @@ func queueInsertEdges(b *pgx.Batch, runbookID uuid.UUID, edges []driver.Edge) {
 		from[i], to[i], kind[i] = e.From, e.To, e.Kind
 	}
 	b.Queue(`
-		INSERT INTO runbook_edges (runbook_id, from_key, to_key, kind)
+		INSERT INTO runbook_edge_rows (runbook_id, from_key, to_key, kind)
 		SELECT $1, f, t, k FROM unnest($2::text[], $3::text[], $4::text[]) AS u(f, t, k)`,
 		runbookID, from, to, kind)
 }

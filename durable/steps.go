@@ -93,14 +93,18 @@ var updateStepsSQL = `
 		lease_attempt     = CASE u.lease WHEN 'take' THEN u.attempt WHEN 'clear' THEN NULL ELSE s.lease_attempt END,
 		lease_acquired_at = CASE u.lease WHEN 'take' THEN now() WHEN 'clear' THEN NULL ELSE s.lease_acquired_at END,
 		lease_expires_at  = CASE u.lease WHEN 'take' THEN $24 WHEN 'clear' THEN NULL ELSE s.lease_expires_at END,
+		ledger_attempt_id  = coalesce(u.ledger_id, s.ledger_attempt_id),
+		ledger_worker      = CASE WHEN u.ledger_id IS NULL THEN s.ledger_worker ELSE u.ledger_worker END,
+		ledger_args_hash   = CASE WHEN u.ledger_id IS NULL THEN s.ledger_args_hash ELSE u.ledger_args END,
+		ledger_result_hash = CASE WHEN u.ledger_id IS NULL THEN s.ledger_result_hash ELSE u.ledger_result END,
 		updated_at = now()
 	FROM unnest($1::bigint[], $2::text[], $3::int[], $4::timestamptz[], $5::text[], $6::uuid[], $7::text[],
 		$8::text[], $9::text[], $10::text[], $11::bool[], $12::text[], $13::text[], $14::timestamptz[],
 		$15::text[], $16::text[], $17::text[], $18::timestamptz[], $19::timestamptz[], $20::bool[],
-		$21::text[], $22::text[], $25::text[])
+		$21::text[], $22::text[], $25::text[], $26::uuid[], $27::text[], $28::text[], $29::text[])
 		AS u(id, status, attempt, next_at, idem_key, invocation, resolved, result, err_code, err_msg,
 			simulated, decision, decided_by, decided_at, comment, comp_status, comp_err, started_at,
-			finished_at, completed, esc_status, esc_err, lease)
+			finished_at, completed, esc_status, esc_err, lease, ledger_id, ledger_worker, ledger_args, ledger_result)
 	WHERE s.id = u.id AND (u.lease <> 'take' OR ` + leaseIsFreeFor("$23") + `)
 	RETURNING s.id, u.lease = 'take'`
 
@@ -149,6 +153,12 @@ func stepChangeArgs(changes []driver.StepChange, lease map[int64]string, worker 
 		finishedAt = make(pgtype.FlatArray[pgtype.Timestamptz], n)
 		completed  = make([]bool, n)
 		leaseOp    = make([]string, n)
+		// The implicit ledger rows (migration 027): NULL ids keep what
+		// the rows hold.
+		ledgerIDs     = make(pgtype.FlatArray[pgtype.UUID], n)
+		ledgerWorkers = make(pgtype.FlatArray[pgtype.Text], n)
+		ledgerArgs    = make(pgtype.FlatArray[pgtype.Text], n)
+		ledgerResults = make(pgtype.FlatArray[pgtype.Text], n)
 	)
 	for i, c := range changes {
 		ids[i], status[i], attempt[i], nextAt[i] = c.ID, string(c.Status), int32(c.Attempt), nullableTime(c.NextAttemptAt)
@@ -161,10 +171,14 @@ func stepChangeArgs(changes []driver.StepChange, lease map[int64]string, worker 
 		escStatus[i], escErr[i] = nullableText(c.EscalationStatus), nullableText(c.EscalationError)
 		startedAt[i], finishedAt[i], completed[i] = nullableTime(c.StartedAt), nullableTime(c.FinishedAt), c.Completed
 		leaseOp[i] = lease[c.ID]
+		if l := c.Ledger; l != nil {
+			ledgerIDs[i] = pgtype.UUID{Bytes: l.ID, Valid: true}
+			ledgerWorkers[i], ledgerArgs[i], ledgerResults[i] = nullableText(l.WorkerID), nullableText(l.ArgsHash), nullableText(l.ResultHash)
+		}
 	}
 	return []any{ids, status, attempt, nextAt, idemKey, invocation, resolved, result, errCode, errMsg, simulated,
 		decision, decidedBy, decidedAt, comment, compStatus, compErr, startedAt, finishedAt, completed, escStatus, escErr,
-		worker, expiresAt, leaseOp}
+		worker, expiresAt, leaseOp, ledgerIDs, ledgerWorkers, ledgerArgs, ledgerResults}
 }
 
 func nullString[T ~string](s T) *string {

@@ -12,7 +12,8 @@ import (
 )
 
 // The job ledger (docs/design/semantics.md section 3): one step_attempts row per
-// attempt, written with the outcome that ends it, in the same transaction.
+// attempt, written with the outcome that ends it, in the same transaction
+// (a plain success in the row of the step it completes: ledger_implicit.go).
 // A park is recorded as parked and completed by its resume.
 
 // namespaceAttempt names attempt ids: UUIDv5 of runbook, step and attempt.
@@ -131,6 +132,10 @@ func (t *transition) recordOutcome(s *rbtype.Step, o *Outcome) {
 	case o.Result.IsParked():
 		t.record(s, o.Attempt, attemptParked, "", cache, o.Result.Usage)
 	default:
+		n := len(t.attempts)
 		t.record(s, o.Attempt, attemptSucceeded, "", cache, o.Result.Usage)
+		if len(t.attempts) > n { // a row of its own, not a park's completed
+			t.markPlain(s, n) // ledger_implicit.go
+		}
 	}
 }

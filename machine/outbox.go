@@ -33,7 +33,10 @@ type outbox struct {
 	arguments []rbtype.Arguments
 	// attemptAt is where an attempt stands in attempts, by id, so that a
 	// park and its resume in one transaction make one row without a scan.
-	attemptAt         map[uuid.UUID]int
+	attemptAt map[uuid.UUID]int
+	// plain are the attempts, by step, that the step's row may keep
+	// instead of a ledger row (ledger_implicit.go).
+	plain             map[int64]*plainAttempt
 	newInvocations    []rbtype.Invocation
 	invocationUpdates []rbtype.InvocationUpdate
 	leaseRequests     []rbtype.LeaseRequest

@@ -385,6 +385,7 @@ func (t *transition) writeTo(w *rbtype.AdvanceWrite) (due bool) {
 		if t.Dirty[s.ID] {
 			c := s.Change()
 			c.Completed = t.completed[s.ID]
+			c.Ledger = t.implicitAttempt(s) // ledger_implicit.go
 			w.Steps = append(w.Steps, c)
 		}
 	}
@@ -398,7 +399,7 @@ func (t *transition) writeTo(w *rbtype.AdvanceWrite) (due bool) {
 	w.Trust = append(w.Trust, t.trust...)
 	w.Receipts = append(w.Receipts, t.receipts...)
 	w.Cache = append(w.Cache, t.cacheWrites...)
-	w.Attempts = append(w.Attempts, t.attempts...)
+	w.Attempts = t.appendStoredAttempts(w.Attempts)
 	w.Reservations = append(w.Reservations, t.reservations...)
 	w.Outcomes = append(w.Outcomes, t.outcomes...)
 	w.Arguments = append(w.Arguments, t.arguments...)

@@ -23,7 +23,8 @@ var relations = []string{
 	"invocation_records",
 	"outcomes",
 	"result_cache",
-	"runbook_edges",
+	"runbook_edge_rows", // migration 027: edges no plan holds
+	"runbook_edges",     // a view since 027: the plans' edges and runbook_edge_rows
 	"runbook_event_ids",
 	"runbook_event_rows",
 	"runbook_events",
@@ -38,7 +39,8 @@ var relations = []string{
 	"schedules",
 	"server_keys",
 	VersionTable,
-	"step_attempts",
+	"step_attempt_rows", // migration 027: the ledger's stored rows
+	"step_attempts",     // a view since 027: the stored rows and the steps' implicit ones
 	"step_leases",
 	"tenant_budgets",
 	"tenant_spend",

@@ -35,6 +35,10 @@ type NewRunbook struct {
 	Trace Trace
 	Steps []NewStep
 	Edges []Edge
+	// EdgesInPlan says Plan's "edges" are Edges, as a compiled plan's
+	// are: runbook_edges shows them from the plan, and no row of
+	// runbook_edge_rows is written for them (migration 027).
+	EdgesInPlan bool
 	// WorkerID and SubmittedData go into the RUNBOOK_SUBMITTED event.
 	WorkerID      string
 	SubmittedData json.RawMessage
@@ -74,6 +78,20 @@ type StepChange struct {
 	// Completed assigns the step its place in the order of completions,
 	// which compensation walks backwards.
 	Completed bool
+	// Ledger, when set, is the job-ledger row of the attempt this change
+	// completes, kept in the step's row instead of a row of its own
+	// (docs/design/runtime.md, "The job ledger and the edges"): the attempt succeeded,
+	// used nothing and touched no cache, so the step row says the rest.
+	// Nil keeps what the row holds.
+	Ledger *ImplicitAttempt
+}
+
+// ImplicitAttempt is what a step row keeps of an attempt whose ledger row
+// it stands for: what the row has no column for.
+type ImplicitAttempt struct {
+	ID                   uuid.UUID
+	WorkerID             string
+	ArgsHash, ResultHash string
 }
 
 // RunbookChange is a new state for a runbook row. Nil fields are kept.

@@ -29,6 +29,9 @@ const benchVerbs = `
 - name: noop
   domain: b
   execution: {kind: sync, handler: core.echo, side_effects: none}
+- name: pure
+  domain: b
+  execution: {kind: sync, handler: core.echo, side_effects: none, determinism: pure}
 - name: wait
   domain: b
   execution: {kind: durable, handler: await.notification, side_effects: none, timeouts: {park_timeout: PT1H}}

@@ -92,11 +92,14 @@ func TestMachineRunsPureStepsInline(t *testing.T) {
 	require.Equal(t, []string{"c"}, f.leasedKeys(w), "a and b took no lease")
 	require.Len(t, calls, 1)
 	require.Equal(t, map[string]any{"v": "ada"}, callFor(t, calls, "c").Call.Args)
-	require.Len(t, w.Attempts, 2, "each inline call has its ledger row")
-	for _, a := range w.Attempts {
-		require.Equal(t, "succeeded", a.Outcome)
-		require.Equal(t, f.m.Worker, a.WorkerID)
-		require.Equal(t, machine.AttemptID(f.rb.ID, a.StepKey, 1), a.ID, "the attempt id a leased call would have")
+	// Each inline call has its ledger row: a plain success, kept in the
+	// row of the step it completed.
+	require.Empty(t, w.Attempts)
+	for _, key := range []string{"a", "b"} {
+		l := f.implicitLedger(w, key)
+		require.NotNil(t, l, key)
+		require.Equal(t, f.m.Worker, l.WorkerID)
+		require.Equal(t, machine.AttemptID(f.rb.ID, key, 1), l.ID, "the attempt id a leased call would have")
 	}
 	require.JSONEq(t, `{"v":"ada"}`, string(f.step("b").Result))
 

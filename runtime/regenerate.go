@@ -169,7 +169,7 @@ func (e *Engine) regeneration(ctx context.Context, parent *driver.Runbook, plan 
 	n := driver.NewRunbook{
 		Tenant: parent.Tenant, Actor: r.Actor, Plan: planJSON, PlanHash: planHash, Inputs: encoded, Mode: parent.Mode,
 		Status: rbtype.RunbookExecuting, RequestKey: key, Lineage: lineage, WorkerID: e.workerID,
-		Steps: steps, Edges: machine.EdgesOf(plan.Plan.Edges, nil),
+		Steps: steps, Edges: machine.EdgesOf(plan.Plan.Edges, nil), EdgesInPlan: true,
 		Trace: machine.NewTrace(r.Parent, r.CorrelationID), PolicyHash: adm.tenant.Hash(), Budget: parent.Budget, Events: adm.events,
 		Scope: submitterScope(ctx),
 	}

@@ -164,7 +164,7 @@ func (e *Engine) newRunbook(ctx context.Context, s Submission) (driver.NewRunboo
 	adm.gate(steps)
 	n := driver.NewRunbook{
 		Tenant: tenant, Plan: plan, PlanHash: s.Plan.PlanHash, Inputs: inputs, Mode: s.Mode,
-		Status: rbtype.RunbookExecuting, RequestKey: key, WorkerID: e.workerID, Steps: steps, Edges: machine.EdgesOf(s.Plan.Edges, nil),
+		Status: rbtype.RunbookExecuting, RequestKey: key, WorkerID: e.workerID, Steps: steps, Edges: machine.EdgesOf(s.Plan.Edges, nil), EdgesInPlan: true,
 		Trace: machine.NewTrace(s.Parent, s.CorrelationID), PolicyHash: adm.tenant.Hash(), Budget: s.Budget, Events: adm.events,
 		Name: nameOf(s.Name, s.Plan), Scope: submitterScope(ctx),
 	}

@@ -50,7 +50,7 @@ func TestUsageIsBoundedAndItsSumsSaturate(t *testing.T) {
 	sub, err := rbd.Submit(ctx, apitype.SubmitRequest{Source: `(t.echo :v "x")`})
 	require.NoError(t, err)
 	for i := 0; i < 3; i++ {
-		_, ok := psql(t, pgtest.DatabaseURL(), fmt.Sprintf(`INSERT INTO %s.step_attempts
+		_, ok := psql(t, pgtest.DatabaseURL(), fmt.Sprintf(`INSERT INTO %s.step_attempt_rows
 			(attempt_id, runbook_id, tenant, step_key, verb, attempt, finished_at, outcome, tokens_in, tokens_out, cost_usd, credits)
 			VALUES ('%s', '%s', 'default', 'big-%d', 't.echo', 1, now(), 'succeeded', 9223372036854775807, 9223372036854775807, 1.7e308, 1.7e308)`,
 			e.schema, uuid.New(), sub.ID, i))

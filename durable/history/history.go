@@ -14,6 +14,7 @@ package history
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -68,8 +69,8 @@ func Fill(ctx context.Context, conn *pgx.Conn, s Shape) (time.Duration, error) {
 	}
 	// The tables filled, in the schema the search_path names: not every
 	// schema of the database.
-	if _, err := conn.Exec(ctx, "ANALYZE runbooks, runbook_steps, runbook_edges, invocation_records, "+
-		"completion_notifications, action_receipts, step_attempts, runbook_mutations, runbook_event_rows"); err != nil {
+	if _, err := conn.Exec(ctx, "ANALYZE runbooks, runbook_steps, runbook_edge_rows, invocation_records, "+
+		"completion_notifications, action_receipts, step_attempt_rows, runbook_mutations, runbook_event_rows"); err != nil {
 		return 0, err
 	}
 	return time.Since(began), nil
@@ -88,7 +89,7 @@ func statements(s Shape) []string {
 		 FROM generate_series(1, ` + fmt.Sprint(n) + `) g`,
 		`INSERT INTO runbooks (id, plan, plan_hash, inputs, status, mode, request_key, tenant, actor,
 		        created_at, updated_at, finished_at, correlation_id, trace_id)
-		 SELECT id, '{"schema_version":"1","steps":[]}', 'history', '{"who":"history"}', 'complete', 'execute',
+		 SELECT id, '{"schema_version":"1","steps":[],"edges":` + chainEdges(k) + `}', 'history', '{"who":"history"}', 'complete', 'execute',
 		        'history:' || id, '` + s.Tenant + `', 'history', finished - interval '1 minute', finished, finished,
 		        id::text, replace(id::text, '-', '')
 		 FROM history_runbooks`,
@@ -99,9 +100,6 @@ func statements(s Shape) []string {
 		        'history:' || r.id || ':s' || g, '{"v":"history"}', '{"v":"history"}', nextval('runbook_steps_completion_seq'),
 		        r.finished - interval '1 minute', r.finished, r.finished - interval '1 minute', r.finished
 		 FROM history_runbooks r, generate_series(1, ` + fmt.Sprint(k) + `) g`,
-		`INSERT INTO runbook_edges (runbook_id, to_key, from_key, kind)
-		 SELECT r.id, 's' || g, 's' || (g - 1), 'data'
-		 FROM history_runbooks r, generate_series(2, ` + fmt.Sprint(k) + `) g`,
 		`INSERT INTO invocation_records (invocation_id, step_id, runbook_id, attempt, correlation_key, status,
 		        parked_at, timeout_at, finished_at)
 		 SELECT gen_random_uuid(), st.id, st.runbook_id, 1, 'history:' || st.id, 'completed',
@@ -116,7 +114,7 @@ func statements(s Shape) []string {
 		`INSERT INTO action_receipts (handler, idempotency_key, runbook_id, step_key, result, result_hash, created_at)
 		 SELECT 'core.echo', st.idempotency_key, st.runbook_id, st.key, st.result, 'history', st.finished_at
 		 FROM runbook_steps st JOIN history_runbooks r ON r.id = st.runbook_id`,
-		`INSERT INTO step_attempts (attempt_id, runbook_id, tenant, actor, step_key, verb, attempt, worker_id,
+		`INSERT INTO step_attempt_rows (attempt_id, runbook_id, tenant, actor, step_key, verb, attempt, worker_id,
 		        started_at, finished_at, outcome, correlation_id, trace_id)
 		 SELECT gen_random_uuid(), st.runbook_id, '` + s.Tenant + `', 'history', st.key, st.verb, 1, 'history',
 		        st.started_at, st.finished_at, 'succeeded', st.runbook_id::text, replace(st.runbook_id::text, '-', '')
@@ -144,4 +142,19 @@ func statements(s Shape) []string {
 		        FROM history_runbooks r) u
 		       ORDER BY u.runbook_id, u.grp) e`,
 	}
+}
+
+// chainEdges are the edges of a chain of k steps, s1 to sk, as a plan
+// holds them (its "edges"; runbook_edges shows them, migration 027).
+func chainEdges(k int) string {
+	var b strings.Builder
+	b.WriteString("[")
+	for g := 2; g <= k; g++ {
+		if g > 2 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `{"from":"s%d","to":"s%d","kind":"data"}`, g-1, g)
+	}
+	b.WriteString("]")
+	return b.String()
 }
