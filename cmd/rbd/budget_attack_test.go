@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -212,4 +213,76 @@ func TestParallelAttemptsDoNotOverspendBudgets(t *testing.T) {
 	require.Regexp(t, fmt.Sprintf(`(?m)^day +cost_usd=%d +cost_usd=%d,tokens=0,credits=0 +cost_usd=0 +default.budget.day$`, dayCap, dayCap), show)
 	_, total, _ = bill.counts()
 	require.Equal(t, dayCap, total, "nothing started while the figures were read")
+}
+
+// Finding 10 with the verbs the trial had, which declare no cost (cost:
+// did not exist then). A step of such a verb reserves nothing, and the
+// design holds them one at a time only under a runbook cost budget
+// (docs/design/semantics.md section 15, "Decided"); a day budget is held
+// for them neither within a runbook nor across a tenant's runbooks. So:
+// a single runbook with :parallel 8 under a $5 day budget (and no runbook
+// budget) makes 8 calls, $8; four runbooks under a $3 runbook budget and
+// a $10 day budget make 12, $12 (run on 2026-11-29: exactly those; 4b10231,
+// with RBD_TEST_DAEMON, made 8 and 32, every call at once). What
+// this test asks is that each cap be passed by one attempt at most, as it
+// is for verbs that declare a cost.
+//
+// Skipped: the fix is the budget's (machine/budget_reserve.go,
+// unreservedRunning holds unreserved attempts one at a time only under a
+// runbook budget). RBD_TEST_UNDECLARED_COSTS=1 runs it.
+func TestParallelAttemptsOfUndeclaredCostsStayWithinTheDayBudget(t *testing.T) {
+	if os.Getenv("RBD_TEST_UNDECLARED_COSTS") == "" {
+		t.Skip("known gap: attempts of verbs that declare no cost pass a day budget by as many as start together " +
+			"(machine/budget_reserve.go unreservedRunning holds them one at a time only under a runbook budget); RBD_TEST_UNDECLARED_COSTS=1 runs it")
+	}
+	t.Parallel()
+	for _, c := range []struct {
+		name                         string
+		runbookCap, runbooks, dayCap int
+	}{
+		{name: "one runbook, a day budget only", runbooks: 1, dayCap: 5},
+		{name: "four runbooks, a runbook and a day budget", runbookCap: 3, runbooks: 4, dayCap: 10},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			bill := newBillingService(t, 400*time.Millisecond)
+			e := newDaemonEnv(t)
+			verbs := e.file(t, "verbs/t.yaml", `
+- name: bill
+  domain: t
+  description: A paid call, a dollar each, its cost not declared.
+  input_schema: {properties: {rb: {type: string}, n: {type: integer}}}
+  execution:
+    kind: sync
+    handler: http.call
+    side_effects: external_call
+    params: {method: POST, url: "`+bill.URL+`"}
+`)
+			budget := fmt.Sprintf("day: {cost_usd: %d}", c.dayCap)
+			if c.runbookCap > 0 {
+				budget = fmt.Sprintf("runbook: {cost_usd: %d}, %s", c.runbookCap, budget)
+			}
+			d := e.start(t, "--verbs", verbs, "--policy", e.file(t, "policy.yaml", "default: {budget: {"+budget+"}, auto_exec: [read_only, routine]}\n"))
+			ctx := policyCtx(t)
+			cl := d.client("")
+			ids := make([]string, c.runbooks)
+			for i := range c.runbooks {
+				src := fmt.Sprintf("(for-each [1 2 3 4 5 6 7 8] :as @x :parallel 8\n  (t.bill :rb \"r%d\" :n @x :as @p))\n", i)
+				sub, err := cl.Submit(ctx, apitype.SubmitRequest{Source: src, Filename: "t.rbk"})
+				require.NoError(t, err)
+				ids[i] = sub.ID.String()
+			}
+			for _, id := range ids {
+				_, err := cl.Wait(ctx, id)
+				require.NoError(t, err)
+			}
+			per, total, most := bill.counts()
+			t.Logf("calls per runbook %v, %d in all, at most %d in flight at once", per, total, most)
+			require.LessOrEqual(t, total, c.dayCap+1, "the day's budget passed by one attempt at most")
+			if c.runbookCap > 0 {
+				for r, n := range per {
+					require.LessOrEqual(t, n, c.runbookCap+1, "runbook %s passed its budget by one attempt at most", r)
+				}
+			}
+		})
+	}
 }
