@@ -33,7 +33,9 @@ type LoopSize struct {
 // The plan's bytes are bounded as ExpandWithin bounds them: before a
 // loop's instances are made, from what the plan holds (its steps as
 // sealed, and the instances made before it, each encoded as the seal
-// will encode it) and an estimate of what the loop adds.
+// will encode it) and an estimate of what the loop adds. A plan that is
+// not sealed (decoded from storage) has its steps measured first, where
+// ExpandWithin would count them as nothing.
 func (p *Plan) ExpandEachWithin(loops []LoopSize, maxBytes int) (grown *Plan, errs []error) {
 	errs = make([]error, len(loops))
 	want := make(map[string]int, len(loops)) // loop key → its place in loops
@@ -63,6 +65,14 @@ func (p *Plan) ExpandEachWithin(loops []LoopSize, maxBytes int) (grown *Plan, er
 	est := 0
 	if maxBytes > 0 {
 		est = p.encodedBytes()
+		if est == 0 && len(p.Steps) > 0 {
+			// A plan decoded from storage is not sealed: measure its
+			// steps, once, so that the bound is on the whole plan, not
+			// only on what the loops add.
+			for _, b := range p.encodeSteps().steps {
+				est += len(b) + 1
+			}
+		}
 	}
 	var steps []*Step
 	var edges []Edge

@@ -79,6 +79,17 @@ func TestExpandEachIsExpandingOneAfterAnother(t *testing.T) {
 		require.Equal(t, want.PlanHash, got.PlanHash, "limit %d", limit)
 	}
 
+	// Decoded from storage, a plan is not sealed: its own steps count
+	// all the same, so a bound the plan nearly fills refuses a loop that
+	// would pass it.
+	stored, err := DecodePlan(outer.JSON())
+	require.NoError(t, err)
+	_, errs = stored.ExpandEachWithin(sizes[:1], from+100)
+	require.ErrorIs(t, errs[0], ErrPlanTooLarge)
+	again, errs := stored.ExpandEachWithin(sizes, 0)
+	require.NoError(t, errors.Join(errs...))
+	require.Equal(t, want.PlanHash, again.PlanHash)
+
 	// Loops it cannot expand are named; the others expand.
 	got, errs = outer.ExpandEachWithin([]LoopSize{{Key: "port"}, {Key: "nope"}, {Key: "port[1]", N: 2}, {Key: "port[1]", N: 2}, {Key: "host", N: 1}}, 0)
 	require.ErrorContains(t, errs[0], `loop "port" is within loop "host"`)

@@ -28,11 +28,10 @@ func heapOf(make func() any) uint64 {
 }
 
 // A decoded plan the cache keeps weighs, as --plan-cache-bytes counts it,
-// at least what it holds in memory (docs/daemon.md, Limits): the steps
-// decoded, their encoding kept from the plan's check (a grown plan's from
-// its seal), and the machine's index of its loops. Counted low, the cache
-// would hold more than its budget: a plan of nested lists (90 of 100) took
-// 3.5 times its JSON, which a weight of 2 counted as 2.
+// at least what it holds in memory (docs/daemon.md, Limits): its steps
+// decoded and the machine's index of its loops. Counted low, the cache
+// would hold more than its budget: a plan of nested lists (90 of 100)
+// took 3.7 times its JSON, which a weight of 2 counted as 2.
 func TestAPlansWeightIsWhatItHolds(t *testing.T) {
 	cat := machineCatalogue(t)
 	var flat strings.Builder
