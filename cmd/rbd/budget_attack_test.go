@@ -155,8 +155,16 @@ func TestParallelAttemptsDoNotOverspendBudgets(t *testing.T) {
 		return true, nil
 	})
 	// Nothing more starts: the held steps are looked at again only every
-	// BudgetRecheck, and then find the budget spent.
+	// BudgetRecheck, and then find the budget spent. The views are read
+	// again, settled: a view reads a runbook's spend and its steps in
+	// separate queries, so one read as a step completes may show the step
+	// complete and its spend not yet.
 	time.Sleep(time.Second)
+	for i, id := range ids {
+		v, err := ops.Get(ctx, id)
+		require.NoError(t, err)
+		views[i] = v
+	}
 	per, total, most := bill.counts()
 	t.Logf("calls per runbook %v, %d in all, at most %d in flight at once", per, total, most)
 	require.Equal(t, dayCap, total, "the tenant's calls stop at the day budget, exactly")
