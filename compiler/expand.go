@@ -215,78 +215,20 @@ func (p *Plan) chainHas(at, key string) bool {
 // (plan_size.go) before it makes anything.
 func (p *Plan) expand(l *Loop, elems []any, static bool, size *planBytes) (*Plan, error) {
 	keys := make(map[string]bool, len(p.Steps))
-	copied := map[string]bool{}
 	for _, s := range p.Steps {
 		keys[s.Key] = true
-		if p.inLoop(s, l.Key) {
-			copied[s.Key] = true
-		}
 	}
 	isKey := func(k string) bool { return keys[k] }
 	out := &Plan{SchemaVersion: p.SchemaVersion, Sources: p.Sources, Inputs: p.Inputs, Verbs: p.Verbs}
 
-	var nested []*Loop // the loops within l, copied for each element
-	for _, m := range p.Loops {
-		if p.loopWithin(m, l.Key) {
-			nested = append(nested, m)
-		}
-	}
-	if err := size.admit(p, l, elems, copied, nested); err != nil {
+	part := p.partsOf(l) // the templates, loops within l and edges into them, copied for each element
+	copied := part.copied
+	if err := size.admit(&Plan{Steps: part.steps}, l, elems, copied, part.nested); err != nil { // admit walks only the templates
 		return nil, err
 	}
-	var into []Edge // the edges into the steps copied
-	for _, e := range p.Edges {
-		if copied[e.To] {
-			into = append(into, e)
-		}
-	}
-	instances := make([][]*Step, len(elems)) // by element, in plan order
-	var loops []*Loop
-	var edges []Edge
-	for i, elem := range elems {
-		x := &expander{item: l.Item, elem: elem, suffix: "[" + strconv.Itoa(i) + "]", copied: copied, isKey: isKey}
-		for _, s := range p.Steps {
-			if !copied[s.Key] {
-				continue
-			}
-			c := *s
-			c.Key = s.Key + x.suffix
-			c.Loop = ""
-			if s.Loop != l.Key {
-				c.Loop = s.Loop + x.suffix
-			}
-			var err error
-			if c.Args, err = x.args(s.Args); err != nil {
-				return nil, fmt.Errorf("step %q, element %d: %w", s.Key, i, err)
-			}
-			if c.When, err = x.cond(s.When); err != nil {
-				return nil, fmt.Errorf("step %q, element %d: %w", s.Key, i, err)
-			}
-			if c.GateWhen, err = x.cond(s.GateWhen); err != nil {
-				return nil, fmt.Errorf("step %q, element %d: %w", s.Key, i, err)
-			}
-			instances[i] = append(instances[i], &c)
-		}
-		for _, m := range nested {
-			c := *m
-			c.Key = m.Key + x.suffix
-			c.Within = ""
-			if m.Within != l.Key {
-				c.Within = m.Within + x.suffix
-			}
-			var err error
-			if c.List, err = x.value(m.List); err != nil {
-				return nil, fmt.Errorf("loop %q, element %d: %w", m.Key, i, err)
-			}
-			loops = append(loops, &c)
-		}
-		for _, e := range into {
-			from := e.From
-			if copied[from] {
-				from += x.suffix
-			}
-			edges = append(edges, Edge{From: from, To: e.To + x.suffix, Kind: e.Kind})
-		}
+	instances, loops, edges, err := p.instances(l, elems, part, isKey) // by element, in plan order
+	if err != nil {
+		return nil, err
 	}
 
 	if !static {

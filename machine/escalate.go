@@ -111,7 +111,9 @@ func (t *transition) startEscalation(p *prepared, receipts map[rbtype.ReceiptKey
 	if r, ok := receipts[p.receipt]; ok {
 		s.EscalationStatus = rbtype.CompensationRunning
 		t.touch(s)
-		t.event(rbtype.EventEscalationStarted, s, EscalationStartedData{Verb: esc.Verb})
+		// On whose behalf, as for a call: the receipt stands for one
+		// made for the same submitter (verb_call_scope.go).
+		t.event(rbtype.EventEscalationStarted, s, EscalationStartedData{Verb: esc.Verb, OnBehalfOf: t.Rb.Actor})
 		t.applyEscalation(s, &Outcome{Purpose: callEscalation, StepID: s.ID, Value: r.Result, IdemKey: p.receipt.IdempotencyKey, fromReceipt: true})
 		return
 	}

@@ -2,7 +2,6 @@ package machine
 
 import (
 	"encoding/json"
-	"errors"
 	"strconv"
 	"strings"
 
@@ -259,6 +258,7 @@ func (t *transition) expandLoops() (later bool) {
 		p := t.latest()
 		b := t.listBinder(p)
 		progressed := false
+		var due []dueLoop
 		for _, l := range p.Plan.Loops {
 			if !t.unexpanded(p, l) {
 				continue
@@ -292,32 +292,10 @@ func (t *transition) expandLoops() (later bool) {
 				progressed = true
 				continue
 			}
-			// Bounded before the instances are made: the steps it would
-			// add, then the plan's bytes as estimated while expanding.
-			if err := t.admitExpansion(l, len(p.Plan.Steps)+len(list)*len(p.inside[l.Key])); err != nil {
-				t.failLoop(p, l, err)
-				progressed = true
-				continue
-			}
-			grown, xerr := p.Plan.ExpandWithin(l.Key, len(list), t.m.Limits.MaxPlanBytes)
-			if xerr != nil {
-				code := rbtype.CodeInternal
-				if errors.Is(xerr, compiler.ErrPlanTooLarge) {
-					code = rbtype.CodeFanoutTooLarge // --max-plan-bytes, estimated before the instances are made
-				}
-				t.failLoop(p, l, handler.Errorf(code, "expanding the for-each: %v", xerr))
-				progressed = true
-				continue
-			}
-			if err := t.admitExpansion(l, len(grown.Steps)); err != nil {
-				t.failLoop(p, l, err)
-				progressed = true
-				continue
-			}
-			t.Grown = NewPlanInfo(grown)
-			t.event(rbtype.EventMapExpanded, nil, MapExpandedData{Loop: l.Key, Count: len(list), Steps: len(grown.Steps) - len(p.Plan.Steps)})
+			due = append(due, dueLoop{loop: l, n: len(list)})
+		}
+		if len(due) > 0 && t.expandEach(p, due) { // expand_each.go: all at once
 			progressed = true
-			break // the plan changed: start over with the grown one
 		}
 		if !progressed {
 			break

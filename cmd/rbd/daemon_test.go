@@ -98,6 +98,16 @@ func (e *daemonEnv) start(t testing.TB, flags ...string) *daemon {
 		select {
 		case <-d.done:
 		default:
+			if os.Getenv("RBD_CPUPROFILE") != "" {
+				// A profiled daemon writes its profiles as it stops
+				// (serve.go's startProfile): stop it, then kill it if
+				// it does not stop.
+				_ = d.cmd.Process.Signal(syscall.SIGTERM)
+				select {
+				case <-d.done:
+				case <-time.After(30 * time.Second):
+				}
+			}
 			_ = d.cmd.Process.Kill()
 			<-d.done
 		}

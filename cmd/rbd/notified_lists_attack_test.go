@@ -77,7 +77,8 @@ func TestNestedListsOfANotificationExpandOutsideTheWebhook(t *testing.T) {
 	// Not parallel: it measures one daemon's peak memory, which the
 	// package's other daemons, sharing the machine, would only blur (run
 	// beside them in make test it grew to 1,085 MB over 139 s, alone 286
-	// MB over 10 s).
+	// MB over 10 s: most of the difference is the race detector make test
+	// builds with, below).
 	e := newDaemonEnv(t)
 	verbs := e.file(t, "verbs/t.yaml", e2eVerbs)
 	tokens := e.file(t, "tokens", mcpAttackTokens)
@@ -151,10 +152,21 @@ func TestNestedListsOfANotificationExpandOutsideTheWebhook(t *testing.T) {
 	grew := peakRSS(t, d.cmd.Process.Pid) - before
 	t.Logf("the notification of %d KB was answered in %v; the runbook ended %s after %v; %d probes: another tenant's slowest submit %v, slowest signed notification %v; the daemon's peak memory grew by %d MB",
 		len(result)>>10, answered, v.Status, took, probes, slowestSubmit, slowestNotify, grew>>20)
-	require.Less(t, answered, 2*time.Second, "the webhook held the lists' expansion")
-	require.Less(t, slowestSubmit, 2*time.Second, "another tenant's submission waited behind the expansion")
-	require.Less(t, slowestNotify, 2*time.Second, "another tenant's notification waited behind the expansion")
-	require.Less(t, grew, int64(1<<30), "the daemon's peak memory grew by %d MB", grew>>20)
+	// The bounds are the deployed daemon's: 2 s, 1 GB. A daemon built with
+	// the race detector (make test) takes several times both: alone, the
+	// webhook's answer took 1.5 to 3.2 s and its memory grew by 790 to 844
+	// MB under it, against 0.2 to 0.4 s and 244 to 288 MB without
+	// (docs/reliability.md, "the notified lists' memory"). Under it the
+	// bounds are five times as wide: they still catch an expansion in the
+	// webhook (16.9 s) or memory that grows without end.
+	wait, memory := 2*time.Second, int64(1<<30)
+	if raceDetector {
+		wait, memory = 5*wait, 5*memory
+	}
+	require.Less(t, answered, wait, "the webhook held the lists' expansion")
+	require.Less(t, slowestSubmit, wait, "another tenant's submission waited behind the expansion")
+	require.Less(t, slowestNotify, wait, "another tenant's notification waited behind the expansion")
+	require.Less(t, grew, memory, "the daemon's peak memory grew by %d MB", grew>>20)
 	require.Equal(t, rbtype.RunbookComplete, v.Status)
 	require.Equal(t, 90*100+90+2, v.StepsTotal, "the wait, the outer template, 90 inner templates, 9,000 steps")
 }

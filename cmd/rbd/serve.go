@@ -131,7 +131,7 @@ func parseServeFlags(args []string, stderr io.Writer) (*serveFlags, error) {
 	fs.Env("max-source-bytes", "RBD_MAX_SOURCE_BYTES")
 	fs.IntVar(&e.Limits.MaxPlanBytes, "max-plan-bytes", machine.DefaultMaxPlanBytes, "largest plan a runbook may have, submitted, compiled or extended, in bytes of JSON; beyond, 413")
 	fs.Env("max-plan-bytes", "RBD_MAX_PLAN_BYTES")
-	fs.Int64Var(&e.PlanCacheBytes, "plan-cache-bytes", runtime.DefaultPlanCacheBytes, "memory the decoded plans kept may take, in bytes (about twice their JSON)")
+	fs.Int64Var(&e.PlanCacheBytes, "plan-cache-bytes", runtime.DefaultPlanCacheBytes, "memory the decoded plans kept may take, in bytes (counted as four times their JSON)")
 	fs.Env("plan-cache-bytes", "RBD_PLAN_CACHE_BYTES")
 	fs.StringVar(&e.WorkerID, "worker-id", "", "this worker's name in leases and events (default host-pid-random)")
 	fs.Env("worker-id", "RBD_WORKER_ID")
@@ -215,6 +215,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		return cantRun(stderr, "RBD_CPUPROFILE: %v", err)
 	}
 	defer stopProfile()
+	defer startHeapProfile(os.Getenv("RBD_HEAPPROFILE"))()
 	ctx, stopped := shutdownSignals(log)
 	defer stopped()
 	if err := serve(ctx, f, log); err != nil {
