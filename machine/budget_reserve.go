@@ -98,7 +98,7 @@ func (t *transition) heldByBudget(s *rbtype.Step) bool {
 		s.ErrorMessage = fmt.Sprintf("starting it would reserve %s and pass the %s budget (%s %s of %s with what runs now; %s): it waits, and starts by itself once the budget is raised (rbd budget set --tenant %s --%s AMOUNT) or what runs now has spent less than it reserved",
 			rbtype.FormatMoney(cost), reach.Scope, reach.Measure, reach.Spent, reach.Limit, reach.Rule, t.Rb.Tenant, reach.Scope)
 		if cost <= 0 {
-			s.ErrorMessage = fmt.Sprintf("its verb declares no cost, and another step of the runbook whose verb declares none is running under the %s budget (%s %s of %s; %s): it starts once that one has ended, so that the budget is passed by one attempt at most; declare cost: {usd: N} in the verb file to run such steps side by side",
+			s.ErrorMessage = fmt.Sprintf("its verb declares no cost, and another step whose verb declares none is running under the %s budget (%s %s of %s; %s): it starts once that one has ended, so that the budget is passed by one attempt at most; declare cost: {usd: N} in the verb file to run such steps side by side",
 				reach.Scope, reach.Measure, reach.Spent, reach.Limit, reach.Rule)
 		}
 		t.touch(s)
@@ -137,25 +137,58 @@ func (b *BudgetBook) wouldPass(t *transition, cost float64) *budgetReach {
 	return nil
 }
 
-// unreservedRunning is the runbook's cost budget when s, whose verb
-// declares no cost, may not start under it: another such step of the
-// runbook is running. An attempt that reserved nothing may spend anything,
-// so under a cost cap such attempts run one at a time; what they pass the
-// cap by is then one attempt's spend at most. Across a tenant's runbooks
-// (day and month budgets) this is not held: declared costs are
-// (docs/design/semantics.md, "Budgets hold under concurrency").
+// unreservedRunning is the cost budget under which s, whose verb declares
+// no cost, may not start: another such step is running. An attempt that
+// reserved nothing may spend anything, so under a cost cap such attempts
+// run one at a time; what they pass the cap by is then one attempt's
+// spend at most. Under the runbook's cap that is held within the runbook.
+// Under the tenant's day or month cap it is held within the runbook and
+// among the tenant's runbooks this round advances (a capped tenant's
+// rounds take its lock, so no other worker's round runs beside it); an
+// attempt started in an earlier round of another of the tenant's
+// runbooks is not counted (docs/design/semantics.md, "Budgets hold under
+// concurrency": the next step would be a durable count of unreserved
+// attempts per tenant).
 func (t *transition) unreservedRunning(s *rbtype.Step) *budgetReach {
 	runbook, rule := t.book.runbookLimit(t)
-	if runbook.CostUSD == nil {
-		return nil
+	if runbook.CostUSD != nil && t.runsUnreserved(s) {
+		return &budgetReach{Scope: rbtype.BudgetRunbook, Measure: rbtype.MeasureCostUSD, Limit: rbtype.FormatMoney(*runbook.CostUSD),
+			Spent: rbtype.FormatMoney(rbtype.Money(t.Rb.Spent.CostUSD + t.spentHere().CostUSD)), Rule: rule}
 	}
-	for _, o := range t.Steps {
-		if o != s && (o.Status == rbtype.StepRunning || t.reclaimed[o.ID]) && t.declaredCost(o) <= 0 && !t.isHookStep(o) {
-			return &budgetReach{Scope: rbtype.BudgetRunbook, Measure: rbtype.MeasureCostUSD, Limit: rbtype.FormatMoney(*runbook.CostUSD),
-				Spent: rbtype.FormatMoney(rbtype.Money(t.Rb.Spent.CostUSD + t.spentHere().CostUSD)), Rule: rule}
+	tenant := t.Rb.Tenant
+	for _, scope := range []rbtype.BudgetScope{rbtype.BudgetDay, rbtype.BudgetMonth} {
+		limit, rule := t.book.Limit(tenant, scope)
+		if limit.CostUSD == nil {
+			continue
+		}
+		spent, running := t.book.Loaded[tenant].Day.CostUSD, false
+		if scope == rbtype.BudgetMonth {
+			spent = t.book.Loaded[tenant].Month.CostUSD
+		}
+		for _, o := range t.book.states {
+			if o.Rb.Tenant == tenant {
+				spent += o.spentHere().CostUSD
+				running = running || o.runsUnreserved(s)
+			}
+		}
+		if running || t.runsUnreserved(s) {
+			return &budgetReach{Scope: scope, Measure: rbtype.MeasureCostUSD, Limit: rbtype.FormatMoney(*limit.CostUSD),
+				Spent: rbtype.FormatMoney(rbtype.Money(spent)), Rule: rule}
 		}
 	}
 	return nil
+}
+
+// runsUnreserved reports whether a step of t other than s, whose verb
+// declares no cost, is running (or, reclaimed in this round, is to be
+// called again).
+func (t *transition) runsUnreserved(s *rbtype.Step) bool {
+	for _, o := range t.Steps {
+		if o != s && (o.Status == rbtype.StepRunning || t.reclaimed[o.ID]) && t.declaredCost(o) <= 0 && !t.isHookStep(o) {
+			return true
+		}
+	}
+	return false
 }
 
 // passes is a reach when spent plus cost is over limit's cost cap.

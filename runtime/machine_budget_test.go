@@ -261,3 +261,20 @@ func TestMachineBudgetCallsAReclaimedAttemptAgain(t *testing.T) {
 	require.Equal(t, rbtype.RunbookComplete, f.rb.Status)
 	require.InDelta(t, 0.175, f.rb.Spent.CostUSD, 1e-9, "passed by what a spent beyond what it reserved, no more")
 }
+
+// Under the tenant's day budget, as under the runbook's, steps whose
+// verbs declare no cost run one at a time within the runbook: the second
+// waits, BUDGET_EXCEEDED naming the day's budget, until the first has
+// ended.
+func TestMachineBudgetRunsUnreservedStepsOneAtATimeUnderADayBudget(t *testing.T) {
+	f := newFixture(t, `(m.echo :v 1) (m.echo :v 2)`, nil)
+	f.pol = mustPolicy(t, "default:\n  budget: {day: {cost_usd: 5}}\n")
+	_, calls := f.advance()
+	require.Len(t, calls, 1)
+	held := f.step("m.echo#2")
+	require.Equal(t, rbtype.StepReady, held.Status)
+	require.Equal(t, rbtype.CodeBudgetExceeded, held.ErrorCode)
+	require.Contains(t, held.ErrorMessage, "under the day budget")
+	_, calls = f.advance(costing(calls[0], map[string]any{}, 1))
+	require.Len(t, calls, 1, "the first ended: the second starts")
+}

@@ -224,25 +224,17 @@ func TestParallelAttemptsDoNotOverspendBudgets(t *testing.T) {
 }
 
 // Finding 10 with the verbs the trial had, which declare no cost (cost:
-// did not exist then). A step of such a verb reserves nothing, and the
-// design holds them one at a time only under a runbook cost budget
-// (docs/design/semantics.md section 15, "Decided"); a day budget is held
-// for them neither within a runbook nor across a tenant's runbooks. So:
-// a single runbook with :parallel 8 under a $5 day budget (and no runbook
-// budget) makes 8 calls, $8; four runbooks under a $3 runbook budget and
-// a $10 day budget make 12, $12 (run on 2026-11-29: exactly those; 4b10231,
-// with RBD_TEST_DAEMON, made 8 and 32, every call at once). What
-// this test asks is that each cap be passed by one attempt at most, as it
-// is for verbs that declare a cost.
-//
-// Skipped: the fix is the budget's (machine/budget_reserve.go,
-// unreservedRunning holds unreserved attempts one at a time only under a
-// runbook budget). RBD_TEST_UNDECLARED_COSTS=1 runs it.
+// did not exist then). A step of such a verb reserves nothing, so under a
+// cost cap such steps run one at a time (docs/design/semantics.md section
+// 15): within the runbook under its own cap or the tenant's day or month
+// cap, and among the tenant's runbooks one round advances. A single
+// runbook with :parallel 8 under a $5 day budget (and no runbook budget)
+// made 8 calls, $8, before that (4b10231 too); now 5. Four runbooks under
+// a $3 runbook budget and a $10 day budget make 12, $12 (4b10231: 32):
+// attempts started in earlier rounds of the tenant's other runbooks are
+// not counted. That case is skipped, naming the gap; RBD_TEST_UNDECLARED_COSTS=1
+// runs it.
 func TestParallelAttemptsOfUndeclaredCostsStayWithinTheDayBudget(t *testing.T) {
-	if os.Getenv("RBD_TEST_UNDECLARED_COSTS") == "" {
-		t.Skip("known gap: attempts of verbs that declare no cost pass a day budget by as many as start together " +
-			"(machine/budget_reserve.go unreservedRunning holds them one at a time only under a runbook budget); RBD_TEST_UNDECLARED_COSTS=1 runs it")
-	}
 	t.Parallel()
 	for _, c := range []struct {
 		name                         string
@@ -252,6 +244,10 @@ func TestParallelAttemptsOfUndeclaredCostsStayWithinTheDayBudget(t *testing.T) {
 		{name: "four runbooks, a runbook and a day budget", runbookCap: 3, runbooks: 4, dayCap: 10},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			if c.runbooks > 1 && os.Getenv("RBD_TEST_UNDECLARED_COSTS") == "" {
+				t.Skip("known gap: across a tenant's runbooks, attempts of verbs that declare no cost are held one at a time only " +
+					"among those one round advances (machine/budget_reserve.go unreservedRunning; a durable count per tenant is the next step); RBD_TEST_UNDECLARED_COSTS=1 runs it")
+			}
 			bill := newBillingService(t, 400*time.Millisecond)
 			e := newDaemonEnv(t)
 			verbs := e.file(t, "verbs/t.yaml", `
