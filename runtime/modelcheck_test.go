@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"maps"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/runbookdev/runbook/compiler"
 	"github.com/runbookdev/runbook/machine"
 	"github.com/runbookdev/runbook/machine/refmodel"
 	"github.com/runbookdev/runbook/rbtype"
@@ -78,7 +80,9 @@ type modelRun struct {
 	out  map[string]*machine.PendingCall
 	keys map[string]string // the idempotency key of each step's first call
 	log  []string
-	err  error // a broken invariant seen as calls were taken
+	// applied are the inputs given, for a shrink to replay.
+	applied []refmodel.Input
+	err     error // a broken invariant seen as calls were taken
 	// offered counts the next_actions taken on a copy, inputs the inputs
 	// given: what the run tried, for its log.
 	offered, inputs int
@@ -86,25 +90,40 @@ type modelRun struct {
 	seen map[string]int
 }
 
-func modelCase(t *testing.T, cat *registry.Catalogue, seed uint64, verbose bool, total *modelRun) (err error) {
+func modelCase(t *testing.T, cat *registry.Catalogue, seed uint64, verbose bool, total *modelRun) error {
 	r := rand.New(rand.NewPCG(seed, 0x5eed))
 	rb := refmodel.Generate(r)
+	mr, err := runModel(t, cat, rb, r, nil, verbose)
+	total.inputs += len(mr.log)
+	total.offered += mr.offered
+	if total.seen == nil {
+		total.seen = map[string]int{}
+	}
+	for k, n := range mr.seenCounts() {
+		total.seen[k] += n
+	}
+	if err == nil {
+		return nil
+	}
+	small, script, serr := shrinkModel(t, cat, rb, mr.applied)
+	return fmt.Errorf("%w\nrunbook (draft_only=%v):\n%s\ninputs:\n  %s\n\nshrunk to %d inputs, failing with: %v\nrunbook (draft_only=%v, cap=%v):\n%s\ninputs:\n  %s",
+		err, rb.Draft, rb.Source(), strings.Join(mr.log, "\n  "),
+		len(script), serr, small.Draft, small.Cap, small.Source(), strings.Join(inputStrings(script), "\n  "))
+}
+
+// errNoCompile is runModel's answer for a runbook a shrink made that does
+// not compile (a step it removed was read).
+var errNoCompile = errors.New("does not compile")
+
+// runModel runs one case: rb, driven by script when given (its inputs
+// that cannot happen at their turn skipped), else by up to 40 inputs
+// chosen with r.
+func runModel(t *testing.T, cat *registry.Catalogue, rb *refmodel.Runbook, r *rand.Rand, script []refmodel.Input, verbose bool) (*modelRun, error) {
 	src := rb.Source()
-	var mr *modelRun
-	defer func() {
-		total.inputs += len(mr.log)
-		total.offered += mr.offered
-		if total.seen == nil {
-			total.seen = map[string]int{}
-		}
-		for k, n := range mr.seenCounts() {
-			total.seen[k] += n
-		}
-		if err != nil {
-			err = fmt.Errorf("%w\nrunbook (draft_only=%v):\n%s\ninputs:\n  %s", err, rb.Draft, src, strings.Join(mr.log, "\n  "))
-		}
-	}()
-	mr = &modelRun{rb: rb, r: r, out: map[string]*machine.PendingCall{}, keys: map[string]string{}}
+	mr := &modelRun{rb: rb, r: r, out: map[string]*machine.PendingCall{}, keys: map[string]string{}}
+	if _, diags := compiler.CompileSource("case.rbk", []byte(src), cat); diags.HasErrors() {
+		return mr, errNoCompile
+	}
 	mr.f = newFixtureIn(t, cat, src, nil)
 	if rb.Draft {
 		mr.f.rb.Mode = rbtype.ModeDraftOnly
@@ -112,7 +131,6 @@ func modelCase(t *testing.T, cat *registry.Catalogue, seed uint64, verbose bool,
 	if rb.Cap > 0 {
 		mr.setCap(rb.Cap)
 	}
-
 	mr.f.rb.WakeAt = &mr.f.now // a submission makes its runbook due
 	mr.in = refmodel.New(rb)
 	var order []string
@@ -122,28 +140,146 @@ func modelCase(t *testing.T, cat *registry.Catalogue, seed uint64, verbose bool,
 	mr.in.Reorder(order) // the plan's order, which is topological, not the source's
 	mr.in.Settle()
 	if err := mr.quiesce(); err != nil {
-		return err
+		return mr, err
 	}
 	if err := mr.compare("start"); err != nil {
-		return err
+		return mr, err
 	}
-	for range 40 {
-		in, ok := mr.choose()
-		if !ok {
-			return nil
+	for i := 0; script == nil && i < 40 || i < len(script); i++ {
+		var in refmodel.Input
+		if script != nil {
+			if in = script[i]; !mr.applicable(in) {
+				continue
+			}
+		} else {
+			var ok bool
+			if in, ok = mr.choose(); !ok {
+				return mr, nil
+			}
 		}
+		mr.applied = append(mr.applied, in)
 		mr.log = append(mr.log, in.String())
 		if verbose {
 			t.Log(in.String())
 		}
 		if err := mr.apply(in); err != nil {
-			return err
+			return mr, err
 		}
 		if err := mr.compare(in.String()); err != nil {
-			return err
+			return mr, err
 		}
 	}
-	return nil
+	return mr, nil
+}
+
+// applicable reports whether a scripted input can happen now, as choose
+// would have offered it: a call's answer while it is out, a notification
+// while its step is parked, time passing with no call out, a raise of a
+// capped runbook, a decision or resolution of a step that exists.
+func (m *modelRun) applicable(in refmodel.Input) bool {
+	s := m.in.Steps[in.Key]
+	switch in.Kind {
+	case refmodel.CallReturned:
+		return m.out[in.Key] != nil && !s.Verb.Durable()
+	case refmodel.CallParked:
+		return m.out[in.Key] != nil && s.Verb.Durable()
+	case refmodel.UndoReturned:
+		return m.out[in.Key+undoSuffix] != nil
+	case refmodel.Notified:
+		return s != nil && s.Status == refmodel.Parked
+	case refmodel.TimePasses:
+		return len(m.out) == 0
+	case refmodel.Raised:
+		return m.in.Cap > 0
+	case refmodel.Decided, refmodel.Resolved:
+		return s != nil
+	}
+	return true
+}
+
+// shrinkModel makes a failing case smaller: inputs left out one at a time
+// while the case still fails, then the runbook's hooks, cap, draft and
+// items (a loop's inner loop and later body steps), each kept out when
+// it still fails, and the inputs once more. It returns the smallest and
+// how it fails.
+func shrinkModel(t *testing.T, cat *registry.Catalogue, rb *refmodel.Runbook, script []refmodel.Input) (*refmodel.Runbook, []refmodel.Input, error) {
+	fails := func(rb *refmodel.Runbook, script []refmodel.Input) ([]refmodel.Input, error) {
+		mr, err := runModel(t, cat, rb, nil, script, false)
+		if err == nil || errors.Is(err, errNoCompile) {
+			return nil, nil
+		}
+		return mr.applied, err
+	}
+	applied, last := fails(rb, script)
+	if last == nil {
+		return rb, script, errors.New("it did not fail again when replayed")
+	}
+	script = applied
+	inputs := func() {
+		for i := 0; i < len(script); {
+			cand := slices.Delete(slices.Clone(script), i, i+1)
+			if got, err := fails(rb, cand); err != nil {
+				script, last = got, err
+				continue
+			}
+			i++
+		}
+	}
+	inputs()
+	try := func(cand *refmodel.Runbook) {
+		if got, err := fails(cand, script); err != nil {
+			rb, script, last = cand, got, err
+		}
+	}
+	if len(rb.Hooks) > 0 {
+		c := *rb
+		c.Hooks = nil
+		try(&c)
+	}
+	if rb.Cap > 0 {
+		c := *rb
+		c.Cap = 0
+		try(&c)
+	}
+	if rb.Draft {
+		c := *rb
+		c.Draft = false
+		try(&c)
+	}
+	for i := len(rb.Items) - 1; i >= 0; i-- {
+		c := *rb
+		c.Items = slices.Delete(slices.Clone(rb.Items), i, i+1)
+		try(&c)
+		if i >= len(rb.Items) || rb.Items[i].Loop == nil {
+			continue
+		}
+		l := *rb.Items[i].Loop
+		if l.Inner != nil {
+			l2 := l
+			l2.Inner = nil
+			c := *rb
+			c.Items = slices.Clone(rb.Items)
+			c.Items[i] = refmodel.Item{Loop: &l2}
+			try(&c)
+		}
+		if l := *rb.Items[i].Loop; len(l.Body) > 1 {
+			l.Body = l.Body[:1]
+			c := *rb
+			c.Items = slices.Clone(rb.Items)
+			c.Items[i] = refmodel.Item{Loop: &l}
+			try(&c)
+		}
+	}
+	inputs()
+	return rb, script, last
+}
+
+func inputStrings(in []refmodel.Input) []string {
+	out := make([]string, len(in))
+	for i, x := range in {
+		out[i] = x.String()
+	}
+	return out
 }
 
 // choose picks the next input among those that can happen now; a few of
