@@ -43,10 +43,20 @@ func (m *model) count(to string) int {
 }
 
 // clock is a time the test moves.
-type clock struct{ offset atomic.Int64 }
+// clock is the engine's clock in a test: real time moved by advance, or,
+// once frozen, a fixed instant moved only by advance, so that a check of
+// what is not yet due cannot be outrun by a loaded machine's real time.
+type clock struct{ offset, frozen atomic.Int64 }
 
-func (c *clock) now() time.Time          { return time.Now().Add(time.Duration(c.offset.Load())) }
+func (c *clock) now() time.Time {
+	base := time.Now()
+	if f := c.frozen.Load(); f != 0 {
+		base = time.Unix(0, f)
+	}
+	return base.Add(time.Duration(c.offset.Load()))
+}
 func (c *clock) advance(d time.Duration) { c.offset.Add(int64(d)) }
+func (c *clock) freeze()                 { c.frozen.Store(time.Now().Truncate(time.Microsecond).UnixNano()) } // what the database keeps
 
 // submitKeyed submits source under an idempotency key of its own, so that
 // equal sources start separate runbooks.

@@ -66,6 +66,7 @@ func (p *provider) requests() []request {
 func retryBundle(t *testing.T, answers ...answer) (*testBundle, *clock, *provider) {
 	t.Helper()
 	c := &clock{}
+	c.freeze() // only advance moves it: a retry's wait is the engine's, not the load's
 	c.advance(-time.Hour)
 	b := setup(t, func(cfg *runtime.Config) { cfg.Clock = c.now; cfg.PollInterval = 20 * time.Millisecond })
 	p := &provider{clock: c.now, answers: answers}
