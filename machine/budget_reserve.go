@@ -58,6 +58,18 @@ func (t *transition) release(s *rbtype.Step) {
 	}
 }
 
+// releaseUnstartedReclaims gives back the reservations of the calls this
+// round reclaimed and did not make again (a policy tightened since, a
+// cancel): a reclaimed call keeps its reservation only while it is called
+// again.
+func (t *transition) releaseUnstartedReclaims() {
+	for id := range t.reclaimed {
+		if s := t.byID[id]; s != nil && s.Status != rbtype.StepRunning {
+			t.release(s)
+		}
+	}
+}
+
 // reservedHere is what this round changed of the runbook's reservations.
 func (t *transition) reservedHere() float64 {
 	var sum float64

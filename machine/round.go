@@ -347,6 +347,7 @@ func (r *Round) Write() (rbtype.AdvanceWrite, []*PendingCall, error) {
 		t.settleDoubts(r.receipts)
 		t.settleTwins(r.receipts)
 		t.start(byRunbook[t.Rb.ID], r.receipts, r.cached)
+		t.releaseUnstartedReclaims()
 		t.startCompensation(r.compensations[t.Rb.ID], r.receipts)
 		t.startEscalation(r.escalations[t.Rb.ID], r.receipts)
 		// Steps that completed inline may have readied others, which start
