@@ -480,12 +480,14 @@ func (m *modelRun) quiesce() error {
 		w, calls := m.f.advance()
 		m.take(w, calls)
 	}
+	// What keeps it due: each step's status and code, the last events,
+	// the leases.
 	var codes []string
 	for _, s := range m.f.steps {
 		codes = append(codes, s.Key+"="+string(s.Status)+"/"+string(s.ErrorCode))
-		_ = 0
 	}
-	return fmt.Errorf("the machine did not come to rest in 30 rounds (wake %v, now %v): %v %v leases %v", m.f.rb.WakeAt, m.f.now, codes, m.f.events[max(0, len(m.f.events)-12):], m.f.leases)
+	return fmt.Errorf("the machine did not come to rest in 30 rounds (wake %v, now %v): %v; last events %v; leases %v",
+		m.f.rb.WakeAt, m.f.now, codes, m.f.events[max(0, len(m.f.events)-12):], m.f.leases)
 }
 
 // compare requires the machine to agree with the interpreter, and the
