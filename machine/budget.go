@@ -82,6 +82,26 @@ func (t *transition) spentHere() rbtype.Spend {
 	return s
 }
 
+// runbookSpent is what t's runbook has spent and reserved, this round's
+// included.
+func (t *transition) runbookSpent() rbtype.Spend { return t.Rb.Spent.Add(t.spentHere()) }
+
+// tenantSpent is what tenant has spent and reserved in the day or month
+// scope: the load's spend, and what the round's transitions of the tenant
+// recorded, which happened now (today, this month).
+func (b *BudgetBook) tenantSpent(tenant string, scope rbtype.BudgetScope) rbtype.Spend {
+	spent := b.Loaded[tenant].Day
+	if scope == rbtype.BudgetMonth {
+		spent = b.Loaded[tenant].Month
+	}
+	for _, o := range b.states {
+		if o.Rb.Tenant == tenant {
+			spent = spent.Add(o.spentHere())
+		}
+	}
+	return spent
+}
+
 // SpendOf is what a usage report spends against budgets.
 func SpendOf(u rbtype.Usage) rbtype.Spend {
 	return rbtype.Spend{CostUSD: u.CostUSD, Tokens: u.TokensIn + u.TokensOut, Credits: u.Credits}
@@ -99,7 +119,7 @@ func (b *BudgetBook) reached(t *transition, reserving bool) *budgetReach {
 	if reserving {
 		runbook.CostUSD = nil
 	}
-	if m, limit, spent, ok := runbook.Reached(t.Rb.Spent.Add(t.spentHere())); ok {
+	if m, limit, spent, ok := runbook.Reached(t.runbookSpent()); ok {
 		return &budgetReach{Scope: rbtype.BudgetRunbook, Measure: m, Limit: limit, Spent: spent, Rule: rule}
 	}
 	for _, scope := range []rbtype.BudgetScope{rbtype.BudgetDay, rbtype.BudgetMonth} {
@@ -110,17 +130,7 @@ func (b *BudgetBook) reached(t *transition, reserving bool) *budgetReach {
 		if limit.Empty() {
 			continue
 		}
-		spent := b.Loaded[tenant].Day
-		if scope == rbtype.BudgetMonth {
-			spent = b.Loaded[tenant].Month
-		}
-		// Everything the round recorded happened now: today, this month.
-		for _, o := range b.states {
-			if o.Rb.Tenant == tenant {
-				spent = spent.Add(o.spentHere())
-			}
-		}
-		if m, l, s, ok := limit.Reached(spent); ok {
+		if m, l, s, ok := limit.Reached(b.tenantSpent(tenant, scope)); ok {
 			return &budgetReach{Scope: scope, Measure: m, Limit: l, Spent: s, Rule: rule}
 		}
 	}

@@ -124,8 +124,7 @@ func (t *transition) heldByBudget(s *rbtype.Step) bool {
 func (b *BudgetBook) wouldPass(t *transition, cost float64) *budgetReach {
 	tenant := t.Rb.Tenant
 	runbook, rule := b.runbookLimit(t)
-	spent := t.Rb.Spent.CostUSD + t.spentHere().CostUSD
-	if reach := passes(runbook, spent, cost, rbtype.BudgetRunbook, rule); reach != nil {
+	if reach := passes(runbook, t.runbookSpent().CostUSD, cost, rbtype.BudgetRunbook, rule); reach != nil {
 		return reach
 	}
 	for _, scope := range []rbtype.BudgetScope{rbtype.BudgetDay, rbtype.BudgetMonth} {
@@ -133,16 +132,7 @@ func (b *BudgetBook) wouldPass(t *transition, cost float64) *budgetReach {
 		if limit.CostUSD == nil {
 			continue
 		}
-		spent := b.Loaded[tenant].Day.CostUSD
-		if scope == rbtype.BudgetMonth {
-			spent = b.Loaded[tenant].Month.CostUSD
-		}
-		for _, o := range b.states {
-			if o.Rb.Tenant == tenant {
-				spent += o.spentHere().CostUSD
-			}
-		}
-		if reach := passes(limit, spent, cost, scope, rule); reach != nil {
+		if reach := passes(limit, b.tenantSpent(tenant, scope).CostUSD, cost, scope, rule); reach != nil {
 			return reach
 		}
 	}
@@ -164,31 +154,28 @@ func (b *BudgetBook) wouldPass(t *transition, cost float64) *budgetReach {
 func (t *transition) unreservedRunning(s *rbtype.Step) *budgetReach {
 	runbook, rule := t.book.runbookLimit(t)
 	if runbook.CostUSD != nil && t.runsUnreserved(s) {
-		return &budgetReach{Scope: rbtype.BudgetRunbook, Measure: rbtype.MeasureCostUSD, Limit: rbtype.FormatMoney(*runbook.CostUSD),
-			Spent: rbtype.FormatMoney(rbtype.Money(t.Rb.Spent.CostUSD + t.spentHere().CostUSD)), Rule: rule}
+		return costReach(rbtype.BudgetRunbook, *runbook.CostUSD, t.runbookSpent().CostUSD, rule)
 	}
 	tenant := t.Rb.Tenant
+	running := t.runsUnreserved(s)
+	for _, o := range t.book.states {
+		running = running || o.Rb.Tenant == tenant && o.runsUnreserved(s)
+	}
+	if !running {
+		return nil
+	}
 	for _, scope := range []rbtype.BudgetScope{rbtype.BudgetDay, rbtype.BudgetMonth} {
-		limit, rule := t.book.Limit(tenant, scope)
-		if limit.CostUSD == nil {
-			continue
-		}
-		spent, running := t.book.Loaded[tenant].Day.CostUSD, false
-		if scope == rbtype.BudgetMonth {
-			spent = t.book.Loaded[tenant].Month.CostUSD
-		}
-		for _, o := range t.book.states {
-			if o.Rb.Tenant == tenant {
-				spent += o.spentHere().CostUSD
-				running = running || o.runsUnreserved(s)
-			}
-		}
-		if running || t.runsUnreserved(s) {
-			return &budgetReach{Scope: scope, Measure: rbtype.MeasureCostUSD, Limit: rbtype.FormatMoney(*limit.CostUSD),
-				Spent: rbtype.FormatMoney(rbtype.Money(spent)), Rule: rule}
+		if limit, rule := t.book.Limit(tenant, scope); limit.CostUSD != nil {
+			return costReach(scope, *limit.CostUSD, t.book.tenantSpent(tenant, scope).CostUSD, rule)
 		}
 	}
 	return nil
+}
+
+// costReach is a reach of a cost cap limit with spent spent.
+func costReach(scope rbtype.BudgetScope, limit, spent float64, rule string) *budgetReach {
+	return &budgetReach{Scope: scope, Measure: rbtype.MeasureCostUSD, Limit: rbtype.FormatMoney(limit),
+		Spent: rbtype.FormatMoney(rbtype.Money(spent)), Rule: rule}
 }
 
 // runsUnreserved reports whether a step of t other than s, whose verb
@@ -208,6 +195,5 @@ func passes(limit rbtype.Budget, spent, cost float64, scope rbtype.BudgetScope, 
 	if limit.CostUSD == nil || rbtype.Money(spent+cost) <= *limit.CostUSD {
 		return nil
 	}
-	return &budgetReach{Scope: scope, Measure: rbtype.MeasureCostUSD, Limit: rbtype.FormatMoney(*limit.CostUSD),
-		Spent: rbtype.FormatMoney(rbtype.Money(spent)), Rule: rule}
+	return costReach(scope, *limit.CostUSD, spent, rule)
 }
