@@ -148,14 +148,7 @@ func TestMachineBudgetUnderIsolate(t *testing.T) {
 // passed by one attempt at most. The second waits, ready, blocked on
 // BUDGET_EXCEEDED, and starts once the first has ended.
 func TestMachineBudgetRunsUnreservedStepsOneAtATime(t *testing.T) {
-	f := newFixture(t, `(m.echo :v 1) (m.echo :v 2)`, nil)
-	f.pol = mustPolicy(t, "default:\n  budget: {runbook: {cost_usd: 1}}\n")
-	_, calls := f.advance()
-	require.Len(t, calls, 1)
-	held := f.step("m.echo#2")
-	require.Equal(t, rbtype.StepReady, held.Status)
-	require.Equal(t, rbtype.CodeBudgetExceeded, held.ErrorCode)
-	require.Contains(t, held.ErrorMessage, "declare cost: {usd: N}")
+	f, calls := heldBehindTheFirst(t, "runbook: {cost_usd: 1}", "runbook")
 	_, calls = f.advance(costing(calls[0], map[string]any{}, 2))
 	require.Empty(t, calls, "the first passed the budget: the second fails, never called")
 	require.Equal(t, rbtype.StepFailed, f.step("m.echo#2").Status)
@@ -267,14 +260,25 @@ func TestMachineBudgetCallsAReclaimedAttemptAgain(t *testing.T) {
 // waits, BUDGET_EXCEEDED naming the day's budget, until the first has
 // ended.
 func TestMachineBudgetRunsUnreservedStepsOneAtATimeUnderADayBudget(t *testing.T) {
+	f, calls := heldBehindTheFirst(t, "day: {cost_usd: 5}", "day")
+	_, calls = f.advance(costing(calls[0], map[string]any{}, 1))
+	require.Len(t, calls, 1, "the first ended: the second starts")
+}
+
+// heldBehindTheFirst starts two steps whose verb declares no cost under
+// the policy's budget and requires the second to wait, ready, blocked on
+// BUDGET_EXCEEDED naming scope's budget, while the first runs; it returns
+// the first's call.
+func heldBehindTheFirst(t *testing.T, budget, scope string) (*fixture, []*machine.PendingCall) {
+	t.Helper()
 	f := newFixture(t, `(m.echo :v 1) (m.echo :v 2)`, nil)
-	f.pol = mustPolicy(t, "default:\n  budget: {day: {cost_usd: 5}}\n")
+	f.pol = mustPolicy(t, "default:\n  budget: {"+budget+"}\n")
 	_, calls := f.advance()
 	require.Len(t, calls, 1)
 	held := f.step("m.echo#2")
 	require.Equal(t, rbtype.StepReady, held.Status)
 	require.Equal(t, rbtype.CodeBudgetExceeded, held.ErrorCode)
-	require.Contains(t, held.ErrorMessage, "under the day budget")
-	_, calls = f.advance(costing(calls[0], map[string]any{}, 1))
-	require.Len(t, calls, 1, "the first ended: the second starts")
+	require.Contains(t, held.ErrorMessage, "under the "+scope+" budget")
+	require.Contains(t, held.ErrorMessage, "declare cost: {usd: N}")
+	return f, calls
 }
