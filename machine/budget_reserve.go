@@ -157,17 +157,19 @@ func (t *transition) unreservedRunning(s *rbtype.Step) *budgetReach {
 		return costReach(rbtype.BudgetRunbook, *runbook.CostUSD, t.runbookSpent().CostUSD, rule)
 	}
 	tenant := t.Rb.Tenant
-	running := t.runsUnreserved(s)
-	for _, o := range t.book.states {
-		running = running || o.Rb.Tenant == tenant && o.runsUnreserved(s)
-	}
-	if !running {
-		return nil
-	}
 	for _, scope := range []rbtype.BudgetScope{rbtype.BudgetDay, rbtype.BudgetMonth} {
-		if limit, rule := t.book.Limit(tenant, scope); limit.CostUSD != nil {
-			return costReach(scope, *limit.CostUSD, t.book.tenantSpent(tenant, scope).CostUSD, rule)
+		limit, rule := t.book.Limit(tenant, scope)
+		if limit.CostUSD == nil {
+			continue // no steps looked at for a tenant with no cost cap: the common case
 		}
+		running := t.runsUnreserved(s)
+		for _, o := range t.book.states {
+			running = running || o.Rb.Tenant == tenant && o.runsUnreserved(s)
+		}
+		if !running {
+			return nil
+		}
+		return costReach(scope, *limit.CostUSD, t.book.tenantSpent(tenant, scope).CostUSD, rule)
 	}
 	return nil
 }
