@@ -22,6 +22,7 @@ type (
 	Usage            = rbtype.Usage
 	Attempt          = rbtype.Attempt
 	Reservation      = rbtype.Reservation
+	UnreservedChange = rbtype.UnreservedChange
 	Outcome          = rbtype.Outcome
 	Arguments        = rbtype.Arguments
 	TenantBudget     = rbtype.TenantBudget

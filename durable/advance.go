@@ -218,6 +218,9 @@ func queueAdvance(b *pgx.Batch, w driver.AdvanceWrite, leaseOps map[int64]string
 	if len(w.Attempts) > 0 || len(w.Reservations) > 0 {
 		queueSpend(b, w.Attempts, w.Reservations)
 	}
+	if len(w.Unreserved) > 0 {
+		queueUnreserved(b, w.Unreserved)
+	}
 	if len(w.Arguments) > 0 {
 		b.Queue(writeArgumentsSQL, argumentsArgs(w.Arguments)...).Exec(ignore)
 	}

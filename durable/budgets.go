@@ -1,11 +1,15 @@
 package durable
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
+	"slices"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
@@ -26,22 +30,31 @@ import (
 // its month: a row per budget set, with its scope, and a row per tenant's
 // spend, with none. The spend of a tenant with no budget set is read only
 // with $3 (the policy caps some tenant's day or month): an advance reads
-// budgets before every attempt, and most tenants have none.
+// budgets before every attempt, and most tenants have none. So are, in a
+// row of their own by tenant, the attempts running that reserved nothing
+// in the tenant's unfinished runbooks other than $1
+// (tenant_unreserved_attempts, budget_unreserved.go in machine/).
 const tenantBudgetsSQL = `
 	WITH tenants AS (SELECT DISTINCT tenant FROM runbooks WHERE id = ANY($1)),
 	budgets AS (SELECT b.tenant, b.scope, b.cost_usd, b.tokens, b.credits FROM tenant_budgets b JOIN tenants USING (tenant))
 	SELECT tenant, scope, cost_usd::float8, tokens, credits::float8,
-		NULL::float8, NULL::bigint, NULL::float8, NULL::float8, NULL::bigint, NULL::float8
+		NULL::float8, NULL::bigint, NULL::float8, NULL::float8, NULL::bigint, NULL::float8, NULL::bigint
 	FROM budgets
 	UNION ALL
 	SELECT s.tenant, NULL, NULL, NULL, NULL,
 		coalesce(sum(s.cost_usd) FILTER (WHERE s.day = $2), 0)::float8, coalesce(sum(s.tokens) FILTER (WHERE s.day = $2), 0)::bigint,
 		coalesce(sum(s.credits) FILTER (WHERE s.day = $2), 0)::float8,
-		coalesce(sum(s.cost_usd), 0)::float8, coalesce(sum(s.tokens), 0)::bigint, coalesce(sum(s.credits), 0)::float8
+		coalesce(sum(s.cost_usd), 0)::float8, coalesce(sum(s.tokens), 0)::bigint, coalesce(sum(s.credits), 0)::float8, NULL
 	FROM tenant_spend s JOIN tenants USING (tenant)
 	WHERE ($3 OR s.tenant IN (SELECT tenant FROM budgets))
 	  AND s.day >= date_trunc('month', $2::date)::date AND s.day <= $2
-	GROUP BY s.tenant`
+	GROUP BY s.tenant
+	UNION ALL
+	SELECT u.tenant, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, sum(u.running)::bigint
+	FROM tenant_unreserved_attempts u JOIN tenants USING (tenant) JOIN runbooks r ON r.id = u.runbook_id
+	WHERE ($3 OR u.tenant IN (SELECT tenant FROM budgets))
+	  AND u.running > 0 AND r.finished_at IS NULL AND u.runbook_id <> ALL($1)
+	GROUP BY u.tenant`
 
 // lockCappedTenantsSQL takes, for the rest of the transaction, a lock of
 // each tenant of the runbooks ($1) whose day or month is capped: by the
@@ -72,14 +85,18 @@ func queueBudgets(b *pgx.Batch, ids any, day time.Time, allSpend bool, st *drive
 			var tenant string
 			var scope *rbtype.BudgetScope
 			var set, d, m measureColumns
+			var unreserved *int64
 			if err := rows.Scan(&tenant, &scope, &set.cost, &set.tokens, &set.credits,
-				&d.cost, &d.tokens, &d.credits, &m.cost, &m.tokens, &m.credits); err != nil {
+				&d.cost, &d.tokens, &d.credits, &m.cost, &m.tokens, &m.credits, &unreserved); err != nil {
 				return err
 			}
 			tb := st.Budgets[tenant]
-			if scope == nil { // a spend row
+			switch {
+			case unreserved != nil: // the count of attempts that reserved nothing
+				tb.Unreserved = int(*unreserved)
+			case scope == nil: // a spend row
 				tb.Day, tb.Month = d.spend(), m.spend()
-			} else {
+			default:
 				if tb.Set == nil {
 					tb.Set = map[rbtype.BudgetScope]rbtype.Budget{}
 				}
@@ -175,6 +192,79 @@ func queueSpend(b *pgx.Batch, attempts []driver.Attempt, reservations []driver.R
 		return
 	}
 	b.Queue(spendSQL, runbooks, tenants, days, costs, tokens, credits)
+}
+
+// The count of attempts running that reserved nothing, by runbook
+// (migration 028), and the wake-up of runbooks waiting for one to end.
+const (
+	// countUnreservedSQL moves runbooks' counts ($2, never below zero)
+	// and marks those that wait ($3).
+	countUnreservedSQL = `
+		WITH c AS (SELECT * FROM unnest($1::uuid[], $2::int[], $3::bool[], $4::text[]) AS c(runbook_id, running, waits, tenant))
+		INSERT INTO tenant_unreserved_attempts AS t (runbook_id, tenant, running, waiting)
+		SELECT runbook_id, tenant, greatest(running, 0), waits FROM c ORDER BY runbook_id
+		ON CONFLICT (runbook_id) DO UPDATE
+		SET running = greatest(t.running + (SELECT c.running FROM c WHERE c.runbook_id = t.runbook_id), 0),
+			waiting = t.waiting OR excluded.waiting`
+
+	// wakeUnreservedWaitersSQL wakes the runbooks of tenants ($1) that
+	// wait for one of the tenant's attempts to end, now that one has.
+	wakeUnreservedWaitersSQL = `
+		WITH w AS (
+			UPDATE tenant_unreserved_attempts SET waiting = false
+			WHERE tenant = ANY($1) AND waiting RETURNING runbook_id)
+		UPDATE runbook_wakeups k SET wake_at = now() FROM w WHERE k.runbook_id = w.runbook_id AND k.wake_at > now()`
+
+	// dropIdleUnreservedSQL deletes the rows that count nothing and wait
+	// for nothing of runbooks ($1) and of tenants whose waiters were woken
+	// ($2).
+	dropIdleUnreservedSQL = `
+		DELETE FROM tenant_unreserved_attempts
+		WHERE (runbook_id = ANY($1) OR tenant = ANY($2)) AND running = 0 AND NOT waiting`
+)
+
+// queueUnreserved writes an advance's changes of the counts of attempts
+// that reserved nothing: it wakes the waiters of the tenants whose count
+// went down first, so that a runbook that starts waiting in this advance
+// waits for the next end, then moves the counts, then drops what is idle.
+func queueUnreserved(b *pgx.Batch, changes []driver.UnreservedChange) {
+	type sum struct {
+		tenant  string
+		running int
+		waits   bool
+	}
+	byRunbook := map[uuid.UUID]*sum{}
+	var order []uuid.UUID
+	released := map[string]bool{}
+	for _, c := range changes {
+		s := byRunbook[c.RunbookID]
+		if s == nil {
+			s = &sum{tenant: c.Tenant}
+			byRunbook[c.RunbookID] = s
+			order = append(order, c.RunbookID)
+		}
+		s.running += c.Running
+		s.waits = s.waits || c.Waits
+		if c.Running < 0 {
+			released[c.Tenant] = true
+		}
+	}
+	woken := slices.Sorted(maps.Keys(released))
+	if len(woken) > 0 {
+		b.Queue(wakeUnreservedWaitersSQL, woken).Exec(func(pgconn.CommandTag) error { return nil })
+	}
+	slices.SortFunc(order, func(a, b uuid.UUID) int { return bytes.Compare(a[:], b[:]) })
+	ids := make([][16]byte, len(order))
+	running := make([]int32, len(order))
+	waits := make([]bool, len(order))
+	tenants := make([]string, len(order))
+	for i, id := range order {
+		s := byRunbook[id]
+		ids[i], running[i], waits[i], tenants[i] = id, int32(s.running), s.waits, s.tenant
+	}
+	ignore := func(pgconn.CommandTag) error { return nil }
+	b.Queue(countUnreservedSQL, ids, running, waits, tenants).Exec(ignore)
+	b.Queue(dropIdleUnreservedSQL, ids, woken).Exec(ignore)
 }
 
 // TenantBudgets reads tenants' budgets set and spend for the day and

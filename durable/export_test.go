@@ -111,7 +111,21 @@ const (
 	ResetTrustSQL        = resetTrustSQL
 	RunbookCostSQL       = runbookCostSQL
 	WriteOutcomesSQL     = writeOutcomesSQL
+	TenantBudgetsSQL     = tenantBudgetsSQL
+	CountUnreservedSQL   = countUnreservedSQL
+	WakeWaitersSQL       = wakeUnreservedWaitersSQL
+	DropIdleUnreserved   = dropIdleUnreservedSQL
 )
 
 // OutcomeArgsForTest lays outcomes out as WriteOutcomesSQL's parameters.
 func OutcomeArgsForTest(os []driver.Outcome) []any { return outcomeArgs(os) }
+
+// RowsForTest runs a query and returns its rows' values.
+func (t *Tx) RowsForTest(ctx context.Context, sql string, args ...any) ([][]any, error) {
+	rows, err := t.tx.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, translate(err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) ([]any, error) { return r.Values() })
+	return out, translate(err)
+}

@@ -166,7 +166,9 @@ func execAll(ctx context.Context, tx *durable.Tx, sqls ...string) error {
 // capped tenants' locks (runbooks by primary key, tenant_budgets by
 // tenant), earned trust's upsert and reset (verb_trust by primary key),
 // and the job ledger read through step_attempts, its stored rows and the
-// rows kept in completed steps (migration 027), by runbook and by attempt.
+// rows kept in completed steps (migration 027), by runbook and by attempt;
+// the count of attempts that reserved nothing (migration 028), read with
+// the budgets, moved by runbook and woken by tenant.
 func TestStatementsOfBudgetsTrustAndTheLedgerKeepToTheirIndexes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("fills tables with 30k runbooks")
@@ -187,6 +189,10 @@ func TestStatementsOfBudgetsTrustAndTheLedgerKeepToTheirIndexes(t *testing.T) {
 			 FROM runbooks r, generate_series(1, 2) g`,
 			`INSERT INTO step_attempt_rows (attempt_id, runbook_id, tenant, step_key, verb, attempt, finished_at, outcome)
 			 SELECT gen_random_uuid(), runbook_id, 't', key, verb, 1, now(), 'failed' FROM runbook_steps WHERE position = 2`,
+			`INSERT INTO tenant_unreserved_attempts (runbook_id, tenant, running, waiting)
+			 SELECT id, tenant, 1, false FROM runbooks WHERE request_key LIKE 'r1%'`,
+			`INSERT INTO runbook_wakeups (runbook_id, wake_at) SELECT id, now() + interval '1 hour' FROM runbooks`,
+			`INSERT INTO tenant_spend (tenant, day, cost_usd) SELECT 't' || g, current_date - d, 1 FROM generate_series(0, 2999) g, generate_series(0, 29) d`,
 			`ANALYZE`)
 	}))
 	var ids []uuid.UUID
@@ -214,6 +220,14 @@ func TestStatementsOfBudgetsTrustAndTheLedgerKeepToTheirIndexes(t *testing.T) {
 			[]string{"step_attempt_rows_pkey", "runbook_steps_runbook_id_", "runbooks_pkey"}, []string{"step_attempt_rows", "runbook_steps", "runbooks"}},
 		{"an outcome's arguments' hash", durable.WriteOutcomesSQL, durable.OutcomeArgsForTest(outcomes),
 			[]string{"step_attempt_rows_pkey", "runbook_steps_runbook_id_"}, []string{"step_attempt_rows", "runbook_steps", "runbooks"}},
+		{"budgets, spend and attempts that reserved nothing", durable.TenantBudgetsSQL, []any{ids, time.Now(), true},
+			[]string{"runbooks_pkey", "tenant_unreserved_attempts_tenant"}, []string{"runbooks", "tenant_budgets", "tenant_unreserved_attempts", "tenant_spend"}},
+		{"attempts that reserved nothing, counted", durable.CountUnreservedSQL, []any{ids, []int32{1, -1, 0}, []bool{false, false, true}, []string{"t1", "t2", "t3"}},
+			[]string{"tenant_unreserved_attempts_pkey"}, []string{"tenant_unreserved_attempts"}},
+		{"their waiters woken", durable.WakeWaitersSQL, []any{[]string{"t1"}},
+			[]string{"tenant_unreserved_attempts_tenant", "runbook_wakeups_pkey"}, []string{"tenant_unreserved_attempts", "runbook_wakeups"}},
+		{"idle counts dropped", durable.DropIdleUnreserved, []any{ids, []string{"t1"}},
+			[]string{"tenant_unreserved_attempts"}, []string{"tenant_unreserved_attempts"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -51,10 +51,14 @@ func (t *transition) reserve(s *rbtype.Step, usd float64) {
 	t.reservations = append(t.reservations, rbtype.Reservation{RunbookID: t.Rb.ID, Tenant: t.Rb.Tenant, Day: day, CostUSD: usd})
 }
 
-// release gives back what s's attempt, now ending, reserved.
+// release gives back what s's attempt, now ending, reserved: its
+// declared cost, or its place among the tenant's attempts that reserved
+// nothing (budget_unreserved.go).
 func (t *transition) release(s *rbtype.Step) {
 	if c := t.declaredCost(s); c > 0 {
 		t.reserve(s, -c)
+	} else if t.countsUnreserved(s) {
+		t.countUnreserved(-1, false)
 	}
 }
 
@@ -144,13 +148,11 @@ func (b *BudgetBook) wouldPass(t *transition, cost float64) *budgetReach {
 // reserved nothing may spend anything, so under a cost cap such attempts
 // run one at a time; what they pass the cap by is then one attempt's
 // spend at most. Under the runbook's cap that is held within the runbook.
-// Under the tenant's day or month cap it is held within the runbook and
-// among the tenant's runbooks this round advances (a capped tenant's
-// rounds take its lock, so no other worker's round runs beside it); an
-// attempt started in an earlier round of another of the tenant's
-// runbooks is not counted (docs/design/semantics.md, "Budgets hold under
-// concurrency": the next step would be a durable count of unreserved
-// attempts per tenant).
+// Under the tenant's day or month cap it is held among all the tenant's
+// runbooks: those this round advances by their steps, the others by the
+// durable count the load read under the tenant's lock
+// (budget_unreserved.go). A step held for the tenant's marks its runbook
+// waiting, to be woken as soon as one of them ends.
 func (t *transition) unreservedRunning(s *rbtype.Step) *budgetReach {
 	runbook, rule := t.book.runbookLimit(t)
 	if runbook.CostUSD != nil && t.runsUnreserved(s) {
@@ -162,12 +164,11 @@ func (t *transition) unreservedRunning(s *rbtype.Step) *budgetReach {
 		if limit.CostUSD == nil {
 			continue // no steps looked at for a tenant with no cost cap: the common case
 		}
-		running := t.runsUnreserved(s)
-		for _, o := range t.book.states {
-			running = running || o.Rb.Tenant == tenant && o.runsUnreserved(s)
-		}
-		if !running {
-			return nil
+		if !t.runsUnreserved(s) {
+			if !t.book.tenantRunsUnreserved(t) {
+				return nil
+			}
+			t.countUnreserved(0, true) // woken when another runbook's ends; its own end would wake it
 		}
 		return costReach(scope, *limit.CostUSD, t.book.tenantSpent(tenant, scope).CostUSD, rule)
 	}

@@ -26,7 +26,8 @@ type outbox struct {
 	receipts          []rbtype.Receipt
 	cacheWrites       []rbtype.CacheEntry
 	attempts          []rbtype.Attempt
-	reservations      []rbtype.Reservation // budget_reserve.go
+	reservations      []rbtype.Reservation      // budget_reserve.go
+	unreserved        []rbtype.UnreservedChange // budget_unreserved.go
 	// outcomes are the outcomes steps produced (outcome.go), and
 	// arguments the arguments kept when a step started again with others.
 	outcomes  []rbtype.Outcome

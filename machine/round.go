@@ -402,6 +402,7 @@ func (t *transition) writeTo(w *rbtype.AdvanceWrite) (due bool) {
 	w.Cache = append(w.Cache, t.cacheWrites...)
 	w.Attempts = t.appendStoredAttempts(w.Attempts)
 	w.Reservations = append(w.Reservations, t.reservations...)
+	w.Unreserved = append(w.Unreserved, t.unreserved...)
 	w.Outcomes = append(w.Outcomes, t.outcomes...)
 	w.Arguments = append(w.Arguments, t.arguments...)
 	w.Leases = append(w.Leases, t.leaseRequests...)

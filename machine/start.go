@@ -250,8 +250,12 @@ func (t *transition) start(steps []*prepared, receipts map[rbtype.ReceiptKey]rbt
 		if t.deniedNow(s) || !t.reclaimed[s.ID] && (t.heldByBudget(s) || t.overBudget(s)) {
 			continue // no attempt: denied, held or failed, and the handler is never called (policy_now.go, budget*.go)
 		}
-		if c := t.declaredCost(s); c > 0 && !t.reclaimed[s.ID] {
-			t.reserve(s, c) // a reclaimed call kept its reservation
+		if !t.reclaimed[s.ID] { // a reclaimed call kept its reservation, or its place among the unreserved
+			if c := t.declaredCost(s); c > 0 {
+				t.reserve(s, c)
+			} else if t.countsUnreserved(s) {
+				t.countUnreserved(+1, false) // budget_unreserved.go
+			}
 		}
 		s.Attempt++
 		t.moveStep(s, rbtype.StepRunning)

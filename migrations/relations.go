@@ -44,7 +44,8 @@ var relations = []string{
 	"step_leases",
 	"tenant_budgets",
 	"tenant_spend",
-	"verb_trust", // migration 023: earned trust
+	"tenant_unreserved_attempts", // migration 028: attempts that reserved nothing, by runbook
+	"verb_trust",                 // migration 023: earned trust
 }
 
 // Relations lists, sorted, the names of every table and sequence rbd keeps

@@ -49,6 +49,9 @@ type AdvanceWrite struct {
 	// what attempts ending give back (negative), added to spend as usage
 	// is (docs/design/semantics.md, "Budgets hold under concurrency").
 	Reservations []Reservation
+	// Unreserved moves runbooks' counts of attempts running that reserved
+	// nothing, and marks runbooks waiting for their tenant's to end.
+	Unreserved []UnreservedChange
 	// Outcomes records what steps produced (docs/design/semantics.md section 13).
 	Outcomes []Outcome
 	// Arguments keeps arguments a step held before it started again with
@@ -73,7 +76,7 @@ type AdvanceWrite struct {
 // Empty reports whether the write changes nothing.
 func (w *AdvanceWrite) Empty() bool {
 	return len(w.NewInvocations) == 0 && len(w.InvocationUpdates) == 0 && len(w.Finished) == 0 &&
-		len(w.Steps) == 0 && len(w.Leases) == 0 && len(w.Processed) == 0 && len(w.Receipts) == 0 && len(w.Cache) == 0 && len(w.Attempts) == 0 && len(w.Reservations) == 0 &&
+		len(w.Steps) == 0 && len(w.Leases) == 0 && len(w.Processed) == 0 && len(w.Receipts) == 0 && len(w.Cache) == 0 && len(w.Attempts) == 0 && len(w.Reservations) == 0 && len(w.Unreserved) == 0 &&
 		len(w.Outcomes) == 0 && len(w.Arguments) == 0 &&
 		len(w.Events) == 0 && len(w.Runbooks) == 0 && len(w.Compensate) == 0 && len(w.EndLeases) == 0 &&
 		len(w.NewSteps) == 0 && len(w.NewEdges) == 0 && len(w.Mutations) == 0 && len(w.Trust) == 0

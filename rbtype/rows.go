@@ -313,6 +313,19 @@ type Reservation struct {
 	CostUSD float64
 }
 
+// UnreservedChange is a change of what a runbook counts of its attempts
+// running whose verbs declare no cost, under its tenant's day or month
+// cost cap (docs/design/semantics.md, "Budgets hold under concurrency"):
+// Running is +1 as one starts and -1 as it ends; Waits says the runbook
+// holds a step back until one of its tenant's ends, and is to be woken
+// then.
+type UnreservedChange struct {
+	RunbookID uuid.UUID
+	Tenant    string
+	Running   int
+	Waits     bool
+}
+
 // Attempt is a row of step_attempts: one attempt of a step, the job.
 type Attempt struct {
 	ID         uuid.UUID
@@ -379,4 +392,8 @@ type Arguments struct {
 type TenantBudget struct {
 	Set        map[BudgetScope]Budget
 	Day, Month Spend
+	// Unreserved counts the attempts running, in the tenant's unfinished
+	// runbooks other than those the advance loaded, whose verbs declare no
+	// cost; read only for a tenant whose day or month is capped.
+	Unreserved int
 }

@@ -282,3 +282,44 @@ func heldBehindTheFirst(t *testing.T, budget, scope string) (*fixture, []*machin
 	require.Contains(t, held.ErrorMessage, "declare cost: {usd: N}")
 	return f, calls
 }
+
+// Under the tenant's day budget, steps whose verbs declare no cost run one
+// at a time among all the tenant's runbooks, not only those one round
+// advances: a step waits while another runbook's such attempt runs, as the
+// load counted it (tenant_unreserved_attempts), marking its runbook
+// waiting to be woken when one ends; it starts once none runs, counted as
+// it starts and no longer as it ends. A tenant with no day or month cap
+// writes no count at all.
+func TestMachineBudgetHoldsUnreservedStepsBehindAnotherRunbooksUnderADayBudget(t *testing.T) {
+	f := newFixture(t, `(m.echo :v 1 :as @a)`, nil)
+	f.pol = mustPolicy(t, "default:\n  budget: {day: {cost_usd: 5}}\n")
+	tenant := f.rb.Tenant
+	f.budgets = map[string]driver.TenantBudget{tenant: {Unreserved: 1}}
+	w, calls := f.advance()
+	require.Empty(t, calls, "another runbook's attempt that reserved nothing runs")
+	held := f.step("a")
+	require.Equal(t, rbtype.StepReady, held.Status)
+	require.Equal(t, rbtype.CodeBudgetExceeded, held.ErrorCode)
+	require.Contains(t, held.ErrorMessage, "under the day budget")
+	require.Equal(t, []driver.UnreservedChange{{RunbookID: f.rb.ID, Tenant: tenant, Waits: true}}, w.Unreserved)
+
+	f.budgets[tenant] = driver.TenantBudget{} // the other ended
+	w, calls = f.advance()
+	require.Len(t, calls, 1)
+	require.Equal(t, []driver.UnreservedChange{{RunbookID: f.rb.ID, Tenant: tenant, Running: 1}}, w.Unreserved)
+	w, _ = f.advance(costing(calls[0], map[string]any{}, 1))
+	require.Equal(t, []driver.UnreservedChange{{RunbookID: f.rb.ID, Tenant: tenant, Running: -1}}, w.Unreserved)
+	require.Equal(t, rbtype.RunbookComplete, f.rb.Status)
+
+	for _, budget := range []string{"", "budget: {runbook: {cost_usd: 5}}"} {
+		f := newFixture(t, `(m.echo :v 1 :as @a) (m.echo :v @a.v)`, nil)
+		f.pol = mustPolicy(t, "default: {"+budget+"}\n")
+		f.budgets = map[string]driver.TenantBudget{tenant: {Unreserved: 3}}
+		w, calls := f.advance()
+		require.Len(t, calls, 1, "no day or month cap: the count is not looked at (%q)", budget)
+		require.Empty(t, w.Unreserved)
+		w, calls = f.advance(succeed(calls[0], map[string]any{"v": 1}))
+		require.Len(t, calls, 1)
+		require.Empty(t, w.Unreserved)
+	}
+}
