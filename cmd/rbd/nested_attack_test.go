@@ -1,18 +1,22 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/runbookdev/runbook/apitype"
+	"github.com/runbookdev/runbook/client"
 )
 
 // nestedLists is a source of nested for-each forms over lists written
@@ -54,15 +58,19 @@ func peakRSS(t *testing.T, pid int) int64 {
 // --max-plan-bytes refused it (44 s of CPU, +2.8 GB). The plan's bytes
 // (--max-plan-bytes) are now estimated while the lists are expanded, and
 // refused before the instances are made: both sources are refused at once
-// (E054), and the daemon's memory stays low.
+// (E054), and the daemon's memory stays low. While two senders submit
+// both again and again, another tenant's submission and signed
+// notification are answered within 2 s and the daemon's memory stays
+// under 1 GB (prober).
 func TestNestedListsAreBoundedWhileExpanded(t *testing.T) {
 	t.Parallel()
 	e := newDaemonEnv(t)
 	verbs := e.file(t, "verbs/t.yaml", e2eVerbs)
 	tokens := e.file(t, "tokens", mcpAttackTokens)
-	d := e.start(t, "--verbs", verbs, "--api-token-file", tokens)
+	d := e.start(t, "--verbs", verbs, "--api-token-file", tokens, "--webhook-secret-file", probeSecretFile(t, e))
 	before := peakRSS(t, d.cmd.Process.Pid)
 
+	var sources []string
 	for _, c := range []struct {
 		name       string
 		outer, big int
@@ -76,6 +84,7 @@ func TestNestedListsAreBoundedWhileExpanded(t *testing.T) {
 	} {
 		source := nestedLists(c.outer, c.big, c.inner...)
 		require.Less(t, len(source), 256<<10)
+		sources = append(sources, source)
 		start := time.Now()
 		status, answer, out := submitRaw(t, d, "tok-acme", apitype.SubmitRequest{Source: source})
 		took := time.Since(start)
@@ -89,4 +98,45 @@ func TestNestedListsAreBoundedWhileExpanded(t *testing.T) {
 	}
 	grew := peakRSS(t, d.cmd.Process.Pid) - before
 	require.Less(t, grew, int64(100<<20), "the daemon's peak memory grew by %d MB", grew>>20)
+
+	// The attack, sustained: two senders submit both sources over and
+	// over while globex submits and notifies.
+	probes := startProber(t, d, 8)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	refused, other := 0, []string{}
+	acme := d.client("tok-acme")
+	for w := 0; w < 2; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				_, err := acme.Submit(ctx, apitype.SubmitRequest{Source: sources[i%len(sources)]})
+				cancel()
+				var refusal *client.Error
+				mu.Lock()
+				if errors.As(err, &refusal) && refusal.StatusCode == http.StatusUnprocessableEntity && refusal.Code == "COMPILE_FAILED" {
+					refused++
+				} else {
+					other = append(other, fmt.Sprint(err))
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	probes.await(t, 8)
+	probes.halt()
+	close(stop)
+	wg.Wait()
+	t.Logf("%d nested sources refused during the attack", refused)
+	require.Empty(t, other, "a nested source was not refused when compiled")
+	require.Positive(t, refused)
+	probes.stop(t, 8)
 }
