@@ -88,6 +88,7 @@ func startProber(t *testing.T, d *daemon, waits int) *prober {
 	}
 	p.before = peakRSS(t, d.cmd.Process.Pid)
 	go p.run()
+	t.Cleanup(p.halt) // a test that fails before stop leaves no prober behind
 	return p
 }
 
