@@ -49,7 +49,9 @@ func (t *transition) callInline(s *rbtype.Step, call *handler.Call, h handler.Ha
 		Timeout: timeout, Purpose: callStep, Span: t.runbookTrace().AttemptSpan(call.AttemptID)}
 	t.started(s)
 	t.inlined++
-	t.applyOutcome(t.m.Inline(pc))
+	o := t.m.Inline(pc)
+	t.release(s) // its attempt ends with its outcome, as a leased call's does (budget_reserve.go)
+	t.applyOutcome(o)
 }
 
 // prepareReadied prepares, for another go round in this transaction, the

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"context"
 	"time"
 
 	"testing"
@@ -322,4 +323,24 @@ func TestMachineBudgetHoldsUnreservedStepsBehindAnotherRunbooksUnderADayBudget(t
 		require.Len(t, calls, 1)
 		require.Empty(t, w.Unreserved)
 	}
+}
+
+// A pure step called inline, inside the advance that starts it, ends
+// there too: under a day budget it counts among the tenant's attempts
+// that reserved nothing while it runs, and no longer once its outcome is
+// recorded in the same advance, so the runbook's count comes back to
+// none and no other runbook waits on it.
+func TestMachineBudgetCountsInlineStepsOnlyWhileTheyRun(t *testing.T) {
+	f := newFixture(t, `(m.pure :v 1 :as @a) (m.pure :v @a.v :as @b)`, nil)
+	f.pol = mustPolicy(t, "default:\n  budget: {day: {cost_usd: 5}}\n")
+	f.m.Inline = func(pc *machine.PendingCall) *machine.Outcome { return makeCall(context.Background(), pc) }
+	w, calls := f.advance()
+	require.Empty(t, calls)
+	require.Equal(t, rbtype.RunbookComplete, f.rb.Status, "both ran inline")
+	running := 0
+	for _, c := range w.Unreserved {
+		running += c.Running
+		require.False(t, c.Waits)
+	}
+	require.Zero(t, running, "each inline call counted as it started and no longer as it ended: %+v", w.Unreserved)
 }
