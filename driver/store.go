@@ -19,6 +19,10 @@ type Store interface {
 	// Rollback.
 	Begin(ctx context.Context) (Tx, error)
 
+	// ReadView runs fn with reads that all see one snapshot of the
+	// database, so that a runbook's view is of one moment.
+	ReadView(ctx context.Context, fn func(ViewReader) error) error
+
 	// ClaimDue hands out up to limit runbooks whose wake-up has passed
 	// and pushes their wake-up claimFor ahead.
 	ClaimDue(ctx context.Context, limit int, claimFor time.Duration) ([]uuid.UUID, error)
@@ -261,3 +265,23 @@ type SweepResult struct {
 
 // Total is the number of runbooks woken.
 func (r SweepResult) Total() int64 { return r.Inbox + r.Timeouts + r.Retries }
+
+// ViewReader is what a runbook's view reads (Store.ReadView): the
+// runbook, its cost, a page of its steps, its invocations and outcomes,
+// and its tenant's budgets.
+type ViewReader interface {
+	// Runbook loads one runbook, its name included.
+	Runbook(ctx context.Context, id uuid.UUID) (*Runbook, error)
+	// RunbookCost sums a runbook's attempts.
+	RunbookCost(ctx context.Context, id uuid.UUID) (Cost, error)
+	// Steps loads a runbook's steps in plan order, without their
+	// arguments, and with the results of the steps of page only.
+	Steps(ctx context.Context, runbookID uuid.UUID, page StepPage) ([]*Step, error)
+	// InvocationsOf returns every invocation of a runbook.
+	InvocationsOf(ctx context.Context, runbookID uuid.UUID) ([]Invocation, error)
+	// Outcomes lists a runbook's outcomes, in the order they were made.
+	Outcomes(ctx context.Context, runbookID uuid.UUID) ([]Outcome, error)
+	// TenantBudgets reads tenants' budgets as an advance does, for the
+	// day and month of day.
+	TenantBudgets(ctx context.Context, tenants []string, day time.Time) (map[string]TenantBudget, error)
+}

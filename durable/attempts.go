@@ -79,8 +79,13 @@ const runbookCostSQL = `SELECT ` + costColumns + ` FROM step_attempts WHERE runb
 
 // RunbookCost sums a runbook's attempts.
 func (s *Store) RunbookCost(ctx context.Context, id uuid.UUID) (driver.Cost, error) {
+	return viewReader{s.pool}.RunbookCost(ctx, id)
+}
+
+// RunbookCost sums a runbook's attempts, as Store.RunbookCost does.
+func (r viewReader) RunbookCost(ctx context.Context, id uuid.UUID) (driver.Cost, error) {
 	var c driver.Cost
-	err := s.pool.QueryRow(ctx, runbookCostSQL, id).
+	err := r.q.QueryRow(ctx, runbookCostSQL, id).
 		Scan(&c.CostUSD, &c.Credits, &c.TokensIn, &c.TokensOut, &c.Attempts, &c.CacheHits)
 	return c, translate(err)
 }

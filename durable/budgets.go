@@ -270,11 +270,17 @@ func queueUnreserved(b *pgx.Batch, changes []driver.UnreservedChange) {
 // TenantBudgets reads tenants' budgets set and spend for the day and
 // month of day.
 func (s *Store) TenantBudgets(ctx context.Context, tenants []string, day time.Time) (map[string]driver.TenantBudget, error) {
+	return viewReader{s.pool}.TenantBudgets(ctx, tenants, day)
+}
+
+// TenantBudgets reads tenants' budgets set and spend, as
+// Store.TenantBudgets does.
+func (r viewReader) TenantBudgets(ctx context.Context, tenants []string, day time.Time) (map[string]driver.TenantBudget, error) {
 	out := make(map[string]driver.TenantBudget, len(tenants))
 	for _, t := range tenants {
 		out[t] = driver.TenantBudget{Set: map[rbtype.BudgetScope]rbtype.Budget{}}
 	}
-	rows, err := s.pool.Query(ctx, `SELECT tenant, scope, cost_usd::float8, tokens, credits::float8 FROM tenant_budgets WHERE tenant = ANY($1)`, tenants)
+	rows, err := r.q.Query(ctx, `SELECT tenant, scope, cost_usd::float8, tokens, credits::float8 FROM tenant_budgets WHERE tenant = ANY($1)`, tenants)
 	if err != nil {
 		return nil, translate(err)
 	}
@@ -291,7 +297,7 @@ func (s *Store) TenantBudgets(ctx context.Context, tenants []string, day time.Ti
 		return nil, translate(err)
 	}
 	date := pgtype.Date{Time: utcDate(day), Valid: true}
-	rows, err = s.pool.Query(ctx, `SELECT tenant,
+	rows, err = r.q.Query(ctx, `SELECT tenant,
 		coalesce(sum(cost_usd) FILTER (WHERE day = $2), 0)::float8, coalesce(sum(tokens) FILTER (WHERE day = $2), 0)::bigint,
 		coalesce(sum(credits) FILTER (WHERE day = $2), 0)::float8,
 		coalesce(sum(cost_usd), 0)::float8, coalesce(sum(tokens), 0)::bigint, coalesce(sum(credits), 0)::float8

@@ -113,7 +113,13 @@ func (s *Store) Invocation(ctx context.Context, correlationKey string) (driver.I
 
 // InvocationsOf returns every invocation of a runbook, oldest first.
 func (s *Store) InvocationsOf(ctx context.Context, runbookID uuid.UUID) ([]driver.Invocation, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+invocationColumns+`,
+	return viewReader{s.pool}.InvocationsOf(ctx, runbookID)
+}
+
+// InvocationsOf returns every invocation of a runbook, as
+// Store.InvocationsOf does.
+func (r viewReader) InvocationsOf(ctx context.Context, runbookID uuid.UUID) ([]driver.Invocation, error) {
+	rows, err := r.q.Query(ctx, `SELECT `+invocationColumns+`,
 			i.status = 'active' AND EXISTS (SELECT 1 FROM completion_notifications n
 				WHERE n.correlation_key = i.correlation_key AND n.status = 'received'
 				  AND (n.tenant IS NULL OR n.tenant = (SELECT r.tenant FROM runbooks r WHERE r.id = i.runbook_id)))

@@ -100,7 +100,12 @@ func scanOutcome(row pgx.CollectableRow) (driver.Outcome, error) {
 
 // Outcomes lists a runbook's outcomes, oldest first.
 func (s *Store) Outcomes(ctx context.Context, runbookID uuid.UUID) ([]driver.Outcome, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+outcomeColumns+` FROM outcomes WHERE runbook_id = $1 ORDER BY created_at, step_key`, runbookID)
+	return viewReader{s.pool}.Outcomes(ctx, runbookID)
+}
+
+// Outcomes lists a runbook's outcomes, as Store.Outcomes does.
+func (r viewReader) Outcomes(ctx context.Context, runbookID uuid.UUID) ([]driver.Outcome, error) {
+	rows, err := r.q.Query(ctx, `SELECT `+outcomeColumns+` FROM outcomes WHERE runbook_id = $1 ORDER BY created_at, step_key`, runbookID)
 	if err != nil {
 		return nil, translate(err)
 	}

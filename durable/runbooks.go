@@ -254,7 +254,12 @@ func (t *Tx) runbookByRequestKey(ctx context.Context, key string) (*driver.Runbo
 
 // Runbook loads one runbook outside any transaction, its name included.
 func (s *Store) Runbook(ctx context.Context, id uuid.UUID) (*driver.Runbook, error) {
-	return scanNamedRunbook(s.pool.QueryRow(ctx, "SELECT "+runbookNamedColumns+" FROM runbooks WHERE id = $1", id))
+	return viewReader{s.pool}.Runbook(ctx, id)
+}
+
+// Runbook loads one runbook, as Store.Runbook does.
+func (r viewReader) Runbook(ctx context.Context, id uuid.UUID) (*driver.Runbook, error) {
+	return scanNamedRunbook(r.q.QueryRow(ctx, "SELECT "+runbookNamedColumns+" FROM runbooks WHERE id = $1", id))
 }
 
 var runbookStatesSQL = `SELECT ` + runbookColumnsWithoutPlan + ` FROM runbooks WHERE id = ANY($1)`

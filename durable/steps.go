@@ -31,6 +31,7 @@ func rawJSON(b []byte) json.RawMessage {
 
 type querier interface {
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
 func querySteps(ctx context.Context, q querier, sql string, args ...any) ([]*driver.Step, error) {
@@ -73,7 +74,12 @@ var viewStepColumns = strings.NewReplacer(
 // Steps loads a runbook's steps, in plan order, outside any transaction:
 // their state, and the results of the steps of page.
 func (s *Store) Steps(ctx context.Context, runbookID uuid.UUID, page driver.StepPage) ([]*driver.Step, error) {
-	return querySteps(ctx, s.pool, "SELECT "+viewStepColumns+" FROM runbook_steps WHERE runbook_id = $1 ORDER BY position",
+	return viewReader{s.pool}.Steps(ctx, runbookID, page)
+}
+
+// Steps loads a runbook's steps, as Store.Steps does.
+func (r viewReader) Steps(ctx context.Context, runbookID uuid.UUID, page driver.StepPage) ([]*driver.Step, error) {
+	return querySteps(ctx, r.q, "SELECT "+viewStepColumns+" FROM runbook_steps WHERE runbook_id = $1 ORDER BY position",
 		runbookID, page.After, page.After+page.Limit)
 }
 

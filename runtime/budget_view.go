@@ -1,7 +1,6 @@
 package runtime
 
 import (
-	"context"
 	"fmt"
 
 	"github.com/runbookdev/runbook/apitype"
@@ -10,12 +9,9 @@ import (
 	"github.com/runbookdev/runbook/rbtype"
 )
 
-// budgetViews are the budgets of rb as its next attempt would meet them.
-func (e *Engine) budgetViews(ctx context.Context, rb *driver.Runbook) ([]apitype.BudgetView, error) {
-	tbs, err := e.store.TenantBudgets(ctx, []string{rb.Tenant}, e.cfg.Clock())
-	if err != nil {
-		return nil, err
-	}
+// budgetViews are the budgets of rb as its next attempt would meet them,
+// from its tenant's budgets and spend as read (tbs).
+func (e *Engine) budgetViews(rb *driver.Runbook, tbs map[string]driver.TenantBudget) []apitype.BudgetView {
 	book := &machine.BudgetBook{Pol: e.Policy(), Loaded: tbs}
 	var out []apitype.BudgetView
 	add := func(scope rbtype.BudgetScope, limit rbtype.Budget, rule string, spent rbtype.Spend) {
@@ -36,7 +32,7 @@ func (e *Engine) budgetViews(ctx context.Context, rb *driver.Runbook) ([]apitype
 	add(rbtype.BudgetDay, day, rule, tbs[rb.Tenant].Day)
 	month, rule := book.Limit(rb.Tenant, rbtype.BudgetMonth)
 	add(rbtype.BudgetMonth, month, rule, tbs[rb.Tenant].Month)
-	return out, nil
+	return out
 }
 
 // explainBudgetRetries adds to the retry actions of steps that failed

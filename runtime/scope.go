@@ -111,15 +111,25 @@ func listTenant(ctx context.Context, asked string) string {
 // suggestions, both when there is no such runbook and when ctx may not see
 // it: another tenant's runbook must look exactly like a missing one.
 func (e *Engine) visibleRunbook(ctx context.Context, id uuid.UUID) (*driver.Runbook, error) {
-	rb, err := e.reader(ctx).Runbook(ctx, id)
+	rb, err := visibleRunbookIn(ctx, e.reader(ctx), id)
 	if errors.Is(err, driver.ErrNotFound) {
 		return nil, e.noRunbook(ctx, id)
 	}
+	return rb, err
+}
+
+// visibleRunbookIn loads runbook id for a reader through r (a view's
+// snapshot): driver.ErrNotFound, bare, both when there is no such
+// runbook and when ctx may not see it. The caller words it (noRunbook)
+// once the snapshot is closed, so that a view holds one connection at a
+// time.
+func visibleRunbookIn(ctx context.Context, r driver.ViewReader, id uuid.UUID) (*driver.Runbook, error) {
+	rb, err := r.Runbook(ctx, id)
 	if err != nil {
 		return nil, err
 	}
 	if !sees(ctx, rb.Tenant) {
-		return nil, e.noRunbook(ctx, id)
+		return nil, driver.ErrNotFound
 	}
 	return rb, nil
 }

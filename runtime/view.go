@@ -42,23 +42,38 @@ func (e *Engine) GetPage(ctx context.Context, id uuid.UUID, page driver.StepPage
 	if page.Limit <= 0 || page.Limit > apitype.MaxViewSteps || page.After < 0 {
 		return nil, fmt.Errorf("%w: steps_limit must be from 1 to %d and steps_after at least 0", rbtype.ErrInvalid, apitype.MaxViewSteps)
 	}
-	rb, err := e.visibleRunbook(ctx, id)
-	if err != nil {
-		return nil, err
+	// Every read of the view sees one snapshot: a runbook's status is never
+	// shown beside steps, a cost or outcomes of another moment.
+	var (
+		rb       *driver.Runbook
+		cost     driver.Cost
+		steps    []*driver.Step
+		invs     []driver.Invocation
+		outcomes []driver.Outcome
+		tbs      map[string]driver.TenantBudget
+	)
+	err := e.reader(ctx).ReadView(ctx, func(r driver.ViewReader) (err error) {
+		if rb, err = visibleRunbookIn(ctx, r, id); err != nil {
+			return err
+		}
+		if cost, err = r.RunbookCost(ctx, id); err != nil {
+			return err
+		}
+		if steps, err = r.Steps(ctx, id, page); err != nil {
+			return err
+		}
+		if invs, err = r.InvocationsOf(ctx, id); err != nil {
+			return err
+		}
+		if outcomes, err = r.Outcomes(ctx, id); err != nil {
+			return err
+		}
+		tbs, err = r.TenantBudgets(ctx, []string{rb.Tenant}, e.cfg.Clock())
+		return err
+	})
+	if errors.Is(err, driver.ErrNotFound) {
+		return nil, e.noRunbook(ctx, id)
 	}
-	cost, err := e.reader(ctx).RunbookCost(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	steps, err := e.reader(ctx).Steps(ctx, id, page)
-	if err != nil {
-		return nil, err
-	}
-	invs, err := e.reader(ctx).InvocationsOf(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	outcomes, err := e.reader(ctx).Outcomes(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -72,9 +87,7 @@ func (e *Engine) GetPage(ctx context.Context, id uuid.UUID, page driver.StepPage
 		v.Produced = append(v.Produced, apitype.ProducedView{OutcomeID: o.ID, Type: o.Type, Status: o.Status, Preview: o.Preview,
 			Step: o.StepKey, Version: o.Version})
 	}
-	if v.Cost.Budgets, err = e.budgetViews(ctx, rb); err != nil {
-		return nil, err
-	}
+	v.Cost.Budgets = e.budgetViews(rb, tbs)
 	explainBudgetRetries(v, rb.Tenant)
 	offerTo(ctx, v, steps, plan)
 	if err := e.describeGates(ctx, rb, steps, v); err != nil {
