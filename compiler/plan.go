@@ -478,15 +478,30 @@ func (p *Plan) encodeSteps() *encodedSteps {
 	}
 	parallelRanges(n, func(lo, hi int) {
 		// Each step is built in a scratch buffer and copied out at its
-		// exact size: one allocation a step, no regrowth.
-		var scratch []byte
+		// exact size into a chunk shared with the range's next steps: no
+		// regrowth, and one allocation per chunk rather than per step.
+		// Each step's slice is capped at its end, so appending to one
+		// never writes over the next.
+		var scratch, chunk []byte
 		for i := lo; i < hi; i++ {
 			scratch = appendStep(scratch[:0], p.Steps[i], out.blocks[out.block[i]].json, &out.cut[i])
-			out.steps[i] = slices.Clone(scratch)
+			if cap(chunk)-len(chunk) < len(scratch) {
+				// Room for the range's steps left, if they are about this
+				// one's size, up to a chunk: a small plan allocates about
+				// what its steps take.
+				chunk = make([]byte, 0, max(len(scratch), min(stepChunk, len(scratch)*(hi-i))))
+			}
+			at := len(chunk)
+			chunk = append(chunk, scratch...)
+			out.steps[i] = chunk[at:len(chunk):len(chunk)]
 		}
 	})
 	return out
 }
+
+// stepChunk bounds the chunks encodeSteps copies steps' JSON into: a few
+// hundred steps of a typical plan.
+const stepChunk = 256 << 10
 
 // appendStep appends a step's compact JSON, position last, and records in
 // cut where the position starts.
