@@ -489,14 +489,7 @@ func (a *analysis) plan(files []*lang.File, order []*step) (*Plan, error) {
 	if len(p.Loops) == 0 {
 		p.Loops = nil
 	}
-	switch {
-	case p.usesVersion3():
-		p.SchemaVersion = SchemaVersion
-	case p.usesVersion2():
-		p.SchemaVersion = Version2
-	default:
-		p.SchemaVersion = BaseSchemaVersion
-	}
+	p.SchemaVersion = p.versionUsed()
 	p.Effects = Effects(p)
 	p.seal()
 	return p, nil
