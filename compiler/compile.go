@@ -214,7 +214,7 @@ func compile(base *Plan, files []*lang.File, cat *registry.Catalogue, opts Optio
 		base:     base,
 		byKey:    make(map[string]*step, callCount(files)),
 		bindings: make(map[string]*step, callCount(files)),
-		used:     map[string]bool{},
+		used:     make(map[string]bool, callCount(files)),
 		inputs:   newInputTypes(),
 		edges:    newEdgeSet(2 * callCount(files)),
 		unparsed: lang.Names{Bound: map[string]bool{}, Referenced: map[string]bool{}},
