@@ -446,10 +446,11 @@ func (a *analysis) plan(files []*lang.File, order []*step) (*Plan, error) {
 			continue
 		}
 		a.freeze(s, &slab[0], &pos[0])
+		verb := slab[0].Verb // s.def.FullName(), made once
 		p.Steps = append(p.Steps, &slab[0])
 		slab, pos = slab[1:], pos[1:]
-		if _, ok := p.Verbs[s.def.FullName()]; !ok {
-			p.Verbs[s.def.FullName()] = &VerbInfo{Hash: s.def.Hash, InputSchema: s.def.InputSchema, OutputSchema: s.def.OutputSchema, Risk: s.def.Risk,
+		if _, ok := p.Verbs[verb]; !ok {
+			p.Verbs[verb] = &VerbInfo{Hash: s.def.Hash, InputSchema: s.def.InputSchema, OutputSchema: s.def.OutputSchema, Risk: s.def.Risk,
 				Outcome: s.def.Outcome, Cost: s.def.Cost}
 		}
 	}

@@ -369,7 +369,7 @@ func (p *Plan) hash(enc *encodedSteps) string {
 	}
 	b.Reset()
 	b.WriteString(`,"edges":`)
-	b.Write(mustJSON(p.Edges))
+	b.Write(appendEdges(nil, p.Edges))
 	if len(p.Loops) > 0 {
 		b.WriteString(`,"loops":`)
 		b.Write(appendLoops(nil, p.Loops))
@@ -407,7 +407,11 @@ func (p *Plan) WriteJSON(out io.Writer) error {
 	w.WriteString(",\n")
 	writeLines(w, "steps", len(steps), func(i int) []byte { return steps[i] }, "[", "]")
 	w.WriteString(",\n")
-	writeLines(w, "edges", len(p.Edges), func(i int) []byte { return mustJSON(p.Edges[i]) }, "[", "]")
+	var edge []byte // writeLines writes each item before asking for the next
+	writeLines(w, "edges", len(p.Edges), func(i int) []byte {
+		edge = appendEdge(edge[:0], p.Edges[i])
+		return edge
+	}, "[", "]")
 	w.WriteString(",\n")
 	if len(p.Loops) > 0 {
 		writeLines(w, "loops", len(p.Loops), func(i int) []byte { return appendLoop(nil, p.Loops[i]) }, "[", "]")
