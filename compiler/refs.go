@@ -62,7 +62,7 @@ func (a *analysis) reference(s *step, ref *lang.Ref) (schema map[string]any, tar
 	if elem, ok := a.elemScope(ref.Name); ok {
 		schema, ok = a.walkSchema(elem, func() (string, string) { return "element @" + ref.Name, "@" + ref.Name }, ref)
 		if ok && a.mayBeMissing == 0 {
-			a.warnOptionalIn(elem, "an element of the list", ref)
+			a.warnOptionalIn(elem, func() string { return "an element of the list" }, ref)
 		}
 		return schema, nil, ok
 	}
