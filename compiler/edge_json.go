@@ -1,5 +1,7 @@
 package compiler
 
+import "io"
+
 // appendEdge appends an edge's JSON, the bytes encoding/json makes of it:
 // a 100k-step plan has over 100k edges, and encoding each by reflection,
 // once for the hash and once for the file, took a tenth of writing the
@@ -15,18 +17,26 @@ func appendEdge(b []byte, e Edge) []byte {
 	return append(b, '}')
 }
 
-// appendEdges appends a list of edges as encoding/json would: null for a
-// nil list.
-func appendEdges(b []byte, edges []Edge) []byte {
+// writeEdges writes a list of edges as encoding/json would (null for a
+// nil list), a piece at a time: the hash reads a 100k-step plan's edges,
+// 17 MB of JSON, without holding them all.
+func writeEdges(w io.Writer, edges []Edge) {
 	if edges == nil {
-		return append(b, "null"...)
+		_, _ = w.Write([]byte("null"))
+		return
 	}
-	b = append(b, '[')
+	const piece = 32 << 10
+	buf := make([]byte, 0, piece+512)
+	buf = append(buf, '[')
 	for i, e := range edges {
 		if i > 0 {
-			b = append(b, ',')
+			buf = append(buf, ',')
 		}
-		b = appendEdge(b, e)
+		buf = appendEdge(buf, e)
+		if len(buf) >= piece {
+			_, _ = w.Write(buf)
+			buf = buf[:0]
+		}
 	}
-	return append(b, ']')
+	_, _ = w.Write(append(buf, ']'))
 }

@@ -1,7 +1,9 @@
 package compiler
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -22,6 +24,18 @@ func TestEdgeJSONIsEncodingJSON(t *testing.T) {
 	for _, list := range [][]Edge{nil, {}, edges[:1], edges} {
 		want, err := json.Marshal(list)
 		require.NoError(t, err)
-		require.Equal(t, string(want), string(appendEdges(nil, list)))
+		var w bytes.Buffer
+		writeEdges(&w, list)
+		require.Equal(t, string(want), w.String())
 	}
+	// Enough edges to be written in many pieces.
+	many := make([]Edge, 5000)
+	for i := range many {
+		many[i] = Edge{From: fmt.Sprint("s", i), To: fmt.Sprint("s", i+1), Kind: EdgeData}
+	}
+	want, err := json.Marshal(many)
+	require.NoError(t, err)
+	var w bytes.Buffer
+	writeEdges(&w, many)
+	require.Equal(t, string(want), w.String())
 }

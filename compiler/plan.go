@@ -367,9 +367,9 @@ func (p *Plan) hash(enc *encodedSteps) string {
 		}
 		h.Write([]byte("]"))
 	}
+	h.Write([]byte(`,"edges":`))
+	writeEdges(h, p.Edges)
 	b.Reset()
-	b.WriteString(`,"edges":`)
-	b.Write(appendEdges(nil, p.Edges))
 	if len(p.Loops) > 0 {
 		b.WriteString(`,"loops":`)
 		b.Write(appendLoops(nil, p.Loops))
