@@ -19,7 +19,8 @@ func appendEdge(b []byte, e Edge) []byte {
 
 // writeEdges writes a list of edges as encoding/json would (null for a
 // nil list), a piece at a time: the hash reads a 100k-step plan's edges,
-// 17 MB of JSON, without holding them all.
+// 5.7 MB of JSON, without growing a slice and a buffer to hold them all,
+// which allocated 39 MB.
 func writeEdges(w io.Writer, edges []Edge) {
 	if edges == nil {
 		_, _ = w.Write([]byte("null"))
