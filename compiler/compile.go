@@ -431,8 +431,8 @@ func (a *analysis) plan(files []*lang.File, order []*step) (*Plan, error) {
 		slices.DeleteFunc(slices.Clone(order), func(s *step) bool { return s.hook }),
 		slices.DeleteFunc(slices.Clone(order), func(s *step) bool { return !s.hook }))
 	// The new steps and their positions are made in one allocation each,
-	// not two a step: at 100k steps those were 200k objects of the heap's
-	// busiest size classes (BENCHMARKS.md, "Compile under 2 s").
+	// not two a step: at 100k steps those were 200k objects
+	// (BENCHMARKS.md, "Compile under 2 s").
 	fresh := 0
 	for _, s := range order {
 		if s.frozen == nil {

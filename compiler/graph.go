@@ -20,7 +20,7 @@ type edgeKey struct{ from, to int }
 // it implies the ordering too.
 //
 // The map holds only each edge's position in keys and infos, not the edge:
-// a small value keeps the table, which every reference looks up, a fifth
+// a small value keeps the table, which every reference looks up, a quarter
 // of the size (BENCHMARKS.md, "Compile under 2 s").
 type edgeSet struct {
 	at     map[edgeKey]int // position in keys and infos

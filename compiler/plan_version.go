@@ -7,7 +7,7 @@ import "strings"
 // uses anything of version 2 (usesVersion2), else BaseSchemaVersion.
 //
 // It decides both in one walk over the steps' arguments, where the two
-// walks took a twentieth of a 100k-step compile, most of it iterating the
+// walks took about 5 % of the CPU of a 100k-step compile, iterating the
 // same small maps twice (BENCHMARKS.md, "Compile under 2 s").
 // TestVersionUsedAgreesWithTheTwoWalks holds it to them.
 func (p *Plan) versionUsed() int {

@@ -164,9 +164,8 @@ func (a *analysis) refSchema(target *step, ref *lang.Ref) (map[string]any, bool)
 // names; names gives root, which names that in messages ("result of
 // "kyc.open-case""), and producer, which names it after a partial path.
 // They are asked for only when a message needs them: every reference of a
-// runbook is walked, and building them each time was a quarter of a
-// 100k-step compile's allocations in reference checks (BENCHMARKS.md,
-// "Compile under 2 s").
+// runbook is walked, and building them each time was about 120,000
+// allocations in a 100k-step compile (BENCHMARKS.md, "Compile under 2 s").
 func (a *analysis) walkSchema(cur map[string]any, names func() (root, producer string), ref *lang.Ref) (map[string]any, bool) {
 	// walked(i) is the reference up to its i-th step, for messages: made
 	// only for one, since every reference of a runbook is walked.

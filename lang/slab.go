@@ -3,7 +3,7 @@ package lang
 // slab hands out values of T from arrays made a few at a time, so that
 // the AST of a large file costs one allocation per run of nodes of a type
 // rather than one a node: at 100k calls, the parser's references, strings,
-// integers and calls were over a million allocations (BENCHMARKS.md,
+// integers and calls were half a million allocations (BENCHMARKS.md,
 // "Compile under 2 s"). Arrays grow from 16 values to 1,024, so a small
 // file pays for little it does not use. A node keeps its array alive,
 // which lives as long as the file's AST anyway.
