@@ -61,24 +61,76 @@ func (a *analysis) checkArgs(s *step) {
 // prepareArgs converts every argument to its plan JSON and validates the
 // literal ones against their parameter's schema, in parallel: schema
 // validation is the costliest check per step, and it needs nothing but the
-// value and the schema.
+// value and the schema. Each chunk of steps remembers the lists and maps
+// it has validated (literalChecks): generated runbooks pass the same
+// literal to the same verb again and again.
 func (a *analysis) prepareArgs(steps []*step) {
-	parallel(len(steps), func(i int) {
-		s := steps[i]
-		s.argJSON = make([]any, len(s.args))
-		for j, arg := range s.args {
-			s.argJSON[j] = a.freezeValue(arg.Value)
-		}
-		if s.def == nil || s.def.InputSchema == nil {
-			return
-		}
-		s.literalErrs = make([]error, len(s.args))
-		for j, arg := range s.args {
-			if isLiteral(arg.Value) {
-				s.literalErrs[j] = s.def.InputSchema.ValidateProperty(arg.Name, s.argJSON[j])
+	parallelRanges(len(steps), func(lo, hi int) {
+		checks := literalChecks{}
+		for _, s := range steps[lo:hi] {
+			s.argJSON = make([]any, len(s.args))
+			for j, arg := range s.args {
+				s.argJSON[j] = a.freezeValue(arg.Value)
+			}
+			if s.def == nil || s.def.InputSchema == nil {
+				continue
+			}
+			s.literalErrs = make([]error, len(s.args))
+			for j, arg := range s.args {
+				if isLiteral(arg.Value) {
+					s.literalErrs[j] = checks.validate(s.def.InputSchema, arg.Name, s.argJSON[j])
+				}
 			}
 		}
 	})
+}
+
+// literalChecks remembers the results of validating literal lists and maps
+// against a parameter's schema, by the literal's canonical JSON: a literal
+// is plan JSON (nil, bool, string, json.Number, []any, map[string]any), so
+// two with the same canonical JSON are the same value and validate alike.
+// At 100k steps the benchmark runbook passes the same list 25,000 times
+// (BENCHMARKS.md, "Compile under 2 s"). Scalars are not remembered: a
+// property declared by its type alone checks them without the library.
+type literalChecks struct {
+	results map[literalParam]map[string]error
+	scratch []byte
+	held    int
+}
+
+// literalParam is one parameter of one verb's input schema.
+type literalParam struct {
+	schema *verbs.Schema
+	name   string
+}
+
+// maxLiteralChecks bounds what a chunk of steps remembers, so that a
+// runbook of many different literals costs little more memory.
+const maxLiteralChecks = 4096
+
+func (c *literalChecks) validate(schema *verbs.Schema, name string, v any) error {
+	switch v.(type) {
+	case []any, map[string]any:
+	default:
+		return schema.ValidateProperty(name, v)
+	}
+	c.scratch = appendJSON(c.scratch[:0], v)
+	param := literalParam{schema, name}
+	if err, ok := c.results[param][string(c.scratch)]; ok {
+		return err
+	}
+	err := schema.ValidateProperty(name, v)
+	if c.held < maxLiteralChecks {
+		if c.results == nil {
+			c.results = map[literalParam]map[string]error{}
+		}
+		if c.results[param] == nil {
+			c.results[param] = map[string]error{}
+		}
+		c.results[param][string(c.scratch)] = err
+		c.held++
+	}
+	return err
 }
 
 // checkValue walks a value that holds references or inputs alongside the

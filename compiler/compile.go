@@ -199,6 +199,11 @@ type analysis struct {
 	// loopList is the loop whose list, a (filter ...), is being checked:
 	// its references are read where the loop stands (loopReads).
 	loopList *loop
+	// slab holds the steps newStep has made and not yet handed out;
+	// calls is the files' top-level calls plus the base plan's steps, to
+	// size it.
+	slab  []step
+	calls int
 }
 
 func compile(base *Plan, files []*lang.File, cat *registry.Catalogue, opts Options) (*Plan, lang.Diagnostics) {
@@ -209,11 +214,15 @@ func compile(base *Plan, files []*lang.File, cat *registry.Catalogue, opts Optio
 		base:     base,
 		byKey:    make(map[string]*step, callCount(files)),
 		bindings: make(map[string]*step, callCount(files)),
-		used:     map[string]bool{},
+		used:     make(map[string]bool, callCount(files)),
 		inputs:   newInputTypes(),
 		edges:    newEdgeSet(2 * callCount(files)),
 		unparsed: lang.Names{Bound: map[string]bool{}, Referenced: map[string]bool{}},
 		nested:   map[*lang.Ref]*step{},
+		calls:    callCount(files),
+	}
+	if base != nil {
+		a.calls += len(base.Steps)
 	}
 	for _, f := range files {
 		maps.Copy(a.unparsed.Bound, f.Unparsed.Bound)
@@ -315,7 +324,8 @@ func (a *analysis) addCall(f *lang.File, c *lang.Call, offset int) *step {
 // arguments hold no nested calls (hookArgs).
 func (a *analysis) addStep(f *lang.File, c *lang.Call, offset int, hook bool) *step {
 	index := offset + c.Index
-	s := &step{call: c, file: f, index: index, id: len(a.steps), hook: hook, loop: a.curLoop}
+	s := a.newStep()
+	*s = step{call: c, file: f, index: index, id: len(a.steps), hook: hook, loop: a.curLoop}
 	outside := a.opts.OutsideScope != nil && a.opts.OutsideScope(c.Verb)
 	if outside {
 		// Not looked up: a verb outside the caller's scope is the same
@@ -369,6 +379,18 @@ func (a *analysis) addStep(f *lang.File, c *lang.Call, offset int, hook bool) *s
 	return s
 }
 
+// newStep returns a zero step from a.slab, which it refills with room for
+// the calls still to come (as many as the runbook's top-level calls, up to
+// 1,024 at a time): one allocation for many steps rather than one a step.
+func (a *analysis) newStep() *step {
+	if len(a.slab) == 0 {
+		a.slab = make([]step, min(max(a.calls-len(a.steps), 16), 1024))
+	}
+	s := &a.slab[0]
+	a.slab = a.slab[1:]
+	return s
+}
+
 // warnUnused reports bindings nothing refers to (W001). Such a binding is
 // harmless but often a sign of a forgotten reference.
 func (a *analysis) warnUnused(steps []*step) {
@@ -408,14 +430,27 @@ func (a *analysis) plan(files []*lang.File, order []*step) (*Plan, error) {
 	order = slices.Concat(
 		slices.DeleteFunc(slices.Clone(order), func(s *step) bool { return s.hook }),
 		slices.DeleteFunc(slices.Clone(order), func(s *step) bool { return !s.hook }))
+	// The new steps and their positions are made in one allocation each,
+	// not two a step: at 100k steps those were 200k objects
+	// (BENCHMARKS.md, "Compile under 2 s").
+	fresh := 0
+	for _, s := range order {
+		if s.frozen == nil {
+			fresh++
+		}
+	}
+	slab, pos := make([]Step, fresh), make([]SourcePos, fresh)
 	for _, s := range order {
 		if s.frozen != nil {
 			p.Steps = append(p.Steps, s.frozen)
 			continue
 		}
-		p.Steps = append(p.Steps, a.freeze(s))
-		if _, ok := p.Verbs[s.def.FullName()]; !ok {
-			p.Verbs[s.def.FullName()] = &VerbInfo{Hash: s.def.Hash, InputSchema: s.def.InputSchema, OutputSchema: s.def.OutputSchema, Risk: s.def.Risk,
+		a.freeze(s, &slab[0], &pos[0])
+		verb := slab[0].Verb // s.def.FullName(), made once
+		p.Steps = append(p.Steps, &slab[0])
+		slab, pos = slab[1:], pos[1:]
+		if _, ok := p.Verbs[verb]; !ok {
+			p.Verbs[verb] = &VerbInfo{Hash: s.def.Hash, InputSchema: s.def.InputSchema, OutputSchema: s.def.OutputSchema, Risk: s.def.Risk,
 				Outcome: s.def.Outcome, Cost: s.def.Cost}
 		}
 	}
@@ -455,20 +490,14 @@ func (a *analysis) plan(files []*lang.File, order []*step) (*Plan, error) {
 	if len(p.Loops) == 0 {
 		p.Loops = nil
 	}
-	switch {
-	case p.usesVersion3():
-		p.SchemaVersion = SchemaVersion
-	case p.usesVersion2():
-		p.SchemaVersion = Version2
-	default:
-		p.SchemaVersion = BaseSchemaVersion
-	}
+	p.SchemaVersion = p.versionUsed()
 	p.Effects = Effects(p)
 	p.seal()
 	return p, nil
 }
 
-func (a *analysis) freeze(s *step) *Step {
+// freeze makes the plan's step of s in *out, its position in *pos.
+func (a *analysis) freeze(s *step, out *Step, pos *SourcePos) {
 	args := make(map[string]any, len(s.args))
 	for i, arg := range s.args {
 		args[arg.Name] = s.argJSON[i]
@@ -498,10 +527,11 @@ func (a *analysis) freeze(s *step) *Step {
 		kind = KindHook
 	}
 	c := s.call
-	return &Step{
+	*pos = SourcePos{File: c.Span.Filename, Line: c.Span.Start.Line, Column: c.Span.Start.Column}
+	*out = Step{
 		Key:       s.key,
 		Verb:      s.def.FullName(),
-		Pos:       &SourcePos{File: c.Span.Filename, Line: c.Span.Start.Line, Column: c.Span.Start.Column},
+		Pos:       pos,
 		Args:      args,
 		Gate:      gate,
 		OnFailure: onFailure,

@@ -2,6 +2,7 @@ package compiler
 
 import (
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/runbookdev/runbook/rbtype"
@@ -72,11 +73,12 @@ type Effect struct {
 // in plan order, which is topological. A hook has no edges; the only gate
 // in front of it is its own.
 func Effects(p *Plan) []Effect {
-	index := make(map[string]int, len(p.Steps))
-	for i, s := range p.Steps {
-		index[s.Key] = i
-	}
-	skippable := p.skippable()
+	// Each edge's ends are looked up once, for both passes below (the
+	// skippable steps, then the gates): at 100k steps, two maps of every
+	// key and two lookups an edge in each made Effects a fifth of the CPU
+	// of making the plan (BENCHMARKS.md, "Compile under 2 s").
+	byTo := p.edgesByTarget()
+	skippable := skippableOf(byTo, p.Steps)
 	// inherited[i] is the nearest gate in front of step i other than its
 	// own, nearest[i] the nearest counting its own, and ended[i] the
 	// nearest that every way of ending step i passes (completed, failed
@@ -90,17 +92,11 @@ func Effects(p *Plan) []Effect {
 	// Edges come grouped by the step they lead to, in plan order, but
 	// nothing below relies on it: each step's inherited gate is complete
 	// before its own turn because every edge goes forward in the order.
-	byTo := make([][]Edge, len(p.Steps))
-	for _, e := range p.Edges {
-		if to, ok := index[e.To]; ok {
-			byTo[to] = append(byTo[to], e)
-		}
-	}
 	for i, s := range p.Steps {
 		anyEnd := -1 // the gates passed once every predecessor has ended
-		for _, e := range byTo[i] {
-			from, ok := index[e.From]
-			if !ok || from >= i {
+		for _, e := range byTo.into(i) {
+			from := e.from
+			if from >= i {
 				continue // not a plan CheckPlan accepts; nothing to add
 			}
 			// A predecessor that may end without completing (failed under
@@ -108,7 +104,7 @@ func Effects(p *Plan) []Effect {
 			// run with only the gates of its ending passed.
 			mayEnd := skippable[from] || p.Steps[from].OnFailure == rbtype.OnFailureContinue
 			flows := nearest[from]
-			if e.Kind == EdgeSequence && mayEnd {
+			if e.kind == EdgeSequence && mayEnd {
 				flows = ended[from]
 			}
 			inherited[i] = max(inherited[i], flows)
@@ -174,30 +170,76 @@ func Target(s *Step) string {
 // for a condition (docs/design/language.md v1.2): it has one, or takes data from a
 // step that may be skipped. (Steps skipped after a failure are another
 // matter, decided by failure modes.)
-func (p *Plan) skippable() []bool {
+func (p *Plan) skippable() []bool { return skippableOf(p.edgesByTarget(), p.Steps) }
+
+// skippableOf is skippable over the plan's edges grouped by target.
+func skippableOf(byTo edgesByTarget, steps []*Step) []bool {
+	out := make([]bool, len(steps))
+	for i, s := range steps {
+		out[i] = s.When != nil
+	}
+	// Edges go forward in plan order, so one pass in that order settles
+	// every step; each step is settled before its successors look.
+	for i := range steps {
+		for _, e := range byTo.into(i) {
+			if e.kind == EdgeData && e.from < i {
+				out[i] = out[i] || out[e.from]
+			}
+		}
+	}
+	return out
+}
+
+// indexedEdge is an edge whose source is known by its position in the
+// plan's steps.
+type indexedEdge struct {
+	from int
+	kind string
+}
+
+// edgesByTarget holds a plan's edges between its steps grouped by the step
+// they lead to, each group in the plan's order of edges: into(i) are the
+// edges into step i. Edges naming a step the plan does not have are left
+// out.
+type edgesByTarget struct {
+	edges []indexedEdge
+	start []int // edges into step i are edges[start[i]:start[i+1]]
+}
+
+func (b edgesByTarget) into(i int) []indexedEdge { return b.edges[b.start[i]:b.start[i+1]] }
+
+// edgesByTarget looks up each edge's ends once and groups the edges by
+// target in two passes over flat slices (count, then place), not a slice
+// per step.
+func (p *Plan) edgesByTarget() edgesByTarget {
 	index := make(map[string]int, len(p.Steps))
 	for i, s := range p.Steps {
 		index[s.Key] = i
 	}
-	out := make([]bool, len(p.Steps))
-	for i, s := range p.Steps {
-		out[i] = s.When != nil
-	}
-	// Edges go forward in plan order, so one pass in that order settles
-	// every step; edges come grouped by their target, but any order of
-	// edges works since each step is settled before its successors look.
-	byTo := make([][]int, len(p.Steps))
-	for _, e := range p.Edges {
+	type resolved struct{ from, to int }
+	ends := make([]resolved, len(p.Edges))
+	start := make([]int, len(p.Steps)+1)
+	for k, e := range p.Edges {
 		from, okF := index[e.From]
 		to, okT := index[e.To]
-		if okF && okT && e.Kind == EdgeData && from < to {
-			byTo[to] = append(byTo[to], from)
+		if !okF || !okT {
+			ends[k] = resolved{-1, -1}
+			continue
 		}
+		ends[k] = resolved{from, to}
+		start[to+1]++
 	}
 	for i := range p.Steps {
-		for _, from := range byTo[i] {
-			out[i] = out[i] || out[from]
-		}
+		start[i+1] += start[i]
 	}
-	return out
+	edges := make([]indexedEdge, start[len(p.Steps)])
+	next := slices.Clone(start[:len(p.Steps)])
+	for k, e := range p.Edges {
+		if ends[k].to < 0 {
+			continue
+		}
+		edges[next[ends[k].to]] = indexedEdge{from: ends[k].from, kind: e.Kind}
+		next[ends[k].to]++
+	}
+	return edgesByTarget{edges: edges, start: start}
 }

@@ -312,7 +312,7 @@ func sortEdges(steps []*Step, edges []Edge) []Edge {
 		if !seen {
 			out = append(out, e)
 			kinds[k] = e.Kind
-		} else if edgeStrength[e.Kind] > edgeStrength[prev] {
+		} else if edgeStrength(e.Kind) > edgeStrength(prev) {
 			kinds[k] = e.Kind
 		}
 	}

@@ -263,7 +263,7 @@ func (a *analysis) loopReads(l *loop, ref *lang.Ref) (map[string]any, bool) {
 			return nil, false
 		}
 		a.used[ref.Name] = true
-		return a.walkSchema(m.elem, "element of the list", "the list", ref)
+		return a.walkSchema(m.elem, func() (string, string) { return "element of the list", "the list" }, ref)
 	}
 	if ref.Name == failureBinding {
 		a.diags.Errorf(lang.EOnFailure, ref.NameRange, "@failure is bound only inside (on-failure ...): it describes the failure the hooks run after")
@@ -305,7 +305,7 @@ func (a *analysis) itemRef(s *step, ref *lang.Ref, m *loop) (map[string]any, boo
 		return nil, false
 	}
 	a.used[ref.Name] = true
-	return a.walkSchema(m.elem, "element of the list", "the list", ref)
+	return a.walkSchema(m.elem, func() (string, string) { return "element of the list", "the list" }, ref)
 }
 
 // refSchemaFrom is refSchema for a reference read inside loop scope (nil:
@@ -335,7 +335,7 @@ func (a *analysis) refSchemaFrom(target *step, ref *lang.Ref, scope *loop) (map[
 		}
 		cur = list
 	}
-	return a.walkSchema(cur, "list of the results of "+quote(target.key), quote(target.key), ref)
+	return a.walkSchema(cur, func() (string, string) { return "list of the results of " + quote(target.key), quote(target.key) }, ref)
 }
 
 // levels is how many loops around target are not around scope: 0 when

@@ -18,9 +18,14 @@ type edgeKey struct{ from, to int }
 // edgeSet collects dependencies as references are resolved. There is at most
 // one edge per pair of steps; a data edge wins over a sequence edge, since
 // it implies the ordering too.
+//
+// The map holds only each edge's position in keys and infos, not the edge:
+// a small value keeps the table, which every reference looks up, a quarter
+// of the size (BENCHMARKS.md, "Compile under 2 s").
 type edgeSet struct {
-	edges  map[edgeKey]edgeInfo
+	at     map[edgeKey]int // position in keys and infos
 	keys   []edgeKey
+	infos  []edgeInfo
 	afters []afterEdge
 }
 
@@ -37,26 +42,46 @@ type afterEdge struct {
 }
 
 func newEdgeSet(capacity int) *edgeSet {
-	return &edgeSet{edges: make(map[edgeKey]edgeInfo, capacity)}
+	return &edgeSet{at: make(map[edgeKey]int, capacity), keys: make([]edgeKey, 0, capacity), infos: make([]edgeInfo, 0, capacity)}
 }
 
 // edgeStrength orders the kinds of edge between the same two steps: a
 // data edge implies a settle edge's waiting, which implies a sequence
 // edge's ordering.
-var edgeStrength = map[string]int{EdgeSequence: 1, EdgeSettle: 2, EdgeData: 3}
+func edgeStrength(kind string) int {
+	switch kind {
+	case EdgeSequence:
+		return 1
+	case EdgeSettle:
+		return 2
+	case EdgeData:
+		return 3
+	}
+	return 0
+}
 
 func (e *edgeSet) add(k edgeKey, kind string, at lang.Range) {
-	prev, ok := e.edges[k]
+	i, ok := e.at[k]
 	switch {
 	case !ok:
-		e.edges[k] = edgeInfo{kind, at}
+		e.at[k] = len(e.keys)
 		e.keys = append(e.keys, k)
-	case edgeStrength[kind] > edgeStrength[prev.kind]:
-		e.edges[k] = edgeInfo{kind, at}
+		e.infos = append(e.infos, edgeInfo{kind, at})
+	case edgeStrength(kind) > edgeStrength(e.infos[i].kind):
+		e.infos[i] = edgeInfo{kind, at}
 	}
 }
 
-func (e *edgeSet) kind(k edgeKey) string { return e.edges[k].kind }
+// info is the edge k's kind and reference; the zero edgeInfo when there is
+// no such edge.
+func (e *edgeSet) info(k edgeKey) edgeInfo {
+	if i, ok := e.at[k]; ok {
+		return e.infos[i]
+	}
+	return edgeInfo{}
+}
+
+func (e *edgeSet) kind(k edgeKey) string { return e.info(k).kind }
 
 // addRef adds the edge a reference in to's call makes from from.
 func (e *edgeSet) addRef(from, to *step, kind string, at lang.Range) {
@@ -219,10 +244,10 @@ func (a *analysis) reportCycle(scc []int, succ map[int][]int) {
 	if extra := len(scc) - len(path); extra > 0 {
 		msg += fmt.Sprintf(" (%d more steps are caught in cycles with these)", extra)
 	}
-	d := a.diags.Errorf(lang.ECycle, a.edges.edges[edgeKey{last, start}].at, "%s", msg)
+	d := a.diags.Errorf(lang.ECycle, a.edges.info(edgeKey{last, start}).at, "%s", msg)
 	for i := 0; i+1 < len(path); i++ {
 		k := edgeKey{path[i], path[i+1]}
-		d.WithRelated(a.edges.edges[k].at, "@%s depends on @%s here", a.steps[k.to].key, a.steps[k.from].key)
+		d.WithRelated(a.edges.info(k).at, "@%s depends on @%s here", a.steps[k.to].key, a.steps[k.from].key)
 	}
 }
 
@@ -314,16 +339,23 @@ func (e *edgeSet) list(order []*step) []Edge {
 	for i, s := range order {
 		pos[s.id] = i
 	}
-	keys := slices.Clone(e.keys)
-	slices.SortFunc(keys, func(x, y edgeKey) int {
+	// The edges' positions are sorted, so each edge's kind is read from
+	// infos rather than looked up again.
+	idx := make([]int, len(e.keys))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortFunc(idx, func(i, j int) int {
+		x, y := e.keys[i], e.keys[j]
 		if pos[x.to] != pos[y.to] {
 			return pos[x.to] - pos[y.to]
 		}
 		return pos[x.from] - pos[y.from]
 	})
-	out := make([]Edge, len(keys))
-	for i, k := range keys {
-		out[i] = Edge{From: order[pos[k.from]].key, To: order[pos[k.to]].key, Kind: e.kind(k)}
+	out := make([]Edge, len(idx))
+	for i, j := range idx {
+		k := e.keys[j]
+		out[i] = Edge{From: order[pos[k.from]].key, To: order[pos[k.to]].key, Kind: e.infos[j].kind}
 	}
 	return out
 }

@@ -42,15 +42,25 @@ var StepOptions = []string{optionAs, optionAfter, optionGate, optionGateWhen, op
 // readOptions separates a call's step options from its arguments, checking
 // the options' shapes (E041) and repeats (E023).
 func (a *analysis) readOptions(s *step) {
-	seen := map[string]*lang.Arg{}
+	// A call's few arguments are looked through for an earlier one of the
+	// same name rather than kept in a map; a call of many uses the map.
+	// Either finds the first of the name. The call's arguments are room
+	// enough for its verb's, in one allocation.
+	var seen map[string]*lang.Arg
+	if len(s.call.Args) > smallCall {
+		seen = make(map[string]*lang.Arg, len(s.call.Args))
+	}
+	s.args = make([]*lang.Arg, 0, len(s.call.Args))
 	for i, arg := range s.call.Args {
-		if prev, dup := seen[arg.Name]; dup {
+		if prev := firstNamed(seen, s.call.Args[:i], arg.Name); prev != nil {
 			d := a.diags.Errorf(lang.EDuplicateArg, arg.NameRange, "%s is given twice", displayArg(arg.Name)).
 				WithRelated(prev.NameRange, "first given here")
 			removeArgFix(d, s.file, s.call.VerbRange.End, s.call.Args, i, ":"+arg.Name)
 			continue
 		}
-		seen[arg.Name] = arg
+		if seen != nil {
+			seen[arg.Name] = arg
+		}
 		switch arg.Name {
 		case optionAs:
 			ref, ok := arg.Value.(*lang.Ref)
@@ -87,6 +97,23 @@ func (a *analysis) readOptions(s *step) {
 			s.args = append(s.args, arg)
 		}
 	}
+}
+
+// smallCall is the most arguments readOptions looks through one by one.
+const smallCall = 16
+
+// firstNamed is the first of before named name, nil for none: looked up in
+// seen when there is a map, else looked for.
+func firstNamed(seen map[string]*lang.Arg, before []*lang.Arg, name string) *lang.Arg {
+	if seen != nil {
+		return seen[name]
+	}
+	for _, arg := range before {
+		if arg.Name == name {
+			return arg
+		}
+	}
+	return nil
 }
 
 // afterRefs reads `:after @x` or `:after [@x @y]`.

@@ -6,15 +6,6 @@ import (
 	"sync/atomic"
 )
 
-// parallel runs fn(0..n-1) on GOMAXPROCS goroutines; see parallelRanges.
-func parallel(n int, fn func(int)) {
-	parallelRanges(n, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			fn(i)
-		}
-	})
-}
-
 // parallelRanges runs fn over [0, n) in chunks on GOMAXPROCS goroutines,
 // so that small plans pay nothing for it and a chunk can reuse scratch
 // memory.

@@ -74,7 +74,7 @@ func (p *Plan) picture() *picture {
 		if at, ok := seen[k]; ok {
 			pe := &pic.edges[at]
 			pe.when = pe.when || when
-			if edgeStrength[e.Kind] > edgeStrength[pe.kind] {
+			if edgeStrength(e.Kind) > edgeStrength(pe.kind) {
 				pe.kind = e.Kind
 			}
 			continue

@@ -367,9 +367,9 @@ func (p *Plan) hash(enc *encodedSteps) string {
 		}
 		h.Write([]byte("]"))
 	}
+	h.Write([]byte(`,"edges":`))
+	writeEdges(h, p.Edges)
 	b.Reset()
-	b.WriteString(`,"edges":`)
-	b.Write(mustJSON(p.Edges))
 	if len(p.Loops) > 0 {
 		b.WriteString(`,"loops":`)
 		b.Write(appendLoops(nil, p.Loops))
@@ -407,7 +407,11 @@ func (p *Plan) WriteJSON(out io.Writer) error {
 	w.WriteString(",\n")
 	writeLines(w, "steps", len(steps), func(i int) []byte { return steps[i] }, "[", "]")
 	w.WriteString(",\n")
-	writeLines(w, "edges", len(p.Edges), func(i int) []byte { return mustJSON(p.Edges[i]) }, "[", "]")
+	var edge []byte // writeLines writes each item before asking for the next
+	writeLines(w, "edges", len(p.Edges), func(i int) []byte {
+		edge = appendEdge(edge[:0], p.Edges[i])
+		return edge
+	}, "[", "]")
 	w.WriteString(",\n")
 	if len(p.Loops) > 0 {
 		writeLines(w, "loops", len(p.Loops), func(i int) []byte { return appendLoop(nil, p.Loops[i]) }, "[", "]")
@@ -478,15 +482,30 @@ func (p *Plan) encodeSteps() *encodedSteps {
 	}
 	parallelRanges(n, func(lo, hi int) {
 		// Each step is built in a scratch buffer and copied out at its
-		// exact size: one allocation a step, no regrowth.
-		var scratch []byte
+		// exact size into a chunk shared with the range's next steps: no
+		// regrowth, and one allocation per chunk rather than per step.
+		// Each step's slice is capped at its end, so appending to one
+		// never writes over the next.
+		var scratch, chunk []byte
 		for i := lo; i < hi; i++ {
 			scratch = appendStep(scratch[:0], p.Steps[i], out.blocks[out.block[i]].json, &out.cut[i])
-			out.steps[i] = slices.Clone(scratch)
+			if cap(chunk)-len(chunk) < len(scratch) {
+				// Room for the range's steps left, if they are about this
+				// one's size, up to a chunk: a small plan allocates about
+				// what its steps take.
+				chunk = make([]byte, 0, max(len(scratch), min(stepChunk, len(scratch)*(hi-i))))
+			}
+			at := len(chunk)
+			chunk = append(chunk, scratch...)
+			out.steps[i] = chunk[at:len(chunk):len(chunk)]
 		}
 	})
 	return out
 }
+
+// stepChunk bounds the chunks encodeSteps copies steps' JSON into: a few
+// hundred steps of a typical plan.
+const stepChunk = 256 << 10
 
 // appendStep appends a step's compact JSON, position last, and records in
 // cut where the position starts.

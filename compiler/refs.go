@@ -60,9 +60,9 @@ func (a *analysis) reference(s *step, ref *lang.Ref) (schema map[string]any, tar
 		return schema, nil, ok
 	}
 	if elem, ok := a.elemScope(ref.Name); ok {
-		schema, ok = a.walkSchema(elem, "element @"+ref.Name, "@"+ref.Name, ref)
+		schema, ok = a.walkSchema(elem, func() (string, string) { return "element @" + ref.Name, "@" + ref.Name }, ref)
 		if ok && a.mayBeMissing == 0 {
-			a.warnOptionalIn(elem, "an element of the list", ref)
+			a.warnOptionalIn(elem, func() string { return "an element of the list" }, ref)
 		}
 		return schema, nil, ok
 	}
@@ -75,7 +75,7 @@ func (a *analysis) reference(s *step, ref *lang.Ref) (schema map[string]any, tar
 		if ref.Name == failuresBinding {
 			root = failuresSchema
 		}
-		schema, ok = a.walkSchema(root, ref.Name, ref.Name, ref)
+		schema, ok = a.walkSchema(root, func() (string, string) { return ref.Name, ref.Name }, ref)
 		return schema, nil, ok
 	}
 	if a.loopList != nil {
@@ -149,51 +149,61 @@ func (a *analysis) refSchema(target *step, ref *lang.Ref) (map[string]any, bool)
 	if schema == nil {
 		return nil, true
 	}
-	producer := target.key
-	if target.def != nil {
-		producer = target.def.FullName()
-	} else if target.frozen != nil {
-		producer = target.frozen.Verb
-	}
-	return a.walkSchema(schema.Raw(), "result of "+quote(producer), quote(producer), ref)
+	return a.walkSchema(schema.Raw(), func() (string, string) {
+		producer := target.key
+		if target.def != nil {
+			producer = target.def.FullName()
+		} else if target.frozen != nil {
+			producer = target.frozen.Verb
+		}
+		return "result of " + quote(producer), quote(producer)
+	}, ref)
 }
 
 // walkSchema follows ref's path through cur, the schema of what ref.Name
-// names; root names that in messages ("result of "kyc.open-case"") and
-// producer names it after a partial path.
-func (a *analysis) walkSchema(cur map[string]any, root, producer string, ref *lang.Ref) (map[string]any, bool) {
-	walked := "@" + ref.Name
-	for _, p := range ref.Path {
+// names; names gives root, which names that in messages ("result of
+// "kyc.open-case""), and producer, which names it after a partial path.
+// They are asked for only when a message needs them: every reference of a
+// runbook is walked, and building them each time was about 120,000
+// allocations in a 100k-step compile (BENCHMARKS.md, "Compile under 2 s").
+func (a *analysis) walkSchema(cur map[string]any, names func() (root, producer string), ref *lang.Ref) (map[string]any, bool) {
+	// walked(i) is the reference up to its i-th step, for messages: made
+	// only for one, since every reference of a runbook is walked.
+	walked := func(i int) string {
+		w := "@" + ref.Name
+		for _, p := range ref.Path[:i] {
+			w += p.String()
+		}
+		return w
+	}
+	for i, p := range ref.Path {
 		if cur == nil {
 			return nil, true
 		}
 		types := verbs.Types(cur)
 		if p.IsIndex {
 			if types != nil && !slices.Contains(types, "array") {
-				a.diags.Errorf(lang.EUnknownField, p.Span, "cannot index %s: it is %s, not an array", walked, strings.Join(types, " or "))
+				a.diags.Errorf(lang.EUnknownField, p.Span, "cannot index %s: it is %s, not an array", walked(i), strings.Join(types, " or "))
 				return nil, false
 			}
 			if n, ok := cur[elementsKey].(int); ok && p.Index >= n {
-				a.diags.Errorf(lang.EUnknownField, p.Span, "%s has %d elements, one for each element of its for-each's list; there is no %s", walked, n, p.String())
+				a.diags.Errorf(lang.EUnknownField, p.Span, "%s has %d elements, one for each element of its for-each's list; there is no %s", walked(i), n, p.String())
 				return nil, false
 			}
 			cur = verbs.Items(cur, p.Index)
-			walked += p.String()
 			continue
 		}
 		if types != nil && !slices.Contains(types, "object") {
-			a.diags.Errorf(lang.EUnknownField, p.Span, "%s is %s, which has no field %q", walked, strings.Join(types, " or "), p.Field)
+			a.diags.Errorf(lang.EUnknownField, p.Span, "%s is %s, which has no field %q", walked(i), strings.Join(types, " or "), p.Field)
 			return nil, false
 		}
 		if field, ok := verbs.Field(cur, p.Field); ok {
 			cur = field
-			walked += p.String()
 			continue
 		}
 		switch extra := cur["additionalProperties"].(type) {
 		case map[string]any:
 			cur = extra
-			walked += p.String()
 			continue
 		case bool:
 			if extra {
@@ -204,9 +214,10 @@ func (a *analysis) walkSchema(cur map[string]any, root, producer string, ref *la
 		if len(fields) == 0 {
 			return nil, true // the schema does not list fields
 		}
+		root, producer := names()
 		what := root
-		if walked != "@"+ref.Name {
-			what = walked + " (from " + producer + ")"
+		if i > 0 {
+			what = walked(i) + " (from " + producer + ")"
 		}
 		a.diags.Errorf(lang.EUnknownField, p.Span, "the %s has no field %q (fields: %s)", what, p.Field, strings.Join(fields, ", ")).
 			WithReplacements(p.Span, p.String(), lang.Suggest(p.Field, fields), func(f string) string { return "." + f })

@@ -22,6 +22,8 @@ type builder struct {
 	// form left out for a mistake, so that the names it binds and uses
 	// are noted as unparsed (parser.noteUnparsed).
 	dropped func(start, end int)
+	// nodes makes the nodes (the parser's, shared by its builders).
+	nodes *nodeSlabs
 }
 
 // at is the index in ts.toks of a token of the tree.
@@ -57,13 +59,15 @@ func (b *builder) top(n *syntax.Top) Node {
 // call builds a call, top-level or nested. Its verb is a Name, which holds
 // a dot by construction.
 func (b *builder) call(n *syntax.Call) *Call {
-	return &Call{
+	c := b.nodes.calls.new()
+	*c = Call{
 		Span:      b.rangeOf(n.Open).Through(b.rangeOf(n.Close)),
 		Verb:      b.ts.toks[b.at(n.Verb)].text,
 		VerbRange: b.rangeOf(n.Verb),
 		Index:     b.index(n.Open),
 		Args:      b.args(n.Args),
 	}
+	return c
 }
 
 // badVerb reports a form headed by a word that is neither a form nor an
@@ -285,11 +289,15 @@ func (b *builder) index(open lexer.Token) int {
 	return n
 }
 
+// args builds a call's arguments. They are made together, one allocation
+// for all of a call's (BENCHMARKS.md, "Compile under 2 s").
 func (b *builder) args(ns []*syntax.Arg) []*Arg {
 	args := make([]*Arg, len(ns))
+	made := make([]Arg, len(ns))
 	for i, n := range ns {
 		key := b.at(n.Key)
-		args[i] = &Arg{Name: b.ts.toks[key].text[1:], NameRange: b.ts.rangeOf(key), Value: b.value(n.Value)}
+		made[i] = Arg{Name: b.ts.toks[key].text[1:], NameRange: b.ts.rangeOf(key), Value: b.value(n.Value)}
+		args[i] = &made[i]
 	}
 	return args
 }
@@ -299,10 +307,12 @@ func (b *builder) args(ns []*syntax.Arg) []*Arg {
 // has a key such as "$ref".
 func (b *builder) entries(ns []*syntax.Entry) []*Arg {
 	args := make([]*Arg, len(ns))
+	made := make([]Arg, len(ns)) // as args
 	for i, n := range ns {
 		key := b.at(n.Key)
 		tok := b.ts.toks[key]
-		arg := &Arg{NameRange: b.ts.rangeOf(key), Value: b.value(n.Value)}
+		arg := &made[i]
+		*arg = Arg{NameRange: b.ts.rangeOf(key), Value: b.value(n.Value)}
 		if tok.typ == syntax.String {
 			arg.Name, arg.Quoted = b.ts.stringValue(key), true
 			if !isIdentifier(arg.Name) {
@@ -350,10 +360,14 @@ func (b *builder) value(n *syntax.Value) Value {
 	r := b.ts.rangeOf(i)
 	switch tok.typ {
 	case syntax.String:
-		return &String{Value: b.ts.stringValue(i), Raw: tok.text, Span: r}
+		v := b.nodes.strings.new()
+		*v = String{Value: b.ts.stringValue(i), Raw: tok.text, Span: r}
+		return v
 	case syntax.Int:
 		v, _ := strconv.ParseInt(tok.text, 10, 64) // checked by the scanner
-		return &Int{Value: v, Raw: tok.text, Span: r}
+		n := b.nodes.ints.new()
+		*n = Int{Value: v, Raw: tok.text, Span: r}
+		return n
 	case syntax.Decimal:
 		v, _ := strconv.ParseFloat(tok.text, 64) // checked by the scanner
 		return &Decimal{Value: v, Raw: tok.text, Span: r}
@@ -384,7 +398,8 @@ func (b *builder) ref(text string, r Range) Value {
 		}
 	}
 	nameEnd := 1 + strings.IndexAny(text[1:]+".", ".[")
-	ref := &Ref{Name: text[1:nameEnd], NameRange: at(0, nameEnd), Span: r}
+	ref := b.nodes.refs.new()
+	*ref = Ref{Name: text[1:nameEnd], NameRange: at(0, nameEnd), Span: r}
 	for i := nameEnd; i < len(text); {
 		if text[i] == '.' {
 			j := i + 1

@@ -37,6 +37,7 @@ type parser struct {
 	file   *File
 	diags  Diagnostics
 	shapes shapes
+	nodes  nodeSlabs
 }
 
 // parseCalls splits the tokens into top-level calls and parses each. A call
@@ -146,7 +147,7 @@ func (p *parser) parseTop(start, end, opened int) Node {
 		p.syntaxError(err, start, end)
 		return nil
 	}
-	b := &builder{ts: p.ts, start: start, opened: opened, diags: &p.diags, dropped: p.noteUnparsed}
+	b := &builder{ts: p.ts, start: start, opened: opened, diags: &p.diags, dropped: p.noteUnparsed, nodes: &p.nodes}
 	if n := b.top(tree); n != nil {
 		return n
 	}

@@ -88,7 +88,7 @@ func (s *scanner) peek(ahead int) byte {
 }
 
 func (s *scanner) emit(typ lexer.TokenType, start Pos) int {
-	s.toks = append(s.toks, token{typ: typ, text: s.src[start.Byte:s.off], start: start, end: s.pos()})
+	s.toks = append(s.toks, token{typ: typ, text: s.src[start.Byte:s.off], start: start})
 	return len(s.toks) - 1
 }
 
@@ -136,7 +136,7 @@ func (s *scanner) next() {
 		if s.scanBinding(start) {
 			s.scanRefPath()
 			ref := &s.toks[len(s.toks)-1]
-			ref.text, ref.end = s.src[start.Byte:s.off], s.pos()
+			ref.text = s.src[start.Byte:s.off]
 		}
 	case isDigit(c) || (c == '-' && isDigit(s.peek(1))):
 		s.scanNumber(start)

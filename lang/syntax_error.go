@@ -21,7 +21,7 @@ func (p *parser) syntaxError(err error, start, end int) {
 		if p.ts.openStr {
 			return // the unterminated string was reported; this is its echo
 		}
-		last := p.ts.toks[end-1].end
+		last := p.ts.toks[end-1].end()
 		r := Range{Filename: p.ts.file, Start: last, End: last}
 		next := "the end of the file"
 		if end < len(p.ts.toks) {
@@ -71,7 +71,7 @@ func (p *parser) syntaxError(err error, start, end int) {
 func (p *parser) lexErrorBefore(i int) bool {
 	from := 0
 	if i > 0 {
-		from = p.ts.toks[i-1].end.Byte
+		from = p.ts.toks[i-1].end().Byte
 	}
 	to := p.ts.toks[i].start.Byte
 	for _, d := range p.ts.diags {
